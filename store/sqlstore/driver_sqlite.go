@@ -1,0 +1,105 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqliteDriver talks to the embedded SQLite file through database/sql.
+type sqliteDriver struct {
+	db *sql.DB
+}
+
+type sqlQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+type sqlq struct{ q sqlQuerier }
+
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { _ = r.Rows.Close() }
+
+func (s sqlq) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := s.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (s sqlq) query(ctx context.Context, query string, args ...any) (rowsIter, error) {
+	rows, err := s.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (s sqlq) queryRow(ctx context.Context, query string, args ...any) rowScanner {
+	return s.q.QueryRowContext(ctx, query, args...)
+}
+
+func (d *sqliteDriver) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	return sqlq{d.db}.exec(ctx, q, args...)
+}
+
+func (d *sqliteDriver) query(ctx context.Context, q string, args ...any) (rowsIter, error) {
+	return sqlq{d.db}.query(ctx, q, args...)
+}
+
+func (d *sqliteDriver) queryRow(ctx context.Context, q string, args ...any) rowScanner {
+	return sqlq{d.db}.queryRow(ctx, q, args...)
+}
+
+func (d *sqliteDriver) begin(ctx context.Context, fn func(q querier) error) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(sqlq{tx}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		var se *sqlite.Error
+		if errors.As(err, &se) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errCommitUnknown, err)
+	}
+	return nil
+}
+
+func (d *sqliteDriver) classify(err error) errClass {
+	if errors.Is(err, errCommitUnknown) {
+		return classUnknown
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return classNoRows
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return classUnique
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return classForeignKey
+		}
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return classRetry
+		}
+	}
+	return classOther
+}
+
+func (d *sqliteDriver) ping(ctx context.Context) error { return d.db.PingContext(ctx) }
+func (d *sqliteDriver) close()                         { _ = d.db.Close() }

@@ -1,0 +1,144 @@
+// Package sqlstore implements store.Store with portable SQL over two
+// drivers: Postgres through pgx v5 (production) and an embedded SQLite file
+// through modernc.org/sqlite (the zero-install default). One conformance
+// suite (store/storetest) runs against both.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+
+	"github.com/golang-migrate/migrate/v4"
+	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
+	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/lakehold/catalog/migrations"
+)
+
+// Store is the SQL implementation of store.Store.
+type Store struct {
+	db driver
+}
+
+// OpenPostgres connects to Postgres at url (a libpq URL or DSN). With
+// migrate set it first applies pending migrations. It returns an error when
+// the URL is invalid, the server does not answer, or a migration fails.
+func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool) (*Store, error) {
+	if migrateFirst {
+		if err := MigratePostgres(dsn); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	return &Store{db: &pgDriver{pool: pool}}, nil
+}
+
+// MigratePostgres applies pending migrations to the database at dsn.
+func MigratePostgres(dsn string) error {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("parse database url: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg.ConnConfig)
+	defer db.Close()
+	drv, err := migratepgx.WithInstance(db, &migratepgx.Config{})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return runMigrations("pgx5", drv)
+}
+
+// OpenSQLite opens (creating if needed) the SQLite file at path and applies
+// pending migrations. It returns an error when the file cannot be opened or
+// migrated.
+func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+abs+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", abs, err)
+	}
+	drv, err := migratesqlite.WithInstance(db, &migratesqlite.Config{})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if err := runMigrations("sqlite", drv); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: &sqliteDriver{db: db}}, nil
+}
+
+func runMigrations(name string, drv interface {
+	Close() error
+},
+) error {
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		return err
+	}
+	var m *migrate.Migrate
+	switch d := drv.(type) {
+	case *migratepgx.Postgres:
+		m, err = migrate.NewWithInstance("iofs", src, name, d)
+	case *migratesqlite.Sqlite:
+		m, err = migrate.NewWithInstance("iofs", src, name, d)
+	default:
+		return fmt.Errorf("unknown migration driver %T", drv)
+	}
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.ping(ctx) }
+
+// Close releases the database connections.
+func (s *Store) Close() { s.db.close() }
+
+// PoolStats returns (acquired, idle, total) connections of the Postgres
+// pool, and ok=false for SQLite.
+func (s *Store) PoolStats() (acquired, idle, total int32, ok bool) {
+	if d, isPG := s.db.(*pgDriver); isPG {
+		st := d.poolStats()
+		return st.AcquiredConns(), st.IdleConns(), st.TotalConns(), true
+	}
+	return 0, 0, 0, false
+}

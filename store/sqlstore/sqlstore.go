@@ -1,0 +1,703 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/lakehold/catalog/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// levelSep joins namespace levels into one key column.
+const levelSep = "\x1f"
+
+func nsKey(levels []string) string { return strings.Join(levels, levelSep) }
+
+func nsLevels(key string) []string { return strings.Split(key, levelSep) }
+
+func nowMillis() int64 { return time.Now().UnixMilli() }
+
+func encodeToken(last string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(last))
+}
+
+func decodeToken(tok string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", fmt.Errorf("%w: invalid page token", store.ErrInvalidPageToken)
+	}
+	return string(b), nil
+}
+
+func marshalProps(p map[string]string) string {
+	if p == nil {
+		return "{}"
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+func unmarshalProps(s string) map[string]string {
+	p := map[string]string{}
+	_ = json.Unmarshal([]byte(s), &p)
+	return p
+}
+
+// wrap turns a driver error into a store error, leaving others unchanged.
+func (s *Store) wrap(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	switch s.db.classify(err) {
+	case classNoRows:
+		return fmt.Errorf("%w: %s", store.ErrNotFound, what)
+	case classUnknown:
+		return fmt.Errorf("%w: %w", store.ErrOutcomeUnknown, err)
+	}
+	return err
+}
+
+// ---- warehouses ----
+
+// WarehouseCreate implements store.Store.
+func (s *Store) WarehouseCreate(ctx context.Context, w *store.Warehouse) error {
+	w.ID = uuid.NewString()
+	w.CreatedAt = time.Now()
+	_, err := s.db.exec(ctx,
+		`INSERT INTO warehouses (id, name, location, properties, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		w.ID, w.Name, w.Location, marshalProps(w.Properties), w.CreatedAt.UnixMilli())
+	if err != nil && s.db.classify(err) == classUnique {
+		return &store.AlreadyExistsError{Name: w.Name}
+	}
+	return s.wrap(err, "warehouse")
+}
+
+const warehouseCols = `id, name, location, properties, created_at`
+
+func scanWarehouse(r rowScanner) (*store.Warehouse, error) {
+	var w store.Warehouse
+	var props string
+	var created int64
+	if err := r.Scan(&w.ID, &w.Name, &w.Location, &props, &created); err != nil {
+		return nil, err
+	}
+	w.Properties = unmarshalProps(props)
+	w.CreatedAt = time.UnixMilli(created)
+	return &w, nil
+}
+
+// WarehouseGet implements store.Store.
+func (s *Store) WarehouseGet(ctx context.Context, name string) (*store.Warehouse, error) {
+	w, err := scanWarehouse(s.db.queryRow(ctx, `SELECT `+warehouseCols+` FROM warehouses WHERE name = $1`, name))
+	if err != nil {
+		return nil, s.wrap(err, "warehouse "+name)
+	}
+	return w, nil
+}
+
+// WarehouseList implements store.Store.
+func (s *Store) WarehouseList(ctx context.Context) ([]*store.Warehouse, error) {
+	rows, err := s.db.query(ctx, `SELECT `+warehouseCols+` FROM warehouses ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*store.Warehouse{}
+	for rows.Next() {
+		w, err := scanWarehouse(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// WarehouseDelete implements store.Store.
+func (s *Store) WarehouseDelete(ctx context.Context, name string) error {
+	n, err := s.db.exec(ctx, `DELETE FROM warehouses WHERE name = $1`, name)
+	if err != nil {
+		if s.db.classify(err) == classForeignKey {
+			return fmt.Errorf("%w: warehouse %s holds namespaces", store.ErrNotEmpty, name)
+		}
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: warehouse %s", store.ErrNotFound, name)
+	}
+	return nil
+}
+
+// ---- namespaces ----
+
+func (s *Store) warehouseID(ctx context.Context, q querier, name string) (string, error) {
+	var id string
+	if err := q.queryRow(ctx, `SELECT id FROM warehouses WHERE name = $1`, name).Scan(&id); err != nil {
+		if s.db.classify(err) == classNoRows {
+			return "", fmt.Errorf("%w: warehouse %s", store.ErrNoSuchWarehouse, name)
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// NamespaceCreate implements store.Store.
+func (s *Store) NamespaceCreate(ctx context.Context, warehouse string, levels []string, props map[string]string) (*store.Namespace, error) {
+	ns := &store.Namespace{ID: uuid.NewString(), Levels: levels, Properties: props}
+	err := s.inTx(ctx, func(q querier) error {
+		whID, err := s.warehouseID(ctx, q, warehouse)
+		if err != nil {
+			return err
+		}
+		ns.WarehouseID = whID
+		var parentID *string
+		if len(levels) > 1 {
+			var pid string
+			err := q.queryRow(ctx, `SELECT id FROM namespaces WHERE warehouse_id = $1 AND name_key = $2`,
+				whID, nsKey(levels[:len(levels)-1])).Scan(&pid)
+			if err != nil {
+				if s.db.classify(err) == classNoRows {
+					return fmt.Errorf("%w: parent namespace %s", store.ErrNoSuchNamespace, strings.Join(levels[:len(levels)-1], "."))
+				}
+				return err
+			}
+			parentID = &pid
+		}
+		_, err = q.exec(ctx,
+			`INSERT INTO namespaces (id, warehouse_id, name_key, parent_key, parent_id, properties) VALUES ($1, $2, $3, $4, $5, $6)`,
+			ns.ID, whID, nsKey(levels), nsKey(levels[:len(levels)-1]), parentID, marshalProps(props))
+		if err != nil && s.db.classify(err) == classUnique {
+			return &store.AlreadyExistsError{Name: strings.Join(levels, ".")}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, s.wrap(err, "namespace")
+	}
+	return ns, nil
+}
+
+// NamespaceGet implements store.Store.
+func (s *Store) NamespaceGet(ctx context.Context, warehouse string, levels []string) (*store.Namespace, error) {
+	var ns store.Namespace
+	var props string
+	err := s.db.queryRow(ctx,
+		`SELECT n.id, n.warehouse_id, n.properties FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
+		 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&ns.ID, &ns.WarehouseID, &props)
+	if err != nil {
+		if s.db.classify(err) == classNoRows {
+			return nil, fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
+		}
+		return nil, err
+	}
+	ns.Levels = levels
+	ns.Properties = unmarshalProps(props)
+	return &ns, nil
+}
+
+// NamespaceList implements store.Store.
+func (s *Store) NamespaceList(ctx context.Context, warehouse string, parent []string, page store.Page) ([][]string, string, error) {
+	var whID string
+	if len(parent) > 0 {
+		ns, err := s.NamespaceGet(ctx, warehouse, parent)
+		if err != nil {
+			return nil, "", err
+		}
+		whID = ns.WarehouseID
+	} else {
+		id, err := s.warehouseID(ctx, s.db, warehouse)
+		if err != nil {
+			return nil, "", err
+		}
+		whID = id
+	}
+	after := ""
+	if page.Token != "" {
+		var err error
+		if after, err = decodeToken(page.Token); err != nil {
+			return nil, "", err
+		}
+	}
+	limit := page.Size
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.query(ctx,
+		`SELECT name_key FROM namespaces WHERE warehouse_id = $1 AND parent_key = $2 AND name_key > $3
+		 ORDER BY name_key LIMIT $4`, whID, nsKey(parent), after, sqlLimit(limit))
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	out := [][]string{}
+	var last string
+	for rows.Next() {
+		if err := rows.Scan(&last); err != nil {
+			return nil, "", err
+		}
+		out = append(out, nsLevels(last))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if page.Size > 0 && len(out) == page.Size {
+		next = encodeToken(last)
+	}
+	return out, next, nil
+}
+
+// sqlLimit maps "no limit" to a value both databases accept.
+func sqlLimit(n int) int64 {
+	if n < 0 {
+		return 1 << 62
+	}
+	return int64(n)
+}
+
+// NamespaceUpdateProperties implements store.Store.
+func (s *Store) NamespaceUpdateProperties(ctx context.Context, warehouse string, levels []string, removals []string, updates map[string]string) (removed, missing []string, err error) {
+	err = s.inTx(ctx, func(q querier) error {
+		removed, missing = []string{}, []string{}
+		var id, raw string
+		err := q.queryRow(ctx,
+			`SELECT n.id, n.properties FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
+			 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&id, &raw)
+		if err != nil {
+			if s.db.classify(err) == classNoRows {
+				return fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
+			}
+			return err
+		}
+		props := unmarshalProps(raw)
+		for _, k := range removals {
+			if _, ok := props[k]; ok {
+				delete(props, k)
+				removed = append(removed, k)
+			} else {
+				missing = append(missing, k)
+			}
+		}
+		for k, v := range updates {
+			props[k] = v
+		}
+		// The properties column is compared on write so that two concurrent
+		// updates cannot both read the same old value (lost update).
+		n, err := q.exec(ctx, `UPDATE namespaces SET properties = $1 WHERE id = $2 AND properties = $3`,
+			marshalProps(props), id, raw)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errRetryTx
+		}
+		return nil
+	})
+	return removed, missing, err
+}
+
+// errRetryTx asks inTx-style callers to run a transaction body again.
+var errRetryTx = errors.New("retry transaction")
+
+// NamespaceDelete implements store.Store.
+func (s *Store) NamespaceDelete(ctx context.Context, warehouse string, levels []string) error {
+	return s.inTx(ctx, func(q querier) error {
+		var id string
+		err := q.queryRow(ctx,
+			`SELECT n.id FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
+			 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&id)
+		if err != nil {
+			if s.db.classify(err) == classNoRows {
+				return fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
+			}
+			return err
+		}
+		_, err = q.exec(ctx, `DELETE FROM namespaces WHERE id = $1`, id)
+		if err != nil && s.db.classify(err) == classForeignKey {
+			return fmt.Errorf("%w: %s", store.ErrNotEmpty, strings.Join(levels, "."))
+		}
+		return err
+	})
+}
+
+// ---- tables and views ----
+
+const objectCols = `o.id, o.warehouse_id, o.namespace_id, o.name, o.kind, o.location, o.metadata_location, o.metadata, o.format_version, o.updated_at`
+
+func scanObject(r rowScanner, o *store.Object) error {
+	var kind string
+	var updated int64
+	if err := r.Scan(&o.ID, &o.WarehouseID, &o.NamespaceID, &o.Name, &kind, &o.Location,
+		&o.MetadataLocation, &o.Metadata, &o.FormatVersion, &updated); err != nil {
+		return err
+	}
+	o.Kind = store.ObjectKind(kind)
+	o.UpdatedAt = time.UnixMilli(updated)
+	return nil
+}
+
+// notFound builds the error for a missing table or view.
+func notFound(ref store.ObjectRef) error {
+	if ref.Kind == store.KindView {
+		return fmt.Errorf("%w: %s", store.ErrNoSuchView, ref.String())
+	}
+	return fmt.Errorf("%w: %s", store.ErrNoSuchTable, ref.String())
+}
+
+// ObjectGet implements store.Store.
+func (s *Store) ObjectGet(ctx context.Context, ref store.ObjectRef) (*store.Object, error) {
+	o := &store.Object{}
+	err := scanObject(s.db.queryRow(ctx,
+		`SELECT `+objectCols+` FROM catalog_objects o
+		 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
+		 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
+		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
+	if err != nil {
+		if s.db.classify(err) == classNoRows {
+			return nil, notFound(ref)
+		}
+		return nil, err
+	}
+	o.Namespace = ref.Namespace
+	o.Warehouse = ref.Warehouse
+	return o, nil
+}
+
+// ObjectMetadataLocation implements store.Store.
+func (s *Store) ObjectMetadataLocation(ctx context.Context, ref store.ObjectRef) (string, error) {
+	var loc string
+	err := s.db.queryRow(ctx,
+		`SELECT o.metadata_location FROM catalog_objects o
+		 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
+		 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
+		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)).Scan(&loc)
+	if err != nil {
+		if s.db.classify(err) == classNoRows {
+			return "", notFound(ref)
+		}
+		return "", err
+	}
+	return loc, nil
+}
+
+// ObjectList implements store.Store.
+func (s *Store) ObjectList(ctx context.Context, warehouse string, namespace []string, kind store.ObjectKind, page store.Page) ([]string, string, error) {
+	ns, err := s.NamespaceGet(ctx, warehouse, namespace)
+	if err != nil {
+		return nil, "", err
+	}
+	after := ""
+	if page.Token != "" {
+		if after, err = decodeToken(page.Token); err != nil {
+			return nil, "", err
+		}
+	}
+	limit := page.Size
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.query(ctx,
+		`SELECT name FROM catalog_objects WHERE namespace_id = $1 AND kind = $2 AND name > $3 ORDER BY name LIMIT $4`,
+		ns.ID, string(kind), after, sqlLimit(limit))
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	out := []string{}
+	var last string
+	for rows.Next() {
+		if err := rows.Scan(&last); err != nil {
+			return nil, "", err
+		}
+		out = append(out, last)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if page.Size > 0 && len(out) == page.Size {
+		next = encodeToken(last)
+	}
+	return out, next, nil
+}
+
+// lockWarehouse serialises location-changing operations in one warehouse:
+// the overlap check below is then race-free on every isolation level.
+func lockWarehouse(ctx context.Context, q querier, whID string) error {
+	_, err := q.exec(ctx, `UPDATE warehouses SET lock_seq = lock_seq + 1 WHERE id = $1`, whID)
+	return err
+}
+
+// checkOverlap fails when loc is equal to, inside, or contains the location
+// of another table or view of the warehouse.
+func checkOverlap(ctx context.Context, q querier, whID, selfID, loc string) error {
+	rows, err := q.query(ctx,
+		`SELECT location FROM catalog_objects
+		 WHERE warehouse_id = $1 AND id <> $2 AND (
+		   location = CAST($3 AS TEXT)
+		   OR substr(CAST($3 AS TEXT), 1, length(location) + 1) = location || '/'
+		   OR substr(location, 1, length(CAST($3 AS TEXT)) + 1) = CAST($3 AS TEXT) || '/')
+		 LIMIT 1`, whID, selfID, loc)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var other string
+		if err := rows.Scan(&other); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %s overlaps %s", store.ErrLocationOverlap, loc, other)
+	}
+	return rows.Err()
+}
+
+func (s *Store) existingKind(ctx context.Context, q querier, nsID, name string) (store.ObjectKind, error) {
+	var kind string
+	err := q.queryRow(ctx, `SELECT kind FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, name).Scan(&kind)
+	if err != nil {
+		if s.db.classify(err) == classNoRows {
+			return "", nil
+		}
+		return "", err
+	}
+	return store.ObjectKind(kind), nil
+}
+
+func (s *Store) namespaceRow(ctx context.Context, q querier, warehouse string, levels []string) (nsID, whID string, err error) {
+	err = q.queryRow(ctx,
+		`SELECT n.id, n.warehouse_id FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
+		 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&nsID, &whID)
+	if err != nil && s.db.classify(err) == classNoRows {
+		return "", "", fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
+	}
+	return nsID, whID, err
+}
+
+// ObjectCreate implements store.Store.
+func (s *Store) ObjectCreate(ctx context.Context, o *store.Object) error {
+	return s.putObject(ctx, o, false)
+}
+
+// ObjectReplace implements store.Store.
+func (s *Store) ObjectReplace(ctx context.Context, o *store.Object) error {
+	return s.putObject(ctx, o, true)
+}
+
+func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) error {
+	wh := o.Warehouse
+	err := s.inTx(ctx, func(q querier) error {
+		nsID, whID, err := s.namespaceRow(ctx, q, wh, o.Namespace)
+		if err != nil {
+			return err
+		}
+		kind, err := s.existingKind(ctx, q, nsID, o.Name)
+		if err != nil {
+			return err
+		}
+		if kind != "" && !(replace && kind == o.Kind) {
+			return &store.AlreadyExistsError{Kind: kind, Name: o.Ref().String()}
+		}
+		if err := lockWarehouse(ctx, q, whID); err != nil {
+			return err
+		}
+		if replace && kind != "" {
+			if _, err := q.exec(ctx, `DELETE FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, o.Name); err != nil {
+				return err
+			}
+		}
+		if err := checkOverlap(ctx, q, whID, "", o.Location); err != nil {
+			return err
+		}
+		o.ID = uuid.NewString()
+		o.NamespaceID = nsID
+		o.UpdatedAt = time.Now()
+		_, err = q.exec(ctx,
+			`INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, format_version, updated_at)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			o.ID, whID, nsID, o.Name, string(o.Kind), o.Location, o.MetadataLocation, string(o.Metadata), o.FormatVersion, o.UpdatedAt.UnixMilli())
+		if err != nil && s.db.classify(err) == classUnique {
+			return &store.AlreadyExistsError{Kind: o.Kind, Name: o.Ref().String()}
+		}
+		if err == nil {
+			o.WarehouseID = whID
+		}
+		return err
+	})
+	return s.wrap(err, "object")
+}
+
+// ObjectDelete implements store.Store.
+func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.Object, error) {
+	var o *store.Object
+	err := s.inTx(ctx, func(q querier) error {
+		o = &store.Object{}
+		err := scanObject(q.queryRow(ctx,
+			`SELECT `+objectCols+` FROM catalog_objects o
+			 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
+			 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
+			ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
+		if err != nil {
+			if s.db.classify(err) == classNoRows {
+				return notFound(ref)
+			}
+			return err
+		}
+		o.Namespace = ref.Namespace
+		o.Warehouse = ref.Warehouse
+		n, err := q.exec(ctx, `DELETE FROM catalog_objects WHERE id = $1 AND metadata_location = $2`, o.ID, o.MetadataLocation)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errRetryTx
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(err, "object")
+	}
+	return o, nil
+}
+
+// ObjectRename implements store.Store.
+func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamespace []string, toName string) error {
+	err := s.inTx(ctx, func(q querier) error {
+		var id, srcNS string
+		err := q.queryRow(ctx,
+			`SELECT o.id, o.namespace_id FROM catalog_objects o
+			 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
+			 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
+			from.Warehouse, nsKey(from.Namespace), from.Name, string(from.Kind)).Scan(&id, &srcNS)
+		if err != nil {
+			if s.db.classify(err) == classNoRows {
+				return notFound(from)
+			}
+			return err
+		}
+		dstNS, _, err := s.namespaceRow(ctx, q, from.Warehouse, toNamespace)
+		if err != nil {
+			return err
+		}
+		if dstNS == srcNS && toName == from.Name {
+			return nil
+		}
+		kind, err := s.existingKind(ctx, q, dstNS, toName)
+		if err != nil {
+			return err
+		}
+		to := store.ObjectRef{Warehouse: from.Warehouse, Namespace: toNamespace, Name: toName, Kind: kind}
+		if kind != "" {
+			return &store.AlreadyExistsError{Kind: kind, Name: to.String()}
+		}
+		_, err = q.exec(ctx, `UPDATE catalog_objects SET namespace_id = $1, name = $2, updated_at = $3 WHERE id = $4`,
+			dstNS, toName, nowMillis(), id)
+		if err != nil && s.db.classify(err) == classUnique {
+			return &store.AlreadyExistsError{Kind: from.Kind, Name: to.String()}
+		}
+		return err
+	})
+	return s.wrap(err, "object")
+}
+
+// ObjectsSwap implements store.Store.
+func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
+	err := s.inTx(ctx, func(q querier) error {
+		for _, sw := range swaps {
+			if sw.NewLocation != "" {
+				var whID string
+				if err := q.queryRow(ctx, `SELECT warehouse_id FROM catalog_objects WHERE id = $1`, sw.ObjectID).Scan(&whID); err != nil {
+					if s.db.classify(err) == classNoRows {
+						return fmt.Errorf("%w: object %s was dropped", store.ErrConflict, sw.ObjectID)
+					}
+					return err
+				}
+				if err := lockWarehouse(ctx, q, whID); err != nil {
+					return err
+				}
+				if err := checkOverlap(ctx, q, whID, sw.ObjectID, sw.NewLocation); err != nil {
+					return err
+				}
+			}
+			sql := `UPDATE catalog_objects SET metadata_location = $1, previous_metadata_location = metadata_location,
+			        metadata = $2, format_version = $3, updated_at = $4`
+			args := []any{sw.NewMetadataLocation, string(sw.NewMetadata), sw.NewFormatVersion, nowMillis()}
+			if sw.NewLocation != "" {
+				sql += `, location = $7`
+			}
+			sql += ` WHERE id = $5 AND metadata_location = $6`
+			args = append(args, sw.ObjectID, sw.ExpectedMetadataLocation)
+			if sw.NewLocation != "" {
+				args = append(args, sw.NewLocation)
+			}
+			n, err := q.exec(ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("%w: metadata location of %s is no longer %s", store.ErrConflict, sw.ObjectID, sw.ExpectedMetadataLocation)
+			}
+		}
+		return nil
+	})
+	return s.wrap(err, "object")
+}
+
+// ---- idempotency ----
+
+// IdempotencyBegin implements store.Store.
+func (s *Store) IdempotencyBegin(ctx context.Context, key, operation string, ttl time.Duration) (*store.IdempotencyRecord, error) {
+	now := time.Now()
+	// Expired records are purged lazily: cheap, and bounded by request rate.
+	if _, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-ttl).UnixMilli()); err != nil {
+		return nil, err
+	}
+	n, err := s.db.exec(ctx,
+		`INSERT INTO idempotency_keys (key, operation, created_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
+		key, operation, now.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		return nil, nil
+	}
+	rec := &store.IdempotencyRecord{Key: key}
+	var done int
+	var headers, body string
+	var created int64
+	err = s.db.queryRow(ctx, `SELECT operation, done, status, headers, body, created_at FROM idempotency_keys WHERE key = $1`, key).
+		Scan(&rec.Operation, &done, &rec.Status, &headers, &body, &created)
+	if err != nil {
+		if s.db.classify(err) == classNoRows {
+			// Abandoned between our insert attempt and this read: claim again.
+			return s.IdempotencyBegin(ctx, key, operation, ttl)
+		}
+		return nil, err
+	}
+	rec.Done = done == 1
+	rec.Headers = unmarshalProps(headers)
+	rec.Body = []byte(body)
+	rec.CreatedAt = time.UnixMilli(created)
+	return rec, nil
+}
+
+// IdempotencyFinish implements store.Store.
+func (s *Store) IdempotencyFinish(ctx context.Context, rec *store.IdempotencyRecord) error {
+	_, err := s.db.exec(ctx, `UPDATE idempotency_keys SET done = 1, status = $1, headers = $2, body = $3 WHERE key = $4`,
+		rec.Status, marshalProps(rec.Headers), string(rec.Body), rec.Key)
+	return err
+}
+
+// IdempotencyAbandon implements store.Store.
+func (s *Store) IdempotencyAbandon(ctx context.Context, key string) error {
+	_, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1 AND done = 0`, key)
+	return err
+}

@@ -1,0 +1,228 @@
+// Package store declares the catalog's persistent state: warehouses,
+// namespaces, tables and views (one name space per namespace) and
+// idempotency records. The interface hides the database driver; the
+// implementation in store/sqlstore serves both Postgres (pgx v5) and the
+// embedded SQLite file. Every method takes the context of the request.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Implementations wrap them with detail; callers test with
+// errors.Is.
+var (
+	// ErrNotFound is returned when the addressed warehouse, namespace, table
+	// or view does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyExists is returned when a create or rename target name is
+	// taken. Use AlreadyExistsError to learn which kind holds the name.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrNotEmpty is returned when a namespace to drop still holds tables,
+	// views or child namespaces, or a warehouse still holds namespaces.
+	ErrNotEmpty = errors.New("not empty")
+	// ErrConflict is returned when a compare-and-swap lost: the metadata
+	// pointer moved since it was read. Nothing was written.
+	ErrConflict = errors.New("concurrent modification")
+	// ErrLocationOverlap is returned when a table or view location is inside,
+	// or contains, another table's or view's location in the same warehouse.
+	ErrLocationOverlap = errors.New("location overlaps another table or view")
+	// ErrNoSuchWarehouse is returned when the named warehouse is missing.
+	ErrNoSuchWarehouse = fmt.Errorf("%w: warehouse", ErrNotFound)
+	// ErrNoSuchNamespace is returned when the namespace (or a destination or
+	// parent namespace) is missing.
+	ErrNoSuchNamespace = fmt.Errorf("%w: namespace", ErrNotFound)
+	// ErrNoSuchTable is returned when the table is missing.
+	ErrNoSuchTable = fmt.Errorf("%w: table", ErrNotFound)
+	// ErrNoSuchView is returned when the view is missing.
+	ErrNoSuchView = fmt.Errorf("%w: view", ErrNotFound)
+	// ErrInvalidPageToken is returned when a page token was not issued by us.
+	ErrInvalidPageToken = errors.New("invalid page token")
+	// ErrOutcomeUnknown is returned when the database connection failed while
+	// a transaction was committing: it may or may not have landed.
+	ErrOutcomeUnknown = errors.New("commit outcome unknown")
+)
+
+// AlreadyExistsError says which kind of object holds a name.
+type AlreadyExistsError struct {
+	Kind ObjectKind // KindTable or KindView; empty for namespaces and warehouses
+	Name string
+}
+
+func (e *AlreadyExistsError) Error() string { return string(e.Kind) + " " + e.Name + " already exists" }
+
+// Unwrap makes errors.Is(err, ErrAlreadyExists) hold.
+func (e *AlreadyExistsError) Unwrap() error { return ErrAlreadyExists }
+
+// ObjectKind tells tables from views; both live in one name space.
+type ObjectKind string
+
+// The two kinds of catalog objects.
+const (
+	KindTable ObjectKind = "table"
+	KindView  ObjectKind = "view"
+)
+
+// Warehouse is a named storage root; its name is the REST prefix.
+type Warehouse struct {
+	ID         string
+	Name       string
+	Location   string // file://..., s3://bucket/..., gs://bucket/...
+	Properties map[string]string
+	CreatedAt  time.Time
+}
+
+// Namespace is one namespace of a warehouse. Levels is never empty.
+type Namespace struct {
+	ID          string
+	WarehouseID string
+	Levels      []string
+	Properties  map[string]string
+}
+
+// Object is a table or a view with its current metadata pointer. Metadata
+// holds the JSON of the metadata file at MetadataLocation, cached so that a
+// load needs no object-store read.
+type Object struct {
+	ID               string
+	Warehouse        string // warehouse name
+	WarehouseID      string
+	NamespaceID      string
+	Namespace        []string
+	Name             string
+	Kind             ObjectKind
+	Location         string // table or view base location, without trailing slash
+	MetadataLocation string
+	Metadata         []byte
+	FormatVersion    int
+	UpdatedAt        time.Time
+}
+
+// ObjectRef addresses a table or view by names.
+type ObjectRef struct {
+	Warehouse string
+	Namespace []string
+	Name      string
+	Kind      ObjectKind
+}
+
+// Ref returns the address of o.
+func (o *Object) Ref() ObjectRef {
+	return ObjectRef{Warehouse: o.Warehouse, Namespace: o.Namespace, Name: o.Name, Kind: o.Kind}
+}
+
+// String prints the identifier as Iceberg does in messages: levels and name
+// joined by dots.
+func (r ObjectRef) String() string {
+	return strings.Join(append(append([]string{}, r.Namespace...), r.Name), ".")
+}
+
+// Swap is one compare-and-swap of an object's metadata pointer: it lands only
+// if the stored pointer still equals ExpectedMetadataLocation.
+type Swap struct {
+	ObjectID                 string
+	ExpectedMetadataLocation string
+	NewMetadataLocation      string
+	NewMetadata              []byte
+	NewFormatVersion         int
+	// NewLocation is set when the commit changed the object's base location;
+	// the overlap rule is then checked in the same transaction.
+	NewLocation string
+}
+
+// Page asks for one page of a listing. Token is the opaque value a previous
+// page returned; Size 0 means no limit.
+type Page struct {
+	Token string
+	Size  int
+}
+
+// IdempotencyRecord is the stored outcome of a mutating request.
+type IdempotencyRecord struct {
+	Key       string
+	Operation string
+	Done      bool
+	Status    int
+	Headers   map[string]string
+	Body      []byte
+	CreatedAt time.Time
+}
+
+// Store is the catalog's persistence. Implementations must be safe for
+// concurrent use by many server replicas: correctness never depends on
+// in-process locks.
+type Store interface {
+	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
+	// ErrAlreadyExists when the name is taken.
+	WarehouseCreate(ctx context.Context, w *Warehouse) error
+	// WarehouseGet returns the named warehouse, or ErrNotFound.
+	WarehouseGet(ctx context.Context, name string) (*Warehouse, error)
+	// WarehouseList returns every warehouse ordered by name.
+	WarehouseList(ctx context.Context) ([]*Warehouse, error)
+	// WarehouseDelete removes an empty warehouse: ErrNotFound, or ErrNotEmpty
+	// when it still holds namespaces.
+	WarehouseDelete(ctx context.Context, name string) error
+
+	// NamespaceCreate inserts a namespace. ErrNotFound when the warehouse or
+	// the parent namespace is missing, ErrAlreadyExists when it exists.
+	NamespaceCreate(ctx context.Context, warehouse string, levels []string, props map[string]string) (*Namespace, error)
+	// NamespaceGet returns a namespace or ErrNotFound.
+	NamespaceGet(ctx context.Context, warehouse string, levels []string) (*Namespace, error)
+	// NamespaceList returns the direct children of parent (top level when
+	// parent is empty) ordered by name, and the token of the next page ("" on
+	// the last). ErrNotFound when parent is given and missing.
+	NamespaceList(ctx context.Context, warehouse string, parent []string, page Page) ([][]string, string, error)
+	// NamespaceUpdateProperties applies removals then updates in one
+	// transaction and reports the removed keys and the missing ones.
+	// ErrNotFound when the namespace is missing.
+	NamespaceUpdateProperties(ctx context.Context, warehouse string, levels []string, removals []string, updates map[string]string) (removed, missing []string, err error)
+	// NamespaceDelete drops an empty namespace: ErrNotFound, or ErrNotEmpty.
+	NamespaceDelete(ctx context.Context, warehouse string, levels []string) error
+
+	// ObjectGet returns a table or view (the kind in ref must match) with its
+	// cached metadata. ErrNotFound when missing.
+	ObjectGet(ctx context.Context, ref ObjectRef) (*Object, error)
+	// ObjectMetadataLocation returns only the metadata pointer: the cheap
+	// lookup behind ETag revalidation and existence checks.
+	ObjectMetadataLocation(ctx context.Context, ref ObjectRef) (string, error)
+	// ObjectList lists the names of one kind in a namespace, ordered by name.
+	// ErrNotFound when the namespace is missing.
+	ObjectList(ctx context.Context, warehouse string, namespace []string, kind ObjectKind, page Page) ([]string, string, error)
+	// ObjectCreate inserts a table or view. ErrNotFound when the namespace is
+	// missing; *AlreadyExistsError when the name is taken by either kind;
+	// ErrLocationOverlap when its location overlaps another object's.
+	ObjectCreate(ctx context.Context, o *Object) error
+	// ObjectReplace re-points an existing object at externally written
+	// metadata (register with overwrite). Same errors as ObjectCreate.
+	ObjectReplace(ctx context.Context, o *Object) error
+	// ObjectDelete removes a table or view and returns what was removed.
+	ObjectDelete(ctx context.Context, ref ObjectRef) (*Object, error)
+	// ObjectRename moves a table or view to another name or namespace in the
+	// same warehouse; metadata is not rewritten. ErrNotFound when the source
+	// is missing; ErrNotFound wrapped with "namespace" when the destination
+	// namespace is missing; *AlreadyExistsError when the target is taken.
+	ObjectRename(ctx context.Context, from ObjectRef, toNamespace []string, toName string) error
+	// ObjectsSwap applies every swap in one transaction, or none: ErrConflict
+	// when any pointer moved, ErrLocationOverlap for a bad new location,
+	// ErrOutcomeUnknown when the commit itself failed mid-flight.
+	ObjectsSwap(ctx context.Context, swaps []Swap) error
+
+	// IdempotencyBegin claims key for operation. It returns (nil, nil) when
+	// the caller now owns the key, or the existing record (done or still
+	// running) otherwise. Records older than ttl are treated as absent.
+	IdempotencyBegin(ctx context.Context, key, operation string, ttl time.Duration) (*IdempotencyRecord, error)
+	// IdempotencyFinish stores the final outcome of an owned key.
+	IdempotencyFinish(ctx context.Context, rec *IdempotencyRecord) error
+	// IdempotencyAbandon releases an owned key without an outcome (after a
+	// 5xx), so that a retry runs again.
+	IdempotencyAbandon(ctx context.Context, key string) error
+
+	// Ping reports whether the database answers.
+	Ping(ctx context.Context) error
+	// Close releases connections.
+	Close()
+}
