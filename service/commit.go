@@ -1,0 +1,353 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// TableChange is one table's requirements and updates, as sent in
+// CommitTableRequest (the identifier comes from the path, or from the body
+// inside a multi-table transaction).
+type TableChange struct {
+	Ident        Ident
+	Requirements json.RawMessage
+	Updates      json.RawMessage
+}
+
+// parsedChange is a decoded TableChange.
+type parsedChange struct {
+	TableChange
+	reqs    []requirement
+	updates table.Updates
+}
+
+func parseChange(c TableChange) (*parsedChange, error) {
+	if err := validateIdent(c.Ident); err != nil {
+		return nil, err
+	}
+	reqs, err := parseRequirements(c.Requirements)
+	if err != nil {
+		return nil, err
+	}
+	var ups table.Updates
+	if len(c.Updates) > 0 && string(c.Updates) != "null" {
+		if err := json.Unmarshal(c.Updates, &ups); err != nil {
+			return nil, wrapErr(KindBadRequest, err, "Invalid updates: %v", err)
+		}
+	}
+	return &parsedChange{TableChange: c, reqs: reqs, updates: ups}, nil
+}
+
+// staged is a change applied to a loaded table, with its metadata file
+// written but not yet committed.
+type staged struct {
+	obj     *store.Object
+	meta    table.Metadata
+	data    []byte
+	metaLoc string
+	swap    store.Swap
+	changed bool
+}
+
+// stage loads the current table, checks requirements, applies updates and
+// writes the new metadata file. Requirement failures are 409s that must not
+// be retried; a table that vanished is a 404.
+func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange) (*staged, error) {
+	obj, err := s.store.ObjectGet(ctx, c.Ident.ref(w.Name, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, tableNotFound(err, c.Ident)
+	}
+	if err != nil {
+		return nil, storeErr(err, w.Name)
+	}
+	base, err := table.ParseMetadataBytes(obj.Metadata)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", c.Ident)
+	}
+	if err := checkRequirements(c.reqs, base); err != nil {
+		return nil, err
+	}
+	b, err := table.MetadataBuilderFromBase(base, obj.MetadataLocation)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "metadata builder for %s", c.Ident)
+	}
+	for _, u := range c.updates {
+		if err := u.Apply(b); err != nil {
+			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		}
+	}
+	st := &staged{obj: obj, meta: base, data: obj.Metadata, metaLoc: obj.MetadataLocation}
+	if !b.HasChanges() {
+		return st, nil
+	}
+	meta, err := b.Build()
+	if err != nil {
+		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "encode metadata")
+	}
+	newLoc := ""
+	if meta.Location() != obj.Location {
+		if newLoc, err = NormalizeLocation(meta.Location()); err != nil {
+			return nil, err
+		}
+	}
+	metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), obj.MetadataLocation)
+	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+		return nil, err
+	}
+	st.meta, st.data, st.metaLoc, st.changed = meta, data, metaLoc, true
+	st.swap = store.Swap{
+		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
+		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: meta.Version(), NewLocation: newLoc,
+	}
+	return st, nil
+}
+
+// CommitTable applies one table change with server-side retries on lost
+// races. assert-create on a missing table creates it (the second half of a
+// staged create). Returns 404 NoSuchTable, 409 CommitFailed (nothing
+// committed), 400 for invalid updates, 500 CommitStateUnknown only when the
+// database commit itself failed mid-flight.
+func (s *Service) CommitTable(ctx context.Context, warehouse string, change TableChange) (*TableResult, error) {
+	c, err := parseChange(change)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, c.Ident.String()); err != nil {
+		return nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	if hasAssertCreate(c.reqs) {
+		if _, err := s.store.ObjectMetadataLocation(ctx, c.Ident.ref(warehouse, store.KindTable)); errors.Is(err, store.ErrNotFound) {
+			return s.createByCommit(ctx, w, c)
+		}
+	}
+	results, err := s.commit(ctx, w, []*parsedChange{c})
+	if err != nil {
+		return nil, err
+	}
+	st := results[0]
+	return &TableResult{MetadataLocation: st.metaLoc, Metadata: st.data, Config: map[string]string{}}, nil
+}
+
+// CommitTransaction applies several table changes atomically: all land in
+// one database transaction, or none. Each change needs an identifier; one
+// table may appear once.
+func (s *Service) CommitTransaction(ctx context.Context, warehouse string, changes []TableChange) error {
+	if len(changes) == 0 {
+		return newErr(KindBadRequest, "Invalid transaction: no table changes")
+	}
+	parsed := make([]*parsedChange, 0, len(changes))
+	seen := map[string]bool{}
+	for _, ch := range changes {
+		c, err := parseChange(ch)
+		if err != nil {
+			return err
+		}
+		key := c.Ident.String()
+		if seen[key] {
+			return newErr(KindBadRequest, "Invalid transaction: table %s appears twice", key)
+		}
+		seen[key] = true
+		if hasAssertCreate(c.reqs) {
+			return newErr(KindBadRequest, "Invalid transaction: assert-create is not supported in multi-table transactions (%s)", key)
+		}
+		if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, key); err != nil {
+			return err
+		}
+		parsed = append(parsed, c)
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return err
+	}
+	_, err = s.commit(ctx, w, parsed)
+	return err
+}
+
+// commit runs the optimistic protocol for a set of changes: stage each,
+// then swap every pointer in one transaction; on a lost race delete the new
+// files and start over from the then-current metadata, a bounded number of
+// times.
+func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*parsedChange) ([]*staged, error) {
+	for attempt := 1; ; attempt++ {
+		results := make([]*staged, 0, len(changes))
+		var swaps []store.Swap
+		cleanup := func() {
+			for _, st := range results {
+				if st.changed {
+					s.deleteOrphan(ctx, w, st.metaLoc)
+				}
+			}
+		}
+		for _, c := range changes {
+			st, err := s.stage(ctx, w, c)
+			if err != nil {
+				cleanup()
+				if KindOf(err) == KindCommitFailed {
+					s.commitOutcome("requirement_failed")
+				} else {
+					s.commitOutcome("error")
+				}
+				return nil, err
+			}
+			results = append(results, st)
+			if st.changed {
+				swaps = append(swaps, st.swap)
+			}
+		}
+		if len(swaps) == 0 {
+			s.commitOutcome("noop")
+			return results, nil
+		}
+		err := s.store.ObjectsSwap(ctx, swaps)
+		switch {
+		case err == nil:
+			s.commitOutcome("committed")
+			for _, st := range results {
+				if st.changed {
+					s.deleteDroppedMetadata(ctx, w, st)
+				}
+			}
+			return results, nil
+		case errors.Is(err, store.ErrOutcomeUnknown):
+			// The new files stay: the commit may reference them.
+			s.commitOutcome("unknown")
+			return nil, wrapErr(KindCommitStateUnknown, err, "Commit state unknown: the catalog database failed while committing")
+		case errors.Is(err, store.ErrConflict):
+			cleanup()
+			if attempt < s.opts.MaxCommitAttempts {
+				continue
+			}
+			s.commitOutcome("conflict")
+			return nil, wrapErr(KindCommitFailed, err, "Commit failed: the table changed concurrently %d times; retry", attempt)
+		case errors.Is(err, store.ErrLocationOverlap):
+			cleanup()
+			s.commitOutcome("error")
+			return nil, wrapErr(KindBadRequest, err, "Location overlaps another table or view: %v", err)
+		default:
+			// The transaction did not commit: nothing landed, retrying is safe.
+			cleanup()
+			s.commitOutcome("error")
+			return nil, wrapErr(KindCommitFailed, err, "Commit failed: catalog database error before commit, nothing was committed: %v", err)
+		}
+	}
+}
+
+// deleteDroppedMetadata honours write.metadata.delete-after-commit.enabled:
+// metadata files that fell off the metadata log are deleted.
+func (s *Service) deleteDroppedMetadata(ctx context.Context, w *store.Warehouse, st *staged) {
+	if v, _ := strconv.ParseBool(st.meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
+		return
+	}
+	old, err := table.ParseMetadataBytes(st.obj.Metadata)
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{st.metaLoc: true}
+	for e := range st.meta.PreviousFiles() {
+		keep[e.MetadataFile] = true
+	}
+	for e := range old.PreviousFiles() {
+		if !keep[e.MetadataFile] {
+			s.deleteOrphan(ctx, w, e.MetadataFile)
+		}
+	}
+}
+
+// createByCommit creates a table from an assert-create commit: the updates
+// build the metadata from nothing (a staged create or create transaction).
+func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *parsedChange) (*TableResult, error) {
+	ns, err := s.store.NamespaceGet(ctx, w.Name, c.Ident.Namespace)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, nsNotFound(err, c.Ident.Namespace)
+	} else if err != nil {
+		return nil, storeErr(err, w.Name)
+	}
+	version := formatVersionOf(c.Updates)
+	if version > 3 {
+		return nil, newErr(KindBadRequest, "Unsupported format version: %d (supported: 1, 2, 3)", version)
+	}
+	b, err := table.NewMetadataBuilder(version)
+	if err != nil {
+		return nil, wrapErr(KindBadRequest, err, "%v", err)
+	}
+	for _, u := range c.updates {
+		if err := u.Apply(b); err != nil {
+			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		}
+	}
+	hasLocation := false
+	for _, u := range c.updates {
+		if u.Action() == "set-location" {
+			hasLocation = true
+		}
+	}
+	if !hasLocation {
+		if err := b.SetLoc(defaultLocation(w, ns, c.Ident.Name)); err != nil {
+			return nil, wrapErr(KindInternal, err, "set default location")
+		}
+	}
+	meta, err := b.Build()
+	if err != nil {
+		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+	}
+	loc, err := NormalizeLocation(meta.Location())
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "encode metadata")
+	}
+	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
+	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+		return nil, err
+	}
+	obj := &store.Object{
+		Warehouse: w.Name, Namespace: c.Ident.Namespace, Name: c.Ident.Name, Kind: store.KindTable,
+		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.Version(),
+	}
+	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+		s.deleteOrphan(ctx, w, metaLoc)
+		var ae *store.AlreadyExistsError
+		if errors.As(err, &ae) {
+			if ae.Kind == store.KindView {
+				return nil, wrapErr(KindCommitFailed, err, "View with same name already exists: %s", c.Ident)
+			}
+			return nil, wrapErr(KindCommitFailed, err, "Requirement failed: table already exists")
+		}
+		return nil, putErr(err, store.KindTable, c.Ident, w.Name)
+	}
+	s.commitOutcome("committed")
+	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
+}
+
+// formatVersionOf finds the format version a create commit asks for (the
+// first upgrade-format-version update), defaulting to 2.
+func formatVersionOf(raw json.RawMessage) int {
+	var ups []struct {
+		Action        string `json:"action"`
+		FormatVersion int    `json:"format-version"`
+	}
+	if json.Unmarshal(raw, &ups) == nil {
+		for _, u := range ups {
+			if u.Action == "upgrade-format-version" && u.FormatVersion > 0 {
+				return u.FormatVersion
+			}
+		}
+	}
+	return table.DefaultFormatVersion
+}

@@ -1,0 +1,111 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/store"
+)
+
+// metadataPathKey overrides where metadata files go (table and view property).
+const metadataPathKey = "write.metadata.path"
+
+var metadataVersion = regexp.MustCompile(`^(\d+)-[^/]*\.metadata\.json$`)
+
+// newMetadataLocation names the next metadata file:
+// <location>/metadata/<NNNNN>-<uuid>.metadata.json, numbered one past the
+// previous file (0 for a new table).
+func newMetadataLocation(location string, props map[string]string, previous string) string {
+	version := 0
+	if previous != "" {
+		if m := metadataVersion.FindStringSubmatch(path.Base(previous)); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				version = n + 1
+			}
+		}
+	}
+	dir := strings.TrimRight(location, "/") + "/metadata"
+	if p := props[metadataPathKey]; p != "" {
+		dir = strings.TrimRight(p, "/")
+	}
+	return fmt.Sprintf("%s/%05d-%s.metadata.json", dir, version, uuid.New())
+}
+
+// warehouseCache keeps warehouse rows for a few seconds: they are read on
+// every commit for storage properties and change rarely. Correctness does
+// not depend on it (it only configures file IO).
+type warehouseCache struct {
+	mu      sync.Mutex
+	entries map[string]warehouseEntry
+}
+
+type warehouseEntry struct {
+	w       *store.Warehouse
+	expires time.Time
+}
+
+const warehouseCacheTTL = 10 * time.Second
+
+func (s *Service) warehouse(ctx context.Context, name string) (*store.Warehouse, error) {
+	c := &s.whCache
+	c.mu.Lock()
+	e, ok := c.entries[name]
+	c.mu.Unlock()
+	if ok && time.Now().Before(e.expires) {
+		return e.w, nil
+	}
+	w, err := s.GetWarehouse(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[string]warehouseEntry{}
+	}
+	c.entries[name] = warehouseEntry{w: w, expires: time.Now().Add(warehouseCacheTTL)}
+	c.mu.Unlock()
+	return w, nil
+}
+
+// fileIO returns the IO for a location of warehouse w.
+func (s *Service) fileIO(ctx context.Context, w *store.Warehouse, location string) (storage.FileIO, error) {
+	io, err := s.files.For(ctx, location, w.Properties)
+	if err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Cannot access storage at %s", location)
+	}
+	return io, nil
+}
+
+// writeMetadataFile writes data at loc. A failure means nothing was
+// committed, so it maps to a retryable 409 on commit paths.
+func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc string, data []byte) error {
+	io, err := s.fileIO(ctx, w, loc)
+	if err != nil {
+		return err
+	}
+	if err := io.Write(ctx, loc, data); err != nil {
+		return wrapErr(KindInternal, err, "Failed to write metadata file %s", loc)
+	}
+	return nil
+}
+
+// deleteOrphan removes a metadata file that lost its commit; failures are
+// only logged (an unreferenced file is harmless).
+func (s *Service) deleteOrphan(ctx context.Context, w *store.Warehouse, loc string) {
+	io, err := s.fileIO(ctx, w, loc)
+	if err == nil {
+		err = io.Delete(context.WithoutCancel(ctx), loc)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "could not delete orphan metadata file", "location", loc, "error", err)
+	}
+}

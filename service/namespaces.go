@@ -1,0 +1,97 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/lakehold/catalog/store"
+)
+
+func nsNotFound(err error, levels []string) error {
+	return wrapErr(KindNoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels))
+}
+
+// CreateNamespace creates a namespace. Its parent must exist (404
+// otherwise); 409 AlreadyExists when it exists.
+func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels []string, props map[string]string) (*store.Namespace, error) {
+	if err := validateNamespace(levels); err != nil {
+		return nil, err
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, nsString(levels)); err != nil {
+		return nil, err
+	}
+	if props == nil {
+		props = map[string]string{}
+	}
+	ns, err := s.store.NamespaceCreate(ctx, warehouse, levels, props)
+	switch {
+	case errors.Is(err, store.ErrAlreadyExists):
+		return nil, wrapErr(KindAlreadyExists, err, "Namespace already exists: %s", nsString(levels))
+	case errors.Is(err, store.ErrNoSuchNamespace):
+		return nil, wrapErr(KindNoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels[:len(levels)-1]))
+	}
+	return ns, storeErr(err, warehouse)
+}
+
+// LoadNamespace returns a namespace and its properties, or 404.
+func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []string) (*store.Namespace, error) {
+	if err := validateNamespace(levels); err != nil {
+		return nil, err
+	}
+	ns, err := s.store.NamespaceGet(ctx, warehouse, levels)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, nsNotFound(err, levels)
+	}
+	return ns, storeErr(err, warehouse)
+}
+
+// ListNamespaces lists the direct children of parent (top level when
+// empty); 404 when parent is missing.
+func (s *Service) ListNamespaces(ctx context.Context, warehouse string, parent []string, page store.Page) ([][]string, string, error) {
+	out, next, err := s.store.NamespaceList(ctx, warehouse, parent, page)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, "", nsNotFound(err, parent)
+	}
+	return out, next, storeErr(err, warehouse)
+}
+
+// UpdateNamespaceProperties removes then sets properties. 422 when a key is
+// both removed and updated; 404 when the namespace is missing.
+func (s *Service) UpdateNamespaceProperties(ctx context.Context, warehouse string, levels []string, removals []string, updates map[string]string) (updated, removed, missing []string, err error) {
+	if err := validateNamespace(levels); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, k := range removals {
+		if _, ok := updates[k]; ok {
+			return nil, nil, nil, newErr(KindUnprocessable, "Duplicate key to update and remove: %s", k)
+		}
+	}
+	removed, missing, err = s.store.NamespaceUpdateProperties(ctx, warehouse, levels, removals, updates)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, nil, nil, nsNotFound(err, levels)
+	}
+	if err != nil {
+		return nil, nil, nil, storeErr(err, warehouse)
+	}
+	updated = make([]string, 0, len(updates))
+	for k := range updates {
+		updated = append(updated, k)
+	}
+	return updated, removed, missing, nil
+}
+
+// DropNamespace drops an empty namespace: 404 when missing, 409 when it
+// holds tables, views or child namespaces.
+func (s *Service) DropNamespace(ctx context.Context, warehouse string, levels []string) error {
+	if err := validateNamespace(levels); err != nil {
+		return err
+	}
+	err := s.store.NamespaceDelete(ctx, warehouse, levels)
+	switch {
+	case errors.Is(err, store.ErrNoSuchNamespace):
+		return nsNotFound(err, levels)
+	case errors.Is(err, store.ErrNotEmpty):
+		return wrapErr(KindNamespaceNotEmpty, err, "Namespace is not empty: %s", nsString(levels))
+	}
+	return storeErr(err, warehouse)
+}

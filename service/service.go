@@ -1,0 +1,87 @@
+// Package service is the catalog's logic between HTTP and storage: it
+// validates requests, runs the optimistic commit protocol (load, check
+// requirements, apply updates, write metadata, compare-and-swap the pointer)
+// and turns store errors into the messages Iceberg clients expect. It knows
+// nothing of HTTP; handlers in package server decode, call and encode.
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/store"
+)
+
+// Options configure a Service.
+type Options struct {
+	// MaxCommitAttempts bounds server-side retries of a commit that lost a
+	// compare-and-swap race (default 4).
+	MaxCommitAttempts int
+	// VerifyMetadataOnLoad makes loadTable check that the metadata file
+	// still exists (one stat); a missing file answers 404 NotFoundException.
+	VerifyMetadataOnLoad bool
+	// Authorizer decides access; nil allows everything.
+	Authorizer Authorizer
+	// Credentials vends storage credentials on load; nil vends none.
+	Credentials CredentialVendor
+	// OnCommit observes commit outcomes ("committed", "conflict",
+	// "requirement_failed", "unknown", "error") for metrics; may be nil.
+	OnCommit func(outcome string)
+	Logger   *slog.Logger
+}
+
+// Service implements the catalog operations.
+type Service struct {
+	store store.Store
+	files *storage.Provider
+	opts  Options
+	log   *slog.Logger
+
+	whCache warehouseCache
+}
+
+// New returns a Service over st, writing files through files.
+func New(st store.Store, files *storage.Provider, opts Options) *Service {
+	if opts.MaxCommitAttempts <= 0 {
+		opts.MaxCommitAttempts = 4
+	}
+	if opts.Authorizer == nil {
+		opts.Authorizer = AllowAll{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Service{store: st, files: files, opts: opts, log: opts.Logger}
+}
+
+// Store returns the underlying store (for health checks and idempotency).
+func (s *Service) Store() store.Store { return s.store }
+
+func (s *Service) commitOutcome(o string) {
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit(o)
+	}
+}
+
+// storeErr translates store sentinels into client-facing errors for the
+// common cases; callers handle the operation-specific ones first.
+func storeErr(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	switch {
+	case errors.Is(err, store.ErrNoSuchWarehouse):
+		return wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", what)
+	case errors.Is(err, store.ErrInvalidPageToken):
+		return wrapErr(KindBadRequest, err, "Invalid page token")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return wrapErr(KindUnavailable, err, "Request cancelled or timed out")
+	}
+	return wrapErr(KindInternal, err, "catalog database error")
+}

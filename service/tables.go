@@ -1,0 +1,476 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// reservedTableProperties are derived from metadata and never stored.
+var reservedTableProperties = []string{
+	"format-version", "uuid", "snapshot-count", "current-snapshot-id", "current-snapshot-summary",
+	"current-snapshot-timestamp-ms", "current-schema", "default-partition-spec", "default-sort-order",
+}
+
+// CreateTableInput is a createTable request.
+type CreateTableInput struct {
+	Name        string
+	Location    string
+	Schema      json.RawMessage
+	Spec        json.RawMessage
+	SortOrder   json.RawMessage
+	StageCreate bool
+	Properties  map[string]string
+	// VendCredentials asks for storage credentials in the result.
+	VendCredentials bool
+}
+
+// TableResult is what createTable, registerTable, loadTable and commits
+// return: the metadata JSON as stored, its location ("" for a staged create)
+// and per-table client config.
+type TableResult struct {
+	MetadataLocation   string
+	Metadata           []byte
+	Config             map[string]string
+	StorageCredentials []StorageCredential
+}
+
+func tableNotFound(err error, id Ident) error {
+	return wrapErr(KindNoSuchTable, err, "Table does not exist: %s", id)
+}
+
+func viewNotFound(err error, id Ident) error {
+	return wrapErr(KindNoSuchView, err, "View does not exist: %s", id)
+}
+
+// alreadyExists builds the 409 for a create or register whose name is taken.
+func alreadyExists(err error, kind store.ObjectKind, id Ident) error {
+	var ae *store.AlreadyExistsError
+	if errors.As(err, &ae) && ae.Kind != kind {
+		if ae.Kind == store.KindView {
+			return wrapErr(KindAlreadyExists, err, "View with same name already exists: %s", id)
+		}
+		return wrapErr(KindAlreadyExists, err, "Table with same name already exists: %s", id)
+	}
+	if kind == store.KindView {
+		return wrapErr(KindAlreadyExists, err, "View already exists: %s", id)
+	}
+	return wrapErr(KindAlreadyExists, err, "Table already exists: %s", id)
+}
+
+// putErr maps the errors of ObjectCreate/ObjectReplace.
+func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrAlreadyExists):
+		return alreadyExists(err, kind, id)
+	case errors.Is(err, store.ErrNoSuchNamespace):
+		return nsNotFound(err, id.Namespace)
+	case errors.Is(err, store.ErrLocationOverlap):
+		return wrapErr(KindBadRequest, err, "Location overlaps another table or view: %v", err)
+	}
+	return storeErr(err, warehouse)
+}
+
+// defaultLocation places a new table or view under its namespace's
+// `location` property, or under the warehouse as <wh>/<ns levels>/. A
+// unique suffix keeps a re-created name from landing in a renamed table's
+// directory (locations never overlap).
+func defaultLocation(w *store.Warehouse, ns *store.Namespace, name string) string {
+	base := ns.Properties["location"]
+	if base == "" {
+		base = w.Location + "/" + strings.Join(ns.Levels, "/")
+	}
+	return strings.TrimRight(base, "/") + "/" + name + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+}
+
+// CreateTable creates (or, with StageCreate, only prepares) a table with
+// fresh field, partition and sort ids. 404 when the namespace is missing,
+// 409 when the name is taken by a table or view, 400 for an invalid schema,
+// spec, order, location or format version.
+func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []string, in CreateTableInput) (*TableResult, error) {
+	id := Ident{Namespace: nsLevels, Name: in.Name}
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+		return nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := s.store.NamespaceGet(ctx, warehouse, nsLevels)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, nsNotFound(err, nsLevels)
+	} else if err != nil {
+		return nil, storeErr(err, warehouse)
+	}
+	var schema iceberg.Schema
+	if err := json.Unmarshal(in.Schema, &schema); err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
+	}
+	var spec *iceberg.PartitionSpec
+	if len(in.Spec) > 0 && string(in.Spec) != "null" {
+		spec = &iceberg.PartitionSpec{}
+		if err := json.Unmarshal(in.Spec, spec); err != nil {
+			return nil, wrapErr(KindBadRequest, err, "Invalid partition spec: %v", err)
+		}
+	}
+	order := table.UnsortedSortOrder
+	if len(in.SortOrder) > 0 && string(in.SortOrder) != "null" {
+		if err := json.Unmarshal(in.SortOrder, &order); err != nil {
+			return nil, wrapErr(KindBadRequest, err, "Invalid write order: %v", err)
+		}
+	}
+	props := iceberg.Properties{}
+	for k, v := range in.Properties {
+		props[k] = v
+	}
+	if v, ok := props["format-version"]; ok && v != "1" && v != "2" && v != "3" {
+		return nil, newErr(KindBadRequest, "Unsupported format version: %s (supported: 1, 2, 3)", v)
+	}
+	loc := in.Location
+	if loc == "" {
+		loc = defaultLocation(w, ns, in.Name)
+	}
+	if loc, err = NormalizeLocation(loc); err != nil {
+		return nil, err
+	}
+	formatProps := iceberg.Properties{}
+	for k, v := range props {
+		formatProps[k] = v
+	}
+	for _, k := range reservedTableProperties[1:] {
+		delete(formatProps, k)
+	}
+	meta, err := table.NewMetadata(&schema, spec, order, loc, formatProps)
+	if err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "encode metadata")
+	}
+	if in.StageCreate {
+		// Nothing is persisted; the name is only checked to fail early.
+		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindTable)); err == nil {
+			return nil, alreadyExists(nil, store.KindTable, id)
+		}
+		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView)); err == nil {
+			return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
+		}
+		return s.tableResult(ctx, w, "", data, loc, in.VendCredentials)
+	}
+	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
+	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+		return nil, err
+	}
+	obj := &store.Object{
+		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
+		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.Version(),
+	}
+	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+		s.deleteOrphan(ctx, w, metaLoc)
+		return nil, putErr(err, store.KindTable, id, warehouse)
+	}
+	return s.tableResult(ctx, w, metaLoc, data, loc, in.VendCredentials)
+}
+
+// tableResult assembles a TableResult, vending credentials when asked.
+func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, metaLoc string, data []byte, location string, vend bool) (*TableResult, error) {
+	res := &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}
+	if vend && s.opts.Credentials != nil {
+		level, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), w.Name, location)
+		if err != nil {
+			return nil, err
+		}
+		cfg, creds, err := s.opts.Credentials.Vend(ctx, WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties}, location, level)
+		if err != nil {
+			return nil, wrapErr(KindUnavailable, err, "Could not vend storage credentials")
+		}
+		for k, v := range cfg {
+			res.Config[k] = v
+		}
+		res.StorageCredentials = creds
+	}
+	return res, nil
+}
+
+// RegisterTable adopts an existing metadata file as a table (with
+// overwrite, replacing a table of that name). 404 when the namespace is
+// missing or the file cannot be read, 409 when the name is taken.
+func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string, overwrite, vend bool) (*TableResult, error) {
+	id := Ident{Namespace: nsLevels, Name: name}
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	if metadataLocation == "" {
+		return nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+		return nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.store.NamespaceGet(ctx, warehouse, nsLevels); err != nil {
+		if errors.Is(err, store.ErrNoSuchNamespace) {
+			return nil, nsNotFound(err, nsLevels)
+		}
+		return nil, storeErr(err, warehouse)
+	}
+	io, err := s.fileIO(ctx, w, metadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.Read(ctx, metadataLocation)
+	if err != nil {
+		return nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", metadataLocation)
+	}
+	meta, err := table.ParseMetadataBytes(data)
+	if err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid table metadata in %s: %v", metadataLocation, err)
+	}
+	loc, err := NormalizeLocation(meta.Location())
+	if err != nil {
+		return nil, err
+	}
+	obj := &store.Object{
+		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
+		Location: loc, MetadataLocation: metadataLocation, Metadata: compactJSON(data), FormatVersion: meta.Version(),
+	}
+	if overwrite {
+		err = s.store.ObjectReplace(ctx, obj)
+	} else {
+		err = s.store.ObjectCreate(ctx, obj)
+	}
+	if err != nil {
+		return nil, putErr(err, store.KindTable, id, warehouse)
+	}
+	return s.tableResult(ctx, w, metadataLocation, obj.Metadata, loc, vend)
+}
+
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// TableETag returns the entity tag of a table's current representation
+// (metadata location + snapshot mode) with one indexed lookup: the
+// If-None-Match path. 404 when the table is missing.
+func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
+	loc, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", tableNotFound(err, id)
+	}
+	if err != nil {
+		return "", storeErr(err, warehouse)
+	}
+	return ETag(loc, snapshots), nil
+}
+
+// ETag derives the entity tag for a metadata location served in a
+// snapshot mode ("all" or "refs").
+func ETag(metadataLocation, snapshots string) string {
+	if snapshots == "" {
+		snapshots = "all"
+	}
+	h := fnv.New128a()
+	h.Write([]byte(metadataLocation))
+	h.Write([]byte{0})
+	h.Write([]byte(snapshots))
+	return fmt.Sprintf(`"%x"`, h.Sum(nil))
+}
+
+// LoadTable returns a table's current metadata from the catalog database
+// (no object-store read, except a stat when VerifyMetadataOnLoad is set).
+// snapshots "refs" keeps only snapshots that are the head of a branch or
+// tag. 404 NoSuchTable when missing, 404 NotFound when the metadata file
+// vanished, 400 for another snapshots value.
+func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, snapshots string, vend bool) (*TableResult, error) {
+	if snapshots != "" && snapshots != "all" && snapshots != "refs" {
+		return nil, newErr(KindBadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
+	}
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, tableNotFound(err, id)
+	}
+	if err != nil {
+		return nil, storeErr(err, warehouse)
+	}
+	var w *store.Warehouse
+	if s.opts.VerifyMetadataOnLoad || vend {
+		if w, err = s.warehouse(ctx, warehouse); err != nil {
+			return nil, err
+		}
+	}
+	if s.opts.VerifyMetadataOnLoad {
+		io, err := s.fileIO(ctx, w, obj.MetadataLocation)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := io.Exists(ctx, obj.MetadataLocation)
+		if err != nil {
+			return nil, wrapErr(KindUnavailable, err, "Cannot check metadata file %s", obj.MetadataLocation)
+		}
+		if !ok {
+			return nil, newErr(KindNotFound, "Failed to open input stream for file: %s", obj.MetadataLocation)
+		}
+	}
+	data := obj.Metadata
+	if snapshots == "refs" {
+		if data, err = refsOnly(data); err != nil {
+			return nil, wrapErr(KindInternal, err, "filter snapshots")
+		}
+	}
+	if w == nil {
+		return &TableResult{MetadataLocation: obj.MetadataLocation, Metadata: data, Config: map[string]string{}}, nil
+	}
+	return s.tableResult(ctx, w, obj.MetadataLocation, data, obj.Location, vend)
+}
+
+// refsOnly drops every snapshot that is not the head of a branch or tag,
+// working on the JSON so that everything else is served byte-for-byte.
+func refsOnly(data []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	var refs map[string]struct {
+		SnapshotID int64 `json:"snapshot-id"`
+	}
+	if raw, ok := doc["refs"]; ok {
+		if err := json.Unmarshal(raw, &refs); err != nil {
+			return nil, err
+		}
+	}
+	heads := map[int64]bool{}
+	for _, r := range refs {
+		heads[r.SnapshotID] = true
+	}
+	var snaps []json.RawMessage
+	if raw, ok := doc["snapshots"]; ok {
+		if err := json.Unmarshal(raw, &snaps); err != nil {
+			return nil, err
+		}
+	}
+	kept := make([]json.RawMessage, 0, len(heads))
+	for _, sn := range snaps {
+		var head struct {
+			SnapshotID int64 `json:"snapshot-id"`
+		}
+		if err := json.Unmarshal(sn, &head); err != nil {
+			return nil, err
+		}
+		if heads[head.SnapshotID] {
+			kept = append(kept, sn)
+		}
+	}
+	if doc["snapshots"], _ = json.Marshal(kept); doc["snapshots"] == nil {
+		return nil, errors.New("encode snapshots")
+	}
+	return json.Marshal(doc)
+}
+
+// TableExists reports whether a table exists (404 NoSuchTable otherwise).
+func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) error {
+	_, err := s.TableETag(ctx, warehouse, id, "")
+	return err
+}
+
+// ListTables lists table names in a namespace; 404 when it is missing.
+func (s *Service) ListTables(ctx context.Context, warehouse string, nsLevels []string, page store.Page) ([]string, string, error) {
+	return s.listObjects(ctx, warehouse, nsLevels, store.KindTable, page)
+}
+
+func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []string, kind store.ObjectKind, page store.Page) ([]string, string, error) {
+	if err := validateNamespace(nsLevels); err != nil {
+		return nil, "", err
+	}
+	names, next, err := s.store.ObjectList(ctx, warehouse, nsLevels, kind, page)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, "", nsNotFound(err, nsLevels)
+	}
+	return names, next, storeErr(err, warehouse)
+}
+
+// DropTable removes a table from the catalog; with purge it then deletes
+// the files its metadata references (never the whole directory). 404 when
+// the table is missing.
+func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+		return err
+	}
+	obj, err := s.store.ObjectDelete(ctx, id.ref(warehouse, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return tableNotFound(err, id)
+	}
+	if err != nil {
+		return storeErr(err, warehouse)
+	}
+	if purge {
+		w, err := s.warehouse(ctx, warehouse)
+		if err != nil {
+			return err
+		}
+		s.purgeTableFiles(ctx, w, obj)
+	}
+	return nil
+}
+
+// RenameTable renames a table, possibly into another namespace of the same
+// warehouse. 404 NoSuchTable for a missing source, 404 NoSuchNamespace for a
+// missing destination namespace, 409 when the destination name is taken.
+func (s *Service) RenameTable(ctx context.Context, warehouse string, from, to Ident) error {
+	return s.renameObject(ctx, warehouse, store.KindTable, from, to)
+}
+
+func (s *Service) renameObject(ctx context.Context, warehouse string, kind store.ObjectKind, from, to Ident) error {
+	if err := validateIdent(from); err != nil {
+		return err
+	}
+	if err := validateIdent(to); err != nil {
+		return err
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, from.String()); err != nil {
+		return err
+	}
+	err := s.store.ObjectRename(ctx, from.ref(warehouse, kind), to.Namespace, to.Name)
+	var ae *store.AlreadyExistsError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNoSuchTable):
+		return tableNotFound(err, from)
+	case errors.Is(err, store.ErrNoSuchView):
+		return viewNotFound(err, from)
+	case errors.Is(err, store.ErrNoSuchNamespace):
+		return nsNotFound(err, to.Namespace)
+	case errors.As(err, &ae):
+		what := "Table"
+		if ae.Kind == store.KindView {
+			what = "View"
+		}
+		return wrapErr(KindAlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
+	}
+	return storeErr(err, warehouse)
+}

@@ -1,0 +1,236 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/view"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// CreateViewInput is a createView request.
+type CreateViewInput struct {
+	Name        string
+	Location    string
+	Schema      json.RawMessage
+	ViewVersion json.RawMessage
+	Properties  map[string]string
+}
+
+// ViewResult is what view routes return.
+type ViewResult struct {
+	MetadataLocation string
+	Metadata         []byte
+}
+
+// CreateView creates a view; the server assigns schema id 0 and version 1.
+// 404 when the namespace is missing, 409 when a view or table has the name,
+// 400 for an invalid schema or version.
+func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []string, in CreateViewInput) (*ViewResult, error) {
+	id := Ident{Namespace: nsLevels, Name: in.Name}
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+		return nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := s.store.NamespaceGet(ctx, warehouse, nsLevels)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, nsNotFound(err, nsLevels)
+	} else if err != nil {
+		return nil, storeErr(err, warehouse)
+	}
+	var schema iceberg.Schema
+	if err := json.Unmarshal(in.Schema, &schema); err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
+	}
+	var version view.Version
+	if err := json.Unmarshal(in.ViewVersion, &version); err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid view-version: %v", err)
+	}
+	loc := in.Location
+	if loc == "" {
+		loc = defaultLocation(w, ns, in.Name)
+	}
+	if loc, err = NormalizeLocation(loc); err != nil {
+		return nil, err
+	}
+	props := iceberg.Properties{}
+	for k, v := range in.Properties {
+		props[k] = v
+	}
+	meta, err := view.NewMetadata(&version, &schema, loc, props)
+	if err != nil {
+		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "encode view metadata")
+	}
+	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
+	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+		return nil, err
+	}
+	obj := &store.Object{
+		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindView,
+		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
+	}
+	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+		s.deleteOrphan(ctx, w, metaLoc)
+		return nil, putErr(err, store.KindView, id, warehouse)
+	}
+	return &ViewResult{MetadataLocation: metaLoc, Metadata: data}, nil
+}
+
+// LoadView returns a view's metadata, or 404 NoSuchView.
+func (s *Service) LoadView(ctx context.Context, warehouse string, id Ident) (*ViewResult, error) {
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindView))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, viewNotFound(err, id)
+	}
+	if err != nil {
+		return nil, storeErr(err, warehouse)
+	}
+	return &ViewResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, nil
+}
+
+// ViewExists reports whether a view exists (404 NoSuchView otherwise).
+func (s *Service) ViewExists(ctx context.Context, warehouse string, id Ident) error {
+	_, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView))
+	if errors.Is(err, store.ErrNotFound) {
+		return viewNotFound(err, id)
+	}
+	return storeErr(err, warehouse)
+}
+
+// ListViews lists view names in a namespace; 404 when it is missing.
+func (s *Service) ListViews(ctx context.Context, warehouse string, nsLevels []string, page store.Page) ([]string, string, error) {
+	return s.listObjects(ctx, warehouse, nsLevels, store.KindView, page)
+}
+
+// DropView removes a view (its files stay). 404 when missing.
+func (s *Service) DropView(ctx context.Context, warehouse string, id Ident) error {
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+		return err
+	}
+	_, err := s.store.ObjectDelete(ctx, id.ref(warehouse, store.KindView))
+	if errors.Is(err, store.ErrNotFound) {
+		return viewNotFound(err, id)
+	}
+	return storeErr(err, warehouse)
+}
+
+// RenameView renames a view; errors as RenameTable.
+func (s *Service) RenameView(ctx context.Context, warehouse string, from, to Ident) error {
+	return s.renameObject(ctx, warehouse, store.KindView, from, to)
+}
+
+// ReplaceView commits view updates with server-side retries on lost races:
+// 404 when missing, 409 on a failed requirement or exhausted retries.
+func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, requirements, updates json.RawMessage) (*ViewResult, error) {
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	var reqs view.Requirements
+	if len(requirements) > 0 && string(requirements) != "null" {
+		if err := json.Unmarshal(requirements, &reqs); err != nil {
+			return nil, wrapErr(KindBadRequest, err, "Invalid requirements: %v", err)
+		}
+	}
+	var ups view.Updates
+	if err := json.Unmarshal(updates, &ups); err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid updates: %v", err)
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+		return nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindView))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, viewNotFound(err, id)
+		}
+		if err != nil {
+			return nil, storeErr(err, warehouse)
+		}
+		base, err := view.ParseMetadataBytes(obj.Metadata)
+		if err != nil {
+			return nil, wrapErr(KindInternal, err, "stored metadata of view %s does not parse", id)
+		}
+		for _, r := range reqs {
+			if err := r.Validate(base); err != nil {
+				msg := err.Error()
+				if !strings.HasPrefix(msg, "Requirement failed") {
+					msg = "Requirement failed: " + msg
+				}
+				return nil, wrapErr(KindCommitFailed, err, "%s", msg)
+			}
+		}
+		b, err := view.MetadataBuilderFromBase(base)
+		if err != nil {
+			return nil, wrapErr(KindInternal, err, "view metadata builder")
+		}
+		for _, u := range ups {
+			if err := u.Apply(b); err != nil {
+				return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+			}
+		}
+		if !b.HasChanges() {
+			return &ViewResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, nil
+		}
+		meta, err := b.Build()
+		if err != nil {
+			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		}
+		data, err := json.Marshal(meta)
+		if err != nil {
+			return nil, wrapErr(KindInternal, err, "encode view metadata")
+		}
+		newLoc := ""
+		if meta.Location() != obj.Location {
+			if newLoc, err = NormalizeLocation(meta.Location()); err != nil {
+				return nil, err
+			}
+		}
+		metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), obj.MetadataLocation)
+		if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+			return nil, err
+		}
+		err = s.store.ObjectsSwap(ctx, []store.Swap{{
+			ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation, NewMetadataLocation: metaLoc,
+			NewMetadata: data, NewFormatVersion: meta.FormatVersion(), NewLocation: newLoc,
+		}})
+		switch {
+		case err == nil:
+			return &ViewResult{MetadataLocation: metaLoc, Metadata: data}, nil
+		case errors.Is(err, store.ErrOutcomeUnknown):
+			return nil, wrapErr(KindCommitStateUnknown, err, "Commit state unknown: the catalog database failed while committing")
+		case errors.Is(err, store.ErrConflict) && attempt < s.opts.MaxCommitAttempts:
+			s.deleteOrphan(ctx, w, metaLoc)
+			continue
+		case errors.Is(err, store.ErrConflict):
+			s.deleteOrphan(ctx, w, metaLoc)
+			return nil, wrapErr(KindCommitFailed, err, "Commit failed: the view changed concurrently %d times; retry", attempt)
+		case errors.Is(err, store.ErrLocationOverlap):
+			s.deleteOrphan(ctx, w, metaLoc)
+			return nil, wrapErr(KindBadRequest, err, "Location overlaps another table or view: %v", err)
+		default:
+			s.deleteOrphan(ctx, w, metaLoc)
+			return nil, wrapErr(KindCommitFailed, err, "Commit failed: catalog database error before commit, nothing was committed: %v", err)
+		}
+	}
+}

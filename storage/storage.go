@@ -1,0 +1,148 @@
+// Package storage reads, writes and deletes catalog-owned files (metadata
+// JSON) in a warehouse's object store: local files, S3 and GCS, through
+// apache/iceberg-go's FileIO implementations.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	_ "github.com/apache/iceberg-go/io/gocloud" // registers s3://, gs:// (and more) FileIO factories
+)
+
+// ErrNotExist is returned by Read when the file is missing.
+var ErrNotExist = fs.ErrNotExist
+
+// FileIO is what the catalog needs from an object store.
+type FileIO interface {
+	// Read returns the whole file; an error wrapping ErrNotExist when missing.
+	Read(ctx context.Context, location string) ([]byte, error)
+	// Write creates or replaces the file.
+	Write(ctx context.Context, location string, data []byte) error
+	// Delete removes the file; deleting a missing file is not an error.
+	Delete(ctx context.Context, location string) error
+	// Exists reports whether the file is there.
+	Exists(ctx context.Context, location string) (bool, error)
+}
+
+// Provider hands out a FileIO for a location, configured with the
+// warehouse's storage properties. IOs are cached per bucket and properties.
+type Provider struct {
+	mu    sync.Mutex
+	cache map[string]icebergio.IO
+}
+
+// NewProvider returns an empty Provider.
+func NewProvider() *Provider { return &Provider{cache: map[string]icebergio.IO{}} }
+
+// For returns a FileIO for location. props are iceberg FileIO properties
+// (s3.endpoint, s3.access-key-id, ...). It fails when the scheme is not
+// supported or the IO cannot be configured.
+func (p *Provider) For(ctx context.Context, location string, props map[string]string) (FileIO, error) {
+	u, err := url.Parse(location)
+	if err != nil {
+		return nil, fmt.Errorf("invalid location %q: %w", location, err)
+	}
+	key := u.Scheme + "://" + u.Host + "|" + fingerprint(props)
+	p.mu.Lock()
+	io, ok := p.cache[key]
+	p.mu.Unlock()
+	if !ok {
+		io, err = icebergio.LoadFS(ctx, props, location)
+		if err != nil {
+			return nil, fmt.Errorf("storage for %s: %w", location, err)
+		}
+		p.mu.Lock()
+		p.cache[key] = io
+		p.mu.Unlock()
+	}
+	return fileIO{io}, nil
+}
+
+func fingerprint(props map[string]string) string {
+	keys := slices.Sorted(maps.Keys(props))
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(props[k])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+type fileIO struct{ io icebergio.IO }
+
+func (f fileIO) Read(_ context.Context, location string) ([]byte, error) {
+	if r, ok := f.io.(icebergio.ReadFileIO); ok {
+		return r.ReadFile(location)
+	}
+	file, err := f.io.Open(location)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, st.Size())
+	_, err = file.ReadAt(buf, 0)
+	return buf, err
+}
+
+func (f fileIO) Write(_ context.Context, location string, data []byte) error {
+	w, ok := f.io.(icebergio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("storage for %s is read-only", location)
+	}
+	return w.WriteFile(location, data)
+}
+
+func (f fileIO) Delete(_ context.Context, location string) error {
+	err := f.io.Remove(location)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func (f fileIO) Exists(_ context.Context, location string) (bool, error) {
+	if st, ok := f.io.(icebergio.StatIO); ok {
+		_, err := st.Stat(location)
+		if err == nil {
+			return true, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	file, err := f.io.Open(location)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	file.Close()
+	return true, nil
+}
+
+// IcebergIO returns the underlying iceberg-go IO for location, for code
+// that reads manifests with iceberg-go (purge).
+func (p *Provider) IcebergIO(ctx context.Context, location string, props map[string]string) (icebergio.IO, error) {
+	f, err := p.For(ctx, location, props)
+	if err != nil {
+		return nil, err
+	}
+	return f.(fileIO).io, nil
+}
