@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -96,6 +97,16 @@ func (d *sqliteDriver) classify(err error) errClass {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 			return classRetry
+		case sqlite3.SQLITE_CONSTRAINT:
+			// ON DELETE RESTRICT is reported with the trigger sub-code; the
+			// message names the constraint kind.
+			msg := se.Error()
+			if strings.Contains(msg, "FOREIGN KEY") {
+				return classForeignKey
+			}
+			if strings.Contains(msg, "UNIQUE") {
+				return classUnique
+			}
 		}
 	}
 	return classOther

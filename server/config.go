@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
+)
+
+// GetConfig implements openapi.StrictServerInterface. The warehouse may be
+// given by name or by location; without one the default warehouse answers.
+// The warehouse name becomes overrides.prefix.
+func (s *Server) GetConfig(ctx context.Context, req openapi.GetConfigRequestObject) (openapi.GetConfigResponseObject, error) {
+	name := s.cfg.DefaultWarehouse
+	if req.Params.Warehouse != nil && *req.Params.Warehouse != "" {
+		name = *req.Params.Warehouse
+	}
+	if name == "" {
+		return nil, &service.Error{Kind: service.KindBadRequest, Message: "No warehouse given and no default warehouse configured: pass ?warehouse=NAME"}
+	}
+	w, err := s.svc.GetWarehouse(ctx, name)
+	if service.KindOf(err) == service.KindNoSuchWarehouse && strings.Contains(name, "://") {
+		w, err = s.warehouseByLocation(ctx, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	endpoints := append([]string(nil), s.endpoints...)
+	lifetime := isoDuration(s.cfg.IdempotencyLifetime)
+	return openapi.GetConfig200JSONResponse{
+		Defaults:               map[string]string{},
+		Overrides:              map[string]string{"prefix": w.Name},
+		Endpoints:              &endpoints,
+		IdempotencyKeyLifetime: &lifetime,
+	}, nil
+}
+
+func (s *Server) warehouseByLocation(ctx context.Context, loc string) (*storeWarehouse, error) {
+	ws, err := s.svc.ListWarehouses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := strings.TrimRight(loc, "/")
+	for _, w := range ws {
+		if w.Location == want {
+			return w, nil
+		}
+	}
+	return nil, &service.Error{Kind: service.KindNoSuchWarehouse, Message: "Warehouse does not exist: " + loc}
+}
+
+// isoDuration formats d as an ISO-8601 duration (PT30M, PT1H30M, PT45S).
+func isoDuration(d interface{ Seconds() float64 }) string {
+	secs := int64(d.Seconds())
+	h, m, sec := secs/3600, (secs%3600)/60, secs%60
+	out := "PT"
+	if h > 0 {
+		out += fmt.Sprintf("%dH", h)
+	}
+	if m > 0 {
+		out += fmt.Sprintf("%dM", m)
+	}
+	if sec > 0 || out == "PT" {
+		out += fmt.Sprintf("%dS", sec)
+	}
+	return out
+}

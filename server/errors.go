@@ -1,0 +1,89 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/lakehold/catalog/service"
+)
+
+// errorKinds is the one table from failure kind to HTTP status and the
+// Iceberg error type clients branch on.
+var errorKinds = map[service.Kind]struct {
+	status int
+	typ    string
+}{
+	service.KindInternal:           {http.StatusInternalServerError, "InternalServerError"},
+	service.KindBadRequest:         {http.StatusBadRequest, "BadRequestException"},
+	service.KindIllegalArgument:    {http.StatusBadRequest, "IllegalArgumentException"},
+	service.KindValidation:         {http.StatusBadRequest, "ValidationException"},
+	service.KindForbidden:          {http.StatusForbidden, "ForbiddenException"},
+	service.KindNoSuchWarehouse:    {http.StatusNotFound, "NoSuchWarehouseException"},
+	service.KindNoSuchNamespace:    {http.StatusNotFound, "NoSuchNamespaceException"},
+	service.KindNoSuchTable:        {http.StatusNotFound, "NoSuchTableException"},
+	service.KindNoSuchView:         {http.StatusNotFound, "NoSuchViewException"},
+	service.KindNotFound:           {http.StatusNotFound, "NotFoundException"},
+	service.KindUnsupported:        {http.StatusNotAcceptable, "UnsupportedOperationException"},
+	service.KindAlreadyExists:      {http.StatusConflict, "AlreadyExistsException"},
+	service.KindNamespaceNotEmpty:  {http.StatusConflict, "NamespaceNotEmptyException"},
+	service.KindCommitFailed:       {http.StatusConflict, "CommitFailedException"},
+	service.KindUnprocessable:      {http.StatusUnprocessableEntity, "UnprocessableEntityException"},
+	service.KindCommitStateUnknown: {http.StatusInternalServerError, "CommitStateUnknownException"},
+	service.KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailableException"},
+}
+
+// ErrorModel is the body of every error response.
+type ErrorModel struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    int    `json:"code"`
+	// Reason is our extension: a stable sub-code for validation failures.
+	Reason string `json:"reason,omitempty"`
+}
+
+type errorResponse struct {
+	Error ErrorModel `json:"error"`
+}
+
+// errorModel classifies err.
+func errorModel(err error) ErrorModel {
+	var se *service.Error
+	kind, msg, reason := service.KindInternal, "Internal server error", ""
+	if errors.As(err, &se) {
+		kind, reason = se.Kind, se.Reason
+		msg = se.Message
+	}
+	k := errorKinds[kind]
+	return ErrorModel{Message: msg, Type: k.typ, Code: k.status, Reason: reason}
+}
+
+// writeError renders err as an Iceberg error body. 5xx are logged at Error
+// with the cause (the client sees no internals), 4xx at Debug.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	m := errorModel(err)
+	log := loggerFrom(r.Context())
+	if m.Code >= 500 {
+		log.ErrorContext(r.Context(), "request failed", "status", m.Code, "type", m.Type, "error", err)
+	} else {
+		log.DebugContext(r.Context(), "request rejected", "status", m.Code, "type", m.Type, "error", err)
+	}
+	writeErrorModel(w, m)
+}
+
+func writeErrorModel(w http.ResponseWriter, m ErrorModel) {
+	w.Header().Set("Content-Type", "application/json")
+	if m.Code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(m.Code)
+	_ = json.NewEncoder(w).Encode(errorResponse{Error: m})
+}
+
+// badRequest is used for request decoding and parameter errors.
+func badRequest(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: "Malformed request: " + err.Error()})
+}
+
+var _ = slog.Default

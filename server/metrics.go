@@ -1,0 +1,90 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lakehold/catalog/service"
+)
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	reports  *prometheus.CounterVec
+}
+
+// poolStatser is implemented by stores with a connection pool.
+type poolStatser interface {
+	PoolStats() (acquired, idle, total int32, ok bool)
+}
+
+func newMetrics(reg *prometheus.Registry, svc *service.Service) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalog_http_requests_total", Help: "HTTP requests by route, method and status code.",
+		}, []string{"route", "method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "catalog_http_request_duration_seconds", Help: "HTTP request latency by route and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route", "method"}),
+		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalog_metrics_reports_total", Help: "Client metrics reports received, by report type.",
+		}, []string{"type"}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.reports,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if ps, ok := svc.Store().(poolStatser); ok {
+		if _, _, _, isPool := ps.PoolStats(); isPool {
+			gauge := func(name, help string, pick func(a, i, t int32) int32) prometheus.GaugeFunc {
+				return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+					a, i, t, _ := ps.PoolStats()
+					return float64(pick(a, i, t))
+				})
+			}
+			reg.MustRegister(
+				gauge("catalog_db_pool_acquired_conns", "Postgres connections in use.", func(a, _, _ int32) int32 { return a }),
+				gauge("catalog_db_pool_idle_conns", "Idle Postgres connections.", func(_, i, _ int32) int32 { return i }),
+				gauge("catalog_db_pool_total_conns", "Open Postgres connections.", func(_, _, t int32) int32 { return t }),
+			)
+		}
+	}
+	return m
+}
+
+// CommitObserver returns the hook service.Options.OnCommit should call.
+func CommitObserver(reg *prometheus.Registry) func(string) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalog_commit_outcomes_total", Help: "Commit attempts by final outcome.",
+	}, []string{"outcome"})
+	reg.MustRegister(c)
+	return func(o string) { c.WithLabelValues(o).Inc() }
+}
+
+func (m *metrics) handler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+// middleware records count and latency per route pattern (never per raw
+// path, which would explode cardinality).
+func (m *metrics) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw, ok := w.(*statusWriter)
+		if !ok {
+			sw = &statusWriter{ResponseWriter: w}
+		}
+		next.ServeHTTP(sw, r)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.code())).Inc()
+		m.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+	})
+}

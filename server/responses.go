@@ -1,0 +1,86 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/lakehold/catalog/service"
+)
+
+// tableResponse writes a LoadTableResult (or CommitTableResponse) with the
+// stored metadata bytes spliced in, so that large metadata is never decoded
+// and re-encoded on the hot path.
+type tableResponse struct {
+	res  *service.TableResult
+	etag string
+}
+
+type storageCredential struct {
+	Prefix string            `json:"prefix"`
+	Config map[string]string `json:"config"`
+}
+
+func (t tableResponse) write(w http.ResponseWriter) error {
+	var buf bytes.Buffer
+	buf.Grow(len(t.res.Metadata) + 256)
+	buf.WriteByte('{')
+	if t.res.MetadataLocation != "" {
+		buf.WriteString(`"metadata-location":`)
+		loc, _ := json.Marshal(t.res.MetadataLocation)
+		buf.Write(loc)
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"metadata":`)
+	buf.Write(t.res.Metadata)
+	buf.WriteString(`,"config":`)
+	cfg := t.res.Config
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	c, _ := json.Marshal(cfg)
+	buf.Write(c)
+	if len(t.res.StorageCredentials) > 0 {
+		creds := make([]storageCredential, 0, len(t.res.StorageCredentials))
+		for _, sc := range t.res.StorageCredentials {
+			creds = append(creds, storageCredential{Prefix: sc.Prefix, Config: sc.Config})
+		}
+		b, _ := json.Marshal(creds)
+		buf.WriteString(`,"storage-credentials":`)
+		buf.Write(b)
+	}
+	buf.WriteByte('}')
+	w.Header().Set("Content-Type", "application/json")
+	if t.etag != "" {
+		w.Header().Set("ETag", t.etag)
+	}
+	w.WriteHeader(http.StatusOK)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+func (t tableResponse) VisitCreateTableResponse(w http.ResponseWriter) error   { return t.write(w) }
+func (t tableResponse) VisitRegisterTableResponse(w http.ResponseWriter) error { return t.write(w) }
+func (t tableResponse) VisitLoadTableResponse(w http.ResponseWriter) error     { return t.write(w) }
+func (t tableResponse) VisitUpdateTableResponse(w http.ResponseWriter) error   { return t.write(w) }
+
+// viewResponse writes a LoadViewResult from stored bytes.
+type viewResponse struct{ res *service.ViewResult }
+
+func (v viewResponse) write(w http.ResponseWriter) error {
+	var buf bytes.Buffer
+	buf.WriteString(`{"metadata-location":`)
+	loc, _ := json.Marshal(v.res.MetadataLocation)
+	buf.Write(loc)
+	buf.WriteString(`,"metadata":`)
+	buf.Write(v.res.Metadata)
+	buf.WriteString(`,"config":{}}`)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+func (v viewResponse) VisitCreateViewResponse(w http.ResponseWriter) error  { return v.write(w) }
+func (v viewResponse) VisitLoadViewResponse(w http.ResponseWriter) error    { return v.write(w) }
+func (v viewResponse) VisitReplaceViewResponse(w http.ResponseWriter) error { return v.write(w) }

@@ -1,0 +1,113 @@
+// Package server serves the Iceberg REST catalog and the management API
+// over HTTP. Handlers only decode requests, call package service and encode
+// results; every failure leaves as an Iceberg ErrorModel body through one
+// status table (errors.go).
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
+)
+
+var _ openapi.StrictServerInterface = (*Server)(nil)
+
+// Config configures the HTTP layer.
+type Config struct {
+	// DefaultWarehouse answers /v1/config without ?warehouse=.
+	DefaultWarehouse string
+	// IdempotencyLifetime is advertised and honoured for Idempotency-Key.
+	IdempotencyLifetime time.Duration
+	// Registry receives the server's metrics; nil uses a new registry.
+	Registry *prometheus.Registry
+	Logger   *slog.Logger
+}
+
+// Server implements openapi.StrictServerInterface over a service.Service.
+type Server struct {
+	svc       *service.Service
+	cfg       Config
+	log       *slog.Logger
+	metrics   *metrics
+	endpoints []string
+	handler   http.Handler
+}
+
+// New builds the HTTP handler: routing on the escaped path, request ids and
+// logs, metrics, idempotency keys, then the generated routes.
+func New(svc *service.Service, cfg Config) *Server {
+	if cfg.IdempotencyLifetime <= 0 {
+		cfg.IdempotencyLifetime = 30 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger}
+	s.metrics = newMetrics(cfg.Registry, svc)
+
+	r := chi.NewRouter()
+	r.Use(escapedRouting, s.requestContext, s.metrics.middleware, s.idempotency)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeErrorModel(w, ErrorModel{Message: fmt.Sprintf("Method %s not allowed on %s", r.Method, r.URL.Path), Type: "MethodNotAllowedException", Code: http.StatusMethodNotAllowed})
+	})
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	r.Get("/readyz", s.ready)
+	r.Handle("/metrics", s.metrics.handler(cfg.Registry))
+
+	strict := openapi.NewStrictHandlerWithOptions(s, nil, openapi.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  badRequest,
+		ResponseErrorHandlerFunc: writeError,
+	})
+	openapi.HandlerWithOptions(strict, openapi.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: badRequest})
+	s.endpoints = servedEndpoints(r)
+	s.handler = r
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// servedEndpoints lists every catalog route the router serves, in the
+// "<VERB> <path template>" form of the config endpoints list, so that the
+// advertisement can never drift from the routes.
+func servedEndpoints(r chi.Routes) []string {
+	var out []string
+	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if strings.HasPrefix(route, "/v1/{prefix}/") {
+			out = append(out, method+" "+route)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.svc.Store().Ping(ctx); err != nil {
+		writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "Catalog database unavailable", Err: err})
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func badRequestf(format string, args ...any) error {
+	return &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf(format, args...)}
+}

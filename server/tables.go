@@ -1,0 +1,239 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
+)
+
+func raw(p *openapi.RawJSON) json.RawMessage {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func wantsCredentials(h *openapi.AccessDelegationParam) bool {
+	if h == nil {
+		return false
+	}
+	for _, v := range strings.Split(*h, ",") {
+		if strings.EqualFold(strings.TrimSpace(v), "vended-credentials") {
+			return true
+		}
+	}
+	return false
+}
+
+// ListTables implements openapi.StrictServerInterface.
+func (s *Server) ListTables(ctx context.Context, req openapi.ListTablesRequestObject) (openapi.ListTablesResponseObject, error) {
+	levels, err := decodeNamespace(req.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
+		return nil, badRequestf("pageSize must be at least 1")
+	}
+	names, next, err := s.svc.ListTables(ctx, req.Prefix, levels, page(req.Params.PageToken, req.Params.PageSize))
+	if err != nil {
+		return nil, err
+	}
+	return openapi.ListTables200JSONResponse{Identifiers: identifiers(levels, names), NextPageToken: nextToken(next)}, nil
+}
+
+func identifiers(levels, names []string) []openapi.TableIdentifier {
+	ids := make([]openapi.TableIdentifier, 0, len(names))
+	for _, n := range names {
+		ids = append(ids, openapi.TableIdentifier{Namespace: levels, Name: n})
+	}
+	return ids
+}
+
+// CreateTable implements openapi.StrictServerInterface.
+func (s *Server) CreateTable(ctx context.Context, req openapi.CreateTableRequestObject) (openapi.CreateTableResponseObject, error) {
+	levels, err := decodeNamespace(req.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	in := service.CreateTableInput{
+		Name:            req.Body.Name,
+		Schema:          req.Body.Schema,
+		Spec:            raw(req.Body.PartitionSpec),
+		SortOrder:       raw(req.Body.WriteOrder),
+		VendCredentials: wantsCredentials(req.Params.XIcebergAccessDelegation),
+	}
+	if req.Body.Location != nil {
+		in.Location = *req.Body.Location
+	}
+	if req.Body.StageCreate != nil {
+		in.StageCreate = *req.Body.StageCreate
+	}
+	if req.Body.Properties != nil {
+		in.Properties = *req.Body.Properties
+	}
+	res, err := s.svc.CreateTable(ctx, req.Prefix, levels, in)
+	if err != nil {
+		return nil, err
+	}
+	etag := ""
+	if res.MetadataLocation != "" {
+		etag = service.ETag(res.MetadataLocation, "all")
+	}
+	return tableResponse{res: res, etag: etag}, nil
+}
+
+// RegisterTable implements openapi.StrictServerInterface.
+func (s *Server) RegisterTable(ctx context.Context, req openapi.RegisterTableRequestObject) (openapi.RegisterTableResponseObject, error) {
+	levels, err := decodeNamespace(req.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	overwrite := req.Body.Overwrite != nil && *req.Body.Overwrite
+	res, err := s.svc.RegisterTable(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation, overwrite,
+		wantsCredentials(req.Params.XIcebergAccessDelegation))
+	if err != nil {
+		return nil, err
+	}
+	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+}
+
+// LoadTable implements openapi.StrictServerInterface. With If-None-Match
+// equal to the current tag it answers 304 after one indexed lookup.
+func (s *Server) LoadTable(ctx context.Context, req openapi.LoadTableRequestObject) (openapi.LoadTableResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	mode := "all"
+	if req.Params.Snapshots != nil {
+		mode = string(*req.Params.Snapshots)
+	}
+	vend := wantsCredentials(req.Params.XIcebergAccessDelegation)
+	if inm := req.Params.IfNoneMatch; inm != nil && *inm != "" && !vend {
+		// With vended credentials the body changes without the metadata
+		// changing, so revalidation is only offered without them.
+		etag, err := s.svc.TableETag(ctx, req.Prefix, id, mode)
+		if err != nil {
+			return nil, err
+		}
+		if etagMatches(*inm, etag) {
+			return openapi.LoadTable304Response{}, nil
+		}
+	}
+	res, err := s.svc.LoadTable(ctx, req.Prefix, id, mode, vend)
+	if err != nil {
+		return nil, err
+	}
+	etag := ""
+	if !vend {
+		etag = service.ETag(res.MetadataLocation, mode)
+	}
+	return tableResponse{res: res, etag: etag}, nil
+}
+
+// etagMatches implements If-None-Match comparison (weak, list, or *).
+func etagMatches(header, etag string) bool {
+	for _, part := range strings.Split(header, ",") {
+		t := strings.TrimSpace(part)
+		if t == "*" {
+			return true
+		}
+		t = strings.TrimPrefix(t, "W/")
+		if t == etag || `"`+t+`"` == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// TableExists implements openapi.StrictServerInterface.
+func (s *Server) TableExists(ctx context.Context, req openapi.TableExistsRequestObject) (openapi.TableExistsResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.TableExists(ctx, req.Prefix, id); err != nil {
+		return nil, err
+	}
+	return openapi.TableExists204Response{}, nil
+}
+
+// UpdateTable implements openapi.StrictServerInterface (commitTable).
+func (s *Server) UpdateTable(ctx context.Context, req openapi.UpdateTableRequestObject) (openapi.UpdateTableResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.CommitTable(ctx, req.Prefix, service.TableChange{
+		Ident: id, Requirements: req.Body.Requirements, Updates: req.Body.Updates,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+}
+
+// DropTable implements openapi.StrictServerInterface.
+func (s *Server) DropTable(ctx context.Context, req openapi.DropTableRequestObject) (openapi.DropTableResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	purge := false
+	if p := req.Params.PurgeRequested; p != nil && *p != "" {
+		// PyIceberg sends Python's "True"/"False".
+		if purge, err = strconv.ParseBool(strings.ToLower(*p)); err != nil {
+			return nil, badRequestf("purgeRequested must be true or false")
+		}
+	}
+	if err := s.svc.DropTable(ctx, req.Prefix, id, purge); err != nil {
+		return nil, err
+	}
+	return openapi.DropTable204Response{}, nil
+}
+
+// RenameTable implements openapi.StrictServerInterface.
+func (s *Server) RenameTable(ctx context.Context, req openapi.RenameTableRequestObject) (openapi.RenameTableResponseObject, error) {
+	from := service.Ident{Namespace: req.Body.Source.Namespace, Name: req.Body.Source.Name}
+	to := service.Ident{Namespace: req.Body.Destination.Namespace, Name: req.Body.Destination.Name}
+	if err := s.svc.RenameTable(ctx, req.Prefix, from, to); err != nil {
+		return nil, err
+	}
+	return openapi.RenameTable204Response{}, nil
+}
+
+// ReportMetrics implements openapi.StrictServerInterface: reports are
+// advisory and only counted, after checking the table exists.
+func (s *Server) ReportMetrics(ctx context.Context, req openapi.ReportMetricsRequestObject) (openapi.ReportMetricsResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.TableExists(ctx, req.Prefix, id); err != nil {
+		return nil, err
+	}
+	s.metrics.reports.WithLabelValues(req.Body.ReportType).Inc()
+	return openapi.ReportMetrics204Response{}, nil
+}
+
+// CommitTransaction implements openapi.StrictServerInterface.
+func (s *Server) CommitTransaction(ctx context.Context, req openapi.CommitTransactionRequestObject) (openapi.CommitTransactionResponseObject, error) {
+	changes := make([]service.TableChange, 0, len(req.Body.TableChanges))
+	for i, c := range req.Body.TableChanges {
+		if c.Identifier == nil {
+			return nil, badRequestf("table-changes[%d] has no identifier", i)
+		}
+		changes = append(changes, service.TableChange{
+			Ident:        service.Ident{Namespace: c.Identifier.Namespace, Name: c.Identifier.Name},
+			Requirements: c.Requirements, Updates: c.Updates,
+		})
+	}
+	if err := s.svc.CommitTransaction(ctx, req.Prefix, changes); err != nil {
+		return nil, err
+	}
+	return openapi.CommitTransaction204Response{}, nil
+}

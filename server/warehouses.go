@@ -1,0 +1,61 @@
+package server
+
+import (
+	"context"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/store"
+)
+
+type storeWarehouse = store.Warehouse
+
+func warehouseJSON(w *store.Warehouse) openapi.Warehouse {
+	props := w.Properties
+	if props == nil {
+		props = map[string]string{}
+	}
+	return openapi.Warehouse{Name: w.Name, Location: w.Location, Properties: props}
+}
+
+// ListWarehouses implements openapi.StrictServerInterface.
+func (s *Server) ListWarehouses(ctx context.Context, _ openapi.ListWarehousesRequestObject) (openapi.ListWarehousesResponseObject, error) {
+	ws, err := s.svc.ListWarehouses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]openapi.Warehouse, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, warehouseJSON(w))
+	}
+	return openapi.ListWarehouses200JSONResponse{Warehouses: out}, nil
+}
+
+// CreateWarehouse implements openapi.StrictServerInterface.
+func (s *Server) CreateWarehouse(ctx context.Context, req openapi.CreateWarehouseRequestObject) (openapi.CreateWarehouseResponseObject, error) {
+	var props map[string]string
+	if req.Body.Properties != nil {
+		props = *req.Body.Properties
+	}
+	w, err := s.svc.CreateWarehouse(ctx, req.Body.Name, req.Body.Location, props)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.CreateWarehouse200JSONResponse(warehouseJSON(w)), nil
+}
+
+// GetWarehouse implements openapi.StrictServerInterface.
+func (s *Server) GetWarehouse(ctx context.Context, req openapi.GetWarehouseRequestObject) (openapi.GetWarehouseResponseObject, error) {
+	w, err := s.svc.GetWarehouse(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.GetWarehouse200JSONResponse(warehouseJSON(w)), nil
+}
+
+// DeleteWarehouse implements openapi.StrictServerInterface.
+func (s *Server) DeleteWarehouse(ctx context.Context, req openapi.DeleteWarehouseRequestObject) (openapi.DeleteWarehouseResponseObject, error) {
+	if err := s.svc.DeleteWarehouse(ctx, req.Name); err != nil {
+		return nil, err
+	}
+	return openapi.DeleteWarehouse204Response{}, nil
+}
