@@ -1,0 +1,417 @@
+// Package storetest is the conformance suite every store.Store
+// implementation must pass. Each test gets a fresh, empty store.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// NewStore returns a fresh, empty store for one test.
+type NewStore func(t *testing.T) store.Store
+
+// Run runs the conformance suite.
+func Run(t *testing.T, newStore NewStore) {
+	tests := map[string]func(*testing.T, store.Store){
+		"Warehouses":              testWarehouses,
+		"Namespaces":              testNamespaces,
+		"NamespaceListPaging":     testNamespacePaging,
+		"NamespaceProperties":     testNamespaceProperties,
+		"ObjectsShareNameSpace":   testObjectsShareNameSpace,
+		"ObjectListAndDelete":     testObjectListAndDelete,
+		"Rename":                  testRename,
+		"LocationOverlap":         testLocationOverlap,
+		"SwapCAS":                 testSwapCAS,
+		"SwapAllOrNothing":        testSwapAllOrNothing,
+		"ConcurrentSwaps":         testConcurrentSwaps,
+		"ConcurrentNamespaceProp": testConcurrentNamespaceProps,
+		"Idempotency":             testIdempotency,
+	}
+	for name, fn := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := newStore(t)
+			fn(t, s)
+		})
+	}
+}
+
+const wh = "wh"
+
+func setup(t *testing.T, s store.Store, namespaces ...[]string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, s.WarehouseCreate(ctx, &store.Warehouse{Name: wh, Location: "file:///tmp/wh"}))
+	for _, ns := range namespaces {
+		_, err := s.NamespaceCreate(ctx, wh, ns, nil)
+		require.NoError(t, err)
+	}
+}
+
+func table(ns []string, name, loc string) *store.Object {
+	return &store.Object{
+		Warehouse: wh, Namespace: ns, Name: name, Kind: store.KindTable, Location: loc,
+		MetadataLocation: loc + "/metadata/00000-a.metadata.json", Metadata: []byte(`{"v":0}`), FormatVersion: 2,
+	}
+}
+
+func testWarehouses(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := &store.Warehouse{Name: "a", Location: "s3://bucket/a", Properties: map[string]string{"k": "v"}}
+	require.NoError(t, s.WarehouseCreate(ctx, w))
+	require.NotEmpty(t, w.ID)
+	err := s.WarehouseCreate(ctx, &store.Warehouse{Name: "a", Location: "file:///x"})
+	require.ErrorIs(t, err, store.ErrAlreadyExists)
+	got, err := s.WarehouseGet(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "s3://bucket/a", got.Location)
+	require.Equal(t, map[string]string{"k": "v"}, got.Properties)
+	_, err = s.WarehouseGet(ctx, "missing")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.NoError(t, s.WarehouseCreate(ctx, &store.Warehouse{Name: "b", Location: "file:///b"}))
+	ws, err := s.WarehouseList(ctx)
+	require.NoError(t, err)
+	require.Len(t, ws, 2)
+	require.Equal(t, "a", ws[0].Name)
+	_, err = s.NamespaceCreate(ctx, "a", []string{"ns"}, nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, s.WarehouseDelete(ctx, "a"), store.ErrNotEmpty)
+	require.NoError(t, s.NamespaceDelete(ctx, "a", []string{"ns"}))
+	require.NoError(t, s.WarehouseDelete(ctx, "a"))
+	require.ErrorIs(t, s.WarehouseDelete(ctx, "a"), store.ErrNotFound)
+}
+
+func testNamespaces(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s)
+	_, err := s.NamespaceCreate(ctx, "nowh", []string{"a"}, nil)
+	require.ErrorIs(t, err, store.ErrNoSuchWarehouse)
+	_, err = s.NamespaceCreate(ctx, wh, []string{"a", "b"}, nil)
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace, "parent must exist")
+	_, err = s.NamespaceCreate(ctx, wh, []string{"a"}, map[string]string{"owner": "me"})
+	require.NoError(t, err)
+	_, err = s.NamespaceCreate(ctx, wh, []string{"a"}, nil)
+	require.ErrorIs(t, err, store.ErrAlreadyExists)
+	_, err = s.NamespaceCreate(ctx, wh, []string{"a", "b"}, nil)
+	require.NoError(t, err)
+	_, err = s.NamespaceCreate(ctx, wh, []string{"a", "b.c"}, nil)
+	require.NoError(t, err)
+	ns, err := s.NamespaceGet(ctx, wh, []string{"a"})
+	require.NoError(t, err)
+	require.Equal(t, "me", ns.Properties["owner"])
+	_, err = s.NamespaceGet(ctx, wh, []string{"a", "x"})
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+
+	top, next, err := s.NamespaceList(ctx, wh, nil, store.Page{})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"a"}}, top)
+	require.Empty(t, next)
+	kids, _, err := s.NamespaceList(ctx, wh, []string{"a"}, store.Page{})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"a", "b"}, {"a", "b.c"}}, kids)
+	_, _, err = s.NamespaceList(ctx, wh, []string{"zz"}, store.Page{})
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+
+	require.ErrorIs(t, s.NamespaceDelete(ctx, wh, []string{"a"}), store.ErrNotEmpty, "has children")
+	require.NoError(t, s.NamespaceDelete(ctx, wh, []string{"a", "b"}))
+	require.NoError(t, s.NamespaceDelete(ctx, wh, []string{"a", "b.c"}))
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"a"}, "t", "file:///tmp/wh/a/t")))
+	require.ErrorIs(t, s.NamespaceDelete(ctx, wh, []string{"a"}), store.ErrNotEmpty, "has a table")
+	_, err = s.ObjectDelete(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"a"}, Name: "t", Kind: store.KindTable})
+	require.NoError(t, err)
+	require.NoError(t, s.NamespaceDelete(ctx, wh, []string{"a"}))
+	require.ErrorIs(t, s.NamespaceDelete(ctx, wh, []string{"a"}), store.ErrNoSuchNamespace)
+}
+
+func testNamespacePaging(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s)
+	for i := 0; i < 7; i++ {
+		_, err := s.NamespaceCreate(ctx, wh, []string{fmt.Sprintf("ns%d", i)}, nil)
+		require.NoError(t, err)
+	}
+	var all [][]string
+	tok := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10, "paging does not terminate")
+		got, next, err := s.NamespaceList(ctx, wh, nil, store.Page{Token: tok, Size: 3})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(got), 3)
+		all = append(all, got...)
+		if next == "" {
+			break
+		}
+		tok = next
+	}
+	require.Len(t, all, 7)
+	require.Equal(t, []string{"ns6"}, all[6])
+	_, _, err := s.NamespaceList(ctx, wh, nil, store.Page{Token: "!!not-base64!!", Size: 3})
+	require.ErrorIs(t, err, store.ErrInvalidPageToken)
+}
+
+func testNamespaceProperties(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	removed, missing, err := s.NamespaceUpdateProperties(ctx, wh, []string{"ns"}, []string{"nope"}, map[string]string{"a": "1", "b": "2"})
+	require.NoError(t, err)
+	require.Empty(t, removed)
+	require.Equal(t, []string{"nope"}, missing)
+	removed, missing, err = s.NamespaceUpdateProperties(ctx, wh, []string{"ns"}, []string{"a"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, removed)
+	require.Empty(t, missing)
+	ns, err := s.NamespaceGet(ctx, wh, []string{"ns"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"b": "2"}, ns.Properties)
+	_, _, err = s.NamespaceUpdateProperties(ctx, wh, []string{"zz"}, nil, map[string]string{"a": "1"})
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+}
+
+func testObjectsShareNameSpace(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "t", "file:///tmp/wh/ns/t")))
+	v := table([]string{"ns"}, "t", "file:///tmp/wh/ns/v")
+	v.Kind = store.KindView
+	err := s.ObjectCreate(ctx, v)
+	var ae *store.AlreadyExistsError
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, store.KindTable, ae.Kind, "a view cannot take a table's name")
+	err = s.ObjectCreate(ctx, table([]string{"ns"}, "t", "file:///tmp/wh/ns/t2"))
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, store.KindTable, ae.Kind)
+	err = s.ObjectCreate(ctx, table([]string{"missing"}, "t", "file:///tmp/wh/missing/t"))
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+
+	got, err := s.ObjectGet(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"v":0}`, string(got.Metadata))
+	require.Equal(t, "file:///tmp/wh/ns/t/metadata/00000-a.metadata.json", got.MetadataLocation)
+	_, err = s.ObjectGet(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "t", Kind: store.KindView})
+	require.ErrorIs(t, err, store.ErrNoSuchView, "kind must match")
+	loc, err := s.ObjectMetadataLocation(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
+	require.NoError(t, err)
+	require.Equal(t, got.MetadataLocation, loc)
+}
+
+func testObjectListAndDelete(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	for _, n := range []string{"c", "a", "b"} {
+		require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, n, "file:///tmp/wh/ns/"+n)))
+	}
+	v := table([]string{"ns"}, "v", "file:///tmp/wh/ns/v")
+	v.Kind = store.KindView
+	require.NoError(t, s.ObjectCreate(ctx, v))
+	names, next, err := s.ObjectList(ctx, wh, []string{"ns"}, store.KindTable, store.Page{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c"}, names)
+	require.Empty(t, next)
+	names, next, err = s.ObjectList(ctx, wh, []string{"ns"}, store.KindTable, store.Page{Size: 2})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, names)
+	names, next, err = s.ObjectList(ctx, wh, []string{"ns"}, store.KindTable, store.Page{Size: 2, Token: next})
+	require.NoError(t, err)
+	require.Equal(t, []string{"c"}, names)
+	require.Empty(t, next)
+	views, _, err := s.ObjectList(ctx, wh, []string{"ns"}, store.KindView, store.Page{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"v"}, views)
+	_, _, err = s.ObjectList(ctx, wh, []string{"zz"}, store.KindTable, store.Page{})
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+
+	ref := store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "a", Kind: store.KindTable}
+	del, err := s.ObjectDelete(ctx, ref)
+	require.NoError(t, err)
+	require.Equal(t, "file:///tmp/wh/ns/a", del.Location)
+	_, err = s.ObjectDelete(ctx, ref)
+	require.ErrorIs(t, err, store.ErrNoSuchTable)
+	_, err = s.ObjectDelete(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "v", Kind: store.KindTable})
+	require.ErrorIs(t, err, store.ErrNoSuchTable, "a view is not dropped as a table")
+}
+
+func testRename(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"a"}, []string{"b"})
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"a"}, "t", "file:///tmp/wh/a/t")))
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"a"}, "u", "file:///tmp/wh/a/u")))
+	v := table([]string{"a"}, "v", "file:///tmp/wh/a/v")
+	v.Kind = store.KindView
+	require.NoError(t, s.ObjectCreate(ctx, v))
+	from := store.ObjectRef{Warehouse: wh, Namespace: []string{"a"}, Name: "t", Kind: store.KindTable}
+
+	var ae *store.AlreadyExistsError
+	require.ErrorAs(t, s.ObjectRename(ctx, from, []string{"a"}, "u"), &ae)
+	require.Equal(t, store.KindTable, ae.Kind)
+	require.ErrorAs(t, s.ObjectRename(ctx, from, []string{"a"}, "v"), &ae)
+	require.Equal(t, store.KindView, ae.Kind)
+	require.ErrorIs(t, s.ObjectRename(ctx, from, []string{"zz"}, "t"), store.ErrNoSuchNamespace)
+	missing := from
+	missing.Name = "nope"
+	require.ErrorIs(t, s.ObjectRename(ctx, missing, []string{"b"}, "t"), store.ErrNoSuchTable)
+
+	require.NoError(t, s.ObjectRename(ctx, from, []string{"b"}, "t2"))
+	got, err := s.ObjectGet(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"b"}, Name: "t2", Kind: store.KindTable})
+	require.NoError(t, err)
+	require.Equal(t, "file:///tmp/wh/a/t", got.Location, "rename keeps the location")
+	_, err = s.ObjectGet(ctx, from)
+	require.ErrorIs(t, err, store.ErrNoSuchTable)
+}
+
+func testLocationOverlap(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "t", "s3://b/wh/ns/table")))
+	for name, loc := range map[string]string{
+		"equal":    "s3://b/wh/ns/table",
+		"inside":   "s3://b/wh/ns/table/sub",
+		"contains": "s3://b/wh/ns",
+	} {
+		err := s.ObjectCreate(ctx, table([]string{"ns"}, "x_"+name, loc))
+		require.ErrorIs(t, err, store.ErrLocationOverlap, name)
+	}
+	// A name that merely shares a prefix string is a different directory.
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "t2", "s3://b/wh/ns/table2")))
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "other_bucket", "s3://c/wh/ns/table")))
+
+	got, err := s.ObjectGet(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "t2", Kind: store.KindTable})
+	require.NoError(t, err)
+	err = s.ObjectsSwap(ctx, []store.Swap{{
+		ObjectID: got.ID, ExpectedMetadataLocation: got.MetadataLocation, NewMetadataLocation: "s3://b/wh/ns/table/x.json",
+		NewMetadata: []byte(`{}`), NewFormatVersion: 2, NewLocation: "s3://b/wh/ns/table/nested",
+	}})
+	require.ErrorIs(t, err, store.ErrLocationOverlap, "set-location into another table")
+	err = s.ObjectsSwap(ctx, []store.Swap{{
+		ObjectID: got.ID, ExpectedMetadataLocation: got.MetadataLocation, NewMetadataLocation: "s3://b/wh/ns/moved/m.json",
+		NewMetadata: []byte(`{}`), NewFormatVersion: 2, NewLocation: "s3://b/wh/ns/moved",
+	}})
+	require.NoError(t, err)
+}
+
+func swapTo(o *store.Object, loc string) store.Swap {
+	return store.Swap{ObjectID: o.ID, ExpectedMetadataLocation: o.MetadataLocation, NewMetadataLocation: loc,
+		NewMetadata: []byte(`{"loc":"` + loc + `"}`), NewFormatVersion: 2}
+}
+
+func testSwapCAS(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	o := table([]string{"ns"}, "t", "file:///tmp/wh/ns/t")
+	require.NoError(t, s.ObjectCreate(ctx, o))
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{swapTo(o, "m1")}))
+	err := s.ObjectsSwap(ctx, []store.Swap{swapTo(o, "m2")}) // stale expectation
+	require.ErrorIs(t, err, store.ErrConflict)
+	got, err := s.ObjectGet(ctx, o.Ref())
+	require.NoError(t, err)
+	require.Equal(t, "m1", got.MetadataLocation)
+	require.JSONEq(t, `{"loc":"m1"}`, string(got.Metadata))
+}
+
+func testSwapAllOrNothing(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	a := table([]string{"ns"}, "a", "file:///tmp/wh/ns/a")
+	b := table([]string{"ns"}, "b", "file:///tmp/wh/ns/b")
+	require.NoError(t, s.ObjectCreate(ctx, a))
+	require.NoError(t, s.ObjectCreate(ctx, b))
+	stale := swapTo(b, "b2")
+	stale.ExpectedMetadataLocation = "not-current"
+	err := s.ObjectsSwap(ctx, []store.Swap{swapTo(a, "a2"), stale})
+	require.ErrorIs(t, err, store.ErrConflict)
+	got, err := s.ObjectGet(ctx, a.Ref())
+	require.NoError(t, err)
+	require.Equal(t, a.MetadataLocation, got.MetadataLocation, "first swap must roll back")
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{swapTo(a, "a2"), swapTo(b, "b2")}))
+}
+
+// testConcurrentSwaps: 16 writers race on one pointer, round after round;
+// exactly one wins each round and no update is lost.
+func testConcurrentSwaps(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	o := table([]string{"ns"}, "t", "file:///tmp/wh/ns/t")
+	require.NoError(t, s.ObjectCreate(ctx, o))
+	const writers, rounds = 16, 5
+	for r := 0; r < rounds; r++ {
+		cur, err := s.ObjectGet(ctx, o.Ref())
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins, conflicts := 0, 0
+		for i := 0; i < writers; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				err := s.ObjectsSwap(ctx, []store.Swap{swapTo(cur, fmt.Sprintf("r%d-w%d", r, i))})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+				case errors.Is(err, store.ErrConflict):
+					conflicts++
+				default:
+					t.Errorf("unexpected error: %v", err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		require.Equal(t, 1, wins, "round %d", r)
+		require.Equal(t, writers-1, conflicts, "round %d", r)
+	}
+}
+
+func testConcurrentNamespaceProps(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, _, err := s.NamespaceUpdateProperties(ctx, wh, []string{"ns"}, nil, map[string]string{fmt.Sprintf("k%d", i): "v"})
+			require.NoError(t, err)
+		}(i)
+	}
+	wg.Wait()
+	ns, err := s.NamespaceGet(ctx, wh, []string{"ns"})
+	require.NoError(t, err)
+	require.Len(t, ns.Properties, 8, "no property update may be lost")
+}
+
+func testIdempotency(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	rec, err := s.IdempotencyBegin(ctx, "k1", "POST /a", time.Hour)
+	require.NoError(t, err)
+	require.Nil(t, rec, "first claim owns the key")
+	rec, err = s.IdempotencyBegin(ctx, "k1", "POST /a", time.Hour)
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	require.False(t, rec.Done)
+	require.NoError(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k1", Status: 200, Headers: map[string]string{"ETag": "x"}, Body: []byte("body")}))
+	rec, err = s.IdempotencyBegin(ctx, "k1", "POST /a", time.Hour)
+	require.NoError(t, err)
+	require.True(t, rec.Done)
+	require.Equal(t, 200, rec.Status)
+	require.Equal(t, "body", string(rec.Body))
+	require.Equal(t, "x", rec.Headers["ETag"])
+
+	_, err = s.IdempotencyBegin(ctx, "k2", "POST /b", time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, s.IdempotencyAbandon(ctx, "k2"))
+	rec, err = s.IdempotencyBegin(ctx, "k2", "POST /b", time.Hour)
+	require.NoError(t, err)
+	require.Nil(t, rec, "an abandoned key can be claimed again")
+
+	time.Sleep(5 * time.Millisecond)
+	rec, err = s.IdempotencyBegin(ctx, "k1", "POST /a", time.Millisecond)
+	require.NoError(t, err)
+	require.Nil(t, rec, "expired outcomes are forgotten")
+}
