@@ -1,0 +1,139 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/pgtest"
+	"github.com/lakehold/catalog/server"
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore"
+)
+
+// backends are the stores every server test runs on.
+var backends = []string{"sqlite", "postgres"}
+
+type bundle struct {
+	url       string
+	warehouse string // file:// location
+	store     store.Store
+	client    *http.Client
+}
+
+func openStore(t *testing.T, backend string) store.Store {
+	t.Helper()
+	ctx := context.Background()
+	var st *sqlstore.Store
+	var err error
+	switch backend {
+	case "sqlite":
+		st, err = sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "catalog.db"))
+	case "postgres":
+		st, err = sqlstore.OpenPostgres(ctx, pgtest.NewDatabase(t), true)
+	}
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	return st
+}
+
+// setup starts a catalog over a fresh store with warehouse "wh".
+func setup(t *testing.T, backend string) *bundle {
+	t.Helper()
+	st := openStore(t, backend)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := service.New(st, storage.NewProvider(), service.Options{VerifyMetadataOnLoad: true, Logger: quiet})
+	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")
+	_, err := svc.CreateWarehouse(context.Background(), "wh", loc, nil)
+	require.NoError(t, err)
+	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &bundle{url: hs.URL, warehouse: loc, store: st, client: hs.Client()}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &m), "body: %s", r.body)
+	return m
+}
+
+// errorOf asserts an Iceberg error body and returns (type, message).
+func (r response) errorOf(t *testing.T) (string, string) {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Message *string `json:"message"`
+			Type    *string `json:"type"`
+			Code    *int    `json:"code"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &e), "error body must be JSON: %s", r.body)
+	require.NotNil(t, e.Error.Message, "message required: %s", r.body)
+	require.NotNil(t, e.Error.Type, "type required: %s", r.body)
+	require.NotNil(t, e.Error.Code, "code required: %s", r.body)
+	require.Equal(t, r.status, *e.Error.Code, "code must equal the HTTP status")
+	return *e.Error.Type, *e.Error.Message
+}
+
+func (b *bundle) do(t *testing.T, method, path string, body any, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(v)
+	default:
+		data, err := json.Marshal(v)
+		require.NoError(t, err)
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, b.url+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := b.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return response{status: resp.StatusCode, header: resp.Header, body: data}
+}
+
+const testSchema = `{"type":"struct","schema-id":0,"fields":[
+ {"id":3,"name":"id","type":"long","required":true},
+ {"id":4,"name":"data","type":"string","required":false}]}`
+
+func (b *bundle) createNamespace(t *testing.T, levels ...string) {
+	t.Helper()
+	r := b.do(t, "POST", "/v1/wh/namespaces", map[string]any{"namespace": levels})
+	require.Equal(t, 200, r.status, "%s", r.body)
+}
+
+func (b *bundle) createTable(t *testing.T, ns, name string, extra map[string]any) response {
+	t.Helper()
+	body := map[string]any{"name": name, "schema": json.RawMessage(testSchema)}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return b.do(t, "POST", "/v1/wh/namespaces/"+ns+"/tables", body)
+}
