@@ -27,6 +27,9 @@ func NormalizeLocation(loc string) (string, error) {
 	if err != nil {
 		return "", newErr(KindBadRequest, "Invalid location %q: %v", loc, err)
 	}
+	if !strings.HasPrefix(loc, u.Scheme+":") {
+		return "", newErr(KindBadRequest, "Invalid location %q: the scheme must be lowercase", loc)
+	}
 	switch u.Scheme {
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {
