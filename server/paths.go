@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lakehold/catalog/service"
 )
@@ -28,6 +29,9 @@ func escapedRouting(next http.Handler) http.Handler {
 func decodeNamespace(p string) ([]string, error) {
 	if p == "" {
 		return nil, &service.Error{Kind: service.KindBadRequest, Message: "Invalid namespace: empty"}
+	}
+	if !utf8.ValidString(p) {
+		return nil, &service.Error{Kind: service.KindBadRequest, Message: "Invalid namespace: not valid UTF-8"}
 	}
 	levels := strings.Split(p, namespaceSep)
 	for _, l := range levels {
@@ -59,6 +63,9 @@ func ident(ns string, name string) (service.Ident, error) {
 	levels, err := decodeNamespace(ns)
 	if err != nil {
 		return service.Ident{}, err
+	}
+	if !utf8.ValidString(name) {
+		return service.Ident{}, &service.Error{Kind: service.KindBadRequest, Message: "Invalid name: not valid UTF-8"}
 	}
 	return service.Ident{Namespace: levels, Name: name}, nil
 }

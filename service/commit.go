@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -229,6 +231,9 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 		case errors.Is(err, store.ErrConflict):
 			cleanup()
 			if attempt < s.opts.MaxCommitAttempts {
+				if err := conflictBackoff(ctx, attempt); err != nil {
+					return nil, wrapErr(KindCommitFailed, err, "Commit failed: request cancelled while retrying, nothing was committed")
+				}
 				continue
 			}
 			s.commitOutcome("conflict")
@@ -243,6 +248,20 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 			s.commitOutcome("error")
 			return nil, wrapErr(KindCommitFailed, err, "Commit failed: catalog database error before commit, nothing was committed: %v", err)
 		}
+	}
+}
+
+// conflictBackoff waits a jittered, growing moment before re-basing a commit
+// that lost a race, so that a crowd of writers on one table spreads out.
+func conflictBackoff(ctx context.Context, attempt int) error {
+	limit := time.Duration(1<<min(attempt, 6)) * time.Millisecond
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))) + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // Options configure a Service.
 type Options struct {
 	// MaxCommitAttempts bounds server-side retries of a commit that lost a
-	// compare-and-swap race (default 4).
+	// compare-and-swap race (default 6).
 	MaxCommitAttempts int
 	// VerifyMetadataOnLoad makes loadTable check that the metadata file
 	// still exists (one stat); a missing file answers 404 NotFoundException.
@@ -45,7 +45,7 @@ type Service struct {
 // New returns a Service over st, writing files through files.
 func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	if opts.MaxCommitAttempts <= 0 {
-		opts.MaxCommitAttempts = 4
+		opts.MaxCommitAttempts = 6
 	}
 	if opts.Authorizer == nil {
 		opts.Authorizer = AllowAll{}
