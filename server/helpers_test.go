@@ -31,7 +31,7 @@ type bundle struct {
 	client    *http.Client
 }
 
-func openStore(t *testing.T, backend string) store.Store {
+func openStore(t testing.TB, backend string) store.Store {
 	t.Helper()
 	ctx := context.Background()
 	var st *sqlstore.Store
@@ -48,7 +48,9 @@ func openStore(t *testing.T, backend string) store.Store {
 }
 
 // setup starts a catalog over a fresh store with warehouse "wh".
-func setup(t *testing.T, backend string) *bundle {
+func setup(t *testing.T, backend string) *bundle { return setupTB(t, backend) }
+
+func setupTB(t testing.TB, backend string) *bundle {
 	t.Helper()
 	st := openStore(t, backend)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -95,6 +97,11 @@ func (r response) errorOf(t *testing.T) (string, string) {
 
 func (b *bundle) do(t *testing.T, method, path string, body any, headers ...string) response {
 	t.Helper()
+	return b.doTB(t, method, path, body, headers...)
+}
+
+func (b *bundle) doTB(t testing.TB, method, path string, body any, headers ...string) response {
+	t.Helper()
 	var rd io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -123,9 +130,11 @@ const testSchema = `{"type":"struct","schema-id":0,"fields":[
  {"id":3,"name":"id","type":"long","required":true},
  {"id":4,"name":"data","type":"string","required":false}]}`
 
-func (b *bundle) createNamespace(t *testing.T, levels ...string) {
+func (b *bundle) createNamespace(t *testing.T, levels ...string) { b.createNamespaceTB(t, levels...) }
+
+func (b *bundle) createNamespaceTB(t testing.TB, levels ...string) {
 	t.Helper()
-	r := b.do(t, "POST", "/v1/wh/namespaces", map[string]any{"namespace": levels})
+	r := b.doTB(t, "POST", "/v1/wh/namespaces", map[string]any{"namespace": levels})
 	require.Equal(t, 200, r.status, "%s", r.body)
 }
 

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"log/slog"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 )
@@ -39,7 +41,8 @@ type Service struct {
 	opts  Options
 	log   *slog.Logger
 
-	whCache warehouseCache
+	whCache   warehouseCache
+	refsCache *lru.Cache[string, []byte]
 }
 
 // New returns a Service over st, writing files through files.
@@ -53,7 +56,8 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Service{store: st, files: files, opts: opts, log: opts.Logger}
+	refs, _ := lru.New[string, []byte](512)
+	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs}
 }
 
 // Store returns the underlying store (for health checks and idempotency).

@@ -338,7 +338,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	}
 	data := obj.Metadata
 	if snapshots == "refs" {
-		if data, err = refsOnly(data); err != nil {
+		if data, err = s.refsOnlyCached(obj.MetadataLocation, data); err != nil {
 			return nil, wrapErr(KindInternal, err, "filter snapshots")
 		}
 	}
@@ -346,6 +346,21 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 		return &TableResult{MetadataLocation: obj.MetadataLocation, Metadata: data, Config: map[string]string{}}, nil
 	}
 	return s.tableResult(ctx, w, obj.MetadataLocation, data, obj.Location, vend)
+}
+
+// refsOnlyCached memoises refsOnly per metadata location. A metadata file
+// never changes once written, so the cache needs no invalidation and is
+// safe across replicas; it only saves the filtering work.
+func (s *Service) refsOnlyCached(metadataLocation string, data []byte) ([]byte, error) {
+	if v, ok := s.refsCache.Get(metadataLocation); ok {
+		return v, nil
+	}
+	out, err := refsOnly(data)
+	if err != nil {
+		return nil, err
+	}
+	s.refsCache.Add(metadataLocation, out)
+	return out, nil
 }
 
 // refsOnly drops every snapshot that is not the head of a branch or tag,

@@ -335,10 +335,16 @@ const objectCols = `o.id, o.warehouse_id, o.namespace_id, o.name, o.kind, o.loca
 func scanObject(r rowScanner, o *store.Object) error {
 	var kind string
 	var updated int64
+	var packed []byte
 	if err := r.Scan(&o.ID, &o.WarehouseID, &o.NamespaceID, &o.Name, &kind, &o.Location,
-		&o.MetadataLocation, &o.Metadata, &o.FormatVersion, &updated); err != nil {
+		&o.MetadataLocation, &packed, &o.FormatVersion, &updated); err != nil {
 		return err
 	}
+	meta, err := unpack(packed)
+	if err != nil {
+		return fmt.Errorf("metadata of %s: %w", o.ID, err)
+	}
+	o.Metadata = meta
 	o.Kind = store.ObjectKind(kind)
 	o.UpdatedAt = time.UnixMilli(updated)
 	return nil
@@ -523,7 +529,7 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 		_, err = q.exec(ctx,
 			`INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, format_version, updated_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			o.ID, whID, nsID, o.Name, string(o.Kind), o.Location, o.MetadataLocation, string(o.Metadata), o.FormatVersion, o.UpdatedAt.UnixMilli())
+			o.ID, whID, nsID, o.Name, string(o.Kind), o.Location, o.MetadataLocation, pack(o.Metadata), o.FormatVersion, o.UpdatedAt.UnixMilli())
 		if err != nil && s.db.classify(err) == classUnique {
 			return &store.AlreadyExistsError{Kind: o.Kind, Name: o.Ref().String()}
 		}
@@ -629,7 +635,7 @@ func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
 			}
 			sql := `UPDATE catalog_objects SET metadata_location = $1, previous_metadata_location = metadata_location,
 			        metadata = $2, format_version = $3, updated_at = $4`
-			args := []any{sw.NewMetadataLocation, string(sw.NewMetadata), sw.NewFormatVersion, nowMillis()}
+			args := []any{sw.NewMetadataLocation, pack(sw.NewMetadata), sw.NewFormatVersion, nowMillis()}
 			if sw.NewLocation != "" {
 				sql += `, location = $7`
 			}

@@ -1,0 +1,135 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+)
+
+// benchBackend is the store benchmarks run on: Postgres by default (the
+// production store), CATALOG_BENCH_BACKEND=sqlite for the embedded one.
+func benchBackend() string {
+	if b := os.Getenv("CATALOG_BENCH_BACKEND"); b != "" {
+		return b
+	}
+	return "postgres"
+}
+
+// manySnapshotsMetadata writes a table metadata file with n snapshots (the
+// manifest lists it names do not exist: loadTable never opens them).
+func manySnapshotsMetadata(tb testing.TB, dir string, n int) string {
+	tb.Helper()
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	loc := "file://" + filepath.Join(dir, "big")
+	meta, err := table.NewMetadata(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, loc, nil)
+	require.NoError(tb, err)
+	bld, err := table.MetadataBuilderFromBase(meta, "")
+	require.NoError(tb, err)
+	var parent *int64
+	for i := 1; i <= n; i++ {
+		id := int64(i)
+		snap := &table.Snapshot{
+			SnapshotID: id, ParentSnapshotID: parent, SequenceNumber: id, TimestampMs: time.Now().UnixMilli() + id,
+			ManifestList: fmt.Sprintf("%s/metadata/snap-%d-1-manifest-list.avro", loc, id),
+			Summary:      &table.Summary{Operation: table.OpAppend, Properties: map[string]string{"added-data-files": "1", "added-records": "100"}},
+			SchemaID:     &sc.ID,
+		}
+		require.NoError(tb, bld.AddSnapshot(snap))
+		parent = &snap.SnapshotID
+	}
+	require.NoError(tb, bld.SetSnapshotRef("main", int64(n), table.BranchRef))
+	big, err := bld.Build()
+	require.NoError(tb, err)
+	data, err := json.Marshal(big)
+	require.NoError(tb, err)
+	path := filepath.Join(dir, "big", "metadata", "00000-big.metadata.json")
+	require.NoError(tb, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(tb, os.WriteFile(path, data, 0o644))
+	return "file://" + path
+}
+
+func benchGet(b *testing.B, bd *bundle, path string, headers ...string) {
+	b.Helper()
+	req, _ := http.NewRequest("GET", bd.url+path, nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, err := bd.client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 && resp.StatusCode != 304 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+		b.SetBytes(n)
+	}
+}
+
+// BenchmarkLoadTable measures loadTable end to end over HTTP (loopback):
+// a fresh table, a 10k-snapshot table, and the If-None-Match 304 path.
+func BenchmarkLoadTable(b *testing.B) {
+	bd := setupTB(b, benchBackend())
+	bd.createNamespaceTB(b, "ns")
+	r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "small", "schema": rawJSON(testSchema)})
+	require.Equal(b, 200, r.status)
+	dir := b.TempDir()
+	metaLoc := manySnapshotsMetadata(b, dir, 10_000)
+	r = bd.doTB(b, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "big", "metadata-location": metaLoc})
+	require.Equal(b, 200, r.status, "%s", r.body)
+	bigTag := r.header.Get("ETag")
+
+	b.Run("small", func(b *testing.B) { benchGet(b, bd, "/v1/wh/namespaces/ns/tables/small") })
+	b.Run("10k-snapshots", func(b *testing.B) { benchGet(b, bd, "/v1/wh/namespaces/ns/tables/big") })
+	b.Run("10k-snapshots-refs", func(b *testing.B) { benchGet(b, bd, "/v1/wh/namespaces/ns/tables/big?snapshots=refs") })
+	b.Run("304", func(b *testing.B) { benchGet(b, bd, "/v1/wh/namespaces/ns/tables/big", "If-None-Match", bigTag) })
+}
+
+// BenchmarkCommit measures set-properties commits: each goroutine on its own
+// table (distinct), and all goroutines on one table (hot; retries and 409s
+// included, 409s counted as a custom metric).
+func BenchmarkCommit(b *testing.B) {
+	bd := setupTB(b, benchBackend())
+	bd.createNamespaceTB(b, "ns")
+	const tables = 64
+	for i := 0; i < tables; i++ {
+		r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", i), "schema": rawJSON(testSchema)})
+		require.Equal(b, 200, r.status)
+	}
+	run := func(b *testing.B, pick func(worker int64) string) {
+		var worker, conflicts, seq atomic.Int64
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			w := worker.Add(1)
+			for pb.Next() {
+				body := setProps("k", fmt.Sprint(seq.Add(1)))
+				r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables/"+pick(w), body)
+				switch r.status {
+				case 200:
+				case 409:
+					conflicts.Add(1)
+				default:
+					b.Fatalf("status %d: %s", r.status, r.body)
+				}
+			}
+		})
+		b.ReportMetric(float64(conflicts.Load())/float64(b.N), "409s/op")
+	}
+	b.Run("distinct-tables", func(b *testing.B) { run(b, func(w int64) string { return fmt.Sprintf("t%d", w%tables) }) })
+	b.Run("hot-table", func(b *testing.B) { run(b, func(int64) string { return "t0" }) })
+}
