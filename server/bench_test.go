@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
