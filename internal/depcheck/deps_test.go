@@ -1,0 +1,77 @@
+// Package depcheck guards the import direction between the project's
+// packages: pure packages stay pure, only the server sees generated code,
+// and nothing above the store sees a database driver.
+package depcheck
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// deps returns, per package, its transitive dependencies and, under the key
+// "direct:"+path, its direct imports.
+func deps(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "github.com/lakehold/catalog/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	m := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		m[p.ImportPath] = p.Deps
+		m["direct:"+p.ImportPath] = p.Imports
+	}
+	return m
+}
+
+func TestImportDirection(t *testing.T) {
+	const mod = "github.com/lakehold/catalog/"
+	rules := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{mod + "server", []string{"github.com/jackc/pgx", "modernc.org/sqlite", mod + "store/sqlstore"}},
+		{mod + "service", []string{mod + "openapi", mod + "server", "github.com/jackc/pgx", mod + "store/sqlstore"}},
+		// The commit logic is plain Go: no HTTP in its own imports (its
+		// storage dependencies may use HTTP underneath).
+		{"direct:" + mod + "service", []string{"net/http"}},
+		{mod + "store", []string{"github.com/jackc/pgx", "modernc.org/sqlite", "net/http"}},
+	}
+	all := deps(t)
+	for _, r := range rules {
+		d, ok := all[r.pkg]
+		if !ok {
+			t.Fatalf("package %s not found", r.pkg)
+		}
+		for _, dep := range d {
+			for _, f := range r.forbidden {
+				if dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s must not import %s", r.pkg, dep)
+				}
+			}
+		}
+	}
+	for p, d := range all {
+		if strings.HasPrefix(p, "direct:") || p == mod+"server" || p == mod+"openapi" || strings.HasPrefix(p, mod+"cmd/") {
+			continue
+		}
+		for _, dep := range d {
+			if dep == mod+"openapi" {
+				t.Errorf("%s imports the generated openapi package; only server may", p)
+			}
+		}
+	}
+}
