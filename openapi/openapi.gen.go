@@ -201,6 +201,12 @@ type RegisterTableRequest struct {
 	Overwrite        *bool  `json:"overwrite,omitempty"`
 }
 
+// RegisterViewRequest defines model for RegisterViewRequest.
+type RegisterViewRequest struct {
+	MetadataLocation string `json:"metadata-location"`
+	Name             string `json:"name"`
+}
+
 // RenameTableRequest defines model for RenameTableRequest.
 type RenameTableRequest struct {
 	Destination TableIdentifier `json:"destination"`
@@ -312,6 +318,11 @@ type RegisterTableParams struct {
 	XIcebergAccessDelegation *AccessDelegationParam `json:"X-Iceberg-Access-Delegation,omitempty"`
 }
 
+// RegisterViewParams defines parameters for RegisterView.
+type RegisterViewParams struct {
+	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+}
+
 // ListTablesParams defines parameters for ListTables.
 type ListTablesParams struct {
 	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
@@ -392,6 +403,9 @@ type UpdatePropertiesJSONRequestBody = UpdateNamespacePropertiesRequest
 
 // RegisterTableJSONRequestBody defines body for RegisterTable for application/json ContentType.
 type RegisterTableJSONRequestBody = RegisterTableRequest
+
+// RegisterViewJSONRequestBody defines body for RegisterView for application/json ContentType.
+type RegisterViewJSONRequestBody = RegisterViewRequest
 
 // CreateTableJSONRequestBody defines body for CreateTable for application/json ContentType.
 type CreateTableJSONRequestBody = CreateTableRequest
@@ -522,6 +536,9 @@ type ServerInterface interface {
 	// (POST /v1/{prefix}/namespaces/{namespace}/register)
 	RegisterTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params RegisterTableParams)
 
+	// (POST /v1/{prefix}/namespaces/{namespace}/register-view)
+	RegisterView(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params RegisterViewParams)
+
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables)
 	ListTables(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListTablesParams)
 
@@ -632,6 +649,11 @@ func (_ Unimplemented) UpdateProperties(w http.ResponseWriter, r *http.Request, 
 
 // (POST /v1/{prefix}/namespaces/{namespace}/register)
 func (_ Unimplemented) RegisterTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params RegisterTableParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/register-view)
+func (_ Unimplemented) RegisterView(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params RegisterViewParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1212,6 +1234,65 @@ func (siw *ServerInterfaceWrapper) RegisterTable(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RegisterTable(w, r, prefix, namespace, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RegisterView operation middleware
+func (siw *ServerInterfaceWrapper) RegisterView(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RegisterViewParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RegisterView(w, r, prefix, namespace, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2380,6 +2461,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/views/{view}", wrapper.ReplaceView)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/register-view", wrapper.RegisterView)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/views/rename", wrapper.RenameView)
 	})
 	r.Group(func(r chi.Router) {
@@ -2865,6 +2949,48 @@ type RegisterTabledefaultJSONResponse struct {
 }
 
 func (response RegisterTabledefaultJSONResponse) VisitRegisterTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterViewRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Params    RegisterViewParams
+	Body      *RegisterViewJSONRequestBody
+}
+
+type RegisterViewResponseObject interface {
+	VisitRegisterViewResponse(w http.ResponseWriter) error
+}
+
+type RegisterView200JSONResponse struct{ LoadViewJSONResponse }
+
+func (response RegisterView200JSONResponse) VisitRegisterViewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterViewdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response RegisterViewdefaultJSONResponse) VisitRegisterViewResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -3557,6 +3683,9 @@ type StrictServerInterface interface {
 	// (POST /v1/{prefix}/namespaces/{namespace}/register)
 	RegisterTable(ctx context.Context, request RegisterTableRequestObject) (RegisterTableResponseObject, error)
 
+	// (POST /v1/{prefix}/namespaces/{namespace}/register-view)
+	RegisterView(ctx context.Context, request RegisterViewRequestObject) (RegisterViewResponseObject, error)
+
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables)
 	ListTables(ctx context.Context, request ListTablesRequestObject) (ListTablesResponseObject, error)
 
@@ -3984,6 +4113,41 @@ func (sh *strictHandler) RegisterTable(w http.ResponseWriter, r *http.Request, p
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RegisterTableResponseObject); ok {
 		if err := validResponse.VisitRegisterTableResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RegisterView operation middleware
+func (sh *strictHandler) RegisterView(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params RegisterViewParams) {
+	var request RegisterViewRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Params = params
+
+	var body RegisterViewJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RegisterView(ctx, request.(RegisterViewRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RegisterView")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RegisterViewResponseObject); ok {
+		if err := validResponse.VisitRegisterViewResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -4502,51 +4666,52 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Dzrbts41q9C6PsWSAHJSqYD7MD7q9PJFN1pu0Wa6SwwLTCMdCyxkUiVpOx6A7/7gqTupiQrlRO3+yuJ",
-	"TR6eG8+duXMClmaMApXCWd45GeY4BQlc//UsCECIXyCBCEvC6Fv1rfqCUGfpxIBD4I7rUJyCs3T+7b0M",
-	"4AZ45Jl9Xr3RcR0RxJBitVluM7VcSE5o5Ox2rvMyhDRjEmiw/Q22w6c01nq/wXYE8hucgshwABXQEETA",
-	"SaaxWtbfowTWkAgXAQ5i9PvVKw9owEIIXfSJEQohutkiGQM6/3LxKxKgGCUZR2d/u/j1ycJxDbIZlnGN",
-	"Ki2BO67D4XNOOITOUvIchpF+iyN4R/4DbUZ8zoFva+BZsajFgJRQkuaps7xwS7iESoiAV4Cv2S3UgsRJ",
-	"wjaXaSa373GSQ4ld34F68wjL33JYkS89/L6OAW0wh5jlApCC7CIsEAeZc8VkQhFbA+ckBLHINCTFeH99",
-	"4QeMrkjUw2qzdCKfr/FN0mFyG6pUCyYCfU9gMwRzTWAzCeROLRYZowL0pbzknHH1S8CoBCq1GLMsIYG+",
-	"av4noTh914D4/xxWztL5P7++6775VvjFldVAr4pjzKFtwT2jW7TCJMm5kRimqNiKQO1FNyzcLpyd67xi",
-	"ONScnQ3HCuIViDyRNvT01ygFiUMsMTorf/MSZo5ERCB8I4BKtGIcYSQkjiBEAQcsQd9gY2kMj69x1MZv",
-	"TyoFpUrcsxKqAPbTqb6tyFxohSs2K9jPscQJi57rm6LNOWcZcEmM5oSwwnliDD0OQ6Jg4uRta02HzsqM",
-	"sJtPEEj1AdAwY6TwF0RCOrgPc4636m/SsNu3sPUSsgJJUrBurmzA16C6a96yP2vqm+A/Wgh8ztKUyELh",
-	"Pucg5D4rSQhUkhUBPiZTDedlvbzGKi2d7tD2K7z557t/vVHb8izEEg7f0aG/dWoNbZQDhU3YY0GphRMo",
-	"2LuVdhPaxHp/Sw1mCHeOqcCB2tArQ23dvSDGNIK2Mg+RY9GOPW3v0NA+qB9pc/W/H40bVDFtd6vwq5fs",
-	"OoYaQaICpaC3YQxta5iULvr10QcR0HdPTpyCYTs3cFHLiMbyRYa51CbbExkEExTuflS7B7rXxkHa+3vG",
-	"+TdIuGEsAUzVig0nEjzGw/EL16f/mj8Vcv0iGLz395TAQzFShbPeGrgoUPx6PnVgtmjp5+EfZVJxEoy0",
-	"E1hhYCNDR+CvWQjJPuoqEW1gV6V0yhUKgSM76kLi4HZakGb+HvfJ5tBivWvwsxH1AuS3bCGtydEe+lAm",
-	"ZEM4NMTbxcHst53/ioiaf+IABh4exrRY2VUDCl+kp/J9T+qEXx2RJ4lJ6ky+OqwhDYT66NJ+Z4CmOt45",
-	"nChL5DM7aU28+mirjNEAfVUV5HDyKrCjEWcDuBXHTkJtMThlBnm46zhSPqDsGOOFt9a8x8nhLHtn9j6v",
-	"to6ybjC56CTop8y3r82j3jSN8uEepJ2i37/KUFK7V0F8RrdIfYPWOMnBRSHoMm1ZnhXA18DRhsgY4QwH",
-	"MfikqEpHbOG4zhcvYl5x3CfB6OIKb14XDk2dCxEREvhwWHyY4vYGFWwNXMeXttDTHjvsn2gT2hWo5cO4",
-	"hyAkoRXWE+2pYDkfd9R7GztEFVDcFjJ2gjLG5WuQnASiQZJdsYz9bpPLNQTvsMimudiGzr45mcUEFNXr",
-	"UfSqKndxiA3FLuutwUKvuk4Nw3rDqUL7bRj+rssCdWemwq5XZTmkbN01+6Om6MDqRSc6nIJub2mMCKGQ",
-	"moSuJlKxcTqNkzZZizShUyPgVvjbpFcHIYMZVttor0gCS993kXi69P2bPLgF6S8WC8Q4ikTrI8d97Oxs",
-	"JONU2wldMXtzq2yKXF2+u0aBqccjznIJAsmYiNJBkTRLTD3ORcoVSKC6MaHXZJypsz7Qsw3hpk0m0Iol",
-	"CdtoJ/dMO7b2WRlnkgUseeKiLMmFXpdiiiN9Cnr29uUHevaXX3/kry/+erJAP7OQaNywRAHmfFuB1WVL",
-	"JaF1s+ngooKl7gda3DCEaYiaJUaEOSDFthBhgVYcwFsxnhq/HQMHvaPtuT/QQdftIsEMkjm9pWxDkanu",
-	"msPVWQJFIBFGP56fLz4oKUoiVVDvvMK3ELMktMrGcZ2qeuGcLy4W59pBZ0BxRpyl83RxvniqVALLWCtZ",
-	"m4N+O4yPQFsvpT1al16G6vxWRuB02nk/nJ/P1z+y5x6WPtLlGvi27sTqxl3RIOk7pMLa5LLGWOJI6Oiy",
-	"4onzUV1LJix86BRqiiYoCPkzC7ez8aCnHLRr33oVKeyOKIlGqmZpVraa4Bssii5kOKsYdm6/rvp3yqbs",
-	"jAlLwASibWn9oj9vS6vFrB/HuvuKMAM9RGdEohiSEFGG6uLAk5n1znr9XoAcoOIxRD73bWvM7Px51zeI",
-	"MmnmQIGtZy56LdsLkEWv2Y5FZ4Jk0xDDwNlHlFG7QW6RU7EAGcJzQ2vhmAEV9grC+WRZRvK7guN3Jsbf",
-	"+e2aXq9jqcuD+zKw4VIv8TvTQDv3oB31YJLaYB8U4kpQjyXjnqKpRdi/EA6BREFMkpADRWylpWzwr80U",
-	"OlPiZ5mnR8TmNF/NMulusvgac1aKoUNO900jL5t2im00z4jvWK57ryf8wK67r7HbY9VrNZnRkbcUo98y",
-	"GDeufx/25Zxlx1CBQ+KBNn9CzrJsZv70+P1XDIcV0a/LUucRFcfa7BrVGpW+EKlzviLnnJk5MeBwnzsV",
-	"ppdfiJDCmS5O0BtPxwSOu6/OMHAV5YzcLL9dZXhYFPvsuqlKNaoap2zYRyt+D2zix0t6lmv7R4yltmFF",
-	"xcxFRcHM1Xe4qJk9guX3edGzOB3tbHVR5lHNcezsrxWOpdPWRtHhejysF/UM9ddpky7hTdCkYv1QwmH6",
-	"9g+fbBw7ZejMI/TNmAtEqM4SKq4t5pKReyKXtzEX+H1eXcvg4/dxcf07/XM0F5hXttYaQM6jkrm6pTSl",
-	"FtATepp+xIxZROPm9WYQ92NVjz67fW/aVt4bRsF7jWUQDz+vsrNbUJyJmOk4vt4MNE8VnThJdHy/araz",
-	"xmoxE/T86bDEiEA5NdPvIRKEBqAN6OU1jpQxbRE/o0jteY9GemLOY8iYJ995LGs/vqPxGm4s7ZjRfhzL",
-	"xFteaTxwGcnyhqanGBDopSjBNITwHya6aD3zusfbtEfzPX5qhnUePBmZScNbE0fOsXIHy1TTQfrZY6HM",
-	"3JL2jTgIIJMzOscDtWBNYDOcObzXK/4HEwdN+Ox5g2H4qaUN783z5lNvMjSf3MwZ+2vy55HrlHvn36kf",
-	"o3H/zMI5xDLp2aEZY/Za63tD9vflC/tHFmBfCKqOmBiBai7OE4A+ktkY31H/44RB55zg4BswMnvveb8R",
-	"I1PEchzKkctj9KQbU+onLUXLNP3XBGl1/cKw93ghmqxfvwvfZBfHkuXec/tvIS3c/+cA95WrmaM0kjUl",
-	"jiKNO5psjb9/iAt68lZ25vtZhSozXc/Kxu5cx8w2Gw7mPHGWTixltvT9ix/+vjhfnC8ulj9d/HShWVXs",
-	"L19qlCNiyoV2/7GUaH5aqEzjE4NB44PG5ODu4+6/AQAA//8=",
+	"5Dzrbts41q9C6PsWSAHJiqcD7MD7q9Nmiu603SLNdBaYFhhGOrbYSKRKUna9gd99QVJ3U5KVyIkz+yux",
+	"RR6eG89dvnUClqSMApXCWdw6KeY4AQlcf3oRBCDEK4hhhSVh9IN6qh4Q6iycCHAI3HEdihNwFs6/vTcB",
+	"XANfeWafV210XEcEESRYbZbbVC0XkhO6cnY713kTQpIyCTTY/grb/lNqa71fYTsA+T1OQKQ4gBJoCCLg",
+	"JNVYLarnKIY1xMJFgIMI/Xb51gMasBBCF31lhEKIrrdIRoDOv89/QQIUoyTj6Oxv81+ezRzXIJtiGVWo",
+	"0gK44zocvmWEQ+gsJM+gH+kPeAUfyX+gyYhvGfBtBTzNFzUYkBBKkixxFnO3gEuohBXwEvAVu4FKkDiO",
+	"2eYiSeX2E44zKLDrOlBvHmD5Bw5L8r2D31cRoA3mELFMAFKQXYQF4iAzrphMKGJr4JyEIGaphqQY76/n",
+	"fsDokqw6WG2WjuTzFb6OW0xuQpVqwUignwhs+mCuCWxGgdypxSJlVIC+lBecM67+CRiVQKUWY5rGJNBX",
+	"zf8qFKdvaxD/n8PSWTj/51d33TdPhZ9fWQ30Mj/GHNoU3Au6RUtM4owbiWGK8q0I1F50zcLtzNm5zluG",
+	"Q83ZyXAsIV6CyGJpQ08/RglIHGKJ0VnxnxczcyQiAuFrAVSiJeMIIyHxCkIUcMAS9A02lsbw+Aqvmvjt",
+	"SSWnVIl7UkIVwG461dOSzJlWuHyzgv0SSxyz1Ut9U7Q55ywFLonRnBCWOIuNocdhSBRMHH9orGnRWZoR",
+	"dv0VAqm+ABqmjOT+gkhIevdhzvFWfSY1u30DWy8mS5AkAevm0gbcB9Vd/Zb9UVFfB//FQuBLliRE5gr3",
+	"LQMh91lJQqCSLAnwIZlqOG+q5RVWSeF0+7Zf4s0/P/7rvdqWpSGWcPiOFv2NUytogxzIbcIeCwotHEHB",
+	"3q20m9A61vtbKjB9uHNMBQ7Uhk4ZauvuBRGmK2gqcx85Fu3Y0/YWDc2DupE2V/+vo3G9Kqbtbhl+dZJd",
+	"xVADSJSgFPQmjL5tNZPSRr86+iACuu7JiVPQb+d6LmoR0VgepJhLbbI9kUIwQuHuRrV7oHutHaS9v2ec",
+	"f42Ea8ZiwFSt2HAiwWM8HL5wXfqv+VMi1y2C3nt/Rwk8FCNVOOutgYscxfvzqQWzQUs3D38vkoqTYKSd",
+	"wBIDGxk6An/HQoj3UVeJaA27MqVTrlAIvLKjLiQObsYFaebzsE82h+brXYOfjajXIJ+yhbQmR3voQ5GQ",
+	"9eFQE28bB7Pfdv5bIir+iQMYeHgY02BlWw0ofJeeyvc9qRN+dUQWxyapM/lqv4bUEOqiS/udHpqqeOdw",
+	"oiyRz+Sk1fHqoq00Rj30lVWQw8krwQ5GnDXgVhxbCbXF4BQZ5OGu40j5gLJjjOfeWvMex4ez7KPZ+7Lc",
+	"Osi63uSilaCfMt/um0e9rxvlwz1IM0W/e5WhoHavgviCbpF6gtY4zsBFIegybVGeFcDXwNGGyAjhFAcR",
+	"+CSvSq/YzHGd796KeflxXwWjs0u8eZc7NHUurIiQwPvD4sMUtzOoYGvgOr60hZ722GH/RJvQCux7I8p7",
+	"IX8/7NTyfs6GICShJVojrb1gGR8OI/Y2tojKobgNZOwEpYzLdyA5CUSNJLvaG+/SJJdrCN5hcVd9sQ2d",
+	"fWM3iYHKa+uD6JU1+PwQG4pt1ltDmU59HBskdgZ7uXrbMPxNFy2qvlGJXafKckjYuu2UBg3lgbWVVuw6",
+	"Bt3Owh0RQiE1Cl1NpGLjeBpHbbKWkEKnQsAt8bdJrwqRevO/pktZkhgWvu8i8Xzh+9dZcAPSn81miHG0",
+	"Eo2vHPexc8eBfFhtJ3TJ7K23omVzefHxCgWmW4A4yyQIJCMiCvdJkjQ21UIXKUclgeq2iV6TcqbO+kzP",
+	"NoSbJp5ASxbHbKNd8AvtdptnpZxJFrD4mYvSOBN6XYIpXulT0IsPbz7Tsz/96it/Pf/z2Qz9zEKiccMS",
+	"BZjzbQlWF1WVhNb1loiLcpa6n2l+wxCmIaoXQBHmgBTbQoQFWnIAb8l4YqKKCDjoHc244jPtDSxcJJhB",
+	"MqM3lG0oMrVnc7g6S6AVSITRj+fns89KipJIlXI4b/ENRCwOrbJxXKesrTjns/nsXIcPKVCcEmfhPJ+d",
+	"z54rlcAy0krW5KDfTDJWoK2X0h6tS29CdX4jX3FazcYfzs+n627ZMyNLl+tiDXxb9Yl1WzFv33QdUmJt",
+	"Mm1jLPFK6Ni35InzRV1LJix8aJWR8hYtCPkzC7eT8aCjWLVr3noVKeyOKIlaImlppTZa9Bss8h5pOKkY",
+	"dm63rvq3yqbsjAmLwYTJTWm90t83pdVg1o9DsweKMAM9RGdEogjiEFGGqtLFs4n1znr9XoPsoeIxRD71",
+	"batNFP1x2zUmM2oiQoGtJkI6LdtrkHkn3I5Fa75lUxNDz9lHlFGzfW+RU74AGcIzQ2vumAHl9grC6WRZ",
+	"RPK7nOO3Jsbf+c2KY6djqYqX+zKw4VIt8VuzSjv3oB3V2JTaYB9j4kpQjyXjjpKuRdivCIdAoiAicciB",
+	"IrbUUjb4V2YKnSnxs9TTA2xTmq96EXc3Wny1KTDF0D6n+76Wl407xTY4aMR3LNe917F+YNfd1XbusOqV",
+	"mkzoyBuK0W0ZjBvX//f7cs7SY6jAIfFAkz8hZ2k6MX86/P5bhsOS6HdFIfaIimNtxQ1qjUpfiNQ5X55z",
+	"TsycCHC4z50S04vvREjhjBcn6I2nYwKH3VdrVLmMcgZult+sMjwsil123VSlalWNUzbsgxW/BzbxwyU9",
+	"y7X9PcJS27C8YuaivGDm6juc18wewfL7PO9JnI52Nno806jmMHb2dymOpdPWNtbhetyvF9WE9/20SZfw",
+	"7qBJ3jofuj4tdfpkJvtP19DZuoNT6oRmwP1UQkl2hEbkGtSXgpo5k4dPP4+dRLbmZ7reiRCIUJ03llyb",
+	"TXVr3RO5f7U51r+mMbcM6j51U27W+7f672B2OK1srVWhjK8K5uom45jqUEcyYjpUE+aVtZvXmVPejVUd",
+	"+ux2vYO59N4zCt47LIOo/3VAO7sFxamImM7sqs1As0TRieNYZ3zLeoNzqDo3Qs+f90uMCJRR87ZGiASh",
+	"AWgDenGFV8qYNoifUKT2TFgjPTILNmRMkwE/lrUf3lF7e3MoEZ3QfhzLxFveKnrgwqLlna+O8lCgl6IY",
+	"0xDCf5joovFa4h3epXw03+MnZnzrwfOJiTS8MYPmHCtxsMy5HaSfHRbKTLJp34iDAFI5oXM8UAtMptGX",
+	"OXzSK/4HEwdN+OR5Q5HanVbacPJJ+/4rYk87ZdfL/Vv1ZzDun1g4h1gmPU02YcxeaX1nyP6p+EWIRxZg",
+	"VwiqjhgZgWouThOAPpLZGN5R/dBHr3OOcfAEjMze++dPxMjksRyHYgj3GFMKtfcWTry+u/d+xX2CtKp+",
+	"Ydh7vBBNVr/WIHyTXRxLlns/D/EU0sL9H7O4q1zNZK2RrClx5Gnc0WRr/P1DXNAn0H+Z9H6WocpE17O0",
+	"sTvXMdPuhoMZj52FE0mZLnx//sPfZ+ez89l88dP8p7lmVb6/eHenGBpULrT9Q2ii/m2uMrVvDAa1L2qz",
+	"pLsvu/8GAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

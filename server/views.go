@@ -101,3 +101,16 @@ func (s *Server) RenameView(ctx context.Context, req openapi.RenameViewRequestOb
 	}
 	return openapi.RenameView204Response{}, nil
 }
+
+// RegisterView implements openapi.StrictServerInterface.
+func (s *Server) RegisterView(ctx context.Context, req openapi.RegisterViewRequestObject) (openapi.RegisterViewResponseObject, error) {
+	levels, err := decodeNamespace(req.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.RegisterView(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	return viewResponse{res}, nil
+}

@@ -1,0 +1,44 @@
+# Shared helpers for the interop tier (sourced, not run).
+# CACHE holds downloaded clients outside the repository.
+CACHE=${LAKEHOLD_CACHE:-$HOME/.cache/lakehold}
+mkdir -p "$CACHE"
+
+# free_port prints a free TCP port on 127.0.0.1.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_catalog NAME WAREHOUSE_NAME: starts the built catalog on a fresh
+# database (Postgres when CATALOG_TEST_DATABASE_URL is set, else SQLite) with
+# a file:// warehouse; exports CATALOG_URI, WAREHOUSE_DIR and CATALOG_PID.
+start_catalog() {
+  local name=$1 wh=$2
+  local dir; dir=$(mktemp -d "/tmp/interop-$name.XXXXXX")
+  WAREHOUSE_DIR="$dir/warehouse"
+  mkdir -p "$WAREHOUSE_DIR"
+  local port; port=$(free_port)
+  local dbflag=(--data-dir "$dir/data")
+  if [ -n "${CATALOG_TEST_DATABASE_URL:-}" ]; then
+    local db="interop_${name}_$RANDOM"
+    psql "$CATALOG_TEST_DATABASE_URL" -q -c "CREATE DATABASE $db" >/dev/null
+    dbflag=(--database-url "${CATALOG_TEST_DATABASE_URL%/*}/$db?sslmode=disable")
+  fi
+  "$CATALOG_BIN" serve --listen "127.0.0.1:$port" "${dbflag[@]}" \
+    --warehouse "$wh=file://$WAREHOUSE_DIR" --default-warehouse "$wh" --log-level warn \
+    >"$dir/catalog.log" 2>&1 &
+  CATALOG_PID=$!
+  CATALOG_LOG="$dir/catalog.log"
+  CATALOG_URI="http://127.0.0.1:$port"
+  for _ in $(seq 1 100); do
+    curl -sf "$CATALOG_URI/healthz" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "catalog did not start:" >&2
+  cat "$dir/catalog.log" >&2
+  return 1
+}
+
+stop_catalog() {
+  [ -n "${CATALOG_PID:-}" ] && kill "$CATALOG_PID" 2>/dev/null && wait "$CATALOG_PID" 2>/dev/null
+  CATALOG_PID=
+}
