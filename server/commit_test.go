@@ -253,3 +253,21 @@ func TestRenameAcrossNamespaces(t *testing.T) {
 	require.Equal(t, 204, b.do(t, "DELETE", "/v1/wh/namespaces/b/tables/t2?purgeRequested=True", nil).status)
 	require.Equal(t, 200, b.do(t, "GET", "/v1/wh/namespaces/a/tables/t", nil).status, "purging the renamed table leaves the new one intact")
 }
+
+// TestCreateByCommitSchemaLast is the create commit DuckDB sends: the
+// set-current-schema update comes after the sort order (regression).
+func TestCreateByCommitSchemaLast(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "dd")
+	body := rawJSON(`{"requirements":[{"type":"assert-create"}],"updates":[
+	 {"action":"assign-uuid","uuid":"d48e31e8-f234-4221-9ada-ab4973716675"},
+	 {"action":"upgrade-format-version","format-version":2},
+	 {"action":"add-schema","last-column-id":2,"schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":false,"type":"long"},{"id":2,"name":"label","required":false,"type":"string"}],"identifier-field-ids":[]}},
+	 {"action":"add-spec","spec":{"spec-id":0,"fields":[]}},{"action":"set-default-spec","spec-id":0},
+	 {"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":0},
+	 {"action":"set-properties","updates":{}},{"action":"set-current-schema","schema-id":0}],
+	 "identifier":{"name":"points","namespace":["dd"]}}`)
+	r := b.do(t, "POST", "/v1/wh/namespaces/dd/tables/points", body)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	require.Equal(t, "d48e31e8-f234-4221-9ada-ab4973716675", r.json(t)["metadata"].(map[string]any)["table-uuid"])
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -303,7 +304,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "%v", err)
 	}
-	for _, u := range c.updates {
+	for _, u := range createOrder(c.updates) {
 		if err := u.Apply(b); err != nil {
 			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
 		}
@@ -352,6 +353,26 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	s.commitOutcome("committed")
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
+}
+
+// createOrder orders the updates of a create-by-commit so that the schema
+// is in place before specs and sort orders bind to it: format and uuid
+// first, then schema updates, then the rest, each group in request order.
+// Some writers (DuckDB) send set-current-schema last; the order of these
+// groups does not change the resulting metadata of a new table.
+func createOrder(ups table.Updates) table.Updates {
+	phase := func(u table.Update) int {
+		switch u.Action() {
+		case "assign-uuid", "upgrade-format-version":
+			return 0
+		case "add-schema", "set-current-schema":
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(ups)
+	slices.SortStableFunc(out, func(a, b table.Update) int { return phase(a) - phase(b) })
+	return out
 }
 
 // formatVersionOf finds the format version a create commit asks for (the
