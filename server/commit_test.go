@@ -271,3 +271,35 @@ func TestCreateByCommitSchemaLast(t *testing.T) {
 	require.Equal(t, 200, r.status, "%s", r.body)
 	require.Equal(t, "d48e31e8-f234-4221-9ada-ab4973716675", r.json(t)["metadata"].(map[string]any)["table-uuid"])
 }
+
+// TestCreateWithZeroBasedFieldIDs is the create request Spark sends: field
+// ids from 0 and a partition on field 0 (regression: the spec failed to
+// decode before the ids were made fresh).
+func TestCreateWithZeroBasedFieldIDs(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "sp")
+	r := b.createTable(t, "sp", "t", map[string]any{
+		"schema": rawJSON(`{"type":"struct","schema-id":0,"fields":[{"id":0,"name":"id","type":"long","required":false},{"id":1,"name":"name","type":"string","required":false}]}`),
+		"partition-spec": rawJSON(`{"spec-id":0,"fields":[{"source-id":0,"field-id":1000,"name":"id_bucket","transform":"bucket[4]"}]}`),
+		"write-order": rawJSON(`{"order-id":1,"fields":[{"source-id":1,"transform":"identity","direction":"asc","null-order":"nulls-first"}]}`),
+	})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var res struct {
+		Metadata struct {
+			Specs []struct {
+				Fields []struct {
+					SourceID int `json:"source-id"`
+				} `json:"fields"`
+			} `json:"partition-specs"`
+			Orders []struct {
+				Fields []struct {
+					SourceID int `json:"source-id"`
+				} `json:"fields"`
+			} `json:"sort-orders"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &res))
+	require.Equal(t, 1, res.Metadata.Specs[0].Fields[0].SourceID, "id is field 1 after fresh assignment")
+	last := res.Metadata.Orders[len(res.Metadata.Orders)-1]
+	require.Equal(t, 2, last.Fields[0].SourceID, "name is field 2 after fresh assignment")
+}

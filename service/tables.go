@@ -117,20 +117,24 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	} else if err != nil {
 		return nil, storeErr(err, warehouse)
 	}
-	var schema iceberg.Schema
-	if err := json.Unmarshal(in.Schema, &schema); err != nil {
+	var reqSchema iceberg.Schema
+	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
 		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
 	}
+	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
+	if err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
+	}
 	var spec *iceberg.PartitionSpec
-	if len(in.Spec) > 0 && string(in.Spec) != "null" {
+	if len(specJSON) > 0 && string(specJSON) != "null" {
 		spec = &iceberg.PartitionSpec{}
-		if err := json.Unmarshal(in.Spec, spec); err != nil {
+		if err := json.Unmarshal(specJSON, spec); err != nil {
 			return nil, wrapErr(KindBadRequest, err, "Invalid partition spec: %v", err)
 		}
 	}
 	order := table.UnsortedSortOrder
-	if len(in.SortOrder) > 0 && string(in.SortOrder) != "null" {
-		if err := json.Unmarshal(in.SortOrder, &order); err != nil {
+	if len(orderJSON) > 0 && string(orderJSON) != "null" {
+		if err := json.Unmarshal(orderJSON, &order); err != nil {
 			return nil, wrapErr(KindBadRequest, err, "Invalid write order: %v", err)
 		}
 	}
@@ -155,7 +159,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	for _, k := range reservedTableProperties[1:] {
 		delete(formatProps, k)
 	}
-	meta, err := table.NewMetadata(&schema, spec, order, loc, formatProps)
+	meta, err := table.NewMetadata(schema, spec, order, loc, formatProps)
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
 	}
