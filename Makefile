@@ -1,4 +1,4 @@
-.PHONY: run build test generate check-generate bench fmt
+.PHONY: run build test interop generate check-generate bench fmt
 
 # Run the catalog on the embedded default (SQLite + local warehouse in ./data).
 run:
@@ -18,6 +18,9 @@ check-generate:
 	scripts/check-generate.sh
 
 # Benchmarks on Postgres (throwaway cluster) and SQLite.
+interop:
+	integration/run.sh
+
 bench:
 	scripts/bench.sh
 

@@ -1,6 +1,6 @@
 """Summarise JUnit XML reports as 'CLIENT: N passed, M failed, K skipped'.
 
-Usage: summarize_junit.py CLIENT REPORT_DIR
+Usage: summarize_junit.py CLIENT REPORT_DIR [SKIP_REASONS_FILE]
 Lists each failing test with the first line of its message, and exits 1 when
 anything failed (or when no test ran at all).
 """
@@ -9,6 +9,12 @@ import sys
 import xml.etree.ElementTree as ET
 
 client, report_dir = sys.argv[1], sys.argv[2]
+reasons = {}
+if len(sys.argv) > 3:
+    for line in open(sys.argv[3]):
+        if line.strip() and not line.startswith("#"):
+            test, why = line.rstrip("\n").split("\t", 1)
+            reasons[test] = why
 passed = failed = skipped = 0
 failures = []
 for path in glob.glob(f"{report_dir}/**/*.xml", recursive=True):
@@ -23,7 +29,7 @@ for path in glob.glob(f"{report_dir}/**/*.xml", recursive=True):
             failures.append(f"  FAILED {name}: {msg[0][:300] if msg else ''}")
         elif case.find("skipped") is not None:
             skipped += 1
-            reason = case.find("skipped").get("message") or ""
+            reason = case.find("skipped").get("message") or reasons.get(case.get("name", "").rstrip("()"), "(no reason given)")
             failures.append(f"  skipped {name}: {reason[:200]}")
         else:
             passed += 1

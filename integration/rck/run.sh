@@ -27,4 +27,4 @@ java -Drck.local=false -Drck.requires-namespace-create=true -Drck.supports-names
   --select-class org.apache.iceberg.rest.RESTCompatibilityKitViewCatalogTests \
   --config rck.local=false --details=tree --disable-banner --reports-dir="$reports" >"$reports/out.txt" 2>&1
 set -e
-python3 "$here/../summarize_junit.py" RCK "$reports"
+python3 "$here/../summarize_junit.py" RCK "$reports" "$here/skips.txt"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The interop tier: builds the catalog, starts Postgres (unless
+# CATALOG_TEST_DATABASE_URL is set) and runs real clients against the binary,
+# each on a fresh database: the Java REST compatibility kit, PyIceberg,
+# DuckDB, Spark and iceberg-go. Clients are installed from the registries
+# into $LAKEHOLD_CACHE (default ~/.cache/lakehold), outside the repository.
+# Prints one line per client, "CLIENT: N passed, M failed, K skipped", and
+# exits non-zero on any failure.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+source "$here/lib.sh"
+
+if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
+  eval "$("$root/scripts/pg-start.sh" | sed 's/^/export /')"
+  trap '"$root/scripts/pg-stop.sh" "$PGROOT"' EXIT
+fi
+command -v psql >/dev/null || { echo "interop: psql is required" >&2; exit 1; }
+
+export CATALOG_BIN="$CACHE/catalog-under-test"
+(cd "$root" && go build -o "$CATALOG_BIN" ./cmd/catalog) || exit 1
+
+# Python clients: one virtualenv per requirements file version.
+req="$here/python/requirements.txt"
+venv="$CACHE/venv-$(sha256sum "$req" | cut -c1-12)"
+if [ ! -x "$venv/bin/pytest" ]; then
+  python3 -m venv "$venv" && "$venv/bin/pip" install -q -r "$req" || { echo "interop: pip install failed" >&2; exit 1; }
+fi
+SPARK_JAR="$CACHE/spark-jars/iceberg-spark-runtime-4.1_2.13-1.12.0.jar"
+if [ ! -f "$SPARK_JAR" ]; then
+  mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0 \
+    -DoutputDirectory="$CACHE/spark-jars" >&2 || { echo "interop: cannot fetch the Spark runtime" >&2; exit 1; }
+fi
+export SPARK_JARS="$SPARK_JAR"
+
+summary=()
+status=0
+record() { # record OUTPUT_LINE_WITH_SUMMARY EXIT_CODE
+  summary+=("$1")
+  [ "$2" = 0 ] || status=1
+}
+
+# 1. Java REST compatibility kit (starts its own catalog: it needs an empty one).
+out=$(bash "$here/rck/run.sh" 2>&1); rc=$?
+echo "$out" | grep -E '^  (FAILED|skipped)' || true
+line=$(echo "$out" | grep -E '^RCK: ' || echo "RCK: 0 passed, 1 failed, 0 skipped (runner error)")
+[ $rc = 0 ] || echo "$out" | tail -20
+record "$line" $rc
+
+# 2-4. Python clients, each on a fresh catalog.
+run_pytest() { # CLIENT FILE
+  local client=$1 file=$2 reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
+  start_catalog "$(echo "$client" | tr 'A-Z' 'a-z')" lake || { record "$client: 0 passed, 1 failed, 0 skipped (catalog did not start)" 1; return; }
+  CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" "$here/python/$file" >"$reports/out.txt" 2>&1
+  stop_catalog
+  local s; s=$(python3 "$here/summarize_junit.py" "$client" "$reports"); local rc=$?
+  echo "$s" | grep -E '^  ' || true
+  [ $rc = 0 ] || tail -40 "$reports/out.txt"
+  record "$(echo "$s" | tail -1)" $rc
+}
+run_pytest PyIceberg test_pyiceberg.py
+run_pytest DuckDB test_duckdb.py
+run_pytest Spark test_spark.py
+
+# 5. iceberg-go against the binary.
+start_catalog igo lake
+jsonout=$(mktemp /tmp/interop-go.XXXXXX)
+(cd "$root" && CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake go test -count=1 -tags interop -json ./integration/gotest/) >"$jsonout" 2>&1
+rc=$?
+stop_catalog
+line=$(python3 - "$jsonout" <<'PY'
+import json, sys
+p = f = s = 0
+for raw in open(sys.argv[1]):
+    try:
+        ev = json.loads(raw)
+    except ValueError:
+        continue
+    if ev.get("Test") and ev.get("Action") in ("pass", "fail", "skip"):
+        if "/" in ev["Test"] or ev["Test"] not in ("TestConformance",):
+            p += ev["Action"] == "pass"; f += ev["Action"] == "fail"; s += ev["Action"] == "skip"
+print(f"iceberg-go: {p} passed, {f} failed, {s} skipped")
+PY
+)
+[ $rc = 0 ] || grep -E '"Action":"output"' "$jsonout" | grep -E 'FAIL|Error' | head -20
+record "$line" $rc
+
+echo "== interop summary"
+printf '%s\n' "${summary[@]}"
+exit $status
