@@ -1,0 +1,463 @@
+package v4manifest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Errors returned by the reader.
+var (
+	// ErrManifestDV is returned for a root row that carries a manifest
+	// deletion vector (manifest_info.dv): not supported yet, and never
+	// silently ignored, because it changes which leaf rows are live.
+	ErrManifestDV = errors.New("v4manifest: manifest deletion vectors (manifest_info.dv) are not supported")
+	// ErrMalformed is returned when the file is not a readable v4 manifest.
+	ErrMalformed = errors.New("v4manifest: malformed manifest")
+)
+
+// ReaderOptions configure a manifest reader.
+type ReaderOptions struct {
+	// Columns are the top-level field ids to read (nil reads all).
+	// content_type and manifest_info are always read, so that rows with a
+	// manifest deletion vector are refused.
+	Columns []int
+	// TableLocation resolves relative locations (kept as stored when empty).
+	TableLocation string
+	// InheritFrom is the root row that references this leaf: null snapshot
+	// ids, sequence numbers and first row ids inherit from it.
+	InheritFrom *TrackedFile
+	// BatchSize is the number of rows decoded at a time (default 8192).
+	BatchSize int
+}
+
+// Reader reads TrackedFile rows from a Parquet manifest.
+type Reader struct {
+	pf   *file.Reader
+	fr   *pqarrow.FileReader
+	opts ReaderOptions
+	cols []int
+}
+
+// NewReader opens a manifest. ErrMalformed when it is not Parquet.
+func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err error) {
+	defer recoverAs(&err)
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 8192
+	}
+	pf, err := file.NewParquetReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize)}, memory.DefaultAllocator)
+	if err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	rd = &Reader{pf: pf, fr: fr, opts: opts}
+	want := map[int]bool{}
+	if opts.Columns != nil {
+		for _, c := range append(opts.Columns, IDContentType, IDManifestInfo) {
+			want[c] = true
+		}
+	}
+	sch := pf.MetaData().Schema
+	for c := 0; c < sch.NumColumns(); c++ {
+		if opts.Columns == nil || want[int(sch.ColumnRoot(c).FieldID())] {
+			rd.cols = append(rd.cols, c)
+		}
+	}
+	return rd, nil
+}
+
+// recoverAs turns a panic inside the Parquet decoder into ErrMalformed: a
+// corrupt file must never bring the caller down.
+func recoverAs(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%w: %v", ErrMalformed, p)
+	}
+}
+
+// NumRows returns the row count from the footer.
+func (r *Reader) NumRows() int64 { return r.pf.NumRows() }
+
+// Metadata returns the file's key/value metadata (format-version, content,
+// schema-id, ...).
+func (r *Reader) Metadata() map[string]string {
+	out := map[string]string{}
+	kv := r.pf.MetaData().KeyValueMetadata()
+	for i, k := range kv.Keys() {
+		out[k] = kv.Values()[i]
+	}
+	return out
+}
+
+// Close releases the file.
+func (r *Reader) Close() error { return r.pf.Close() }
+
+// All reads every row.
+func (r *Reader) All(ctx context.Context) ([]TrackedFile, error) {
+	var out []TrackedFile
+	err := r.Each(ctx, func(tf *TrackedFile) error {
+		out = append(out, *tf)
+		return nil
+	})
+	return out, err
+}
+
+// Each streams the rows to fn in file order. The *TrackedFile is reused
+// between calls: copy what you keep.
+func (r *Reader) Each(ctx context.Context, fn func(*TrackedFile) error) (err error) {
+	defer recoverAs(&err)
+	if len(r.cols) == 0 {
+		return fmt.Errorf("%w: no readable columns", ErrMalformed)
+	}
+	rr, err := r.fr.GetRecordReader(ctx, r.cols, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	defer rr.Release()
+	var inh *inheritState
+	if r.opts.InheritFrom != nil {
+		inh = newInheritState(*r.opts.InheritFrom)
+	}
+	var tf TrackedFile
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		dec, err := newDecoder(rec)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			tf = TrackedFile{}
+			if err := dec.row(i, &tf); err != nil {
+				return err
+			}
+			if tf.ManifestInfo != nil && tf.ManifestInfo.DV != nil {
+				return fmt.Errorf("%w: row %s", ErrManifestDV, tf.Location)
+			}
+			if r.opts.TableLocation != "" {
+				resolveLocations(r.opts.TableLocation, &tf)
+			}
+			if inh != nil {
+				inh.apply(&tf)
+			}
+			if err := fn(&tf); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return ctx.Err()
+}
+
+func resolveLocations(table string, tf *TrackedFile) {
+	if tf.Location != "" {
+		tf.Location = Resolve(table, tf.Location)
+	}
+	if tf.DeletionVector != nil {
+		tf.DeletionVector.Location = Resolve(table, tf.DeletionVector.Location)
+	}
+	for i := range tf.ColumnFiles {
+		tf.ColumnFiles[i].Location = Resolve(table, tf.ColumnFiles[i].Location)
+	}
+}
+
+// inheritState applies Inherit row by row while streaming.
+type inheritState struct {
+	root TrackedFile
+	next *int64
+}
+
+func newInheritState(root TrackedFile) *inheritState {
+	s := &inheritState{root: root}
+	if root.Tracking.FirstRowID != nil {
+		s.next = ptr(*root.Tracking.FirstRowID)
+	}
+	return s
+}
+
+func (s *inheritState) apply(tf *TrackedFile) {
+	rows := []TrackedFile{*tf}
+	root := s.root
+	root.Tracking.FirstRowID = s.next
+	Inherit(root, rows)
+	if tf.ContentType == ContentData && tf.Tracking.FirstRowID == nil && s.next != nil {
+		*s.next += tf.RecordCount
+	}
+	*tf = rows[0]
+}
+
+// decoder maps the columns of one record batch to TrackedFile fields.
+type decoder struct {
+	cols map[int]arrow.Array
+}
+
+func newDecoder(rec arrow.RecordBatch) (*decoder, error) {
+	d := &decoder{cols: map[int]arrow.Array{}}
+	for i, f := range rec.Schema().Fields() {
+		d.cols[fieldID(f)] = rec.Column(i)
+	}
+	if _, ok := d.cols[IDContentType]; !ok {
+		return nil, fmt.Errorf("%w: no content_type column", ErrMalformed)
+	}
+	return d, nil
+}
+
+// child returns the child array of a struct with the given field id.
+func child(s *array.Struct, id int) arrow.Array {
+	for i, f := range s.DataType().(*arrow.StructType).Fields() {
+		if fieldID(f) == id {
+			return s.Field(i)
+		}
+	}
+	return nil
+}
+
+func optInt64(a arrow.Array, i int) *int64 {
+	if a == nil || a.IsNull(i) {
+		return nil
+	}
+	switch a := a.(type) {
+	case *array.Int64:
+		return ptr(a.Value(i))
+	case *array.Int32:
+		return ptr(int64(a.Value(i)))
+	}
+	return nil
+}
+
+func optInt32(a arrow.Array, i int) *int32 {
+	if a == nil || a.IsNull(i) {
+		return nil
+	}
+	if a, ok := a.(*array.Int32); ok {
+		return ptr(a.Value(i))
+	}
+	return nil
+}
+
+func int64At(a arrow.Array, i int) (int64, error) {
+	v := optInt64(a, i)
+	if v == nil {
+		return 0, fmt.Errorf("%w: required long is null or missing", ErrMalformed)
+	}
+	return *v, nil
+}
+
+func int32At(a arrow.Array, i int) (int32, error) {
+	v := optInt32(a, i)
+	if v == nil {
+		return 0, fmt.Errorf("%w: required int is null or missing", ErrMalformed)
+	}
+	return *v, nil
+}
+
+func strAt(a arrow.Array, i int) string {
+	if s, ok := a.(*array.String); ok && !s.IsNull(i) {
+		return s.Value(i)
+	}
+	return ""
+}
+
+func bytesAt(a arrow.Array, i int) []byte {
+	if b, ok := a.(*array.Binary); ok && !b.IsNull(i) {
+		return append([]byte{}, b.Value(i)...)
+	}
+	return nil
+}
+
+func listAt[T any](a arrow.Array, i int, get func(arrow.Array, int) T) []T {
+	l, ok := a.(*array.List)
+	if !ok || l.IsNull(i) {
+		return nil
+	}
+	start, end := l.ValueOffsets(i)
+	out := make([]T, 0, end-start)
+	for j := start; j < end; j++ {
+		out = append(out, get(l.ListValues(), int(j)))
+	}
+	return out
+}
+
+func int64Val(a arrow.Array, j int) int64 { v, _ := int64At(a, j); return v }
+func int32Val(a arrow.Array, j int) int32 { v, _ := int32At(a, j); return v }
+
+func (d *decoder) row(i int, tf *TrackedFile) error {
+	var err error
+	ct, err := int32At(d.cols[IDContentType], i)
+	if err != nil {
+		return err
+	}
+	tf.ContentType = ContentType(ct)
+	if a, ok := d.cols[IDTracking].(*array.Struct); ok && !a.IsNull(i) {
+		st, err := int32At(child(a, IDStatus), i)
+		if err != nil {
+			return err
+		}
+		tf.Tracking = Tracking{
+			Status:                     Status(st),
+			SnapshotID:                 optInt64(child(a, IDSnapshotID), i),
+			SequenceNumber:             optInt64(child(a, IDSequenceNumber), i),
+			FileSequenceNumber:         optInt64(child(a, IDFileSequenceNumber), i),
+			DVSnapshotID:               optInt64(child(a, IDDVSnapshotID), i),
+			FirstRowID:                 optInt64(child(a, IDFirstRowID), i),
+			DeletedPositions:           bytesAt(child(a, IDDeletedPositions), i),
+			ReplacedPositions:          bytesAt(child(a, IDReplacedPositions), i),
+			LatestColumnFileSnapshotID: optInt64(child(a, IDLatestColumnFileSnapshotID), i),
+		}
+	}
+	if a, ok := d.cols[IDFormatVersion]; ok {
+		if tf.FormatVersion, err = int32At(a, i); err != nil {
+			return err
+		}
+	}
+	if a, ok := d.cols[IDLocation]; ok {
+		tf.Location = strAt(a, i)
+	}
+	if a, ok := d.cols[IDFileFormat]; ok {
+		tf.FileFormat = strAt(a, i)
+	}
+	if a, ok := d.cols[IDRecordCount]; ok {
+		if tf.RecordCount, err = int64At(a, i); err != nil {
+			return err
+		}
+	}
+	if a, ok := d.cols[IDFileSize]; ok {
+		if tf.FileSizeInBytes, err = int64At(a, i); err != nil {
+			return err
+		}
+	}
+	tf.SpecID = optInt32(d.cols[IDSpecID], i)
+	tf.SortOrderID = optInt32(d.cols[IDSortOrderID], i)
+	if a, ok := d.cols[IDPartition].(*array.Struct); ok && !a.IsNull(i) {
+		tf.Partition = map[int]any{}
+		for j, f := range a.DataType().(*arrow.StructType).Fields() {
+			v, err := valueAt(a.Field(j), i)
+			if err != nil {
+				return fmt.Errorf("%w: partition: %v", ErrMalformed, err)
+			}
+			tf.Partition[fieldID(f)] = v
+		}
+	}
+	if a, ok := d.cols[IDContentStats].(*array.Struct); ok && !a.IsNull(i) {
+		if tf.ContentStats, err = decodeStats(a, i); err != nil {
+			return err
+		}
+	}
+	if a, ok := d.cols[IDDeletionVector].(*array.Struct); ok && !a.IsNull(i) {
+		dv := &DeletionVector{Location: strAt(child(a, IDDVLocation), i), KeyMetadata: bytesAt(child(a, IDDVKeyMetadata), i)}
+		if dv.Offset, err = int64At(child(a, IDDVOffset), i); err != nil {
+			return err
+		}
+		if dv.SizeInBytes, err = int64At(child(a, IDDVSize), i); err != nil {
+			return err
+		}
+		if dv.Cardinality, err = int64At(child(a, IDDVCardinality), i); err != nil {
+			return err
+		}
+		tf.DeletionVector = dv
+	}
+	if a, ok := d.cols[IDManifestInfo].(*array.Struct); ok && !a.IsNull(i) {
+		mi := &ManifestInfo{DV: bytesAt(child(a, IDManifestDV), i)}
+		for _, p := range []struct {
+			id  int
+			dst *int32
+		}{{IDAddedFilesCount, &mi.AddedFiles}, {IDExistingFilesCount, &mi.ExistingFiles}, {IDDeletedFilesCount, &mi.DeletedFiles},
+			{IDReplacedFilesCount, &mi.ReplacedFiles}, {IDModifiedFilesCount, &mi.ModifiedFiles}} {
+			if v := optInt64(child(a, p.id), i); v != nil { // int or long on disk
+				*p.dst = int32(*v)
+			}
+		}
+		for _, p := range []struct {
+			id  int
+			dst *int64
+		}{{IDAddedRowsCount, &mi.AddedRows}, {IDExistingRowsCount, &mi.ExistingRows}, {IDDeletedRowsCount, &mi.DeletedRows},
+			{IDReplacedRowsCount, &mi.ReplacedRows}, {IDModifiedRowsCount, &mi.ModifiedRows}, {IDMinSequenceNumber, &mi.MinSequenceNumber}} {
+			if v := optInt64(child(a, p.id), i); v != nil {
+				*p.dst = *v
+			}
+		}
+		tf.ManifestInfo = mi
+	}
+	tf.KeyMetadata = bytesAt(d.cols[IDKeyMetadata], i)
+	tf.SplitOffsets = listAt(d.cols[IDSplitOffsets], i, int64Val)
+	tf.EqualityIDs = listAt(d.cols[IDEqualityIDs], i, int32Val)
+	if l, ok := d.cols[IDColumnFiles].(*array.List); ok && !l.IsNull(i) {
+		el, ok := l.ListValues().(*array.Struct)
+		if !ok {
+			return fmt.Errorf("%w: column_files element is not a struct", ErrMalformed)
+		}
+		start, end := l.ValueOffsets(i)
+		tf.ColumnFiles = make([]ColumnFile, 0, end-start)
+		for j := int(start); j < int(end); j++ {
+			cf := ColumnFile{
+				FieldIDs:     listAt(child(el, IDCFFieldIDs), j, int32Val),
+				Location:     strAt(child(el, IDCFLocation), j),
+				FileFormat:   strAt(child(el, IDCFFileFormat), j),
+				KeyMetadata:  bytesAt(child(el, IDCFKeyMetadata), j),
+				SplitOffsets: listAt(child(el, IDCFSplitOffsets), j, int64Val),
+			}
+			if cf.FormatVersion, err = int32At(child(el, IDCFFormatVersion), j); err != nil {
+				return err
+			}
+			if cf.FileSizeInBytes, err = int64At(child(el, IDCFFileSize), j); err != nil {
+				return err
+			}
+			tf.ColumnFiles = append(tf.ColumnFiles, cf)
+		}
+	}
+	return nil
+}
+
+func decodeStats(a *array.Struct, i int) (map[int]*FieldStats, error) {
+	out := map[int]*FieldStats{}
+	for j, f := range a.DataType().(*arrow.StructType).Fields() {
+		base := fieldID(f)
+		tableField, ok := FieldForStatsBase(base)
+		if !ok {
+			continue // not a stats struct we know: ignore by id
+		}
+		fa, ok := a.Field(j).(*array.Struct)
+		if !ok || fa.IsNull(i) {
+			continue
+		}
+		fs := &FieldStats{}
+		for k, m := range fa.DataType().(*arrow.StructType).Fields() {
+			col := fa.Field(k)
+			var err error
+			switch fieldID(m) - base {
+			case offLowerBound:
+				fs.LowerBound, err = valueAt(col, i)
+			case offUpperBound:
+				fs.UpperBound, err = valueAt(col, i)
+			case offTightBounds:
+				if b, ok := col.(*array.Boolean); ok && !b.IsNull(i) {
+					fs.TightBounds = ptr(b.Value(i))
+				}
+			case offValueCount:
+				fs.ValueCount = optInt64(col, i)
+			case offNullCount:
+				fs.NullValueCount = optInt64(col, i)
+			case offNaNCount:
+				fs.NaNValueCount = optInt64(col, i)
+			case offAvgSize:
+				fs.AvgValueSizeInBytes = optInt32(col, i)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: stats of field %d: %v", ErrMalformed, tableField, err)
+			}
+		}
+		out[tableField] = fs
+	}
+	return out, nil
+}

@@ -1,0 +1,451 @@
+package v4manifest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+)
+
+// ErrInvalidRow is returned by Writer.Write for a row that breaks the v4
+// manifest rules (content type for the manifest kind, required blocks).
+var ErrInvalidRow = errors.New("v4manifest: invalid row")
+
+// WriterOptions configure a manifest writer.
+type WriterOptions struct {
+	// Content is the manifest kind: root, data leaf or delete leaf.
+	Content Content
+	// Schema is the table schema: it types content_stats and partitions.
+	Schema *iceberg.Schema
+	// SchemaID is written as the schema-id key.
+	SchemaID int
+	// Specs are all of the table's partition specs (their union types the
+	// partition column).
+	Specs []iceberg.PartitionSpec
+	// RowLineage adds stats for _row_id and _last_updated_sequence_number.
+	RowLineage bool
+	// TableLocation, when set, makes locations under it relative.
+	TableLocation string
+	// BatchRows is how many rows are buffered before they are encoded
+	// (default 4096); RowGroupRows bounds a row group (default 131072).
+	BatchRows, RowGroupRows int
+}
+
+// Writer streams TrackedFile rows into a Parquet manifest. Memory stays flat
+// in the number of rows: rows are encoded batch by batch.
+type Writer struct {
+	opts     WriterOptions
+	schema   *arrow.Schema
+	bld      *array.RecordBuilder
+	fw       *pqarrow.FileWriter
+	cols     map[int]int // top-level field id -> column index
+	rows     int         // rows in the current batch
+	inGroup  int         // rows in the current row group
+	total    int
+	statsIdx map[int]int // table field id -> child index in content_stats
+	closed   bool
+}
+
+// NewWriter starts a manifest on w. It fails when the schema or specs
+// cannot be typed.
+func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
+	if opts.BatchRows <= 0 {
+		opts.BatchRows = 4096
+	}
+	if opts.RowGroupRows <= 0 {
+		opts.RowGroupRows = 128 * 1024
+	}
+	sc, err := ArrowSchema(opts.Schema, opts.Specs, opts.RowLineage)
+	if err != nil {
+		return nil, err
+	}
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithStoreDecimalAsInteger(true),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
+	)
+	fw, err := pqarrow.NewFileWriter(sc, w, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		return nil, err
+	}
+	md := map[string]string{"format-version": "4", "schema-id": strconv.Itoa(opts.SchemaID)}
+	switch opts.Content {
+	case ContentDataLeaf:
+		md["content"] = "data"
+	case ContentDeleteLeaf:
+		md["content"] = "equality-deletes"
+	}
+	if opts.Schema != nil {
+		if js, err := opts.Schema.MarshalJSON(); err == nil {
+			md["iceberg.schema"] = string(js)
+		}
+	}
+	for _, k := range []string{"format-version", "schema-id", "content", "iceberg.schema"} {
+		if v, ok := md[k]; ok {
+			if err := fw.AppendKeyValueMetadata(k, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(memory.DefaultAllocator, sc),
+		cols: map[int]int{}, statsIdx: map[int]int{}}
+	for i, f := range sc.Fields() {
+		wr.cols[fieldID(f)] = i
+		if fieldID(f) == IDContentStats {
+			for j, sf := range f.Type.(*arrow.StructType).Fields() {
+				if fid, ok := FieldForStatsBase(fieldID(sf)); ok {
+					wr.statsIdx[fid] = j
+				}
+			}
+		}
+	}
+	return wr, nil
+}
+
+// Schema returns the Arrow schema being written.
+func (w *Writer) Schema() *arrow.Schema { return w.schema }
+
+// Rows returns how many rows were written.
+func (w *Writer) Rows() int { return w.total }
+
+func (w *Writer) validate(tf *TrackedFile) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidRow, tf.Location, fmt.Sprintf(format, args...))
+	}
+	ct := tf.ContentType
+	switch w.opts.Content {
+	case ContentDataLeaf:
+		if ct != ContentData {
+			return bad("a data leaf holds content_type 0 only, got %d", ct)
+		}
+	case ContentDeleteLeaf:
+		if ct != ContentEqualityDeletes {
+			return bad("a delete leaf holds content_type 2 only, got %d", ct)
+		}
+	case ContentRoot:
+		if tf.Tracking.SnapshotID == nil || tf.Tracking.SequenceNumber == nil {
+			return bad("root rows need explicit snapshot_id and sequence_number")
+		}
+	}
+	switch ct {
+	case ContentData, ContentEqualityDeletes, ContentDataManifest, ContentDeleteManifest:
+	default:
+		return bad("content_type %d is not written in v4", ct)
+	}
+	isManifest := ct == ContentDataManifest || ct == ContentDeleteManifest
+	if isManifest != (tf.ManifestInfo != nil) {
+		return bad("manifest_info is required for, and only for, manifest rows")
+	}
+	if tf.DeletionVector != nil && ct != ContentData {
+		return bad("deletion_vector only on data rows")
+	}
+	if (ct == ContentEqualityDeletes) != (len(tf.EqualityIDs) > 0) {
+		return bad("equality_ids are required for, and only for, equality deletes")
+	}
+	if len(tf.ColumnFiles) > 0 && ct != ContentData {
+		return bad("column_files only on data rows")
+	}
+	if len(tf.ColumnFiles) > 0 && tf.Tracking.LatestColumnFileSnapshotID == nil {
+		return bad("column_files need latest_column_file_snapshot_id")
+	}
+	for _, cf := range tf.ColumnFiles {
+		if len(cf.FieldIDs) == 0 {
+			return bad("column file %s has no field ids", cf.Location)
+		}
+		ids := slices.Clone(cf.FieldIDs)
+		slices.Sort(ids)
+		if len(slices.Compact(ids)) != len(cf.FieldIDs) {
+			return bad("column file %s repeats a field id", cf.Location)
+		}
+	}
+	if !isManifest && (tf.Tracking.DeletedPositions != nil || tf.Tracking.ReplacedPositions != nil) {
+		return bad("deleted/replaced positions only on manifest rows")
+	}
+	return nil
+}
+
+// Write appends one row. It returns ErrInvalidRow (nothing written) for a
+// row that breaks the rules, or the encoder's error.
+func (w *Writer) Write(tf *TrackedFile) error {
+	if w.closed {
+		return errors.New("v4manifest: write after close")
+	}
+	if err := w.validate(tf); err != nil {
+		return err
+	}
+	if err := w.appendRow(tf); err != nil {
+		return err
+	}
+	w.rows++
+	w.total++
+	if w.rows >= w.opts.BatchRows {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *Writer) flush() error {
+	if w.rows == 0 {
+		return nil
+	}
+	rec := w.bld.NewRecordBatch()
+	defer rec.Release()
+	if w.inGroup >= w.opts.RowGroupRows {
+		if err := w.fw.NewBufferedRowGroupChecked(); err != nil {
+			return err
+		}
+		w.inGroup = 0
+	}
+	if err := w.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	w.inGroup += w.rows
+	w.rows = 0
+	return nil
+}
+
+// Close flushes the last rows and writes the footer.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	defer w.bld.Release()
+	if err := w.flush(); err != nil {
+		return err
+	}
+	return w.fw.Close()
+}
+
+func (w *Writer) loc(s string) string {
+	if w.opts.TableLocation == "" {
+		return s
+	}
+	return Relativize(w.opts.TableLocation, s)
+}
+
+func (w *Writer) col(id int) array.Builder {
+	i, ok := w.cols[id]
+	if !ok {
+		return nil
+	}
+	return w.bld.Field(i)
+}
+
+func appendOptInt64(b array.Builder, v *int64) {
+	if v == nil {
+		b.AppendNull()
+	} else {
+		b.(*array.Int64Builder).Append(*v)
+	}
+}
+
+func appendOptInt32(b array.Builder, v *int32) {
+	if v == nil {
+		b.AppendNull()
+	} else {
+		b.(*array.Int32Builder).Append(*v)
+	}
+}
+
+func appendBytes(b array.Builder, v []byte) {
+	if v == nil {
+		b.AppendNull()
+	} else {
+		b.(*array.BinaryBuilder).Append(v)
+	}
+}
+
+func appendInt64List(b array.Builder, vs []int64) {
+	lb := b.(*array.ListBuilder)
+	if vs == nil {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Int64Builder).AppendValues(vs, nil)
+}
+
+func appendInt32List(b array.Builder, vs []int32) {
+	lb := b.(*array.ListBuilder)
+	if vs == nil {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Int32Builder).AppendValues(vs, nil)
+}
+
+func (w *Writer) appendRow(tf *TrackedFile) error {
+	t := tf.Tracking
+	tb := w.col(IDTracking).(*array.StructBuilder)
+	tb.Append(true)
+	tb.FieldBuilder(0).(*array.Int32Builder).Append(int32(t.Status))
+	appendOptInt64(tb.FieldBuilder(1), t.SnapshotID)
+	appendOptInt64(tb.FieldBuilder(2), t.SequenceNumber)
+	appendOptInt64(tb.FieldBuilder(3), t.FileSequenceNumber)
+	appendOptInt64(tb.FieldBuilder(4), t.DVSnapshotID)
+	appendOptInt64(tb.FieldBuilder(5), t.FirstRowID)
+	appendBytes(tb.FieldBuilder(6), t.DeletedPositions)
+	appendBytes(tb.FieldBuilder(7), t.ReplacedPositions)
+	appendOptInt64(tb.FieldBuilder(8), t.LatestColumnFileSnapshotID)
+
+	w.col(IDContentType).(*array.Int32Builder).Append(int32(tf.ContentType))
+	w.col(IDFormatVersion).(*array.Int32Builder).Append(tf.FormatVersion)
+	w.col(IDLocation).(*array.StringBuilder).Append(w.loc(tf.Location))
+	w.col(IDFileFormat).(*array.StringBuilder).Append(tf.FileFormat)
+	w.col(IDRecordCount).(*array.Int64Builder).Append(tf.RecordCount)
+	w.col(IDFileSize).(*array.Int64Builder).Append(tf.FileSizeInBytes)
+	appendOptInt32(w.col(IDSpecID), tf.SpecID)
+
+	if b := w.col(IDPartition); b != nil {
+		if err := w.appendPartition(b.(*array.StructBuilder), tf.Partition); err != nil {
+			return err
+		}
+	} else if len(tf.Partition) > 0 {
+		return fmt.Errorf("%w: %s has partition values but the table has no partition fields", ErrInvalidRow, tf.Location)
+	}
+	if b := w.col(IDContentStats); b != nil {
+		if err := w.appendStats(b.(*array.StructBuilder), tf.ContentStats); err != nil {
+			return err
+		}
+	}
+	appendOptInt32(w.col(IDSortOrderID), tf.SortOrderID)
+
+	db := w.col(IDDeletionVector).(*array.StructBuilder)
+	if dv := tf.DeletionVector; dv == nil {
+		db.AppendNull()
+	} else {
+		db.Append(true)
+		db.FieldBuilder(0).(*array.StringBuilder).Append(w.loc(dv.Location))
+		db.FieldBuilder(1).(*array.Int64Builder).Append(dv.Offset)
+		db.FieldBuilder(2).(*array.Int64Builder).Append(dv.SizeInBytes)
+		db.FieldBuilder(3).(*array.Int64Builder).Append(dv.Cardinality)
+		appendBytes(db.FieldBuilder(4), dv.KeyMetadata)
+	}
+
+	mb := w.col(IDManifestInfo).(*array.StructBuilder)
+	if mi := tf.ManifestInfo; mi == nil {
+		mb.AppendNull()
+	} else {
+		mb.Append(true)
+		for i, v := range []int32{mi.AddedFiles, mi.ExistingFiles, mi.DeletedFiles, mi.ReplacedFiles, mi.ModifiedFiles} {
+			mb.FieldBuilder(i).(*array.Int32Builder).Append(v)
+		}
+		for i, v := range []int64{mi.AddedRows, mi.ExistingRows, mi.DeletedRows, mi.ReplacedRows, mi.ModifiedRows, mi.MinSequenceNumber} {
+			mb.FieldBuilder(5 + i).(*array.Int64Builder).Append(v)
+		}
+		appendBytes(mb.FieldBuilder(11), mi.DV)
+	}
+	appendBytes(w.col(IDKeyMetadata), tf.KeyMetadata)
+	appendInt64List(w.col(IDSplitOffsets), tf.SplitOffsets)
+	appendInt32List(w.col(IDEqualityIDs), tf.EqualityIDs)
+
+	cb := w.col(IDColumnFiles).(*array.ListBuilder)
+	if tf.ColumnFiles == nil {
+		cb.AppendNull()
+	} else {
+		cb.Append(true)
+		eb := cb.ValueBuilder().(*array.StructBuilder)
+		for _, cf := range tf.ColumnFiles {
+			eb.Append(true)
+			eb.FieldBuilder(0).(*array.Int32Builder).Append(cf.FormatVersion)
+			appendInt32List(eb.FieldBuilder(1), cf.FieldIDs)
+			eb.FieldBuilder(2).(*array.StringBuilder).Append(w.loc(cf.Location))
+			eb.FieldBuilder(3).(*array.StringBuilder).Append(cf.FileFormat)
+			eb.FieldBuilder(4).(*array.Int64Builder).Append(cf.FileSizeInBytes)
+			appendBytes(eb.FieldBuilder(5), cf.KeyMetadata)
+			appendInt64List(eb.FieldBuilder(6), cf.SplitOffsets)
+		}
+	}
+	return nil
+}
+
+func (w *Writer) appendPartition(sb *array.StructBuilder, values map[int]any) error {
+	if values == nil {
+		sb.AppendNull() // also appends nulls to every child
+		return nil
+	}
+	st := sb.Type().(*arrow.StructType)
+	known := 0
+	sb.Append(true)
+	for i, f := range st.Fields() {
+		v, ok := values[fieldID(f)]
+		if ok {
+			known++
+		}
+		if err := appendValue(sb.FieldBuilder(i), v); err != nil {
+			return fmt.Errorf("%w: partition field %d: %v", ErrInvalidRow, fieldID(f), err)
+		}
+	}
+	if known != len(values) {
+		return fmt.Errorf("%w: partition values name fields outside the table's specs", ErrInvalidRow)
+	}
+	return nil
+}
+
+func (w *Writer) appendStats(sb *array.StructBuilder, stats map[int]*FieldStats) error {
+	if stats == nil {
+		sb.AppendNull() // also appends nulls to every child
+		return nil
+	}
+	for fid := range stats {
+		if _, ok := w.statsIdx[fid]; !ok {
+			return fmt.Errorf("%w: stats for field %d, which has no stats column", ErrInvalidRow, fid)
+		}
+	}
+	sb.Append(true)
+	st := sb.Type().(*arrow.StructType)
+	for i, f := range st.Fields() {
+		fb := sb.FieldBuilder(i).(*array.StructBuilder)
+		tableField, _ := FieldForStatsBase(fieldID(f))
+		fs := stats[tableField]
+		if fs == nil {
+			fb.AppendNull()
+			continue
+		}
+		fb.Append(true)
+		base := fieldID(f)
+		for j, m := range f.Type.(*arrow.StructType).Fields() {
+			var v any
+			switch fieldID(m) - base {
+			case offLowerBound:
+				v = fs.LowerBound
+			case offUpperBound:
+				v = fs.UpperBound
+			case offTightBounds:
+				v = deref(fs.TightBounds)
+			case offValueCount:
+				v = deref(fs.ValueCount)
+			case offNullCount:
+				v = deref(fs.NullValueCount)
+			case offNaNCount:
+				v = deref(fs.NaNValueCount)
+			case offAvgSize:
+				v = deref(fs.AvgValueSizeInBytes)
+			}
+			if err := appendValue(fb.FieldBuilder(j), v); err != nil {
+				return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, tableField, err)
+			}
+		}
+	}
+	return nil
+}
+
+// deref turns a typed nil pointer into an untyped nil (null).
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
