@@ -197,9 +197,32 @@ func (s *inheritState) apply(tf *TrackedFile) {
 	*tf = rows[0]
 }
 
-// decoder maps the columns of one record batch to TrackedFile fields.
+// decoder maps the columns of one record batch to TrackedFile fields. The
+// field-id lookups happen once per batch, not per row.
 type decoder struct {
-	cols map[int]arrow.Array
+	cols                     map[int]arrow.Array
+	tracking, dv, mi, cfElem map[int]arrow.Array
+	partIDs                  []int
+	stats                    []statsCols
+}
+
+type statsCols struct {
+	tableField int
+	arr        *array.Struct
+	metrics    map[int]arrow.Array // by metric offset
+}
+
+// children maps the field ids of a struct array's children to the arrays.
+func children(a arrow.Array) map[int]arrow.Array {
+	s, ok := a.(*array.Struct)
+	if !ok {
+		return nil
+	}
+	m := map[int]arrow.Array{}
+	for i, f := range s.DataType().(*arrow.StructType).Fields() {
+		m[fieldID(f)] = s.Field(i)
+	}
+	return m
 }
 
 func newDecoder(rec arrow.RecordBatch) (*decoder, error) {
@@ -210,17 +233,33 @@ func newDecoder(rec arrow.RecordBatch) (*decoder, error) {
 	if _, ok := d.cols[IDContentType]; !ok {
 		return nil, fmt.Errorf("%w: no content_type column", ErrMalformed)
 	}
-	return d, nil
-}
-
-// child returns the child array of a struct with the given field id.
-func child(s *array.Struct, id int) arrow.Array {
-	for i, f := range s.DataType().(*arrow.StructType).Fields() {
-		if fieldID(f) == id {
-			return s.Field(i)
+	d.tracking = children(d.cols[IDTracking])
+	d.dv = children(d.cols[IDDeletionVector])
+	d.mi = children(d.cols[IDManifestInfo])
+	if l, ok := d.cols[IDColumnFiles].(*array.List); ok {
+		d.cfElem = children(l.ListValues())
+	}
+	if p, ok := d.cols[IDPartition].(*array.Struct); ok {
+		for _, f := range p.DataType().(*arrow.StructType).Fields() {
+			d.partIDs = append(d.partIDs, fieldID(f))
 		}
 	}
-	return nil
+	if cs, ok := d.cols[IDContentStats].(*array.Struct); ok {
+		for j, f := range cs.DataType().(*arrow.StructType).Fields() {
+			base := fieldID(f)
+			tableField, ok := FieldForStatsBase(base)
+			fa, isStruct := cs.Field(j).(*array.Struct)
+			if !ok || !isStruct {
+				continue // not a stats struct we know: ignored by id
+			}
+			sc := statsCols{tableField: tableField, arr: fa, metrics: map[int]arrow.Array{}}
+			for id, arr := range children(fa) {
+				sc.metrics[id-base] = arr
+			}
+			d.stats = append(d.stats, sc)
+		}
+	}
+	return d, nil
 }
 
 func optInt64(a arrow.Array, i int) *int64 {
@@ -300,20 +339,21 @@ func (d *decoder) row(i int, tf *TrackedFile) error {
 	}
 	tf.ContentType = ContentType(ct)
 	if a, ok := d.cols[IDTracking].(*array.Struct); ok && !a.IsNull(i) {
-		st, err := int32At(child(a, IDStatus), i)
+		c := d.tracking
+		st, err := int32At(c[IDStatus], i)
 		if err != nil {
 			return err
 		}
 		tf.Tracking = Tracking{
 			Status:                     Status(st),
-			SnapshotID:                 optInt64(child(a, IDSnapshotID), i),
-			SequenceNumber:             optInt64(child(a, IDSequenceNumber), i),
-			FileSequenceNumber:         optInt64(child(a, IDFileSequenceNumber), i),
-			DVSnapshotID:               optInt64(child(a, IDDVSnapshotID), i),
-			FirstRowID:                 optInt64(child(a, IDFirstRowID), i),
-			DeletedPositions:           bytesAt(child(a, IDDeletedPositions), i),
-			ReplacedPositions:          bytesAt(child(a, IDReplacedPositions), i),
-			LatestColumnFileSnapshotID: optInt64(child(a, IDLatestColumnFileSnapshotID), i),
+			SnapshotID:                 optInt64(c[IDSnapshotID], i),
+			SequenceNumber:             optInt64(c[IDSequenceNumber], i),
+			FileSequenceNumber:         optInt64(c[IDFileSequenceNumber], i),
+			DVSnapshotID:               optInt64(c[IDDVSnapshotID], i),
+			FirstRowID:                 optInt64(c[IDFirstRowID], i),
+			DeletedPositions:           bytesAt(c[IDDeletedPositions], i),
+			ReplacedPositions:          bytesAt(c[IDReplacedPositions], i),
+			LatestColumnFileSnapshotID: optInt64(c[IDLatestColumnFileSnapshotID], i),
 		}
 	}
 	if a, ok := d.cols[IDFormatVersion]; ok {
@@ -340,41 +380,43 @@ func (d *decoder) row(i int, tf *TrackedFile) error {
 	tf.SpecID = optInt32(d.cols[IDSpecID], i)
 	tf.SortOrderID = optInt32(d.cols[IDSortOrderID], i)
 	if a, ok := d.cols[IDPartition].(*array.Struct); ok && !a.IsNull(i) {
-		tf.Partition = map[int]any{}
-		for j, f := range a.DataType().(*arrow.StructType).Fields() {
+		tf.Partition = make(map[int]any, len(d.partIDs))
+		for j, id := range d.partIDs {
 			v, err := valueAt(a.Field(j), i)
 			if err != nil {
 				return fmt.Errorf("%w: partition: %v", ErrMalformed, err)
 			}
-			tf.Partition[fieldID(f)] = v
+			tf.Partition[id] = v
 		}
 	}
-	if a, ok := d.cols[IDContentStats].(*array.Struct); ok && !a.IsNull(i) {
-		if tf.ContentStats, err = decodeStats(a, i); err != nil {
+	if a, ok := d.cols[IDContentStats]; ok && !a.IsNull(i) {
+		if tf.ContentStats, err = d.decodeStats(i); err != nil {
 			return err
 		}
 	}
-	if a, ok := d.cols[IDDeletionVector].(*array.Struct); ok && !a.IsNull(i) {
-		dv := &DeletionVector{Location: strAt(child(a, IDDVLocation), i), KeyMetadata: bytesAt(child(a, IDDVKeyMetadata), i)}
-		if dv.Offset, err = int64At(child(a, IDDVOffset), i); err != nil {
+	if a, ok := d.cols[IDDeletionVector]; ok && !a.IsNull(i) {
+		c := d.dv
+		dv := &DeletionVector{Location: strAt(c[IDDVLocation], i), KeyMetadata: bytesAt(c[IDDVKeyMetadata], i)}
+		if dv.Offset, err = int64At(c[IDDVOffset], i); err != nil {
 			return err
 		}
-		if dv.SizeInBytes, err = int64At(child(a, IDDVSize), i); err != nil {
+		if dv.SizeInBytes, err = int64At(c[IDDVSize], i); err != nil {
 			return err
 		}
-		if dv.Cardinality, err = int64At(child(a, IDDVCardinality), i); err != nil {
+		if dv.Cardinality, err = int64At(c[IDDVCardinality], i); err != nil {
 			return err
 		}
 		tf.DeletionVector = dv
 	}
-	if a, ok := d.cols[IDManifestInfo].(*array.Struct); ok && !a.IsNull(i) {
-		mi := &ManifestInfo{DV: bytesAt(child(a, IDManifestDV), i)}
+	if a, ok := d.cols[IDManifestInfo]; ok && !a.IsNull(i) {
+		c := d.mi
+		mi := &ManifestInfo{DV: bytesAt(c[IDManifestDV], i)}
 		for _, p := range []struct {
 			id  int
 			dst *int32
 		}{{IDAddedFilesCount, &mi.AddedFiles}, {IDExistingFilesCount, &mi.ExistingFiles}, {IDDeletedFilesCount, &mi.DeletedFiles},
 			{IDReplacedFilesCount, &mi.ReplacedFiles}, {IDModifiedFilesCount, &mi.ModifiedFiles}} {
-			if v := optInt64(child(a, p.id), i); v != nil { // int or long on disk
+			if v := optInt64(c[p.id], i); v != nil { // int or long on disk
 				*p.dst = int32(*v)
 			}
 		}
@@ -383,7 +425,7 @@ func (d *decoder) row(i int, tf *TrackedFile) error {
 			dst *int64
 		}{{IDAddedRowsCount, &mi.AddedRows}, {IDExistingRowsCount, &mi.ExistingRows}, {IDDeletedRowsCount, &mi.DeletedRows},
 			{IDReplacedRowsCount, &mi.ReplacedRows}, {IDModifiedRowsCount, &mi.ModifiedRows}, {IDMinSequenceNumber, &mi.MinSequenceNumber}} {
-			if v := optInt64(child(a, p.id), i); v != nil {
+			if v := optInt64(c[p.id], i); v != nil {
 				*p.dst = *v
 			}
 		}
@@ -393,24 +435,24 @@ func (d *decoder) row(i int, tf *TrackedFile) error {
 	tf.SplitOffsets = listAt(d.cols[IDSplitOffsets], i, int64Val)
 	tf.EqualityIDs = listAt(d.cols[IDEqualityIDs], i, int32Val)
 	if l, ok := d.cols[IDColumnFiles].(*array.List); ok && !l.IsNull(i) {
-		el, ok := l.ListValues().(*array.Struct)
-		if !ok {
+		el := d.cfElem
+		if el == nil {
 			return fmt.Errorf("%w: column_files element is not a struct", ErrMalformed)
 		}
 		start, end := l.ValueOffsets(i)
 		tf.ColumnFiles = make([]ColumnFile, 0, end-start)
 		for j := int(start); j < int(end); j++ {
 			cf := ColumnFile{
-				FieldIDs:     listAt(child(el, IDCFFieldIDs), j, int32Val),
-				Location:     strAt(child(el, IDCFLocation), j),
-				FileFormat:   strAt(child(el, IDCFFileFormat), j),
-				KeyMetadata:  bytesAt(child(el, IDCFKeyMetadata), j),
-				SplitOffsets: listAt(child(el, IDCFSplitOffsets), j, int64Val),
+				FieldIDs:     listAt(el[IDCFFieldIDs], j, int32Val),
+				Location:     strAt(el[IDCFLocation], j),
+				FileFormat:   strAt(el[IDCFFileFormat], j),
+				KeyMetadata:  bytesAt(el[IDCFKeyMetadata], j),
+				SplitOffsets: listAt(el[IDCFSplitOffsets], j, int64Val),
 			}
-			if cf.FormatVersion, err = int32At(child(el, IDCFFormatVersion), j); err != nil {
+			if cf.FormatVersion, err = int32At(el[IDCFFormatVersion], j); err != nil {
 				return err
 			}
-			if cf.FileSizeInBytes, err = int64At(child(el, IDCFFileSize), j); err != nil {
+			if cf.FileSizeInBytes, err = int64At(el[IDCFFileSize], j); err != nil {
 				return err
 			}
 			tf.ColumnFiles = append(tf.ColumnFiles, cf)
@@ -419,23 +461,16 @@ func (d *decoder) row(i int, tf *TrackedFile) error {
 	return nil
 }
 
-func decodeStats(a *array.Struct, i int) (map[int]*FieldStats, error) {
-	out := map[int]*FieldStats{}
-	for j, f := range a.DataType().(*arrow.StructType).Fields() {
-		base := fieldID(f)
-		tableField, ok := FieldForStatsBase(base)
-		if !ok {
-			continue // not a stats struct we know: ignore by id
-		}
-		fa, ok := a.Field(j).(*array.Struct)
-		if !ok || fa.IsNull(i) {
+func (d *decoder) decodeStats(i int) (map[int]*FieldStats, error) {
+	out := make(map[int]*FieldStats, len(d.stats))
+	for _, sc := range d.stats {
+		if sc.arr.IsNull(i) {
 			continue
 		}
 		fs := &FieldStats{}
-		for k, m := range fa.DataType().(*arrow.StructType).Fields() {
-			col := fa.Field(k)
-			var err error
-			switch fieldID(m) - base {
+		var err error
+		for off, col := range sc.metrics {
+			switch off {
 			case offLowerBound:
 				fs.LowerBound, err = valueAt(col, i)
 			case offUpperBound:
@@ -454,10 +489,10 @@ func decodeStats(a *array.Struct, i int) (map[int]*FieldStats, error) {
 				fs.AvgValueSizeInBytes = optInt32(col, i)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%w: stats of field %d: %v", ErrMalformed, tableField, err)
+				return nil, fmt.Errorf("%w: stats of field %d: %v", ErrMalformed, sc.tableField, err)
 			}
 		}
-		out[tableField] = fs
+		out[sc.tableField] = fs
 	}
 	return out, nil
 }

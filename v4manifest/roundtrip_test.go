@@ -38,7 +38,7 @@ func allTypesSchema() *iceberg.Schema {
 	)
 }
 
-func twoSpecs(t *testing.T, sc *iceberg.Schema) []iceberg.PartitionSpec {
+func twoSpecs(t testing.TB, sc *iceberg.Schema) []iceberg.PartitionSpec {
 	t.Helper()
 	s0 := iceberg.NewPartitionSpecID(0, iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "i", Transform: iceberg.IdentityTransform{}})
 	s1 := iceberg.NewPartitionSpecID(1,
@@ -265,7 +265,7 @@ func TestWriterRejectsInvalidRows(t *testing.T) {
 		"column files without snapshot": {ContentDataLeaf, func(tf *TrackedFile) {
 			tf.ColumnFiles = []ColumnFile{{FormatVersion: 4, FieldIDs: []int32{2}, Location: "c"}}
 		}},
-		"positions on data row": {ContentDataLeaf, func(tf *TrackedFile) { tf.Tracking.DeletedPositions = []byte{1} }},
+		"positions on data row":  {ContentDataLeaf, func(tf *TrackedFile) { tf.Tracking.DeletedPositions = []byte{1} }},
 		"stats of unknown field": {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{99: {}} }},
 		"wrong bound type":       {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{2: {LowerBound: "x"}} }},
 	}
@@ -303,4 +303,31 @@ func TestModelHelpers(t *testing.T) {
 	require.Equal(t, ManifestInfo{AddedFiles: 1, ExistingFiles: 1, ReplacedFiles: 1, ModifiedFiles: 1, DeletedFiles: 1,
 		AddedRows: 10, ExistingRows: 5, ReplacedRows: 2, ModifiedRows: 2, DeletedRows: 4, MinSequenceNumber: 3}, mi,
 		"min sequence number counts live rows only")
+}
+
+func TestAggregateStats(t *testing.T) {
+	rows := []TrackedFile{
+		{Tracking: Tracking{Status: StatusAdded}, ContentStats: map[int]*FieldStats{
+			2:  {LowerBound: int32(5), UpperBound: int32(9), TightBounds: ptr(true), ValueCount: ptr(int64(10)), NullValueCount: ptr(int64(1))},
+			13: {LowerBound: "m", UpperBound: "q", AvgValueSizeInBytes: ptr(int32(4)), ValueCount: ptr(int64(10))},
+		}},
+		{Tracking: Tracking{Status: StatusExisting}, ContentStats: map[int]*FieldStats{
+			2:  {LowerBound: int32(-3), UpperBound: int32(7), TightBounds: ptr(true), ValueCount: ptr(int64(5)), NullValueCount: ptr(int64(0))},
+			13: {LowerBound: "a", ValueCount: ptr(int64(30)), AvgValueSizeInBytes: ptr(int32(8))},
+		}},
+		{Tracking: Tracking{Status: StatusReplaced}, ContentStats: map[int]*FieldStats{ // not live: ignored
+			2: {LowerBound: int32(-100), UpperBound: int32(100)},
+		}},
+	}
+	agg, err := AggregateStats(rows)
+	require.NoError(t, err)
+	require.Equal(t, int32(-3), agg[2].LowerBound)
+	require.Equal(t, int32(9), agg[2].UpperBound)
+	require.True(t, *agg[2].TightBounds)
+	require.Equal(t, int64(15), *agg[2].ValueCount)
+	require.Equal(t, int64(1), *agg[2].NullValueCount)
+	require.Equal(t, "a", agg[13].LowerBound)
+	require.Nil(t, agg[13].UpperBound, "one live row has no upper bound: unknown")
+	require.Nil(t, agg[13].NullValueCount)
+	require.Equal(t, int32(7), *agg[13].AvgValueSizeInBytes, "(4*10 + 8*30) / 40")
 }

@@ -36,7 +36,7 @@ type WriterOptions struct {
 	// TableLocation, when set, makes locations under it relative.
 	TableLocation string
 	// BatchRows is how many rows are buffered before they are encoded
-	// (default 4096); RowGroupRows bounds a row group (default 131072).
+	// (default 16384); RowGroupRows bounds a row group (default 131072).
 	BatchRows, RowGroupRows int
 }
 
@@ -52,14 +52,24 @@ type Writer struct {
 	inGroup  int         // rows in the current row group
 	total    int
 	statsIdx map[int]int // table field id -> child index in content_stats
-	closed   bool
+	// statsPlan[i] describes child i of content_stats, so rows are appended
+	// without walking Arrow types (which copies field slices) per row.
+	statsPlan []statsChild
+	// partIDs[i] is the partition field id of child i of partition.
+	partIDs []int
+	closed  bool
+}
+
+type statsChild struct {
+	tableField int
+	metrics    []int // metric offset of each member, in member order
 }
 
 // NewWriter starts a manifest on w. It fails when the schema or specs
 // cannot be typed.
 func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if opts.BatchRows <= 0 {
-		opts.BatchRows = 4096
+		opts.BatchRows = 16384
 	}
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = 128 * 1024
@@ -71,7 +81,9 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithStoreDecimalAsInteger(true),
-		parquet.WithDictionaryDefault(true),
+		// Manifest columns are mostly unique per row (paths, bounds, ids):
+		// dictionaries cost time and rarely save space.
+		parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
 	)
 	fw, err := pqarrow.NewFileWriter(sc, w, props, pqarrow.NewArrowWriterProperties())
@@ -99,13 +111,23 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	}
 	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(memory.DefaultAllocator, sc),
 		cols: map[int]int{}, statsIdx: map[int]int{}}
+	wr.bld.Reserve(opts.BatchRows)
 	for i, f := range sc.Fields() {
 		wr.cols[fieldID(f)] = i
-		if fieldID(f) == IDContentStats {
+		switch fieldID(f) {
+		case IDContentStats:
 			for j, sf := range f.Type.(*arrow.StructType).Fields() {
-				if fid, ok := FieldForStatsBase(fieldID(sf)); ok {
-					wr.statsIdx[fid] = j
+				fid, _ := FieldForStatsBase(fieldID(sf))
+				wr.statsIdx[fid] = j
+				sc := statsChild{tableField: fid}
+				for _, m := range sf.Type.(*arrow.StructType).Fields() {
+					sc.metrics = append(sc.metrics, fieldID(m)-fieldID(sf))
 				}
+				wr.statsPlan = append(wr.statsPlan, sc)
+			}
+		case IDPartition:
+			for _, pf := range f.Type.(*arrow.StructType).Fields() {
+				wr.partIDs = append(wr.partIDs, fieldID(pf))
 			}
 		}
 	}
@@ -211,6 +233,9 @@ func (w *Writer) flush() error {
 	}
 	w.inGroup += w.rows
 	w.rows = 0
+	// Builders start empty after a batch; sizing them once avoids
+	// regrowing (and copying) every buffer as the next batch fills.
+	w.bld.Reserve(w.opts.BatchRows)
 	return nil
 }
 
@@ -376,16 +401,15 @@ func (w *Writer) appendPartition(sb *array.StructBuilder, values map[int]any) er
 		sb.AppendNull() // also appends nulls to every child
 		return nil
 	}
-	st := sb.Type().(*arrow.StructType)
 	known := 0
 	sb.Append(true)
-	for i, f := range st.Fields() {
-		v, ok := values[fieldID(f)]
+	for i, id := range w.partIDs {
+		v, ok := values[id]
 		if ok {
 			known++
 		}
 		if err := appendValue(sb.FieldBuilder(i), v); err != nil {
-			return fmt.Errorf("%w: partition field %d: %v", ErrInvalidRow, fieldID(f), err)
+			return fmt.Errorf("%w: partition field %d: %v", ErrInvalidRow, id, err)
 		}
 	}
 	if known != len(values) {
@@ -405,47 +429,42 @@ func (w *Writer) appendStats(sb *array.StructBuilder, stats map[int]*FieldStats)
 		}
 	}
 	sb.Append(true)
-	st := sb.Type().(*arrow.StructType)
-	for i, f := range st.Fields() {
+	for i, plan := range w.statsPlan {
 		fb := sb.FieldBuilder(i).(*array.StructBuilder)
-		tableField, _ := FieldForStatsBase(fieldID(f))
+		tableField := plan.tableField
 		fs := stats[tableField]
 		if fs == nil {
 			fb.AppendNull()
 			continue
 		}
 		fb.Append(true)
-		base := fieldID(f)
-		for j, m := range f.Type.(*arrow.StructType).Fields() {
-			var v any
-			switch fieldID(m) - base {
+		for j, off := range plan.metrics {
+			mb := fb.FieldBuilder(j)
+			var err error
+			switch off {
 			case offLowerBound:
-				v = fs.LowerBound
+				err = appendValue(mb, fs.LowerBound)
 			case offUpperBound:
-				v = fs.UpperBound
+				err = appendValue(mb, fs.UpperBound)
 			case offTightBounds:
-				v = deref(fs.TightBounds)
+				if fs.TightBounds == nil {
+					mb.AppendNull()
+				} else {
+					mb.(*array.BooleanBuilder).Append(*fs.TightBounds)
+				}
 			case offValueCount:
-				v = deref(fs.ValueCount)
+				appendOptInt64(mb, fs.ValueCount)
 			case offNullCount:
-				v = deref(fs.NullValueCount)
+				appendOptInt64(mb, fs.NullValueCount)
 			case offNaNCount:
-				v = deref(fs.NaNValueCount)
+				appendOptInt64(mb, fs.NaNValueCount)
 			case offAvgSize:
-				v = deref(fs.AvgValueSizeInBytes)
+				appendOptInt32(mb, fs.AvgValueSizeInBytes)
 			}
-			if err := appendValue(fb.FieldBuilder(j), v); err != nil {
+			if err != nil {
 				return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, tableField, err)
 			}
 		}
 	}
 	return nil
-}
-
-// deref turns a typed nil pointer into an untyped nil (null).
-func deref[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
