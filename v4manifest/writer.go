@@ -41,7 +41,9 @@ type WriterOptions struct {
 }
 
 // Writer streams TrackedFile rows into a Parquet manifest. Memory stays flat
-// in the number of rows: rows are encoded batch by batch.
+// in the number of rows: rows are encoded batch by batch, within row groups
+// of at most RowGroupRows. Close must always be called (it also stops the
+// encoding goroutine).
 type Writer struct {
 	opts     WriterOptions
 	schema   *arrow.Schema
@@ -49,7 +51,6 @@ type Writer struct {
 	fw       *pqarrow.FileWriter
 	cols     map[int]int // top-level field id -> column index
 	rows     int         // rows in the current batch
-	inGroup  int         // rows in the current row group
 	total    int
 	statsIdx map[int]int // table field id -> child index in content_stats
 	// statsPlan[i] describes child i of content_stats, so rows are appended
@@ -58,6 +59,12 @@ type Writer struct {
 	// partIDs[i] is the partition field id of child i of partition.
 	partIDs []int
 	closed  bool
+
+	// Batches are encoded on a second goroutine while the next one is
+	// built: building and Parquet encoding take about equal time.
+	batches chan arrow.RecordBatch
+	encoded chan error
+	encErr  error
 }
 
 type statsChild struct {
@@ -112,6 +119,9 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(memory.DefaultAllocator, sc),
 		cols: map[int]int{}, statsIdx: map[int]int{}}
 	wr.bld.Reserve(opts.BatchRows)
+	wr.batches = make(chan arrow.RecordBatch, 1)
+	wr.encoded = make(chan error, 1)
+	go wr.encode()
 	for i, f := range sc.Fields() {
 		wr.cols[fieldID(f)] = i
 		switch fieldID(f) {
@@ -216,22 +226,32 @@ func (w *Writer) Write(tf *TrackedFile) error {
 	return nil
 }
 
+// encode writes batches into the Parquet file, starting a new row group
+// when the current one is full. It stops at the first error and drains.
+func (w *Writer) encode() {
+	var err error
+	inGroup := 0
+	for rec := range w.batches {
+		if err == nil {
+			if inGroup >= w.opts.RowGroupRows {
+				err = w.fw.NewBufferedRowGroupChecked()
+				inGroup = 0
+			}
+			if err == nil {
+				err = w.fw.WriteBuffered(rec)
+				inGroup += int(rec.NumRows())
+			}
+		}
+		rec.Release()
+	}
+	w.encoded <- err
+}
+
 func (w *Writer) flush() error {
 	if w.rows == 0 {
 		return nil
 	}
-	rec := w.bld.NewRecordBatch()
-	defer rec.Release()
-	if w.inGroup >= w.opts.RowGroupRows {
-		if err := w.fw.NewBufferedRowGroupChecked(); err != nil {
-			return err
-		}
-		w.inGroup = 0
-	}
-	if err := w.fw.WriteBuffered(rec); err != nil {
-		return err
-	}
-	w.inGroup += w.rows
+	w.batches <- w.bld.NewRecordBatch()
 	w.rows = 0
 	// Builders start empty after a batch; sizing them once avoids
 	// regrowing (and copying) every buffer as the next batch fills.
@@ -246,7 +266,9 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	defer w.bld.Release()
-	if err := w.flush(); err != nil {
+	_ = w.flush()
+	close(w.batches)
+	if err := <-w.encoded; err != nil {
 		return err
 	}
 	return w.fw.Close()
