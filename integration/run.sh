@@ -63,6 +63,19 @@ run_pytest PyIceberg test_pyiceberg.py
 run_pytest DuckDB test_duckdb.py
 run_pytest Spark test_spark.py
 
+# v4 manifests: Go-written files checked by pyarrow, pyarrow-written read by Go.
+golden=$(mktemp -d /tmp/v4-golden.XXXXXX)
+if (cd "$root" && V4_GOLDEN_DIR="$golden" go test -count=1 -run TestWriteGolden ./v4manifest/ >/dev/null); then
+  reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
+  V4_GOLDEN_DIR=$golden "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" \
+    "$here/python/test_v4manifest.py" >"$reports/out.txt" 2>&1
+  s=$(python3 "$here/summarize_junit.py" v4manifest-pyarrow "$reports"); rc=$?
+  [ $rc = 0 ] || tail -40 "$reports/out.txt"
+  record "$(echo "$s" | tail -1)" $rc
+else
+  record "v4manifest-pyarrow: 0 passed, 1 failed, 0 skipped (golden files not written)" 1
+fi
+
 # 5. iceberg-go against the binary.
 start_catalog igo lake
 jsonout=$(mktemp /tmp/interop-go.XXXXXX)

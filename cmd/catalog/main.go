@@ -24,6 +24,8 @@ Usage:
   catalog migrate [flags]                    apply database migrations and exit
   catalog warehouse create NAME --location URI [flags]
   catalog warehouse list [flags]
+  catalog manifest inspect FILE [--table-location URI] [--metadata]
+                                             print a v4 manifest as JSON lines
   catalog help
 
 Storage flags (serve, migrate, warehouse), each with an environment variable:
@@ -53,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdMigrate(args[1:], stdout, stderr)
 	case "warehouse":
 		return cmdWarehouse(args[1:], stdout, stderr)
+	case "manifest":
+		return cmdManifest(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
