@@ -279,9 +279,9 @@ func TestCreateWithZeroBasedFieldIDs(t *testing.T) {
 	b := setup(t, "sqlite")
 	b.createNamespace(t, "sp")
 	r := b.createTable(t, "sp", "t", map[string]any{
-		"schema": rawJSON(`{"type":"struct","schema-id":0,"fields":[{"id":0,"name":"id","type":"long","required":false},{"id":1,"name":"name","type":"string","required":false}]}`),
+		"schema":         rawJSON(`{"type":"struct","schema-id":0,"fields":[{"id":0,"name":"id","type":"long","required":false},{"id":1,"name":"name","type":"string","required":false}]}`),
 		"partition-spec": rawJSON(`{"spec-id":0,"fields":[{"source-id":0,"field-id":1000,"name":"id_bucket","transform":"bucket[4]"}]}`),
-		"write-order": rawJSON(`{"order-id":1,"fields":[{"source-id":1,"transform":"identity","direction":"asc","null-order":"nulls-first"}]}`),
+		"write-order":    rawJSON(`{"order-id":1,"fields":[{"source-id":1,"transform":"identity","direction":"asc","null-order":"nulls-first"}]}`),
 	})
 	require.Equal(t, 200, r.status, "%s", r.body)
 	var res struct {
