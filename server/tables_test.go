@@ -114,3 +114,27 @@ func slicesCollect[T any](seq func(func(T) bool)) []T {
 	}
 	return out
 }
+
+// TestNoCometUnsafeDefaults: the catalog itself never sets table properties
+// that make Comet's native Parquet writer fall back.
+func TestNoCometUnsafeDefaults(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "ns")
+	r := b.createTable(t, "ns", "t", nil)
+	require.Equal(t, 200, r.status)
+	var res struct {
+		Metadata struct {
+			Properties map[string]string `json:"properties"`
+		} `json:"metadata"`
+		Config map[string]string `json:"config"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &res))
+	for k := range res.Metadata.Properties {
+		require.False(t, k == "write.object-storage.enabled" || k == "write.location-provider.impl" || k == "io-impl" ||
+			strings.HasPrefix(k, "encryption.") || strings.HasPrefix(k, "parquet."), "property %s", k)
+	}
+	require.NotContains(t, res.Config, "io-impl")
+	cfg := b.do(t, "GET", "/v1/config?warehouse=wh", nil).json(t)
+	require.Empty(t, cfg["defaults"])
+	require.Equal(t, map[string]any{"prefix": "wh"}, cfg["overrides"])
+}
