@@ -69,31 +69,40 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, storeErr(err, w.Name)
 	}
-	base, err := table.ParseMetadataBytes(obj.Metadata)
+	base, version, err := parseTableMetadata(obj.Metadata)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", c.Ident)
 	}
 	if err := checkRequirements(c.reqs, base); err != nil {
 		return nil, err
 	}
+	target, updates, err := v4Plan(version, len(base.Snapshots()) > 0, c.updates, c.Updates)
+	if err != nil {
+		return nil, err
+	}
 	b, err := table.MetadataBuilderFromBase(base, obj.MetadataLocation)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "metadata builder for %s", c.Ident)
 	}
-	for _, u := range c.updates {
+	for _, u := range updates {
 		if err := u.Apply(b); err != nil {
 			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
 		}
 	}
+	if target != version && !b.HasChanges() {
+		// The upgrade alone is a change: log the file it replaces, as the
+		// builder does for its own updates.
+		b.AppendMetadataLog(table.MetadataLogEntry{MetadataFile: obj.MetadataLocation, TimestampMs: base.LastUpdatedMillis()})
+	}
 	st := &staged{obj: obj, meta: base, data: obj.Metadata, metaLoc: obj.MetadataLocation}
-	if !b.HasChanges() {
+	if !b.HasChanges() && target == version {
 		return st, nil
 	}
 	meta, err := b.Build()
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
 	}
-	data, err := json.Marshal(meta)
+	data, err := marshalTableMetadata(meta, target)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
@@ -110,7 +119,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	st.meta, st.data, st.metaLoc, st.changed = meta, data, metaLoc, true
 	st.swap = store.Swap{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
-		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: meta.Version(), NewLocation: newLoc,
+		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: target, NewLocation: newLoc,
 	}
 	return st, nil
 }
@@ -272,7 +281,7 @@ func (s *Service) deleteDroppedMetadata(ctx context.Context, w *store.Warehouse,
 	if v, _ := strconv.ParseBool(st.meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
 		return
 	}
-	old, err := table.ParseMetadataBytes(st.obj.Metadata)
+	old, _, err := parseTableMetadata(st.obj.Metadata)
 	if err != nil {
 		return
 	}
@@ -297,14 +306,21 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 		return nil, storeErr(err, w.Name)
 	}
 	version := formatVersionOf(c.Updates)
-	if version > 3 {
-		return nil, newErr(KindBadRequest, "Unsupported format version: %d (supported: 1, 2, 3)", version)
+	if version > FormatV4 {
+		return nil, newErr(KindBadRequest, "Unsupported format version: %d (supported: 1 to 4)", version)
+	}
+	target, updates := version, c.updates
+	if version == FormatV4 {
+		if _, updates, err = v4Plan(3, false, c.updates, c.Updates); err != nil {
+			return nil, err
+		}
+		version = 3
 	}
 	b, err := table.NewMetadataBuilder(version)
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "%v", err)
 	}
-	for _, u := range createOrder(c.updates) {
+	for _, u := range createOrder(updates) {
 		if err := u.Apply(b); err != nil {
 			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
 		}
@@ -328,7 +344,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(meta)
+	data, err := marshalTableMetadata(meta, target)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
@@ -338,7 +354,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	obj := &store.Object{
 		Warehouse: w.Name, Namespace: c.Ident.Namespace, Name: c.Ident.Name, Kind: store.KindTable,
-		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.Version(),
+		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: target,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
 		s.deleteOrphan(ctx, w, metaLoc)

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/store"
 )
@@ -16,7 +15,7 @@ import (
 func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object) {
 	ctx = context.WithoutCancel(ctx)
 	log := s.log.With("table", obj.Ref().String(), "metadata_location", obj.MetadataLocation)
-	meta, err := table.ParseMetadataBytes(obj.Metadata)
+	meta, _, err := parseTableMetadata(obj.Metadata)
 	if err != nil {
 		log.WarnContext(ctx, "purge: cannot parse metadata", "error", err)
 		return

@@ -142,8 +142,14 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	for k, v := range in.Properties {
 		props[k] = v
 	}
-	if v, ok := props["format-version"]; ok && v != "1" && v != "2" && v != "3" {
-		return nil, newErr(KindBadRequest, "Unsupported format version: %s (supported: 1, 2, 3)", v)
+	version := 2
+	if v, ok := props["format-version"]; ok {
+		switch v {
+		case "1", "2", "3", "4":
+			version = int(v[0] - '0')
+		default:
+			return nil, newErr(KindBadRequest, "Unsupported format version: %s (supported: 1 to 4)", v)
+		}
 	}
 	loc := in.Location
 	if loc == "" {
@@ -159,11 +165,14 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	for _, k := range reservedTableProperties[1:] {
 		delete(formatProps, k)
 	}
+	if version == FormatV4 {
+		formatProps["format-version"] = "3" // built through the v3 view
+	}
 	meta, err := table.NewMetadata(schema, spec, order, loc, formatProps)
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
 	}
-	data, err := json.Marshal(meta)
+	data, err := marshalTableMetadata(meta, version)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
@@ -183,7 +192,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
-		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.Version(),
+		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: version,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
 		s.deleteOrphan(ctx, w, metaLoc)
@@ -244,7 +253,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if err != nil {
 		return nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", metadataLocation)
 	}
-	meta, err := table.ParseMetadataBytes(data)
+	meta, version, err := parseTableMetadata(data)
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "Invalid table metadata in %s: %v", metadataLocation, err)
 	}
@@ -254,7 +263,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
-		Location: loc, MetadataLocation: metadataLocation, Metadata: compactJSON(data), FormatVersion: meta.Version(),
+		Location: loc, MetadataLocation: metadataLocation, Metadata: compactJSON(data), FormatVersion: version,
 	}
 	if overwrite {
 		err = s.store.ObjectReplace(ctx, obj)
