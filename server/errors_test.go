@@ -41,7 +41,7 @@ func TestErrorPaths(t *testing.T) {
 				{"create existing table", "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "t", "schema": rawJSON(testSchema)}, 409, "AlreadyExistsException", "Table already exists: ns.t"},
 				{"create table on view name", "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "v", "schema": rawJSON(testSchema)}, 409, "AlreadyExistsException", "View with same name already exists: ns.v"},
 				{"create table bad schema", "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "x", "schema": rawJSON(`{"type":"struct","fields":[{"id":1,"name":"a","type":"nonsense","required":true}]}`)}, 400, "BadRequestException", ""},
-				{"create table format 9", "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "x", "schema": rawJSON(testSchema), "properties": map[string]string{"format-version": "9"}}, 400, "BadRequestException", "Unsupported format version: 9 (supported: 1, 2, 3)"},
+				{"create table format 9", "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "x", "schema": rawJSON(testSchema), "properties": map[string]string{"format-version": "9"}}, 400, "BadRequestException", "Unsupported format version: 9 (supported: 1 to 4)"},
 				{"create table bad location", "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "x", "schema": rawJSON(testSchema), "location": "S3://Bucket/x"}, 400, "BadRequestException", ""},
 				{"malformed JSON", "POST", "/v1/wh/namespaces", "{not json", 400, "BadRequestException", ""},
 				{"drop missing table", "DELETE", "/v1/wh/namespaces/ns/tables/nope", nil, 404, "NoSuchTableException", "Table does not exist: ns.nope"},
