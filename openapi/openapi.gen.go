@@ -130,12 +130,36 @@ type CreateWarehouseRequest struct {
 	Properties *Properties `json:"properties,omitempty"`
 }
 
+// DataFileInput defines model for DataFileInput.
+type DataFileInput struct {
+	// ContentStats Any JSON value, decoded by the server with apache/iceberg-go.
+	ContentStats    *RawJSON            `json:"content-stats,omitempty"`
+	FileFormat      string              `json:"file-format"`
+	FileSizeInBytes int64               `json:"file-size-in-bytes"`
+	Location        string              `json:"location"`
+	Partition       *map[string]RawJSON `json:"partition,omitempty"`
+	RecordCount     int64               `json:"record-count"`
+	SpecId          int                 `json:"spec-id"`
+}
+
 // ErrorModel defines model for ErrorModel.
 type ErrorModel struct {
 	Code    int       `json:"code"`
 	Message string    `json:"message"`
 	Stack   *[]string `json:"stack,omitempty"`
 	Type    string    `json:"type"`
+}
+
+// FilesCommitRequest defines model for FilesCommitRequest.
+type FilesCommitRequest struct {
+	AddDataFiles           *[]DataFileInput `json:"add-data-files,omitempty"`
+	AddEqualityDeleteFiles *[]RawJSON       `json:"add-equality-delete-files,omitempty"`
+	RemoveFiles            *[]string        `json:"remove-files,omitempty"`
+
+	// Requirements Any JSON value, decoded by the server with apache/iceberg-go.
+	Requirements       *RawJSON    `json:"requirements,omitempty"`
+	SetDeletionVectors *[]RawJSON  `json:"set-deletion-vectors,omitempty"`
+	SnapshotProperties *Properties `json:"snapshot-properties,omitempty"`
 }
 
 // GetNamespaceResponse defines model for GetNamespaceResponse.
@@ -356,6 +380,11 @@ type UpdateTableParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
 }
 
+// CommitFilesParams defines parameters for CommitFiles.
+type CommitFilesParams struct {
+	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+}
+
 // ListViewsParams defines parameters for ListViews.
 type ListViewsParams struct {
 	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
@@ -412,6 +441,9 @@ type CreateTableJSONRequestBody = CreateTableRequest
 
 // UpdateTableJSONRequestBody defines body for UpdateTable for application/json ContentType.
 type UpdateTableJSONRequestBody = CommitTableRequest
+
+// CommitFilesJSONRequestBody defines body for CommitFiles for application/json ContentType.
+type CommitFilesJSONRequestBody = FilesCommitRequest
 
 // ReportMetricsJSONRequestBody defines body for ReportMetrics for application/json ContentType.
 type ReportMetricsJSONRequestBody = ReportMetricsRequest
@@ -557,6 +589,9 @@ type ServerInterface interface {
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table})
 	UpdateTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params UpdateTableParams)
 
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
+	CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams)
+
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 	ReportMetrics(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam)
 
@@ -684,6 +719,11 @@ func (_ Unimplemented) TableExists(w http.ResponseWriter, r *http.Request, prefi
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table})
 func (_ Unimplemented) UpdateTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params UpdateTableParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
+func (_ Unimplemented) CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1737,6 +1777,74 @@ func (siw *ServerInterfaceWrapper) UpdateTable(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// CommitFiles operation middleware
+func (siw *ServerInterfaceWrapper) CommitFiles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CommitFilesParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CommitFiles(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ReportMetrics operation middleware
 func (siw *ServerInterfaceWrapper) ReportMetrics(w http.ResponseWriter, r *http.Request) {
 
@@ -2435,6 +2543,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics", wrapper.ReportMetrics)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/files", wrapper.CommitFiles)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/tables/rename", wrapper.RenameTable)
@@ -3265,6 +3376,49 @@ func (response UpdateTabledefaultJSONResponse) VisitUpdateTableResponse(w http.R
 	return err
 }
 
+type CommitFilesRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    CommitFilesParams
+	Body      *CommitFilesJSONRequestBody
+}
+
+type CommitFilesResponseObject interface {
+	VisitCommitFilesResponse(w http.ResponseWriter) error
+}
+
+type CommitFiles200JSONResponse CommitTableResponse
+
+func (response CommitFiles200JSONResponse) VisitCommitFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CommitFilesdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CommitFilesdefaultJSONResponse) VisitCommitFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ReportMetricsRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -3703,6 +3857,9 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table})
 	UpdateTable(ctx context.Context, request UpdateTableRequestObject) (UpdateTableResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
+	CommitFiles(ctx context.Context, request CommitFilesRequestObject) (CommitFilesResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 	ReportMetrics(ctx context.Context, request ReportMetricsRequestObject) (ReportMetricsResponseObject, error)
@@ -4340,6 +4497,42 @@ func (sh *strictHandler) UpdateTable(w http.ResponseWriter, r *http.Request, pre
 	}
 }
 
+// CommitFiles operation middleware
+func (sh *strictHandler) CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams) {
+	var request CommitFilesRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	var body CommitFilesJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CommitFiles(ctx, request.(CommitFilesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CommitFiles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CommitFilesResponseObject); ok {
+		if err := validResponse.VisitCommitFilesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ReportMetrics operation middleware
 func (sh *strictHandler) ReportMetrics(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
 	var request ReportMetricsRequestObject
@@ -4666,52 +4859,56 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Dzrbts41q9C6PsWSAHJiqcD7MD7q9Nmiu603SLNdBaYFhhGOrbYSKRKUna9gd99QVJ3U5KVyIkz+yux",
-	"RR6eG89dvnUClqSMApXCWdw6KeY4AQlcf3oRBCDEK4hhhSVh9IN6qh4Q6iycCHAI3HEdihNwFs6/vTcB",
-	"XANfeWafV210XEcEESRYbZbbVC0XkhO6cnY713kTQpIyCTTY/grb/lNqa71fYTsA+T1OQKQ4gBJoCCLg",
-	"JNVYLarnKIY1xMJFgIMI/Xb51gMasBBCF31lhEKIrrdIRoDOv89/QQIUoyTj6Oxv81+ezRzXIJtiGVWo",
-	"0gK44zocvmWEQ+gsJM+gH+kPeAUfyX+gyYhvGfBtBTzNFzUYkBBKkixxFnO3gEuohBXwEvAVu4FKkDiO",
-	"2eYiSeX2E44zKLDrOlBvHmD5Bw5L8r2D31cRoA3mELFMAFKQXYQF4iAzrphMKGJr4JyEIGaphqQY76/n",
-	"fsDokqw6WG2WjuTzFb6OW0xuQpVqwUignwhs+mCuCWxGgdypxSJlVIC+lBecM67+CRiVQKUWY5rGJNBX",
-	"zf8qFKdvaxD/n8PSWTj/51d33TdPhZ9fWQ30Mj/GHNoU3Au6RUtM4owbiWGK8q0I1F50zcLtzNm5zluG",
-	"Q83ZyXAsIV6CyGJpQ08/RglIHGKJ0VnxnxczcyQiAuFrAVSiJeMIIyHxCkIUcMAS9A02lsbw+Aqvmvjt",
-	"SSWnVIl7UkIVwG461dOSzJlWuHyzgv0SSxyz1Ut9U7Q55ywFLonRnBCWOIuNocdhSBRMHH9orGnRWZoR",
-	"dv0VAqm+ABqmjOT+gkhIevdhzvFWfSY1u30DWy8mS5AkAevm0gbcB9Vd/Zb9UVFfB//FQuBLliRE5gr3",
-	"LQMh91lJQqCSLAnwIZlqOG+q5RVWSeF0+7Zf4s0/P/7rvdqWpSGWcPiOFv2NUytogxzIbcIeCwotHEHB",
-	"3q20m9A61vtbKjB9uHNMBQ7Uhk4ZauvuBRGmK2gqcx85Fu3Y0/YWDc2DupE2V/+vo3G9Kqbtbhl+dZJd",
-	"xVADSJSgFPQmjL5tNZPSRr86+iACuu7JiVPQb+d6LmoR0VgepJhLbbI9kUIwQuHuRrV7oHutHaS9v2ec",
-	"f42Ea8ZiwFSt2HAiwWM8HL5wXfqv+VMi1y2C3nt/Rwk8FCNVOOutgYscxfvzqQWzQUs3D38vkoqTYKSd",
-	"wBIDGxk6An/HQoj3UVeJaA27MqVTrlAIvLKjLiQObsYFaebzsE82h+brXYOfjajXIJ+yhbQmR3voQ5GQ",
-	"9eFQE28bB7Pfdv5bIir+iQMYeHgY02BlWw0ofJeeyvc9qRN+dUQWxyapM/lqv4bUEOqiS/udHpqqeOdw",
-	"oiyRz+Sk1fHqoq00Rj30lVWQw8krwQ5GnDXgVhxbCbXF4BQZ5OGu40j5gLJjjOfeWvMex4ez7KPZ+7Lc",
-	"Osi63uSilaCfMt/um0e9rxvlwz1IM0W/e5WhoHavgviCbpF6gtY4zsBFIegybVGeFcDXwNGGyAjhFAcR",
-	"+CSvSq/YzHGd796KeflxXwWjs0u8eZc7NHUurIiQwPvD4sMUtzOoYGvgOr60hZ722GH/RJvQCux7I8p7",
-	"IX8/7NTyfs6GICShJVojrb1gGR8OI/Y2tojKobgNZOwEpYzLdyA5CUSNJLvaG+/SJJdrCN5hcVd9sQ2d",
-	"fWM3iYHKa+uD6JU1+PwQG4pt1ltDmU59HBskdgZ7uXrbMPxNFy2qvlGJXafKckjYuu2UBg3lgbWVVuw6",
-	"Bt3Owh0RQiE1Cl1NpGLjeBpHbbKWkEKnQsAt8bdJrwqRevO/pktZkhgWvu8i8Xzh+9dZcAPSn81miHG0",
-	"Eo2vHPexc8eBfFhtJ3TJ7K23omVzefHxCgWmW4A4yyQIJCMiCvdJkjQ21UIXKUclgeq2iV6TcqbO+kzP",
-	"NoSbJp5ASxbHbKNd8AvtdptnpZxJFrD4mYvSOBN6XYIpXulT0IsPbz7Tsz/96it/Pf/z2Qz9zEKiccMS",
-	"BZjzbQlWF1WVhNb1loiLcpa6n2l+wxCmIaoXQBHmgBTbQoQFWnIAb8l4YqKKCDjoHc244jPtDSxcJJhB",
-	"MqM3lG0oMrVnc7g6S6AVSITRj+fns89KipJIlXI4b/ENRCwOrbJxXKesrTjns/nsXIcPKVCcEmfhPJ+d",
-	"z54rlcAy0krW5KDfTDJWoK2X0h6tS29CdX4jX3FazcYfzs+n627ZMyNLl+tiDXxb9Yl1WzFv33QdUmJt",
-	"Mm1jLPFK6Ni35InzRV1LJix8aJWR8hYtCPkzC7eT8aCjWLVr3noVKeyOKIlaImlppTZa9Bss8h5pOKkY",
-	"dm63rvq3yqbsjAmLwYTJTWm90t83pdVg1o9DsweKMAM9RGdEogjiEFGGqtLFs4n1znr9XoPsoeIxRD71",
-	"batNFP1x2zUmM2oiQoGtJkI6LdtrkHkn3I5Fa75lUxNDz9lHlFGzfW+RU74AGcIzQ2vumAHl9grC6WRZ",
-	"RPK7nOO3Jsbf+c2KY6djqYqX+zKw4VIt8VuzSjv3oB3V2JTaYB9j4kpQjyXjjpKuRdivCIdAoiAicciB",
-	"IrbUUjb4V2YKnSnxs9TTA2xTmq96EXc3Wny1KTDF0D6n+76Wl407xTY4aMR3LNe917F+YNfd1XbusOqV",
-	"mkzoyBuK0W0ZjBvX//f7cs7SY6jAIfFAkz8hZ2k6MX86/P5bhsOS6HdFIfaIimNtxQ1qjUpfiNQ5X55z",
-	"TsycCHC4z50S04vvREjhjBcn6I2nYwKH3VdrVLmMcgZult+sMjwsil123VSlalWNUzbsgxW/BzbxwyU9",
-	"y7X9PcJS27C8YuaivGDm6juc18wewfL7PO9JnI52Nno806jmMHb2dymOpdPWNtbhetyvF9WE9/20SZfw",
-	"7qBJ3jofuj4tdfpkJvtP19DZuoNT6oRmwP1UQkl2hEbkGtSXgpo5k4dPP4+dRLbmZ7reiRCIUJ03llyb",
-	"TXVr3RO5f7U51r+mMbcM6j51U27W+7f672B2OK1srVWhjK8K5uom45jqUEcyYjpUE+aVtZvXmVPejVUd",
-	"+ux2vYO59N4zCt47LIOo/3VAO7sFxamImM7sqs1As0TRieNYZ3zLeoNzqDo3Qs+f90uMCJRR87ZGiASh",
-	"AWgDenGFV8qYNoifUKT2TFgjPTILNmRMkwE/lrUf3lF7e3MoEZ3QfhzLxFveKnrgwqLlna+O8lCgl6IY",
-	"0xDCf5joovFa4h3epXw03+MnZnzrwfOJiTS8MYPmHCtxsMy5HaSfHRbKTLJp34iDAFI5oXM8UAtMptGX",
-	"OXzSK/4HEwdN+OR5Q5HanVbacPJJ+/4rYk87ZdfL/Vv1ZzDun1g4h1gmPU02YcxeaX1nyP6p+EWIRxZg",
-	"VwiqjhgZgWouThOAPpLZGN5R/dBHr3OOcfAEjMze++dPxMjksRyHYgj3GFMKtfcWTry+u/d+xX2CtKp+",
-	"Ydh7vBBNVr/WIHyTXRxLlns/D/EU0sL9H7O4q1zNZK2RrClx5Gnc0WRr/P1DXNAn0H+Z9H6WocpE17O0",
-	"sTvXMdPuhoMZj52FE0mZLnx//sPfZ+ez89l88dP8p7lmVb6/eHenGBpULrT9Q2ii/m2uMrVvDAa1L2qz",
-	"pLsvu/8GAAD//w==",
+	"5Dxtb9u21n+F0PNcoAUkK1mLewfvU9d2Q+/aLkiz7gJLgTHisc1GIlWSsuMF/u8XJPVuSrITOXF2PyWW",
+	"yMPzznMOD3XrRTxJOQOmpDe99VIscAIKhPn1KopAyjcQwxwrytmZfqtfUOZNvQVgAsLzPYYT8Kbef4J3",
+	"EVyBmAd2XlBN9HxPRgtIsJ6s1qkeLpWgbO5tNr73jkCScgUsWv8C6/5VamODX2A9APkjTkCmOIISKAEZ",
+	"CZoarKbVexTDEmLpI8DRAv12/j4AFnECxEdfOWVA0NUaqQWgk5vTn5AEzSjFBXr2j9Ofnk883yKbYrWo",
+	"UGUFcM/3BHzLqADiTZXIoB/pMzyHT/QvaDLiWwZiXQFP80ENBiSU0SRLvOmpX8ClTMEcRAn4gl9DJUgc",
+	"x3z1NknV+jOOMyiw61rQTB5g+ZmAGb3p4PfFAtAKC1jwTALSkH2EJRKgMqGZTBniSxCCEpCT1EDSjA+X",
+	"p2HE2YzOO1hth+7J5wt8FbeY3ISq9IA9gX6msOqDuaSw2gvkRg+WKWcSjFG+FYIL/U/EmQKmjBjTNKaR",
+	"MbXwq9Scvq1B/H8BM2/q/V9Y2Xpo38owN1kD9Dxfxi7aFNwrtkYzTONMWIlhhvKpCPRcdMXJeuJtfO89",
+	"x8RwdjQcS4jnILNYudAzr1ECChOsMHpW/BfE3C6JqET4SgJTaMYFwkgqPAeCIgFYgbFg62ksjy/wvInf",
+	"llRySrW4RyVUA+ymU78tyZwYhcsna9ivscIxn782lmLcueApCEWt5hCY4Sy2jh4TQjVMHJ81xrToLN0I",
+	"v/oKkdIPgJGU03y/oAqS3nlYCLzWv2nNb1/DOojpDBRNwDm59AH3QXVTt7I/Kurr4L84CHzNk4SqXOG+",
+	"ZSDVNispAabojIIYkqmB864aXmGVFJtu3/RzvPr3p18/6mlZSrCC3We06G+sWkEb5EDuE7ZYUGjhHhRs",
+	"WaXbhdax3p5SgenDXWAmcaQndMrQePcgWmA2h6Yy95Hj0I4tbW/R0FyoG2lr+n8fjetVMeN3y/Crk+wq",
+	"hhpAogSloTdh9E2ruZQ2+tXSOxHQZSdHTkG/n+sx1CKicbxIsVDGZQcyhWgPhbsb1f6O22ttIbP7B3bz",
+	"r5FwxXkMmOkRK0EVBFyQYYPr0n/DnxK5bhH02v0dJfBQjNThbLAEIXMU78+nFswGLd08/L1IKo6CkW4C",
+	"SwxcZLzBCv9EY3jH0syBfR5fBlLhvVz4jMYQzLhIsHLSZ95L+hcElAVX69zbFxN09vjPl952Mun3s7N0",
+	"AH3x244UbHFKQMQFCSKe2Xh7B2S1GwooqeFaT4vroqqFGXXWtVZ18q1axiVfk2F94ARil3AJuHDToY6U",
+	"eO5WTalwdL1fEG5/D8dcdtF8vG/xcxGlFVba4KXT7jAhgYngNMt2j7Oa9uCgRcOFbxmOqVoHBGJQsOcS",
+	"20pWAheQ8KUL3iCL7xhqSVCWCL1rLiFSXIxCiGQ4lQuugjs7si2h/wzqKYc9zorHFvpQVFn6cKjZdBsH",
+	"O9+1/nsqK/7JHRi4ux40WNnWBAY3Kkh12KNMFU8vkcWxrdTYIlS/W6gh1EWXCSZ7aKqSmN2JcqQzo5NW",
+	"x6uLtjLC6KGvLG3uTl4JdjCNrAF34tiqkrlCiLwstHs8eKAkX29eXOQhuOE9jndn2Sc793U5dZB1vRWD",
+	"VtXtmPl23+LIx7pT3n1PO2tv6HcsHRbUbh0LvGJrpN+gJY4z8BEBc/ZSnLlIEEsQaEXVAuEURwsIaX7U",
+	"NOcTz/dugjkP8uW+Ss4m53j1IY9i9Lowp1KB6M91d1PczkyBL0GYpNGVT7oTgu0VXUIrsO9NE++F/P2w",
+	"08P7OUtAKspKtPb09pJnYjiM2JrYIiqH4jeQcROUcqE+gBI0kjWS3Gpvd5cmucJACHYLtuuDXehsO7tR",
+	"HFR+YDaIXnmwli/iQrHNemco06mP+waJncFert4uDH8zlcjqMLjErlNlTQLQ3pQGHeWOBdOhCLsH3c5q",
+	"PJVSI7VnrqKzHHIXGvea5KwLE69CwC/xd0mvCpF6izrNLUWnbtMw9JF8MQ3Dqyy6BhVOJhPEBZrLxiPP",
+	"f+yC0ECRS0+nbMbd5+nFOez5208XKLJHgEjwTIFEakFlsX3SJI1tXuojvVEpYOYs1IxJBddrXbJnKyrs",
+	"ybxEMx7HfGW24Fdm222ulQqueMTj5z5K40yacQlmeG5WQa/O3l2yZ3+G1aNwefrn8wn6kRNqcMMKRViI",
+	"dQnWnJRoCS3r55w+ylnqX7LcwhBmBNVTbYQFIM02grBEMwG2dGOjigUIMDOaccUl6w0sfCS5RTJj14yv",
+	"GLIHSnZxvZZEc1AIo5cnJ5NLLUVFlU45vPf4GhY8Jk7ZeL5XFky9k8np5MSEDykwnFJv6r2YnExeaJXA",
+	"amGUrMnBsJlkzMF4L609RpfeEb1+I1/xWh0E352cjHdk7c6MHEfXb5cg1lXzh+kVyM9kuxYpsbaZtnWW",
+	"eC5N7FvyxPuizZJLBx9ateG87wKk+pGT9Wg86KhAb5pWryOFzQElUUskHf0Rjb6bFZZ54wMZVQwbv1tX",
+	"w1vtUzbWhcVgw+SmtN6Y501pNZj1cqihSBNmoRP0jCq0gJggxlFVung+st45ze9nUD1UPIbIx7a2Wpvg",
+	"H7ddvW97tTlpsFWbV6dn+xlU3t7ixqLVtLaqiaFn7QPKqNmT45BTPgBZwjNLa74xA8r9FZDxZFlE8puc",
+	"47c2xt+EzYpj58ZSFS+3ZeDCpRoSthoQN/5OM6peSD3B3ZsowBzLPI6MO0q6DmG/oQIihaIFjYkAhvjM",
+	"SNniX7kp9EyLn6eB6Uod033Vi7ibvcVXa+3UDO3bdD/W8rL9VnF1A1vxHWrr3mpDeeCtu6uXpMOrV2oy",
+	"4kbeUIxuz2C3cfN//14ueHoIFdglHmjyhwiepiPzp2Pff88xKYn+UBRiD6g4zqO4Qa3R6QtVJufLc86R",
+	"mbMATLa5U2L69oZKJb39xQlm4vG4wOHtq3X/oIxyBiwrbFYZHhbFLr9uq1K1qsYxO/bBit8Du/jhkp7D",
+	"bH9fYGV8WF4x81FeMPONDec1s0fw/KHIzySORzsbZzzjqOYwdu4LUofSaecx1u563K8X1bWN+2mTKeHd",
+	"QZOCZX6T4rjU6bO9rnO8js51OjimThgG3E8ltGT30Ihcg/pSUNtn8vDp56GTyFb/TNdFJ4koM3ljybXJ",
+	"WFbrH4n91ZrT/57O3NF9/9RduR0f3pq/g9nhuLJ1VoUyMS+Yaw4Z96kOdSQj9oRqxLyyZnmdOeXdWNWh",
+	"z37XxepZ8JEzCD5gFS367/i62V20msrGZGBZounEcWwyvln9gHOoOreHnr/olxiVKGP2ChZBkrIIjAN9",
+	"e4Hn2pk2iB9RpO5M2CC9ZxZsyRgnA34sbz88o3YleygRHdF/HMrFO64KPnBh0XGRs6M8FJmhKMaMAPnB",
+	"RheNu8Z3uCD9aHtPWDbuPw39borj10wguFHAZHESZG+hoLxtAL203kBOESYkb4VI+BLQasFjQFpel8yw",
+	"4IdG/6SgticEUAx4ZidyrlCCGZ2BVLazwWqCRPiSFS7ddje0IjQzzNwAOWordNxRecJW+KhWldimyKdj",
+	"V+2cvtbZ6R0qHXd0j+6kbx37vu0PNREnjiJI1Ygh545aYPP3vnz8sxnxP5iOG8JHz8aLgslxJeNHXwrb",
+	"vk39tAthZnh4q/8MZtMjC2cXz2R6NEfMhCut70yEPxcfT3pkAXYldnqJPfM6w8Vx0rpHchvDM6pvYvVu",
+	"zjGOnoCT2fpUyxNxMnksJ6BobT9E70/tNtCRn5ps3Vq6T5BWVQUtew8Xoqnqw0YytNnCoWS59SWlp1Bs",
+	"2f7u013lavvVrWRt4TBPyw4mW7vfP4SBPoFTzVHtswxVRjLP0seaLzeIZcHBTMTe1FsolU7D8PS7f01O",
+	"JieT0+n3p9+fGlbl84sbcUUrrt5C298MlfWnucrUnlgMag9qHdqbL5v/BgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -85,3 +85,4 @@ func (v viewResponse) VisitCreateViewResponse(w http.ResponseWriter) error   { r
 func (v viewResponse) VisitLoadViewResponse(w http.ResponseWriter) error     { return v.write(w) }
 func (v viewResponse) VisitReplaceViewResponse(w http.ResponseWriter) error  { return v.write(w) }
 func (v viewResponse) VisitRegisterViewResponse(w http.ResponseWriter) error { return v.write(w) }
+func (t tableResponse) VisitCommitFilesResponse(w http.ResponseWriter) error { return t.write(w) }

@@ -31,6 +31,9 @@ type FileIO interface {
 	Delete(ctx context.Context, location string) error
 	// Exists reports whether the file is there.
 	Exists(ctx context.Context, location string) (bool, error)
+	// Open returns the file for ranged reads (ReadAt, Seek, Stat); an error
+	// wrapping ErrNotExist when missing.
+	Open(ctx context.Context, location string) (icebergio.File, error)
 }
 
 // Provider hands out a FileIO for a location, configured with the
@@ -97,6 +100,10 @@ func (f fileIO) Read(_ context.Context, location string) ([]byte, error) {
 	buf := make([]byte, st.Size())
 	_, err = file.ReadAt(buf, 0)
 	return buf, err
+}
+
+func (f fileIO) Open(_ context.Context, location string) (icebergio.File, error) {
+	return f.io.Open(location)
 }
 
 func (f fileIO) Write(_ context.Context, location string, data []byte) error {

@@ -100,15 +100,16 @@ func AggregateStats(rows []TrackedFile) (map[int]*FieldStats, error) {
 }
 
 func mustLess(a, b any) bool {
-	c, err := compareValues(a, b)
+	c, err := CompareValues(a, b)
 	if err != nil {
 		panic(err) // values of one field always share a type
 	}
 	return c < 0
 }
 
-// compareValues orders two bound values of the same Iceberg type.
-func compareValues(a, b any) (int, error) {
+// CompareValues orders two bound values of the same Iceberg type; it fails
+// for unsupported types and panics when the two types differ.
+func CompareValues(a, b any) (int, error) {
 	switch x := a.(type) {
 	case bool:
 		y := b.(bool)

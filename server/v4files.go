@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
+)
+
+// CommitFiles implements openapi.StrictServerInterface (v4 files route).
+func (s *Server) CommitFiles(ctx context.Context, req openapi.CommitFilesRequestObject) (openapi.CommitFilesResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	c := service.FilesCommit{Ident: id, Requirements: raw(b.Requirements)}
+	if b.AddDataFiles != nil {
+		for _, f := range *b.AddDataFiles {
+			in := service.DataFileInput{Location: f.Location, FileFormat: f.FileFormat, RecordCount: f.RecordCount,
+				FileSizeInBytes: f.FileSizeInBytes, SpecID: f.SpecId, ContentStats: raw(f.ContentStats)}
+			if f.Partition != nil {
+				in.Partition = map[string]json.RawMessage{}
+				for k, v := range *f.Partition {
+					in.Partition[k] = v
+				}
+			}
+			c.AddDataFiles = append(c.AddDataFiles, in)
+		}
+	}
+	if b.RemoveFiles != nil {
+		c.RemoveFiles = *b.RemoveFiles
+	}
+	if b.AddEqualityDeleteFiles != nil {
+		c.EqualityDeleteFiles = len(*b.AddEqualityDeleteFiles)
+	}
+	if b.SetDeletionVectors != nil {
+		c.DeletionVectors = len(*b.SetDeletionVectors)
+	}
+	if b.SnapshotProperties != nil {
+		c.SnapshotProperties = *b.SnapshotProperties
+	}
+	res, err := s.svc.CommitFiles(ctx, req.Prefix, c)
+	if err != nil {
+		return nil, err
+	}
+	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+}
