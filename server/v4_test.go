@@ -15,7 +15,7 @@ func formatVersion(t *testing.T, r response) int {
 	t.Helper()
 	var res struct {
 		Metadata struct {
-			FormatVersion int   `json:"format-version"`
+			FormatVersion int    `json:"format-version"`
 			NextRowID     *int64 `json:"next-row-id"`
 		} `json:"metadata"`
 	}

@@ -22,7 +22,9 @@ import (
 // required = field 1, data string = field 2) and returns its size.
 func writeDataFile(t *testing.T, path string, ids ...int64) int64 {
 	t.Helper()
-	md := func(id int) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)}) }
+	md := func(id int) arrow.Metadata {
+		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
+	}
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: md(1)},
 		{Name: "data", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: md(2)},

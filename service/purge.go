@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 
-
 	"github.com/lakehold/catalog/store"
 )
 

@@ -199,4 +199,3 @@ func compareAny(a, b any) (c int, err error) {
 	}()
 	return v4manifest.CompareValues(a, b)
 }
-
