@@ -47,6 +47,33 @@ type CatalogConfig struct {
 	Overrides              map[string]string `json:"overrides"`
 }
 
+// ColumnFileInfo defines model for ColumnFileInfo.
+type ColumnFileInfo struct {
+	FieldIds        []int  `json:"field-ids"`
+	FileFormat      string `json:"file-format"`
+	FileSizeInBytes int64  `json:"file-size-in-bytes"`
+	Location        string `json:"location"`
+}
+
+// ColumnFileInput defines model for ColumnFileInput.
+type ColumnFileInput struct {
+	DataFile        string `json:"data-file"`
+	FieldIds        []int  `json:"field-ids"`
+	FileFormat      string `json:"file-format"`
+	FileSizeInBytes int64  `json:"file-size-in-bytes"`
+	Location        string `json:"location"`
+	RecordCount     int64  `json:"record-count"`
+}
+
+// ColumnFilesCommitRequest defines model for ColumnFilesCommitRequest.
+type ColumnFilesCommitRequest struct {
+	ColumnFiles []ColumnFileInput `json:"column-files"`
+
+	// Requirements Any JSON value, decoded by the server with apache/iceberg-go.
+	Requirements       *RawJSON    `json:"requirements,omitempty"`
+	SnapshotProperties *Properties `json:"snapshot-properties,omitempty"`
+}
+
 // CommitTableRequest defines model for CommitTableRequest.
 type CommitTableRequest struct {
 	Identifier *TableIdentifier `json:"identifier,omitempty"`
@@ -130,6 +157,12 @@ type CreateWarehouseRequest struct {
 	Properties *Properties `json:"properties,omitempty"`
 }
 
+// DataFileColumnFiles defines model for DataFileColumnFiles.
+type DataFileColumnFiles struct {
+	ColumnFiles []ColumnFileInfo `json:"column-files"`
+	DataFile    string           `json:"data-file"`
+}
+
 // DataFileInput defines model for DataFileInput.
 type DataFileInput struct {
 	// ContentStats Any JSON value, decoded by the server with apache/iceberg-go.
@@ -171,6 +204,11 @@ type GetNamespaceResponse struct {
 // IcebergErrorResponse defines model for IcebergErrorResponse.
 type IcebergErrorResponse struct {
 	Error ErrorModel `json:"error"`
+}
+
+// ListColumnFilesResponse defines model for ListColumnFilesResponse.
+type ListColumnFilesResponse struct {
+	DataFiles []DataFileColumnFiles `json:"data-files"`
 }
 
 // ListNamespacesResponse defines model for ListNamespacesResponse.
@@ -380,6 +418,16 @@ type UpdateTableParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
 }
 
+// ListColumnFilesParams defines parameters for ListColumnFiles.
+type ListColumnFilesParams struct {
+	SnapshotId *int64 `form:"snapshot-id,omitempty" json:"snapshot-id,omitempty"`
+}
+
+// CommitColumnFilesParams defines parameters for CommitColumnFiles.
+type CommitColumnFilesParams struct {
+	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+}
+
 // CommitFilesParams defines parameters for CommitFiles.
 type CommitFilesParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
@@ -441,6 +489,9 @@ type CreateTableJSONRequestBody = CreateTableRequest
 
 // UpdateTableJSONRequestBody defines body for UpdateTable for application/json ContentType.
 type UpdateTableJSONRequestBody = CommitTableRequest
+
+// CommitColumnFilesJSONRequestBody defines body for CommitColumnFiles for application/json ContentType.
+type CommitColumnFilesJSONRequestBody = ColumnFilesCommitRequest
 
 // CommitFilesJSONRequestBody defines body for CommitFiles for application/json ContentType.
 type CommitFilesJSONRequestBody = FilesCommitRequest
@@ -589,6 +640,12 @@ type ServerInterface interface {
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table})
 	UpdateTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params UpdateTableParams)
 
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
+	ListColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params ListColumnFilesParams)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
+	CommitColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitColumnFilesParams)
+
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
 	CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams)
 
@@ -719,6 +776,16 @@ func (_ Unimplemented) TableExists(w http.ResponseWriter, r *http.Request, prefi
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table})
 func (_ Unimplemented) UpdateTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params UpdateTableParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
+func (_ Unimplemented) ListColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params ListColumnFilesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
+func (_ Unimplemented) CommitColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitColumnFilesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1777,6 +1844,134 @@ func (siw *ServerInterfaceWrapper) UpdateTable(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// ListColumnFiles operation middleware
+func (siw *ServerInterfaceWrapper) ListColumnFiles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListColumnFilesParams
+
+	// ------------- Optional query parameter "snapshot-id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "snapshot-id", r.URL.Query(), &params.SnapshotId, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "snapshot-id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "snapshot-id", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListColumnFiles(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CommitColumnFiles operation middleware
+func (siw *ServerInterfaceWrapper) CommitColumnFiles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CommitColumnFilesParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CommitColumnFiles(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CommitFiles operation middleware
 func (siw *ServerInterfaceWrapper) CommitFiles(w http.ResponseWriter, r *http.Request) {
 
@@ -2546,6 +2741,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/files", wrapper.CommitFiles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files", wrapper.ListColumnFiles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files", wrapper.CommitColumnFiles)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/tables/rename", wrapper.RenameTable)
@@ -3376,6 +3577,91 @@ func (response UpdateTabledefaultJSONResponse) VisitUpdateTableResponse(w http.R
 	return err
 }
 
+type ListColumnFilesRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    ListColumnFilesParams
+}
+
+type ListColumnFilesResponseObject interface {
+	VisitListColumnFilesResponse(w http.ResponseWriter) error
+}
+
+type ListColumnFiles200JSONResponse ListColumnFilesResponse
+
+func (response ListColumnFiles200JSONResponse) VisitListColumnFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListColumnFilesdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListColumnFilesdefaultJSONResponse) VisitListColumnFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CommitColumnFilesRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    CommitColumnFilesParams
+	Body      *CommitColumnFilesJSONRequestBody
+}
+
+type CommitColumnFilesResponseObject interface {
+	VisitCommitColumnFilesResponse(w http.ResponseWriter) error
+}
+
+type CommitColumnFiles200JSONResponse CommitTableResponse
+
+func (response CommitColumnFiles200JSONResponse) VisitCommitColumnFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CommitColumnFilesdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CommitColumnFilesdefaultJSONResponse) VisitCommitColumnFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CommitFilesRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -3857,6 +4143,12 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table})
 	UpdateTable(ctx context.Context, request UpdateTableRequestObject) (UpdateTableResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
+	ListColumnFiles(ctx context.Context, request ListColumnFilesRequestObject) (ListColumnFilesResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
+	CommitColumnFiles(ctx context.Context, request CommitColumnFilesRequestObject) (CommitColumnFilesResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
 	CommitFiles(ctx context.Context, request CommitFilesRequestObject) (CommitFilesResponseObject, error)
@@ -4497,6 +4789,71 @@ func (sh *strictHandler) UpdateTable(w http.ResponseWriter, r *http.Request, pre
 	}
 }
 
+// ListColumnFiles operation middleware
+func (sh *strictHandler) ListColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params ListColumnFilesParams) {
+	var request ListColumnFilesRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListColumnFiles(ctx, request.(ListColumnFilesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListColumnFiles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListColumnFilesResponseObject); ok {
+		if err := validResponse.VisitListColumnFilesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CommitColumnFiles operation middleware
+func (sh *strictHandler) CommitColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitColumnFilesParams) {
+	var request CommitColumnFilesRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	var body CommitColumnFilesJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CommitColumnFiles(ctx, request.(CommitColumnFilesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CommitColumnFiles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CommitColumnFilesResponseObject); ok {
+		if err := validResponse.VisitCommitColumnFilesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CommitFiles operation middleware
 func (sh *strictHandler) CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams) {
 	var request CommitFilesRequestObject
@@ -4859,56 +5216,61 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Dxtb9u21n+F0PNcoAUkK1mLewfvU9d2Q+/aLkiz7gJLgTHisc1GIlWSsuMF/u8XJPVuSrITOXF2PyWW",
-	"yMPzznMOD3XrRTxJOQOmpDe99VIscAIKhPn1KopAyjcQwxwrytmZfqtfUOZNvQVgAsLzPYYT8Kbef4J3",
-	"EVyBmAd2XlBN9HxPRgtIsJ6s1qkeLpWgbO5tNr73jkCScgUsWv8C6/5VamODX2A9APkjTkCmOIISKAEZ",
-	"CZoarKbVexTDEmLpI8DRAv12/j4AFnECxEdfOWVA0NUaqQWgk5vTn5AEzSjFBXr2j9Ofnk883yKbYrWo",
-	"UGUFcM/3BHzLqADiTZXIoB/pMzyHT/QvaDLiWwZiXQFP80ENBiSU0SRLvOmpX8ClTMEcRAn4gl9DJUgc",
-	"x3z1NknV+jOOMyiw61rQTB5g+ZmAGb3p4PfFAtAKC1jwTALSkH2EJRKgMqGZTBniSxCCEpCT1EDSjA+X",
-	"p2HE2YzOO1hth+7J5wt8FbeY3ISq9IA9gX6msOqDuaSw2gvkRg+WKWcSjFG+FYIL/U/EmQKmjBjTNKaR",
-	"MbXwq9Scvq1B/H8BM2/q/V9Y2Xpo38owN1kD9Dxfxi7aFNwrtkYzTONMWIlhhvKpCPRcdMXJeuJtfO89",
-	"x8RwdjQcS4jnILNYudAzr1ECChOsMHpW/BfE3C6JqET4SgJTaMYFwkgqPAeCIgFYgbFg62ksjy/wvInf",
-	"llRySrW4RyVUA+ymU78tyZwYhcsna9ivscIxn782lmLcueApCEWt5hCY4Sy2jh4TQjVMHJ81xrToLN0I",
-	"v/oKkdIPgJGU03y/oAqS3nlYCLzWv2nNb1/DOojpDBRNwDm59AH3QXVTt7I/Kurr4L84CHzNk4SqXOG+",
-	"ZSDVNispAabojIIYkqmB864aXmGVFJtu3/RzvPr3p18/6mlZSrCC3We06G+sWkEb5EDuE7ZYUGjhHhRs",
-	"WaXbhdax3p5SgenDXWAmcaQndMrQePcgWmA2h6Yy95Hj0I4tbW/R0FyoG2lr+n8fjetVMeN3y/Crk+wq",
-	"hhpAogSloTdh9E2ruZQ2+tXSOxHQZSdHTkG/n+sx1CKicbxIsVDGZQcyhWgPhbsb1f6O22ttIbP7B3bz",
-	"r5FwxXkMmOkRK0EVBFyQYYPr0n/DnxK5bhH02v0dJfBQjNThbLAEIXMU78+nFswGLd08/L1IKo6CkW4C",
-	"SwxcZLzBCv9EY3jH0syBfR5fBlLhvVz4jMYQzLhIsHLSZ95L+hcElAVX69zbFxN09vjPl952Mun3s7N0",
-	"AH3x244UbHFKQMQFCSKe2Xh7B2S1GwooqeFaT4vroqqFGXXWtVZ18q1axiVfk2F94ARil3AJuHDToY6U",
-	"eO5WTalwdL1fEG5/D8dcdtF8vG/xcxGlFVba4KXT7jAhgYngNMt2j7Oa9uCgRcOFbxmOqVoHBGJQsOcS",
-	"20pWAheQ8KUL3iCL7xhqSVCWCL1rLiFSXIxCiGQ4lQuugjs7si2h/wzqKYc9zorHFvpQVFn6cKjZdBsH",
-	"O9+1/nsqK/7JHRi4ux40WNnWBAY3Kkh12KNMFU8vkcWxrdTYIlS/W6gh1EWXCSZ7aKqSmN2JcqQzo5NW",
-	"x6uLtjLC6KGvLG3uTl4JdjCNrAF34tiqkrlCiLwstHs8eKAkX29eXOQhuOE9jndn2Sc793U5dZB1vRWD",
-	"VtXtmPl23+LIx7pT3n1PO2tv6HcsHRbUbh0LvGJrpN+gJY4z8BEBc/ZSnLlIEEsQaEXVAuEURwsIaX7U",
-	"NOcTz/dugjkP8uW+Ss4m53j1IY9i9Lowp1KB6M91d1PczkyBL0GYpNGVT7oTgu0VXUIrsO9NE++F/P2w",
-	"08P7OUtAKspKtPb09pJnYjiM2JrYIiqH4jeQcROUcqE+gBI0kjWS3Gpvd5cmucJACHYLtuuDXehsO7tR",
-	"HFR+YDaIXnmwli/iQrHNemco06mP+waJncFert4uDH8zlcjqMLjErlNlTQLQ3pQGHeWOBdOhCLsH3c5q",
-	"PJVSI7VnrqKzHHIXGvea5KwLE69CwC/xd0mvCpF6izrNLUWnbtMw9JF8MQ3Dqyy6BhVOJhPEBZrLxiPP",
-	"f+yC0ECRS0+nbMbd5+nFOez5208XKLJHgEjwTIFEakFlsX3SJI1tXuojvVEpYOYs1IxJBddrXbJnKyrs",
-	"ybxEMx7HfGW24Fdm222ulQqueMTj5z5K40yacQlmeG5WQa/O3l2yZ3+G1aNwefrn8wn6kRNqcMMKRViI",
-	"dQnWnJRoCS3r55w+ylnqX7LcwhBmBNVTbYQFIM02grBEMwG2dGOjigUIMDOaccUl6w0sfCS5RTJj14yv",
-	"GLIHSnZxvZZEc1AIo5cnJ5NLLUVFlU45vPf4GhY8Jk7ZeL5XFky9k8np5MSEDykwnFJv6r2YnExeaJXA",
-	"amGUrMnBsJlkzMF4L609RpfeEb1+I1/xWh0E352cjHdk7c6MHEfXb5cg1lXzh+kVyM9kuxYpsbaZtnWW",
-	"eC5N7FvyxPuizZJLBx9ateG87wKk+pGT9Wg86KhAb5pWryOFzQElUUskHf0Rjb6bFZZ54wMZVQwbv1tX",
-	"w1vtUzbWhcVgw+SmtN6Y501pNZj1cqihSBNmoRP0jCq0gJggxlFVung+st45ze9nUD1UPIbIx7a2Wpvg",
-	"H7ddvW97tTlpsFWbV6dn+xlU3t7ixqLVtLaqiaFn7QPKqNmT45BTPgBZwjNLa74xA8r9FZDxZFlE8puc",
-	"47c2xt+EzYpj58ZSFS+3ZeDCpRoSthoQN/5OM6peSD3B3ZsowBzLPI6MO0q6DmG/oQIihaIFjYkAhvjM",
-	"SNniX7kp9EyLn6eB6Uod033Vi7ibvcVXa+3UDO3bdD/W8rL9VnF1A1vxHWrr3mpDeeCtu6uXpMOrV2oy",
-	"4kbeUIxuz2C3cfN//14ueHoIFdglHmjyhwiepiPzp2Pff88xKYn+UBRiD6g4zqO4Qa3R6QtVJufLc86R",
-	"mbMATLa5U2L69oZKJb39xQlm4vG4wOHtq3X/oIxyBiwrbFYZHhbFLr9uq1K1qsYxO/bBit8Du/jhkp7D",
-	"bH9fYGV8WF4x81FeMPONDec1s0fw/KHIzySORzsbZzzjqOYwdu4LUofSaecx1u563K8X1bWN+2mTKeHd",
-	"QZOCZX6T4rjU6bO9rnO8js51OjimThgG3E8ltGT30Ihcg/pSUNtn8vDp56GTyFb/TNdFJ4koM3ljybXJ",
-	"WFbrH4n91ZrT/57O3NF9/9RduR0f3pq/g9nhuLJ1VoUyMS+Yaw4Z96kOdSQj9oRqxLyyZnmdOeXdWNWh",
-	"z37XxepZ8JEzCD5gFS367/i62V20msrGZGBZounEcWwyvln9gHOoOreHnr/olxiVKGP2ChZBkrIIjAN9",
-	"e4Hn2pk2iB9RpO5M2CC9ZxZsyRgnA34sbz88o3YleygRHdF/HMrFO64KPnBh0XGRs6M8FJmhKMaMAPnB",
-	"RheNu8Z3uCD9aHtPWDbuPw39borj10wguFHAZHESZG+hoLxtAL203kBOESYkb4VI+BLQasFjQFpel8yw",
-	"4IdG/6SgticEUAx4ZidyrlCCGZ2BVLazwWqCRPiSFS7ddje0IjQzzNwAOWordNxRecJW+KhWldimyKdj",
-	"V+2cvtbZ6R0qHXd0j+6kbx37vu0PNREnjiJI1Ygh545aYPP3vnz8sxnxP5iOG8JHz8aLgslxJeNHXwrb",
-	"vk39tAthZnh4q/8MZtMjC2cXz2R6NEfMhCut70yEPxcfT3pkAXYldnqJPfM6w8Vx0rpHchvDM6pvYvVu",
-	"zjGOnoCT2fpUyxNxMnksJ6BobT9E70/tNtCRn5ps3Vq6T5BWVQUtew8Xoqnqw0YytNnCoWS59SWlp1Bs",
-	"2f7u013lavvVrWRt4TBPyw4mW7vfP4SBPoFTzVHtswxVRjLP0seaLzeIZcHBTMTe1FsolU7D8PS7f01O",
-	"JieT0+n3p9+fGlbl84sbcUUrrt5C298MlfWnucrUnlgMag9qHdqbL5v/BgAA//8=",
+	"7Dxtb9u21n+F0PNcIAUkO1mLewfvU9d2Q+/aLkiz7gLLgDHSsc1WIlWSsuMF/u8XfNE7JdmJnDjb/dTG",
+	"Ig/PO885POStF7IkZRSoFN7s1ksxxwlI4Pqvl2EIQryGGBZYEkbP1Vf1gVBv5i0BR8A936M4AW/m/Sd4",
+	"G8I18EVg5gXlRM/3RLiEBKvJcpOq4UJyQhfedut7byNIUiaBhpufYNO/SmVs8BNsBiB/wAmIFIdQAI1A",
+	"hJykGqtZ+R3FsIJY+AhwuES/XLwLgIYsgshHnxmhEKHrDZJLQKc3Zz8gAYpRknF08o+zH55NPN8gm2K5",
+	"LFGlOXDP9zh8zQiHyJtJnkE/0ud4AR/Jn1BnxNcM+KYEntpBNQYkhJIkS7zZmZ/DJVTCAngB+JJ9gVKQ",
+	"OI7Z+k2Sys0nHGeQY9e1oJ48wPJzDnNy08HvyyWgNeawZJkApCD7CAvEQWZcMZlQxFbAOYlATFINSTF+",
+	"ujqbhozOyaKD1Wbonny+xNdxg8l1qFIN2BPoJwLrPpgrAuu9QG7VYJEyKkAb5RvOGVf/CRmVQKUWY5rG",
+	"JNSmNv0sFKdvKxD/n8Pcm3n/Ny1tfWq+iqk1WQ30wi5jFq0L7iXdoDkmccaNxDBFdioCNRdds2gz8ba+",
+	"947hSHN2NBwLiBcgsli60NOfUQISR1hidJL/L4iZWRIRgfC1ACrRnHGEkZB4AREKOWAJ2oKNpzE8vsSL",
+	"On4tqVhKlbhHJVQB7KZTfS3InGiFs5MV7FdY4pgtXmlL0e6csxS4JEZzIpjjLDaOHkcRUTBxfF4b06Cz",
+	"cCPs+jOEUv0ANEoZsfsFkZD0zsOc4436m1T89hfYBDGZgyQJOCcXPuA+qG6rVvZbSX0V/O8OAl+xOEvo",
+	"DySGt3TO2mycE4ijgEROBhTuts2BOYkhmDOeYOlEX38X5E8ICA2uN9KuZicoyP984fmOhXIddzukKg+K",
+	"kXVs/ApNTjyG2JRm0qFuyv4UsA5qnw4XFRNDxqMgZJmx8UF4TeUreOHfWQgNLPplIl6xJCHyAr5mIBzC",
+	"CfVIjVJdAn3+qSlyh3gs0UkeUPaBu8Drf3/8+YOaJihOxZLJoI5l3+yKM2hyu0acm0+KOXZP6eAQiYBK",
+	"MifAhzDRcN6Ww+/OhiyNsITdZzTorq1aQhvkgN32WyzIN5o9KGhtvMNOqT2lBNOHO8dU4FBN6JShDuCC",
+	"cInpYi81b2lHS9MbNNQX6kba7O5/HY3rVTEdWhUZVifZZZo0gEQBSkEfxVGUS+9EQJedHDkF/X6ud98z",
+	"SYvjQ4q51FFZIFII91C4u1Ht7xhBV7cUFeAHJr6vkHDNWAyYqhFrTiQEjEfDBtel/5o/BXLdIui1+ztK",
+	"4KEYqTLWYAVcWBTvz6cGzBot3Tz8Na8bHAUj3QQWGLjIeI0lVsFTJUo7QGA2Z664rC8Y74lVByOpnKaO",
+	"HMCmxYGQeK9t6XGi/MKp9aWdO1LQ4tTeKYTvKdcakMiVGO2a2NVW7Ugr8mVc8tWFofcsgtgl3AjcSVsC",
+	"QuCF29yExOGX/WoH5u/hONIsasf7Bj8XUbskSDiKgsISdrfEuj04aFFw4WuGYyI3QQQxSNhzibaSVbKv",
+	"hK1c8AZZfNe8DaQhQkUCKwgl46MQcv98sCX0H0E+5VDOWahtoQ95cbgPh4pNN3Ew813rvyNCVjaubhTu",
+	"YTTVjXEo46os04VuISKxg7x3x7Ym+abiUriRQaoiT6nPStQSWRybergp9fd7sQpCXXTpeL6HpjKP3J0o",
+	"R0Y5OmlVvLpoK4K8HvqKA6TdySvADupVBbgTx8ZZhCviscX33UPyA9VZ1F7LuM2CNO9xvDvLPpq5r4qp",
+	"g6zrLdo0zjaOmW/3rU99qO4hu2/B5834444HNDm1rcPXl3SD1Be0wnEGPopAn3DnJ9sC+Ao4WhO5RDjF",
+	"4RKmxB7oL9jE872bYMECu9xnwejkAq/f26BLrQsLIiTw/nLDborbmayxFXCdt7tSendO1l7RJbQc+95M",
+	"/V7I3w87NbyfsxEISWiB1p7eXrCMD0c9rYkNoiwUv4aMm6CUcfkeJCehqJDkVnuzu9TJ5RpCsFtuUB3s",
+	"Qqft7EZxULYtYRC9on3BLuJCscl6ZyjTqY/7xrSdsalVbxeGv+hicNlyU2DXqbI6X2luSoOOcsea9VBC",
+	"0INu54EIEUIhtWdqpZKy6C407jXJWZqPvBIBv8DfJb0yROqtq9W3FBWAz6ZTH4nns+n0Ogu/gJxOJhPE",
+	"OFqI2k+e/9g1uYE6o5pO7Il/u2sp73a5ePPxEoWm0QJxlkkQSC6JyLdPkqSxSaN9pDYqCVR3nOgxKWdq",
+	"rSt6sibc9D8JNGdxzNZ6C36pt936WilnkoUsfuajNM6EHpdgihd6FfTy/O0VPfljWv40XZ398WyCvmcR",
+	"0bhhiULM+aYAqw+rlIRW1W4SH1mW+lfUWhjCNELVygDCHJBiW4SwQHMOptJkooolcNAz6nHFFe0NLHwk",
+	"mEEyo18oW1NkzvTM4motgRYgEUYvTk8nV0qKkkiVcnjv8BdYsjhyysbzvaJm7Z1OzianOnxIgeKUeDPv",
+	"+eR08lypBJZLrWR1Dk7rScYCtPdS2qN16W2k1q/lK16jT+ub09PxGoPcmZGjQejNCvimbLHTHVm286Vr",
+	"kQJrUxgwzhIvhI59C554vyuzZMLBh0Z53na3gZDfs2gzGg86DgG2datXkcL2gJKoJJKOLrRad+MaC9te",
+	"Fo0qhq3fravTW+VTtsaFxWDC5Lq0Xuvf69KqMevFUNumIsxAj9AJkWgJcYQoQ2Xp4tnIeuc0vx9B9lDx",
+	"GCIf29oqzdi/3XZ1GO/VTKrAls20nZ7tR5C2idCNRaM1eF0RQ8/aB5RRvfPRISc7ABnCM0Or3ZgBWX8F",
+	"0XiyzCP5reX4rYnxt9N6xbFzYymLl20ZuHAph0wbbd5bf6cZZce5muDuAOegT5EeR8YdJV2HsF8TDqFE",
+	"4ZLEEQeK2FxL2eBfuil0osTP0kD3/o/pvqpF3O3e4qs00CuG9m26Hyp52X6ruO5cGPEdautudQI98Nbd",
+	"1c7T4dVLNRlxI68pRrdnMNu4/n//Xs5ZeggV2CUeqPMn4ixNR+ZPx77/juGoIPp9Xog9oOI4Tw4HtUal",
+	"L0TqnM/mnCMzZwk4anOnwPTNDRFSePuLE/TE43GBw9tX45ZXEeUMWNa0XmV4WBS7/LqpSlWqGsfs2Acr",
+	"fg/s4odLeg6z/XWJpfZhtmLmI1sw87UN25rZI3j+KbdnEsejnbUznnFUcxg79zXUQ+m08xhrdz3u14vy",
+	"ctz9tEmX8O6gScHK3lc7LnX6ZC5FHq+jc50OjqkTmgH3Uwkl2T00wmpQXwpq+kwePv08dBLZ6J/puk4q",
+	"EKE6byy4NhnLav0jsb/K/YC/pjN3XIB46q7cjJ/e6n8Hs8NxZeusCmV8kTNXHzLuUx3qSEbMCdWIeWXF",
+	"8jpzyruxqkOf/a7nK+bBB0YheI9luOx/ScHN7rwzVtQmA80SRSeOY53xzasHnEPVuT30/Hm/xIhAGTW3",
+	"4CIkCA1BO9A3l3ihnGmN+BFF6s6ENdJ7ZsGGjHEy4Mfy9sMzKg9fDCWiI/qPQ7l4x23NBy4sOu7SdpSH",
+	"Qj0UxZhGEH1noovaiw53eIbi0faeafOuknWtdbLPgaNrLADplznUWF/XxWKyUvxQEPSvAmGJMMr9Gzqx",
+	"dKEw4xyo1G90tIPUas/4TodVxdUCUt+shq/0HzoudbXXO/To+xozbYfHEje4+bfzXnUm/ZxxBDcSqMjP",
+	"+Yx8kW0KQS+MrxczW/ZBgiU5BwVi8yt63eCz7l+psRhdlm2zKxwT0zSjjFp/v6InL05P0SfzhTD65iYE",
+	"jaCBpS9bTDhgwegz22uje1uLJh8yB7UR6a6XRuSuHUmv8h+Vj+54l+IJe+pH9byFy/2L2yaOImsYCVsB",
+	"Wi9ZbGzyimoWfFfrXC9tJwY8NxMZk6Ul6Z+MZAXCVzTfC7ot7Pht639WNZpVJaYd/enYVbOaWump9w5V",
+	"CHX07e+kbx0Zl+nM17k+DtX2OGKyv6MWmMppXyX0kx7xNyyEasJHr4PmperjKoMe/SFE+ymRp30EoYdP",
+	"b9U/g3XMkYWzi2fS3fEj1iBLre8sQX7KHwd9ZAF2ldTUEntW1DQXxymoPZLbGJ5RvvnauznHOHwCTqb1",
+	"TtkTcTI2luOQXyo6RNdl5R7mkZ9Xt+6L3idIK89jDHsPF6LJ8lU/MTXZwqFk2XpG8CmUuduPHt5Vruam",
+	"kJGsObKxadnBZGv2+4cw0CfQTzKqfRahykjmWfhY/cQPX+UczHjszbyllOlsOj375l+T08np5Gz27dm3",
+	"Z5pVdn5+Fzm/BKG20Oab+KL6q1WZyi8Gg8oPlbsx29+3/w0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -41,6 +41,8 @@ type ErrorModel struct {
 	Code    int    `json:"code"`
 	// Reason is our extension: a stable sub-code for validation failures.
 	Reason string `json:"reason,omitempty"`
+	// Details is our extension: the offending files and ids.
+	Details map[string]any `json:"details,omitempty"`
 }
 
 type errorResponse struct {
@@ -51,12 +53,13 @@ type errorResponse struct {
 func errorModel(err error) ErrorModel {
 	var se *service.Error
 	kind, msg, reason := service.KindInternal, "Internal server error", ""
+	var details map[string]any
 	if errors.As(err, &se) {
-		kind, reason = se.Kind, se.Reason
+		kind, reason, details = se.Kind, se.Reason, se.Details
 		msg = se.Message
 	}
 	k := errorKinds[kind]
-	return ErrorModel{Message: msg, Type: k.typ, Code: k.status, Reason: reason}
+	return ErrorModel{Message: msg, Type: k.typ, Code: k.status, Reason: reason, Details: details}
 }
 
 // writeError renders err as an Iceberg error body. 5xx are logged at Error

@@ -81,8 +81,9 @@ func (v viewResponse) write(w http.ResponseWriter) error {
 	return err
 }
 
-func (v viewResponse) VisitCreateViewResponse(w http.ResponseWriter) error   { return v.write(w) }
-func (v viewResponse) VisitLoadViewResponse(w http.ResponseWriter) error     { return v.write(w) }
-func (v viewResponse) VisitReplaceViewResponse(w http.ResponseWriter) error  { return v.write(w) }
-func (v viewResponse) VisitRegisterViewResponse(w http.ResponseWriter) error { return v.write(w) }
-func (t tableResponse) VisitCommitFilesResponse(w http.ResponseWriter) error { return t.write(w) }
+func (v viewResponse) VisitCreateViewResponse(w http.ResponseWriter) error         { return v.write(w) }
+func (v viewResponse) VisitLoadViewResponse(w http.ResponseWriter) error           { return v.write(w) }
+func (v viewResponse) VisitReplaceViewResponse(w http.ResponseWriter) error        { return v.write(w) }
+func (v viewResponse) VisitRegisterViewResponse(w http.ResponseWriter) error       { return v.write(w) }
+func (t tableResponse) VisitCommitFilesResponse(w http.ResponseWriter) error       { return t.write(w) }
+func (t tableResponse) VisitCommitColumnFilesResponse(w http.ResponseWriter) error { return t.write(w) }

@@ -38,7 +38,9 @@ type Error struct {
 	// Reason is a machine-readable sub-code (our extension), e.g. for
 	// validation failures of column-file commits.
 	Reason string
-	Err    error
+	// Details names the offending files and ids of a validation failure.
+	Details map[string]any
+	Err     error
 }
 
 func (e *Error) Error() string {

@@ -44,8 +44,8 @@ type FilesCommit struct {
 	DeletionVectors     int
 }
 
-// validation builds a 400 ValidationException with a reason code.
-func validation(reason string, format string, args ...any) *Error {
+// rejectV4 builds a 400 ValidationException with a reason code.
+func rejectV4(reason string, format string, args ...any) *Error {
 	e := newErr(KindValidation, format, args...)
 	e.Reason = reason
 	return e
@@ -72,7 +72,9 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 		return nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
 	}
 	if version != FormatV4 {
-		return nil, validation("table-not-v4", "Table %s has format version %d; this route needs format version 4", id, version)
+		e := rejectV4("table-not-v4", "Table %s has format version %d; this route needs format version 4", id, version)
+		e.Details = map[string]any{"table": id.String(), "format-version": version}
+		return nil, e
 	}
 	st := &v4State{obj: obj, meta: meta, location: meta.Location()}
 	if cur := meta.CurrentSnapshot(); cur != nil && cur.ManifestList != "" {
@@ -136,7 +138,7 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4State, in DataFileInput) (*v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(st.location, in.Location)
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
-		return nil, validation("unsupported-file-format", "Data file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
+		return nil, rejectV4("unsupported-file-format", "Data file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
 	}
 	spec := st.meta.PartitionSpecByID(in.SpecID)
 	if spec == nil {
@@ -184,13 +186,13 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	}
 	fi, err := readFooter(ctx, io, loc, sc)
 	if err != nil {
-		return nil, validation("file-unreadable", "Data file %s: cannot read its Parquet footer: %v", loc, err)
+		return nil, rejectV4("file-unreadable", "Data file %s: cannot read its Parquet footer: %v", loc, err)
 	}
 	if fi.NumRows != in.RecordCount {
-		return nil, validation("record-count-mismatch", "Data file %s has %d rows, not record-count %d", loc, fi.NumRows, in.RecordCount)
+		return nil, rejectV4("record-count-mismatch", "Data file %s has %d rows, not record-count %d", loc, fi.NumRows, in.RecordCount)
 	}
 	if fi.Size != in.FileSizeInBytes {
-		return nil, validation("file-size-mismatch", "Data file %s is %d bytes, not file-size-in-bytes %d", loc, fi.Size, in.FileSizeInBytes)
+		return nil, rejectV4("file-size-mismatch", "Data file %s is %d bytes, not file-size-in-bytes %d", loc, fi.Size, in.FileSizeInBytes)
 	}
 	row.ContentStats = map[int]*v4manifest.FieldStats{}
 	for id, c := range fi.Columns {
@@ -376,7 +378,7 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 	}
 	for loc, found := range remove {
 		if !found {
-			return nil, written, validation("unknown-data-file", "remove-files: %s is not a live file of the table", loc)
+			return nil, written, rejectV4("unknown-data-file", "remove-files: %s is not a live file of the table", loc)
 		}
 	}
 	if len(added) > 0 {

@@ -7,10 +7,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/validation"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -20,6 +22,9 @@ type footerInfo struct {
 	Size    int64
 	// Columns of primitive fields outside lists and maps, by field id.
 	Columns map[int]footerColumn
+	// Nodes is every schema node that carries a field id (groups too).
+	Nodes map[int]validation.FooterColumn
+	err   string // why the footer could not be read
 }
 
 type footerColumn struct {
@@ -53,8 +58,26 @@ func readFooter(ctx context.Context, io storage.FileIO, location string, sc *ice
 	}
 	defer pf.Close()
 	md := pf.MetaData()
-	fi = &footerInfo{NumRows: md.NumRows, Size: st.Size(), Columns: map[int]footerColumn{}}
+	fi = &footerInfo{NumRows: md.NumRows, Size: st.Size(), Columns: map[int]footerColumn{}, Nodes: map[int]validation.FooterColumn{}}
 	schema := md.Schema
+	var walk func(n pqschema.Node)
+	walk = func(n pqschema.Node) {
+		if id := int(n.FieldID()); id >= 0 {
+			fc := validation.FooterColumn{Required: n.RepetitionType() == parquet.Repetitions.Required}
+			if p, ok := n.(*pqschema.PrimitiveNode); ok {
+				fc.Leaf = true
+				fc.Physical = p.PhysicalType().String()
+				fc.TypeLength = p.TypeLength()
+			}
+			fi.Nodes[id] = fc
+		}
+		if g, ok := n.(*pqschema.GroupNode); ok {
+			for i := 0; i < g.NumFields(); i++ {
+				walk(g.Field(i))
+			}
+		}
+	}
+	walk(schema.Root())
 	for c := 0; c < schema.NumColumns(); c++ {
 		col := schema.Column(c)
 		if col.MaxRepetitionLevel() > 0 {

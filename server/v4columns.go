@@ -1,0 +1,56 @@
+package server
+
+import (
+	"context"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
+)
+
+// CommitColumnFiles implements openapi.StrictServerInterface.
+func (s *Server) CommitColumnFiles(ctx context.Context, req openapi.CommitColumnFilesRequestObject) (openapi.CommitColumnFilesResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	c := service.ColumnFilesCommit{Ident: id, Requirements: raw(req.Body.Requirements)}
+	for _, f := range req.Body.ColumnFiles {
+		c.ColumnFiles = append(c.ColumnFiles, service.ColumnFileInput{
+			DataFile: f.DataFile, Location: f.Location, FileFormat: f.FileFormat, FieldIDs: f.FieldIds,
+			FileSizeInBytes: f.FileSizeInBytes, RecordCount: f.RecordCount,
+		})
+	}
+	if req.Body.SnapshotProperties != nil {
+		c.SnapshotProperties = *req.Body.SnapshotProperties
+	}
+	res, err := s.svc.CommitColumnFiles(ctx, req.Prefix, c)
+	if err != nil {
+		return nil, err
+	}
+	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+}
+
+// ListColumnFiles implements openapi.StrictServerInterface.
+func (s *Server) ListColumnFiles(ctx context.Context, req openapi.ListColumnFilesRequestObject) (openapi.ListColumnFilesResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.svc.LiveColumnFiles(ctx, req.Prefix, id, req.Params.SnapshotId)
+	if err != nil {
+		return nil, err
+	}
+	out := openapi.ListColumnFiles200JSONResponse{DataFiles: []openapi.DataFileColumnFiles{}}
+	for _, r := range rows {
+		d := openapi.DataFileColumnFiles{DataFile: r.Location, ColumnFiles: []openapi.ColumnFileInfo{}}
+		for _, cf := range r.ColumnFiles {
+			ids := make([]int, len(cf.FieldIDs))
+			for i, v := range cf.FieldIDs {
+				ids[i] = int(v)
+			}
+			d.ColumnFiles = append(d.ColumnFiles, openapi.ColumnFileInfo{Location: cf.Location, FileFormat: cf.FileFormat, FieldIds: ids, FileSizeInBytes: cf.FileSizeInBytes})
+		}
+		out.DataFiles = append(out.DataFiles, d)
+	}
+	return out, nil
+}

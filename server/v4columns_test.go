@@ -1,0 +1,281 @@
+package server_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+const wideSchemaJSON = `{"type":"struct","schema-id":0,"fields":[
+ {"id":1,"name":"id","type":"long","required":true},
+ {"id":2,"name":"data","type":"string","required":false},
+ {"id":3,"name":"score","type":"double","required":false},
+ {"id":4,"name":"label","type":"string","required":false}]}`
+
+func fieldMD(id int) arrow.Metadata {
+	return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
+}
+
+// writeParquet writes one record with the given columns.
+func writeParquet(t *testing.T, path string, fields []arrow.Field, fill func(b *array.RecordBuilder)) int64 {
+	t.Helper()
+	sc := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	fill(b)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	return st.Size()
+}
+
+func writeBase(t *testing.T, path string, n int) int64 {
+	return writeParquet(t, path, []arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldMD(1)},
+		{Name: "data", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldMD(2)},
+		{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(3)},
+		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldMD(4)},
+	}, func(b *array.RecordBuilder) {
+		for i := 0; i < n; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append("d")
+			b.Field(2).(*array.Float64Builder).Append(0)
+			b.Field(3).(*array.StringBuilder).Append("old")
+		}
+	})
+}
+
+// writeScores writes a column file with score (3) and optionally label (4).
+func writeScores(t *testing.T, path string, n int, base float64, withLabel bool, required bool) int64 {
+	fields := []arrow.Field{{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: !required, Metadata: fieldMD(3)}}
+	if withLabel {
+		fields = append(fields, arrow.Field{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldMD(4)})
+	}
+	return writeParquet(t, path, fields, func(b *array.RecordBuilder) {
+		for i := 0; i < n; i++ {
+			b.Field(0).(*array.Float64Builder).Append(base + float64(i))
+			if withLabel {
+				b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("l%d", i))
+			}
+		}
+	})
+}
+
+type v4Table struct {
+	b        *bundle
+	loc, dir string
+	path     string
+}
+
+func newV4Table(t *testing.T, b *bundle, name string, bases map[string]int) *v4Table {
+	t.Helper()
+	r := b.createTable(t, "ns", name, map[string]any{"schema": rawJSON(wideSchemaJSON), "properties": map[string]string{"format-version": "4"}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	loc, _, _ := v4Meta(t, r)
+	vt := &v4Table{b: b, loc: loc, dir: strings.TrimPrefix(loc, "file://"), path: "/v1/wh/namespaces/ns/tables/" + name}
+	var adds []any
+	for f, n := range bases {
+		size := writeBase(t, filepath.Join(vt.dir, "data", f), n)
+		adds = append(adds, map[string]any{"location": "data/" + f, "file-format": "parquet", "record-count": n, "file-size-in-bytes": size, "spec-id": 0})
+	}
+	r = b.do(t, "POST", vt.path+"/files", map[string]any{"add-data-files": adds})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	return vt
+}
+
+func (vt *v4Table) columnFile(base, name string, n int, ids []int, size int64) map[string]any {
+	return map[string]any{"data-file": vt.loc + "/data/" + base, "location": "data/" + name, "file-format": "parquet",
+		"field-ids": ids, "file-size-in-bytes": size, "record-count": n}
+}
+
+func (vt *v4Table) commit(t *testing.T, files ...map[string]any) response {
+	t.Helper()
+	list := make([]any, len(files))
+	for i, f := range files {
+		list[i] = f
+	}
+	return vt.b.do(t, "POST", vt.path+"/column-files", map[string]any{"column-files": list, "snapshot-properties": map[string]string{"job": "embedding-refresh"}})
+}
+
+// liveRow returns the live leaf row of a base file at the current snapshot.
+func (vt *v4Table) liveRow(t *testing.T, base string) (v4manifest.TrackedFile, []v4manifest.TrackedFile) {
+	t.Helper()
+	_, snaps, _ := v4Meta(t, vt.b.do(t, "GET", vt.path, nil))
+	root := readManifestFile(t, snaps[len(snaps)-1].RootManifest, vt.loc, nil)
+	var all []v4manifest.TrackedFile
+	var live *v4manifest.TrackedFile
+	for i := range root {
+		if !root[i].Tracking.Status.Live() {
+			continue
+		}
+		rows := readManifestFile(t, root[i].Location, vt.loc, &root[i])
+		for j := range rows {
+			if rows[j].Location == vt.loc+"/data/"+base {
+				all = append(all, rows[j])
+				if rows[j].Tracking.Status.Live() {
+					r := rows[j]
+					live = &r
+				}
+			}
+		}
+	}
+	require.NotNil(t, live, "no live row for %s", base)
+	return *live, all
+}
+
+func cfIDs(tf v4manifest.TrackedFile) map[string][]int32 {
+	out := map[string][]int32{}
+	for _, c := range tf.ColumnFiles {
+		out[filepath.Base(c.Location)] = c.FieldIDs
+	}
+	return out
+}
+
+func TestColumnFileCommits(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 3, "b.parquet": 2})
+			baseRow, _ := vt.liveRow(t, "a.parquet")
+
+			s1 := writeScores(t, filepath.Join(vt.dir, "data/cf1.parquet"), 3, 10, true, false)
+			r := vt.commit(t, vt.columnFile("a.parquet", "cf1.parquet", 3, []int{3, 4}, s1))
+			require.Equal(t, 200, r.status, "%s", r.body)
+			_, snaps, nextRowID := v4Meta(t, r)
+			last := snaps[len(snaps)-1]
+			require.Equal(t, "overwrite", last.Summary["operation"])
+			require.Equal(t, "1", last.Summary["added-column-files"])
+			require.Equal(t, "1", last.Summary["modified-data-files"])
+			require.Equal(t, "embedding-refresh", last.Summary["job"])
+			require.Equal(t, int64(5), nextRowID, "column files assign no row ids")
+
+			mod, pair := vt.liveRow(t, "a.parquet")
+			require.Len(t, pair, 2, "REPLACED and MODIFIED rows in the rewritten leaf")
+			require.Equal(t, v4manifest.StatusReplaced, pair[0].Tracking.Status)
+			require.Equal(t, last.SnapshotID, *pair[0].Tracking.SnapshotID, "REPLACED carries the commit's snapshot")
+			require.Equal(t, v4manifest.StatusModified, mod.Tracking.Status)
+			require.Equal(t, *baseRow.Tracking.SnapshotID, *mod.Tracking.SnapshotID, "MODIFIED keeps the adding snapshot")
+			require.Equal(t, *baseRow.Tracking.FileSequenceNumber, *mod.Tracking.FileSequenceNumber)
+			require.Greater(t, *mod.Tracking.SequenceNumber, *baseRow.Tracking.SequenceNumber, "data sequence number bumped")
+			require.Equal(t, last.SnapshotID, *mod.Tracking.LatestColumnFileSnapshotID)
+			require.Equal(t, *baseRow.Tracking.FirstRowID, *mod.Tracking.FirstRowID)
+			require.Equal(t, map[string][]int32{"cf1.parquet": {3, 4}}, cfIDs(mod))
+			require.Equal(t, 10.0, mod.ContentStats[3].LowerBound, "stats of updated fields come from the column file")
+			require.Equal(t, 12.0, mod.ContentStats[3].UpperBound)
+			require.Equal(t, baseRow.ContentStats[1], mod.ContentStats[1], "other stats are kept")
+			untouched, _ := vt.liveRow(t, "b.parquet")
+			require.Nil(t, untouched.ColumnFiles)
+
+			// Same field again: the newer file takes it over.
+			s2 := writeScores(t, filepath.Join(vt.dir, "data/cf2.parquet"), 3, 20, false, false)
+			r = vt.commit(t, vt.columnFile("a.parquet", "cf2.parquet", 3, []int{3}, s2))
+			require.Equal(t, 200, r.status, "%s", r.body)
+			mod, _ = vt.liveRow(t, "a.parquet")
+			require.Equal(t, map[string][]int32{"cf1.parquet": {4}, "cf2.parquet": {3}}, cfIDs(mod))
+
+			// The rest of cf1: it is retired.
+			s3 := writeScores(t, filepath.Join(vt.dir, "data/cf3.parquet"), 3, 30, true, false)
+			r = vt.commit(t, vt.columnFile("a.parquet", "cf3.parquet", 3, []int{4}, s3))
+			require.Equal(t, 200, r.status, "%s", r.body)
+			_, snaps, _ = v4Meta(t, r)
+			require.Equal(t, "1", snaps[len(snaps)-1].Summary["retired-column-files"])
+			mod, _ = vt.liveRow(t, "a.parquet")
+			require.Equal(t, map[string][]int32{"cf2.parquet": {3}, "cf3.parquet": {4}}, cfIDs(mod))
+
+			list := b.do(t, "GET", vt.path+"/column-files", nil)
+			require.Equal(t, 200, list.status, "%s", list.body)
+			require.JSONEq(t, fmt.Sprintf(`{"data-files":[{"data-file":%q,"column-files":[
+				{"location":%q,"file-format":"parquet","field-ids":[3],"file-size-in-bytes":%d},
+				{"location":%q,"file-format":"parquet","field-ids":[4],"file-size-in-bytes":%d}]}]}`,
+				vt.loc+"/data/a.parquet", vt.loc+"/data/cf2.parquet", s2, vt.loc+"/data/cf3.parquet", s3), string(list.body))
+		})
+	}
+}
+
+func TestColumnFileRejections(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "ns")
+	vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 3})
+	ok := writeScores(t, filepath.Join(vt.dir, "data/ok.parquet"), 3, 1, false, false)
+	short := writeScores(t, filepath.Join(vt.dir, "data/short.parquet"), 2, 1, false, false)
+	req := writeScores(t, filepath.Join(vt.dir, "data/req.parquet"), 3, 1, false, true)
+	wrongType := writeParquet(t, filepath.Join(vt.dir, "data/int.parquet"),
+		[]arrow.Field{{Name: "score", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: fieldMD(3)}},
+		func(b *array.RecordBuilder) { b.Field(0).(*array.Int32Builder).AppendValues([]int32{1, 2, 3}, nil) })
+	require.NoError(t, os.WriteFile(filepath.Join(vt.dir, "data/junk.parquet"), []byte("not parquet"), 0o644))
+	other := b.createTable(t, "ns", "old", nil)
+	require.Equal(t, 200, other.status)
+
+	cases := []struct {
+		name   string
+		path   string
+		files  []map[string]any
+		reason string
+	}{
+		{"unknown base", "", []map[string]any{vt.columnFile("nope.parquet", "ok.parquet", 3, []int{3}, ok)}, "unknown-data-file"},
+		{"empty ids", "", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{}, ok)}, "empty-field-ids"},
+		{"duplicate ids", "", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{3, 3}, ok)}, "duplicate-field-ids"},
+		{"overlap", "", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{3}, ok), vt.columnFile("a.parquet", "int.parquet", 3, []int{3}, wrongType)}, "field-id-overlap"},
+		{"unknown id", "", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{42}, ok)}, "unknown-field-id"},
+		{"row id", "", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{2147483540}, ok)}, "reserved-field-id"},
+		{"record count vs base", "", []map[string]any{vt.columnFile("a.parquet", "short.parquet", 2, []int{3}, short)}, "record-count-mismatch"},
+		{"record count vs footer", "", []map[string]any{vt.columnFile("a.parquet", "short.parquet", 3, []int{3}, short)}, "record-count-mismatch"},
+		{"size", "", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{3}, ok+1)}, "file-size-mismatch"},
+		{"unreadable", "", []map[string]any{vt.columnFile("a.parquet", "junk.parquet", 3, []int{3}, 11)}, "column-file-unreadable"},
+		{"missing column", "", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{3, 4}, ok)}, "column-file-schema-mismatch"},
+		{"wrong type", "", []map[string]any{vt.columnFile("a.parquet", "int.parquet", 3, []int{3}, wrongType)}, "column-file-schema-mismatch"},
+		{"required column", "", []map[string]any{vt.columnFile("a.parquet", "req.parquet", 3, []int{3}, req)}, "required-column"},
+		{"outside table", "", []map[string]any{func() map[string]any {
+			f := vt.columnFile("a.parquet", "ok.parquet", 3, []int{3}, ok)
+			f["location"] = "file:///elsewhere/ok.parquet"
+			return f
+		}()}, "location-outside-table"},
+		{"format", "", []map[string]any{func() map[string]any {
+			f := vt.columnFile("a.parquet", "ok.parquet", 3, []int{3}, ok)
+			f["file-format"] = "avro"
+			return f
+		}()}, "unsupported-file-format"},
+		{"not v4", "/v1/wh/namespaces/ns/tables/old", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{3}, ok)}, "table-not-v4"},
+	}
+	_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := vt.path
+			if c.path != "" {
+				path = c.path
+			}
+			list := make([]any, len(c.files))
+			for i, f := range c.files {
+				list[i] = f
+			}
+			r := b.do(t, "POST", path+"/column-files", map[string]any{"column-files": list})
+			require.Equal(t, 400, r.status, "%s", r.body)
+			typ, _ := r.errorOf(t)
+			require.Equal(t, "ValidationException", typ)
+			e := r.json(t)["error"].(map[string]any)
+			require.Equal(t, c.reason, e["reason"], "%s", r.body)
+			require.NotEmpty(t, e["details"], "details name the offending files")
+		})
+	}
+	_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+	require.Equal(t, len(before), len(after), "no rejection committed anything")
+}

@@ -1,0 +1,469 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
+)
+
+// ColumnFileInput is one requested column file.
+type ColumnFileInput struct {
+	DataFile        string
+	Location        string
+	FileFormat      string
+	FieldIDs        []int
+	FileSizeInBytes int64
+	RecordCount     int64
+}
+
+// ColumnFilesCommit updates some columns of some base data files of a v4
+// table with column files.
+type ColumnFilesCommit struct {
+	Ident              Ident
+	Requirements       json.RawMessage
+	ColumnFiles        []ColumnFileInput
+	SnapshotProperties map[string]string
+}
+
+// validationErr turns a validation rejection into a 400 ValidationException.
+func validationErr(err error) error {
+	var ve *validation.Error
+	if errors.As(err, &ve) {
+		e := newErr(KindValidation, "%s", ve.Message)
+		e.Reason = ve.Reason
+		e.Details = ve.Details
+		return e
+	}
+	return err
+}
+
+// baseState is what a base file looked like when a commit first read it;
+// a retry that finds it changed is a conflict.
+type baseState struct {
+	status  v4manifest.Status
+	seq     int64
+	latestC int64
+}
+
+func stateOf(r *v4manifest.TrackedFile) baseState {
+	st := baseState{status: r.Tracking.Status}
+	if r.Tracking.SequenceNumber != nil {
+		st.seq = *r.Tracking.SequenceNumber
+	}
+	if r.Tracking.LatestColumnFileSnapshotID != nil {
+		st.latestC = *r.Tracking.LatestColumnFileSnapshotID
+	}
+	return st
+}
+
+// CommitColumnFiles validates a column-file commit (every rule a 400 with a
+// reason, nothing changed), rewrites only the leaves that hold affected base
+// files (old row REPLACED, new row MODIFIED with the merged column files and
+// stats) and commits an overwrite snapshot. Concurrent commits on other base
+// files are re-based; a concurrent change to one of ours is a 409.
+func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c ColumnFilesCommit) (*TableResult, error) {
+	if err := validateIdent(c.Ident); err != nil {
+		return nil, err
+	}
+	if len(c.ColumnFiles) == 0 {
+		return nil, newErr(KindBadRequest, "A column-files commit needs at least one column file")
+	}
+	reqs, err := parseRequirements(c.Requirements)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, c.Ident.String()); err != nil {
+		return nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	var first map[string]baseState
+	footers := map[string]*footerInfo{} // by column file location, reused across attempts
+	for attempt := 1; ; attempt++ {
+		res, states, written, err := s.commitColumnsOnce(ctx, w, c, reqs, first, footers)
+		if first == nil {
+			first = states
+		}
+		if err == nil {
+			s.commitOutcome("committed")
+			return res, nil
+		}
+		if !errors.Is(err, store.ErrOutcomeUnknown) {
+			for _, f := range written {
+				s.deleteOrphan(ctx, w, f)
+			}
+		}
+		if errors.Is(err, store.ErrConflict) && attempt < s.opts.MaxCommitAttempts {
+			if berr := conflictBackoff(ctx, attempt); berr != nil {
+				return nil, wrapErr(KindCommitFailed, berr, "Commit failed: request cancelled while retrying, nothing was committed")
+			}
+			continue
+		}
+		return nil, s.swapErr(validationErr(err), attempt)
+	}
+}
+
+func (s *Service) commitColumnsOnce(ctx context.Context, w *store.Warehouse, c ColumnFilesCommit, reqs []requirement,
+	first map[string]baseState, footers map[string]*footerInfo,
+) (*TableResult, map[string]baseState, []string, error) {
+	st, err := s.loadV4(ctx, w, c.Ident)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkRequirements(reqs, st.meta); err != nil {
+		return nil, nil, nil, err
+	}
+	sc := st.meta.CurrentSchema()
+	vt := validation.Table{Location: st.location, Schema: sc, Specs: st.meta.PartitionSpecs()}
+	files := make([]validation.ColumnFile, len(c.ColumnFiles))
+	for i, in := range c.ColumnFiles {
+		files[i] = validation.ColumnFile{
+			DataFile: v4manifest.Resolve(st.location, in.DataFile), Location: v4manifest.Resolve(st.location, in.Location),
+			FileFormat: in.FileFormat, FieldIDs: in.FieldIDs, FileSizeInBytes: in.FileSizeInBytes, RecordCount: in.RecordCount,
+		}
+	}
+	if err := validation.CheckRequest(vt, files); err != nil {
+		return nil, nil, nil, err
+	}
+	byBase := map[string][]validation.ColumnFile{}
+	for _, f := range files {
+		byBase[f.DataFile] = append(byBase[f.DataFile], f)
+	}
+
+	// Find the leaves holding the base files with a narrow projection.
+	type hit struct {
+		rootIdx int
+		row     v4manifest.TrackedFile
+	}
+	found := map[string]*hit{}
+	var deletes []validation.DeleteFile
+	for i := range st.rootRows {
+		rr := &st.rootRows[i]
+		if !rr.Tracking.Status.Live() {
+			continue
+		}
+		switch rr.ContentType {
+		case v4manifest.ContentDataManifest:
+			rows, err := s.readLeaf(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			for _, r := range rows {
+				if _, want := byBase[r.Location]; !want {
+					continue
+				}
+				if h := found[r.Location]; h == nil || r.Tracking.Status.Live() {
+					found[r.Location] = &hit{rootIdx: i, row: r}
+				}
+			}
+		case v4manifest.ContentDeleteManifest:
+			rows, err := s.readLeaf(ctx, w, st, rr, nil)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			for _, r := range rows {
+				if r.Tracking.Status.Live() && r.ContentType == v4manifest.ContentEqualityDeletes {
+					d := validation.DeleteFile{Location: r.Location, Partition: r.Partition, Unpartitioned: r.SpecID == nil || len(r.Partition) == 0}
+					if r.Tracking.SequenceNumber != nil {
+						d.SequenceNumber = *r.Tracking.SequenceNumber
+					}
+					if r.SpecID != nil {
+						d.SpecID = int(*r.SpecID)
+					}
+					deletes = append(deletes, d)
+				}
+			}
+		}
+	}
+	states := map[string]baseState{}
+	for base, fs := range byBase {
+		h := found[base]
+		b := validation.Base{}
+		if h != nil {
+			b = validation.Base{Found: true, Live: h.row.Tracking.Status.Live(), IsData: h.row.ContentType == v4manifest.ContentData, RecordCount: h.row.RecordCount}
+		}
+		for _, f := range fs {
+			if err := validation.CheckBase(f, b); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		states[base] = stateOf(&h.row)
+		if first != nil && first[base] != states[base] {
+			return nil, states, nil, newErr(KindCommitFailed, "Commit failed: data file %s was changed by a concurrent commit", base)
+		}
+	}
+
+	// Read the footers of the column files in parallel (one ranged read each).
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, f := range files {
+		if footers[f.Location] != nil {
+			continue
+		}
+		wg.Add(1)
+		go func(f validation.ColumnFile) {
+			defer wg.Done()
+			fi := &footerInfo{}
+			io, err := s.fileIO(ctx, w, f.Location)
+			if err == nil {
+				fi, err = readFooter(ctx, io, f.Location, sc)
+			}
+			if err != nil {
+				fi = &footerInfo{NumRows: -1, Nodes: map[int]validation.FooterColumn{}, Columns: map[int]footerColumn{}}
+				fi.Size = -1
+				fi.err = err.Error()
+			}
+			mu.Lock()
+			footers[f.Location] = fi
+			mu.Unlock()
+		}(f)
+	}
+	wg.Wait()
+	for _, f := range files {
+		fi := footers[f.Location]
+		vf := validation.Footer{Readable: fi.err == "", Err: fi.err, NumRows: fi.NumRows, Size: fi.Size, Nodes: fi.Nodes}
+		if err := validation.CheckFooter(vt, f, vf); err != nil {
+			return nil, states, nil, err
+		}
+	}
+
+	snapID := newSnapshotID()
+	seq := st.meta.LastSequenceNumber() + 1
+	commitUUID := uuid.NewString()
+	var written []string
+	added, retired, modified := 0, 0, 0
+
+	// Full read and rewrite of the affected leaves only.
+	affected := map[int]bool{}
+	for _, h := range found {
+		affected[h.rootIdx] = true
+	}
+	newRoot := make([]v4manifest.TrackedFile, 0, len(st.rootRows)+len(affected))
+	leafN := 0
+	for i, rr := range st.rootRows {
+		if !rr.Tracking.Status.Live() {
+			continue
+		}
+		if !affected[i] {
+			cf, _ := v4manifest.CarryForward(rr)
+			newRoot = append(newRoot, cf)
+			continue
+		}
+		rows, err := s.readLeaf(ctx, w, st, &rr, nil)
+		if err != nil {
+			return nil, states, written, err
+		}
+		out := make([]v4manifest.TrackedFile, 0, len(rows)+len(byBase))
+		for _, r := range rows {
+			if !r.Tracking.Status.Live() {
+				continue
+			}
+			fs, isBase := byBase[r.Location]
+			if !isBase {
+				cf, _ := v4manifest.CarryForward(r)
+				out = append(out, cf)
+				continue
+			}
+			eq := func(a, b any) bool { c, err := compareAny(a, b); return err == nil && c == 0 }
+			for _, f := range fs {
+				var baseSeq int64
+				if r.Tracking.SequenceNumber != nil {
+					baseSeq = *r.Tracking.SequenceNumber
+				}
+				var spec int
+				if r.SpecID != nil {
+					spec = int(*r.SpecID)
+				}
+				if err := validation.CheckEqualityDeletes(f, baseSeq, spec, r.Partition, deletes, eq); err != nil {
+					return nil, states, written, err
+				}
+			}
+			replaced := r
+			replaced.Tracking.Status = v4manifest.StatusReplaced
+			replaced.Tracking.SnapshotID = ptrTo(snapID)
+			out = append(out, replaced)
+			mod, nAdded, nRetired := modifiedRow(r, fs, footers, snapID, seq)
+			out = append(out, mod)
+			added += nAdded
+			retired += nRetired
+			modified++
+		}
+		leafLoc := fmt.Sprintf("%s/metadata/%s-m%d.parquet", st.location, commitUUID, leafN)
+		leafN++
+		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDataLeaf, out)
+		if err != nil {
+			return nil, states, written, err
+		}
+		written = append(written, leafLoc)
+		gone := rr
+		gone.Tracking.Status = v4manifest.StatusDeleted
+		gone.Tracking.SnapshotID = ptrTo(snapID)
+		newRoot = append(newRoot, gone, manifestRow(leafLoc, out, size, snapID, seq, nil))
+	}
+	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, snapID, commitUUID)
+	if _, err := s.writeManifest(ctx, w, st, rootLoc, v4manifest.ContentRoot, newRoot); err != nil {
+		return nil, states, written, err
+	}
+	written = append(written, rootLoc)
+	summary := iceberg.Properties{}
+	maps.Copy(summary, c.SnapshotProperties)
+	summary["added-column-files"] = strconv.Itoa(added)
+	summary["retired-column-files"] = strconv.Itoa(retired)
+	summary["modified-data-files"] = strconv.Itoa(modified)
+	firstRowID := st.meta.NextRowID()
+	res, err := s.commitV4Snapshot(ctx, w, st, &table.Snapshot{
+		SnapshotID: snapID, SequenceNumber: seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
+		Summary: &table.Summary{Operation: table.OpOverwrite, Properties: summary}, SchemaID: ptrTo(sc.ID),
+		FirstRowID: ptrTo(firstRowID), AddedRows: ptrTo(int64(0)),
+	})
+	if err != nil {
+		return nil, states, written, err
+	}
+	return res, states, nil, nil
+}
+
+// modifiedRow builds the MODIFIED row of a base file: merged column files,
+// the commit's data sequence number and column-file snapshot, stats of the
+// updated fields replaced by the column files' (unknown when not derivable),
+// everything else kept.
+func modifiedRow(r v4manifest.TrackedFile, fs []validation.ColumnFile, footers map[string]*footerInfo, snapID, seq int64) (v4manifest.TrackedFile, int, int) {
+	old := make([]validation.MergedFile, 0, len(r.ColumnFiles))
+	byLoc := map[string]v4manifest.ColumnFile{}
+	for _, cf := range r.ColumnFiles {
+		ids := make([]int, len(cf.FieldIDs))
+		for i, id := range cf.FieldIDs {
+			ids[i] = int(id)
+		}
+		old = append(old, validation.MergedFile{Location: cf.Location, FieldIDs: ids})
+		byLoc[cf.Location] = cf
+	}
+	for _, f := range fs {
+		byLoc[f.Location] = v4manifest.ColumnFile{FormatVersion: FormatV4, Location: f.Location, FileFormat: "parquet", FileSizeInBytes: f.FileSizeInBytes}
+	}
+	merged := validation.MergeColumnFiles(old, fs)
+	mod := r
+	mod.Tracking.Status = v4manifest.StatusModified
+	mod.Tracking.SequenceNumber = ptrTo(seq)
+	mod.Tracking.LatestColumnFileSnapshotID = ptrTo(snapID)
+	mod.ColumnFiles = make([]v4manifest.ColumnFile, 0, len(merged.Files))
+	for _, m := range merged.Files {
+		cf := byLoc[m.Location]
+		cf.FieldIDs = make([]int32, len(m.FieldIDs))
+		for i, id := range m.FieldIDs {
+			cf.FieldIDs[i] = int32(id)
+		}
+		mod.ColumnFiles = append(mod.ColumnFiles, cf)
+	}
+	stats := map[int]*v4manifest.FieldStats{}
+	for id, v := range r.ContentStats {
+		stats[id] = v
+	}
+	for _, f := range fs {
+		fi := footers[f.Location]
+		for _, id := range f.FieldIDs {
+			delete(stats, id)
+			if c, ok := fi.Columns[id]; ok && c.Stats != nil {
+				stats[id] = c.Stats
+			}
+		}
+	}
+	mod.ContentStats = stats
+	if len(stats) == 0 {
+		mod.ContentStats = nil
+	}
+	added := 0
+	for _, m := range merged.Files {
+		if m.New {
+			added++
+		}
+	}
+	return mod, added, merged.Retired
+}
+
+// readLeaf reads a leaf referenced by root row rr with inheritance applied.
+func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+	loc := v4manifest.Resolve(st.location, rr.Location)
+	io, err := s.fileIO(ctx, w, loc)
+	if err != nil {
+		return nil, err
+	}
+	f, err := io.Open(ctx, loc)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "open manifest %s", loc)
+	}
+	defer f.Close()
+	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{Columns: cols, TableLocation: st.location, InheritFrom: rr})
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "read manifest %s", loc)
+	}
+	defer r.Close()
+	rows, err := r.All(ctx)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "read manifest %s", loc)
+	}
+	return rows, nil
+}
+
+// LiveColumnFiles lists, per base data file with column files, its live
+// column files at a snapshot (the current one when snapshotID is nil).
+func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Ident, snapshotID *int64) ([]v4manifest.TrackedFile, error) {
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.loadV4(ctx, w, id)
+	if err != nil {
+		return nil, validationErr(err)
+	}
+	if snapshotID != nil {
+		snap := st.meta.SnapshotByID(*snapshotID)
+		if snap == nil {
+			return nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
+		}
+		if st.rootRows, err = s.readManifest(ctx, w, snap.ManifestList, st.location, nil); err != nil {
+			return nil, err
+		}
+	}
+	var out []v4manifest.TrackedFile
+	for i := range st.rootRows {
+		rr := &st.rootRows[i]
+		if !rr.Tracking.Status.Live() || rr.ContentType != v4manifest.ContentDataManifest {
+			continue
+		}
+		rows, err := s.readLeaf(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if r.Tracking.Status.Live() && len(r.ColumnFiles) > 0 {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b v4manifest.TrackedFile) int {
+		switch {
+		case a.Location < b.Location:
+			return -1
+		case a.Location > b.Location:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
