@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/storage"
-	"github.com/lakehold/catalog/validation"
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 // footerInfo is what a Parquet footer tells about a data or column file.
