@@ -53,14 +53,16 @@ func validationErr(err error) error {
 
 // baseState is what a base file looked like when a commit first read it;
 // a retry that finds it changed is a conflict.
+// Carrying a row forward (ADDED → EXISTING) is not a change; a new data
+// sequence number or column-file snapshot is.
 type baseState struct {
-	status  v4manifest.Status
+	live    bool
 	seq     int64
 	latestC int64
 }
 
 func stateOf(r *v4manifest.TrackedFile) baseState {
-	st := baseState{status: r.Tracking.Status}
+	st := baseState{live: r.Tracking.Status.Live()}
 	if r.Tracking.SequenceNumber != nil {
 		st.seq = *r.Tracking.SequenceNumber
 	}

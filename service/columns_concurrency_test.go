@@ -1,0 +1,164 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore"
+)
+
+// gatedStore holds the first ObjectsSwap until released, so that a second
+// commit can land in between: a deterministic lost race.
+type gatedStore struct {
+	store.Store
+	once    sync.Once
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedStore) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		close(g.reached)
+		<-g.release
+	}
+	return g.Store.ObjectsSwap(ctx, swaps)
+}
+
+func md(id int) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)}) }
+
+func writeFile(t *testing.T, path string, fields []arrow.Field, n int) int64 {
+	t.Helper()
+	sc := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := 0; i < n; i++ {
+		for j, f := range fields {
+			switch f.Type.ID() {
+			case arrow.INT64:
+				b.Field(j).(*array.Int64Builder).Append(int64(i))
+			case arrow.FLOAT64:
+				b.Field(j).(*array.Float64Builder).Append(float64(i))
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	return st.Size()
+}
+
+type fixture struct {
+	svc  *service.Service
+	gate *gatedStore
+	loc  string
+	dir  string
+	id   service.Ident
+}
+
+func newFixture(t *testing.T) *fixture {
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	gate := &gatedStore{Store: st, reached: make(chan struct{}), release: make(chan struct{})}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := service.New(gate, storage.NewProvider(), service.Options{Logger: quiet})
+	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
+	require.NoError(t, err)
+	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
+	require.NoError(t, err)
+	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+		Name: "t", Properties: map[string]string{"format-version": "4"},
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"score","type":"double","required":false}]}`),
+	})
+	require.NoError(t, err)
+	var meta struct {
+		Location string `json:"location"`
+	}
+	require.NoError(t, jsonUnmarshal(res.Metadata, &meta))
+	fx := &fixture{svc: svc, gate: gate, loc: meta.Location, dir: strings.TrimPrefix(meta.Location, "file://"), id: service.Ident{Namespace: []string{"ns"}, Name: "t"}}
+	var adds []service.DataFileInput
+	for _, name := range []string{"a", "b"} {
+		size := writeFile(t, filepath.Join(fx.dir, "data", name+".parquet"), []arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: md(1)},
+			{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(2)}}, 4)
+		adds = append(adds, service.DataFileInput{Location: "data/" + name + ".parquet", FileFormat: "parquet", RecordCount: 4, FileSizeInBytes: size})
+	}
+	// Let the setup commit through the gate.
+	close(gate.release)
+	_, err = svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: fx.id, AddDataFiles: adds})
+	require.NoError(t, err)
+	<-gate.reached
+	gate.once = sync.Once{}
+	gate.reached, gate.release = make(chan struct{}), make(chan struct{})
+	return fx
+}
+
+func (fx *fixture) columnCommit(t *testing.T, base, name string) service.ColumnFilesCommit {
+	size := writeFile(t, filepath.Join(fx.dir, "data", name), []arrow.Field{
+		{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(2)}}, 4)
+	return service.ColumnFilesCommit{Ident: fx.id, ColumnFiles: []service.ColumnFileInput{{
+		DataFile: "data/" + base, Location: "data/" + name, FileFormat: "parquet", FieldIDs: []int{2}, FileSizeInBytes: size, RecordCount: 4}}}
+}
+
+// race runs commit A until it is about to swap, lands commit B, then lets
+// A swap (and lose) and returns A's error.
+func (fx *fixture) race(t *testing.T, a, b service.ColumnFilesCommit) error {
+	ctx := context.Background()
+	errA := make(chan error, 1)
+	go func() {
+		_, err := fx.svc.CommitColumnFiles(ctx, "wh", a)
+		errA <- err
+	}()
+	<-fx.gate.reached
+	_, err := fx.svc.CommitColumnFiles(ctx, "wh", b)
+	require.NoError(t, err, "the second commit lands while the first waits")
+	close(fx.gate.release)
+	return <-errA
+}
+
+func TestConcurrentColumnCommitsOnDisjointBasesBothLand(t *testing.T) {
+	fx := newFixture(t)
+	err := fx.race(t, fx.columnCommit(t, "a.parquet", "cfa.parquet"), fx.columnCommit(t, "b.parquet", "cfb.parquet"))
+	require.NoError(t, err, "the loser is re-based onto the winner")
+	rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+	require.NoError(t, err)
+	require.Len(t, rows, 2, "both updates are visible")
+}
+
+func TestConcurrentColumnCommitsOnSameBaseConflict(t *testing.T) {
+	fx := newFixture(t)
+	err := fx.race(t, fx.columnCommit(t, "a.parquet", "cf1.parquet"), fx.columnCommit(t, "a.parquet", "cf2.parquet"))
+	require.Error(t, err)
+	require.Equal(t, service.KindCommitFailed, service.KindOf(err), "409: %v", err)
+	rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.True(t, strings.HasSuffix(rows[0].ColumnFiles[0].Location, "cf2.parquet"), "the winner's file stays")
+}
