@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -183,6 +184,11 @@ type ErrorModel struct {
 	Type    string    `json:"type"`
 }
 
+// FileScanTask defines model for FileScanTask.
+type FileScanTask struct {
+	DataFile PlannedDataFile `json:"data-file"`
+}
+
 // FilesCommitRequest defines model for FilesCommitRequest.
 type FilesCommitRequest struct {
 	AddDataFiles           *[]DataFileInput `json:"add-data-files,omitempty"`
@@ -249,6 +255,33 @@ type LoadViewResult struct {
 
 // Namespace defines model for Namespace.
 type Namespace = []string
+
+// PlanTableScanRequest defines model for PlanTableScanRequest.
+type PlanTableScanRequest struct {
+	SnapshotId           *int64                 `json:"snapshot-id,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// PlanTableScanResult defines model for PlanTableScanResult.
+type PlanTableScanResult struct {
+	DeleteFiles   *[]RawJSON      `json:"delete-files,omitempty"`
+	FileScanTasks *[]FileScanTask `json:"file-scan-tasks,omitempty"`
+	PlanId        *string         `json:"plan-id,omitempty"`
+	Status        string          `json:"status"`
+}
+
+// PlannedDataFile defines model for PlannedDataFile.
+type PlannedDataFile struct {
+	ColumnFiles     *[]ColumnFileInfo `json:"column-files,omitempty"`
+	Content         string            `json:"content"`
+	FileFormat      string            `json:"file-format"`
+	FilePath        string            `json:"file-path"`
+	FileSizeInBytes int64             `json:"file-size-in-bytes"`
+	FirstRowId      *int64            `json:"first-row-id,omitempty"`
+	Partition       []RawJSON         `json:"partition"`
+	RecordCount     int64             `json:"record-count"`
+	SpecId          int               `json:"spec-id"`
+}
 
 // Properties defines model for Properties.
 type Properties map[string]string
@@ -433,6 +466,11 @@ type CommitFilesParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
 }
 
+// PlanTableScanParams defines parameters for PlanTableScan.
+type PlanTableScanParams struct {
+	XIcebergColumnFiles *string `json:"X-Iceberg-Column-Files,omitempty"`
+}
+
 // ListViewsParams defines parameters for ListViews.
 type ListViewsParams struct {
 	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
@@ -499,6 +537,9 @@ type CommitFilesJSONRequestBody = FilesCommitRequest
 // ReportMetricsJSONRequestBody defines body for ReportMetrics for application/json ContentType.
 type ReportMetricsJSONRequestBody = ReportMetricsRequest
 
+// PlanTableScanJSONRequestBody defines body for PlanTableScan for application/json ContentType.
+type PlanTableScanJSONRequestBody = PlanTableScanRequest
+
 // CreateViewJSONRequestBody defines body for CreateView for application/json ContentType.
 type CreateViewJSONRequestBody = CreateViewRequest
 
@@ -513,6 +554,74 @@ type CommitTransactionJSONRequestBody = CommitTransactionRequest
 
 // RenameViewJSONRequestBody defines body for RenameView for application/json ContentType.
 type RenameViewJSONRequestBody = RenameTableRequest
+
+// Getter for additional properties for PlanTableScanRequest. Returns the specified
+// element and whether it was found
+func (a PlanTableScanRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PlanTableScanRequest
+func (a *PlanTableScanRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PlanTableScanRequest to handle AdditionalProperties
+func (a *PlanTableScanRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["snapshot-id"]; found {
+		err = json.Unmarshal(raw, &a.SnapshotId)
+		if err != nil {
+			return fmt.Errorf("error reading 'snapshot-id': %w", err)
+		}
+		delete(object, "snapshot-id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PlanTableScanRequest to handle AdditionalProperties
+func (a PlanTableScanRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.SnapshotId != nil {
+		object["snapshot-id"], err = json.Marshal(a.SnapshotId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'snapshot-id': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // Getter for additional properties for ReportMetricsRequest. Returns the specified
 // element and whether it was found
@@ -651,6 +760,9 @@ type ServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 	ReportMetrics(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
+	PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams)
@@ -796,6 +908,11 @@ func (_ Unimplemented) CommitFiles(w http.ResponseWriter, r *http.Request, prefi
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 func (_ Unimplemented) ReportMetrics(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
+func (_ Unimplemented) PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2084,6 +2201,74 @@ func (siw *ServerInterfaceWrapper) ReportMetrics(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// PlanTableScan operation middleware
+func (siw *ServerInterfaceWrapper) PlanTableScan(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PlanTableScanParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PlanTableScan(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListViews operation middleware
 func (siw *ServerInterfaceWrapper) ListViews(w http.ResponseWriter, r *http.Request) {
 
@@ -2747,6 +2932,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files", wrapper.CommitColumnFiles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan", wrapper.PlanTableScan)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/tables/rename", wrapper.RenameTable)
@@ -3741,6 +3929,49 @@ func (response ReportMetricsdefaultJSONResponse) VisitReportMetricsResponse(w ht
 	return err
 }
 
+type PlanTableScanRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    PlanTableScanParams
+	Body      *PlanTableScanJSONRequestBody
+}
+
+type PlanTableScanResponseObject interface {
+	VisitPlanTableScanResponse(w http.ResponseWriter) error
+}
+
+type PlanTableScan200JSONResponse PlanTableScanResult
+
+func (response PlanTableScan200JSONResponse) VisitPlanTableScanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PlanTableScandefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response PlanTableScandefaultJSONResponse) VisitPlanTableScanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListViewsRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -4155,6 +4386,9 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 	ReportMetrics(ctx context.Context, request ReportMetricsRequestObject) (ReportMetricsResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
+	PlanTableScan(ctx context.Context, request PlanTableScanRequestObject) (PlanTableScanResponseObject, error)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(ctx context.Context, request ListViewsRequestObject) (ListViewsResponseObject, error)
@@ -4925,6 +5159,45 @@ func (sh *strictHandler) ReportMetrics(w http.ResponseWriter, r *http.Request, p
 	}
 }
 
+// PlanTableScan operation middleware
+func (sh *strictHandler) PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams) {
+	var request PlanTableScanRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	var body PlanTableScanJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PlanTableScan(ctx, request.(PlanTableScanRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PlanTableScan")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PlanTableScanResponseObject); ok {
+		if err := validResponse.VisitPlanTableScanResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListViews operation middleware
 func (sh *strictHandler) ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams) {
 	var request ListViewsRequestObject
@@ -5216,61 +5489,66 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dxtb9u21n+F0PNcIAUkO1mLewfvU9d2Q+/aLkiz7gLLgDHSsc1WIlWSsuMF/u8XfNE7JdmJnDjb/dTG",
-	"Ig/PO885POStF7IkZRSoFN7s1ksxxwlI4Pqvl2EIQryGGBZYEkbP1Vf1gVBv5i0BR8A936M4AW/m/Sd4",
-	"G8I18EVg5gXlRM/3RLiEBKvJcpOq4UJyQhfedut7byNIUiaBhpufYNO/SmVs8BNsBiB/wAmIFIdQAI1A",
-	"hJykGqtZ+R3FsIJY+AhwuES/XLwLgIYsgshHnxmhEKHrDZJLQKc3Zz8gAYpRknF08o+zH55NPN8gm2K5",
-	"LFGlOXDP9zh8zQiHyJtJnkE/0ud4AR/Jn1BnxNcM+KYEntpBNQYkhJIkS7zZmZ/DJVTCAngB+JJ9gVKQ",
-	"OI7Z+k2Sys0nHGeQY9e1oJ48wPJzDnNy08HvyyWgNeawZJkApCD7CAvEQWZcMZlQxFbAOYlATFINSTF+",
-	"ujqbhozOyaKD1Wbonny+xNdxg8l1qFIN2BPoJwLrPpgrAuu9QG7VYJEyKkAb5RvOGVf/CRmVQKUWY5rG",
-	"JNSmNv0sFKdvKxD/n8Pcm3n/Ny1tfWq+iqk1WQ30wi5jFq0L7iXdoDkmccaNxDBFdioCNRdds2gz8ba+",
-	"947hSHN2NBwLiBcgsli60NOfUQISR1hidJL/L4iZWRIRgfC1ACrRnHGEkZB4AREKOWAJ2oKNpzE8vsSL",
-	"On4tqVhKlbhHJVQB7KZTfS3InGiFs5MV7FdY4pgtXmlL0e6csxS4JEZzIpjjLDaOHkcRUTBxfF4b06Cz",
-	"cCPs+jOEUv0ANEoZsfsFkZD0zsOc4436m1T89hfYBDGZgyQJOCcXPuA+qG6rVvZbSX0V/O8OAl+xOEvo",
-	"DySGt3TO2mycE4ijgEROBhTuts2BOYkhmDOeYOlEX38X5E8ICA2uN9KuZicoyP984fmOhXIddzukKg+K",
-	"kXVs/ApNTjyG2JRm0qFuyv4UsA5qnw4XFRNDxqMgZJmx8UF4TeUreOHfWQgNLPplIl6xJCHyAr5mIBzC",
-	"CfVIjVJdAn3+qSlyh3gs0UkeUPaBu8Drf3/8+YOaJihOxZLJoI5l3+yKM2hyu0acm0+KOXZP6eAQiYBK",
-	"MifAhzDRcN6Ww+/OhiyNsITdZzTorq1aQhvkgN32WyzIN5o9KGhtvMNOqT2lBNOHO8dU4FBN6JShDuCC",
-	"cInpYi81b2lHS9MbNNQX6kba7O5/HY3rVTEdWhUZVifZZZo0gEQBSkEfxVGUS+9EQJedHDkF/X6ud98z",
-	"SYvjQ4q51FFZIFII91C4u1Ht7xhBV7cUFeAHJr6vkHDNWAyYqhFrTiQEjEfDBtel/5o/BXLdIui1+ztK",
-	"4KEYqTLWYAVcWBTvz6cGzBot3Tz8Na8bHAUj3QQWGLjIeI0lVsFTJUo7QGA2Z664rC8Y74lVByOpnKaO",
-	"HMCmxYGQeK9t6XGi/MKp9aWdO1LQ4tTeKYTvKdcakMiVGO2a2NVW7Ugr8mVc8tWFofcsgtgl3AjcSVsC",
-	"QuCF29yExOGX/WoH5u/hONIsasf7Bj8XUbskSDiKgsISdrfEuj04aFFw4WuGYyI3QQQxSNhzibaSVbKv",
-	"hK1c8AZZfNe8DaQhQkUCKwgl46MQcv98sCX0H0E+5VDOWahtoQ95cbgPh4pNN3Ew813rvyNCVjaubhTu",
-	"YTTVjXEo46os04VuISKxg7x3x7Ym+abiUriRQaoiT6nPStQSWRybergp9fd7sQpCXXTpeL6HpjKP3J0o",
-	"R0Y5OmlVvLpoK4K8HvqKA6TdySvADupVBbgTx8ZZhCviscX33UPyA9VZ1F7LuM2CNO9xvDvLPpq5r4qp",
-	"g6zrLdo0zjaOmW/3rU99qO4hu2/B5834444HNDm1rcPXl3SD1Be0wnEGPopAn3DnJ9sC+Ao4WhO5RDjF",
-	"4RKmxB7oL9jE872bYMECu9xnwejkAq/f26BLrQsLIiTw/nLDborbmayxFXCdt7tSendO1l7RJbQc+95M",
-	"/V7I3w87NbyfsxEISWiB1p7eXrCMD0c9rYkNoiwUv4aMm6CUcfkeJCehqJDkVnuzu9TJ5RpCsFtuUB3s",
-	"Qqft7EZxULYtYRC9on3BLuJCscl6ZyjTqY/7xrSdsalVbxeGv+hicNlyU2DXqbI6X2luSoOOcsea9VBC",
-	"0INu54EIEUIhtWdqpZKy6C407jXJWZqPvBIBv8DfJb0yROqtq9W3FBWAz6ZTH4nns+n0Ogu/gJxOJhPE",
-	"OFqI2k+e/9g1uYE6o5pO7Il/u2sp73a5ePPxEoWm0QJxlkkQSC6JyLdPkqSxSaN9pDYqCVR3nOgxKWdq",
-	"rSt6sibc9D8JNGdxzNZ6C36pt936WilnkoUsfuajNM6EHpdgihd6FfTy/O0VPfljWv40XZ398WyCvmcR",
-	"0bhhiULM+aYAqw+rlIRW1W4SH1mW+lfUWhjCNELVygDCHJBiW4SwQHMOptJkooolcNAz6nHFFe0NLHwk",
-	"mEEyo18oW1NkzvTM4motgRYgEUYvTk8nV0qKkkiVcnjv8BdYsjhyysbzvaJm7Z1OzianOnxIgeKUeDPv",
-	"+eR08lypBJZLrWR1Dk7rScYCtPdS2qN16W2k1q/lK16jT+ub09PxGoPcmZGjQejNCvimbLHTHVm286Vr",
-	"kQJrUxgwzhIvhI59C554vyuzZMLBh0Z53na3gZDfs2gzGg86DgG2datXkcL2gJKoJJKOLrRad+MaC9te",
-	"Fo0qhq3fravTW+VTtsaFxWDC5Lq0Xuvf69KqMevFUNumIsxAj9AJkWgJcYQoQ2Xp4tnIeuc0vx9B9lDx",
-	"GCIf29oqzdi/3XZ1GO/VTKrAls20nZ7tR5C2idCNRaM1eF0RQ8/aB5RRvfPRISc7ABnCM0Or3ZgBWX8F",
-	"0XiyzCP5reX4rYnxt9N6xbFzYymLl20ZuHAph0wbbd5bf6cZZce5muDuAOegT5EeR8YdJV2HsF8TDqFE",
-	"4ZLEEQeK2FxL2eBfuil0osTP0kD3/o/pvqpF3O3e4qs00CuG9m26Hyp52X6ruO5cGPEdautudQI98Nbd",
-	"1c7T4dVLNRlxI68pRrdnMNu4/n//Xs5ZeggV2CUeqPMn4ixNR+ZPx77/juGoIPp9Xog9oOI4Tw4HtUal",
-	"L0TqnM/mnCMzZwk4anOnwPTNDRFSePuLE/TE43GBw9tX45ZXEeUMWNa0XmV4WBS7/LqpSlWqGsfs2Acr",
-	"fg/s4odLeg6z/XWJpfZhtmLmI1sw87UN25rZI3j+KbdnEsejnbUznnFUcxg79zXUQ+m08xhrdz3u14vy",
-	"ctz9tEmX8O6gScHK3lc7LnX6ZC5FHq+jc50OjqkTmgH3Uwkl2T00wmpQXwpq+kwePv08dBLZ6J/puk4q",
-	"EKE6byy4NhnLav0jsb/K/YC/pjN3XIB46q7cjJ/e6n8Hs8NxZeusCmV8kTNXHzLuUx3qSEbMCdWIeWXF",
-	"8jpzyruxqkOf/a7nK+bBB0YheI9luOx/ScHN7rwzVtQmA80SRSeOY53xzasHnEPVuT30/Hm/xIhAGTW3",
-	"4CIkCA1BO9A3l3ihnGmN+BFF6s6ENdJ7ZsGGjHEy4Mfy9sMzKg9fDCWiI/qPQ7l4x23NBy4sOu7SdpSH",
-	"Qj0UxZhGEH1noovaiw53eIbi0faeafOuknWtdbLPgaNrLADplznUWF/XxWKyUvxQEPSvAmGJMMr9Gzqx",
-	"dKEw4xyo1G90tIPUas/4TodVxdUCUt+shq/0HzoudbXXO/To+xozbYfHEje4+bfzXnUm/ZxxBDcSqMjP",
-	"+Yx8kW0KQS+MrxczW/ZBgiU5BwVi8yt63eCz7l+psRhdlm2zKxwT0zSjjFp/v6InL05P0SfzhTD65iYE",
-	"jaCBpS9bTDhgwegz22uje1uLJh8yB7UR6a6XRuSuHUmv8h+Vj+54l+IJe+pH9byFy/2L2yaOImsYCVsB",
-	"Wi9ZbGzyimoWfFfrXC9tJwY8NxMZk6Ul6Z+MZAXCVzTfC7ot7Pht639WNZpVJaYd/enYVbOaWump9w5V",
-	"CHX07e+kbx0Zl+nM17k+DtX2OGKyv6MWmMppXyX0kx7xNyyEasJHr4PmperjKoMe/SFE+ymRp30EoYdP",
-	"b9U/g3XMkYWzi2fS3fEj1iBLre8sQX7KHwd9ZAF2ldTUEntW1DQXxymoPZLbGJ5RvvnauznHOHwCTqb1",
-	"TtkTcTI2luOQXyo6RNdl5R7mkZ9Xt+6L3idIK89jDHsPF6LJ8lU/MTXZwqFk2XpG8CmUuduPHt5Vruam",
-	"kJGsObKxadnBZGv2+4cw0CfQTzKqfRahykjmWfhY/cQPX+UczHjszbyllOlsOj375l+T08np5Gz27dm3",
-	"Z5pVdn5+Fzm/BKG20Oab+KL6q1WZyi8Gg8oPlbsx29+3/w0AAP//",
+	"7D1rb9s2u3+F0DkHSAHJTtbinMH71LXZ0LO2C9Kse4GlwBjxsc1GJlWSsuMF/u8vSOouSrIdOXG299Ma",
+	"i5fnzudG7t4L+SLmDJiS3uTei7HAC1AgzF+vwxCkfAsRzLCinF3or/oDZd7EmwMmIDzfY3gB3sT7V/Au",
+	"hBsQs8DOC4qJnu/JcA4LrCerdayHSyUom3mbje+9I7CIuQIWrn+BdfcupbHBL7DuWfkjXoCMcQj5ogRk",
+	"KGhsoJoU31EES4ikjwCHc/Tb5fsAWMgJEB995ZQBQTdrpOaATu/OfkISNKEUF+jkf85+ejHyfAtsjNW8",
+	"AJVli3u+J+BbQgUQb6JEAt1AX+AZfKJ/QZUQ3xIQ62LxOB1UIcCCMrpIFt7kzM/WpUzBDES+8BW/hYKR",
+	"OIr46nwRq/VnHCWQQde2oZncQ/ILAVN610LvqzmgFRYw54kEpFf2EZZIgEqEJjJliC9BCEpAjmKzkib8",
+	"eHk2Djmb0lkLqe3QHel8hW+iGpGrqyo9YMdFP1NYda25pLDaacmNHixjziQYpTwXggv9j5AzBUwZNsZx",
+	"REOjauOvUlP6vrTifwuYehPvv8aFro/tVzlOVdYsepluYzetMu41W6MpplEiLMcwQ+lUBHouuuFkPfI2",
+	"vveeY2IoOxiM+YqXIJNIucAzn9ECFCZYYXSS/SuIuN0SUYnwjQSm0JQLhJFUeAYEhQKwAqPB1tJYGl/h",
+	"WRW+BldSTDW7B0VUL9iOp/6aozkyApdO1mu/wQpHfPbGaIox54LHIBS1kkNgipPIGnpMCNVr4uiiMqaG",
+	"Z25G+M1XCJX+ARiJOU3PC6pg0TkPC4HX+m9astu3sA4iOgVFF+CcnNuAh4C6KWvZHwX25eW/OBB8w6Nk",
+	"wX6iEbxjU94k45RCRAJKnATIzW2TAlMaQTDlYoGVE3zzXdK/IKAsuFmrdLd0gl75f195vmOjTMbdBqlM",
+	"g3xkFRq/hJMTjj4yxYlyiJvWP71YC7bPh4qaiCEXJAh5YnW8d7268OW08PdmQg2Kbp7IN3yxoOoSviUg",
+	"HcwJzUgDUpUDXfapznIHe1KkF5lD2bXcJV79/6dfP+ppkuFYzrkKqlB2zS4Zgzq1K8i56aSJk54pLRSi",
+	"BJiiUwqiDxKzzrti+P5kSGKCFWw/o4Z3ZdditV4KpMd+gwTZQbMDBo2Dt98oNacUy3TBLjCTONQTWnlo",
+	"HLggnGM220nMG9LRkPQaDtWN2oG2p/vfR+I6Rcy4VnmE1Yp2ESb1AJEvpVcfxFAUW2+FQJueHDkG3Xau",
+	"89yzQYvjQ4yFMl5ZIGMIdxC4/bD2t/Sgy0eKdvAD69+XULjhPALM9IiVoAoCLki/wrXJv6FPDlw7Czr1",
+	"fk8OPBYhdcQaLEHIFMSH06m2ZgWXdhr+nuUNjoKQbgRzCFxovMUKa+ep5KUdwDGbcpdf1uWMd/iqvZ5U",
+	"hlNLDJCGxYFUeKdj6Wm8/NyodYWdW2LQoNTOIYTvadMaUOIKjLYN7Cq7toQV2TYu/prE0AdOIHIxl4A7",
+	"aFuAlHjmVjepcHi7W+7A/t3vR9pN0/G+hc+FlBbYTyFmV1je9sStneYgwowByVSgQ5HagOiL0jAhQb7K",
+	"9uagqpQOgup14VuCI6rWAYEIFOy4RVPSSyHggi9d6/Xyed/gEZRFQrsjSwgVF4Mg8vCgtMH0n0E9Z3/S",
+	"mS1ugA9ZhroLhpJhqcNg57v2f0+lKp2e7SA8QGnKp3Nf2Ffapg3cnEVyC35vD22F83XBZXCngli7v8oU",
+	"bPQWSRTZpLytN3Sb0hJAbXiZoKIDpyKY3R4pR1g7OGpluNpwyz3NDvzyKtb26OXL9spVaXEnjLWCiMvt",
+	"SisA28cFB0r26AOfizQUM7TH0fYk+2Tnvsmn9pKuM3NUK7AcM90emiT7WD5Dtj+CtU9jREv7RyW/xO0N",
+	"W4Wr0jA/Na3juk2mvAF8DQo3s4b2W6xvHGIWKCxvt1+y4k061o0jzKpefMUZVonsZ3867ksLrcpe6GNF",
+	"lKWKpzs86wvfTF180OBuSoVUgeCrbWWvFvI93PM9YIiX0btMvXq0l61WxmvfWtJFPRLZs16c0avRC/Ka",
+	"rZH+gpY4SsBHBEzDTdZoI0EsQaAVVXOEYxzOYUzT/qIZH3m+dxfMeJBu91VyNrrEqw9pDKj3hRmVCkR3",
+	"9nO7I6w1d8SXIEwa0ZVhdKeImju6qJ9B35k4fBDwD4NOD++mLAGpKMvB2tHvkzwR/fFPY2LdbNpV/Aow",
+	"boRiLtQHUIKGcq9jT5gVgu1SFeXBLnCabs8grkraJdULXt5NlW7iArFOemdQ0yqPu0a3rVFqKt4uCH8z",
+	"tamiAzCHrlVkTeai7p72ukxbltD6UgMd4LbWZ6mUGqgdkywLvgSyD447TXJWColXAODn8Lu4VwRLnWn+",
+	"6pGiT7rJeOwj+XIyHt8k4S2o8Wg0Qlygmaz85PlPXSLoKXvo6TRtQGo2UWbNd5fnn65QaPu+kOCJAonU",
+	"nMrs+KSLOLIJNR/pg0oBMw1wZkwsuN7rmp2sqLDtmBJNeRTxlTmCX5tjt7pXLLjiIY9e+CiOEmnGLTDD",
+	"M7MLen3x7pqd/Dkufhovz/58MUI/ckINbFihEAuxzpc1tXPNoWW5uc1HKUn9a5ZqGMKMoHKOEGEBSJON",
+	"ICzRVIB1haxXMQcBZkbVr7hmnY6FjyS3QCbslvEVQ7bFwG6u95JoBgph9Or0dHStuaio0m639x7fwpxH",
+	"xMkbz/fyEpp3OjobnRr3IQaGY+pNvJej09FL47epuRGyKgXH1XTDDIz10tJjZOkd0ftXMhderW30u9PT",
+	"4foU3TkSR7/i+RLEuuj4NQ2iaSNe2yY51DZFaI0lnkkTBec08b5oteTSQYdatTBttgWpfuRkPRgNWmqS",
+	"m6rWa09hc0BOlFJKjqbYSrP1Csu025UMyoaN3y6r43ttUzZFtN7k1lvze5VbFWK96usi14jZ1Qk6oQrN",
+	"ISKIcVQkMV8MLHdO9fsZVAcWT8HyobWtdDfkj/u2Cw879bbrZYve/lbL9jOotKfZDUXtpsKqxIaOvQ/I",
+	"o2ojtoNP6QBkEU8srunBDCi1V0CG42XmyW9Sit9bH38zrtYeWg+WoozR5IELlmLIuHbrZONvNaO4AKMn",
+	"uC+kCJsPeRoetxR3HMx+SwWECoVzGhEBDPGp4bKFvzBT6ESzn8eBuYo0pPkql3M2O7OvdJ9HE7Tr0P1Y",
+	"ist228V1Bcyy71BHd6Mx8ZGP7rbuwharXojJgAd5RTDaLYM9xs2/u89yweNDiMA2/kCVPkTwOB6YPi3n",
+	"/nuOSY70h6wkc0DBcfYQ9EqNDl+oMjFfGnMOTJw5YNKkTg7p+R2VSnq7sxPMxOMxgf3HV+3Sae7l9GjW",
+	"uJpleFwQ2+y6zUqVshrHbNh7M36PbOL7U3oOtf19jpWxYWnGzEdpwsw3OpzmzJ7A8o9FWpM4Hums1HiG",
+	"Ec1+6Ny34g8l084y1vZy3C0XxV3dh0mTSeHtIUnBMr0+e1zi9Nne0T5eQ+eqDg4pE4YADxMJzdkdJCKV",
+	"oK4Q1HacPX74eeggstZJ13a7XSLKTNyYU200lNb6R6J/petKf09j7riP9dxNuR0/vjf/7Y0Oh+WtMyuU",
+	"iFlGXFNk3CU71BKM2ArVgHFlSfNaY8r9SNUiz37bazrT4CNnEHzAKpx3P+ziJnfW7Scrk4ElC40njiIT",
+	"8U3LBc6+7NwOcv6ym2NUooTZS7kEScpCMAb0/ArPtDGtID8gS92RsAF6xyjYojFMBPxU1r5/Rukdnr5A",
+	"dED7cSgT77g8/siJRcfV/pb0UGiGoggzAuQH611UHpjZ41WcJzt7xvVG19S0VtG+AIFusARkHgrSY32T",
+	"F4voUtNDr2B+lQgrhFFm39BJihcKEyGAKfNkUNNJLd8e2apYVW6XLpvQ/r7pQ/ulros2Djn6sULMtMNj",
+	"jmvU/MdZryqRfk0EgjsFTGZ1PstflDaFoFfW1stJmvZBki8yCkrEp9fspkZn079SITG6KtpmlziitmlG",
+	"K7X5fs1OXp2eos/2C+Xs/C4EA6Bdy1y7GgnAkrMXaa+N6W3Nm3zoFPRBZLpeap67MSSdwn9UNrrlmZxn",
+	"bKmf1PLmJvdvrpuYkFQxFnwJaDXnkdXJa2ZI8EOlc73QnQjw1E7kXBWaZH6ynJUIX7PsLGjXsOPXrf9o",
+	"1WBatbDt6M9Hr+rZ1FJPvXeoRKijb38reWuJuGxnvon1caiPxwGD/f2kII4we66m9ZOxhIGkBJAMMUMa",
+	"GUbZzLdGknSZ22t2ItcsnAvOeCJ9ZO/AaZ2NTbPfixF62+EOISzgmnEWrYvnZRVHYURN67BxUyUwgop3",
+	"i61fEBgTNkFablyWuHI5scXJb38bubxHf3ZqeI1xXvDcNJ+ZHdIiu65ztltky10jKo+terZo0VWE+GxG",
+	"/ANrEAbxwUsQWZXouCoQR1//az4q9ryrf2b4+F7/p7eEMDBztnEKzMWUAdP/hdS3Zv8/Z8+EPzED27LZ",
+	"eosdk9mGisPksp/IbPTPKF5/7/SLIxw+AyPTeLH0mRiZ1IEWkN3nO0TDc+kK9JG3ijSuaj8kPipKoZa8",
+	"h4uOVPG+rxzbQP1QvGw8KPwcKkzN54/35au9pGc5a6ulaUbkYLy15/1jKOgzaOUaVD9zV2Ug9cxtrHln",
+	"T0fzloKJiHSYq1Q8GY/Pvvu/0enodHQ2+f7s+zNDqnR+9gxAdv9IH6H1/zuOLP+aikzpFwtB6YfStbTN",
+	"l82/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -83,13 +83,24 @@ func New(svc *service.Service, cfg Config) *Server {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// unadvertised are routes left out of the config endpoints list: our v4
+// extensions, and scan planning, which is served for v4 tables only (an
+// advertised plan route would steer clients to server-side planning for
+// every table).
+var unadvertised = map[string]bool{
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files":        true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files": true,
+	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":  true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan":         true,
+}
+
 // servedEndpoints lists every catalog route the router serves, in the
 // "<VERB> <path template>" form of the config endpoints list, so that the
 // advertisement can never drift from the routes.
 func servedEndpoints(r chi.Routes) []string {
 	var out []string
 	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
-		if strings.HasPrefix(route, "/v1/{prefix}/") {
+		if strings.HasPrefix(route, "/v1/{prefix}/") && !unadvertised[method+" "+route] {
 			out = append(out, method+" "+route)
 		}
 		return nil

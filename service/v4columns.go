@@ -469,3 +469,79 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 	})
 	return out, nil
 }
+
+// ScanTask is one data file to read, with the column files that override
+// some of its columns.
+type ScanTask struct {
+	Location        string
+	FileFormat      string
+	SpecID          int32
+	Partition       map[int]any
+	// PartitionValues are the partition values in the spec's field order.
+	PartitionValues []any
+	RecordCount     int64
+	FileSizeInBytes int64
+	FirstRowID      *int64
+	ColumnFiles     []v4manifest.ColumnFile
+}
+
+// PlanScan lists the live data files of a v4 table at a snapshot (default:
+// current). When any of them has column files and the client did not say it
+// understands them, it fails with 400 reason column-files-unsupported-by-client:
+// a reader that ignored them would return stale values.
+func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, snapshotID *int64, columnFilesOK bool) ([]ScanTask, error) {
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.loadV4(ctx, w, id)
+	if err != nil {
+		return nil, validationErr(err)
+	}
+	if snapshotID != nil {
+		snap := st.meta.SnapshotByID(*snapshotID)
+		if snap == nil {
+			return nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
+		}
+		if st.rootRows, err = s.readManifest(ctx, w, snap.ManifestList, st.location, nil); err != nil {
+			return nil, err
+		}
+	}
+	tasks := []ScanTask{}
+	for i := range st.rootRows {
+		rr := &st.rootRows[i]
+		if !rr.Tracking.Status.Live() || rr.ContentType != v4manifest.ContentDataManifest {
+			continue
+		}
+		rows, err := s.readLeaf(ctx, w, st, rr, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if !r.Tracking.Status.Live() || r.ContentType != v4manifest.ContentData {
+				continue
+			}
+			if r.DeletionVector != nil {
+				return nil, newErr(KindUnsupported, "Planning files with deletion vectors is not supported yet (%s)", r.Location)
+			}
+			if len(r.ColumnFiles) > 0 && !columnFilesOK {
+				e := newErr(KindBadRequest, "Table %s has column files; send X-Iceberg-Column-Files: true to receive them", id)
+				e.Reason = "column-files-unsupported-by-client"
+				return nil, e
+			}
+			t := ScanTask{Location: r.Location, FileFormat: r.FileFormat, Partition: r.Partition, RecordCount: r.RecordCount,
+				FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, ColumnFiles: r.ColumnFiles}
+			if r.SpecID != nil {
+				t.SpecID = *r.SpecID
+			}
+			t.PartitionValues = []any{}
+			if spec := st.meta.PartitionSpecByID(int(t.SpecID)); spec != nil {
+				for _, pf := range spec.Fields() {
+					t.PartitionValues = append(t.PartitionValues, r.Partition[pf.FieldID])
+				}
+			}
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks, nil
+}
