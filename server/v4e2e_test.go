@@ -126,7 +126,9 @@ func TestColumnFilesEndToEnd(t *testing.T) {
 			require.Equal(t, "completed", res.Status)
 			require.Len(t, res.Tasks, 3)
 
-			open := func(_ context.Context, loc string) (stitch.File, error) { return os.Open(strings.TrimPrefix(loc, "file://")) }
+			open := func(_ context.Context, loc string) (stitch.File, error) {
+				return os.Open(strings.TrimPrefix(loc, "file://"))
+			}
 			project := []int{1, 4, 5, 6, 7, 8, 9, 100}
 			for _, task := range res.Tasks {
 				st := stitch.Task{DataFile: task.DataFile.FilePath, RecordCount: task.DataFile.RecordCount}

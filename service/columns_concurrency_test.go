@@ -42,7 +42,9 @@ func (g *gatedStore) ObjectsSwap(ctx context.Context, swaps []store.Swap) error 
 	return g.Store.ObjectsSwap(ctx, swaps)
 }
 
-func md(id int) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)}) }
+func md(id int) arrow.Metadata {
+	return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
+}
 
 func writeFile(t *testing.T, path string, fields []arrow.Field, n int) int64 {
 	t.Helper()

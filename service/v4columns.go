@@ -473,10 +473,10 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 // ScanTask is one data file to read, with the column files that override
 // some of its columns.
 type ScanTask struct {
-	Location        string
-	FileFormat      string
-	SpecID          int32
-	Partition       map[int]any
+	Location   string
+	FileFormat string
+	SpecID     int32
+	Partition  map[int]any
 	// PartitionValues are the partition values in the spec's field order.
 	PartitionValues []any
 	RecordCount     int64
