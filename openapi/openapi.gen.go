@@ -176,6 +176,28 @@ type DataFileInput struct {
 	SpecId          int                 `json:"spec-id"`
 }
 
+// DeletionVectorInput defines model for DeletionVectorInput.
+type DeletionVectorInput struct {
+	Cardinality int64  `json:"cardinality"`
+	DataFile    string `json:"data-file"`
+
+	// Location Puffin file holding a deletion-vector-v1 blob
+	Location    string `json:"location"`
+	Offset      int64  `json:"offset"`
+	SizeInBytes int64  `json:"size-in-bytes"`
+}
+
+// EqualityDeleteFileInput defines model for EqualityDeleteFileInput.
+type EqualityDeleteFileInput struct {
+	EqualityIds     []int               `json:"equality-ids"`
+	FileFormat      string              `json:"file-format"`
+	FileSizeInBytes int64               `json:"file-size-in-bytes"`
+	Location        string              `json:"location"`
+	Partition       *map[string]RawJSON `json:"partition,omitempty"`
+	RecordCount     int64               `json:"record-count"`
+	SpecId          int                 `json:"spec-id"`
+}
+
 // ErrorModel defines model for ErrorModel.
 type ErrorModel struct {
 	Code    int       `json:"code"`
@@ -191,14 +213,14 @@ type FileScanTask struct {
 
 // FilesCommitRequest defines model for FilesCommitRequest.
 type FilesCommitRequest struct {
-	AddDataFiles           *[]DataFileInput `json:"add-data-files,omitempty"`
-	AddEqualityDeleteFiles *[]RawJSON       `json:"add-equality-delete-files,omitempty"`
-	RemoveFiles            *[]string        `json:"remove-files,omitempty"`
+	AddDataFiles           *[]DataFileInput           `json:"add-data-files,omitempty"`
+	AddEqualityDeleteFiles *[]EqualityDeleteFileInput `json:"add-equality-delete-files,omitempty"`
+	RemoveFiles            *[]string                  `json:"remove-files,omitempty"`
 
 	// Requirements Any JSON value, decoded by the server with apache/iceberg-go.
-	Requirements       *RawJSON    `json:"requirements,omitempty"`
-	SetDeletionVectors *[]RawJSON  `json:"set-deletion-vectors,omitempty"`
-	SnapshotProperties *Properties `json:"snapshot-properties,omitempty"`
+	Requirements       *RawJSON               `json:"requirements,omitempty"`
+	SetDeletionVectors *[]DeletionVectorInput `json:"set-deletion-vectors,omitempty"`
+	SnapshotProperties *Properties            `json:"snapshot-properties,omitempty"`
 }
 
 // GetNamespaceResponse defines model for GetNamespaceResponse.
@@ -5489,66 +5511,67 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1rb9s2u3+F0DkHSAHJTtbinMH71LXZ0LO2C9Kse4GlwBjxsc1GJlWSsuMF/u8vSOouSrIdOXG299Ma",
-	"i5fnzudG7t4L+SLmDJiS3uTei7HAC1AgzF+vwxCkfAsRzLCinF3or/oDZd7EmwMmIDzfY3gB3sT7V/Au",
-	"hBsQs8DOC4qJnu/JcA4LrCerdayHSyUom3mbje+9I7CIuQIWrn+BdfcupbHBL7DuWfkjXoCMcQj5ogRk",
-	"KGhsoJoU31EES4ikjwCHc/Tb5fsAWMgJEB995ZQBQTdrpOaATu/OfkISNKEUF+jkf85+ejHyfAtsjNW8",
-	"AJVli3u+J+BbQgUQb6JEAt1AX+AZfKJ/QZUQ3xIQ62LxOB1UIcCCMrpIFt7kzM/WpUzBDES+8BW/hYKR",
-	"OIr46nwRq/VnHCWQQde2oZncQ/ILAVN610LvqzmgFRYw54kEpFf2EZZIgEqEJjJliC9BCEpAjmKzkib8",
-	"eHk2Djmb0lkLqe3QHel8hW+iGpGrqyo9YMdFP1NYda25pLDaacmNHixjziQYpTwXggv9j5AzBUwZNsZx",
-	"REOjauOvUlP6vrTifwuYehPvv8aFro/tVzlOVdYsepluYzetMu41W6MpplEiLMcwQ+lUBHouuuFkPfI2",
-	"vveeY2IoOxiM+YqXIJNIucAzn9ECFCZYYXSS/SuIuN0SUYnwjQSm0JQLhJFUeAYEhQKwAqPB1tJYGl/h",
-	"WRW+BldSTDW7B0VUL9iOp/6aozkyApdO1mu/wQpHfPbGaIox54LHIBS1kkNgipPIGnpMCNVr4uiiMqaG",
-	"Z25G+M1XCJX+ARiJOU3PC6pg0TkPC4HX+m9astu3sA4iOgVFF+CcnNuAh4C6KWvZHwX25eW/OBB8w6Nk",
-	"wX6iEbxjU94k45RCRAJKnATIzW2TAlMaQTDlYoGVE3zzXdK/IKAsuFmrdLd0gl75f195vmOjTMbdBqlM",
-	"g3xkFRq/hJMTjj4yxYlyiJvWP71YC7bPh4qaiCEXJAh5YnW8d7268OW08PdmQg2Kbp7IN3yxoOoSviUg",
-	"HcwJzUgDUpUDXfapznIHe1KkF5lD2bXcJV79/6dfP+ppkuFYzrkKqlB2zS4Zgzq1K8i56aSJk54pLRSi",
-	"BJiiUwqiDxKzzrti+P5kSGKCFWw/o4Z3ZdditV4KpMd+gwTZQbMDBo2Dt98oNacUy3TBLjCTONQTWnlo",
-	"HLggnGM220nMG9LRkPQaDtWN2oG2p/vfR+I6Rcy4VnmE1Yp2ESb1AJEvpVcfxFAUW2+FQJueHDkG3Xau",
-	"89yzQYvjQ4yFMl5ZIGMIdxC4/bD2t/Sgy0eKdvAD69+XULjhPALM9IiVoAoCLki/wrXJv6FPDlw7Czr1",
-	"fk8OPBYhdcQaLEHIFMSH06m2ZgWXdhr+nuUNjoKQbgRzCFxovMUKa+ep5KUdwDGbcpdf1uWMd/iqvZ5U",
-	"hlNLDJCGxYFUeKdj6Wm8/NyodYWdW2LQoNTOIYTvadMaUOIKjLYN7Cq7toQV2TYu/prE0AdOIHIxl4A7",
-	"aFuAlHjmVjepcHi7W+7A/t3vR9pN0/G+hc+FlBbYTyFmV1je9sStneYgwowByVSgQ5HagOiL0jAhQb7K",
-	"9uagqpQOgup14VuCI6rWAYEIFOy4RVPSSyHggi9d6/Xyed/gEZRFQrsjSwgVF4Mg8vCgtMH0n0E9Z3/S",
-	"mS1ugA9ZhroLhpJhqcNg57v2f0+lKp2e7SA8QGnKp3Nf2Ffapg3cnEVyC35vD22F83XBZXCngli7v8oU",
-	"bPQWSRTZpLytN3Sb0hJAbXiZoKIDpyKY3R4pR1g7OGpluNpwyz3NDvzyKtb26OXL9spVaXEnjLWCiMvt",
-	"SisA28cFB0r26AOfizQUM7TH0fYk+2Tnvsmn9pKuM3NUK7AcM90emiT7WD5Dtj+CtU9jREv7RyW/xO0N",
-	"W4Wr0jA/Na3juk2mvAF8DQo3s4b2W6xvHGIWKCxvt1+y4k061o0jzKpefMUZVonsZ3867ksLrcpe6GNF",
-	"lKWKpzs86wvfTF180OBuSoVUgeCrbWWvFvI93PM9YIiX0btMvXq0l61WxmvfWtJFPRLZs16c0avRC/Ka",
-	"rZH+gpY4SsBHBEzDTdZoI0EsQaAVVXOEYxzOYUzT/qIZH3m+dxfMeJBu91VyNrrEqw9pDKj3hRmVCkR3",
-	"9nO7I6w1d8SXIEwa0ZVhdKeImju6qJ9B35k4fBDwD4NOD++mLAGpKMvB2tHvkzwR/fFPY2LdbNpV/Aow",
-	"boRiLtQHUIKGcq9jT5gVgu1SFeXBLnCabs8grkraJdULXt5NlW7iArFOemdQ0yqPu0a3rVFqKt4uCH8z",
-	"tamiAzCHrlVkTeai7p72ukxbltD6UgMd4LbWZ6mUGqgdkywLvgSyD447TXJWColXAODn8Lu4VwRLnWn+",
-	"6pGiT7rJeOwj+XIyHt8k4S2o8Wg0Qlygmaz85PlPXSLoKXvo6TRtQGo2UWbNd5fnn65QaPu+kOCJAonU",
-	"nMrs+KSLOLIJNR/pg0oBMw1wZkwsuN7rmp2sqLDtmBJNeRTxlTmCX5tjt7pXLLjiIY9e+CiOEmnGLTDD",
-	"M7MLen3x7pqd/Dkufhovz/58MUI/ckINbFihEAuxzpc1tXPNoWW5uc1HKUn9a5ZqGMKMoHKOEGEBSJON",
-	"ICzRVIB1haxXMQcBZkbVr7hmnY6FjyS3QCbslvEVQ7bFwG6u95JoBgph9Or0dHStuaio0m639x7fwpxH",
-	"xMkbz/fyEpp3OjobnRr3IQaGY+pNvJej09FL47epuRGyKgXH1XTDDIz10tJjZOkd0ftXMhderW30u9PT",
-	"4foU3TkSR7/i+RLEuuj4NQ2iaSNe2yY51DZFaI0lnkkTBec08b5oteTSQYdatTBttgWpfuRkPRgNWmqS",
-	"m6rWa09hc0BOlFJKjqbYSrP1Csu025UMyoaN3y6r43ttUzZFtN7k1lvze5VbFWK96usi14jZ1Qk6oQrN",
-	"ISKIcVQkMV8MLHdO9fsZVAcWT8HyobWtdDfkj/u2Cw879bbrZYve/lbL9jOotKfZDUXtpsKqxIaOvQ/I",
-	"o2ojtoNP6QBkEU8srunBDCi1V0CG42XmyW9Sit9bH38zrtYeWg+WoozR5IELlmLIuHbrZONvNaO4AKMn",
-	"uC+kCJsPeRoetxR3HMx+SwWECoVzGhEBDPGp4bKFvzBT6ESzn8eBuYo0pPkql3M2O7OvdJ9HE7Tr0P1Y",
-	"ist228V1Bcyy71BHd6Mx8ZGP7rbuwharXojJgAd5RTDaLYM9xs2/u89yweNDiMA2/kCVPkTwOB6YPi3n",
-	"/nuOSY70h6wkc0DBcfYQ9EqNDl+oMjFfGnMOTJw5YNKkTg7p+R2VSnq7sxPMxOMxgf3HV+3Sae7l9GjW",
-	"uJpleFwQ2+y6zUqVshrHbNh7M36PbOL7U3oOtf19jpWxYWnGzEdpwsw3OpzmzJ7A8o9FWpM4Hums1HiG",
-	"Ec1+6Ny34g8l084y1vZy3C0XxV3dh0mTSeHtIUnBMr0+e1zi9Nne0T5eQ+eqDg4pE4YADxMJzdkdJCKV",
-	"oK4Q1HacPX74eeggstZJ13a7XSLKTNyYU200lNb6R6J/petKf09j7riP9dxNuR0/vjf/7Y0Oh+WtMyuU",
-	"iFlGXFNk3CU71BKM2ArVgHFlSfNaY8r9SNUiz37bazrT4CNnEHzAKpx3P+ziJnfW7Scrk4ElC40njiIT",
-	"8U3LBc6+7NwOcv6ym2NUooTZS7kEScpCMAb0/ArPtDGtID8gS92RsAF6xyjYojFMBPxU1r5/Rukdnr5A",
-	"dED7cSgT77g8/siJRcfV/pb0UGiGoggzAuQH611UHpjZ41WcJzt7xvVG19S0VtG+AIFusARkHgrSY32T",
-	"F4voUtNDr2B+lQgrhFFm39BJihcKEyGAKfNkUNNJLd8e2apYVW6XLpvQ/r7pQ/ulros2Djn6sULMtMNj",
-	"jmvU/MdZryqRfk0EgjsFTGZ1PstflDaFoFfW1stJmvZBki8yCkrEp9fspkZn079SITG6KtpmlziitmlG",
-	"K7X5fs1OXp2eos/2C+Xs/C4EA6Bdy1y7GgnAkrMXaa+N6W3Nm3zoFPRBZLpeap67MSSdwn9UNrrlmZxn",
-	"bKmf1PLmJvdvrpuYkFQxFnwJaDXnkdXJa2ZI8EOlc73QnQjw1E7kXBWaZH6ynJUIX7PsLGjXsOPXrf9o",
-	"1WBatbDt6M9Hr+rZ1FJPvXeoRKijb38reWuJuGxnvon1caiPxwGD/f2kII4we66m9ZOxhIGkBJAMMUMa",
-	"GUbZzLdGknSZ22t2ItcsnAvOeCJ9ZO/AaZ2NTbPfixF62+EOISzgmnEWrYvnZRVHYURN67BxUyUwgop3",
-	"i61fEBgTNkFablyWuHI5scXJb38bubxHf3ZqeI1xXvDcNJ+ZHdIiu65ztltky10jKo+terZo0VWE+GxG",
-	"/ANrEAbxwUsQWZXouCoQR1//az4q9ryrf2b4+F7/p7eEMDBztnEKzMWUAdP/hdS3Zv8/Z8+EPzED27LZ",
-	"eosdk9mGisPksp/IbPTPKF5/7/SLIxw+AyPTeLH0mRiZ1IEWkN3nO0TDc+kK9JG3ijSuaj8kPipKoZa8",
-	"h4uOVPG+rxzbQP1QvGw8KPwcKkzN54/35au9pGc5a6ulaUbkYLy15/1jKOgzaOUaVD9zV2Ug9cxtrHln",
-	"T0fzloKJiHSYq1Q8GY/Pvvu/0enodHQ2+f7s+zNDqnR+9gxAdv9IH6H1/zuOLP+aikzpFwtB6YfStbTN",
-	"l82/AwAA//8=",
+	"7D1rb9s2u3+F0DkHSAHJTtbinCH71LXZ0LO2K9qse4GlwBjxsc1GJlWSsuMF/u8vSOou6mJHTpzt/dTW",
+	"4uW587mRvfNCvow5A6akd37nxVjgJSgQ5l8vwxCkfA0RzLGinH3QX/UHyrxzbwGYgPB8j+EleOfev4I3",
+	"IVyDmAd2XlBM9HxPhgtYYj1ZbWI9XCpB2dzbbn3vDYFlzBWwcPMLbLp3KY0NfoFNz8rv8RJkjEPIFyUg",
+	"Q0FjA9V58R1FsIJI+ghwuEC/fXwbAAs5AeKjr5wyIOh6g9QC0Ont2U9IgiaU4gKd/M/ZT88mnm+BjbFa",
+	"FKCybHHP9wR8S6gA4p0rkUA30B/wHD7Rv6BKiG8JiE2xeJwOqhBgSRldJkvv/MzP1qVMwRxEvvAlv4GC",
+	"kTiK+PpiGavNZxwlkEHXtqGZ3EPyDwJm9LaF3pcLQGssYMETCUiv7CMskQCVCE1kyhBfgRCUgJzEZiVN",
+	"+OnqbBpyNqPzFlLboTvS+RJfRzUiV1dVesCOi36msO5ac0VhvdOSWz1YxpxJMEp5IQQX+i8hZwqYMmyM",
+	"44iGRtWmX6Wm9F1pxf8WMPPOvf+aFro+tV/lNFVZs+jHdBu7aZVxL9kGzTCNEmE5hhlKpyLQc9E1J5uJ",
+	"t/W9txwTQ9nRYMxX/AgyiZQLPPMZLUFhghVGJ9nfgojbLRGVCF9LYArNuEAYSYXnQFAoACswGmwtjaXx",
+	"JZ5X4WtwJcVUs3tURPWC7XjqrzmaEyNw6WS99iuscMTnr4ymGHMueAxCUSs5BGY4iayhx4RQvSaOPlTG",
+	"1PDMzQi//gqh0j8AIzGn6XlBFSw752Eh8Eb/m5bs9g1sgojOQNElOCfnNuA+oG7LWvZHgX15+S8OBF/x",
+	"KFmyn2gEb9iMN8k4oxCRgBInAXJz26TAjEYQzLhYYuUE33yX9C8IKAuuNyrdLZ2gV/7fF57v2CiTcbdB",
+	"KtMgH1mFxi/h5ISjj0xxohzipvVPL9aC7dOhoiZiyAUJQp5YHe9dry58OS38vZlQg6KbJ/IVXy6p+gjf",
+	"EpAO5oRmpAGpyoEu+1RnuYM9KdLLzKHsWu4jXv//p1/f62mS4VguuAqqUHbNLhmDOrUryLnppImTnikt",
+	"FKIEmKIzCqIPErPOm2L4/mRIYoIVDJ9Rw7uya7FaLwXSY79Bguyg2QGDxsHbb5SaU4plumAXmEkc6gmt",
+	"PDQOXBAuMJvvJOYN6WhIeg2H6kbtQNvT/e8jcZ0iZlyrPMJqRbsIk3qAyJfSq49iKIqtByHQpidHjkG3",
+	"nes892zQ4vgQY6GMVxbIGMIdBG4/rP2BHnT5SNEOfmD9+xIK15xHgJkesRZUQcAF6Ve4Nvk39MmBa2dB",
+	"p97vyYGHIqSOWIMVCJmCeH861das4NJOw9+zvMFRENKNYA6BC43XWGHtPJW8tAM4ZjPu8su6nPEOX7XX",
+	"k8pwaokB0rA4kArvdCw9jpefG7WusHMgBg1K7RxC+J42rQElrsBoaGBX2bUlrMi2cfIXItALf4ZQcdHG",
+	"ZSwIZTiiajMQs+7YsMykav7jQzKbUYb0TLTgEaFsjjAiKZDBykAZrM7QdcSvi51LmYXZTMJg+u8sYMPC",
+	"vhSI+gZ+hZAublx8S8xHwxXo0DtIBz6ZAPsfqnoVPnVroknRvuMEIpeZJeDm7hKkxHO3mkmFw5vdsnj2",
+	"3/0Rnd00He9b+FxIaRH+FGJ2ieVNTwap82COMGNAssOoQw/bgOjLl2BCgnyV4Qdz9Xh0EFSvmwuBsWOw",
+	"4xZtNsGZnFnylWv9Xr7vm9YBFdSM8w60cxw9DtDunzpqCMTPoJ5y1Oes6TSPiKyO1ClchdGpw2Dnu/Z/",
+	"S6Uq+bjtINxDoco+dF9yprRNG7g5i+QAfg+HtsL5uuAyuFVBrINUZcqqeoskimzpzFYFu81sCaA2vEzo",
+	"34FTkXIajpQj+TQ6amW42nDL48EO/PJa83D08mV75aq0uBPGWtnSFRyldbrh0fuBUrLaGeAiTZgY2uNo",
+	"OMk+2bmv8qm9pOvM79bKoMdMt/umst+Xz5Dhx7H2d4xoad+p5LO4HWercFUa5qem9XGHBDYN4GtQuJm1",
+	"l0/TdOar4YkMMQsUljfDl6x4mo514wizqsNfcZRVIvvZn4770kKrsof6UHmfUl+CO5Lri/RM98qoceCM",
+	"CqkCwddDZa8WHd5Xgg4aDWb0LlOvHhhmq5Xx2rfi+6EepezZ1ZHRq5Fxeck2SH9BKxwl4CMCpi0ua4eT",
+	"IFYg0JqqBcIxDhcwpWkX4JxPPN+7DeY8SLf7KjmbfMTrd2l8qPeFOZUKRHeNYtgR1prh5SsQJtnvqgO4",
+	"E7nNHV3Uz6DvTO/fC/j7QaeHd1OWgFSU5WDt6PdJnoj++KcxsW427Sp+BRg3QjEX6h0oQUO517EnzArB",
+	"sDRGebALnKbbM4qrkvYy9oKX9zymm7hArJPeGdS0yuOu0W1rlJqKtwvC30wFuejTzaFrFVmTxai7p70u",
+	"08BCd19qoAPc1i4KKqUGaseEy5KvgOyD406TnPV84hUA+Dn8Lu4VwVJnMa56pOiT7nw69ZF8fj6dXifh",
+	"DajpZDJBXKC5rPzkSuE/bCGvpzipp9O0TbDZ6py1yH68+HSJQtudiQRPFEikFlRmxyddxpFNrvlIH1QK",
+	"mGlTNWNiwfVeV+xkTYVtmpZoxqOIr80R/NIcu9W9YsEVD3n0zEdxlEgzbokZnptd0MsPb67YyZ/T4qfp",
+	"6uzPZxP0IyfUwIYVCrEQm3xZ0+GiObQqt6D6KCWpf8VSDUOYEVTOFyIsAGmyEYQlmgmwrpD1KhYgwMyo",
+	"+hVXrNOx8JHkFsiE3TC+Zsg2AtnN9V4SzUEhjF6cnk6uNBcVVdrt9t7iG1jwiDh54/leXuj2Tidnk1Pj",
+	"PsTAcEy9c+/55HTy3PhtamGErErBaTXdMLeFJi09RpbeEL1/JXPh1Zq7vzs9Ha+b2J0jcXQVX6xAbIq+",
+	"fNPGnbbLtm2SQ21ThNZY4rk0UXBOE++LVksuHXSo1fTTlniQ6kdONqPRoKVzYFvVeu0pbA/IiVJKydG6",
+	"XrkSscYy7Ukno7Jh67fL6vRO25RtEa03uWWLC1VuVYj1ou+uh0bMrk7QCVVoARFBjKMiiflsZLlzqt/P",
+	"oDqweAyWj61tpRtcf9y1XUva6QaKXra4gdNq2X4Gld48cENRu0+0LrGhY+8D8qh6XcLBp3QAsognFtf0",
+	"YAaU2isg4/Ey8+S3KcXvrI+/nVZrD60HS1HGaPLABUsxZFq7G7b1B80orqnpCe5rY8LmQx6Hxy3FHQez",
+	"X1MBoULhgkZEAEN8Zrhs4S/MFDrR7OdxYC4Mjmm+yuWc7c7sK9260wTtOnTfl+Ky3XZxXdS07DvU0d1o",
+	"H37go7utB7jFqhdiMuJBXhGMdstgj3Hz9+6zXPD4ECIwxB+o0ocIHscj06fl3H/LMcmRfpeVZA4oOM4e",
+	"gl6p0eELVSbmS2POkYmzAEya1MkhvbilUklvd3aCmXg8JrD/+KpdDc+9nB7NmlazDA8LYptdt1mpUlbj",
+	"mA17b8bvgU18f0rPoba/L7AyNizNmPkoTZj5RofTnNkjWP6pSGsSxyOdlRrPOKLZD5377YpDybSzjDVc",
+	"jrvlorhRfz9pMim8PSQpWKWX3I9LnD7blxSO19C5qoNjyoQhwP1EQnN2B4lIJagrBLUdZw8ffh46iKx1",
+	"0rW9QSERZSZuzKk2GUtr/SPRv9Klwr+nMXfcmnzqptyOn96ZP3ujw3F568wKJWKeEdcUGXfJDrUEI7ZC",
+	"NWJcWdK81phyP1K1yLPf9ubVLHjPGQTvsAoX3c8vucmddfvJymRgyVLjiaPIRHyzcoGzLzu3g5w/7+YY",
+	"lShh9uo8QZKyEIwBvbjEc21MK8iPyFJ3JGyA3jEKtmiMEwE/lrXvn1F6LasvEB3RfhzKxDueeHjgxKLj",
+	"AY6W9FBohqIIMwLkB+tdVJ6B2uPtqkc7e6b1RtfUtNbueYJA11gCMs956bG+yYtFdKXpoVcwv0qEFcIo",
+	"s2/oJMULhYkQwJR52KvppJZvjwwqVpXbpcsmtL9v+tB+qeuijUOOfqwQM+3wWOAaNf9x1qtKpF8TgeBW",
+	"AZNZnc/yF6VNIeiFtfXyPE37IMmXGQUl4rMrdl2js+lfqZAYXRZtsyscUds0o5XafL9iJy9OT9Fn+4Vy",
+	"dnEbggHQrmWuXU0EYMnZs7TXxvS25k0+dAb6IDJdLzXP3RiSTuE/Khvd8pjVE7bUj2p5c5P7N9dNTEiq",
+	"GEu+ArRe8Mjq5BUzJPih0rle6E4EeGYncq4KTTI/Wc5KhK9Ydha0a9jx69Z/tGo0rVradvSno1f1bGqp",
+	"p947VCLU0bc/SN5aIi7bmW9ifRzq43HEYH8/KYgjzJ6qaf1kLGEgKQEkQ8yQRoZRNvetkSRd5vaKncgN",
+	"CxeCM55IH9k7cFpnY9Ps92yCXne4QwgLuGKcRZviEWjFURhR0zps3FQJjKDidXHrFwTGhJ0jLTcuS1y5",
+	"nNji5Le/YF7eoz87Nb7GOC94bpuPQY9pkV3XOdstsuWuEZWHVj1btOgqQnw2I/6BNQiD+OgliKxKdFwV",
+	"iKOv/zWf/nva1T8zfHqn/+gtIYzMnCFOgbmYMmL6v5D61uz/5+wx/0dmYFs2W2+xYzLbUHGcXPYjmY3+",
+	"GcX/0dDpF0c4fAJGpvGu8BMxMqkDLSC7z3eIhufSFegjbxVpXNW+T3xUlEIteQ8XHaniFW45tYH6oXjZ",
+	"ePb7KVSYmo+U78tXe0nPctZWS9OMyMF4a8/7h1DQJ9DKNap+5q7KSOqZ21jz5p6O5i0FExHpMFep+Hw6",
+	"Pfvu/yank9PJ2fn3Z9+fGVKl87NnALL7R/oIrf8fVrL8ayoypV8sBKUfStfStl+2/w4AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -279,3 +279,41 @@ func TestColumnFileRejections(t *testing.T) {
 	_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
 	require.Equal(t, len(before), len(after), "no rejection committed anything")
 }
+
+// TestEqualityDeletesMustBecomeDVs: a live equality delete that applies to
+// a base file blocks a column update; after a files commit sets a deletion
+// vector and removes the delete file, the update succeeds.
+func TestEqualityDeletesMustBecomeDVs(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "ns")
+	vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 3})
+	delSize := writeParquet(t, filepath.Join(vt.dir, "data/eq.parquet"),
+		[]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldMD(1)}},
+		func(b *array.RecordBuilder) { b.Field(0).(*array.Int64Builder).Append(1) })
+	r := b.do(t, "POST", vt.path+"/files", map[string]any{"add-equality-delete-files": []any{map[string]any{
+		"location": "data/eq.parquet", "file-format": "parquet", "record-count": 1, "file-size-in-bytes": delSize, "equality-ids": []int{1}, "spec-id": 0}}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+
+	s1 := writeScores(t, filepath.Join(vt.dir, "data/cf1.parquet"), 3, 10, false, false)
+	r = vt.commit(t, vt.columnFile("a.parquet", "cf1.parquet", 3, []int{3}, s1))
+	require.Equal(t, 400, r.status, "%s", r.body)
+	require.Equal(t, "equality-deletes-present", r.json(t)["error"].(map[string]any)["reason"])
+
+	r = b.do(t, "POST", vt.path+"/files", map[string]any{
+		"set-deletion-vectors": []any{map[string]any{"data-file": "data/a.parquet", "location": "data/dv.puffin", "offset": 4, "size-in-bytes": 40, "cardinality": 1}},
+		"remove-files":         []string{"data/eq.parquet"},
+	})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	_, snaps, _ := v4Meta(t, r)
+	require.Equal(t, "1", snaps[len(snaps)-1].Summary["changed-deletion-vectors"])
+	require.Equal(t, "1", snaps[len(snaps)-1].Summary["removed-delete-files"])
+	row, _ := vt.liveRow(t, "a.parquet")
+	require.Equal(t, v4manifest.StatusModified, row.Tracking.Status)
+	require.Equal(t, int64(1), row.DeletionVector.Cardinality)
+
+	r = vt.commit(t, vt.columnFile("a.parquet", "cf1.parquet", 3, []int{3}, s1))
+	require.Equal(t, 200, r.status, "%s", r.body)
+	row, _ = vt.liveRow(t, "a.parquet")
+	require.NotNil(t, row.DeletionVector, "the DV stays with the base file")
+	require.Equal(t, map[string][]int32{"cf1.parquet": {3}}, cfIDs(row))
+}

@@ -33,10 +33,23 @@ func (s *Server) CommitFiles(ctx context.Context, req openapi.CommitFilesRequest
 		c.RemoveFiles = *b.RemoveFiles
 	}
 	if b.AddEqualityDeleteFiles != nil {
-		c.EqualityDeleteFiles = len(*b.AddEqualityDeleteFiles)
+		for _, f := range *b.AddEqualityDeleteFiles {
+			in := service.EqualityDeleteInput{Location: f.Location, FileFormat: f.FileFormat, RecordCount: f.RecordCount,
+				FileSizeInBytes: f.FileSizeInBytes, EqualityIDs: f.EqualityIds, SpecID: f.SpecId}
+			if f.Partition != nil {
+				in.Partition = map[string]json.RawMessage{}
+				for k, v := range *f.Partition {
+					in.Partition[k] = v
+				}
+			}
+			c.AddEqualityDeleteFiles = append(c.AddEqualityDeleteFiles, in)
+		}
 	}
 	if b.SetDeletionVectors != nil {
-		c.DeletionVectors = len(*b.SetDeletionVectors)
+		for _, d := range *b.SetDeletionVectors {
+			c.SetDeletionVectors = append(c.SetDeletionVectors, service.DeletionVectorInput{DataFile: d.DataFile,
+				Location: d.Location, Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality})
+		}
 	}
 	if b.SnapshotProperties != nil {
 		c.SnapshotProperties = *b.SnapshotProperties

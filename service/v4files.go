@@ -33,15 +33,34 @@ type DataFileInput struct {
 // FilesCommit is a commit of whole files to a v4 table; the server writes
 // the leaf and root manifests.
 type FilesCommit struct {
-	Ident              Ident
-	Requirements       json.RawMessage
-	AddDataFiles       []DataFileInput
-	RemoveFiles        []string
-	SnapshotProperties map[string]string
-	// Equality deletes and deletion vectors are accepted on the wire but not
-	// committed yet: a request carrying them is refused.
-	EqualityDeleteFiles int
-	DeletionVectors     int
+	Ident                  Ident
+	Requirements           json.RawMessage
+	AddDataFiles           []DataFileInput
+	RemoveFiles            []string
+	SnapshotProperties     map[string]string
+	AddEqualityDeleteFiles []EqualityDeleteInput
+	SetDeletionVectors     []DeletionVectorInput
+}
+
+// EqualityDeleteInput is one add-equality-delete-files entry.
+type EqualityDeleteInput struct {
+	Location        string
+	FileFormat      string
+	RecordCount     int64
+	FileSizeInBytes int64
+	EqualityIDs     []int
+	SpecID          int
+	Partition       map[string]json.RawMessage
+}
+
+// DeletionVectorInput sets (or replaces) the deletion vector of a live
+// data file: a deletion-vector-v1 blob in a Puffin file.
+type DeletionVectorInput struct {
+	DataFile    string
+	Location    string
+	Offset      int64
+	SizeInBytes int64
+	Cardinality int64
 }
 
 // rejectV4 builds a 400 ValidationException with a reason code.
@@ -149,29 +168,11 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 		ContentType: v4manifest.ContentData, FormatVersion: FormatV4, Location: loc, FileFormat: "parquet",
 		RecordCount: in.RecordCount, FileSizeInBytes: in.FileSizeInBytes, SpecID: ptrTo(int32(in.SpecID)),
 	}
-	if spec.NumFields() > 0 {
-		row.Partition = map[int]any{}
-		names := map[string]bool{}
-		for _, pf := range spec.Fields() {
-			names[pf.Name] = true
-			src, ok := sc.FindFieldByID(pf.SourceID())
-			if !ok {
-				return nil, newErr(KindBadRequest, "Partition field %s: source column %d is not in the current schema", pf.Name, pf.SourceID())
-			}
-			v, err := jsonToValue(pf.Transform.ResultType(src.Type), in.Partition[pf.Name])
-			if err != nil {
-				return nil, newErr(KindBadRequest, "Data file %s: partition value %s: %v", loc, pf.Name, err)
-			}
-			row.Partition[pf.FieldID] = v
-		}
-		for k := range in.Partition {
-			if !names[k] {
-				return nil, newErr(KindBadRequest, "Data file %s: %q is not a field of partition spec %d", loc, k, in.SpecID)
-			}
-		}
-	} else if len(in.Partition) > 0 {
-		return nil, newErr(KindBadRequest, "Data file %s: spec %d is unpartitioned but a partition was given", loc, in.SpecID)
+	part, err := partitionValues(sc, spec, loc, in.Partition)
+	if err != nil {
+		return nil, err
 	}
+	row.Partition = part
 	if len(in.ContentStats) > 0 && string(in.ContentStats) != "null" {
 		stats, err := parseContentStats(sc, in.ContentStats)
 		if err != nil {
@@ -203,6 +204,37 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	return row, nil
 }
 
+// partitionValues types a file's partition values (by partition field
+// name) for spec; nil for an unpartitioned spec.
+func partitionValues(sc *iceberg.Schema, spec *iceberg.PartitionSpec, loc string, in map[string]json.RawMessage) (map[int]any, error) {
+	if spec.NumFields() == 0 {
+		if len(in) > 0 {
+			return nil, newErr(KindBadRequest, "File %s: spec %d is unpartitioned but a partition was given", loc, spec.ID())
+		}
+		return nil, nil
+	}
+	out := map[int]any{}
+	names := map[string]bool{}
+	for _, pf := range spec.Fields() {
+		names[pf.Name] = true
+		src, ok := sc.FindFieldByID(pf.SourceID())
+		if !ok {
+			return nil, newErr(KindBadRequest, "Partition field %s: source column %d is not in the current schema", pf.Name, pf.SourceID())
+		}
+		v, err := jsonToValue(pf.Transform.ResultType(src.Type), in[pf.Name])
+		if err != nil {
+			return nil, newErr(KindBadRequest, "File %s: partition value %s: %v", loc, pf.Name, err)
+		}
+		out[pf.FieldID] = v
+	}
+	for k := range in {
+		if !names[k] {
+			return nil, newErr(KindBadRequest, "File %s: %q is not a field of partition spec %d", loc, k, spec.ID())
+		}
+	}
+	return out, nil
+}
+
 func ptrTo[T any](v T) *T { return &v }
 
 // newSnapshotID returns a positive random snapshot id.
@@ -217,10 +249,7 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 	if err := validateIdent(c.Ident); err != nil {
 		return nil, err
 	}
-	if c.EqualityDeleteFiles > 0 || c.DeletionVectors > 0 {
-		return nil, newErr(KindBadRequest, "add-equality-delete-files and set-deletion-vectors are not supported yet")
-	}
-	if len(c.AddDataFiles) == 0 && len(c.RemoveFiles) == 0 {
+	if len(c.AddDataFiles) == 0 && len(c.RemoveFiles) == 0 && len(c.AddEqualityDeleteFiles) == 0 && len(c.SetDeletionVectors) == 0 {
 		return nil, newErr(KindBadRequest, "A files commit needs at least one non-empty list")
 	}
 	reqs, err := parseRequirements(c.Requirements)
@@ -319,29 +348,48 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 	for _, r := range c.RemoveFiles {
 		remove[v4manifest.Resolve(st.location, r)] = false
 	}
-	var removedRecords int64
-	var removedFiles int
-	newRoot := make([]v4manifest.TrackedFile, 0, len(st.rootRows)+2)
+	dvs := map[string]*DeletionVectorInput{}
+	dvDone := map[string]bool{}
+	for i := range c.SetDeletionVectors {
+		d := &c.SetDeletionVectors[i]
+		base := v4manifest.Resolve(st.location, d.DataFile)
+		if dvs[base] != nil {
+			return nil, written, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", base)
+		}
+		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
+			return nil, written, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", base)
+		}
+		dvs[base] = d
+	}
+	var removedRecords, deletedRows int64
+	var removedFiles, removedDeleteFiles, changedDVs int
+	newRoot := make([]v4manifest.TrackedFile, 0, len(st.rootRows)+3)
 	leafN := 0
+	nextLeaf := func() string {
+		loc := fmt.Sprintf("%s/metadata/%s-m%d.parquet", st.location, commitUUID, leafN)
+		leafN++
+		return loc
+	}
 	for _, rr := range st.rootRows {
 		if !rr.Tracking.Status.Live() {
 			continue // DELETED/REPLACED rows live one snapshot only
 		}
-		if rr.ContentType == v4manifest.ContentDataManifest && len(remove) > 0 {
-			leafLoc := v4manifest.Resolve(st.location, rr.Location)
-			rows, err := s.readManifest(ctx, w, leafLoc, st.location, &rr)
+		isLeaf := rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest
+		if isLeaf && (len(remove) > 0 || (len(dvs) > 0 && rr.ContentType == v4manifest.ContentDataManifest)) {
+			rows, err := s.readLeaf(ctx, w, st, &rr, nil)
 			if err != nil {
 				return nil, written, err
 			}
 			hit := false
 			for _, r := range rows {
-				if _, ok := remove[r.Location]; ok && r.Tracking.Status.Live() {
+				_, rm := remove[r.Location]
+				if r.Tracking.Status.Live() && (rm || dvs[r.Location] != nil) {
 					hit = true
 					break
 				}
 			}
 			if hit {
-				out := make([]v4manifest.TrackedFile, 0, len(rows))
+				out := make([]v4manifest.TrackedFile, 0, len(rows)+len(dvs))
 				for _, r := range rows {
 					if !r.Tracking.Status.Live() {
 						continue
@@ -350,17 +398,42 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 						remove[r.Location] = true
 						r.Tracking.Status = v4manifest.StatusDeleted
 						r.Tracking.SnapshotID = ptrTo(snapID)
-						removedRecords += r.RecordCount
-						removedFiles++
+						if r.ContentType == v4manifest.ContentData {
+							removedRecords += r.RecordCount
+							removedFiles++
+						} else {
+							removedDeleteFiles++
+						}
 						out = append(out, r)
+						continue
+					}
+					if d := dvs[r.Location]; d != nil && r.ContentType == v4manifest.ContentData {
+						dvDone[r.Location] = true
+						if d.Cardinality > r.RecordCount {
+							return nil, written, newErr(KindBadRequest, "set-deletion-vectors: cardinality %d exceeds the %d rows of %s", d.Cardinality, r.RecordCount, r.Location)
+						}
+						replaced := r
+						replaced.Tracking.Status = v4manifest.StatusReplaced
+						replaced.Tracking.SnapshotID = ptrTo(snapID)
+						mod := r
+						mod.Tracking.Status = v4manifest.StatusModified
+						mod.Tracking.DVSnapshotID = ptrTo(snapID)
+						mod.DeletionVector = &v4manifest.DeletionVector{Location: v4manifest.Resolve(st.location, d.Location),
+							Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+						out = append(out, replaced, mod)
+						changedDVs++
+						deletedRows += d.Cardinality
 						continue
 					}
 					cf, _ := v4manifest.CarryForward(r)
 					out = append(out, cf)
 				}
-				newLeaf := fmt.Sprintf("%s/metadata/%s-m%d.parquet", st.location, commitUUID, leafN)
-				leafN++
-				size, err := s.writeManifest(ctx, w, st, newLeaf, v4manifest.ContentDataLeaf, out)
+				content := v4manifest.ContentDataLeaf
+				if rr.ContentType == v4manifest.ContentDeleteManifest {
+					content = v4manifest.ContentDeleteLeaf
+				}
+				newLeaf := nextLeaf()
+				size, err := s.writeManifest(ctx, w, st, newLeaf, content, out)
 				if err != nil {
 					return nil, written, err
 				}
@@ -368,8 +441,9 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 				gone := rr
 				gone.Tracking.Status = v4manifest.StatusDeleted
 				gone.Tracking.SnapshotID = ptrTo(snapID)
-				newRoot = append(newRoot, gone)
-				newRoot = append(newRoot, manifestRow(newLeaf, out, size, snapID, seq, nil))
+				mrow := manifestRow(newLeaf, out, size, snapID, seq, nil)
+				mrow.ContentType = rr.ContentType
+				newRoot = append(newRoot, gone, mrow)
 				continue
 			}
 		}
@@ -381,14 +455,39 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 			return nil, written, rejectV4("unknown-data-file", "remove-files: %s is not a live file of the table", loc)
 		}
 	}
+	for loc := range dvs {
+		if !dvDone[loc] {
+			return nil, written, rejectV4("unknown-data-file", "set-deletion-vectors: %s is not a live data file of the table", loc)
+		}
+	}
 	if len(added) > 0 {
-		leafLoc := fmt.Sprintf("%s/metadata/%s-m%d.parquet", st.location, commitUUID, leafN)
+		leafLoc := nextLeaf()
 		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDataLeaf, added)
 		if err != nil {
 			return nil, written, err
 		}
 		written = append(written, leafLoc)
 		newRoot = append(newRoot, manifestRow(leafLoc, added, size, snapID, seq, ptrTo(firstRowID)))
+	}
+	if len(c.AddEqualityDeleteFiles) > 0 {
+		dels := make([]v4manifest.TrackedFile, 0, len(c.AddEqualityDeleteFiles))
+		for _, in := range c.AddEqualityDeleteFiles {
+			row, err := s.equalityDeleteRow(st, in)
+			if err != nil {
+				return nil, written, err
+			}
+			row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(snapID), SequenceNumber: ptrTo(seq), FileSequenceNumber: ptrTo(seq)}
+			dels = append(dels, *row)
+		}
+		leafLoc := nextLeaf()
+		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDeleteLeaf, dels)
+		if err != nil {
+			return nil, written, err
+		}
+		written = append(written, leafLoc)
+		mrow := manifestRow(leafLoc, dels, size, snapID, seq, nil)
+		mrow.ContentType = v4manifest.ContentDeleteManifest
+		newRoot = append(newRoot, mrow)
 	}
 	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, snapID, commitUUID)
 	if _, err := s.writeManifest(ctx, w, st, rootLoc, v4manifest.ContentRoot, newRoot); err != nil {
@@ -398,8 +497,10 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 
 	op := table.OpAppend
 	switch {
-	case len(added) > 0 && removedFiles > 0:
+	case len(added) > 0 && (removedFiles > 0 || changedDVs > 0 || len(c.AddEqualityDeleteFiles) > 0):
 		op = table.OpOverwrite
+	case len(added) == 0 && removedFiles == 0 && removedDeleteFiles == 0 && changedDVs == 0:
+		op = table.OpDelete // equality deletes only
 	case len(added) == 0:
 		op = table.OpDelete
 	}
@@ -411,6 +512,10 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 	summary["added-records"] = strconv.FormatInt(addedRecords, 10)
 	summary["deleted-data-files"] = strconv.Itoa(removedFiles)
 	summary["deleted-records"] = strconv.FormatInt(removedRecords, 10)
+	summary["added-delete-files"] = strconv.Itoa(len(c.AddEqualityDeleteFiles))
+	summary["removed-delete-files"] = strconv.Itoa(removedDeleteFiles)
+	summary["changed-deletion-vectors"] = strconv.Itoa(changedDVs)
+	summary["added-position-deletes"] = strconv.FormatInt(deletedRows, 10)
 	res, err := s.commitV4Snapshot(ctx, w, st, &table.Snapshot{
 		SnapshotID: snapID, SequenceNumber: seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: op, Properties: summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
@@ -420,6 +525,38 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 		return nil, written, err
 	}
 	return res, nil, nil
+}
+
+// equalityDeleteRow validates one added equality-delete file.
+func (s *Service) equalityDeleteRow(st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
+	loc := v4manifest.Resolve(st.location, in.Location)
+	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
+		return nil, rejectV4("unsupported-file-format", "Delete file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
+	}
+	if len(in.EqualityIDs) == 0 {
+		return nil, newErr(KindBadRequest, "Delete file %s: equality-ids are required", loc)
+	}
+	sc := st.meta.CurrentSchema()
+	ids := make([]int32, len(in.EqualityIDs))
+	for i, id := range in.EqualityIDs {
+		if _, ok := sc.FindFieldByID(id); !ok {
+			return nil, newErr(KindBadRequest, "Delete file %s: equality id %d is not in the schema", loc, id)
+		}
+		ids[i] = int32(id)
+	}
+	spec := st.meta.PartitionSpecByID(in.SpecID)
+	if spec == nil {
+		return nil, newErr(KindBadRequest, "Delete file %s: unknown spec-id %d", loc, in.SpecID)
+	}
+	part, err := partitionValues(sc, spec, loc, in.Partition)
+	if err != nil {
+		return nil, err
+	}
+	return &v4manifest.TrackedFile{
+		ContentType: v4manifest.ContentEqualityDeletes, FormatVersion: FormatV4, Location: loc, FileFormat: "parquet",
+		RecordCount: in.RecordCount, FileSizeInBytes: in.FileSizeInBytes, SpecID: ptrTo(int32(in.SpecID)),
+		Partition: part, EqualityIDs: ids,
+	}, nil
 }
 
 // manifestRow is the root row of a leaf written in this commit.
