@@ -21,6 +21,9 @@ type Options struct {
 	// MaxCommitAttempts bounds server-side retries of a commit that lost a
 	// compare-and-swap race (default 6).
 	MaxCommitAttempts int
+	// MaxLeafEntries bounds the rows of a v4 leaf manifest written for
+	// added files (default 2048).
+	MaxLeafEntries int
 	// VerifyMetadataOnLoad makes loadTable check that the metadata file
 	// still exists (one stat); a missing file answers 404 NotFoundException.
 	VerifyMetadataOnLoad bool
@@ -49,6 +52,9 @@ type Service struct {
 func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	if opts.MaxCommitAttempts <= 0 {
 		opts.MaxCommitAttempts = 6
+	}
+	if opts.MaxLeafEntries <= 0 {
+		opts.MaxLeafEntries = 2048
 	}
 	if opts.Authorizer == nil {
 		opts.Authorizer = AllowAll{}

@@ -28,6 +28,8 @@ type DataFileInput struct {
 	Partition       map[string]json.RawMessage
 	// ContentStats is optional; when absent the server reads the footer.
 	ContentStats json.RawMessage
+	// Stats, for Go callers, are typed stats used as given (no footer read).
+	Stats map[int]*v4manifest.FieldStats
 }
 
 // FilesCommit is a commit of whole files to a v4 table; the server writes
@@ -173,6 +175,10 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 		return nil, err
 	}
 	row.Partition = part
+	if in.Stats != nil {
+		row.ContentStats = in.Stats
+		return row, nil
+	}
 	if len(in.ContentStats) > 0 && string(in.ContentStats) != "null" {
 		stats, err := parseContentStats(sc, in.ContentStats)
 		if err != nil {
@@ -460,14 +466,17 @@ func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c Fil
 			return nil, written, rejectV4("unknown-data-file", "set-deletion-vectors: %s is not a live data file of the table", loc)
 		}
 	}
-	if len(added) > 0 {
+	// Added files go into leaves of at most MaxLeafEntries rows, so that a
+	// later change rewrites a bounded leaf: its cost follows the change.
+	for start := 0; start < len(added); start += s.opts.MaxLeafEntries {
+		chunk := added[start:min(start+s.opts.MaxLeafEntries, len(added))]
 		leafLoc := nextLeaf()
-		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDataLeaf, added)
+		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDataLeaf, chunk)
 		if err != nil {
 			return nil, written, err
 		}
 		written = append(written, leafLoc)
-		newRoot = append(newRoot, manifestRow(leafLoc, added, size, snapID, seq, ptrTo(firstRowID)))
+		newRoot = append(newRoot, manifestRow(leafLoc, chunk, size, snapID, seq, chunk[0].Tracking.FirstRowID))
 	}
 	if len(c.AddEqualityDeleteFiles) > 0 {
 		dels := make([]v4manifest.TrackedFile, 0, len(c.AddEqualityDeleteFiles))

@@ -118,7 +118,6 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	}
 	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(memory.DefaultAllocator, sc),
 		cols: map[int]int{}, statsIdx: map[int]int{}}
-	wr.bld.Reserve(opts.BatchRows)
 	wr.batches = make(chan arrow.RecordBatch, 1)
 	wr.encoded = make(chan error, 1)
 	go wr.encode()
@@ -221,7 +220,7 @@ func (w *Writer) Write(tf *TrackedFile) error {
 	w.rows++
 	w.total++
 	if w.rows >= w.opts.BatchRows {
-		return w.flush()
+		return w.flush(true)
 	}
 	return nil
 }
@@ -247,14 +246,18 @@ func (w *Writer) encode() {
 	w.encoded <- err
 }
 
-func (w *Writer) flush() error {
+func (w *Writer) flush(more bool) error {
 	if w.rows == 0 {
 		return nil
 	}
 	w.batches <- w.bld.NewRecordBatch()
 	w.rows = 0
-	// Builders start empty after a batch; sizing them once avoids
-	// regrowing (and copying) every buffer as the next batch fills.
+	if !more {
+		return nil
+	}
+	// Builders start empty after a batch; once a manifest has filled one
+	// batch, sizing the next up front avoids regrowing every buffer. Small
+	// manifests (roots, small leaves) never pay for a full batch.
 	w.bld.Reserve(w.opts.BatchRows)
 	return nil
 }
@@ -266,7 +269,7 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	defer w.bld.Release()
-	_ = w.flush()
+	_ = w.flush(false)
 	close(w.batches)
 	if err := <-w.encoded; err != nil {
 		return err

@@ -1,0 +1,199 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/store/sqlstore"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+const (
+	benchCols    = 100
+	benchRows    = 100_000 // rows per base file
+	benchUpdated = 2       // columns updated per commit
+)
+
+// writeDoubles writes a Parquet file with the given double columns.
+func writeDoubles(tb testing.TB, path string, ids []int, rows int) int64 {
+	fields := make([]arrow.Field, len(ids))
+	for i, id := range ids {
+		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", id), Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(id)}
+	}
+	sc := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range ids {
+		fb := b.Field(i).(*array.Float64Builder)
+		for r := 0; r < rows; r++ {
+			fb.Append(float64(r*7+i) * 1.000001)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	require.NoError(tb, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	require.NoError(tb, err)
+	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
+	require.NoError(tb, err)
+	require.NoError(tb, w.Write(rec))
+	require.NoError(tb, w.Close())
+	st, err := os.Stat(path)
+	require.NoError(tb, err)
+	return st.Size()
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// peakHeap samples the live heap while fn runs.
+func peakHeap(fn func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(done)
+	return peak.Load()
+}
+
+// BenchmarkColumnUpdate commits a 2-of-100-column update of one base file
+// in tables of 1k, 10k and 100k base files (each 100k rows, stats for all
+// 100 columns in the manifests). Reported per commit: latency, manifest and
+// metadata bytes written, peak live heap, and the bytes of the column-file
+// path (column file + manifests) relative to a copy-on-write rewrite of the
+// same base file (base file size + the same manifests).
+func BenchmarkColumnUpdate(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("bases=%d", n), func(b *testing.B) { benchColumnUpdate(b, n) })
+	}
+}
+
+func benchColumnUpdate(b *testing.B, bases int) {
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "c.db"))
+	require.NoError(b, err)
+	defer st.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
+	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+b.TempDir(), nil)
+	require.NoError(b, err)
+	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
+	require.NoError(b, err)
+	var fields []string
+	for id := 1; id <= benchCols; id++ {
+		fields = append(fields, fmt.Sprintf(`{"id":%d,"name":"c%d","type":"double","required":false}`, id, id))
+	}
+	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+		Name: "wide", Properties: map[string]string{"format-version": "4"},
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[` + strings.Join(fields, ",") + `]}`),
+	})
+	require.NoError(b, err)
+	var meta struct {
+		Location string `json:"location"`
+	}
+	require.NoError(b, jsonUnmarshal(res.Metadata, &meta))
+	dir := strings.TrimPrefix(meta.Location, "file://")
+	id := service.Ident{Namespace: []string{"ns"}, Name: "wide"}
+
+	// One real base file (for its size) and one real 2-column file.
+	all := make([]int, benchCols)
+	for i := range all {
+		all[i] = i + 1
+	}
+	baseSize := writeDoubles(b, filepath.Join(dir, "data/real-base.parquet"), all, benchRows)
+	colIDs := []int{7, 8}
+
+	stats := func(i int) map[int]*v4manifest.FieldStats {
+		m := make(map[int]*v4manifest.FieldStats, benchCols)
+		for f := 1; f <= benchCols; f++ {
+			m[f] = &v4manifest.FieldStats{LowerBound: float64(i), UpperBound: float64(i + f), ValueCount: ptr(int64(benchRows)), NullValueCount: ptr(int64(0))}
+		}
+		return m
+	}
+	adds := make([]service.DataFileInput, bases)
+	for i := range adds {
+		adds[i] = service.DataFileInput{Location: fmt.Sprintf("data/base-%06d.parquet", i), FileFormat: "parquet",
+			RecordCount: benchRows, FileSizeInBytes: baseSize, Stats: stats(i)}
+	}
+	_, err = svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: id, AddDataFiles: adds})
+	require.NoError(b, err)
+	adds = nil
+	runtime.GC()
+
+	var manifestBytes, colBytes int64
+	var peak uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		name := fmt.Sprintf("data/cf-%d.parquet", i)
+		size := writeDoubles(b, filepath.Join(dir, name), colIDs, benchRows)
+		before := dirSize(filepath.Join(dir, "metadata"))
+		commit := service.ColumnFilesCommit{Ident: id, ColumnFiles: []service.ColumnFileInput{{
+			DataFile: fmt.Sprintf("data/base-%06d.parquet", (i*7919)%bases), Location: name, FileFormat: "parquet",
+			FieldIDs: colIDs, FileSizeInBytes: size, RecordCount: benchRows}}}
+		runtime.GC()
+		b.StartTimer()
+		p := peakHeap(func() {
+			_, err = svc.CommitColumnFiles(ctx, "wh", commit)
+		})
+		b.StopTimer()
+		require.NoError(b, err)
+		peak = max(peak, p)
+		manifestBytes += dirSize(filepath.Join(dir, "metadata")) - before
+		colBytes += size
+		b.StartTimer()
+	}
+	b.StopTimer()
+	perOp := float64(manifestBytes) / float64(b.N)
+	col := float64(colBytes) / float64(b.N)
+	b.ReportMetric(perOp, "manifest-bytes/op")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(100*(col+perOp)/(float64(baseSize)+perOp), "%-of-cow-bytes")
+	b.ReportMetric(100*col/float64(baseSize), "%-colfile-vs-base")
+}
+
+func ptr[T any](v T) *T { return &v }
