@@ -62,6 +62,7 @@ run_pytest() { # CLIENT FILE
 run_pytest PyIceberg test_pyiceberg.py
 run_pytest DuckDB test_duckdb.py
 run_pytest Spark test_spark.py
+run_pytest column-files test_column_files.py
 
 # v4 manifests: Go-written files checked by pyarrow, pyarrow-written read by Go.
 golden=$(mktemp -d /tmp/v4-golden.XXXXXX)
