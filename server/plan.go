@@ -27,6 +27,7 @@ func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanReq
 		return nil, err
 	}
 	out := make([]openapi.FileScanTask, 0, len(tasks))
+	deletes := []openapi.RawJSON{}
 	for _, t := range tasks {
 		part := make([]openapi.RawJSON, 0, len(t.PartitionValues))
 		for _, v := range t.PartitionValues {
@@ -46,9 +47,21 @@ func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanReq
 			}
 			df.ColumnFiles = &cfs
 		}
-		out = append(out, openapi.FileScanTask{DataFile: df})
+		task := openapi.FileScanTask{DataFile: df}
+		if dv := t.DeletionVector; dv != nil {
+			// A v4 colocated DV travels as a position-delete file in Puffin
+			// with its blob range, as REST planning describes DVs.
+			b, _ := json.Marshal(map[string]any{
+				"content": "position-deletes", "file-path": dv.Location, "file-format": "puffin",
+				"spec-id": t.SpecID, "partition": part, "file-size-in-bytes": dv.SizeInBytes, "record-count": dv.Cardinality,
+				"referenced-data-file": t.Location, "content-offset": dv.Offset, "content-size-in-bytes": dv.SizeInBytes,
+			})
+			refs := []int{len(deletes)}
+			deletes = append(deletes, b)
+			task.DeleteFileReferences = &refs
+		}
+		out = append(out, task)
 	}
 	planID := uuid.NewString()
-	empty := []openapi.RawJSON{}
-	return openapi.PlanTableScan200JSONResponse{Status: "completed", PlanId: &planID, FileScanTasks: &out, DeleteFiles: &empty}, nil
+	return openapi.PlanTableScan200JSONResponse{Status: "completed", PlanId: &planID, FileScanTasks: &out, DeleteFiles: &deletes}, nil
 }

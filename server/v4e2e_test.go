@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/stitch"
@@ -103,6 +105,19 @@ func TestColumnFilesEndToEnd(t *testing.T) {
 			update("b.parquet", "cf3.parquet", []int{7, 8}, 3)
 			update("b.parquet", "cf4.parquet", []int{8}, 4) // a file covering two fields, then one of them again
 
+			// A deletion vector on c (written with iceberg-go's DV writer).
+			dvLoc := loc + "/data/c-dv.puffin"
+			w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
+			require.NoError(t, w.Add(loc+"/data/c.parquet", []int64{0, 10, 49}, 0, nil))
+			dvFiles, err := w.Flush(context.Background(), dvLoc)
+			require.NoError(t, err)
+			require.Len(t, dvFiles, 1)
+			r = b.do(t, "POST", path+"/files", map[string]any{"set-deletion-vectors": []any{map[string]any{
+				"data-file": "data/c.parquet", "location": dvLoc, "offset": *dvFiles[0].ContentOffset(),
+				"size-in-bytes": *dvFiles[0].ContentSizeInBytes(), "cardinality": dvFiles[0].Count()}}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			deleted := map[int]bool{0: true, 10: true, 49: true}
+
 			noHeader := b.do(t, "POST", path+"/plan", map[string]any{})
 			require.Equal(t, 400, noHeader.status)
 			require.Equal(t, "column-files-unsupported-by-client", noHeader.json(t)["error"].(map[string]any)["reason"])
@@ -110,9 +125,17 @@ func TestColumnFilesEndToEnd(t *testing.T) {
 			plan := b.do(t, "POST", path+"/plan", map[string]any{}, "X-Iceberg-Column-Files", "true")
 			require.Equal(t, 200, plan.status, "%s", plan.body)
 			var res struct {
-				Status string `json:"status"`
-				Tasks  []struct {
-					DataFile struct {
+				Status      string `json:"status"`
+				DeleteFiles []struct {
+					FilePath string `json:"file-path"`
+					Offset   int64  `json:"content-offset"`
+					Size     int64  `json:"content-size-in-bytes"`
+					Count    int64  `json:"record-count"`
+					Ref      string `json:"referenced-data-file"`
+				} `json:"delete-files"`
+				Tasks []struct {
+					DeleteRefs []int `json:"delete-file-references"`
+					DataFile   struct {
 						FilePath    string `json:"file-path"`
 						RecordCount int64  `json:"record-count"`
 						ColumnFiles []struct {
@@ -135,19 +158,32 @@ func TestColumnFilesEndToEnd(t *testing.T) {
 				for _, cf := range task.DataFile.ColumnFiles {
 					st.ColumnFiles = append(st.ColumnFiles, stitch.ColumnFile{Location: cf.Location, FieldIDs: cf.FieldIDs})
 				}
+				isC := strings.HasSuffix(task.DataFile.FilePath, "/c.parquet")
+				if isC {
+					require.Len(t, task.DeleteRefs, 1)
+					d := res.DeleteFiles[task.DeleteRefs[0]]
+					require.Equal(t, task.DataFile.FilePath, d.Ref)
+					st.DeletionVector = &stitch.DeletionVector{Location: d.FilePath, Offset: d.Offset, SizeInBytes: d.Size, Cardinality: d.Count}
+				}
 				rec, err := stitch.Read(context.Background(), open, sc, st, project)
 				require.NoError(t, err)
-				require.EqualValues(t, rows, rec.NumRows())
 				want := expected[task.DataFile.FilePath]
 				require.NotNil(t, want, task.DataFile.FilePath)
+				var liveRows []int
+				for row := 0; row < rows; row++ {
+					if !isC || !deleted[row] {
+						liveRows = append(liveRows, row)
+					}
+				}
+				require.EqualValues(t, len(liveRows), rec.NumRows(), "deleted rows are dropped")
 				for i, id := range project {
 					col := rec.Column(i)
-					for row := 0; row < rows; row++ {
+					for out, row := range liveRows {
 						if id == 1 {
-							require.Equal(t, int64(row), col.(*array.Int64).Value(row))
+							require.Equal(t, int64(row), col.(*array.Int64).Value(out))
 							continue
 						}
-						require.Equal(t, want[id](row), col.(*array.Float64).Value(row), "file %s field %d row %d", task.DataFile.FilePath, id, row)
+						require.Equal(t, want[id](row), col.(*array.Float64).Value(out), "file %s field %d row %d", task.DataFile.FilePath, id, row)
 					}
 				}
 				rec.Release()

@@ -483,6 +483,7 @@ type ScanTask struct {
 	FileSizeInBytes int64
 	FirstRowID      *int64
 	ColumnFiles     []v4manifest.ColumnFile
+	DeletionVector  *v4manifest.DeletionVector
 }
 
 // PlanScan lists the live data files of a v4 table at a snapshot (default:
@@ -521,16 +522,14 @@ func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, snap
 			if !r.Tracking.Status.Live() || r.ContentType != v4manifest.ContentData {
 				continue
 			}
-			if r.DeletionVector != nil {
-				return nil, newErr(KindUnsupported, "Planning files with deletion vectors is not supported yet (%s)", r.Location)
-			}
 			if len(r.ColumnFiles) > 0 && !columnFilesOK {
 				e := newErr(KindBadRequest, "Table %s has column files; send X-Iceberg-Column-Files: true to receive them", id)
 				e.Reason = "column-files-unsupported-by-client"
 				return nil, e
 			}
 			t := ScanTask{Location: r.Location, FileFormat: r.FileFormat, Partition: r.Partition, RecordCount: r.RecordCount,
-				FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, ColumnFiles: r.ColumnFiles}
+				FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, ColumnFiles: r.ColumnFiles,
+				DeletionVector: r.DeletionVector}
 			if r.SpecID != nil {
 				t.SpecID = *r.SpecID
 			}

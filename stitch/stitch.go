@@ -14,12 +14,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
 )
 
 // ColumnFile is a column file of a task: the field ids it supplies.
@@ -28,11 +30,20 @@ type ColumnFile struct {
 	FieldIDs []int
 }
 
+// DeletionVector locates a deletion-vector-v1 blob in a Puffin file.
+type DeletionVector struct {
+	Location    string
+	Offset      int64
+	SizeInBytes int64
+	Cardinality int64
+}
+
 // Task is one data file from a scan plan.
 type Task struct {
-	DataFile    string
-	RecordCount int64
-	ColumnFiles []ColumnFile
+	DataFile       string
+	RecordCount    int64
+	ColumnFiles    []ColumnFile
+	DeletionVector *DeletionVector
 }
 
 // File is an open file for ranged reads.
@@ -101,7 +112,41 @@ func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, field
 			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})})
 		arrays = append(arrays, a)
 	}
-	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrays, task.RecordCount), nil
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrays, task.RecordCount)
+	if task.DeletionVector == nil {
+		return rec, nil
+	}
+	defer rec.Release()
+	return applyDV(ctx, open, rec, *task.DeletionVector)
+}
+
+// applyDV drops the rows whose positions the deletion vector holds.
+func applyDV(ctx context.Context, open Opener, rec arrow.RecordBatch, dvr DeletionVector) (arrow.RecordBatch, error) {
+	f, err := open(ctx, dvr.Location)
+	if err != nil {
+		return nil, fmt.Errorf("stitch: open deletion vector %s: %w", dvr.Location, err)
+	}
+	defer f.Close()
+	blob := make([]byte, dvr.SizeInBytes)
+	if _, err := f.ReadAt(blob, dvr.Offset); err != nil {
+		return nil, fmt.Errorf("stitch: read deletion vector %s: %w", dvr.Location, err)
+	}
+	bm, err := dv.DeserializeDV(blob, dvr.Cardinality)
+	if err != nil {
+		return nil, fmt.Errorf("stitch: deletion vector %s: %w", dvr.Location, err)
+	}
+	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer mb.Release()
+	for i := int64(0); i < rec.NumRows(); i++ {
+		mb.Append(!bm.Contains(uint64(i)))
+	}
+	mask := mb.NewBooleanArray()
+	defer mask.Release()
+	out, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, fmt.Errorf("stitch: apply deletion vector: %w", err)
+	}
+	return out, nil
 }
 
 // readColumns reads the top-level fields ids of one file.
