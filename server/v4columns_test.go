@@ -317,3 +317,23 @@ func TestEqualityDeletesMustBecomeDVs(t *testing.T) {
 	require.NotNil(t, row.DeletionVector, "the DV stays with the base file")
 	require.Equal(t, map[string][]int32{"cf1.parquet": {3}}, cfIDs(row))
 }
+
+// TestPurgeV4Table: purge deletes base, column and manifest files of a v4
+// table (resolved from relative paths), never the directories.
+func TestPurgeV4Table(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "ns")
+	vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 3})
+	s1 := writeScores(t, filepath.Join(vt.dir, "data/cf1.parquet"), 3, 10, false, false)
+	require.Equal(t, 200, vt.commit(t, vt.columnFile("a.parquet", "cf1.parquet", 3, []int{3}, s1)).status)
+	_, snaps, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+	root := snaps[len(snaps)-1].RootManifest
+	require.Equal(t, 204, b.do(t, "DELETE", vt.path+"?purgeRequested=true", nil).status)
+	for _, f := range []string{"data/a.parquet", "data/cf1.parquet"} {
+		_, err := os.Stat(filepath.Join(vt.dir, f))
+		require.True(t, os.IsNotExist(err), "%s survived the purge", f)
+	}
+	_, err := os.Stat(strings.TrimPrefix(root, "file://"))
+	require.True(t, os.IsNotExist(err), "root manifest survived the purge")
+	require.DirExists(t, filepath.Join(vt.dir, "data"))
+}

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 
+	"github.com/lakehold/catalog/v4manifest"
+
 	"github.com/lakehold/catalog/store"
 )
 
@@ -14,7 +16,7 @@ import (
 func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object) {
 	ctx = context.WithoutCancel(ctx)
 	log := s.log.With("table", obj.Ref().String(), "metadata_location", obj.MetadataLocation)
-	meta, _, err := parseTableMetadata(obj.Metadata)
+	meta, version, err := parseTableMetadata(obj.Metadata)
 	if err != nil {
 		log.WarnContext(ctx, "purge: cannot parse metadata", "error", err)
 		return
@@ -37,6 +39,10 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 	manifestsSeen := map[string]bool{}
 	for _, snap := range meta.Snapshots() {
 		if snap.ManifestList == "" {
+			continue
+		}
+		if version == FormatV4 {
+			s.collectV4Files(ctx, w, meta.Location(), snap.ManifestList, files, manifestsSeen)
 			continue
 		}
 		files[snap.ManifestList] = true
@@ -69,4 +75,44 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 		}
 	}
 	log.InfoContext(ctx, "purged table files", "files", len(files), "failed", failed)
+}
+
+// collectV4Files adds a v4 root manifest, its leaves and every file they
+// reference (data, delete, column and deletion-vector files) to files.
+func (s *Service) collectV4Files(ctx context.Context, w *store.Warehouse, tableLoc, root string, files, seen map[string]bool) {
+	files[root] = true
+	add := func(rows []v4manifest.TrackedFile) {
+		for _, r := range rows {
+			files[r.Location] = true
+			if r.DeletionVector != nil {
+				files[r.DeletionVector.Location] = true
+			}
+			for _, cf := range r.ColumnFiles {
+				files[cf.Location] = true
+			}
+		}
+	}
+	roots, err := s.readManifest(ctx, w, root, tableLoc, nil)
+	if err != nil {
+		s.log.WarnContext(ctx, "purge: cannot read root manifest", "path", root, "error", err)
+		return
+	}
+	for i := range roots {
+		r := &roots[i]
+		files[r.Location] = true
+		if r.ContentType != v4manifest.ContentDataManifest && r.ContentType != v4manifest.ContentDeleteManifest {
+			add([]v4manifest.TrackedFile{*r})
+			continue
+		}
+		if seen[r.Location] {
+			continue
+		}
+		seen[r.Location] = true
+		rows, err := s.readManifest(ctx, w, r.Location, tableLoc, r)
+		if err != nil {
+			s.log.WarnContext(ctx, "purge: cannot read leaf manifest", "path", r.Location, "error", err)
+			continue
+		}
+		add(rows)
+	}
 }
