@@ -212,9 +212,36 @@ func TestColumnFileCommits(t *testing.T) {
 }
 
 func TestColumnFileRejections(t *testing.T) {
-	b := setup(t, "sqlite")
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { testColumnFileRejections(t, backend) })
+	}
+}
+
+func testColumnFileRejections(t *testing.T, backend string) {
+	b := setup(t, backend)
 	b.createNamespace(t, "ns")
-	vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 3})
+	vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 3, "gone.parquet": 3})
+	require.Equal(t, 200, b.do(t, "POST", vt.path+"/files", map[string]any{"remove-files": []string{"data/gone.parquet"}}).status)
+
+	// A table with a nested field, a partition source and an identifier field.
+	r := b.createTable(t, "ns", "rich", map[string]any{
+		"schema": rawJSON(`{"type":"struct","schema-id":0,"identifier-field-ids":[1],"fields":[
+			{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"data","type":"string","required":false},
+			{"id":3,"name":"score","type":"double","required":false},{"id":4,"name":"label","type":"string","required":false},
+			{"id":5,"name":"loc","type":{"type":"struct","fields":[{"id":6,"name":"lat","type":"double","required":false}]},"required":false},
+			{"id":7,"name":"region","type":"string","required":false}]}`),
+		"partition-spec": rawJSON(`{"spec-id":0,"fields":[{"source-id":7,"field-id":1000,"name":"region","transform":"identity"}]}`),
+		"properties":     map[string]string{"format-version": "4"},
+	})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	richLoc, _, _ := v4Meta(t, r)
+	rich := &v4Table{b: b, loc: richLoc, dir: strings.TrimPrefix(richLoc, "file://"), path: "/v1/wh/namespaces/ns/tables/rich"}
+	rsize := writeBase(t, filepath.Join(rich.dir, "data/r.parquet"), 3)
+	r = b.do(t, "POST", rich.path+"/files", map[string]any{"add-data-files": []any{map[string]any{
+		"location": "data/r.parquet", "file-format": "parquet", "record-count": 3, "file-size-in-bytes": rsize, "spec-id": 0,
+		"partition": map[string]any{"region": "eu"}}}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	rok := writeScores(t, filepath.Join(rich.dir, "data/ok.parquet"), 3, 1, false, false)
 	ok := writeScores(t, filepath.Join(vt.dir, "data/ok.parquet"), 3, 1, false, false)
 	short := writeScores(t, filepath.Join(vt.dir, "data/short.parquet"), 2, 1, false, false)
 	req := writeScores(t, filepath.Join(vt.dir, "data/req.parquet"), 3, 1, false, true)
@@ -255,6 +282,10 @@ func TestColumnFileRejections(t *testing.T) {
 			return f
 		}()}, "unsupported-file-format"},
 		{"not v4", "/v1/wh/namespaces/ns/tables/old", []map[string]any{vt.columnFile("a.parquet", "ok.parquet", 3, []int{3}, ok)}, "table-not-v4"},
+		{"base removed", "", []map[string]any{vt.columnFile("gone.parquet", "ok.parquet", 3, []int{3}, ok)}, "data-file-not-live"},
+		{"nested field", rich.path, []map[string]any{rich.columnFile("r.parquet", "ok.parquet", 3, []int{6}, rok)}, "not-top-level-field"},
+		{"partition source", rich.path, []map[string]any{rich.columnFile("r.parquet", "ok.parquet", 3, []int{7}, rok)}, "partition-source-field"},
+		{"identifier field", rich.path, []map[string]any{rich.columnFile("r.parquet", "ok.parquet", 3, []int{1}, rok)}, "identifier-field"},
 	}
 	_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
 	for _, c := range cases {
@@ -284,7 +315,13 @@ func TestColumnFileRejections(t *testing.T) {
 // a base file blocks a column update; after a files commit sets a deletion
 // vector and removes the delete file, the update succeeds.
 func TestEqualityDeletesMustBecomeDVs(t *testing.T) {
-	b := setup(t, "sqlite")
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { testEqualityDeletesMustBecomeDVs(t, backend) })
+	}
+}
+
+func testEqualityDeletesMustBecomeDVs(t *testing.T, backend string) {
+	b := setup(t, backend)
 	b.createNamespace(t, "ns")
 	vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 3})
 	delSize := writeParquet(t, filepath.Join(vt.dir, "data/eq.parquet"),
