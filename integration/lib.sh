@@ -19,7 +19,7 @@ start_catalog() {
   local port; port=$(free_port)
   local dbflag=(--data-dir "$dir/data")
   if [ -n "${CATALOG_TEST_DATABASE_URL:-}" ]; then
-    local db="interop_${name}_$RANDOM"
+    local db="interop_${name//[^a-zA-Z0-9]/_}_$RANDOM"
     psql "$CATALOG_TEST_DATABASE_URL" -q -c "CREATE DATABASE $db" >/dev/null
     dbflag=(--database-url "${CATALOG_TEST_DATABASE_URL%/*}/$db?sslmode=disable")
   fi
