@@ -92,7 +92,7 @@ func (s *Service) collectV4Files(ctx context.Context, w *store.Warehouse, tableL
 			}
 		}
 	}
-	roots, err := s.readManifest(ctx, w, root, tableLoc, nil)
+	roots, err := s.readManifest(ctx, w, root, tableLoc, nil, nil)
 	if err != nil {
 		s.log.WarnContext(ctx, "purge: cannot read root manifest", "path", root, "error", err)
 		return
@@ -108,7 +108,7 @@ func (s *Service) collectV4Files(ctx context.Context, w *store.Warehouse, tableL
 			continue
 		}
 		seen[r.Location] = true
-		rows, err := s.readManifest(ctx, w, r.Location, tableLoc, r)
+		rows, err := s.readManifest(ctx, w, r.Location, tableLoc, r, nil)
 		if err != nil {
 			s.log.WarnContext(ctx, "purge: cannot read leaf manifest", "path", r.Location, "error", err)
 			continue

@@ -226,32 +226,9 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, metaLoc s
 // missing or the file cannot be read, 409 when the name is taken.
 func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string, overwrite, vend bool) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	if metadataLocation == "" {
-		return nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
-	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
-		return nil, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := s.store.NamespaceGet(ctx, warehouse, nsLevels); err != nil {
-		if errors.Is(err, store.ErrNoSuchNamespace) {
-			return nil, nsNotFound(err, nsLevels)
-		}
-		return nil, storeErr(err, warehouse)
-	}
-	io, err := s.fileIO(ctx, w, metadataLocation)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.Read(ctx, metadataLocation)
-	if err != nil {
-		return nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", metadataLocation)
 	}
 	meta, version, err := parseTableMetadata(data)
 	if err != nil {
@@ -274,6 +251,39 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, metadataLocation, obj.Metadata, loc, vend)
+}
+
+// readForRegister checks a register request (identifier, access, namespace)
+// and reads the metadata file it names: 404 NotFound when unreadable.
+func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string) (*store.Warehouse, []byte, error) {
+	if err := validateIdent(id); err != nil {
+		return nil, nil, err
+	}
+	if metadataLocation == "" {
+		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
+	}
+	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+		return nil, nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := s.store.NamespaceGet(ctx, warehouse, id.Namespace); err != nil {
+		if errors.Is(err, store.ErrNoSuchNamespace) {
+			return nil, nil, nsNotFound(err, id.Namespace)
+		}
+		return nil, nil, storeErr(err, warehouse)
+	}
+	io, err := s.fileIO(ctx, w, metadataLocation)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.Read(ctx, metadataLocation)
+	if err != nil {
+		return nil, nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", metadataLocation)
+	}
+	return w, data, nil
 }
 
 func compactJSON(b []byte) []byte {

@@ -97,28 +97,13 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 	}
 	var first map[string]baseState
 	footers := map[string]*footerInfo{} // by column file location, reused across attempts
-	for attempt := 1; ; attempt++ {
+	return s.retryV4(ctx, w, func() (*TableResult, []string, error) {
 		res, states, written, err := s.commitColumnsOnce(ctx, w, c, reqs, first, footers)
 		if first == nil {
 			first = states
 		}
-		if err == nil {
-			s.commitOutcome("committed")
-			return res, nil
-		}
-		if !errors.Is(err, store.ErrOutcomeUnknown) {
-			for _, f := range written {
-				s.deleteOrphan(ctx, w, f)
-			}
-		}
-		if errors.Is(err, store.ErrConflict) && attempt < s.opts.MaxCommitAttempts {
-			if berr := conflictBackoff(ctx, attempt); berr != nil {
-				return nil, wrapErr(KindCommitFailed, berr, "Commit failed: request cancelled while retrying, nothing was committed")
-			}
-			continue
-		}
-		return nil, s.swapErr(validationErr(err), attempt)
-	}
+		return res, written, err
+	})
 }
 
 func (s *Service) commitColumnsOnce(ctx context.Context, w *store.Warehouse, c ColumnFilesCommit, reqs []requirement,
@@ -400,47 +385,38 @@ func modifiedRow(r v4manifest.TrackedFile, fs []validation.ColumnFile, footers m
 
 // readLeaf reads a leaf referenced by root row rr with inheritance applied.
 func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
-	loc := v4manifest.Resolve(st.location, rr.Location)
-	io, err := s.fileIO(ctx, w, loc)
+	return s.readManifest(ctx, w, v4manifest.Resolve(st.location, rr.Location), st.location, rr, cols)
+}
+
+// loadV4At loads a v4 table with the root rows of a snapshot (the current
+// one when snapshotID is nil): 404 for an unknown snapshot.
+func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snapshotID *int64) (*store.Warehouse, *v4State, error) {
+	w, err := s.warehouse(ctx, warehouse)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f, err := io.Open(ctx, loc)
+	st, err := s.loadV4(ctx, w, id)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "open manifest %s", loc)
+		return nil, nil, validationErr(err)
 	}
-	defer f.Close()
-	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{Columns: cols, TableLocation: st.location, InheritFrom: rr})
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", loc)
+	if snapshotID != nil {
+		snap := st.meta.SnapshotByID(*snapshotID)
+		if snap == nil {
+			return nil, nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
+		}
+		if st.rootRows, err = s.readManifest(ctx, w, snap.ManifestList, st.location, nil, nil); err != nil {
+			return nil, nil, err
+		}
 	}
-	defer r.Close()
-	rows, err := r.All(ctx)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", loc)
-	}
-	return rows, nil
+	return w, st, nil
 }
 
 // LiveColumnFiles lists, per base data file with column files, its live
 // column files at a snapshot (the current one when snapshotID is nil).
 func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Ident, snapshotID *int64) ([]v4manifest.TrackedFile, error) {
-	w, err := s.warehouse(ctx, warehouse)
+	w, st, err := s.loadV4At(ctx, warehouse, id, snapshotID)
 	if err != nil {
 		return nil, err
-	}
-	st, err := s.loadV4(ctx, w, id)
-	if err != nil {
-		return nil, validationErr(err)
-	}
-	if snapshotID != nil {
-		snap := st.meta.SnapshotByID(*snapshotID)
-		if snap == nil {
-			return nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
-		}
-		if st.rootRows, err = s.readManifest(ctx, w, snap.ManifestList, st.location, nil); err != nil {
-			return nil, err
-		}
 	}
 	var out []v4manifest.TrackedFile
 	for i := range st.rootRows {
@@ -491,22 +467,9 @@ type ScanTask struct {
 // understands them, it fails with 400 reason column-files-unsupported-by-client:
 // a reader that ignored them would return stale values.
 func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, snapshotID *int64, columnFilesOK bool) ([]ScanTask, error) {
-	w, err := s.warehouse(ctx, warehouse)
+	w, st, err := s.loadV4At(ctx, warehouse, id, snapshotID)
 	if err != nil {
 		return nil, err
-	}
-	st, err := s.loadV4(ctx, w, id)
-	if err != nil {
-		return nil, validationErr(err)
-	}
-	if snapshotID != nil {
-		snap := st.meta.SnapshotByID(*snapshotID)
-		if snap == nil {
-			return nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
-		}
-		if st.rootRows, err = s.readManifest(ctx, w, snap.ManifestList, st.location, nil); err != nil {
-			return nil, err
-		}
 	}
 	tasks := []ScanTask{}
 	for i := range st.rootRows {

@@ -99,14 +99,16 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 	}
 	st := &v4State{obj: obj, meta: meta, location: meta.Location()}
 	if cur := meta.CurrentSnapshot(); cur != nil && cur.ManifestList != "" {
-		if st.rootRows, err = s.readManifest(ctx, w, cur.ManifestList, st.location, nil); err != nil {
+		if st.rootRows, err = s.readManifest(ctx, w, cur.ManifestList, st.location, nil, nil); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
 }
 
-func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tableLoc string, inherit *v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
+// readManifest reads a manifest (only the columns cols when given),
+// resolving locations against tableLoc and inheriting from the root row.
+func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tableLoc string, inherit *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
 	io, err := s.fileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
@@ -116,7 +118,7 @@ func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tab
 		return nil, wrapErr(KindInternal, err, "open manifest %s", loc)
 	}
 	defer f.Close()
-	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{TableLocation: tableLoc, InheritFrom: inherit})
+	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{Columns: cols, TableLocation: tableLoc, InheritFrom: inherit})
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "read manifest %s", loc)
 	}
@@ -269,14 +271,22 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 	if err != nil {
 		return nil, err
 	}
+	return s.retryV4(ctx, w, func() (*TableResult, []string, error) {
+		return s.commitFilesOnce(ctx, w, c, reqs)
+	})
+}
+
+// retryV4 runs one attempt of a v4 commit until it lands, fails for good,
+// or loses too many races. A failed attempt's files are deleted unless the
+// outcome is unknown (the commit may reference them).
+func (s *Service) retryV4(ctx context.Context, w *store.Warehouse, once func() (*TableResult, []string, error)) (*TableResult, error) {
 	for attempt := 1; ; attempt++ {
-		res, written, err := s.commitFilesOnce(ctx, w, c, reqs)
+		res, written, err := once()
 		if err == nil {
 			s.commitOutcome("committed")
 			return res, nil
 		}
 		if !errors.Is(err, store.ErrOutcomeUnknown) {
-			// Nothing references these files: the swap did not happen.
 			for _, f := range written {
 				s.deleteOrphan(ctx, w, f)
 			}
@@ -287,7 +297,7 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 			}
 			continue
 		}
-		return nil, s.swapErr(err, attempt)
+		return nil, s.swapErr(validationErr(err), attempt)
 	}
 }
 

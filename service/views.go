@@ -240,32 +240,9 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 // taken by a view or table, 400 when the file is not view metadata.
 func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string) (*ViewResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	if metadataLocation == "" {
-		return nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
-	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
-		return nil, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
+	_, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := s.store.NamespaceGet(ctx, warehouse, nsLevels); err != nil {
-		if errors.Is(err, store.ErrNoSuchNamespace) {
-			return nil, nsNotFound(err, nsLevels)
-		}
-		return nil, storeErr(err, warehouse)
-	}
-	io, err := s.fileIO(ctx, w, metadataLocation)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.Read(ctx, metadataLocation)
-	if err != nil {
-		return nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", metadataLocation)
 	}
 	meta, err := view.ParseMetadataBytes(data)
 	if err != nil {
