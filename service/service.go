@@ -13,6 +13,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -46,6 +47,7 @@ type Service struct {
 
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
+	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
 }
 
 // New returns a Service over st, writing files through files.
@@ -63,7 +65,8 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		opts.Logger = slog.Default()
 	}
 	refs, _ := lru.New[string, []byte](512)
-	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs}
+	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
+	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves}
 }
 
 // Store returns the underlying store (for health checks and idempotency).

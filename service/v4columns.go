@@ -384,8 +384,32 @@ func modifiedRow(r v4manifest.TrackedFile, fs []validation.ColumnFile, footers m
 }
 
 // readLeaf reads a leaf referenced by root row rr with inheritance applied.
+// Narrow reads (a column projection) are cached: manifests are immutable
+// once written, so a cached read never goes stale and replicas need not
+// agree on it; the key includes what the rows inherit from rr.
 func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
-	return s.readManifest(ctx, w, v4manifest.Resolve(st.location, rr.Location), st.location, rr, cols)
+	loc := v4manifest.Resolve(st.location, rr.Location)
+	if cols == nil {
+		return s.readManifest(ctx, w, loc, st.location, rr, nil)
+	}
+	key := fmt.Sprintf("%s|%v|%d|%d|%d|%d", loc, cols, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
+		deref(rr.Tracking.FileSequenceNumber), deref(rr.Tracking.FirstRowID))
+	if rows, ok := s.leafCache.Get(key); ok {
+		return rows, nil
+	}
+	rows, err := s.readManifest(ctx, w, loc, st.location, rr, cols)
+	if err != nil {
+		return nil, err
+	}
+	s.leafCache.Add(key, rows)
+	return rows, nil
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }
 
 // loadV4At loads a v4 table with the root rows of a snapshot (the current
