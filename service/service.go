@@ -13,8 +13,8 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/lakehold/catalog/storage"
-	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
 )
 
 // Options configure a Service.
