@@ -374,3 +374,32 @@ func TestPurgeV4Table(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "root manifest survived the purge")
 	require.DirExists(t, filepath.Join(vt.dir, "data"))
 }
+
+// TestColumnUpdateClearsSortOrder: a base file sorted by a field that a
+// column file replaces is no longer known to be sorted.
+func TestColumnUpdateClearsSortOrder(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "ns")
+	r := b.createTable(t, "ns", "sorted", map[string]any{"schema": rawJSON(wideSchemaJSON), "properties": map[string]string{"format-version": "4"},
+		"write-order": rawJSON(`{"order-id":1,"fields":[{"source-id":3,"transform":"identity","direction":"asc","null-order":"nulls-first"}]}`)})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	loc, _, _ := v4Meta(t, r)
+	vt := &v4Table{b: b, loc: loc, dir: strings.TrimPrefix(loc, "file://"), path: "/v1/wh/namespaces/ns/tables/sorted"}
+	for _, name := range []string{"a.parquet", "b.parquet"} {
+		size := writeBase(t, filepath.Join(vt.dir, "data", name), 3)
+		r = b.do(t, "POST", vt.path+"/files", map[string]any{"add-data-files": []any{map[string]any{
+			"location": "data/" + name, "file-format": "parquet", "record-count": 3, "file-size-in-bytes": size, "spec-id": 0, "sort-order-id": 1}}})
+		require.Equal(t, 200, r.status, "%s", r.body)
+	}
+	s1 := writeScores(t, filepath.Join(vt.dir, "data/score.parquet"), 3, 1, false, false)
+	require.Equal(t, 200, vt.commit(t, vt.columnFile("a.parquet", "score.parquet", 3, []int{3}, s1)).status)
+	row, _ := vt.liveRow(t, "a.parquet")
+	require.Nil(t, row.SortOrderID, "sorted by score, and score was replaced")
+	l1 := writeParquet(t, filepath.Join(vt.dir, "data/label.parquet"),
+		[]arrow.Field{{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldMD(4)}},
+		func(b *array.RecordBuilder) { b.Field(0).(*array.StringBuilder).AppendValues([]string{"a", "b", "c"}, nil) })
+	require.Equal(t, 200, vt.commit(t, vt.columnFile("b.parquet", "label.parquet", 3, []int{4}, l1)).status)
+	row, _ = vt.liveRow(t, "b.parquet")
+	require.NotNil(t, row.SortOrderID, "label is not a sort field")
+	require.Equal(t, int32(1), *row.SortOrderID)
+}

@@ -19,7 +19,7 @@ func (s *Server) CommitFiles(ctx context.Context, req openapi.CommitFilesRequest
 	if b.AddDataFiles != nil {
 		for _, f := range *b.AddDataFiles {
 			in := service.DataFileInput{Location: f.Location, FileFormat: f.FileFormat, RecordCount: f.RecordCount,
-				FileSizeInBytes: f.FileSizeInBytes, SpecID: f.SpecId, ContentStats: raw(f.ContentStats)}
+				FileSizeInBytes: f.FileSizeInBytes, SpecID: f.SpecId, SortOrderID: f.SortOrderId, ContentStats: raw(f.ContentStats)}
 			if f.Partition != nil {
 				in.Partition = map[string]json.RawMessage{}
 				for k, v := range *f.Partition {

@@ -286,6 +286,10 @@ func (s *Service) commitColumnsOnce(ctx context.Context, w *store.Warehouse, c C
 			replaced.Tracking.SnapshotID = ptrTo(snapID)
 			out = append(out, replaced)
 			mod, nAdded, nRetired := modifiedRow(r, fs, footers, snapID, seq)
+			if mod.SortOrderID != nil && sortedBy(st.meta.SortOrders(), int(*mod.SortOrderID), fs) {
+				// The file is no longer known to be sorted by that order.
+				mod.SortOrderID = nil
+			}
 			out = append(out, mod)
 			added += nAdded
 			retired += nRetired
@@ -323,6 +327,24 @@ func (s *Service) commitColumnsOnce(ctx context.Context, w *store.Warehouse, c C
 		return nil, states, written, err
 	}
 	return res, states, nil, nil
+}
+
+// sortedBy reports whether sort order id uses a field the column files
+// update.
+func sortedBy(orders []table.SortOrder, id int, fs []validation.ColumnFile) bool {
+	for _, o := range orders {
+		if o.OrderID() != id {
+			continue
+		}
+		for _, f := range o.Fields() {
+			for _, c := range fs {
+				if slices.Contains(c.FieldIDs, f.SourceID()) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // modifiedRow builds the MODIFIED row of a base file: merged column files,

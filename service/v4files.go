@@ -25,6 +25,7 @@ type DataFileInput struct {
 	RecordCount     int64
 	FileSizeInBytes int64
 	SpecID          int
+	SortOrderID     *int
 	Partition       map[string]json.RawMessage
 	// ContentStats is optional; when absent the server reads the footer.
 	ContentStats json.RawMessage
@@ -171,6 +172,16 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	row := &v4manifest.TrackedFile{
 		ContentType: v4manifest.ContentData, FormatVersion: FormatV4, Location: loc, FileFormat: "parquet",
 		RecordCount: in.RecordCount, FileSizeInBytes: in.FileSizeInBytes, SpecID: ptrTo(int32(in.SpecID)),
+	}
+	if in.SortOrderID != nil {
+		known := false
+		for _, o := range st.meta.SortOrders() {
+			known = known || o.OrderID() == *in.SortOrderID
+		}
+		if !known {
+			return nil, newErr(KindBadRequest, "Data file %s: unknown sort-order-id %d", loc, *in.SortOrderID)
+		}
+		row.SortOrderID = ptrTo(int32(*in.SortOrderID))
 	}
 	part, err := partitionValues(sc, spec, loc, in.Partition)
 	if err != nil {
