@@ -397,7 +397,9 @@ func TestColumnUpdateClearsSortOrder(t *testing.T) {
 	require.Nil(t, row.SortOrderID, "sorted by score, and score was replaced")
 	l1 := writeParquet(t, filepath.Join(vt.dir, "data/label.parquet"),
 		[]arrow.Field{{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldMD(4)}},
-		func(b *array.RecordBuilder) { b.Field(0).(*array.StringBuilder).AppendValues([]string{"a", "b", "c"}, nil) })
+		func(b *array.RecordBuilder) {
+			b.Field(0).(*array.StringBuilder).AppendValues([]string{"a", "b", "c"}, nil)
+		})
 	require.Equal(t, 200, vt.commit(t, vt.columnFile("b.parquet", "label.parquet", 3, []int{4}, l1)).status)
 	row, _ = vt.liveRow(t, "b.parquet")
 	require.NotNil(t, row.SortOrderID, "label is not a sort field")
