@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
@@ -83,9 +84,15 @@ type fixture struct {
 	id   service.Ident
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, backend string) *fixture {
 	ctx := context.Background()
-	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	var st *sqlstore.Store
+	var err error
+	if backend == "postgres" {
+		st, err = sqlstore.OpenPostgres(ctx, pgtest.NewDatabase(t), true)
+	} else {
+		st, err = sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	}
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	gate := &gatedStore{Store: st, reached: make(chan struct{}), release: make(chan struct{})}
@@ -145,17 +152,29 @@ func (fx *fixture) race(t *testing.T, a, b service.ColumnFilesCommit) error {
 	return <-errA
 }
 
+var backends = []string{"sqlite", "postgres"}
+
 func TestConcurrentColumnCommitsOnDisjointBasesBothLand(t *testing.T) {
-	fx := newFixture(t)
-	err := fx.race(t, fx.columnCommit(t, "a.parquet", "cfa.parquet"), fx.columnCommit(t, "b.parquet", "cfb.parquet"))
-	require.NoError(t, err, "the loser is re-based onto the winner")
-	rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
-	require.NoError(t, err)
-	require.Len(t, rows, 2, "both updates are visible")
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			fx := newFixture(t, backend)
+			err := fx.race(t, fx.columnCommit(t, "a.parquet", "cfa.parquet"), fx.columnCommit(t, "b.parquet", "cfb.parquet"))
+			require.NoError(t, err, "the loser is re-based onto the winner")
+			rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+			require.NoError(t, err)
+			require.Len(t, rows, 2, "both updates are visible")
+		})
+	}
 }
 
 func TestConcurrentColumnCommitsOnSameBaseConflict(t *testing.T) {
-	fx := newFixture(t)
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { testSameBaseConflict(t, backend) })
+	}
+}
+
+func testSameBaseConflict(t *testing.T, backend string) {
+	fx := newFixture(t, backend)
 	err := fx.race(t, fx.columnCommit(t, "a.parquet", "cf1.parquet"), fx.columnCommit(t, "a.parquet", "cf2.parquet"))
 	require.Error(t, err)
 	require.Equal(t, service.KindCommitFailed, service.KindOf(err), "409: %v", err)
