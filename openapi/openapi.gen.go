@@ -280,6 +280,16 @@ type LoadViewResult struct {
 // Namespace defines model for Namespace.
 type Namespace = []string
 
+// NativeWriteEligibility defines model for NativeWriteEligibility.
+type NativeWriteEligibility struct {
+	Eligible bool `json:"eligible"`
+	Reasons  []struct {
+		Code    string  `json:"code"`
+		Key     *string `json:"key,omitempty"`
+		Message string  `json:"message"`
+	} `json:"reasons"`
+}
+
 // PlanTableScanRequest defines model for PlanTableScanRequest.
 type PlanTableScanRequest struct {
 	SnapshotId           *int64                 `json:"snapshot-id,omitempty"`
@@ -785,6 +795,9 @@ type ServerInterface interface {
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 	ReportMetrics(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam)
 
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility)
+	NativeWriteEligibility(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam)
+
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 	PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams)
 
@@ -932,6 +945,11 @@ func (_ Unimplemented) CommitFiles(w http.ResponseWriter, r *http.Request, prefi
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 func (_ Unimplemented) ReportMetrics(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility)
+func (_ Unimplemented) NativeWriteEligibility(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2225,6 +2243,50 @@ func (siw *ServerInterfaceWrapper) ReportMetrics(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// NativeWriteEligibility operation middleware
+func (siw *ServerInterfaceWrapper) NativeWriteEligibility(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.NativeWriteEligibility(w, r, prefix, namespace, table)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // PlanTableScan operation middleware
 func (siw *ServerInterfaceWrapper) PlanTableScan(w http.ResponseWriter, r *http.Request) {
 
@@ -2959,6 +3021,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan", wrapper.PlanTableScan)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility", wrapper.NativeWriteEligibility)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/tables/rename", wrapper.RenameTable)
@@ -3953,6 +4018,47 @@ func (response ReportMetricsdefaultJSONResponse) VisitReportMetricsResponse(w ht
 	return err
 }
 
+type NativeWriteEligibilityRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+}
+
+type NativeWriteEligibilityResponseObject interface {
+	VisitNativeWriteEligibilityResponse(w http.ResponseWriter) error
+}
+
+type NativeWriteEligibility200JSONResponse NativeWriteEligibility
+
+func (response NativeWriteEligibility200JSONResponse) VisitNativeWriteEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NativeWriteEligibilitydefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response NativeWriteEligibilitydefaultJSONResponse) VisitNativeWriteEligibilityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PlanTableScanRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -4410,6 +4516,9 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics)
 	ReportMetrics(ctx context.Context, request ReportMetricsRequestObject) (ReportMetricsResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility)
+	NativeWriteEligibility(ctx context.Context, request NativeWriteEligibilityRequestObject) (NativeWriteEligibilityResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 	PlanTableScan(ctx context.Context, request PlanTableScanRequestObject) (PlanTableScanResponseObject, error)
@@ -5183,6 +5292,34 @@ func (sh *strictHandler) ReportMetrics(w http.ResponseWriter, r *http.Request, p
 	}
 }
 
+// NativeWriteEligibility operation middleware
+func (sh *strictHandler) NativeWriteEligibility(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
+	var request NativeWriteEligibilityRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.NativeWriteEligibility(ctx, request.(NativeWriteEligibilityRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "NativeWriteEligibility")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(NativeWriteEligibilityResponseObject); ok {
+		if err := validResponse.VisitNativeWriteEligibilityResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // PlanTableScan operation middleware
 func (sh *strictHandler) PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams) {
 	var request PlanTableScanRequestObject
@@ -5513,68 +5650,71 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1rb9s2u3+F0DkHSAHJTtbinCH71LXZ0LO2K9qse4GlwBjxsc1GJlWSsuMF/u8vSOou6mJHTpzt/dTW",
-	"4uW587mRvfNCvow5A6akd37nxVjgJSgQ5l8vwxCkfA0RzLGinH3QX/UHyrxzbwGYgPB8j+EleOfev4I3",
-	"IVyDmAd2XlBM9HxPhgtYYj1ZbWI9XCpB2dzbbn3vDYFlzBWwcPMLbLp3KY0NfoFNz8rv8RJkjEPIFyUg",
-	"Q0FjA9V58R1FsIJI+ghwuEC/fXwbAAs5AeKjr5wyIOh6g9QC0Ont2U9IgiaU4gKd/M/ZT88mnm+BjbFa",
-	"FKCybHHP9wR8S6gA4p0rkUA30B/wHD7Rv6BKiG8JiE2xeJwOqhBgSRldJkvv/MzP1qVMwRxEvvAlv4GC",
-	"kTiK+PpiGavNZxwlkEHXtqGZ3EPyDwJm9LaF3pcLQGssYMETCUiv7CMskQCVCE1kyhBfgRCUgJzEZiVN",
-	"+OnqbBpyNqPzFlLboTvS+RJfRzUiV1dVesCOi36msO5ac0VhvdOSWz1YxpxJMEp5IQQX+i8hZwqYMmyM",
-	"44iGRtWmX6Wm9F1pxf8WMPPOvf+aFro+tV/lNFVZs+jHdBu7aZVxL9kGzTCNEmE5hhlKpyLQc9E1J5uJ",
-	"t/W9txwTQ9nRYMxX/AgyiZQLPPMZLUFhghVGJ9nfgojbLRGVCF9LYArNuEAYSYXnQFAoACswGmwtjaXx",
-	"JZ5X4WtwJcVUs3tURPWC7XjqrzmaEyNw6WS99iuscMTnr4ymGHMueAxCUSs5BGY4iayhx4RQvSaOPlTG",
-	"1PDMzQi//gqh0j8AIzGn6XlBFSw752Eh8Eb/m5bs9g1sgojOQNElOCfnNuA+oG7LWvZHgX15+S8OBF/x",
-	"KFmyn2gEb9iMN8k4oxCRgBInAXJz26TAjEYQzLhYYuUE33yX9C8IKAuuNyrdLZ2gV/7fF57v2CiTcbdB",
-	"KtMgH1mFxi/h5ISjj0xxohzipvVPL9aC7dOhoiZiyAUJQp5YHe9dry58OS38vZlQg6KbJ/IVXy6p+gjf",
-	"EpAO5oRmpAGpyoEu+1RnuYM9KdLLzKHsWu4jXv//p1/f62mS4VguuAqqUHbNLhmDOrUryLnppImTnikt",
-	"FKIEmKIzCqIPErPOm2L4/mRIYoIVDJ9Rw7uya7FaLwXSY79Bguyg2QGDxsHbb5SaU4plumAXmEkc6gmt",
-	"PDQOXBAuMJvvJOYN6WhIeg2H6kbtQNvT/e8jcZ0iZlyrPMJqRbsIk3qAyJfSq49iKIqtByHQpidHjkG3",
-	"nes892zQ4vgQY6GMVxbIGMIdBG4/rP2BHnT5SNEOfmD9+xIK15xHgJkesRZUQcAF6Ve4Nvk39MmBa2dB",
-	"p97vyYGHIqSOWIMVCJmCeH861das4NJOw9+zvMFRENKNYA6BC43XWGHtPJW8tAM4ZjPu8su6nPEOX7XX",
-	"k8pwaokB0rA4kArvdCw9jpefG7WusHMgBg1K7RxC+J7kQln7FFDiDo+09W35ODT2qwDWEnlk2zhFACLQ",
-	"C3+GUHHRJghYEMpwRNVmIPLd4WOZj9UUyYdkNqMM6ZlowSNC2RxhRFIgg5WBMlidoeuIXxc7l5IPs5mE",
-	"wSzaWQaHRYYpEPUN/AohXdy4+JaYj4Yr0KGakA58MjH40Wnnw6hehU/dmmiyuO84gchliQm4ubsEKfHc",
-	"rWZS4fBmt0Sf/Xd/0Gc3Tcf7Fj4XUlqEP4WYXWJ505Nk6jy7I8wYkOy8MhbGqIiZHQiYgQAWwm660KrM",
-	"bZj05WUwIUG+ynAHoHoMO7ii180lqYT48C3aDIszCbTkK9f6vcKzb/oIVFCz8DvQznF+OUC7f4qqIRA/",
-	"g3rK0aWzdtQ8Z7J6VadwFZarDoOd79r/LZWq5Eu3g3APhSr76oO1X7aCm7NIDuD3cGgrnK8LLoNbFcQ6",
-	"GFamfKu3SKLIluhs9bHbVpcAasPLpBg6cCpSW8ORciS5RketDFcbbnnc2YFfXtMejl6+bK9clRZ3wlgr",
-	"j7qCsLQeODxLcKDUr/YouEgTM4b2OBpOsk927qt8ai/pOvPItXLrMdPtvinz9+UzZPhxrJ0mI1raASv5",
-	"LG7v2ypclYb5qWkd5SHRUQP4GhRuZu3l0zQjgmqMI0PMAoXlzfAlK+6qY904wqwaNVS8bZXIfvan4760",
-	"0Krs5j5UfqnU/+AOB/vCRdMlM2owOaNCqkDw9VDZq4WY95Wgg4aUGb3L1KtHl9lqZbz2rSx/qEcpe3aP",
-	"ZPRqpG1esg3SX9AKRwn4iIBpv8va7iSIFQi0pmqBcIzDBUxp2m045xPP926DOQ/S7b5KziYf8fpdGmTq",
-	"fWFOpQLRXQsZdoS1ZpL5CoQpKrjqDe6EcXNHF/Uz6DvLCPcC/n7Q6eHdlCUgFWU5WDv6fZInoj/+aUys",
-	"m027il8Bxo1QzIV6B0rQUO517AmzQjAsF1Ie7AKn6faM4qqkPZO94OW9lekmLhDrpHcGNa3yuGt02xql",
-	"puLtgvA3U6ku+oFz6FpF1mQx6u5pr8s0sKDelxroALe1W4NKqYHaMeGy5Csg++C40yRn3wDxCgD8HH4X",
-	"94pgqbPoVz1S9El3Pp36SD4/n06vk/AG1HQymSAu0FxWfnLVAR62YNhTBNXTadqO2GypzlpxP158ukSh",
-	"7QJFgicKJFILKrPjky7jyCbXfKQPKgXMtMOaMbHgeq8rdrKmwjZnSzTjUcTX5gh+aY7d6l6x4IqHPHrm",
-	"ozhKpBm3xAzPzS7o5Yc3V+zkz2nx03R19uezCfqRE2pgwwqFWIhNvqzppNEcWpVbXX2UktS/YqmGIcwI",
-	"KucLERaANNkIwhLNBFhXyHoVCxBgZlT9iivW6Vj4SHILZMJuGF8zZBuO7OZ6L4nmoBBGL05PJ1eai4oq",
-	"7XZ7b/ENLHhEnLzxfC8vqHunk7PJqXEfYmA4pt6593xyOnlu/Da1MEJWpeC0mm6Y22qVlh4jS2+I3r+S",
-	"ufBqTeTfnZ6O17XszpE4upcvViA2Rf//xCbhTVtu2yY51DZFaI0lnksTBec08b5oteTSQYda70Daeg9S",
-	"/cjJZjQatHQobKtarz2F7QE5UUopOVrkK1cv1limve9kVDZs/XZZnd5pm7ItovUmt2xxocqtCrFe9N0p",
-	"0YjZ1Qk6oQotICKIcVQkMZ+NLHdO9fsZVAcWj8HysbWtdFPsj7u260873XTRyxY3fVot28+g0hsObihq",
-	"95bWJTZ07H1AHlWvZTj4lA5AFvHE4poezIBSewVkPF5mnvw2pfid9fG302rtofVgKcoYTR64YCmGTGt3",
-	"0Lb+oBnFdTg9wX09Tdh8yOPwuKW442D2ayogVChc0IgIYIjPDJct/IWZQiea/TwOzMXEMc1XuZyz3Zl9",
-	"pdt9mqBdh+77Uly22y6uC6GWfYc6uhttyg98dLf1GrdY9UJMRjzIK4LRbhnsMW7+3n2WCx4fQgSG+ANV",
-	"+hDB43hk+rSc+285JjnS77KSzAEFx9lD0Cs1OnyhysR8acw5MnEWgEmTOjmkF7dUKuntzk4wE4/HBPYf",
-	"X7Ur6LmX06NZ02qW4WFBbLPrNitVymocs2Hvzfg9sInvT+k51Pb3BVbGhqUZMx+lCTPf6HCaM3sEyz8V",
-	"aU3ieKSzUuMZRzT7oXO/kXEomXaWsYbLcbdcFDf37ydNJoW3hyQFq/Qy/XGJ02f7YsPxGjpXdXBMmTAE",
-	"uJ9IaM7uIBGpBHWFoLbj7OHDz0MHkbVOura3LiSizMSNOdUmY2mtfyT6V7q8+Pc05o7bmU/dlNvx0zvz",
-	"Z290OC5vnVmhRMwz4poi4y7ZoZZgxFaoRowrS5rXGlPuR6oWefbb3taaBe85g+AdVuGi+5knN7mzbj9Z",
-	"mQwsWWo8cRSZiG9WLnD2Zed2kPPn3RyjEiXMXtEnSFIWgjGgF5d4ro1pBfkRWeqOhA3QO0bBFo1xIuDH",
-	"svb9M0qvcvUFoiPaj0OZeMdTEg+cWHQ89NGSHgrNUBRhRoD8YL2LynNTe7yR9Whnz7Te6Jqa1tplURDo",
-	"GktA5tkwPdY3ebGIrjQ99ArmV4mwQhhl9g2dpHihMBECmDIPiDWd1PLtkUHFqnK7dNmE9vdNH9ovdV20",
-	"ccjRjxViph0eC1yj5j/OelWJ9GsiENwqYDKr81n+orQpBL2wtl6ep2kfJPkyo6BEfHbFrmt0Nv0rFRKj",
-	"y6JtdoUjaptmtFKb71fs5MXpKfpsv1DOLm5DMADatcy1q4kALDl7lvbamN7WvMmHzkAfRKbrpea5G0PS",
-	"KfxHZaNbHs16wpb6US1vbnL/5rqJCUkVY8lXgNYLHlmdvGKGBD9UOtcL3YkAz+xEzlWhSeYny1mJ8BXL",
-	"zoJ2DTt+3fqPVo2mVUvbjv509KqeTS311HuHSoQ6+vYHyVtLxGU7802sj0N9PI4Y7O8nBXGE2VM1rZ+M",
-	"JQwkJYBkiBnSyDDK5r41kqTL3F6xE7lh4UJwxhPpI3sHTutsbJr9nk3Q6w53CGEBV4yzaFM8Nq04CiNq",
-	"WoeNmyqBEVS8Ym79gsCYsHOk5cZliSuXE1uc/PaX0st79GenxtcY5wXPbfPR6TEtsus6Z7tFttw1ovLQ",
-	"qmeLFl1FiM9mxD+wBmEQH70EkVWJjqsCcfT1v+YTg0+7+meGT+/0H70lhJGZM8QpMBdTRkz/F1Lfmv3/",
-	"nP2nAY/MwLZstt5ix2S2oeI4uexHMhv9M4r/C6LTL45w+ASMTOP94idiZFIHWkB2n+8QDc+lK9BH3irS",
-	"uKp9n/ioKIVa8h4uOlLFa99yagP1Q/Gy8bz4U6gwNR9D35ev9pKe5aytlqYZkYPx1p73D6GgT6CVa1T9",
-	"zF2VkdQzt7HmzT0dzVsKJiLSYa5S8fl0evbd/01OJ6eTs/Pvz74/M6RK52fPAGT3j/QRWv+/smT511Rk",
-	"Sr9YCEo/lK6lbb9s/x0AAP//",
+	"7D1rbxu3ln+FmN1FHWBGsptgt3A/pYlbZJukRuKmF6gLlB4eSYxH5ITkSFEN/fcLkvMWOSPJI1tu76fE",
+	"Eh/nzfMidRfEfJ5yBkzJ4PwuSLHAc1AgzF8v4xikfA0JTLGinF3qb/UXlAXnwQwwARGEAcNzCM6Df0Vv",
+	"YrgBMY3svKiaGISBjGcwx3qyWqV6uFSCsmmwXofBGwLzlCtg8epnWHXvUhsb/QyrnpXf4znIFMdQLkpA",
+	"xoKmBqrz6nuUwAISGSLA8Qz9+uFtBCzmBEiIPnPKgKCbFVIzQKdfz35EEjShFBfo5H/Ofnw2CkILbIrV",
+	"rAKVFYsHYSDgS0YFkOBciQy6gb7EU/hI/4ImIb5kIFbV4mk+qEGAOWV0ns2D87OwWJcyBVMQ5cJX/BYq",
+	"RuIk4cuLeapWn3CSQQGdb0MzuYfklwIm9KuH3lczQEssYMYzCUivHCIskQCVCU1kyhBfgBCUgBylZiVN",
+	"+PHibBxzNqFTD6nt0B3pfIVvkhaRm6sqPWDHRT9RWHatuaCw3GnJtR4sU84kGKW8EIIL/Z+YMwVMGTam",
+	"aUJjo2rjz1JT+q624n8LmATnwX+NK10f22/lOFdZs+iHfBu7aZNxL9kKTTBNMmE5hhnKpyLQc9ENJ6tR",
+	"sA6DtxwTQ9nBYCxX/AAyS5QLPPM1moPCBCuMTor/RQm3WyIqEb6RwBSacIEwkgpPgaBYAFZgNNhaGkvj",
+	"KzxtwrfBlRxTze5BEdUL+vHU35ZojozA5ZP12q+wwgmfvjKaYsy54CkIRa3kEJjgLLGGHhNC9Zo4uWyM",
+	"aeFZmhF+8xlipT8ARlJO8/OCKph3zsNC4JX+m9bs9i2sooROQNE5OCeXNuA+oK7rWvZ7hX19+T8cCL7i",
+	"STZnP9IE3rAJ3yTjhEJCIkqcBCjN7SYFJjSBaMLFHCsn+OZ7Sf+CiLLoZqXy3fIJeuX/fRGEjo0KGXcb",
+	"pDoNypFNaMIaTk44+siUZsohblr/9GIebJ8OFTURYy5IFPPM6njvem3hK2kR7s2EFhTdPJGv+HxO1Qf4",
+	"koF0MCc2Iw1ITQ502ac2yx3syZGeFw5l13If8PL/P/7yXk+TDKdyxlXUhLJrds0YtKndQM5NJ02c/Ezx",
+	"UIgSYIpOKIg+SMw6b6rh+5MhSwlWsP2MFt6NXavVeimQH/sbJCgOmh0w2Dh4+43S5pRqmS7YBWYSx3qC",
+	"l4fGgYviGWbTncR8Qzo2JL2FQ3MjP9D2dP/7SFyniBnXqoywvGhXYVIPEOVSevVBDEW19VYI+PTkyDHo",
+	"tnOd554NWhxfpFgo45VFMoV4B4HbD+twSw+6fqRoBz+y/n0NhRvOE8BMj1gKqiDigvQrnE/+DX1K4Pws",
+	"6NT7PTnwUITUEWu0ACFzEO9Pp9aaDVz8NPytyBscBSHdCJYQuNB4jRXWzlPNSzuAYzbhLr+syxnv8FV7",
+	"PakCJ08MkIfFkVR4p2Ppcbz80qh1hZ1bYrBBqZ1DiDCQXChrnyJK3OGRtr6eL7eN/RqAeSKPYhunCEAC",
+	"euFPECsufIKABaEMJ1SttkS+O3ys87GZIrnMJhPKkJ6JZjwhlE0RRiQHMloYKKPFGbpJ+E21cy35MJlI",
+	"2JpFO8vgdpFhDkR7g7BBSBc3Lr5k5kvDFehQTcgHPpkY/Oi082FUr8Gnbk00Wdx3nEDissQE3Nydg5R4",
+	"6lYzqXB8u1uiz/7dH/TZTfPxoYXPhZQW4Y8xZldY3vYkmTrP7gQzBqQ4r4yFMSpiZkcCJiCAxbCbLniV",
+	"2YdJX14GExKVq2zvADSPYQdX9LqlJNUQ334Ln2FxJoHmfOFav1d49k0fgYpaFn4H2jnOLwdo909RbQjE",
+	"T6CecnTprB1tnjNFvapTuCrL1YbBznft/5ZKVfOl/SDcQ6HqvvrW2i+94JYsklvwe3toG5xvCy6DrypK",
+	"dTCsTPlWb5EliS3R2epjt62uAeTDy6QYOnCqUlvbI+VIcg2OWh0uH25l3NmBX1nT3h69ctleuaot7oSx",
+	"VR51BWF5PXD7LMGBUr/ao+AiT8wY2uNke5J9tHNflVN7SdeZR26VW4+ZbvdNmb+vnyHbH8fvsaIL+E1Q",
+	"BRcJndIbWgRwLRtvvkw8eTYBWHLWZHOnc1oBdAsr5+d+n3WjFEQgqMa7aNMpQCVmFRquNbR3aXRQe6o1",
+	"584dpljL1CRB6V7YiGKbMLIPCrdU7+X8bYZOzWBQxphFCsvb7Zds+PWOddMEs2Z41QhLVCb7uZ+P83Gs",
+	"Hg88VCKu1ijijpv74mrTTjRo1D2hQqpI8OW2steKxe8rQQeNvQt616nXDsOL1ep47VuCv2yHc3u22RT0",
+	"2shvvWQrpL9BC5xkECICpk+x6E+UIBYg0JKqGcIpjmcwpnlb5pSPgjD4Gk15lG/3WXI2+oCX73LzqPeF",
+	"KZUKRHfRaLuz3pty5wsQpvriOjDcmfXNHV3UL6DvrLfcC/j7QaeHd1OWgFSUlWDt6CBLnon+QHFjYtts",
+	"2lXCBjBuhFIu1DtQgsZyr2NPmBWi7ZJG9cEucDb9w0F8ury5tBe8sgk138QFYpv0zujPK4+7pgG84Xwu",
+	"3i4IfzUl/apxuoTOK7Im3dP243t9yy07D/pyKB3gettaqJQaqB0zU3O+ALIPjjtNcjZYkKACICzhd3Gv",
+	"iio7q6PNI0WfdOfjcYjk8/Px+CaLb0GNR6MR4gJNZeMjV8HkYSurPdViPZ3mfZubvedFz/KHi49XKLbt",
+	"skjwTIFEakZlcXzSeZrYLGSI9EGlgJm+YTMmFVzvdc1OllTYLnaJJjxJ+NIcwS/NsdvcKxVc8Zgnz0KU",
+	"Jpk04+aY4anZBb28fHPNTv4cVx+NF2d/PhuhHzihBjasUIyFWJXLmpYjzaFFvSc4RDlJw2uWaxjCjKB6",
+	"YhVhAUiTjSAs0USAdYWsVzEDAWZG06+4Zp2ORYgkt0Bm7JbxJUO2M8turveSaAoKYfTi9HR0rbmoqNJu",
+	"d/AW38KMJ8TJmyAMys6D4HR0Njo17kMKDKc0OA+ej05Hz43fpmZGyJoUHDfzMlNb1tPSY2TpDdH7N1I8",
+	"Qavb/tvT0+Hau93JJEeb98UCxKq6KDGy1QrTv+zbpITa5lKtscRTadIFJU2CP7RacumgQ6vJIr+jAFL9",
+	"wMlqMBp4WjnWTa3XnsL6gJyo5d4cdwkad1SWWOaXBMigbFiHflkd32mbsq6i9U1u2SpMk1sNYr3ou3yj",
+	"EbOrE3RCFZpBQhDjqMr2PhtY7pzq9xOoDiweg+VDa1vtSt3vd757YjtdCdLLVleivJbtJ1D5VRA3FK0L",
+	"XssaGzr2PiCPmvdXHHzKByCLeGZxzQ9mQLm9AjIcLwtPfp1T/M76+Otxs0jjPViqes8mD1ywVEPGrct6",
+	"63CrGdW9QT3BfY9P2HzI4/DYUwVzMPs1FRArFM9oQgQwxCeGyxb+ykyhE81+nkbmBueQ5qte91rvzL7a",
+	"NUhN0K5D930tLtttF9fNWcu+Qx3dG/3cD3x0+5qyPVa9EpMBD/KGYPgtgz3Gzf+7z3LB00OIwDb+QJM+",
+	"RPA0HZg+nnP/LcekRPpdUbs6oOA4my16pUaHL1SZmC+POQcmzgww2aROCenFVyqVDHZnJ5iJx2MC+4+v",
+	"1l390svp0axxM8vwsCD67LrNStWyGsds2Hszfg9s4vtTeg61/W2GlbFhecYsRHnCLDQ6nOfMHsHyj0Ve",
+	"kzge6WzUeIYRzX7o3I+JHEqmnWWs7eW4Wy6qJw7uJ00mhbeHJEWL/NWB4xKnT/Zpi+M1dK7q4JAyYQhw",
+	"P5HQnN1BInIJ6gpBbWvew4efhw4iWy2HvkdBJKLMxI0l1UZDaW14JPpXu+X59zTmjmusT92U2/HjO/Nv",
+	"b3Q4LG+dWaFMTAvimiLjLtkhTzBiK1QDxpU1zfPGlPuRyiPPoe8Rskn0njOI3mEVz7rfw3KTu+j2k43J",
+	"wLK5xhMniYn4JvUCZ192bgc5f97NMSpRxuxbBgRJymIwBvTiCk+1MW0gPyBL3ZGwAXrHKNiiMUwE/FjW",
+	"vn9G7fmyvkB0QPtxKBPveHPjgROLjhdRPOmh2AxFCWYEyPfWu2i8y7XHY2KPdvaM242uuWlt3aoFgW6w",
+	"BGTeV9NjQ5MXS+hC00OvYD6VCCuEUWHf0EmOF4ozIYAp89LappNav2azVbGq3i5dN6H9fdOH9ktdN5Ic",
+	"cvRDg5h5h8cMt6j5j7NeTSL9kgkEXxUwWdT5LH9R3hSCXlhbL8/ztA+SfF5QUCI+uWY3LTqb/pUGidFV",
+	"1Ta7wAm1TTNaqc331+zkxekp+mS/oZxdfI3BAGjXMvfTRvZywLO818b0tpZNPnQC+iAyXS8tz90Ykk7h",
+	"Pyob7Xld7Alb6ke1vKXJ/ZvrJiYkV4w5XwBaznhidfKaGRJ83+hcr3QnATyxEzlXlSaZjyxnJcLXrDgL",
+	"/Bp2/Lr1H60aTKvmth396ehVO5ta66kPDpUIdfTtbyVvnojLduabWB/H+ngcMNjfTwqYuboY2Te+oHl5",
+	"0enhNuzZOVrOQM3ANhaZJb+RCCYTiPWytXJwiMonhjEj10yPN/e/fkG3sLJ2rGg0XgAjEt0CpOgVn4P6",
+	"RiILJrrE4ksGyho/cc2Ka4dh7mOYflDrYyCq0JJnCUETnCToBse3LsPnubp5QAPi2dFjQ6zE/EP82/1E",
+	"OE0we6rewUdzmEeSEkAyxgxpZBhl09Ce86TLY7hmJ3LF4pngjGcyRPYapz52UtOv+myEXnd49AgLuGac",
+	"JavqYXnFUZxQ0/1uIi0JjKDqFwusaxuZU/gcadPn0qnG/VpPnOr/VYT6Hv0J1uGNvvOO8nrzgfkhbYLr",
+	"RrLfqbDcNaLy0KeHrbt11dE+mRH/wDKaQXzwKlpR6DyuItrRl7A3nxN92gVsM3x8p//prYINzJxt/Fpz",
+	"t2rAClYl9d4C1qfiB0IemYG+gozeYsd6jKHiMOWYRzIb/TOq333pDO0SHD8BI7PxVvkTMTK5Ay2guJJ6",
+	"iJ792i3+I+922nht4D4hflXNt+Q9XICvqpf95djmmg7Fy42fEngKRdLNHz7Yl6/2nqnlrC3450m9g/HW",
+	"nvcPoaBPoBtxUP0sXZWB1LO0seZ9TR3NWwpmItFhrlLp+Xh89u3/jU5Hp6Oz8+/OvjszpMrnFy9ZFFfo",
+	"9BHa/l08Wf80F5naJxaC2ge1m5XrP9b/DgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

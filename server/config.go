@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -29,9 +30,11 @@ func (s *Server) GetConfig(ctx context.Context, req openapi.GetConfigRequestObje
 	}
 	endpoints := append([]string(nil), s.endpoints...)
 	lifetime := isoDuration(s.cfg.IdempotencyLifetime)
+	defaults, _ := credentials.FilterCatalogConfig(map[string]string{})
+	overrides, _ := credentials.FilterCatalogConfig(map[string]string{"prefix": w.Name})
 	return openapi.GetConfig200JSONResponse{
-		Defaults:               map[string]string{},
-		Overrides:              map[string]string{"prefix": w.Name},
+		Defaults:               defaults,
+		Overrides:              overrides,
 		Endpoints:              &endpoints,
 		IdempotencyKeyLifetime: &lifetime,
 	}, nil

@@ -88,10 +88,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // advertised plan route would steer clients to server-side planning for
 // every table).
 var unadvertised = map[string]bool{
-	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files":        true,
-	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files": true,
-	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":  true,
-	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan":         true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files":                   true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":            true,
+	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":             true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan":                    true,
+	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility": true,
 }
 
 // servedEndpoints lists every catalog route the router serves, in the

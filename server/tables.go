@@ -237,3 +237,33 @@ func (s *Server) CommitTransaction(ctx context.Context, req openapi.CommitTransa
 	}
 	return openapi.CommitTransaction204Response{}, nil
 }
+
+// NativeWriteEligibility implements openapi.StrictServerInterface.
+func (s *Server) NativeWriteEligibility(ctx context.Context, req openapi.NativeWriteEligibilityRequestObject) (openapi.NativeWriteEligibilityResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.svc.NativeWriteEligibility(ctx, req.Prefix, id)
+	if err != nil {
+		return nil, err
+	}
+	out := openapi.NativeWriteEligibility200JSONResponse{Eligible: e.Eligible, Reasons: []struct {
+		Code    string  `json:"code"`
+		Key     *string `json:"key,omitempty"`
+		Message string  `json:"message"`
+	}{}}
+	for _, r := range e.Reasons {
+		r := r
+		item := struct {
+			Code    string  `json:"code"`
+			Key     *string `json:"key,omitempty"`
+			Message string  `json:"message"`
+		}{Code: r.Code, Message: r.Message}
+		if r.Key != "" {
+			item.Key = &r.Key
+		}
+		out.Reasons = append(out.Reasons, item)
+	}
+	return out, nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -137,4 +138,48 @@ func TestNoCometUnsafeDefaults(t *testing.T) {
 	cfg := b.do(t, "GET", "/v1/config?warehouse=wh", nil).json(t)
 	require.Empty(t, cfg["defaults"])
 	require.Equal(t, map[string]any{"prefix": "wh"}, cfg["overrides"])
+}
+
+// TestNativeWriteEligibility reports every reason a table would make
+// Comet's native writer fall back.
+func TestNativeWriteEligibility(t *testing.T) {
+	b := setup(t, "sqlite")
+	b.createNamespace(t, "ns")
+	// A table whose metadata says s3://: registered from a local metadata file
+	// (no object store is needed to judge eligibility).
+	src := b.createTable(t, "ns", "src", nil)
+	require.Equal(t, 200, src.status)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(src.body, &doc))
+	meta := doc["metadata"].(map[string]any)
+	meta["location"] = "s3://bucket/ns/plain"
+	data, err := json.Marshal(meta)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "00000-plain.metadata.json")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	reg := b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "plain", "metadata-location": "file://" + path})
+	require.Equal(t, 200, reg.status, "%s", reg.body)
+	r := b.do(t, "GET", "/v1/wh/namespaces/ns/tables/plain/native-write-eligibility", nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	require.JSONEq(t, `{"eligible":true,"reasons":[]}`, string(r.body))
+
+	require.Equal(t, 200, b.createTable(t, "ns", "fancy", map[string]any{"properties": map[string]string{
+		"write.object-storage.enabled": "true", "parquet.enable.dictionary": "false", "format-version": "3"}}).status)
+	r = b.do(t, "GET", "/v1/wh/namespaces/ns/tables/fancy/native-write-eligibility", nil)
+	require.Equal(t, 200, r.status)
+	var rep struct {
+		Eligible bool `json:"eligible"`
+		Reasons  []struct {
+			Code string `json:"code"`
+		} `json:"reasons"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &rep))
+	require.False(t, rep.Eligible)
+	codes := []string{}
+	for _, x := range rep.Reasons {
+		codes = append(codes, x.Code)
+	}
+	require.ElementsMatch(t, []string{"location-scheme", "format-version", "object-storage-layout", "parquet-mr-property"}, codes,
+		"file:// location, v3, object storage layout, parquet.* property")
+	require.Equal(t, 404, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/nope/native-write-eligibility", nil).status)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -213,10 +214,13 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, metaLoc s
 		if err != nil {
 			return nil, wrapErr(KindUnavailable, err, "Could not vend storage credentials")
 		}
-		for k, v := range cfg {
-			res.Config[k] = v
+		// No key outside the allowlist ever leaves the catalog, whatever
+		// a vendor returns.
+		res.Config, _ = credentials.FilterConfig(cfg)
+		for _, c := range creds {
+			filtered, _ := credentials.FilterCredential(c.Config)
+			res.StorageCredentials = append(res.StorageCredentials, StorageCredential{Prefix: c.Prefix, Config: filtered})
 		}
-		res.StorageCredentials = creds
 	}
 	return res, nil
 }
@@ -511,4 +515,23 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		return wrapErr(KindAlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
 	}
 	return storeErr(err, warehouse)
+}
+
+// NativeWriteEligibility reports whether a table keeps Comet's native
+// Parquet writer eligible: its properties, format version, location and
+// the FileIO keys the catalog would vend. 404 when the table is missing.
+func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, id Ident) (credentials.Eligibility, error) {
+	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return credentials.Eligibility{}, tableNotFound(err, id)
+	}
+	if err != nil {
+		return credentials.Eligibility{}, storeErr(err, warehouse)
+	}
+	meta, version, err := parseTableMetadata(obj.Metadata)
+	if err != nil {
+		return credentials.Eligibility{}, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+	}
+	// Without a credential vendor the catalog vends no FileIO keys.
+	return credentials.NativeWriteEligibility(version, meta.Location(), meta.Properties(), map[string]string{}), nil
 }
