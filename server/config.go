@@ -8,6 +8,7 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // GetConfig implements openapi.StrictServerInterface. The warehouse may be
@@ -40,7 +41,7 @@ func (s *Server) GetConfig(ctx context.Context, req openapi.GetConfigRequestObje
 	}, nil
 }
 
-func (s *Server) warehouseByLocation(ctx context.Context, loc string) (*storeWarehouse, error) {
+func (s *Server) warehouseByLocation(ctx context.Context, loc string) (*store.Warehouse, error) {
 	ws, err := s.svc.ListWarehouses(ctx)
 	if err != nil {
 		return nil, err

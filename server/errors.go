@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"github.com/lakehold/catalog/service"
@@ -88,5 +87,3 @@ func writeErrorModel(w http.ResponseWriter, m ErrorModel) {
 func badRequest(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: "Malformed request: " + err.Error()})
 }
-
-var _ = slog.Default

@@ -7,8 +7,6 @@ import (
 	"github.com/lakehold/catalog/store"
 )
 
-type storeWarehouse = store.Warehouse
-
 func warehouseJSON(w *store.Warehouse) openapi.Warehouse {
 	props := w.Properties
 	if props == nil {
