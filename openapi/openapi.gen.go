@@ -258,6 +258,11 @@ type ListWarehousesResponse struct {
 	Warehouses []Warehouse `json:"warehouses"`
 }
 
+// LoadCredentialsResponse defines model for LoadCredentialsResponse.
+type LoadCredentialsResponse struct {
+	StorageCredentials []StorageCredential `json:"storage-credentials"`
+}
+
 // LoadTableResult defines model for LoadTableResult.
 type LoadTableResult struct {
 	Config *Properties `json:"config,omitempty"`
@@ -495,6 +500,11 @@ type CommitColumnFilesParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
 }
 
+// LoadCredentialsParams defines parameters for LoadCredentials.
+type LoadCredentialsParams struct {
+	PlanId *string `form:"planId,omitempty" json:"planId,omitempty"`
+}
+
 // CommitFilesParams defines parameters for CommitFiles.
 type CommitFilesParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
@@ -543,6 +553,9 @@ type RenameViewParams struct {
 
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
+
+// SetStorageProfileJSONRequestBody defines body for SetStorageProfile for application/json ContentType.
+type SetStorageProfileJSONRequestBody = RawJSON
 
 // CreateNamespaceJSONRequestBody defines body for CreateNamespace for application/json ContentType.
 type CreateNamespaceJSONRequestBody = CreateNamespaceRequest
@@ -738,6 +751,12 @@ type ServerInterface interface {
 	// (GET /management/v1/warehouses/{name})
 	GetWarehouse(w http.ResponseWriter, r *http.Request, name string)
 
+	// (GET /management/v1/warehouses/{name}/storage-profile)
+	GetStorageProfile(w http.ResponseWriter, r *http.Request, name string)
+
+	// (PUT /management/v1/warehouses/{name}/storage-profile)
+	SetStorageProfile(w http.ResponseWriter, r *http.Request, name string)
+
 	// (GET /v1/config)
 	GetConfig(w http.ResponseWriter, r *http.Request, params GetConfigParams)
 
@@ -788,6 +807,9 @@ type ServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
 	CommitColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitColumnFilesParams)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
+	LoadCredentials(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params LoadCredentialsParams)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
 	CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams)
@@ -850,6 +872,16 @@ func (_ Unimplemented) DeleteWarehouse(w http.ResponseWriter, r *http.Request, n
 
 // (GET /management/v1/warehouses/{name})
 func (_ Unimplemented) GetWarehouse(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/warehouses/{name}/storage-profile)
+func (_ Unimplemented) GetStorageProfile(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (PUT /management/v1/warehouses/{name}/storage-profile)
+func (_ Unimplemented) SetStorageProfile(w http.ResponseWriter, r *http.Request, name string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -935,6 +967,11 @@ func (_ Unimplemented) ListColumnFiles(w http.ResponseWriter, r *http.Request, p
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
 func (_ Unimplemented) CommitColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitColumnFilesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
+func (_ Unimplemented) LoadCredentials(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params LoadCredentialsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1083,6 +1120,58 @@ func (siw *ServerInterfaceWrapper) GetWarehouse(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetWarehouse(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetStorageProfile operation middleware
+func (siw *ServerInterfaceWrapper) GetStorageProfile(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetStorageProfile(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetStorageProfile operation middleware
+func (siw *ServerInterfaceWrapper) SetStorageProfile(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetStorageProfile(w, r, name)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2131,6 +2220,66 @@ func (siw *ServerInterfaceWrapper) CommitColumnFiles(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// LoadCredentials operation middleware
+func (siw *ServerInterfaceWrapper) LoadCredentials(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LoadCredentialsParams
+
+	// ------------- Optional query parameter "planId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "planId", r.URL.Query(), &params.PlanId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "planId"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "planId", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoadCredentials(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CommitFiles operation middleware
 func (siw *ServerInterfaceWrapper) CommitFiles(w http.ResponseWriter, r *http.Request) {
 
@@ -3023,6 +3172,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan", wrapper.PlanTableScan)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials", wrapper.LoadCredentials)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility", wrapper.NativeWriteEligibility)
 	})
 	r.Group(func(r chi.Router) {
@@ -3060,6 +3212,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/management/v1/warehouses", wrapper.CreateWarehouse)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/warehouses/{name}/storage-profile", wrapper.GetStorageProfile)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/management/v1/warehouses/{name}/storage-profile", wrapper.SetStorageProfile)
 	})
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/management/v1/warehouses/{name}", wrapper.DeleteWarehouse)
@@ -3222,6 +3380,85 @@ type GetWarehousedefaultJSONResponse struct {
 }
 
 func (response GetWarehousedefaultJSONResponse) VisitGetWarehouseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStorageProfileRequestObject struct {
+	Name string `json:"name"`
+}
+
+type GetStorageProfileResponseObject interface {
+	VisitGetStorageProfileResponse(w http.ResponseWriter) error
+}
+
+type GetStorageProfile200JSONResponse RawJSON
+
+func (response GetStorageProfile200JSONResponse) VisitGetStorageProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStorageProfiledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response GetStorageProfiledefaultJSONResponse) VisitGetStorageProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetStorageProfileRequestObject struct {
+	Name string `json:"name"`
+	Body *SetStorageProfileJSONRequestBody
+}
+
+type SetStorageProfileResponseObject interface {
+	VisitSetStorageProfileResponse(w http.ResponseWriter) error
+}
+
+type SetStorageProfile200JSONResponse RawJSON
+
+func (response SetStorageProfile200JSONResponse) VisitSetStorageProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetStorageProfiledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response SetStorageProfiledefaultJSONResponse) VisitSetStorageProfileResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -3939,6 +4176,48 @@ func (response CommitColumnFilesdefaultJSONResponse) VisitCommitColumnFilesRespo
 	return err
 }
 
+type LoadCredentialsRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    LoadCredentialsParams
+}
+
+type LoadCredentialsResponseObject interface {
+	VisitLoadCredentialsResponse(w http.ResponseWriter) error
+}
+
+type LoadCredentials200JSONResponse LoadCredentialsResponse
+
+func (response LoadCredentials200JSONResponse) VisitLoadCredentialsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoadCredentialsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response LoadCredentialsdefaultJSONResponse) VisitLoadCredentialsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CommitFilesRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -4460,6 +4739,12 @@ type StrictServerInterface interface {
 	// (GET /management/v1/warehouses/{name})
 	GetWarehouse(ctx context.Context, request GetWarehouseRequestObject) (GetWarehouseResponseObject, error)
 
+	// (GET /management/v1/warehouses/{name}/storage-profile)
+	GetStorageProfile(ctx context.Context, request GetStorageProfileRequestObject) (GetStorageProfileResponseObject, error)
+
+	// (PUT /management/v1/warehouses/{name}/storage-profile)
+	SetStorageProfile(ctx context.Context, request SetStorageProfileRequestObject) (SetStorageProfileResponseObject, error)
+
 	// (GET /v1/config)
 	GetConfig(ctx context.Context, request GetConfigRequestObject) (GetConfigResponseObject, error)
 
@@ -4510,6 +4795,9 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
 	CommitColumnFiles(ctx context.Context, request CommitColumnFilesRequestObject) (CommitColumnFilesResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
+	LoadCredentials(ctx context.Context, request LoadCredentialsRequestObject) (LoadCredentialsResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
 	CommitFiles(ctx context.Context, request CommitFilesRequestObject) (CommitFilesResponseObject, error)
@@ -4690,6 +4978,65 @@ func (sh *strictHandler) GetWarehouse(w http.ResponseWriter, r *http.Request, na
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetWarehouseResponseObject); ok {
 		if err := validResponse.VisitGetWarehouseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetStorageProfile operation middleware
+func (sh *strictHandler) GetStorageProfile(w http.ResponseWriter, r *http.Request, name string) {
+	var request GetStorageProfileRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetStorageProfile(ctx, request.(GetStorageProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetStorageProfile")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetStorageProfileResponseObject); ok {
+		if err := validResponse.VisitGetStorageProfileResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetStorageProfile operation middleware
+func (sh *strictHandler) SetStorageProfile(w http.ResponseWriter, r *http.Request, name string) {
+	var request SetStorageProfileRequestObject
+
+	request.Name = name
+
+	var body SetStorageProfileJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetStorageProfile(ctx, request.(SetStorageProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetStorageProfile")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetStorageProfileResponseObject); ok {
+		if err := validResponse.VisitSetStorageProfileResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -5221,6 +5568,35 @@ func (sh *strictHandler) CommitColumnFiles(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// LoadCredentials operation middleware
+func (sh *strictHandler) LoadCredentials(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params LoadCredentialsParams) {
+	var request LoadCredentialsRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoadCredentials(ctx, request.(LoadCredentialsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoadCredentials")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoadCredentialsResponseObject); ok {
+		if err := validResponse.VisitLoadCredentialsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CommitFiles operation middleware
 func (sh *strictHandler) CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams) {
 	var request CommitFilesRequestObject
@@ -5650,71 +6026,76 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1rbxu3ln+FmN1FHWBGsptgt3A/pYlbZJukRuKmF6gLlB4eSYxH5ITkSFEN/fcLkvMWOSPJI1tu76fE",
-	"Eh/nzfMidRfEfJ5yBkzJ4PwuSLHAc1AgzF8v4xikfA0JTLGinF3qb/UXlAXnwQwwARGEAcNzCM6Df0Vv",
-	"YrgBMY3svKiaGISBjGcwx3qyWqV6uFSCsmmwXofBGwLzlCtg8epnWHXvUhsb/QyrnpXf4znIFMdQLkpA",
-	"xoKmBqrz6nuUwAISGSLA8Qz9+uFtBCzmBEiIPnPKgKCbFVIzQKdfz35EEjShFBfo5H/Ofnw2CkILbIrV",
-	"rAKVFYsHYSDgS0YFkOBciQy6gb7EU/hI/4ImIb5kIFbV4mk+qEGAOWV0ns2D87OwWJcyBVMQ5cJX/BYq",
-	"RuIk4cuLeapWn3CSQQGdb0MzuYfklwIm9KuH3lczQEssYMYzCUivHCIskQCVCU1kyhBfgBCUgBylZiVN",
-	"+PHibBxzNqFTD6nt0B3pfIVvkhaRm6sqPWDHRT9RWHatuaCw3GnJtR4sU84kGKW8EIIL/Z+YMwVMGTam",
-	"aUJjo2rjz1JT+q624n8LmATnwX+NK10f22/lOFdZs+iHfBu7aZNxL9kKTTBNMmE5hhnKpyLQc9ENJ6tR",
-	"sA6DtxwTQ9nBYCxX/AAyS5QLPPM1moPCBCuMTor/RQm3WyIqEb6RwBSacIEwkgpPgaBYAFZgNNhaGkvj",
-	"KzxtwrfBlRxTze5BEdUL+vHU35ZojozA5ZP12q+wwgmfvjKaYsy54CkIRa3kEJjgLLGGHhNC9Zo4uWyM",
-	"aeFZmhF+8xlipT8ARlJO8/OCKph3zsNC4JX+m9bs9i2sooROQNE5OCeXNuA+oK7rWvZ7hX19+T8cCL7i",
-	"STZnP9IE3rAJ3yTjhEJCIkqcBCjN7SYFJjSBaMLFHCsn+OZ7Sf+CiLLoZqXy3fIJeuX/fRGEjo0KGXcb",
-	"pDoNypFNaMIaTk44+siUZsohblr/9GIebJ8OFTURYy5IFPPM6njvem3hK2kR7s2EFhTdPJGv+HxO1Qf4",
-	"koF0MCc2Iw1ITQ502ac2yx3syZGeFw5l13If8PL/P/7yXk+TDKdyxlXUhLJrds0YtKndQM5NJ02c/Ezx",
-	"UIgSYIpOKIg+SMw6b6rh+5MhSwlWsP2MFt6NXavVeimQH/sbJCgOmh0w2Dh4+43S5pRqmS7YBWYSx3qC",
-	"l4fGgYviGWbTncR8Qzo2JL2FQ3MjP9D2dP/7SFyniBnXqoywvGhXYVIPEOVSevVBDEW19VYI+PTkyDHo",
-	"tnOd554NWhxfpFgo45VFMoV4B4HbD+twSw+6fqRoBz+y/n0NhRvOE8BMj1gKqiDigvQrnE/+DX1K4Pws",
-	"6NT7PTnwUITUEWu0ACFzEO9Pp9aaDVz8NPytyBscBSHdCJYQuNB4jRXWzlPNSzuAYzbhLr+syxnv8FV7",
-	"PakCJ08MkIfFkVR4p2Ppcbz80qh1hZ1bYrBBqZ1DiDCQXChrnyJK3OGRtr6eL7eN/RqAeSKPYhunCEAC",
-	"euFPECsufIKABaEMJ1SttkS+O3ys87GZIrnMJhPKkJ6JZjwhlE0RRiQHMloYKKPFGbpJ+E21cy35MJlI",
-	"2JpFO8vgdpFhDkR7g7BBSBc3Lr5k5kvDFehQTcgHPpkY/Oi082FUr8Gnbk00Wdx3nEDissQE3Nydg5R4",
-	"6lYzqXB8u1uiz/7dH/TZTfPxoYXPhZQW4Y8xZldY3vYkmTrP7gQzBqQ4r4yFMSpiZkcCJiCAxbCbLniV",
-	"2YdJX14GExKVq2zvADSPYQdX9LqlJNUQ334Ln2FxJoHmfOFav1d49k0fgYpaFn4H2jnOLwdo909RbQjE",
-	"T6CecnTprB1tnjNFvapTuCrL1YbBznft/5ZKVfOl/SDcQ6HqvvrW2i+94JYsklvwe3toG5xvCy6DrypK",
-	"dTCsTPlWb5EliS3R2epjt62uAeTDy6QYOnCqUlvbI+VIcg2OWh0uH25l3NmBX1nT3h69ctleuaot7oSx",
-	"VR51BWF5PXD7LMGBUr/ao+AiT8wY2uNke5J9tHNflVN7SdeZR26VW4+ZbvdNmb+vnyHbH8fvsaIL+E1Q",
-	"BRcJndIbWgRwLRtvvkw8eTYBWHLWZHOnc1oBdAsr5+d+n3WjFEQgqMa7aNMpQCVmFRquNbR3aXRQe6o1",
-	"584dpljL1CRB6V7YiGKbMLIPCrdU7+X8bYZOzWBQxphFCsvb7Zds+PWOddMEs2Z41QhLVCb7uZ+P83Gs",
-	"Hg88VCKu1ijijpv74mrTTjRo1D2hQqpI8OW2steKxe8rQQeNvQt616nXDsOL1ep47VuCv2yHc3u22RT0",
-	"2shvvWQrpL9BC5xkECICpk+x6E+UIBYg0JKqGcIpjmcwpnlb5pSPgjD4Gk15lG/3WXI2+oCX73LzqPeF",
-	"KZUKRHfRaLuz3pty5wsQpvriOjDcmfXNHV3UL6DvrLfcC/j7QaeHd1OWgFSUlWDt6CBLnon+QHFjYtts",
-	"2lXCBjBuhFIu1DtQgsZyr2NPmBWi7ZJG9cEucDb9w0F8ury5tBe8sgk138QFYpv0zujPK4+7pgG84Xwu",
-	"3i4IfzUl/apxuoTOK7Im3dP243t9yy07D/pyKB3gettaqJQaqB0zU3O+ALIPjjtNcjZYkKACICzhd3Gv",
-	"iio7q6PNI0WfdOfjcYjk8/Px+CaLb0GNR6MR4gJNZeMjV8HkYSurPdViPZ3mfZubvedFz/KHi49XKLbt",
-	"skjwTIFEakZlcXzSeZrYLGSI9EGlgJm+YTMmFVzvdc1OllTYLnaJJjxJ+NIcwS/NsdvcKxVc8Zgnz0KU",
-	"Jpk04+aY4anZBb28fHPNTv4cVx+NF2d/PhuhHzihBjasUIyFWJXLmpYjzaFFvSc4RDlJw2uWaxjCjKB6",
-	"YhVhAUiTjSAs0USAdYWsVzEDAWZG06+4Zp2ORYgkt0Bm7JbxJUO2M8turveSaAoKYfTi9HR0rbmoqNJu",
-	"d/AW38KMJ8TJmyAMys6D4HR0Njo17kMKDKc0OA+ej05Hz43fpmZGyJoUHDfzMlNb1tPSY2TpDdH7N1I8",
-	"Qavb/tvT0+Hau93JJEeb98UCxKq6KDGy1QrTv+zbpITa5lKtscRTadIFJU2CP7RacumgQ6vJIr+jAFL9",
-	"wMlqMBp4WjnWTa3XnsL6gJyo5d4cdwkad1SWWOaXBMigbFiHflkd32mbsq6i9U1u2SpMk1sNYr3ou3yj",
-	"EbOrE3RCFZpBQhDjqMr2PhtY7pzq9xOoDiweg+VDa1vtSt3vd757YjtdCdLLVleivJbtJ1D5VRA3FK0L",
-	"XssaGzr2PiCPmvdXHHzKByCLeGZxzQ9mQLm9AjIcLwtPfp1T/M76+Otxs0jjPViqes8mD1ywVEPGrct6",
-	"63CrGdW9QT3BfY9P2HzI4/DYUwVzMPs1FRArFM9oQgQwxCeGyxb+ykyhE81+nkbmBueQ5qte91rvzL7a",
-	"NUhN0K5D930tLtttF9fNWcu+Qx3dG/3cD3x0+5qyPVa9EpMBD/KGYPgtgz3Gzf+7z3LB00OIwDb+QJM+",
-	"RPA0HZg+nnP/LcekRPpdUbs6oOA4my16pUaHL1SZmC+POQcmzgww2aROCenFVyqVDHZnJ5iJx2MC+4+v",
-	"1l390svp0axxM8vwsCD67LrNStWyGsds2Hszfg9s4vtTeg61/W2GlbFhecYsRHnCLDQ6nOfMHsHyj0Ve",
-	"kzge6WzUeIYRzX7o3I+JHEqmnWWs7eW4Wy6qJw7uJ00mhbeHJEWL/NWB4xKnT/Zpi+M1dK7q4JAyYQhw",
-	"P5HQnN1BInIJ6gpBbWvew4efhw4iWy2HvkdBJKLMxI0l1UZDaW14JPpXu+X59zTmjmusT92U2/HjO/Nv",
-	"b3Q4LG+dWaFMTAvimiLjLtkhTzBiK1QDxpU1zfPGlPuRyiPPoe8Rskn0njOI3mEVz7rfw3KTu+j2k43J",
-	"wLK5xhMniYn4JvUCZ192bgc5f97NMSpRxuxbBgRJymIwBvTiCk+1MW0gPyBL3ZGwAXrHKNiiMUwE/FjW",
-	"vn9G7fmyvkB0QPtxKBPveHPjgROLjhdRPOmh2AxFCWYEyPfWu2i8y7XHY2KPdvaM242uuWlt3aoFgW6w",
-	"BGTeV9NjQ5MXS+hC00OvYD6VCCuEUWHf0EmOF4ozIYAp89LappNav2azVbGq3i5dN6H9fdOH9ktdN5Ic",
-	"cvRDg5h5h8cMt6j5j7NeTSL9kgkEXxUwWdT5LH9R3hSCXlhbL8/ztA+SfF5QUCI+uWY3LTqb/pUGidFV",
-	"1Ta7wAm1TTNaqc331+zkxekp+mS/oZxdfI3BAGjXMvfTRvZywLO818b0tpZNPnQC+iAyXS8tz90Ykk7h",
-	"Pyob7Xld7Alb6ke1vKXJ/ZvrJiYkV4w5XwBaznhidfKaGRJ83+hcr3QnATyxEzlXlSaZjyxnJcLXrDgL",
-	"/Bp2/Lr1H60aTKvmth396ehVO5ta66kPDpUIdfTtbyVvnojLduabWB/H+ngcMNjfTwqYuboY2Te+oHl5",
-	"0enhNuzZOVrOQM3ANhaZJb+RCCYTiPWytXJwiMonhjEj10yPN/e/fkG3sLJ2rGg0XgAjEt0CpOgVn4P6",
-	"RiILJrrE4ksGyho/cc2Ka4dh7mOYflDrYyCq0JJnCUETnCToBse3LsPnubp5QAPi2dFjQ6zE/EP82/1E",
-	"OE0we6rewUdzmEeSEkAyxgxpZBhl09Ce86TLY7hmJ3LF4pngjGcyRPYapz52UtOv+myEXnd49AgLuGac",
-	"JavqYXnFUZxQ0/1uIi0JjKDqFwusaxuZU/gcadPn0qnG/VpPnOr/VYT6Hv0J1uGNvvOO8nrzgfkhbYLr",
-	"RrLfqbDcNaLy0KeHrbt11dE+mRH/wDKaQXzwKlpR6DyuItrRl7A3nxN92gVsM3x8p//prYINzJxt/Fpz",
-	"t2rAClYl9d4C1qfiB0IemYG+gozeYsd6jKHiMOWYRzIb/TOq333pDO0SHD8BI7PxVvkTMTK5Ay2guJJ6",
-	"iJ792i3+I+922nht4D4hflXNt+Q9XICvqpf95djmmg7Fy42fEngKRdLNHz7Yl6/2nqnlrC3450m9g/HW",
-	"nvcPoaBPoBtxUP0sXZWB1LO0seZ9TR3NWwpmItFhrlLp+Xh89u3/jU5Hp6Oz8+/OvjszpMrnFy9ZFFfo",
-	"9BHa/l08Wf80F5naJxaC2ge1m5XrP9b/DgAA//8=",
+	"7D1pbxs5ln+FqN3FOECVZE8HuwPPp3TaPchOkjZiT3qBUQNDF58ktktkhWRJ1hj+7wuSdYusKsklH939",
+	"KY7E4118fCd1H8R8lXIGTMng/D5IscArUCDM/97FMUj5AySwwIpydqm/1V9QFpwHS8AERBAGDK8gOA/+",
+	"L/oQww2IRWTnRdXEIAxkvIQV1pPVNtXDpRKULYKHhzD4QGCVcgUs3v4dtt271MZGf4dtz8qf8QpkimMo",
+	"FyUgY0FTA9V59T1KYA2JDBHgeIn+8eVjBCzmBEiIfuWUAUE3W6SWgE7vzn5EEjShFBfo5L/OfnwzCUIL",
+	"bIrVsgKVFYsHYSDgW0YFkOBciQy6gb7EC7ii/4YmIb5lILbV4mk+qEGAFWV0la2C87OwWJcyBQsQ5cLX",
+	"/BYqRuIk4ZuLVaq2X3GSQQGdb0MzuYfklwLm9M5D7+sloA0WsOSZBKRXDhGWSIDKhCYyZYivQQhKQE5S",
+	"s5Im/HR9No05m9OFh9R26J50vsY3SYvIzVWVHrDnol8pbLrWXFPY7LXkgx4sU84kmEN5IQQX+o+YMwVM",
+	"GTamaUJjc9Smv0pN6fvaiv8pYB6cB/8xrc761H4rp/mRNYt+ybexmzYZ945t0RzTJBOWY5ihfCoCPRfd",
+	"cLKdBA9h8JFjYig7Gozlil9AZolygWe+RitQmGCF0UnxV5RwuyWiEuEbCUyhORcII6nwAgiKBWAF5gRb",
+	"TWNpfI0XTfh2uJJjqtk9KqJ6QT+e+tsSzYkRuHyyXvs9Vjjhi/fmpBh1LngKQlErOQTmOEusoseEUL0m",
+	"Ti4bY1p4lmqE3/wKsdIfACMpp/l9QRWsOudhIfBW/5/W9PYtbKOEzkHRFTgnlzrgMaA+1E/ZPyvs68v/",
+	"4kDwPU+yFfuRJvCBzfkuGecUEhJR4iRAqW53KTCnCURzLlZYOcE330v6b4goi262Kt8tn6BX/u+3QejY",
+	"qJBxt0Kq06Ac2YQmrOHkhKOPTGmmHOKmz59ezIPt66GiJmLMBYlintkz3rteW/hKWoQHM6EFRTdP5Hu+",
+	"WlH1Bb5lIB3Mic1IA1KTA136qc1yB3typFeFQdm13Be8+d+rnz7raZLhVC65ippQds2uKYM2tRvIuemk",
+	"iZPfKR4KUQJM0TkF0QeJWedDNfxwMmQpwQqGz2jh3di1Wq2XAvm1v0OC4qLZA4Odi7dfKe1OqZbpgl1g",
+	"JnGsJ3h5aAy4KF5itthLzHekY0fSWzg0N/IDbW/3347EdYqYMa1KD8uLduUm9QBRLqVXH0VRVFsPQsB3",
+	"Tl44Bt16rvPes06L44sUC2WsskimEO8hcIdhHQ60oOtXijbwI2vf11C44TwBzPSIjaAKIi5I/4Hzyb+h",
+	"TwmcnwWd5/5ADjwVIbXHGq1ByBzEx9OptWYDFz8Nfy7iBi+CkG4ESwhcaPyAFdbGU81KO4JhNucuu6zL",
+	"GO+wVXstqQInjw+Qu8WRVHiva+l5rPxSqXW5nQMx2KHU3i5EGEgulNVPESVu90hrX8+XQ32/BmAez6PY",
+	"xikCkIBe+CvEigufIGBBKMMJVduByHe7j3U+NkMkl9l8ThnSM9GSJ4SyBcKI5EBGawNltD5DNwm/qXau",
+	"BR/mcwmDWbS3DA7zDHMg2huEDUK6uHHxLTNfGq5Ax9GEfOCr8cFf3Ol8mqPX4FP3STRR3E+cQOLSxATc",
+	"3F2BlHjhPmZS4fh2v0Cf/X+/02c3zceHFj4XUlqEr2LMrrG87Qkydd7dCWYMSHFfGQ1jjoiZHQmYgwAW",
+	"w35nwXuYfZj0xWUwIVG5ynADoHkNO7ii1y0lqYb48C18isUZBFrxtWv9XuE5NHwEKmpp+D1o57i/HKA9",
+	"PkS1IxB/A/WavUtn7mj3ninyVZ3CVWmuNgx2vmv/j1Sqmi3tB+ERB6puqw8+/dILbskiOYDfw6FtcL4t",
+	"uAzuVJRqZ1iZ9K3eIksSm6Kz2cduXV0DyIeXCTF04FSFtoYj5QhyjY5aHS4fbqXf2YFfmdMejl65bK9c",
+	"1RZ3wsgxeS/AYIKTDiCl4iKPiRSDB0N7ZedW+/RC7drNB349u+vyIfN05vAgx5Ei1+ET07AzDN7KFr9k",
+	"uj024v+5fgUOtyY+Y0XX8LOgCi4SuqA3tPA/W1eU+TLxhAkFYMlZk82dtnUF0C1snZ/7Te6dTBaBoBrv",
+	"ok2nAJWYVWi41tDGsTmD2tCu2aZuL8sq1pZuKawj6xAN8YL7oHBL9UG2667n1/RlZYxZpLC8Hb5kwy1x",
+	"rJsmmDW9w4ZXpTLZz/18nI9jdXfmqeKItToXt9vfFxYw1VCjBg3mVEgVCb4ZKnutUMJjJeiooYOC3nXq",
+	"taMIxWp1vA6tILhse6MHVgkV9NoJz71jW6S/QWucZBAiAqbMsiivlCDWINCGqiXCKY6XMKV5VemCT4Iw",
+	"uIsWPMq3+1VyNvmCN59y9aj3hQWVCkR3zmvYXe/NGPA1CJM8cl0Y7sTA7o4u6hfQd6aLHgX846DTw7sp",
+	"S0Aqykqw9rTvJc9Ev5+7M7GtNu0qYQMYN0IpF+oTKEFjedC1J8wK0bCYV32wC5xd+3AUmy6vje0Fr6yh",
+	"zTdxgdgmvdN59crjvlEMbzQiF28XhP8wFQlV3XcJnVdkTbSqbcf32pYDCyf6QkAd4HqrcqiUGqg9A2sr",
+	"vgZyCI57TXLWh5CgAiAs4Xdxr3KKO5O7zStF33Tn02mI5Hfn0+lNFt+Cmk4mE8QFWsjGR658z9MmhnuS",
+	"3Xo6zctOd0vni5LrLxdX1yi21b5I8EyBRGpJZXF90lWa2CBqiPRFpYCZsmczJhVc7zVjJxsqbBG+RHOe",
+	"JHxjruB35tpt7pUKrnjMkzchSpNMmnErzPDC7ILeXX6YsZN/TauPpuuzf72ZoO85oQY2rFCMhdiWy5qK",
+	"Kc2hdb2kOUQ5ScMZy08YwoygelwYYQFIk40gLNFcgDWFrFWxBAFmRtOumLFOwyJEklsgM3bL+IYhW1hm",
+	"N9d7SbQAhTB6e3o6mWkuKqq02R18xLew5Alx8iYIg7JwIjidnE1OjfmQAsMpDc6D7yank++M3aaWRsia",
+	"FJw2w0oLm5XU0mNk6QPR+zciVEGrWeDPp6fjVae7Y2GOKvWLNYht1ecxsckWU37t26SE2oaCrbLEC2nC",
+	"BSVNgl/0seTSQYdWjUjeYgFSfc/JdjQaeCpRHpqnXlsKD0fkRC106GiFaLTYbLDMexzIqGx4CP2yOr3X",
+	"OuWh8tZ3uWWTSE1uNYj1tq93SCNmVyfohCq0hIQgxlEVrH4zstw5j9/fQHVg8RwsH/u01ToC/3nva3Pb",
+	"q6PplwHCMy0CrangRXrXx4Dcbr7MRx6RC1V5m5MHOayhuWV4ppCEWICSr4AlYZAXiTSxugIl0TI3DAqD",
+	"Y0X1LZwzCNUi4bmNURPGGTvRW2nLDAlYUM5CVDQQhUgDHUm1TSDCpmU0RFLJqBoguP5KsHDG4E6BYDiJ",
+	"KAmRlGDcKPvXLWzDGhhla1GI7Kqm34iSUBsBmh9R9fGbCbo2UQf9OTIGFE6AWDOhFo+4ha0xBaicMQb6",
+	"k6Jl0VoDTZm8csrk+LdRQxyf7vrpOQVaMIA8zWHQmqTsDe3SEXlPnPvwtDpdNzWF3nlkjkbhZiOfg875",
+	"AGQRzyyu5fHLZU3L8Vi3QhETKCh+b6MFD9NmttprolaJ710euGCphkxbXcsP4aAZVQO1nuBuaBY2svo8",
+	"PPaUAziY/QMVECsUL2lCBDDE54bLFv7K4EEnmv08jUwr+5iGUL0A4GFv9tX6wc0902G+f65FePbbxfWE",
+	"gGXfsZyAncaWJ9bCvu4Uj1auxGREl6AhGH7NYG0683e3VyB4egwRGOJZNOlDBE/Tkenj8SA+ckxKpD8V",
+	"WfAjCo6z6qxXaoz1o0z0KI9ejUycJWCyS50S0os7KpUM9mcnmIkvRwX2X1+tR0usv9R/sqbNeOXTgujT",
+	"6za+XYuPvmTF3ps7eGIV358ccBzbn5dYGR2Wx95DlIfeQ3OG8+j7M2j+qcizmy9HOhvZ4nFEsx8696tK",
+	"x5JpZ0J8uBx3y0X11svjpMkkAw6QpGidP7/yssTpq33j5+UqOledwZgyYQjwOJHQnN1DInIJ6nJBbY3y",
+	"07ufx3YiW7XXvteRJKLM+I0l1SZjndrwhZy/Wrv7b1OZO/r5X7sqt+On9+bfXu9wXN46o0KZWBTENeUK",
+	"+0SHPM6IzXWP6FfWTp7XpzyMVB55Dn2vMc6jz5xB9AmreNn9MKCb3EXdsGxMBpatNJ44SYzHN6+XSvRF",
+	"5/aQ8++6OUYlyph91IUgSVkMRoFeXOOFVqYN5EdkqdsTNkDv6QVbNMbxgJ9L2/fPqL3j2OeIjqg/jqXi",
+	"HY8PPXFg0fE0lCc8FJuhKMGMAPmrtS4aDxQe8Kris90903bJfK5aW88LgEA3WAIyD03aDBdVEiV0remh",
+	"VzCfSoQVwqjQb+gkxwvFmRDAlHlyctdIrfcbDkpW1Rsv6iq0vwPj2HapqzXTIUffN4iZ14otcYuavzvt",
+	"1STST5lAcKeAySLPZ/mL8vIy9Nbqenmeh32Q5KuCghLx+YzdtOhsUtwNEuepcJPwXuOE2vI7fajN9zN2",
+	"8vb0FH2131DOLu5iMADatUyj7sS2Gb3Jq/ZMlXxZLkjnoC8iR8bc6pxO4X9ROtrzzOIr1tTPq3mb3ZRe",
+	"m7bW5jpMO6YJ1rOfLcfrac11MOnKUU4jY54CQYobfllj7oQzQCmIsv5G4/Pmd6IeD5Ou8kL/jWt+TEiu",
+	"dld8DWiz5InV+DNmSPDXRodVpZkTwHM7kXNV6WnzkdUbEuEZKywNv/5++Zr7D509ms5e2bap13Ou2rH6",
+	"Wu/XserzXP1lg+TN48/bDjITScKxNr5GDCUdJgXMtNhH9ilNaDbZO/2nhj47R5slqCWI6oL7k0Qwn0Os",
+	"l60VG4SofMkfMzJjerzpU/4J3cJWNupT18CIRLcAKXrPV6D+JJEFE11i8S0DZZWfmLGiPT7MLVjTt2At",
+	"WEQV2vAsIWiOkwTd4PjWpfg8TwwcUYF4dvToECsxf5gHHSKsbcTXah1cmcs8kpQAkjFmSCPDKFuE9p4n",
+	"XRbDjJ3ILYuXgjOemdprrDKpr53U9FW8maAfOvxFhAXMGGfJtvr9FsVRnFDTpWX8eAmMoOqHgazjFJlb",
+	"+Bxp1ec6U413IDx2vv/Hh+p79Bv+4yt951saD7u/4zKmTnC9nOE3Kix3jag89e1hs7pdWdqvZsTvMElr",
+	"EB89R1uk0V9WivbFF0jsvtr9ussjzPDpvf6nN8c6MnOG2LWmB3jE/Ggl9d5Q0tfid7iemYG+dJ/eYs9s",
+	"n6HiOMm+Z1Ib/TOqn1frdO0SHL8CJbPzkyCvRMnkBrSA4umEY3SE1F6beeG1dDuv4jzGxa9qRSx5j+fg",
+	"q+oHdOTUxpqOxcudX+x5DSn43d8XOpSv9j0Ey1lbTpIH9Y7GW3vfP8UBfQW1rqOez9JUGel4ljrWPGOt",
+	"vXlLwUwk2s1VKj2fTs/+/D+T08np5Oz8L2d/OTOkyucXLy4VDZr6Cm3//Kysf5qLTO0TC0Htg1qH7cMv",
+	"D/8fAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

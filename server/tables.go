@@ -267,3 +267,20 @@ func (s *Server) NativeWriteEligibility(ctx context.Context, req openapi.NativeW
 	}
 	return out, nil
 }
+
+// LoadCredentials implements openapi.StrictServerInterface.
+func (s *Server) LoadCredentials(ctx context.Context, req openapi.LoadCredentialsRequestObject) (openapi.LoadCredentialsResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := s.svc.LoadCredentials(ctx, req.Prefix, id)
+	if err != nil {
+		return nil, err
+	}
+	out := openapi.LoadCredentials200JSONResponse{StorageCredentials: []openapi.StorageCredential{}}
+	for _, c := range creds {
+		out.StorageCredentials = append(out.StorageCredentials, openapi.StorageCredential{Prefix: c.Prefix, Config: c.Config})
+	}
+	return out, nil
+}

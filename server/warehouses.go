@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -56,4 +58,27 @@ func (s *Server) DeleteWarehouse(ctx context.Context, req openapi.DeleteWarehous
 		return nil, err
 	}
 	return openapi.DeleteWarehouse204Response{}, nil
+}
+
+// SetStorageProfile implements openapi.StrictServerInterface.
+func (s *Server) SetStorageProfile(ctx context.Context, req openapi.SetStorageProfileRequestObject) (openapi.SetStorageProfileResponseObject, error) {
+	p, err := s.svc.SetStorageProfile(ctx, req.Name, *req.Body)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(p)
+	return openapi.SetStorageProfile200JSONResponse(b), nil
+}
+
+// GetStorageProfile implements openapi.StrictServerInterface.
+func (s *Server) GetStorageProfile(ctx context.Context, req openapi.GetStorageProfileRequestObject) (openapi.GetStorageProfileResponseObject, error) {
+	p, err := s.svc.StorageProfile(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, &service.Error{Kind: service.KindNotFound, Message: "Warehouse " + req.Name + " has no storage profile"}
+	}
+	b, _ := json.Marshal(p)
+	return openapi.GetStorageProfile200JSONResponse(b), nil
 }

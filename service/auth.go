@@ -80,4 +80,6 @@ type WarehouseInfo struct {
 	Name       string
 	Location   string
 	Properties map[string]string
+	// StorageProfile is the warehouse's storage profile JSON (secrets sealed).
+	StorageProfile string
 }

@@ -12,6 +12,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -32,6 +33,9 @@ type Options struct {
 	Authorizer Authorizer
 	// Credentials vends storage credentials on load; nil vends none.
 	Credentials CredentialVendor
+	// Sealer encrypts storage-profile secrets at rest; without a key,
+	// profiles with secrets are refused.
+	Sealer *credentials.Sealer
 	// OnCommit observes commit outcomes ("committed", "conflict",
 	// "requirement_failed", "unknown", "error") for metrics; may be nil.
 	OnCommit func(outcome string)
@@ -57,6 +61,9 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	}
 	if opts.MaxLeafEntries <= 0 {
 		opts.MaxLeafEntries = 2048
+	}
+	if opts.Sealer == nil {
+		opts.Sealer, _ = credentials.NewSealer(nil)
 	}
 	if opts.Authorizer == nil {
 		opts.Authorizer = AllowAll{}

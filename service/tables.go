@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net/url"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -185,7 +186,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView)); err == nil {
 			return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
 		}
-		return s.tableResult(ctx, w, "", data, loc, in.VendCredentials)
+		return s.tableResult(ctx, w, id, "", data, loc, in.VendCredentials)
 	}
 	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
@@ -199,30 +200,77 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		s.deleteOrphan(ctx, w, metaLoc)
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
-	return s.tableResult(ctx, w, metaLoc, data, loc, in.VendCredentials)
+	return s.tableResult(ctx, w, id, metaLoc, data, loc, in.VendCredentials)
 }
 
 // tableResult assembles a TableResult, vending credentials when asked.
-func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, metaLoc string, data []byte, location string, vend bool) (*TableResult, error) {
+func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, location string, vend bool) (*TableResult, error) {
 	res := &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}
-	if vend && s.opts.Credentials != nil {
-		level, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), w.Name, location)
-		if err != nil {
-			return nil, err
-		}
-		cfg, creds, err := s.opts.Credentials.Vend(ctx, WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties}, location, level)
-		if err != nil {
-			return nil, wrapErr(KindUnavailable, err, "Could not vend storage credentials")
-		}
-		// No key outside the allowlist ever leaves the catalog, whatever
-		// a vendor returns.
-		res.Config, _ = credentials.FilterConfig(cfg)
-		for _, c := range creds {
-			filtered, _ := credentials.FilterCredential(c.Config)
-			res.StorageCredentials = append(res.StorageCredentials, StorageCredential{Prefix: c.Prefix, Config: filtered})
-		}
+	if !vend {
+		return res, nil
 	}
+	cfg, creds, err := s.vend(ctx, w, id, location)
+	if err != nil {
+		return nil, err
+	}
+	res.Config, res.StorageCredentials = cfg, creds
 	return res, nil
+}
+
+// vend mints credentials for a table location at the access level the
+// authorizer grants. No key outside the allowlist ever leaves the catalog,
+// whatever a vendor returns; each storage credential names the route that
+// refreshes it.
+func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, location string) (map[string]string, []StorageCredential, error) {
+	if s.opts.Credentials == nil {
+		return map[string]string{}, nil, nil
+	}
+	level, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), w.Name, id.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	info := WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
+	cfg, creds, err := s.opts.Credentials.Vend(ctx, info, location, level)
+	if err != nil {
+		return nil, nil, wrapErr(KindUnavailable, err, "Could not vend storage credentials for %s", id)
+	}
+	out, _ := credentials.FilterConfig(cfg)
+	refresh := refreshEndpoint(w.Name, id)
+	var list []StorageCredential
+	for _, c := range creds {
+		filtered, _ := credentials.FilterCredential(c.Config)
+		filtered["client.refresh-credentials-endpoint"] = refresh
+		list = append(list, StorageCredential{Prefix: c.Prefix, Config: filtered})
+	}
+	return out, list, nil
+}
+
+// refreshEndpoint is the loadCredentials path of a table, relative to the
+// catalog URI, as clients expect in client.refresh-credentials-endpoint.
+func refreshEndpoint(warehouse string, id Ident) string {
+	levels := make([]string, len(id.Namespace))
+	for i, l := range id.Namespace {
+		levels[i] = url.PathEscape(l)
+	}
+	return "v1/" + warehouse + "/namespaces/" + strings.Join(levels, "%1F") + "/tables/" + url.PathEscape(id.Name) + "/credentials"
+}
+
+// LoadCredentials returns the storage credentials of a table (empty when
+// the warehouse has no storage profile): 404 when the table is missing.
+func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Ident) ([]StorageCredential, error) {
+	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, tableNotFound(err, id)
+	}
+	if err != nil {
+		return nil, storeErr(err, warehouse)
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	_, creds, err := s.vend(ctx, w, id, obj.Location)
+	return creds, err
 }
 
 // RegisterTable adopts an existing metadata file as a table (with
@@ -254,7 +302,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if err != nil {
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
-	return s.tableResult(ctx, w, metadataLocation, obj.Metadata, loc, vend)
+	return s.tableResult(ctx, w, id, metadataLocation, obj.Metadata, loc, vend)
 }
 
 // readForRegister checks a register request (identifier, access, namespace)
@@ -372,7 +420,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if w == nil {
 		return &TableResult{MetadataLocation: obj.MetadataLocation, Metadata: data, Config: map[string]string{}}, nil
 	}
-	return s.tableResult(ctx, w, obj.MetadataLocation, data, obj.Location, vend)
+	return s.tableResult(ctx, w, id, obj.MetadataLocation, data, obj.Location, vend)
 }
 
 // refsOnlyCached memoises refsOnly per metadata location. A metadata file

@@ -2,11 +2,13 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"regexp"
 	"strings"
 
+	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -119,4 +121,45 @@ func (s *Service) EnsureWarehouse(ctx context.Context, name, location string) (*
 		return s.GetWarehouse(ctx, name)
 	}
 	return w, err
+}
+
+// SetStorageProfile validates a warehouse's S3 storage profile, seals its
+// secret with the server key and stores it. 400 for an invalid profile or
+// when the server has no secret key; 404 for a missing warehouse.
+func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte) (*credentials.S3Profile, error) {
+	p, err := credentials.ParseS3Profile(raw, s.opts.Sealer)
+	if err != nil {
+		return nil, wrapErr(KindBadRequest, err, "%v", err)
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "encode profile")
+	}
+	err = s.store.WarehouseSetProfile(ctx, name, string(data))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", name)
+	}
+	if err != nil {
+		return nil, storeErr(err, name)
+	}
+	s.whCache.mu.Lock()
+	delete(s.whCache.entries, name)
+	s.whCache.mu.Unlock()
+	r := p.Redacted()
+	return &r, nil
+}
+
+// StorageProfile returns a warehouse's profile without secrets (nil when
+// none is set).
+func (s *Service) StorageProfile(ctx context.Context, name string) (*credentials.S3Profile, error) {
+	w, err := s.GetWarehouse(ctx, name)
+	if err != nil || w.StorageProfile == "" {
+		return nil, err
+	}
+	var p credentials.S3Profile
+	if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
+		return nil, wrapErr(KindInternal, err, "stored profile of %s", name)
+	}
+	r := p.Redacted()
+	return &r, nil
 }

@@ -73,7 +73,10 @@ type Warehouse struct {
 	Name       string
 	Location   string // file://..., s3://bucket/..., gs://bucket/...
 	Properties map[string]string
-	CreatedAt  time.Time
+	// StorageProfile is the JSON storage profile ("" when none); its secrets
+	// are sealed by the caller before they reach the store.
+	StorageProfile string
+	CreatedAt      time.Time
 }
 
 // Namespace is one namespace of a warehouse. Levels is never empty.
@@ -163,6 +166,9 @@ type Store interface {
 	WarehouseGet(ctx context.Context, name string) (*Warehouse, error)
 	// WarehouseList returns every warehouse ordered by name.
 	WarehouseList(ctx context.Context) ([]*Warehouse, error)
+	// WarehouseSetProfile replaces a warehouse's storage profile; ErrNotFound
+	// when the warehouse is missing.
+	WarehouseSetProfile(ctx context.Context, name, profile string) error
 	// WarehouseDelete removes an empty warehouse: ErrNotFound, or ErrNotEmpty
 	// when it still holds namespaces.
 	WarehouseDelete(ctx context.Context, name string) error

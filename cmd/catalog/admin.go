@@ -42,7 +42,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) error {
 
 func cmdWarehouse(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: catalog warehouse create NAME --location URI | catalog warehouse list")
+		return errors.New("usage: catalog warehouse create NAME --location URI | set-profile NAME --profile FILE | list")
 	}
 	sub, rest := args[0], args[1:]
 	fs := flag.NewFlagSet("warehouse "+sub, flag.ContinueOnError)
@@ -50,8 +50,10 @@ func cmdWarehouse(args []string, stdout, stderr io.Writer) error {
 	var sf storageFlags
 	sf.register(fs)
 	location := fs.String("location", "", "storage location: file:///path, s3://bucket/prefix or gs://bucket/prefix")
+	profileFile := fs.String("profile", "", "set-profile: JSON storage profile file (see docs/credentials.md)")
+	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "set-profile: base64 32-byte key sealing secrets [CATALOG_SECRET_KEY]")
 	var name string
-	if sub == "create" && len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
+	if (sub == "create" || sub == "set-profile") && len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
 		name, rest = rest[0], rest[1:]
 	}
 	if err := fs.Parse(rest); err != nil {
@@ -63,7 +65,11 @@ func cmdWarehouse(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	svc := service.New(st, storage.NewProvider(), service.Options{})
+	sealer, err := loadSealer(*secretKey, sf)
+	if err != nil {
+		return err
+	}
+	svc := service.New(st, storage.NewProvider(), service.Options{Sealer: sealer})
 	switch sub {
 	case "create":
 		if name == "" || *location == "" {
@@ -74,6 +80,19 @@ func cmdWarehouse(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "created warehouse %s at %s\n", w.Name, w.Location)
+	case "set-profile":
+		if name == "" || *profileFile == "" {
+			return errors.New("usage: catalog warehouse set-profile NAME --profile FILE")
+		}
+		raw, err := os.ReadFile(*profileFile)
+		if err != nil {
+			return err
+		}
+		p, err := svc.SetStorageProfile(ctx, name, raw)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "storage profile of %s set (role %s)\n", name, p.RoleARN)
 	case "list":
 		ws, err := svc.ListWarehouses(ctx)
 		if err != nil {

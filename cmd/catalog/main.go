@@ -23,6 +23,8 @@ Usage:
   catalog serve [flags]                      run the REST catalog
   catalog migrate [flags]                    apply database migrations and exit
   catalog warehouse create NAME --location URI [flags]
+  catalog warehouse set-profile NAME --profile FILE [flags]
+                                             S3 credential vending for a warehouse
   catalog warehouse list [flags]
   catalog manifest inspect FILE [--table-location URI] [--metadata]
                                              print a v4 manifest as JSON lines

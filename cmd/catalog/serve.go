@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,11 +17,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
+	"github.com/lakehold/catalog/vending"
 )
 
 func cmdServe(args []string, stderr io.Writer) error {
@@ -35,6 +39,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	verify := fs.Bool("verify-metadata-on-load", envBool("CATALOG_VERIFY_METADATA_ON_LOAD", true), "stat the metadata file on every loadTable (404 when it vanished) [CATALOG_VERIFY_METADATA_ON_LOAD]")
 	idemLife := fs.Duration("idempotency-lifetime", envDuration("CATALOG_IDEMPOTENCY_LIFETIME", 30*time.Minute), "how long Idempotency-Key outcomes are kept [CATALOG_IDEMPOTENCY_LIFETIME]")
 	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "debug, info, warn or error [CATALOG_LOG_LEVEL]")
+	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,11 +56,17 @@ func cmdServe(args []string, stderr io.Writer) error {
 	}
 	defer st.Close()
 
+	sealer, err := loadSealer(*secretKey, sf)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	svc := service.New(st, storage.NewProvider(), service.Options{
 		VerifyMetadataOnLoad: *verify,
 		OnCommit:             server.CommitObserver(reg),
 		Logger:               log,
+		Sealer:               sealer,
+		Credentials:          vending.NewS3(sealer),
 	})
 	if sf.embedded() {
 		abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
@@ -107,6 +118,37 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// loadSealer builds the secret sealer from --secret-key, or in embedded
+// mode from <data-dir>/secret.key (created on first use, mode 0600).
+// Without either, storage profiles with secrets are refused.
+func loadSealer(b64 string, sf storageFlags) (*credentials.Sealer, error) {
+	if b64 == "" && sf.embedded() {
+		path := filepath.Join(sf.dataDir, "secret.key")
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			key := make([]byte, 32)
+			if _, err := rand.Read(key); err != nil {
+				return nil, err
+			}
+			data = []byte(base64.StdEncoding.EncodeToString(key))
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
+			return nil, err
+		}
+		b64 = strings.TrimSpace(string(data))
+	}
+	if b64 == "" {
+		return credentials.NewSealer(nil)
+	}
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, fmt.Errorf("--secret-key: %w", err)
+	}
+	return credentials.NewSealer(key)
 }
 
 func openStore(ctx context.Context, sf storageFlags, migrate bool) (interface {

@@ -72,21 +72,21 @@ func (s *Store) WarehouseCreate(ctx context.Context, w *store.Warehouse) error {
 	w.ID = uuid.NewString()
 	w.CreatedAt = time.Now()
 	_, err := s.db.exec(ctx,
-		`INSERT INTO warehouses (id, name, location, properties, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		w.ID, w.Name, w.Location, marshalProps(w.Properties), w.CreatedAt.UnixMilli())
+		`INSERT INTO warehouses (id, name, location, properties, storage_profile, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		w.ID, w.Name, w.Location, marshalProps(w.Properties), w.StorageProfile, w.CreatedAt.UnixMilli())
 	if err != nil && s.db.classify(err) == classUnique {
 		return &store.AlreadyExistsError{Name: w.Name}
 	}
 	return s.wrap(err, "warehouse")
 }
 
-const warehouseCols = `id, name, location, properties, created_at`
+const warehouseCols = `id, name, location, properties, storage_profile, created_at`
 
 func scanWarehouse(r rowScanner) (*store.Warehouse, error) {
 	var w store.Warehouse
 	var props string
 	var created int64
-	if err := r.Scan(&w.ID, &w.Name, &w.Location, &props, &created); err != nil {
+	if err := r.Scan(&w.ID, &w.Name, &w.Location, &props, &w.StorageProfile, &created); err != nil {
 		return nil, err
 	}
 	w.Properties = unmarshalProps(props)
@@ -119,6 +119,18 @@ func (s *Store) WarehouseList(ctx context.Context) ([]*store.Warehouse, error) {
 		out = append(out, w)
 	}
 	return out, rows.Err()
+}
+
+// WarehouseSetProfile implements store.Store.
+func (s *Store) WarehouseSetProfile(ctx context.Context, name, profile string) error {
+	n, err := s.db.exec(ctx, `UPDATE warehouses SET storage_profile = $1 WHERE name = $2`, profile, name)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: warehouse %s", store.ErrNoSuchWarehouse, name)
+	}
+	return nil
 }
 
 // WarehouseDelete implements store.Store.

@@ -1,0 +1,80 @@
+package credentials
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// S3Profile says how to mint S3 credentials for a warehouse: the catalog's
+// own identity calls STS AssumeRole on RoleARN with a session policy scoped
+// to the table. The secret is sealed when stored and never returned.
+type S3Profile struct {
+	Type               string `json:"type"` // "s3"
+	Region             string `json:"region"`
+	Endpoint           string `json:"endpoint,omitempty"` // S3-compatible stores
+	PathStyleAccess    bool   `json:"path-style-access,omitempty"`
+	STSEndpoint        string `json:"sts-endpoint,omitempty"`
+	RoleARN            string `json:"role-arn"`
+	ExternalID         string `json:"external-id,omitempty"`
+	SSEType            string `json:"sse-type,omitempty"` // "", "s3" or "kms"
+	SSEKey             string `json:"sse-key,omitempty"`  // KMS key id for kms
+	CredentialLifetime string `json:"credential-lifetime,omitempty"`
+	AccessKeyID        string `json:"access-key-id"`
+	// SecretAccessKey is accepted on input only; stored as SealedSecret.
+	SecretAccessKey string `json:"secret-access-key,omitempty"`
+	SealedSecret    string `json:"sealed-secret-access-key,omitempty"`
+}
+
+// Lifetime returns the vended credential lifetime (default 1h, at least
+// 15 minutes as STS requires).
+func (p *S3Profile) Lifetime() time.Duration {
+	d, err := time.ParseDuration(p.CredentialLifetime)
+	if err != nil || d == 0 {
+		d = time.Hour
+	}
+	return max(d, 15*time.Minute)
+}
+
+// ParseS3Profile validates a profile sent by an operator and seals its
+// secret. It fails for missing fields or when no server key is set.
+func ParseS3Profile(raw []byte, sealer *Sealer) (*S3Profile, error) {
+	var p S3Profile
+	dec := json.NewDecoder(bytesReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("storage profile: %w", err)
+	}
+	switch {
+	case p.Type != "s3":
+		return nil, errors.New(`storage profile: type must be "s3"`)
+	case p.Region == "":
+		return nil, errors.New("storage profile: region is required")
+	case p.RoleARN == "":
+		return nil, errors.New("storage profile: role-arn is required")
+	case p.AccessKeyID == "" || p.SecretAccessKey == "":
+		return nil, errors.New("storage profile: access-key-id and secret-access-key are required")
+	case p.SSEType != "" && p.SSEType != "s3" && p.SSEType != "kms":
+		return nil, errors.New(`storage profile: sse-type must be "s3" or "kms"`)
+	case p.SealedSecret != "":
+		return nil, errors.New("storage profile: sealed-secret-access-key cannot be set")
+	}
+	if p.CredentialLifetime != "" {
+		if d, err := time.ParseDuration(p.CredentialLifetime); err != nil || d < 15*time.Minute || d > 12*time.Hour {
+			return nil, errors.New("storage profile: credential-lifetime must be a duration from 15m to 12h")
+		}
+	}
+	sealed, err := sealer.Seal(p.SecretAccessKey)
+	if err != nil {
+		return nil, fmt.Errorf("storage profile: %w", err)
+	}
+	p.SecretAccessKey, p.SealedSecret = "", sealed
+	return &p, nil
+}
+
+// Redacted returns the profile as shown to operators: no secret at all.
+func (p S3Profile) Redacted() S3Profile {
+	p.SecretAccessKey, p.SealedSecret = "", ""
+	return p
+}

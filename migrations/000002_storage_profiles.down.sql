@@ -1,0 +1,1 @@
+ALTER TABLE warehouses DROP COLUMN storage_profile;

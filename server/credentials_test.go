@@ -1,0 +1,164 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/server"
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/vending"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *lockedBuffer) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// vendingSetup is setup with a sealer, the S3 vendor and logs captured.
+func vendingSetup(t *testing.T) (*bundle, *lockedBuffer) {
+	st := openStore(t, "sqlite")
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	sealer, err := credentials.NewSealer(bytes.Repeat([]byte{9}, 32))
+	require.NoError(t, err)
+	svc := service.New(st, storage.NewProvider(), service.Options{Logger: log, Sealer: sealer, Credentials: vending.NewS3(sealer)})
+	_, err = svc.CreateWarehouse(context.Background(), "wh", "s3://warehouse", nil)
+	require.NoError(t, err)
+	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: log})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &bundle{url: hs.URL, store: st, client: hs.Client()}, logs
+}
+
+// registerS3Table registers a table whose location is on S3 from a local
+// metadata file (the catalog needs no object-store access for that).
+func registerS3Table(t *testing.T, b *bundle, name, location string) {
+	t.Helper()
+	meta := map[string]any{"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": location,
+		"last-sequence-number": 0, "last-updated-ms": 1, "last-column-id": 1, "current-schema-id": 0,
+		"schemas":         []any{map[string]any{"type": "struct", "schema-id": 0, "fields": []any{map[string]any{"id": 1, "name": "id", "type": "long", "required": true}}}},
+		"partition-specs": []any{map[string]any{"spec-id": 0, "fields": []any{}}}, "default-spec-id": 0, "last-partition-id": 999,
+		"sort-orders": []any{map[string]any{"order-id": 0, "fields": []any{}}}, "default-sort-order-id": 0}
+	data, err := json.Marshal(meta)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "00000-x.metadata.json")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	r := b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": name, "metadata-location": "file://" + path})
+	require.Equal(t, 200, r.status, "%s", r.body)
+}
+
+const catalogSecret = "catalogsecret"
+
+func TestStorageProfileSecretsNeverLeak(t *testing.T) {
+	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
+	sts := ep
+	if sts == "" {
+		sts = "http://127.0.0.1:1" // nothing listens: STS fails, on loopback only
+	}
+	b, logs := vendingSetup(t)
+	profile := map[string]any{"type": "s3", "region": "us-east-1", "endpoint": sts, "path-style-access": true, "sts-endpoint": sts,
+		"role-arn": "arn:aws:iam::000000000000:role/CatalogVendedRole", "access-key-id": "catalog", "secret-access-key": catalogSecret}
+	r := b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", profile)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var seen []string
+	seen = append(seen, string(r.body))
+	seen = append(seen, string(b.do(t, "GET", "/management/v1/warehouses/wh/storage-profile", nil).body))
+	seen = append(seen, string(b.do(t, "GET", "/management/v1/warehouses/wh", nil).body))
+	seen = append(seen, string(b.do(t, "GET", "/management/v1/warehouses", nil).body))
+	bad := map[string]any{"type": "s3", "region": "us-east-1", "role-arn": "r", "access-key-id": "catalog", "secret-access-key": catalogSecret, "sse-type": "dsse-kms"}
+	r = b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", bad)
+	require.Equal(t, 400, r.status)
+	seen = append(seen, string(r.body))
+	b.createNamespace(t, "ns")
+	registerS3Table(t, b, "t", "s3://warehouse/ns/t")
+	var vended map[string]any
+	if ep != "" {
+		r = b.do(t, "GET", "/v1/wh/namespaces/ns/tables/t", nil, "X-Iceberg-Access-Delegation", "vended-credentials")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		vended = r.json(t)
+	} else {
+		// Without SeaweedFS the STS call fails: the error must not leak either.
+		r = b.do(t, "GET", "/v1/wh/namespaces/ns/tables/t", nil, "X-Iceberg-Access-Delegation", "vended-credentials")
+		require.Equal(t, 503, r.status)
+	}
+	seen = append(seen, string(r.body))
+	stored, err := b.store.WarehouseGet(context.Background(), "wh")
+	require.NoError(t, err)
+	require.NotContains(t, stored.StorageProfile, catalogSecret, "sealed at rest")
+	for _, s := range append(seen, logs.String()) {
+		require.NotContains(t, s, catalogSecret)
+	}
+	if vended != nil {
+		// Vended session credentials appear only in the response, never in logs.
+		cfg := vended["config"].(map[string]any)
+		for _, k := range []string{"s3.secret-access-key", "s3.session-token"} {
+			require.NotEmpty(t, cfg[k])
+			require.False(t, strings.Contains(logs.String(), cfg[k].(string)), "%s leaked into logs", k)
+		}
+	}
+}
+
+func TestVendedCredentialsOnLoad(t *testing.T) {
+	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
+			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
+		}
+		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
+	}
+	b, _ := vendingSetup(t)
+	r := b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "s3", "region": "us-east-1",
+		"endpoint": ep, "path-style-access": true, "sts-endpoint": ep, "role-arn": "arn:aws:iam::000000000000:role/CatalogVendedRole",
+		"access-key-id": "catalog", "secret-access-key": catalogSecret})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	b.createNamespace(t, "ns")
+	registerS3Table(t, b, "t", "s3://warehouse/ns/t")
+
+	plain := b.do(t, "GET", "/v1/wh/namespaces/ns/tables/t", nil)
+	require.Equal(t, 200, plain.status)
+	require.NotContains(t, plain.json(t), "storage-credentials", "no credentials unless asked")
+
+	r = b.do(t, "GET", "/v1/wh/namespaces/ns/tables/t", nil, "X-Iceberg-Access-Delegation", "vended-credentials")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var res struct {
+		Config map[string]string `json:"config"`
+		Creds  []struct {
+			Prefix string            `json:"prefix"`
+			Config map[string]string `json:"config"`
+		} `json:"storage-credentials"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &res))
+	for k := range res.Config {
+		require.Contains(t, []string{"client.region", "s3.access-key-id", "s3.secret-access-key", "s3.session-token", "s3.endpoint", "s3.path-style-access"}, k)
+	}
+	require.Len(t, res.Creds, 1)
+	require.Equal(t, "s3://warehouse/ns/t", res.Creds[0].Prefix)
+	require.Equal(t, "v1/wh/namespaces/ns/tables/t/credentials", res.Creds[0].Config["client.refresh-credentials-endpoint"])
+	require.NotEmpty(t, res.Creds[0].Config["s3.session-token-expires-at-ms"])
+
+	lc := b.do(t, "GET", "/v1/wh/namespaces/ns/tables/t/credentials", nil)
+	require.Equal(t, 200, lc.status, "%s", lc.body)
+	var got struct {
+		Creds []struct {
+			Prefix string `json:"prefix"`
+		} `json:"storage-credentials"`
+	}
+	require.NoError(t, json.Unmarshal(lc.body, &got))
+	require.Len(t, got.Creds, 1, "exactly one credential per storage type")
+	require.Equal(t, 404, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/nope/credentials", nil).status)
+}
