@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# The test command: starts a throwaway Postgres unless
-# CATALOG_TEST_DATABASE_URL is set, checks generated code, then runs every
-# Go test (SQLite and Postgres). Extra arguments go to `go test`.
+# The test command: starts a throwaway Postgres (unless
+# CATALOG_TEST_DATABASE_URL is set) and SeaweedFS S3+STS (unless
+# SEAWEED_S3_ENDPOINT is set; built once into ~/.cache/lakehold), checks
+# generated code, then runs every Go test. Extra arguments go to `go test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+cleanup=()
+trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
 if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
   eval "$(scripts/pg-start.sh | sed 's/^/export /')"
-  trap 'scripts/pg-stop.sh "$PGROOT"' EXIT
+  cleanup+=("scripts/pg-stop.sh $PGROOT")
 fi
-# Tests that need Postgres fail (not skip) when it is missing.
-export CATALOG_TEST_REQUIRE_POSTGRES=1
+if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
+  eval "$(scripts/seaweed-start.sh | sed 's/^/export /')"
+  cleanup+=("scripts/seaweed-stop.sh $SEAWEED_PID $SEAWEED_DIR")
+fi
+# Tests that need Postgres or SeaweedFS fail (not skip) when they are missing.
+export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1
 
 scripts/check-generate.sh
 go vet ./...
