@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awscreds "github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/credentials"
@@ -165,4 +170,45 @@ func TestVendedCredentialsOnLoad(t *testing.T) {
 	require.NoError(t, json.Unmarshal(lc.body, &got))
 	require.Len(t, got.Creds, 1, "exactly one credential per storage type")
 	require.Equal(t, 404, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/nope/credentials", nil).status)
+}
+
+// TestCreateOnS3WithProfile: the catalog writes metadata to S3 with the
+// profile's identity and vends table-scoped credentials on create.
+func TestCreateOnS3WithProfile(t *testing.T) {
+	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
+			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
+		}
+		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
+	}
+	ensureBucket(t, ep, "warehouse")
+	b, _ := vendingSetup(t)
+	r := b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "s3", "region": "us-east-1",
+		"endpoint": ep, "path-style-access": true, "sts-endpoint": ep, "role-arn": "arn:aws:iam::000000000000:role/CatalogVendedRole",
+		"access-key-id": "catalog", "secret-access-key": catalogSecret})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	b.createNamespace(t, "ns")
+	r = b.do(t, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "s3t", "schema": rawJSON(testSchema)},
+		"X-Iceberg-Access-Delegation", "vended-credentials")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	res := r.json(t)
+	require.True(t, strings.HasPrefix(res["metadata-location"].(string), "s3://warehouse/ns/s3t-"))
+	require.NotEmpty(t, res["config"].(map[string]any)["s3.session-token"])
+	// Loading checks the metadata file on S3 too.
+	require.Equal(t, 200, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/s3t", nil).status)
+}
+
+// ensureBucket creates a bucket with SeaweedFS's admin identity (from
+// integration/seaweed/iam.json) unless it exists.
+func ensureBucket(t *testing.T, ep, bucket string) {
+	t.Helper()
+	admin := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep), UsePathStyle: true,
+		Credentials: awscreds.NewStaticCredentialsProvider("admin", "adminsecret", "")})
+	_, err := admin.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)})
+	var owned *s3types.BucketAlreadyOwnedByYou
+	var exists *s3types.BucketAlreadyExists
+	if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) && !strings.Contains(err.Error(), "BucketAlready") {
+		require.NoError(t, err)
+	}
 }

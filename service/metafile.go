@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 )
@@ -76,9 +78,29 @@ func (s *Service) warehouse(ctx context.Context, name string) (*store.Warehouse,
 	return w, nil
 }
 
-// fileIO returns the IO for a location of warehouse w.
+// fileIO returns the IO for a location of warehouse w. With an S3 storage
+// profile the catalog itself uses the profile's identity for S3 locations.
 func (s *Service) fileIO(ctx context.Context, w *store.Warehouse, location string) (storage.FileIO, error) {
-	io, err := s.files.For(ctx, location, w.Properties)
+	props := w.Properties
+	if w.StorageProfile != "" && strings.HasPrefix(location, "s3://") {
+		var p credentials.S3Profile
+		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err == nil && p.Type == "s3" {
+			secret, err := s.opts.Sealer.Open(p.SealedSecret)
+			if err != nil {
+				return nil, wrapErr(KindUnavailable, err, "Cannot open the storage profile of %s", w.Name)
+			}
+			props = map[string]string{}
+			for k, v := range w.Properties {
+				props[k] = v
+			}
+			props["s3.region"], props["s3.access-key-id"], props["s3.secret-access-key"] = p.Region, p.AccessKeyID, secret
+			if p.Endpoint != "" {
+				props["s3.endpoint"] = p.Endpoint
+			}
+			props["s3.force-virtual-addressing"] = strconv.FormatBool(!p.PathStyleAccess)
+		}
+	}
+	io, err := s.files.For(ctx, location, props)
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "Cannot access storage at %s", location)
 	}
