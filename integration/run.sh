@@ -16,6 +16,12 @@ if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
   trap '"$root/scripts/pg-stop.sh" "$PGROOT"' EXIT
 fi
 command -v psql >/dev/null || { echo "interop: psql is required" >&2; exit 1; }
+if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
+  eval "$("$root/scripts/seaweed-start.sh" | sed 's/^/export /')"
+  trap '"$root/scripts/seaweed-stop.sh" "$SEAWEED_PID" "$SEAWEED_DIR"; [ -n "${PGROOT:-}" ] && "$root/scripts/pg-stop.sh" "$PGROOT"' EXIT
+fi
+# Every catalog started here can seal storage-profile secrets.
+export CATALOG_SECRET_KEY=${CATALOG_SECRET_KEY:-$(head -c 32 /dev/urandom | base64)}
 
 export CATALOG_BIN="$CACHE/catalog-under-test"
 (cd "$root" && go build -o "$CATALOG_BIN" ./cmd/catalog) || exit 1
@@ -63,6 +69,7 @@ run_pytest PyIceberg test_pyiceberg.py
 run_pytest DuckDB test_duckdb.py
 run_pytest Spark test_spark.py
 run_pytest column-files test_column_files.py
+run_pytest PyIceberg-vended test_vended.py
 
 # v4 manifests: Go-written files checked by pyarrow, pyarrow-written read by Go.
 golden=$(mktemp -d /tmp/v4-golden.XXXXXX)

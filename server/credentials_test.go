@@ -197,6 +197,10 @@ func TestCreateOnS3WithProfile(t *testing.T) {
 	require.NotEmpty(t, res["config"].(map[string]any)["s3.session-token"])
 	// Loading checks the metadata file on S3 too.
 	require.Equal(t, 200, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/s3t", nil).status)
+	// A later request writes through the cached S3 IO (regression: it kept
+	// the first request's context and failed once that request ended).
+	c := b.do(t, "POST", "/v1/wh/namespaces/ns/tables/s3t", setProps("k", "v"))
+	require.Equal(t, 200, c.status, "%s", c.body)
 }
 
 // ensureBucket creates a bucket with SeaweedFS's admin identity (from

@@ -114,7 +114,8 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	}
 	metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), obj.MetadataLocation)
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-		return nil, err
+		// Nothing points at the new file yet: the commit did not happen.
+		return nil, wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
 	}
 	st.meta, st.data, st.metaLoc, st.changed = meta, data, metaLoc, true
 	st.swap = store.Swap{

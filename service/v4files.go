@@ -152,7 +152,7 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 		return 0, wrapErr(KindInternal, err, "close manifest")
 	}
 	if err := s.writeMetadataFile(ctx, w, loc, buf.Bytes()); err != nil {
-		return 0, err
+		return 0, wrapErr(KindCommitFailed, err, "Commit failed: cannot write manifest %s, nothing was committed", loc)
 	}
 	return int64(buf.Len()), nil
 }
@@ -627,7 +627,7 @@ func (s *Service) commitV4Snapshot(ctx context.Context, w *store.Warehouse, st *
 	}
 	metaLoc := newMetadataLocation(st.location, meta.Properties(), st.obj.MetadataLocation)
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-		return nil, err
+		return nil, wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
 	}
 	err = s.store.ObjectsSwap(ctx, []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4}})

@@ -208,7 +208,7 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 		}
 		metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), obj.MetadataLocation)
 		if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-			return nil, err
+			return nil, wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
 		}
 		err = s.store.ObjectsSwap(ctx, []store.Swap{{
 			ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation, NewMetadataLocation: metaLoc,

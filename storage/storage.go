@@ -59,7 +59,9 @@ func (p *Provider) For(ctx context.Context, location string, props map[string]st
 	io, ok := p.cache[key]
 	p.mu.Unlock()
 	if !ok {
-		io, err = icebergio.LoadFS(ctx, props, location)
+		// The IO outlives this request (it is cached): it must not carry
+		// the request's cancellation.
+		io, err = icebergio.LoadFS(context.WithoutCancel(ctx), props, location)
 		if err != nil {
 			return nil, fmt.Errorf("storage for %s: %w", location, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -90,42 +91,45 @@ func TestVendedS3CredentialsAreScopedToTheTable(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	for _, k := range []string{"ns/other/x", "ns/table2/x", "top.txt"} {
+	// A fresh table name per run: SeaweedFS may be reused across runs.
+	tbl := fmt.Sprintf("ns/t%d", time.Now().UnixNano())
+	loc := "s3://warehouse/" + tbl
+	for _, k := range []string{"ns/other/x", tbl + "2/x", "top.txt"} {
 		_, err := admin.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(k), Body: strings.NewReader("x")})
 		require.NoError(t, err)
 	}
-	_, err := admin.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse-other"), Key: aws.String("ns/table/x"), Body: strings.NewReader("x")})
+	_, err := admin.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse-other"), Key: aws.String(tbl + "/x"), Body: strings.NewReader("x")})
 	require.NoError(t, err)
 
 	v, wh, _ := vendor(t, ep)
-	cfg, list, err := v.Vend(ctx, wh, "s3://warehouse/ns/table", service.AccessReadWrite)
+	cfg, list, err := v.Vend(ctx, wh, loc, service.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, "us-east-1", cfg["client.region"])
 	require.Equal(t, ep, cfg["s3.endpoint"])
 	require.Len(t, list, 1)
-	require.Equal(t, "s3://warehouse/ns/table", list[0].Prefix)
+	require.Equal(t, loc, list[0].Prefix)
 	exp := list[0].Config["s3.session-token-expires-at-ms"]
 	require.NotEmpty(t, exp)
 	rw := s3Client(ep, creds(t, cfg))
 
 	// Allowed under the table.
-	_, err = rw.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/data/a.parquet"), Body: strings.NewReader("hello")})
+	_, err = rw.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/data/a.parquet"), Body: strings.NewReader("hello")})
 	require.NoError(t, err)
-	got, err := rw.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/data/a.parquet")})
+	got, err := rw.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/data/a.parquet")})
 	require.NoError(t, err)
 	got.Body.Close()
-	ls, err := rw.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("warehouse"), Prefix: aws.String("ns/table/")})
+	ls, err := rw.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("warehouse"), Prefix: aws.String(tbl + "/")})
 	require.NoError(t, err)
 	require.Len(t, ls.Contents, 1)
-	mp, err := rw.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/data/big")})
+	mp, err := rw.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/data/big")})
 	require.NoError(t, err)
-	part, err := rw.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/data/big"),
+	part, err := rw.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/data/big"),
 		UploadId: mp.UploadId, PartNumber: aws.Int32(1), Body: bytes.NewReader(bytes.Repeat([]byte("z"), 5<<20))})
 	require.NoError(t, err)
-	_, err = rw.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/data/big"),
+	_, err = rw.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/data/big"),
 		UploadId: mp.UploadId, MultipartUpload: &s3types.CompletedMultipartUpload{Parts: []s3types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}})
 	require.NoError(t, err)
-	_, err = rw.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/data/a.parquet")})
+	_, err = rw.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/data/a.parquet")})
 	require.NoError(t, err)
 
 	// Denied everywhere else.
@@ -133,17 +137,17 @@ func TestVendedS3CredentialsAreScopedToTheTable(t *testing.T) {
 	denied(t, err, "read a sibling table")
 	_, err = rw.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/other/y"), Body: strings.NewReader("x")})
 	denied(t, err, "write a sibling table")
-	_, err = rw.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table2/x")})
-	denied(t, err, "read a look-alike prefix (ns/table2)")
-	_, err = rw.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table2/y"), Body: strings.NewReader("x")})
-	denied(t, err, "write a look-alike prefix (ns/table2)")
+	_, err = rw.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "2/x")})
+	denied(t, err, "read a look-alike prefix (table2)")
+	_, err = rw.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "2/y"), Body: strings.NewReader("x")})
+	denied(t, err, "write a look-alike prefix (table2)")
 	_, err = rw.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("top.txt")})
 	denied(t, err, "read the bucket root")
 	_, err = rw.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("warehouse")})
 	denied(t, err, "list the whole bucket")
 	_, err = rw.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("warehouse"), Prefix: aws.String("ns/")})
 	denied(t, err, "list the namespace")
-	_, err = rw.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse-other"), Key: aws.String("ns/table/x")})
+	_, err = rw.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse-other"), Key: aws.String(tbl + "/x")})
 	denied(t, err, "the same key in another bucket")
 
 	// The vended credentials cannot re-assume the role without the policy.
@@ -154,17 +158,17 @@ func TestVendedS3CredentialsAreScopedToTheTable(t *testing.T) {
 	require.Error(t, err, "role chaining must be denied")
 
 	// Read-only credentials cannot write.
-	rcfg, _, err := v.Vend(ctx, wh, "s3://warehouse/ns/table", service.AccessRead)
+	rcfg, _, err := v.Vend(ctx, wh, loc, service.AccessRead)
 	require.NoError(t, err)
 	ro := s3Client(ep, creds(t, rcfg))
-	_, err = ro.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/ro"), Body: strings.NewReader("x")})
+	_, err = ro.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/ro"), Body: strings.NewReader("x")})
 	denied(t, err, "write with read-only credentials")
-	got, err = ro.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse"), Key: aws.String("ns/table/data/big")})
+	got, err = ro.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/data/big")})
 	require.NoError(t, err)
 	got.Body.Close()
 
 	// Cached for half the lifetime: the same credentials come back.
-	again, _, err := v.Vend(ctx, wh, "s3://warehouse/ns/table", service.AccessReadWrite)
+	again, _, err := v.Vend(ctx, wh, loc, service.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, cfg["s3.session-token"], again["s3.session-token"])
 	require.WithinDuration(t, time.Now().Add(15*time.Minute), time.UnixMilli(mustInt(t, exp)), time.Minute)
