@@ -21,7 +21,8 @@ def call(method, path, body):
 
 
 def test_pyiceberg_writes_with_vended_credentials_only():
-    admin = pafs.S3FileSystem(access_key="admin", secret_key="adminsecret", endpoint_override=EP, scheme="http", region="us-east-1")
+    admin = pafs.S3FileSystem(access_key="admin", secret_key="adminsecret", endpoint_override=EP, scheme="http",
+                             region="us-east-1", allow_bucket_creation=True)
     try:
         admin.create_dir("warehouse")
     except OSError:
