@@ -103,21 +103,9 @@ func defaultLocation(w *store.Warehouse, ns *store.Namespace, name string) strin
 // spec, order, location or format version.
 func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []string, in CreateTableInput) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: in.Name}
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
-		return nil, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, ns, err := s.createTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
-	}
-	ns, err := s.store.NamespaceGet(ctx, warehouse, nsLevels)
-	if errors.Is(err, store.ErrNoSuchNamespace) {
-		return nil, nsNotFound(err, nsLevels)
-	} else if err != nil {
-		return nil, storeErr(err, warehouse)
 	}
 	var reqSchema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
@@ -305,27 +293,44 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	return s.tableResult(ctx, w, id, metadataLocation, obj.Metadata, loc, vend)
 }
 
-// readForRegister checks a register request (identifier, access, namespace)
-// and reads the metadata file it names: 404 NotFound when unreadable.
-func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string) (*store.Warehouse, []byte, error) {
+// writeTarget checks an identifier, authorizes a write to it and returns
+// its warehouse: 400 for a bad identifier, 403 when denied, 404 for an
+// unknown warehouse.
+func (s *Service) writeTarget(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, error) {
 	if err := validateIdent(id); err != nil {
-		return nil, nil, err
-	}
-	if metadataLocation == "" {
-		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
+		return nil, err
 	}
 	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	return s.warehouse(ctx, warehouse)
+}
+
+// createTarget is writeTarget for a new object: its namespace must exist
+// (404 NoSuchNamespace otherwise) and is returned.
+func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, *store.Namespace, error) {
+	w, err := s.writeTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := s.store.NamespaceGet(ctx, warehouse, id.Namespace); err != nil {
-		if errors.Is(err, store.ErrNoSuchNamespace) {
-			return nil, nil, nsNotFound(err, id.Namespace)
-		}
+	ns, err := s.store.NamespaceGet(ctx, warehouse, id.Namespace)
+	if errors.Is(err, store.ErrNoSuchNamespace) {
+		return nil, nil, nsNotFound(err, id.Namespace)
+	} else if err != nil {
 		return nil, nil, storeErr(err, warehouse)
+	}
+	return w, ns, nil
+}
+
+// readForRegister checks a register request (identifier, access, namespace)
+// and reads the metadata file it names: 404 NotFound when unreadable.
+func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string) (*store.Warehouse, []byte, error) {
+	if metadataLocation == "" {
+		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
+	}
+	w, _, err := s.createTarget(ctx, warehouse, id)
+	if err != nil {
+		return nil, nil, err
 	}
 	io, err := s.fileIO(ctx, w, metadataLocation)
 	if err != nil {

@@ -88,10 +88,7 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 	if err != nil {
 		return nil, err
 	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, c.Ident.String()); err != nil {
-		return nil, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := s.writeTarget(ctx, warehouse, c.Ident)
 	if err != nil {
 		return nil, err
 	}

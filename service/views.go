@@ -32,21 +32,9 @@ type ViewResult struct {
 // 400 for an invalid schema or version.
 func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []string, in CreateViewInput) (*ViewResult, error) {
 	id := Ident{Namespace: nsLevels, Name: in.Name}
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
-		return nil, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, ns, err := s.createTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
-	}
-	ns, err := s.store.NamespaceGet(ctx, warehouse, nsLevels)
-	if errors.Is(err, store.ErrNoSuchNamespace) {
-		return nil, nsNotFound(err, nsLevels)
-	} else if err != nil {
-		return nil, storeErr(err, warehouse)
 	}
 	var schema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &schema); err != nil {
