@@ -78,3 +78,69 @@ func (p S3Profile) Redacted() S3Profile {
 	p.SecretAccessKey, p.SealedSecret = "", ""
 	return p
 }
+
+// GCSProfile says how to mint GCS tokens for a warehouse: the catalog's
+// service account gets a root token, exchanged at Google STS for a token
+// downscoped by a credential access boundary on the table. The service
+// account key is sealed when stored and never returned.
+type GCSProfile struct {
+	Type      string `json:"type"` // "gcs"
+	ProjectID string `json:"project-id,omitempty"`
+	// Endpoint is a storage endpoint for emulators (vended as
+	// gcs.service.host); STSEndpoint replaces https://sts.googleapis.com
+	// (tests and private deployments).
+	Endpoint    string `json:"endpoint,omitempty"`
+	STSEndpoint string `json:"sts-endpoint,omitempty"`
+	// CredentialsJSON is the service-account key, accepted on input only.
+	CredentialsJSON json.RawMessage `json:"credentials-json,omitempty"`
+	SealedKey       string          `json:"sealed-credentials-json,omitempty"`
+}
+
+// Redacted returns the profile without its key.
+func (p GCSProfile) Redacted() GCSProfile {
+	p.CredentialsJSON, p.SealedKey = nil, ""
+	return p
+}
+
+// ParseProfile validates a storage profile of any type ("s3" or "gcs")
+// and seals its secret. It returns the profile to store and its redacted
+// form for display.
+func ParseProfile(raw []byte, sealer *Sealer) (stored any, redacted any, err error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, nil, fmt.Errorf("storage profile: %w", err)
+	}
+	switch head.Type {
+	case "s3":
+		p, err := ParseS3Profile(raw, sealer)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Redacted(), nil
+	case "gcs":
+		var p GCSProfile
+		dec := json.NewDecoder(bytesReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return nil, nil, fmt.Errorf("storage profile: %w", err)
+		}
+		if len(p.CredentialsJSON) == 0 || p.SealedKey != "" {
+			return nil, nil, errors.New("storage profile: credentials-json (a service-account key) is required")
+		}
+		var sa struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(p.CredentialsJSON, &sa) != nil || sa.Type != "service_account" {
+			return nil, nil, errors.New("storage profile: credentials-json must be a service-account key")
+		}
+		sealed, err := sealer.Seal(string(p.CredentialsJSON))
+		if err != nil {
+			return nil, nil, fmt.Errorf("storage profile: %w", err)
+		}
+		p.CredentialsJSON, p.SealedKey = nil, sealed
+		return &p, p.Redacted(), nil
+	}
+	return nil, nil, errors.New(`storage profile: type must be "s3" or "gcs"`)
+}

@@ -45,7 +45,7 @@ func vendingSetup(t *testing.T) (*bundle, *lockedBuffer) {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sealer, err := credentials.NewSealer(bytes.Repeat([]byte{9}, 32))
 	require.NoError(t, err)
-	svc := service.New(st, storage.NewProvider(), service.Options{Logger: log, Sealer: sealer, Credentials: vending.NewS3(sealer)})
+	svc := service.New(st, storage.NewProvider(), service.Options{Logger: log, Sealer: sealer, Credentials: vending.New(sealer)})
 	_, err = svc.CreateWarehouse(context.Background(), "wh", "s3://warehouse", nil)
 	require.NoError(t, err)
 	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: log})

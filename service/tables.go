@@ -227,7 +227,11 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 	var list []StorageCredential
 	for _, c := range creds {
 		filtered, _ := credentials.FilterCredential(c.Config)
-		filtered["client.refresh-credentials-endpoint"] = refresh
+		if strings.HasPrefix(c.Prefix, "gs://") {
+			filtered["gcs.oauth2.refresh-credentials-endpoint"] = refresh
+		} else {
+			filtered["client.refresh-credentials-endpoint"] = refresh
+		}
 		list = append(list, StorageCredential{Prefix: c.Prefix, Config: filtered})
 	}
 	return out, list, nil

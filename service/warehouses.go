@@ -126,8 +126,8 @@ func (s *Service) EnsureWarehouse(ctx context.Context, name, location string) (*
 // SetStorageProfile validates a warehouse's S3 storage profile, seals its
 // secret with the server key and stores it. 400 for an invalid profile or
 // when the server has no secret key; 404 for a missing warehouse.
-func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte) (*credentials.S3Profile, error) {
-	p, err := credentials.ParseS3Profile(raw, s.opts.Sealer)
+func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte) (any, error) {
+	p, redacted, err := credentials.ParseProfile(raw, s.opts.Sealer)
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "%v", err)
 	}
@@ -145,21 +145,30 @@ func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte
 	s.whCache.mu.Lock()
 	delete(s.whCache.entries, name)
 	s.whCache.mu.Unlock()
-	r := p.Redacted()
-	return &r, nil
+	return redacted, nil
 }
 
 // StorageProfile returns a warehouse's profile without secrets (nil when
 // none is set).
-func (s *Service) StorageProfile(ctx context.Context, name string) (*credentials.S3Profile, error) {
+func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) {
 	w, err := s.GetWarehouse(ctx, name)
 	if err != nil || w.StorageProfile == "" {
 		return nil, err
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal([]byte(w.StorageProfile), &head)
+	if head.Type == "gcs" {
+		var p credentials.GCSProfile
+		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
+			return nil, wrapErr(KindInternal, err, "stored profile of %s", name)
+		}
+		return p.Redacted(), nil
 	}
 	var p credentials.S3Profile
 	if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
 		return nil, wrapErr(KindInternal, err, "stored profile of %s", name)
 	}
-	r := p.Redacted()
-	return &r, nil
+	return p.Redacted(), nil
 }

@@ -88,11 +88,10 @@ func cmdWarehouse(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		p, err := svc.SetStorageProfile(ctx, name, raw)
-		if err != nil {
+		if _, err := svc.SetStorageProfile(ctx, name, raw); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "storage profile of %s set (role %s)\n", name, p.RoleARN)
+		fmt.Fprintf(stdout, "storage profile of %s set\n", name)
 	case "list":
 		ws, err := svc.ListWarehouses(ctx)
 		if err != nil {

@@ -66,7 +66,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 		OnCommit:             server.CommitObserver(reg),
 		Logger:               log,
 		Sealer:               sealer,
-		Credentials:          vending.NewS3(sealer),
+		Credentials:          vending.New(sealer),
 	})
 	if sf.embedded() {
 		abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
