@@ -58,7 +58,7 @@ func serviceAccountKey(t *testing.T, tokenURI string) []byte {
 	der, err := x509.MarshalPKCS8PrivateKey(k)
 	require.NoError(t, err)
 	b, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "proj", "private_key_id": "k1",
-		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
 		"client_email": "catalog@proj.iam.gserviceaccount.com", "client_id": "1", "token_uri": tokenURI})
 	return b
 }
