@@ -3,8 +3,13 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"net/http"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -215,4 +220,53 @@ func ensureBucket(t *testing.T, ep, bucket string) {
 	if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) && !strings.Contains(err.Error(), "BucketAlready") {
 		require.NoError(t, err)
 	}
+}
+
+// TestGCSVendingOnLoad: a gcs profile vends a downscoped token on load,
+// with the GCS refresh key, and the service-account key never leaks. Google
+// is replaced by a local stand-in for its token endpoint and STS (nothing
+// real can run offline); this checks the catalog's side only.
+func TestGCSVendingOnLoad(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "root", "token_type": "Bearer", "expires_in": 3600})
+	})
+	mux.HandleFunc("/v1/token", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "tok-5f2c9e", "token_type": "Bearer", "expires_in": 3600,
+			"issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+	})
+	google := httptest.NewServer(mux)
+	defer google.Close()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	sa, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "proj", "private_key_id": "k1",
+		"private_key": pemKey, "client_email": "c@proj.iam.gserviceaccount.com", "client_id": "1", "token_uri": google.URL + "/token"})
+
+	b, logs := vendingSetup(t)
+	r := b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "gcs", "project-id": "proj",
+		"sts-endpoint": google.URL, "credentials-json": json.RawMessage(sa)})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	shown := string(r.body) + string(b.do(t, "GET", "/management/v1/warehouses/wh/storage-profile", nil).body)
+	b.createNamespace(t, "ns")
+	registerS3Table(t, b, "g", "gs://warehouse/ns/g")
+	r = b.do(t, "GET", "/v1/wh/namespaces/ns/tables/g", nil, "X-Iceberg-Access-Delegation", "vended-credentials")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var res struct {
+		Config map[string]string `json:"config"`
+		Creds  []struct {
+			Config map[string]string `json:"config"`
+		} `json:"storage-credentials"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &res))
+	require.Equal(t, "tok-5f2c9e", res.Config["gcs.oauth2.token"])
+	require.Equal(t, "v1/wh/namespaces/ns/tables/g/credentials", res.Creds[0].Config["gcs.oauth2.refresh-credentials-endpoint"])
+	stored, err := b.store.WarehouseGet(context.Background(), "wh")
+	require.NoError(t, err)
+	keyBody := strings.Split(pemKey, "\n")[1] // a line of the key itself
+	for _, s := range []string{shown, logs.String(), stored.StorageProfile} {
+		require.NotContains(t, s, keyBody, "the service-account key leaked")
+	}
+	require.NotContains(t, logs.String(), "tok-5f2c9e", "the vended token is not logged")
 }
