@@ -11,8 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/v4manifest"
@@ -22,31 +20,15 @@ import (
 // required = field 1, data string = field 2) and returns its size.
 func writeDataFile(t *testing.T, path string, ids ...int64) int64 {
 	t.Helper()
-	md := func(id int) arrow.Metadata {
-		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
-	}
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: md(1)},
-		{Name: "data", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: md(2)},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for _, id := range ids {
-		b.Field(0).(*array.Int64Builder).Append(id)
-		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("v%d", id))
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	return st.Size()
+	return writeParquet(t, path, []arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldMD(1)},
+		{Name: "data", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldMD(2)},
+	}, func(b *array.RecordBuilder) {
+		for _, id := range ids {
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("v%d", id))
+		}
+	})
 }
 
 type v4Snapshot struct {
