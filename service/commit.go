@@ -106,16 +106,9 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
-	newLoc := ""
-	if meta.Location() != obj.Location {
-		if newLoc, err = NormalizeLocation(meta.Location()); err != nil {
-			return nil, err
-		}
-	}
-	metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), obj.MetadataLocation)
-	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-		// Nothing points at the new file yet: the commit did not happen.
-		return nil, wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
+	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
+	if err != nil {
+		return nil, err
 	}
 	st.meta, st.data, st.metaLoc, st.changed = meta, data, metaLoc, true
 	st.swap = store.Swap{

@@ -120,6 +120,24 @@ func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc
 	return nil
 }
 
+// writeNextMetadata names and writes the metadata file that follows obj's
+// current one, for a table or view whose new location and properties are
+// given. It returns the new file's location and, when the object moved, its
+// normalized new location ("" otherwise). A write failure is KindCommitFailed:
+// nothing points at the new file yet, so nothing was committed.
+func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj *store.Object, location string, props map[string]string, data []byte) (metaLoc, newLoc string, err error) {
+	if location != obj.Location {
+		if newLoc, err = NormalizeLocation(location); err != nil {
+			return "", "", err
+		}
+	}
+	metaLoc = newMetadataLocation(location, props, obj.MetadataLocation)
+	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+		return "", "", wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
+	}
+	return metaLoc, newLoc, nil
+}
+
 // deleteOrphan removes a metadata file that lost its commit; failures are
 // only logged (an unreferenced file is harmless).
 func (s *Service) deleteOrphan(ctx context.Context, w *store.Warehouse, loc string) {

@@ -622,12 +622,12 @@ func (s *Service) commitV4Snapshot(ctx context.Context, w *store.Warehouse, st *
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
-	metaLoc := newMetadataLocation(st.location, meta.Properties(), st.obj.MetadataLocation)
-	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-		return nil, wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
+	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, st.obj, st.location, meta.Properties(), data)
+	if err != nil {
+		return nil, err
 	}
 	err = s.store.ObjectsSwap(ctx, []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
-		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4}})
+		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4, NewLocation: newLoc}})
 	if err != nil {
 		if !errors.Is(err, store.ErrOutcomeUnknown) {
 			s.deleteOrphan(ctx, w, metaLoc)

@@ -188,15 +188,9 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 		if err != nil {
 			return nil, wrapErr(KindInternal, err, "encode view metadata")
 		}
-		newLoc := ""
-		if meta.Location() != obj.Location {
-			if newLoc, err = NormalizeLocation(meta.Location()); err != nil {
-				return nil, err
-			}
-		}
-		metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), obj.MetadataLocation)
-		if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-			return nil, wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
+		metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
+		if err != nil {
+			return nil, err
 		}
 		err = s.store.ObjectsSwap(ctx, []store.Swap{{
 			ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation, NewMetadataLocation: metaLoc,
