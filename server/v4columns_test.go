@@ -9,10 +9,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -29,22 +28,7 @@ func fieldMD(id int) arrow.Metadata {
 // writeParquet writes one record with the given columns.
 func writeParquet(t *testing.T, path string, fields []arrow.Field, fill func(b *array.RecordBuilder)) int64 {
 	t.Helper()
-	sc := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	fill(b)
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	return st.Size()
+	return parquettest.Write(t, path, fields, fill)
 }
 
 func writeBase(t *testing.T, path string, n int) int64 {

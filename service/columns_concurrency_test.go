@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,10 +12,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
@@ -49,31 +47,18 @@ func md(id int) arrow.Metadata {
 
 func writeFile(t *testing.T, path string, fields []arrow.Field, n int) int64 {
 	t.Helper()
-	sc := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for i := 0; i < n; i++ {
-		for j, f := range fields {
-			switch f.Type.ID() {
-			case arrow.INT64:
-				b.Field(j).(*array.Int64Builder).Append(int64(i))
-			case arrow.FLOAT64:
-				b.Field(j).(*array.Float64Builder).Append(float64(i))
+	return parquettest.Write(t, path, fields, func(b *array.RecordBuilder) {
+		for i := 0; i < n; i++ {
+			for j, f := range fields {
+				switch f.Type.ID() {
+				case arrow.INT64:
+					b.Field(j).(*array.Int64Builder).Append(int64(i))
+				case arrow.FLOAT64:
+					b.Field(j).(*array.Float64Builder).Append(float64(i))
+				}
 			}
 		}
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	return st.Size()
+	})
 }
 
 type fixture struct {
