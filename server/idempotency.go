@@ -14,26 +14,16 @@ import (
 // idempotencyGrace keeps keys a little past the advertised lifetime.
 const idempotencyGrace = 5 * time.Minute
 
-// recorder captures a response so that it can be stored for replay.
+// recorder captures a response so that it can be stored for replay; the
+// status is tracked by the embedded statusWriter.
 type recorder struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
+	statusWriter
+	body bytes.Buffer
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
 	r.body.Write(b)
-	return r.ResponseWriter.Write(b)
+	return r.statusWriter.Write(b)
 }
 
 // idempotentRoute reports whether a request may carry an Idempotency-Key:
@@ -74,7 +64,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			s.replay(w, r, st, rec, op, ttl)
 			return
 		}
-		rw := &recorder{ResponseWriter: w}
+		rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 		completed := false
 		defer func() {
 			// Runs also when the handler panicked: release the key then.
