@@ -1,4 +1,4 @@
-.PHONY: run build test interop generate check-generate bench fmt
+.PHONY: run build check test interop generate check-generate bench fmt
 
 # Run the catalog on the embedded default (SQLite + local warehouse in ./data).
 run:
@@ -7,7 +7,12 @@ run:
 build:
 	go build -o bin/catalog ./cmd/catalog
 
-# Every test; starts a throwaway Postgres itself.
+# Every test: the Go tier, then real clients against the binary. This is
+# the README's test command and what .ci/run runs.
+check: test interop
+
+# Go tier: generated-code drift check and every Go test; starts a throwaway
+# Postgres and SeaweedFS itself.
 test:
 	scripts/test.sh
 
@@ -17,10 +22,12 @@ generate:
 check-generate:
 	scripts/check-generate.sh
 
-# Benchmarks on Postgres (throwaway cluster) and SQLite.
+# Interop tier: PyIceberg, DuckDB, Spark, the Java REST compatibility kit and
+# iceberg-go against the built binary on a throwaway Postgres.
 interop:
 	integration/run.sh
 
+# Benchmarks on Postgres (throwaway cluster) and SQLite.
 bench:
 	scripts/bench.sh
 
