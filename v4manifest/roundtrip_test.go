@@ -268,6 +268,15 @@ func TestWriterRejectsInvalidRows(t *testing.T) {
 		"positions on data row":  {ContentDataLeaf, func(tf *TrackedFile) { tf.Tracking.DeletedPositions = []byte{1} }},
 		"stats of unknown field": {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{99: {}} }},
 		"wrong bound type":       {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{2: {LowerBound: "x"}} }},
+		"stats of struct field":  {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{17: {}} }},
+		"stats after good stats": {ContentDataLeaf, func(tf *TrackedFile) {
+			tf.ContentStats = map[int]*FieldStats{2: bounds(int32(1), int32(2)), 13: {UpperBound: int64(3)}}
+		}},
+		"wrong partition type": {ContentDataLeaf, func(tf *TrackedFile) {
+			tf.SpecID = ptr(int32(0))
+			tf.Partition = map[int]any{1000: "seven"}
+		}},
+		"unknown partition field": {ContentDataLeaf, func(tf *TrackedFile) { tf.Partition = map[int]any{1000: int32(1), 4242: int32(1)} }},
 	}
 	sc := allTypesSchema()
 	for name, c := range cases {
@@ -278,6 +287,16 @@ func TestWriterRejectsInvalidRows(t *testing.T) {
 			tf := base()
 			c.mut(&tf)
 			require.ErrorIs(t, w.Write(&tf), ErrInvalidRow)
+			// Nothing of the refused row was appended: a valid row after
+			// it writes, Close does not panic, and one row reads back.
+			if c.content == ContentDataLeaf {
+				good := base()
+				require.NoError(t, w.Write(&good))
+				require.NoError(t, w.Close())
+				require.Len(t, readAll(t, buf.Bytes(), ReaderOptions{}), 1)
+			} else {
+				require.NoError(t, w.Close())
+			}
 		})
 	}
 }

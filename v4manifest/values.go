@@ -20,9 +20,18 @@ import (
 //	string string · uuid uuid.UUID · fixed, binary []byte
 
 // appendValue appends a Go value (or null for nil) to a primitive builder.
-func appendValue(b array.Builder, v any) error {
+// It fails, appending nothing, when the value does not fit the builder.
+func appendValue(b array.Builder, v any) error { return putValue(b, v, false) }
+
+// checkValue reports whether appendValue would accept v, appending nothing.
+func checkValue(b array.Builder, v any) error { return putValue(b, v, true) }
+
+// putValue type-checks v against b and, unless dry, appends it.
+func putValue(b array.Builder, v any, dry bool) error {
 	if v == nil {
-		b.AppendNull()
+		if !dry {
+			b.AppendNull()
+		}
 		return nil
 	}
 	bad := func() error { return fmt.Errorf("value %v (%T) does not fit %s", v, v, b.Type()) }
@@ -32,49 +41,67 @@ func appendValue(b array.Builder, v any) error {
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.Int32Builder:
 		x, ok := v.(int32)
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.Int64Builder:
 		x, ok := v.(int64)
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.Float32Builder:
 		x, ok := v.(float32)
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.Float64Builder:
 		x, ok := v.(float64)
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.Date32Builder:
 		x, ok := v.(iceberg.Date)
 		if !ok {
 			return bad()
 		}
-		b.Append(arrow.Date32(x))
+		if !dry {
+			b.Append(arrow.Date32(x))
+		}
 	case *array.Time64Builder:
 		x, ok := v.(iceberg.Time)
 		if !ok {
 			return bad()
 		}
-		b.Append(arrow.Time64(x))
+		if !dry {
+			b.Append(arrow.Time64(x))
+		}
 	case *array.TimestampBuilder:
 		switch x := v.(type) {
 		case iceberg.Timestamp:
-			b.Append(arrow.Timestamp(x))
+			if !dry {
+				b.Append(arrow.Timestamp(x))
+			}
 		case iceberg.TimestampNano:
-			b.Append(arrow.Timestamp(x))
+			if !dry {
+				b.Append(arrow.Timestamp(x))
+			}
 		default:
 			return bad()
 		}
@@ -83,31 +110,41 @@ func appendValue(b array.Builder, v any) error {
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.BinaryBuilder:
 		x, ok := v.([]byte)
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.FixedSizeBinaryBuilder:
 		x, ok := v.([]byte)
 		if !ok || len(x) != b.Type().(*arrow.FixedSizeBinaryType).ByteWidth {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	case *array.Decimal128Builder:
 		x, ok := v.(iceberg.Decimal)
 		if !ok || x.Scale != int(b.Type().(*arrow.Decimal128Type).Scale) {
 			return bad()
 		}
-		b.Append(decimal128.Num(x.Val))
+		if !dry {
+			b.Append(decimal128.Num(x.Val))
+		}
 	case *extensions.UUIDBuilder:
 		x, ok := v.(uuid.UUID)
 		if !ok {
 			return bad()
 		}
-		b.Append(x)
+		if !dry {
+			b.Append(x)
+		}
 	default:
 		return fmt.Errorf("unsupported value builder %T", b)
 	}

@@ -64,7 +64,10 @@ type Writer struct {
 	// built: building and Parquet encoding take about equal time.
 	batches chan arrow.RecordBatch
 	encoded chan error
-	encErr  error
+	// broken is set when a row was half appended (a bug: validate should
+	// have refused it); the builders are then out of step, so Close
+	// writes nothing and reports it instead of panicking.
+	broken error
 }
 
 type statsChild struct {
@@ -202,6 +205,74 @@ func (w *Writer) validate(tf *TrackedFile) error {
 	if !isManifest && (tf.Tracking.DeletedPositions != nil || tf.Tracking.ReplacedPositions != nil) {
 		return bad("deleted/replaced positions only on manifest rows")
 	}
+	if err := w.checkPartition(tf.Partition); err != nil {
+		return bad("%v", err)
+	}
+	if err := w.checkStats(tf.ContentStats); err != nil {
+		return bad("%v", err)
+	}
+	return nil
+}
+
+// checkPartition reports whether appendPartition would take values whole.
+func (w *Writer) checkPartition(values map[int]any) error {
+	b := w.col(IDPartition)
+	if b == nil {
+		if len(values) > 0 {
+			return errors.New("partition values but the table has no partition fields")
+		}
+		return nil
+	}
+	sb := b.(*array.StructBuilder)
+	known := 0
+	for i, id := range w.partIDs {
+		v, ok := values[id]
+		if !ok {
+			continue
+		}
+		known++
+		if err := checkValue(sb.FieldBuilder(i), v); err != nil {
+			return fmt.Errorf("partition field %d: %v", id, err)
+		}
+	}
+	if known != len(values) {
+		return errors.New("partition values name fields outside the table's specs")
+	}
+	return nil
+}
+
+// checkStats reports whether appendStats would take stats whole.
+func (w *Writer) checkStats(stats map[int]*FieldStats) error {
+	if len(stats) == 0 {
+		return nil
+	}
+	b := w.col(IDContentStats)
+	if b == nil {
+		return errors.New("stats but the manifest has no stats column")
+	}
+	sb := b.(*array.StructBuilder)
+	for fid, fs := range stats {
+		i, ok := w.statsIdx[fid]
+		if !ok {
+			return fmt.Errorf("stats for field %d, which has no stats column", fid)
+		}
+		if fs == nil {
+			continue
+		}
+		fb := sb.FieldBuilder(i).(*array.StructBuilder)
+		for j, off := range w.statsPlan[i].metrics {
+			var err error
+			switch off {
+			case offLowerBound:
+				err = checkValue(fb.FieldBuilder(j), fs.LowerBound)
+			case offUpperBound:
+				err = checkValue(fb.FieldBuilder(j), fs.UpperBound)
+			}
+			if err != nil {
+				return fmt.Errorf("stats of field %d: %v", fid, err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -211,11 +282,15 @@ func (w *Writer) Write(tf *TrackedFile) error {
 	if w.closed {
 		return errors.New("v4manifest: write after close")
 	}
+	if w.broken != nil {
+		return w.broken
+	}
 	if err := w.validate(tf); err != nil {
 		return err
 	}
 	if err := w.appendRow(tf); err != nil {
-		return err
+		w.broken = fmt.Errorf("v4manifest: row %s half written: %w", tf.Location, err)
+		return w.broken
 	}
 	w.rows++
 	w.total++
@@ -269,10 +344,15 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	defer w.bld.Release()
-	_ = w.flush(false)
+	if w.broken == nil {
+		_ = w.flush(false)
+	}
 	close(w.batches)
 	if err := <-w.encoded; err != nil {
 		return err
+	}
+	if w.broken != nil {
+		return w.broken
 	}
 	return w.fw.Close()
 }
