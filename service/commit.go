@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -183,90 +181,42 @@ func (s *Service) CommitTransaction(ctx context.Context, warehouse string, chang
 	return err
 }
 
-// commit runs the optimistic protocol for a set of changes: stage each,
-// then swap every pointer in one transaction; on a lost race delete the new
-// files and start over from the then-current metadata, a bounded number of
-// times.
+// commit stages every change and swaps their pointers in one transaction
+// through the commit engine (runCommit). The staged results are those of
+// the attempt that landed.
 func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*parsedChange) ([]*staged, error) {
-	for attempt := 1; ; attempt++ {
-		results := make([]*staged, 0, len(changes))
-		var swaps []store.Swap
-		cleanup := func() {
-			for _, st := range results {
-				if st.changed {
-					s.deleteOrphan(ctx, w, st.metaLoc)
-				}
-			}
-		}
+	subject := "table"
+	if len(changes) > 1 {
+		subject = "tables"
+	}
+	var results []*staged
+	err := s.runCommit(ctx, w, subject, func(ctx context.Context) (*attempt, error) {
+		results = make([]*staged, 0, len(changes))
+		a := &attempt{}
 		for _, c := range changes {
 			st, err := s.stage(ctx, w, c)
 			if err != nil {
-				cleanup()
-				if KindOf(err) == KindCommitFailed {
-					s.commitOutcome("requirement_failed")
-				} else {
-					s.commitOutcome("error")
-				}
-				return nil, err
+				return a, err
 			}
 			results = append(results, st)
 			if st.changed {
-				swaps = append(swaps, st.swap)
+				a.addFile(st.metaLoc)
+				a.swaps = append(a.swaps, st.swap)
 			}
 		}
-		if len(swaps) == 0 {
-			s.commitOutcome("noop")
-			return results, nil
-		}
-		err := s.store.ObjectsSwap(ctx, swaps)
-		switch {
-		case err == nil:
-			s.commitOutcome("committed")
+		a.landed = func(ctx context.Context) {
 			for _, st := range results {
 				if st.changed {
 					s.deleteDroppedMetadata(ctx, w, st)
 				}
 			}
-			return results, nil
-		case errors.Is(err, store.ErrOutcomeUnknown):
-			// The new files stay: the commit may reference them.
-			s.commitOutcome("unknown")
-			return nil, wrapErr(KindCommitStateUnknown, err, "Commit state unknown: the catalog database failed while committing")
-		case errors.Is(err, store.ErrConflict):
-			cleanup()
-			if attempt < s.opts.MaxCommitAttempts {
-				if err := conflictBackoff(ctx, attempt); err != nil {
-					return nil, wrapErr(KindCommitFailed, err, "Commit failed: request cancelled while retrying, nothing was committed")
-				}
-				continue
-			}
-			s.commitOutcome("conflict")
-			return nil, wrapErr(KindCommitFailed, err, "Commit failed: the table changed concurrently %d times; retry", attempt)
-		case errors.Is(err, store.ErrLocationOverlap):
-			cleanup()
-			s.commitOutcome("error")
-			return nil, wrapErr(KindBadRequest, err, "Location overlaps another table or view: %v", err)
-		default:
-			// The transaction did not commit: nothing landed, retrying is safe.
-			cleanup()
-			s.commitOutcome("error")
-			return nil, wrapErr(KindCommitFailed, err, "Commit failed: catalog database error before commit, nothing was committed: %v", err)
 		}
+		return a, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-}
-
-// conflictBackoff waits a jittered, growing moment before re-basing a commit
-// that lost a race, so that a crowd of writers on one table spreads out.
-func conflictBackoff(ctx context.Context, attempt int) error {
-	limit := time.Duration(1<<min(attempt, 6)) * time.Millisecond
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))) + time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return results, nil
 }
 
 // deleteDroppedMetadata honours write.metadata.delete-after-commit.enabled:

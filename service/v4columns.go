@@ -8,12 +8,10 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -85,50 +83,96 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 	if err != nil {
 		return nil, err
 	}
-	var first map[string]baseState
-	footers := map[string]*footerInfo{} // by column file location, reused across attempts
-	return s.retryV4(ctx, w, func() (*TableResult, []string, error) {
-		res, states, written, err := s.commitColumnsOnce(ctx, w, c, reqs, first, footers)
-		if first == nil {
-			first = states
-		}
-		return res, written, err
+	cc := &columnsCommit{ColumnFilesCommit: c, reqs: reqs, footers: map[string]*footerInfo{}}
+	var res *TableResult
+	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
+		a := &attempt{}
+		var err error
+		res, err = s.stageColumns(ctx, w, cc, a)
+		return a, validationErr(err)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
-func (s *Service) commitColumnsOnce(ctx context.Context, w *store.Warehouse, c ColumnFilesCommit, reqs []requirement,
-	first map[string]baseState, footers map[string]*footerInfo,
-) (*TableResult, map[string]baseState, []string, error) {
-	st, err := s.loadV4(ctx, w, c.Ident)
+// columnsCommit is a column-file commit with what its attempts share: the
+// base files' states seen by the first attempt (a retry that finds one
+// changed is a conflict) and the footers read so far.
+type columnsCommit struct {
+	ColumnFilesCommit
+	reqs    []requirement
+	first   map[string]baseState
+	footers map[string]*footerInfo // by column file location; owned by the commit's goroutine
+}
+
+// baseHit is where a base file was found: the root row of its leaf and its
+// row in that leaf.
+type baseHit struct {
+	rootIdx int
+	row     v4manifest.TrackedFile
+}
+
+// stageColumns stages one attempt of a column-file commit into a.
+func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *columnsCommit, a *attempt) (*TableResult, error) {
+	st, err := s.loadV4(ctx, w, cc.Ident)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	if err := checkRequirements(reqs, st.meta); err != nil {
-		return nil, nil, nil, err
+	if err := checkRequirements(cc.reqs, st.meta); err != nil {
+		return nil, err
 	}
-	sc := st.meta.CurrentSchema()
-	vt := validation.Table{Location: st.location, Schema: sc, Specs: st.meta.PartitionSpecs()}
-	files := make([]validation.ColumnFile, len(c.ColumnFiles))
-	for i, in := range c.ColumnFiles {
-		files[i] = validation.ColumnFile{
-			DataFile: v4manifest.Resolve(st.location, in.DataFile), Location: v4manifest.Resolve(st.location, in.Location),
-			FileFormat: in.FileFormat, FieldIDs: in.FieldIDs, FileSizeInBytes: in.FileSizeInBytes, RecordCount: in.RecordCount,
-		}
-	}
+	vt := validation.Table{Location: st.location, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs()}
+	files := resolveColumnFiles(st.location, cc.ColumnFiles)
 	if err := validation.CheckRequest(vt, files); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	byBase := map[string][]validation.ColumnFile{}
 	for _, f := range files {
 		byBase[f.DataFile] = append(byBase[f.DataFile], f)
 	}
-
-	// Find the leaves holding the base files with a narrow projection.
-	type hit struct {
-		rootIdx int
-		row     v4manifest.TrackedFile
+	found, deletes, err := s.findBases(ctx, w, st, byBase)
+	if err != nil {
+		return nil, err
 	}
-	found := map[string]*hit{}
+	if err := cc.checkBases(byBase, found); err != nil {
+		return nil, err
+	}
+	if err := s.readFooters(ctx, w, files, vt, cc.footers); err != nil {
+		return nil, err
+	}
+	t := s.newV4Tx(w, st, a)
+	n, err := s.rewriteForColumns(ctx, t, &columnRewrite{byBase: byBase, found: found, deletes: deletes, footers: cc.footers})
+	if err != nil {
+		return nil, err
+	}
+	summary := iceberg.Properties{}
+	maps.Copy(summary, cc.SnapshotProperties)
+	summary["added-column-files"] = strconv.Itoa(n.added)
+	summary["retired-column-files"] = strconv.Itoa(n.retired)
+	summary["modified-data-files"] = strconv.Itoa(n.modified)
+	firstRowID := st.meta.NextRowID()
+	return s.stageV4Snapshot(ctx, t, table.OpOverwrite, summary, &firstRowID, ptrTo(int64(0)))
+}
+
+// resolveColumnFiles resolves the requested column files against the
+// table location.
+func resolveColumnFiles(tableLoc string, in []ColumnFileInput) []validation.ColumnFile {
+	files := make([]validation.ColumnFile, len(in))
+	for i, f := range in {
+		files[i] = validation.ColumnFile{
+			DataFile: v4manifest.Resolve(tableLoc, f.DataFile), Location: v4manifest.Resolve(tableLoc, f.Location),
+			FileFormat: f.FileFormat, FieldIDs: f.FieldIDs, FileSizeInBytes: f.FileSizeInBytes, RecordCount: f.RecordCount,
+		}
+	}
+	return files
+}
+
+// findBases finds the leaves holding the base files (a narrow projection
+// of every live data leaf) and collects the live equality deletes.
+func (s *Service) findBases(ctx context.Context, w *store.Warehouse, st *v4State, byBase map[string][]validation.ColumnFile) (map[string]*baseHit, []validation.DeleteFile, error) {
+	found := map[string]*baseHit{}
 	var deletes []validation.DeleteFile
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
@@ -139,35 +183,49 @@ func (s *Service) commitColumnsOnce(ctx context.Context, w *store.Warehouse, c C
 		case v4manifest.ContentDataManifest:
 			rows, err := s.readLeaf(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount})
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
 			for _, r := range rows {
 				if _, want := byBase[r.Location]; !want {
 					continue
 				}
 				if h := found[r.Location]; h == nil || r.Tracking.Status.Live() {
-					found[r.Location] = &hit{rootIdx: i, row: r}
+					found[r.Location] = &baseHit{rootIdx: i, row: r}
 				}
 			}
 		case v4manifest.ContentDeleteManifest:
 			rows, err := s.readLeaf(ctx, w, st, rr, nil)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
-			for _, r := range rows {
-				if r.Tracking.Status.Live() && r.ContentType == v4manifest.ContentEqualityDeletes {
-					d := validation.DeleteFile{Location: r.Location, Partition: r.Partition, Unpartitioned: r.SpecID == nil || len(r.Partition) == 0}
-					if r.Tracking.SequenceNumber != nil {
-						d.SequenceNumber = *r.Tracking.SequenceNumber
-					}
-					if r.SpecID != nil {
-						d.SpecID = int(*r.SpecID)
-					}
-					deletes = append(deletes, d)
-				}
-			}
+			deletes = append(deletes, liveEqualityDeletes(rows)...)
 		}
 	}
+	return found, deletes, nil
+}
+
+// liveEqualityDeletes lists the live equality-delete files of a delete leaf.
+func liveEqualityDeletes(rows []v4manifest.TrackedFile) []validation.DeleteFile {
+	var out []validation.DeleteFile
+	for _, r := range rows {
+		if !r.Tracking.Status.Live() || r.ContentType != v4manifest.ContentEqualityDeletes {
+			continue
+		}
+		d := validation.DeleteFile{Location: r.Location, Partition: r.Partition, Unpartitioned: r.SpecID == nil || len(r.Partition) == 0}
+		if r.Tracking.SequenceNumber != nil {
+			d.SequenceNumber = *r.Tracking.SequenceNumber
+		}
+		if r.SpecID != nil {
+			d.SpecID = int(*r.SpecID)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// checkBases validates every base file and compares its state with the
+// first attempt's: a base changed by a concurrent commit is a 409.
+func (cc *columnsCommit) checkBases(byBase map[string][]validation.ColumnFile, found map[string]*baseHit) error {
 	states := map[string]baseState{}
 	for base, fs := range byBase {
 		h := found[base]
@@ -177,146 +235,159 @@ func (s *Service) commitColumnsOnce(ctx context.Context, w *store.Warehouse, c C
 		}
 		for _, f := range fs {
 			if err := validation.CheckBase(f, b); err != nil {
-				return nil, nil, nil, err
+				return err
 			}
 		}
 		states[base] = stateOf(&h.row)
-		if first != nil && first[base] != states[base] {
-			return nil, states, nil, newErr(KindCommitFailed, "Commit failed: data file %s was changed by a concurrent commit", base)
+	}
+	if cc.first == nil {
+		cc.first = states
+		return nil
+	}
+	for base, st := range states {
+		if cc.first[base] != st {
+			return newErr(KindCommitFailed, "Commit failed: data file %s was changed by a concurrent commit, nothing was committed; retry", base)
 		}
 	}
+	return nil
+}
 
-	// Read the footers of the column files in parallel (one ranged read each).
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+// footerReaders bounds the concurrent footer reads of one commit.
+const footerReaders = 8
+
+// readFooters reads the footers of the column files not read by an earlier
+// attempt (one ranged read each, at most footerReaders at a time) into
+// footers, then validates each: 400 for an unreadable or mismatched file.
+// Workers return results by index; only this goroutine touches the map.
+func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []validation.ColumnFile, vt validation.Table, footers map[string]*footerInfo) error {
+	var todo []string
 	for _, f := range files {
-		if footers[f.Location] != nil {
-			continue
+		if footers[f.Location] == nil && !slices.Contains(todo, f.Location) {
+			todo = append(todo, f.Location)
 		}
-		wg.Add(1)
-		go func(f validation.ColumnFile) {
-			defer wg.Done()
-			fi := &footerInfo{}
-			io, err := s.fileIO(ctx, w, f.Location)
-			if err == nil {
-				fi, err = readFooter(ctx, io, f.Location, sc)
-			}
-			if err != nil {
-				fi = &footerInfo{NumRows: -1, Nodes: map[int]validation.FooterColumn{}, Columns: map[int]footerColumn{}}
-				fi.Size = -1
-				fi.err = err.Error()
-			}
-			mu.Lock()
-			footers[f.Location] = fi
-			mu.Unlock()
-		}(f)
 	}
-	wg.Wait()
+	results := make([]*footerInfo, len(todo))
+	var g errgroup.Group
+	g.SetLimit(footerReaders)
+	for i, loc := range todo {
+		g.Go(func() error {
+			results[i] = s.readColumnFooter(ctx, w, loc, vt.Schema)
+			return nil
+		})
+	}
+	_ = g.Wait() // workers report failures in their result, never as an error
+	for i, loc := range todo {
+		footers[loc] = results[i]
+	}
 	for _, f := range files {
 		fi := footers[f.Location]
 		vf := validation.Footer{Readable: fi.err == "", Err: fi.err, NumRows: fi.NumRows, Size: fi.Size, Nodes: fi.Nodes}
 		if err := validation.CheckFooter(vt, f, vf); err != nil {
-			return nil, states, nil, err
+			return err
 		}
 	}
+	return nil
+}
 
-	snapID := newSnapshotID()
-	seq := st.meta.LastSequenceNumber() + 1
-	commitUUID := uuid.NewString()
-	var written []string
-	added, retired, modified := 0, 0, 0
+// readColumnFooter reads one column file's footer; a failure is recorded in
+// the result for validation to report.
+func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc string, sc *iceberg.Schema) *footerInfo {
+	io, err := s.fileIO(ctx, w, loc)
+	if err == nil {
+		var fi *footerInfo
+		if fi, err = readFooter(ctx, io, loc, sc); err == nil {
+			return fi
+		}
+	}
+	return &footerInfo{NumRows: -1, Size: -1, Nodes: map[int]validation.FooterColumn{}, Columns: map[int]footerColumn{}, err: "cannot read the file's Parquet footer"}
+}
 
-	// Full read and rewrite of the affected leaves only.
+// columnRewrite is what the leaf rewrite of a column-file commit needs.
+type columnRewrite struct {
+	byBase  map[string][]validation.ColumnFile
+	found   map[string]*baseHit
+	deletes []validation.DeleteFile
+	footers map[string]*footerInfo
+}
+
+// columnCounts are the summary counts of a column-file commit.
+type columnCounts struct{ added, retired, modified int }
+
+// rewriteForColumns carries every live root row into the new root and
+// rewrites, in full, only the leaves that hold a base file.
+func (s *Service) rewriteForColumns(ctx context.Context, t *v4Tx, cr *columnRewrite) (columnCounts, error) {
+	var n columnCounts
 	affected := map[int]bool{}
-	for _, h := range found {
+	for _, h := range cr.found {
 		affected[h.rootIdx] = true
 	}
-	newRoot := make([]v4manifest.TrackedFile, 0, len(st.rootRows)+len(affected))
-	leafN := 0
-	for i, rr := range st.rootRows {
+	for i, rr := range t.st.rootRows {
 		if !rr.Tracking.Status.Live() {
 			continue
 		}
 		if !affected[i] {
-			cf, _ := v4manifest.CarryForward(rr)
-			newRoot = append(newRoot, cf)
+			if err := t.carry(rr); err != nil {
+				return n, err
+			}
 			continue
 		}
-		rows, err := s.readLeaf(ctx, w, st, &rr, nil)
+		rows, err := s.readLeaf(ctx, t.w, t.st, &rr, nil)
 		if err != nil {
-			return nil, states, written, err
+			return n, err
 		}
-		out := make([]v4manifest.TrackedFile, 0, len(rows)+len(byBase))
-		for _, r := range rows {
-			if !r.Tracking.Status.Live() {
-				continue
-			}
-			fs, isBase := byBase[r.Location]
-			if !isBase {
-				cf, _ := v4manifest.CarryForward(r)
-				out = append(out, cf)
-				continue
-			}
-			eq := func(a, b any) bool { c, err := compareAny(a, b); return err == nil && c == 0 }
-			for _, f := range fs {
-				var baseSeq int64
-				if r.Tracking.SequenceNumber != nil {
-					baseSeq = *r.Tracking.SequenceNumber
-				}
-				var spec int
-				if r.SpecID != nil {
-					spec = int(*r.SpecID)
-				}
-				if err := validation.CheckEqualityDeletes(f, baseSeq, spec, r.Partition, deletes, eq); err != nil {
-					return nil, states, written, err
-				}
-			}
-			replaced := r
-			replaced.Tracking.Status = v4manifest.StatusReplaced
-			replaced.Tracking.SnapshotID = ptrTo(snapID)
-			out = append(out, replaced)
-			mod, nAdded, nRetired := modifiedRow(r, fs, footers, snapID, seq)
-			if mod.SortOrderID != nil && sortedBy(st.meta.SortOrders(), int(*mod.SortOrderID), fs) {
-				// The file is no longer known to be sorted by that order.
-				mod.SortOrderID = nil
-			}
-			out = append(out, mod)
-			added += nAdded
-			retired += nRetired
-			modified++
-		}
-		leafLoc := fmt.Sprintf("%s/metadata/%s-m%d.parquet", st.location, commitUUID, leafN)
-		leafN++
-		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDataLeaf, out)
+		out, err := cr.rewriteLeaf(t, rows, &n)
 		if err != nil {
-			return nil, states, written, err
+			return n, err
 		}
-		written = append(written, leafLoc)
-		gone := rr
-		gone.Tracking.Status = v4manifest.StatusDeleted
-		gone.Tracking.SnapshotID = ptrTo(snapID)
-		newRoot = append(newRoot, gone, manifestRow(leafLoc, out, size, snapID, seq, nil))
+		if err := s.replaceLeaf(ctx, t, rr, out); err != nil {
+			return n, err
+		}
 	}
-	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, snapID, commitUUID)
-	if _, err := s.writeManifest(ctx, w, st, rootLoc, v4manifest.ContentRoot, newRoot); err != nil {
-		return nil, states, written, err
+	return n, nil
+}
+
+// rewriteLeaf turns each base file of one leaf into its REPLACED +
+// MODIFIED pair and carries the other live rows forward. 400 when an
+// equality delete could apply to a base file's rows.
+func (cr *columnRewrite) rewriteLeaf(t *v4Tx, rows []v4manifest.TrackedFile, n *columnCounts) ([]v4manifest.TrackedFile, error) {
+	eq := func(a, b any) bool { c, err := compareAny(a, b); return err == nil && c == 0 }
+	out := make([]v4manifest.TrackedFile, 0, len(rows)+len(cr.byBase))
+	for _, r := range rows {
+		if !r.Tracking.Status.Live() {
+			continue
+		}
+		fs, isBase := cr.byBase[r.Location]
+		if !isBase {
+			cf, err := v4manifest.CarryForward(r)
+			if err != nil {
+				return nil, wrapErr(KindInternal, err, "carry forward a leaf row")
+			}
+			out = append(out, cf)
+			continue
+		}
+		baseSeq, spec := deref(r.Tracking.SequenceNumber), 0
+		if r.SpecID != nil {
+			spec = int(*r.SpecID)
+		}
+		for _, f := range fs {
+			if err := validation.CheckEqualityDeletes(f, baseSeq, spec, r.Partition, cr.deletes, eq); err != nil {
+				return nil, err
+			}
+		}
+		replaced := r
+		replaced.Tracking.Status = v4manifest.StatusReplaced
+		replaced.Tracking.SnapshotID = ptrTo(t.snapID)
+		mod, nAdded, nRetired := modifiedRow(r, fs, cr.footers, t.snapID, t.seq)
+		if mod.SortOrderID != nil && sortedBy(t.st.meta.SortOrders(), int(*mod.SortOrderID), fs) {
+			// The file is no longer known to be sorted by that order.
+			mod.SortOrderID = nil
+		}
+		out = append(out, replaced, mod)
+		n.added += nAdded
+		n.retired += nRetired
+		n.modified++
 	}
-	written = append(written, rootLoc)
-	summary := iceberg.Properties{}
-	maps.Copy(summary, c.SnapshotProperties)
-	summary["added-column-files"] = strconv.Itoa(added)
-	summary["retired-column-files"] = strconv.Itoa(retired)
-	summary["modified-data-files"] = strconv.Itoa(modified)
-	firstRowID := st.meta.NextRowID()
-	res, err := s.commitV4Snapshot(ctx, w, st, &table.Snapshot{
-		SnapshotID: snapID, SequenceNumber: seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
-		Summary: &table.Summary{Operation: table.OpOverwrite, Properties: summary}, SchemaID: ptrTo(sc.ID),
-		FirstRowID: ptrTo(firstRowID), AddedRows: ptrTo(int64(0)),
-	})
-	if err != nil {
-		return nil, states, written, err
-	}
-	return res, states, nil, nil
+	return out, nil
 }
 
 // sortedBy reports whether sort order id uses a field the column files
@@ -523,7 +594,7 @@ func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, snap
 			}
 			if len(r.ColumnFiles) > 0 && !columnFilesOK {
 				e := newErr(KindBadRequest, "Table %s has column files; send X-Iceberg-Column-Files: true to receive them", id)
-				e.Reason = "column-files-unsupported-by-client"
+				e.Reason = validation.ReasonColumnFilesUnsupported
 				return nil, e
 			}
 			t := ScanTask{Location: r.Location, FileFormat: r.FileFormat, Partition: r.Partition, RecordCount: r.RecordCount,

@@ -5,17 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 // DataFileInput is one add-data-files entry of a files commit.
@@ -94,7 +93,7 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 		return nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
 	}
 	if version != FormatV4 {
-		e := rejectV4("table-not-v4", "Table %s has format version %d; this route needs format version 4", id, version)
+		e := rejectV4(validation.ReasonTableNotV4, "Table %s has format version %d; this route needs format version 4", id, version)
 		e.Details = map[string]any{"table": id.String(), "format-version": version}
 		return nil, e
 	}
@@ -162,7 +161,7 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4State, in DataFileInput) (*v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(st.location, in.Location)
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
-		return nil, rejectV4("unsupported-file-format", "Data file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
+		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Data file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
 	}
 	spec := st.meta.PartitionSpecByID(in.SpecID)
 	if spec == nil {
@@ -206,13 +205,13 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	}
 	fi, err := readFooter(ctx, io, loc, sc)
 	if err != nil {
-		return nil, rejectV4("file-unreadable", "Data file %s: cannot read its Parquet footer: %v", loc, err)
+		return nil, rejectV4(validation.ReasonDataFileUnreadable, "Data file %s: cannot read its Parquet footer: %v", loc, err)
 	}
 	if fi.NumRows != in.RecordCount {
-		return nil, rejectV4("record-count-mismatch", "Data file %s has %d rows, not record-count %d", loc, fi.NumRows, in.RecordCount)
+		return nil, rejectV4(validation.ReasonRecordCountMismatch, "Data file %s has %d rows, not record-count %d", loc, fi.NumRows, in.RecordCount)
 	}
 	if fi.Size != in.FileSizeInBytes {
-		return nil, rejectV4("file-size-mismatch", "Data file %s is %d bytes, not file-size-in-bytes %d", loc, fi.Size, in.FileSizeInBytes)
+		return nil, rejectV4(validation.ReasonFileSizeMismatch, "Data file %s is %d bytes, not file-size-in-bytes %d", loc, fi.Size, in.FileSizeInBytes)
 	}
 	row.ContentStats = map[int]*v4manifest.FieldStats{}
 	for id, c := range fi.Columns {
@@ -272,9 +271,17 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 	if err != nil {
 		return nil, err
 	}
-	return s.retryV4(ctx, w, func() (*TableResult, []string, error) {
-		return s.commitFilesOnce(ctx, w, c, reqs)
+	var res *TableResult
+	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
+		a := &attempt{}
+		var err error
+		res, err = s.stageFiles(ctx, w, c, reqs, a)
+		return a, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // v4Target resolves the warehouse a v4 commit writes to and parses its
@@ -292,281 +299,275 @@ func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawR
 	return w, reqs, nil
 }
 
-// retryV4 runs one attempt of a v4 commit until it lands, fails for good,
-// or loses too many races. A failed attempt's files are deleted unless the
-// outcome is unknown (the commit may reference them).
-func (s *Service) retryV4(ctx context.Context, w *store.Warehouse, once func() (*TableResult, []string, error)) (*TableResult, error) {
-	for attempt := 1; ; attempt++ {
-		res, written, err := once()
-		if err == nil {
-			s.commitOutcome("committed")
-			return res, nil
-		}
-		if !errors.Is(err, store.ErrOutcomeUnknown) {
-			for _, f := range written {
-				s.deleteOrphan(ctx, w, f)
-			}
-		}
-		if errors.Is(err, store.ErrConflict) && attempt < s.opts.MaxCommitAttempts {
-			if berr := conflictBackoff(ctx, attempt); berr != nil {
-				return nil, wrapErr(KindCommitFailed, berr, "Commit failed: request cancelled while retrying, nothing was committed")
-			}
-			continue
-		}
-		return nil, s.swapErr(validationErr(err), attempt)
-	}
+// filesChange is a files commit resolved against one loaded table state:
+// the files to remove and the deletion vectors to set, by absolute
+// location, with what the leaf rewrite found of them.
+type filesChange struct {
+	remove  map[string]bool // location -> found live in a leaf
+	dvs     map[string]*DeletionVectorInput
+	dvFound map[string]bool
+
+	removedRecords, deletedRows                 int64
+	removedFiles, removedDeleteFiles, changedDV int
 }
 
-// swapErr maps a failed pointer swap (or a staging error) to its outcome.
-func (s *Service) swapErr(err error, attempt int) error {
-	var se *Error
-	switch {
-	case errors.As(err, &se):
-		if se.Kind == KindCommitFailed {
-			s.commitOutcome("requirement_failed")
-		} else {
-			s.commitOutcome("error")
-		}
-		return err
-	case errors.Is(err, store.ErrOutcomeUnknown):
-		s.commitOutcome("unknown")
-		return wrapErr(KindCommitStateUnknown, err, "Commit state unknown: the catalog database failed while committing")
-	case errors.Is(err, store.ErrConflict):
-		s.commitOutcome("conflict")
-		return wrapErr(KindCommitFailed, err, "Commit failed: the table changed concurrently %d times; retry", attempt)
-	}
-	s.commitOutcome("error")
-	return wrapErr(KindCommitFailed, err, "Commit failed: catalog database error before commit, nothing was committed: %v", err)
-}
-
-// commitFilesOnce stages and swaps one attempt. It returns the files it
-// wrote so that a failed attempt can remove them.
-func (s *Service) commitFilesOnce(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirement) (*TableResult, []string, error) {
-	st, err := s.loadV4(ctx, w, c.Ident)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkRequirements(reqs, st.meta); err != nil {
-		return nil, nil, err
-	}
-	var written []string
-	snapID := newSnapshotID()
-	seq := st.meta.LastSequenceNumber() + 1
-	firstRowID := st.meta.NextRowID()
-	commitUUID := uuid.NewString()
-
-	// Added files: one new leaf, explicit tracking.
-	added := make([]v4manifest.TrackedFile, 0, len(c.AddDataFiles))
-	next := firstRowID
-	var addedRecords int64
-	seen := map[string]bool{}
-	for _, in := range c.AddDataFiles {
-		row, err := s.dataFileRow(ctx, w, st, in)
-		if err != nil {
-			return nil, written, err
-		}
-		if seen[row.Location] {
-			return nil, written, newErr(KindBadRequest, "Data file %s is added twice", row.Location)
-		}
-		seen[row.Location] = true
-		row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(snapID), SequenceNumber: ptrTo(seq),
-			FileSequenceNumber: ptrTo(seq), FirstRowID: ptrTo(next)}
-		next += row.RecordCount
-		addedRecords += row.RecordCount
-		added = append(added, *row)
-	}
-
-	remove := map[string]bool{}
+// resolveFilesChange resolves the remove and deletion-vector lists: 400
+// for a base named twice or an invalid deletion vector.
+func resolveFilesChange(tableLoc string, c FilesCommit) (*filesChange, error) {
+	fc := &filesChange{remove: map[string]bool{}, dvs: map[string]*DeletionVectorInput{}, dvFound: map[string]bool{}}
 	for _, r := range c.RemoveFiles {
-		remove[v4manifest.Resolve(st.location, r)] = false
+		fc.remove[v4manifest.Resolve(tableLoc, r)] = false
 	}
-	dvs := map[string]*DeletionVectorInput{}
-	dvDone := map[string]bool{}
 	for i := range c.SetDeletionVectors {
 		d := &c.SetDeletionVectors[i]
-		base := v4manifest.Resolve(st.location, d.DataFile)
-		if dvs[base] != nil {
-			return nil, written, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", base)
+		base := v4manifest.Resolve(tableLoc, d.DataFile)
+		if fc.dvs[base] != nil {
+			return nil, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", v4manifest.Relativize(tableLoc, base))
 		}
 		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
-			return nil, written, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", base)
+			return nil, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", v4manifest.Relativize(tableLoc, base))
 		}
-		dvs[base] = d
+		fc.dvs[base] = d
 	}
-	var removedRecords, deletedRows int64
-	var removedFiles, removedDeleteFiles, changedDVs int
-	newRoot := make([]v4manifest.TrackedFile, 0, len(st.rootRows)+3)
-	leafN := 0
-	nextLeaf := func() string {
-		loc := fmt.Sprintf("%s/metadata/%s-m%d.parquet", st.location, commitUUID, leafN)
-		leafN++
-		return loc
+	return fc, nil
+}
+
+// touches reports whether a leaf of the given content may hold a file the
+// change removes or sets a deletion vector on.
+func (fc *filesChange) touches(content v4manifest.ContentType) bool {
+	return len(fc.remove) > 0 || (len(fc.dvs) > 0 && content == v4manifest.ContentDataManifest)
+}
+
+// hits reports whether rows hold a live file the change affects.
+func (fc *filesChange) hits(rows []v4manifest.TrackedFile) bool {
+	for _, r := range rows {
+		_, rm := fc.remove[r.Location]
+		if r.Tracking.Status.Live() && (rm || fc.dvs[r.Location] != nil) {
+			return true
+		}
 	}
-	for _, rr := range st.rootRows {
+	return false
+}
+
+// stageFiles stages one attempt of a files commit into a.
+func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirement, a *attempt) (*TableResult, error) {
+	st, err := s.loadV4(ctx, w, c.Ident)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRequirements(reqs, st.meta); err != nil {
+		return nil, err
+	}
+	fc, err := resolveFilesChange(st.location, c)
+	if err != nil {
+		return nil, err
+	}
+	t := s.newV4Tx(w, st, a)
+	firstRowID := st.meta.NextRowID()
+	added, addedRecords, err := s.addedDataRows(ctx, w, st, c.AddDataFiles, t, firstRowID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rewriteForFiles(ctx, t, fc); err != nil {
+		return nil, err
+	}
+	for start := 0; start < len(added); start += s.opts.MaxLeafEntries {
+		// Added files go into leaves of at most MaxLeafEntries rows, so that
+		// a later change rewrites a bounded leaf: its cost follows the change.
+		chunk := added[start:min(start+s.opts.MaxLeafEntries, len(added))]
+		if err := s.addLeaf(ctx, t, v4manifest.ContentDataLeaf, chunk, chunk[0].Tracking.FirstRowID); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.addEqualityDeletes(ctx, t, c.AddEqualityDeleteFiles); err != nil {
+		return nil, err
+	}
+	summary := filesSummary(c, fc, len(added), addedRecords)
+	addedRows := addedRecords
+	return s.stageV4Snapshot(ctx, t, filesOperation(len(added), fc, len(c.AddEqualityDeleteFiles)), summary, &firstRowID, &addedRows)
+}
+
+// addedDataRows validates the added data files and gives them explicit
+// tracking and consecutive row ids from firstRowID: 400 for an invalid or
+// repeated file.
+func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4State, in []DataFileInput, t *v4Tx, firstRowID int64) ([]v4manifest.TrackedFile, int64, error) {
+	added := make([]v4manifest.TrackedFile, 0, len(in))
+	next := firstRowID
+	seen := map[string]bool{}
+	for _, f := range in {
+		row, err := s.dataFileRow(ctx, w, st, f)
+		if err != nil {
+			return nil, 0, err
+		}
+		if seen[row.Location] {
+			return nil, 0, newErr(KindBadRequest, "Data file %s is added twice", v4manifest.Relativize(st.location, row.Location))
+		}
+		seen[row.Location] = true
+		row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(t.snapID), SequenceNumber: ptrTo(t.seq),
+			FileSequenceNumber: ptrTo(t.seq), FirstRowID: ptrTo(next)}
+		next += row.RecordCount
+		added = append(added, *row)
+	}
+	return added, next - firstRowID, nil
+}
+
+// rewriteForFiles carries every live root row into the new root, rewriting
+// the leaves that hold a removed file or a file getting a deletion vector.
+// 400 ValidationException (unknown-data-file) when a named file is not live.
+func (s *Service) rewriteForFiles(ctx context.Context, t *v4Tx, fc *filesChange) error {
+	for i := range t.st.rootRows {
+		rr := &t.st.rootRows[i]
 		if !rr.Tracking.Status.Live() {
 			continue // DELETED/REPLACED rows live one snapshot only
 		}
 		isLeaf := rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest
-		if isLeaf && (len(remove) > 0 || (len(dvs) > 0 && rr.ContentType == v4manifest.ContentDataManifest)) {
-			rows, err := s.readLeaf(ctx, w, st, &rr, nil)
-			if err != nil {
-				return nil, written, err
+		if !isLeaf || !fc.touches(rr.ContentType) {
+			if err := t.carry(*rr); err != nil {
+				return err
 			}
-			hit := false
-			for _, r := range rows {
-				_, rm := remove[r.Location]
-				if r.Tracking.Status.Live() && (rm || dvs[r.Location] != nil) {
-					hit = true
-					break
-				}
-			}
-			if hit {
-				out := make([]v4manifest.TrackedFile, 0, len(rows)+len(dvs))
-				for _, r := range rows {
-					if !r.Tracking.Status.Live() {
-						continue
-					}
-					if _, ok := remove[r.Location]; ok {
-						remove[r.Location] = true
-						r.Tracking.Status = v4manifest.StatusDeleted
-						r.Tracking.SnapshotID = ptrTo(snapID)
-						if r.ContentType == v4manifest.ContentData {
-							removedRecords += r.RecordCount
-							removedFiles++
-						} else {
-							removedDeleteFiles++
-						}
-						out = append(out, r)
-						continue
-					}
-					if d := dvs[r.Location]; d != nil && r.ContentType == v4manifest.ContentData {
-						dvDone[r.Location] = true
-						if d.Cardinality > r.RecordCount {
-							return nil, written, newErr(KindBadRequest, "set-deletion-vectors: cardinality %d exceeds the %d rows of %s", d.Cardinality, r.RecordCount, r.Location)
-						}
-						replaced := r
-						replaced.Tracking.Status = v4manifest.StatusReplaced
-						replaced.Tracking.SnapshotID = ptrTo(snapID)
-						mod := r
-						mod.Tracking.Status = v4manifest.StatusModified
-						mod.Tracking.DVSnapshotID = ptrTo(snapID)
-						mod.DeletionVector = &v4manifest.DeletionVector{Location: v4manifest.Resolve(st.location, d.Location),
-							Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-						out = append(out, replaced, mod)
-						changedDVs++
-						deletedRows += d.Cardinality
-						continue
-					}
-					cf, _ := v4manifest.CarryForward(r)
-					out = append(out, cf)
-				}
-				content := v4manifest.ContentDataLeaf
-				if rr.ContentType == v4manifest.ContentDeleteManifest {
-					content = v4manifest.ContentDeleteLeaf
-				}
-				newLeaf := nextLeaf()
-				size, err := s.writeManifest(ctx, w, st, newLeaf, content, out)
-				if err != nil {
-					return nil, written, err
-				}
-				written = append(written, newLeaf)
-				gone := rr
-				gone.Tracking.Status = v4manifest.StatusDeleted
-				gone.Tracking.SnapshotID = ptrTo(snapID)
-				mrow := manifestRow(newLeaf, out, size, snapID, seq, nil)
-				mrow.ContentType = rr.ContentType
-				newRoot = append(newRoot, gone, mrow)
-				continue
-			}
+			continue
 		}
-		cf, _ := v4manifest.CarryForward(rr)
-		newRoot = append(newRoot, cf)
+		rows, err := s.readLeaf(ctx, t.w, t.st, rr, nil)
+		if err != nil {
+			return err
+		}
+		if !fc.hits(rows) {
+			if err := t.carry(*rr); err != nil {
+				return err
+			}
+			continue
+		}
+		out, err := fc.rewriteLeaf(t, rows)
+		if err != nil {
+			return err
+		}
+		if err := s.replaceLeaf(ctx, t, *rr, out); err != nil {
+			return err
+		}
 	}
-	for loc, found := range remove {
+	for loc, found := range fc.remove {
 		if !found {
-			return nil, written, rejectV4("unknown-data-file", "remove-files: %s is not a live file of the table", loc)
+			return rejectV4(validation.ReasonUnknownDataFile, "remove-files: %s is not a live file of the table", v4manifest.Relativize(t.st.location, loc))
 		}
 	}
-	for loc := range dvs {
-		if !dvDone[loc] {
-			return nil, written, rejectV4("unknown-data-file", "set-deletion-vectors: %s is not a live data file of the table", loc)
+	for loc := range fc.dvs {
+		if !fc.dvFound[loc] {
+			return rejectV4(validation.ReasonUnknownDataFile, "set-deletion-vectors: %s is not a live data file of the table", v4manifest.Relativize(t.st.location, loc))
 		}
 	}
-	// Added files go into leaves of at most MaxLeafEntries rows, so that a
-	// later change rewrites a bounded leaf: its cost follows the change.
-	for start := 0; start < len(added); start += s.opts.MaxLeafEntries {
-		chunk := added[start:min(start+s.opts.MaxLeafEntries, len(added))]
-		leafLoc := nextLeaf()
-		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDataLeaf, chunk)
-		if err != nil {
-			return nil, written, err
-		}
-		written = append(written, leafLoc)
-		newRoot = append(newRoot, manifestRow(leafLoc, chunk, size, snapID, seq, chunk[0].Tracking.FirstRowID))
-	}
-	if len(c.AddEqualityDeleteFiles) > 0 {
-		dels := make([]v4manifest.TrackedFile, 0, len(c.AddEqualityDeleteFiles))
-		for _, in := range c.AddEqualityDeleteFiles {
-			row, err := s.equalityDeleteRow(st, in)
-			if err != nil {
-				return nil, written, err
-			}
-			row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(snapID), SequenceNumber: ptrTo(seq), FileSequenceNumber: ptrTo(seq)}
-			dels = append(dels, *row)
-		}
-		leafLoc := nextLeaf()
-		size, err := s.writeManifest(ctx, w, st, leafLoc, v4manifest.ContentDeleteLeaf, dels)
-		if err != nil {
-			return nil, written, err
-		}
-		written = append(written, leafLoc)
-		mrow := manifestRow(leafLoc, dels, size, snapID, seq, nil)
-		mrow.ContentType = v4manifest.ContentDeleteManifest
-		newRoot = append(newRoot, mrow)
-	}
-	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, snapID, commitUUID)
-	if _, err := s.writeManifest(ctx, w, st, rootLoc, v4manifest.ContentRoot, newRoot); err != nil {
-		return nil, written, err
-	}
-	written = append(written, rootLoc)
+	return nil
+}
 
-	op := table.OpAppend
+// rewriteLeaf applies the change to the live rows of one leaf: removed
+// files become DELETED, a file with a new deletion vector becomes a
+// REPLACED + MODIFIED pair, the rest are carried forward. 400 when a
+// deletion vector deletes more rows than the file has.
+func (fc *filesChange) rewriteLeaf(t *v4Tx, rows []v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
+	out := make([]v4manifest.TrackedFile, 0, len(rows)+len(fc.dvs))
+	for _, r := range rows {
+		if !r.Tracking.Status.Live() {
+			continue
+		}
+		if _, ok := fc.remove[r.Location]; ok {
+			fc.remove[r.Location] = true
+			r.Tracking.Status = v4manifest.StatusDeleted
+			r.Tracking.SnapshotID = ptrTo(t.snapID)
+			if r.ContentType == v4manifest.ContentData {
+				fc.removedRecords += r.RecordCount
+				fc.removedFiles++
+			} else {
+				fc.removedDeleteFiles++
+			}
+			out = append(out, r)
+			continue
+		}
+		if d := fc.dvs[r.Location]; d != nil && r.ContentType == v4manifest.ContentData {
+			pair, err := fc.setDV(t, r, d)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, pair...)
+			continue
+		}
+		cf, err := v4manifest.CarryForward(r)
+		if err != nil {
+			return nil, wrapErr(KindInternal, err, "carry forward a leaf row")
+		}
+		out = append(out, cf)
+	}
+	return out, nil
+}
+
+// setDV turns data file r into the REPLACED + MODIFIED pair that gives it
+// deletion vector d.
+func (fc *filesChange) setDV(t *v4Tx, r v4manifest.TrackedFile, d *DeletionVectorInput) ([]v4manifest.TrackedFile, error) {
+	fc.dvFound[r.Location] = true
+	if d.Cardinality > r.RecordCount {
+		return nil, newErr(KindBadRequest, "set-deletion-vectors: cardinality %d exceeds the %d rows of %s",
+			d.Cardinality, r.RecordCount, v4manifest.Relativize(t.st.location, r.Location))
+	}
+	replaced := r
+	replaced.Tracking.Status = v4manifest.StatusReplaced
+	replaced.Tracking.SnapshotID = ptrTo(t.snapID)
+	mod := r
+	mod.Tracking.Status = v4manifest.StatusModified
+	mod.Tracking.DVSnapshotID = ptrTo(t.snapID)
+	mod.DeletionVector = &v4manifest.DeletionVector{Location: v4manifest.Resolve(t.st.location, d.Location),
+		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+	fc.changedDV++
+	fc.deletedRows += d.Cardinality
+	return []v4manifest.TrackedFile{replaced, mod}, nil
+}
+
+// addEqualityDeletes writes the added equality-delete files as one delete
+// leaf: 400 for an invalid file.
+func (s *Service) addEqualityDeletes(ctx context.Context, t *v4Tx, in []EqualityDeleteInput) error {
+	if len(in) == 0 {
+		return nil
+	}
+	dels := make([]v4manifest.TrackedFile, 0, len(in))
+	for _, f := range in {
+		row, err := s.equalityDeleteRow(t.st, f)
+		if err != nil {
+			return err
+		}
+		row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(t.snapID), SequenceNumber: ptrTo(t.seq), FileSequenceNumber: ptrTo(t.seq)}
+		dels = append(dels, *row)
+	}
+	return s.addLeaf(ctx, t, v4manifest.ContentDeleteLeaf, dels, nil)
+}
+
+// filesOperation is the snapshot operation of a files commit.
+func filesOperation(added int, fc *filesChange, eqDeletes int) table.Operation {
 	switch {
-	case len(added) > 0 && (removedFiles > 0 || changedDVs > 0 || len(c.AddEqualityDeleteFiles) > 0):
-		op = table.OpOverwrite
-	case len(added) == 0 && removedFiles == 0 && removedDeleteFiles == 0 && changedDVs == 0:
-		op = table.OpDelete // equality deletes only
-	case len(added) == 0:
-		op = table.OpDelete
+	case added > 0 && (fc.removedFiles > 0 || fc.changedDV > 0 || eqDeletes > 0):
+		return table.OpOverwrite
+	case added == 0:
+		return table.OpDelete
 	}
+	return table.OpAppend
+}
+
+// filesSummary is the snapshot summary of a files commit.
+func filesSummary(c FilesCommit, fc *filesChange, added int, addedRecords int64) iceberg.Properties {
 	summary := iceberg.Properties{}
-	for k, v := range c.SnapshotProperties {
-		summary[k] = v
-	}
-	summary["added-data-files"] = strconv.Itoa(len(added))
+	maps.Copy(summary, c.SnapshotProperties)
+	summary["added-data-files"] = strconv.Itoa(added)
 	summary["added-records"] = strconv.FormatInt(addedRecords, 10)
-	summary["deleted-data-files"] = strconv.Itoa(removedFiles)
-	summary["deleted-records"] = strconv.FormatInt(removedRecords, 10)
+	summary["deleted-data-files"] = strconv.Itoa(fc.removedFiles)
+	summary["deleted-records"] = strconv.FormatInt(fc.removedRecords, 10)
 	summary["added-delete-files"] = strconv.Itoa(len(c.AddEqualityDeleteFiles))
-	summary["removed-delete-files"] = strconv.Itoa(removedDeleteFiles)
-	summary["changed-deletion-vectors"] = strconv.Itoa(changedDVs)
-	summary["added-position-deletes"] = strconv.FormatInt(deletedRows, 10)
-	res, err := s.commitV4Snapshot(ctx, w, st, &table.Snapshot{
-		SnapshotID: snapID, SequenceNumber: seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
-		Summary: &table.Summary{Operation: op, Properties: summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
-		FirstRowID: ptrTo(firstRowID), AddedRows: ptrTo(next - firstRowID),
-	})
-	if err != nil {
-		return nil, written, err
-	}
-	return res, nil, nil
+	summary["removed-delete-files"] = strconv.Itoa(fc.removedDeleteFiles)
+	summary["changed-deletion-vectors"] = strconv.Itoa(fc.changedDV)
+	summary["added-position-deletes"] = strconv.FormatInt(fc.deletedRows, 10)
+	return summary
 }
 
 // equalityDeleteRow validates one added equality-delete file.
 func (s *Service) equalityDeleteRow(st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(st.location, in.Location)
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
-		return nil, rejectV4("unsupported-file-format", "Delete file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
+		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
 	}
 	if len(in.EqualityIDs) == 0 {
 		return nil, newErr(KindBadRequest, "Delete file %s: equality-ids are required", loc)
@@ -592,55 +593,4 @@ func (s *Service) equalityDeleteRow(st *v4State, in EqualityDeleteInput) (*v4man
 		RecordCount: in.RecordCount, FileSizeInBytes: in.FileSizeInBytes, SpecID: ptrTo(int32(in.SpecID)),
 		Partition: part, EqualityIDs: ids,
 	}, nil
-}
-
-// manifestRow is the root row of a leaf written in this commit.
-func manifestRow(loc string, rows []v4manifest.TrackedFile, size, snapID, seq int64, firstRowID *int64) v4manifest.TrackedFile {
-	mi := v4manifest.ComputeManifestInfo(rows)
-	stats, _ := v4manifest.AggregateStats(rows)
-	return v4manifest.TrackedFile{
-		Tracking: v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(snapID), SequenceNumber: ptrTo(seq),
-			FileSequenceNumber: ptrTo(seq), FirstRowID: firstRowID},
-		ContentType: v4manifest.ContentDataManifest, FormatVersion: FormatV4, Location: loc, FileFormat: "parquet",
-		RecordCount: int64(len(rows)), FileSizeInBytes: size, ManifestInfo: &mi, ContentStats: stats,
-	}
-}
-
-// commitV4Snapshot adds snap to the table as the head of main, writes the
-// metadata file and swaps the pointer (ErrConflict on a lost race).
-func (s *Service) commitV4Snapshot(ctx context.Context, w *store.Warehouse, st *v4State, snap *table.Snapshot) (*TableResult, error) {
-	if cur := st.meta.CurrentSnapshot(); cur != nil {
-		snap.ParentSnapshotID = ptrTo(cur.SnapshotID)
-	}
-	b, err := table.MetadataBuilderFromBase(st.meta, st.obj.MetadataLocation)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "metadata builder")
-	}
-	if err := b.AddSnapshot(snap); err != nil {
-		return nil, wrapErr(KindInternal, err, "add snapshot")
-	}
-	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
-		return nil, wrapErr(KindInternal, err, "set main")
-	}
-	meta, err := b.Build()
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "build metadata")
-	}
-	data, err := marshalTableMetadata(meta, FormatV4)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode metadata")
-	}
-	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, st.obj, st.location, meta.Properties(), data)
-	if err != nil {
-		return nil, err
-	}
-	err = s.store.ObjectsSwap(ctx, []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
-		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4, NewLocation: newLoc}})
-	if err != nil {
-		if !errors.Is(err, store.ErrOutcomeUnknown) {
-			s.deleteOrphan(ctx, w, metaLoc)
-		}
-		return nil, err
-	}
-	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
 }

@@ -147,74 +147,70 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 1; ; attempt++ {
-		obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindView))
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, viewNotFound(err, id)
-		}
-		if err != nil {
-			return nil, storeErr(err, warehouse)
-		}
-		base, err := view.ParseMetadataBytes(obj.Metadata)
-		if err != nil {
-			return nil, wrapErr(KindInternal, err, "stored metadata of view %s does not parse", id)
-		}
-		for _, r := range reqs {
-			if err := r.Validate(base); err != nil {
-				msg := err.Error()
-				if !strings.HasPrefix(msg, "Requirement failed") {
-					msg = "Requirement failed: " + msg
-				}
-				return nil, wrapErr(KindCommitFailed, err, "%s", msg)
+	var res *ViewResult
+	err = s.runCommit(ctx, w, "view", func(ctx context.Context) (*attempt, error) {
+		var a *attempt
+		res, a, err = s.stageView(ctx, w, id, reqs, ups)
+		return a, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// stageView stages one attempt of a view commit: 404 when the view is
+// gone, 409 on a failed requirement, 400 for an invalid update.
+func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, reqs view.Requirements, ups view.Updates) (*ViewResult, *attempt, error) {
+	obj, err := s.store.ObjectGet(ctx, id.ref(w.Name, store.KindView))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, viewNotFound(err, id)
+	}
+	if err != nil {
+		return nil, nil, storeErr(err, w.Name)
+	}
+	base, err := view.ParseMetadataBytes(obj.Metadata)
+	if err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "stored metadata of view %s does not parse", id)
+	}
+	for _, r := range reqs {
+		if err := r.Validate(base); err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "Requirement failed") {
+				msg = "Requirement failed: " + msg
 			}
-		}
-		b, err := view.MetadataBuilderFromBase(base)
-		if err != nil {
-			return nil, wrapErr(KindInternal, err, "view metadata builder")
-		}
-		for _, u := range ups {
-			if err := u.Apply(b); err != nil {
-				return nil, wrapErr(KindIllegalArgument, err, "%v", err)
-			}
-		}
-		if !b.HasChanges() {
-			return &ViewResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, nil
-		}
-		meta, err := b.Build()
-		if err != nil {
-			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
-		}
-		data, err := json.Marshal(meta)
-		if err != nil {
-			return nil, wrapErr(KindInternal, err, "encode view metadata")
-		}
-		metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
-		if err != nil {
-			return nil, err
-		}
-		err = s.store.ObjectsSwap(ctx, []store.Swap{{
-			ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation, NewMetadataLocation: metaLoc,
-			NewMetadata: data, NewFormatVersion: meta.FormatVersion(), NewLocation: newLoc,
-		}})
-		switch {
-		case err == nil:
-			return &ViewResult{MetadataLocation: metaLoc, Metadata: data}, nil
-		case errors.Is(err, store.ErrOutcomeUnknown):
-			return nil, wrapErr(KindCommitStateUnknown, err, "Commit state unknown: the catalog database failed while committing")
-		case errors.Is(err, store.ErrConflict) && attempt < s.opts.MaxCommitAttempts:
-			s.deleteOrphan(ctx, w, metaLoc)
-			continue
-		case errors.Is(err, store.ErrConflict):
-			s.deleteOrphan(ctx, w, metaLoc)
-			return nil, wrapErr(KindCommitFailed, err, "Commit failed: the view changed concurrently %d times; retry", attempt)
-		case errors.Is(err, store.ErrLocationOverlap):
-			s.deleteOrphan(ctx, w, metaLoc)
-			return nil, wrapErr(KindBadRequest, err, "Location overlaps another table or view: %v", err)
-		default:
-			s.deleteOrphan(ctx, w, metaLoc)
-			return nil, wrapErr(KindCommitFailed, err, "Commit failed: catalog database error before commit, nothing was committed: %v", err)
+			return nil, nil, wrapErr(KindCommitFailed, err, "%s", msg)
 		}
 	}
+	b, err := view.MetadataBuilderFromBase(base)
+	if err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "view metadata builder")
+	}
+	for _, u := range ups {
+		if err := u.Apply(b); err != nil {
+			return nil, nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		}
+	}
+	if !b.HasChanges() {
+		return &ViewResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, &attempt{}, nil
+	}
+	meta, err := b.Build()
+	if err != nil {
+		return nil, nil, wrapErr(KindIllegalArgument, err, "%v", err)
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "encode view metadata")
+	}
+	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := &attempt{written: []string{metaLoc}, swaps: []store.Swap{{
+		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation, NewMetadataLocation: metaLoc,
+		NewMetadata: data, NewFormatVersion: meta.FormatVersion(), NewLocation: newLoc,
+	}}}
+	return &ViewResult{MetadataLocation: metaLoc, Metadata: data}, a, nil
 }
 
 // RegisterView adopts an existing view metadata file. 404 when the

@@ -12,7 +12,8 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
-// Reason codes of rejected column-file commits.
+// Reason codes of rejected v4 commits (column files and whole files) and
+// plans. This is the one list: the service uses these constants only.
 const (
 	ReasonTableNotV4             = "table-not-v4"
 	ReasonUnknownDataFile        = "unknown-data-file"
@@ -33,6 +34,12 @@ const (
 	ReasonLocationOutsideTable   = "location-outside-table"
 	ReasonUnsupportedFileFormat  = "unsupported-file-format"
 	ReasonFileSizeMismatch       = "file-size-mismatch"
+	// ReasonDataFileUnreadable: an added data file's Parquet footer could
+	// not be read (files route).
+	ReasonDataFileUnreadable = "data-file-unreadable"
+	// ReasonColumnFilesUnsupported: a plan would return column files to a
+	// client that did not say it reads them.
+	ReasonColumnFilesUnsupported = "column-files-unsupported-by-client"
 )
 
 // Error is a rejected commit: nothing is committed.

@@ -1,0 +1,170 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// The commit engine. Every kind of commit (a table, a multi-table
+// transaction, a view, a v4 files or column-files commit) is one loop:
+//
+//	stage → swap → on a lost race re-stage from the new state → outcome
+//
+// A stage reads the current state, checks requirements, applies the change
+// and writes every new file; nothing is visible until the swap moves the
+// pointers in one database transaction. The outcome contract, for every
+// kind:
+//   - 409 CommitFailedException: nothing was committed; the client may retry.
+//   - 500 CommitStateUnknownException: only when COMMIT itself failed, so the
+//     change may have landed; the files it wrote are kept.
+//   - 503 ServiceUnavailableException: the database was unreachable before
+//     COMMIT; nothing was committed.
+//   - anything a stage returns (400, 404, 409 on a failed requirement) is
+//     final and nothing was committed.
+
+// attempt is one staged try of a commit.
+type attempt struct {
+	// swaps move the pointers; all land in one transaction, or none. An
+	// attempt without swaps changed nothing (a no-op commit).
+	swaps []store.Swap
+	// written are the files this attempt wrote. They are removed when the
+	// attempt does not land, and kept when it landed or may have landed.
+	written []string
+	// landed, when set, runs after a successful swap.
+	landed func(context.Context)
+}
+
+// addFile records a file written by the attempt.
+func (a *attempt) addFile(loc string) { a.written = append(a.written, loc) }
+
+// stageFunc stages one attempt. It may return a non-nil attempt with an
+// error, so that the files it wrote before failing are removed.
+type stageFunc func(ctx context.Context) (*attempt, error)
+
+// Commit outcome labels, as exported through Options.OnCommit.
+const (
+	outcomeCommitted         = "committed"
+	outcomeNoop              = "noop"
+	outcomeConflict          = "conflict"
+	outcomeRequirementFailed = "requirement_failed"
+	outcomeUnknown           = "unknown"
+	outcomeUnavailable       = "unavailable"
+	outcomeError             = "error"
+)
+
+// Client-visible commit messages, one set for every kind of commit. subject
+// is what changed ("table", "view", "tables").
+const (
+	msgStateUnknown  = "Commit state unknown: the catalog database failed while committing"
+	msgCancelled     = "Commit failed: request cancelled while retrying, nothing was committed"
+	msgDatabase      = "Commit failed: catalog database error before commit, nothing was committed; retry"
+	msgUnavailable   = "Catalog database unavailable, nothing was committed; retry later"
+	msgConflictTimes = "Commit failed: the %s changed concurrently %d times, nothing was committed; retry"
+	msgOverlap       = "Location overlaps another table or view"
+)
+
+// runCommit runs the commit loop: stage, swap, and on a lost race start
+// over from the then-current state, at most MaxCommitAttempts times with a
+// jittered backoff. It returns nil once the attempt landed (or was a
+// no-op); errors follow the outcome contract above.
+func (s *Service) runCommit(ctx context.Context, w *store.Warehouse, subject string, stage stageFunc) error {
+	for try := 1; ; try++ {
+		a, err := stage(ctx)
+		if err != nil {
+			if a != nil {
+				s.removeFiles(ctx, w, a.written)
+			}
+			s.commitOutcome(stageOutcome(err))
+			return err
+		}
+		if len(a.swaps) == 0 {
+			s.removeFiles(ctx, w, a.written)
+			s.commitOutcome(outcomeNoop)
+			return nil
+		}
+		err = s.store.ObjectsSwap(ctx, a.swaps)
+		if err == nil {
+			s.commitOutcome(outcomeCommitted)
+			if a.landed != nil {
+				a.landed(ctx)
+			}
+			return nil
+		}
+		if errors.Is(err, store.ErrOutcomeUnknown) {
+			s.commitOutcome(outcomeUnknown)
+			return wrapErr(KindCommitStateUnknown, err, msgStateUnknown)
+		}
+		s.removeFiles(ctx, w, a.written)
+		if errors.Is(err, store.ErrConflict) && try < s.opts.MaxCommitAttempts {
+			if berr := conflictBackoff(ctx, try); berr != nil {
+				s.commitOutcome(outcomeError)
+				return wrapErr(KindCommitFailed, berr, msgCancelled)
+			}
+			continue
+		}
+		outcome, ferr := swapFailure(err, subject, try)
+		s.commitOutcome(outcome)
+		return ferr
+	}
+}
+
+// swapFailure maps a swap that did not commit to its outcome and error.
+func swapFailure(err error, subject string, tries int) (string, error) {
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return outcomeConflict, wrapErr(KindCommitFailed, err, msgConflictTimes, subject, tries)
+	case errors.Is(err, store.ErrLocationOverlap):
+		return outcomeError, wrapErr(KindBadRequest, err, msgOverlap)
+	case isUnavailable(err):
+		return outcomeUnavailable, wrapErr(KindUnavailable, err, msgUnavailable)
+	}
+	return outcomeError, wrapErr(KindCommitFailed, err, msgDatabase)
+}
+
+// isUnavailable reports whether err means the request could not reach the
+// database (or gave up waiting for it) before anything was committed.
+func isUnavailable(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// stageOutcome labels a stage failure for metrics.
+func stageOutcome(err error) string {
+	switch KindOf(err) {
+	case KindCommitFailed:
+		return outcomeRequirementFailed
+	case KindUnavailable:
+		return outcomeUnavailable
+	}
+	return outcomeError
+}
+
+// removeFiles deletes files an attempt wrote that no commit references. It
+// runs even when the request was cancelled: the files are ours to clean.
+func (s *Service) removeFiles(ctx context.Context, w *store.Warehouse, files []string) {
+	if len(files) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, f := range files {
+		s.deleteOrphan(ctx, w, f)
+	}
+}
+
+// conflictBackoff waits a jittered, growing moment before re-basing a commit
+// that lost a race, so that a crowd of writers on one table spreads out.
+func conflictBackoff(ctx context.Context, attempt int) error {
+	limit := time.Duration(1<<min(attempt, 6)) * time.Millisecond
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))) + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
