@@ -3,12 +3,10 @@ package server
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/store"
 )
 
 // GetConfig implements openapi.StrictServerInterface. The warehouse may be
@@ -22,10 +20,7 @@ func (s *Server) GetConfig(ctx context.Context, req openapi.GetConfigRequestObje
 	if name == "" {
 		return nil, &service.Error{Kind: service.KindBadRequest, Message: "No warehouse given and no default warehouse configured: pass ?warehouse=NAME"}
 	}
-	w, err := s.svc.GetWarehouse(ctx, name)
-	if service.KindOf(err) == service.KindNoSuchWarehouse && strings.Contains(name, "://") {
-		w, err = s.warehouseByLocation(ctx, name)
-	}
+	w, err := s.svc.ConfigWarehouse(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -41,19 +36,6 @@ func (s *Server) GetConfig(ctx context.Context, req openapi.GetConfigRequestObje
 	}, nil
 }
 
-func (s *Server) warehouseByLocation(ctx context.Context, loc string) (*store.Warehouse, error) {
-	ws, err := s.svc.ListWarehouses(ctx)
-	if err != nil {
-		return nil, err
-	}
-	want := strings.TrimRight(loc, "/")
-	for _, w := range ws {
-		if w.Location == want {
-			return w, nil
-		}
-	}
-	return nil, &service.Error{Kind: service.KindNoSuchWarehouse, Message: "Warehouse does not exist: " + loc}
-}
 
 // isoDuration formats d as an ISO-8601 duration (PT30M, PT1H30M, PT45S).
 func isoDuration(d interface{ Seconds() float64 }) string {

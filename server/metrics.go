@@ -19,10 +19,6 @@ type metrics struct {
 	reports  *prometheus.CounterVec
 }
 
-// poolStatser is implemented by stores with a connection pool.
-type poolStatser interface {
-	PoolStats() (acquired, idle, total int32, ok bool)
-}
 
 func newMetrics(reg *prometheus.Registry, svc *service.Service) *metrics {
 	m := &metrics{
@@ -39,20 +35,18 @@ func newMetrics(reg *prometheus.Registry, svc *service.Service) *metrics {
 	}
 	reg.MustRegister(m.requests, m.latency, m.reports,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if ps, ok := svc.Store().(poolStatser); ok {
-		if _, _, _, isPool := ps.PoolStats(); isPool {
-			gauge := func(name, help string, pick func(a, i, t int32) int32) prometheus.GaugeFunc {
-				return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
-					a, i, t, _ := ps.PoolStats()
-					return float64(pick(a, i, t))
-				})
-			}
-			reg.MustRegister(
-				gauge("catalog_db_pool_acquired_conns", "Postgres connections in use.", func(a, _, _ int32) int32 { return a }),
-				gauge("catalog_db_pool_idle_conns", "Idle Postgres connections.", func(_, i, _ int32) int32 { return i }),
-				gauge("catalog_db_pool_total_conns", "Open Postgres connections.", func(_, _, t int32) int32 { return t }),
-			)
+	if _, _, _, isPool := svc.PoolStats(); isPool {
+		gauge := func(name, help string, pick func(a, i, t int32) int32) prometheus.GaugeFunc {
+			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+				a, i, t, _ := svc.PoolStats()
+				return float64(pick(a, i, t))
+			})
 		}
+		reg.MustRegister(
+			gauge("catalog_db_pool_acquired_conns", "Postgres connections in use.", func(a, _, _ int32) int32 { return a }),
+			gauge("catalog_db_pool_idle_conns", "Idle Postgres connections.", func(_, i, _ int32) int32 { return i }),
+			gauge("catalog_db_pool_total_conns", "Open Postgres connections.", func(_, _, t int32) int32 { return t }),
+		)
 	}
 	return m
 }

@@ -113,8 +113,8 @@ func servedEndpoints(r chi.Routes) []string {
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.svc.Store().Ping(ctx); err != nil {
-		writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "Catalog database unavailable", Err: err})
+	if err := s.svc.Ping(ctx); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
