@@ -42,9 +42,7 @@ func (s *Server) ListNamespaces(ctx context.Context, req openapi.ListNamespacesR
 		return nil, err
 	}
 	nss := make([]openapi.Namespace, 0, len(out))
-	for _, n := range out {
-		nss = append(nss, n)
-	}
+	nss = append(nss, out...)
 	return openapi.ListNamespaces200JSONResponse{Namespaces: nss, NextPageToken: nextToken(next)}, nil
 }
 

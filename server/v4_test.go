@@ -67,9 +67,9 @@ func TestV4Tables(t *testing.T) {
 			// A table with snapshots cannot be upgraded yet.
 			ctx := context.Background()
 			cat := restCatalog(t, b)
-			tbl, err := cat.LoadTable(ctx, table.Identifier{"ns", "v2b"})
+			_, err := cat.LoadTable(ctx, table.Identifier{"ns", "v2b"})
 			require.Error(t, err)
-			tbl, err = cat.CreateTable(ctx, table.Identifier{"ns", "v2b"}, iceberg.NewSchema(0,
+			tbl, err := cat.CreateTable(ctx, table.Identifier{"ns", "v2b"}, iceberg.NewSchema(0,
 				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 				iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String}))
 			require.NoError(t, err)

@@ -123,7 +123,10 @@ func (v *GCS) token(ctx context.Context, key string, p *credentials.GCSProfile, 
 		}
 		hc := &http.Client{Transport: stsRedirect{to: to, base: v.base}, Timeout: 30 * time.Second}
 		octx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, hc)
-		root, err := google.CredentialsFromJSON(octx, []byte(keyJSON), "https://www.googleapis.com/auth/cloud-platform")
+		// The key is user-supplied: accept a service-account key only, never
+		// an external-account configuration that would make us fetch from
+		// or run whatever it names.
+		root, err := google.CredentialsFromJSONWithType(octx, []byte(keyJSON), google.ServiceAccount, "https://www.googleapis.com/auth/cloud-platform")
 		if err != nil {
 			return nil, fmt.Errorf("service-account key: %w", err)
 		}
