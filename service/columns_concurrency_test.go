@@ -89,7 +89,7 @@ func newFixture(t *testing.T, backend string) *fixture {
 	require.NoError(t, err)
 	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "t", Properties: map[string]string{"format-version": "4"},
-		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"score","type":"double","required":false}]}`),
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"score","type":"double","required":false},{"id":3,"name":"rank","type":"double","required":false}]}`),
 	})
 	require.NoError(t, err)
 	var meta struct {
@@ -101,7 +101,8 @@ func newFixture(t *testing.T, backend string) *fixture {
 	for _, name := range []string{"a", "b"} {
 		size := writeFile(t, filepath.Join(fx.dir, "data", name+".parquet"), []arrow.Field{
 			{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: md(1)},
-			{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(2)}}, 4)
+			{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(2)},
+			{Name: "rank", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(3)}}, 4)
 		adds = append(adds, service.DataFileInput{Location: "data/" + name + ".parquet", FileFormat: "parquet", RecordCount: 4, FileSizeInBytes: size})
 	}
 	// Let the setup commit through the gate.
@@ -167,4 +168,40 @@ func testSameBaseConflict(t *testing.T, backend string) {
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	require.True(t, strings.HasSuffix(rows[0].ColumnFiles[0].Location, "cf2.parquet"), "the winner's file stays")
+}
+
+// TestColumnCommitWithSeveralFilesOnSeveralBases commits three column files
+// over two base files in one commit (footers are read concurrently; run
+// with -race) and checks what each base carries afterwards.
+func TestColumnCommitWithSeveralFilesOnSeveralBases(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			fx := newFixture(t, backend)
+			close(fx.gate.release)
+			col := func(name string, ids ...int) service.ColumnFileInput {
+				var fields []arrow.Field
+				for _, id := range ids {
+					fields = append(fields, arrow.Field{Name: map[int]string{2: "score", 3: "rank"}[id], Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(id)})
+				}
+				size := writeFile(t, filepath.Join(fx.dir, "data", name), fields, 4)
+				return service.ColumnFileInput{Location: "data/" + name, FileFormat: "parquet", FieldIDs: ids, FileSizeInBytes: size, RecordCount: 4}
+			}
+			a1, a2, b1 := col("a-score.parquet", 2), col("a-rank.parquet", 3), col("b-both.parquet", 2, 3)
+			a1.DataFile, a2.DataFile, b1.DataFile = "data/a.parquet", "data/a.parquet", "data/b.parquet"
+			res, err := fx.svc.CommitColumnFiles(context.Background(), "wh", service.ColumnFilesCommit{Ident: fx.id, ColumnFiles: []service.ColumnFileInput{a1, a2, b1}})
+			require.NoError(t, err)
+			require.Contains(t, string(res.Metadata), `"added-column-files":"3"`)
+			rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+			require.NoError(t, err)
+			require.Len(t, rows, 2)
+			got := map[string][]string{}
+			for _, r := range rows {
+				for _, cf := range r.ColumnFiles {
+					got[filepath.Base(r.Location)] = append(got[filepath.Base(r.Location)], fmt.Sprintf("%s%v", filepath.Base(cf.Location), cf.FieldIDs))
+				}
+			}
+			require.ElementsMatch(t, []string{"a-score.parquet[2]", "a-rank.parquet[3]"}, got["a.parquet"])
+			require.Equal(t, []string{"b-both.parquet[2 3]"}, got["b.parquet"])
+		})
+	}
 }
