@@ -116,26 +116,9 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, err
 	}
-	var reqSchema iceberg.Schema
-	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
-	}
-	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
+	schema, spec, order, err := decodeCreate(in)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
-	}
-	var spec *iceberg.PartitionSpec
-	if len(specJSON) > 0 && string(specJSON) != "null" {
-		spec = &iceberg.PartitionSpec{}
-		if err := json.Unmarshal(specJSON, spec); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid partition spec: %v", err)
-		}
-	}
-	order := table.UnsortedSortOrder
-	if len(orderJSON) > 0 && string(orderJSON) != "null" {
-		if err := json.Unmarshal(orderJSON, &order); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid write order: %v", err)
-		}
+		return nil, err
 	}
 	props := iceberg.Properties{}
 	for k, v := range in.Properties {
@@ -201,6 +184,33 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, data, loc, in.VendCredentials)
+}
+
+// decodeCreate decodes a create request's schema, partition spec and sort
+// order with fresh ids: 400 for any that does not decode.
+func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec, table.SortOrder, error) {
+	order := table.UnsortedSortOrder
+	var reqSchema iceberg.Schema
+	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
+		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
+	}
+	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
+	if err != nil {
+		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
+	}
+	var spec *iceberg.PartitionSpec
+	if len(specJSON) > 0 && string(specJSON) != "null" {
+		spec = &iceberg.PartitionSpec{}
+		if err := json.Unmarshal(specJSON, spec); err != nil {
+			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid partition spec: %v", err)
+		}
+	}
+	if len(orderJSON) > 0 && string(orderJSON) != "null" {
+		if err := json.Unmarshal(orderJSON, &order); err != nil {
+			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid write order: %v", err)
+		}
+	}
+	return schema, spec, order, nil
 }
 
 // tableResult assembles a TableResult, vending credentials when asked.
