@@ -180,7 +180,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: version,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
-		s.deleteOrphan(ctx, w, metaLoc)
+		s.deleteTableFile(ctx, w, loc, metaLoc)
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, data, loc, in.VendCredentials)
