@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func BenchmarkLoadTable(b *testing.B) {
 	bd.createNamespaceTB(b, "ns")
 	r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "small", "schema": rawJSON(testSchema)})
 	require.Equal(b, 200, r.status)
-	dir := b.TempDir()
+	dir := strings.TrimPrefix(bd.warehouse, "file://") // register only inside the warehouse
 	metaLoc := manySnapshotsMetadata(b, dir, 10_000)
 	r = bd.doTB(b, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "big", "metadata-location": metaLoc})
 	require.Equal(b, 200, r.status, "%s", r.body)

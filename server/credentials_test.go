@@ -44,6 +44,8 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // vendingSetup is setup with a sealer, the S3 vendor and logs captured.
+// The warehouse also allows gs://warehouse and a local directory (kept in
+// bundle.warehouse), where registerS3Table puts its metadata files.
 func vendingSetup(t *testing.T) (*bundle, *lockedBuffer) {
 	st := openStore(t, "sqlite")
 	logs := &lockedBuffer{}
@@ -51,12 +53,13 @@ func vendingSetup(t *testing.T) (*bundle, *lockedBuffer) {
 	sealer, err := credentials.NewSealer(bytes.Repeat([]byte{9}, 32))
 	require.NoError(t, err)
 	svc := service.New(st, storage.NewProvider(), service.Options{Logger: log, Sealer: sealer, Credentials: vending.New(sealer)})
-	_, err = svc.CreateWarehouse(context.Background(), "wh", "s3://warehouse", nil)
+	local := "file://" + t.TempDir()
+	_, err = svc.CreateWarehouse(context.Background(), "wh", "s3://warehouse", map[string]string{"allowed-locations": "gs://warehouse," + local})
 	require.NoError(t, err)
 	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: log})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &bundle{url: hs.URL, store: st, client: hs.Client()}, logs
+	return &bundle{url: hs.URL, warehouse: local, store: st, client: hs.Client()}, logs
 }
 
 // registerS3Table registers a table whose location is on S3 from a local
@@ -70,7 +73,8 @@ func registerS3Table(t *testing.T, b *bundle, name, location string) {
 		"sort-orders": []any{map[string]any{"order-id": 0, "fields": []any{}}}, "default-sort-order-id": 0}
 	data, err := json.Marshal(meta)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "00000-x.metadata.json")
+	path := filepath.Join(strings.TrimPrefix(b.warehouse, "file://"), name, "00000-x.metadata.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	r := b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": name, "metadata-location": "file://" + path})
 	require.Equal(t, 200, r.status, "%s", r.body)

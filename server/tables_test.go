@@ -146,7 +146,13 @@ func TestNativeWriteEligibility(t *testing.T) {
 	b := setup(t, "sqlite")
 	b.createNamespace(t, "ns")
 	// A table whose metadata says s3://: registered from a local metadata file
-	// (no object store is needed to judge eligibility).
+	// (no object store is needed to judge eligibility), in a warehouse on
+	// s3://bucket that also allows that local directory.
+	local := t.TempDir()
+	wr := b.do(t, "POST", "/management/v1/warehouses", map[string]any{"name": "s3wh", "location": "s3://bucket",
+		"properties": map[string]string{"allowed-locations": "file://" + local}})
+	require.Equal(t, 200, wr.status, "%s", wr.body)
+	require.Equal(t, 200, b.do(t, "POST", "/v1/s3wh/namespaces", map[string]any{"namespace": []string{"ns"}}).status)
 	src := b.createTable(t, "ns", "src", nil)
 	require.Equal(t, 200, src.status)
 	var doc map[string]any
@@ -155,11 +161,11 @@ func TestNativeWriteEligibility(t *testing.T) {
 	meta["location"] = "s3://bucket/ns/plain"
 	data, err := json.Marshal(meta)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "00000-plain.metadata.json")
+	path := filepath.Join(local, "00000-plain.metadata.json")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
-	reg := b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "plain", "metadata-location": "file://" + path})
+	reg := b.do(t, "POST", "/v1/s3wh/namespaces/ns/register", map[string]any{"name": "plain", "metadata-location": "file://" + path})
 	require.Equal(t, 200, reg.status, "%s", reg.body)
-	r := b.do(t, "GET", "/v1/wh/namespaces/ns/tables/plain/native-write-eligibility", nil)
+	r := b.do(t, "GET", "/v1/s3wh/namespaces/ns/tables/plain/native-write-eligibility", nil)
 	require.Equal(t, 200, r.status, "%s", r.body)
 	require.JSONEq(t, `{"eligible":true,"reasons":[]}`, string(r.body))
 

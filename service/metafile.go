@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 )
@@ -24,9 +27,11 @@ const metadataPathKey = "write.metadata.path"
 var metadataVersion = regexp.MustCompile(`^(\d+)-[^/]*\.metadata\.json$`)
 
 // newMetadataLocation names the next metadata file:
-// <location>/metadata/<NNNNN>-<uuid>.metadata.json, numbered one past the
-// previous file (0 for a new table).
-func newMetadataLocation(location string, props map[string]string, previous string) string {
+// <location>/metadata/<NNNNN>-<uuid>.metadata.json (or under
+// write.metadata.path), numbered one past the previous file (0 for a new
+// table). It does not judge the location: fileIO refuses a write outside the
+// warehouse, and writeNextMetadata checks write.metadata.path first.
+func newMetadataLocation(loc string, props map[string]string, previous string) string {
 	version := 0
 	if previous != "" {
 		if m := metadataVersion.FindStringSubmatch(path.Base(previous)); m != nil {
@@ -35,9 +40,12 @@ func newMetadataLocation(location string, props map[string]string, previous stri
 			}
 		}
 	}
-	dir := strings.TrimRight(location, "/") + "/metadata"
+	dir := strings.TrimRight(loc, "/") + "/metadata"
 	if p := props[metadataPathKey]; p != "" {
 		dir = strings.TrimRight(p, "/")
+		if n, err := location.Normalize(p); err == nil {
+			dir = n
+		}
 	}
 	return fmt.Sprintf("%s/%05d-%s.metadata.json", dir, version, uuid.New())
 }
@@ -78,11 +86,30 @@ func (s *Service) warehouse(ctx context.Context, name string) (*store.Warehouse,
 	return w, nil
 }
 
-// fileIO returns the IO for a location of warehouse w. With an S3 storage
-// profile the catalog itself uses the profile's identity for S3 locations.
-func (s *Service) fileIO(ctx context.Context, w *store.Warehouse, location string) (storage.FileIO, error) {
+// fileIO returns the IO for a location of warehouse w: 400 for a location
+// that is not inside the warehouse's prefixes, whatever the caller (the
+// catalog never reads, writes or deletes elsewhere).
+func (s *Service) fileIO(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error) {
+	props, err := s.ioProps(w, loc)
+	if err != nil {
+		return nil, err
+	}
+	io, err := s.files.For(ctx, loc, props)
+	if err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Cannot access storage for %s", fileName(w, w.Location, loc))
+	}
+	return io, nil
+}
+
+// ioProps returns the FileIO properties for loc, after checking that loc
+// lies inside the warehouse. With an S3 storage profile the catalog itself
+// uses the profile's identity for S3 locations.
+func (s *Service) ioProps(w *store.Warehouse, loc string) (map[string]string, error) {
+	if !warehousePrefixes(w).Contains(loc) {
+		return nil, newErr(KindBadRequest, "Refusing a location outside the warehouse")
+	}
 	props := w.Properties
-	if w.StorageProfile != "" && strings.HasPrefix(location, "s3://") {
+	if w.StorageProfile != "" && strings.HasPrefix(loc, "s3://") {
 		var p credentials.S3Profile
 		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err == nil && p.Type == "s3" {
 			secret, err := s.opts.Sealer.Open(p.SealedSecret)
@@ -100,11 +127,7 @@ func (s *Service) fileIO(ctx context.Context, w *store.Warehouse, location strin
 			props["s3.force-virtual-addressing"] = strconv.FormatBool(!p.PathStyleAccess)
 		}
 	}
-	io, err := s.files.For(ctx, location, props)
-	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Cannot access storage at %s", location)
-	}
-	return io, nil
+	return props, nil
 }
 
 // writeMetadataFile writes data at loc. A failure means nothing was
@@ -115,7 +138,7 @@ func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc
 		return err
 	}
 	if err := io.Write(ctx, loc, data); err != nil {
-		return wrapErr(KindInternal, err, "Failed to write metadata file %s", loc)
+		return wrapErr(KindInternal, err, "Failed to write metadata file %s", fileName(w, w.Location, loc))
 	}
 	return nil
 }
@@ -123,29 +146,60 @@ func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc
 // writeNextMetadata names and writes the metadata file that follows obj's
 // current one, for a table or view whose new location and properties are
 // given. It returns the new file's location and, when the object moved, its
-// normalized new location ("" otherwise). A write failure is KindCommitFailed:
-// nothing points at the new file yet, so nothing was committed.
-func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj *store.Object, location string, props map[string]string, data []byte) (metaLoc, newLoc string, err error) {
-	if location != obj.Location {
-		if newLoc, err = NormalizeLocation(location); err != nil {
+// normalized new location ("" otherwise). 400 when the location is outside
+// the warehouse or a write.*.path property outside the object's prefixes
+// (location policy); a write failure is KindCommitFailed: nothing points at
+// the new file yet, so nothing was committed.
+func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj *store.Object, loc string, props map[string]string, data []byte) (metaLoc, newLoc string, err error) {
+	canon, err := checkObjectLocation(w, loc)
+	if err != nil {
+		return "", "", err
+	}
+	if canon != obj.Location {
+		newLoc = canon
+	}
+	if err := checkWritePaths(w, canon, props); err != nil {
+		return "", "", err
+	}
+	metaLoc = newMetadataLocation(canon, props, obj.MetadataLocation)
+	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+		if KindOf(err) == KindBadRequest {
 			return "", "", err
 		}
-	}
-	metaLoc = newMetadataLocation(location, props, obj.MetadataLocation)
-	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-		return "", "", wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", metaLoc)
+		return "", "", wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", fileName(w, canon, metaLoc))
 	}
 	return metaLoc, newLoc, nil
 }
 
 // deleteOrphan removes a metadata file that lost its commit; failures are
-// only logged (an unreferenced file is harmless).
+// only logged (an unreferenced file is harmless). fileIO keeps it inside
+// the warehouse.
 func (s *Service) deleteOrphan(ctx context.Context, w *store.Warehouse, loc string) {
 	io, err := s.fileIO(ctx, w, loc)
 	if err == nil {
 		err = io.Delete(context.WithoutCancel(ctx), loc)
 	}
 	if err != nil {
-		s.log.WarnContext(ctx, "could not delete orphan metadata file", "location", loc, "error", err)
+		s.log.WarnContext(ctx, "could not delete orphan metadata file", "file", fileName(w, w.Location, loc), "error", pathFree(err))
 	}
+}
+
+// deleteTableFile deletes a file of the table or view at tableLoc, only
+// when it lies inside the object's prefixes (location policy); a file
+// outside is logged by name and left alone. Failures are only logged.
+func (s *Service) deleteTableFile(ctx context.Context, w *store.Warehouse, tableLoc, loc string) {
+	if !tablePrefixes(w, tableLoc).Contains(loc) {
+		s.log.WarnContext(ctx, "left a file outside the table", "file", fileName(w, tableLoc, loc))
+		return
+	}
+	s.deleteOrphan(ctx, w, loc)
+}
+
+// pathFree strips the path from a file-system error, for logs.
+func pathFree(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }

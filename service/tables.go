@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -80,7 +81,8 @@ func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error 
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return nsNotFound(err, id.Namespace)
 	case errors.Is(err, store.ErrLocationOverlap):
-		return wrapErr(KindBadRequest, err, "Location overlaps another table or view: %v", err)
+		// The store's text names both locations: not for clients.
+		return wrapErr(KindBadRequest, err, "Location overlaps another table or view")
 	}
 	return storeErr(err, warehouse)
 }
@@ -88,45 +90,35 @@ func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error 
 // defaultLocation places a new table or view under its namespace's
 // `location` property, or under the warehouse as <wh>/<ns levels>/. A
 // unique suffix keeps a re-created name from landing in a renamed table's
-// directory (locations never overlap).
+// directory (locations never overlap). Levels and name become safe path
+// segments, so that a level such as ".." cannot leave the warehouse; the
+// caller still checks the result (the namespace property is client input).
 func defaultLocation(w *store.Warehouse, ns *store.Namespace, name string) string {
 	base := ns.Properties["location"]
 	if base == "" {
-		base = w.Location + "/" + strings.Join(ns.Levels, "/")
+		levels := make([]string, len(ns.Levels))
+		for i, l := range ns.Levels {
+			levels[i] = safeSegment(l)
+		}
+		base = w.Location + "/" + strings.Join(levels, "/")
 	}
-	return strings.TrimRight(base, "/") + "/" + name + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	return strings.TrimRight(base, "/") + "/" + safeSegment(name) + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
 }
 
 // CreateTable creates (or, with StageCreate, only prepares) a table with
 // fresh field, partition and sort ids. 404 when the namespace is missing,
 // 409 when the name is taken by a table or view, 400 for an invalid schema,
-// spec, order, location or format version.
+// spec, order or format version, and for a location or write.*.path
+// property outside the warehouse (location policy).
 func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []string, in CreateTableInput) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: in.Name}
 	w, ns, err := s.createTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
-	var reqSchema iceberg.Schema
-	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
-	}
-	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
+	schema, spec, order, err := decodeCreate(in)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
-	}
-	var spec *iceberg.PartitionSpec
-	if len(specJSON) > 0 && string(specJSON) != "null" {
-		spec = &iceberg.PartitionSpec{}
-		if err := json.Unmarshal(specJSON, spec); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid partition spec: %v", err)
-		}
-	}
-	order := table.UnsortedSortOrder
-	if len(orderJSON) > 0 && string(orderJSON) != "null" {
-		if err := json.Unmarshal(orderJSON, &order); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid write order: %v", err)
-		}
+		return nil, err
 	}
 	props := iceberg.Properties{}
 	for k, v := range in.Properties {
@@ -145,7 +137,10 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if loc == "" {
 		loc = defaultLocation(w, ns, in.Name)
 	}
-	if loc, err = NormalizeLocation(loc); err != nil {
+	if loc, err = checkObjectLocation(w, loc); err != nil {
+		return nil, err
+	}
+	if err := checkWritePaths(w, loc, props); err != nil {
 		return nil, err
 	}
 	formatProps := iceberg.Properties{}
@@ -185,10 +180,37 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: version,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
-		s.deleteOrphan(ctx, w, metaLoc)
+		s.deleteTableFile(ctx, w, loc, metaLoc)
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, data, loc, in.VendCredentials)
+}
+
+// decodeCreate decodes a create request's schema, partition spec and sort
+// order with fresh ids: 400 for any that does not decode.
+func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec, table.SortOrder, error) {
+	order := table.UnsortedSortOrder
+	var reqSchema iceberg.Schema
+	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
+		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
+	}
+	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
+	if err != nil {
+		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
+	}
+	var spec *iceberg.PartitionSpec
+	if len(specJSON) > 0 && string(specJSON) != "null" {
+		spec = &iceberg.PartitionSpec{}
+		if err := json.Unmarshal(specJSON, spec); err != nil {
+			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid partition spec: %v", err)
+		}
+	}
+	if len(orderJSON) > 0 && string(orderJSON) != "null" {
+		if err := json.Unmarshal(orderJSON, &order); err != nil {
+			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid write order: %v", err)
+		}
+	}
+	return schema, spec, order, nil
 }
 
 // tableResult assembles a TableResult, vending credentials when asked.
@@ -208,10 +230,15 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident,
 // vend mints credentials for a table location at the access level the
 // authorizer grants. No key outside the allowlist ever leaves the catalog,
 // whatever a vendor returns; each storage credential names the route that
-// refreshes it.
+// refreshes it. 403 for a location that is not strictly inside the
+// warehouse: the table rule should make that impossible, but a credential
+// is the one thing that must never cover someone else's prefix.
 func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, location string) (map[string]string, []StorageCredential, error) {
 	if s.opts.Credentials == nil {
 		return map[string]string{}, nil, nil
+	}
+	if !warehousePrefixes(w).ContainsBelow(location) {
+		return nil, nil, newErr(KindForbidden, "Storage credentials are only vended for table locations inside the warehouse")
 	}
 	level, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), w.Name, id.String())
 	if err != nil {
@@ -267,24 +294,31 @@ func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Iden
 
 // RegisterTable adopts an existing metadata file as a table (with
 // overwrite, replacing a table of that name). 404 when the namespace is
-// missing or the file cannot be read, 409 when the name is taken.
+// missing or the file cannot be read, 409 when the name is taken, 400 when
+// the file or the locations it names are outside the warehouse (location
+// policy) or it does not parse.
 func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string, overwrite, vend bool) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
 	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation)
 	if err != nil {
 		return nil, err
 	}
+	metaLoc, _ := location.Normalize(metadataLocation) // readForRegister checked it
 	meta, version, err := parseTableMetadata(data)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid table metadata in %s: %v", metadataLocation, err)
+		// The parser's text may quote the file: not for clients.
+		return nil, wrapErr(KindBadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
 	}
-	loc, err := NormalizeLocation(meta.Location())
-	if err != nil {
+	if err := s.checkTableMetadataLocations(w, meta); err != nil {
 		return nil, err
+	}
+	loc, _ := location.Normalize(meta.Location()) // checked above
+	if !tablePrefixes(w, loc).Contains(metaLoc) {
+		return nil, newErr(KindBadRequest, "Invalid metadata-location: it must be inside the table location")
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
-		Location: loc, MetadataLocation: metadataLocation, Metadata: compactJSON(data), FormatVersion: version,
+		Location: loc, MetadataLocation: metaLoc, Metadata: compactJSON(data), FormatVersion: version,
 	}
 	if overwrite {
 		err = s.store.ObjectReplace(ctx, obj)
@@ -294,7 +328,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if err != nil {
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
-	return s.tableResult(ctx, w, id, metadataLocation, obj.Metadata, loc, vend)
+	return s.tableResult(ctx, w, id, metaLoc, obj.Metadata, loc, vend)
 }
 
 // writeTarget checks an identifier, authorizes a write to it and returns
@@ -327,7 +361,10 @@ func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident) 
 }
 
 // readForRegister checks a register request (identifier, access, namespace)
-// and reads the metadata file it names: 404 NotFound when unreadable.
+// and reads the metadata file it names: 400 when the location does not
+// normalise or lies outside the warehouse (refused before anything is
+// opened, so nothing leaks about files elsewhere), 404 NotFound when it
+// cannot be read. Messages name the file relative to the warehouse.
 func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string) (*store.Warehouse, []byte, error) {
 	if metadataLocation == "" {
 		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
@@ -336,13 +373,20 @@ func (s *Service) readForRegister(ctx context.Context, warehouse string, id Iden
 	if err != nil {
 		return nil, nil, err
 	}
-	io, err := s.fileIO(ctx, w, metadataLocation)
+	loc, err := location.Normalize(metadataLocation)
+	if err != nil {
+		return nil, nil, wrapErr(KindBadRequest, err, "Invalid metadata-location: %v", err)
+	}
+	if !warehousePrefixes(w).Contains(loc) {
+		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: it must be inside the warehouse")
+	}
+	io, err := s.fileIO(ctx, w, loc)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := io.Read(ctx, metadataLocation)
+	data, err := io.Read(ctx, loc)
 	if err != nil {
-		return nil, nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", metadataLocation)
+		return nil, nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", fileName(w, w.Location, loc))
 	}
 	return w, data, nil
 }
@@ -414,10 +458,10 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 		}
 		ok, err := io.Exists(ctx, obj.MetadataLocation)
 		if err != nil {
-			return nil, wrapErr(KindUnavailable, err, "Cannot check metadata file %s", obj.MetadataLocation)
+			return nil, wrapErr(KindUnavailable, err, "Cannot check metadata file %s", fileName(w, obj.Location, obj.MetadataLocation))
 		}
 		if !ok {
-			return nil, newErr(KindNotFound, "Failed to open input stream for file: %s", obj.MetadataLocation)
+			return nil, newErr(KindNotFound, "Failed to open input stream for file: %s", fileName(w, obj.Location, obj.MetadataLocation))
 		}
 	}
 	data := obj.Metadata

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"regexp"
 	"strings"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -20,55 +20,84 @@ var reservedPrefixes = map[string]bool{
 	"namespaces": true, "tables": true, "views": true, "transactions": true, "config": true, "oauth": true,
 }
 
-// NormalizeLocation validates a storage location and returns it without a
-// trailing slash. Accepted: file:///abs/path (also file:/abs/path),
-// s3://bucket/..., gs://bucket/... with a lowercase scheme and the bucket in
-// the authority.
+// NormalizeLocation validates a storage location and returns it in
+// canonical form (internal/location): file:///abs/path (file:/abs/path and
+// file://localhost/abs/path are accepted), s3://bucket/... or
+// gs://bucket/..., lowercase scheme, no ".", ".." or empty segment, no
+// trailing slash. 400 when it does not normalise; the message gives the
+// reason, not the location.
 func NormalizeLocation(loc string) (string, error) {
-	u, err := url.Parse(loc)
+	n, err := location.Normalize(loc)
 	if err != nil {
-		return "", newErr(KindBadRequest, "Invalid location %q: %v", loc, err)
+		return "", wrapErr(KindBadRequest, err, "Invalid location: %v", err)
 	}
-	if !strings.HasPrefix(loc, u.Scheme+":") {
-		return "", newErr(KindBadRequest, "Invalid location %q: the scheme must be lowercase", loc)
-	}
-	switch u.Scheme {
-	case "file":
-		if u.Host != "" && u.Host != "localhost" {
-			return "", newErr(KindBadRequest, "Invalid location %q: file locations must not name a host", loc)
-		}
-		if !strings.HasPrefix(u.Path, "/") {
-			return "", newErr(KindBadRequest, "Invalid location %q: file locations need an absolute path", loc)
-		}
-	case "s3", "gs":
-		if u.Host == "" {
-			return "", newErr(KindBadRequest, "Invalid location %q: the bucket must be the authority (%s://bucket/path)", loc, u.Scheme)
-		}
-	default:
-		return "", newErr(KindBadRequest, "Invalid location %q: scheme must be file, s3 or gs (lowercase)", loc)
-	}
-	return strings.TrimRight(loc, "/"), nil
+	return n, nil
 }
 
-// CreateWarehouse registers a warehouse: 400 for a bad name or location,
-// 409 when the name is taken.
-func (s *Service) CreateWarehouse(ctx context.Context, name, location string, props map[string]string) (*store.Warehouse, error) {
+// CreateWarehouse registers a warehouse: 400 for a bad name or location
+// (not normalisable, a filesystem root, no bucket), a bad allowed-locations
+// property, or prefixes that overlap another warehouse's; 409 when the name
+// is taken. allowed-locations is stored canonical.
+func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
 	if !warehouseName.MatchString(name) || reservedPrefixes[name] {
 		return nil, newErr(KindBadRequest, "Invalid warehouse name %q: use letters, digits, '_', '.', '-' (max 63), not a reserved word", name)
 	}
-	loc, err := NormalizeLocation(location)
+	canon, err := NormalizeLocation(loc)
 	if err != nil {
 		return nil, err
 	}
-	if props == nil {
-		props = map[string]string{}
+	props, mine, err := warehouseProps(canon, props)
+	if err != nil {
+		return nil, err
 	}
-	w := &store.Warehouse{Name: name, Location: loc, Properties: props}
+	others, err := s.store.WarehouseList(ctx)
+	if err != nil {
+		return nil, storeErr(err, name)
+	}
+	for _, o := range others {
+		if o.Name == name {
+			return nil, newErr(KindAlreadyExists, "Warehouse already exists: %s", name)
+		}
+	}
+	for _, o := range others {
+		if mine.Overlaps(warehousePrefixes(o)) {
+			return nil, newErr(KindBadRequest, "Invalid location: it overlaps warehouse %s (warehouses may not share storage)", o.Name)
+		}
+	}
+	w := &store.Warehouse{Name: name, Location: canon, Properties: props}
 	err = s.store.WarehouseCreate(ctx, w)
 	if errors.Is(err, store.ErrAlreadyExists) {
 		return nil, wrapErr(KindAlreadyExists, err, "Warehouse already exists: %s", name)
 	}
 	return w, storeErr(err, name)
+}
+
+// warehouseProps copies props with allowed-locations made canonical and
+// returns the warehouse's prefixes (location first): 400 for an entry that
+// does not normalise.
+func warehouseProps(canon string, props map[string]string) (map[string]string, location.Set, error) {
+	out := map[string]string{}
+	for k, v := range props {
+		out[k] = v
+	}
+	mine := location.Set{canon}
+	raw, ok := out[allowedLocationsKey]
+	if !ok {
+		return out, mine, nil
+	}
+	var extras []string
+	for _, p := range strings.Split(raw, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := location.Normalize(p)
+		if err != nil {
+			return nil, nil, wrapErr(KindBadRequest, err, "Invalid %s: %v", allowedLocationsKey, err)
+		}
+		extras = append(extras, n)
+	}
+	out[allowedLocationsKey] = strings.Join(extras, ",")
+	return out, append(mine, extras...), nil
 }
 
 // GetWarehouse returns a warehouse or 404 NoSuchWarehouseException.
@@ -101,14 +130,15 @@ func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
 
 // EnsureWarehouse creates the warehouse when missing and returns it; an
 // existing warehouse with another location is an error.
-func (s *Service) EnsureWarehouse(ctx context.Context, name, location string) (*store.Warehouse, error) {
+func (s *Service) EnsureWarehouse(ctx context.Context, name, where string) (*store.Warehouse, error) {
 	w, err := s.store.WarehouseGet(ctx, name)
 	if err == nil {
-		loc, nerr := NormalizeLocation(location)
+		loc, nerr := NormalizeLocation(where)
 		if nerr != nil {
 			return nil, nerr
 		}
-		if w.Location != loc {
+		// Rows written before locations were canonical compare canonical.
+		if stored, err := NormalizeLocation(w.Location); err != nil || stored != loc {
 			return nil, newErr(KindAlreadyExists, "Warehouse %s exists with location %s, not %s", name, w.Location, loc)
 		}
 		return w, nil
@@ -116,7 +146,7 @@ func (s *Service) EnsureWarehouse(ctx context.Context, name, location string) (*
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, storeErr(err, name)
 	}
-	w, err = s.CreateWarehouse(ctx, name, location, nil)
+	w, err = s.CreateWarehouse(ctx, name, where, nil)
 	if KindOf(err) == KindAlreadyExists { // lost a race with another replica
 		return s.GetWarehouse(ctx, name)
 	}

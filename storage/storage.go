@@ -1,6 +1,8 @@
 // Package storage reads, writes and deletes catalog-owned files (metadata
 // JSON) in a warehouse's object store: local files, S3 and GCS, through
-// apache/iceberg-go's FileIO implementations.
+// apache/iceberg-go's FileIO implementations. Every location must pass
+// location.Normalize (an absolute file, s3 or gs URI without ".."), so the
+// catalog never opens a relative path, and Delete never removes a directory.
 package storage
 
 import (
@@ -16,10 +18,28 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud" // registers s3://, gs:// (and more) FileIO factories
+
+	"github.com/lakehold/catalog/internal/location"
 )
 
 // ErrNotExist is returned by Read when the file is missing.
 var ErrNotExist = fs.ErrNotExist
+
+// ErrRefused is returned (wrapped) for a location the catalog never
+// touches: relative, with "..", or of an unsupported scheme.
+var ErrRefused = errors.New("location refused")
+
+// ErrIsDirectory is returned by Delete for a directory.
+var ErrIsDirectory = errors.New("refusing to delete a directory")
+
+// check refuses a location that does not normalise. The error names the
+// reason, not the location.
+func check(loc string) error {
+	if _, err := location.Normalize(loc); err != nil {
+		return fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	return nil
+}
 
 // FileIO is what the catalog needs from an object store.
 type FileIO interface {
@@ -27,7 +47,8 @@ type FileIO interface {
 	Read(ctx context.Context, location string) ([]byte, error)
 	// Write creates or replaces the file.
 	Write(ctx context.Context, location string, data []byte) error
-	// Delete removes the file; deleting a missing file is not an error.
+	// Delete removes the file; deleting a missing file is not an error,
+	// deleting a directory is (ErrIsDirectory).
 	Delete(ctx context.Context, location string) error
 	// Exists reports whether the file is there.
 	Exists(ctx context.Context, location string) (bool, error)
@@ -48,8 +69,12 @@ func NewProvider() *Provider { return &Provider{cache: map[string]icebergio.IO{}
 
 // For returns a FileIO for location. props are iceberg FileIO properties
 // (s3.endpoint, s3.access-key-id, ...). It fails when the scheme is not
-// supported or the IO cannot be configured.
+// supported, the location is refused (ErrRefused) or the IO cannot be
+// configured.
 func (p *Provider) For(ctx context.Context, location string, props map[string]string) (FileIO, error) {
+	if err := check(location); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(location)
 	if err != nil {
 		return nil, fmt.Errorf("invalid location %q: %w", location, err)
@@ -87,6 +112,9 @@ func fingerprint(props map[string]string) string {
 type fileIO struct{ io icebergio.IO }
 
 func (f fileIO) Read(_ context.Context, location string) ([]byte, error) {
+	if err := check(location); err != nil {
+		return nil, err
+	}
 	if r, ok := f.io.(icebergio.ReadFileIO); ok {
 		return r.ReadFile(location)
 	}
@@ -105,10 +133,16 @@ func (f fileIO) Read(_ context.Context, location string) ([]byte, error) {
 }
 
 func (f fileIO) Open(_ context.Context, location string) (icebergio.File, error) {
+	if err := check(location); err != nil {
+		return nil, err
+	}
 	return f.io.Open(location)
 }
 
 func (f fileIO) Write(_ context.Context, location string, data []byte) error {
+	if err := check(location); err != nil {
+		return err
+	}
 	w, ok := f.io.(icebergio.WriteFileIO)
 	if !ok {
 		return fmt.Errorf("storage for %s is read-only", location)
@@ -116,7 +150,25 @@ func (f fileIO) Write(_ context.Context, location string, data []byte) error {
 	return w.WriteFile(location, data)
 }
 
+// Delete stats first: a directory is refused (os.Remove would take an
+// empty one), and a missing file is skipped before Remove, whose
+// object-store fallback would delete a directory marker of that name.
 func (f fileIO) Delete(_ context.Context, location string) error {
+	if err := check(location); err != nil {
+		return err
+	}
+	if st, ok := f.io.(icebergio.StatIO); ok {
+		info, err := st.Stat(location)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			return ErrIsDirectory
+		}
+	}
 	err := f.io.Remove(location)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -125,6 +177,9 @@ func (f fileIO) Delete(_ context.Context, location string) error {
 }
 
 func (f fileIO) Exists(_ context.Context, location string) (bool, error) {
+	if err := check(location); err != nil {
+		return false, err
+	}
 	if st, ok := f.io.(icebergio.StatIO); ok {
 		_, err := st.Stat(location)
 		if err == nil {

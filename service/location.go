@@ -1,0 +1,174 @@
+package service
+
+import (
+	"path"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/store"
+)
+
+// The location policy (docs/design.md, "Locations"): every location the
+// catalog stores, reads, writes, vends credentials for or deletes is
+// normalised first and must lie inside an allowed prefix. A warehouse's
+// prefixes are its location plus the extra prefixes of its
+// allowed-locations property; a table's are its own location plus those
+// extras. Messages never carry a location from outside these prefixes.
+
+// allowedLocationsKey is the warehouse property listing extra prefixes
+// (comma-separated) where its tables may live and write. Empty by default.
+const allowedLocationsKey = "allowed-locations"
+
+// writePathKeys are the table properties that direct where files go.
+var writePathKeys = []string{metadataPathKey, "write.data.path", "write.object-storage.path", "write.folder-storage.path"}
+
+// extraPrefixes returns a warehouse's allowed-locations, canonical. An
+// entry that does not normalise is ignored: CreateWarehouse refuses it, so
+// only a row written before the policy can have one, and ignoring it only
+// narrows what is allowed.
+func extraPrefixes(w *store.Warehouse) location.Set {
+	var out location.Set
+	for _, p := range strings.Split(w.Properties[allowedLocationsKey], ",") {
+		if n, err := location.Normalize(strings.TrimSpace(p)); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// warehousePrefixes returns the warehouse location and its extra prefixes.
+func warehousePrefixes(w *store.Warehouse) location.Set {
+	out := extraPrefixes(w)
+	if n, err := location.Normalize(w.Location); err == nil {
+		out = append(location.Set{n}, out...)
+	}
+	return out
+}
+
+// tablePrefixes returns where a table (or view) at tableLoc may have
+// files: its location, when that lies inside the warehouse, plus the
+// warehouse's extra prefixes. A location outside the warehouse (a row from
+// before the policy) contributes nothing.
+func tablePrefixes(w *store.Warehouse, tableLoc string) location.Set {
+	out := extraPrefixes(w)
+	if n, err := location.Normalize(tableLoc); err == nil && warehousePrefixes(w).ContainsBelow(n) {
+		out = append(location.Set{n}, out...)
+	}
+	return out
+}
+
+// checkObjectLocation validates the location of a new or moved table or
+// view and returns it canonical: 400 when it does not normalise or is not
+// strictly inside one of the warehouse's prefixes. The message does not
+// echo the location.
+func checkObjectLocation(w *store.Warehouse, loc string) (string, error) {
+	n, err := location.Normalize(loc)
+	if err != nil {
+		return "", wrapErr(KindBadRequest, err, "Invalid location: %v", err)
+	}
+	if !warehousePrefixes(w).ContainsBelow(n) {
+		return "", newErr(KindBadRequest, "Invalid location: it must be inside the warehouse location (or a prefix listed in its %s)", allowedLocationsKey)
+	}
+	return n, nil
+}
+
+// checkWritePaths checks the write.*.path properties of a table or view at
+// tableLoc: each one set must normalise and lie inside the table's
+// prefixes. 400 naming the property otherwise.
+func checkWritePaths(w *store.Warehouse, tableLoc string, props map[string]string) error {
+	allowed := tablePrefixes(w, tableLoc)
+	for _, k := range writePathKeys {
+		v, ok := props[k]
+		if !ok || v == "" {
+			continue
+		}
+		if _, err := location.Normalize(v); err != nil {
+			return wrapErr(KindBadRequest, err, "Invalid %s: %v", k, err)
+		}
+		if !allowed.Contains(v) {
+			return newErr(KindBadRequest, "Invalid %s: it must be inside the table location", k)
+		}
+	}
+	return nil
+}
+
+// checkTableMetadataLocations checks every location table metadata names
+// that the catalog may later write, read or delete: the table location
+// (inside the warehouse), the write.*.path properties, and each snapshot's
+// manifest list and each statistics and partition-statistics file (inside
+// the table's prefixes). It returns a 400 naming the property or the
+// snapshot, never the offending path. Commits call it before the swap.
+func (s *Service) checkTableMetadataLocations(w *store.Warehouse, meta table.Metadata) error {
+	loc, err := checkObjectLocation(w, meta.Location())
+	if err != nil {
+		return err
+	}
+	if err := checkWritePaths(w, loc, meta.Properties()); err != nil {
+		return err
+	}
+	allowed := tablePrefixes(w, loc)
+	for _, snap := range meta.Snapshots() {
+		if snap.ManifestList != "" && !allowed.Contains(snap.ManifestList) {
+			return newErr(KindBadRequest, "Invalid snapshot %d: its manifest-list must be inside the table location", snap.SnapshotID)
+		}
+	}
+	for st := range meta.Statistics() {
+		if !allowed.Contains(st.StatisticsPath) {
+			return newErr(KindBadRequest, "Invalid statistics of snapshot %d: statistics-path must be inside the table location", st.SnapshotID)
+		}
+	}
+	for st := range meta.PartitionStatistics() {
+		if !allowed.Contains(st.StatisticsPath) {
+			return newErr(KindBadRequest, "Invalid partition statistics of snapshot %d: statistics-path must be inside the table location", st.SnapshotID)
+		}
+	}
+	return nil
+}
+
+// checkFileInTable checks a file a commit adds or references (a data,
+// delete, column or deletion-vector file, a manifest): it must lie inside
+// the table's prefixes. what names the file's role in the 400 message.
+func checkFileInTable(w *store.Warehouse, tableLoc, loc, what string) error {
+	if !tablePrefixes(w, tableLoc).Contains(loc) {
+		return newErr(KindBadRequest, "Invalid %s: it must be inside the table location", what)
+	}
+	return nil
+}
+
+// fileName names loc for messages and logs: relative to base when inside
+// it, else relative to the warehouse location or one of its extra
+// prefixes, else only by its last segment (a path outside the warehouse
+// never appears whole).
+func fileName(w *store.Warehouse, base, loc string) string {
+	if rel, ok := location.Rel(base, loc); ok && rel != "" {
+		return rel
+	}
+	if rel, ok := location.Rel(w.Location, loc); ok {
+		return "<warehouse>/" + rel
+	}
+	for _, p := range extraPrefixes(w) {
+		if rel, ok := location.Rel(p, loc); ok {
+			return "<" + allowedLocationsKey + ">/" + rel
+		}
+	}
+	return "<outside>/" + path.Base(loc)
+}
+
+// safeSegment turns a namespace level or name into one path segment that
+// normalises: characters that would split, escape or query the path become
+// '_', and "." or ".." are replaced. Uniqueness is not needed: default
+// table locations end in a random suffix.
+func safeSegment(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c == 0x7f || strings.IndexByte(`/\?#%`, c) >= 0 {
+			b[i] = '_'
+		}
+	}
+	if out := string(b); out != "." && out != ".." {
+		return out
+	}
+	return strings.Repeat("_", len(b))
+}
