@@ -100,6 +100,9 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
 	}
+	if err := s.checkTableMetadataLocations(w, meta); err != nil {
+		return nil, err
+	}
 	data, err := marshalTableMetadata(meta, target)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
@@ -235,7 +238,7 @@ func (s *Service) deleteDroppedMetadata(ctx context.Context, w *store.Warehouse,
 	}
 	for e := range old.PreviousFiles() {
 		if !keep[e.MetadataFile] {
-			s.deleteOrphan(ctx, w, e.MetadataFile)
+			s.deleteTableFile(ctx, w, st.meta.Location(), e.MetadataFile)
 		}
 	}
 }
@@ -284,7 +287,10 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
 	}
-	loc, err := NormalizeLocation(meta.Location())
+	if err := s.checkTableMetadataLocations(w, meta); err != nil {
+		return nil, err
+	}
+	loc, err := checkObjectLocation(w, meta.Location())
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -35,6 +36,26 @@ type ColumnFilesCommit struct {
 	Requirements       json.RawMessage
 	ColumnFiles        []ColumnFileInput
 	SnapshotProperties map[string]string
+}
+
+// relativizeValidation rewrites the file locations in a validation
+// rejection relative to the table, so that no server path reaches a client.
+func relativizeValidation(err error, tableLoc string) error {
+	var ve *validation.Error
+	if !errors.As(err, &ve) {
+		return err
+	}
+	rel := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, tableLoc+"/", ""), tableLoc, "<table>")
+	}
+	out := &validation.Error{Reason: ve.Reason, Message: rel(ve.Message), Details: map[string]any{}}
+	for k, v := range ve.Details {
+		if str, ok := v.(string); ok {
+			v = rel(str)
+		}
+		out.Details[k] = v
+	}
+	return out
 }
 
 // validationErr turns a validation rejection into a 400 ValidationException.
@@ -115,16 +136,23 @@ type baseHit struct {
 }
 
 // stageColumns stages one attempt of a column-file commit into a.
-func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *columnsCommit, a *attempt) (*TableResult, error) {
+// Validation messages name files relative to the table.
+func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *columnsCommit, a *attempt) (_ *TableResult, err error) {
 	st, err := s.loadV4(ctx, w, cc.Ident)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { err = relativizeValidation(err, st.location) }()
 	if err := checkRequirements(cc.reqs, st.meta); err != nil {
 		return nil, err
 	}
 	vt := validation.Table{Location: st.location, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs()}
 	files := resolveColumnFiles(st.location, cc.ColumnFiles)
+	for _, f := range files {
+		if err := fileInTable(w, st, f.Location, "column file"); err != nil {
+			return nil, err
+		}
+	}
 	if err := validation.CheckRequest(vt, files); err != nil {
 		return nil, err
 	}

@@ -115,17 +115,17 @@ func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tab
 	}
 	f, err := io.Open(ctx, loc)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "open manifest %s", loc)
+		return nil, wrapErr(KindInternal, err, "open manifest %s", fileName(w, tableLoc, loc))
 	}
 	defer f.Close()
 	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{Columns: cols, TableLocation: tableLoc, InheritFrom: inherit})
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", loc)
+		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
 	defer r.Close()
 	rows, err := r.All(ctx)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", loc)
+		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
 	return rows, nil
 }
@@ -151,7 +151,7 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 		return 0, wrapErr(KindInternal, err, "close manifest")
 	}
 	if err := s.writeMetadataFile(ctx, w, loc, buf.Bytes()); err != nil {
-		return 0, wrapErr(KindCommitFailed, err, "Commit failed: cannot write manifest %s, nothing was committed", loc)
+		return 0, wrapErr(KindCommitFailed, err, "Commit failed: cannot write manifest %s, nothing was committed", v4manifest.Relativize(st.location, loc))
 	}
 	return int64(buf.Len()), nil
 }
@@ -160,12 +160,16 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 // filled in later).
 func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4State, in DataFileInput) (*v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(st.location, in.Location)
+	name := v4manifest.Relativize(st.location, loc) // messages never show server paths
+	if err := fileInTable(w, st, loc, "data file"); err != nil {
+		return nil, err
+	}
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
-		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Data file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
+		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Data file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
 	spec := st.meta.PartitionSpecByID(in.SpecID)
 	if spec == nil {
-		return nil, newErr(KindBadRequest, "Data file %s: unknown spec-id %d", loc, in.SpecID)
+		return nil, newErr(KindBadRequest, "Data file %s: unknown spec-id %d", name, in.SpecID)
 	}
 	sc := st.meta.CurrentSchema()
 	row := &v4manifest.TrackedFile{
@@ -178,11 +182,11 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 			known = known || o.OrderID() == *in.SortOrderID
 		}
 		if !known {
-			return nil, newErr(KindBadRequest, "Data file %s: unknown sort-order-id %d", loc, *in.SortOrderID)
+			return nil, newErr(KindBadRequest, "Data file %s: unknown sort-order-id %d", name, *in.SortOrderID)
 		}
 		row.SortOrderID = ptrTo(int32(*in.SortOrderID))
 	}
-	part, err := partitionValues(sc, spec, loc, in.Partition)
+	part, err := partitionValues(sc, spec, name, in.Partition)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +198,7 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	if len(in.ContentStats) > 0 && string(in.ContentStats) != "null" {
 		stats, err := parseContentStats(sc, in.ContentStats)
 		if err != nil {
-			return nil, newErr(KindBadRequest, "Data file %s: %v", loc, err)
+			return nil, newErr(KindBadRequest, "Data file %s: %v", name, err)
 		}
 		row.ContentStats = stats
 		return row, nil
@@ -205,13 +209,13 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	}
 	fi, err := readFooter(ctx, io, loc, sc)
 	if err != nil {
-		return nil, rejectV4(validation.ReasonDataFileUnreadable, "Data file %s: cannot read its Parquet footer: %v", loc, err)
+		return nil, rejectV4(validation.ReasonDataFileUnreadable, "Data file %s: cannot read its Parquet footer", name)
 	}
 	if fi.NumRows != in.RecordCount {
-		return nil, rejectV4(validation.ReasonRecordCountMismatch, "Data file %s has %d rows, not record-count %d", loc, fi.NumRows, in.RecordCount)
+		return nil, rejectV4(validation.ReasonRecordCountMismatch, "Data file %s has %d rows, not record-count %d", name, fi.NumRows, in.RecordCount)
 	}
 	if fi.Size != in.FileSizeInBytes {
-		return nil, rejectV4(validation.ReasonFileSizeMismatch, "Data file %s is %d bytes, not file-size-in-bytes %d", loc, fi.Size, in.FileSizeInBytes)
+		return nil, rejectV4(validation.ReasonFileSizeMismatch, "Data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, in.FileSizeInBytes)
 	}
 	row.ContentStats = map[int]*v4manifest.FieldStats{}
 	for id, c := range fi.Columns {
@@ -502,6 +506,9 @@ func (fc *filesChange) rewriteLeaf(t *v4Tx, rows []v4manifest.TrackedFile) ([]v4
 // deletion vector d.
 func (fc *filesChange) setDV(t *v4Tx, r v4manifest.TrackedFile, d *DeletionVectorInput) ([]v4manifest.TrackedFile, error) {
 	fc.dvFound[r.Location] = true
+	if err := fileInTable(t.w, t.st, v4manifest.Resolve(t.st.location, d.Location), "deletion vector file"); err != nil {
+		return nil, err
+	}
 	if d.Cardinality > r.RecordCount {
 		return nil, newErr(KindBadRequest, "set-deletion-vectors: cardinality %d exceeds the %d rows of %s",
 			d.Cardinality, r.RecordCount, v4manifest.Relativize(t.st.location, r.Location))
@@ -527,7 +534,7 @@ func (s *Service) addEqualityDeletes(ctx context.Context, t *v4Tx, in []Equality
 	}
 	dels := make([]v4manifest.TrackedFile, 0, len(in))
 	for _, f := range in {
-		row, err := s.equalityDeleteRow(t.st, f)
+		row, err := s.equalityDeleteRow(t, t.st, f)
 		if err != nil {
 			return err
 		}
@@ -564,27 +571,31 @@ func filesSummary(c FilesCommit, fc *filesChange, added int, addedRecords int64)
 }
 
 // equalityDeleteRow validates one added equality-delete file.
-func (s *Service) equalityDeleteRow(st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
+func (s *Service) equalityDeleteRow(t *v4Tx, st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(st.location, in.Location)
+	if err := fileInTable(t.w, st, loc, "delete file"); err != nil {
+		return nil, err
+	}
+	name := v4manifest.Relativize(st.location, loc) // messages never show server paths
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
-		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", loc, in.FileFormat)
+		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
 	if len(in.EqualityIDs) == 0 {
-		return nil, newErr(KindBadRequest, "Delete file %s: equality-ids are required", loc)
+		return nil, newErr(KindBadRequest, "Delete file %s: equality-ids are required", name)
 	}
 	sc := st.meta.CurrentSchema()
 	ids := make([]int32, len(in.EqualityIDs))
 	for i, id := range in.EqualityIDs {
 		if _, ok := sc.FindFieldByID(id); !ok {
-			return nil, newErr(KindBadRequest, "Delete file %s: equality id %d is not in the schema", loc, id)
+			return nil, newErr(KindBadRequest, "Delete file %s: equality id %d is not in the schema", name, id)
 		}
 		ids[i] = int32(id)
 	}
 	spec := st.meta.PartitionSpecByID(in.SpecID)
 	if spec == nil {
-		return nil, newErr(KindBadRequest, "Delete file %s: unknown spec-id %d", loc, in.SpecID)
+		return nil, newErr(KindBadRequest, "Delete file %s: unknown spec-id %d", name, in.SpecID)
 	}
-	part, err := partitionValues(sc, spec, loc, in.Partition)
+	part, err := partitionValues(sc, spec, name, in.Partition)
 	if err != nil {
 		return nil, err
 	}
@@ -593,4 +604,16 @@ func (s *Service) equalityDeleteRow(st *v4State, in EqualityDeleteInput) (*v4man
 		RecordCount: in.RecordCount, FileSizeInBytes: in.FileSizeInBytes, SpecID: ptrTo(int32(in.SpecID)),
 		Partition: part, EqualityIDs: ids,
 	}, nil
+}
+
+// fileInTable refuses (400 ValidationException, location-outside-table) a
+// file of a v4 commit that is not inside the table's prefixes; what names
+// its role, the message never the path.
+func fileInTable(w *store.Warehouse, st *v4State, loc, what string) error {
+	if err := checkFileInTable(w, st.location, loc, what); err != nil {
+		e := rejectV4(validation.ReasonLocationOutsideTable, "%s", err.Error())
+		e.Details = map[string]any{"file": fileName(w, st.location, loc)}
+		return e
+	}
+	return nil
 }

@@ -48,12 +48,15 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	if loc == "" {
 		loc = defaultLocation(w, ns, in.Name)
 	}
-	if loc, err = NormalizeLocation(loc); err != nil {
+	if loc, err = checkObjectLocation(w, loc); err != nil {
 		return nil, err
 	}
 	props := iceberg.Properties{}
 	for k, v := range in.Properties {
 		props[k] = v
+	}
+	if err := checkWritePaths(w, loc, props); err != nil {
+		return nil, err
 	}
 	meta, err := view.NewMetadata(&version, &schema, loc, props)
 	if err != nil {
@@ -218,16 +221,19 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 // taken by a view or table, 400 when the file is not view metadata.
 func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string) (*ViewResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
-	_, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation)
+	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation)
 	if err != nil {
 		return nil, err
 	}
 	meta, err := view.ParseMetadataBytes(data)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid view metadata in %s: %v", metadataLocation, err)
+		return nil, wrapErr(KindBadRequest, err, "Invalid view metadata in %s: the file is not view metadata JSON", fileName(w, w.Location, metadataLocation))
 	}
-	loc, err := NormalizeLocation(meta.Location())
+	loc, err := checkObjectLocation(w, meta.Location())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWritePaths(w, loc, meta.Properties()); err != nil {
 		return nil, err
 	}
 	obj := &store.Object{
