@@ -16,9 +16,21 @@ if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
   eval "$(scripts/seaweed-start.sh | sed 's/^/export /')"
   cleanup+=("scripts/seaweed-stop.sh $SEAWEED_PID $SEAWEED_DIR")
 fi
-# Tests that need Postgres or SeaweedFS fail (not skip) when they are missing.
-export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1
+# Tests that need Postgres or SeaweedFS fail (not skip) when they are missing;
+# the replica fault test (integration/fault) runs too.
+export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1 CATALOG_TEST_FAULT=1
 
 scripts/check-generate.sh
 go vet ./...
-go test -count=1 -timeout 20m "$@" ./...
+# staticcheck, pinned; zero findings.
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+# Packages with goroutines run under the race detector; the rest without.
+racy=(./service/... ./server/... ./store/... ./vending/... ./v4manifest/...)
+mapfile -t others < <(go list ./... | grep -v -E '/(service|server|store|vending|v4manifest)(/|$)')
+go test -count=1 -timeout 25m -race "$@" "${racy[@]}"
+go test -count=1 -timeout 20m "$@" "${others[@]}"
+
+# Fuzz targets, each for a bounded time from its committed corpus.
+fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" "$1"; }
+fuzz ./internal/location/ FuzzNormalize
