@@ -1,0 +1,3 @@
+ALTER TABLE idempotency_keys DROP COLUMN lease_until;
+ALTER TABLE idempotency_keys DROP COLUMN owner;
+ALTER TABLE idempotency_keys DROP COLUMN fingerprint;
