@@ -5,3 +5,6 @@
 ALTER TABLE idempotency_keys ADD COLUMN fingerprint TEXT NOT NULL DEFAULT '';
 ALTER TABLE idempotency_keys ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE idempotency_keys ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
+-- Set in the same transaction as each change the holder commits: a key that
+-- changed the catalog but has no stored response is never run again.
+ALTER TABLE idempotency_keys ADD COLUMN mutated INTEGER NOT NULL DEFAULT 0;

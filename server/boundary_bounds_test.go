@@ -305,6 +305,38 @@ func TestIdempotencyDeadHolder(t *testing.T) {
 	}
 }
 
+// diesAfterChange is a replica that commits its change and then dies
+// before it can store the response.
+type diesAfterChange struct{ store.Store }
+
+func (diesAfterChange) IdempotencyRenew(context.Context, string, string, time.Duration) error {
+	return nil
+}
+func (diesAfterChange) IdempotencyFinish(context.Context, *store.IdempotencyRecord) error { return nil }
+func (diesAfterChange) IdempotencyAbandon(context.Context, string, string) error          { return nil }
+
+// TestIdempotencyChangeWithoutResponse: the change and the key's mark are
+// one transaction, so a retry of a request that changed the catalog but
+// lost its response is told the outcome is unknown instead of running the
+// change again.
+func TestIdempotencyChangeWithoutResponse(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			st := openStore(t, backend)
+			lease := 400 * time.Millisecond
+			dying, _ := boundsSetup(t, diesAfterChange{st}, server.Config{IdempotencyLease: lease})
+			live, _ := boundsSetup(t, st, server.Config{IdempotencyLease: lease})
+			b := map[string]any{"namespace": []string{"ns"}}
+			require.Equal(t, 200, dying.do(t, "POST", "/v1/wh/namespaces", b, "Idempotency-Key", "k-lost").status)
+			r := live.do(t, "POST", "/v1/wh/namespaces", b, "Idempotency-Key", "k-lost")
+			msg := wantError(t, r, 500, "CommitStateUnknownException")
+			require.Contains(t, msg, "response was lost")
+			require.Equal(t, 200, live.do(t, "GET", "/v1/wh/namespaces/ns", nil).status, "the first change stands, once")
+			requireHealthy(t, live)
+		})
+	}
+}
+
 // slowReplica runs namespace creation slowly, as a long request would.
 type slowReplica struct {
 	store.Store

@@ -98,6 +98,7 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 // or releases the key after a 5xx or a panic.
 func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Handler, claim *service.IdempotencyClaim) {
 	rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
+	r = r.WithContext(claim.Context(r.Context()))
 	completed := false
 	defer func() {
 		// Runs also when the handler panicked: release the key then.

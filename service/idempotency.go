@@ -64,12 +64,14 @@ func newOwner() string {
 
 // BeginIdempotent claims req.Key. It returns the stored outcome to replay
 // when the key already finished, or a claim when the caller must run the
-// request and then Finish or Abandon it. A duplicate of a request that is
-// still running waits for it; when the running holder died, its lease runs
-// out within req.Lease and the duplicate takes over. Errors: 422
-// Unprocessable when the key was used for another operation or another
-// body; 503 Unavailable when the first request still runs after
-// req.MaxWait or the catalog database is unavailable.
+// request (under claim.Context) and then Finish or Abandon it. A duplicate
+// of a request that is still running waits for it; when the running holder
+// died, its lease runs out within req.Lease and the duplicate takes over.
+// Errors: 422 Unprocessable when the key was used for another operation or
+// another body; 503 Unavailable when the first request still runs after
+// req.MaxWait or the catalog database is unavailable; 500
+// CommitStateUnknown when the first request changed the catalog and then
+// died without a response (running it again would repeat the change).
 func (s *Service) BeginIdempotent(ctx context.Context, req IdempotentRequest) (*IdempotentOutcome, *IdempotencyClaim, error) {
 	if req.Lease <= 0 {
 		req.Lease = 5 * time.Second
@@ -93,6 +95,9 @@ func (s *Service) BeginIdempotent(ctx context.Context, req IdempotentRequest) (*
 		}
 		if rec.Done {
 			return &IdempotentOutcome{Status: rec.Status, Headers: rec.Headers, Body: rec.Body}, nil, nil
+		}
+		if rec.Mutated && time.Now().After(rec.LeaseUntil) {
+			return nil, nil, newErr(KindCommitStateUnknown, "The first request with this Idempotency-Key changed the catalog but its response was lost; reload to see the outcome")
 		}
 		if time.Now().After(deadline) {
 			return nil, nil, newErr(KindUnavailable, "A request with this Idempotency-Key is still in progress; retry later")
@@ -130,7 +135,7 @@ func (s *Service) hold(c store.IdempotencyClaim) *IdempotencyClaim {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(c.Lease / 3)
+		tick := time.NewTicker(max(c.Lease/3, time.Millisecond))
 		defer tick.Stop()
 		for {
 			select {
@@ -141,7 +146,7 @@ func (s *Service) hold(c store.IdempotencyClaim) *IdempotencyClaim {
 			rctx, rcancel := context.WithTimeout(ctx, c.Lease)
 			err := s.store.IdempotencyRenew(rctx, c.Key, c.Owner, c.Lease)
 			rcancel()
-			if errors.Is(err, store.ErrConflict) {
+			if errors.Is(err, store.ErrNotHeld) {
 				s.log.Warn("idempotency key lease lost while the request ran", "error", err)
 				return
 			}
@@ -159,10 +164,18 @@ func (c *IdempotencyClaim) Finish(ctx context.Context, out IdempotentOutcome) er
 	c.stop()
 	err := c.st.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: c.key, Owner: c.owner, Status: out.Status,
 		Headers: out.Headers, Body: out.Body})
-	if err != nil && !errors.Is(err, store.ErrConflict) {
+	if err != nil && !errors.Is(err, store.ErrNotHeld) {
 		_ = c.st.IdempotencyAbandon(ctx, c.key, c.owner)
 	}
 	return err
+}
+
+// Context returns ctx fenced by the held key: every catalog change made
+// under it checks, in its own transaction, that the key is still held
+// (store.WithIdempotencyFence), so a request that lost its key to a retry
+// changes nothing.
+func (c *IdempotencyClaim) Context(ctx context.Context) context.Context {
+	return store.WithIdempotencyFence(ctx, c.key, c.owner)
 }
 
 // Abandon releases the key without an outcome (after a 5xx or a panic), so

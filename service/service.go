@@ -106,6 +106,8 @@ func storeErr(err error, what string) error {
 		return wrapErr(KindUnavailable, err, "Request cancelled or timed out")
 	case errors.Is(err, store.ErrUnavailable):
 		return wrapErr(KindUnavailable, err, "Catalog database unavailable; retry later")
+	case errors.Is(err, store.ErrNotHeld):
+		return wrapErr(KindUnavailable, err, "A retry of this request took over its Idempotency-Key; this attempt changed nothing")
 	case errors.Is(err, store.ErrInvalidValue):
 		return wrapErr(KindBadRequest, err, "Invalid request: a name or value cannot be stored by the catalog database")
 	}

@@ -60,6 +60,10 @@ var (
 	// own text is not part of the message (it can name hosts, users and
 	// SQL); only its error code is.
 	ErrDatabase = errors.New("catalog database error")
+	// ErrNotHeld is returned when an Idempotency-Key is no longer held by
+	// the caller: its lease ran out and a retry claimed it, or it finished.
+	// A transaction fenced by the key (WithIdempotencyFence) wrote nothing.
+	ErrNotHeld = errors.New("idempotency key no longer held by this request")
 )
 
 // AlreadyExistsError says which kind of object holds a name.
@@ -190,6 +194,32 @@ type IdempotencyRecord struct {
 	Body        []byte
 	CreatedAt   time.Time
 	LeaseUntil  time.Time
+	// Mutated is set, in the same transaction, by every change the holder
+	// committed under WithIdempotencyFence. A record that is Mutated but not
+	// Done lost its response: running the request again would repeat the
+	// change.
+	Mutated bool
+}
+
+type fenceKey struct{}
+
+type fence struct{ key, owner string }
+
+// WithIdempotencyFence returns a context under which the store ties every
+// transaction that changes catalog state to a held Idempotency-Key: inside
+// that transaction it checks that owner still holds key (ErrNotHeld
+// otherwise, and nothing is written) and marks the key Mutated. A request
+// whose lease ran out and whose key a retry took over can then no longer
+// commit too.
+func WithIdempotencyFence(ctx context.Context, key, owner string) context.Context {
+	return context.WithValue(ctx, fenceKey{}, fence{key, owner})
+}
+
+// IdempotencyFence returns the key and owner WithIdempotencyFence put in
+// ctx; ok is false when there is none.
+func IdempotencyFence(ctx context.Context) (key, owner string, ok bool) {
+	f, ok := ctx.Value(fenceKey{}).(fence)
+	return f.key, f.owner, ok
 }
 
 // Store is the catalog's persistence. Implementations must be safe for
@@ -256,20 +286,21 @@ type Store interface {
 
 	// IdempotencyBegin claims c.Key for c.Owner. It returns (nil, nil) when
 	// the caller now holds the key: it was free, its record was older than
-	// c.TTL, or it was in flight under a lease that ran out and was claimed
-	// with the same fingerprint. Otherwise it returns the existing record
-	// (done, or in flight under a live lease) for the caller to compare.
+	// c.TTL, or it was in flight, not Mutated, under a lease that ran out,
+	// and is claimed with the same fingerprint. Otherwise it returns the
+	// existing record for the caller to compare.
 	IdempotencyBegin(ctx context.Context, c IdempotencyClaim) (*IdempotencyRecord, error)
-	// IdempotencyRenew extends the lease of a key held by owner. ErrConflict
+	// IdempotencyRenew extends the lease of a key held by owner. ErrNotHeld
 	// when owner no longer holds it (its lease ran out and another request
 	// claimed it, or it was finished).
 	IdempotencyRenew(ctx context.Context, key, owner string, lease time.Duration) error
 	// IdempotencyFinish stores the final outcome of a key held by rec.Owner;
-	// ErrConflict when rec.Owner no longer holds it.
+	// ErrNotHeld when rec.Owner no longer holds it.
 	IdempotencyFinish(ctx context.Context, rec *IdempotencyRecord) error
 	// IdempotencyAbandon releases a key held by owner without an outcome
-	// (after a 5xx), so that a retry runs again. Releasing a key one does
-	// not hold is a no-op.
+	// (after a 5xx), so that a retry runs again. A Mutated key is not freed
+	// but its lease ends at once: a retry must not repeat the change.
+	// Releasing a key one does not hold is a no-op.
 	IdempotencyAbandon(ctx context.Context, key, owner string) error
 
 	// Ping reports whether the database answers.

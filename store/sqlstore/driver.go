@@ -67,6 +67,7 @@ const maxTxAttempts = 5
 // unavailable is not retried here: the request answers 503 and the client
 // decides.
 func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
+	fn = fenced(ctx, fn)
 	delay := 5 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := s.db.begin(ctx, fn)
@@ -112,7 +113,7 @@ func (e *dbError) Unwrap() []error { return []error{e.sentinel, e.cause} }
 var storeSentinels = []error{
 	store.ErrNotFound, store.ErrAlreadyExists, store.ErrNotEmpty, store.ErrConflict,
 	store.ErrLocationOverlap, store.ErrInvalidPageToken, store.ErrOutcomeUnknown,
-	store.ErrUnavailable, store.ErrInvalidValue, store.ErrDatabase,
+	store.ErrUnavailable, store.ErrInvalidValue, store.ErrDatabase, store.ErrNotHeld,
 }
 
 func isStoreErr(err error) bool {
@@ -151,4 +152,25 @@ func (s *Store) wrap(err error, what string) error {
 		}
 	}
 	return e
+}
+
+// fenced makes fn first check, in its own transaction, that the request's
+// Idempotency-Key (store.WithIdempotencyFence) is still held, and mark it
+// Mutated: the mark commits if and only if the change does. Every catalog
+// change runs through inTx, so every change is fenced.
+func fenced(ctx context.Context, fn func(q querier) error) func(q querier) error {
+	key, owner, ok := store.IdempotencyFence(ctx)
+	if !ok {
+		return fn
+	}
+	return func(q querier) error {
+		n, err := q.exec(ctx, `UPDATE idempotency_keys SET mutated = 1 WHERE key = $1 AND owner = $2 AND done = 0`, key, owner)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: %s", store.ErrNotHeld, key)
+		}
+		return fn(q)
+	}
 }

@@ -723,12 +723,13 @@ func (s *Store) idempotencyBegin(ctx context.Context, c store.IdempotencyClaim) 
 			return nil, err
 		}
 		// In flight under a lease that ran out: its holder died or hangs.
-		// The same request may take it over; another request may not (the
-		// caller answers 422 from the record read below). A fingerprint of
-		// '' comes from before fingerprints were stored.
+		// The same request may take it over unless the holder already
+		// changed the catalog; another request may not (the caller answers
+		// from the record read below). A fingerprint of '' comes from
+		// before fingerprints were stored.
 		n, err = s.db.exec(ctx,
 			`UPDATE idempotency_keys SET owner = $1, lease_until = $2, fingerprint = $3
-			 WHERE key = $4 AND done = 0 AND lease_until < $5 AND (fingerprint = $3 OR fingerprint = '')`,
+			 WHERE key = $4 AND done = 0 AND mutated = 0 AND lease_until < $5 AND (fingerprint = $3 OR fingerprint = '')`,
 			c.Owner, lease, c.Fingerprint, c.Key, now.UnixMilli())
 		if err != nil || n == 1 {
 			return nil, err
@@ -744,17 +745,17 @@ func (s *Store) idempotencyBegin(ctx context.Context, c store.IdempotencyClaim) 
 
 func (s *Store) idempotencyGet(ctx context.Context, key string) (*store.IdempotencyRecord, error) {
 	rec := &store.IdempotencyRecord{Key: key}
-	var done int
+	var done, mutated int
 	var headers, body string
 	var created, lease int64
 	err := s.db.queryRow(ctx,
-		`SELECT operation, fingerprint, owner, done, status, headers, body, created_at, lease_until
+		`SELECT operation, fingerprint, owner, done, mutated, status, headers, body, created_at, lease_until
 		 FROM idempotency_keys WHERE key = $1`, key).
-		Scan(&rec.Operation, &rec.Fingerprint, &rec.Owner, &done, &rec.Status, &headers, &body, &created, &lease)
+		Scan(&rec.Operation, &rec.Fingerprint, &rec.Owner, &done, &mutated, &rec.Status, &headers, &body, &created, &lease)
 	if err != nil {
 		return nil, err
 	}
-	rec.Done = done == 1
+	rec.Done, rec.Mutated = done == 1, mutated == 1
 	rec.Headers = unmarshalProps(headers)
 	rec.Body = []byte(body)
 	rec.CreatedAt = time.UnixMilli(created)
@@ -770,7 +771,7 @@ func (s *Store) IdempotencyRenew(ctx context.Context, key, owner string, lease t
 		return s.wrap(err, "renew idempotency key")
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: idempotency key %s is no longer held", store.ErrConflict, key)
+		return fmt.Errorf("%w: %s", store.ErrNotHeld, key)
 	}
 	return nil
 }
@@ -785,13 +786,16 @@ func (s *Store) IdempotencyFinish(ctx context.Context, rec *store.IdempotencyRec
 		return s.wrap(err, "store idempotent outcome")
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: idempotency key %s is no longer held", store.ErrConflict, rec.Key)
+		return fmt.Errorf("%w: %s", store.ErrNotHeld, rec.Key)
 	}
 	return nil
 }
 
 // IdempotencyAbandon implements store.Store.
 func (s *Store) IdempotencyAbandon(ctx context.Context, key, owner string) error {
-	_, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND done = 0`, key, owner)
+	_, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND done = 0 AND mutated = 0`, key, owner)
+	if err == nil {
+		_, err = s.db.exec(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE key = $1 AND owner = $2 AND done = 0`, key, owner)
+	}
 	return s.wrap(err, "release idempotency key")
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"ConcurrentNamespaceProp": testConcurrentNamespaceProps,
 		"Idempotency":             testIdempotency,
 		"IdempotencyLease":        testIdempotencyLease,
+		"IdempotencyFence":        testIdempotencyFence,
 		"AwkwardValues":           testAwkwardValues,
 	}
 	for name, fn := range tests {
@@ -414,9 +415,9 @@ func testIdempotency(t *testing.T, s store.Store) {
 	require.Equal(t, "POST /a", rec.Operation)
 	require.True(t, rec.LeaseUntil.After(time.Now()), "lease is live")
 
-	require.ErrorIs(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k1", Owner: "o2", Status: 200}), store.ErrConflict,
+	require.ErrorIs(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k1", Owner: "o2", Status: 200}), store.ErrNotHeld,
 		"only the holder stores the outcome")
-	require.ErrorIs(t, s.IdempotencyRenew(ctx, "k1", "o2", time.Minute), store.ErrConflict)
+	require.ErrorIs(t, s.IdempotencyRenew(ctx, "k1", "o2", time.Minute), store.ErrNotHeld)
 	require.NoError(t, s.IdempotencyRenew(ctx, "k1", "o1", time.Minute))
 	require.NoError(t, s.IdempotencyAbandon(ctx, "k1", "o2"), "releasing a key one does not hold is a no-op")
 	require.NoError(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k1", Owner: "o1", Status: 200,
@@ -427,7 +428,7 @@ func testIdempotency(t *testing.T, s store.Store) {
 	require.Equal(t, 200, rec.Status)
 	require.Equal(t, "body", string(rec.Body))
 	require.Equal(t, "x", rec.Headers["ETag"])
-	require.ErrorIs(t, s.IdempotencyRenew(ctx, "k1", "o1", time.Minute), store.ErrConflict, "a finished key is not renewed")
+	require.ErrorIs(t, s.IdempotencyRenew(ctx, "k1", "o1", time.Minute), store.ErrNotHeld, "a finished key is not renewed")
 
 	_, err = s.IdempotencyBegin(ctx, claim("k2", "fp", "o1", time.Minute, time.Hour))
 	require.NoError(t, err)
@@ -461,13 +462,55 @@ func testIdempotencyLease(t *testing.T, s store.Store) {
 	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "live", time.Minute, time.Hour))
 	require.NoError(t, err)
 	require.Nil(t, rec, "the same request takes over an expired lease")
-	require.ErrorIs(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k", Owner: "dead", Status: 200}), store.ErrConflict,
+	require.ErrorIs(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k", Owner: "dead", Status: 200}), store.ErrNotHeld,
 		"the old holder lost the key")
 	require.NoError(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k", Owner: "live", Status: 204}))
 	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "x", time.Minute, time.Hour))
 	require.NoError(t, err)
 	require.True(t, rec.Done)
 	require.Equal(t, 204, rec.Status)
+}
+
+// testIdempotencyFence: a change made under a held key marks the key in
+// the same transaction; once the key is lost, fenced changes write nothing;
+// a marked key is never taken over or freed.
+func testIdempotencyFence(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s)
+	rec, err := s.IdempotencyBegin(ctx, claim("k", "fp", "a", 50*time.Millisecond, time.Hour))
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	held := store.WithIdempotencyFence(ctx, "k", "a")
+	_, err = s.NamespaceCreate(held, wh, []string{"ns"}, nil)
+	require.NoError(t, err)
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "b", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.True(t, rec.Mutated, "the change marked its key")
+	require.False(t, rec.Done)
+
+	time.Sleep(100 * time.Millisecond)
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "b", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "a key that changed the catalog is never taken over")
+	require.NoError(t, s.IdempotencyAbandon(ctx, "k", "a"))
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "b", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "nor freed by its holder")
+	require.True(t, rec.Mutated)
+
+	// A key taken over by a retry fences its old holder out.
+	_, err = s.IdempotencyBegin(ctx, claim("k2", "fp", "old", 50*time.Millisecond, time.Hour))
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	rec, err = s.IdempotencyBegin(ctx, claim("k2", "fp", "new", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	_, err = s.NamespaceCreate(store.WithIdempotencyFence(ctx, "k2", "old"), wh, []string{"late"}, nil)
+	require.ErrorIs(t, err, store.ErrNotHeld)
+	_, err = s.NamespaceGet(ctx, wh, []string{"late"})
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace, "the fenced change wrote nothing")
+	_, err = s.NamespaceCreate(store.WithIdempotencyFence(ctx, "k2", "new"), wh, []string{"late"}, nil)
+	require.NoError(t, err)
 }
 
 // testAwkwardValues: values a database may refuse come back as
