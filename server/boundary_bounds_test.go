@@ -286,7 +286,7 @@ func TestIdempotencyDeadHolder(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			st := openStore(t, backend)
-			lease := 600 * time.Millisecond
+			lease := 1500 * time.Millisecond // long enough to send the impatient duplicate inside it
 			dead, _ := boundsSetup(t, deadReplica{st}, server.Config{IdempotencyLease: lease})
 			impatient, _ := boundsSetup(t, st, server.Config{IdempotencyLease: lease, IdempotencyWait: 50 * time.Millisecond})
 			live, _ := boundsSetup(t, st, server.Config{IdempotencyLease: lease})
@@ -297,7 +297,7 @@ func TestIdempotencyDeadHolder(t *testing.T) {
 			start := time.Now()
 			r = live.do(t, "POST", "/v1/wh/namespaces", body, "Idempotency-Key", "k-dead")
 			require.Equal(t, 200, r.status, "%s", r.body)
-			require.Less(t, time.Since(start), 5*time.Second, "the retry proceeds after the lease, not after 30s")
+			require.Less(t, time.Since(start), 10*time.Second, "the retry proceeds after the lease, not after 30s")
 			wantError(t, live.do(t, "POST", "/v1/wh/namespaces", map[string]any{"namespace": []string{"x"}}, "Idempotency-Key", "k-dead"),
 				422, "UnprocessableEntityException")
 			requireHealthy(t, live)
@@ -354,8 +354,8 @@ func TestIdempotencyLiveHolder(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			st := openStore(t, backend)
-			lease := 300 * time.Millisecond
-			slow, _ := boundsSetup(t, slowReplica{st, 5 * lease}, server.Config{IdempotencyLease: lease})
+			lease := 900 * time.Millisecond
+			slow, _ := boundsSetup(t, slowReplica{st, 3 * lease}, server.Config{IdempotencyLease: lease})
 			other, _ := boundsSetup(t, st, server.Config{IdempotencyLease: lease})
 			body := map[string]any{"namespace": []string{"ns"}}
 			var first response
@@ -365,7 +365,7 @@ func TestIdempotencyLiveHolder(t *testing.T) {
 				defer wg.Done()
 				first = slow.do(t, "POST", "/v1/wh/namespaces", body, "Idempotency-Key", "k-live")
 			}()
-			time.Sleep(3 * lease)
+			time.Sleep(2 * lease) // the first lease alone would have run out
 			dup := other.do(t, "POST", "/v1/wh/namespaces", body, "Idempotency-Key", "k-live")
 			wg.Wait()
 			require.Equal(t, 200, first.status, "%s", first.body)
