@@ -31,6 +31,7 @@ var errorKinds = map[service.Kind]struct {
 	service.KindUnprocessable:      {http.StatusUnprocessableEntity, "UnprocessableEntityException"},
 	service.KindCommitStateUnknown: {http.StatusInternalServerError, "CommitStateUnknownException"},
 	service.KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailableException"},
+	service.KindTooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException"},
 }
 
 // ErrorModel is the body of every error response.
@@ -76,14 +77,23 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func writeErrorModel(w http.ResponseWriter, m ErrorModel) {
 	w.Header().Set("Content-Type", "application/json")
-	if m.Code == http.StatusServiceUnavailable {
+	switch m.Code {
+	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "1")
+	case http.StatusRequestEntityTooLarge:
+		// The rest of the body is not read: the connection cannot be reused.
+		w.Header().Set("Connection", "close")
 	}
 	w.WriteHeader(m.Code)
 	_ = json.NewEncoder(w).Encode(errorResponse{Error: m})
 }
 
-// badRequest is used for request decoding and parameter errors.
+// badRequest is used for request decoding and parameter errors. A body cut
+// off by the size limit is a 413, not a malformed request.
 func badRequest(w http.ResponseWriter, r *http.Request, err error) {
+	if e := tooLarge(err); e != nil {
+		writeError(w, r, e)
+		return
+	}
 	writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: "Malformed request: " + err.Error()})
 }

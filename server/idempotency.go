@@ -3,12 +3,12 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/store"
 )
 
 // idempotencyGrace keeps keys a little past the advertised lifetime.
@@ -36,11 +36,24 @@ func idempotentRoute(r *http.Request) bool {
 	return strings.HasPrefix(p, "/v1/") && !strings.HasSuffix(p, "/metrics")
 }
 
+// validKey accepts 1 to 128 printable ASCII characters (a UUIDv7 is 36).
+func validKey(k string) bool {
+	if len(k) > 128 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] <= ' ' || k[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // idempotency makes a repeated request with the same Idempotency-Key return
-// the first final outcome without executing again. The first request claims
-// the key in the database (shared by all replicas); a concurrent duplicate
-// waits for it. 5xx outcomes are not stored, so a retry after one runs
-// again.
+// the first final outcome without executing again (service.BeginIdempotent
+// holds the rules: 422 for a key reused with another request, a renewed
+// lease so that a dead holder blocks retries only briefly). 5xx outcomes are
+// not stored, so a retry after one runs again.
 func (s *Server) idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
@@ -48,83 +61,73 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if len(key) > 128 {
-			writeError(w, r, badRequestf("Idempotency-Key is longer than 128 characters"))
+		if !validKey(key) {
+			writeError(w, r, badRequestf("Idempotency-Key must be 1 to 128 printable ASCII characters"))
 			return
 		}
-		op := r.Method + " " + r.URL.EscapedPath()
-		ttl := s.cfg.IdempotencyLifetime + idempotencyGrace
-		st := s.svc.Store()
-		rec, err := st.IdempotencyBegin(r.Context(), key, op, ttl)
+		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "Cannot record idempotency key", Err: err})
-			return
-		}
-		if rec != nil {
-			s.replay(w, r, st, rec, op, ttl)
-			return
-		}
-		rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
-		completed := false
-		defer func() {
-			// Runs also when the handler panicked: release the key then.
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-			defer cancel()
-			if !completed || rw.status >= 500 || rw.status == 0 {
-				_ = st.IdempotencyAbandon(ctx, key)
+			if e := tooLarge(err); e != nil {
+				writeError(w, r, e)
 				return
 			}
-			hdr := map[string]string{}
-			for _, h := range []string{"Content-Type", "ETag"} {
-				if v := rw.Header().Get(h); v != "" {
-					hdr[h] = v
-				}
-			}
-			if err := st.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: key, Status: rw.status, Headers: hdr, Body: rw.body.Bytes()}); err != nil {
-				loggerFrom(r.Context()).WarnContext(ctx, "could not store idempotent outcome", "error", err)
-			}
-		}()
-		next.ServeHTTP(rw, r)
-		completed = true
+			writeError(w, r, badRequestf("Cannot read the request body"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		op := r.Method + " " + r.URL.EscapedPath()
+		if r.URL.RawQuery != "" {
+			op += "?" + r.URL.RawQuery
+		}
+		out, claim, err := s.svc.BeginIdempotent(r.Context(), service.IdempotentRequest{
+			Key: key, Operation: op, Body: body, Lifetime: s.cfg.IdempotencyLifetime + idempotencyGrace,
+			Lease: s.cfg.IdempotencyLease, MaxWait: s.cfg.IdempotencyWait,
+		})
+		switch {
+		case err != nil:
+			writeError(w, r, err)
+		case out != nil:
+			replay(w, out)
+		default:
+			s.runClaimed(w, r, next, claim)
+		}
 	})
 }
 
-// replay answers a duplicate: the stored outcome, after waiting for a
-// first request that is still running.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, st store.Store, rec *store.IdempotencyRecord, op string, ttl time.Duration) {
-	if rec.Operation != op {
-		writeError(w, r, &service.Error{Kind: service.KindUnprocessable, Message: "Idempotency-Key was already used for another operation: " + rec.Operation})
-		return
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !rec.Done {
-		if time.Now().After(deadline) {
-			writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "A request with this Idempotency-Key is still in progress"})
+// runClaimed runs the request under a held key and stores a final outcome,
+// or releases the key after a 5xx or a panic.
+func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Handler, claim *service.IdempotencyClaim) {
+	rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
+	r = r.WithContext(claim.Context(r.Context()))
+	completed := false
+	defer func() {
+		// Runs also when the handler panicked: release the key then.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+		defer cancel()
+		if !completed || rw.status >= 500 || rw.status == 0 {
+			claim.Abandon(ctx)
 			return
 		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(50 * time.Millisecond):
+		hdr := map[string]string{}
+		for _, h := range []string{"Content-Type", "ETag"} {
+			if v := rw.Header().Get(h); v != "" {
+				hdr[h] = v
+			}
 		}
-		next, err := st.IdempotencyBegin(r.Context(), rec.Key, op, ttl)
-		if err != nil {
-			writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "Cannot read idempotency key", Err: err})
-			return
+		if err := claim.Finish(ctx, service.IdempotentOutcome{Status: rw.status, Headers: hdr, Body: rw.body.Bytes()}); err != nil {
+			loggerFrom(r.Context()).WarnContext(ctx, "could not store idempotent outcome", "error", err)
 		}
-		if next == nil {
-			// The first request failed with a 5xx and released the key; we
-			// now own it, but a replay has no body to run: ask for a retry.
-			_ = st.IdempotencyAbandon(r.Context(), rec.Key)
-			writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "The first request with this Idempotency-Key failed; retry"})
-			return
-		}
-		rec = next
-	}
-	for k, v := range rec.Headers {
+	}()
+	next.ServeHTTP(rw, r)
+	completed = true
+}
+
+// replay answers a duplicate with the stored outcome.
+func replay(w http.ResponseWriter, out *service.IdempotentOutcome) {
+	for k, v := range out.Headers {
 		w.Header().Set(k, v)
 	}
 	w.Header().Set("Idempotent-Replayed", "true")
-	w.WriteHeader(rec.Status)
-	_, _ = w.Write(rec.Body)
+	w.WriteHeader(out.Status)
+	_, _ = w.Write(out.Body)
 }

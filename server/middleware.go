@@ -4,9 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lakehold/catalog/service"
 )
@@ -81,4 +87,82 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// bodyTooLarge is the 413 for a body over limit bytes.
+func bodyTooLarge(limit int64) *service.Error {
+	return &service.Error{Kind: service.KindTooLarge,
+		Message: fmt.Sprintf("Request body is larger than the limit of %d bytes", limit)}
+}
+
+// tooLarge returns the 413 when err comes from reading a body past the
+// limit, and nil otherwise.
+func tooLarge(err error) *service.Error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return bodyTooLarge(mbe.Limit)
+	}
+	return nil
+}
+
+// limitBody caps request bodies at cfg.MaxRequestBody: a declared length
+// over it is refused before reading, a longer chunked body fails its read
+// (the decoders then answer 413 through badRequest).
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := s.cfg.MaxRequestBody
+		if r.ContentLength > limit {
+			writeError(w, r, bodyTooLarge(limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkNames refuses, with the same 400 on every backend, path segments and
+// query values that no name can contain: invalid UTF-8 and control
+// characters (0x1F excepted: it separates namespace levels, and the name
+// rules of package service then apply level by level), and segments longer
+// than the longest namespace. Without it such bytes would reach SQL, where
+// Postgres and SQLite disagree about them.
+func checkNames(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, seg := range strings.Split(r.URL.EscapedPath(), "/") {
+			u, err := url.PathUnescape(seg)
+			if err != nil {
+				continue // the router answers malformed escapes
+			}
+			if len(u) > service.MaxNamespaceBytes {
+				writeError(w, r, badRequestf("Invalid path: a path segment is %d bytes long, the limit is %d", len(u), service.MaxNamespaceBytes))
+				return
+			}
+			if msg := badNameBytes(u); msg != "" {
+				writeError(w, r, badRequestf("Invalid path: %s", msg))
+				return
+			}
+		}
+		for k, vs := range r.URL.Query() {
+			for _, v := range vs {
+				if msg := badNameBytes(v); msg != "" {
+					writeError(w, r, badRequestf("Invalid query parameter %s: %s", url.QueryEscape(k), msg))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// badNameBytes describes why s cannot be (part of) a name, or returns "".
+func badNameBytes(s string) string {
+	if !utf8.ValidString(s) {
+		return "names must be valid UTF-8"
+	}
+	for _, c := range s {
+		if c != 0x1f && unicode.IsControl(c) {
+			return fmt.Sprintf("names must not contain control characters (found U+%04X)", c)
+		}
+	}
+	return ""
 }

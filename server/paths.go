@@ -34,10 +34,8 @@ func decodeNamespace(p string) ([]string, error) {
 		return nil, &service.Error{Kind: service.KindBadRequest, Message: "Invalid namespace: not valid UTF-8"}
 	}
 	levels := strings.Split(p, namespaceSep)
-	for _, l := range levels {
-		if l == "" {
-			return nil, &service.Error{Kind: service.KindBadRequest, Message: "Invalid namespace: empty level in " + strings.Join(levels, ".")}
-		}
+	if err := service.ValidateNamespace(levels); err != nil {
+		return nil, err
 	}
 	return levels, nil
 }
@@ -56,6 +54,9 @@ func decodeParent(p string) ([]string, error) {
 			}
 		}
 	}
+	if err := service.ValidateNamespace(levels); err != nil {
+		return nil, err // unescaping may have produced a control character
+	}
 	return levels, nil
 }
 
@@ -64,8 +65,8 @@ func ident(ns string, name string) (service.Ident, error) {
 	if err != nil {
 		return service.Ident{}, err
 	}
-	if !utf8.ValidString(name) {
-		return service.Ident{}, &service.Error{Kind: service.KindBadRequest, Message: "Invalid name: not valid UTF-8"}
+	if err := service.ValidateName(name); err != nil {
+		return service.Ident{}, err
 	}
 	return service.Ident{Namespace: levels, Name: name}, nil
 }

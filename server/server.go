@@ -28,6 +28,15 @@ type Config struct {
 	DefaultWarehouse string
 	// IdempotencyLifetime is advertised and honoured for Idempotency-Key.
 	IdempotencyLifetime time.Duration
+	// IdempotencyLease is how long a key stays held by a request whose
+	// replica stopped renewing it (default 5s).
+	IdempotencyLease time.Duration
+	// IdempotencyWait bounds how long a duplicate waits for the running
+	// first request before answering 503 (default 30s).
+	IdempotencyWait time.Duration
+	// MaxRequestBody bounds request bodies in bytes (default
+	// DefaultMaxRequestBody); larger ones are answered 413.
+	MaxRequestBody int64
 	// Registry receives the server's metrics; nil uses a new registry.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
@@ -44,7 +53,8 @@ type Server struct {
 }
 
 // New builds the HTTP handler: routing on the escaped path, request ids and
-// logs, metrics, idempotency keys, then the generated routes.
+// logs, metrics, the body size limit, the name check on paths, idempotency
+// keys, then the generated routes.
 func New(svc *service.Service, cfg Config) *Server {
 	if cfg.IdempotencyLifetime <= 0 {
 		cfg.IdempotencyLifetime = 30 * time.Minute
@@ -55,11 +65,14 @@ func New(svc *service.Service, cfg Config) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
+	if cfg.MaxRequestBody <= 0 {
+		cfg.MaxRequestBody = DefaultMaxRequestBody
+	}
 	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger}
 	s.metrics = newMetrics(cfg.Registry, svc)
 
 	r := chi.NewRouter()
-	r.Use(escapedRouting, s.requestContext, s.metrics.middleware, s.idempotency)
+	r.Use(escapedRouting, s.requestContext, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
 	})
@@ -122,4 +135,53 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 
 func badRequestf(format string, args ...any) error {
 	return &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// DefaultMaxRequestBody is the default request body limit: far above any
+// real commit, far below what would let a few clients exhaust memory.
+const DefaultMaxRequestBody = 8 << 20
+
+// Limits bound what one client connection can hold: how long it may take
+// to send its headers and body, how long a response may take, how long an
+// idle keep-alive connection stays open, and how large the headers may be.
+// Zero fields take the values of DefaultLimits.
+type Limits struct {
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+}
+
+// DefaultLimits are used for zero fields: a client gets 10s for its headers
+// and 60s for its whole request; a response, including the work behind it,
+// may take 120s (long v4 commits included).
+var DefaultLimits = Limits{
+	ReadHeaderTimeout: 10 * time.Second,
+	ReadTimeout:       60 * time.Second,
+	WriteTimeout:      120 * time.Second,
+	IdleTimeout:       120 * time.Second,
+	MaxHeaderBytes:    64 << 10,
+}
+
+// HTTPServer returns an http.Server serving h within these limits.
+func (l Limits) HTTPServer(h http.Handler) *http.Server {
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	maxHeader := l.MaxHeaderBytes
+	if maxHeader <= 0 {
+		maxHeader = DefaultLimits.MaxHeaderBytes
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: pick(l.ReadHeaderTimeout, DefaultLimits.ReadHeaderTimeout),
+		ReadTimeout:       pick(l.ReadTimeout, DefaultLimits.ReadTimeout),
+		WriteTimeout:      pick(l.WriteTimeout, DefaultLimits.WriteTimeout),
+		IdleTimeout:       pick(l.IdleTimeout, DefaultLimits.IdleTimeout),
+		MaxHeaderBytes:    maxHeader,
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
@@ -60,14 +61,42 @@ func (s *Server) DeleteWarehouse(ctx context.Context, req openapi.DeleteWarehous
 	return openapi.DeleteWarehouse204Response{}, nil
 }
 
+// profileJSON is a storage profile response. The generated response types
+// are named byte-slice types without json.RawMessage's MarshalJSON, so
+// encoding them would produce a base64 string; this one writes the profile
+// as a JSON object.
+type profileJSON []byte
+
+func (p profileJSON) write(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(append(p, '\n'))
+	return err
+}
+
+// VisitSetStorageProfileResponse implements openapi.SetStorageProfileResponseObject.
+func (p profileJSON) VisitSetStorageProfileResponse(w http.ResponseWriter) error { return p.write(w) }
+
+// VisitGetStorageProfileResponse implements openapi.GetStorageProfileResponseObject.
+func (p profileJSON) VisitGetStorageProfileResponse(w http.ResponseWriter) error { return p.write(w) }
+
+// redactedProfile encodes a profile the service already stripped of
+// secrets.
+func redactedProfile(p any) (profileJSON, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, &service.Error{Kind: service.KindInternal, Message: "Internal server error", Err: err}
+	}
+	return profileJSON(b), nil
+}
+
 // SetStorageProfile implements openapi.StrictServerInterface.
 func (s *Server) SetStorageProfile(ctx context.Context, req openapi.SetStorageProfileRequestObject) (openapi.SetStorageProfileResponseObject, error) {
 	p, err := s.svc.SetStorageProfile(ctx, req.Name, *req.Body)
 	if err != nil {
 		return nil, err
 	}
-	b, _ := json.Marshal(p)
-	return openapi.SetStorageProfile200JSONResponse(b), nil
+	return redactedProfile(p)
 }
 
 // GetStorageProfile implements openapi.StrictServerInterface.
@@ -79,6 +108,5 @@ func (s *Server) GetStorageProfile(ctx context.Context, req openapi.GetStoragePr
 	if p == nil {
 		return nil, &service.Error{Kind: service.KindNotFound, Message: "Warehouse " + req.Name + " has no storage profile"}
 	}
-	b, _ := json.Marshal(p)
-	return openapi.GetStorageProfile200JSONResponse(b), nil
+	return redactedProfile(p)
 }

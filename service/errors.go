@@ -28,6 +28,7 @@ const (
 	KindCommitStateUnknown             // 500 CommitStateUnknownException: the commit may have landed
 	KindUnavailable                    // 503 ServiceUnavailableException
 	KindForbidden                      // 403 ForbiddenException
+	KindTooLarge                       // 413 RequestEntityTooLargeException: the request body is over the limit
 )
 
 // Error is a failure with the exact message clients see. Messages follow

@@ -86,7 +86,9 @@ func (s *Service) commitOutcome(o string) {
 }
 
 // storeErr translates store sentinels into client-facing errors for the
-// common cases; callers handle the operation-specific ones first.
+// common cases; callers handle the operation-specific ones first. A
+// database that is unavailable (store.ErrUnavailable) is 503: nothing was
+// written. The store's text never reaches the message.
 func storeErr(err error, what string) error {
 	if err == nil {
 		return nil
@@ -102,6 +104,12 @@ func storeErr(err error, what string) error {
 		return wrapErr(KindBadRequest, err, "Invalid page token")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return wrapErr(KindUnavailable, err, "Request cancelled or timed out")
+	case errors.Is(err, store.ErrUnavailable):
+		return wrapErr(KindUnavailable, err, "Catalog database unavailable; retry later")
+	case errors.Is(err, store.ErrNotHeld):
+		return wrapErr(KindUnavailable, err, "A retry of this request took over its Idempotency-Key; this attempt changed nothing")
+	case errors.Is(err, store.ErrInvalidValue):
+		return wrapErr(KindBadRequest, err, "Invalid request: a name or value cannot be stored by the catalog database")
 	}
 	return wrapErr(KindInternal, err, "catalog database error")
 }

@@ -45,6 +45,25 @@ var (
 	// ErrOutcomeUnknown is returned when the database connection failed while
 	// a transaction was committing: it may or may not have landed.
 	ErrOutcomeUnknown = errors.New("commit outcome unknown")
+	// ErrUnavailable is returned when the database could not be reached or
+	// refused to work before anything was committed: connection refused or
+	// reset, no pooled connection within the acquire timeout, the server
+	// shutting down or starting up, a SQLite file still locked after its
+	// busy timeout, or a transaction that kept losing races. Nothing was
+	// written; the same call may succeed later.
+	ErrUnavailable = errors.New("catalog database unavailable")
+	// ErrInvalidValue is returned when the database refused a value it
+	// cannot store (a NUL byte, invalid UTF-8, a key too long for an index).
+	// Callers validate names first; this is the safety net.
+	ErrInvalidValue = errors.New("value not accepted by the catalog database")
+	// ErrDatabase is returned for any other database failure. The driver's
+	// own text is not part of the message (it can name hosts, users and
+	// SQL); only its error code is.
+	ErrDatabase = errors.New("catalog database error")
+	// ErrNotHeld is returned when an Idempotency-Key is no longer held by
+	// the caller: its lease ran out and a retry claimed it, or it finished.
+	// A transaction fenced by the key (WithIdempotencyFence) wrote nothing.
+	ErrNotHeld = errors.New("idempotency key no longer held by this request")
 )
 
 // AlreadyExistsError says which kind of object holds a name.
@@ -144,15 +163,63 @@ type Page struct {
 	Size  int
 }
 
-// IdempotencyRecord is the stored outcome of a mutating request.
-type IdempotencyRecord struct {
-	Key       string
+// IdempotencyClaim asks to hold an Idempotency-Key while a request runs.
+type IdempotencyClaim struct {
+	Key string
+	// Operation is the method and path the key was first used with.
 	Operation string
-	Done      bool
-	Status    int
-	Headers   map[string]string
-	Body      []byte
-	CreatedAt time.Time
+	// Fingerprint is a hash of the whole request (method, path, query,
+	// body); a key reused with another fingerprint is a client error.
+	Fingerprint string
+	// Owner is a random token of this claim: only its holder may renew,
+	// finish or abandon the key.
+	Owner string
+	// Lease is how long the claim holds without renewal: a holder that died
+	// stops blocking retries once it runs out.
+	Lease time.Duration
+	// TTL is how long outcomes are kept; older records count as absent.
+	TTL time.Duration
+}
+
+// IdempotencyRecord is the stored state of a key: in flight (Done false,
+// held by Owner until LeaseUntil) or the final outcome of its request.
+type IdempotencyRecord struct {
+	Key         string
+	Operation   string
+	Fingerprint string
+	Owner       string
+	Done        bool
+	Status      int
+	Headers     map[string]string
+	Body        []byte
+	CreatedAt   time.Time
+	LeaseUntil  time.Time
+	// Mutated is set, in the same transaction, by every change the holder
+	// committed under WithIdempotencyFence. A record that is Mutated but not
+	// Done lost its response: running the request again would repeat the
+	// change.
+	Mutated bool
+}
+
+type fenceKey struct{}
+
+type fence struct{ key, owner string }
+
+// WithIdempotencyFence returns a context under which the store ties every
+// transaction that changes catalog state to a held Idempotency-Key: inside
+// that transaction it checks that owner still holds key (ErrNotHeld
+// otherwise, and nothing is written) and marks the key Mutated. A request
+// whose lease ran out and whose key a retry took over can then no longer
+// commit too.
+func WithIdempotencyFence(ctx context.Context, key, owner string) context.Context {
+	return context.WithValue(ctx, fenceKey{}, fence{key, owner})
+}
+
+// IdempotencyFence returns the key and owner WithIdempotencyFence put in
+// ctx; ok is false when there is none.
+func IdempotencyFence(ctx context.Context) (key, owner string, ok bool) {
+	f, ok := ctx.Value(fenceKey{}).(fence)
+	return f.key, f.owner, ok
 }
 
 // Store is the catalog's persistence. Implementations must be safe for
@@ -217,15 +284,24 @@ type Store interface {
 	// ErrOutcomeUnknown when the commit itself failed mid-flight.
 	ObjectsSwap(ctx context.Context, swaps []Swap) error
 
-	// IdempotencyBegin claims key for operation. It returns (nil, nil) when
-	// the caller now owns the key, or the existing record (done or still
-	// running) otherwise. Records older than ttl are treated as absent.
-	IdempotencyBegin(ctx context.Context, key, operation string, ttl time.Duration) (*IdempotencyRecord, error)
-	// IdempotencyFinish stores the final outcome of an owned key.
+	// IdempotencyBegin claims c.Key for c.Owner. It returns (nil, nil) when
+	// the caller now holds the key: it was free, its record was older than
+	// c.TTL, or it was in flight, not Mutated, under a lease that ran out,
+	// and is claimed with the same fingerprint. Otherwise it returns the
+	// existing record for the caller to compare.
+	IdempotencyBegin(ctx context.Context, c IdempotencyClaim) (*IdempotencyRecord, error)
+	// IdempotencyRenew extends the lease of a key held by owner. ErrNotHeld
+	// when owner no longer holds it (its lease ran out and another request
+	// claimed it, or it was finished).
+	IdempotencyRenew(ctx context.Context, key, owner string, lease time.Duration) error
+	// IdempotencyFinish stores the final outcome of a key held by rec.Owner;
+	// ErrNotHeld when rec.Owner no longer holds it.
 	IdempotencyFinish(ctx context.Context, rec *IdempotencyRecord) error
-	// IdempotencyAbandon releases an owned key without an outcome (after a
-	// 5xx), so that a retry runs again.
-	IdempotencyAbandon(ctx context.Context, key string) error
+	// IdempotencyAbandon releases a key held by owner without an outcome
+	// (after a 5xx), so that a retry runs again. A Mutated key is not freed
+	// but its lease ends at once: a retry must not repeat the change.
+	// Releasing a key one does not hold is a no-op.
+	IdempotencyAbandon(ctx context.Context, key, owner string) error
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

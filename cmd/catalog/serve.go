@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,7 +41,11 @@ func cmdServe(args []string, stderr io.Writer) error {
 	idemLife := fs.Duration("idempotency-lifetime", envDuration("CATALOG_IDEMPOTENCY_LIFETIME", 30*time.Minute), "how long Idempotency-Key outcomes are kept [CATALOG_IDEMPOTENCY_LIFETIME]")
 	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "debug, info, warn or error [CATALOG_LOG_LEVEL]")
 	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
+	lf := registerLimitFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := lf.check(); err != nil {
 		return err
 	}
 	if v := os.Getenv("CATALOG_WAREHOUSES"); v != "" && len(warehouses) == 0 {
@@ -93,12 +98,13 @@ func cmdServe(args []string, stderr io.Writer) error {
 
 	srv := server.New(svc, server.Config{
 		DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
+		MaxRequestBody: int64(lf.maxBody),
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
-	httpSrv := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	httpSrv := lf.limits.HTTPServer(srv)
 	mode := "postgres"
 	if sf.embedded() {
 		mode = "sqlite:" + sf.sqlitePath()
@@ -161,4 +167,94 @@ func openStore(ctx context.Context, sf storageFlags, migrate bool) (interface {
 		return sqlstore.OpenSQLite(ctx, sf.sqlitePath())
 	}
 	return sqlstore.OpenPostgres(ctx, sf.databaseURL, migrate)
+}
+
+// limitFlags bound what a client can make the server hold (README, flags).
+type limitFlags struct {
+	maxBody byteSize
+	limits  server.Limits
+}
+
+func registerLimitFlags(fs *flag.FlagSet) *limitFlags {
+	d := server.DefaultLimits
+	lf := &limitFlags{maxBody: byteSize(envSize("CATALOG_MAX_REQUEST_BODY", server.DefaultMaxRequestBody))}
+	fs.Var(&lf.maxBody, "max-request-body", "largest request body accepted, in bytes or with KiB/MiB/GiB; larger ones get 413 (default 8MiB) [CATALOG_MAX_REQUEST_BODY]")
+	fs.DurationVar(&lf.limits.ReadHeaderTimeout, "read-header-timeout", envDuration("CATALOG_READ_HEADER_TIMEOUT", d.ReadHeaderTimeout), "time a client has to send its request headers [CATALOG_READ_HEADER_TIMEOUT]")
+	fs.DurationVar(&lf.limits.ReadTimeout, "read-timeout", envDuration("CATALOG_READ_TIMEOUT", d.ReadTimeout), "time a client has to send its whole request, body included [CATALOG_READ_TIMEOUT]")
+	fs.DurationVar(&lf.limits.WriteTimeout, "write-timeout", envDuration("CATALOG_WRITE_TIMEOUT", d.WriteTimeout), "time from the end of the request headers to the end of the response [CATALOG_WRITE_TIMEOUT]")
+	fs.DurationVar(&lf.limits.IdleTimeout, "idle-timeout", envDuration("CATALOG_IDLE_TIMEOUT", d.IdleTimeout), "how long an idle keep-alive connection stays open [CATALOG_IDLE_TIMEOUT]")
+	lf.limits.MaxHeaderBytes = int(envSize("CATALOG_MAX_HEADER_BYTES", int64(d.MaxHeaderBytes)))
+	fs.Var((*intSize)(&lf.limits.MaxHeaderBytes), "max-header-bytes", "largest request header block accepted, in bytes or with KiB/MiB; larger ones get 431 (default 64KiB) [CATALOG_MAX_HEADER_BYTES]")
+	return lf
+}
+
+// check refuses limits that would disable a bound: the http.Server treats
+// zero as "no timeout".
+func (lf *limitFlags) check() error {
+	l := lf.limits
+	if lf.maxBody <= 0 || l.MaxHeaderBytes <= 0 {
+		return errors.New("--max-request-body and --max-header-bytes must be positive")
+	}
+	if l.ReadHeaderTimeout <= 0 || l.ReadTimeout <= 0 || l.WriteTimeout <= 0 || l.IdleTimeout <= 0 {
+		return errors.New("--read-header-timeout, --read-timeout, --write-timeout and --idle-timeout must be positive")
+	}
+	return nil
+}
+
+// byteSize is a flag holding a size in bytes, written as a number with an
+// optional KiB, MiB or GiB suffix.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}
+
+// intSize is byteSize for an int field.
+type intSize int
+
+func (i *intSize) String() string { return strconv.Itoa(int(*i)) }
+
+func (i *intSize) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	if n > 1<<30 {
+		return fmt.Errorf("size %q is too large", v)
+	}
+	*i = intSize(n)
+	return nil
+}
+
+func parseSize(v string) (int64, error) {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if strings.HasSuffix(v, suffix) {
+			v, mult = strings.TrimSuffix(v, suffix), m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("invalid size %q: want a positive number of bytes, optionally with KiB, MiB or GiB", v)
+	}
+	return n * mult, nil
+}
+
+// envSize reads a size from the environment, falling back to def when the
+// variable is unset or invalid.
+func envSize(key string, def int64) int64 {
+	if v := os.Getenv(key); v != "" {
+		if n, err := parseSize(v); err == nil {
+			return n
+		}
+	}
+	return def
 }

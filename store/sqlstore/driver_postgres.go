@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,7 +17,14 @@ import (
 // pgDriver talks to Postgres through a pgx v5 pool.
 type pgDriver struct {
 	pool *pgxpool.Pool
+	// acquireTimeout bounds the wait for a pooled connection, so that a
+	// stuck or exhausted database answers "unavailable" instead of queueing
+	// requests without end.
+	acquireTimeout time.Duration
 }
+
+// errAcquireTimeout marks a request that got no pooled connection in time.
+var errAcquireTimeout = errors.New("no database connection within the acquire timeout")
 
 type pgQuerier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -41,20 +51,83 @@ func (p pgq) queryRow(ctx context.Context, sql string, args ...any) rowScanner {
 	return p.q.QueryRow(ctx, sql, args...)
 }
 
+// acquire takes a pooled connection, waiting at most acquireTimeout.
+func (d *pgDriver) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	actx, cancel := context.WithTimeout(ctx, d.acquireTimeout)
+	defer cancel()
+	c, err := d.pool.Acquire(actx)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: %w", errAcquireTimeout, err)
+	}
+	return c, err
+}
+
 func (d *pgDriver) exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	return pgq{d.pool}.exec(ctx, sql, args...)
+	c, err := d.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Release()
+	return pgq{c}.exec(ctx, sql, args...)
+}
+
+// pooledRows releases the connection when the rows are closed.
+type pooledRows struct {
+	pgx.Rows
+	c *pgxpool.Conn
+}
+
+func (r *pooledRows) Close() {
+	r.Rows.Close()
+	if r.c != nil {
+		r.c.Release()
+		r.c = nil
+	}
 }
 
 func (d *pgDriver) query(ctx context.Context, sql string, args ...any) (rowsIter, error) {
-	return pgq{d.pool}.query(ctx, sql, args...)
+	c, err := d.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.Query(ctx, sql, args...)
+	if err != nil {
+		c.Release()
+		return nil, err
+	}
+	return &pooledRows{Rows: rows, c: c}, nil
+}
+
+// pooledRow releases the connection once the row is scanned.
+type pooledRow struct {
+	row pgx.Row
+	c   *pgxpool.Conn
+	err error
+}
+
+func (r pooledRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.c.Release()
+	return r.row.Scan(dest...)
 }
 
 func (d *pgDriver) queryRow(ctx context.Context, sql string, args ...any) rowScanner {
-	return pgq{d.pool}.queryRow(ctx, sql, args...)
+	c, err := d.acquire(ctx)
+	if err != nil {
+		return pooledRow{err: err}
+	}
+	return pooledRow{row: c.QueryRow(ctx, sql, args...), c: c}
 }
 
 func (d *pgDriver) begin(ctx context.Context, fn func(q querier) error) error {
-	tx, err := d.pool.Begin(ctx)
+	c, err := d.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	tx, err := c.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -87,16 +160,56 @@ func (d *pgDriver) classify(err error) errClass {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "23505":
-			return classUnique
-		case "23503":
-			return classForeignKey
-		case "40001", "40P01", "55P03":
-			return classRetry
-		}
+		return pgClass(pgErr.Code)
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, errAcquireTimeout), errors.As(err, &connectErr), errors.As(err, &netErr),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, pgconn.ErrConnClosed),
+		pgconn.Timeout(err), pgconn.SafeToRetry(err):
+		return classUnavailable
 	}
 	return classOther
+}
+
+// pgClass classifies a SQLSTATE the server sent.
+func pgClass(code string) errClass {
+	switch code {
+	case "23505":
+		return classUnique
+	case "23503":
+		return classForeignKey
+	case "40001", "40P01", "55P03":
+		return classRetry
+	case "57P01", "57P02", "57P03", // admin/crash shutdown, cannot connect now
+		"57014", // statement timeout or cancel
+		"25006": // read-only transaction: a standby after failover
+		return classUnavailable
+	case "22021", "22P05", "54000", "22001": // bad encoding, NUL, index row too big, too long
+		return classInvalid
+	}
+	switch {
+	case strings.HasPrefix(code, "08"), // connection exception
+		strings.HasPrefix(code, "53"): // insufficient resources (too many connections, ...)
+		return classUnavailable
+	}
+	return classOther
+}
+
+func (d *pgDriver) code(err error) string {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr):
+		return "SQLSTATE " + pgErr.Code
+	case errors.Is(err, errAcquireTimeout):
+		return "acquire timeout"
+	case errors.Is(err, errCommitUnknown):
+		return "commit interrupted"
+	case d.classify(err) == classUnavailable:
+		return "network"
+	}
+	return ""
 }
 
 func (d *pgDriver) ping(ctx context.Context) error { return d.pool.Ping(ctx) }

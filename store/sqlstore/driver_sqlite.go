@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -86,30 +87,58 @@ func (d *sqliteDriver) classify(err error) errClass {
 	if errors.Is(err, sql.ErrNoRows) {
 		return classNoRows
 	}
+	if errors.Is(err, sql.ErrConnDone) {
+		return classUnavailable
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return classUnique
-		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return sqliteClass(se)
+	}
+	return classOther
+}
+
+func sqliteClass(se *sqlite.Error) errClass {
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return classUnique
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return classForeignKey
+	case sqlite3.SQLITE_BUSY_SNAPSHOT:
+		// A read transaction that tried to write over a newer snapshot: the
+		// busy handler cannot help, running the transaction again does.
+		return classRetry
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		// Still locked after busy_timeout: another writer holds the file.
+		return classUnavailable
+	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL, sqlite3.SQLITE_PROTOCOL:
+		return classUnavailable
+	case sqlite3.SQLITE_TOOBIG:
+		return classInvalid
+	case sqlite3.SQLITE_CONSTRAINT:
+		// ON DELETE RESTRICT is reported with the trigger sub-code; the
+		// message names the constraint kind.
+		msg := se.Error()
+		if strings.Contains(msg, "FOREIGN KEY") {
 			return classForeignKey
 		}
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return classRetry
-		case sqlite3.SQLITE_CONSTRAINT:
-			// ON DELETE RESTRICT is reported with the trigger sub-code; the
-			// message names the constraint kind.
-			msg := se.Error()
-			if strings.Contains(msg, "FOREIGN KEY") {
-				return classForeignKey
-			}
-			if strings.Contains(msg, "UNIQUE") {
-				return classUnique
-			}
+		if strings.Contains(msg, "UNIQUE") {
+			return classUnique
 		}
 	}
 	return classOther
+}
+
+func (d *sqliteDriver) code(err error) string {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return "SQLite " + strconv.Itoa(se.Code())
+	}
+	if errors.Is(err, errCommitUnknown) {
+		return "commit interrupted"
+	}
+	return ""
 }
 
 func (d *sqliteDriver) ping(ctx context.Context) error { return d.db.PingContext(ctx) }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"time"
 
 	"github.com/golang-migrate/migrate/v4"
 	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
@@ -28,10 +29,37 @@ type Store struct {
 	db driver
 }
 
+// Option tunes how a store talks to its database.
+type Option func(*options)
+
+type options struct {
+	busyTimeout    time.Duration
+	acquireTimeout time.Duration
+	connectTimeout time.Duration
+}
+
+func defaultOptions(opts []Option) options {
+	o := options{busyTimeout: 10 * time.Second, acquireTimeout: 10 * time.Second, connectTimeout: 5 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// WithBusyTimeout sets how long a SQLite statement waits for another
+// writer's lock before the store reports store.ErrUnavailable (default 10s).
+func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// WithAcquireTimeout sets how long a Postgres query waits for a pooled
+// connection before the store reports store.ErrUnavailable (default 10s).
+func WithAcquireTimeout(d time.Duration) Option { return func(o *options) { o.acquireTimeout = d } }
+
 // OpenPostgres connects to Postgres at url (a libpq URL or DSN). With
 // migrate set it first applies pending migrations. It returns an error when
 // the URL is invalid, the server does not answer, or a migration fails.
-func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool) (*Store, error) {
+// Without connect_timeout in the URL, connecting gives up after 5 s.
+func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool, opts ...Option) (*Store, error) {
+	o := defaultOptions(opts)
 	if migrateFirst {
 		if err := MigratePostgres(dsn); err != nil {
 			return nil, err
@@ -41,6 +69,11 @@ func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool) (*Store, e
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A blackholed host would otherwise hold each request until the
+		// kernel gives up on TCP.
+		cfg.ConnConfig.ConnectTimeout = o.connectTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to postgres: %w", err)
@@ -49,7 +82,7 @@ func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool) (*Store, e
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	return &Store{db: &pgDriver{pool: pool}}, nil
+	return &Store{db: &pgDriver{pool: pool, acquireTimeout: o.acquireTimeout}}, nil
 }
 
 // MigratePostgres applies pending migrations to the database at dsn.
@@ -70,14 +103,15 @@ func MigratePostgres(dsn string) error {
 // OpenSQLite opens (creating if needed) the SQLite file at path and applies
 // pending migrations. It returns an error when the file cannot be opened or
 // migrated.
-func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := defaultOptions(opts)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")

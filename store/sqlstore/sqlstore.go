@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -29,9 +31,12 @@ func encodeToken(last string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(last))
 }
 
+// decodeToken returns the last key of the previous page. A token that does
+// not decode to a key we could have issued (valid UTF-8, no NUL) is refused
+// before it reaches SQL, where Postgres would reject the bytes.
 func decodeToken(tok string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
+	if err != nil || !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
 		return "", fmt.Errorf("%w: invalid page token", store.ErrInvalidPageToken)
 	}
 	return string(b), nil
@@ -51,20 +56,6 @@ func unmarshalProps(s string) map[string]string {
 	return p
 }
 
-// wrap turns a driver error into a store error, leaving others unchanged.
-func (s *Store) wrap(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	switch s.db.classify(err) {
-	case classNoRows:
-		return fmt.Errorf("%w: %s", store.ErrNotFound, what)
-	case classUnknown:
-		return fmt.Errorf("%w: %w", store.ErrOutcomeUnknown, err)
-	}
-	return err
-}
-
 // ---- warehouses ----
 
 // WarehouseCreate implements store.Store.
@@ -77,7 +68,7 @@ func (s *Store) WarehouseCreate(ctx context.Context, w *store.Warehouse) error {
 	if err != nil && s.db.classify(err) == classUnique {
 		return &store.AlreadyExistsError{Name: w.Name}
 	}
-	return s.wrap(err, "warehouse")
+	return s.wrap(err, "create warehouse")
 }
 
 const warehouseCols = `id, name, location, properties, storage_profile, created_at`
@@ -98,13 +89,24 @@ func scanWarehouse(r rowScanner) (*store.Warehouse, error) {
 func (s *Store) WarehouseGet(ctx context.Context, name string) (*store.Warehouse, error) {
 	w, err := scanWarehouse(s.db.queryRow(ctx, `SELECT `+warehouseCols+` FROM warehouses WHERE name = $1`, name))
 	if err != nil {
-		return nil, s.wrap(err, "warehouse "+name)
+		if s.db.classify(err) == classNoRows {
+			return nil, fmt.Errorf("%w: %s", store.ErrNoSuchWarehouse, name)
+		}
+		return nil, s.wrap(err, "get warehouse")
 	}
 	return w, nil
 }
 
 // WarehouseList implements store.Store.
 func (s *Store) WarehouseList(ctx context.Context) ([]*store.Warehouse, error) {
+	ws, err := s.warehouseList(ctx)
+	if err != nil {
+		return nil, s.wrap(err, "list warehouses")
+	}
+	return ws, nil
+}
+
+func (s *Store) warehouseList(ctx context.Context) ([]*store.Warehouse, error) {
 	rows, err := s.db.query(ctx, `SELECT `+warehouseCols+` FROM warehouses ORDER BY name`)
 	if err != nil {
 		return nil, err
@@ -125,7 +127,7 @@ func (s *Store) WarehouseList(ctx context.Context) ([]*store.Warehouse, error) {
 func (s *Store) WarehouseSetProfile(ctx context.Context, name, profile string) error {
 	n, err := s.db.exec(ctx, `UPDATE warehouses SET storage_profile = $1 WHERE name = $2`, profile, name)
 	if err != nil {
-		return err
+		return s.wrap(err, "set storage profile")
 	}
 	if n == 0 {
 		return fmt.Errorf("%w: warehouse %s", store.ErrNoSuchWarehouse, name)
@@ -140,10 +142,10 @@ func (s *Store) WarehouseDelete(ctx context.Context, name string) error {
 		if s.db.classify(err) == classForeignKey {
 			return fmt.Errorf("%w: warehouse %s holds namespaces", store.ErrNotEmpty, name)
 		}
-		return err
+		return s.wrap(err, "delete warehouse")
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: warehouse %s", store.ErrNotFound, name)
+		return fmt.Errorf("%w: %s", store.ErrNoSuchWarehouse, name)
 	}
 	return nil
 }
@@ -192,7 +194,7 @@ func (s *Store) NamespaceCreate(ctx context.Context, warehouse string, levels []
 		return err
 	})
 	if err != nil {
-		return nil, s.wrap(err, "namespace")
+		return nil, s.wrap(err, "create namespace")
 	}
 	return ns, nil
 }
@@ -208,7 +210,7 @@ func (s *Store) NamespaceGet(ctx context.Context, warehouse string, levels []str
 		if s.db.classify(err) == classNoRows {
 			return nil, fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
 		}
-		return nil, err
+		return nil, s.wrap(err, "get namespace")
 	}
 	ns.Levels = levels
 	ns.Properties = unmarshalProps(props)
@@ -217,6 +219,14 @@ func (s *Store) NamespaceGet(ctx context.Context, warehouse string, levels []str
 
 // NamespaceList implements store.Store.
 func (s *Store) NamespaceList(ctx context.Context, warehouse string, parent []string, page store.Page) ([][]string, string, error) {
+	out, next, err := s.namespaceList(ctx, warehouse, parent, page)
+	if err != nil {
+		return nil, "", s.wrap(err, "list namespaces")
+	}
+	return out, next, nil
+}
+
+func (s *Store) namespaceList(ctx context.Context, warehouse string, parent []string, page store.Page) ([][]string, string, error) {
 	var whID string
 	if len(parent) > 0 {
 		ns, err := s.NamespaceGet(ctx, warehouse, parent)
@@ -313,7 +323,10 @@ func (s *Store) NamespaceUpdateProperties(ctx context.Context, warehouse string,
 		}
 		return nil
 	})
-	return removed, missing, err
+	if err != nil {
+		return nil, nil, s.wrap(err, "update namespace properties")
+	}
+	return removed, missing, nil
 }
 
 // errRetryTx asks inTx-style callers to run a transaction body again.
@@ -321,7 +334,7 @@ var errRetryTx = errors.New("retry transaction")
 
 // NamespaceDelete implements store.Store.
 func (s *Store) NamespaceDelete(ctx context.Context, warehouse string, levels []string) error {
-	return s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q querier) error {
 		var id string
 		err := q.queryRow(ctx,
 			`SELECT n.id FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
@@ -338,6 +351,7 @@ func (s *Store) NamespaceDelete(ctx context.Context, warehouse string, levels []
 		}
 		return err
 	})
+	return s.wrap(err, "delete namespace")
 }
 
 // ---- tables and views ----
@@ -382,7 +396,7 @@ func (s *Store) ObjectGet(ctx context.Context, ref store.ObjectRef) (*store.Obje
 		if s.db.classify(err) == classNoRows {
 			return nil, notFound(ref)
 		}
-		return nil, err
+		return nil, s.wrap(err, "get "+string(ref.Kind))
 	}
 	o.Namespace = ref.Namespace
 	o.Warehouse = ref.Warehouse
@@ -401,13 +415,21 @@ func (s *Store) ObjectMetadataLocation(ctx context.Context, ref store.ObjectRef)
 		if s.db.classify(err) == classNoRows {
 			return "", notFound(ref)
 		}
-		return "", err
+		return "", s.wrap(err, "get metadata location")
 	}
 	return loc, nil
 }
 
 // ObjectList implements store.Store.
 func (s *Store) ObjectList(ctx context.Context, warehouse string, namespace []string, kind store.ObjectKind, page store.Page) ([]string, string, error) {
+	out, next, err := s.objectList(ctx, warehouse, namespace, kind, page)
+	if err != nil {
+		return nil, "", s.wrap(err, "list "+string(kind)+"s")
+	}
+	return out, next, nil
+}
+
+func (s *Store) objectList(ctx context.Context, warehouse string, namespace []string, kind store.ObjectKind, page store.Page) ([]string, string, error) {
 	ns, err := s.NamespaceGet(ctx, warehouse, namespace)
 	if err != nil {
 		return nil, "", err
@@ -550,7 +572,7 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 		}
 		return err
 	})
-	return s.wrap(err, "object")
+	return s.wrap(err, "put "+string(o.Kind))
 }
 
 // ObjectDelete implements store.Store.
@@ -581,7 +603,7 @@ func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.O
 		return nil
 	})
 	if err != nil {
-		return nil, s.wrap(err, "object")
+		return nil, s.wrap(err, "delete "+string(ref.Kind))
 	}
 	return o, nil
 }
@@ -623,7 +645,7 @@ func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamesp
 		}
 		return err
 	})
-	return s.wrap(err, "object")
+	return s.wrap(err, "rename "+string(from.Kind))
 }
 
 // ObjectsSwap implements store.Store.
@@ -666,56 +688,114 @@ func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
 		}
 		return nil
 	})
-	return s.wrap(err, "object")
+	return s.wrap(err, "swap metadata pointers")
 }
 
 // ---- idempotency ----
 
+// maxClaimAttempts bounds the claim loop: each round either inserts, takes
+// over an expired lease, or reads a record; a record vanishing between two
+// statements (abandoned, purged) is the only reason to go round again.
+const maxClaimAttempts = 4
+
 // IdempotencyBegin implements store.Store.
-func (s *Store) IdempotencyBegin(ctx context.Context, key, operation string, ttl time.Duration) (*store.IdempotencyRecord, error) {
+func (s *Store) IdempotencyBegin(ctx context.Context, c store.IdempotencyClaim) (*store.IdempotencyRecord, error) {
+	rec, err := s.idempotencyBegin(ctx, c)
+	if err != nil {
+		return nil, s.wrap(err, "claim idempotency key")
+	}
+	return rec, nil
+}
+
+func (s *Store) idempotencyBegin(ctx context.Context, c store.IdempotencyClaim) (*store.IdempotencyRecord, error) {
 	now := time.Now()
 	// Expired records are purged lazily: cheap, and bounded by request rate.
-	if _, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-ttl).UnixMilli()); err != nil {
+	if _, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-c.TTL).UnixMilli()); err != nil {
 		return nil, err
 	}
-	n, err := s.db.exec(ctx,
-		`INSERT INTO idempotency_keys (key, operation, created_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
-		key, operation, now.UnixMilli())
-	if err != nil {
-		return nil, err
-	}
-	if n == 1 {
-		return nil, nil
-	}
-	rec := &store.IdempotencyRecord{Key: key}
-	var done int
-	var headers, body string
-	var created int64
-	err = s.db.queryRow(ctx, `SELECT operation, done, status, headers, body, created_at FROM idempotency_keys WHERE key = $1`, key).
-		Scan(&rec.Operation, &done, &rec.Status, &headers, &body, &created)
-	if err != nil {
-		if s.db.classify(err) == classNoRows {
-			// Abandoned between our insert attempt and this read: claim again.
-			return s.IdempotencyBegin(ctx, key, operation, ttl)
+	lease := now.Add(c.Lease).UnixMilli()
+	for attempt := 0; attempt < maxClaimAttempts; attempt++ {
+		n, err := s.db.exec(ctx,
+			`INSERT INTO idempotency_keys (key, operation, fingerprint, owner, lease_until, created_at)
+			 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING`,
+			c.Key, c.Operation, c.Fingerprint, c.Owner, lease, now.UnixMilli())
+		if err != nil || n == 1 {
+			return nil, err
 		}
+		// In flight under a lease that ran out: its holder died or hangs.
+		// The same request may take it over unless the holder already
+		// changed the catalog; another request may not (the caller answers
+		// from the record read below). A fingerprint of '' comes from
+		// before fingerprints were stored.
+		n, err = s.db.exec(ctx,
+			`UPDATE idempotency_keys SET owner = $1, lease_until = $2, fingerprint = $3
+			 WHERE key = $4 AND done = 0 AND mutated = 0 AND lease_until < $5 AND (fingerprint = $3 OR fingerprint = '')`,
+			c.Owner, lease, c.Fingerprint, c.Key, now.UnixMilli())
+		if err != nil || n == 1 {
+			return nil, err
+		}
+		rec, err := s.idempotencyGet(ctx, c.Key)
+		if s.db.classify(err) == classNoRows {
+			continue // released between our statements: claim again
+		}
+		return rec, err
+	}
+	return nil, fmt.Errorf("%w: idempotency key %s changed hands %d times", errRetryTx, c.Key, maxClaimAttempts)
+}
+
+func (s *Store) idempotencyGet(ctx context.Context, key string) (*store.IdempotencyRecord, error) {
+	rec := &store.IdempotencyRecord{Key: key}
+	var done, mutated int
+	var headers, body string
+	var created, lease int64
+	err := s.db.queryRow(ctx,
+		`SELECT operation, fingerprint, owner, done, mutated, status, headers, body, created_at, lease_until
+		 FROM idempotency_keys WHERE key = $1`, key).
+		Scan(&rec.Operation, &rec.Fingerprint, &rec.Owner, &done, &mutated, &rec.Status, &headers, &body, &created, &lease)
+	if err != nil {
 		return nil, err
 	}
-	rec.Done = done == 1
+	rec.Done, rec.Mutated = done == 1, mutated == 1
 	rec.Headers = unmarshalProps(headers)
 	rec.Body = []byte(body)
 	rec.CreatedAt = time.UnixMilli(created)
+	rec.LeaseUntil = time.UnixMilli(lease)
 	return rec, nil
+}
+
+// IdempotencyRenew implements store.Store.
+func (s *Store) IdempotencyRenew(ctx context.Context, key, owner string, lease time.Duration) error {
+	n, err := s.db.exec(ctx, `UPDATE idempotency_keys SET lease_until = $1 WHERE key = $2 AND owner = $3 AND done = 0`,
+		time.Now().Add(lease).UnixMilli(), key, owner)
+	if err != nil {
+		return s.wrap(err, "renew idempotency key")
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s", store.ErrNotHeld, key)
+	}
+	return nil
 }
 
 // IdempotencyFinish implements store.Store.
 func (s *Store) IdempotencyFinish(ctx context.Context, rec *store.IdempotencyRecord) error {
-	_, err := s.db.exec(ctx, `UPDATE idempotency_keys SET done = 1, status = $1, headers = $2, body = $3 WHERE key = $4`,
-		rec.Status, marshalProps(rec.Headers), string(rec.Body), rec.Key)
-	return err
+	n, err := s.db.exec(ctx,
+		`UPDATE idempotency_keys SET done = 1, status = $1, headers = $2, body = $3
+		 WHERE key = $4 AND owner = $5 AND done = 0`,
+		rec.Status, marshalProps(rec.Headers), string(rec.Body), rec.Key, rec.Owner)
+	if err != nil {
+		return s.wrap(err, "store idempotent outcome")
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s", store.ErrNotHeld, rec.Key)
+	}
+	return nil
 }
 
 // IdempotencyAbandon implements store.Store.
-func (s *Store) IdempotencyAbandon(ctx context.Context, key string) error {
-	_, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1 AND done = 0`, key)
-	return err
+func (s *Store) IdempotencyAbandon(ctx context.Context, key, owner string) error {
+	_, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND done = 0 AND mutated = 0`, key, owner)
+	if err == nil {
+		_, err = s.db.exec(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE key = $1 AND owner = $2 AND done = 0`, key, owner)
+	}
+	return s.wrap(err, "release idempotency key")
 }

@@ -4,8 +4,10 @@ package storetest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +36,9 @@ func Run(t *testing.T, newStore NewStore) {
 		"ConcurrentSwaps":         testConcurrentSwaps,
 		"ConcurrentNamespaceProp": testConcurrentNamespaceProps,
 		"Idempotency":             testIdempotency,
+		"IdempotencyLease":        testIdempotencyLease,
+		"IdempotencyFence":        testIdempotencyFence,
+		"AwkwardValues":           testAwkwardValues,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -392,32 +397,153 @@ func testConcurrentNamespaceProps(t *testing.T, s store.Store) {
 	require.Len(t, ns.Properties, 8, "no property update may be lost")
 }
 
+func claim(key, fp, owner string, lease, ttl time.Duration) store.IdempotencyClaim {
+	return store.IdempotencyClaim{Key: key, Operation: "POST /a", Fingerprint: fp, Owner: owner, Lease: lease, TTL: ttl}
+}
+
 func testIdempotency(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	rec, err := s.IdempotencyBegin(ctx, "k1", "POST /a", time.Hour)
+	rec, err := s.IdempotencyBegin(ctx, claim("k1", "fp", "o1", time.Minute, time.Hour))
 	require.NoError(t, err)
 	require.Nil(t, rec, "first claim owns the key")
-	rec, err = s.IdempotencyBegin(ctx, "k1", "POST /a", time.Hour)
+	rec, err = s.IdempotencyBegin(ctx, claim("k1", "fp", "o2", time.Minute, time.Hour))
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	require.False(t, rec.Done)
-	require.NoError(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k1", Status: 200, Headers: map[string]string{"ETag": "x"}, Body: []byte("body")}))
-	rec, err = s.IdempotencyBegin(ctx, "k1", "POST /a", time.Hour)
+	require.Equal(t, "o1", rec.Owner)
+	require.Equal(t, "fp", rec.Fingerprint)
+	require.Equal(t, "POST /a", rec.Operation)
+	require.True(t, rec.LeaseUntil.After(time.Now()), "lease is live")
+
+	require.ErrorIs(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k1", Owner: "o2", Status: 200}), store.ErrNotHeld,
+		"only the holder stores the outcome")
+	require.ErrorIs(t, s.IdempotencyRenew(ctx, "k1", "o2", time.Minute), store.ErrNotHeld)
+	require.NoError(t, s.IdempotencyRenew(ctx, "k1", "o1", time.Minute))
+	require.NoError(t, s.IdempotencyAbandon(ctx, "k1", "o2"), "releasing a key one does not hold is a no-op")
+	require.NoError(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k1", Owner: "o1", Status: 200,
+		Headers: map[string]string{"ETag": "x"}, Body: []byte("body")}))
+	rec, err = s.IdempotencyBegin(ctx, claim("k1", "fp", "o3", time.Minute, time.Hour))
 	require.NoError(t, err)
 	require.True(t, rec.Done)
 	require.Equal(t, 200, rec.Status)
 	require.Equal(t, "body", string(rec.Body))
 	require.Equal(t, "x", rec.Headers["ETag"])
+	require.ErrorIs(t, s.IdempotencyRenew(ctx, "k1", "o1", time.Minute), store.ErrNotHeld, "a finished key is not renewed")
 
-	_, err = s.IdempotencyBegin(ctx, "k2", "POST /b", time.Hour)
+	_, err = s.IdempotencyBegin(ctx, claim("k2", "fp", "o1", time.Minute, time.Hour))
 	require.NoError(t, err)
-	require.NoError(t, s.IdempotencyAbandon(ctx, "k2"))
-	rec, err = s.IdempotencyBegin(ctx, "k2", "POST /b", time.Hour)
+	require.NoError(t, s.IdempotencyAbandon(ctx, "k2", "o1"))
+	rec, err = s.IdempotencyBegin(ctx, claim("k2", "fp", "o2", time.Minute, time.Hour))
 	require.NoError(t, err)
 	require.Nil(t, rec, "an abandoned key can be claimed again")
 
 	time.Sleep(5 * time.Millisecond)
-	rec, err = s.IdempotencyBegin(ctx, "k1", "POST /a", time.Millisecond)
+	rec, err = s.IdempotencyBegin(ctx, claim("k1", "fp", "o4", time.Minute, time.Millisecond))
 	require.NoError(t, err)
 	require.Nil(t, rec, "expired outcomes are forgotten")
+}
+
+// testIdempotencyLease: a key left in flight by a holder that stopped
+// renewing is taken over once its lease runs out, by the same request only;
+// the old holder can then no longer finish it.
+func testIdempotencyLease(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	rec, err := s.IdempotencyBegin(ctx, claim("k", "fp", "dead", 50*time.Millisecond, time.Hour))
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "live", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "the lease still holds")
+	time.Sleep(120 * time.Millisecond)
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "other-body", "bad", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "another request never takes a key over")
+	require.Equal(t, "fp", rec.Fingerprint)
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "live", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.Nil(t, rec, "the same request takes over an expired lease")
+	require.ErrorIs(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k", Owner: "dead", Status: 200}), store.ErrNotHeld,
+		"the old holder lost the key")
+	require.NoError(t, s.IdempotencyFinish(ctx, &store.IdempotencyRecord{Key: "k", Owner: "live", Status: 204}))
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "x", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.True(t, rec.Done)
+	require.Equal(t, 204, rec.Status)
+}
+
+// testIdempotencyFence: a change made under a held key marks the key in
+// the same transaction; once the key is lost, fenced changes write nothing;
+// a marked key is never taken over or freed.
+func testIdempotencyFence(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s)
+	rec, err := s.IdempotencyBegin(ctx, claim("k", "fp", "a", 50*time.Millisecond, time.Hour))
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	held := store.WithIdempotencyFence(ctx, "k", "a")
+	_, err = s.NamespaceCreate(held, wh, []string{"ns"}, nil)
+	require.NoError(t, err)
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "b", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.True(t, rec.Mutated, "the change marked its key")
+	require.False(t, rec.Done)
+
+	time.Sleep(100 * time.Millisecond)
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "b", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "a key that changed the catalog is never taken over")
+	require.NoError(t, s.IdempotencyAbandon(ctx, "k", "a"))
+	rec, err = s.IdempotencyBegin(ctx, claim("k", "fp", "b", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "nor freed by its holder")
+	require.True(t, rec.Mutated)
+
+	// A key taken over by a retry fences its old holder out.
+	_, err = s.IdempotencyBegin(ctx, claim("k2", "fp", "old", 50*time.Millisecond, time.Hour))
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	rec, err = s.IdempotencyBegin(ctx, claim("k2", "fp", "new", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	_, err = s.NamespaceCreate(store.WithIdempotencyFence(ctx, "k2", "old"), wh, []string{"late"}, nil)
+	require.ErrorIs(t, err, store.ErrNotHeld)
+	_, err = s.NamespaceGet(ctx, wh, []string{"late"})
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace, "the fenced change wrote nothing")
+	_, err = s.NamespaceCreate(store.WithIdempotencyFence(ctx, "k2", "new"), wh, []string{"late"}, nil)
+	require.NoError(t, err)
+}
+
+// testAwkwardValues: values a database may refuse come back as
+// store.ErrInvalidValue (or are stored and read back intact), never as a
+// raw driver error; page tokens that decode to such bytes are refused as
+// invalid tokens on every backend.
+func testAwkwardValues(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	// Incompressible, so that Postgres cannot squeeze it into an index row.
+	noise := make([]byte, 6000)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(noise)
+	for name, levels := range map[string][]string{
+		"nul":      {"a\x00b"},
+		"bad utf8": {"a\xffb"},
+		"huge":     {base64.StdEncoding.EncodeToString(noise)},
+	} {
+		_, err := s.NamespaceCreate(ctx, wh, levels, nil)
+		if err != nil {
+			require.ErrorIs(t, err, store.ErrInvalidValue, name)
+			require.NotContains(t, err.Error(), "invalid byte sequence", "driver text must not leak")
+			require.NotContains(t, err.Error(), "index row", "driver text must not leak")
+			continue
+		}
+		got, err := s.NamespaceGet(ctx, wh, levels)
+		require.NoError(t, err, name)
+		require.Equal(t, levels, got.Levels, name)
+	}
+	for _, raw := range []string{"a\x00", "\xff\xfe"} {
+		tok := base64.RawURLEncoding.EncodeToString([]byte(raw))
+		_, _, err := s.NamespaceList(ctx, wh, nil, store.Page{Token: tok, Size: 2})
+		require.ErrorIs(t, err, store.ErrInvalidPageToken, "%q", raw)
+		_, _, err = s.ObjectList(ctx, wh, []string{"ns"}, store.KindTable, store.Page{Token: tok})
+		require.ErrorIs(t, err, store.ErrInvalidPageToken, "%q", raw)
+	}
 }
