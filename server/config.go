@@ -36,7 +36,6 @@ func (s *Server) GetConfig(ctx context.Context, req openapi.GetConfigRequestObje
 	}, nil
 }
 
-
 // isoDuration formats d as an ISO-8601 duration (PT30M, PT1H30M, PT45S).
 func isoDuration(d interface{ Seconds() float64 }) string {
 	secs := int64(d.Seconds())

@@ -19,7 +19,6 @@ type metrics struct {
 	reports  *prometheus.CounterVec
 }
 
-
 func newMetrics(reg *prometheus.Registry, svc *service.Service) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -317,7 +317,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 		}
 		return nil, putErr(err, store.KindTable, c.Ident, w.Name)
 	}
-	s.commitOutcome("committed")
+	s.commitOutcome(outcomeCommitted)
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
 }
 

@@ -22,7 +22,10 @@ import (
 //   - 500 CommitStateUnknownException: only when COMMIT itself failed, so the
 //     change may have landed; the files it wrote are kept.
 //   - 503 ServiceUnavailableException: the database was unreachable before
-//     COMMIT; nothing was committed.
+//     COMMIT; nothing was committed. (Java's REST client surfaces a 503 on a
+//     commit route as CommitStateUnknownException: it keeps its files and
+//     does not clean up, which is safe; a retry, ideally with the same
+//     Idempotency-Key, is correct.)
 //   - anything a stage returns (400, 404, 409 on a failed requirement) is
 //     final and nothing was committed.
 
@@ -128,7 +131,7 @@ func swapFailure(err error, subject string, tries int) (string, error) {
 // isUnavailable reports whether err means the request could not reach the
 // database (or gave up waiting for it) before anything was committed.
 func isUnavailable(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // stageOutcome labels a stage failure for metrics.

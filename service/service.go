@@ -36,8 +36,9 @@ type Options struct {
 	// Sealer encrypts storage-profile secrets at rest; without a key,
 	// profiles with secrets are refused.
 	Sealer *credentials.Sealer
-	// OnCommit observes commit outcomes ("committed", "conflict",
-	// "requirement_failed", "unknown", "error") for metrics; may be nil.
+	// OnCommit observes the final outcome of every commit, of every kind
+	// ("committed", "noop", "conflict", "requirement_failed", "unknown",
+	// "unavailable", "error") for metrics; may be nil.
 	OnCommit func(outcome string)
 	Logger   *slog.Logger
 }
@@ -76,9 +77,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves}
 }
 
-// Store returns the underlying store (for health checks and idempotency).
-func (s *Service) Store() store.Store { return s.store }
-
+// commitOutcome reports a commit's final outcome to Options.OnCommit.
 func (s *Service) commitOutcome(o string) {
 	if s.opts.OnCommit != nil {
 		s.opts.OnCommit(o)
