@@ -4,11 +4,11 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/openapi"
-	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/service"
 )
 
-func page(token *string, size *int) store.Page {
-	p := store.Page{}
+func page(token *string, size *int) service.Page {
+	p := service.Page{}
 	if token != nil {
 		p.Token = *token
 	}

@@ -39,11 +39,7 @@ func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanReq
 		if len(t.ColumnFiles) > 0 {
 			cfs := make([]openapi.ColumnFileInfo, 0, len(t.ColumnFiles))
 			for _, cf := range t.ColumnFiles {
-				ids := make([]int, len(cf.FieldIDs))
-				for i, v := range cf.FieldIDs {
-					ids[i] = int(v)
-				}
-				cfs = append(cfs, openapi.ColumnFileInfo{Location: cf.Location, FileFormat: cf.FileFormat, FieldIds: ids, FileSizeInBytes: cf.FileSizeInBytes})
+				cfs = append(cfs, openapi.ColumnFileInfo{Location: cf.Location, FileFormat: cf.FileFormat, FieldIds: cf.FieldIDs, FileSizeInBytes: cf.FileSizeInBytes})
 			}
 			df.ColumnFiles = &cfs
 		}

@@ -42,13 +42,9 @@ func (s *Server) ListColumnFiles(ctx context.Context, req openapi.ListColumnFile
 	}
 	out := openapi.ListColumnFiles200JSONResponse{DataFiles: []openapi.DataFileColumnFiles{}}
 	for _, r := range rows {
-		d := openapi.DataFileColumnFiles{DataFile: r.Location, ColumnFiles: []openapi.ColumnFileInfo{}}
+		d := openapi.DataFileColumnFiles{DataFile: r.DataFile, ColumnFiles: []openapi.ColumnFileInfo{}}
 		for _, cf := range r.ColumnFiles {
-			ids := make([]int, len(cf.FieldIDs))
-			for i, v := range cf.FieldIDs {
-				ids[i] = int(v)
-			}
-			d.ColumnFiles = append(d.ColumnFiles, openapi.ColumnFileInfo{Location: cf.Location, FileFormat: cf.FileFormat, FieldIds: ids, FileSizeInBytes: cf.FileSizeInBytes})
+			d.ColumnFiles = append(d.ColumnFiles, openapi.ColumnFileInfo{Location: cf.Location, FileFormat: cf.FileFormat, FieldIds: cf.FieldIDs, FileSizeInBytes: cf.FileSizeInBytes})
 		}
 		out.DataFiles = append(out.DataFiles, d)
 	}

@@ -7,10 +7,9 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/store"
 )
 
-func warehouseJSON(w *store.Warehouse) openapi.Warehouse {
+func warehouseJSON(w *service.Warehouse) openapi.Warehouse {
 	props := w.Properties
 	if props == nil {
 		props = map[string]string{}

@@ -197,7 +197,7 @@ func TestColumnCommitWithSeveralFilesOnSeveralBases(t *testing.T) {
 			got := map[string][]string{}
 			for _, r := range rows {
 				for _, cf := range r.ColumnFiles {
-					got[filepath.Base(r.Location)] = append(got[filepath.Base(r.Location)], fmt.Sprintf("%s%v", filepath.Base(cf.Location), cf.FieldIDs))
+					got[filepath.Base(r.DataFile)] = append(got[filepath.Base(r.DataFile)], fmt.Sprintf("%s%v", filepath.Base(cf.Location), cf.FieldIDs))
 				}
 			}
 			require.ElementsMatch(t, []string{"a-score.parquet[2]", "a-rank.parquet[3]"}, got["a.parquet"])

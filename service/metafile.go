@@ -73,7 +73,7 @@ func (s *Service) warehouse(ctx context.Context, name string) (*store.Warehouse,
 	if ok && time.Now().Before(e.expires) {
 		return e.w, nil
 	}
-	w, err := s.GetWarehouse(ctx, name)
+	w, err := s.getWarehouse(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ func nsNotFound(err error, levels []string) error {
 
 // CreateNamespace creates a namespace. Its parent must exist (404
 // otherwise); 409 AlreadyExists when it exists.
-func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels []string, props map[string]string) (*store.Namespace, error) {
+func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels []string, props map[string]string) (*Namespace, error) {
 	if err := validateNamespace(levels); err != nil {
 		return nil, err
 	}
@@ -30,11 +30,11 @@ func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels 
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return nil, wrapErr(KindNoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels[:len(levels)-1]))
 	}
-	return ns, storeErr(err, warehouse)
+	return namespaceOf(ns), storeErr(err, warehouse)
 }
 
 // LoadNamespace returns a namespace and its properties, or 404.
-func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []string) (*store.Namespace, error) {
+func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []string) (*Namespace, error) {
 	if err := validateNamespace(levels); err != nil {
 		return nil, err
 	}
@@ -42,13 +42,13 @@ func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, nsNotFound(err, levels)
 	}
-	return ns, storeErr(err, warehouse)
+	return namespaceOf(ns), storeErr(err, warehouse)
 }
 
 // ListNamespaces lists the direct children of parent (top level when
 // empty); 404 when parent is missing.
-func (s *Service) ListNamespaces(ctx context.Context, warehouse string, parent []string, page store.Page) ([][]string, string, error) {
-	out, next, err := s.store.NamespaceList(ctx, warehouse, parent, page)
+func (s *Service) ListNamespaces(ctx context.Context, warehouse string, parent []string, page Page) ([][]string, string, error) {
+	out, next, err := s.store.NamespaceList(ctx, warehouse, parent, page.store())
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, "", nsNotFound(err, parent)
 	}

@@ -541,15 +541,15 @@ func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) e
 }
 
 // ListTables lists table names in a namespace; 404 when it is missing.
-func (s *Service) ListTables(ctx context.Context, warehouse string, nsLevels []string, page store.Page) ([]string, string, error) {
+func (s *Service) ListTables(ctx context.Context, warehouse string, nsLevels []string, page Page) ([]string, string, error) {
 	return s.listObjects(ctx, warehouse, nsLevels, store.KindTable, page)
 }
 
-func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []string, kind store.ObjectKind, page store.Page) ([]string, string, error) {
+func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []string, kind store.ObjectKind, page Page) ([]string, string, error) {
 	if err := validateNamespace(nsLevels); err != nil {
 		return nil, "", err
 	}
-	names, next, err := s.store.ObjectList(ctx, warehouse, nsLevels, kind, page)
+	names, next, err := s.store.ObjectList(ctx, warehouse, nsLevels, kind, page.store())
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, "", nsNotFound(err, nsLevels)
 	}

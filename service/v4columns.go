@@ -548,12 +548,12 @@ func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snap
 
 // LiveColumnFiles lists, per base data file with column files, its live
 // column files at a snapshot (the current one when snapshotID is nil).
-func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Ident, snapshotID *int64) ([]v4manifest.TrackedFile, error) {
+func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Ident, snapshotID *int64) ([]BaseColumnFiles, error) {
 	w, st, err := s.loadV4At(ctx, warehouse, id, snapshotID)
 	if err != nil {
 		return nil, err
 	}
-	var out []v4manifest.TrackedFile
+	var out []BaseColumnFiles
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
 		if !rr.Tracking.Status.Live() || rr.ContentType != v4manifest.ContentDataManifest {
@@ -565,19 +565,11 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 		}
 		for _, r := range rows {
 			if r.Tracking.Status.Live() && len(r.ColumnFiles) > 0 {
-				out = append(out, r)
+				out = append(out, BaseColumnFiles{DataFile: r.Location, ColumnFiles: columnFileRefs(r.ColumnFiles)})
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b v4manifest.TrackedFile) int {
-		switch {
-		case a.Location < b.Location:
-			return -1
-		case a.Location > b.Location:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b BaseColumnFiles) int { return strings.Compare(a.DataFile, b.DataFile) })
 	return out, nil
 }
 
@@ -593,8 +585,8 @@ type ScanTask struct {
 	RecordCount     int64
 	FileSizeInBytes int64
 	FirstRowID      *int64
-	ColumnFiles     []v4manifest.ColumnFile
-	DeletionVector  *v4manifest.DeletionVector
+	ColumnFiles     []ColumnFileRef
+	DeletionVector  *DeletionVectorRef
 }
 
 // PlanScan lists the live data files of a v4 table at a snapshot (default:
@@ -626,8 +618,8 @@ func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, snap
 				return nil, e
 			}
 			t := ScanTask{Location: r.Location, FileFormat: r.FileFormat, Partition: r.Partition, RecordCount: r.RecordCount,
-				FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, ColumnFiles: r.ColumnFiles,
-				DeletionVector: r.DeletionVector}
+				FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, ColumnFiles: columnFileRefs(r.ColumnFiles),
+				DeletionVector: deletionVectorRef(r.DeletionVector)}
 			if r.SpecID != nil {
 				t.SpecID = *r.SpecID
 			}

@@ -106,7 +106,7 @@ func (s *Service) ViewExists(ctx context.Context, warehouse string, id Ident) er
 }
 
 // ListViews lists view names in a namespace; 404 when it is missing.
-func (s *Service) ListViews(ctx context.Context, warehouse string, nsLevels []string, page store.Page) ([]string, string, error) {
+func (s *Service) ListViews(ctx context.Context, warehouse string, nsLevels []string, page Page) ([]string, string, error) {
 	return s.listObjects(ctx, warehouse, nsLevels, store.KindView, page)
 }
 

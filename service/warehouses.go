@@ -34,11 +34,11 @@ func NormalizeLocation(loc string) (string, error) {
 	return n, nil
 }
 
-// CreateWarehouse registers a warehouse: 400 for a bad name or location
+// createWarehouse registers a warehouse: 400 for a bad name or location
 // (not normalisable, a filesystem root, no bucket), a bad allowed-locations
 // property, or prefixes that overlap another warehouse's; 409 when the name
 // is taken. allowed-locations is stored canonical.
-func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
+func (s *Service) createWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
 	if !warehouseName.MatchString(name) || reservedPrefixes[name] {
 		return nil, newErr(KindBadRequest, "Invalid warehouse name %q: use letters, digits, '_', '.', '-' (max 63), not a reserved word", name)
 	}
@@ -100,8 +100,8 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 	return out, append(mine, extras...), nil
 }
 
-// GetWarehouse returns a warehouse or 404 NoSuchWarehouseException.
-func (s *Service) GetWarehouse(ctx context.Context, name string) (*store.Warehouse, error) {
+// getWarehouse returns a warehouse or 404 NoSuchWarehouseException.
+func (s *Service) getWarehouse(ctx context.Context, name string) (*store.Warehouse, error) {
 	w, err := s.store.WarehouseGet(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", name)
@@ -109,8 +109,8 @@ func (s *Service) GetWarehouse(ctx context.Context, name string) (*store.Warehou
 	return w, storeErr(err, name)
 }
 
-// ListWarehouses returns every warehouse.
-func (s *Service) ListWarehouses(ctx context.Context) ([]*store.Warehouse, error) {
+// listWarehouses returns every warehouse.
+func (s *Service) listWarehouses(ctx context.Context) ([]*store.Warehouse, error) {
 	ws, err := s.store.WarehouseList(ctx)
 	return ws, storeErr(err, "")
 }
@@ -128,9 +128,9 @@ func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
 	return storeErr(err, name)
 }
 
-// EnsureWarehouse creates the warehouse when missing and returns it; an
+// ensureWarehouse creates the warehouse when missing and returns it; an
 // existing warehouse with another location is an error.
-func (s *Service) EnsureWarehouse(ctx context.Context, name, where string) (*store.Warehouse, error) {
+func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*store.Warehouse, error) {
 	w, err := s.store.WarehouseGet(ctx, name)
 	if err == nil {
 		loc, nerr := NormalizeLocation(where)
@@ -146,9 +146,9 @@ func (s *Service) EnsureWarehouse(ctx context.Context, name, where string) (*sto
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, storeErr(err, name)
 	}
-	w, err = s.CreateWarehouse(ctx, name, where, nil)
+	w, err = s.createWarehouse(ctx, name, where, nil)
 	if KindOf(err) == KindAlreadyExists { // lost a race with another replica
-		return s.GetWarehouse(ctx, name)
+		return s.getWarehouse(ctx, name)
 	}
 	return w, err
 }
@@ -181,7 +181,7 @@ func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte
 // StorageProfile returns a warehouse's profile without secrets (nil when
 // none is set).
 func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) {
-	w, err := s.GetWarehouse(ctx, name)
+	w, err := s.getWarehouse(ctx, name)
 	if err != nil || w.StorageProfile == "" {
 		return nil, err
 	}

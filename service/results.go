@@ -1,0 +1,123 @@
+package service
+
+import (
+	"context"
+
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// The service's own result types: callers (the HTTP layer, the CLI) see
+// these, never the store's rows or the manifest model.
+
+// Warehouse is a warehouse as callers see it. The storage profile is
+// served separately (its secrets never leave the service).
+type Warehouse struct {
+	Name       string
+	Location   string
+	Properties map[string]string
+}
+
+func warehouseOf(w *store.Warehouse) *Warehouse {
+	if w == nil {
+		return nil
+	}
+	return &Warehouse{Name: w.Name, Location: w.Location, Properties: w.Properties}
+}
+
+// Namespace is a namespace with its properties.
+type Namespace struct {
+	Levels     []string
+	Properties map[string]string
+}
+
+func namespaceOf(ns *store.Namespace) *Namespace {
+	if ns == nil {
+		return nil
+	}
+	return &Namespace{Levels: ns.Levels, Properties: ns.Properties}
+}
+
+// Page asks for one page of a list: Token from the previous page's next
+// token ("" for the first), Size the most entries wanted (0: no limit).
+type Page struct {
+	Token string
+	Size  int
+}
+
+func (p Page) store() store.Page { return store.Page{Token: p.Token, Size: p.Size} }
+
+// ColumnFileRef is a live column file of a base data file.
+type ColumnFileRef struct {
+	Location        string
+	FileFormat      string
+	FieldIDs        []int
+	FileSizeInBytes int64
+}
+
+// DeletionVectorRef is the deletion vector of a data file: a blob of a
+// Puffin file.
+type DeletionVectorRef struct {
+	Location    string
+	Offset      int64
+	SizeInBytes int64
+	Cardinality int64
+}
+
+// BaseColumnFiles is a base data file with its live column files.
+type BaseColumnFiles struct {
+	DataFile    string
+	ColumnFiles []ColumnFileRef
+}
+
+func columnFileRefs(cfs []v4manifest.ColumnFile) []ColumnFileRef {
+	if len(cfs) == 0 {
+		return nil
+	}
+	out := make([]ColumnFileRef, len(cfs))
+	for i, cf := range cfs {
+		ids := make([]int, len(cf.FieldIDs))
+		for j, id := range cf.FieldIDs {
+			ids[j] = int(id)
+		}
+		out[i] = ColumnFileRef{Location: cf.Location, FileFormat: cf.FileFormat, FieldIDs: ids, FileSizeInBytes: cf.FileSizeInBytes}
+	}
+	return out
+}
+
+func deletionVectorRef(dv *v4manifest.DeletionVector) *DeletionVectorRef {
+	if dv == nil {
+		return nil
+	}
+	return &DeletionVectorRef{Location: dv.Location, Offset: dv.Offset, SizeInBytes: dv.SizeInBytes, Cardinality: dv.Cardinality}
+}
+
+// CreateWarehouse registers a warehouse: 400 for a bad name or location
+// (or one overlapping another warehouse), 409 when the name is taken.
+func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props map[string]string) (*Warehouse, error) {
+	w, err := s.createWarehouse(ctx, name, loc, props)
+	return warehouseOf(w), err
+}
+
+// GetWarehouse returns a warehouse or 404 NoSuchWarehouseException.
+func (s *Service) GetWarehouse(ctx context.Context, name string) (*Warehouse, error) {
+	w, err := s.getWarehouse(ctx, name)
+	return warehouseOf(w), err
+}
+
+// ListWarehouses returns every warehouse.
+func (s *Service) ListWarehouses(ctx context.Context) ([]*Warehouse, error) {
+	ws, err := s.listWarehouses(ctx)
+	out := make([]*Warehouse, len(ws))
+	for i, w := range ws {
+		out[i] = warehouseOf(w)
+	}
+	return out, err
+}
+
+// EnsureWarehouse creates the warehouse when missing and returns it; 409
+// when it exists with another location.
+func (s *Service) EnsureWarehouse(ctx context.Context, name, where string) (*Warehouse, error) {
+	w, err := s.ensureWarehouse(ctx, name, where)
+	return warehouseOf(w), err
+}
