@@ -298,7 +298,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
-	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
+	metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), "")
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
 		return nil, err
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 )
@@ -43,9 +42,6 @@ func newMetadataLocation(loc string, props map[string]string, previous string) s
 	dir := strings.TrimRight(loc, "/") + "/metadata"
 	if p := props[metadataPathKey]; p != "" {
 		dir = strings.TrimRight(p, "/")
-		if n, err := location.Normalize(p); err == nil {
-			dir = n
-		}
 	}
 	return fmt.Sprintf("%s/%05d-%s.metadata.json", dir, version, uuid.New())
 }
@@ -161,7 +157,7 @@ func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj
 	if err := checkWritePaths(w, canon, props); err != nil {
 		return "", "", err
 	}
-	metaLoc = newMetadataLocation(canon, props, obj.MetadataLocation)
+	metaLoc = newMetadataLocation(loc, props, obj.MetadataLocation)
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
 		if KindOf(err) == KindBadRequest {
 			return "", "", err

@@ -137,10 +137,15 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if loc == "" {
 		loc = defaultLocation(w, ns, in.Name)
 	}
-	if loc, err = checkObjectLocation(w, loc); err != nil {
+	// Checks use the canonical form; the metadata keeps the client's
+	// spelling (engines compare the location they asked for) less any
+	// trailing slash.
+	canon, err := checkObjectLocation(w, loc)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkWritePaths(w, loc, props); err != nil {
+	loc = strings.TrimRight(loc, "/")
+	if err := checkWritePaths(w, canon, props); err != nil {
 		return nil, err
 	}
 	formatProps := iceberg.Properties{}
@@ -169,7 +174,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView)); err == nil {
 			return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
 		}
-		return s.tableResult(ctx, w, id, "", data, loc, in.VendCredentials)
+		return s.tableResult(ctx, w, id, "", data, canon, in.VendCredentials)
 	}
 	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
@@ -177,13 +182,13 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
-		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: version,
+		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: version,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
-		s.deleteTableFile(ctx, w, loc, metaLoc)
+		s.deleteTableFile(ctx, w, canon, metaLoc)
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
-	return s.tableResult(ctx, w, id, metaLoc, data, loc, in.VendCredentials)
+	return s.tableResult(ctx, w, id, metaLoc, data, canon, in.VendCredentials)
 }
 
 // decodeCreate decodes a create request's schema, partition spec and sort
@@ -461,7 +466,9 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 			return nil, wrapErr(KindUnavailable, err, "Cannot check metadata file %s", fileName(w, obj.Location, obj.MetadataLocation))
 		}
 		if !ok {
-			return nil, newErr(KindNotFound, "Failed to open input stream for file: %s", fileName(w, obj.Location, obj.MetadataLocation))
+			// The table's own metadata-location, which every load answer
+			// carries anyway; Java clients and the RCK match on this text.
+			return nil, newErr(KindNotFound, "Failed to open input stream for file: %s", obj.MetadataLocation)
 		}
 	}
 	data := obj.Metadata

@@ -48,14 +48,16 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	if loc == "" {
 		loc = defaultLocation(w, ns, in.Name)
 	}
-	if loc, err = checkObjectLocation(w, loc); err != nil {
+	canon, err := checkObjectLocation(w, loc)
+	if err != nil {
 		return nil, err
 	}
+	loc = strings.TrimRight(loc, "/") // the client's spelling, as in CreateTable
 	props := iceberg.Properties{}
 	for k, v := range in.Properties {
 		props[k] = v
 	}
-	if err := checkWritePaths(w, loc, props); err != nil {
+	if err := checkWritePaths(w, canon, props); err != nil {
 		return nil, err
 	}
 	meta, err := view.NewMetadata(&version, &schema, loc, props)
@@ -72,7 +74,7 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindView,
-		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
+		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
 		s.deleteOrphan(ctx, w, metaLoc)

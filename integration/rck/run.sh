@@ -14,7 +14,10 @@ if [ ! -f "$LIB/.complete" ]; then
   touch "$LIB/.complete"
 fi
 
-start_catalog rck rck_warehouse
+# The kit creates tables and views at locations of its own choosing under
+# /tmp (custom locations, a JUnit temp dir), so its warehouse lists /tmp as
+# an allowed location; every other client stays inside its warehouse.
+start_catalog rck rck_warehouse file:///tmp
 trap stop_catalog EXIT
 reports=$(mktemp -d /tmp/rck-reports.XXXXXX)
 cp_jars=$(ls "$LIB"/*.jar | grep -v -E '/junit-(jupiter|platform)' | tr '\n' ':')
