@@ -15,11 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/parquettest"
-	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
-	"github.com/lakehold/catalog/store/sqlstore"
 )
 
 // gatedStore holds the first ObjectsSwap until released, so that a second
@@ -71,19 +69,10 @@ type fixture struct {
 
 func newFixture(t *testing.T, backend string) *fixture {
 	ctx := context.Background()
-	var st *sqlstore.Store
-	var err error
-	if backend == "postgres" {
-		st, err = sqlstore.OpenPostgres(ctx, pgtest.NewDatabase(t), true)
-	} else {
-		st, err = sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
-	}
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	gate := &gatedStore{Store: st, reached: make(chan struct{}), release: make(chan struct{})}
+	gate := &gatedStore{Store: openStore(t, backend), reached: make(chan struct{}), release: make(chan struct{})}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := service.New(gate, storage.NewProvider(), service.Options{Logger: quiet})
-	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
+	_, err := svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)

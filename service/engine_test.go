@@ -61,13 +61,9 @@ func (f *faultStore) ObjectsSwap(ctx context.Context, swaps []store.Swap) error 
 	return f.Store.ObjectsSwap(ctx, swaps)
 }
 
-type engineFixture struct {
-	svc    *service.Service
-	faults *faultStore
-	dir    string
-}
-
-func newEngineFixture(t *testing.T, backend string) *engineFixture {
+// openStore opens an empty store of the given backend ("sqlite" or
+// "postgres"), closed when the test ends.
+func openStore(t *testing.T, backend string) *sqlstore.Store {
 	ctx := context.Background()
 	var st *sqlstore.Store
 	var err error
@@ -78,11 +74,21 @@ func newEngineFixture(t *testing.T, backend string) *engineFixture {
 	}
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	fs := &faultStore{Store: st}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := service.New(fs, storage.NewProvider(), service.Options{Logger: quiet})
+	return st
+}
+
+type engineFixture struct {
+	svc    *service.Service
+	faults *faultStore
+	dir    string
+}
+
+func newEngineFixture(t *testing.T, backend string) *engineFixture {
+	ctx := context.Background()
+	fs := &faultStore{Store: openStore(t, backend)}
+	svc := service.New(fs, storage.NewProvider(), service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	dir := t.TempDir()
-	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+dir, nil)
+	_, err := svc.CreateWarehouse(ctx, "wh", "file://"+dir, nil)
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
