@@ -838,6 +838,8 @@ func (e *hostileEnv) commitCases() []hostileCase {
 			"identifier": map[string]any{"namespace": []string{"ns"}, "name": "t"}, "requirements": []any{},
 			"updates": []any{map[string]any{"action": "set-location", "location": out}}}}}).status(400),
 		hostilePost("transaction-500-missing-tables", "/v1/wh/transactions/commit", map[string]any{"table-changes": e.missingChanges(500)}),
+		hostilePost("transaction-empty-change-missing-table", "/v1/wh/transactions/commit", map[string]any{"table-changes": []any{map[string]any{
+			"identifier": map[string]any{"namespace": []string{"ns"}, "name": "missing"}, "requirements": []any{}, "updates": []any{}}}}),
 		act("view-location-outside", "/v1/wh/namespaces/ns/views/v", map[string]any{"action": "set-location", "location": out}).status(400),
 		act("view-unknown-schema", "/v1/wh/namespaces/ns/views/v", map[string]any{"action": "add-view-version", "view-version": rawJSON(
 			`{"version-id":2,"timestamp-ms":1,"schema-id":99,"summary":{},"default-namespace":["ns"],"representations":[{"type":"sql","sql":"select 2","dialect":"spark"}]}`)}),
