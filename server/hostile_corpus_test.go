@@ -9,6 +9,11 @@ package server_test
 // name, parser, driver or runtime text; after each request the server
 // answers /healthz and a canary file outside the warehouse is untouched;
 // after each category a canary table still loads and takes a commit.
+//
+// Not covered: malformed percent-escapes in the path (%ZZ), which net/http
+// answers with a plain-text 400 before any handler runs. Allowed on
+// purpose: JSON syntax errors that describe the client's own body
+// ("invalid character ..."); Go type names and driver text are not.
 
 import (
 	"bytes"
@@ -56,9 +61,9 @@ type hostileCategory struct {
 // hostileSnap is the current snapshot of ns.seq, a table with a real
 // snapshot written by iceberg-go, that snapshot commits are built on.
 type hostileSnap struct {
-	id, lastSeq, timestamp int64
-	schemaID               int
-	manifestList           string
+	id, lastSeq  int64
+	schemaID     int
+	manifestList string
 }
 
 // hostileEnv is one server with the objects the corpus aims at.
@@ -187,7 +192,6 @@ func seqState(t *testing.T, b *bundle, name string) hostileSnap {
 			Snapshots []struct {
 				ID           int64  `json:"snapshot-id"`
 				ManifestList string `json:"manifest-list"`
-				Timestamp    int64  `json:"timestamp-ms"`
 			} `json:"snapshots"`
 		} `json:"metadata"`
 	}
@@ -195,7 +199,7 @@ func seqState(t *testing.T, b *bundle, name string) hostileSnap {
 	m := res.Metadata
 	for _, s := range m.Snapshots {
 		if s.ID == m.Current {
-			return hostileSnap{id: s.ID, lastSeq: m.LastSeq, timestamp: s.Timestamp, schemaID: m.SchemaID, manifestList: s.ManifestList}
+			return hostileSnap{id: s.ID, lastSeq: m.LastSeq, schemaID: m.SchemaID, manifestList: s.ManifestList}
 		}
 	}
 	t.Fatalf("ns.%s has no current snapshot: %s", name, hostileClip(r.body))
