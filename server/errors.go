@@ -95,5 +95,5 @@ func badRequest(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, r, e)
 		return
 	}
-	writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: "Malformed request: " + err.Error()})
+	writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: "Malformed request: " + service.ClientText(err)})
 }

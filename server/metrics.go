@@ -65,6 +65,16 @@ func (m *metrics) handler(reg *prometheus.Registry) http.Handler {
 
 // middleware records count and latency per route pattern (never per raw
 // path, which would explode cardinality).
+// methodLabel bounds the method label: a client may send any token as a
+// method, and every distinct label value is a new series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions, http.MethodPatch:
+		return m
+	}
+	return "other"
+}
+
 func (m *metrics) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -77,7 +87,8 @@ func (m *metrics) middleware(next http.Handler) http.Handler {
 		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 			route = rc.RoutePattern()
 		}
-		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.code())).Inc()
-		m.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		method := methodLabel(r.Method)
+		m.requests.WithLabelValues(route, method, strconv.Itoa(sw.code())).Inc()
+		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	})
 }

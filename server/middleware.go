@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -116,8 +118,32 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if hasJSONBody(r) {
+			// Read the (bounded) body once to refuse bytes that are not
+			// UTF-8: Go's decoder would silently turn them into U+FFFD
+			// and store a name or property nobody sent.
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				badRequest(w, r, err)
+				return
+			}
+			if !utf8.Valid(body) {
+				writeError(w, r, badRequestf("Malformed request: the body is not valid UTF-8"))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hasJSONBody reports whether r carries a body the catalog decodes as JSON
+// (every body but the form-encoded OAuth token request).
+func hasJSONBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return false
+	}
+	return !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded")
 }
 
 // checkNames refuses, with the same 400 on every backend, path segments and
@@ -142,7 +168,12 @@ func checkNames(next http.Handler) http.Handler {
 				return
 			}
 		}
-		for k, vs := range r.URL.Query() {
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, r, badRequestf("Invalid query string: malformed escape or separator"))
+			return
+		}
+		for k, vs := range q {
 			for _, v := range vs {
 				if msg := badNameBytes(v); msg != "" {
 					writeError(w, r, badRequestf("Invalid query parameter %s: %s", url.QueryEscape(k), msg))

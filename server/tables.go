@@ -213,6 +213,10 @@ func (s *Server) ReportMetrics(ctx context.Context, req openapi.ReportMetricsReq
 	if err != nil {
 		return nil, err
 	}
+	// The type becomes a metric label: only the spec's two are taken.
+	if rt := req.Body.ReportType; rt != "scan-report" && rt != "commit-report" {
+		return nil, badRequestf("Invalid report-type: expected scan-report or commit-report")
+	}
 	if err := s.svc.TableExists(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func parseChange(c TableChange) (*parsedChange, error) {
 	var ups table.Updates
 	if len(c.Updates) > 0 && string(c.Updates) != "null" {
 		if err := json.Unmarshal(c.Updates, &ups); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid updates: %v", err)
+			return nil, wrapErr(KindBadRequest, err, "Invalid updates: %s", ClientText(err))
 		}
 	}
 	return &parsedChange{TableChange: c, reqs: reqs, updates: ups}, nil
@@ -84,7 +84,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	}
 	for _, u := range updates {
 		if err := u.Apply(b); err != nil {
-			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 		}
 	}
 	if target != version && !b.HasChanges() {
@@ -98,7 +98,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}
 	if err := s.checkTableMetadataLocations(w, meta); err != nil {
 		return nil, err
@@ -265,11 +265,11 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	b, err := table.NewMetadataBuilder(version)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "%v", err)
+		return nil, wrapErr(KindBadRequest, err, "%s", ClientText(err))
 	}
 	for _, u := range createOrder(updates) {
 		if err := u.Apply(b); err != nil {
-			return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 		}
 	}
 	hasLocation := false
@@ -285,7 +285,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}
 	if err := s.checkTableMetadataLocations(w, meta); err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func ValidateNamespace(levels []string) error {
 	for _, l := range levels {
 		if err := checkName("namespace level", l); err != nil {
 			if len(levels) == 1 {
-				return newErr(KindBadRequest, "Invalid namespace: %v", err)
+				return newErr(KindBadRequest, "Invalid namespace: %s", ClientText(err))
 			}
 			return newErr(KindBadRequest, "Invalid namespace %q: %v", nsString(levels), err)
 		}
@@ -92,7 +92,7 @@ func ValidateNamespace(levels []string) error {
 // or holds a control character.
 func ValidateName(name string) error {
 	if err := checkName("name", name); err != nil {
-		return newErr(KindBadRequest, "Invalid identifier: %v", err)
+		return newErr(KindBadRequest, "Invalid identifier: %s", ClientText(err))
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func tablePrefixes(w *store.Warehouse, tableLoc string) location.Set {
 func checkObjectLocation(w *store.Warehouse, loc string) (string, error) {
 	n, err := location.Normalize(loc)
 	if err != nil {
-		return "", wrapErr(KindBadRequest, err, "Invalid location: %v", err)
+		return "", wrapErr(KindBadRequest, err, "Invalid location: %s", ClientText(err))
 	}
 	if !warehousePrefixes(w).ContainsBelow(n) {
 		return "", newErr(KindBadRequest, "Invalid location: it must be inside the warehouse location (or a prefix listed in its %s)", allowedLocationsKey)

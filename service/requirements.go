@@ -33,7 +33,7 @@ func parseRequirements(raw json.RawMessage) ([]requirement, error) {
 	}
 	var reqs []requirement
 	if err := json.Unmarshal(raw, &reqs); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid requirements: %v", err)
+		return nil, wrapErr(KindBadRequest, err, "Invalid requirements: %s", ClientText(err))
 	}
 	for i, r := range reqs {
 		missing := ""

@@ -160,7 +160,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	}
 	meta, err := table.NewMetadata(schema, spec, order, loc, formatProps)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
+		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %s", ClientText(err))
 	}
 	data, err := marshalTableMetadata(meta, version)
 	if err != nil {
@@ -197,22 +197,22 @@ func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec,
 	order := table.UnsortedSortOrder
 	var reqSchema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
-		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
+		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid schema: %s", ClientText(err))
 	}
 	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
 	if err != nil {
-		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid table definition: %v", err)
+		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid table definition: %s", ClientText(err))
 	}
 	var spec *iceberg.PartitionSpec
 	if len(specJSON) > 0 && string(specJSON) != "null" {
 		spec = &iceberg.PartitionSpec{}
 		if err := json.Unmarshal(specJSON, spec); err != nil {
-			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid partition spec: %v", err)
+			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid partition spec: %s", ClientText(err))
 		}
 	}
 	if len(orderJSON) > 0 && string(orderJSON) != "null" {
 		if err := json.Unmarshal(orderJSON, &order); err != nil {
-			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid write order: %v", err)
+			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid write order: %s", ClientText(err))
 		}
 	}
 	return schema, spec, order, nil
@@ -380,7 +380,7 @@ func (s *Service) readForRegister(ctx context.Context, warehouse string, id Iden
 	}
 	loc, err := location.Normalize(metadataLocation)
 	if err != nil {
-		return nil, nil, wrapErr(KindBadRequest, err, "Invalid metadata-location: %v", err)
+		return nil, nil, wrapErr(KindBadRequest, err, "Invalid metadata-location: %s", ClientText(err))
 	}
 	if !warehousePrefixes(w).Contains(loc) {
 		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: it must be inside the warehouse")

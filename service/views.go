@@ -38,11 +38,11 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	}
 	var schema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &schema); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %v", err)
+		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %s", ClientText(err))
 	}
 	var version view.Version
 	if err := json.Unmarshal(in.ViewVersion, &version); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid view-version: %v", err)
+		return nil, wrapErr(KindBadRequest, err, "Invalid view-version: %s", ClientText(err))
 	}
 	loc := in.Location
 	if loc == "" {
@@ -62,7 +62,7 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	}
 	meta, err := view.NewMetadata(&version, &schema, loc, props)
 	if err != nil {
-		return nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}
 	data, err := json.Marshal(meta)
 	if err != nil {
@@ -138,12 +138,12 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 	var reqs view.Requirements
 	if len(requirements) > 0 && string(requirements) != "null" {
 		if err := json.Unmarshal(requirements, &reqs); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid requirements: %v", err)
+			return nil, wrapErr(KindBadRequest, err, "Invalid requirements: %s", ClientText(err))
 		}
 	}
 	var ups view.Updates
 	if err := json.Unmarshal(updates, &ups); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid updates: %v", err)
+		return nil, wrapErr(KindBadRequest, err, "Invalid updates: %s", ClientText(err))
 	}
 	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 	}
 	for _, u := range ups {
 		if err := u.Apply(b); err != nil {
-			return nil, nil, wrapErr(KindIllegalArgument, err, "%v", err)
+			return nil, nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 		}
 	}
 	if !b.HasChanges() {
@@ -201,7 +201,7 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, nil, wrapErr(KindIllegalArgument, err, "%v", err)
+		return nil, nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}
 	data, err := json.Marshal(meta)
 	if err != nil {

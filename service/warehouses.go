@@ -29,7 +29,7 @@ var reservedPrefixes = map[string]bool{
 func NormalizeLocation(loc string) (string, error) {
 	n, err := location.Normalize(loc)
 	if err != nil {
-		return "", wrapErr(KindBadRequest, err, "Invalid location: %v", err)
+		return "", wrapErr(KindBadRequest, err, "Invalid location: %s", ClientText(err))
 	}
 	return n, nil
 }
@@ -159,7 +159,7 @@ func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*sto
 func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte) (any, error) {
 	p, redacted, err := credentials.ParseProfile(raw, s.opts.Sealer)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "%v", err)
+		return nil, wrapErr(KindBadRequest, err, "%s", ClientText(err))
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
