@@ -27,6 +27,7 @@ const (
 	ReasonSnapshotLogOrder        = "snapshot-log-out-of-order"
 	ReasonMetadataLogOrder        = "metadata-log-out-of-order"
 	ReasonRowLineageRegressed     = "row-lineage-regressed"
+	ReasonRowIDOutOfRange         = "row-id-out-of-range"
 	ReasonMissingMetadata         = "missing-metadata"
 	// ReasonMetadataDoesNotLoad is for callers that re-parse the serialized
 	// metadata and find that it does not load back.
@@ -42,6 +43,11 @@ const DefaultMaxClockSkew = time.Minute
 // logTolerance is the backward step Iceberg readers accept between
 // consecutive log entries (and between the last entry and last-updated-ms).
 const logTolerance = int64(60_000)
+
+// maxCounter bounds sequence numbers and next-row-id. Writers advance them
+// from the table's current values; one that jumps near the end of the int64
+// range would leave no room for the next append (a bricked table).
+const maxCounter = int64(1) << 62
 
 // maxDataFieldID is the highest field id a table column may use; ids above
 // are reserved for metadata columns.
@@ -63,17 +69,19 @@ type MetadataRules struct {
 //     entries, refs and the current snapshot name existing snapshots, and the
 //     main ref is the current snapshot;
 //   - every snapshot added by this commit has a non-negative id, an existing
-//     (or earlier added) parent, an existing schema id, a timestamp no later
-//     than now plus the allowed skew, and (v2+) a sequence number greater
+//     (or earlier added) parent, an existing schema id, a timestamp between
+//     the epoch and now plus the allowed skew, row ids within range, and (v2+) a sequence number greater
 //     than its parent's and than the last sequence number before it (v1: 0);
 //   - last-sequence-number covers every snapshot and never decreases, and
-//     next-row-id never decreases (v3+);
+//     next-row-id never decreases (v3+); neither may jump beyond 2^62, which
+//     would leave later appends no numbers;
 //   - a schema added by this commit uses positive field ids within
 //     last-column-id (iceberg-go's schema type already refuses repeats) and
 //     has its identifier fields; a partition spec added uses positive,
 //     distinct field ids within last-partition-id; added specs and sort
 //     orders name existing source fields;
-//   - snapshot and metadata logs are in time order.
+//   - snapshot and metadata logs are in time order, and a changed
+//     last-updated-ms is not in the future.
 //
 // Snapshots, schemas and specs that prev already had are held only to the
 // rules every loadable table meets, so tables written by older engines
@@ -128,12 +136,9 @@ func (c *metaCheck) index() {
 			c.prevOrders[o.OrderID()] = true
 		}
 	}
-	c.nextSchemas, c.nextFields = map[int]bool{}, map[int]bool{}
+	c.nextSchemas = map[int]bool{}
 	for _, s := range c.next.Schemas() {
 		c.nextSchemas[s.ID] = true
-		for _, f := range s.Fields() {
-			walkFields(f, func(id int) { c.nextFields[id] = true })
-		}
 	}
 	c.snaps = c.next.Snapshots()
 }
@@ -236,6 +241,10 @@ func (c *metaCheck) newSnapshot(s *table.Snapshot, seen map[int64]*table.Snapsho
 		d["schema-id"] = *s.SchemaID
 		return reject(ReasonUnknownSchemaID, d, "Snapshot %d uses schema %d, which does not exist", s.SnapshotID, *s.SchemaID)
 	}
+	if f, n := s.FirstRowID, s.AddedRows; f != nil && (*f > maxCounter || (n != nil && *n > maxCounter-*f)) {
+		d["first-row-id"] = *f
+		return reject(ReasonRowIDOutOfRange, d, "Snapshot %d assigns row ids beyond %d", s.SnapshotID, maxCounter)
+	}
 	var parent *table.Snapshot
 	if p := s.ParentSnapshotID; p != nil {
 		d["parent-snapshot-id"] = *p
@@ -258,6 +267,10 @@ func (c *metaCheck) newSnapshot(s *table.Snapshot, seen map[int64]*table.Snapsho
 		return nil
 	}
 	d["sequence-number"] = s.SequenceNumber
+	if s.SequenceNumber > maxCounter {
+		return reject(ReasonInvalidSequenceNumber, d, "Snapshot %d has sequence number %d, beyond %d: later snapshots would have no sequence numbers left",
+			s.SnapshotID, s.SequenceNumber, maxCounter)
+	}
 	if parent != nil && s.SequenceNumber <= parent.SequenceNumber {
 		return reject(ReasonSequenceNotIncreasing, d, "Snapshot %d has sequence number %d, not above its parent %d's %d",
 			s.SnapshotID, s.SequenceNumber, parent.SnapshotID, parent.SequenceNumber)
@@ -283,6 +296,10 @@ func (c *metaCheck) sequence() error {
 			return reject(ReasonSequenceNotIncreasing, map[string]any{"snapshot-id": s.SnapshotID, "sequence-number": s.SequenceNumber, "last-sequence-number": last},
 				"Snapshot %d has sequence number %d, above the table's last sequence number %d", s.SnapshotID, s.SequenceNumber, last)
 		}
+	}
+	if c.next.Version() >= 3 && c.next.NextRowID() > maxCounter && (c.prev == nil || c.next.NextRowID() != c.prev.NextRowID()) {
+		return reject(ReasonRowIDOutOfRange, map[string]any{"next-row-id": c.next.NextRowID()},
+			"next-row-id would become %d, beyond %d: later appends would have no row ids left", c.next.NextRowID(), maxCounter)
 	}
 	if c.prev == nil {
 		return nil
@@ -408,7 +425,17 @@ func (c *metaCheck) sortOrders() error {
 	return nil
 }
 
+// sources checks that ids are field ids of some schema of next.
 func (c *metaCheck) sources(ids []int, what string, d map[string]any) error {
+	if c.nextFields == nil {
+		// Built on first use: only new specs and sort orders need it.
+		c.nextFields = map[int]bool{}
+		for _, s := range c.next.Schemas() {
+			for _, f := range s.Fields() {
+				walkFields(f, func(id int) { c.nextFields[id] = true })
+			}
+		}
+	}
 	for _, id := range ids {
 		if !c.nextFields[id] {
 			d["field-id"] = id

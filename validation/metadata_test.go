@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,6 +62,10 @@ const legacyV2Fixture = `{"format-version":2,"table-uuid":"2c12d441-03fe-4693-9a
   {"snapshot-id":21,"parent-snapshot-id":20,"sequence-number":1,"timestamp-ms":TS_LAST,"manifest-list":"file:///legacy2/m21.avro","summary":{"operation":"append"}}],
  "snapshot-log":[]}`
 
+// v3Fixture is v2Fixture at format version 3, next-row-id 100.
+var v3Fixture = strings.Replace(strings.Replace(v2Fixture, `"format-version":2`, `"format-version":3,"next-row-id":100`, 1),
+	`"summary":{"operation":"append"},"schema-id":0}]`, `"summary":{"operation":"append"},"schema-id":0,"first-row-id":0,"added-rows":10}]`, 1)
+
 func fixture(t testing.TB, doc string) table.Metadata {
 	t.Helper()
 	doc = strings.NewReplacer("TS_OLD", strconv.FormatInt(tsOld, 10), "TS_LAST", strconv.FormatInt(tsLast, 10)).Replace(doc)
@@ -115,6 +120,12 @@ func snap(id int64, parent string, seq int64, ts string, schema string) string {
 	return `{"action":"add-snapshot","snapshot":` + s + `}}`
 }
 
+// lineageSnap is snapshot id (parent 11) with v3 row lineage fields.
+func lineageSnap(id, seq, firstRowID, addedRows int64) string {
+	return strings.Replace(snap(id, "11", seq, "TS_NOW", "0"), `"summary"`,
+		`"first-row-id":`+strconv.FormatInt(firstRowID, 10)+`,"added-rows":`+strconv.FormatInt(addedRows, 10)+`,"summary"`, 1)
+}
+
 func setMain(id int64) string {
 	return `{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":` + strconv.FormatInt(id, 10) + `}`
 }
@@ -162,6 +173,11 @@ func TestTableMetadataCommits(t *testing.T) {
 		{"unknown identifier field", "", []string{addSchema("", `,"identifier-field-ids":[9]`)}, ReasonUnknownFieldID},
 		{"schema of kept snapshots removed", "", []string{addSchema(`,{"id":3,"name":"x","required":false,"type":"int"}`, ""),
 			`{"action":"set-current-schema","schema-id":-1}`, `{"action":"remove-schemas","schema-ids":[0]}`}, ReasonUnknownSchemaID},
+		{"sequence number at the end of the range", "", []string{snap(12, "11", math.MaxInt64, "TS_NOW", "0"), setMain(12)}, ReasonInvalidSequenceNumber},
+		{"v3 append", v3Fixture, []string{lineageSnap(12, 3, 100, 5), setMain(12)}, ""},
+		{"v3 first row id far ahead", v3Fixture, []string{lineageSnap(12, 3, 1<<40, 5), setMain(12)}, ""},
+		{"v3 row ids at the end of the range", v3Fixture, []string{lineageSnap(12, 3, math.MaxInt64-2, 5), setMain(12)}, ReasonRowIDOutOfRange},
+		{"v3 next-row-id at the end of the range", v3Fixture, []string{lineageSnap(12, 3, 100, 1<<62), setMain(12)}, ReasonRowIDOutOfRange},
 		{"legacy v1 sequence number", legacyV1Fixture, []string{snap(7, "6", 5, "TS_NOW", ""), setMain(7)}, ReasonInvalidSequenceNumber},
 		{"legacy v2 stale parentless snapshot", legacyV2Fixture, []string{snap(22, "", 1, "TS_NOW", "0")}, ReasonSequenceNotIncreasing},
 	}
@@ -371,8 +387,7 @@ func ptr[T any](v T) *T { return &v }
 // TestTableMetadataStates covers the table-wide rules on states the builder
 // would not produce.
 func TestTableMetadataStates(t *testing.T) {
-	v3 := fixture(t, strings.Replace(strings.Replace(v2Fixture, `"format-version":2`, `"format-version":3,"next-row-id":100`, 1),
-		`"summary":{"operation":"append"},"schema-id":0}]`, `"summary":{"operation":"append"},"schema-id":0,"first-row-id":0,"added-rows":10}]`, 1))
+	v3 := fixture(t, v3Fixture)
 	bucket := func(fieldID, source int) iceberg.PartitionField {
 		return iceberg.PartitionField{SourceIDs: []int{source}, FieldID: fieldID, Name: "p" + strconv.Itoa(fieldID), Transform: iceberg.BucketTransform{NumBuckets: 4}}
 	}
@@ -403,6 +418,7 @@ func TestTableMetadataStates(t *testing.T) {
 		{"last sequence number below a snapshot", nil, func(f *fakeMeta) { f.lastSeq = ptr(int64(1)) }, ReasonSequenceNotIncreasing},
 		{"last sequence number unchanged", nil, func(f *fakeMeta) { f.lastSeq = ptr(int64(2)) }, ""},
 		{"next-row-id goes back", v3, func(f *fakeMeta) { f.nextRowID = ptr(int64(50)) }, ReasonRowLineageRegressed},
+		{"next-row-id beyond the range", v3, func(f *fakeMeta) { f.nextRowID = ptr(int64(1)<<62 + 1) }, ReasonRowIDOutOfRange},
 		{"last-column-id goes back", nil, func(f *fakeMeta) { f.lastColumnID = ptr(1) }, ReasonInvalidFieldID},
 		{"new schema above last-column-id", nil, func(f *fakeMeta) {
 			f.schemas = append(f.Metadata.Schemas(), iceberg.NewSchema(1, iceberg.NestedField{ID: 3, Name: "x", Type: iceberg.PrimitiveTypes.Int32}))
