@@ -84,7 +84,7 @@ func benchGet(b *testing.B, bd *bundle, path string, headers ...string) {
 // BenchmarkLoadTable measures loadTable end to end over HTTP (loopback):
 // a fresh table, a 10k-snapshot table, and the If-None-Match 304 path.
 func BenchmarkLoadTable(b *testing.B) {
-	bd := setupTB(b, benchBackend())
+	bd := setupTB(b, benchBackend(), nil)
 	bd.createNamespaceTB(b, "ns")
 	r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "small", "schema": rawJSON(testSchema)})
 	require.Equal(b, 200, r.status)
@@ -104,7 +104,7 @@ func BenchmarkLoadTable(b *testing.B) {
 // table (distinct), and all goroutines on one table (hot; retries and 409s
 // included, 409s counted as a custom metric).
 func BenchmarkCommit(b *testing.B) {
-	bd := setupTB(b, benchBackend())
+	bd := setupTB(b, benchBackend(), nil)
 	bd.createNamespaceTB(b, "ns")
 	const tables = 64
 	for i := 0; i < tables; i++ {

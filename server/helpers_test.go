@@ -48,15 +48,17 @@ func openStore(t testing.TB, backend string) store.Store {
 }
 
 // setup starts a catalog over a fresh store with warehouse "wh".
-func setup(t *testing.T, backend string) *bundle { return setupTB(t, backend) }
+func setup(t *testing.T, backend string) *bundle { return setupTB(t, backend, nil) }
 
-func setupTB(t testing.TB, backend string) *bundle {
+// setupTB starts a server over a fresh store of backend with one file://
+// warehouse "wh" having the given properties.
+func setupTB(t testing.TB, backend string, whProps map[string]string) *bundle {
 	t.Helper()
 	st := openStore(t, backend)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := service.New(st, storage.NewProvider(), service.Options{VerifyMetadataOnLoad: true, Logger: quiet})
 	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")
-	_, err := svc.CreateWarehouse(context.Background(), "wh", loc, nil)
+	_, err := svc.CreateWarehouse(context.Background(), "wh", loc, whProps)
 	require.NoError(t, err)
 	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet})
 	hs := httptest.NewServer(srv)

@@ -107,6 +107,9 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
+	if err := s.checkNewMetadata(base, meta, data); err != nil {
+		return nil, err
+	}
 	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
 	if err != nil {
 		return nil, err
@@ -297,6 +300,9 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	data, err := marshalTableMetadata(meta, target)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
+	}
+	if err := s.checkNewMetadata(nil, meta, data); err != nil {
+		return nil, err
 	}
 	metaLoc := newMetadataLocation(meta.Location(), meta.Properties(), "")
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {

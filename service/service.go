@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 // Options configure a Service.
@@ -29,6 +31,11 @@ type Options struct {
 	// VerifyMetadataOnLoad makes loadTable check that the metadata file
 	// still exists (one stat); a missing file answers 404 NotFoundException.
 	VerifyMetadataOnLoad bool
+	// MaxClockSkew is how far ahead of the catalog's clock a committed
+	// snapshot may be dated (default validation.DefaultMaxClockSkew, one
+	// minute: a snapshot dated further ahead would make later commits from
+	// writers with correct clocks fail until the clock caught up).
+	MaxClockSkew time.Duration
 	// Authorizer decides access; nil allows everything.
 	Authorizer Authorizer
 	// Credentials vends storage credentials on load; nil vends none.
@@ -62,6 +69,9 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	}
 	if opts.MaxLeafEntries <= 0 {
 		opts.MaxLeafEntries = 2048
+	}
+	if opts.MaxClockSkew <= 0 {
+		opts.MaxClockSkew = validation.DefaultMaxClockSkew
 	}
 	if opts.Sealer == nil {
 		opts.Sealer, _ = credentials.NewSealer(nil)
