@@ -166,6 +166,9 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
+	if err := s.checkNewMetadata(nil, meta, data); err != nil {
+		return nil, err
+	}
 	if in.StageCreate {
 		// Nothing is persisted; the name is only checked to fail early.
 		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindTable)); err == nil {

@@ -134,6 +134,9 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, op table.Operati
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")
 	}
+	if err := s.checkNewMetadata(st.meta, meta, data); err != nil {
+		return nil, err
+	}
 	metaLoc, newLoc, err := s.writeNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), data)
 	if err != nil {
 		return nil, err

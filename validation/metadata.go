@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 )
 
 // Reason codes of rejected table metadata (a commit whose result must not
@@ -29,6 +30,8 @@ const (
 	ReasonRowLineageRegressed     = "row-lineage-regressed"
 	ReasonRowIDOutOfRange         = "row-id-out-of-range"
 	ReasonMissingMetadata         = "missing-metadata"
+	ReasonTableUUIDChanged        = "table-uuid-changed"
+	ReasonMainNotBranch           = "main-not-a-branch"
 	// ReasonMetadataDoesNotLoad is for callers that re-parse the serialized
 	// metadata and find that it does not load back.
 	ReasonMetadataDoesNotLoad = "metadata-does-not-load"
@@ -161,6 +164,9 @@ func currentSchemaID(m table.Metadata) (id int, ok bool) {
 // pointers checks the ids that name the current schema, spec, sort order and
 // snapshots.
 func (c *metaCheck) pointers() error {
+	if c.prev != nil && c.prev.TableUUID() != uuid.Nil && c.next.TableUUID() != c.prev.TableUUID() {
+		return reject(ReasonTableUUIDChanged, nil, "Cannot reassign uuid: a table keeps the uuid it was created with")
+	}
 	if id, ok := currentSchemaID(c.next); !ok || !c.nextSchemas[id] {
 		return reject(ReasonUnknownSchemaID, nil, "The current schema id names no schema of the table")
 	}
@@ -183,6 +189,9 @@ func (c *metaCheck) pointers() error {
 				"Ref %s points at snapshot %d, which does not exist", name, ref.SnapshotID)
 		}
 		if name == table.MainBranch {
+			if ref.SnapshotRefType != table.BranchRef {
+				return reject(ReasonMainNotBranch, nil, "Ref main must be a branch, not a %s", ref.SnapshotRefType)
+			}
 			main = &ref
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
+	"github.com/lakehold/catalog/validation"
 	"github.com/lakehold/catalog/vending"
 )
 
@@ -38,6 +39,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	defaultWH := fs.String("default-warehouse", os.Getenv("CATALOG_DEFAULT_WAREHOUSE"), "warehouse served by /v1/config without ?warehouse= (embedded default: default) [CATALOG_DEFAULT_WAREHOUSE]")
 	migrate := fs.Bool("migrate", envBool("CATALOG_MIGRATE", true), "apply Postgres migrations at start [CATALOG_MIGRATE]")
 	verify := fs.Bool("verify-metadata-on-load", envBool("CATALOG_VERIFY_METADATA_ON_LOAD", true), "stat the metadata file on every loadTable (404 when it vanished) [CATALOG_VERIFY_METADATA_ON_LOAD]")
+	skew := fs.Duration("max-clock-skew", envDuration("CATALOG_MAX_CLOCK_SKEW", validation.DefaultMaxClockSkew), "how far ahead of the server clock a committed snapshot may be dated [CATALOG_MAX_CLOCK_SKEW]")
 	idemLife := fs.Duration("idempotency-lifetime", envDuration("CATALOG_IDEMPOTENCY_LIFETIME", 30*time.Minute), "how long Idempotency-Key outcomes are kept [CATALOG_IDEMPOTENCY_LIFETIME]")
 	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "debug, info, warn or error [CATALOG_LOG_LEVEL]")
 	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
@@ -68,6 +70,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	svc := service.New(st, storage.NewProvider(), service.Options{
 		VerifyMetadataOnLoad: *verify,
+		MaxClockSkew:         *skew,
 		OnCommit:             server.CommitObserver(reg),
 		Logger:               log,
 		Sealer:               sealer,
