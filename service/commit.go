@@ -21,6 +21,15 @@ type TableChange struct {
 	Updates      json.RawMessage
 }
 
+// Bounds on one commit. Engines send a handful of updates per commit (a
+// create transaction a dozen); the bounds stop a body from making the
+// server apply and validate millions of them.
+const (
+	MaxCommitUpdates      = 1000
+	MaxCommitRequirements = 100
+	MaxTransactionTables  = 100
+)
+
 // parsedChange is a decoded TableChange.
 type parsedChange struct {
 	TableChange
@@ -36,11 +45,15 @@ func parseChange(c TableChange) (*parsedChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(c.Updates) == 0 || string(c.Updates) == "null" {
+		return nil, newErr(KindBadRequest, "Invalid commit: updates must be a list (empty for none)")
+	}
 	var ups table.Updates
-	if len(c.Updates) > 0 && string(c.Updates) != "null" {
-		if err := json.Unmarshal(c.Updates, &ups); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid updates: %s", ClientText(err))
-		}
+	if err := json.Unmarshal(c.Updates, &ups); err != nil {
+		return nil, wrapErr(KindBadRequest, err, "Invalid updates: %s", ClientText(err))
+	}
+	if len(ups) > MaxCommitUpdates || len(reqs) > MaxCommitRequirements {
+		return nil, newErr(KindBadRequest, "Invalid commit: at most %d updates and %d requirements per table", MaxCommitUpdates, MaxCommitRequirements)
 	}
 	return &parsedChange{TableChange: c, reqs: reqs, updates: ups}, nil
 }
@@ -158,6 +171,9 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 func (s *Service) CommitTransaction(ctx context.Context, warehouse string, changes []TableChange) error {
 	if len(changes) == 0 {
 		return newErr(KindBadRequest, "Invalid transaction: no table changes")
+	}
+	if len(changes) > MaxTransactionTables {
+		return newErr(KindBadRequest, "Invalid transaction: at most %d tables per transaction", MaxTransactionTables)
 	}
 	parsed := make([]*parsedChange, 0, len(changes))
 	seen := map[string]bool{}

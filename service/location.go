@@ -3,6 +3,7 @@ package service
 import (
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -67,6 +68,14 @@ func checkObjectLocation(w *store.Warehouse, loc string) (string, error) {
 	n, err := location.Normalize(loc)
 	if err != nil {
 		return "", wrapErr(KindBadRequest, err, "Invalid location: %s", ClientText(err))
+	}
+	if len(n) > maxLocationBytes {
+		return "", newErr(KindBadRequest, "Invalid location: longer than %d bytes", maxLocationBytes)
+	}
+	for _, seg := range strings.Split(n, "/") {
+		if len(seg) > maxSegmentBytes {
+			return "", newErr(KindBadRequest, "Invalid location: a path segment is longer than %d bytes", maxSegmentBytes)
+		}
 	}
 	if !warehousePrefixes(w).ContainsBelow(n) {
 		return "", newErr(KindBadRequest, "Invalid location: it must be inside the warehouse location (or a prefix listed in its %s)", allowedLocationsKey)
@@ -156,11 +165,31 @@ func fileName(w *store.Warehouse, base, loc string) string {
 	return "<outside>/" + path.Base(loc)
 }
 
+// Location size limits: a table's files sit a few segments below its
+// location (metadata/<NNNNN>-<uuid>.metadata.json), and both file systems
+// (255-byte names, 4096-byte paths) and object stores (1024-byte keys)
+// bound what can be written there. A location over them would take the
+// create and fail every write after it.
+const (
+	maxLocationBytes  = 900
+	maxSegmentBytes   = 200
+	maxDefaultSegment = 160 // + "-" + 32 hex digits of the default suffix
+)
+
 // safeSegment turns a namespace level or name into one path segment that
 // normalises: characters that would split, escape or query the path become
-// '_', and "." or ".." are replaced. Uniqueness is not needed: default
-// table locations end in a random suffix.
+// '_', and "." or ".." are replaced; long names are cut (at a UTF-8
+// boundary) so that the segment plus a table's random suffix stays under
+// file-system name limits. Uniqueness is not needed: default table
+// locations end in a random suffix.
 func safeSegment(s string) string {
+	if len(s) > maxDefaultSegment {
+		cut := maxDefaultSegment
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
 	b := []byte(s)
 	for i, c := range b {
 		if c < 0x20 || c == 0x7f || strings.IndexByte(`/\?#%`, c) >= 0 {

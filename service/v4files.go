@@ -7,7 +7,9 @@ import (
 	"errors"
 	"maps"
 	"math/rand/v2"
+	"path"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -159,8 +161,11 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 // dataFileRow validates one added data file and builds its row (tracking
 // filled in later).
 func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4State, in DataFileInput) (*v4manifest.TrackedFile, error) {
+	if in.Location == "" {
+		return nil, newErr(KindBadRequest, "Data file: location is required")
+	}
 	loc := v4manifest.Resolve(st.location, in.Location)
-	name := v4manifest.Relativize(st.location, loc) // messages never show server paths
+	name := tableFileName(st.location, loc) // messages never show server paths
 	if err := fileInTable(w, st, loc, "data file"); err != nil {
 		return nil, err
 	}
@@ -198,10 +203,10 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	if len(in.ContentStats) > 0 && string(in.ContentStats) != "null" {
 		stats, err := parseContentStats(sc, in.ContentStats)
 		if err != nil {
-			return nil, newErr(KindBadRequest, "Data file %s: %v", name, err)
+			return nil, newErr(KindBadRequest, "Data file %s: %s", name, ClientText(err))
 		}
 		row.ContentStats = stats
-		return row, nil
+		return row, s.requireFile(ctx, w, loc, "Data file "+name)
 	}
 	io, err := s.fileIO(ctx, w, loc)
 	if err != nil {
@@ -326,10 +331,10 @@ func resolveFilesChange(tableLoc string, c FilesCommit) (*filesChange, error) {
 		d := &c.SetDeletionVectors[i]
 		base := v4manifest.Resolve(tableLoc, d.DataFile)
 		if fc.dvs[base] != nil {
-			return nil, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", v4manifest.Relativize(tableLoc, base))
+			return nil, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", tableFileName(tableLoc, base))
 		}
 		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
-			return nil, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", v4manifest.Relativize(tableLoc, base))
+			return nil, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", tableFileName(tableLoc, base))
 		}
 		fc.dvs[base] = d
 	}
@@ -451,12 +456,12 @@ func (s *Service) rewriteForFiles(ctx context.Context, t *v4Tx, fc *filesChange)
 	}
 	for loc, found := range fc.remove {
 		if !found {
-			return rejectV4(validation.ReasonUnknownDataFile, "remove-files: %s is not a live file of the table", v4manifest.Relativize(t.st.location, loc))
+			return rejectV4(validation.ReasonUnknownDataFile, "remove-files: %s is not a live file of the table", fileName(t.w, t.st.location, loc))
 		}
 	}
 	for loc := range fc.dvs {
 		if !fc.dvFound[loc] {
-			return rejectV4(validation.ReasonUnknownDataFile, "set-deletion-vectors: %s is not a live data file of the table", v4manifest.Relativize(t.st.location, loc))
+			return rejectV4(validation.ReasonUnknownDataFile, "set-deletion-vectors: %s is not a live data file of the table", fileName(t.w, t.st.location, loc))
 		}
 	}
 	return nil
@@ -538,6 +543,9 @@ func (s *Service) addEqualityDeletes(ctx context.Context, t *v4Tx, in []Equality
 		if err != nil {
 			return err
 		}
+		if err := s.requireFile(ctx, t.w, row.Location, "Delete file "+tableFileName(t.st.location, row.Location)); err != nil {
+			return err
+		}
 		row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(t.snapID), SequenceNumber: ptrTo(t.seq), FileSequenceNumber: ptrTo(t.seq)}
 		dels = append(dels, *row)
 	}
@@ -572,11 +580,14 @@ func filesSummary(c FilesCommit, fc *filesChange, added int, addedRecords int64)
 
 // equalityDeleteRow validates one added equality-delete file.
 func (s *Service) equalityDeleteRow(t *v4Tx, st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
+	if in.Location == "" {
+		return nil, newErr(KindBadRequest, "Delete file: location is required")
+	}
 	loc := v4manifest.Resolve(st.location, in.Location)
 	if err := fileInTable(t.w, st, loc, "delete file"); err != nil {
 		return nil, err
 	}
-	name := v4manifest.Relativize(st.location, loc) // messages never show server paths
+	name := tableFileName(st.location, loc) // messages never show server paths
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
 		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
@@ -614,6 +625,33 @@ func fileInTable(w *store.Warehouse, st *v4State, loc, what string) error {
 		e := rejectV4(validation.ReasonLocationOutsideTable, "%s", err.Error())
 		e.Details = map[string]any{"file": fileName(w, st.location, loc)}
 		return e
+	}
+	return nil
+}
+
+// tableFileName names a file for a message: relative to the table when
+// inside it, else by its last segment only (no server path).
+func tableFileName(tableLoc, loc string) string {
+	rel := v4manifest.Relativize(tableLoc, loc)
+	if strings.Contains(rel, "://") || strings.HasPrefix(rel, "/") {
+		return "<outside>/" + path.Base(rel)
+	}
+	return rel
+}
+
+// requireFile refuses (400 ValidationException, file-missing) a file a
+// commit references without the server reading it, when it does not exist.
+func (s *Service) requireFile(ctx context.Context, w *store.Warehouse, loc, what string) error {
+	io, err := s.fileIO(ctx, w, loc)
+	if err != nil {
+		return err
+	}
+	ok, err := io.Exists(ctx, loc)
+	if err != nil {
+		return wrapErr(KindUnavailable, err, "%s: cannot check that it exists", what)
+	}
+	if !ok {
+		return rejectV4(validation.ReasonFileMissing, "%s does not exist", what)
 	}
 	return nil
 }

@@ -145,6 +145,14 @@ func parseContentStats(sc *iceberg.Schema, raw json.RawMessage) (map[int]*v4mani
 		if !ok {
 			return nil, fmt.Errorf("content-stats: field %d is not in the schema", id)
 		}
+		for _, c := range []*int64{st.ValueCount, st.NullValueCount, st.NaNValueCount} {
+			if c != nil && *c < 0 {
+				return nil, fmt.Errorf("content-stats %d: counts cannot be negative", id)
+			}
+		}
+		if st.ValueCount != nil && st.NullValueCount != nil && *st.NullValueCount > *st.ValueCount {
+			return nil, fmt.Errorf("content-stats %d: null-value-count exceeds value-count", id)
+		}
 		fs := &v4manifest.FieldStats{TightBounds: st.TightBounds, ValueCount: st.ValueCount, NullValueCount: st.NullValueCount, NaNValueCount: st.NaNValueCount}
 		if fs.LowerBound, err = jsonToValue(f.Type, st.LowerBound); err != nil {
 			return nil, fmt.Errorf("content-stats %d lower-bound: %w", id, err)

@@ -40,7 +40,7 @@ func NormalizeLocation(loc string) (string, error) {
 // is taken. allowed-locations is stored canonical.
 func (s *Service) createWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
 	if !warehouseName.MatchString(name) || reservedPrefixes[name] {
-		return nil, newErr(KindBadRequest, "Invalid warehouse name %q: use letters, digits, '_', '.', '-' (max 63), not a reserved word", name)
+		return nil, newErr(KindBadRequest, "Invalid warehouse name: use letters, digits, '_', '.', '-' (max 63), not a reserved word")
 	}
 	canon, err := NormalizeLocation(loc)
 	if err != nil {

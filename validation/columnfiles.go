@@ -40,6 +40,9 @@ const (
 	// ReasonColumnFilesUnsupported: a plan would return column files to a
 	// client that did not say it reads them.
 	ReasonColumnFilesUnsupported = "column-files-unsupported-by-client"
+	// ReasonFileMissing: a data or delete file named with its stats (so
+	// not read by the server) does not exist.
+	ReasonFileMissing = "file-missing"
 )
 
 // Error is a rejected commit: nothing is committed.
