@@ -165,6 +165,9 @@ func TestFilesCommit(t *testing.T) {
 				{map[string]any{"add-data-files": []any{map[string]any{"location": "data/c.parquet", "file-format": "parquet", "record-count": 1, "file-size-in-bytes": 1, "spec-id": 0}}}, "file-size-mismatch"},
 				{map[string]any{"add-data-files": []any{map[string]any{"location": "data/c.orc", "file-format": "orc", "record-count": 1, "file-size-in-bytes": 1, "spec-id": 0}}}, "unsupported-file-format"},
 				{map[string]any{"add-data-files": []any{map[string]any{"location": "data/missing.parquet", "file-format": "parquet", "record-count": 1, "file-size-in-bytes": 1, "spec-id": 0}}}, "data-file-unreadable"},
+				{map[string]any{"add-data-files": []any{map[string]any{"location": "data/missing.parquet", "file-format": "parquet", "record-count": 1, "file-size-in-bytes": 1, "spec-id": 0,
+					"content-stats": map[string]any{}}}}, "file-missing"},
+				{map[string]any{"add-data-files": []any{map[string]any{"location": "file:///elsewhere/x.parquet", "file-format": "parquet", "record-count": 1, "file-size-in-bytes": 1, "spec-id": 0}}}, "location-outside-table"},
 			}
 			for _, c := range cases {
 				r := b.do(t, "POST", "/v1/wh/namespaces/ns/tables/t/files", c.body)
