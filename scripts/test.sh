@@ -32,5 +32,6 @@ go test -count=1 -timeout 25m -race "$@" "${racy[@]}"
 go test -count=1 -timeout 20m "$@" "${others[@]}"
 
 # Fuzz targets, each for a bounded time from its committed corpus.
-fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" "$1"; }
+fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" -fuzzminimizetime 3s "$1"; }
 fuzz ./internal/location/ FuzzNormalize
+fuzz ./server/ FuzzCommitUpdates
