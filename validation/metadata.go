@@ -112,6 +112,7 @@ func TableMetadata(prev, next table.Metadata, now time.Time, rules MetadataRules
 type metaCheck struct {
 	prev, next table.Metadata
 	latest     int64 // newest timestamp (ms) accepted for new entries
+	addedMax   int64 // highest sequence number among the snapshots added so far
 	skew       time.Duration
 
 	prevSnaps   map[int64]bool
@@ -284,12 +285,18 @@ func (c *metaCheck) newSnapshot(s *table.Snapshot, seen map[int64]*table.Snapsho
 		return reject(ReasonSequenceNotIncreasing, d, "Snapshot %d has sequence number %d, not above its parent %d's %d",
 			s.SnapshotID, s.SequenceNumber, parent.SnapshotID, parent.SequenceNumber)
 	}
-	if s.SequenceNumber <= *lastSeq {
-		d["last-sequence-number"] = *lastSeq
+	// As in the Java reference: a snapshot with a parent must come after
+	// the table's last sequence number; a parentless one (a replace
+	// transaction that lost a race to another replace) may reuse it. Within
+	// one commit added snapshots still increase.
+	if s.SequenceNumber <= c.addedMax || (parent != nil && s.SequenceNumber <= *lastSeq) {
+		last := max(*lastSeq, c.addedMax)
+		d["last-sequence-number"] = last
 		return reject(ReasonSequenceNotIncreasing, d, "Snapshot %d has sequence number %d, not above the table's last sequence number %d",
-			s.SnapshotID, s.SequenceNumber, *lastSeq)
+			s.SnapshotID, s.SequenceNumber, last)
 	}
-	*lastSeq = s.SequenceNumber
+	c.addedMax = s.SequenceNumber
+	*lastSeq = max(*lastSeq, s.SequenceNumber)
 	return nil
 }
 
