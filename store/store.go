@@ -246,8 +246,10 @@ type Store interface {
 	// NamespaceGet returns a namespace or ErrNotFound.
 	NamespaceGet(ctx context.Context, warehouse string, levels []string) (*Namespace, error)
 	// NamespaceList returns the direct children of parent (top level when
-	// parent is empty) ordered by name, and the token of the next page ("" on
-	// the last). ErrNotFound when parent is given and missing.
+	// parent is empty) ordered by name, and the token of the next page: ""
+	// when no child follows this page, so that a full last page ends the
+	// listing. ErrNotFound when parent is given and missing,
+	// ErrInvalidPageToken for a token not issued by the store.
 	NamespaceList(ctx context.Context, warehouse string, parent []string, page Page) ([][]string, string, error)
 	// NamespaceUpdateProperties applies removals then updates in one
 	// transaction and reports the removed keys and the missing ones.
@@ -262,8 +264,10 @@ type Store interface {
 	// ObjectMetadataLocation returns only the metadata pointer: the cheap
 	// lookup behind ETag revalidation and existence checks.
 	ObjectMetadataLocation(ctx context.Context, ref ObjectRef) (string, error)
-	// ObjectList lists the names of one kind in a namespace, ordered by name.
-	// ErrNotFound when the namespace is missing.
+	// ObjectList lists the names of one kind in a namespace, ordered by name,
+	// and the token of the next page ("" when no name follows this page).
+	// ErrNotFound when the namespace is missing, ErrInvalidPageToken for a
+	// token not issued by the store.
 	ObjectList(ctx context.Context, warehouse string, namespace []string, kind ObjectKind, page Page) ([]string, string, error)
 	// ObjectCreate inserts a table or view. ErrNotFound when the namespace is
 	// missing; *AlreadyExistsError when the name is taken by either kind;

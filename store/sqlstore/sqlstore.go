@@ -248,41 +248,54 @@ func (s *Store) namespaceList(ctx context.Context, warehouse string, parent []st
 			return nil, "", err
 		}
 	}
-	limit := page.Size
-	if limit <= 0 {
-		limit = -1
-	}
 	rows, err := s.db.query(ctx,
 		`SELECT name_key FROM namespaces WHERE warehouse_id = $1 AND parent_key = $2 AND name_key > $3
-		 ORDER BY name_key LIMIT $4`, whID, nsKey(parent), after, sqlLimit(limit))
+		 ORDER BY name_key LIMIT $4`, whID, nsKey(parent), after, probeLimit(page.Size))
 	if err != nil {
 		return nil, "", err
 	}
-	defer rows.Close()
-	out := [][]string{}
-	var last string
-	for rows.Next() {
-		if err := rows.Scan(&last); err != nil {
-			return nil, "", err
-		}
-		out = append(out, nsLevels(last))
-	}
-	if err := rows.Err(); err != nil {
+	keys, next, err := pageOf(rows, page.Size)
+	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if page.Size > 0 && len(out) == page.Size {
-		next = encodeToken(last)
+	out := make([][]string, len(keys))
+	for i, k := range keys {
+		out[i] = nsLevels(k)
 	}
 	return out, next, nil
 }
 
-// sqlLimit maps "no limit" to a value both databases accept.
-func sqlLimit(n int) int64 {
-	if n < 0 {
-		return 1 << 62
+// probeLimit is the LIMIT for a page of size n: one row more than the page,
+// so that the page knows whether another follows (no token, and no empty
+// last page, when it does not). Size 0 means no limit.
+func probeLimit(n int) int64 {
+	if n <= 0 {
+		return 1 << 62 // "no limit" in a form both databases accept
 	}
-	return int64(n)
+	return int64(n) + 1
+}
+
+// pageOf reads the keys of one page from rows fetched with probeLimit(size)
+// and returns the token of the next page: the last key of this one, and ""
+// when the probe row is absent.
+func pageOf(rows rowsIter, size int) ([]string, string, error) {
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, "", err
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if size <= 0 || len(out) <= size {
+		return out, "", nil
+	}
+	out = out[:size]
+	return out, encodeToken(out[size-1]), nil
 }
 
 // NamespaceUpdateProperties implements store.Store.
@@ -440,33 +453,13 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 			return nil, "", err
 		}
 	}
-	limit := page.Size
-	if limit <= 0 {
-		limit = -1
-	}
 	rows, err := s.db.query(ctx,
 		`SELECT name FROM catalog_objects WHERE namespace_id = $1 AND kind = $2 AND name > $3 ORDER BY name LIMIT $4`,
-		ns.ID, string(kind), after, sqlLimit(limit))
+		ns.ID, string(kind), after, probeLimit(page.Size))
 	if err != nil {
 		return nil, "", err
 	}
-	defer rows.Close()
-	out := []string{}
-	var last string
-	for rows.Next() {
-		if err := rows.Scan(&last); err != nil {
-			return nil, "", err
-		}
-		out = append(out, last)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if page.Size > 0 && len(out) == page.Size {
-		next = encodeToken(last)
-	}
-	return out, next, nil
+	return pageOf(rows, page.Size)
 }
 
 // lockWarehouse serialises location-changing operations in one warehouse:

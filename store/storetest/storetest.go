@@ -26,6 +26,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"Warehouses":              testWarehouses,
 		"Namespaces":              testNamespaces,
 		"NamespaceListPaging":     testNamespacePaging,
+		"PagingKnowsItsEnd":       testPagingKnowsItsEnd,
 		"NamespaceProperties":     testNamespaceProperties,
 		"ObjectsShareNameSpace":   testObjectsShareNameSpace,
 		"ObjectListAndDelete":     testObjectListAndDelete,
@@ -165,6 +166,69 @@ func testNamespacePaging(t *testing.T, s store.Store) {
 	require.Equal(t, []string{"ns6"}, all[6])
 	_, _, err := s.NamespaceList(ctx, wh, nil, store.Page{Token: "!!not-base64!!", Size: 3})
 	require.ErrorIs(t, err, store.ErrInvalidPageToken)
+}
+
+// testPagingKnowsItsEnd: a page is followed by a token only when more
+// rows exist. A list of exactly N items in pages of N is one page without a
+// token; N+1 items are a full page with a token and a last page of one item
+// without. Namespaces, tables and views page alike.
+func testPagingKnowsItsEnd(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"exact"}, []string{"over"})
+	const n = 3
+	for i := 0; i < n; i++ {
+		_, err := s.NamespaceCreate(ctx, wh, []string{"exact", fmt.Sprintf("c%d", i)}, nil)
+		require.NoError(t, err)
+		for _, ns := range []string{"exact", "over"} {
+			tb := table([]string{ns}, fmt.Sprintf("t%d", i), fmt.Sprintf("file:///tmp/wh/%s/t%d", ns, i))
+			require.NoError(t, s.ObjectCreate(ctx, tb))
+			v := table([]string{ns}, fmt.Sprintf("v%d", i), fmt.Sprintf("file:///tmp/wh/%s/v%d", ns, i))
+			v.Kind = store.KindView
+			require.NoError(t, s.ObjectCreate(ctx, v))
+		}
+	}
+	// "over" holds one more of each; "exact" gets its extra namespace last.
+	_, err := s.NamespaceCreate(ctx, wh, []string{"exact", "c9"}, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"over"}, "t9", "file:///tmp/wh/over/t9")))
+	v := table([]string{"over"}, "v9", "file:///tmp/wh/over/v9")
+	v.Kind = store.KindView
+	require.NoError(t, s.ObjectCreate(ctx, v))
+
+	// Top level: exactly two namespaces in a page of two.
+	top, next, err := s.NamespaceList(ctx, wh, nil, store.Page{Size: 2})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"exact"}, {"over"}}, top)
+	require.Empty(t, next, "a full last page carries no token")
+	// Children of "exact": n+1 namespaces in pages of n.
+	kids, next, err := s.NamespaceList(ctx, wh, []string{"exact"}, store.Page{Size: n})
+	require.NoError(t, err)
+	require.Len(t, kids, n)
+	require.NotEmpty(t, next)
+	kids, next, err = s.NamespaceList(ctx, wh, []string{"exact"}, store.Page{Size: n, Token: next})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"exact", "c9"}}, kids)
+	require.Empty(t, next)
+	// Unlimited: everything, no token.
+	kids, next, err = s.NamespaceList(ctx, wh, []string{"exact"}, store.Page{})
+	require.NoError(t, err)
+	require.Len(t, kids, n+1)
+	require.Empty(t, next)
+
+	for _, kind := range []store.ObjectKind{store.KindTable, store.KindView} {
+		names, next, err := s.ObjectList(ctx, wh, []string{"exact"}, kind, store.Page{Size: n})
+		require.NoError(t, err)
+		require.Len(t, names, n, kind)
+		require.Empty(t, next, "%s: a full last page carries no token", kind)
+		names, next, err = s.ObjectList(ctx, wh, []string{"over"}, kind, store.Page{Size: n})
+		require.NoError(t, err)
+		require.Len(t, names, n, kind)
+		require.NotEmpty(t, next, kind)
+		names, next, err = s.ObjectList(ctx, wh, []string{"over"}, kind, store.Page{Size: n, Token: next})
+		require.NoError(t, err)
+		require.Equal(t, []string{string(kind)[:1] + "9"}, names)
+		require.Empty(t, next, kind)
+	}
 }
 
 func testNamespaceProperties(t *testing.T, s store.Store) {
