@@ -43,9 +43,17 @@ func cmdServe(args []string, stderr io.Writer) error {
 	idemLife := fs.Duration("idempotency-lifetime", envDuration("CATALOG_IDEMPOTENCY_LIFETIME", 30*time.Minute), "how long Idempotency-Key outcomes are kept [CATALOG_IDEMPOTENCY_LIFETIME]")
 	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "debug, info, warn or error [CATALOG_LOG_LEVEL]")
 	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
+	dbMaxEnv, err := envInt("CATALOG_DB_MAX_CONNS")
+	if err != nil {
+		return err
+	}
+	dbMaxConns := fs.Int("db-max-conns", dbMaxEnv, fmt.Sprintf("Postgres connection pool size; 0 takes pool_max_conns from the database URL, else max(16, 4×GOMAXPROCS) = %d here [CATALOG_DB_MAX_CONNS]", sqlstore.DefaultMaxConns()))
 	lf := registerLimitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *dbMaxConns < 0 {
+		return errors.New("--db-max-conns must not be negative")
 	}
 	if err := lf.check(); err != nil {
 		return err
@@ -57,7 +65,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	ctx, stop := signalContext()
 	defer stop()
 
-	st, err := openStore(ctx, sf, *migrate)
+	st, err := openStore(ctx, sf, *migrate, sqlstore.WithMaxConns(*dbMaxConns))
 	if err != nil {
 		return err
 	}
@@ -160,16 +168,30 @@ func loadSealer(b64 string, sf storageFlags) (*credentials.Sealer, error) {
 	return credentials.NewSealer(key)
 }
 
-func openStore(ctx context.Context, sf storageFlags, migrate bool) (interface {
+func openStore(ctx context.Context, sf storageFlags, migrate bool, opts ...sqlstore.Option) (interface {
 	store.Store
 }, error) {
 	if sf.embedded() {
 		if err := os.MkdirAll(sf.dataDir, 0o755); err != nil {
 			return nil, err
 		}
-		return sqlstore.OpenSQLite(ctx, sf.sqlitePath())
+		return sqlstore.OpenSQLite(ctx, sf.sqlitePath(), opts...)
 	}
-	return sqlstore.OpenPostgres(ctx, sf.databaseURL, migrate)
+	return sqlstore.OpenPostgres(ctx, sf.databaseURL, migrate, opts...)
+}
+
+// envInt reads a non-negative integer from the environment: 0 when unset,
+// an error when set to anything else.
+func envInt(key string) (int, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a non-negative integer", key, v)
+	}
+	return n, nil
 }
 
 // limitFlags bound what a client can make the server hold (README, flags).

@@ -36,3 +36,35 @@ func TestServeRefusesUnboundedLimits(t *testing.T) {
 		require.Contains(t, help.String(), "-"+f, "--help documents --%s", f)
 	}
 }
+
+// TestServeDBMaxConns: --db-max-conns is documented, and a negative flag or
+// a malformed CATALOG_DB_MAX_CONNS stops serve before it opens anything.
+func TestServeDBMaxConns(t *testing.T) {
+	var help bytes.Buffer
+	_ = run([]string{"serve", "--help"}, &help, &help)
+	require.Contains(t, help.String(), "-db-max-conns")
+	require.Contains(t, help.String(), "CATALOG_DB_MAX_CONNS")
+
+	var errb bytes.Buffer
+	err := run([]string{"serve", "--data-dir", t.TempDir(), "--db-max-conns", "-1"}, &errb, &errb)
+	require.ErrorContains(t, err, "--db-max-conns")
+	t.Setenv("CATALOG_DB_MAX_CONNS", "lots")
+	err = run([]string{"serve", "--data-dir", t.TempDir()}, &errb, &errb)
+	require.ErrorContains(t, err, "CATALOG_DB_MAX_CONNS")
+}
+
+func TestEnvInt(t *testing.T) {
+	t.Setenv("X_TEST_INT", "")
+	n, err := envInt("X_TEST_INT")
+	require.NoError(t, err)
+	require.Zero(t, n)
+	t.Setenv("X_TEST_INT", " 24 ")
+	n, err = envInt("X_TEST_INT")
+	require.NoError(t, err)
+	require.Equal(t, 24, n)
+	for _, bad := range []string{"-3", "1.5", "x"} {
+		t.Setenv("X_TEST_INT", bad)
+		_, err = envInt("X_TEST_INT")
+		require.Error(t, err, bad)
+	}
+}

@@ -9,8 +9,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -36,6 +39,7 @@ type options struct {
 	busyTimeout    time.Duration
 	acquireTimeout time.Duration
 	connectTimeout time.Duration
+	maxConns       int32
 }
 
 func defaultOptions(opts []Option) options {
@@ -53,6 +57,44 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 // WithAcquireTimeout sets how long a Postgres query waits for a pooled
 // connection before the store reports store.ErrUnavailable (default 10s).
 func WithAcquireTimeout(d time.Duration) Option { return func(o *options) { o.acquireTimeout = d } }
+
+// WithMaxConns sets the size of the Postgres connection pool; n <= 0 keeps
+// pool_max_conns from the database URL, or else DefaultMaxConns.
+func WithMaxConns(n int) Option {
+	return func(o *options) { o.maxConns = int32(min(max(n, 0), math.MaxInt32)) }
+}
+
+// DefaultMaxConns is the Postgres pool size when neither WithMaxConns nor
+// pool_max_conns in the URL sets one: max(16, 4×GOMAXPROCS). A request
+// holds a connection only for its statements and spends the rest of its
+// time in JSON, compression and object-store I/O, so a few connections per
+// core keep the database busy; the floor of 16 keeps a small container from
+// queueing on pgx's own default of max(4, CPUs). docs/design.md explains.
+func DefaultMaxConns() int { return max(16, 4*runtime.GOMAXPROCS(0)) }
+
+// tunePool sizes the pool and keeps connections warm. Settings the URL
+// names (pool_max_conns, pool_min_idle_conns, pool_min_conns,
+// default_query_exec_mode) are the operator's and stay as written, except
+// that an explicit WithMaxConns wins over pool_max_conns.
+func tunePool(cfg *pgxpool.Config, dsn string, o options) {
+	switch {
+	case o.maxConns > 0:
+		cfg.MaxConns = o.maxConns
+	case !strings.Contains(dsn, "pool_max_conns"):
+		cfg.MaxConns = int32(DefaultMaxConns())
+	}
+	if !strings.Contains(dsn, "pool_min_idle_conns") && !strings.Contains(dsn, "pool_min_conns") {
+		// A quarter of the pool stays connected and idle, so that a burst
+		// finds connections ready instead of paying TCP, TLS and
+		// authentication on its first statements.
+		cfg.MinIdleConns = max(1, cfg.MaxConns/4)
+	}
+	// pgx prepares each statement once per connection and caches it
+	// (QueryExecModeCacheStatement, its default): the store's statements
+	// are few and fixed, so every later run skips parse and plan. Behind a
+	// transaction-pooling proxy, set default_query_exec_mode=exec (or
+	// cache_describe) in the URL instead; ParseConfig has then applied it.
+}
 
 // OpenPostgres connects to Postgres at url (a libpq URL or DSN). With
 // migrate set it first applies pending migrations. It returns an error when
@@ -74,6 +116,7 @@ func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool, opts ...Op
 		// kernel gives up on TCP.
 		cfg.ConnConfig.ConnectTimeout = o.connectTimeout
 	}
+	tunePool(cfg, dsn, o)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to postgres: %w", err)

@@ -1,0 +1,58 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/pgtest"
+)
+
+// TestTunePool: the pool size comes from WithMaxConns, else from the URL,
+// else DefaultMaxConns; a quarter stays idle unless the URL says otherwise;
+// statements are prepared and cached unless the URL picks another mode.
+func TestTunePool(t *testing.T) {
+	const base = "postgres://u@localhost:5432/db"
+	for name, tc := range map[string]struct {
+		dsn               string
+		opt               int
+		wantMax, wantIdle int32
+		wantMode          pgx.QueryExecMode
+	}{
+		"default":           {base, 0, int32(DefaultMaxConns()), int32(DefaultMaxConns() / 4), pgx.QueryExecModeCacheStatement},
+		"flag":              {base, 40, 40, 10, pgx.QueryExecModeCacheStatement},
+		"tiny flag":         {base, 2, 2, 1, pgx.QueryExecModeCacheStatement},
+		"url max":           {base + "?pool_max_conns=8", 0, 8, 2, pgx.QueryExecModeCacheStatement},
+		"flag beats url":    {base + "?pool_max_conns=8", 24, 24, 6, pgx.QueryExecModeCacheStatement},
+		"url idle":          {base + "?pool_min_idle_conns=0", 0, int32(DefaultMaxConns()), 0, pgx.QueryExecModeCacheStatement},
+		"url exec mode":     {base + "?default_query_exec_mode=exec", 0, int32(DefaultMaxConns()), int32(DefaultMaxConns() / 4), pgx.QueryExecModeExec},
+		"keyword/value dsn": {"host=localhost user=u pool_max_conns=5", 0, 5, 1, pgx.QueryExecModeCacheStatement},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := pgxpool.ParseConfig(tc.dsn)
+			require.NoError(t, err)
+			tunePool(cfg, tc.dsn, defaultOptions([]Option{WithMaxConns(tc.opt)}))
+			require.Equal(t, tc.wantMax, cfg.MaxConns)
+			require.Equal(t, tc.wantIdle, cfg.MinIdleConns)
+			require.Equal(t, tc.wantMode, cfg.ConnConfig.DefaultQueryExecMode)
+			require.Positive(t, cfg.ConnConfig.StatementCacheCapacity)
+		})
+	}
+	require.GreaterOrEqual(t, DefaultMaxConns(), 16)
+}
+
+// TestPoolWarmsIdleConnections: an opened Postgres store reaches its idle
+// minimum in the background, before any burst asks for connections.
+func TestPoolWarmsIdleConnections(t *testing.T) {
+	st, err := OpenPostgres(context.Background(), pgtest.NewDatabase(t), true, WithMaxConns(8))
+	require.NoError(t, err)
+	defer st.Close()
+	d := st.db.(*pgDriver)
+	require.EqualValues(t, 8, d.pool.Config().MaxConns)
+	require.Eventually(t, func() bool { return d.poolStats().IdleConns() >= 2 }, 10*time.Second, 20*time.Millisecond,
+		"the pool keeps a quarter of its connections idle and ready")
+}
