@@ -131,6 +131,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	st.swap = store.Swap{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: target, NewLocation: newLoc,
+		NewRefsMetadata: refsDocument(meta, data),
 	}
 	return st, nil
 }
@@ -327,6 +328,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	obj := &store.Object{
 		Warehouse: w.Name, Namespace: c.Ident.Namespace, Name: c.Ident.Name, Kind: store.KindTable,
 		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: target,
+		RefsMetadata: refsDocument(meta, data),
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
 		s.deleteOrphan(ctx, w, metaLoc)

@@ -185,7 +185,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
-		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: version,
+		Location: canon, MetadataLocation: metaLoc, Metadata: data, RefsMetadata: data, FormatVersion: version,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
 		s.deleteTableFile(ctx, w, canon, metaLoc)
@@ -328,6 +328,9 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
 		Location: loc, MetadataLocation: metaLoc, Metadata: compactJSON(data), FormatVersion: version,
 	}
+	if refs, err := refsOnly(obj.Metadata); err == nil {
+		obj.RefsMetadata = refs
+	}
 	if overwrite {
 		err = s.store.ObjectReplace(ctx, obj)
 	} else {
@@ -446,7 +449,11 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
+	get := s.store.ObjectGet
+	if snapshots == "refs" {
+		get = s.store.ObjectGetRefs // the stored refs-only document, when there is one
+	}
+	obj, err := get(ctx, id.ref(warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, tableNotFound(err, id)
 	}
@@ -475,7 +482,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 		}
 	}
 	data := obj.Metadata
-	if snapshots == "refs" {
+	if snapshots == "refs" && !obj.RefsOnly {
 		if data, err = s.refsOnlyCached(obj.MetadataLocation, data); err != nil {
 			return nil, wrapErr(KindInternal, err, "filter snapshots")
 		}
@@ -501,8 +508,31 @@ func (s *Service) refsOnlyCached(metadataLocation string, data []byte) ([]byte, 
 	return out, nil
 }
 
+// refsDocument is what the store keeps beside a table's metadata for
+// snapshots=refs loads: data itself when every snapshot of meta (the
+// metadata data encodes) heads a branch or tag — the common case, found
+// without touching the JSON — else refsOnly(data); nil when that fails
+// (loads then filter the full document).
+func refsDocument(meta table.Metadata, data []byte) []byte {
+	heads := map[int64]bool{}
+	for _, r := range meta.Refs() {
+		heads[r.SnapshotID] = true
+	}
+	for _, sn := range meta.Snapshots() {
+		if !heads[sn.SnapshotID] {
+			out, err := refsOnly(data)
+			if err != nil {
+				return nil
+			}
+			return out
+		}
+	}
+	return data
+}
+
 // refsOnly drops every snapshot that is not the head of a branch or tag,
-// working on the JSON so that everything else is served byte-for-byte.
+// working on the JSON so that everything else is served byte-for-byte;
+// data itself when there is nothing to drop.
 func refsOnly(data []byte) ([]byte, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -537,6 +567,9 @@ func refsOnly(data []byte) ([]byte, error) {
 		if heads[head.SnapshotID] {
 			kept = append(kept, sn)
 		}
+	}
+	if len(kept) == len(snaps) {
+		return data, nil
 	}
 	if doc["snapshots"], _ = json.Marshal(kept); doc["snapshots"] == nil {
 		return nil, errors.New("encode snapshots")

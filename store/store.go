@@ -120,8 +120,17 @@ type Object struct {
 	Location         string // table or view base location, without trailing slash
 	MetadataLocation string
 	Metadata         []byte
-	FormatVersion    int
-	UpdatedAt        time.Time
+	// RefsMetadata, given to ObjectCreate and ObjectReplace, is the document
+	// a snapshots=refs load serves: Metadata without the snapshots no
+	// branch or tag points at. nil when the writer did not derive it (such
+	// loads then filter Metadata); equal to Metadata when there is nothing
+	// to drop, which costs no extra space. Reads leave it nil.
+	RefsMetadata []byte
+	// RefsOnly is set by ObjectGetRefs when Metadata holds the stored
+	// refs-only document rather than the full one.
+	RefsOnly      bool
+	FormatVersion int
+	UpdatedAt     time.Time
 }
 
 // ObjectRef addresses a table or view by names.
@@ -150,7 +159,10 @@ type Swap struct {
 	ExpectedMetadataLocation string
 	NewMetadataLocation      string
 	NewMetadata              []byte
-	NewFormatVersion         int
+	// NewRefsMetadata is the refs-only form of NewMetadata, as in
+	// Object.RefsMetadata; nil clears what the previous version stored.
+	NewRefsMetadata  []byte
+	NewFormatVersion int
 	// NewLocation is set when the commit changed the object's base location;
 	// the overlap rule is then checked in the same transaction.
 	NewLocation string
@@ -261,6 +273,12 @@ type Store interface {
 	// ObjectGet returns a table or view (the kind in ref must match) with its
 	// cached metadata. ErrNotFound when missing.
 	ObjectGet(ctx context.Context, ref ObjectRef) (*Object, error)
+	// ObjectGetRefs is ObjectGet for a load that serves only the snapshots
+	// branches and tags point at: Metadata is the refs-only document stored
+	// with the pointer (RefsOnly set), or the full document (RefsOnly unset)
+	// when the writer stored none. The full document is not read in the
+	// first case. ErrNotFound when missing.
+	ObjectGetRefs(ctx context.Context, ref ObjectRef) (*Object, error)
 	// ObjectMetadataLocation returns only the metadata pointer: the cheap
 	// lookup behind ETag revalidation and existence checks.
 	ObjectMetadataLocation(ctx context.Context, ref ObjectRef) (string, error)

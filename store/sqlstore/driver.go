@@ -49,6 +49,11 @@ type driver interface {
 	// begin runs fn in one transaction. Errors from the commit itself that
 	// leave the outcome unknown are reported as errCommitUnknown.
 	begin(ctx context.Context, fn func(q querier) error) error
+	// execAlone runs one statement as its own transaction (autocommit) and
+	// returns the rows it changed. When the statement may have been
+	// applied without its result reaching us, the error is errCommitUnknown,
+	// as for a failed COMMIT.
+	execAlone(ctx context.Context, sql string, args ...any) (int64, error)
 	classify(err error) errClass
 	// code is a short printable identification of a driver error (SQLSTATE,
 	// SQLite result code, "network"), safe for logs: never the driver text.

@@ -151,6 +151,34 @@ func (d *pgDriver) begin(ctx context.Context, fn func(q querier) error) error {
 	return nil
 }
 
+// aloneTimeout bounds a statement execAlone runs detached from its request.
+const aloneTimeout = 10 * time.Second
+
+// execAlone implements driver. Once the statement is on its way it runs
+// detached from the request's cancellation (bounded by aloneTimeout): a
+// client hanging up mid-commit would otherwise turn a commit that lands
+// into one whose outcome nobody knows.
+func (d *pgDriver) execAlone(ctx context.Context, sql string, args ...any) (int64, error) {
+	c, err := d.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Release()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), aloneTimeout)
+	defer cancel()
+	tag, err := c.Exec(rctx, sql, args...)
+	if err == nil {
+		return tag.RowsAffected(), nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) || pgconn.SafeToRetry(err) {
+		// The server refused the statement, or it was never sent: nothing
+		// was applied.
+		return 0, err
+	}
+	return 0, fmt.Errorf("%w: %w", errCommitUnknown, err)
+}
+
 func (d *pgDriver) classify(err error) errClass {
 	if errors.Is(err, errCommitUnknown) {
 		return classUnknown

@@ -80,6 +80,13 @@ func (d *sqliteDriver) begin(ctx context.Context, fn func(q querier) error) erro
 	return nil
 }
 
+// execAlone implements driver. A SQLite statement that fails (including
+// its implicit commit) is rolled back by SQLite itself, so no error leaves
+// the outcome unknown.
+func (d *sqliteDriver) execAlone(ctx context.Context, q string, args ...any) (int64, error) {
+	return d.exec(ctx, q, args...)
+}
+
 func (d *sqliteDriver) classify(err error) errClass {
 	if errors.Is(err, errCommitUnknown) {
 		return classUnknown

@@ -369,14 +369,46 @@ func (s *Store) NamespaceDelete(ctx context.Context, warehouse string, levels []
 
 // ---- tables and views ----
 
-const objectCols = `o.id, o.warehouse_id, o.namespace_id, o.name, o.kind, o.location, o.metadata_location, o.metadata, o.format_version, o.updated_at`
+// objectCols selects an object row for scanObject: the metadata column
+// and a 0/1 flag saying whether it holds the refs-only document.
+const (
+	objectHead = `o.id, o.warehouse_id, o.namespace_id, o.name, o.kind, o.location, o.metadata_location, `
+	objectTail = `, o.format_version, o.updated_at`
+	objectCols = objectHead + `o.metadata, 0` + objectTail
+	// objectRefsCols reads refs_metadata when it holds a document of its
+	// own, and metadata when it is NULL (not derived) or refsSame. CASE
+	// evaluates only the branch it takes, so Postgres never de-TOASTs the
+	// column it does not return; length() of a TOASTed value reads only its
+	// header.
+	objectRefsCols = objectHead + `CASE WHEN o.refs_metadata IS NULL OR length(o.refs_metadata) = 1 THEN o.metadata ELSE o.refs_metadata END,
+		CASE WHEN o.refs_metadata IS NULL THEN 0 ELSE 1 END` + objectTail
+)
+
+// refsSame is stored in refs_metadata when the refs-only document is the
+// metadata itself. A zstd frame starts with a 4-byte magic number, so one
+// byte is never a packed document; an empty value would not do, as SQLite
+// drivers may bind an empty blob as NULL.
+var refsSame = []byte{0}
+
+// packRefs encodes a refs-only document for refs_metadata: NULL when not
+// derived, refsSame when it equals the metadata, else compressed.
+func packRefs(meta, refs []byte) []byte {
+	switch {
+	case refs == nil:
+		return nil
+	case bytes.Equal(refs, meta):
+		return refsSame
+	}
+	return pack(refs)
+}
 
 func scanObject(r rowScanner, o *store.Object) error {
 	var kind string
 	var updated int64
 	var packed []byte
+	var refsOnly int
 	if err := r.Scan(&o.ID, &o.WarehouseID, &o.NamespaceID, &o.Name, &kind, &o.Location,
-		&o.MetadataLocation, &packed, &o.FormatVersion, &updated); err != nil {
+		&o.MetadataLocation, &packed, &refsOnly, &o.FormatVersion, &updated); err != nil {
 		return err
 	}
 	meta, err := unpack(packed)
@@ -384,6 +416,7 @@ func scanObject(r rowScanner, o *store.Object) error {
 		return fmt.Errorf("metadata of %s: %w", o.ID, err)
 	}
 	o.Metadata = meta
+	o.RefsOnly = refsOnly == 1
 	o.Kind = store.ObjectKind(kind)
 	o.UpdatedAt = time.UnixMilli(updated)
 	return nil
@@ -399,11 +432,23 @@ func notFound(ref store.ObjectRef) error {
 
 // ObjectGet implements store.Store.
 func (s *Store) ObjectGet(ctx context.Context, ref store.ObjectRef) (*store.Object, error) {
+	return s.objectGet(ctx, ref, objectCols)
+}
+
+// ObjectGetRefs implements store.Store.
+func (s *Store) ObjectGetRefs(ctx context.Context, ref store.ObjectRef) (*store.Object, error) {
+	return s.objectGet(ctx, ref, objectRefsCols)
+}
+
+// objectByName finds one object row by warehouse, namespace, name and kind
+// through the three unique indexes: one row read per table.
+const objectByName = ` FROM catalog_objects o
+	JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
+	WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`
+
+func (s *Store) objectGet(ctx context.Context, ref store.ObjectRef, cols string) (*store.Object, error) {
 	o := &store.Object{}
-	err := scanObject(s.db.queryRow(ctx,
-		`SELECT `+objectCols+` FROM catalog_objects o
-		 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
-		 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
+	err := scanObject(s.db.queryRow(ctx, `SELECT `+cols+objectByName,
 		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
 	if err != nil {
 		if s.db.classify(err) == classNoRows {
@@ -420,9 +465,7 @@ func (s *Store) ObjectGet(ctx context.Context, ref store.ObjectRef) (*store.Obje
 func (s *Store) ObjectMetadataLocation(ctx context.Context, ref store.ObjectRef) (string, error) {
 	var loc string
 	err := s.db.queryRow(ctx,
-		`SELECT o.metadata_location FROM catalog_objects o
-		 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
-		 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
+		`SELECT o.metadata_location`+objectByName,
 		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)).Scan(&loc)
 	if err != nil {
 		if s.db.classify(err) == classNoRows {
@@ -554,9 +597,10 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 		o.NamespaceID = nsID
 		o.UpdatedAt = time.Now()
 		_, err = q.exec(ctx,
-			`INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, format_version, updated_at)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			o.ID, whID, nsID, o.Name, string(o.Kind), o.Location, o.MetadataLocation, pack(o.Metadata), o.FormatVersion, o.UpdatedAt.UnixMilli())
+			`INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, refs_metadata, format_version, updated_at)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			o.ID, whID, nsID, o.Name, string(o.Kind), o.Location, o.MetadataLocation, pack(o.Metadata),
+			packRefs(o.Metadata, o.RefsMetadata), o.FormatVersion, o.UpdatedAt.UnixMilli())
 		if err != nil && s.db.classify(err) == classUnique {
 			return &store.AlreadyExistsError{Kind: o.Kind, Name: o.Ref().String()}
 		}
@@ -574,9 +618,7 @@ func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.O
 	err := s.inTx(ctx, func(q querier) error {
 		o = &store.Object{}
 		err := scanObject(q.queryRow(ctx,
-			`SELECT `+objectCols+` FROM catalog_objects o
-			 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
-			 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
+			`SELECT `+objectCols+objectByName,
 			ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
 		if err != nil {
 			if s.db.classify(err) == classNoRows {
@@ -641,47 +683,72 @@ func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamesp
 	return s.wrap(err, "rename "+string(from.Kind))
 }
 
-// ObjectsSwap implements store.Store.
+// ObjectsSwap implements store.Store. The common commit — one table, same
+// location, no Idempotency-Key — is a single UPDATE that is its own
+// transaction: one round trip and one row written. Everything else (several
+// tables, a moved table, a fenced key) runs in one explicit transaction.
 func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
+	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && !fenced {
+		sql, args := swapStatement(swaps[0])
+		n, err := s.db.execAlone(ctx, sql, args...)
+		if err == nil && n == 0 {
+			err = swapConflict(swaps[0])
+		}
+		return s.wrap(err, "swap metadata pointer")
+	}
 	err := s.inTx(ctx, func(q querier) error {
 		for _, sw := range swaps {
 			if sw.NewLocation != "" {
-				var whID string
-				if err := q.queryRow(ctx, `SELECT warehouse_id FROM catalog_objects WHERE id = $1`, sw.ObjectID).Scan(&whID); err != nil {
-					if s.db.classify(err) == classNoRows {
-						return fmt.Errorf("%w: object %s was dropped", store.ErrConflict, sw.ObjectID)
-					}
-					return err
-				}
-				if err := lockWarehouse(ctx, q, whID); err != nil {
-					return err
-				}
-				if err := checkOverlap(ctx, q, whID, sw.ObjectID, sw.NewLocation); err != nil {
+				if err := s.checkMove(ctx, q, sw); err != nil {
 					return err
 				}
 			}
-			sql := `UPDATE catalog_objects SET metadata_location = $1, previous_metadata_location = metadata_location,
-			        metadata = $2, format_version = $3, updated_at = $4`
-			args := []any{sw.NewMetadataLocation, pack(sw.NewMetadata), sw.NewFormatVersion, nowMillis()}
-			if sw.NewLocation != "" {
-				sql += `, location = $7`
-			}
-			sql += ` WHERE id = $5 AND metadata_location = $6`
-			args = append(args, sw.ObjectID, sw.ExpectedMetadataLocation)
-			if sw.NewLocation != "" {
-				args = append(args, sw.NewLocation)
-			}
+			sql, args := swapStatement(sw)
 			n, err := q.exec(ctx, sql, args...)
 			if err != nil {
 				return err
 			}
 			if n == 0 {
-				return fmt.Errorf("%w: metadata location of %s is no longer %s", store.ErrConflict, sw.ObjectID, sw.ExpectedMetadataLocation)
+				return swapConflict(sw)
 			}
 		}
 		return nil
 	})
 	return s.wrap(err, "swap metadata pointers")
+}
+
+// swapStatement is the compare-and-swap UPDATE of one pointer: it matches
+// no row when the pointer moved (or the object was dropped).
+func swapStatement(sw store.Swap) (string, []any) {
+	sql := `UPDATE catalog_objects SET metadata_location = $1, previous_metadata_location = metadata_location,
+	        metadata = $2, refs_metadata = $3, format_version = $4, updated_at = $5`
+	args := []any{sw.NewMetadataLocation, pack(sw.NewMetadata), packRefs(sw.NewMetadata, sw.NewRefsMetadata),
+		sw.NewFormatVersion, nowMillis(), sw.ObjectID, sw.ExpectedMetadataLocation}
+	if sw.NewLocation != "" {
+		sql += `, location = $8`
+		args = append(args, sw.NewLocation)
+	}
+	return sql + ` WHERE id = $6 AND metadata_location = $7`, args
+}
+
+func swapConflict(sw store.Swap) error {
+	return fmt.Errorf("%w: metadata location of %s is no longer %s", store.ErrConflict, sw.ObjectID, sw.ExpectedMetadataLocation)
+}
+
+// checkMove checks, inside the swap transaction and under the warehouse
+// lock, that an object's new location overlaps no other object's.
+func (s *Store) checkMove(ctx context.Context, q querier, sw store.Swap) error {
+	var whID string
+	if err := q.queryRow(ctx, `SELECT warehouse_id FROM catalog_objects WHERE id = $1`, sw.ObjectID).Scan(&whID); err != nil {
+		if s.db.classify(err) == classNoRows {
+			return fmt.Errorf("%w: object %s was dropped", store.ErrConflict, sw.ObjectID)
+		}
+		return err
+	}
+	if err := lockWarehouse(ctx, q, whID); err != nil {
+		return err
+	}
+	return checkOverlap(ctx, q, whID, sw.ObjectID, sw.NewLocation)
 }
 
 // ---- idempotency ----

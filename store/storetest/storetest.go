@@ -33,6 +33,8 @@ func Run(t *testing.T, newStore NewStore) {
 		"Rename":                  testRename,
 		"LocationOverlap":         testLocationOverlap,
 		"SwapCAS":                 testSwapCAS,
+		"RefsMetadata":            testRefsMetadata,
+		"SwapPaths":               testSwapPaths,
 		"SwapAllOrNothing":        testSwapAllOrNothing,
 		"ConcurrentSwaps":         testConcurrentSwaps,
 		"ConcurrentNamespaceProp": testConcurrentNamespaceProps,
@@ -387,6 +389,112 @@ func testSwapCAS(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, "m1", got.MetadataLocation)
 	require.JSONEq(t, `{"loc":"m1"}`, string(got.Metadata))
+}
+
+// testRefsMetadata: the refs-only document is stored with the pointer and
+// served by ObjectGetRefs without the full one; a writer that gives none
+// clears it (no stale refs document survives a swap), and loads then get
+// the full document, flagged as such.
+func testRefsMetadata(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	getRefs := func(o *store.Object) *store.Object {
+		t.Helper()
+		got, err := s.ObjectGetRefs(ctx, o.Ref())
+		require.NoError(t, err)
+		require.Equal(t, o.ID, got.ID)
+		return got
+	}
+
+	o := table([]string{"ns"}, "t", "file:///tmp/wh/ns/t")
+	o.RefsMetadata = []byte(`{"v":0,"refs":"only"}`)
+	require.NoError(t, s.ObjectCreate(ctx, o))
+	got := getRefs(o)
+	require.True(t, got.RefsOnly)
+	require.Equal(t, `{"v":0,"refs":"only"}`, string(got.Metadata))
+	full, err := s.ObjectGet(ctx, o.Ref())
+	require.NoError(t, err)
+	require.False(t, full.RefsOnly)
+	require.Equal(t, `{"v":0}`, string(full.Metadata), "ObjectGet serves the full document")
+
+	// Same as the metadata: one copy, still a refs-only answer.
+	sw := swapTo(o, "m1")
+	sw.NewRefsMetadata = sw.NewMetadata
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{sw}))
+	got = getRefs(o)
+	require.True(t, got.RefsOnly)
+	require.Equal(t, string(sw.NewMetadata), string(got.Metadata))
+	require.Equal(t, "m1", got.MetadataLocation)
+
+	// Not derived: the previous refs document must not survive.
+	o.MetadataLocation = "m1"
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{swapTo(o, "m2")}))
+	got = getRefs(o)
+	require.False(t, got.RefsOnly)
+	require.Equal(t, `{"loc":"m2"}`, string(got.Metadata))
+
+	// Tables created without one, and views, load the full document.
+	u := table([]string{"ns"}, "u", "file:///tmp/wh/ns/u")
+	require.NoError(t, s.ObjectCreate(ctx, u))
+	got = getRefs(u)
+	require.False(t, got.RefsOnly)
+	require.Equal(t, `{"v":0}`, string(got.Metadata))
+	_, err = s.ObjectGetRefs(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "u", Kind: store.KindView})
+	require.ErrorIs(t, err, store.ErrNoSuchView)
+	_, err = s.ObjectGetRefs(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "missing", Kind: store.KindTable})
+	require.ErrorIs(t, err, store.ErrNoSuchTable)
+}
+
+// testSwapPaths: every way a swap can run — alone, with other tables, with
+// a new location, under an Idempotency-Key fence — moves the pointer with
+// compare-and-swap, stores the refs document and refuses a stale
+// expectation without writing.
+func testSwapPaths(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	_, err := s.IdempotencyBegin(ctx, claim("key", "fp", "me", time.Minute, time.Hour))
+	require.NoError(t, err)
+	fencedCtx := store.WithIdempotencyFence(ctx, "key", "me")
+	other := table([]string{"ns"}, "other", "file:///tmp/wh/ns/other")
+	require.NoError(t, s.ObjectCreate(ctx, other))
+	for i, path := range []string{"alone", "with-another", "moved", "fenced"} {
+		o := table([]string{"ns"}, path, "file:///tmp/wh/ns/"+path)
+		require.NoError(t, s.ObjectCreate(ctx, o))
+		sw := swapTo(o, path+"-1")
+		sw.NewRefsMetadata = []byte(`{"refs":"` + path + `"}`)
+		swaps, c := []store.Swap{sw}, ctx
+		switch path {
+		case "with-another":
+			swaps = append(swaps, swapTo(other, fmt.Sprintf("other-%d", i)))
+			other.MetadataLocation = fmt.Sprintf("other-%d", i)
+		case "moved":
+			swaps[0].NewLocation = "file:///tmp/wh/ns/moved-elsewhere"
+		case "fenced":
+			c = fencedCtx
+		}
+		stale := sw
+		stale.ExpectedMetadataLocation = "not-current"
+		require.ErrorIs(t, s.ObjectsSwap(c, []store.Swap{stale}), store.ErrConflict, path)
+		require.NoError(t, s.ObjectsSwap(c, swaps), path)
+		require.ErrorIs(t, s.ObjectsSwap(c, swaps), store.ErrConflict, "%s: the pointer moved", path)
+		got, err := s.ObjectGetRefs(ctx, o.Ref())
+		require.NoError(t, err)
+		require.Equal(t, path+"-1", got.MetadataLocation, path)
+		require.True(t, got.RefsOnly, path)
+		require.Equal(t, `{"refs":"`+path+`"}`, string(got.Metadata), path)
+		if path == "moved" {
+			require.Equal(t, "file:///tmp/wh/ns/moved-elsewhere", got.Location)
+		}
+	}
+	// A moved table still obeys the overlap rule.
+	o := table([]string{"ns"}, "overlapping", "file:///tmp/wh/ns/overlapping")
+	require.NoError(t, s.ObjectCreate(ctx, o))
+	sw := swapTo(o, "x")
+	sw.NewLocation = "file:///tmp/wh/ns/other/inside"
+	require.ErrorIs(t, s.ObjectsSwap(ctx, []store.Swap{sw}), store.ErrLocationOverlap)
+	rec, err := s.IdempotencyBegin(ctx, claim("key", "fp", "someone-else", time.Minute, time.Hour))
+	require.NoError(t, err)
+	require.True(t, rec.Mutated, "the fenced swap marked its key")
 }
 
 func testSwapAllOrNothing(t *testing.T, s store.Store) {

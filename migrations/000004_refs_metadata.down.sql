@@ -1,0 +1,1 @@
+ALTER TABLE catalog_objects DROP COLUMN refs_metadata;

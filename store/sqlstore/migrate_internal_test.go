@@ -1,0 +1,102 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/golang-migrate/migrate/v4"
+	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
+	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/pgtest"
+	"github.com/lakehold/catalog/migrations"
+	"github.com/lakehold/catalog/store"
+)
+
+// TestRowsFromBeforeRefsMetadata: a table written before migration 4
+// (no refs_metadata) still loads after it, in full and in refs mode (the
+// full document, flagged for filtering), and its next swap stores a refs
+// document. Migration 4 also rolls back.
+func TestRowsFromBeforeRefsMetadata(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			var db *sql.DB
+			var m *migrate.Migrate
+			var reopen func() (*Store, error)
+			switch backend {
+			case "sqlite":
+				path := filepath.Join(t.TempDir(), "c.db")
+				var err error
+				db, err = sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+				require.NoError(t, err)
+				drv, err := migratesqlite.WithInstance(db, &migratesqlite.Config{})
+				require.NoError(t, err)
+				m = newMigrate(t, "sqlite", drv)
+				reopen = func() (*Store, error) { return OpenSQLite(ctx, path) }
+			case "postgres":
+				dsn := pgtest.NewDatabase(t)
+				cfg, err := pgxpool.ParseConfig(dsn)
+				require.NoError(t, err)
+				db = stdlib.OpenDB(*cfg.ConnConfig)
+				drv, err := migratepgx.WithInstance(db, &migratepgx.Config{})
+				require.NoError(t, err)
+				m = newMigrate(t, "pgx5", drv)
+				reopen = func() (*Store, error) { return OpenPostgres(ctx, dsn, true) }
+			}
+			defer db.Close()
+			require.NoError(t, m.Migrate(3))
+			for _, q := range []string{
+				`INSERT INTO warehouses (id, name, location, created_at) VALUES ('w', 'wh', 'file:///wh', 0)`,
+				`INSERT INTO namespaces (id, warehouse_id, name_key, parent_key) VALUES ('n', 'w', 'ns', '')`,
+			} {
+				_, err := db.ExecContext(ctx, q)
+				require.NoError(t, err)
+			}
+			_, err := db.ExecContext(ctx, `INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, format_version, updated_at)
+				VALUES ('o', 'w', 'n', 't', 'table', 'file:///wh/ns/t', 'm0', $1, 2, 0)`, pack([]byte(`{"old":true}`)))
+			require.NoError(t, err)
+
+			st, err := reopen()
+			require.NoError(t, err)
+			defer st.Close()
+			ref := store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable}
+			got, err := st.ObjectGetRefs(ctx, ref)
+			require.NoError(t, err)
+			require.False(t, got.RefsOnly, "an old row has no refs document")
+			require.Equal(t, `{"old":true}`, string(got.Metadata))
+			require.NoError(t, st.ObjectsSwap(ctx, []store.Swap{{ObjectID: "o", ExpectedMetadataLocation: "m0",
+				NewMetadataLocation: "m1", NewMetadata: []byte(`{"new":1}`), NewRefsMetadata: []byte(`{"r":1}`), NewFormatVersion: 2}}))
+			got, err = st.ObjectGetRefs(ctx, ref)
+			require.NoError(t, err)
+			require.True(t, got.RefsOnly)
+			require.Equal(t, `{"r":1}`, string(got.Metadata))
+
+			require.NoError(t, m.Migrate(3), "migration 4 rolls back")
+			var n int
+			require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM catalog_objects`).Scan(&n))
+			require.Equal(t, 1, n)
+		})
+	}
+}
+
+func newMigrate(t *testing.T, name string, drv any) *migrate.Migrate {
+	t.Helper()
+	src, err := iofs.New(migrations.FS, ".")
+	require.NoError(t, err)
+	var m *migrate.Migrate
+	switch d := drv.(type) {
+	case *migratepgx.Postgres:
+		m, err = migrate.NewWithInstance("iofs", src, name, d)
+	case *migratesqlite.Sqlite:
+		m, err = migrate.NewWithInstance("iofs", src, name, d)
+	}
+	require.NoError(t, err)
+	return m
+}
