@@ -3,6 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
 	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
@@ -88,7 +92,11 @@ func TestRowsFromBeforeRefsMetadata(t *testing.T) {
 
 func newMigrate(t *testing.T, name string, drv any) *migrate.Migrate {
 	t.Helper()
-	src, err := iofs.New(migrations.FS, ".")
+	database := "sqlite"
+	if name == "pgx5" {
+		database = "postgres"
+	}
+	src, err := iofs.New(migrations.For(database), ".")
 	require.NoError(t, err)
 	var m *migrate.Migrate
 	switch d := drv.(type) {
@@ -99,4 +107,48 @@ func newMigrate(t *testing.T, name string, drv any) *migrate.Migrate {
 	}
 	require.NoError(t, err)
 	return m
+}
+
+// TestPostgresKeepsSmallMetadataInline: after migration 5 a row whose
+// compressed metadata is a few kilobytes stays in the heap (no TOAST
+// chunks written per commit); larger metadata is still TOASTed.
+func TestPostgresKeepsSmallMetadataInline(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	st, err := OpenPostgres(ctx, dsn, true)
+	require.NoError(t, err)
+	defer st.Close()
+	require.NoError(t, st.WarehouseCreate(ctx, &store.Warehouse{Name: "wh", Location: "file:///wh"}))
+	_, err = st.NamespaceCreate(ctx, "wh", []string{"ns"}, nil)
+	require.NoError(t, err)
+	// Random base64 compresses to about three quarters: 4 KB → ~3 KB.
+	noise := func(n int) []byte {
+		b := make([]byte, n)
+		_, _ = rand.NewChaCha8([32]byte{byte(n)}).Read(b)
+		return []byte(`{"x":"` + base64.StdEncoding.EncodeToString(b) + `"}`)
+	}
+	o := &store.Object{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable,
+		Location: "file:///wh/ns/t", MetadataLocation: "m0", Metadata: noise(3000), FormatVersion: 2}
+	require.NoError(t, st.ObjectCreate(ctx, o))
+	for i := 1; i <= 5; i++ {
+		require.NoError(t, st.ObjectsSwap(ctx, []store.Swap{{ObjectID: o.ID, ExpectedMetadataLocation: fmt.Sprintf("m%d", i-1),
+			NewMetadataLocation: fmt.Sprintf("m%d", i), NewMetadata: noise(3000 + i), NewFormatVersion: 2}}))
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var size int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT length(metadata) FROM catalog_objects`).Scan(&size))
+	require.Greater(t, size, 2100, "the test needs a value Postgres would TOAST by default")
+	chunks := func() int {
+		var toast string
+		require.NoError(t, conn.QueryRow(ctx, `SELECT reltoastrelid::regclass::text FROM pg_class WHERE relname = 'catalog_objects'`).Scan(&toast))
+		var n int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM `+toast).Scan(&n))
+		return n
+	}
+	require.Zero(t, chunks(), "a %d-byte row stays inline", size)
+	require.NoError(t, st.ObjectsSwap(ctx, []store.Swap{{ObjectID: o.ID, ExpectedMetadataLocation: "m5",
+		NewMetadataLocation: "m6", NewMetadata: noise(20000), NewFormatVersion: 2}}))
+	require.Positive(t, chunks(), "large metadata is still TOASTed")
 }

@@ -182,7 +182,11 @@ func runMigrations(name string, drv interface {
 	Close() error
 },
 ) error {
-	src, err := iofs.New(migrations.FS, ".")
+	database := "sqlite"
+	if _, ok := drv.(*migratepgx.Postgres); ok {
+		database = "postgres"
+	}
+	src, err := iofs.New(migrations.For(database), ".")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,1 @@
+ALTER TABLE catalog_objects RESET (toast_tuple_target, fillfactor);
