@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,18 +102,25 @@ func BenchmarkLoadTable(b *testing.B) {
 }
 
 // BenchmarkCommit measures set-properties commits: each goroutine on its own
-// table (distinct), and all goroutines on one table (hot; retries and 409s
-// included, 409s counted as a custom metric).
+// table (distinct; GOMAXPROCS clients, then 8 and 16), and all goroutines
+// on one table (hot; retries and 409s included, 409s counted as a custom
+// metric).
 func BenchmarkCommit(b *testing.B) {
 	bd := setupTB(b, benchBackend(), nil)
+	// Keep one keep-alive connection per client, as real clients do.
+	bd.client.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
 	bd.createNamespaceTB(b, "ns")
 	const tables = 64
 	for i := 0; i < tables; i++ {
 		r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", i), "schema": rawJSON(testSchema)})
 		require.Equal(b, 200, r.status)
 	}
-	run := func(b *testing.B, pick func(worker int64) string) {
+	run := func(b *testing.B, clients int, pick func(worker int64) string) {
 		var worker, conflicts, seq atomic.Int64
+		if clients > 0 {
+			// RunParallel starts parallelism × GOMAXPROCS goroutines.
+			b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0)))
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
@@ -131,6 +139,10 @@ func BenchmarkCommit(b *testing.B) {
 		})
 		b.ReportMetric(float64(conflicts.Load())/float64(b.N), "409s/op")
 	}
-	b.Run("distinct-tables", func(b *testing.B) { run(b, func(w int64) string { return fmt.Sprintf("t%d", w%tables) }) })
-	b.Run("hot-table", func(b *testing.B) { run(b, func(int64) string { return "t0" }) })
+	distinct := func(w int64) string { return fmt.Sprintf("t%d", w%tables) }
+	b.Run("distinct-tables", func(b *testing.B) { run(b, 0, distinct) })
+	for _, clients := range []int{8, 16} {
+		b.Run(fmt.Sprintf("distinct-tables-%d-clients", clients), func(b *testing.B) { run(b, clients, distinct) })
+	}
+	b.Run("hot-table", func(b *testing.B) { run(b, 0, func(int64) string { return "t0" }) })
 }
