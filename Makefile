@@ -1,4 +1,4 @@
-.PHONY: run build check test interop generate check-generate bench fmt
+.PHONY: run build check test interop generate check-generate bench bench-peers fmt
 
 # Run the catalog on the embedded default (SQLite + local warehouse in ./data).
 run:
@@ -30,6 +30,11 @@ interop:
 # Benchmarks on Postgres (throwaway cluster) and SQLite.
 bench:
 	scripts/bench.sh
+
+# Side by side with the Iceberg Java REST fixture, with the Postgres
+# ceiling from pgbench; not part of check (README, "Benchmarks").
+bench-peers:
+	scripts/bench-peers.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
