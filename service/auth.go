@@ -1,11 +1,39 @@
 package service
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
-// Principal is who makes a request. Authentication middleware puts it in
-// the context; until authentication lands every request is anonymous.
+// PrincipalSource says how a caller was identified.
+type PrincipalSource string
+
+// Principal sources.
+const (
+	// SourceAnonymous is a caller on a catalog with authentication off.
+	SourceAnonymous PrincipalSource = "anonymous"
+	// SourceOIDC is a caller holding a bearer JWT from the external OIDC
+	// provider; Subject is its subject claim, Groups its groups claim.
+	SourceOIDC PrincipalSource = "oidc"
+	// SourceBuiltin is a built-in service principal holding a token from
+	// POST /v1/oauth/tokens; Subject is the principal's name.
+	SourceBuiltin PrincipalSource = "builtin"
+	// SourceLocal is the operator running the catalog CLI against the
+	// database directly; it holds every privilege.
+	SourceLocal PrincipalSource = "local"
+)
+
+// Principal is who makes a request. The authentication middleware puts it
+// in the context; with authentication off every request is anonymous.
 type Principal struct {
+	Source  PrincipalSource
 	Subject string
+	Groups  []string
+}
+
+// String names the principal for logs and audit rows ("oidc:<sub>").
+func (p Principal) String() string {
+	return string(p.Source) + ":" + p.Subject
 }
 
 type principalKey struct{}
@@ -20,17 +48,77 @@ func PrincipalFrom(ctx context.Context) Principal {
 	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
 		return p
 	}
-	return Principal{Subject: "anonymous"}
+	return Principal{Source: SourceAnonymous, Subject: "anonymous"}
 }
 
-// Action is an operation subject to authorization.
-type Action string
+// Privilege is a right held on a securable. A privilege granted on a
+// warehouse or namespace is inherited by every namespace, table and view
+// below it; one granted on the server applies everywhere.
+type Privilege string
 
-// Actions checked by the service.
+// Privileges. The prefix names the kind of object the privilege is about;
+// it may be granted on that object or on any container of it.
 const (
-	ActionRead  Action = "read"
-	ActionWrite Action = "write"
+	PrivManageWarehouses Privilege = "manage-warehouses" // create/drop warehouses, storage profiles
+	PrivManageGrants     Privilege = "manage-grants"     // principals, roles, grants, assignments, audit
+
+	PrivNamespaceCreate     Privilege = "namespace-create" // create a child namespace
+	PrivNamespaceList       Privilege = "namespace-list"   // see and load the namespace
+	PrivNamespaceDrop       Privilege = "namespace-drop"
+	PrivNamespaceProperties Privilege = "namespace-properties" // update properties
+
+	PrivTableCreate        Privilege = "table-create" // create/register a table in the namespace
+	PrivTableList          Privilege = "table-list"   // see the table in lists and HEAD
+	PrivTableReadMetadata  Privilege = "table-read-metadata"
+	PrivTableWriteMetadata Privilege = "table-write-metadata" // commits, rename
+	PrivTableReadData      Privilege = "table-read-data"      // read-only vended credentials, plan
+	PrivTableWriteData     Privilege = "table-write-data"     // read-write credentials, /files, /column-files
+	PrivTableDrop          Privilege = "table-drop"
+
+	PrivViewCreate  Privilege = "view-create"
+	PrivViewRead    Privilege = "view-read" // see, list and load the view
+	PrivViewReplace Privilege = "view-replace"
+	PrivViewDrop    Privilege = "view-drop"
 )
+
+// ResourceKind is the kind of a securable.
+type ResourceKind string
+
+// Securable kinds, outermost first.
+const (
+	ResourceServer    ResourceKind = "server"
+	ResourceWarehouse ResourceKind = "warehouse"
+	ResourceNamespace ResourceKind = "namespace"
+	ResourceTable     ResourceKind = "table"
+	ResourceView      ResourceKind = "view"
+)
+
+// Resource names one securable. Namespace is empty for the server and
+// warehouses; Name is set only for tables and views.
+type Resource struct {
+	Kind      ResourceKind
+	Warehouse string
+	Namespace []string
+	Name      string
+}
+
+// String renders the resource as "kind:warehouse/ns.ns/name" for logs and
+// audit rows.
+func (r Resource) String() string {
+	var b strings.Builder
+	b.WriteString(string(r.Kind))
+	b.WriteByte(':')
+	b.WriteString(r.Warehouse)
+	if len(r.Namespace) > 0 {
+		b.WriteByte('/')
+		b.WriteString(strings.Join(r.Namespace, "."))
+	}
+	if r.Name != "" {
+		b.WriteByte('/')
+		b.WriteString(r.Name)
+	}
+	return b.String()
+}
 
 // AccessLevel is what a principal may do with a table's files.
 type AccessLevel string
@@ -41,23 +129,28 @@ const (
 	AccessReadWrite AccessLevel = "read-write"
 )
 
-// Authorizer decides whether a principal may act on a resource (a
-// warehouse, namespace, table or view, named by its dotted path).
+// Authorizer decides whether a principal may act on a securable.
 type Authorizer interface {
-	// Authorize returns a *Error of KindForbidden when the action is denied.
-	Authorize(ctx context.Context, p Principal, action Action, warehouse, resource string) error
-	// TableAccess returns the storage access level for a table's files.
-	TableAccess(ctx context.Context, p Principal, warehouse, table string) (AccessLevel, error)
+	// Authorize returns nil when p holds priv on r, directly or inherited.
+	// When it does not, it returns a *Error of KindForbidden, or of the
+	// not-found kind for r when p holds no privilege at all on r (so that
+	// names the caller may not see do not leak).
+	Authorize(ctx context.Context, p Principal, priv Privilege, r Resource) error
+	// TableAccess returns the storage access level for a table's files:
+	// read-write with table-write-data, read with table-read-data. It
+	// returns a KindForbidden *Error when p holds neither.
+	TableAccess(ctx context.Context, p Principal, table Resource) (AccessLevel, error)
 }
 
-// AllowAll permits everything and grants read-write storage access.
+// AllowAll permits everything and grants read-write storage access; it is
+// the authorizer when authentication is off.
 type AllowAll struct{}
 
 // Authorize implements Authorizer; it never fails.
-func (AllowAll) Authorize(context.Context, Principal, Action, string, string) error { return nil }
+func (AllowAll) Authorize(context.Context, Principal, Privilege, Resource) error { return nil }
 
 // TableAccess implements Authorizer; it always grants read-write.
-func (AllowAll) TableAccess(context.Context, Principal, string, string) (AccessLevel, error) {
+func (AllowAll) TableAccess(context.Context, Principal, Resource) (AccessLevel, error) {
 	return AccessReadWrite, nil
 }
 
@@ -82,4 +175,24 @@ type WarehouseInfo struct {
 	Properties map[string]string
 	// StorageProfile is the warehouse's storage profile JSON (secrets sealed).
 	StorageProfile string
+}
+
+// authorize checks that the caller in ctx holds priv on r.
+func (s *Service) authorize(ctx context.Context, priv Privilege, r Resource) error {
+	return s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), priv, r)
+}
+
+// tableResource names a table securable.
+func tableResource(warehouse string, id Ident) Resource {
+	return Resource{Kind: ResourceTable, Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name}
+}
+
+// viewResource names a view securable.
+func viewResource(warehouse string, id Ident) Resource {
+	return Resource{Kind: ResourceView, Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name}
+}
+
+// namespaceResource names a namespace securable.
+func namespaceResource(warehouse string, levels []string) Resource {
+	return Resource{Kind: ResourceNamespace, Warehouse: warehouse, Namespace: levels}
 }

@@ -146,7 +146,7 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 	if err != nil {
 		return nil, err
 	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, c.Ident.String()); err != nil {
+	if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident)); err != nil {
 		return nil, err
 	}
 	w, err := s.warehouse(ctx, warehouse)
@@ -191,7 +191,7 @@ func (s *Service) CommitTransaction(ctx context.Context, warehouse string, chang
 		if hasAssertCreate(c.reqs) {
 			return newErr(KindBadRequest, "Invalid transaction: assert-create is not supported in multi-table transactions (%s)", key)
 		}
-		if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, key); err != nil {
+		if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident)); err != nil {
 			return err
 		}
 		parsed = append(parsed, c)

@@ -17,7 +17,7 @@ func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels 
 	if err := validateNamespace(levels); err != nil {
 		return nil, err
 	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, nsString(levels)); err != nil {
+	if err := s.authorize(ctx, PrivNamespaceCreate, namespaceResource(warehouse, levels[:len(levels)-1])); err != nil {
 		return nil, err
 	}
 	if props == nil {

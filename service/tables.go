@@ -249,7 +249,7 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 	if !warehousePrefixes(w).ContainsBelow(location) {
 		return nil, nil, newErr(KindForbidden, "Storage credentials are only vended for table locations inside the warehouse")
 	}
-	level, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), w.Name, id.String())
+	level, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(w.Name, id))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -350,7 +350,7 @@ func (s *Service) writeTarget(ctx context.Context, warehouse string, id Ident) (
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+	if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, id)); err != nil {
 		return nil, err
 	}
 	return s.warehouse(ctx, warehouse)
@@ -665,7 +665,7 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 // the files its metadata references (never the whole directory). 404 when
 // the table is missing.
 func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+	if err := s.authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
 		return err
 	}
 	obj, err := s.store.ObjectDelete(ctx, id.ref(warehouse, store.KindTable))
@@ -699,7 +699,7 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 	if err := validateIdent(to); err != nil {
 		return err
 	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, from.String()); err != nil {
+	if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, from)); err != nil {
 		return err
 	}
 	err := s.store.ObjectRename(ctx, from.ref(warehouse, kind), to.Namespace, to.Name)

@@ -114,7 +114,7 @@ func (s *Service) ListViews(ctx context.Context, warehouse string, nsLevels []st
 
 // DropView removes a view (its files stay). 404 when missing.
 func (s *Service) DropView(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+	if err := s.authorize(ctx, PrivViewDrop, viewResource(warehouse, id)); err != nil {
 		return err
 	}
 	_, err := s.store.ObjectDelete(ctx, id.ref(warehouse, store.KindView))
@@ -145,7 +145,7 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 	if err := json.Unmarshal(updates, &ups); err != nil {
 		return nil, wrapErr(KindBadRequest, err, "Invalid updates: %s", ClientText(err))
 	}
-	if err := s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), ActionWrite, warehouse, id.String()); err != nil {
+	if err := s.authorize(ctx, PrivViewReplace, viewResource(warehouse, id)); err != nil {
 		return nil, err
 	}
 	w, err := s.warehouse(ctx, warehouse)
