@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: starts a throwaway Postgres (unless
-# CATALOG_TEST_DATABASE_URL is set) and SeaweedFS S3+STS (unless
-# SEAWEED_S3_ENDPOINT is set; built once into ~/.cache/lakehold), checks
+# CATALOG_TEST_DATABASE_URL is set), SeaweedFS S3+STS (unless
+# SEAWEED_S3_ENDPOINT is set; built once into ~/.cache/lakehold) and Keycloak
+# (unless KEYCLOAK_ISSUER is set; fetched once into the same cache), checks
 # generated code, then runs every Go test. Extra arguments go to `go test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +17,13 @@ if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
   eval "$(scripts/seaweed-start.sh | sed 's/^/export /')"
   cleanup+=("scripts/seaweed-stop.sh $SEAWEED_PID $SEAWEED_DIR")
 fi
-# Tests that need Postgres or SeaweedFS fail (not skip) when they are missing;
+if [ -z "${KEYCLOAK_ISSUER:-}" ]; then
+  eval "$(scripts/keycloak-start.sh | sed 's/^/export /')"
+  cleanup+=("scripts/keycloak-stop.sh $KEYCLOAK_PID $KEYCLOAK_DIR")
+fi
+# Tests that need Postgres, SeaweedFS or Keycloak fail (not skip) when they are missing;
 # the replica fault test (integration/fault) runs too.
-export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1 CATALOG_TEST_FAULT=1
+export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1 CATALOG_TEST_REQUIRE_KEYCLOAK=1 CATALOG_TEST_FAULT=1
 
 scripts/check-generate.sh
 go vet ./...
