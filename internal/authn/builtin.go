@@ -249,3 +249,12 @@ func (b *Builtin) Forget(name string) {
 	delete(b.cache.m, name)
 	b.cache.mu.Unlock()
 }
+
+// GenerationsFunc adapts a function to Generations (the service is built
+// after the token signer it is given, so callers close over it).
+type GenerationsFunc func(ctx context.Context, name string) (string, int64, error)
+
+// PrincipalGeneration implements Generations.
+func (f GenerationsFunc) PrincipalGeneration(ctx context.Context, name string) (string, int64, error) {
+	return f(ctx, name)
+}
