@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"net/url"
@@ -161,6 +162,20 @@ func testTokenEndpoint(t *testing.T, backend string) {
 	oauthErr(a.do(t, "POST", "/v1/oauth/tokens", "grant_type=client_credentials&grant_type=client_credentials", "Content-Type", formType), 400, "invalid_request")
 	oauthErr(a.do(t, "POST", "/v1/oauth/tokens", "grant_type=client_credentials&scope=%22bad%22&client_id=a&client_secret=b", "Content-Type", formType), 400, "invalid_scope")
 
+	// Token exchange, as the Java client refreshes: a valid token buys a new one.
+	exchange := func(subject string) response {
+		form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {subject},
+			"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}, "scope": {"catalog"}}
+		return a.do(t, "POST", "/v1/oauth/tokens", form.Encode(), "Content-Type", formType)
+	}
+	r = exchange(tok)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	refreshed := r.json(t)["access_token"].(string)
+	require.NotEqual(t, tok, refreshed)
+	require.Equal(t, 200, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+refreshed).status)
+	oauthErr(exchange("a.b.c"), 400, "invalid_grant")
+	oauthErr(a.do(t, "POST", "/v1/oauth/tokens", "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange", "Content-Type", formType), 400, "invalid_request")
+
 	// Rotation: the old secret and the tokens issued under it stop working.
 	rot, err := a.svc.RotatePrincipalSecret(localCtx(), "etl")
 	require.NoError(t, err)
@@ -168,6 +183,8 @@ func testTokenEndpoint(t *testing.T, backend string) {
 	require.NotEqual(t, c.ClientSecret, rot.ClientSecret)
 	oauthErr(a.token(t, c.ClientID, c.ClientSecret), 401, "invalid_client")
 	require.Equal(t, 401, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+tok).status)
+	require.Equal(t, 401, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+refreshed).status)
+	oauthErr(exchange(tok), 400, "invalid_grant")
 	tok2 := a.accessToken(t, rot.ClientID, rot.ClientSecret)
 	require.Equal(t, 200, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+tok2).status)
 
@@ -182,7 +199,7 @@ func testTokenEndpoint(t *testing.T, backend string) {
 	// Neither secrets nor tokens reach the log.
 	logs := a.logs.String()
 	require.Contains(t, logs, "authentication failed", "the debug log was captured")
-	for _, s := range []string{c.ClientSecret, rot.ClientSecret, tok, tok2} {
+	for _, s := range []string{c.ClientSecret, rot.ClientSecret, tok, tok2, refreshed} {
 		require.NotContains(t, logs, s)
 	}
 }
@@ -271,4 +288,27 @@ func TestPrincipalNamesInLogsOnly(t *testing.T) {
 	tok := a.accessToken(t, c.ClientID, c.ClientSecret)
 	require.Equal(t, 404, a.do(t, "GET", "/v1/wh/namespaces/nope", nil, "Authorization", "Bearer "+tok).status)
 	require.True(t, strings.Contains(a.logs.String(), `"principal":"builtin:etl"`), "request logs name the principal")
+}
+
+type failingAuth struct{ err error }
+
+func (f failingAuth) Authenticate(context.Context, string) (service.Principal, error) {
+	return service.Principal{}, f.err
+}
+
+// TestAuthUnavailable: a token that cannot be checked now (database or
+// provider down) is 503 with Retry-After, not 401: the client retries
+// instead of dropping its credentials.
+func TestAuthUnavailable(t *testing.T) {
+	st := openStore(t, "sqlite")
+	svc := service.New(st, storage.NewProvider(), service.Options{})
+	hs := httptest.NewServer(server.New(svc, server.Config{Auth: failingAuth{fmt.Errorf("%w: db down", authn.ErrUnavailable)}}))
+	t.Cleanup(hs.Close)
+	b := &bundle{url: hs.URL, client: hs.Client()}
+	r := b.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer x.y.z")
+	require.Equal(t, 503, r.status)
+	require.Equal(t, "1", r.header.Get("Retry-After"))
+	typ, msg := r.errorOf(t)
+	require.Equal(t, "ServiceUnavailableException", typ)
+	require.NotContains(t, msg, "db down")
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -55,11 +56,14 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	switch gt := form.Get("grant_type"); gt {
 	case "client_credentials":
+	case tokenExchange:
+		s.exchange(w, r, form)
+		return
 	case "":
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
 		return
 	default:
-		oauthFail(w, http.StatusBadRequest, "unsupported_grant_type", "only grant_type=client_credentials is supported")
+		oauthFail(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials or token-exchange")
 		return
 	}
 	scope, hasScope := form["scope"]
@@ -83,12 +87,63 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthFail(w, http.StatusUnauthorized, "invalid_client", "invalid client credentials")
 		return
 	}
+	issued(w, tok, hasScope)
+}
+
+const (
+	tokenExchange   = "urn:ietf:params:oauth:grant-type:token-exchange"
+	accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
+)
+
+// issued writes a successful token response.
+func issued(w http.ResponseWriter, tok *service.IssuedToken, scope bool) {
 	resp := tokenResponse{AccessToken: tok.AccessToken, TokenType: "bearer", ExpiresIn: int64(tok.ExpiresIn.Seconds()),
-		IssuedTokenType: "urn:ietf:params:oauth:token-type:access_token"}
-	if hasScope {
+		IssuedTokenType: accessTokenType}
+	if scope {
 		resp.Scope = "catalog"
 	}
 	writeOAuth(w, http.StatusOK, resp)
+}
+
+// exchange serves the token-exchange grant (RFC 8693) the way the Java
+// client uses it to refresh: a still-valid built-in access token as
+// subject_token buys a fresh one for the same principal. Other subject
+// tokens (OIDC) are refused with invalid_grant: their refresh belongs to
+// the provider.
+func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Values) {
+	subject := form.Get("subject_token")
+	if subject == "" {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "subject_token is required")
+		return
+	}
+	if tt := form.Get("subject_token_type"); tt != "" && tt != accessTokenType {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "subject_token_type must be an access token")
+		return
+	}
+	_, hasScope := form["scope"]
+	if hasScope && !validScope(form.Get("scope")) {
+		oauthFail(w, http.StatusBadRequest, "invalid_scope", "scope holds characters RFC 6749 does not allow")
+		return
+	}
+	p, err := s.cfg.Auth.Authenticate(r.Context(), "Bearer "+subject)
+	if errors.Is(err, authn.ErrUnavailable) {
+		authFailed(w, r, err)
+		return
+	}
+	if err != nil || p.Source != service.SourceBuiltin {
+		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
+		return
+	}
+	tok, err := s.svc.RefreshToken(r.Context(), p.Subject)
+	if service.KindOf(err) == service.KindUnauthorized {
+		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
+		return
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	issued(w, tok, hasScope)
 }
 
 // tokenForm parses the form body; parameters may not repeat (RFC 6749 §3.2).
