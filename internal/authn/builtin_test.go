@@ -262,11 +262,12 @@ func FuzzParseBearer(f *testing.F) {
 	})
 }
 
-// FuzzVerifyToken feeds arbitrary tokens through both verifiers: nothing
-// may panic, every failure is one of the typed errors, and no error text
-// repeats the token.
+// FuzzVerifyToken feeds arbitrary tokens through both verifiers (built-in
+// and an httptest OIDC issuer): nothing may panic, every failure is one of
+// the typed errors, and no error text repeats the token.
 func FuzzVerifyToken(f *testing.F) {
-	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	clock := &fakeClock{t: time.Now()}
+	ti := newTestIssuer(f)
 	gens := &fakeGens{m: map[string]struct {
 		id  string
 		gen int64
@@ -282,12 +283,16 @@ func FuzzVerifyToken(f *testing.F) {
 	h, _ := json.Marshal(map[string]string{"alg": "none"})
 	f.Add(b64(h) + "." + b64([]byte(`{"iss":"lakehold"}`)) + ".")
 	f.Add("a.b.c")
-	a := New(b, nil)
+	o := newOIDC(f, ti, clock)
+	ot := sign(f, jose.RS256, ti.keys["k1"], "k1", map[string]any{"iss": ti.srv.URL, "sub": "alice", "aud": "lakehold-catalog", "exp": clock.Now().Unix() + 3600})
+	f.Add(ot)
+	f.Add(ot[:len(ot)-2])
+	a := New(b, o)
 	typed := []error{ErrMissing, ErrMalformed, ErrExpired, ErrNotYetValid, ErrBadSignature, ErrWrongAudience, ErrUnknownIssuer, ErrRevoked, ErrUnavailable}
 	f.Fuzz(func(t *testing.T, tok string) {
 		p, err := a.Authenticate(context.Background(), "Bearer "+tok)
 		if err == nil {
-			if p.Subject != "etl" {
+			if p.Subject != "etl" && p.Subject != "alice" {
 				t.Fatalf("accepted %q as %+v", tok, p)
 			}
 			return

@@ -29,7 +29,7 @@ type testIssuer struct {
 	jwks int                        // JWKS requests served
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	ti := &testIssuer{keys: map[string]*rsa.PrivateKey{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +54,7 @@ func newTestIssuer(t *testing.T) *testIssuer {
 	return ti
 }
 
-func (ti *testIssuer) addKey(t *testing.T, kid string) *rsa.PrivateKey {
+func (ti *testIssuer) addKey(t testing.TB, kid string) *rsa.PrivateKey {
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func (ti *testIssuer) jwksCount() int {
 }
 
 // sign signs claims with key under kid and alg.
-func sign(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+func sign(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
 	opts := (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid)
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
 	if err != nil {
@@ -97,7 +97,7 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func newOIDC(t *testing.T, ti *testIssuer, clock *fakeClock) *OIDC {
+func newOIDC(t testing.TB, ti *testIssuer, clock *fakeClock) *OIDC {
 	o, err := NewOIDC(context.Background(), OIDCConfig{Issuer: ti.srv.URL, Audience: "lakehold-catalog", Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestNewOIDCConfig(t *testing.T) {
 	}
 }
 
-func mustRSA(t *testing.T) *rsa.PrivateKey {
+func mustRSA(t testing.TB) *rsa.PrivateKey {
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
