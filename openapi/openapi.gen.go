@@ -121,6 +121,12 @@ type CreateNamespaceResponse struct {
 	Properties *Properties `json:"properties,omitempty"`
 }
 
+// CreatePrincipalRequest defines model for CreatePrincipalRequest.
+type CreatePrincipalRequest struct {
+	// Name letters, digits and . _ - @; at most 128 bytes
+	Name string `json:"name"`
+}
+
 // CreateTableRequest defines model for CreateTableRequest.
 type CreateTableRequest struct {
 	Location *string `json:"location,omitempty"`
@@ -247,6 +253,12 @@ type ListNamespacesResponse struct {
 	NextPageToken *string     `json:"next-page-token,omitempty"`
 }
 
+// ListPrincipalsResponse defines model for ListPrincipalsResponse.
+type ListPrincipalsResponse struct {
+	NextPageToken *string     `json:"next-page-token,omitempty"`
+	Principals    []Principal `json:"principals"`
+}
+
 // ListTablesResponse defines model for ListTablesResponse.
 type ListTablesResponse struct {
 	Identifiers   []TableIdentifier `json:"identifiers"`
@@ -320,6 +332,24 @@ type PlannedDataFile struct {
 	Partition       []RawJSON         `json:"partition"`
 	RecordCount     int64             `json:"record-count"`
 	SpecId          int               `json:"spec-id"`
+}
+
+// Principal defines model for Principal.
+type Principal struct {
+	ClientId         string `json:"client-id"`
+	CreatedAtMs      int64  `json:"created-at-ms"`
+	Name             string `json:"name"`
+	RotatedAtMs      int64  `json:"rotated-at-ms"`
+	SecretGeneration int64  `json:"secret-generation"`
+}
+
+// PrincipalCredentials defines model for PrincipalCredentials.
+type PrincipalCredentials struct {
+	ClientId string `json:"client-id"`
+
+	// ClientSecret shown once; exchange id and secret at POST /v1/oauth/tokens
+	ClientSecret string `json:"client-secret"`
+	Name         string `json:"name"`
 }
 
 // Properties defines model for Properties.
@@ -418,6 +448,12 @@ type LoadTable = LoadTableResult
 
 // LoadView defines model for LoadView.
 type LoadView = LoadViewResult
+
+// ListPrincipalsParams defines parameters for ListPrincipals.
+type ListPrincipalsParams struct {
+	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+	PageSize  *PageSizeParam  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
 
 // GetConfigParams defines parameters for GetConfig.
 type GetConfigParams struct {
@@ -550,6 +586,9 @@ type CommitTransactionParams struct {
 type RenameViewParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
 }
+
+// CreatePrincipalJSONRequestBody defines body for CreatePrincipal for application/json ContentType.
+type CreatePrincipalJSONRequestBody = CreatePrincipalRequest
 
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
@@ -739,6 +778,21 @@ func (a ReportMetricsRequest) MarshalJSON() ([]byte, error) {
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 
+	// (GET /management/v1/principals)
+	ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams)
+
+	// (POST /management/v1/principals)
+	CreatePrincipal(w http.ResponseWriter, r *http.Request)
+
+	// (DELETE /management/v1/principals/{name})
+	DeletePrincipal(w http.ResponseWriter, r *http.Request, name string)
+
+	// (GET /management/v1/principals/{name})
+	GetPrincipal(w http.ResponseWriter, r *http.Request, name string)
+
+	// (POST /management/v1/principals/{name}/rotate)
+	RotatePrincipalSecret(w http.ResponseWriter, r *http.Request, name string)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(w http.ResponseWriter, r *http.Request)
 
@@ -854,6 +908,31 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// (GET /management/v1/principals)
+func (_ Unimplemented) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/principals)
+func (_ Unimplemented) CreatePrincipal(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /management/v1/principals/{name})
+func (_ Unimplemented) DeletePrincipal(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/principals/{name})
+func (_ Unimplemented) GetPrincipal(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/principals/{name}/rotate)
+func (_ Unimplemented) RotatePrincipalSecret(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // (GET /management/v1/warehouses)
 func (_ Unimplemented) ListWarehouses(w http.ResponseWriter, r *http.Request) {
@@ -1048,6 +1127,144 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListPrincipals operation middleware
+func (siw *ServerInterfaceWrapper) ListPrincipals(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPrincipalsParams
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPrincipals(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) CreatePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePrincipal(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeletePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) DeletePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeletePrincipal(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPrincipal operation middleware
+func (siw *ServerInterfaceWrapper) GetPrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPrincipal(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RotatePrincipalSecret operation middleware
+func (siw *ServerInterfaceWrapper) RotatePrincipalSecret(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RotatePrincipalSecret(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListWarehouses operation middleware
 func (siw *ServerInterfaceWrapper) ListWarehouses(w http.ResponseWriter, r *http.Request) {
@@ -3225,6 +3442,21 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/warehouses/{name}", wrapper.GetWarehouse)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/principals", wrapper.ListPrincipals)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/principals", wrapper.CreatePrincipal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/management/v1/principals/{name}", wrapper.DeletePrincipal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/principals/{name}", wrapper.GetPrincipal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/principals/{name}/rotate", wrapper.RotatePrincipalSecret)
+	})
 
 	return r
 }
@@ -3241,6 +3473,195 @@ type LoadTableJSONResponse struct {
 }
 
 type LoadViewJSONResponse LoadViewResult
+
+type ListPrincipalsRequestObject struct {
+	Params ListPrincipalsParams
+}
+
+type ListPrincipalsResponseObject interface {
+	VisitListPrincipalsResponse(w http.ResponseWriter) error
+}
+
+type ListPrincipals200JSONResponse ListPrincipalsResponse
+
+func (response ListPrincipals200JSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipalsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListPrincipalsdefaultJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipalRequestObject struct {
+	Body *CreatePrincipalJSONRequestBody
+}
+
+type CreatePrincipalResponseObject interface {
+	VisitCreatePrincipalResponse(w http.ResponseWriter) error
+}
+
+type CreatePrincipal201JSONResponse PrincipalCredentials
+
+func (response CreatePrincipal201JSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipaldefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CreatePrincipaldefaultJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePrincipalRequestObject struct {
+	Name string `json:"name"`
+}
+
+type DeletePrincipalResponseObject interface {
+	VisitDeletePrincipalResponse(w http.ResponseWriter) error
+}
+
+type DeletePrincipal204Response struct {
+}
+
+func (response DeletePrincipal204Response) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePrincipaldefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response DeletePrincipaldefaultJSONResponse) VisitDeletePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipalRequestObject struct {
+	Name string `json:"name"`
+}
+
+type GetPrincipalResponseObject interface {
+	VisitGetPrincipalResponse(w http.ResponseWriter) error
+}
+
+type GetPrincipal200JSONResponse Principal
+
+func (response GetPrincipal200JSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipaldefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response GetPrincipaldefaultJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotatePrincipalSecretRequestObject struct {
+	Name string `json:"name"`
+}
+
+type RotatePrincipalSecretResponseObject interface {
+	VisitRotatePrincipalSecretResponse(w http.ResponseWriter) error
+}
+
+type RotatePrincipalSecret200JSONResponse PrincipalCredentials
+
+func (response RotatePrincipalSecret200JSONResponse) VisitRotatePrincipalSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotatePrincipalSecretdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response RotatePrincipalSecretdefaultJSONResponse) VisitRotatePrincipalSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListWarehousesRequestObject struct {
 }
@@ -4727,6 +5148,21 @@ func (response RenameViewdefaultJSONResponse) VisitRenameViewResponse(w http.Res
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 
+	// (GET /management/v1/principals)
+	ListPrincipals(ctx context.Context, request ListPrincipalsRequestObject) (ListPrincipalsResponseObject, error)
+
+	// (POST /management/v1/principals)
+	CreatePrincipal(ctx context.Context, request CreatePrincipalRequestObject) (CreatePrincipalResponseObject, error)
+
+	// (DELETE /management/v1/principals/{name})
+	DeletePrincipal(ctx context.Context, request DeletePrincipalRequestObject) (DeletePrincipalResponseObject, error)
+
+	// (GET /management/v1/principals/{name})
+	GetPrincipal(ctx context.Context, request GetPrincipalRequestObject) (GetPrincipalResponseObject, error)
+
+	// (POST /management/v1/principals/{name}/rotate)
+	RotatePrincipalSecret(ctx context.Context, request RotatePrincipalSecretRequestObject) (RotatePrincipalSecretResponseObject, error)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(ctx context.Context, request ListWarehousesRequestObject) (ListWarehousesResponseObject, error)
 
@@ -4876,6 +5312,141 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListPrincipals operation middleware
+func (sh *strictHandler) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
+	var request ListPrincipalsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPrincipals(ctx, request.(ListPrincipalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPrincipals")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPrincipalsResponseObject); ok {
+		if err := validResponse.VisitListPrincipalsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePrincipal operation middleware
+func (sh *strictHandler) CreatePrincipal(w http.ResponseWriter, r *http.Request) {
+	var request CreatePrincipalRequestObject
+
+	var body CreatePrincipalJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePrincipal(ctx, request.(CreatePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePrincipalResponseObject); ok {
+		if err := validResponse.VisitCreatePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeletePrincipal operation middleware
+func (sh *strictHandler) DeletePrincipal(w http.ResponseWriter, r *http.Request, name string) {
+	var request DeletePrincipalRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePrincipal(ctx, request.(DeletePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeletePrincipalResponseObject); ok {
+		if err := validResponse.VisitDeletePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPrincipal operation middleware
+func (sh *strictHandler) GetPrincipal(w http.ResponseWriter, r *http.Request, name string) {
+	var request GetPrincipalRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPrincipal(ctx, request.(GetPrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPrincipalResponseObject); ok {
+		if err := validResponse.VisitGetPrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RotatePrincipalSecret operation middleware
+func (sh *strictHandler) RotatePrincipalSecret(w http.ResponseWriter, r *http.Request, name string) {
+	var request RotatePrincipalSecretRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RotatePrincipalSecret(ctx, request.(RotatePrincipalSecretRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RotatePrincipalSecret")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RotatePrincipalSecretResponseObject); ok {
+		if err := validResponse.VisitRotatePrincipalSecretResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListWarehouses operation middleware
@@ -6026,76 +6597,84 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1pbxs5ln+FqN3FOECVZE8HuwPPp3TaPchOkjZiT3qBUQNDF58ktktkhWRJ1hj+7wuSdYusKsklH939",
-	"KY7E4118fCd1H8R8lXIGTMng/D5IscArUCDM/97FMUj5AySwwIpydqm/1V9QFpwHS8AERBAGDK8gOA/+",
-	"L/oQww2IRWTnRdXEIAxkvIQV1pPVNtXDpRKULYKHhzD4QGCVcgUs3v4dtt271MZGf4dtz8qf8QpkimMo",
-	"FyUgY0FTA9V59T1KYA2JDBHgeIn+8eVjBCzmBEiIfuWUAUE3W6SWgE7vzn5EEjShFBfo5L/OfnwzCUIL",
-	"bIrVsgKVFYsHYSDgW0YFkOBciQy6gb7EC7ii/4YmIb5lILbV4mk+qEGAFWV0la2C87OwWJcyBQsQ5cLX",
-	"/BYqRuIk4ZuLVaq2X3GSQQGdb0MzuYfklwLm9M5D7+sloA0WsOSZBKRXDhGWSIDKhCYyZYivQQhKQE5S",
-	"s5Im/HR9No05m9OFh9R26J50vsY3SYvIzVWVHrDnol8pbLrWXFPY7LXkgx4sU84kmEN5IQQX+o+YMwVM",
-	"GTamaUJjc9Smv0pN6fvaiv8pYB6cB/8xrc761H4rp/mRNYt+ybexmzYZ945t0RzTJBOWY5ihfCoCPRfd",
-	"cLKdBA9h8JFjYig7Gozlil9AZolygWe+RitQmGCF0UnxV5RwuyWiEuEbCUyhORcII6nwAgiKBWAF5gRb",
-	"TWNpfI0XTfh2uJJjqtk9KqJ6QT+e+tsSzYkRuHyyXvs9Vjjhi/fmpBh1LngKQlErOQTmOEusoseEUL0m",
-	"Ti4bY1p4lmqE3/wKsdIfACMpp/l9QRWsOudhIfBW/5/W9PYtbKOEzkHRFTgnlzrgMaA+1E/ZPyvs68v/",
-	"4kDwPU+yFfuRJvCBzfkuGecUEhJR4iRAqW53KTCnCURzLlZYOcE330v6b4goi262Kt8tn6BX/u+3QejY",
-	"qJBxt0Kq06Ac2YQmrOHkhKOPTGmmHOKmz59ezIPt66GiJmLMBYlintkz3rteW/hKWoQHM6EFRTdP5Hu+",
-	"WlH1Bb5lIB3Mic1IA1KTA136qc1yB3typFeFQdm13Be8+d+rnz7raZLhVC65ippQds2uKYM2tRvIuemk",
-	"iZPfKR4KUQJM0TkF0QeJWedDNfxwMmQpwQqGz2jh3di1Wq2XAvm1v0OC4qLZA4Odi7dfKe1OqZbpgl1g",
-	"JnGsJ3h5aAy4KF5itthLzHekY0fSWzg0N/IDbW/3347EdYqYMa1KD8uLduUm9QBRLqVXH0VRVFsPQsB3",
-	"Tl44Bt16rvPes06L44sUC2WsskimEO8hcIdhHQ60oOtXijbwI2vf11C44TwBzPSIjaAKIi5I/4Hzyb+h",
-	"TwmcnwWd5/5ADjwVIbXHGq1ByBzEx9OptWYDFz8Nfy7iBi+CkG4ESwhcaPyAFdbGU81KO4JhNucuu6zL",
-	"GO+wVXstqQInjw+Qu8WRVHiva+l5rPxSqXW5nQMx2KHU3i5EGEgulNVPESVu90hrX8+XQ32/BmAez6PY",
-	"xikCkIBe+CvEigufIGBBKMMJVduByHe7j3U+NkMkl9l8ThnSM9GSJ4SyBcKI5EBGawNltD5DNwm/qXau",
-	"BR/mcwmDWbS3DA7zDHMg2huEDUK6uHHxLTNfGq5Ax9GEfOCr8cFf3Ol8mqPX4FP3STRR3E+cQOLSxATc",
-	"3F2BlHjhPmZS4fh2v0Cf/X+/02c3zceHFj4XUlqEr2LMrrG87Qkydd7dCWYMSHFfGQ1jjoiZHQmYgwAW",
-	"w35nwXuYfZj0xWUwIVG5ynADoHkNO7ii1y0lqYb48C18isUZBFrxtWv9XuE5NHwEKmpp+D1o57i/HKA9",
-	"PkS1IxB/A/WavUtn7mj3ninyVZ3CVWmuNgx2vmv/j1Sqmi3tB+ERB6puqw8+/dILbskiOYDfw6FtcL4t",
-	"uAzuVJRqZ1iZ9K3eIksSm6Kz2cduXV0DyIeXCTF04FSFtoYj5QhyjY5aHS4fbqXf2YFfmdMejl65bK9c",
-	"1RZ3wsgxeS/AYIKTDiCl4iKPiRSDB0N7ZedW+/RC7drNB349u+vyIfN05vAgx5Ei1+ET07AzDN7KFr9k",
-	"uj024v+5fgUOtyY+Y0XX8LOgCi4SuqA3tPA/W1eU+TLxhAkFYMlZk82dtnUF0C1snZ/7Te6dTBaBoBrv",
-	"ok2nAJWYVWi41tDGsTmD2tCu2aZuL8sq1pZuKawj6xAN8YL7oHBL9UG2667n1/RlZYxZpLC8Hb5kwy1x",
-	"rJsmmDW9w4ZXpTLZz/18nI9jdXfmqeKItToXt9vfFxYw1VCjBg3mVEgVCb4ZKnutUMJjJeiooYOC3nXq",
-	"taMIxWp1vA6tILhse6MHVgkV9NoJz71jW6S/QWucZBAiAqbMsiivlCDWINCGqiXCKY6XMKV5VemCT4Iw",
-	"uIsWPMq3+1VyNvmCN59y9aj3hQWVCkR3zmvYXe/NGPA1CJM8cl0Y7sTA7o4u6hfQd6aLHgX846DTw7sp",
-	"S0Aqykqw9rTvJc9Ev5+7M7GtNu0qYQMYN0IpF+oTKEFjedC1J8wK0bCYV32wC5xd+3AUmy6vje0Fr6yh",
-	"zTdxgdgmvdN59crjvlEMbzQiF28XhP8wFQlV3XcJnVdkTbSqbcf32pYDCyf6QkAd4HqrcqiUGqg9A2sr",
-	"vgZyCI57TXLWh5CgAiAs4Xdxr3KKO5O7zStF33Tn02mI5Hfn0+lNFt+Cmk4mE8QFWsjGR658z9MmhnuS",
-	"3Xo6zctOd0vni5LrLxdX1yi21b5I8EyBRGpJZXF90lWa2CBqiPRFpYCZsmczJhVc7zVjJxsqbBG+RHOe",
-	"JHxjruB35tpt7pUKrnjMkzchSpNMmnErzPDC7ILeXX6YsZN/TauPpuuzf72ZoO85oQY2rFCMhdiWy5qK",
-	"Kc2hdb2kOUQ5ScMZy08YwoygelwYYQFIk40gLNFcgDWFrFWxBAFmRtOumLFOwyJEklsgM3bL+IYhW1hm",
-	"N9d7SbQAhTB6e3o6mWkuKqq02R18xLew5Alx8iYIg7JwIjidnE1OjfmQAsMpDc6D7yank++M3aaWRsia",
-	"FJw2w0oLm5XU0mNk6QPR+zciVEGrWeDPp6fjVae7Y2GOKvWLNYht1ecxsckWU37t26SE2oaCrbLEC2nC",
-	"BSVNgl/0seTSQYdWjUjeYgFSfc/JdjQaeCpRHpqnXlsKD0fkRC106GiFaLTYbLDMexzIqGx4CP2yOr3X",
-	"OuWh8tZ3uWWTSE1uNYj1tq93SCNmVyfohCq0hIQgxlEVrH4zstw5j9/fQHVg8RwsH/u01ToC/3nva3Pb",
-	"q6PplwHCMy0CrangRXrXx4Dcbr7MRx6RC1V5m5MHOayhuWV4ppCEWICSr4AlYZAXiTSxugIl0TI3DAqD",
-	"Y0X1LZwzCNUi4bmNURPGGTvRW2nLDAlYUM5CVDQQhUgDHUm1TSDCpmU0RFLJqBoguP5KsHDG4E6BYDiJ",
-	"KAmRlGDcKPvXLWzDGhhla1GI7Kqm34iSUBsBmh9R9fGbCbo2UQf9OTIGFE6AWDOhFo+4ha0xBaicMQb6",
-	"k6Jl0VoDTZm8csrk+LdRQxyf7vrpOQVaMIA8zWHQmqTsDe3SEXlPnPvwtDpdNzWF3nlkjkbhZiOfg875",
-	"AGQRzyyu5fHLZU3L8Vi3QhETKCh+b6MFD9NmttprolaJ710euGCphkxbXcsP4aAZVQO1nuBuaBY2svo8",
-	"PPaUAziY/QMVECsUL2lCBDDE54bLFv7K4EEnmv08jUwr+5iGUL0A4GFv9tX6wc0902G+f65FePbbxfWE",
-	"gGXfsZyAncaWJ9bCvu4Uj1auxGREl6AhGH7NYG0683e3VyB4egwRGOJZNOlDBE/Tkenj8SA+ckxKpD8V",
-	"WfAjCo6z6qxXaoz1o0z0KI9ejUycJWCyS50S0os7KpUM9mcnmIkvRwX2X1+tR0usv9R/sqbNeOXTgujT",
-	"6za+XYuPvmTF3ps7eGIV358ccBzbn5dYGR2Wx95DlIfeQ3OG8+j7M2j+qcizmy9HOhvZ4nFEsx8696tK",
-	"x5JpZ0J8uBx3y0X11svjpMkkAw6QpGidP7/yssTpq33j5+UqOledwZgyYQjwOJHQnN1DInIJ6nJBbY3y",
-	"07ufx3YiW7XXvteRJKLM+I0l1SZjndrwhZy/Wrv7b1OZO/r5X7sqt+On9+bfXu9wXN46o0KZWBTENeUK",
-	"+0SHPM6IzXWP6FfWTp7XpzyMVB55Dn2vMc6jz5xB9AmreNn9MKCb3EXdsGxMBpatNJ44SYzHN6+XSvRF",
-	"5/aQ8++6OUYlyph91IUgSVkMRoFeXOOFVqYN5EdkqdsTNkDv6QVbNMbxgJ9L2/fPqL3j2OeIjqg/jqXi",
-	"HY8PPXFg0fE0lCc8FJuhKMGMAPmrtS4aDxQe8Kris90903bJfK5aW88LgEA3WAIyD03aDBdVEiV0remh",
-	"VzCfSoQVwqjQb+gkxwvFmRDAlHlyctdIrfcbDkpW1Rsv6iq0vwPj2HapqzXTIUffN4iZ14otcYuavzvt",
-	"1STST5lAcKeAySLPZ/mL8vIy9Nbqenmeh32Q5KuCghLx+YzdtOhsUtwNEuepcJPwXuOE2vI7fajN9zN2",
-	"8vb0FH2131DOLu5iMADatUyj7sS2Gb3Jq/ZMlXxZLkjnoC8iR8bc6pxO4X9ROtrzzOIr1tTPq3mb3ZRe",
-	"m7bW5jpMO6YJ1rOfLcfrac11MOnKUU4jY54CQYobfllj7oQzQCmIsv5G4/Pmd6IeD5Ou8kL/jWt+TEiu",
-	"dld8DWiz5InV+DNmSPDXRodVpZkTwHM7kXNV6WnzkdUbEuEZKywNv/5++Zr7D509ms5e2bap13Ou2rH6",
-	"Wu/XserzXP1lg+TN48/bDjITScKxNr5GDCUdJgXMtNhH9ilNaDbZO/2nhj47R5slqCWI6oL7k0Qwn0Os",
-	"l60VG4SofMkfMzJjerzpU/4J3cJWNupT18CIRLcAKXrPV6D+JJEFE11i8S0DZZWfmLGiPT7MLVjTt2At",
-	"WEQV2vAsIWiOkwTd4PjWpfg8TwwcUYF4dvToECsxf5gHHSKsbcTXah1cmcs8kpQAkjFmSCPDKFuE9p4n",
-	"XRbDjJ3ILYuXgjOemdprrDKpr53U9FW8maAfOvxFhAXMGGfJtvr9FsVRnFDTpWX8eAmMoOqHgazjFJlb",
-	"+Bxp1ec6U413IDx2vv/Hh+p79Bv+4yt951saD7u/4zKmTnC9nOE3Kix3jag89e1hs7pdWdqvZsTvMElr",
-	"EB89R1uk0V9WivbFF0jsvtr9ussjzPDpvf6nN8c6MnOG2LWmB3jE/Ggl9d5Q0tfid7iemYG+dJ/eYs9s",
-	"n6HiOMm+Z1Ib/TOqn1frdO0SHL8CJbPzkyCvRMnkBrSA4umEY3SE1F6beeG1dDuv4jzGxa9qRSx5j+fg",
-	"q+oHdOTUxpqOxcudX+x5DSn43d8XOpSv9j0Ey1lbTpIH9Y7GW3vfP8UBfQW1rqOez9JUGel4ljrWPGOt",
-	"vXlLwUwk2s1VKj2fTs/+/D+T08np5Oz8L2d/OTOkyucXLy4VDZr6Cm3//Kysf5qLTO0TC0Htg1qH7cMv",
-	"D/8fAAD//w==",
+	"7D37b9s4mv8KobvDJoBkJ9vibpD+cp1OZ9HbthM03c4Bm+KWkT7bnMikSlJ2vEX+9wMfepOSnMh5zOxP",
+	"bWw+vhe/N+nvQczWGaNApQjOvgcZ5ngNErj+63UcgxA/QQpLLAmj5+pb9QWhwVmwApwAD8KA4jUEZ8H/",
+	"Ru9iuAK+jMy8qJoYhIGIV7DGarLcZWq4kJzQZXB7GwbvElhnTAKNd3+FXf8utbHRX2E3sPJHvAaR4RjK",
+	"RRMQMSeZhuqs+h6lsIFUhAhwvEJ/+/Q+AhqzBJIQ/cYIhQRd7ZBcATq5Of0ZCVCEkoyjo/84/fl4FoQG",
+	"2AzLVQUqLRYPwoDDt5xwSIIzyXPoB/ocL+GC/BOahPiWA99Vi2d2UIMAa0LJOl8HZ6dhsS6hEpbAy4U/",
+	"s2uoGInTlG3frjO5+4LTHArofBvqyQMkP+ewIDceen9eAdpiDiuWC0Bq5RBhgTjInCsiE4rYBjgnCYhZ",
+	"pldShJ9vTucxowuy9JDaDN2Tzp/xVdoicnNVqQbsuegXAtu+NTcEtnsteasGi4xRAfpQvuWccfWfmFEJ",
+	"VGo2ZllKYn3U5r8JRenvtRX/ncMiOAv+bV6d9bn5VsztkdWLfrLbmE2bjHtNd2iBSZpzwzFMkZ2KQM1F",
+	"VyzZzYLbMHjPcKIpOxmM5YqfQOSpdIGnv0ZrkDjBEqOj4n9RysyWiAiErwRQiRaMI4yExEtIUMwBS9An",
+	"2GgaQ+PPeNmEr8MVi6li96SIqgX9eKpvSzRnWuDsZLX2GyxxypZv9EnR6pyzDLgkRnISWOA8NYoeJwlR",
+	"a+L0vDGmhWepRtjVbxBL9QHQJGPE2gsiYd07D3OOd+pvUtPb17CLUrIASdbgnFzqgPuAels/ZX+vsK8v",
+	"/9WB4BuW5mv6M0nhHV2wLhkXBNIkIomTAKW67VJgQVKIFoyvsXSCr78X5J8QERpd7aTdzU5QK//nyyB0",
+	"bFTIuFsh1WlQjmxCE9ZwcsIxRKYslw5xU+dPLebB9vlQURExZjyJYpabMz64Xlv4SlqEd2ZCC4p+nog3",
+	"bL0m8hN8y0E4mBPrkRqkJgf69FOb5Q72WKTXhUPZt9wnvP2fi18+qmmC4kysmIyaUPbNrimDNrUbyLnp",
+	"pIhjbYqHQiQBKsmCAB+CRK/zrhp+dzLkWYIljJ/Rwruxa7XaIAWs2e+QoDA0e2DQMbzDSqk7pVqmD3aO",
+	"qcCxmuDloXbgoniF6XIvMe9IR0fSWzg0N/IDbaz770fiekVMu1ZlhOVFuwqTBoAol1KrT6Ioqq1HIeA7",
+	"J08cg3NOaEwynPayoBuspSAlcBGihCyJVD5/gmbo/1CE/vsVwhKtmZDo9M8/oMI+9Z9zvYkfyn5t3Gud",
+	"C/A7X2SYS+07RiKDeI9jcTfehCP9/LrhU2FIZKKQGgpXjKWAqRqx5URCxHgyrBZ8p1TTpwTOz4Je7XRH",
+	"DjwUIVVcHW2ACwvi/enUWrOBi5+GvxbZjSdBSDeCJQQuNH7CEisXr+ZLHsB9XDCX99gXMvR41IP+XoGT",
+	"J1KxwXskJN7LeD5OLFIqtb7geCQGHUrtHeiEgWBcGv0UkcQdxCnt6/lybITaAMwTHxXbOEUAUlALf4FY",
+	"Mu4TBMwTQnFK5G4k8v1Bbp2PTdt6ni8WhCI1E61YmhC6RBglFshoo6GMNqfoKmVXXdMaBmyxEDCaRXvL",
+	"4Lj41QLR3iBsENLFjbffcv2l5gr0HE2wA59NpuDJnc6HOXoNPvWfRJ1r/sASSF2aOAE3d9cgBF66j5mQ",
+	"OL7eLx1p/h4OTc2mdnxo4HMhpUT4Isb0MxbXA6mwXtudYkohKeyV1jD6iOjZEYcFcKAx7HcWvIfZh8lQ",
+	"9ggnSVSuMt4BaJphB1fUuqUk1RAfv4VPsThTVWu2ca0/KDx3TXKBjFoafg/aOeyXA7T7J9I6AvEXkM85",
+	"BnZWuLp2pqiq9QpXpbnaMJj5rv3fEyFrvrQfhHscqLqvPvr0Cy+4JYvECH6Ph7bB+bbgUriRUaaCYamL",
+	"zGqLPE1NIdHUSIfTCxYgH15lIqQPr73hUFJcrDuaFiUog/yqLe7DS6dOenCqEovjAXSkGCdnWR0uH25l",
+	"PN2DX9lRMB69ctlB+tcWd8LIcPKGg8akV7CEZNzmeorBo6G9MHOrfQahdu3mA79eW3fFxraYPD55c6C6",
+	"QfjANOwtQrRq9U+Zbvett3ysm/bxXtJHLMkGfuVEwtuULMkVKeLqlunVX6ae9CcHLBhtsrk3ZqgAuoad",
+	"83N/KNGpIyYQVONdtOkVoBKzCg3XGsrp12dQBRA1n9sdPRrF2tIthddnAr0x0f0QFG6pvpNP3o1omzG6",
+	"iDGNJBbX45dshFuOdbMU02bU24gWZS6GuW/H+ThWD9MeKj9a6zJypzOG0h26F23SZMiCcCEjzrZjZa+V",
+	"IrmvBB00JVLQu069dnakWK2O1137NyqvsCtRKQEqfTJtCkhJhGW0Hss5b6mBM7n3YgJiDjJaAgVe2qF9",
+	"s4y2PFGh6lq3jWwb3l66vmk6DnuR2HxrAOomdMWKbSliNIZXCG5MJwAiiS6amjkIS3T+y8Vn3c3KcC5X",
+	"c+03C1d618OcYYI1wXQTo5XKuWMjYHEoO6R4TXdIfYM2OM0hRAnoTuqig1oA3wBHWyJXCGc4XsGc2Mbx",
+	"JZsFYXATLVlkt/tNMDr7hLcfrA1W+8KSCAm8v2A8zqH0ngG2Aa4rry6vxM2F7o4u6hfQ99Za7wX8/aBT",
+	"w/spm4CQhJZg7RlECpbz4SRRZ2LbNptVwgYwboQyxuUHkJzE4k6+FdcrROMSxvXBLnC6QcgkgYNtfx8E",
+	"r2yTt5u4QGyT3tss4pTHfVOA3lRe6O8X+ZtuOqqudpTQeUVWp3rbweJgADOyN2oof9oDrrfxjgihgNoz",
+	"K71mG0juguNek5wtYElQARCW8Lu4V2VeejsjmiZFuVNn83mIxIuz+fwqj69BzmezGWIcLUXjoz2s6YG6",
+	"KgY6RdR0YjvLu7djilsVn95efEaxaehHnOUSBJIrIgrzSdZZaioQIVKGSgLVNxv0mIwztdclPdoSbu7Z",
+	"CLRgacq22gS/1ma3uVfGmWQxS49DlKW50OPWmOKl3gW9Pn93SY/+Ma8+mm9O/3E8Qz+yhGjYsEQx5nxX",
+	"LqubIhWHNvVbCyGyJA0vqT1h2kmqF1UQ5oAU2RKEBVpwMP628SpWwEHPaPoVl7TXsQiRYAbInF5T5auZ",
+	"3lGzudpLoKVy0tDLk5PZpeKiJFLFdsF7fA0rliZO3gRhUHYdBSez09mJdh8yoDgjwVnwYnYye6GDA7nS",
+	"Qtak4LyZO166XMv3REiBrnKSyohQLQAkBlTNVBRQPH6FKEAiLNuiJceKlozW3C51PJRsakl9l9jVq8S4",
+	"CWPKO4B/dx+Kasi8dafsNhw1o7redvu1db/pzycn012ocSf9HRdrfqGAMrwExBZ1wh5RUCIlV0C4dePF",
+	"8cyUZfV1Eh8EJUqmaGQsA14KnYArBSD4qnQQEw6mm24ygXAP42dIaQxMxRa47iIxp9aEAOo8KHhfISKR",
+	"0hs6QNHqQUUpWuwZTXeISIFWWKzUoGvIpBH+ppC0GkntBTYQ8keW7CZjl6dd9bapcJWTdtsRmtPJoHAG",
+	"i647Z6saK9AWC3uZLJlUPm5Dv8aYf1en/rZKzHXFyNTBjVyUE19pnhdRqVJ/Og5FQrIMbRm/JnTZVRRm",
+	"qaYMNFjw0m3RmjQygCYTnyGrN5sA/wVkD7Qn0wvMsJRYfVKRf3Jl0lTenlvJe11A/TpCBOcmB9O+Qj4V",
+	"BD4l+QmyFMdQV3uo0HrqI2W0GTW6Tv1t5ZwIkUOCcppoXgzI/SeNWsnkC5NZeQh5GqGAKGwtxmFbwx9Y",
+	"DTWLrs4D2KzfBgc29I5KsYNobzfAd9Ud9APZcpf1rAKfQ1rPTv/5KOs5HSdqhXW3xFbX/x/OZFay6jSZ",
+	"LjvX5NYYO9dEzNo5dEQkWkGaIMpQ1aJy/ED2rweLx2D5szR2HeGZF20IGWdFU6ePATbhd25HHpAL1aUW",
+	"jw+iIQh1eMzywk6KZ8CSMLCt4U2sLkAFLjajUWRK1kSFvJZBqNYnYpMjNWG8pEdqKyRenCEOS8JoiIrH",
+	"DUKkgI6E3KUQYf2cTYiEFFE1gDP1FafhJYUbCZziNCJJiIQAnf81/7uGXVgDo3z2IERmVf0WAknCIlqL",
+	"qo+PTXhn3XSd+cEpJCa/USukXMNOOzhEXFLjXhbPqbgiuQunTE5vjRri+HDmZ+AUKMGA5GEOg9Ik5bs1",
+	"fTrCvtfhPjytV3i2NYXee2QORuHmIyMOOtsByCCeG1zL42dlTcnxVFahKGYUFP9uyhy382aPqtdFrdpd",
+	"Hz77Ffped+Km7+BxeOxpAnYw+yfCIZYoXpE04UARW5hUg4a/cnjQkWI/yyL9zNaUjlC97fd2b/bV3qqq",
+	"R5ku9/1jrTS13y6u580M+w4VBHQu3T+wFvbdnPcFsaWYTBgSNATDrxmMT6f/3x8VcJYdQgTGRBZN+iSc",
+	"ZdnE9PFEEO8ZTkqkPxQ9ogcUHOddk0Gp0d6P1GUvW3abmDgrwEmXOiWkb2+IkCLYn52gJz4dFThsvloP",
+	"Kpp4afhkzZuF1ocF0afXTWG+Vth9yop9sOnhgVX8cFeD49j+usJS6zDbNBAi2zMQ6jNs2wYeQfPPuW3L",
+	"ejrS2Whzm0Y0h6Fzv/h6KJl2dvKNl+N+uajeobyfNOkuhjtIUrSxT0M+LXH6Yt4ffbqKztUgOaVMaALc",
+	"TyQUZ/eQCCtBfSGoucH3+2u+aN1M9L3cKhAxTSol1WZTndrwiZy/2iNXv09l7njF67mrcjN+/l3/Oxgd",
+	"TstbZ1Yo58uCuLrPcp/skCcYMU16E8aVtZPnjSnvRiqPPIe+l+IX0UdGIfqAZbzqf7TcTe7iVp1oTAaa",
+	"rxWeODVNJYt6j+dQdm4POX/RzzEiUE7NNZMECUJj0Ar07We8VMq0gfyELHVHwhroPaNgg8Y0EfBjafvh",
+	"GbU35ocC0Qn1x6FUvONh1AdOLDqerfWkh2I9FKWYJpCYdiDaeDz9Di++P5rtmbcvlDobhc+BoyssAOlH",
+	"8E2Fi0iBUrJR9FAr6E8FwhJhVOg3dGTxQnHOOVB57O4Srr8yMqpYVb+WXFehw/cCD+2Xuh5kccjRjw1i",
+	"2ib3FW5R8w+nvVqt0zlHcCOBiqLOZ/iLbF88eml0vTizaR8k2LqgoEBscUmvWnTWJe4GiW0pXBe8Nzgl",
+	"5t6AOtT6+0t69PLkBH0x3xBG397EoAE0a+nneWbmEv6xvW6gr/eV9xzIApQhcvU+a0XSK/xPSkd7noB/",
+	"xpr6cTVv88qw16etN2uO0o5ZitXsR6vxeh6ucTDpwtFOI2KWQYIkM4212pk7YhRQBrzsv1H4HP9B1OPd",
+	"pKs06L9zzY+TxKrdNdsA2q5YajT+JdUkeNW4Gl5p5hTwwkxkTFZ6Wn9k9IZA+JIWnoZffz99zf0vnT2Z",
+	"zl6b+97P51y1c/W1S+uH6s9zXYwfJW+eeN5cfdeZJBwr52vCVNLdpIDqB6gi84A+NJ+gcsZPDX12hrYr",
+	"kCtz+8/osT8JBIsFxGrZWrNBiMpfGcM0uaRqvH7F5xd0DTvR6E/dAE0EugbI0Bu2BvkngQyY6BzzbzlI",
+	"o/z4JS0ejwqtB6vvLRgPFhGJtixPE7TAaYqucHztUnyeB7gOqEA8O3p0iJGYf7kHPSKsfMTn6h1caGMe",
+	"CZIAEjGmSCFDCV2Gxs4nfR7DJT0SOxqvOKMs173XWOZCmZ1M36s4nqGfeuJFhDlcUn29tfxtScnsFTEb",
+	"xwugCap+tNQETpG2wmdIqT7XmWq8kubx8/0/jFrfY9jxn17pO1+au+3+xuSkt9kc78r5nQrDXS0qD209",
+	"TFW3r0r7RY/4AxZpNeKT12iLMvrTKtE++QaJ7m/1PO/2CD18/l39M1hjnZg5Y/xa/XjJhPXRSuq9qaQv",
+	"xW8EPzIDfeU+tcWe1T5NxWmKfY+kNoZnVD/93BvapTh+Bkqm83OFz0TJWAeaQ/Hm0yFuhNSeyXvivXSd",
+	"5/zuE+JXvSKGvIcL8GX1455ibnJNh+Jl59dEn0MJvvvbp3flq3kPwXDWvlpqknoH462x9w9xQJ9Br+uk",
+	"57N0VSY6nqWO1Q/8qmjeUDDnqQpzpczO5vPTP//X7GR2Mjs9++H0h1NNKju/eCqyuKCpTGjtErht0a99",
+	"akWm9omBoPZB7Ybt7dfb/w8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

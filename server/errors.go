@@ -32,6 +32,7 @@ var errorKinds = map[service.Kind]struct {
 	service.KindCommitStateUnknown: {http.StatusInternalServerError, "CommitStateUnknownException"},
 	service.KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailableException"},
 	service.KindTooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException"},
+	service.KindUnauthorized:       {http.StatusUnauthorized, "NotAuthorizedException"},
 }
 
 // ErrorModel is the body of every error response.

@@ -40,6 +40,8 @@ type Config struct {
 	// Registry receives the server's metrics; nil uses a new registry.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
+	// Auth authenticates callers (auth.go); nil serves everyone anonymously.
+	Auth Authenticator
 }
 
 // Server implements openapi.StrictServerInterface over a service.Service.
@@ -72,7 +74,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	s.metrics = newMetrics(cfg.Registry, svc)
 
 	r := chi.NewRouter()
-	r.Use(escapedRouting, s.requestContext, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
+	r.Use(escapedRouting, s.requestContext, s.authenticate, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
 	})
@@ -82,6 +84,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	r.Get("/readyz", s.ready)
 	r.Handle("/metrics", s.metrics.handler(cfg.Registry))
+	r.Post(tokenPath, s.token)
 
 	strict := openapi.NewStrictHandlerWithOptions(s, nil, openapi.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  badRequest,

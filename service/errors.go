@@ -29,6 +29,7 @@ const (
 	KindUnavailable                    // 503 ServiceUnavailableException
 	KindForbidden                      // 403 ForbiddenException
 	KindTooLarge                       // 413 RequestEntityTooLargeException: the request body is over the limit
+	KindUnauthorized                   // 401 NotAuthorizedException: no valid credentials
 )
 
 // Error is a failure with the exact message clients see. Messages follow

@@ -38,6 +38,9 @@ type Options struct {
 	MaxClockSkew time.Duration
 	// Authorizer decides access; nil allows everything.
 	Authorizer Authorizer
+	// Tokens signs built-in access tokens (POST /v1/oauth/tokens); nil
+	// when authentication is off.
+	Tokens TokenIssuer
 	// Credentials vends storage credentials on load; nil vends none.
 	Credentials CredentialVendor
 	// Sealer encrypts storage-profile secrets at rest; without a key,

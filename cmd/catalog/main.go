@@ -26,6 +26,8 @@ Usage:
   catalog warehouse set-profile NAME --profile FILE [flags]
                                              S3 credential vending for a warehouse
   catalog warehouse list [flags]
+  catalog principal create NAME | list | rotate NAME | delete NAME [flags]
+                                             built-in service principals (secret shown once)
   catalog manifest inspect FILE [--table-location URI] [--metadata]
                                              print a v4 manifest as JSON lines
   catalog help
@@ -59,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdWarehouse(args[1:], stdout, stderr)
 	case "manifest":
 		return cmdManifest(args[1:], stdout, stderr)
+	case "principal":
+		return cmdPrincipal(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

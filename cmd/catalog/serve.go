@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
@@ -49,7 +50,11 @@ func cmdServe(args []string, stderr io.Writer) error {
 	}
 	dbMaxConns := fs.Int("db-max-conns", dbMaxEnv, fmt.Sprintf("Postgres connection pool size; 0 takes pool_max_conns from the database URL, else max(16, 4×GOMAXPROCS) = %d here [CATALOG_DB_MAX_CONNS]", sqlstore.DefaultMaxConns()))
 	lf := registerLimitFlags(fs)
+	af := registerAuthFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := af.resolve(*listen); err != nil {
 		return err
 	}
 	if *dbMaxConns < 0 {
@@ -71,12 +76,22 @@ func cmdServe(args []string, stderr io.Writer) error {
 	}
 	defer st.Close()
 
-	sealer, err := loadSealer(*secretKey, sf)
+	key, err := loadSecretKey(*secretKey, sf)
+	if err != nil {
+		return err
+	}
+	sealer, err := credentials.NewSealer(key)
+	if err != nil {
+		return err
+	}
+	var svc *service.Service
+	auth, tokens, err := af.build(ctx, key, func() *service.Service { return svc })
 	if err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	svc := service.New(st, storage.NewProvider(), service.Options{
+	svc = service.New(st, storage.NewProvider(), service.Options{
+		Tokens:               tokens,
 		VerifyMetadataOnLoad: *verify,
 		MaxClockSkew:         *skew,
 		OnCommit:             server.CommitObserver(reg),
@@ -109,7 +124,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 
 	srv := server.New(svc, server.Config{
 		DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
-		MaxRequestBody: int64(lf.maxBody),
+		MaxRequestBody: int64(lf.maxBody), Auth: auth,
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -120,7 +135,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	if sf.embedded() {
 		mode = "sqlite:" + sf.sqlitePath()
 	}
-	log.Info("catalog listening", "addr", ln.Addr().String(), "store", mode, "default_warehouse", *defaultWH)
+	log.Info("catalog listening", "addr", ln.Addr().String(), "store", mode, "default_warehouse", *defaultWH, "auth", af.mode)
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
 	select {
@@ -137,10 +152,20 @@ func cmdServe(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// loadSealer builds the secret sealer from --secret-key, or in embedded
-// mode from <data-dir>/secret.key (created on first use, mode 0600).
-// Without either, storage profiles with secrets are refused.
+// loadSealer builds the secret sealer from the secret key (loadSecretKey).
+// Without one, storage profiles with secrets are refused.
 func loadSealer(b64 string, sf storageFlags) (*credentials.Sealer, error) {
+	key, err := loadSecretKey(b64, sf)
+	if err != nil {
+		return nil, err
+	}
+	return credentials.NewSealer(key)
+}
+
+// loadSecretKey returns the catalog's secret key from --secret-key, or in
+// embedded mode from <data-dir>/secret.key (created on first use, mode
+// 0600); nil when there is neither.
+func loadSecretKey(b64 string, sf storageFlags) ([]byte, error) {
 	if b64 == "" && sf.embedded() {
 		path := filepath.Join(sf.dataDir, "secret.key")
 		data, err := os.ReadFile(path)
@@ -159,13 +184,13 @@ func loadSealer(b64 string, sf storageFlags) (*credentials.Sealer, error) {
 		b64 = strings.TrimSpace(string(data))
 	}
 	if b64 == "" {
-		return credentials.NewSealer(nil)
+		return nil, nil
 	}
 	key, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
 		return nil, fmt.Errorf("--secret-key: %w", err)
 	}
-	return credentials.NewSealer(key)
+	return key, nil
 }
 
 func openStore(ctx context.Context, sf storageFlags, migrate bool, opts ...sqlstore.Option) (interface {
@@ -282,4 +307,98 @@ func envSize(key string, def int64) int64 {
 		}
 	}
 	return def
+}
+
+// authFlags select how callers are authenticated (README, Authentication).
+type authFlags struct {
+	mode           string // "none" or "on"
+	oidcIssuer     string
+	oidcAudience   string
+	subjectClaim   string
+	groupsClaim    string
+	tokenLifetime  time.Duration
+	insecureNoAuth bool
+}
+
+func registerAuthFlags(fs *flag.FlagSet) *authFlags {
+	af := &authFlags{}
+	fs.StringVar(&af.mode, "auth", envOr("CATALOG_AUTH", "none"), "none or on: require a bearer token on every catalog and management route [CATALOG_AUTH]")
+	fs.StringVar(&af.oidcIssuer, "oidc-issuer", os.Getenv("CATALOG_OIDC_ISSUER"), "accept JWTs of this OpenID Connect issuer URL; implies --auth on [CATALOG_OIDC_ISSUER]")
+	fs.StringVar(&af.oidcAudience, "oidc-audience", os.Getenv("CATALOG_OIDC_AUDIENCE"), "audience the OIDC tokens must carry (required with --oidc-issuer) [CATALOG_OIDC_AUDIENCE]")
+	fs.StringVar(&af.subjectClaim, "oidc-subject-claim", envOr("CATALOG_OIDC_SUBJECT_CLAIM", "sub"), "claim naming the principal [CATALOG_OIDC_SUBJECT_CLAIM]")
+	fs.StringVar(&af.groupsClaim, "oidc-groups-claim", envOr("CATALOG_OIDC_GROUPS_CLAIM", "groups"), "claim holding the principal's groups (array or string, kept verbatim) [CATALOG_OIDC_GROUPS_CLAIM]")
+	fs.DurationVar(&af.tokenLifetime, "token-lifetime", envDuration("CATALOG_TOKEN_LIFETIME", authn.DefaultTokenLifetime), "lifetime of tokens from POST /v1/oauth/tokens [CATALOG_TOKEN_LIFETIME]")
+	fs.BoolVar(&af.insecureNoAuth, "insecure-no-auth", envBool("CATALOG_INSECURE_NO_AUTH", false), "allow serving a non-loopback address without authentication [CATALOG_INSECURE_NO_AUTH=1]")
+	return af
+}
+
+// resolve checks the flags and applies the secure default: without
+// authentication the catalog serves only loopback addresses, unless the
+// operator says --insecure-no-auth.
+func (af *authFlags) resolve(listen string) error {
+	if af.oidcIssuer != "" {
+		af.mode = "on"
+	}
+	switch af.mode {
+	case "on":
+		if af.oidcIssuer != "" && af.oidcAudience == "" {
+			return errors.New("--oidc-issuer needs --oidc-audience: without it a token the provider issued for any other client would be accepted")
+		}
+		if af.tokenLifetime < time.Minute || af.tokenLifetime > 24*time.Hour {
+			return errors.New("--token-lifetime must be between 1m and 24h")
+		}
+		return nil
+	case "none":
+	default:
+		return fmt.Errorf("--auth %q: want none or on", af.mode)
+	}
+	if !af.insecureNoAuth && !loopbackAddr(listen) {
+		return fmt.Errorf("refusing to serve %s without authentication: pass --auth on (CATALOG_AUTH=on), or --insecure-no-auth (CATALOG_INSECURE_NO_AUTH=1) on a trusted network", listen)
+	}
+	return nil
+}
+
+// loopbackAddr reports whether host:port can only be reached from this
+// machine. An empty host or a name other than localhost may be reachable
+// from elsewhere and is not loopback.
+func loopbackAddr(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// build returns the authenticator and token signer, both nil when
+// authentication is off. svc is called only once requests arrive, after
+// the service exists.
+func (af *authFlags) build(ctx context.Context, key []byte, svc func() *service.Service) (server.Authenticator, service.TokenIssuer, error) {
+	if af.mode != "on" {
+		return nil, nil, nil
+	}
+	if key == nil {
+		return nil, nil, errors.New("--auth on needs a secret key: --secret-key (CATALOG_SECRET_KEY); embedded mode uses <data-dir>/secret.key")
+	}
+	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: key, Lifetime: af.tokenLifetime,
+		Generations: authn.GenerationsFunc(func(ctx context.Context, name string) (string, int64, error) {
+			return svc().PrincipalGeneration(ctx, name)
+		})})
+	if err != nil {
+		return nil, nil, err
+	}
+	var oidc *authn.OIDC
+	if af.oidcIssuer != "" {
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		oidc, err = authn.NewOIDC(dctx, authn.OIDCConfig{Issuer: af.oidcIssuer, Audience: af.oidcAudience,
+			SubjectClaim: af.subjectClaim, GroupsClaim: af.groupsClaim})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return authn.New(builtin, oidc), builtin, nil
 }

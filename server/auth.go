@@ -1,0 +1,76 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/lakehold/catalog/internal/authn"
+	"github.com/lakehold/catalog/service"
+)
+
+// Authenticator identifies the caller from the Authorization header value
+// (internal/authn implements it). Errors wrap the authn sentinels.
+type Authenticator interface {
+	Authenticate(ctx context.Context, authorization string) (service.Principal, error)
+}
+
+// publicRoute reports whether a request needs no token: probes, metrics
+// and the token endpoint itself. GET /v1/config does need one (Java and
+// PyIceberg fetch a token before calling it).
+func publicRoute(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	case tokenPath:
+		return r.Method == http.MethodPost
+	}
+	return false
+}
+
+// authenticate puts the caller's principal in the context; with
+// authentication on, a request without a valid bearer token is answered
+// 401 NotAuthorizedException (503 when the token cannot be checked now).
+// The token is never logged or echoed.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Auth == nil {
+			// Name the source, so that authorizers and audit rows can tell
+			// "authentication off" from a principal without one.
+			anon := service.Principal{Source: service.SourceAnonymous, Subject: "anonymous"}
+			next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), anon)))
+			return
+		}
+		if publicRoute(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p, err := s.cfg.Auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
+		if err != nil {
+			authFailed(w, r, err)
+			return
+		}
+		ctx := service.WithPrincipal(r.Context(), p)
+		ctx = context.WithValue(ctx, loggerKey{}, loggerFrom(ctx).With("principal", p.String()))
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// authFailed answers a refused token. The log line names the reason (the
+// authn errors never contain the token); the client learns only that its
+// token is missing or invalid.
+func authFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, authn.ErrUnavailable) {
+		writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "Cannot check credentials now; retry later", Err: err})
+		return
+	}
+	challenge := `Bearer realm="lakehold"`
+	msg := "Not authorized: missing bearer token"
+	if !errors.Is(err, authn.ErrMissing) {
+		challenge += `, error="invalid_token"`
+		msg = "Not authorized: " + authn.ClientMessage
+	}
+	loggerFrom(r.Context()).DebugContext(r.Context(), "authentication failed", "reason", err.Error())
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeErrorModel(w, ErrorModel{Message: msg, Type: "NotAuthorizedException", Code: http.StatusUnauthorized})
+}

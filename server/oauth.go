@@ -1,0 +1,213 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+
+	"github.com/lakehold/catalog/internal/authn"
+	"github.com/lakehold/catalog/service"
+)
+
+// tokenPath is the OAuth2 token endpoint of the Iceberg REST spec.
+const tokenPath = "/v1/oauth/tokens"
+
+// oauthError is the RFC 6749 §5.2 error body the token endpoint answers
+// with instead of an Iceberg ErrorModel (clients parse this shape there).
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+type tokenResponse struct {
+	AccessToken     string `json:"access_token"`
+	TokenType       string `json:"token_type"`
+	ExpiresIn       int64  `json:"expires_in"`
+	IssuedTokenType string `json:"issued_token_type"`
+	Scope           string `json:"scope,omitempty"`
+}
+
+func writeOAuth(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func oauthFail(w http.ResponseWriter, status int, code, desc string) {
+	writeOAuth(w, status, oauthError{Error: code, Description: desc})
+}
+
+// token serves POST /v1/oauth/tokens: the client credentials grant for
+// built-in service principals, with the credentials in the form (what the
+// Java and Python clients send) or in HTTP Basic auth. Server failures
+// (503, 500) are answered as Iceberg errors.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Auth == nil {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "authentication is not enabled on this catalog")
+		return
+	}
+	form, ok := tokenForm(w, r)
+	if !ok {
+		return
+	}
+	switch gt := form.Get("grant_type"); gt {
+	case "client_credentials":
+	case tokenExchange:
+		s.exchange(w, r, form)
+		return
+	case "":
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+		return
+	default:
+		oauthFail(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials or token-exchange")
+		return
+	}
+	scope, hasScope := form["scope"]
+	if hasScope && !validScope(scope[0]) {
+		oauthFail(w, http.StatusBadRequest, "invalid_scope", "scope holds characters RFC 6749 does not allow")
+		return
+	}
+	id, secret, basic, ok := clientCredentials(w, r, form)
+	if !ok {
+		return
+	}
+	tok, err := s.svc.IssueToken(r.Context(), id, secret)
+	if err != nil {
+		if service.KindOf(err) != service.KindUnauthorized {
+			writeError(w, r, err)
+			return
+		}
+		if basic {
+			w.Header().Set("WWW-Authenticate", `Basic realm="lakehold"`)
+		}
+		oauthFail(w, http.StatusUnauthorized, "invalid_client", "invalid client credentials")
+		return
+	}
+	issued(w, tok, hasScope)
+}
+
+const (
+	tokenExchange   = "urn:ietf:params:oauth:grant-type:token-exchange"
+	accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
+)
+
+// issued writes a successful token response.
+func issued(w http.ResponseWriter, tok *service.IssuedToken, scope bool) {
+	resp := tokenResponse{AccessToken: tok.AccessToken, TokenType: "bearer", ExpiresIn: int64(tok.ExpiresIn.Seconds()),
+		IssuedTokenType: accessTokenType}
+	if scope {
+		resp.Scope = "catalog"
+	}
+	writeOAuth(w, http.StatusOK, resp)
+}
+
+// exchange serves the token-exchange grant (RFC 8693) the way the Java
+// client uses it to refresh: a still-valid built-in access token as
+// subject_token buys a fresh one for the same principal. Other subject
+// tokens (OIDC) are refused with invalid_grant: their refresh belongs to
+// the provider.
+func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Values) {
+	subject := form.Get("subject_token")
+	if subject == "" {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "subject_token is required")
+		return
+	}
+	if tt := form.Get("subject_token_type"); tt != "" && tt != accessTokenType {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "subject_token_type must be an access token")
+		return
+	}
+	_, hasScope := form["scope"]
+	if hasScope && !validScope(form.Get("scope")) {
+		oauthFail(w, http.StatusBadRequest, "invalid_scope", "scope holds characters RFC 6749 does not allow")
+		return
+	}
+	p, err := s.cfg.Auth.Authenticate(r.Context(), "Bearer "+subject)
+	if errors.Is(err, authn.ErrUnavailable) {
+		authFailed(w, r, err)
+		return
+	}
+	if err != nil || p.Source != service.SourceBuiltin {
+		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
+		return
+	}
+	tok, err := s.svc.RefreshToken(r.Context(), p.Subject)
+	if service.KindOf(err) == service.KindUnauthorized {
+		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
+		return
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	issued(w, tok, hasScope)
+}
+
+// tokenForm parses the form body; parameters may not repeat (RFC 6749 §3.2).
+func tokenForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+		return nil, false
+	}
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, r, bodyTooLarge(mbe.Limit))
+			return nil, false
+		}
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "the form body is malformed")
+		return nil, false
+	}
+	for k, v := range r.PostForm {
+		if len(v) > 1 {
+			oauthFail(w, http.StatusBadRequest, "invalid_request", "parameter "+url.QueryEscape(k)+" is repeated")
+			return nil, false
+		}
+	}
+	return r.PostForm, true
+}
+
+// clientCredentials takes the client id and secret from HTTP Basic auth
+// (form-urlencoded inside, RFC 6749 §2.3.1) or from the form. Both at once
+// are accepted only when they agree.
+func clientCredentials(w http.ResponseWriter, r *http.Request, form url.Values) (id, secret string, basic, ok bool) {
+	id, secret = form.Get("client_id"), form.Get("client_secret")
+	if bu, bp, has := r.BasicAuth(); has {
+		u, err1 := url.QueryUnescape(bu)
+		p, err2 := url.QueryUnescape(bp)
+		if err1 != nil || err2 != nil {
+			oauthFail(w, http.StatusBadRequest, "invalid_request", "malformed Basic credentials")
+			return "", "", true, false
+		}
+		if (id != "" && id != u) || (secret != "" && secret != p) {
+			oauthFail(w, http.StatusBadRequest, "invalid_request", "client credentials given twice and differently")
+			return "", "", true, false
+		}
+		id, secret, basic = u, p, true
+	}
+	if id == "" || secret == "" {
+		if basic {
+			w.Header().Set("WWW-Authenticate", `Basic realm="lakehold"`)
+		}
+		oauthFail(w, http.StatusUnauthorized, "invalid_client", "client_id and client_secret are required")
+		return "", "", basic, false
+	}
+	return id, secret, basic, true
+}
+
+// validScope checks RFC 6749 §3.3 scope syntax: space-separated tokens of
+// %x21 / %x23-5B / %x5D-7E. Any valid scope is granted as "catalog", the
+// only scope there is (clients send "catalog" or their own role scopes).
+func validScope(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != ' ' && (c < 0x21 || c == 0x22 || c == 0x5c || c > 0x7e) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
+)
+
+func principalJSON(p service.PrincipalInfo) openapi.Principal {
+	return openapi.Principal{Name: p.Name, ClientId: p.ClientID, SecretGeneration: p.SecretGeneration,
+		CreatedAtMs: p.CreatedAt.UnixMilli(), RotatedAtMs: p.RotatedAt.UnixMilli()}
+}
+
+// ListPrincipals implements openapi.StrictServerInterface.
+func (s *Server) ListPrincipals(ctx context.Context, req openapi.ListPrincipalsRequestObject) (openapi.ListPrincipalsResponseObject, error) {
+	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
+		return nil, badRequestf("pageSize must be at least 1")
+	}
+	ps, next, err := s.svc.ListPrincipals(ctx, page(req.Params.PageToken, req.Params.PageSize))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]openapi.Principal, len(ps))
+	for i, p := range ps {
+		out[i] = principalJSON(p)
+	}
+	return openapi.ListPrincipals200JSONResponse{Principals: out, NextPageToken: nextToken(next)}, nil
+}
+
+// CreatePrincipal implements openapi.StrictServerInterface. The answer
+// carries the secret, shown this once.
+func (s *Server) CreatePrincipal(ctx context.Context, req openapi.CreatePrincipalRequestObject) (openapi.CreatePrincipalResponseObject, error) {
+	c, err := s.svc.CreatePrincipal(ctx, req.Body.Name)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.CreatePrincipal201JSONResponse{Name: c.Name, ClientId: c.ClientID, ClientSecret: c.ClientSecret}, nil
+}
+
+// GetPrincipal implements openapi.StrictServerInterface.
+func (s *Server) GetPrincipal(ctx context.Context, req openapi.GetPrincipalRequestObject) (openapi.GetPrincipalResponseObject, error) {
+	p, err := s.svc.GetPrincipal(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.GetPrincipal200JSONResponse(principalJSON(*p)), nil
+}
+
+// RotatePrincipalSecret implements openapi.StrictServerInterface.
+func (s *Server) RotatePrincipalSecret(ctx context.Context, req openapi.RotatePrincipalSecretRequestObject) (openapi.RotatePrincipalSecretResponseObject, error) {
+	c, err := s.svc.RotatePrincipalSecret(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.RotatePrincipalSecret200JSONResponse{Name: c.Name, ClientId: c.ClientID, ClientSecret: c.ClientSecret}, nil
+}
+
+// DeletePrincipal implements openapi.StrictServerInterface.
+func (s *Server) DeletePrincipal(ctx context.Context, req openapi.DeletePrincipalRequestObject) (openapi.DeletePrincipalResponseObject, error) {
+	if err := s.svc.DeletePrincipal(ctx, req.Name); err != nil {
+		return nil, err
+	}
+	return openapi.DeletePrincipal204Response{}, nil
+}

@@ -1,0 +1,279 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/lakehold/catalog/internal/authn/secret"
+	"github.com/lakehold/catalog/store"
+)
+
+// TokenIssuer signs the catalog's own access tokens (internal/authn's
+// Builtin implements it). The service only decides whom to issue for.
+type TokenIssuer interface {
+	// Sign issues a token for the principal name with its id and secret
+	// generation; it fails only if the random source does.
+	Sign(name, id string, generation int64) (string, error)
+	// Lifetime is how long issued tokens are valid.
+	Lifetime() time.Duration
+	// Forget drops any cached state of name, so that a rotation or
+	// deletion made on this replica takes effect at once.
+	Forget(name string)
+}
+
+// PrincipalInfo describes a built-in service principal; never its secret.
+type PrincipalInfo struct {
+	Name             string
+	ClientID         string
+	SecretGeneration int64
+	CreatedAt        time.Time
+	RotatedAt        time.Time
+}
+
+// PrincipalCredentials are what a principal presents at the token
+// endpoint. ClientSecret exists only in the create and rotate answers.
+type PrincipalCredentials struct {
+	Name         string
+	ClientID     string
+	ClientSecret string
+}
+
+// IssuedToken is the answer of the token endpoint.
+type IssuedToken struct {
+	AccessToken string
+	ExpiresIn   time.Duration
+}
+
+// MaxPrincipalNameBytes bounds principal names.
+const MaxPrincipalNameBytes = 128
+
+// validatePrincipalName allows letters, digits and ". _ - @": the name is
+// the token subject and appears in logs and grants.
+func validatePrincipalName(name string) error {
+	if name == "" || len(name) > MaxPrincipalNameBytes {
+		return newErr(KindBadRequest, "Invalid principal name: it must be 1 to %d bytes long", MaxPrincipalNameBytes)
+	}
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '@'
+		if !ok {
+			return newErr(KindBadRequest, "Invalid principal name: only letters, digits and . _ - @ are allowed")
+		}
+	}
+	return nil
+}
+
+func principalInfo(p *store.Principal) PrincipalInfo {
+	return PrincipalInfo{Name: p.Name, ClientID: p.ClientID, SecretGeneration: p.SecretGeneration, CreatedAt: p.CreatedAt, RotatedAt: p.RotatedAt}
+}
+
+// principalErr maps store errors of principal operations.
+func principalErr(err error, name string) error {
+	var ae *store.AlreadyExistsError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae), errors.Is(err, store.ErrAlreadyExists):
+		return wrapErr(KindAlreadyExists, err, "Principal already exists: %s", name)
+	case errors.Is(err, store.ErrNotFound):
+		return wrapErr(KindNotFound, err, "Principal does not exist: %s", name)
+	}
+	return storeErr(err, name)
+}
+
+// secretHashParams may be lowered by tests.
+var secretHashParams = secret.DefaultParams
+
+// newSecret returns a fresh secret and its hash.
+func newSecret() (plain, hash string, err error) {
+	if plain, err = secret.New(); err != nil {
+		return "", "", wrapErr(KindInternal, err, "Internal server error")
+	}
+	if hash, err = secret.Hash(plain, secretHashParams); err != nil {
+		return "", "", wrapErr(KindInternal, err, "Internal server error")
+	}
+	return plain, hash, nil
+}
+
+// manageGrants checks the privilege every principal operation needs.
+func (s *Service) manageGrants(ctx context.Context) error {
+	return s.authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer})
+}
+
+// CreatePrincipal creates a built-in service principal and returns its
+// client id and secret; the secret is never retrievable again. It fails
+// with KindBadRequest for an invalid name, KindAlreadyExists when the name
+// is taken, and KindForbidden without manage-grants on the server.
+func (s *Service) CreatePrincipal(ctx context.Context, name string) (*PrincipalCredentials, error) {
+	if err := s.manageGrants(ctx); err != nil {
+		return nil, err
+	}
+	if err := validatePrincipalName(name); err != nil {
+		return nil, err
+	}
+	plain, hash, err := newSecret()
+	if err != nil {
+		return nil, err
+	}
+	clientID, err := secret.NewClientID()
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "Internal server error")
+	}
+	p := &store.Principal{Name: name, ClientID: clientID, SecretHash: hash}
+	if err := s.store.PrincipalCreate(ctx, p); err != nil {
+		return nil, principalErr(err, name)
+	}
+	s.forgetPrincipal(name) // a deleted namesake may still be cached
+	return &PrincipalCredentials{Name: name, ClientID: clientID, ClientSecret: plain}, nil
+}
+
+// ListPrincipals returns one page of principals by name. It fails with
+// KindBadRequest for a page token it did not issue and KindForbidden
+// without manage-grants on the server.
+func (s *Service) ListPrincipals(ctx context.Context, page Page) ([]PrincipalInfo, string, error) {
+	if err := s.manageGrants(ctx); err != nil {
+		return nil, "", err
+	}
+	ps, next, err := s.store.PrincipalList(ctx, page.store())
+	if err != nil {
+		return nil, "", storeErr(err, "")
+	}
+	out := make([]PrincipalInfo, len(ps))
+	for i, p := range ps {
+		out[i] = principalInfo(p)
+	}
+	return out, next, nil
+}
+
+// GetPrincipal describes one principal. It fails with KindNotFound when
+// there is none of that name and KindForbidden without manage-grants.
+func (s *Service) GetPrincipal(ctx context.Context, name string) (*PrincipalInfo, error) {
+	if err := s.manageGrants(ctx); err != nil {
+		return nil, err
+	}
+	p, err := s.store.PrincipalGet(ctx, name)
+	if err != nil {
+		return nil, principalErr(err, name)
+	}
+	info := principalInfo(p)
+	return &info, nil
+}
+
+// RotatePrincipalSecret replaces the principal's secret and returns the new
+// one. The old secret stops working at once; tokens issued under it stop
+// working on this replica at once and on others within the generation
+// cache TTL (5 s). It fails with KindNotFound or KindForbidden.
+func (s *Service) RotatePrincipalSecret(ctx context.Context, name string) (*PrincipalCredentials, error) {
+	if err := s.manageGrants(ctx); err != nil {
+		return nil, err
+	}
+	plain, hash, err := newSecret()
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.PrincipalRotate(ctx, name, hash)
+	if err != nil {
+		return nil, principalErr(err, name)
+	}
+	s.forgetPrincipal(name)
+	return &PrincipalCredentials{Name: name, ClientID: p.ClientID, ClientSecret: plain}, nil
+}
+
+// DeletePrincipal removes the principal; its secret and tokens stop
+// working as for a rotation. It fails with KindNotFound or KindForbidden.
+func (s *Service) DeletePrincipal(ctx context.Context, name string) error {
+	if err := s.manageGrants(ctx); err != nil {
+		return err
+	}
+	if err := s.store.PrincipalDelete(ctx, name); err != nil {
+		return principalErr(err, name)
+	}
+	s.forgetPrincipal(name)
+	return nil
+}
+
+func (s *Service) forgetPrincipal(name string) {
+	if s.opts.Tokens != nil {
+		s.opts.Tokens.Forget(name)
+	}
+}
+
+// PrincipalGeneration returns the id and secret generation of a principal
+// for the token check of internal/authn. It is not authorized: it serves
+// authentication itself. It fails with KindNotFound when the principal is
+// gone, and KindUnavailable or KindInternal when the store fails.
+func (s *Service) PrincipalGeneration(ctx context.Context, name string) (string, int64, error) {
+	p, err := s.store.PrincipalGet(ctx, name)
+	if err != nil {
+		return "", 0, principalErr(err, name)
+	}
+	return p.ID, p.SecretGeneration, nil
+}
+
+// dummyHash is compared against when the client id is unknown, so that a
+// wrong id takes as long as a wrong secret and ids cannot be probed.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := secret.Hash("no such client", secretHashParams)
+	return h
+})
+
+// errInvalidClient is the one answer to wrong client ids and secrets.
+func errInvalidClient() error {
+	return newErr(KindUnauthorized, "Invalid client credentials")
+}
+
+// IssueToken checks a client id and secret and issues an access token for
+// the principal. It fails with KindUnauthorized for an unknown client id or
+// a wrong secret (one message for both), KindBadRequest when the catalog
+// issues no tokens (authentication off), and KindUnavailable when the store
+// cannot be reached.
+func (s *Service) IssueToken(ctx context.Context, clientID, clientSecret string) (*IssuedToken, error) {
+	if s.opts.Tokens == nil {
+		return nil, newErr(KindBadRequest, "authentication is not enabled on this catalog")
+	}
+	p, err := s.store.PrincipalByClientID(ctx, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		_, _ = secret.Verify(clientSecret, dummyHash())
+		return nil, errInvalidClient()
+	}
+	if err != nil {
+		return nil, storeErr(err, "")
+	}
+	ok, err := secret.Verify(clientSecret, p.SecretHash)
+	if err != nil {
+		s.log.ErrorContext(ctx, "stored secret hash is malformed", "principal", p.Name)
+		return nil, errInvalidClient()
+	}
+	if !ok {
+		return nil, errInvalidClient()
+	}
+	tok, err := s.opts.Tokens.Sign(p.Name, p.ID, p.SecretGeneration)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "Internal server error")
+	}
+	return &IssuedToken{AccessToken: tok, ExpiresIn: s.opts.Tokens.Lifetime()}, nil
+}
+
+// RefreshToken issues a fresh token for a built-in principal whose current
+// token the caller has already verified (the token-exchange grant Java
+// clients use to refresh before expiry). It fails with KindUnauthorized when
+// the principal is gone and KindBadRequest when the catalog issues no
+// tokens.
+func (s *Service) RefreshToken(ctx context.Context, name string) (*IssuedToken, error) {
+	if s.opts.Tokens == nil {
+		return nil, newErr(KindBadRequest, "authentication is not enabled on this catalog")
+	}
+	p, err := s.store.PrincipalGet(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidClient()
+	}
+	if err != nil {
+		return nil, storeErr(err, "")
+	}
+	tok, err := s.opts.Tokens.Sign(p.Name, p.ID, p.SecretGeneration)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "Internal server error")
+	}
+	return &IssuedToken{AccessToken: tok, ExpiresIn: s.opts.Tokens.Lifetime()}, nil
+}
