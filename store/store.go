@@ -173,6 +173,8 @@ type Swap struct {
 type Page struct {
 	Token string
 	Size  int
+	// Visible, when set, keeps only the names its assignees may see (RBAC).
+	Visible *Visibility
 }
 
 // IdempotencyClaim asks to hold an Idempotency-Key while a request runs.
@@ -238,6 +240,7 @@ func IdempotencyFence(ctx context.Context) (key, owner string, ok bool) {
 // concurrent use by many server replicas: correctness never depends on
 // in-process locks.
 type Store interface {
+	RBACStore
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error
