@@ -134,22 +134,25 @@ func (a *sqlArgs) visibleNamespaceCond(v *store.Visibility, warehouse string, pa
 
 // filteredObjectList is the listing of names of one kind in a namespace
 // that the assignees may see: the page of all names when they hold a grant
-// on a container (the uncorrelated EXISTS is evaluated once), united with
-// the names granted one by one, found from the grants. Each half is cut to
-// the page before the union, so neither scans the namespace when the
-// other decides.
+// on a container, united with the names granted one by one, found from the
+// grants. Each half is cut to the page before the union. The container
+// test sits in the LIMIT (0 without one) so that it is evaluated once and
+// the namespace is not scanned at all when it fails; in the WHERE clause
+// SQLite would scan the namespace testing it row by row.
 func filteredObjectList(v *store.Visibility, warehouse string, levels []string, nsID, kind, after string, limit int64) (string, []any) {
 	var a sqlArgs
 	ns, k, af, lim := a.add(nsID), a.add(kind), a.add(after), a.add(limit)
 	container := "EXISTS (SELECT 1" + grantsOf + a.assigneeCond(v.Assignees) + " AND (" + a.containerCond(warehouse, levels) + "))"
 	direct := a.assigneeCond(v.Assignees) + " AND g.kind = " + k + " AND g.warehouse = " + a.add(warehouse) +
 		" AND g.ns_key = " + a.add(nsKey(levels)) + " AND g.name > " + af
+	// OFFSET 0 keeps both planners from turning the EXISTS into a join
+	// driven by the namespace's objects: it stays one index probe per grant.
+	exists := "EXISTS (SELECT 1 FROM catalog_objects o WHERE o.namespace_id = " + ns + " AND o.name = g.name AND o.kind = " + k + " LIMIT 1 OFFSET 0)"
 	sql := `SELECT name FROM (
 		SELECT name FROM (SELECT o.name FROM catalog_objects o WHERE o.namespace_id = ` + ns + ` AND o.kind = ` + k +
-		` AND o.name > ` + af + ` AND ` + container + ` ORDER BY o.name LIMIT ` + lim + `) all_names
+		` AND o.name > ` + af + ` ORDER BY o.name LIMIT CASE WHEN ` + container + ` THEN ` + lim + ` ELSE 0 END) all_names
 		UNION
-		SELECT name FROM (SELECT DISTINCT g.name` + grantsOf + direct + `
-			AND EXISTS (SELECT 1 FROM catalog_objects o2 WHERE o2.namespace_id = ` + ns + ` AND o2.kind = ` + k + ` AND o2.name = g.name)
+		SELECT name FROM (SELECT DISTINCT g.name` + grantsOf + direct + ` AND ` + exists + `
 			ORDER BY g.name LIMIT ` + lim + `) granted_names
 	) visible ORDER BY name LIMIT ` + lim
 	return sql, a.args
