@@ -271,3 +271,48 @@ func TestRBACTableAccess(t *testing.T) {
 		})
 	}
 }
+
+// TestRBACListFiltering checks that listings show what the caller may see.
+func TestRBACListFiltering(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			fx := newRBACFixture(t, backend)
+			tables := func(ctx context.Context, ns string) ([]string, error) {
+				names, _, err := fx.svc.ListTables(ctx, "wh", strings.Split(ns, "."), service.Page{})
+				return names, err
+			}
+			namespaces := func(ctx context.Context, parent ...string) []string {
+				out, _, err := fx.svc.ListNamespaces(ctx, "wh", parent, service.Page{})
+				require.NoError(t, err)
+				var s []string
+				for _, l := range out {
+					s = append(s, strings.Join(l, "."))
+				}
+				return s
+			}
+			one := fx.principal(t, "table-read-metadata@table:wh/a.b.c/t")
+			names, err := tables(one, "a.b.c")
+			require.NoError(t, err)
+			require.Equal(t, []string{"t"}, names)
+			require.Equal(t, []string{"a"}, namespaces(one))
+			require.Equal(t, []string{"a.b"}, namespaces(one, "a"))
+			_, err = tables(one, "a.x")
+			require.Equal(t, service.KindNoSuchNamespace, service.KindOf(err), "a.x is hidden: %v", err)
+
+			lister := fx.principal(t, "table-list@namespace:wh/a.b.c")
+			names, err = tables(lister, "a.b.c")
+			require.NoError(t, err)
+			require.Equal(t, []string{"t", "u"}, names)
+
+			nsLister := fx.principal(t, "namespace-list@warehouse:wh")
+			require.Equal(t, []string{"a.b", "a.x"}, namespaces(nsLister, "a"))
+			names, err = tables(nsLister, "a.b.c")
+			require.NoError(t, err, "a container privilege makes every table visible")
+			require.Equal(t, []string{"t", "u"}, names)
+
+			nobody := fx.principal(t)
+			_, _, err = fx.svc.ListNamespaces(nobody, "wh", nil, service.Page{})
+			require.Equal(t, service.KindNoSuchWarehouse, service.KindOf(err))
+		})
+	}
+}

@@ -150,7 +150,7 @@ func filteredObjectList(v *store.Visibility, warehouse string, levels []string, 
 	exists := "EXISTS (SELECT 1 FROM catalog_objects o WHERE o.namespace_id = " + ns + " AND o.name = g.name AND o.kind = " + k + " LIMIT 1 OFFSET 0)"
 	sql := `SELECT name FROM (
 		SELECT name FROM (SELECT o.name FROM catalog_objects o WHERE o.namespace_id = ` + ns + ` AND o.kind = ` + k +
-		` AND o.name > ` + af + ` ORDER BY o.name LIMIT CASE WHEN ` + container + ` THEN ` + lim + ` ELSE 0 END) all_names
+		` AND o.name > ` + af + ` ORDER BY o.name LIMIT CASE WHEN ` + container + ` THEN CAST(` + lim + ` AS BIGINT) ELSE CAST(0 AS BIGINT) END) all_names
 		UNION
 		SELECT name FROM (SELECT DISTINCT g.name` + grantsOf + direct + ` AND ` + exists + `
 			ORDER BY g.name LIMIT ` + lim + `) granted_names

@@ -114,6 +114,10 @@ func TestFilteredTableListPages(t *testing.T) {
 			}
 			require.Equal(t, want, listAll(t, fx.st, fx.vis, 30))
 			require.Equal(t, want, listAll(t, fx.st, fx.vis, 100), "a full last page ends the listing")
+			unpaged, next, err := fx.st.ObjectList(context.Background(), "wh", []string{"ns"}, store.KindTable, store.Page{Visible: fx.vis})
+			require.NoError(t, err)
+			require.Equal(t, want, unpaged, "no page size: everything visible")
+			require.Empty(t, next)
 			require.Empty(t, listAll(t, fx.st, &store.Visibility{}, 30), "no assignees: nothing")
 			require.Empty(t, listAll(t, fx.st, &store.Visibility{Assignees: []store.Assignee{{Kind: "builtin", Name: "u"}}}, 30))
 
