@@ -40,6 +40,12 @@ func (e LoadTableParamsSnapshots) Valid() bool {
 	}
 }
 
+// Assignee kind is builtin (a built-in principal's name), oidc (an OIDC subject) or group (an OIDC group).
+type Assignee struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
 // CatalogConfig defines model for CatalogConfig.
 type CatalogConfig struct {
 	Defaults               map[string]string `json:"defaults"`
@@ -119,6 +125,12 @@ type CreateNamespaceRequest struct {
 type CreateNamespaceResponse struct {
 	Namespace  Namespace   `json:"namespace"`
 	Properties *Properties `json:"properties,omitempty"`
+}
+
+// CreateRoleRequest defines model for CreateRoleRequest.
+type CreateRoleRequest struct {
+	Description *string `json:"description,omitempty"`
+	Name        string  `json:"name"`
 }
 
 // CreateTableRequest defines model for CreateTableRequest.
@@ -231,9 +243,24 @@ type GetNamespaceResponse struct {
 	Properties *Properties `json:"properties,omitempty"`
 }
 
+// Grant defines model for Grant.
+type Grant struct {
+	Privilege string `json:"privilege"`
+
+	// Resource What a grant is on. kind is server, warehouse, namespace, table or
+	// view; warehouse is set for all but server, namespace (levels) for
+	// namespaces, tables and views, name for tables and views.
+	Resource Securable `json:"resource"`
+}
+
 // IcebergErrorResponse defines model for IcebergErrorResponse.
 type IcebergErrorResponse struct {
 	Error ErrorModel `json:"error"`
+}
+
+// ListAssignmentsResponse defines model for ListAssignmentsResponse.
+type ListAssignmentsResponse struct {
+	Assignments []Assignee `json:"assignments"`
 }
 
 // ListColumnFilesResponse defines model for ListColumnFilesResponse.
@@ -241,10 +268,20 @@ type ListColumnFilesResponse struct {
 	DataFiles []DataFileColumnFiles `json:"data-files"`
 }
 
+// ListGrantsResponse defines model for ListGrantsResponse.
+type ListGrantsResponse struct {
+	Grants []Grant `json:"grants"`
+}
+
 // ListNamespacesResponse defines model for ListNamespacesResponse.
 type ListNamespacesResponse struct {
 	Namespaces    []Namespace `json:"namespaces"`
 	NextPageToken *string     `json:"next-page-token,omitempty"`
+}
+
+// ListRolesResponse defines model for ListRolesResponse.
+type ListRolesResponse struct {
+	Roles []Role `json:"roles"`
 }
 
 // ListTablesResponse defines model for ListTablesResponse.
@@ -351,6 +388,22 @@ type RenameTableRequest struct {
 type ReportMetricsRequest struct {
 	ReportType           string                 `json:"report-type"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// Role defines model for Role.
+type Role struct {
+	Description string `json:"description"`
+	Name        string `json:"name"`
+}
+
+// Securable What a grant is on. kind is server, warehouse, namespace, table or
+// view; warehouse is set for all but server, namespace (levels) for
+// namespaces, tables and views, name for tables and views.
+type Securable struct {
+	Kind      string    `json:"kind"`
+	Name      *string   `json:"name,omitempty"`
+	Namespace *[]string `json:"namespace,omitempty"`
+	Warehouse *string   `json:"warehouse,omitempty"`
 }
 
 // StorageCredential defines model for StorageCredential.
@@ -551,6 +604,18 @@ type RenameViewParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateRoleJSONRequestBody defines body for CreateRole for application/json ContentType.
+type CreateRoleJSONRequestBody = CreateRoleRequest
+
+// AddAssignmentJSONRequestBody defines body for AddAssignment for application/json ContentType.
+type AddAssignmentJSONRequestBody = Assignee
+
+// AddGrantJSONRequestBody defines body for AddGrant for application/json ContentType.
+type AddGrantJSONRequestBody = Grant
+
+// RevokeGrantJSONRequestBody defines body for RevokeGrant for application/json ContentType.
+type RevokeGrantJSONRequestBody = Grant
+
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
 
@@ -739,6 +804,36 @@ func (a ReportMetricsRequest) MarshalJSON() ([]byte, error) {
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 
+	// (GET /management/v1/roles)
+	ListRoles(w http.ResponseWriter, r *http.Request)
+
+	// (POST /management/v1/roles)
+	CreateRole(w http.ResponseWriter, r *http.Request)
+
+	// (DELETE /management/v1/roles/{role})
+	DeleteRole(w http.ResponseWriter, r *http.Request, role string)
+
+	// (GET /management/v1/roles/{role})
+	GetRole(w http.ResponseWriter, r *http.Request, role string)
+
+	// (GET /management/v1/roles/{role}/assignments)
+	ListAssignments(w http.ResponseWriter, r *http.Request, role string)
+
+	// (POST /management/v1/roles/{role}/assignments)
+	AddAssignment(w http.ResponseWriter, r *http.Request, role string)
+
+	// (DELETE /management/v1/roles/{role}/assignments/{kind}/{name})
+	DeleteAssignment(w http.ResponseWriter, r *http.Request, role string, kind string, name string)
+
+	// (GET /management/v1/roles/{role}/grants)
+	ListGrants(w http.ResponseWriter, r *http.Request, role string)
+
+	// (POST /management/v1/roles/{role}/grants)
+	AddGrant(w http.ResponseWriter, r *http.Request, role string)
+
+	// (POST /management/v1/roles/{role}/grants/revoke)
+	RevokeGrant(w http.ResponseWriter, r *http.Request, role string)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(w http.ResponseWriter, r *http.Request)
 
@@ -854,6 +949,56 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// (GET /management/v1/roles)
+func (_ Unimplemented) ListRoles(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles)
+func (_ Unimplemented) CreateRole(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /management/v1/roles/{role})
+func (_ Unimplemented) DeleteRole(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/roles/{role})
+func (_ Unimplemented) GetRole(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/roles/{role}/assignments)
+func (_ Unimplemented) ListAssignments(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles/{role}/assignments)
+func (_ Unimplemented) AddAssignment(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /management/v1/roles/{role}/assignments/{kind}/{name})
+func (_ Unimplemented) DeleteAssignment(w http.ResponseWriter, r *http.Request, role string, kind string, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/roles/{role}/grants)
+func (_ Unimplemented) ListGrants(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles/{role}/grants)
+func (_ Unimplemented) AddGrant(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles/{role}/grants/revoke)
+func (_ Unimplemented) RevokeGrant(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // (GET /management/v1/warehouses)
 func (_ Unimplemented) ListWarehouses(w http.ResponseWriter, r *http.Request) {
@@ -1048,6 +1193,260 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListRoles operation middleware
+func (siw *ServerInterfaceWrapper) ListRoles(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListRoles(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateRole operation middleware
+func (siw *ServerInterfaceWrapper) CreateRole(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRole(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteRole operation middleware
+func (siw *ServerInterfaceWrapper) DeleteRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteRole(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRole operation middleware
+func (siw *ServerInterfaceWrapper) GetRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRole(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAssignments operation middleware
+func (siw *ServerInterfaceWrapper) ListAssignments(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAssignments(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddAssignment operation middleware
+func (siw *ServerInterfaceWrapper) AddAssignment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddAssignment(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteAssignment operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAssignment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "kind" -------------
+	var kind string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "kind", chi.URLParam(r, "kind"), &kind, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAssignment(w, r, role, kind, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListGrants operation middleware
+func (siw *ServerInterfaceWrapper) ListGrants(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGrants(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddGrant operation middleware
+func (siw *ServerInterfaceWrapper) AddGrant(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddGrant(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeGrant operation middleware
+func (siw *ServerInterfaceWrapper) RevokeGrant(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeGrant(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListWarehouses operation middleware
 func (siw *ServerInterfaceWrapper) ListWarehouses(w http.ResponseWriter, r *http.Request) {
@@ -3225,6 +3624,36 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/warehouses/{name}", wrapper.GetWarehouse)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles", wrapper.ListRoles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles", wrapper.CreateRole)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/management/v1/roles/{role}", wrapper.DeleteRole)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles/{role}", wrapper.GetRole)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles/{role}/grants", wrapper.ListGrants)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles/{role}/grants", wrapper.AddGrant)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles/{role}/grants/revoke", wrapper.RevokeGrant)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles/{role}/assignments", wrapper.ListAssignments)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles/{role}/assignments", wrapper.AddAssignment)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/management/v1/roles/{role}/assignments/{kind}/{name}", wrapper.DeleteAssignment)
+	})
 
 	return r
 }
@@ -3241,6 +3670,370 @@ type LoadTableJSONResponse struct {
 }
 
 type LoadViewJSONResponse LoadViewResult
+
+type ListRolesRequestObject struct {
+}
+
+type ListRolesResponseObject interface {
+	VisitListRolesResponse(w http.ResponseWriter) error
+}
+
+type ListRoles200JSONResponse ListRolesResponse
+
+func (response ListRoles200JSONResponse) VisitListRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRolesdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListRolesdefaultJSONResponse) VisitListRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoleRequestObject struct {
+	Body *CreateRoleJSONRequestBody
+}
+
+type CreateRoleResponseObject interface {
+	VisitCreateRoleResponse(w http.ResponseWriter) error
+}
+
+type CreateRole200JSONResponse Role
+
+func (response CreateRole200JSONResponse) VisitCreateRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CreateRoledefaultJSONResponse) VisitCreateRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRoleRequestObject struct {
+	Role string `json:"role"`
+}
+
+type DeleteRoleResponseObject interface {
+	VisitDeleteRoleResponse(w http.ResponseWriter) error
+}
+
+type DeleteRole204Response struct {
+}
+
+func (response DeleteRole204Response) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteRoledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response DeleteRoledefaultJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoleRequestObject struct {
+	Role string `json:"role"`
+}
+
+type GetRoleResponseObject interface {
+	VisitGetRoleResponse(w http.ResponseWriter) error
+}
+
+type GetRole200JSONResponse Role
+
+func (response GetRole200JSONResponse) VisitGetRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response GetRoledefaultJSONResponse) VisitGetRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAssignmentsRequestObject struct {
+	Role string `json:"role"`
+}
+
+type ListAssignmentsResponseObject interface {
+	VisitListAssignmentsResponse(w http.ResponseWriter) error
+}
+
+type ListAssignments200JSONResponse ListAssignmentsResponse
+
+func (response ListAssignments200JSONResponse) VisitListAssignmentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAssignmentsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListAssignmentsdefaultJSONResponse) VisitListAssignmentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddAssignmentRequestObject struct {
+	Role string `json:"role"`
+	Body *AddAssignmentJSONRequestBody
+}
+
+type AddAssignmentResponseObject interface {
+	VisitAddAssignmentResponse(w http.ResponseWriter) error
+}
+
+type AddAssignment204Response struct {
+}
+
+func (response AddAssignment204Response) VisitAddAssignmentResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type AddAssignmentdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response AddAssignmentdefaultJSONResponse) VisitAddAssignmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAssignmentRequestObject struct {
+	Role string `json:"role"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+type DeleteAssignmentResponseObject interface {
+	VisitDeleteAssignmentResponse(w http.ResponseWriter) error
+}
+
+type DeleteAssignment204Response struct {
+}
+
+func (response DeleteAssignment204Response) VisitDeleteAssignmentResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteAssignmentdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response DeleteAssignmentdefaultJSONResponse) VisitDeleteAssignmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrantsRequestObject struct {
+	Role string `json:"role"`
+}
+
+type ListGrantsResponseObject interface {
+	VisitListGrantsResponse(w http.ResponseWriter) error
+}
+
+type ListGrants200JSONResponse ListGrantsResponse
+
+func (response ListGrants200JSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrantsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListGrantsdefaultJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddGrantRequestObject struct {
+	Role string `json:"role"`
+	Body *AddGrantJSONRequestBody
+}
+
+type AddGrantResponseObject interface {
+	VisitAddGrantResponse(w http.ResponseWriter) error
+}
+
+type AddGrant204Response struct {
+}
+
+func (response AddGrant204Response) VisitAddGrantResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type AddGrantdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response AddGrantdefaultJSONResponse) VisitAddGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrantRequestObject struct {
+	Role string `json:"role"`
+	Body *RevokeGrantJSONRequestBody
+}
+
+type RevokeGrantResponseObject interface {
+	VisitRevokeGrantResponse(w http.ResponseWriter) error
+}
+
+type RevokeGrant204Response struct {
+}
+
+func (response RevokeGrant204Response) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeGrantdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response RevokeGrantdefaultJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListWarehousesRequestObject struct {
 }
@@ -4727,6 +5520,36 @@ func (response RenameViewdefaultJSONResponse) VisitRenameViewResponse(w http.Res
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 
+	// (GET /management/v1/roles)
+	ListRoles(ctx context.Context, request ListRolesRequestObject) (ListRolesResponseObject, error)
+
+	// (POST /management/v1/roles)
+	CreateRole(ctx context.Context, request CreateRoleRequestObject) (CreateRoleResponseObject, error)
+
+	// (DELETE /management/v1/roles/{role})
+	DeleteRole(ctx context.Context, request DeleteRoleRequestObject) (DeleteRoleResponseObject, error)
+
+	// (GET /management/v1/roles/{role})
+	GetRole(ctx context.Context, request GetRoleRequestObject) (GetRoleResponseObject, error)
+
+	// (GET /management/v1/roles/{role}/assignments)
+	ListAssignments(ctx context.Context, request ListAssignmentsRequestObject) (ListAssignmentsResponseObject, error)
+
+	// (POST /management/v1/roles/{role}/assignments)
+	AddAssignment(ctx context.Context, request AddAssignmentRequestObject) (AddAssignmentResponseObject, error)
+
+	// (DELETE /management/v1/roles/{role}/assignments/{kind}/{name})
+	DeleteAssignment(ctx context.Context, request DeleteAssignmentRequestObject) (DeleteAssignmentResponseObject, error)
+
+	// (GET /management/v1/roles/{role}/grants)
+	ListGrants(ctx context.Context, request ListGrantsRequestObject) (ListGrantsResponseObject, error)
+
+	// (POST /management/v1/roles/{role}/grants)
+	AddGrant(ctx context.Context, request AddGrantRequestObject) (AddGrantResponseObject, error)
+
+	// (POST /management/v1/roles/{role}/grants/revoke)
+	RevokeGrant(ctx context.Context, request RevokeGrantRequestObject) (RevokeGrantResponseObject, error)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(ctx context.Context, request ListWarehousesRequestObject) (ListWarehousesResponseObject, error)
 
@@ -4876,6 +5699,292 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListRoles operation middleware
+func (sh *strictHandler) ListRoles(w http.ResponseWriter, r *http.Request) {
+	var request ListRolesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRoles(ctx, request.(ListRolesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRoles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListRolesResponseObject); ok {
+		if err := validResponse.VisitListRolesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateRole operation middleware
+func (sh *strictHandler) CreateRole(w http.ResponseWriter, r *http.Request) {
+	var request CreateRoleRequestObject
+
+	var body CreateRoleJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRole(ctx, request.(CreateRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRoleResponseObject); ok {
+		if err := validResponse.VisitCreateRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteRole operation middleware
+func (sh *strictHandler) DeleteRole(w http.ResponseWriter, r *http.Request, role string) {
+	var request DeleteRoleRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteRole(ctx, request.(DeleteRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteRoleResponseObject); ok {
+		if err := validResponse.VisitDeleteRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRole operation middleware
+func (sh *strictHandler) GetRole(w http.ResponseWriter, r *http.Request, role string) {
+	var request GetRoleRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRole(ctx, request.(GetRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRoleResponseObject); ok {
+		if err := validResponse.VisitGetRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAssignments operation middleware
+func (sh *strictHandler) ListAssignments(w http.ResponseWriter, r *http.Request, role string) {
+	var request ListAssignmentsRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAssignments(ctx, request.(ListAssignmentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAssignments")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAssignmentsResponseObject); ok {
+		if err := validResponse.VisitListAssignmentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AddAssignment operation middleware
+func (sh *strictHandler) AddAssignment(w http.ResponseWriter, r *http.Request, role string) {
+	var request AddAssignmentRequestObject
+
+	request.Role = role
+
+	var body AddAssignmentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddAssignment(ctx, request.(AddAssignmentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddAssignment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddAssignmentResponseObject); ok {
+		if err := validResponse.VisitAddAssignmentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteAssignment operation middleware
+func (sh *strictHandler) DeleteAssignment(w http.ResponseWriter, r *http.Request, role string, kind string, name string) {
+	var request DeleteAssignmentRequestObject
+
+	request.Role = role
+	request.Kind = kind
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAssignment(ctx, request.(DeleteAssignmentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAssignment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteAssignmentResponseObject); ok {
+		if err := validResponse.VisitDeleteAssignmentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListGrants operation middleware
+func (sh *strictHandler) ListGrants(w http.ResponseWriter, r *http.Request, role string) {
+	var request ListGrantsRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGrants(ctx, request.(ListGrantsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGrants")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGrantsResponseObject); ok {
+		if err := validResponse.VisitListGrantsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AddGrant operation middleware
+func (sh *strictHandler) AddGrant(w http.ResponseWriter, r *http.Request, role string) {
+	var request AddGrantRequestObject
+
+	request.Role = role
+
+	var body AddGrantJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddGrant(ctx, request.(AddGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddGrantResponseObject); ok {
+		if err := validResponse.VisitAddGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeGrant operation middleware
+func (sh *strictHandler) RevokeGrant(w http.ResponseWriter, r *http.Request, role string) {
+	var request RevokeGrantRequestObject
+
+	request.Role = role
+
+	var body RevokeGrantJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeGrant(ctx, request.(RevokeGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeGrantResponseObject); ok {
+		if err := validResponse.VisitRevokeGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListWarehouses operation middleware
@@ -6026,76 +7135,86 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1pbxs5ln+FqN3FOECVZE8HuwPPp3TaPchOkjZiT3qBUQNDF58ktktkhWRJ1hj+7wuSdYusKsklH939",
-	"KY7E4118fCd1H8R8lXIGTMng/D5IscArUCDM/97FMUj5AySwwIpydqm/1V9QFpwHS8AERBAGDK8gOA/+",
-	"L/oQww2IRWTnRdXEIAxkvIQV1pPVNtXDpRKULYKHhzD4QGCVcgUs3v4dtt271MZGf4dtz8qf8QpkimMo",
-	"FyUgY0FTA9V59T1KYA2JDBHgeIn+8eVjBCzmBEiIfuWUAUE3W6SWgE7vzn5EEjShFBfo5L/OfnwzCUIL",
-	"bIrVsgKVFYsHYSDgW0YFkOBciQy6gb7EC7ii/4YmIb5lILbV4mk+qEGAFWV0la2C87OwWJcyBQsQ5cLX",
-	"/BYqRuIk4ZuLVaq2X3GSQQGdb0MzuYfklwLm9M5D7+sloA0WsOSZBKRXDhGWSIDKhCYyZYivQQhKQE5S",
-	"s5Im/HR9No05m9OFh9R26J50vsY3SYvIzVWVHrDnol8pbLrWXFPY7LXkgx4sU84kmEN5IQQX+o+YMwVM",
-	"GTamaUJjc9Smv0pN6fvaiv8pYB6cB/8xrc761H4rp/mRNYt+ybexmzYZ945t0RzTJBOWY5ihfCoCPRfd",
-	"cLKdBA9h8JFjYig7Gozlil9AZolygWe+RitQmGCF0UnxV5RwuyWiEuEbCUyhORcII6nwAgiKBWAF5gRb",
-	"TWNpfI0XTfh2uJJjqtk9KqJ6QT+e+tsSzYkRuHyyXvs9Vjjhi/fmpBh1LngKQlErOQTmOEusoseEUL0m",
-	"Ti4bY1p4lmqE3/wKsdIfACMpp/l9QRWsOudhIfBW/5/W9PYtbKOEzkHRFTgnlzrgMaA+1E/ZPyvs68v/",
-	"4kDwPU+yFfuRJvCBzfkuGecUEhJR4iRAqW53KTCnCURzLlZYOcE330v6b4goi262Kt8tn6BX/u+3QejY",
-	"qJBxt0Kq06Ac2YQmrOHkhKOPTGmmHOKmz59ezIPt66GiJmLMBYlintkz3rteW/hKWoQHM6EFRTdP5Hu+",
-	"WlH1Bb5lIB3Mic1IA1KTA136qc1yB3typFeFQdm13Be8+d+rnz7raZLhVC65ippQds2uKYM2tRvIuemk",
-	"iZPfKR4KUQJM0TkF0QeJWedDNfxwMmQpwQqGz2jh3di1Wq2XAvm1v0OC4qLZA4Odi7dfKe1OqZbpgl1g",
-	"JnGsJ3h5aAy4KF5itthLzHekY0fSWzg0N/IDbW/3347EdYqYMa1KD8uLduUm9QBRLqVXH0VRVFsPQsB3",
-	"Tl44Bt16rvPes06L44sUC2WsskimEO8hcIdhHQ60oOtXijbwI2vf11C44TwBzPSIjaAKIi5I/4Hzyb+h",
-	"TwmcnwWd5/5ADjwVIbXHGq1ByBzEx9OptWYDFz8Nfy7iBi+CkG4ESwhcaPyAFdbGU81KO4JhNucuu6zL",
-	"GO+wVXstqQInjw+Qu8WRVHiva+l5rPxSqXW5nQMx2KHU3i5EGEgulNVPESVu90hrX8+XQ32/BmAez6PY",
-	"xikCkIBe+CvEigufIGBBKMMJVduByHe7j3U+NkMkl9l8ThnSM9GSJ4SyBcKI5EBGawNltD5DNwm/qXau",
-	"BR/mcwmDWbS3DA7zDHMg2huEDUK6uHHxLTNfGq5Ax9GEfOCr8cFf3Ol8mqPX4FP3STRR3E+cQOLSxATc",
-	"3F2BlHjhPmZS4fh2v0Cf/X+/02c3zceHFj4XUlqEr2LMrrG87Qkydd7dCWYMSHFfGQ1jjoiZHQmYgwAW",
-	"w35nwXuYfZj0xWUwIVG5ynADoHkNO7ii1y0lqYb48C18isUZBFrxtWv9XuE5NHwEKmpp+D1o57i/HKA9",
-	"PkS1IxB/A/WavUtn7mj3ninyVZ3CVWmuNgx2vmv/j1Sqmi3tB+ERB6puqw8+/dILbskiOYDfw6FtcL4t",
-	"uAzuVJRqZ1iZ9K3eIksSm6Kz2cduXV0DyIeXCTF04FSFtoYj5QhyjY5aHS4fbqXf2YFfmdMejl65bK9c",
-	"1RZ3wsgxeS/AYIKTDiCl4iKPiRSDB0N7ZedW+/RC7drNB349u+vyIfN05vAgx5Ei1+ET07AzDN7KFr9k",
-	"uj024v+5fgUOtyY+Y0XX8LOgCi4SuqA3tPA/W1eU+TLxhAkFYMlZk82dtnUF0C1snZ/7Te6dTBaBoBrv",
-	"ok2nAJWYVWi41tDGsTmD2tCu2aZuL8sq1pZuKawj6xAN8YL7oHBL9UG2667n1/RlZYxZpLC8Hb5kwy1x",
-	"rJsmmDW9w4ZXpTLZz/18nI9jdXfmqeKItToXt9vfFxYw1VCjBg3mVEgVCb4ZKnutUMJjJeiooYOC3nXq",
-	"taMIxWp1vA6tILhse6MHVgkV9NoJz71jW6S/QWucZBAiAqbMsiivlCDWINCGqiXCKY6XMKV5VemCT4Iw",
-	"uIsWPMq3+1VyNvmCN59y9aj3hQWVCkR3zmvYXe/NGPA1CJM8cl0Y7sTA7o4u6hfQd6aLHgX846DTw7sp",
-	"S0Aqykqw9rTvJc9Ev5+7M7GtNu0qYQMYN0IpF+oTKEFjedC1J8wK0bCYV32wC5xd+3AUmy6vje0Fr6yh",
-	"zTdxgdgmvdN59crjvlEMbzQiF28XhP8wFQlV3XcJnVdkTbSqbcf32pYDCyf6QkAd4HqrcqiUGqg9A2sr",
-	"vgZyCI57TXLWh5CgAiAs4Xdxr3KKO5O7zStF33Tn02mI5Hfn0+lNFt+Cmk4mE8QFWsjGR658z9MmhnuS",
-	"3Xo6zctOd0vni5LrLxdX1yi21b5I8EyBRGpJZXF90lWa2CBqiPRFpYCZsmczJhVc7zVjJxsqbBG+RHOe",
-	"JHxjruB35tpt7pUKrnjMkzchSpNMmnErzPDC7ILeXX6YsZN/TauPpuuzf72ZoO85oQY2rFCMhdiWy5qK",
-	"Kc2hdb2kOUQ5ScMZy08YwoygelwYYQFIk40gLNFcgDWFrFWxBAFmRtOumLFOwyJEklsgM3bL+IYhW1hm",
-	"N9d7SbQAhTB6e3o6mWkuKqq02R18xLew5Alx8iYIg7JwIjidnE1OjfmQAsMpDc6D7yank++M3aaWRsia",
-	"FJw2w0oLm5XU0mNk6QPR+zciVEGrWeDPp6fjVae7Y2GOKvWLNYht1ecxsckWU37t26SE2oaCrbLEC2nC",
-	"BSVNgl/0seTSQYdWjUjeYgFSfc/JdjQaeCpRHpqnXlsKD0fkRC106GiFaLTYbLDMexzIqGx4CP2yOr3X",
-	"OuWh8tZ3uWWTSE1uNYj1tq93SCNmVyfohCq0hIQgxlEVrH4zstw5j9/fQHVg8RwsH/u01ToC/3nva3Pb",
-	"q6PplwHCMy0CrangRXrXx4Dcbr7MRx6RC1V5m5MHOayhuWV4ppCEWICSr4AlYZAXiTSxugIl0TI3DAqD",
-	"Y0X1LZwzCNUi4bmNURPGGTvRW2nLDAlYUM5CVDQQhUgDHUm1TSDCpmU0RFLJqBoguP5KsHDG4E6BYDiJ",
-	"KAmRlGDcKPvXLWzDGhhla1GI7Kqm34iSUBsBmh9R9fGbCbo2UQf9OTIGFE6AWDOhFo+4ha0xBaicMQb6",
-	"k6Jl0VoDTZm8csrk+LdRQxyf7vrpOQVaMIA8zWHQmqTsDe3SEXlPnPvwtDpdNzWF3nlkjkbhZiOfg875",
-	"AGQRzyyu5fHLZU3L8Vi3QhETKCh+b6MFD9NmttprolaJ710euGCphkxbXcsP4aAZVQO1nuBuaBY2svo8",
-	"PPaUAziY/QMVECsUL2lCBDDE54bLFv7K4EEnmv08jUwr+5iGUL0A4GFv9tX6wc0902G+f65FePbbxfWE",
-	"gGXfsZyAncaWJ9bCvu4Uj1auxGREl6AhGH7NYG0683e3VyB4egwRGOJZNOlDBE/Tkenj8SA+ckxKpD8V",
-	"WfAjCo6z6qxXaoz1o0z0KI9ejUycJWCyS50S0os7KpUM9mcnmIkvRwX2X1+tR0usv9R/sqbNeOXTgujT",
-	"6za+XYuPvmTF3ps7eGIV358ccBzbn5dYGR2Wx95DlIfeQ3OG8+j7M2j+qcizmy9HOhvZ4nFEsx8696tK",
-	"x5JpZ0J8uBx3y0X11svjpMkkAw6QpGidP7/yssTpq33j5+UqOledwZgyYQjwOJHQnN1DInIJ6nJBbY3y",
-	"07ufx3YiW7XXvteRJKLM+I0l1SZjndrwhZy/Wrv7b1OZO/r5X7sqt+On9+bfXu9wXN46o0KZWBTENeUK",
-	"+0SHPM6IzXWP6FfWTp7XpzyMVB55Dn2vMc6jz5xB9AmreNn9MKCb3EXdsGxMBpatNJ44SYzHN6+XSvRF",
-	"5/aQ8++6OUYlyph91IUgSVkMRoFeXOOFVqYN5EdkqdsTNkDv6QVbNMbxgJ9L2/fPqL3j2OeIjqg/jqXi",
-	"HY8PPXFg0fE0lCc8FJuhKMGMAPmrtS4aDxQe8Kris90903bJfK5aW88LgEA3WAIyD03aDBdVEiV0remh",
-	"VzCfSoQVwqjQb+gkxwvFmRDAlHlyctdIrfcbDkpW1Rsv6iq0vwPj2HapqzXTIUffN4iZ14otcYuavzvt",
-	"1STST5lAcKeAySLPZ/mL8vIy9Nbqenmeh32Q5KuCghLx+YzdtOhsUtwNEuepcJPwXuOE2vI7fajN9zN2",
-	"8vb0FH2131DOLu5iMADatUyj7sS2Gb3Jq/ZMlXxZLkjnoC8iR8bc6pxO4X9ROtrzzOIr1tTPq3mb3ZRe",
-	"m7bW5jpMO6YJ1rOfLcfrac11MOnKUU4jY54CQYobfllj7oQzQCmIsv5G4/Pmd6IeD5Ou8kL/jWt+TEiu",
-	"dld8DWiz5InV+DNmSPDXRodVpZkTwHM7kXNV6WnzkdUbEuEZKywNv/5++Zr7D509ms5e2bap13Ou2rH6",
-	"Wu/XserzXP1lg+TN48/bDjITScKxNr5GDCUdJgXMtNhH9ilNaDbZO/2nhj47R5slqCWI6oL7k0Qwn0Os",
-	"l60VG4SofMkfMzJjerzpU/4J3cJWNupT18CIRLcAKXrPV6D+JJEFE11i8S0DZZWfmLGiPT7MLVjTt2At",
-	"WEQV2vAsIWiOkwTd4PjWpfg8TwwcUYF4dvToECsxf5gHHSKsbcTXah1cmcs8kpQAkjFmSCPDKFuE9p4n",
-	"XRbDjJ3ILYuXgjOemdprrDKpr53U9FW8maAfOvxFhAXMGGfJtvr9FsVRnFDTpWX8eAmMoOqHgazjFJlb",
-	"+Bxp1ec6U413IDx2vv/Hh+p79Bv+4yt951saD7u/4zKmTnC9nOE3Kix3jag89e1hs7pdWdqvZsTvMElr",
-	"EB89R1uk0V9WivbFF0jsvtr9ussjzPDpvf6nN8c6MnOG2LWmB3jE/Ggl9d5Q0tfid7iemYG+dJ/eYs9s",
-	"n6HiOMm+Z1Ib/TOqn1frdO0SHL8CJbPzkyCvRMnkBrSA4umEY3SE1F6beeG1dDuv4jzGxa9qRSx5j+fg",
-	"q+oHdOTUxpqOxcudX+x5DSn43d8XOpSv9j0Ey1lbTpIH9Y7GW3vfP8UBfQW1rqOez9JUGel4ljrWPGOt",
-	"vXlLwUwk2s1VKj2fTs/+/D+T08np5Oz8L2d/OTOkyucXLy4VDZr6Cm3//Kysf5qLTO0TC0Htg1qH7cMv",
-	"D/8fAAD//w==",
+	"7D1rc9s4kn8FxbursatIyd6k7rY8nzJJZiq3ScZlZ5OrWk3VwmRLwpgCGACUok35v1/hwacAkrIp2Z7Z",
+	"T3FEotEvNLobjeb3IGarjFGgUgQX34MMc7wCCVz/71UcgxBvIIUFloTRS/VUPSA0uAiWgBPgQRhQvILg",
+	"Ivi/6F0MN8AXkRkXVQODMBDxElZYDZbbTL0uJCd0EdzdhcG7BFYZk0Dj7d9g2z1L7d3ob7DtgfwRr0Bk",
+	"OIYSaAIi5iTTWF1Uz1EKa0hFiADHS/T3q/cR0JglkITod0YoJOhmi+QS0Nm385+RAMUoyTg6+a/zn08n",
+	"QWiQzbBcVqjSAngQBhy+5oRDElxInkM30pd4AdfkX9BkxNcc+LYCntmXGgxYEUpW+Sq4OA8LuIRKWAAv",
+	"AX9it1AJEqcp27xdZXL7Gac5FNj5JtSDe1h+yWFOvnn4/WkJaIM5LFkuACnIIcICcZA5V0wmFLE1cE4S",
+	"EJNMQ1KMn67PpzGjc7LwsNq8uiefP+GbtMXkJlSpXtgT6GcCmy6YawKbvUDeqZdFxqgAvSjfcs64+iNm",
+	"VAKVWoxZlpJYL7Xp70Jx+nsN4n9ymAcXwX9Mq7U+NU/F1C5ZDfTKTmMmbQruFd2iOSZpzo3EMEV2KAI1",
+	"Ft2wZDsJ7sLgPcOJ5uxoOJYQr0DkqXShpx+jFUicYInRSfFXlDIzJSIC4RsBVKI54wgjIfECEhRzwBL0",
+	"CjaWxvD4E1408duRiqVUiXtUQhVAP53qaUnmRCucHazttRBkQQF2190toYliwU1OUkkoOsHmz4hQlHFC",
+	"Y5Lh9AehV+RpiBhJYnSCKfr13ZvXSOQ3v0MsTxHjaMFZnlWP9H819zLOMuCSGCVV8znYVqwC18KpVsQ/",
+	"zHD78m+lKWMaDQXlNZY4ZYvX2iTofasxewJznKdmR8NJQhQTcHrZeGcHs51JgCYZI3ZjJBJWneMw53ir",
+	"/k9qG9QtbKOUzEESJ9VhUBq7h6DaYl5JfR28k4sszVf0Z5LCOzpnu2ycE0iTiCROBpT7yi4H5iSFaM74",
+	"Cksn+vq5IP+CiNDoZivtbHaAgvzfL4PQMVGxmPsVqHyziU1Yo8mJRx+bslw61E0ZGgXMQ+3z4aJiYsx4",
+	"EsUsN8asF15b+UpehPcWQguLbpmI12y1IvIKvuYgHMKJ9ZsapaYEugxxW+QO8ViiV4Xn3AXuCm/+9/rX",
+	"j2qYoDgTSyajJpZdo2vGoM3tBnFuPinm2M3TwyGSAJVkToD3YaLhvKtevz8b8izBEoaPaNHdmLWC1ssB",
+	"69/ssKDYUfegYMfD6DdKu0MqMF24c0wFjtUArwy1pxrFS0wXe6n5jnbsaHqLhuZEfqSNG/PH0bhOFdM+",
+	"ZBlKesmu4sEeJEpQCvoohqKaehABvnXyxCm4Yh1mruEQ39sz9bukGoNuS9u583rmD4MMc6n9wkhkEO+h",
+	"8vfjezgwWKlvaiqWikwoVSPhhrEUMFVvbDiREDGe9C953wrU/CmR84ug0/LcUwLHYuSawCZaAxcWxYfz",
+	"qQWzQYufh1+KFM2TYKSbwBIDFxlvsMTKfav5iQdwDefM5Rl2hQMd3nKvL1fQ5IlCbAYiEhLvtTE+TpxR",
+	"GrWuwHcgBTuc2juICQPBuDT2KSKJO0BT1tfzcGj02UDME/sU0zhVAFJQgD9DLBn3KQLmCaE4JXI7kPju",
+	"ALYux2ZW6TKfzwlFaiRasjQhdIEwSiyS0VpjGa3P0U3KbqqZa+mP+VzAYBHtrYPDYlOLRHuCsMFIlzTe",
+	"fs31Qy0V6FiaYF98NlmAJ7c6j7P0GnLqXok6Yf6BJZC6LHECbumuQAi8cC8zIXF8u1+q0fy/P+w0k9r3",
+	"Q4Ofiyilwtcxpp+wuO1Jc3Xu3SmmFJJiv9IWRi8RPTriMAcONIb91oJ3Mfso6csM4SSJSijDHYDmNuyQ",
+	"ioJbalKN8OFT+AyLMw21YmsX/F7luW8CC2TUsvB78M6xfzlQe3iSbEchfgH5nOPbXzimDhXOOFmTFDwW",
+	"hYNgOe8n5hrinOsTuzZSFfwaNBd+zmPE3X2wOLrsVP7KsrbRMeNd878nQprTL63PfhRw9dJgrS2P1fps",
+	"Uh24D8taROLH8gFmqR7xDLahfnS14nVgutDPB2Np9LgPLwvUh1O5+MSAlTwct8aabpskCt9klOEFRFLX",
+	"QKgp8jQ159zmCL8/cWQR8tF1xTqVgrN99EEB62W0AenDRyezOhCq0rjD0XIkdEdndR0vH21lhqODvrJQ",
+	"ZTh5Jdhe1teAO3FkOHnNQVOC0w4khWTcZt+Klwdje23GVvP0Yu2azYd+vWTDla2wR/fD02kHOqUJj8zD",
+	"ziOfVgnIU+bbQ0+3PtadreF+60csyRq+cCLhbUoW5IYUmY6Ws6Efpp6ENAcsGG2KuTOKqxC6ha3zd39w",
+	"t3Nqm0BQve/iTacClZRVZLhgqDBMr0EV0tWiIHc8bwxry7YUfrgJvYfkW/qwcGv1vaKk3RxDM2siYkwj",
+	"icXtcJCNANgBN0sxbeYhGvG7zEW/9O17PonVA+djZaxrxWvuBFNfAkqXOI6anpoTLmTE2Wao7rWSVg/V",
+	"oIMmqQp+17nXzlcV0Op03bda5rKd97hnRVzBr51E8Cu6ReoJWuM0hxAloGuni5ppAXwNHG2IXCKc4XgJ",
+	"U2JLxRdsEoTBt2jBIjvd74LRyRXefLDmUc0LCyIk8O7T1WF7vfdsiq2B62NK14bhPoLandHF/QL7zoPJ",
+	"ByH/MOzU692cTUBIQku09vTvhyUhdga2zaaBEjaQcROUMS4/gOQkFvfa9riGEA3LrtZfdqLDXIZ8xGKE",
+	"ZomwC4Uqv7OzcL8ssUQY6YAbEYEYnaCiVtis2rCq1w9RGcSGSBcCIcZndE1g82Otql8PtWXWaYpuclmC",
+	"KsejE3Pf4lS9NqNVcGwBC4RpghRkYUZpcO1Hkxl9cOVx2Ez6DfdDS4IHljM7JbMTPIzi8NvbEL14lbcm",
+	"7CQuFNvr0plp6efrwMSLNynaUQz+d12aVd30KbHz2jOdNG8Heb0CH1hB1peJ7kDXW55IhFBI7ZnfX7E1",
+	"JPehca9BzkK5JKgQCEv8XdL7Ul9G/hqTptlSbtDFdBoi8eJiOr3J41uQ08lkom8oiMZPrmPn49an9NTc",
+	"qOHE1t/vXpYqLtlcvb3+hGJz7QFxlksQSC5LK43IKkvNWU6IlBcjgRqTqd7JOFNzzejJhnBz7UqgOUtT",
+	"ttH+2SvtkzXnyjiTLGbpaYiyNBf6vRWmeKFnQa8u383oyT+n1U/T9fk/TyfoJ5YQjRuWKMacb0uwxY6h",
+	"bXd5iSVElqXhjNoVpg18/XgKYQ5IsS1BWKA5B+MnG5dzCRz0iKbTOaOdXmeIBDNI5vSWsg1FpsLWTK7m",
+	"EmgBam98eXZm9hlJpNpCg/f4FpYsTZyyCcKgrN8KzibnkzPtW2ZAcUaCi+DF5GzyQjv1cqmVrMnBaZnk",
+	"XZi6iKZGvF0D3yL1DjqhAImwIolMxhwxWvO39bUcpXhaDd8lCvUiyxy0LpX95exsvFtMO6lsx0WmipJQ",
+	"CUyp5MQcFOvLK745SqTNMZGxsHghdAKqZGTwm1rLzJj+JgeqQlF7CQ+E/Ikl29Go361EvWsaCOVx3h2Q",
+	"/Sbx77gitwSjORss7LW3ZFSW34VOZZ5+V//cVWmeXaGYc+5SKA3GvHTbxZISAzMxy5xIgexSUMu4dh43",
+	"snLZ1dkk4xeQbhqOJ9yx11DtOvg/nNdZOdvzhuxv3WoybR3QOhndOu09tDFzHSw7ZPBlybT11apJhNU+",
+	"SJBkz0AsPoP5Kkkq+g9kM6sD9iGmsssi1Nh+RNtWV9rpdxXt3U2/K0kMsHot5g6htJpNW0DrZz99HQud",
+	"YOxd34eCsV73eIaoqmzw2iBTHHFo89Mqweiw/j8Uu9+zsjdNWn6x2zcqa4+UV4uRKJJYPxoaCV0guSGx",
+	"XvOUSYSp6USw6/W+ShJTd3IY62VrWh5qulRIYcIsTd8xzZdRmimHNbuFdhuYQwv8Ss8qyizkycuzl2iz",
+	"BFptpgkDI2MddhHpiGwMlKctZkOfMdkK20NvUc36Fa8Vq0phDm3JHEU33tCwRP6IYWGVizpkbLhzuerI",
+	"AWKtRsm9lVSp/OOFipWuDvacmtIasgCbhBWR4wmRaAlpgiirDijE6ZEixg4qHkPkR/ccxvDbdpRnWlR0",
+	"ZZwVNxZ8ArBnMJf2zUMG7+WNTacMLK6hTmUwfWoWc3gEZ25/kYSBvffUpOoapEBLm2Quktcrovw7KyBU",
+	"K7mz+eqaMs7oiZoKiRcXiMOCMBqioitPiBTSkZDbFCKsG86FSEgRVS8o3yHCnIYzCt8kcIrTiCQhEgL0",
+	"ea356xa2YQ2Nsl9PiAxU3cSHJOGMGnlE1c+nE/RJp1vV7+bcE6dFLqpW+HALW52PImJGKahfioZnJrPc",
+	"1Mlrp06Ovxs11PGI+cnuVaAUA5LjLAZlScrOcl02wjaaci+eVp+8Tc2gdy6Zg3G42R3LwWf7AjKE54bW",
+	"cvlZXVN6PNauUJwvFxz/bk6e76bNMn2vi1pV/O/KwIVL9cq01fPwLhw0omq/WKYbdtohcpOzeRwZe+5B",
+	"OIT9hnCIJYqXJE04UMTmWsoG/3pFhhI/yyJdmDGmI1S/+XC3t/hq3ST9ScpWA5O9lcTVgNSI71BBwE63",
+	"mCNbYV/LF49VrtRkxJCgoRh+y2B8Ov13d1TAWXYIFRgSWTT5k3CWZSPzxxNBvGc4KYn+UJTbH1BxnBcp",
+	"e7VGez9SVyLYSoiRmbMEnOxyp8T07TciXJnaXnGCHvh0TGD/9tVqeWzipf6VNW3dLD0qij67bmqlarU2",
+	"T9mw99ahHdnE9xeaOQ8xsUlR2jqusDheCvUatpVcj2D5p9yWUT8d7WyUpY+jmv3YuXuyH0qnnZX3w/W4",
+	"Wy+qTtEP0yZTFry/JkVr27z5aanTZ9Mh/OkaOteFhjF1QjPgYSqhy8OHa4TVoK4Q1FyGPn74eeggsnXJ",
+	"29dbXSBiDuRKrk3GWrXhE1l/tQ6Of0xj7mhR+dxNuXl/+l3/2xsdjitbZ1Yo54uCubr0fZ/skCcYMXXT",
+	"I8aVtZXnjSnvxyqPPoe+b7nMo4+MQvQBy3gZDKn5abG7uKAsGoOB5ivdjiVNdcQ3r5fd92Xn9tDzF90S",
+	"IwLl1HRKTpAgNAZtQN9+wgtlTBvEjyhSdySskd4zCjZkjBMBP5a17x9R+wpMXyA6ov04lIl3dPQ+cmLR",
+	"0W/dkx6K9asoxTSB5EfjXTQ+b3KPb7I82t4zbd/Nd17guASObrAApD9TY064iBQoJWvFDwVB/yqQvpdZ",
+	"2Dd0YulCcc45UOm521Fv/jTosKre4aFuQvtbPRzaL3X1yXLo0U8NZtp7R0vc4uafzno1mfRrzhF8k0BF",
+	"cc5n5IvsVSX00l6tvbBpHyTYquCgQGw+ozctPusj7gaL7VG4PvBe45SYq1xqUevnM3ry8uwMfTZPCKNv",
+	"v8WgETSwTO2m6Wdyam+A6ev45dUzMge1ETlOzI3N6VT+J2WjPd8uecaW+nEtb7Ntk9enrfXTGmYdsxSr",
+	"0Y92xuvpAeYQ0rWjnEbELNO3T7S8jDN3wiigDHhZf6PoOf2TmMf7aVe5of/BLT9OEmt2V2wNaLPUlddY",
+	"4hnVLPix0cqlsswp4LkZyJis7LT+ydgNgfCMFp6G334/fcv9b5s9ms1emf4sz2ddtXP1tSYzh6rPczWy",
+	"edA1Ew1QZ5JwrJyvEVNJ99MCqnv5RebrMNDs5ueMnxr27AJtliCXwKsN7geBYD6HWIGtFRuEqPwOKKbJ",
+	"jKr3dUO0X9EtbEWjPnUNNBHoFiBDr9kKpP4qpoZ3ifnXHKQxfnxGiz58ofVgzZV27cEiItGG5WmC5roH",
+	"Do5vXYbP08vwgAbEM6PvUpnWmH+7Bx0qrHzE5+odXOvNPBIkASRiTJEihhK6CM0+n3R5DDN6IrY0XnJG",
+	"Wa5rr7HMhdp2Mn2v4nSC3nTEiwhzmFFG02319WfJUJwS3fFDx/ECaIKqz4qbwCnSu/AFUqbPtaYaDSc9",
+	"fr7/0+X1Ofod//GNvrNp593uV6DHtAmuFp1+p8JIV6vKsXcPc6rbdUr7Wb/xJzyk1YSPfkZbHKM/rSPa",
+	"J18gsfshuuddHqFfn35X//SesY4snCF+re4nNeL5aKX13lTS5+Ir/o8sQN9xn5piz9M+zcVxDvseyWz0",
+	"j1BsGRDapTh+BkZm5zu7z8TIWAeaQ9GG7xA3QmptbZ94Ld1O+92HhPhVrYhh7+ECfFl9lVpMTa7pULLc",
+	"+Qz2cziC3/1o933lavohGMmachKb1DuYbM1+f4wF+gxqXUddn6WrMtLyLG2s/jKbiuYNB3OeqjBXyuxi",
+	"Oj3/y/9MziZnk/OLv57/9Vyzyo4vuvcWFzTVFlq7BG5L9Gu/WpWp/WIwqP1Qu2F799vd/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
