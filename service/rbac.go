@@ -6,21 +6,59 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/lakehold/catalog/store"
 )
 
 // RBAC is the role-based Authorizer: principals hold the privileges that
 // the roles assigned to them grant, on a securable or on any container of
-// it. Every decision is one indexed query against the catalog database and
-// nothing is cached across requests, so a grant or revoke is seen by every
-// replica at once.
+// it. Every decision is one indexed query against the catalog database;
+// without a decision cache a grant or revoke is seen by every replica at
+// once.
 type RBAC struct {
 	store store.RBACStore
+	cache *expirable.LRU[string, store.Access]
 }
 
-// NewRBAC returns the RBAC authorizer over st.
+// NewRBAC returns the RBAC authorizer over st, without a decision cache.
 func NewRBAC(st store.RBACStore) *RBAC { return &RBAC{store: st} }
+
+// WithDecisionCache keeps each answer of the database for ttl in this
+// process (at most 8192 of them), so that a client loading the same table
+// over and over costs one query per ttl. Grants and revokes then take up
+// to ttl to apply on every replica: keep ttl at a second or two. ttl <= 0
+// leaves the cache off.
+func (a *RBAC) WithDecisionCache(ttl time.Duration) *RBAC {
+	if ttl > 0 {
+		a.cache = expirable.NewLRU[string, store.Access](8192, nil, ttl)
+	}
+	return a
+}
+
+// checkAccess asks the store, through the decision cache when there is one.
+func (a *RBAC) checkAccess(ctx context.Context, q store.AccessQuery) (store.Access, error) {
+	if a.cache == nil {
+		return a.store.CheckAccess(ctx, q)
+	}
+	var b strings.Builder
+	for _, x := range q.Assignees {
+		b.WriteString(x.Kind + "\x00" + x.Name + "\x00")
+	}
+	b.WriteString("\x01" + strings.Join(q.Privileges, "\x00") + "\x01" + q.On.Kind + "\x00" + q.On.Warehouse +
+		"\x00" + strings.Join(q.On.Namespace, "\x1f") + "\x00" + q.On.Name)
+	key := b.String()
+	if acc, ok := a.cache.Get(key); ok {
+		return acc, nil
+	}
+	acc, err := a.store.CheckAccess(ctx, q)
+	if err == nil {
+		a.cache.Add(key, acc)
+	}
+	return acc, err
+}
 
 // ListFilter is implemented by authorizers that can restrict listings to
 // what a principal may see; the service passes the filter to the store so
@@ -71,7 +109,7 @@ func (a *RBAC) Authorize(ctx context.Context, p Principal, priv Privilege, r Res
 		return nil
 	}
 	r = normalizeResource(r)
-	acc, err := a.store.CheckAccess(ctx, store.AccessQuery{
+	acc, err := a.checkAccess(ctx, store.AccessQuery{
 		Assignees: assigneesOf(p), Privileges: []string{string(priv)}, On: securableOf(r),
 	})
 	if err != nil {
@@ -93,7 +131,7 @@ func (a *RBAC) TableAccess(ctx context.Context, p Principal, table Resource) (Ac
 	if p.Source == SourceLocal {
 		return AccessReadWrite, nil
 	}
-	acc, err := a.store.CheckAccess(ctx, store.AccessQuery{
+	acc, err := a.checkAccess(ctx, store.AccessQuery{
 		Assignees:  assigneesOf(p),
 		Privileges: []string{string(PrivTableWriteData), string(PrivTableReadData)},
 		On:         securableOf(table),

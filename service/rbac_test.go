@@ -5,18 +5,23 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/store/sqlstore"
 )
 
 // rbacFixture is a catalog under the RBAC authorizer with warehouses wh and
 // wh2, namespaces a, a.b, a.b.c, a.x and tables a.b.c.t, a.b.c.u, a.x.t.
 type rbacFixture struct {
+	st     *sqlstore.Store
 	svc    *service.Service
 	rbac   *service.RBAC
 	vendor *fixedVendor
@@ -47,7 +52,7 @@ func newRBACFixture(t *testing.T, backend string) *rbacFixture {
 		_, err := svc.CreateTable(local, "wh", levels[:len(levels)-1], service.CreateTableInput{Name: levels[len(levels)-1], Schema: []byte(testSchema)})
 		require.NoError(t, err)
 	}
-	return &rbacFixture{svc: svc, rbac: rbac, vendor: vendor, admin: local}
+	return &rbacFixture{st: st, svc: svc, rbac: rbac, vendor: vendor, admin: local}
 }
 
 // principal returns the context of a new OIDC principal holding a role
@@ -315,4 +320,105 @@ func TestRBACListFiltering(t *testing.T) {
 			require.Equal(t, service.KindNoSuchWarehouse, service.KindOf(err))
 		})
 	}
+}
+
+// TestEnsureBootstrapAdmin checks that the bootstrap role holds every
+// privilege on the server and that running it again changes nothing.
+func TestEnsureBootstrapAdmin(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			fx := newRBACFixture(t, backend)
+			admin := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceBuiltin, Subject: "admin"})
+			_, err := fx.svc.ListRoles(admin)
+			require.Equal(t, service.KindForbidden, service.KindOf(err), "not yet an admin")
+			a, err := service.ParseAssignee("builtin:admin")
+			require.NoError(t, err)
+			require.NoError(t, fx.svc.EnsureBootstrapAdmin(context.Background(), a))
+			require.NoError(t, fx.svc.EnsureBootstrapAdmin(context.Background(), a), "idempotent")
+			roles, err := fx.svc.ListRoles(admin)
+			require.NoError(t, err)
+			require.Len(t, roles, 1)
+			grants, err := fx.svc.ListGrants(admin, service.BootstrapRole)
+			require.NoError(t, err)
+			require.Len(t, grants, len(service.AllPrivileges()))
+			_, err = fx.svc.LoadTable(admin, "wh", ident("a.b.c.t"), "", false)
+			require.NoError(t, err)
+			require.NoError(t, fx.svc.DropTable(admin, "wh", ident("a.b.c.t"), true))
+			_, err = service.ParseAssignee("user:x")
+			require.Equal(t, service.KindBadRequest, service.KindOf(err))
+		})
+	}
+}
+
+// BenchmarkLoadTableAuth compares loadTable under AllowAll with loadTable
+// under RBAC (a principal holding the privilege through a namespace grant
+// and two groups): the difference is the cost of one authorization query.
+func BenchmarkLoadTableAuth(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend, func(b *testing.B) {
+			st := openStoreTB(b, backend)
+			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+			open := service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
+			rbac := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Logger: quiet})
+			_, err := open.CreateWarehouse(local, "wh", "file://"+b.TempDir(), nil)
+			require.NoError(b, err)
+			for _, ns := range [][]string{{"a"}, {"a", "b"}} {
+				_, err = open.CreateNamespace(local, "wh", ns, nil)
+				require.NoError(b, err)
+			}
+			_, err = open.CreateTable(local, "wh", []string{"a", "b"}, service.CreateTableInput{Name: "t", Schema: []byte(testSchema)})
+			require.NoError(b, err)
+			_, err = rbac.CreateRole(local, "r", "")
+			require.NoError(b, err)
+			require.NoError(b, rbac.GrantPrivilege(local, "r", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+			require.NoError(b, rbac.AssignRole(local, "r", service.Assignee{Kind: service.AssigneeGroup, Name: "g2"}))
+			user := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceOIDC, Subject: "u", Groups: []string{"g1", "g2"}})
+			id := ident("a.b.t")
+			run := func(b *testing.B, svc *service.Service, ctx context.Context) {
+				for i := 0; i < b.N; i++ {
+					if _, err := svc.LoadTable(ctx, "wh", id, "", false); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.Run("allow-all", func(b *testing.B) { run(b, open, context.Background()) })
+			b.Run("rbac", func(b *testing.B) { run(b, rbac, user) })
+			cached := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st).WithDecisionCache(time.Second), Logger: quiet})
+			b.Run("rbac-cached-1s", func(b *testing.B) { run(b, cached, user) })
+		})
+	}
+}
+
+// openStoreTB is openStore for benchmarks.
+func openStoreTB(tb testing.TB, backend string) *sqlstore.Store {
+	var st *sqlstore.Store
+	var err error
+	if backend == "postgres" {
+		st, err = sqlstore.OpenPostgres(context.Background(), pgtest.NewDatabase(tb), true)
+	} else {
+		st, err = sqlstore.OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "c.db"))
+	}
+	require.NoError(tb, err)
+	tb.Cleanup(st.Close)
+	return st
+}
+
+// TestRBACDecisionCache checks that cached decisions expire: a revoke
+// applies within the cache's lifetime.
+func TestRBACDecisionCache(t *testing.T) {
+	fx := newRBACFixture(t, "sqlite")
+	cached := service.New(fx.st, storage.NewProvider(), service.Options{
+		Authorizer: service.NewRBAC(fx.st).WithDecisionCache(200 * time.Millisecond), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	ctx := fx.principal(t, "table-read-metadata@namespace:wh/a")
+	_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
+	require.NoError(t, err)
+	role := fmt.Sprintf("role%d", fx.n)
+	require.NoError(t, fx.svc.RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+	_, err = fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
+	require.Equal(t, service.KindNoSuchTable, service.KindOf(err), "uncached: revoked at once")
+	require.Eventually(t, func() bool {
+		_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
+		return service.KindOf(err) == service.KindNoSuchTable
+	}, 2*time.Second, 20*time.Millisecond, "the cached decision expires")
 }
