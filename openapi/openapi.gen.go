@@ -40,6 +40,12 @@ func (e LoadTableParamsSnapshots) Valid() bool {
 	}
 }
 
+// Assignee kind is builtin (a built-in principal's name), oidc (an OIDC subject) or group (an OIDC group).
+type Assignee struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
 // CatalogConfig defines model for CatalogConfig.
 type CatalogConfig struct {
 	Defaults               map[string]string `json:"defaults"`
@@ -125,6 +131,12 @@ type CreateNamespaceResponse struct {
 type CreatePrincipalRequest struct {
 	// Name letters, digits and . _ - @; at most 128 bytes
 	Name string `json:"name"`
+}
+
+// CreateRoleRequest defines model for CreateRoleRequest.
+type CreateRoleRequest struct {
+	Description *string `json:"description,omitempty"`
+	Name        string  `json:"name"`
 }
 
 // CreateTableRequest defines model for CreateTableRequest.
@@ -237,14 +249,34 @@ type GetNamespaceResponse struct {
 	Properties *Properties `json:"properties,omitempty"`
 }
 
+// Grant defines model for Grant.
+type Grant struct {
+	Privilege string `json:"privilege"`
+
+	// Resource What a grant is on. kind is server, warehouse, namespace, table or
+	// view; warehouse is set for all but server, namespace (levels) for
+	// namespaces, tables and views, name for tables and views.
+	Resource Securable `json:"resource"`
+}
+
 // IcebergErrorResponse defines model for IcebergErrorResponse.
 type IcebergErrorResponse struct {
 	Error ErrorModel `json:"error"`
 }
 
+// ListAssignmentsResponse defines model for ListAssignmentsResponse.
+type ListAssignmentsResponse struct {
+	Assignments []Assignee `json:"assignments"`
+}
+
 // ListColumnFilesResponse defines model for ListColumnFilesResponse.
 type ListColumnFilesResponse struct {
 	DataFiles []DataFileColumnFiles `json:"data-files"`
+}
+
+// ListGrantsResponse defines model for ListGrantsResponse.
+type ListGrantsResponse struct {
+	Grants []Grant `json:"grants"`
 }
 
 // ListNamespacesResponse defines model for ListNamespacesResponse.
@@ -257,6 +289,11 @@ type ListNamespacesResponse struct {
 type ListPrincipalsResponse struct {
 	NextPageToken *string     `json:"next-page-token,omitempty"`
 	Principals    []Principal `json:"principals"`
+}
+
+// ListRolesResponse defines model for ListRolesResponse.
+type ListRolesResponse struct {
+	Roles []Role `json:"roles"`
 }
 
 // ListTablesResponse defines model for ListTablesResponse.
@@ -381,6 +418,22 @@ type RenameTableRequest struct {
 type ReportMetricsRequest struct {
 	ReportType           string                 `json:"report-type"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// Role defines model for Role.
+type Role struct {
+	Description string `json:"description"`
+	Name        string `json:"name"`
+}
+
+// Securable What a grant is on. kind is server, warehouse, namespace, table or
+// view; warehouse is set for all but server, namespace (levels) for
+// namespaces, tables and views, name for tables and views.
+type Securable struct {
+	Kind      string    `json:"kind"`
+	Name      *string   `json:"name,omitempty"`
+	Namespace *[]string `json:"namespace,omitempty"`
+	Warehouse *string   `json:"warehouse,omitempty"`
 }
 
 // StorageCredential defines model for StorageCredential.
@@ -590,6 +643,18 @@ type RenameViewParams struct {
 // CreatePrincipalJSONRequestBody defines body for CreatePrincipal for application/json ContentType.
 type CreatePrincipalJSONRequestBody = CreatePrincipalRequest
 
+// CreateRoleJSONRequestBody defines body for CreateRole for application/json ContentType.
+type CreateRoleJSONRequestBody = CreateRoleRequest
+
+// AddAssignmentJSONRequestBody defines body for AddAssignment for application/json ContentType.
+type AddAssignmentJSONRequestBody = Assignee
+
+// AddGrantJSONRequestBody defines body for AddGrant for application/json ContentType.
+type AddGrantJSONRequestBody = Grant
+
+// RevokeGrantJSONRequestBody defines body for RevokeGrant for application/json ContentType.
+type RevokeGrantJSONRequestBody = Grant
+
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
 
@@ -793,6 +858,36 @@ type ServerInterface interface {
 	// (POST /management/v1/principals/{name}/rotate)
 	RotatePrincipalSecret(w http.ResponseWriter, r *http.Request, name string)
 
+	// (GET /management/v1/roles)
+	ListRoles(w http.ResponseWriter, r *http.Request)
+
+	// (POST /management/v1/roles)
+	CreateRole(w http.ResponseWriter, r *http.Request)
+
+	// (DELETE /management/v1/roles/{role})
+	DeleteRole(w http.ResponseWriter, r *http.Request, role string)
+
+	// (GET /management/v1/roles/{role})
+	GetRole(w http.ResponseWriter, r *http.Request, role string)
+
+	// (GET /management/v1/roles/{role}/assignments)
+	ListAssignments(w http.ResponseWriter, r *http.Request, role string)
+
+	// (POST /management/v1/roles/{role}/assignments)
+	AddAssignment(w http.ResponseWriter, r *http.Request, role string)
+
+	// (DELETE /management/v1/roles/{role}/assignments/{kind}/{name})
+	DeleteAssignment(w http.ResponseWriter, r *http.Request, role string, kind string, name string)
+
+	// (GET /management/v1/roles/{role}/grants)
+	ListGrants(w http.ResponseWriter, r *http.Request, role string)
+
+	// (POST /management/v1/roles/{role}/grants)
+	AddGrant(w http.ResponseWriter, r *http.Request, role string)
+
+	// (POST /management/v1/roles/{role}/grants/revoke)
+	RevokeGrant(w http.ResponseWriter, r *http.Request, role string)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(w http.ResponseWriter, r *http.Request)
 
@@ -931,6 +1026,56 @@ func (_ Unimplemented) GetPrincipal(w http.ResponseWriter, r *http.Request, name
 
 // (POST /management/v1/principals/{name}/rotate)
 func (_ Unimplemented) RotatePrincipalSecret(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/roles)
+func (_ Unimplemented) ListRoles(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles)
+func (_ Unimplemented) CreateRole(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /management/v1/roles/{role})
+func (_ Unimplemented) DeleteRole(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/roles/{role})
+func (_ Unimplemented) GetRole(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/roles/{role}/assignments)
+func (_ Unimplemented) ListAssignments(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles/{role}/assignments)
+func (_ Unimplemented) AddAssignment(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /management/v1/roles/{role}/assignments/{kind}/{name})
+func (_ Unimplemented) DeleteAssignment(w http.ResponseWriter, r *http.Request, role string, kind string, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/roles/{role}/grants)
+func (_ Unimplemented) ListGrants(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles/{role}/grants)
+func (_ Unimplemented) AddGrant(w http.ResponseWriter, r *http.Request, role string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/roles/{role}/grants/revoke)
+func (_ Unimplemented) RevokeGrant(w http.ResponseWriter, r *http.Request, role string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1257,6 +1402,260 @@ func (siw *ServerInterfaceWrapper) RotatePrincipalSecret(w http.ResponseWriter, 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RotatePrincipalSecret(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListRoles operation middleware
+func (siw *ServerInterfaceWrapper) ListRoles(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListRoles(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateRole operation middleware
+func (siw *ServerInterfaceWrapper) CreateRole(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRole(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteRole operation middleware
+func (siw *ServerInterfaceWrapper) DeleteRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteRole(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRole operation middleware
+func (siw *ServerInterfaceWrapper) GetRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRole(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAssignments operation middleware
+func (siw *ServerInterfaceWrapper) ListAssignments(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAssignments(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddAssignment operation middleware
+func (siw *ServerInterfaceWrapper) AddAssignment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddAssignment(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteAssignment operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAssignment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "kind" -------------
+	var kind string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "kind", chi.URLParam(r, "kind"), &kind, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAssignment(w, r, role, kind, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListGrants operation middleware
+func (siw *ServerInterfaceWrapper) ListGrants(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGrants(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddGrant operation middleware
+func (siw *ServerInterfaceWrapper) AddGrant(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddGrant(w, r, role)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeGrant operation middleware
+func (siw *ServerInterfaceWrapper) RevokeGrant(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "role" -------------
+	var role string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "role", chi.URLParam(r, "role"), &role, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "role", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeGrant(w, r, role)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3457,6 +3856,36 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/management/v1/principals/{name}/rotate", wrapper.RotatePrincipalSecret)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles", wrapper.ListRoles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles", wrapper.CreateRole)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/management/v1/roles/{role}", wrapper.DeleteRole)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles/{role}", wrapper.GetRole)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles/{role}/grants", wrapper.ListGrants)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles/{role}/grants", wrapper.AddGrant)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles/{role}/grants/revoke", wrapper.RevokeGrant)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/roles/{role}/assignments", wrapper.ListAssignments)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/roles/{role}/assignments", wrapper.AddAssignment)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/management/v1/roles/{role}/assignments/{kind}/{name}", wrapper.DeleteAssignment)
+	})
 
 	return r
 }
@@ -3652,6 +4081,370 @@ type RotatePrincipalSecretdefaultJSONResponse struct {
 }
 
 func (response RotatePrincipalSecretdefaultJSONResponse) VisitRotatePrincipalSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRolesRequestObject struct {
+}
+
+type ListRolesResponseObject interface {
+	VisitListRolesResponse(w http.ResponseWriter) error
+}
+
+type ListRoles200JSONResponse ListRolesResponse
+
+func (response ListRoles200JSONResponse) VisitListRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRolesdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListRolesdefaultJSONResponse) VisitListRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoleRequestObject struct {
+	Body *CreateRoleJSONRequestBody
+}
+
+type CreateRoleResponseObject interface {
+	VisitCreateRoleResponse(w http.ResponseWriter) error
+}
+
+type CreateRole200JSONResponse Role
+
+func (response CreateRole200JSONResponse) VisitCreateRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CreateRoledefaultJSONResponse) VisitCreateRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRoleRequestObject struct {
+	Role string `json:"role"`
+}
+
+type DeleteRoleResponseObject interface {
+	VisitDeleteRoleResponse(w http.ResponseWriter) error
+}
+
+type DeleteRole204Response struct {
+}
+
+func (response DeleteRole204Response) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteRoledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response DeleteRoledefaultJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoleRequestObject struct {
+	Role string `json:"role"`
+}
+
+type GetRoleResponseObject interface {
+	VisitGetRoleResponse(w http.ResponseWriter) error
+}
+
+type GetRole200JSONResponse Role
+
+func (response GetRole200JSONResponse) VisitGetRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response GetRoledefaultJSONResponse) VisitGetRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAssignmentsRequestObject struct {
+	Role string `json:"role"`
+}
+
+type ListAssignmentsResponseObject interface {
+	VisitListAssignmentsResponse(w http.ResponseWriter) error
+}
+
+type ListAssignments200JSONResponse ListAssignmentsResponse
+
+func (response ListAssignments200JSONResponse) VisitListAssignmentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAssignmentsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListAssignmentsdefaultJSONResponse) VisitListAssignmentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddAssignmentRequestObject struct {
+	Role string `json:"role"`
+	Body *AddAssignmentJSONRequestBody
+}
+
+type AddAssignmentResponseObject interface {
+	VisitAddAssignmentResponse(w http.ResponseWriter) error
+}
+
+type AddAssignment204Response struct {
+}
+
+func (response AddAssignment204Response) VisitAddAssignmentResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type AddAssignmentdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response AddAssignmentdefaultJSONResponse) VisitAddAssignmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAssignmentRequestObject struct {
+	Role string `json:"role"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+type DeleteAssignmentResponseObject interface {
+	VisitDeleteAssignmentResponse(w http.ResponseWriter) error
+}
+
+type DeleteAssignment204Response struct {
+}
+
+func (response DeleteAssignment204Response) VisitDeleteAssignmentResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteAssignmentdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response DeleteAssignmentdefaultJSONResponse) VisitDeleteAssignmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrantsRequestObject struct {
+	Role string `json:"role"`
+}
+
+type ListGrantsResponseObject interface {
+	VisitListGrantsResponse(w http.ResponseWriter) error
+}
+
+type ListGrants200JSONResponse ListGrantsResponse
+
+func (response ListGrants200JSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrantsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListGrantsdefaultJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddGrantRequestObject struct {
+	Role string `json:"role"`
+	Body *AddGrantJSONRequestBody
+}
+
+type AddGrantResponseObject interface {
+	VisitAddGrantResponse(w http.ResponseWriter) error
+}
+
+type AddGrant204Response struct {
+}
+
+func (response AddGrant204Response) VisitAddGrantResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type AddGrantdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response AddGrantdefaultJSONResponse) VisitAddGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrantRequestObject struct {
+	Role string `json:"role"`
+	Body *RevokeGrantJSONRequestBody
+}
+
+type RevokeGrantResponseObject interface {
+	VisitRevokeGrantResponse(w http.ResponseWriter) error
+}
+
+type RevokeGrant204Response struct {
+}
+
+func (response RevokeGrant204Response) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeGrantdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response RevokeGrantdefaultJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -5163,6 +5956,36 @@ type StrictServerInterface interface {
 	// (POST /management/v1/principals/{name}/rotate)
 	RotatePrincipalSecret(ctx context.Context, request RotatePrincipalSecretRequestObject) (RotatePrincipalSecretResponseObject, error)
 
+	// (GET /management/v1/roles)
+	ListRoles(ctx context.Context, request ListRolesRequestObject) (ListRolesResponseObject, error)
+
+	// (POST /management/v1/roles)
+	CreateRole(ctx context.Context, request CreateRoleRequestObject) (CreateRoleResponseObject, error)
+
+	// (DELETE /management/v1/roles/{role})
+	DeleteRole(ctx context.Context, request DeleteRoleRequestObject) (DeleteRoleResponseObject, error)
+
+	// (GET /management/v1/roles/{role})
+	GetRole(ctx context.Context, request GetRoleRequestObject) (GetRoleResponseObject, error)
+
+	// (GET /management/v1/roles/{role}/assignments)
+	ListAssignments(ctx context.Context, request ListAssignmentsRequestObject) (ListAssignmentsResponseObject, error)
+
+	// (POST /management/v1/roles/{role}/assignments)
+	AddAssignment(ctx context.Context, request AddAssignmentRequestObject) (AddAssignmentResponseObject, error)
+
+	// (DELETE /management/v1/roles/{role}/assignments/{kind}/{name})
+	DeleteAssignment(ctx context.Context, request DeleteAssignmentRequestObject) (DeleteAssignmentResponseObject, error)
+
+	// (GET /management/v1/roles/{role}/grants)
+	ListGrants(ctx context.Context, request ListGrantsRequestObject) (ListGrantsResponseObject, error)
+
+	// (POST /management/v1/roles/{role}/grants)
+	AddGrant(ctx context.Context, request AddGrantRequestObject) (AddGrantResponseObject, error)
+
+	// (POST /management/v1/roles/{role}/grants/revoke)
+	RevokeGrant(ctx context.Context, request RevokeGrantRequestObject) (RevokeGrantResponseObject, error)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(ctx context.Context, request ListWarehousesRequestObject) (ListWarehousesResponseObject, error)
 
@@ -5442,6 +6265,292 @@ func (sh *strictHandler) RotatePrincipalSecret(w http.ResponseWriter, r *http.Re
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RotatePrincipalSecretResponseObject); ok {
 		if err := validResponse.VisitRotatePrincipalSecretResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListRoles operation middleware
+func (sh *strictHandler) ListRoles(w http.ResponseWriter, r *http.Request) {
+	var request ListRolesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRoles(ctx, request.(ListRolesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRoles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListRolesResponseObject); ok {
+		if err := validResponse.VisitListRolesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateRole operation middleware
+func (sh *strictHandler) CreateRole(w http.ResponseWriter, r *http.Request) {
+	var request CreateRoleRequestObject
+
+	var body CreateRoleJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRole(ctx, request.(CreateRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRoleResponseObject); ok {
+		if err := validResponse.VisitCreateRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteRole operation middleware
+func (sh *strictHandler) DeleteRole(w http.ResponseWriter, r *http.Request, role string) {
+	var request DeleteRoleRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteRole(ctx, request.(DeleteRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteRoleResponseObject); ok {
+		if err := validResponse.VisitDeleteRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRole operation middleware
+func (sh *strictHandler) GetRole(w http.ResponseWriter, r *http.Request, role string) {
+	var request GetRoleRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRole(ctx, request.(GetRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRoleResponseObject); ok {
+		if err := validResponse.VisitGetRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAssignments operation middleware
+func (sh *strictHandler) ListAssignments(w http.ResponseWriter, r *http.Request, role string) {
+	var request ListAssignmentsRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAssignments(ctx, request.(ListAssignmentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAssignments")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAssignmentsResponseObject); ok {
+		if err := validResponse.VisitListAssignmentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AddAssignment operation middleware
+func (sh *strictHandler) AddAssignment(w http.ResponseWriter, r *http.Request, role string) {
+	var request AddAssignmentRequestObject
+
+	request.Role = role
+
+	var body AddAssignmentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddAssignment(ctx, request.(AddAssignmentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddAssignment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddAssignmentResponseObject); ok {
+		if err := validResponse.VisitAddAssignmentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteAssignment operation middleware
+func (sh *strictHandler) DeleteAssignment(w http.ResponseWriter, r *http.Request, role string, kind string, name string) {
+	var request DeleteAssignmentRequestObject
+
+	request.Role = role
+	request.Kind = kind
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAssignment(ctx, request.(DeleteAssignmentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAssignment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteAssignmentResponseObject); ok {
+		if err := validResponse.VisitDeleteAssignmentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListGrants operation middleware
+func (sh *strictHandler) ListGrants(w http.ResponseWriter, r *http.Request, role string) {
+	var request ListGrantsRequestObject
+
+	request.Role = role
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGrants(ctx, request.(ListGrantsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGrants")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGrantsResponseObject); ok {
+		if err := validResponse.VisitListGrantsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AddGrant operation middleware
+func (sh *strictHandler) AddGrant(w http.ResponseWriter, r *http.Request, role string) {
+	var request AddGrantRequestObject
+
+	request.Role = role
+
+	var body AddGrantJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddGrant(ctx, request.(AddGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddGrantResponseObject); ok {
+		if err := validResponse.VisitAddGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeGrant operation middleware
+func (sh *strictHandler) RevokeGrant(w http.ResponseWriter, r *http.Request, role string) {
+	var request RevokeGrantRequestObject
+
+	request.Role = role
+
+	var body RevokeGrantJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeGrant(ctx, request.(RevokeGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeGrantResponseObject); ok {
+		if err := validResponse.VisitRevokeGrantResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -6597,84 +7706,94 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D37b9s4mv8KobvDJoBkJ9vibpD+cp1OZ9HbthM03c4Bm+KWkT7bnMikSlJ2vEX+9wMfepOSnMh5zOxP",
-	"bWw+vhe/N+nvQczWGaNApQjOvgcZ5ngNErj+63UcgxA/QQpLLAmj5+pb9QWhwVmwApwAD8KA4jUEZ8H/",
-	"Ru9iuAK+jMy8qJoYhIGIV7DGarLcZWq4kJzQZXB7GwbvElhnTAKNd3+FXf8utbHRX2E3sPJHvAaR4RjK",
-	"RRMQMSeZhuqs+h6lsIFUhAhwvEJ/+/Q+AhqzBJIQ/cYIhQRd7ZBcATq5Of0ZCVCEkoyjo/84/fl4FoQG",
-	"2AzLVQUqLRYPwoDDt5xwSIIzyXPoB/ocL+GC/BOahPiWA99Vi2d2UIMAa0LJOl8HZ6dhsS6hEpbAy4U/",
-	"s2uoGInTlG3frjO5+4LTHArofBvqyQMkP+ewIDceen9eAdpiDiuWC0Bq5RBhgTjInCsiE4rYBjgnCYhZ",
-	"pldShJ9vTucxowuy9JDaDN2Tzp/xVdoicnNVqQbsuegXAtu+NTcEtnsteasGi4xRAfpQvuWccfWfmFEJ",
-	"VGo2ZllKYn3U5r8JRenvtRX/ncMiOAv+bV6d9bn5VsztkdWLfrLbmE2bjHtNd2iBSZpzwzFMkZ2KQM1F",
-	"VyzZzYLbMHjPcKIpOxmM5YqfQOSpdIGnv0ZrkDjBEqOj4n9RysyWiAiErwRQiRaMI4yExEtIUMwBS9An",
-	"2GgaQ+PPeNmEr8MVi6li96SIqgX9eKpvSzRnWuDsZLX2GyxxypZv9EnR6pyzDLgkRnISWOA8NYoeJwlR",
-	"a+L0vDGmhWepRtjVbxBL9QHQJGPE2gsiYd07D3OOd+pvUtPb17CLUrIASdbgnFzqgPuAels/ZX+vsK8v",
-	"/9WB4BuW5mv6M0nhHV2wLhkXBNIkIomTAKW67VJgQVKIFoyvsXSCr78X5J8QERpd7aTdzU5QK//nyyB0",
-	"bFTIuFsh1WlQjmxCE9ZwcsIxRKYslw5xU+dPLebB9vlQURExZjyJYpabMz64Xlv4SlqEd2ZCC4p+nog3",
-	"bL0m8hN8y0E4mBPrkRqkJgf69FOb5Q72WKTXhUPZt9wnvP2fi18+qmmC4kysmIyaUPbNrimDNrUbyLnp",
-	"pIhjbYqHQiQBKsmCAB+CRK/zrhp+dzLkWYIljJ/Rwruxa7XaIAWs2e+QoDA0e2DQMbzDSqk7pVqmD3aO",
-	"qcCxmuDloXbgoniF6XIvMe9IR0fSWzg0N/IDbaz770fiekVMu1ZlhOVFuwqTBoAol1KrT6Ioqq1HIeA7",
-	"J08cg3NOaEwynPayoBuspSAlcBGihCyJVD5/gmbo/1CE/vsVwhKtmZDo9M8/oMI+9Z9zvYkfyn5t3Gud",
-	"C/A7X2SYS+07RiKDeI9jcTfehCP9/LrhU2FIZKKQGgpXjKWAqRqx5URCxHgyrBZ8p1TTpwTOz4Je7XRH",
-	"DjwUIVVcHW2ACwvi/enUWrOBi5+GvxbZjSdBSDeCJQQuNH7CEisXr+ZLHsB9XDCX99gXMvR41IP+XoGT",
-	"J1KxwXskJN7LeD5OLFIqtb7geCQGHUrtHeiEgWBcGv0UkcQdxCnt6/lybITaAMwTHxXbOEUAUlALf4FY",
-	"Mu4TBMwTQnFK5G4k8v1Bbp2PTdt6ni8WhCI1E61YmhC6RBglFshoo6GMNqfoKmVXXdMaBmyxEDCaRXvL",
-	"4Lj41QLR3iBsENLFjbffcv2l5gr0HE2wA59NpuDJnc6HOXoNPvWfRJ1r/sASSF2aOAE3d9cgBF66j5mQ",
-	"OL7eLx1p/h4OTc2mdnxo4HMhpUT4Isb0MxbXA6mwXtudYkohKeyV1jD6iOjZEYcFcKAx7HcWvIfZh8lQ",
-	"9ggnSVSuMt4BaJphB1fUuqUk1RAfv4VPsThTVWu2ca0/KDx3TXKBjFoafg/aOeyXA7T7J9I6AvEXkM85",
-	"BnZWuLp2pqiq9QpXpbnaMJj5rv3fEyFrvrQfhHscqLqvPvr0Cy+4JYvECH6Ph7bB+bbgUriRUaaCYamL",
-	"zGqLPE1NIdHUSIfTCxYgH15lIqQPr73hUFJcrDuaFiUog/yqLe7DS6dOenCqEovjAXSkGCdnWR0uH25l",
-	"PN2DX9lRMB69ctlB+tcWd8LIcPKGg8akV7CEZNzmeorBo6G9MHOrfQahdu3mA79eW3fFxraYPD55c6C6",
-	"QfjANOwtQrRq9U+Zbvett3ysm/bxXtJHLMkGfuVEwtuULMkVKeLqlunVX6ae9CcHLBhtsrk3ZqgAuoad",
-	"83N/KNGpIyYQVONdtOkVoBKzCg3XGsrp12dQBRA1n9sdPRrF2tIthddnAr0x0f0QFG6pvpNP3o1omzG6",
-	"iDGNJBbX45dshFuOdbMU02bU24gWZS6GuW/H+ThWD9MeKj9a6zJypzOG0h26F23SZMiCcCEjzrZjZa+V",
-	"IrmvBB00JVLQu069dnakWK2O1137NyqvsCtRKQEqfTJtCkhJhGW0Hss5b6mBM7n3YgJiDjJaAgVe2qF9",
-	"s4y2PFGh6lq3jWwb3l66vmk6DnuR2HxrAOomdMWKbSliNIZXCG5MJwAiiS6amjkIS3T+y8Vn3c3KcC5X",
-	"c+03C1d618OcYYI1wXQTo5XKuWMjYHEoO6R4TXdIfYM2OM0hRAnoTuqig1oA3wBHWyJXCGc4XsGc2Mbx",
-	"JZsFYXATLVlkt/tNMDr7hLcfrA1W+8KSCAm8v2A8zqH0ngG2Aa4rry6vxM2F7o4u6hfQ99Za7wX8/aBT",
-	"w/spm4CQhJZg7RlECpbz4SRRZ2LbNptVwgYwboQyxuUHkJzE4k6+FdcrROMSxvXBLnC6QcgkgYNtfx8E",
-	"r2yTt5u4QGyT3tss4pTHfVOA3lRe6O8X+ZtuOqqudpTQeUVWp3rbweJgADOyN2oof9oDrrfxjgihgNoz",
-	"K71mG0juguNek5wtYElQARCW8Lu4V2VeejsjmiZFuVNn83mIxIuz+fwqj69BzmezGWIcLUXjoz2s6YG6",
-	"KgY6RdR0YjvLu7djilsVn95efEaxaehHnOUSBJIrIgrzSdZZaioQIVKGSgLVNxv0mIwztdclPdoSbu7Z",
-	"CLRgacq22gS/1ma3uVfGmWQxS49DlKW50OPWmOKl3gW9Pn93SY/+Ma8+mm9O/3E8Qz+yhGjYsEQx5nxX",
-	"LqubIhWHNvVbCyGyJA0vqT1h2kmqF1UQ5oAU2RKEBVpwMP628SpWwEHPaPoVl7TXsQiRYAbInF5T5auZ",
-	"3lGzudpLoKVy0tDLk5PZpeKiJFLFdsF7fA0rliZO3gRhUHYdBSez09mJdh8yoDgjwVnwYnYye6GDA7nS",
-	"Qtak4LyZO166XMv3REiBrnKSyohQLQAkBlTNVBRQPH6FKEAiLNuiJceKlozW3C51PJRsakl9l9jVq8S4",
-	"CWPKO4B/dx+Kasi8dafsNhw1o7redvu1db/pzycn012ocSf9HRdrfqGAMrwExBZ1wh5RUCIlV0C4dePF",
-	"8cyUZfV1Eh8EJUqmaGQsA14KnYArBSD4qnQQEw6mm24ygXAP42dIaQxMxRa47iIxp9aEAOo8KHhfISKR",
-	"0hs6QNHqQUUpWuwZTXeISIFWWKzUoGvIpBH+ppC0GkntBTYQ8keW7CZjl6dd9bapcJWTdtsRmtPJoHAG",
-	"i647Z6saK9AWC3uZLJlUPm5Dv8aYf1en/rZKzHXFyNTBjVyUE19pnhdRqVJ/Og5FQrIMbRm/JnTZVRRm",
-	"qaYMNFjw0m3RmjQygCYTnyGrN5sA/wVkD7Qn0wvMsJRYfVKRf3Jl0lTenlvJe11A/TpCBOcmB9O+Qj4V",
-	"BD4l+QmyFMdQV3uo0HrqI2W0GTW6Tv1t5ZwIkUOCcppoXgzI/SeNWsnkC5NZeQh5GqGAKGwtxmFbwx9Y",
-	"DTWLrs4D2KzfBgc29I5KsYNobzfAd9Ud9APZcpf1rAKfQ1rPTv/5KOs5HSdqhXW3xFbX/x/OZFay6jSZ",
-	"LjvX5NYYO9dEzNo5dEQkWkGaIMpQ1aJy/ED2rweLx2D5szR2HeGZF20IGWdFU6ePATbhd25HHpAL1aUW",
-	"jw+iIQh1eMzywk6KZ8CSMLCt4U2sLkAFLjajUWRK1kSFvJZBqNYnYpMjNWG8pEdqKyRenCEOS8JoiIrH",
-	"DUKkgI6E3KUQYf2cTYiEFFE1gDP1FafhJYUbCZziNCJJiIQAnf81/7uGXVgDo3z2IERmVf0WAknCIlqL",
-	"qo+PTXhn3XSd+cEpJCa/USukXMNOOzhEXFLjXhbPqbgiuQunTE5vjRri+HDmZ+AUKMGA5GEOg9Ik5bs1",
-	"fTrCvtfhPjytV3i2NYXee2QORuHmIyMOOtsByCCeG1zL42dlTcnxVFahKGYUFP9uyhy382aPqtdFrdpd",
-	"Hz77Ffped+Km7+BxeOxpAnYw+yfCIZYoXpE04UARW5hUg4a/cnjQkWI/yyL9zNaUjlC97fd2b/bV3qqq",
-	"R5ku9/1jrTS13y6u580M+w4VBHQu3T+wFvbdnPcFsaWYTBgSNATDrxmMT6f/3x8VcJYdQgTGRBZN+iSc",
-	"ZdnE9PFEEO8ZTkqkPxQ9ogcUHOddk0Gp0d6P1GUvW3abmDgrwEmXOiWkb2+IkCLYn52gJz4dFThsvloP",
-	"Kpp4afhkzZuF1ocF0afXTWG+Vth9yop9sOnhgVX8cFeD49j+usJS6zDbNBAi2zMQ6jNs2wYeQfPPuW3L",
-	"ejrS2Whzm0Y0h6Fzv/h6KJl2dvKNl+N+uajeobyfNOkuhjtIUrSxT0M+LXH6Yt4ffbqKztUgOaVMaALc",
-	"TyQUZ/eQCCtBfSGoucH3+2u+aN1M9L3cKhAxTSol1WZTndrwiZy/2iNXv09l7njF67mrcjN+/l3/Oxgd",
-	"TstbZ1Yo58uCuLrPcp/skCcYMU16E8aVtZPnjSnvRiqPPIe+l+IX0UdGIfqAZbzqf7TcTe7iVp1oTAaa",
-	"rxWeODVNJYt6j+dQdm4POX/RzzEiUE7NNZMECUJj0Ar07We8VMq0gfyELHVHwhroPaNgg8Y0EfBjafvh",
-	"GbU35ocC0Qn1x6FUvONh1AdOLDqerfWkh2I9FKWYJpCYdiDaeDz9Di++P5rtmbcvlDobhc+BoyssAOlH",
-	"8E2Fi0iBUrJR9FAr6E8FwhJhVOg3dGTxQnHOOVB57O4Srr8yMqpYVb+WXFehw/cCD+2Xuh5kccjRjw1i",
-	"2ib3FW5R8w+nvVqt0zlHcCOBiqLOZ/iLbF88eml0vTizaR8k2LqgoEBscUmvWnTWJe4GiW0pXBe8Nzgl",
-	"5t6AOtT6+0t69PLkBH0x3xBG397EoAE0a+nneWbmEv6xvW6gr/eV9xzIApQhcvU+a0XSK/xPSkd7noB/",
-	"xpr6cTVv88qw16etN2uO0o5ZitXsR6vxeh6ucTDpwtFOI2KWQYIkM4212pk7YhRQBrzsv1H4HP9B1OPd",
-	"pKs06L9zzY+TxKrdNdsA2q5YajT+JdUkeNW4Gl5p5hTwwkxkTFZ6Wn9k9IZA+JIWnoZffz99zf0vnT2Z",
-	"zl6b+97P51y1c/W1S+uH6s9zXYwfJW+eeN5cfdeZJBwr52vCVNLdpIDqB6gi84A+NJ+gcsZPDX12hrYr",
-	"kCtz+8/osT8JBIsFxGrZWrNBiMpfGcM0uaRqvH7F5xd0DTvR6E/dAE0EugbI0Bu2BvkngQyY6BzzbzlI",
-	"o/z4JS0ejwqtB6vvLRgPFhGJtixPE7TAaYqucHztUnyeB7gOqEA8O3p0iJGYf7kHPSKsfMTn6h1caGMe",
-	"CZIAEjGmSCFDCV2Gxs4nfR7DJT0SOxqvOKMs173XWOZCmZ1M36s4nqGfeuJFhDlcUn29tfxtScnsFTEb",
-	"xwugCap+tNQETpG2wmdIqT7XmWq8kubx8/0/jFrfY9jxn17pO1+au+3+xuSkt9kc78r5nQrDXS0qD209",
-	"TFW3r0r7RY/4AxZpNeKT12iLMvrTKtE++QaJ7m/1PO/2CD18/l39M1hjnZg5Y/xa/XjJhPXRSuq9qaQv",
-	"xW8EPzIDfeU+tcWe1T5NxWmKfY+kNoZnVD/93BvapTh+Bkqm83OFz0TJWAeaQ/Hm0yFuhNSeyXvivXSd",
-	"5/zuE+JXvSKGvIcL8GX1455ibnJNh+Jl59dEn0MJvvvbp3flq3kPwXDWvlpqknoH462x9w9xQJ9Br+uk",
-	"57N0VSY6nqWO1Q/8qmjeUDDnqQpzpczO5vPTP//X7GR2Mjs9++H0h1NNKju/eCqyuKCpTGjtErht0a99",
-	"akWm9omBoPZB7Ybt7dfb/w8AAP//",
+	"7D1rc9s4kn8FxbursatIyZ5J3U05Xy6TZKZym4fLziZbtU7dwmRLwpgCGACUok35v2/hwacAkrIp2Z7Z",
+	"T4lFAugXGt2N7ub3IGbLjFGgUgRn34MMc7wECVz/9SKOQYhXkMIcS8LouXqqHhAanAULwAnwIAwoXkJw",
+	"FvwtehPDNfB5ZMZF1cAgDES8gCVWg+UmU68LyQmdB7e3YfAmgWXGJNB48xfYdK9Sezf6C2x6Zn6PlyAy",
+	"HEM5aQIi5iTTUJ1Vz1EKK0hFiADHC/TXi7cR0JglkITod0YoJOh6g+QC0Mm301+RAEUoyTg6+q/TX48n",
+	"QWiAzbBcVKDSYvIgDDh8zQmHJDiTPIduoM/xHC7JP6FJiK858E01eWZfahBgSShZ5svg7DQs5iVUwhx4",
+	"OfFHdgMVI3GasvXrZSY3n3CaQwGdb0E9uIfk5xxm5JuH3h8XgNaYw4LlApCaOURYIA4y54rIhCK2As5J",
+	"AmKS6ZkU4aer02nM6IzMPaQ2r+5I54/4Om0RuTmrVC/sOOknAuuuOVcE1jtNeateFhmjAvSmfM054+o/",
+	"MaMSqNRszLKUxHqrTX8XitLfazP+J4dZcBb8x7Ta61PzVEztltWTXthlzKJNxr2gGzTDJM254RimyA5F",
+	"oMaia5ZsJsFtGLxlONGUHQ3GcsYLEHkqXeDpx2gJEidYYnRU/C9KmVkSEYHwtQAq0YxxhJGQeA4Jijlg",
+	"CXoHG01jaPwRz5vwbXHFYqrYPSqiakI/nuppieZEC5wdrPW1EGROAbb33Q2hiSLBdU5SSSg6wua/EaEo",
+	"44TGJMPpD0LvyOMQMZLE6AhT9OHNq5dI5Ne/QyyPEeNozlmeVY/0n5p6GWcZcEmMkKr1HGQrdoFr41Q7",
+	"4u9muH35S6nKmAZDzfISS5yy+UutEvS51Vg9gRnOU3Oi4SQhigg4PW+8swXZ1iJAk4wRezASCcvOcZhz",
+	"vFF/k9oBdQObKCUzkMSJdRiUyu4+oLaIV2Jfn95JRZbmS/orSeENnbFtMs4IpElEEicBynNlmwIzkkI0",
+	"Y3yJpRN8/VyQf0JEaHS9kXY1O0DN/N/PgtCxULGZ+wWofLMJTVjDyQlHH5myXDrETSkaNZkH26dDRUXE",
+	"mPEkillulFnvfG3hK2kR3pkJLSi6eSJesuWSyAv4moNwMCfWb2qQmhzoUsRtljvYY5FeFpZz13QXeP1/",
+	"lx/eq2GC4kwsmIyaUHaNrimDNrUbyLnppIhjD08PhUgCVJIZAd4HiZ7nTfX63cmQZwmWMHxEC+/GqtVs",
+	"vRSw9s0WCYoTdQcMtiyMfqW0PaSapgt2jqnAsRrg5aG2VKN4gel8JzHfko4tSW/h0FzID7QxY/44Etcp",
+	"YtqGLF1JL9qVP9gDRDmVmn0URVEtPQgB3z555BicF5ZsJwu2reMUpAQuQpSQOZHKuUnQBP0/itD/PkdY",
+	"oiUTEp3++DMqzqfufe43WzWUF6xDGTcAu7P93ANB93nQaR941g+DDHOprddIZBDvsDHvJh3hQJeqfvQq",
+	"jy8yDl8NhWvGUsBUvbHmRELEeNKvmHx6QtOnBM7Pgk79eEcOHIqQKwLraAVcWBDvT6fWnA1c/DT8XASS",
+	"HgUh3QiWELjQeIUlVkZmzZrdgwE7Yy77tctp6bDpey3OAiePr2TjJJGQeKfj+2G8oVKpdbnnAzHYotTO",
+	"rlYYCMal0U8RSdxupNK+nodDfeQGYB4PrVjGKQKQgpr4E8SScZ8gYJ4QilMiNwOR73az63xsnu7n+WxG",
+	"KFIj0YKlCaFzhFFigYxWGspodYquU3a9fbiHAZvNBAxm0c4yOMyDtkC0FwgbhHRx4/XXXD/UXIGOrQn2",
+	"xScTq3h0u/MwW6/Bp+6dqMP671gCqUsTJ+Dm7hKEwHP3NhMSxze7BUTN3/3OsVnUvh8a+FxIKRG+jDH9",
+	"iMVNTzCu8+xOMaWQFOeV1jB6i+jREYcZcKAx7LYXvJvZh0lf/AonSVTOMtwAaB7DDq6oeUtJqiE+fAmf",
+	"YnEGy5Zs5Zq/V3juGmYDGbU0/A60c5xfDtDuH8rbEojfQD5lL/w3jqlDhDNOViQFj0bhIFjO+5G5hDjn",
+	"+l6xDVQ1f202F3zOy87tc7C4YO0U/kqztsEx413rvyVCmjs6Lc9+EHD10mCpLS//+nRSfXIflDWPxA/l",
+	"PdRS3eMZrEP94GrB64B0rp8PhtLIcR9cdlIfTOXmEwN28nDYGnu6rZIofJNRhucQSZ2poZbI09TcxptE",
+	"g/7AkQXIh1cZZOvCa2c4lH4q5h1MixKUXl7VJvfhdcE6hZ2zXeRcTdYLlJnSB48O0nUAVAXRh4PlCKeP",
+	"LkJ1uHy4lZGbDvzKNKHh6JXT9pK+NrkTRoaTlxw0Jp2CLiTjNqpYvDwY2ksztlqnF2rXaj7w6wkzriiM",
+	"TZwYHibc0x1ZeGAadl64tRJwHjPd7nu3+L5uRA63x99jSVbwmRMJr1MyJ9ekiOC0jCj9MPUE2jlgwWiT",
+	"zZ3eaQXQDWycv/ud1q078wSC6n0XbToFqMSsQsM1h3Iv9R5UrmrNu3PHKYxibemWwr8wIYUhcaQ+KNxS",
+	"fSfvbzt20owGiRjTSGJxM3zKhmPvmDdLMW3GVxpxCZmLfu7b93wcqwcEDhWJr6UOugNnfYE1nWA6atht",
+	"RriQEWfrobLXCsbdV4L2Gnwr6F2nXjsOV8xWx+uuuUqVlbotUSkBKn0yba4qkwjLaDmUc95LLc7kzpMJ",
+	"iDnIaA4UeHkO7RrPthdhFaquedvItuHtpOvLpuGwE4nNUwPQ9tWBWLA1RYzG8BzBN5P1gkiiEwTMGIQl",
+	"Ov9w+VGnqDOcy8VU283CdZGww+V9k2BNMN3EaAUN75j0WmzKLVK8oBuknqAVTnMIUQK6PKIoixDAV8DR",
+	"msgFwhmOFzAlthpkziZBGHyL5iyyy/0uGJ1c4PU7ewardWFOhATenZowzKD07gG2Aq7v+F1WiZsL2yu6",
+	"qF9A33mrfy/g7weder2bsgkISWgJ1o5O5LAI3tbA9tlsZgkbwLgRyhiX70ByEos72VZczxANu5qov+wE",
+	"h7mshREzeZpVAC4QquDo1sb9vMASYaSjVYgIxOgEFeUAZteGVUlOiMoIUIh0rh9i/IquCKyf1wp39FBb",
+	"SZGm6DqX5VTleHRkSqqO1WtXtIos2YlNmpWaWZhRerr2o8kVvXdxQdiMmA93dkqEB1YsODmz5aGO4lXa",
+	"gqdeuMrCKLuIC8T2vvRmzXXTdWDU0nuj0FHv8VedfVkV85XQefWZvnFqRxJ6GT4wSbTvGqcDXG8GMhFC",
+	"AbXj5diSrSC5C447DXLmwiZBBUBYwu/i3uf6NvInaDXVlrK1z6bTEImfzqbT6zy+ATmdTCa6CEk0ftrB",
+	"1NpTcldPwpoaTmyJzXY9ZFFHd/H68iOKTWUT4iyXIJBclFoakWWWmovQECkrRgI1KlO9k3Gm1rqiR2vC",
+	"TWWlQDOWpmyt7bMX2iZrrpVxJlnM0uMQZWku9HtLTPFcr4JenL+5okf/mFY/TVen/zieoF9YQjRsWKIY",
+	"c74ppy1ODK27yzq1EFmShlfU7jCt4Ot3uwhzQIpsCcICzTgYZ8yYnAvgoEc0jc4r2ml1hkgwA2ROb6gy",
+	"5E0SvVlcrSXQXFnw6NnJiTlnJJHqCA3e4htYsDRx8iYIgzL5MTiZnE5OtG2ZAcUZCc6CnyYnk5+05ygX",
+	"WsiaFJw2LzrmLr/jLRFSVBV6Ck0SQ1WpJxQFFI+fIwqQCMu2yFxJIUZrNrnaHko2taS+Sezs1S2O8XHL",
+	"qu+/uzdF9cq0VUV8Gw4aURU0335pVbT+eHIyXgml+4bKUUr5gQLK8BwQm9UJe0RBiZRcAOHWxxPHE5Md",
+	"ouvqfBCUKJm7YXMy4LnQ0dlSAIIvSgcx4WC6SWoVCHcwfoKUxsBUrIHrZDaza41/qPaDgvc5ItrSM96r",
+	"Vg/KhdViz2i6QUQKtMBioV66gUwa4W8KSSuj3pYsg5C/sGQzGrs8efu3TYWrLPjbLaE5HQ0KZyTBVWW8",
+	"qLECrbGw5cPJqPJxG/o1xvS72vW3VdR2W4xMOo6Ri3Lgc83zImSh1J8OUiAhWYbWjN8QOt9WFGaqpgw0",
+	"WPDMfaI1aWQATUbeQ1ZvNgH+DWQHtCfjC0y/lFh9UpF/dGXSVN6ePhQ7tRz4MkAEpyZA124aMhYEPiV5",
+	"AVmqnMia2kOF1lM/qUObUaPr1N9WzokQOSQop4nmRY/cX2jUSiZfmrDbIeRpgAKisLYYh20Nv2c1VKZA",
+	"OG2W1yvgG6TeUTLfY5Qcu60SnYMR7Nk8aCZ6OKhcYRIWdtaeDADXkaujSfs8bev1Z4MO2vHIb9Ji3HKt",
+	"JedwZ6oW5ul39U/rOHWdgSVThhx/JSb25DP+iToB7FZQyqmWhXegk9GNw+GYe/Bzj7P03udeXUymrbRM",
+	"J6FbOZ77VmaudFIHDz4vmNa+WjSJsNIHyg58AmzxKcwXSVLhvyedWaXVDlGVXRqhRvYD6ra60E6/3xCa",
+	"3DqdCJfWaxF3CKbValoD2gDh45ex0DmN7UN032nGMMAbPK3ymb06yKRE71v9tBKvO7T/D8Xp96T0TROX",
+	"3+zxjcqKA2XVYmWOm9u35wZHQudIrkms9zxlyuM2XdK2rd4XSWKyzfejvWwm+31VVxVp0vgdUn0ZoZly",
+	"WLGbgd7meAy/0KuK8vr06NnJM7ReAK0O04SB4bGOFxPp8GzMLI+bzQY/o7IVtPs+oprZ3V4tViWK71uT",
+	"OVLSva5hCfwB3cLqEm2fvuFWS4UDO4i1DH73UVLlIBzOVaxkdbDl1OTWkA3YRKzwHI+IRAtIE0RZlVkx",
+	"+n2Ez2PswOIhWP4kA6dbwjMt6h0yzoo6ZR8DbPLIuX1zn8572afFE8/WEIQ6lMHyIuYqngBLwsB2O2hi",
+	"dQlSoIW9HS9u3ZdE2XeWQahWkGIv2mvCeEWP1FJI/HSGOMwJoyEqOoaGSAEdCblJIcK6GXaIhBRR9YKy",
+	"HSLMaXhF4ZsETnEakSREQoBONDP/u4FNWAOj7CUaIjOrbjBKkrC4+Yuqn4/NVaG98tFZBDgtYlG1jM0b",
+	"2Oh4FBFX1FxVFM2YXbeCl06ZHP80aojjAeOT3btACQYkh9kMSpOUXa+7dIRtguvePK0e3uuaQu/cMnuj",
+	"cLNzr4PO9gVkEM8NruX2s7Km5HisU6FIjCso/t2kzN1Om8W5XhO1qvM9fCZF6OsNz03M5mF47Kl+djD7",
+	"FeEQSxQvSJpwoIjNzLW1hr+eSqrYz7JIZ5SOaQjV651vd2ZfrdO9P0jZaq64s5C4Po5g2LcvJ2Crk+WB",
+	"tbCvHaXvQrQUkxFdgoZg+DWDsen0/7u9As6yfYjAEM+iSZ+EsywbmT4eD+Itw0mJ9LuiGHWPguNsn9Ir",
+	"Ndr6kTqF0qZwjkycBeBkmzolpK+/EeGK1PayE/TAx6MC+4+v1udYjL/Uv7OmrX4yBwXRp9dNknctSfgx",
+	"K/beBPoDq/j+DHnnJSY2IUqbgB4W10uh3sM2Bf0BNP+U2/qvxyOdjXq6cUSzHzr396L2JdPOksHhctwt",
+	"F9VXbO4nTaaeaXdJilb2wzKPS5w+ma8XPV5F56rEHFMmNAHuJxK6rm24RFgJ6nJBTaugP14if6sFku+7",
+	"TwIRcyFXUm0y1q4NH8n+q/Vt/2Mqc0dj+qeuys370+/6317vcFzeOqNCOZ8XxNU1e7tEhzzOiCn4GtGv",
+	"rO08r095N1J55Dn0fWdyFr1nFKJ3WMaLYEjOT4vcRfse0RgMNF/qJoypKVCY1esF+6JzO8j5T90cIwLl",
+	"1PSzSJAgNAatQF9/xHOlTBvIj8hStyesgd7RCzZojOMBP5S27x9R+0JlnyM6ov7Yl4p3fG3owIFFx7eg",
+	"POGhWL+KUkwTSExpCW18evEO34t8sLNn2u5c5SzgOAeOrrEApD+haW64iBQoJStFDzWD/lUg3VCi0G/o",
+	"yOKF4pxzoNJT21Fv+Trosqre/6yuQvsbEO3bLnV1x3XI0S8NYtqC6QVuUfNPp71aZbg5R/BNAhXFPZ/h",
+	"L7I11uiZ7QlyZsM+SLBlQUGB2OyKXrforK+4GyS2V+H6wnuFU2Jq0NWm1s+v6NGzkxP0yTwhjL7+FoMG",
+	"0MxlcjdNt79jW7qu+wiVNfNkBuogctXRakXSKfyPSkd7vqv4hDX1w2reZm8yr01bL/wbpB2zFKvRD3bH",
+	"6+mQ62DSpSOdRsQs09UnpkhTG3NHjALKgJf5Nwqf4z+JerybdJUH+h9c8+MksWp3yVaA1gudeY0lvqKa",
+	"BM8bPegqzZwCnpmBjMlKT+ufjN4QCF/RwtLw6+/Hr7n/rbNH09lL01ju6eyrdqy+1h1vX/l5rg589yoz",
+	"0RPqSBKOlfE1YijpblJAdafryHwTEpq9rp3+U0OfnaH1AuTCdJIxeuwHgWA2g1hNW0s2CFHRRkqppSuq",
+	"3tftgj+gG9iIRn7qCmgi0A1Ahl6yJUj9xX493znmX3OQRvnxK1p0qQ6tBWtK2rUFi4hEa5anCZrp5n04",
+	"vnEpPk+n7z0qEM+KvqIyLTH/Ng86RFjZiE/VOrjUh3kkSAJIxJgihQwldB6acz7pshiu6JHY0HjBGWW5",
+	"zr3GMhfq2Ml0XcXxBL3q8BcR5nBFdaukIhlamaqm3Yj14wXQBP0tsg3CIuM4RfoUPkNK9bn2VKMdu8fO",
+	"bwei3Wv0G/7jK31nS/tbq/X31RnF0cDeb1QY7mpROfTpYW51u25pP+k3/oSXtBrx0e9oi2v0x3VF++gT",
+	"JLY/P/200yP069Pv6p/eO9aRmTPErtWNMEe8H62k3htKslg+OAN9131qiR1v+zQVx7nseyC10T9CkWWA",
+	"a5fi+AkoGe3fP0ElYw1oDkX/4H1UhNT68T/yXLqt7wbcx8WvckUMeffn4EuOqbDNfqcm1rQvXtqgV7Xg",
+	"U7iCr6C9L19NPwTDWft5FBPU2xtvzXl/iA36BHJdR92fpaky0vYsdaz+kpDy5g0Fc54qN1fK7Gw6Pf3x",
+	"fyYnk5PJ6dnPpz+falLZ8cVnB4oCTXWE1orAbYp+7VcrMrVfDAS1H2oVtrdfbv8VAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

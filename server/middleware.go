@@ -73,7 +73,7 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-ID", id)
 		log := s.log.With("request_id", id)
 		ctx := context.WithValue(r.Context(), loggerKey{}, log)
-		ctx = service.WithPrincipal(ctx, service.Principal{Subject: "anonymous"})
+		ctx = service.WithPrincipal(ctx, service.PrincipalFrom(ctx)) // anonymous unless a wrapping handler (tests) set one
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		start := time.Now()

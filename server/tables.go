@@ -217,7 +217,7 @@ func (s *Server) ReportMetrics(ctx context.Context, req openapi.ReportMetricsReq
 	if rt := req.Body.ReportType; rt != "scan-report" && rt != "commit-report" {
 		return nil, badRequestf("Invalid report-type: expected scan-report or commit-report")
 	}
-	if err := s.svc.TableExists(ctx, req.Prefix, id); err != nil {
+	if err := s.svc.CheckMetricsReport(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	s.metrics.reports.WithLabelValues(req.Body.ReportType).Inc()

@@ -146,7 +146,13 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident)); err != nil {
+	// assert-create finishes a staged create: creating, not writing.
+	if hasAssertCreate(c.reqs) {
+		err = s.authorize(ctx, PrivTableCreate, namespaceResource(warehouse, c.Ident.Namespace))
+	} else {
+		err = s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident))
+	}
+	if err != nil {
 		return nil, err
 	}
 	w, err := s.warehouse(ctx, warehouse)

@@ -3,15 +3,38 @@ package service
 import (
 	"context"
 	"strings"
+
+	"github.com/lakehold/catalog/store"
 )
 
 // ConfigWarehouse resolves the warehouse a /v1/config request names: by
 // name, or — as Java and PyIceberg clients send it — by its location. It
-// returns 404 NoSuchWarehouse when neither matches.
+// returns 404 NoSuchWarehouse when neither matches, and also when the
+// caller holds no privilege on the server, the warehouse or anything in it
+// (like Polaris, configuration needs some access to the catalog; any
+// privilege will do, as a client cannot work without its config).
 func (s *Service) ConfigWarehouse(ctx context.Context, ref string) (*Warehouse, error) {
+	w, err := s.resolveConfigWarehouse(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	err = s.authorize(ctx, PrivNamespaceList, warehouseResource(w.Name))
+	switch KindOf(err) {
+	case KindNoSuchWarehouse:
+		return nil, newErr(KindNoSuchWarehouse, "Warehouse does not exist: %s", ref)
+	case KindForbidden: // sees something inside: enough for the config
+	default:
+		if err != nil {
+			return nil, err
+		}
+	}
+	return warehouseOf(w), nil
+}
+
+func (s *Service) resolveConfigWarehouse(ctx context.Context, ref string) (*store.Warehouse, error) {
 	w, err := s.getWarehouse(ctx, ref)
 	if KindOf(err) != KindNoSuchWarehouse || !strings.Contains(ref, "://") {
-		return warehouseOf(w), err
+		return w, err
 	}
 	ws, err := s.listWarehouses(ctx)
 	if err != nil {
@@ -20,7 +43,7 @@ func (s *Service) ConfigWarehouse(ctx context.Context, ref string) (*Warehouse, 
 	want := strings.TrimRight(ref, "/")
 	for _, w := range ws {
 		if w.Location == want {
-			return warehouseOf(w), nil
+			return w, nil
 		}
 	}
 	return nil, newErr(KindNoSuchWarehouse, "Warehouse does not exist: %s", ref)

@@ -33,9 +33,13 @@ func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels 
 	return namespaceOf(ns), storeErr(err, warehouse)
 }
 
-// LoadNamespace returns a namespace and its properties, or 404.
+// LoadNamespace returns a namespace and its properties: 404 when missing
+// or hidden from the caller, 403 without namespace-list on it.
 func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []string) (*Namespace, error) {
 	if err := validateNamespace(levels); err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, PrivNamespaceList, namespaceResource(warehouse, levels)); err != nil {
 		return nil, err
 	}
 	ns, err := s.store.NamespaceGet(ctx, warehouse, levels)
@@ -46,9 +50,17 @@ func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []
 }
 
 // ListNamespaces lists the direct children of parent (top level when
-// empty); 404 when parent is missing.
+// empty) the caller may see: all of them with namespace-list on parent or
+// a container, else those it holds a privilege on, on a container of or
+// below. 404 when parent is missing or hidden from the caller.
 func (s *Service) ListNamespaces(ctx context.Context, warehouse string, parent []string, page Page) ([][]string, string, error) {
-	out, next, err := s.store.NamespaceList(ctx, warehouse, parent, page.store())
+	vis, err := s.listVisibility(ctx, PrivNamespaceList, namespaceResource(warehouse, parent))
+	if err != nil {
+		return nil, "", err
+	}
+	sp := page.store()
+	sp.Visible = vis
+	out, next, err := s.store.NamespaceList(ctx, warehouse, parent, sp)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, "", nsNotFound(err, parent)
 	}
@@ -65,6 +77,9 @@ func (s *Service) UpdateNamespaceProperties(ctx context.Context, warehouse strin
 		if _, ok := updates[k]; ok {
 			return nil, nil, nil, newErr(KindUnprocessable, "Duplicate key to update and remove: %s", k)
 		}
+	}
+	if err := s.authorize(ctx, PrivNamespaceProperties, namespaceResource(warehouse, levels)); err != nil {
+		return nil, nil, nil, err
 	}
 	removed, missing, err = s.store.NamespaceUpdateProperties(ctx, warehouse, levels, removals, updates)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
@@ -84,6 +99,9 @@ func (s *Service) UpdateNamespaceProperties(ctx context.Context, warehouse strin
 // holds tables, views or child namespaces.
 func (s *Service) DropNamespace(ctx context.Context, warehouse string, levels []string) error {
 	if err := validateNamespace(levels); err != nil {
+		return err
+	}
+	if err := s.authorize(ctx, PrivNamespaceDrop, namespaceResource(warehouse, levels)); err != nil {
 		return err
 	}
 	err := s.store.NamespaceDelete(ctx, warehouse, levels)

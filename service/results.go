@@ -95,18 +95,27 @@ func deletionVectorRef(dv *v4manifest.DeletionVector) *DeletionVectorRef {
 // CreateWarehouse registers a warehouse: 400 for a bad name or location
 // (or one overlapping another warehouse), 409 when the name is taken.
 func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props map[string]string) (*Warehouse, error) {
+	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+		return nil, err
+	}
 	w, err := s.createWarehouse(ctx, name, loc, props)
 	return warehouseOf(w), err
 }
 
 // GetWarehouse returns a warehouse or 404 NoSuchWarehouseException.
 func (s *Service) GetWarehouse(ctx context.Context, name string) (*Warehouse, error) {
+	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+		return nil, err
+	}
 	w, err := s.getWarehouse(ctx, name)
 	return warehouseOf(w), err
 }
 
 // ListWarehouses returns every warehouse.
 func (s *Service) ListWarehouses(ctx context.Context) ([]*Warehouse, error) {
+	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+		return nil, err
+	}
 	ws, err := s.listWarehouses(ctx)
 	out := make([]*Warehouse, len(ws))
 	for i, w := range ws {
@@ -116,7 +125,8 @@ func (s *Service) ListWarehouses(ctx context.Context) ([]*Warehouse, error) {
 }
 
 // EnsureWarehouse creates the warehouse when missing and returns it; 409
-// when it exists with another location.
+// when it exists with another location. It is the operator's startup path
+// (serve --warehouse) and is not authorized.
 func (s *Service) EnsureWarehouse(ctx context.Context, name, where string) (*Warehouse, error) {
 	w, err := s.ensureWarehouse(ctx, name, where)
 	return warehouseOf(w), err

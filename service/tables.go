@@ -113,8 +113,11 @@ func defaultLocation(w *store.Warehouse, ns *store.Namespace, name string) strin
 // property outside the warehouse (location policy).
 func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []string, in CreateTableInput) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: in.Name}
-	w, ns, err := s.createTarget(ctx, warehouse, id)
+	w, ns, err := s.createTarget(ctx, warehouse, id, PrivTableCreate)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkVend(ctx, w, id, in.VendCredentials); err != nil {
 		return nil, err
 	}
 	schema, spec, order, err := decodeCreate(in)
@@ -273,6 +276,16 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 	return out, list, nil
 }
 
+// checkVend fails, before anything is created, when credentials are asked
+// for and the caller may not have them (403).
+func (s *Service) checkVend(ctx context.Context, w *store.Warehouse, id Ident, vend bool) error {
+	if !vend || s.opts.Credentials == nil {
+		return nil
+	}
+	_, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(w.Name, id))
+	return err
+}
+
 // refreshEndpoint is the loadCredentials path of a table, relative to the
 // catalog URI, as clients expect in client.refresh-credentials-endpoint.
 func refreshEndpoint(warehouse string, id Ident) string {
@@ -284,8 +297,15 @@ func refreshEndpoint(warehouse string, id Ident) string {
 }
 
 // LoadCredentials returns the storage credentials of a table (empty when
-// the warehouse has no storage profile): 404 when the table is missing.
+// the warehouse has no storage profile): 404 when the table is missing or
+// hidden from the caller, 403 without table-read-data or table-write-data.
 func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Ident) ([]StorageCredential, error) {
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	if _, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(warehouse, id)); err != nil {
+		return nil, err
+	}
 	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, tableNotFound(err, id)
@@ -308,8 +328,17 @@ func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Iden
 // policy) or it does not parse.
 func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string, overwrite, vend bool) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
-	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation)
+	if overwrite {
+		// Replacing a table re-points it: a write to that table too.
+		if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, id)); err != nil {
+			return nil, err
+		}
+	}
+	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation, PrivTableCreate)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkVend(ctx, w, id, vend); err != nil {
 		return nil, err
 	}
 	metaLoc, _ := location.Normalize(metadataLocation) // readForRegister checked it
@@ -343,23 +372,31 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	return s.tableResult(ctx, w, id, metaLoc, obj.Metadata, loc, vend)
 }
 
-// writeTarget checks an identifier, authorizes a write to it and returns
-// its warehouse: 400 for a bad identifier, 403 when denied, 404 for an
-// unknown warehouse.
-func (s *Service) writeTarget(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, error) {
+// writeTarget checks an identifier, authorizes priv on the table and
+// returns its warehouse: 400 for a bad identifier, 403 when denied, 404 for
+// an unknown warehouse or a table hidden from the caller.
+func (s *Service) writeTarget(ctx context.Context, warehouse string, id Ident, priv Privilege) (*store.Warehouse, error) {
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.authorize(ctx, priv, tableResource(warehouse, id)); err != nil {
 		return nil, err
 	}
 	return s.warehouse(ctx, warehouse)
 }
 
-// createTarget is writeTarget for a new object: its namespace must exist
-// (404 NoSuchNamespace otherwise) and is returned.
-func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, *store.Namespace, error) {
-	w, err := s.writeTarget(ctx, warehouse, id)
+// createTarget checks an identifier for a new object and authorizes priv
+// (table-create or view-create) on its namespace, which must exist (404
+// NoSuchNamespace otherwise, also when hidden from the caller; 403 when
+// denied) and is returned with the warehouse.
+func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident, priv Privilege) (*store.Warehouse, *store.Namespace, error) {
+	if err := validateIdent(id); err != nil {
+		return nil, nil, err
+	}
+	if err := s.authorize(ctx, priv, namespaceResource(warehouse, id.Namespace)); err != nil {
+		return nil, nil, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -377,11 +414,11 @@ func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident) 
 // normalise or lies outside the warehouse (refused before anything is
 // opened, so nothing leaks about files elsewhere), 404 NotFound when it
 // cannot be read. Messages name the file relative to the warehouse.
-func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string) (*store.Warehouse, []byte, error) {
+func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string, priv Privilege) (*store.Warehouse, []byte, error) {
 	if metadataLocation == "" {
 		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
 	}
-	w, _, err := s.createTarget(ctx, warehouse, id)
+	w, _, err := s.createTarget(ctx, warehouse, id, priv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -413,8 +450,16 @@ func compactJSON(b []byte) []byte {
 
 // TableETag returns the entity tag of a table's current representation
 // (metadata location + snapshot mode) with one indexed lookup: the
-// If-None-Match path. 404 when the table is missing.
+// If-None-Match path. 404 when the table is missing or hidden, 403
+// without table-read-metadata.
 func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
+	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+		return "", err
+	}
+	return s.tableETag(ctx, warehouse, id, snapshots)
+}
+
+func (s *Service) tableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
 	loc, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
 		return "", tableNotFound(err, id)
@@ -448,6 +493,9 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 		return nil, newErr(KindBadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
 	}
 	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
 		return nil, err
 	}
 	get := s.store.ObjectGet
@@ -639,22 +687,45 @@ func scanSnapshots(dec *json.Decoder, data []byte) (snapshotList, error) {
 	return l, nil
 }
 
-// TableExists reports whether a table exists (404 NoSuchTable otherwise).
+// TableExists reports whether a table exists (404 NoSuchTable otherwise,
+// also when hidden from the caller; 403 without table-list).
 func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) error {
-	_, err := s.TableETag(ctx, warehouse, id, "")
+	if err := s.authorize(ctx, PrivTableList, tableResource(warehouse, id)); err != nil {
+		return err
+	}
+	_, err := s.tableETag(ctx, warehouse, id, "")
 	return err
 }
 
-// ListTables lists table names in a namespace; 404 when it is missing.
-func (s *Service) ListTables(ctx context.Context, warehouse string, nsLevels []string, page Page) ([]string, string, error) {
-	return s.listObjects(ctx, warehouse, nsLevels, store.KindTable, page)
+// CheckMetricsReport checks that the caller may report metrics for a table
+// (table-read-metadata: reports describe its scans and commits) and that
+// it exists: 404 NoSuchTable when missing or hidden, 403 when denied.
+func (s *Service) CheckMetricsReport(ctx context.Context, warehouse string, id Ident) error {
+	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+		return err
+	}
+	_, err := s.tableETag(ctx, warehouse, id, "")
+	return err
 }
 
-func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []string, kind store.ObjectKind, page Page) ([]string, string, error) {
+// ListTables lists the table names in a namespace the caller may see: all
+// of them with table-list on the namespace or a container, else those it
+// holds a privilege on (404 when the namespace is missing or hidden).
+func (s *Service) ListTables(ctx context.Context, warehouse string, nsLevels []string, page Page) ([]string, string, error) {
+	return s.listObjects(ctx, warehouse, nsLevels, store.KindTable, PrivTableList, page)
+}
+
+func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []string, kind store.ObjectKind, priv Privilege, page Page) ([]string, string, error) {
 	if err := validateNamespace(nsLevels); err != nil {
 		return nil, "", err
 	}
-	names, next, err := s.store.ObjectList(ctx, warehouse, nsLevels, kind, page.store())
+	vis, err := s.listVisibility(ctx, priv, namespaceResource(warehouse, nsLevels))
+	if err != nil {
+		return nil, "", err
+	}
+	sp := page.store()
+	sp.Visible = vis
+	names, next, err := s.store.ObjectList(ctx, warehouse, nsLevels, kind, sp)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, "", nsNotFound(err, nsLevels)
 	}
@@ -667,6 +738,12 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
 	if err := s.authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
 		return err
+	}
+	if purge {
+		// Purging deletes the table's files: a data write as well.
+		if err := s.authorize(ctx, PrivTableWriteData, tableResource(warehouse, id)); err != nil {
+			return err
+		}
 	}
 	obj, err := s.store.ObjectDelete(ctx, id.ref(warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
@@ -699,7 +776,15 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 	if err := validateIdent(to); err != nil {
 		return err
 	}
-	if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, from)); err != nil {
+	// A rename drops the object where it is and creates it where it goes.
+	drop, create, res := PrivTableDrop, PrivTableCreate, tableResource(warehouse, from)
+	if kind == store.KindView {
+		drop, create, res = PrivViewDrop, PrivViewCreate, viewResource(warehouse, from)
+	}
+	if err := s.authorize(ctx, drop, res); err != nil {
+		return err
+	}
+	if err := s.authorize(ctx, create, namespaceResource(warehouse, to.Namespace)); err != nil {
 		return err
 	}
 	err := s.store.ObjectRename(ctx, from.ref(warehouse, kind), to.Namespace, to.Name)
@@ -727,6 +812,9 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 // Parquet writer eligible: its properties, format version, location and
 // the FileIO keys the catalog would vend. 404 when the table is missing.
 func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, id Ident) (credentials.Eligibility, error) {
+	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+		return credentials.Eligibility{}, err
+	}
 	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
 		return credentials.Eligibility{}, tableNotFound(err, id)

@@ -526,6 +526,9 @@ func deref(p *int64) int64 {
 // loadV4At loads a v4 table with the root rows of a snapshot (the current
 // one when snapshotID is nil): 404 for an unknown snapshot.
 func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snapshotID *int64) (*store.Warehouse, *v4State, error) {
+	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
+		return nil, nil, err
+	}
 	w, err := s.warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, err

@@ -301,7 +301,7 @@ func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawR
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := s.writeTarget(ctx, warehouse, id)
+	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -32,7 +32,7 @@ type ViewResult struct {
 // 400 for an invalid schema or version.
 func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []string, in CreateViewInput) (*ViewResult, error) {
 	id := Ident{Namespace: nsLevels, Name: in.Name}
-	w, ns, err := s.createTarget(ctx, warehouse, id)
+	w, ns, err := s.createTarget(ctx, warehouse, id, PrivViewCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +88,9 @@ func (s *Service) LoadView(ctx context.Context, warehouse string, id Ident) (*Vi
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
+	if err := s.authorize(ctx, PrivViewRead, viewResource(warehouse, id)); err != nil {
+		return nil, err
+	}
 	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindView))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, viewNotFound(err, id)
@@ -100,6 +103,9 @@ func (s *Service) LoadView(ctx context.Context, warehouse string, id Ident) (*Vi
 
 // ViewExists reports whether a view exists (404 NoSuchView otherwise).
 func (s *Service) ViewExists(ctx context.Context, warehouse string, id Ident) error {
+	if err := s.authorize(ctx, PrivViewRead, viewResource(warehouse, id)); err != nil {
+		return err
+	}
 	_, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView))
 	if errors.Is(err, store.ErrNotFound) {
 		return viewNotFound(err, id)
@@ -109,7 +115,7 @@ func (s *Service) ViewExists(ctx context.Context, warehouse string, id Ident) er
 
 // ListViews lists view names in a namespace; 404 when it is missing.
 func (s *Service) ListViews(ctx context.Context, warehouse string, nsLevels []string, page Page) ([]string, string, error) {
-	return s.listObjects(ctx, warehouse, nsLevels, store.KindView, page)
+	return s.listObjects(ctx, warehouse, nsLevels, store.KindView, PrivViewRead, page)
 }
 
 // DropView removes a view (its files stay). 404 when missing.
@@ -223,7 +229,7 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 // taken by a view or table, 400 when the file is not view metadata.
 func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string) (*ViewResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
-	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation)
+	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation, PrivViewCreate)
 	if err != nil {
 		return nil, err
 	}

@@ -118,6 +118,9 @@ func (s *Service) listWarehouses(ctx context.Context) ([]*store.Warehouse, error
 // DeleteWarehouse removes a warehouse with no namespaces: 404 when missing,
 // 409 when not empty.
 func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
+	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+		return err
+	}
 	err := s.store.WarehouseDelete(ctx, name)
 	switch {
 	case errors.Is(err, store.ErrNotEmpty):
@@ -157,6 +160,9 @@ func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*sto
 // secret with the server key and stores it. 400 for an invalid profile or
 // when the server has no secret key; 404 for a missing warehouse.
 func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte) (any, error) {
+	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
+		return nil, err
+	}
 	p, redacted, err := credentials.ParseProfile(raw, s.opts.Sealer)
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "%s", ClientText(err))
@@ -181,6 +187,9 @@ func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte
 // StorageProfile returns a warehouse's profile without secrets (nil when
 // none is set).
 func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) {
+	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
+		return nil, err
+	}
 	w, err := s.getWarehouse(ctx, name)
 	if err != nil || w.StorageProfile == "" {
 		return nil, err

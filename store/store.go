@@ -173,6 +173,8 @@ type Swap struct {
 type Page struct {
 	Token string
 	Size  int
+	// Visible, when set, keeps only the names its assignees may see (RBAC).
+	Visible *Visibility
 }
 
 // IdempotencyClaim asks to hold an Idempotency-Key while a request runs.
@@ -239,6 +241,7 @@ func IdempotencyFence(ctx context.Context) (key, owner string, ok bool) {
 // in-process locks.
 type Store interface {
 	Principals
+	RBACStore
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error

@@ -30,6 +30,8 @@ Usage:
                                              built-in service principals (secret shown once)
   catalog manifest inspect FILE [--table-location URI] [--metadata]
                                              print a v4 manifest as JSON lines
+  catalog role create|list|show|delete|grant|revoke|assign|unassign ...
+                                             roles and grants (run 'catalog role' for usage)
   catalog help
 
 Storage flags (serve, migrate, warehouse), each with an environment variable:
@@ -63,6 +65,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdManifest(args[1:], stdout, stderr)
 	case "principal":
 		return cmdPrincipal(args[1:], stdout, stderr)
+	case "role":
+		return cmdRole(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -49,6 +49,9 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	dbMaxConns := fs.Int("db-max-conns", dbMaxEnv, fmt.Sprintf("Postgres connection pool size; 0 takes pool_max_conns from the database URL, else max(16, 4×GOMAXPROCS) = %d here [CATALOG_DB_MAX_CONNS]", sqlstore.DefaultMaxConns()))
+	authz := fs.String("authorization", os.Getenv("CATALOG_AUTHORIZATION"), "allow-all or rbac (roles and grants, docs/access.md); default rbac with --auth on, allow-all without [CATALOG_AUTHORIZATION]")
+	authzTTL := fs.Duration("authorization-cache-ttl", envDuration("CATALOG_AUTHORIZATION_CACHE_TTL", time.Second), "rbac: how long a replica reuses an authorization decision (0: never; grants and revokes apply within this time) [CATALOG_AUTHORIZATION_CACHE_TTL]")
+	bootstrapAdmin := fs.String("bootstrap-admin", os.Getenv("CATALOG_BOOTSTRAP_ADMIN"), "KIND:NAME (builtin:admin, oidc:<sub>, group:admins) given role server-admin, every privilege, at start [CATALOG_BOOTSTRAP_ADMIN]")
 	lf := registerLimitFlags(fs)
 	af := registerAuthFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -89,9 +92,30 @@ func cmdServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var authorizer service.Authorizer
+	if *authz == "" {
+		*authz = "allow-all"
+		if af.mode == "on" {
+			*authz = "rbac"
+		}
+	}
+	if *authz == "allow-all" && af.mode == "on" {
+		log.Warn("authentication is on but authorization is allow-all: every caller with a valid token may do everything")
+	}
+	switch *authz {
+	case "allow-all":
+	case "rbac":
+		if *authzTTL > 2*time.Second {
+			return errors.New("--authorization-cache-ttl: at most 2s (revokes must apply quickly on every replica)")
+		}
+		authorizer = service.NewRBAC(st).WithDecisionCache(*authzTTL)
+	default:
+		return fmt.Errorf("--authorization %q: want allow-all or rbac", *authz)
+	}
 	reg := prometheus.NewRegistry()
 	svc = service.New(st, storage.NewProvider(), service.Options{
 		Tokens:               tokens,
+		Authorizer:           authorizer,
 		VerifyMetadataOnLoad: *verify,
 		MaxClockSkew:         *skew,
 		OnCommit:             server.CommitObserver(reg),
@@ -119,6 +143,16 @@ func cmdServe(args []string, stderr io.Writer) error {
 		}
 		if i == 0 && *defaultWH == "" {
 			*defaultWH = name
+		}
+	}
+
+	if *bootstrapAdmin != "" {
+		a, err := service.ParseAssignee(*bootstrapAdmin)
+		if err != nil {
+			return fmt.Errorf("--bootstrap-admin: %w", err)
+		}
+		if err := svc.EnsureBootstrapAdmin(ctx, a); err != nil {
+			return fmt.Errorf("--bootstrap-admin: %w", err)
 		}
 	}
 

@@ -248,9 +248,12 @@ func (s *Store) namespaceList(ctx context.Context, warehouse string, parent []st
 			return nil, "", err
 		}
 	}
-	rows, err := s.db.query(ctx,
-		`SELECT name_key FROM namespaces WHERE warehouse_id = $1 AND parent_key = $2 AND name_key > $3
-		 ORDER BY name_key LIMIT $4`, whID, nsKey(parent), after, probeLimit(page.Size))
+	sql := `SELECT n.name_key FROM namespaces n WHERE n.warehouse_id = $1 AND n.parent_key = $2 AND n.name_key > $3`
+	a := sqlArgs{args: []any{whID, nsKey(parent), after, probeLimit(page.Size)}}
+	if page.Visible != nil {
+		sql += ` AND ` + a.visibleNamespaceCond(page.Visible, warehouse, parent)
+	}
+	rows, err := s.db.query(ctx, sql+` ORDER BY n.name_key LIMIT $4`, a.args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -496,9 +499,12 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 			return nil, "", err
 		}
 	}
-	rows, err := s.db.query(ctx,
-		`SELECT name FROM catalog_objects WHERE namespace_id = $1 AND kind = $2 AND name > $3 ORDER BY name LIMIT $4`,
-		ns.ID, string(kind), after, probeLimit(page.Size))
+	sql := `SELECT name FROM catalog_objects WHERE namespace_id = $1 AND kind = $2 AND name > $3 ORDER BY name LIMIT $4`
+	args := []any{ns.ID, string(kind), after, probeLimit(page.Size)}
+	if page.Visible != nil {
+		sql, args = filteredObjectList(page.Visible, warehouse, namespace, ns.ID, string(kind), after, probeLimit(page.Size))
+	}
+	rows, err := s.db.query(ctx, sql, args...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/storage"
+)
+
+const roleUsage = `usage:
+  catalog role create NAME [--description TEXT]
+  catalog role list
+  catalog role show NAME                       grants and assignments
+  catalog role delete NAME
+  catalog role grant ROLE PRIVILEGE --on server|warehouse:W|namespace:W/a.b|table:W/a.b/t|view:W/a.b/v
+  catalog role revoke ROLE PRIVILEGE --on ...
+  catalog role assign ROLE builtin:NAME|oidc:SUB|group:GROUP
+  catalog role unassign ROLE builtin:NAME|oidc:SUB|group:GROUP`
+
+// splitArgs separates positional arguments from flags, so that flags may
+// follow the positional ones; every flag of these commands takes a value.
+func splitArgs(args []string) (pos, flags []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		if !strings.Contains(a, "=") && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return pos, flags
+}
+
+// cmdRole manages roles directly in the database; the operator running it
+// holds every privilege (service.SourceLocal).
+func cmdRole(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(roleUsage)
+	}
+	sub := args[0]
+	pos, flagArgs := splitArgs(args[1:])
+	fs := flag.NewFlagSet("role "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storageFlags
+	sf.register(fs)
+	desc := fs.String("description", "", "create: what the role is for")
+	on := fs.String("on", "", "grant/revoke: the securable")
+	if err := fs.Parse(flagArgs); err != nil {
+		return err
+	}
+	want := map[string]int{"create": 1, "list": 0, "show": 1, "delete": 1, "grant": 2, "revoke": 2, "assign": 2, "unassign": 2}
+	n, ok := want[sub]
+	if !ok {
+		return fmt.Errorf("unknown role command %q\n%s", sub, roleUsage)
+	}
+	if len(pos) != n {
+		return errors.New(roleUsage)
+	}
+	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
+	st, err := openStore(ctx, sf, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st)})
+	return runRole(ctx, svc, sub, pos, *desc, *on, stdout)
+}
+
+func runRole(ctx context.Context, svc *service.Service, sub string, pos []string, desc, on string, stdout io.Writer) error {
+	switch sub {
+	case "create":
+		if _, err := svc.CreateRole(ctx, pos[0], desc); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "created role %s\n", pos[0])
+	case "list":
+		rs, err := svc.ListRoles(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			fmt.Fprintf(stdout, "%s\t%s\n", r.Name, r.Description)
+		}
+	case "show":
+		return showRole(ctx, svc, pos[0], stdout)
+	case "delete":
+		if err := svc.DeleteRole(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "deleted role %s\n", pos[0])
+	case "grant", "revoke":
+		res, err := parseSecurable(on)
+		if err != nil {
+			return err
+		}
+		g := service.Grant{Privilege: service.Privilege(pos[1]), On: res}
+		if sub == "grant" {
+			err = svc.GrantPrivilege(ctx, pos[0], g)
+		} else {
+			err = svc.RevokePrivilege(ctx, pos[0], g)
+		}
+		if err != nil {
+			return err
+		}
+		if sub == "grant" {
+			fmt.Fprintf(stdout, "granted %s on %s to role %s\n", pos[1], securableSpec(res), pos[0])
+		} else {
+			fmt.Fprintf(stdout, "revoked %s on %s from role %s\n", pos[1], securableSpec(res), pos[0])
+		}
+	case "assign", "unassign":
+		a, err := service.ParseAssignee(pos[1])
+		if err != nil {
+			return err
+		}
+		if sub == "assign" {
+			err = svc.AssignRole(ctx, pos[0], a)
+		} else {
+			err = svc.UnassignRole(ctx, pos[0], a)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%sed role %s: %s\n", sub, pos[0], pos[1])
+	}
+	return nil
+}
+
+func showRole(ctx context.Context, svc *service.Service, role string, stdout io.Writer) error {
+	gs, err := svc.ListGrants(ctx, role)
+	if err != nil {
+		return err
+	}
+	as, err := svc.ListAssignments(ctx, role)
+	if err != nil {
+		return err
+	}
+	for _, g := range gs {
+		fmt.Fprintf(stdout, "grant\t%s\t%s\n", g.Privilege, securableSpec(g.On))
+	}
+	for _, a := range as {
+		fmt.Fprintf(stdout, "assigned\t%s:%s\n", a.Kind, a.Name)
+	}
+	return nil
+}
+
+// parseSecurable parses --on: server, warehouse:W, namespace:W/a.b,
+// table:W/a.b/t or view:W/a.b/v. Namespace levels are split on dots, so a
+// level containing a dot cannot be named here (use the management API).
+func parseSecurable(s string) (service.Resource, error) {
+	bad := fmt.Errorf("--on %q: want server, warehouse:W, namespace:W/a.b, table:W/a.b/t or view:W/a.b/v", s)
+	if s == "server" {
+		return service.Resource{Kind: service.ResourceServer}, nil
+	}
+	kind, rest, ok := strings.Cut(s, ":")
+	if !ok || rest == "" {
+		return service.Resource{}, bad
+	}
+	parts := strings.Split(rest, "/")
+	r := service.Resource{Kind: service.ResourceKind(kind), Warehouse: parts[0]}
+	switch {
+	case kind == "warehouse" && len(parts) == 1:
+	case kind == "namespace" && len(parts) == 2:
+		r.Namespace = strings.Split(parts[1], ".")
+	case (kind == "table" || kind == "view") && len(parts) == 3:
+		r.Namespace, r.Name = strings.Split(parts[1], "."), parts[2]
+	default:
+		return service.Resource{}, bad
+	}
+	return r, nil
+}
+
+// securableSpec prints a resource in the --on syntax.
+func securableSpec(r service.Resource) string {
+	if r.Kind == service.ResourceServer {
+		return "server"
+	}
+	s := string(r.Kind) + ":" + r.Warehouse
+	if len(r.Namespace) > 0 {
+		s += "/" + strings.Join(r.Namespace, ".")
+	}
+	if r.Name != "" {
+		s += "/" + r.Name
+	}
+	return s
+}

@@ -1,0 +1,3 @@
+DROP TABLE role_assignments;
+DROP TABLE role_grants;
+DROP TABLE roles;

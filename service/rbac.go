@@ -1,0 +1,336 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// RBAC is the role-based Authorizer: principals hold the privileges that
+// the roles assigned to them grant, on a securable or on any container of
+// it. Every decision is one indexed query against the catalog database;
+// without a decision cache a grant or revoke is seen by every replica at
+// once.
+type RBAC struct {
+	store store.RBACStore
+	cache *expirable.LRU[string, store.Access]
+}
+
+// NewRBAC returns the RBAC authorizer over st, without a decision cache.
+func NewRBAC(st store.RBACStore) *RBAC { return &RBAC{store: st} }
+
+// WithDecisionCache keeps each answer of the database for ttl in this
+// process (at most 8192 of them), so that a client loading the same table
+// over and over costs one query per ttl. Grants and revokes then take up
+// to ttl to apply on every replica: keep ttl at a second or two. ttl <= 0
+// leaves the cache off.
+func (a *RBAC) WithDecisionCache(ttl time.Duration) *RBAC {
+	if ttl > 0 {
+		a.cache = expirable.NewLRU[string, store.Access](8192, nil, ttl)
+	}
+	return a
+}
+
+// checkAccess asks the store, through the decision cache when there is one.
+func (a *RBAC) checkAccess(ctx context.Context, q store.AccessQuery) (store.Access, error) {
+	if a.cache == nil {
+		return a.store.CheckAccess(ctx, q)
+	}
+	var b strings.Builder
+	for _, x := range q.Assignees {
+		b.WriteString(x.Kind + "\x00" + x.Name + "\x00")
+	}
+	b.WriteString("\x01" + strings.Join(q.Privileges, "\x00") + "\x01" + q.On.Kind + "\x00" + q.On.Warehouse +
+		"\x00" + strings.Join(q.On.Namespace, "\x1f") + "\x00" + q.On.Name)
+	key := b.String()
+	if acc, ok := a.cache.Get(key); ok {
+		return acc, nil
+	}
+	acc, err := a.store.CheckAccess(ctx, q)
+	if err == nil {
+		a.cache.Add(key, acc)
+	}
+	return acc, err
+}
+
+// ListFilter is implemented by authorizers that can restrict listings to
+// what a principal may see; the service passes the filter to the store so
+// that one query answers a filtered page.
+type ListFilter interface {
+	// Visibility returns the store filter for p's listings, or nil when p
+	// sees everything.
+	Visibility(p Principal) *store.Visibility
+}
+
+// Assignee kinds: who a role can be assigned to.
+const (
+	AssigneeBuiltin = "builtin" // a built-in service principal, by name
+	AssigneeOIDC    = "oidc"    // an OIDC subject
+	AssigneeGroup   = "group"   // an OIDC group
+)
+
+// assigneesOf lists what p is known as to role assignments: nothing for an
+// anonymous caller.
+func assigneesOf(p Principal) []store.Assignee {
+	switch p.Source {
+	case SourceBuiltin:
+		return []store.Assignee{{Kind: AssigneeBuiltin, Name: p.Subject}}
+	case SourceOIDC:
+		out := []store.Assignee{{Kind: AssigneeOIDC, Name: p.Subject}}
+		for _, g := range p.Groups {
+			out = append(out, store.Assignee{Kind: AssigneeGroup, Name: g})
+		}
+		return out
+	}
+	return nil
+}
+
+// Visibility implements ListFilter: the CLI operator sees everything.
+func (a *RBAC) Visibility(p Principal) *store.Visibility {
+	if p.Source == SourceLocal {
+		return nil
+	}
+	return &store.Visibility{Assignees: assigneesOf(p)}
+}
+
+// Authorize implements Authorizer. It fails with the resource's not-found
+// error when p holds nothing on r, a container of it or anything below it,
+// with KindForbidden when p may see r but lacks priv, and with 503 when
+// the database cannot answer.
+func (a *RBAC) Authorize(ctx context.Context, p Principal, priv Privilege, r Resource) error {
+	if p.Source == SourceLocal {
+		return nil
+	}
+	r = normalizeResource(r)
+	acc, err := a.checkAccess(ctx, store.AccessQuery{
+		Assignees: assigneesOf(p), Privileges: []string{string(priv)}, On: securableOf(r),
+	})
+	if err != nil {
+		return storeErr(err, r.Warehouse)
+	}
+	if len(acc.Held) > 0 {
+		return nil
+	}
+	if !acc.Visible {
+		return hiddenErr(r)
+	}
+	return newErr(KindForbidden, "Forbidden: %s lacks privilege %s on %s", p, priv, r)
+}
+
+// TableAccess implements Authorizer: read-write with table-write-data,
+// read with table-read-data; KindForbidden when p may see the table but
+// holds neither, its not-found error when p may not see it.
+func (a *RBAC) TableAccess(ctx context.Context, p Principal, table Resource) (AccessLevel, error) {
+	if p.Source == SourceLocal {
+		return AccessReadWrite, nil
+	}
+	acc, err := a.checkAccess(ctx, store.AccessQuery{
+		Assignees:  assigneesOf(p),
+		Privileges: []string{string(PrivTableWriteData), string(PrivTableReadData)},
+		On:         securableOf(table),
+	})
+	switch {
+	case err != nil:
+		return "", storeErr(err, table.Warehouse)
+	case slices.Contains(acc.Held, string(PrivTableWriteData)):
+		return AccessReadWrite, nil
+	case slices.Contains(acc.Held, string(PrivTableReadData)):
+		return AccessRead, nil
+	case !acc.Visible:
+		return "", hiddenErr(table)
+	}
+	return "", newErr(KindForbidden, "Forbidden: %s lacks privilege %s or %s on %s", p, PrivTableReadData, PrivTableWriteData, table)
+}
+
+// normalizeResource turns a namespace resource without levels (the parent
+// of a top-level namespace) into its warehouse.
+func normalizeResource(r Resource) Resource {
+	if r.Kind == ResourceNamespace && len(r.Namespace) == 0 {
+		return Resource{Kind: ResourceWarehouse, Warehouse: r.Warehouse}
+	}
+	return r
+}
+
+func securableOf(r Resource) store.Securable {
+	return store.Securable{Kind: string(r.Kind), Warehouse: r.Warehouse, Namespace: r.Namespace, Name: r.Name}
+}
+
+// hiddenErr is the error a caller who may not see r gets: exactly what the
+// operation answers when r does not exist, so that names do not leak.
+func hiddenErr(r Resource) error {
+	id := Ident{Namespace: r.Namespace, Name: r.Name}
+	switch r.Kind {
+	case ResourceTable:
+		return tableNotFound(nil, id)
+	case ResourceView:
+		return viewNotFound(nil, id)
+	case ResourceNamespace:
+		return nsNotFound(nil, r.Namespace)
+	case ResourceWarehouse:
+		return newErr(KindNoSuchWarehouse, "Warehouse does not exist: %s", r.Warehouse)
+	}
+	return newErr(KindForbidden, "Forbidden")
+}
+
+// grantable says on which securable kinds each privilege may be granted:
+// its own object kind and every container of it.
+var grantable = map[Privilege][]ResourceKind{
+	PrivManageWarehouses:    {ResourceServer, ResourceWarehouse},
+	PrivManageGrants:        {ResourceServer},
+	PrivNamespaceCreate:     {ResourceServer, ResourceWarehouse, ResourceNamespace},
+	PrivNamespaceList:       {ResourceServer, ResourceWarehouse, ResourceNamespace},
+	PrivNamespaceDrop:       {ResourceServer, ResourceWarehouse, ResourceNamespace},
+	PrivNamespaceProperties: {ResourceServer, ResourceWarehouse, ResourceNamespace},
+	PrivTableCreate:         {ResourceServer, ResourceWarehouse, ResourceNamespace},
+	PrivTableList:           {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceTable},
+	PrivTableReadMetadata:   {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceTable},
+	PrivTableWriteMetadata:  {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceTable},
+	PrivTableReadData:       {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceTable},
+	PrivTableWriteData:      {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceTable},
+	PrivTableDrop:           {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceTable},
+	PrivViewCreate:          {ResourceServer, ResourceWarehouse, ResourceNamespace},
+	PrivViewRead:            {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceView},
+	PrivViewReplace:         {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceView},
+	PrivViewDrop:            {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceView},
+}
+
+// AllPrivileges lists every privilege, in a stable order.
+func AllPrivileges() []Privilege {
+	out := make([]Privilege, 0, len(grantable))
+	for p := range grantable {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckGrant validates a grant: 400 for an unknown privilege or resource
+// kind, a resource missing or carrying names its kind does not have, or a
+// privilege that cannot be granted on that kind.
+func CheckGrant(priv Privilege, r Resource) error {
+	kinds, ok := grantable[priv]
+	if !ok {
+		return newErr(KindBadRequest, "Unknown privilege %q (known: %s)", priv, joinPrivileges())
+	}
+	bad := func(format string, args ...any) error { return newErr(KindBadRequest, format, args...) }
+	switch r.Kind {
+	case ResourceServer:
+		if r.Warehouse != "" || len(r.Namespace) > 0 || r.Name != "" {
+			return bad("Invalid resource: a server resource names no warehouse, namespace or name")
+		}
+	case ResourceWarehouse:
+		if r.Warehouse == "" || len(r.Namespace) > 0 || r.Name != "" {
+			return bad("Invalid resource: a warehouse resource names a warehouse and nothing else")
+		}
+	case ResourceNamespace:
+		if r.Warehouse == "" || r.Name != "" || validateNamespace(r.Namespace) != nil {
+			return bad("Invalid resource: a namespace resource names a warehouse and one or more namespace levels")
+		}
+	case ResourceTable, ResourceView:
+		if r.Warehouse == "" || validateIdent(Ident{Namespace: r.Namespace, Name: r.Name}) != nil {
+			return bad("Invalid resource: a %s resource names a warehouse, namespace levels and a name", r.Kind)
+		}
+	default:
+		return bad("Unknown resource kind %q (known: server, warehouse, namespace, table, view)", r.Kind)
+	}
+	if !slices.Contains(kinds, r.Kind) {
+		return bad("Privilege %s cannot be granted on a %s", priv, r.Kind)
+	}
+	return nil
+}
+
+func joinPrivileges() string {
+	ps := AllPrivileges()
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Assignee is who a role is assigned to: Kind is AssigneeBuiltin,
+// AssigneeOIDC or AssigneeGroup.
+type Assignee struct {
+	Kind string
+	Name string
+}
+
+// ParseAssignee parses "KIND:NAME" (builtin:admin, oidc:<sub>,
+// group:admins); 400 for another kind or an empty name.
+func ParseAssignee(s string) (Assignee, error) {
+	kind, name, _ := strings.Cut(s, ":")
+	a := Assignee{Kind: kind, Name: name}
+	return a, checkAssignee(a)
+}
+
+func checkAssignee(a Assignee) error {
+	switch a.Kind {
+	case AssigneeBuiltin, AssigneeOIDC, AssigneeGroup:
+	default:
+		return newErr(KindBadRequest, "Unknown assignee kind %q (known: builtin, oidc, group)", a.Kind)
+	}
+	if a.Name == "" {
+		return newErr(KindBadRequest, "Invalid assignee: empty name")
+	}
+	return nil
+}
+
+// BootstrapRole is the role EnsureBootstrapAdmin creates.
+const BootstrapRole = "server-admin"
+
+// EnsureBootstrapAdmin creates role server-admin holding every privilege
+// on the server, when missing, and assigns it to a. It is idempotent and
+// safe to run from several replicas at once. It is the operator's path (no
+// authorization); 400 for an invalid assignee, 503 when the database is
+// unavailable.
+func (s *Service) EnsureBootstrapAdmin(ctx context.Context, a Assignee) error {
+	if err := checkAssignee(a); err != nil {
+		return err
+	}
+	r := &store.Role{Name: BootstrapRole, Description: "every privilege on the server (bootstrap)"}
+	if err := s.store.RoleCreate(ctx, r); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+		return storeErr(err, "")
+	}
+	for _, p := range AllPrivileges() {
+		if err := s.store.GrantAdd(ctx, BootstrapRole, store.Grant{Privilege: string(p), On: store.Securable{Kind: string(ResourceServer)}}); err != nil {
+			return storeErr(err, "")
+		}
+	}
+	if err := s.store.AssignmentAdd(ctx, BootstrapRole, store.Assignee(a)); err != nil {
+		return storeErr(err, "")
+	}
+	return nil
+}
+
+// listVisibility decides a listing under container: nil when the caller
+// holds priv on it (every child inherits it, so everything is visible), a
+// store filter when the caller may see container but lacks priv (the
+// listing then shows only what they hold something on), or the
+// authorization error.
+func (s *Service) listVisibility(ctx context.Context, priv Privilege, container Resource) (*store.Visibility, error) {
+	err := s.authorize(ctx, priv, container)
+	if err == nil || KindOf(err) != KindForbidden {
+		return nil, err
+	}
+	f, ok := s.opts.Authorizer.(ListFilter)
+	if !ok {
+		return nil, err
+	}
+	v := f.Visibility(PrincipalFrom(ctx))
+	if v == nil {
+		return nil, fmt.Errorf("authorizer denied %s but filters nothing: %w", priv, err)
+	}
+	return v, nil
+}
+
+// warehouseResource names a warehouse securable.
+func warehouseResource(name string) Resource {
+	return Resource{Kind: ResourceWarehouse, Warehouse: name}
+}
