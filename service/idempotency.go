@@ -56,6 +56,19 @@ func fingerprint(operation string, body []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// scopedKey keeps each principal's Idempotency-Keys apart, so that a
+// stored response is replayed only to the principal whose request made it.
+// The anonymous principal (authentication off) keeps the bare key, which
+// leaves keys stored before authentication existed valid.
+func scopedKey(ctx context.Context, key string) string {
+	p := PrincipalFrom(ctx)
+	if p.Source == SourceAnonymous {
+		return key
+	}
+	h := sha256.Sum256([]byte(p.String()))
+	return hex.EncodeToString(h[:8]) + ":" + key
+}
+
 func newOwner() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -79,7 +92,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, req IdempotentRequest) (*
 	if req.MaxWait <= 0 {
 		req.MaxWait = 30 * time.Second
 	}
-	c := store.IdempotencyClaim{Key: req.Key, Operation: req.Operation, Fingerprint: fingerprint(req.Operation, req.Body),
+	c := store.IdempotencyClaim{Key: scopedKey(ctx, req.Key), Operation: req.Operation, Fingerprint: fingerprint(req.Operation, req.Body),
 		Owner: newOwner(), Lease: req.Lease, TTL: req.Lifetime}
 	deadline := time.Now().Add(req.MaxWait)
 	for {
