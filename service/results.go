@@ -104,7 +104,7 @@ func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props m
 
 // GetWarehouse returns a warehouse or 404 NoSuchWarehouseException.
 func (s *Service) GetWarehouse(ctx context.Context, name string) (*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
 		return nil, err
 	}
 	w, err := s.getWarehouse(ctx, name)

@@ -97,12 +97,12 @@ func stateOf(r *v4manifest.TrackedFile) baseState {
 // stats) and commits an overwrite snapshot. Concurrent commits on other base
 // files are re-based; a concurrent change to one of ours is a 409.
 func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c ColumnFilesCommit) (*TableResult, error) {
-	if len(c.ColumnFiles) == 0 {
-		return nil, newErr(KindBadRequest, "A column-files commit needs at least one column file")
-	}
 	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)
 	if err != nil {
 		return nil, err
+	}
+	if len(c.ColumnFiles) == 0 {
+		return nil, newErr(KindBadRequest, "A column-files commit needs at least one column file")
 	}
 	cc := &columnsCommit{ColumnFilesCommit: c, reqs: reqs, footers: map[string]*footerInfo{}}
 	var res *TableResult

@@ -273,12 +273,12 @@ func newSnapshotID() int64 { return rand.Int64N(1<<62) + 1 }
 // snapshot pointing at it. 400 ValidationException (with a reason) for bad
 // input, 409 when requirements fail or retries run out.
 func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesCommit) (*TableResult, error) {
-	if len(c.AddDataFiles) == 0 && len(c.RemoveFiles) == 0 && len(c.AddEqualityDeleteFiles) == 0 && len(c.SetDeletionVectors) == 0 {
-		return nil, newErr(KindBadRequest, "A files commit needs at least one non-empty list")
-	}
 	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)
 	if err != nil {
 		return nil, err
+	}
+	if len(c.AddDataFiles) == 0 && len(c.RemoveFiles) == 0 && len(c.AddEqualityDeleteFiles) == 0 && len(c.SetDeletionVectors) == 0 {
+		return nil, newErr(KindBadRequest, "A files commit needs at least one non-empty list")
 	}
 	var res *TableResult
 	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
@@ -294,14 +294,16 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 }
 
 // v4Target resolves the warehouse a v4 commit writes to and parses its
-// requirements: 400 for a bad requirement or identifier, 403 when the write
-// is denied, 404 for an unknown warehouse.
+// requirements, authorizing first: 400 for a bad requirement or
+// identifier, 403 when the write is denied, 404 for an unknown warehouse.
 func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawReqs json.RawMessage) (*store.Warehouse, []requirement, error) {
-	reqs, err := parseRequirements(rawReqs)
+	// Authorize before looking at the request's content: a caller without
+	// write-data learns nothing from validation messages.
+	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
+	reqs, err := parseRequirements(rawReqs)
 	if err != nil {
 		return nil, nil, err
 	}

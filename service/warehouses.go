@@ -118,7 +118,7 @@ func (s *Service) listWarehouses(ctx context.Context) ([]*store.Warehouse, error
 // DeleteWarehouse removes a warehouse with no namespaces: 404 when missing,
 // 409 when not empty.
 func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
-	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
 		return err
 	}
 	err := s.store.WarehouseDelete(ctx, name)
