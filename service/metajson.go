@@ -1,0 +1,301 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// The commit fast path. A commit on a table with a long history changes a
+// few keys and appends to the snapshot list; re-encoding every snapshot
+// (and re-parsing the result) made its cost grow with history. Instead the
+// new document is iceberg-go's own encoding of everything except the
+// snapshot list and snapshot log (the "shell", small), with the snapshot
+// list spliced in: snapshots the previous document already held are copied
+// byte for byte, new ones are encoded by iceberg-go. The snapshot log is a
+// list of two integers per entry and is written directly.
+//
+// iceberg-go keeps its metadata types unexported and deep-copies the
+// snapshot list on every Snapshots() call. The fast path reads that list
+// (and clears it in a copy, for the shell) through reflection on the
+// exported fields of those types; when their shape is not the expected one
+// every function here reports so and the caller takes the slow path.
+
+var snapshotSliceType = reflect.TypeOf([]table.Snapshot(nil))
+
+// metaStruct returns the struct behind meta when it has the shape the fast
+// path relies on: fully parsed snapshots in SnapshotList.
+func metaStruct(meta table.Metadata) (reflect.Value, bool) {
+	v := reflect.ValueOf(meta)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	e := v.Elem()
+	list, log := e.FieldByName("SnapshotList"), e.FieldByName("SnapshotLog")
+	if !list.IsValid() || list.Type() != snapshotSliceType || !log.IsValid() || !log.CanSet() {
+		return reflect.Value{}, false
+	}
+	if d := e.FieldByName("deferredSnapshots"); d.IsValid() && (d.Kind() != reflect.Pointer || !d.IsNil()) {
+		return reflect.Value{}, false // lazily parsed: SnapshotList is partial
+	}
+	return e, true
+}
+
+// sharedSnapshots returns meta's snapshots without copying them when it
+// can (else a copy). Callers only read them.
+func sharedSnapshots(meta table.Metadata) []table.Snapshot {
+	if e, ok := metaStruct(meta); ok {
+		return e.FieldByName("SnapshotList").Interface().([]table.Snapshot)
+	}
+	return meta.Snapshots()
+}
+
+// sharedView is a metadata whose Snapshots() does not copy, for read-only
+// checks that walk the whole list.
+type sharedView struct {
+	table.Metadata
+	snaps []table.Snapshot
+}
+
+// Snapshots returns the shared list; it must not be modified.
+func (v sharedView) Snapshots() []table.Snapshot { return v.snaps }
+
+func viewOf(meta table.Metadata) table.Metadata {
+	if meta == nil {
+		return nil
+	}
+	return sharedView{Metadata: meta, snaps: sharedSnapshots(meta)}
+}
+
+// encodedMeta is a metadata document written by encodeFast: the document,
+// where each snapshot lies in it, the refs-only document (snapshots that
+// head no branch or tag left out; data itself when none is), and the
+// document to read back as the serialisation check (the refs-only one,
+// plus the snapshots this commit encoded).
+type encodedMeta struct {
+	data, refs, check []byte
+	spans             map[int64][]byte
+}
+
+// encodeFast writes meta as format version `version`, copying the bytes of
+// every snapshot found unchanged in prev (nil: encode all). ok is false
+// when meta does not have the shape the fast path needs.
+func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encodedMeta, ok bool, err error) {
+	e, ok := metaStruct(meta)
+	if !ok {
+		return nil, false, nil
+	}
+	snaps := e.FieldByName("SnapshotList").Interface().([]table.Snapshot)
+	shell, err := encodeShell(e, version)
+	if err != nil || len(shell) < 2 || shell[len(shell)-1] != '}' {
+		return nil, false, err
+	}
+	heads := map[int64]bool{}
+	for _, r := range meta.Refs() {
+		heads[r.SnapshotID] = true
+	}
+	var old map[int64]*table.Snapshot
+	if prev != nil && prev.spans != nil {
+		prevSnaps := sharedSnapshots(prev.meta)
+		old = make(map[int64]*table.Snapshot, len(prevSnaps))
+		for i := range prevSnaps {
+			old[prevSnaps[i].SnapshotID] = &prevSnaps[i]
+		}
+	}
+	out = &encodedMeta{spans: make(map[int64][]byte, len(snaps))}
+	data := make([]byte, 0, len(shell)+snapshotsSizeHint(prev, len(snaps))+32*len(snaps))
+	data = append(data, shell[:len(shell)-1]...)
+	prefix := len(data)
+	var kept, checked []byte // the snapshots of refs and of check, comma-separated
+	nKept := 0
+	bounds := make([][2]int, len(snaps))
+	if len(snaps) > 0 {
+		data = append(data, `,"snapshots":[`...)
+	}
+	for i := range snaps {
+		s := &snaps[i]
+		if i > 0 {
+			data = append(data, ',')
+		}
+		start, fresh := len(data), false
+		if o := old[s.SnapshotID]; o != nil && sameSnapshot(o, s) {
+			data = append(data, prev.spans[s.SnapshotID]...)
+		} else {
+			b, err := encodeSnapshot(s, version)
+			if err != nil {
+				return nil, false, err
+			}
+			data, fresh = append(data, b...), true
+		}
+		bounds[i] = [2]int{start, len(data)}
+		if heads[s.SnapshotID] {
+			kept, nKept = appendItem(kept, data[start:]), nKept+1
+		}
+		if heads[s.SnapshotID] || fresh {
+			checked = appendItem(checked, data[start:])
+		}
+	}
+	if len(snaps) > 0 {
+		data = append(data, ']')
+	}
+	tail := append(appendSnapshotLog(nil, meta), '}')
+	data = append(data, tail...)
+	for i, b := range bounds {
+		out.spans[snaps[i].SnapshotID] = data[b[0]:b[1]:b[1]]
+	}
+	out.data = data
+	out.refs = data // every snapshot heads a branch or tag: nothing dropped
+	if nKept < len(snaps) {
+		out.refs = withSnapshots(data[:prefix], kept, tail)
+	}
+	out.check = withSnapshots(data[:prefix], checked, tail)
+	return out, true, nil
+}
+
+// snapshotsSizeHint guesses the size of the snapshot list from the previous
+// document, to allocate the new one once.
+func snapshotsSizeHint(prev *metaEntry, n int) int {
+	if prev == nil {
+		return 512 * n
+	}
+	return len(prev.data)
+}
+
+func appendItem(list, item []byte) []byte {
+	if len(list) > 0 {
+		list = append(list, ',')
+	}
+	return append(list, item...)
+}
+
+// withSnapshots assembles a document from the shell prefix, a snapshot list
+// (omitted when empty, as iceberg-go omits it) and the tail.
+func withSnapshots(prefix, items []byte, tail []byte) []byte {
+	out := make([]byte, 0, len(prefix)+len(items)+len(tail)+16)
+	out = append(out, prefix...)
+	if len(items) > 0 {
+		out = append(append(append(out, `,"snapshots":[`...), items...), ']')
+	}
+	return append(out, tail...)
+}
+
+// encodeShell encodes a copy of the metadata struct e without its snapshot
+// list and log, through iceberg-go's own MarshalJSON, as format `version`.
+func encodeShell(e reflect.Value, version int) ([]byte, error) {
+	cp := reflect.New(e.Type())
+	cp.Elem().Set(e)
+	cp.Elem().FieldByName("SnapshotList").Set(reflect.Zero(snapshotSliceType))
+	log := cp.Elem().FieldByName("SnapshotLog")
+	log.Set(reflect.Zero(log.Type()))
+	shell, err := json.Marshal(cp.Interface())
+	if err != nil || version != FormatV4 {
+		return shell, err
+	}
+	return marshalTableMetadataV4(shell)
+}
+
+// marshalTableMetadataV4 turns a v3 encoding into the v4 one.
+func marshalTableMetadataV4(v3 []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(v3, &doc); err != nil {
+		return nil, err
+	}
+	if _, ok := doc["snapshots"]; ok {
+		return nil, errors.New("v4 shell with snapshots")
+	}
+	doc["format-version"] = json.RawMessage("4")
+	if _, ok := doc["next-row-id"]; !ok {
+		doc["next-row-id"] = json.RawMessage("0")
+	}
+	return json.Marshal(doc)
+}
+
+// encodeSnapshot is iceberg-go's encoding of s; for format 4 the manifest
+// list is named root-manifest. The first "manifest-list" key of the object
+// is the field: the fields iceberg-go writes before it are all numbers.
+func encodeSnapshot(s *table.Snapshot, version int) ([]byte, error) {
+	b, err := json.Marshal(*s)
+	if err != nil || version != FormatV4 {
+		return b, err
+	}
+	const from, to = `"manifest-list":`, `"root-manifest":`
+	if i := bytes.Index(b, []byte(from)); i > 0 {
+		b = append(b[:i:i], append([]byte(to), b[i+len(from):]...)...)
+	}
+	return b, nil
+}
+
+// sameSnapshot tells whether the snapshot the previous document held under
+// an id is the one meta holds: ids are never reused, so this only guards
+// against a remove-and-re-add within one commit.
+func sameSnapshot(a, b *table.Snapshot) bool {
+	return a.SnapshotID == b.SnapshotID && a.SequenceNumber == b.SequenceNumber &&
+		a.TimestampMs == b.TimestampMs && a.ManifestList == b.ManifestList &&
+		eqPtr(a.ParentSnapshotID, b.ParentSnapshotID) && eqPtr(a.SchemaID, b.SchemaID) &&
+		eqPtr(a.FirstRowID, b.FirstRowID) && eqPtr(a.AddedRows, b.AddedRows) &&
+		len(a.ManifestLocations) == len(b.ManifestLocations) && (a.Summary == nil) == (b.Summary == nil) &&
+		(a.Summary == nil || a.Summary.Operation == b.Summary.Operation && len(a.Summary.Properties) == len(b.Summary.Properties))
+}
+
+func eqPtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// appendSnapshotLog writes `,"snapshot-log":[...]` as encoding/json would
+// (omitted when empty).
+func appendSnapshotLog(out []byte, meta table.Metadata) []byte {
+	n := 0
+	for e := range meta.SnapshotLogs() {
+		if n == 0 {
+			out = append(out, `,"snapshot-log":[`...)
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, `{"snapshot-id":`...)
+		out = strconv.AppendInt(out, e.SnapshotID, 10)
+		out = append(out, `,"timestamp-ms":`...)
+		out = strconv.AppendInt(out, e.TimestampMs, 10)
+		out = append(out, '}')
+		n++
+	}
+	if n > 0 {
+		out = append(out, ']')
+	}
+	return out
+}
+
+// snapshotSpans locates each snapshot of a metadata document (by id) in
+// data. It fails on a document that is not a JSON object.
+func snapshotSpans(data []byte) (map[int64][]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("metadata is not a JSON object: %v", err)
+	}
+	var list snapshotList
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if key == "snapshots" {
+			if list, err = scanSnapshots(dec, data); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	spans := make(map[int64][]byte, len(list.items))
+	for _, it := range list.items {
+		spans[it.id] = data[it.from:it.to:it.to]
+	}
+	return spans, nil
+}
