@@ -139,7 +139,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}
-	if err := s.checkTableMetadataLocations(w, viewOf(meta)); err != nil {
+	if err := s.checkTableMetadataLocations(w, addedView(base, meta)); err != nil {
 		return nil, err
 	}
 	data, refs, entry, err := s.encodeChecked(prev, meta, target)

@@ -19,13 +19,14 @@ const (
 
 // metaEntry is one table metadata file, parsed once: the metadata, its real
 // format version, the stored bytes, and where each snapshot lies in them
-// (by id) so that the next commit can copy them instead of re-encoding.
+// (data[from:to] for the i-th snapshot of meta's list) so that the next
+// commit can copy them instead of re-encoding.
 // Nothing in it is modified after it is cached.
 type metaEntry struct {
 	meta    table.Metadata
 	version int
 	data    []byte
-	spans   map[int64][]byte // nil when the snapshot list could not be located
+	spans   [][2]int // nil when the snapshot list could not be located
 	nSnaps  int
 }
 
@@ -96,8 +97,6 @@ func newMetaEntry(data []byte) (*metaEntry, error) {
 	e := &metaEntry{meta: meta, version: version, data: data}
 	snaps := sharedSnapshots(meta)
 	e.nSnaps = len(snaps)
-	if spans, err := snapshotSpans(data); err == nil && len(spans) == len(snaps) {
-		e.spans = spans
-	}
+	e.spans = snapshotSpans(data, snaps)
 	return e, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 
@@ -79,7 +78,7 @@ func viewOf(meta table.Metadata) table.Metadata {
 // plus the snapshots this commit encoded).
 type encodedMeta struct {
 	data, refs, check []byte
-	spans             map[int64][]byte
+	spans             [][2]int
 }
 
 // encodeFast writes meta as format version `version`, copying the bytes of
@@ -99,21 +98,16 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 	for _, r := range meta.Refs() {
 		heads[r.SnapshotID] = true
 	}
-	var old map[int64]*table.Snapshot
+	var old idWalk
 	if prev != nil && prev.spans != nil {
-		prevSnaps := sharedSnapshots(prev.meta)
-		old = make(map[int64]*table.Snapshot, len(prevSnaps))
-		for i := range prevSnaps {
-			old[prevSnaps[i].SnapshotID] = &prevSnaps[i]
-		}
+		old.snaps = sharedSnapshots(prev.meta)
 	}
-	out = &encodedMeta{spans: make(map[int64][]byte, len(snaps))}
-	data := make([]byte, 0, len(shell)+snapshotsSizeHint(prev, len(snaps))+32*len(snaps))
+	out = &encodedMeta{spans: make([][2]int, len(snaps))}
+	data := make([]byte, 0, len(shell)+snapshotsSizeHint(prev, len(snaps)))
 	data = append(data, shell[:len(shell)-1]...)
 	prefix := len(data)
 	var kept, checked []byte // the snapshots of refs and of check, comma-separated
 	nKept := 0
-	bounds := make([][2]int, len(snaps))
 	if len(snaps) > 0 {
 		data = append(data, `,"snapshots":[`...)
 	}
@@ -123,8 +117,8 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 			data = append(data, ',')
 		}
 		start, fresh := len(data), false
-		if o := old[s.SnapshotID]; o != nil && sameSnapshot(o, s) {
-			data = append(data, prev.spans[s.SnapshotID]...)
+		if j := old.find(s.SnapshotID); j >= 0 && sameSnapshot(&old.snaps[j], s) {
+			data = append(data, prev.data[prev.spans[j][0]:prev.spans[j][1]]...)
 		} else {
 			b, err := encodeSnapshot(s, version)
 			if err != nil {
@@ -132,7 +126,7 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 			}
 			data, fresh = append(data, b...), true
 		}
-		bounds[i] = [2]int{start, len(data)}
+		out.spans[i] = [2]int{start, len(data)}
 		if heads[s.SnapshotID] {
 			kept, nKept = appendItem(kept, data[start:]), nKept+1
 		}
@@ -145,15 +139,12 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 	}
 	tail := append(appendSnapshotLog(nil, meta), '}')
 	data = append(data, tail...)
-	for i, b := range bounds {
-		out.spans[snaps[i].SnapshotID] = data[b[0]:b[1]:b[1]]
-	}
 	out.data = data
 	out.refs = data // every snapshot heads a branch or tag: nothing dropped
 	if nKept < len(snaps) {
-		out.refs = withSnapshots(data[:prefix], kept, tail)
+		out.refs = withSnapshots(data[:prefix], kept, true, tail)
 	}
-	out.check = withSnapshots(data[:prefix], checked, tail)
+	out.check = withSnapshots(data[:prefix], checked, len(snaps) > 0, tail)
 	return out, true, nil
 }
 
@@ -163,7 +154,36 @@ func snapshotsSizeHint(prev *metaEntry, n int) int {
 	if prev == nil {
 		return 512 * n
 	}
-	return len(prev.data)
+	return len(prev.data) + 16<<10
+}
+
+// idWalk finds snapshots by id in a list, cheaply when they are looked up
+// in list order (a commit keeps the previous snapshots in order); an index
+// is built only on the first miss.
+type idWalk struct {
+	snaps []table.Snapshot
+	next  int
+	byID  map[int64]int
+}
+
+// find returns the index of the snapshot with id, or -1.
+func (w *idWalk) find(id int64) int {
+	if w.next < len(w.snaps) && w.snaps[w.next].SnapshotID == id {
+		w.next++
+		return w.next - 1
+	}
+	if w.byID == nil {
+		w.byID = make(map[int64]int, len(w.snaps))
+		for i := range w.snaps {
+			w.byID[w.snaps[i].SnapshotID] = i
+		}
+	}
+	i, ok := w.byID[id]
+	if !ok {
+		return -1
+	}
+	w.next = i + 1
+	return i
 }
 
 func appendItem(list, item []byte) []byte {
@@ -174,11 +194,12 @@ func appendItem(list, item []byte) []byte {
 }
 
 // withSnapshots assembles a document from the shell prefix, a snapshot list
-// (omitted when empty, as iceberg-go omits it) and the tail.
-func withSnapshots(prefix, items []byte, tail []byte) []byte {
+// (present: written even when empty, as refsOnly keeps the key) and the
+// tail.
+func withSnapshots(prefix, items []byte, present bool, tail []byte) []byte {
 	out := make([]byte, 0, len(prefix)+len(items)+len(tail)+16)
 	out = append(out, prefix...)
-	if len(items) > 0 {
+	if present {
 		out = append(append(append(out, `,"snapshots":[`...), items...), ']')
 	}
 	return append(out, tail...)
@@ -269,33 +290,57 @@ func appendSnapshotLog(out []byte, meta table.Metadata) []byte {
 	return out
 }
 
-// snapshotSpans locates each snapshot of a metadata document (by id) in
-// data. It fails on a document that is not a JSON object.
-func snapshotSpans(data []byte) (map[int64][]byte, error) {
+// snapshotSpans locates each snapshot of snaps, the parsed snapshot list
+// of data, in data; nil when the list in data is not snaps, in order.
+func snapshotSpans(data []byte, snaps []table.Snapshot) [][2]int {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("metadata is not a JSON object: %v", err)
+		return nil
 	}
 	var list snapshotList
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return nil
 		}
 		if key == "snapshots" {
 			if list, err = scanSnapshots(dec, data); err != nil {
-				return nil, err
+				return nil
 			}
 			continue
 		}
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
-			return nil, err
+			return nil
 		}
 	}
-	spans := make(map[int64][]byte, len(list.items))
-	for _, it := range list.items {
-		spans[it.id] = data[it.from:it.to:it.to]
+	if len(list.items) != len(snaps) {
+		return nil
 	}
-	return spans, nil
+	spans := make([][2]int, len(snaps))
+	for i, it := range list.items {
+		if it.id != snaps[i].SnapshotID {
+			return nil
+		}
+		spans[i] = [2]int{it.from, it.to}
+	}
+	return spans
+}
+
+// addedView is next with only the snapshots base does not hold, for the
+// location check of a commit: kept snapshots passed it when they were
+// committed against the same table location. When the location moves,
+// every snapshot is checked again.
+func addedView(base, next table.Metadata) table.Metadata {
+	if base == nil || base.Location() != next.Location() {
+		return viewOf(next)
+	}
+	old := idWalk{snaps: sharedSnapshots(base)}
+	var added []table.Snapshot
+	for _, sn := range sharedSnapshots(next) {
+		if old.find(sn.SnapshotID) < 0 {
+			added = append(added, sn)
+		}
+	}
+	return sharedView{Metadata: next, snaps: added}
 }
