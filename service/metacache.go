@@ -2,6 +2,7 @@ package service
 
 import (
 	"container/list"
+	"errors"
 	"sync"
 
 	"github.com/apache/iceberg-go/table"
@@ -90,7 +91,7 @@ func (c *metaCache) add(loc string, e *metaEntry) {
 // document whose snapshot list cannot be located still parses: commits on
 // it then encode every snapshot.
 func newMetaEntry(data []byte) (*metaEntry, error) {
-	meta, version, err := parseTableMetadata(data)
+	meta, version, err := parseStored(data)
 	if err != nil {
 		return nil, err
 	}
@@ -99,4 +100,18 @@ func newMetaEntry(data []byte) (*metaEntry, error) {
 	e.nSnaps = len(snaps)
 	e.spans = snapshotSpans(data, snaps)
 	return e, nil
+}
+
+// parseStored is parseTableMetadata with one decoding of the document for
+// formats 1 to 3: iceberg-go reads the format version itself and refuses
+// the ones it does not model, and only then is the v4 view built.
+func parseStored(data []byte) (table.Metadata, int, error) {
+	meta, err := table.ParseMetadataBytes(data)
+	if err == nil {
+		return meta, meta.Version(), nil
+	}
+	if !errors.Is(err, table.ErrInvalidMetadataFormatVersion) {
+		return nil, 0, err
+	}
+	return parseTableMetadata(data)
 }
