@@ -53,30 +53,27 @@ func (s *Service) checkEncoded(prev, next table.Metadata, enc *encodedMeta) erro
 	if err != nil {
 		return doesNotLoad(err)
 	}
-	if err := sameEncoded(next, back); err != nil {
+	if err := sameEncoded(next, back, enc); err != nil {
 		return doesNotLoad(err)
 	}
 	return nil
 }
 
-// sameEncoded compares what a check document read back as (back) with the
-// metadata it was written from: everything but the snapshot list must
-// encode the same, and each snapshot back holds must equal next's.
-func sameEncoded(next, back table.Metadata) error {
-	ne, ok1 := metaStruct(next)
-	be, ok2 := metaStruct(back)
-	if !ok1 || !ok2 || ne.Type() != be.Type() {
+// sameEncoded compares what a check document read back as (back) with
+// what it was written from: next, whose shell (everything but the snapshot
+// list and log) encoded as enc.shell. back's shell must encode the same,
+// its snapshot log must be next's, and each snapshot it holds must equal
+// next's.
+func sameEncoded(next, back table.Metadata, enc *encodedMeta) error {
+	be, ok := metaStruct(back)
+	if !ok || back.Version() != next.Version() {
 		return errors.New("metadata reads back as another format")
 	}
-	a, err := encodeShell(ne, 3)
+	shell, err := encodeShell(be, enc.version)
 	if err != nil {
 		return err
 	}
-	b, err := encodeShell(be, 3)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(a, b) {
+	if !bytes.Equal(shell, enc.shell) {
 		return errors.New("metadata does not read back as written")
 	}
 	if !slices.Equal(slices.Collect(next.SnapshotLogs()), slices.Collect(back.SnapshotLogs())) {

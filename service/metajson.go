@@ -79,6 +79,8 @@ func viewOf(meta table.Metadata) table.Metadata {
 type encodedMeta struct {
 	data, refs, check []byte
 	spans             [][2]int
+	shell             []byte // the encoding of everything else, as written
+	version           int
 }
 
 // encodeFast writes meta as format version `version`, copying the bytes of
@@ -102,7 +104,7 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 	if prev != nil && prev.spans != nil {
 		old.snaps = sharedSnapshots(prev.meta)
 	}
-	out = &encodedMeta{spans: make([][2]int, len(snaps))}
+	out = &encodedMeta{spans: make([][2]int, len(snaps)), shell: shell, version: version}
 	data := make([]byte, 0, len(shell)+snapshotsSizeHint(prev, len(snaps)))
 	data = append(data, shell[:len(shell)-1]...)
 	prefix := len(data)

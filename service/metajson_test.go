@@ -184,7 +184,7 @@ func roundTrip(t *testing.T, version int, seed int64) {
 		require.Equal(t, jsonValue(t, refs), jsonValue(t, enc.refs), "commit %d: refs-only document", commit)
 		checkBack, _, err := parseTableMetadata(enc.check)
 		require.NoError(t, err, "commit %d: check document", commit)
-		require.NoError(t, sameEncoded(got, checkBack), "commit %d", commit)
+		require.NoError(t, sameEncoded(got, checkBack, enc), "commit %d", commit)
 
 		loc = fmt.Sprintf("file:///wh/t/metadata/%05d.metadata.json", commit+1)
 		entry = &metaEntry{meta: got, version: version, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)}
@@ -215,4 +215,21 @@ func TestEncodeFastReusesSnapshotBytes(t *testing.T) {
 	require.True(t, ok)
 	require.Contains(t, string(enc.data), `"x-extra":"kept"`)
 	require.Equal(t, enc.data, enc.refs, "every snapshot heads a ref: the refs document is the document")
+
+	// The read-back check passes on the check document, and notices a
+	// document that does not read back as what was built.
+	readBack := func(doc string) error {
+		back, _, err := parseTableMetadata([]byte(doc))
+		require.NoError(t, err)
+		return sameEncoded(next, back, enc)
+	}
+	tampered := func(from, to string) string {
+		out := strings.Replace(string(enc.check), from, to, 1)
+		require.NotEqual(t, string(enc.check), out, "%s is in the check document", from)
+		return out
+	}
+	require.NoError(t, readBack(string(enc.check)))
+	require.Error(t, readBack(tampered(`"properties":{`, `"properties":{"z":"1",`)))
+	require.Error(t, readBack(tampered(`"operation":"append"`, `"operation":"overwrite"`)))
+	require.Error(t, readBack(tampered(`"format-version"`, `"snapshot-log":[{"snapshot-id":7,"timestamp-ms":1700000000000}],"format-version"`)))
 }
