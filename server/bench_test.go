@@ -162,6 +162,23 @@ func BenchmarkCommit(b *testing.B) {
 				benchCommit(b, bd, name, setProps("k", fmt.Sprint(i)))
 			}
 		})
+		// An append: add a snapshot and move main to it.
+		tableLoc := "file://" + filepath.Join(dir, name, "big")
+		last := int64(n) // manySnapshotsMetadata numbers snapshots and sequence numbers 1..n
+		b.Run(fmt.Sprintf("append/snapshots=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id := last + 1
+				benchCommit(b, bd, name, map[string]any{"requirements": []any{}, "updates": []any{
+					map[string]any{"action": "add-snapshot", "snapshot": map[string]any{
+						"snapshot-id": id, "parent-snapshot-id": last, "sequence-number": id, "timestamp-ms": time.Now().UnixMilli(),
+						"manifest-list": fmt.Sprintf("%s/metadata/snap-%d.avro", tableLoc, id),
+						"summary":       map[string]string{"operation": "append", "added-records": "1"}, "schema-id": 0}},
+					map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": id}}})
+				last = id
+			}
+		})
 	}
 }
 
