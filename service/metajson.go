@@ -161,7 +161,9 @@ func snapshotsSizeHint(prev *metaEntry, n int) int {
 
 // idWalk finds snapshots by id in a list, cheaply when they are looked up
 // in list order (a commit keeps the previous snapshots in order); an index
-// is built only on the first miss.
+// is built only on a miss before the end of the list. Past the end with no
+// index, find answers -1 without looking: the snapshots there are the ones
+// a commit appends, and a wrong -1 only costs an encoding (or a check).
 type idWalk struct {
 	snaps []table.Snapshot
 	next  int
@@ -173,6 +175,9 @@ func (w *idWalk) find(id int64) int {
 	if w.next < len(w.snaps) && w.snaps[w.next].SnapshotID == id {
 		w.next++
 		return w.next - 1
+	}
+	if w.byID == nil && w.next >= len(w.snaps) {
+		return -1
 	}
 	if w.byID == nil {
 		w.byID = make(map[int64]int, len(w.snaps))
