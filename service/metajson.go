@@ -64,6 +64,7 @@ type sharedView struct {
 // Snapshots returns the shared list; it must not be modified.
 func (v sharedView) Snapshots() []table.Snapshot { return v.snaps }
 
+// viewOf is meta as a sharedView (nil stays nil).
 func viewOf(meta table.Metadata) table.Metadata {
 	if meta == nil {
 		return nil
@@ -193,6 +194,7 @@ func (w *idWalk) find(id int64) int {
 	return i
 }
 
+// appendItem appends one element to a comma-separated list.
 func appendItem(list, item []byte) []byte {
 	if len(list) > 0 {
 		list = append(list, ',')
@@ -270,6 +272,7 @@ func sameSnapshot(a, b *table.Snapshot) bool {
 		(a.Summary == nil || a.Summary.Operation == b.Summary.Operation && len(a.Summary.Properties) == len(b.Summary.Properties))
 }
 
+// eqPtr tells whether two optional values are both absent or equal.
 func eqPtr[T comparable](a, b *T) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

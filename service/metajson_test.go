@@ -175,6 +175,9 @@ func roundTrip(t *testing.T, version int, seed int64) {
 		require.NoError(t, err)
 		require.True(t, ok, "the fast path must apply to iceberg-go's metadata types")
 		require.Equal(t, jsonValue(t, gotData), jsonValue(t, enc.data), "commit %d %v", commit, ups)
+		for _, key := range []string{`"snapshots":`, `"snapshot-log":`, `"format-version":`} {
+			require.LessOrEqual(t, strings.Count(string(enc.data), key), 1, "%s written twice", key)
+		}
 		back, _, err := parseTableMetadata(enc.data)
 		require.NoError(t, err)
 		require.True(t, got.Equals(back), "commit %d %v: the document does not read back as the builder's metadata", commit, ups)
