@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -145,4 +146,59 @@ func BenchmarkCommit(b *testing.B) {
 		b.Run(fmt.Sprintf("distinct-tables-%d-clients", clients), func(b *testing.B) { run(b, clients, distinct) })
 	}
 	b.Run("hot-table", func(b *testing.B) { run(b, 0, func(int64) string { return "t0" }) })
+	// One client committing to a table with a long history against one with
+	// a single snapshot: the commit's cost should not grow with history
+	// (issue 12: at most 3x, and at most 10 MB allocated per commit).
+	dir := strings.TrimPrefix(bd.warehouse, "file://") // register only inside the warehouse
+	for _, n := range []int{1, 10_000} {
+		name := fmt.Sprintf("hist%d", n)
+		metaLoc := manySnapshotsMetadata(b, filepath.Join(dir, name), n)
+		r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": name, "metadata-location": metaLoc})
+		require.Equal(b, 200, r.status, "%s", r.body)
+		b.Run(fmt.Sprintf("snapshots=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				benchCommit(b, bd, name, setProps("k", fmt.Sprint(i)))
+			}
+		})
+		// An append: add a snapshot and move main to it.
+		tableLoc := "file://" + filepath.Join(dir, name, "big")
+		last := int64(n) // manySnapshotsMetadata numbers snapshots and sequence numbers 1..n
+		b.Run(fmt.Sprintf("append/snapshots=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id := last + 1
+				benchCommit(b, bd, name, map[string]any{"requirements": []any{}, "updates": []any{
+					map[string]any{"action": "add-snapshot", "snapshot": map[string]any{
+						"snapshot-id": id, "parent-snapshot-id": last, "sequence-number": id, "timestamp-ms": time.Now().UnixMilli(),
+						"manifest-list": fmt.Sprintf("%s/metadata/snap-%d.avro", tableLoc, id),
+						"summary":       map[string]string{"operation": "append", "added-records": "1"}, "schema-id": 0}},
+					map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": id}}})
+				last = id
+			}
+		})
+	}
+}
+
+// benchCommit posts one commit and discards the answer without buffering
+// it, so that the allocations counted are the server's.
+func benchCommit(b *testing.B, bd *bundle, name string, body any) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := bd.client.Post(bd.url+"/v1/wh/namespaces/ns/tables/"+name, "application/json", bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		b.Fatalf("status %d: %s", resp.StatusCode, msg)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -59,35 +59,61 @@ func parseChange(c TableChange) (*parsedChange, error) {
 }
 
 // staged is a change applied to a loaded table, with its metadata file
-// written but not yet committed.
+// written but not yet committed. base is the table's metadata before the
+// change; entry, when set, is the new metadata to cache once it lands.
 type staged struct {
 	obj     *store.Object
+	base    table.Metadata
 	meta    table.Metadata
 	data    []byte
 	metaLoc string
 	swap    store.Swap
 	changed bool
+	entry   *metaEntry
+}
+
+// loadForCommit reads a table's pointer and its parsed metadata: from the
+// cache when this metadata location was parsed before (the full document
+// is then not fetched), else from the store, parsed once and cached. A
+// table that vanished is a 404.
+func (s *Service) loadForCommit(ctx context.Context, w *store.Warehouse, id Ident) (*store.Object, *metaEntry, error) {
+	ref := id.ref(w.Name, store.KindTable)
+	obj, err := s.store.ObjectGetRefs(ctx, ref)
+	if err == nil {
+		if e := s.metaCache.get(obj.MetadataLocation); e != nil {
+			return obj, e, nil
+		}
+		if obj.RefsOnly {
+			obj, err = s.store.ObjectGet(ctx, ref)
+		}
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, tableNotFound(err, id)
+	}
+	if err != nil {
+		return nil, nil, storeErr(err, w.Name)
+	}
+	e, err := newMetaEntry(obj.Metadata)
+	if err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+	}
+	s.metaCache.add(obj.MetadataLocation, e)
+	return obj, e, nil
 }
 
 // stage loads the current table, checks requirements, applies updates and
 // writes the new metadata file. Requirement failures are 409s that must not
 // be retried; a table that vanished is a 404.
 func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange) (*staged, error) {
-	obj, err := s.store.ObjectGet(ctx, c.Ident.ref(w.Name, store.KindTable))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, tableNotFound(err, c.Ident)
-	}
+	obj, prev, err := s.loadForCommit(ctx, w, c.Ident)
 	if err != nil {
-		return nil, storeErr(err, w.Name)
+		return nil, err
 	}
-	base, version, err := parseTableMetadata(obj.Metadata)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", c.Ident)
-	}
+	base, version := prev.meta, prev.version
 	if err := checkRequirements(c.reqs, base); err != nil {
 		return nil, err
 	}
-	target, updates, err := v4Plan(version, len(base.Snapshots()) > 0, c.updates, c.Updates)
+	target, updates, err := v4Plan(version, prev.nSnaps > 0, c.updates, c.Updates)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +131,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 		// builder does for its own updates.
 		b.AppendMetadataLog(table.MetadataLogEntry{MetadataFile: obj.MetadataLocation, TimestampMs: base.LastUpdatedMillis()})
 	}
-	st := &staged{obj: obj, meta: base, data: obj.Metadata, metaLoc: obj.MetadataLocation}
+	st := &staged{obj: obj, base: base, meta: base, data: prev.data, metaLoc: obj.MetadataLocation}
 	if !b.HasChanges() && target == version {
 		return st, nil
 	}
@@ -113,27 +139,53 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}
-	if err := s.checkTableMetadataLocations(w, meta); err != nil {
+	if err := s.checkTableMetadataLocations(w, addedView(base, meta)); err != nil {
 		return nil, err
 	}
-	data, err := marshalTableMetadata(meta, target)
+	data, refs, entry, err := s.encodeChecked(prev, meta, target)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode metadata")
-	}
-	if err := s.checkNewMetadata(base, meta, data); err != nil {
 		return nil, err
 	}
 	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
 	if err != nil {
 		return nil, err
 	}
-	st.meta, st.data, st.metaLoc, st.changed = meta, data, metaLoc, true
+	st.meta, st.data, st.metaLoc, st.changed, st.entry = meta, data, metaLoc, true, entry
 	st.swap = store.Swap{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: target, NewLocation: newLoc,
-		NewRefsMetadata: refsDocument(meta, data),
+		NewRefsMetadata: refs,
 	}
 	return st, nil
+}
+
+// encodeChecked serialises meta, built from prev's metadata, as format
+// target and checks it (checkNewMetadata): through the fast path when the
+// format stays the same, else by encoding and reading back everything. It
+// returns the document, its refs-only form and the cache entry for it
+// (nil on the slow path). Rejections are 400 ValidationExceptions.
+func (s *Service) encodeChecked(prev *metaEntry, meta table.Metadata, target int) ([]byte, []byte, *metaEntry, error) {
+	if target == prev.version && meta.Version() == prev.meta.Version() {
+		enc, ok, err := encodeFast(meta, target, prev)
+		if err != nil {
+			return nil, nil, nil, wrapErr(KindInternal, err, "encode metadata")
+		}
+		if ok {
+			if err := s.checkEncoded(prev.meta, meta, enc); err != nil {
+				return nil, nil, nil, err
+			}
+			e := &metaEntry{meta: meta, version: target, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)}
+			return enc.data, enc.refs, e, nil
+		}
+	}
+	data, err := marshalTableMetadata(meta, target)
+	if err != nil {
+		return nil, nil, nil, wrapErr(KindInternal, err, "encode metadata")
+	}
+	if err := s.checkNewMetadata(prev.meta, meta, data); err != nil {
+		return nil, nil, nil, err
+	}
+	return data, refsDocument(meta, data), nil, nil
 }
 
 // CommitTable applies one table change with server-side retries on lost
@@ -236,6 +288,7 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 		a.landed = func(ctx context.Context) {
 			for _, st := range results {
 				if st.changed {
+					s.metaCache.add(st.metaLoc, st.entry)
 					s.deleteDroppedMetadata(ctx, w, st)
 				}
 			}
@@ -254,10 +307,7 @@ func (s *Service) deleteDroppedMetadata(ctx context.Context, w *store.Warehouse,
 	if v, _ := strconv.ParseBool(st.meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
 		return
 	}
-	old, _, err := parseTableMetadata(st.obj.Metadata)
-	if err != nil {
-		return
-	}
+	old := st.base
 	keep := map[string]bool{st.metaLoc: true}
 	for e := range st.meta.PreviousFiles() {
 		keep[e.MetadataFile] = true

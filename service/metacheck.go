@@ -1,7 +1,11 @@
 package service
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -20,19 +24,75 @@ import (
 func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
 	now := time.Now()
 	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
-	if err := validation.TableMetadata(prev, next, now, rules); err != nil {
+	if err := validation.TableMetadata(viewOf(prev), viewOf(next), now, rules); err != nil {
 		return metadataRejected(err)
 	}
 	back, _, err := parseTableMetadata(data)
 	if err != nil {
-		e := wrapErr(KindValidation, err, "Commit rejected: the new table metadata would not load back: %v", err)
-		e.Reason = validation.ReasonMetadataDoesNotLoad
-		return e
+		return doesNotLoad(err)
 	}
-	if err := validation.TableMetadata(prev, back, now, rules); err != nil {
+	if err := validation.TableMetadata(viewOf(prev), viewOf(back), now, rules); err != nil {
 		return metadataRejected(err)
 	}
 	return nil
+}
+
+// checkEncoded is checkNewMetadata for a document written by encodeFast,
+// without reading the whole document back: next is validated, then
+// enc.check (the document minus the snapshots copied unchanged from the
+// previous one, which parsed already) is read back and must hold what next
+// holds. Copied snapshots are the previous document's bytes, which the
+// loader already read into the very snapshots next carries. Same errors as
+// checkNewMetadata.
+func (s *Service) checkEncoded(prev, next table.Metadata, enc *encodedMeta) error {
+	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
+	if err := validation.TableMetadata(viewOf(prev), viewOf(next), time.Now(), rules); err != nil {
+		return metadataRejected(err)
+	}
+	back, _, err := parseTableMetadata(enc.check)
+	if err != nil {
+		return doesNotLoad(err)
+	}
+	if err := sameEncoded(next, back, enc); err != nil {
+		return doesNotLoad(err)
+	}
+	return nil
+}
+
+// sameEncoded compares what a check document read back as (back) with
+// what it was written from: next, whose shell (everything but the snapshot
+// list and log) encoded as enc.shell. back's shell must encode the same,
+// its snapshot log must be next's, and each snapshot it holds must equal
+// next's.
+func sameEncoded(next, back table.Metadata, enc *encodedMeta) error {
+	be, ok := metaStruct(back)
+	if !ok || back.Version() != next.Version() {
+		return errors.New("metadata reads back as another format")
+	}
+	shell, err := encodeShell(be, enc.version)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(shell, enc.shell) {
+		return errors.New("metadata does not read back as written")
+	}
+	if !slices.Equal(slices.Collect(next.SnapshotLogs()), slices.Collect(back.SnapshotLogs())) {
+		return errors.New("snapshot log does not read back as written")
+	}
+	for _, sb := range sharedSnapshots(back) {
+		sn := next.SnapshotByID(sb.SnapshotID)
+		if sn == nil || !reflect.DeepEqual(*sn, sb) {
+			return fmt.Errorf("snapshot %d does not read back as written", sb.SnapshotID)
+		}
+	}
+	return nil
+}
+
+// doesNotLoad is the 400 for metadata that would not load back.
+func doesNotLoad(err error) error {
+	e := wrapErr(KindValidation, err, "Commit rejected: the new table metadata would not load back: %v", err)
+	e.Reason = validation.ReasonMetadataDoesNotLoad
+	return e
 }
 
 // metadataRejected turns a validation rejection into a 400

@@ -63,6 +63,7 @@ type Service struct {
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
 	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
+	metaCache metaCache
 }
 
 // New returns a Service over st, writing files through files.

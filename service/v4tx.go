@@ -143,6 +143,7 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, op table.Operati
 	}
 	t.a.addFile(metaLoc)
 	t.a.swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
-		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4, NewLocation: newLoc}}
+		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4, NewLocation: newLoc,
+		NewRefsMetadata: refsDocument(meta, data)}}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
 }

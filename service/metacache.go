@@ -1,0 +1,117 @@
+package service
+
+import (
+	"container/list"
+	"errors"
+	"sync"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// Bounds of the parsed-metadata cache. A metadata file never changes once
+// written, so an entry keyed by its location is correct on every replica
+// for as long as it lives; the bounds only cap memory. A parsed document
+// costs a few times its JSON size, which the byte bound approximates.
+const (
+	metaCacheMaxEntries = 1024
+	metaCacheMaxBytes   = 256 << 20
+	metaCacheOverhead   = 4 // parsed bytes per JSON byte, roughly
+)
+
+// metaEntry is one table metadata file, parsed once: the metadata, its real
+// format version, the stored bytes, and where each snapshot lies in them
+// (data[from:to] for the i-th snapshot of meta's list) so that the next
+// commit can copy them instead of re-encoding.
+// Nothing in it is modified after it is cached.
+type metaEntry struct {
+	meta    table.Metadata
+	version int
+	data    []byte
+	spans   [][2]int // nil when the snapshot list could not be located
+	nSnaps  int
+}
+
+func (e *metaEntry) size() int64 {
+	return int64(len(e.data))*metaCacheOverhead + 1024
+}
+
+// metaCache is a bounded LRU of metaEntry by metadata location. Its zero
+// value is ready to use.
+type metaCache struct {
+	mu    sync.Mutex
+	order *list.List // front: most recently used; values are *metaCacheItem
+	items map[string]*list.Element
+	bytes int64
+}
+
+type metaCacheItem struct {
+	loc string
+	e   *metaEntry
+}
+
+// get returns the entry cached for loc, or nil.
+func (c *metaCache) get(loc string) *metaEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[loc]
+	if !ok {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*metaCacheItem).e
+}
+
+// add caches e under loc, evicting the least recently used entries beyond
+// the bounds. An entry larger than the byte bound is not cached.
+func (c *metaCache) add(loc string, e *metaEntry) {
+	if e == nil || e.size() > metaCacheMaxBytes {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.items == nil {
+		c.items, c.order = map[string]*list.Element{}, list.New()
+	}
+	if el, ok := c.items[loc]; ok {
+		c.order.MoveToFront(el)
+		return // same location, same immutable file
+	}
+	c.items[loc] = c.order.PushFront(&metaCacheItem{loc: loc, e: e})
+	c.bytes += e.size()
+	for c.order.Len() > metaCacheMaxEntries || c.bytes > metaCacheMaxBytes {
+		el := c.order.Back()
+		it := el.Value.(*metaCacheItem)
+		c.order.Remove(el)
+		delete(c.items, it.loc)
+		c.bytes -= it.e.size()
+	}
+}
+
+// newMetaEntry parses stored metadata once and locates its snapshots. A
+// document whose snapshot list cannot be located still parses: commits on
+// it then encode every snapshot.
+func newMetaEntry(data []byte) (*metaEntry, error) {
+	meta, version, err := parseStored(data)
+	if err != nil {
+		return nil, err
+	}
+	e := &metaEntry{meta: meta, version: version, data: data}
+	snaps := sharedSnapshots(meta)
+	e.nSnaps = len(snaps)
+	e.spans = snapshotSpans(data, snaps)
+	return e, nil
+}
+
+// parseStored is parseTableMetadata with one decoding of the document for
+// formats 1 to 3: iceberg-go reads the format version itself and refuses
+// the ones it does not model, and only then is the v4 view built.
+func parseStored(data []byte) (table.Metadata, int, error) {
+	meta, err := table.ParseMetadataBytes(data)
+	if err == nil {
+		return meta, meta.Version(), nil
+	}
+	if !errors.Is(err, table.ErrInvalidMetadataFormatVersion) {
+		return nil, 0, err
+	}
+	return parseTableMetadata(data)
+}

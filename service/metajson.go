@@ -1,0 +1,356 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// The commit fast path. A commit on a table with a long history changes a
+// few keys and appends to the snapshot list; re-encoding every snapshot
+// (and re-parsing the result) made its cost grow with history. Instead the
+// new document is iceberg-go's own encoding of everything except the
+// snapshot list and snapshot log (the "shell", small), with the snapshot
+// list spliced in: snapshots the previous document already held are copied
+// byte for byte, new ones are encoded by iceberg-go. The snapshot log is a
+// list of two integers per entry and is written directly.
+//
+// iceberg-go keeps its metadata types unexported and deep-copies the
+// snapshot list on every Snapshots() call. The fast path reads that list
+// (and clears it in a copy, for the shell) through reflection on the
+// exported fields of those types; when their shape is not the expected one
+// every function here reports so and the caller takes the slow path.
+
+var snapshotSliceType = reflect.TypeOf([]table.Snapshot(nil))
+
+// metaStruct returns the struct behind meta when it has the shape the fast
+// path relies on: fully parsed snapshots in SnapshotList.
+func metaStruct(meta table.Metadata) (reflect.Value, bool) {
+	v := reflect.ValueOf(meta)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	e := v.Elem()
+	list, log := e.FieldByName("SnapshotList"), e.FieldByName("SnapshotLog")
+	if !list.IsValid() || list.Type() != snapshotSliceType || !log.IsValid() || !log.CanSet() {
+		return reflect.Value{}, false
+	}
+	if d := e.FieldByName("deferredSnapshots"); d.IsValid() && (d.Kind() != reflect.Pointer || !d.IsNil()) {
+		return reflect.Value{}, false // lazily parsed: SnapshotList is partial
+	}
+	return e, true
+}
+
+// sharedSnapshots returns meta's snapshots without copying them when it
+// can (else a copy). Callers only read them.
+func sharedSnapshots(meta table.Metadata) []table.Snapshot {
+	if e, ok := metaStruct(meta); ok {
+		return e.FieldByName("SnapshotList").Interface().([]table.Snapshot)
+	}
+	return meta.Snapshots()
+}
+
+// sharedView is a metadata whose Snapshots() does not copy, for read-only
+// checks that walk the whole list.
+type sharedView struct {
+	table.Metadata
+	snaps []table.Snapshot
+}
+
+// Snapshots returns the shared list; it must not be modified.
+func (v sharedView) Snapshots() []table.Snapshot { return v.snaps }
+
+// viewOf is meta as a sharedView (nil stays nil).
+func viewOf(meta table.Metadata) table.Metadata {
+	if meta == nil {
+		return nil
+	}
+	return sharedView{Metadata: meta, snaps: sharedSnapshots(meta)}
+}
+
+// encodedMeta is a metadata document written by encodeFast: the document,
+// where each snapshot lies in it, the refs-only document (snapshots that
+// head no branch or tag left out; data itself when none is), and the
+// document to read back as the serialisation check (the refs-only one,
+// plus the snapshots this commit encoded).
+type encodedMeta struct {
+	data, refs, check []byte
+	spans             [][2]int
+	shell             []byte // the encoding of everything else, as written
+	version           int
+}
+
+// encodeFast writes meta as format version `version`, copying the bytes of
+// every snapshot found unchanged in prev (nil: encode all). ok is false
+// when meta does not have the shape the fast path needs.
+func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encodedMeta, ok bool, err error) {
+	e, ok := metaStruct(meta)
+	if !ok {
+		return nil, false, nil
+	}
+	snaps := e.FieldByName("SnapshotList").Interface().([]table.Snapshot)
+	shell, err := encodeShell(e, version)
+	if err != nil || len(shell) < 2 || shell[len(shell)-1] != '}' {
+		return nil, false, err
+	}
+	heads := map[int64]bool{}
+	for _, r := range meta.Refs() {
+		heads[r.SnapshotID] = true
+	}
+	var old idWalk
+	if prev != nil && prev.spans != nil {
+		old.snaps = sharedSnapshots(prev.meta)
+	}
+	out = &encodedMeta{spans: make([][2]int, len(snaps)), shell: shell, version: version}
+	data := make([]byte, 0, len(shell)+snapshotsSizeHint(prev, len(snaps)))
+	data = append(data, shell[:len(shell)-1]...)
+	prefix := len(data)
+	var kept, checked []byte // the snapshots of refs and of check, comma-separated
+	nKept := 0
+	if len(snaps) > 0 {
+		data = append(data, `,"snapshots":[`...)
+	}
+	for i := range snaps {
+		s := &snaps[i]
+		if i > 0 {
+			data = append(data, ',')
+		}
+		start, fresh := len(data), false
+		if j := old.find(s.SnapshotID); j >= 0 && sameSnapshot(&old.snaps[j], s) {
+			data = append(data, prev.data[prev.spans[j][0]:prev.spans[j][1]]...)
+		} else {
+			b, err := encodeSnapshot(s, version)
+			if err != nil {
+				return nil, false, err
+			}
+			data, fresh = append(data, b...), true
+		}
+		out.spans[i] = [2]int{start, len(data)}
+		if heads[s.SnapshotID] {
+			kept, nKept = appendItem(kept, data[start:]), nKept+1
+		}
+		if heads[s.SnapshotID] || fresh {
+			checked = appendItem(checked, data[start:])
+		}
+	}
+	if len(snaps) > 0 {
+		data = append(data, ']')
+	}
+	tail := append(appendSnapshotLog(nil, meta), '}')
+	data = append(data, tail...)
+	out.data = data
+	out.refs = data // every snapshot heads a branch or tag: nothing dropped
+	if nKept < len(snaps) {
+		out.refs = withSnapshots(data[:prefix], kept, true, tail)
+	}
+	out.check = withSnapshots(data[:prefix], checked, len(snaps) > 0, tail)
+	return out, true, nil
+}
+
+// snapshotsSizeHint guesses the size of the snapshot list from the previous
+// document, to allocate the new one once.
+func snapshotsSizeHint(prev *metaEntry, n int) int {
+	if prev == nil {
+		return 512 * n
+	}
+	return len(prev.data) + 16<<10
+}
+
+// idWalk finds snapshots by id in a list, cheaply when they are looked up
+// in list order (a commit keeps the previous snapshots in order); an index
+// is built only on a miss before the end of the list. Past the end with no
+// index, find answers -1 without looking: the snapshots there are the ones
+// a commit appends, and a wrong -1 only costs an encoding (or a check).
+type idWalk struct {
+	snaps []table.Snapshot
+	next  int
+	byID  map[int64]int
+}
+
+// find returns the index of the snapshot with id, or -1.
+func (w *idWalk) find(id int64) int {
+	if w.next < len(w.snaps) && w.snaps[w.next].SnapshotID == id {
+		w.next++
+		return w.next - 1
+	}
+	if w.byID == nil && w.next >= len(w.snaps) {
+		return -1
+	}
+	if w.byID == nil {
+		w.byID = make(map[int64]int, len(w.snaps))
+		for i := range w.snaps {
+			w.byID[w.snaps[i].SnapshotID] = i
+		}
+	}
+	i, ok := w.byID[id]
+	if !ok {
+		return -1
+	}
+	w.next = i + 1
+	return i
+}
+
+// appendItem appends one element to a comma-separated list.
+func appendItem(list, item []byte) []byte {
+	if len(list) > 0 {
+		list = append(list, ',')
+	}
+	return append(list, item...)
+}
+
+// withSnapshots assembles a document from the shell prefix, a snapshot list
+// (present: written even when empty, as refsOnly keeps the key) and the
+// tail.
+func withSnapshots(prefix, items []byte, present bool, tail []byte) []byte {
+	out := make([]byte, 0, len(prefix)+len(items)+len(tail)+16)
+	out = append(out, prefix...)
+	if present {
+		out = append(append(append(out, `,"snapshots":[`...), items...), ']')
+	}
+	return append(out, tail...)
+}
+
+// encodeShell encodes a copy of the metadata struct e without its snapshot
+// list and log, through iceberg-go's own MarshalJSON, as format `version`.
+func encodeShell(e reflect.Value, version int) ([]byte, error) {
+	cp := reflect.New(e.Type())
+	cp.Elem().Set(e)
+	cp.Elem().FieldByName("SnapshotList").Set(reflect.Zero(snapshotSliceType))
+	log := cp.Elem().FieldByName("SnapshotLog")
+	log.Set(reflect.Zero(log.Type()))
+	shell, err := json.Marshal(cp.Interface())
+	if err != nil || version != FormatV4 {
+		return shell, err
+	}
+	return marshalTableMetadataV4(shell)
+}
+
+// marshalTableMetadataV4 turns a v3 encoding into the v4 one.
+func marshalTableMetadataV4(v3 []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(v3, &doc); err != nil {
+		return nil, err
+	}
+	if _, ok := doc["snapshots"]; ok {
+		return nil, errors.New("v4 shell with snapshots")
+	}
+	doc["format-version"] = json.RawMessage("4")
+	if _, ok := doc["next-row-id"]; !ok {
+		doc["next-row-id"] = json.RawMessage("0")
+	}
+	return json.Marshal(doc)
+}
+
+// encodeSnapshot is iceberg-go's encoding of s; for format 4 the manifest
+// list is named root-manifest. The first "manifest-list" key of the object
+// is the field: the fields iceberg-go writes before it are all numbers.
+func encodeSnapshot(s *table.Snapshot, version int) ([]byte, error) {
+	b, err := json.Marshal(*s)
+	if err != nil || version != FormatV4 {
+		return b, err
+	}
+	const from, to = `"manifest-list":`, `"root-manifest":`
+	if i := bytes.Index(b, []byte(from)); i > 0 {
+		b = append(b[:i:i], append([]byte(to), b[i+len(from):]...)...)
+	}
+	return b, nil
+}
+
+// sameSnapshot tells whether the snapshot the previous document held under
+// an id is the one meta holds: ids are never reused, so this only guards
+// against a remove-and-re-add within one commit.
+func sameSnapshot(a, b *table.Snapshot) bool {
+	return a.SnapshotID == b.SnapshotID && a.SequenceNumber == b.SequenceNumber &&
+		a.TimestampMs == b.TimestampMs && a.ManifestList == b.ManifestList &&
+		eqPtr(a.ParentSnapshotID, b.ParentSnapshotID) && eqPtr(a.SchemaID, b.SchemaID) &&
+		eqPtr(a.FirstRowID, b.FirstRowID) && eqPtr(a.AddedRows, b.AddedRows) &&
+		len(a.ManifestLocations) == len(b.ManifestLocations) && (a.Summary == nil) == (b.Summary == nil) &&
+		(a.Summary == nil || a.Summary.Operation == b.Summary.Operation && len(a.Summary.Properties) == len(b.Summary.Properties))
+}
+
+// eqPtr tells whether two optional values are both absent or equal.
+func eqPtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// appendSnapshotLog writes `,"snapshot-log":[...]` as encoding/json would
+// (omitted when empty).
+func appendSnapshotLog(out []byte, meta table.Metadata) []byte {
+	n := 0
+	for e := range meta.SnapshotLogs() {
+		if n == 0 {
+			out = append(out, `,"snapshot-log":[`...)
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, `{"snapshot-id":`...)
+		out = strconv.AppendInt(out, e.SnapshotID, 10)
+		out = append(out, `,"timestamp-ms":`...)
+		out = strconv.AppendInt(out, e.TimestampMs, 10)
+		out = append(out, '}')
+		n++
+	}
+	if n > 0 {
+		out = append(out, ']')
+	}
+	return out
+}
+
+// snapshotSpans locates each snapshot of snaps, the parsed snapshot list
+// of data, in data; nil when the list in data is not snaps, in order.
+func snapshotSpans(data []byte, snaps []table.Snapshot) [][2]int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var list snapshotList
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key == "snapshots" {
+			if list, err = scanSnapshots(dec, data); err != nil {
+				return nil
+			}
+			continue
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	if len(list.items) != len(snaps) {
+		return nil
+	}
+	spans := make([][2]int, len(snaps))
+	for i, it := range list.items {
+		if it.id != snaps[i].SnapshotID {
+			return nil
+		}
+		spans[i] = [2]int{it.from, it.to}
+	}
+	return spans
+}
+
+// addedView is next with only the snapshots base does not hold, for the
+// location check of a commit: kept snapshots passed it when they were
+// committed against the same table location. When the location moves,
+// every snapshot is checked again.
+func addedView(base, next table.Metadata) table.Metadata {
+	if base == nil || base.Location() != next.Location() {
+		return viewOf(next)
+	}
+	old := idWalk{snaps: sharedSnapshots(base)}
+	var added []table.Snapshot
+	for _, sn := range sharedSnapshots(next) {
+		if old.find(sn.SnapshotID) < 0 {
+			added = append(added, sn)
+		}
+	}
+	return sharedView{Metadata: next, snaps: added}
+}
