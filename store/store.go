@@ -238,6 +238,7 @@ func IdempotencyFence(ctx context.Context) (key, owner string, ok bool) {
 // concurrent use by many server replicas: correctness never depends on
 // in-process locks.
 type Store interface {
+	AuditStore
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error
