@@ -16,11 +16,33 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
 	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for AuditEventDecision.
+const (
+	Allowed AuditEventDecision = "allowed"
+	Denied  AuditEventDecision = "denied"
+	Failed  AuditEventDecision = "failed"
+)
+
+// Valid indicates whether the value is a known member of the AuditEventDecision enum.
+func (e AuditEventDecision) Valid() bool {
+	switch e {
+	case Allowed:
+		return true
+	case Denied:
+		return true
+	case Failed:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for LoadTableParamsSnapshots.
 const (
@@ -39,6 +61,31 @@ func (e LoadTableParamsSnapshots) Valid() bool {
 		return false
 	}
 }
+
+// AuditEvent defines model for AuditEvent.
+type AuditEvent struct {
+	// Action "METHOD /route/pattern", "issue-token" or "vend-credentials"
+	Action   string             `json:"action"`
+	At       time.Time          `json:"at"`
+	Decision AuditEventDecision `json:"decision"`
+
+	// Detail Short; "access=read" or "access=read-write" for a vend
+	Detail string `json:"detail"`
+	Id     string `json:"id"`
+
+	// Principal "source:subject", e.g. oidc:alice or builtin:etl
+	Principal string `json:"principal"`
+	RequestId string `json:"request-id"`
+
+	// Resource "kind:warehouse/ns.ns/name", or the object of a management route
+	Resource string `json:"resource"`
+
+	// Status HTTP status of the request (of the vend for vend-credentials)
+	Status int `json:"status"`
+}
+
+// AuditEventDecision defines model for AuditEvent.Decision.
+type AuditEventDecision string
 
 // CatalogConfig defines model for CatalogConfig.
 type CatalogConfig struct {
@@ -236,6 +283,12 @@ type IcebergErrorResponse struct {
 	Error ErrorModel `json:"error"`
 }
 
+// ListAuditEventsResponse defines model for ListAuditEventsResponse.
+type ListAuditEventsResponse struct {
+	Events        []AuditEvent `json:"events"`
+	NextPageToken *string      `json:"next-page-token,omitempty"`
+}
+
 // ListColumnFilesResponse defines model for ListColumnFilesResponse.
 type ListColumnFilesResponse struct {
 	DataFiles []DataFileColumnFiles `json:"data-files"`
@@ -418,6 +471,28 @@ type LoadTable = LoadTableResult
 
 // LoadView defines model for LoadView.
 type LoadView = LoadViewResult
+
+// ListAuditEventsParams defines parameters for ListAuditEvents.
+type ListAuditEventsParams struct {
+	// Principal Exact principal, "source:subject" (e.g. oidc:alice).
+	Principal *string `form:"principal,omitempty" json:"principal,omitempty"`
+
+	// Resource Resource prefix (e.g. "table:wh/sales" or "warehouse:wh").
+	Resource *string `form:"resource,omitempty" json:"resource,omitempty"`
+
+	// Action Exact action (e.g. "vend-credentials", "DELETE /v1/{prefix}/namespaces/{namespace}").
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// Since Only events at or after this RFC 3339 time.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only events before this RFC 3339 time.
+	Until     *time.Time      `form:"until,omitempty" json:"until,omitempty"`
+	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+
+	// PageSize Events per page (default 100, at most 1000).
+	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
 
 // GetConfigParams defines parameters for GetConfig.
 type GetConfigParams struct {
@@ -739,6 +814,9 @@ func (a ReportMetricsRequest) MarshalJSON() ([]byte, error) {
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 
+	// (GET /management/v1/audit)
+	ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(w http.ResponseWriter, r *http.Request)
 
@@ -854,6 +932,11 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// (GET /management/v1/audit)
+func (_ Unimplemented) ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // (GET /management/v1/warehouses)
 func (_ Unimplemented) ListWarehouses(w http.ResponseWriter, r *http.Request) {
@@ -1048,6 +1131,117 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListAuditEvents operation middleware
+func (siw *ServerInterfaceWrapper) ListAuditEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAuditEventsParams
+
+	// ------------- Optional query parameter "principal" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "principal", r.URL.Query(), &params.Principal, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "principal"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "resource" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "resource", r.URL.Query(), &params.Resource, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "resource"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "resource", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", r.URL.Query(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "action"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "action", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", r.URL.Query(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "since"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "since", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", r.URL.Query(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "until"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "until", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAuditEvents(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListWarehouses operation middleware
 func (siw *ServerInterfaceWrapper) ListWarehouses(w http.ResponseWriter, r *http.Request) {
@@ -3225,6 +3419,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/warehouses/{name}", wrapper.GetWarehouse)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/audit", wrapper.ListAuditEvents)
+	})
 
 	return r
 }
@@ -3241,6 +3438,45 @@ type LoadTableJSONResponse struct {
 }
 
 type LoadViewJSONResponse LoadViewResult
+
+type ListAuditEventsRequestObject struct {
+	Params ListAuditEventsParams
+}
+
+type ListAuditEventsResponseObject interface {
+	VisitListAuditEventsResponse(w http.ResponseWriter) error
+}
+
+type ListAuditEvents200JSONResponse ListAuditEventsResponse
+
+func (response ListAuditEvents200JSONResponse) VisitListAuditEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditEventsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListAuditEventsdefaultJSONResponse) VisitListAuditEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListWarehousesRequestObject struct {
 }
@@ -4727,6 +4963,9 @@ func (response RenameViewdefaultJSONResponse) VisitRenameViewResponse(w http.Res
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 
+	// (GET /management/v1/audit)
+	ListAuditEvents(ctx context.Context, request ListAuditEventsRequestObject) (ListAuditEventsResponseObject, error)
+
 	// (GET /management/v1/warehouses)
 	ListWarehouses(ctx context.Context, request ListWarehousesRequestObject) (ListWarehousesResponseObject, error)
 
@@ -4876,6 +5115,32 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListAuditEvents operation middleware
+func (sh *strictHandler) ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams) {
+	var request ListAuditEventsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAuditEvents(ctx, request.(ListAuditEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAuditEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAuditEventsResponseObject); ok {
+		if err := validResponse.VisitListAuditEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListWarehouses operation middleware
@@ -6026,76 +6291,86 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1pbxs5ln+FqN3FOECVZE8HuwPPp3TaPchOkjZiT3qBUQNDF58ktktkhWRJ1hj+7wuSdYusKsklH939",
-	"KY7E4118fCd1H8R8lXIGTMng/D5IscArUCDM/97FMUj5AySwwIpydqm/1V9QFpwHS8AERBAGDK8gOA/+",
-	"L/oQww2IRWTnRdXEIAxkvIQV1pPVNtXDpRKULYKHhzD4QGCVcgUs3v4dtt271MZGf4dtz8qf8QpkimMo",
-	"FyUgY0FTA9V59T1KYA2JDBHgeIn+8eVjBCzmBEiIfuWUAUE3W6SWgE7vzn5EEjShFBfo5L/OfnwzCUIL",
-	"bIrVsgKVFYsHYSDgW0YFkOBciQy6gb7EC7ii/4YmIb5lILbV4mk+qEGAFWV0la2C87OwWJcyBQsQ5cLX",
-	"/BYqRuIk4ZuLVaq2X3GSQQGdb0MzuYfklwLm9M5D7+sloA0WsOSZBKRXDhGWSIDKhCYyZYivQQhKQE5S",
-	"s5Im/HR9No05m9OFh9R26J50vsY3SYvIzVWVHrDnol8pbLrWXFPY7LXkgx4sU84kmEN5IQQX+o+YMwVM",
-	"GTamaUJjc9Smv0pN6fvaiv8pYB6cB/8xrc761H4rp/mRNYt+ybexmzYZ945t0RzTJBOWY5ihfCoCPRfd",
-	"cLKdBA9h8JFjYig7Gozlil9AZolygWe+RitQmGCF0UnxV5RwuyWiEuEbCUyhORcII6nwAgiKBWAF5gRb",
-	"TWNpfI0XTfh2uJJjqtk9KqJ6QT+e+tsSzYkRuHyyXvs9Vjjhi/fmpBh1LngKQlErOQTmOEusoseEUL0m",
-	"Ti4bY1p4lmqE3/wKsdIfACMpp/l9QRWsOudhIfBW/5/W9PYtbKOEzkHRFTgnlzrgMaA+1E/ZPyvs68v/",
-	"4kDwPU+yFfuRJvCBzfkuGecUEhJR4iRAqW53KTCnCURzLlZYOcE330v6b4goi262Kt8tn6BX/u+3QejY",
-	"qJBxt0Kq06Ac2YQmrOHkhKOPTGmmHOKmz59ezIPt66GiJmLMBYlintkz3rteW/hKWoQHM6EFRTdP5Hu+",
-	"WlH1Bb5lIB3Mic1IA1KTA136qc1yB3typFeFQdm13Be8+d+rnz7raZLhVC65ippQds2uKYM2tRvIuemk",
-	"iZPfKR4KUQJM0TkF0QeJWedDNfxwMmQpwQqGz2jh3di1Wq2XAvm1v0OC4qLZA4Odi7dfKe1OqZbpgl1g",
-	"JnGsJ3h5aAy4KF5itthLzHekY0fSWzg0N/IDbW/3347EdYqYMa1KD8uLduUm9QBRLqVXH0VRVFsPQsB3",
-	"Tl44Bt16rvPes06L44sUC2WsskimEO8hcIdhHQ60oOtXijbwI2vf11C44TwBzPSIjaAKIi5I/4Hzyb+h",
-	"TwmcnwWd5/5ADjwVIbXHGq1ByBzEx9OptWYDFz8Nfy7iBi+CkG4ESwhcaPyAFdbGU81KO4JhNucuu6zL",
-	"GO+wVXstqQInjw+Qu8WRVHiva+l5rPxSqXW5nQMx2KHU3i5EGEgulNVPESVu90hrX8+XQ32/BmAez6PY",
-	"xikCkIBe+CvEigufIGBBKMMJVduByHe7j3U+NkMkl9l8ThnSM9GSJ4SyBcKI5EBGawNltD5DNwm/qXau",
-	"BR/mcwmDWbS3DA7zDHMg2huEDUK6uHHxLTNfGq5Ax9GEfOCr8cFf3Ol8mqPX4FP3STRR3E+cQOLSxATc",
-	"3F2BlHjhPmZS4fh2v0Cf/X+/02c3zceHFj4XUlqEr2LMrrG87Qkydd7dCWYMSHFfGQ1jjoiZHQmYgwAW",
-	"w35nwXuYfZj0xWUwIVG5ynADoHkNO7ii1y0lqYb48C18isUZBFrxtWv9XuE5NHwEKmpp+D1o57i/HKA9",
-	"PkS1IxB/A/WavUtn7mj3ninyVZ3CVWmuNgx2vmv/j1Sqmi3tB+ERB6puqw8+/dILbskiOYDfw6FtcL4t",
-	"uAzuVJRqZ1iZ9K3eIksSm6Kz2cduXV0DyIeXCTF04FSFtoYj5QhyjY5aHS4fbqXf2YFfmdMejl65bK9c",
-	"1RZ3wsgxeS/AYIKTDiCl4iKPiRSDB0N7ZedW+/RC7drNB349u+vyIfN05vAgx5Ei1+ET07AzDN7KFr9k",
-	"uj024v+5fgUOtyY+Y0XX8LOgCi4SuqA3tPA/W1eU+TLxhAkFYMlZk82dtnUF0C1snZ/7Te6dTBaBoBrv",
-	"ok2nAJWYVWi41tDGsTmD2tCu2aZuL8sq1pZuKawj6xAN8YL7oHBL9UG2667n1/RlZYxZpLC8Hb5kwy1x",
-	"rJsmmDW9w4ZXpTLZz/18nI9jdXfmqeKItToXt9vfFxYw1VCjBg3mVEgVCb4ZKnutUMJjJeiooYOC3nXq",
-	"taMIxWp1vA6tILhse6MHVgkV9NoJz71jW6S/QWucZBAiAqbMsiivlCDWINCGqiXCKY6XMKV5VemCT4Iw",
-	"uIsWPMq3+1VyNvmCN59y9aj3hQWVCkR3zmvYXe/NGPA1CJM8cl0Y7sTA7o4u6hfQd6aLHgX846DTw7sp",
-	"S0Aqykqw9rTvJc9Ev5+7M7GtNu0qYQMYN0IpF+oTKEFjedC1J8wK0bCYV32wC5xd+3AUmy6vje0Fr6yh",
-	"zTdxgdgmvdN59crjvlEMbzQiF28XhP8wFQlV3XcJnVdkTbSqbcf32pYDCyf6QkAd4HqrcqiUGqg9A2sr",
-	"vgZyCI57TXLWh5CgAiAs4Xdxr3KKO5O7zStF33Tn02mI5Hfn0+lNFt+Cmk4mE8QFWsjGR658z9MmhnuS",
-	"3Xo6zctOd0vni5LrLxdX1yi21b5I8EyBRGpJZXF90lWa2CBqiPRFpYCZsmczJhVc7zVjJxsqbBG+RHOe",
-	"JHxjruB35tpt7pUKrnjMkzchSpNMmnErzPDC7ILeXX6YsZN/TauPpuuzf72ZoO85oQY2rFCMhdiWy5qK",
-	"Kc2hdb2kOUQ5ScMZy08YwoygelwYYQFIk40gLNFcgDWFrFWxBAFmRtOumLFOwyJEklsgM3bL+IYhW1hm",
-	"N9d7SbQAhTB6e3o6mWkuKqq02R18xLew5Alx8iYIg7JwIjidnE1OjfmQAsMpDc6D7yank++M3aaWRsia",
-	"FJw2w0oLm5XU0mNk6QPR+zciVEGrWeDPp6fjVae7Y2GOKvWLNYht1ecxsckWU37t26SE2oaCrbLEC2nC",
-	"BSVNgl/0seTSQYdWjUjeYgFSfc/JdjQaeCpRHpqnXlsKD0fkRC106GiFaLTYbLDMexzIqGx4CP2yOr3X",
-	"OuWh8tZ3uWWTSE1uNYj1tq93SCNmVyfohCq0hIQgxlEVrH4zstw5j9/fQHVg8RwsH/u01ToC/3nva3Pb",
-	"q6PplwHCMy0CrangRXrXx4Dcbr7MRx6RC1V5m5MHOayhuWV4ppCEWICSr4AlYZAXiTSxugIl0TI3DAqD",
-	"Y0X1LZwzCNUi4bmNURPGGTvRW2nLDAlYUM5CVDQQhUgDHUm1TSDCpmU0RFLJqBoguP5KsHDG4E6BYDiJ",
-	"KAmRlGDcKPvXLWzDGhhla1GI7Kqm34iSUBsBmh9R9fGbCbo2UQf9OTIGFE6AWDOhFo+4ha0xBaicMQb6",
-	"k6Jl0VoDTZm8csrk+LdRQxyf7vrpOQVaMIA8zWHQmqTsDe3SEXlPnPvwtDpdNzWF3nlkjkbhZiOfg875",
-	"AGQRzyyu5fHLZU3L8Vi3QhETKCh+b6MFD9NmttprolaJ710euGCphkxbXcsP4aAZVQO1nuBuaBY2svo8",
-	"PPaUAziY/QMVECsUL2lCBDDE54bLFv7K4EEnmv08jUwr+5iGUL0A4GFv9tX6wc0902G+f65FePbbxfWE",
-	"gGXfsZyAncaWJ9bCvu4Uj1auxGREl6AhGH7NYG0683e3VyB4egwRGOJZNOlDBE/Tkenj8SA+ckxKpD8V",
-	"WfAjCo6z6qxXaoz1o0z0KI9ejUycJWCyS50S0os7KpUM9mcnmIkvRwX2X1+tR0usv9R/sqbNeOXTgujT",
-	"6za+XYuPvmTF3ps7eGIV358ccBzbn5dYGR2Wx95DlIfeQ3OG8+j7M2j+qcizmy9HOhvZ4nFEsx8696tK",
-	"x5JpZ0J8uBx3y0X11svjpMkkAw6QpGidP7/yssTpq33j5+UqOledwZgyYQjwOJHQnN1DInIJ6nJBbY3y",
-	"07ufx3YiW7XXvteRJKLM+I0l1SZjndrwhZy/Wrv7b1OZO/r5X7sqt+On9+bfXu9wXN46o0KZWBTENeUK",
-	"+0SHPM6IzXWP6FfWTp7XpzyMVB55Dn2vMc6jz5xB9AmreNn9MKCb3EXdsGxMBpatNJ44SYzHN6+XSvRF",
-	"5/aQ8++6OUYlyph91IUgSVkMRoFeXOOFVqYN5EdkqdsTNkDv6QVbNMbxgJ9L2/fPqL3j2OeIjqg/jqXi",
-	"HY8PPXFg0fE0lCc8FJuhKMGMAPmrtS4aDxQe8Kris90903bJfK5aW88LgEA3WAIyD03aDBdVEiV0remh",
-	"VzCfSoQVwqjQb+gkxwvFmRDAlHlyctdIrfcbDkpW1Rsv6iq0vwPj2HapqzXTIUffN4iZ14otcYuavzvt",
-	"1STST5lAcKeAySLPZ/mL8vIy9Nbqenmeh32Q5KuCghLx+YzdtOhsUtwNEuepcJPwXuOE2vI7fajN9zN2",
-	"8vb0FH2131DOLu5iMADatUyj7sS2Gb3Jq/ZMlXxZLkjnoC8iR8bc6pxO4X9ROtrzzOIr1tTPq3mb3ZRe",
-	"m7bW5jpMO6YJ1rOfLcfrac11MOnKUU4jY54CQYobfllj7oQzQCmIsv5G4/Pmd6IeD5Ou8kL/jWt+TEiu",
-	"dld8DWiz5InV+DNmSPDXRodVpZkTwHM7kXNV6WnzkdUbEuEZKywNv/5++Zr7D509ms5e2bap13Ou2rH6",
-	"Wu/XserzXP1lg+TN48/bDjITScKxNr5GDCUdJgXMtNhH9ilNaDbZO/2nhj47R5slqCWI6oL7k0Qwn0Os",
-	"l60VG4SofMkfMzJjerzpU/4J3cJWNupT18CIRLcAKXrPV6D+JJEFE11i8S0DZZWfmLGiPT7MLVjTt2At",
-	"WEQV2vAsIWiOkwTd4PjWpfg8TwwcUYF4dvToECsxf5gHHSKsbcTXah1cmcs8kpQAkjFmSCPDKFuE9p4n",
-	"XRbDjJ3ILYuXgjOemdprrDKpr53U9FW8maAfOvxFhAXMGGfJtvr9FsVRnFDTpWX8eAmMoOqHgazjFJlb",
-	"+Bxp1ec6U413IDx2vv/Hh+p79Bv+4yt951saD7u/4zKmTnC9nOE3Kix3jag89e1hs7pdWdqvZsTvMElr",
-	"EB89R1uk0V9WivbFF0jsvtr9ussjzPDpvf6nN8c6MnOG2LWmB3jE/Ggl9d5Q0tfid7iemYG+dJ/eYs9s",
-	"n6HiOMm+Z1Ib/TOqn1frdO0SHL8CJbPzkyCvRMnkBrSA4umEY3SE1F6beeG1dDuv4jzGxa9qRSx5j+fg",
-	"q+oHdOTUxpqOxcudX+x5DSn43d8XOpSv9j0Ey1lbTpIH9Y7GW3vfP8UBfQW1rqOez9JUGel4ljrWPGOt",
-	"vXlLwUwk2s1VKj2fTs/+/D+T08np5Oz8L2d/OTOkyucXLy4VDZr6Cm3//Kysf5qLTO0TC0Htg1qH7cMv",
-	"D/8fAAD//w==",
+	"7D1pc9s4ln8Fxd2tcapIyZ6kdmc1tR/SiXsmOzlctie9Va1UDUQ8SWhTABsAJWtS/u9bOHiDlGRTPrrn",
+	"UxwRBN6Fh3eC34OYr1LOgCkZTL4HKRZ4BQqE+d/bOAYp30MCC6woZxf6qX5AWTAJloAJiCAMGF5BMAn+",
+	"L/oQwwzEIrLvReWLQRjIeAkrrF9W21QPl0pQtgju7sLgA4FVyhWwePs32PavUhkb/Q22O2b+jFcgUxxD",
+	"MSkBGQuaGqgm5XOUwBoSGSLA8RL9/fJjBCzmBEiIfuGUAUGzLVJLQKe3Zz8iCZpQigt08h9nP74aBaEF",
+	"NsVqWYLK8smDMBDwa0YFkGCiRAb9QF/gBVzRf0KdEL9mILbl5KkbVCPAijK6ylbB5CzM56VMwQJEMfE1",
+	"v4GSkThJ+OZ8lartV5xkkEPXtaB5eQfJLwTM6W0Hva+XgDZYwJJnEpCeOURYIgEqE5rIlCG+BiEoATlK",
+	"zUya8OP12TjmbE4XHaS2Qw+k8zWeJQ0i12dVesCBk36lsOmbc01hc9CUd3qwTDmTYDbluRBc6D9izhQw",
+	"ZdiYpgmNzVYb/yI1pb9XZvx3AfNgEvzbuNzrY/tUjt2WNZNeumXsonXGvWVbNMc0yYTlGGbIvYpAv4tm",
+	"nGxHwV0YfOSYGMoOBmMx4yXILFE+8MxjtAKFCVYYneR/RQm3SyIqEZ5JYArNuUAYSYUXQFAsACswO9hq",
+	"Gkvja7yow9fiisNUs3tQRPWE3XjqpwWaIyNw7mWjrzNC1fnawZEKnoJQ1IoNju0UzR05DT6dX//1y3s0",
+	"FjxTME6xUiDYNAjRNKBSZhApveunAeICTYM1MBLFAggwRXEip0EQNqkTBthAMOdipf8KCFYQKboC31gC",
+	"MZUONmBae/1s9RKQQD9l1PyhpQ9I8M07g8I0aeN2teRC/RlNA2wOpP8RgEmOR+WnaCOogmngJENj6IOT",
+	"Eo8ghEEqKItpihMfbSXPRAwTmc1+gVhposJoMUKckniCExqDBmaW0URRNgGV+NbVqgKkijrWF2AX8S1/",
+	"QxmZFPp2zOSIybFWRBoSLsyBxg1oiM8RRivM8AJWepcYafCBIxVWmWyv9tfr6wtkH+rJ9NQOcnTi/q8p",
+	"a4jcFKJXgfe8KpXkz5r6Rqxq9KhSP8xFvEKSinAVgBfiUkqSJYFG7h1WOOGLd+asaW8iAnOcJdZUwoRQ",
+	"vR5OLmpjWgRrLQKMpJw6i4sqWPW+h4XAWyt/peVzA9sooXMwe8r3cnGKPgTUBgsK7KvTe6nIk2zFfqQJ",
+	"fGBz3ibjnEJCIkq8BCgEoE2BOU0gypWKB3zzXNJ/QkRZNNsqt1quhShT//nGI2lhkJ8S/iO9SoNiZB2a",
+	"sIKTF45dZEozj842J5ierAPbl0NFTcSYCxLFPGNqr/mawlfQIrw3ExpQ9PNEvuOrFVWXVtu0mRObkQak",
+	"Ogf6Tvgmyz3scUivcpesb7pLvPnfqy+fjVpmOJVLrqI6lH1vV5RBk9o15Px00sRxVlkHhahR73MKYhck",
+	"Zp4P5fD7kyFLta2x/xsNvGurlrPtpIAznFskyE21AzBoma67lVL7lXKaPtgFZtIemp08NC5QFC8xWxwk",
+	"5i3paEl6A4f6Qt1AW/v4tyNxvSJmnJMiRtGJdhlo2AFEMZU1XAdQFOXSeyHQtU+eOQb9eq733LNuv89v",
+	"wEIZqyySKcQHCNz9sA739EGrR4p2kSPrIVdQmHGeAGZ6hHGcIi7I7g3XJf+GPgVw3Szo3ff35MBjEXJN",
+	"YROtQeRe7sPp1Jizhks3DX/KPcFnQUg/ggUEPjTeY4W18VSx0o5gmM25zy7rM8Z7bNWdllSOU4cP4AJL",
+	"kfZeDzmWnsbKL5Ran9u5JwYtSh3sQoSB5EJZ/VQPn1SHpBB3PNzX96sB1uF55Mt4RQAS0BN/hVhx0SUI",
+	"WBDKcELVdk/k+93HKh/rkZyLbD6nDOk30ZInhLIFwog4IKO1gTJan6FZwme+EBGfzyXszaKDZXA/z9AB",
+	"0VwgrBHSx43zXzPz0HAFerYmuIEvxgd/drvzcbZejU/9O9HkQT5xAolPExPwc3cFUuKFf5tJheObwwJ9",
+	"9v+7nT67qBsfWvh8SGkRvooxu8byZkeQqffsTjBjQPLzygbe9RYxb0cC5iCAxXDYXujczF2Y7IrLYEKi",
+	"Ypb9DYD6Mezhip63kKQK4vsv0aVYvEGgFV/75t8pPPcNH4GKGhr+ANp5zi8PaA8PUbUE4i+gXrJ36c2+",
+	"ts+ZPOPbK1yl5mrCYN/3rf+RSlUmDWUPCGto5iv6gKkkIj1ywOBWRan2LU1m0XAoSxKbM7bp8H7V56Dp",
+	"wqjiHXRj9AAVUfU+9tZn3eAWQif3kOD9oa3J8uAsqADUhZcJmvTgVAbr9kfKE7YbHLUqXF24FZ50D35F",
+	"3nV/9Ippd8pVZXIvjByTd2V+tRtIqbhwUZ588N7QXtl3y3V2Qu1brQv8asWHzyt2Cdr9wzZHisWHj0zD",
+	"3sB+o4LkOdPtoTmMz9VDfX/76DNWdA0/CargPKELOqO5R9048czDpCPwKQBLzups7vUWSoBuYOv9vduJ",
+	"aOXmCATleB9tegWowKxEwzeHNvfNHtSuQ8Xa9vuNVrE2dEtu71kXbx+/fhcUfqm+lzXe9mXr3rmMMYsU",
+	"ljf7T1lztDzzpglmXWU8ZVlNP/fduC6OVR20x4qMVmrf/IGMXYEOUyE5aBhkToVUkeCbfWWvERx5qAQd",
+	"NRiS07tKvWZcJJ+titd9ayIumv71Peuecnq1Ao5v2RbpJ2iNkwxCRMCUXucl1xLEGgTaULVEOMXxEsbU",
+	"VZov+CgIg9towSO33C+Ss9El3nxy6lGvCwsqFYj+LN5+Z31nDoSvQZh0mO/A8Kc62iv6qJ9D35sAexDw",
+	"D4NOD++nLAGpKCvAOtC+L6sbD3qxqTbLgsASGD9CKRfqEyhBY3mvY0+YGaL9onjVwT5w2vbhIDadq5ff",
+	"CV5RV+8W8YHYJL3Xee2Ux0PjMp3xFSfePgj/bmosyl6QArpOkTXxt6Ydv9O23LMUZFdQqwfczjojKqUG",
+	"6sBQ4YqvgdwHx4Ne8la8kKAEICzg93GvdIp709X1I0WfdJPxOETy9WQ8nmXxDajxaDRCXKCFrP3ky2A9",
+	"bqp7R/pev05dIW27nSZvw7g8v7pGsa1fttXbEqkllfnxSVdpYsPCIdIHlQJmarHNmFRwU6DOTjZU2MYc",
+	"ieY8SfjGHMFvzbFbXysVXPGYJ69ClCaZNOMqBeRvLz5M2ck/xuVP4/XZP16N0A+cUAMbVijGQmyLaU0N",
+	"mObQutrmECJH0nDK3A5DmBFUjXQjLABpshGEJZoLsKaQtSqWIMC8UbcrpqzXsAiR5BbIjN0wvmHIlsrZ",
+	"xfVaEi1AIYzenJ6OppqLiiptdgcf8Q0seUK8vAnCoCgFCU5HZ6NTYz6kwHBKg0nwenQ6em3sNrU0Qlan",
+	"4BhnhBqNtbAp1rpEfKRSWVaYcUgJTBPEYANSIWMVTxCsQWzRKlNYUbYoqvQ1WubRlJWRDFOqP0KXltbS",
+	"MThaCKypzlnFQBuhS76RiOk5pszg71pqQjQzPA+R6SlDdjvJEJkIndQclxALUNLSUe8FszM+EIdSJUht",
+	"TdqiS/HnJgXOb3GsUNEXEKJ2FwY6aXRhlB18zaa3SntBT9dXE4ZL14CAXAubXW9qixwnm+VY4gRk3opS",
+	"xPImm+U06ISl0tVwACiWHFZ0CzjaTTyaTO/PP55fn5tmu+8W8LtxGecdfy/+vuuBsmjCOADGLyzZIhvU",
+	"R1hpouC5AqeaLn98h16/fv3fSNEVdK0qKWsQZp/eo35IZjDnWqvsDUTGFE3uBYTvHCmFfNzo2/Qw2UKc",
+	"gkApXgA6ca0a6Oz0NNQkXXFp/nPaLeneflJ86/pJT09Pw/720m+NPsU/np4O1xjXkafydMh9YWBpwOdO",
+	"BVp2jmy+2pCla7kCfptNs9YZXkgTnyyUcPBN/97QyvVgv1PNbT1W5g2CI5PLk6HwUOvcHAUF8IMSKQxS",
+	"Lj10aNQilh1dP3CyHYwGHRWPd3VbTPtvd0fkRCWh42larTVDb7B03ajk0WTV6vS7Moba5pYtVqhzq0as",
+	"N7u6vDVidnaCTqhCS0gIYhyVR8urgeXOu/3+AqoHi6dg+dC7rW4VdVxIcFDv+bc9hGecp79SwfMyoi4G",
+	"uGjGhRt5RC6UZdReHjhYQ2P780wV9ufzZ0kYuGLERq8zKImWzl3L3cAV1WaBYxCqGHzO86sI45Sd6KW0",
+	"v4wELChnIcobVUOkgY6k2iYQ2cbpEEklo3KA4PqRYOGUwa0CwXASURIiKcEEt+xfN7ANK2AULawhsrOa",
+	"vlZKQu2aaX5E5c+vRujauBr6d2TcWpwAsc5bJUp8A1vjyVA5ZcYVKS6X8PkWV16ZHP40qonj4x0/O3aB",
+	"Fgwgj7MZtCYpbvHo0xGu99q/eRpG66ai0Hu3zNEoXG8Y99DZDUAW8cziWmw/J2tajoc6FfJIbU5xjyvX",
+	"a6KW5UhtHhzup+zxRnnVjX7B75sIm+96Gh53FGl5mP2eCogVipc0IQJYfg+Chb80eNCJZj9PI3Pp0JCG",
+	"ULUs6+5g9lVu7jHnTI/5/rkSdz9sFd9lT5Z9x3ICWg2Uj6yFu7ogO7RyKSYDugQ1wejWDNUgT69XIHh6",
+	"DBHYx7Oo04cInqYD06fDg/jIMSmQ/pTXJh1RcLzVzTulxlg/ysT0XU5hYOIsAZM2dQpIz2+pVDI4nJ1g",
+	"Xnw+KnD38dW4Xs76S7t31rieRXpcELv0us06VrJWz1mx78zoPrKK352y9Wzbn5ZYGR3mMqIhcgnR0Oxh",
+	"lxN9As0/Fq7m5PlIZ62GZxjR3A2d//7LY8m0t0xpfznul4vyVr6HSZPJYN1DkqK1uyjveYnTV3sb4/NV",
+	"dL7qryFlwhDgYSKhOXuARDgJ6nNBbefI47ufx3YiGx0xXfdYSkRtXr2g2mioXRs+k/1XuVblt6nMPffG",
+	"vHRVbsePv5t/d3qHw/LWGxXKxCInrikiOyQ61OGM2AqkAf3Kys7r9CnvR6oOeQ677s2eR585g+gTVvFy",
+	"V3mGt8TCdXPI2suVC1uNxzeXnhtauxTrAXL+up9jVKKM2cvDCDLFIEaBnl/jhVamNeQHZKnfEzZAH+gF",
+	"WzSG8YCfStvvfqNy4/YuR3RA/XEsFe+55O6RA4ueKwg7wkOxGYoSzAiQP1vronaV9D3uv36ys2fcbGTy",
+	"lkJegEAzLAGZK8FthosqiRK61vTQM5hfTc0ZRrl+K4un4kwIYMqUTLWN1GoX+F7Jqmo7nLdIrLMv7th2",
+	"qa9h3iNHP9SI6Sp4l7hBzd+d9mrUn2UCwa0CJvM8n+UvckW/6I3V9XLiwj5I8lVOQYn4fMpmDTqbFHeN",
+	"xC4VbhLea5xQWxStN7V5PmUnb05P0Vf7hHJ2fhuDAdDOZS6EGNnmz1eultr0LhVF3HQO0l+Na3VOr/A/",
+	"Kx3dcZ3vC9bUT6t56z3unTZt5fKB/bRjmmD99pPleDsuTPAw6cpTTiNjngJBiht+WWPuhDMwJbl5/Y3G",
+	"59XvRD3eT7qKA/03rvkxIU7trvga0GbJE6vxp8yQ4M+1vtdSMyeA5/ZFzlWpp81PVm9IhKcstzS69ffz",
+	"19z/0tmD6eyVbWZ9OfuqGauvdOQeqz7P1/W7l7x1+PO2r9dEknCsja8BQ0n3kwJmLj6x37qJoH71idd/",
+	"qumzCdosQS1BlAfcHySC+RxiPW2l2CBExTeXMCNTpseb2yO+oBvYylp96hoYkegGIEXv+ArUHySyYKIL",
+	"LH7NQFnlJ6Ysv7QkdBas6VuwFiyiCm14lhA0x0mCZji+8Sm+jotfjqhAOlbs0CFWYv5lHvSIsLYRX6p1",
+	"cGUO80hSAkjGmCGNDKNsEdpznvRZDFN2IrcsXgrOeGZqr81nljQ4pq/i1Qi97/EXERYwZZwl2/JLe4qj",
+	"OKGmbcz48RIYQeUnHK3jFJlTeIK06vPtqdrtPB12fvdnIqtr7Db8h1f63huO7tpf3BtSJ/juM+o2Kix3",
+	"jag89ulhs7p9WdqvZsTvMElrEB88R5un0Z9XivbZF0i0vw7xsssjzPDxd/3PzhzrwMzZx641NzMMmB8t",
+	"pb4zlPQ1/2LqEzOwK92nlzgw22eoOEyy74nUxu43yg/h9rp2CY5fgJJpfXrqhSgZZ0ALyC+0OUZHSOUO",
+	"sGdeS9e6q+whLn5ZK2LJezwHX5UfapNjG2s6Fi9bX4Z7CSn49nfs7stXex+C5awtJ3FBvaPx1p73j7FB",
+	"X0Ct66D7szBVBtqehY41n0vQ3rylYCYS7eYqlU7G47M//tfodHQ6Opv86exPZ4ZU7v38Hry8QVMfoZUm",
+	"cFeiX/nViUzlFwtB5YdKh+3dt7v/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

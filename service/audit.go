@@ -227,7 +227,11 @@ func auditText(s string) string {
 // Status. It waits only when the audit queue is full.
 func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 	if e.Principal == "" {
-		e.Principal = PrincipalFrom(ctx).String()
+		p := PrincipalFrom(ctx)
+		if p.Source == "" {
+			p.Source = SourceAnonymous
+		}
+		e.Principal = p.String()
 	}
 	if e.RequestID == "" {
 		e.RequestID = RequestIDFrom(ctx)
