@@ -76,6 +76,10 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
+	// Closed (flushing queued audit rows) after the HTTP server stopped and
+	// before the store closes.
+	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg)})
+	defer audit.Close()
 	svc := service.New(st, storage.NewProvider(), service.Options{
 		VerifyMetadataOnLoad: *verify,
 		MaxClockSkew:         *skew,
@@ -83,6 +87,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 		Logger:               log,
 		Sealer:               sealer,
 		Credentials:          vending.New(sealer),
+		Audit:                audit,
 	})
 	if sf.embedded() {
 		abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
