@@ -18,18 +18,24 @@ import (
 const tokenRoute = "/v1/oauth/tokens"
 
 // audit records one audit event for every mutating request (POST, PUT,
-// DELETE, PATCH) after its handler ran: the principal in the context, the
-// method and route pattern, the object named by the route parameters, the
-// status and the request id. Headers, bodies and query strings are never
-// read. It must run after authentication, so that the principal is known.
+// DELETE, PATCH) after its handler ran: the principal, the method and
+// route pattern, the object named by the route parameters, the status and
+// the request id. Headers, bodies and query strings are never read.
+//
+// It may run before or after authentication. Placed before it (with
+// auditPrincipal right after it), requests that authentication refuses with
+// 401 are recorded too, as the anonymous principal; placed after it, they
+// are not.
 func (s *Server) audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every request carries its id: reads record credential vends.
-		r = r.WithContext(service.WithRequestID(r.Context(), w.Header().Get("X-Request-ID")))
+		ctx := service.WithRequestID(r.Context(), w.Header().Get("X-Request-ID"))
 		if !mutating(r.Method) {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
+		slot := &principalSlot{}
+		r = r.WithContext(context.WithValue(ctx, principalSlotKey{}, slot))
 		sw, ok := w.(*statusWriter)
 		if !ok {
 			sw = &statusWriter{ResponseWriter: w}
@@ -43,10 +49,38 @@ func (s *Server) audit(next http.Handler) http.Handler {
 				status = http.StatusInternalServerError
 			}
 			action, resource := auditTarget(r)
-			s.svc.RecordAudit(r.Context(), service.AuditEvent{Action: action, Resource: resource, Status: status})
+			e := service.AuditEvent{Action: action, Resource: resource, Status: status}
+			if slot.set {
+				p := slot.p
+				if p.Source == "" {
+					p.Source = service.SourceAnonymous
+				}
+				e.Principal = p.String()
+			}
+			s.svc.RecordAudit(r.Context(), e)
 		}()
 		next.ServeHTTP(sw, r)
 		completed = true
+	})
+}
+
+// principalSlot carries the authenticated principal back out to audit,
+// which may run before authentication put it in the context.
+type principalSlot struct {
+	p   service.Principal
+	set bool
+}
+
+type principalSlotKey struct{}
+
+// auditPrincipal hands the authenticated principal to audit; it belongs
+// right after the authentication middleware when audit runs before it.
+func auditPrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slot, ok := r.Context().Value(principalSlotKey{}).(*principalSlot); ok {
+			slot.p, slot.set = service.PrincipalFrom(r.Context()), true
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -66,6 +100,18 @@ func auditTarget(r *http.Request) (action, resource string) {
 	pattern := ""
 	if rc != nil {
 		pattern = rc.RoutePattern()
+		if pattern == "" && rc.Routes != nil {
+			// A middleware answered before routing (401, 413, 400 on
+			// names): look the route up without running it.
+			probe := chi.NewRouteContext()
+			path := r.URL.RawPath
+			if path == "" {
+				path = r.URL.Path
+			}
+			if pattern = rc.Routes.Find(probe, r.Method, path); pattern != "" {
+				rc = probe
+			}
+		}
 	}
 	method := methodLabel(r.Method)
 	switch {

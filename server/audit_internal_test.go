@@ -114,3 +114,52 @@ func TestAuditPanickingHandler(t *testing.T) {
 		t.Fatalf("row %+v, response %d", e, rec.Code)
 	}
 }
+
+// TestAuditAroundAuthentication: with audit before authentication and
+// auditPrincipal after it, a request authentication refuses is recorded as
+// denied for the anonymous principal, and an authenticated one under its
+// principal.
+func TestAuditAroundAuthentication(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
+	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Audit: audit}), Config{Logger: quiet})
+	authn := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") == "" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			p := service.Principal{Source: service.SourceOIDC, Subject: "alice"}
+			next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+		})
+	}
+	r := chi.NewRouter()
+	r.Use(srv.requestContext, srv.audit, authn, auditPrincipal)
+	r.Post("/v1/{prefix}/namespaces", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	for _, hdr := range []string{"", "Bearer x"} {
+		req := httptest.NewRequest("POST", "/v1/wh/namespaces", nil)
+		if hdr != "" {
+			req.Header.Set("Authorization", hdr)
+		}
+		r.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	audit.Close()
+	evs, _, err := st.ListAudit(ctx, store.AuditFilter{}, store.Page{})
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("%d rows, %v", len(evs), err)
+	}
+	byStatus := map[int]store.AuditEvent{evs[0].Status: evs[0], evs[1].Status: evs[1]}
+	if e := byStatus[401]; e.Decision != "denied" || e.Principal != "anonymous:anonymous" ||
+		e.Action != "POST /v1/{prefix}/namespaces" || e.Resource != "warehouse:wh" {
+		t.Errorf("refused request: %+v", e)
+	}
+	if e := byStatus[200]; e.Decision != "allowed" || e.Principal != "oidc:alice" || e.Resource != "warehouse:wh" {
+		t.Errorf("authenticated request: %+v", e)
+	}
+}
