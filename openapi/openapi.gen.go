@@ -16,11 +16,33 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
 	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for AuditEventDecision.
+const (
+	Allowed AuditEventDecision = "allowed"
+	Denied  AuditEventDecision = "denied"
+	Failed  AuditEventDecision = "failed"
+)
+
+// Valid indicates whether the value is a known member of the AuditEventDecision enum.
+func (e AuditEventDecision) Valid() bool {
+	switch e {
+	case Allowed:
+		return true
+	case Denied:
+		return true
+	case Failed:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for LoadTableParamsSnapshots.
 const (
@@ -45,6 +67,31 @@ type Assignee struct {
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 }
+
+// AuditEvent defines model for AuditEvent.
+type AuditEvent struct {
+	// Action "METHOD /route/pattern", "issue-token" or "vend-credentials"
+	Action   string             `json:"action"`
+	At       time.Time          `json:"at"`
+	Decision AuditEventDecision `json:"decision"`
+
+	// Detail Short; "access=read" or "access=read-write" for a vend
+	Detail string `json:"detail"`
+	Id     string `json:"id"`
+
+	// Principal "source:subject", e.g. oidc:alice or builtin:etl
+	Principal string `json:"principal"`
+	RequestId string `json:"request-id"`
+
+	// Resource "kind:warehouse/ns.ns/name", or the object of a management route
+	Resource string `json:"resource"`
+
+	// Status HTTP status of the request (of the vend for vend-credentials)
+	Status int `json:"status"`
+}
+
+// AuditEventDecision defines model for AuditEvent.Decision.
+type AuditEventDecision string
 
 // CatalogConfig defines model for CatalogConfig.
 type CatalogConfig struct {
@@ -267,6 +314,12 @@ type IcebergErrorResponse struct {
 // ListAssignmentsResponse defines model for ListAssignmentsResponse.
 type ListAssignmentsResponse struct {
 	Assignments []Assignee `json:"assignments"`
+}
+
+// ListAuditEventsResponse defines model for ListAuditEventsResponse.
+type ListAuditEventsResponse struct {
+	Events        []AuditEvent `json:"events"`
+	NextPageToken *string      `json:"next-page-token,omitempty"`
 }
 
 // ListColumnFilesResponse defines model for ListColumnFilesResponse.
@@ -501,6 +554,28 @@ type LoadTable = LoadTableResult
 
 // LoadView defines model for LoadView.
 type LoadView = LoadViewResult
+
+// ListAuditEventsParams defines parameters for ListAuditEvents.
+type ListAuditEventsParams struct {
+	// Principal Exact principal, "source:subject" (e.g. oidc:alice).
+	Principal *string `form:"principal,omitempty" json:"principal,omitempty"`
+
+	// Resource Resource prefix (e.g. "table:wh/sales" or "warehouse:wh").
+	Resource *string `form:"resource,omitempty" json:"resource,omitempty"`
+
+	// Action Exact action (e.g. "vend-credentials", "DELETE /v1/{prefix}/namespaces/{namespace}").
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// Since Only events at or after this RFC 3339 time.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only events before this RFC 3339 time.
+	Until     *time.Time      `form:"until,omitempty" json:"until,omitempty"`
+	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+
+	// PageSize Events per page (default 100, at most 1000).
+	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
 
 // ListPrincipalsParams defines parameters for ListPrincipals.
 type ListPrincipalsParams struct {
@@ -843,6 +918,9 @@ func (a ReportMetricsRequest) MarshalJSON() ([]byte, error) {
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 
+	// (GET /management/v1/audit)
+	ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams)
+
 	// (GET /management/v1/principals)
 	ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams)
 
@@ -1003,6 +1081,11 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// (GET /management/v1/audit)
+func (_ Unimplemented) ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // (GET /management/v1/principals)
 func (_ Unimplemented) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
@@ -1272,6 +1355,117 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListAuditEvents operation middleware
+func (siw *ServerInterfaceWrapper) ListAuditEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAuditEventsParams
+
+	// ------------- Optional query parameter "principal" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "principal", r.URL.Query(), &params.Principal, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "principal"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "resource" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "resource", r.URL.Query(), &params.Resource, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "resource"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "resource", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", r.URL.Query(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "action"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "action", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", r.URL.Query(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "since"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "since", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", r.URL.Query(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "until"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "until", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAuditEvents(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListPrincipals operation middleware
 func (siw *ServerInterfaceWrapper) ListPrincipals(w http.ResponseWriter, r *http.Request) {
@@ -3886,6 +4080,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/management/v1/roles/{role}/assignments/{kind}/{name}", wrapper.DeleteAssignment)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/audit", wrapper.ListAuditEvents)
+	})
 
 	return r
 }
@@ -3902,6 +4099,45 @@ type LoadTableJSONResponse struct {
 }
 
 type LoadViewJSONResponse LoadViewResult
+
+type ListAuditEventsRequestObject struct {
+	Params ListAuditEventsParams
+}
+
+type ListAuditEventsResponseObject interface {
+	VisitListAuditEventsResponse(w http.ResponseWriter) error
+}
+
+type ListAuditEvents200JSONResponse ListAuditEventsResponse
+
+func (response ListAuditEvents200JSONResponse) VisitListAuditEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditEventsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListAuditEventsdefaultJSONResponse) VisitListAuditEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListPrincipalsRequestObject struct {
 	Params ListPrincipalsParams
@@ -5941,6 +6177,9 @@ func (response RenameViewdefaultJSONResponse) VisitRenameViewResponse(w http.Res
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 
+	// (GET /management/v1/audit)
+	ListAuditEvents(ctx context.Context, request ListAuditEventsRequestObject) (ListAuditEventsResponseObject, error)
+
 	// (GET /management/v1/principals)
 	ListPrincipals(ctx context.Context, request ListPrincipalsRequestObject) (ListPrincipalsResponseObject, error)
 
@@ -6135,6 +6374,32 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListAuditEvents operation middleware
+func (sh *strictHandler) ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams) {
+	var request ListAuditEventsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAuditEvents(ctx, request.(ListAuditEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAuditEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAuditEventsResponseObject); ok {
+		if err := validResponse.VisitListAuditEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListPrincipals operation middleware
@@ -7706,94 +7971,104 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1rc9s4kn8FxbursatIyZ5J3U05Xy6TZKZym4fLziZbtU7dwmRLwpgCGACUok35v2/hwacAkrIp2Z7Z",
-	"T4lFAugXGt2N7ub3IGbLjFGgUgRn34MMc7wECVz/9SKOQYhXkMIcS8LouXqqHhAanAULwAnwIAwoXkJw",
-	"FvwtehPDNfB5ZMZF1cAgDES8gCVWg+UmU68LyQmdB7e3YfAmgWXGJNB48xfYdK9Sezf6C2x6Zn6PlyAy",
-	"HEM5aQIi5iTTUJ1Vz1EKK0hFiADHC/TXi7cR0JglkITod0YoJOh6g+QC0Mm301+RAEUoyTg6+q/TX48n",
-	"QWiAzbBcVKDSYvIgDDh8zQmHJDiTPIduoM/xHC7JP6FJiK858E01eWZfahBgSShZ5svg7DQs5iVUwhx4",
-	"OfFHdgMVI3GasvXrZSY3n3CaQwGdb0E9uIfk5xxm5JuH3h8XgNaYw4LlApCaOURYIA4y54rIhCK2As5J",
-	"AmKS6ZkU4aer02nM6IzMPaQ2r+5I54/4Om0RuTmrVC/sOOknAuuuOVcE1jtNeateFhmjAvSmfM054+o/",
-	"MaMSqNRszLKUxHqrTX8XitLfazP+J4dZcBb8x7Ta61PzVEztltWTXthlzKJNxr2gGzTDJM254RimyA5F",
-	"oMaia5ZsJsFtGLxlONGUHQ3GcsYLEHkqXeDpx2gJEidYYnRU/C9KmVkSEYHwtQAq0YxxhJGQeA4Jijlg",
-	"CXoHG01jaPwRz5vwbXHFYqrYPSqiakI/nuppieZEC5wdrPW1EGROAbb33Q2hiSLBdU5SSSg6wua/EaEo",
-	"44TGJMPpD0LvyOMQMZLE6AhT9OHNq5dI5Ne/QyyPEeNozlmeVY/0n5p6GWcZcEmMkKr1HGQrdoFr41Q7",
-	"4u9muH35S6nKmAZDzfISS5yy+UutEvS51Vg9gRnOU3Oi4SQhigg4PW+8swXZ1iJAk4wRezASCcvOcZhz",
-	"vFF/k9oBdQObKCUzkMSJdRiUyu4+oLaIV2Jfn95JRZbmS/orSeENnbFtMs4IpElEEicBynNlmwIzkkI0",
-	"Y3yJpRN8/VyQf0JEaHS9kXY1O0DN/N/PgtCxULGZ+wWofLMJTVjDyQlHH5myXDrETSkaNZkH26dDRUXE",
-	"mPEkillulFnvfG3hK2kR3pkJLSi6eSJesuWSyAv4moNwMCfWb2qQmhzoUsRtljvYY5FeFpZz13QXeP1/",
-	"lx/eq2GC4kwsmIyaUHaNrimDNrUbyLnppIhjD08PhUgCVJIZAd4HiZ7nTfX63cmQZwmWMHxEC+/GqtVs",
-	"vRSw9s0WCYoTdQcMtiyMfqW0PaSapgt2jqnAsRrg5aG2VKN4gel8JzHfko4tSW/h0FzID7QxY/44Etcp",
-	"YtqGLF1JL9qVP9gDRDmVmn0URVEtPQgB3z555BicF5ZsJwu2reMUpAQuQpSQOZHKuUnQBP0/itD/PkdY",
-	"oiUTEp3++DMqzqfufe43WzWUF6xDGTcAu7P93ANB93nQaR941g+DDHOprddIZBDvsDHvJh3hQJeqfvQq",
-	"jy8yDl8NhWvGUsBUvbHmRELEeNKvmHx6QtOnBM7Pgk79eEcOHIqQKwLraAVcWBDvT6fWnA1c/DT8XASS",
-	"HgUh3QiWELjQeIUlVkZmzZrdgwE7Yy77tctp6bDpey3OAiePr2TjJJGQeKfj+2G8oVKpdbnnAzHYotTO",
-	"rlYYCMal0U8RSdxupNK+nodDfeQGYB4PrVjGKQKQgpr4E8SScZ8gYJ4QilMiNwOR73az63xsnu7n+WxG",
-	"KFIj0YKlCaFzhFFigYxWGspodYquU3a9fbiHAZvNBAxm0c4yOMyDtkC0FwgbhHRx4/XXXD/UXIGOrQn2",
-	"xScTq3h0u/MwW6/Bp+6dqMP671gCqUsTJ+Dm7hKEwHP3NhMSxze7BUTN3/3OsVnUvh8a+FxIKRG+jDH9",
-	"iMVNTzCu8+xOMaWQFOeV1jB6i+jREYcZcKAx7LYXvJvZh0lf/AonSVTOMtwAaB7DDq6oeUtJqiE+fAmf",
-	"YnEGy5Zs5Zq/V3juGmYDGbU0/A60c5xfDtDuH8rbEojfQD5lL/w3jqlDhDNOViQFj0bhIFjO+5G5hDjn",
-	"+l6xDVQ1f202F3zOy87tc7C4YO0U/kqztsEx413rvyVCmjs6Lc9+EHD10mCpLS//+nRSfXIflDWPxA/l",
-	"PdRS3eMZrEP94GrB64B0rp8PhtLIcR9cdlIfTOXmEwN28nDYGnu6rZIofJNRhucQSZ2poZbI09TcxptE",
-	"g/7AkQXIh1cZZOvCa2c4lH4q5h1MixKUXl7VJvfhdcE6hZ2zXeRcTdYLlJnSB48O0nUAVAXRh4PlCKeP",
-	"LkJ1uHy4lZGbDvzKNKHh6JXT9pK+NrkTRoaTlxw0Jp2CLiTjNqpYvDwY2ksztlqnF2rXaj7w6wkzriiM",
-	"TZwYHibc0x1ZeGAadl64tRJwHjPd7nu3+L5uRA63x99jSVbwmRMJr1MyJ9ekiOC0jCj9MPUE2jlgwWiT",
-	"zZ3eaQXQDWycv/ud1q078wSC6n0XbToFqMSsQsM1h3Iv9R5UrmrNu3PHKYxibemWwr8wIYUhcaQ+KNxS",
-	"fSfvbzt20owGiRjTSGJxM3zKhmPvmDdLMW3GVxpxCZmLfu7b93wcqwcEDhWJr6UOugNnfYE1nWA6atht",
-	"RriQEWfrobLXCsbdV4L2Gnwr6F2nXjsOV8xWx+uuuUqVlbotUSkBKn0yba4qkwjLaDmUc95LLc7kzpMJ",
-	"iDnIaA4UeHkO7RrPthdhFaquedvItuHtpOvLpuGwE4nNUwPQ9tWBWLA1RYzG8BzBN5P1gkiiEwTMGIQl",
-	"Ov9w+VGnqDOcy8VU283CdZGww+V9k2BNMN3EaAUN75j0WmzKLVK8oBuknqAVTnMIUQK6PKIoixDAV8DR",
-	"msgFwhmOFzAlthpkziZBGHyL5iyyy/0uGJ1c4PU7ewardWFOhATenZowzKD07gG2Aq7v+F1WiZsL2yu6",
-	"qF9A33mrfy/g7weder2bsgkISWgJ1o5O5LAI3tbA9tlsZgkbwLgRyhiX70ByEos72VZczxANu5qov+wE",
-	"h7mshREzeZpVAC4QquDo1sb9vMASYaSjVYgIxOgEFeUAZteGVUlOiMoIUIh0rh9i/IquCKyf1wp39FBb",
-	"SZGm6DqX5VTleHRkSqqO1WtXtIos2YlNmpWaWZhRerr2o8kVvXdxQdiMmA93dkqEB1YsODmz5aGO4lXa",
-	"gqdeuMrCKLuIC8T2vvRmzXXTdWDU0nuj0FHv8VedfVkV85XQefWZvnFqRxJ6GT4wSbTvGqcDXG8GMhFC",
-	"AbXj5diSrSC5C447DXLmwiZBBUBYwu/i3uf6NvInaDXVlrK1z6bTEImfzqbT6zy+ATmdTCa6CEk0ftrB",
-	"1NpTcldPwpoaTmyJzXY9ZFFHd/H68iOKTWUT4iyXIJBclFoakWWWmovQECkrRgI1KlO9k3Gm1rqiR2vC",
-	"TWWlQDOWpmyt7bMX2iZrrpVxJlnM0uMQZWku9HtLTPFcr4JenL+5okf/mFY/TVen/zieoF9YQjRsWKIY",
-	"c74ppy1ODK27yzq1EFmShlfU7jCt4Ot3uwhzQIpsCcICzTgYZ8yYnAvgoEc0jc4r2ml1hkgwA2ROb6gy",
-	"5E0SvVlcrSXQXFnw6NnJiTlnJJHqCA3e4htYsDRx8iYIgzL5MTiZnE5OtG2ZAcUZCc6CnyYnk5+05ygX",
-	"WsiaFJw2LzrmLr/jLRFSVBV6Ck0SQ1WpJxQFFI+fIwqQCMu2yFxJIUZrNrnaHko2taS+Sezs1S2O8XHL",
-	"qu+/uzdF9cq0VUV8Gw4aURU0335pVbT+eHIyXgml+4bKUUr5gQLK8BwQm9UJe0RBiZRcAOHWxxPHE5Md",
-	"ouvqfBCUKJm7YXMy4LnQ0dlSAIIvSgcx4WC6SWoVCHcwfoKUxsBUrIHrZDaza41/qPaDgvc5ItrSM96r",
-	"Vg/KhdViz2i6QUQKtMBioV66gUwa4W8KSSuj3pYsg5C/sGQzGrs8efu3TYWrLPjbLaE5HQ0KZyTBVWW8",
-	"qLECrbGw5cPJqPJxG/o1xvS72vW3VdR2W4xMOo6Ri3Lgc83zImSh1J8OUiAhWYbWjN8QOt9WFGaqpgw0",
-	"WPDMfaI1aWQATUbeQ1ZvNgH+DWQHtCfjC0y/lFh9UpF/dGXSVN6ePhQ7tRz4MkAEpyZA124aMhYEPiV5",
-	"AVmqnMia2kOF1lM/qUObUaPr1N9WzokQOSQop4nmRY/cX2jUSiZfmrDbIeRpgAKisLYYh20Nv2c1VKZA",
-	"OG2W1yvgG6TeUTLfY5Qcu60SnYMR7Nk8aCZ6OKhcYRIWdtaeDADXkaujSfs8bev1Z4MO2vHIb9Ji3HKt",
-	"JedwZ6oW5ul39U/rOHWdgSVThhx/JSb25DP+iToB7FZQyqmWhXegk9GNw+GYe/Bzj7P03udeXUymrbRM",
-	"J6FbOZ77VmaudFIHDz4vmNa+WjSJsNIHyg58AmzxKcwXSVLhvyedWaXVDlGVXRqhRvYD6ra60E6/3xCa",
-	"3DqdCJfWaxF3CKbValoD2gDh45ex0DmN7UN032nGMMAbPK3ymb06yKRE71v9tBKvO7T/D8Xp96T0TROX",
-	"3+zxjcqKA2XVYmWOm9u35wZHQudIrkms9zxlyuM2XdK2rd4XSWKyzfejvWwm+31VVxVp0vgdUn0ZoZly",
-	"WLGbgd7meAy/0KuK8vr06NnJM7ReAK0O04SB4bGOFxPp8GzMLI+bzQY/o7IVtPs+oprZ3V4tViWK71uT",
-	"OVLSva5hCfwB3cLqEm2fvuFWS4UDO4i1DH73UVLlIBzOVaxkdbDl1OTWkA3YRKzwHI+IRAtIE0RZlVkx",
-	"+n2Ez2PswOIhWP4kA6dbwjMt6h0yzoo6ZR8DbPLIuX1zn8572afFE8/WEIQ6lMHyIuYqngBLwsB2O2hi",
-	"dQlSoIW9HS9u3ZdE2XeWQahWkGIv2mvCeEWP1FJI/HSGOMwJoyEqOoaGSAEdCblJIcK6GXaIhBRR9YKy",
-	"HSLMaXhF4ZsETnEakSREQoBONDP/u4FNWAOj7CUaIjOrbjBKkrC4+Yuqn4/NVaG98tFZBDgtYlG1jM0b",
-	"2Oh4FBFX1FxVFM2YXbeCl06ZHP80aojjAeOT3btACQYkh9kMSpOUXa+7dIRtguvePK0e3uuaQu/cMnuj",
-	"cLNzr4PO9gVkEM8NruX2s7Km5HisU6FIjCso/t2kzN1Om8W5XhO1qvM9fCZF6OsNz03M5mF47Kl+djD7",
-	"FeEQSxQvSJpwoIjNzLW1hr+eSqrYz7JIZ5SOaQjV651vd2ZfrdO9P0jZaq64s5C4Po5g2LcvJ2Crk+WB",
-	"tbCvHaXvQrQUkxFdgoZg+DWDsen0/7u9As6yfYjAEM+iSZ+EsywbmT4eD+Itw0mJ9LuiGHWPguNsn9Ir",
-	"Ndr6kTqF0qZwjkycBeBkmzolpK+/EeGK1PayE/TAx6MC+4+v1udYjL/Uv7OmrX4yBwXRp9dNknctSfgx",
-	"K/beBPoDq/j+DHnnJSY2IUqbgB4W10uh3sM2Bf0BNP+U2/qvxyOdjXq6cUSzHzr396L2JdPOksHhctwt",
-	"F9VXbO4nTaaeaXdJilb2wzKPS5w+ma8XPV5F56rEHFMmNAHuJxK6rm24RFgJ6nJBTaugP14if6sFku+7",
-	"TwIRcyFXUm0y1q4NH8n+q/Vt/2Mqc0dj+qeuys370+/6317vcFzeOqNCOZ8XxNU1e7tEhzzOiCn4GtGv",
-	"rO08r095N1J55Dn0fWdyFr1nFKJ3WMaLYEjOT4vcRfse0RgMNF/qJoypKVCY1esF+6JzO8j5T90cIwLl",
-	"1PSzSJAgNAatQF9/xHOlTBvIj8hStyesgd7RCzZojOMBP5S27x9R+0JlnyM6ov7Yl4p3fG3owIFFx7eg",
-	"POGhWL+KUkwTSExpCW18evEO34t8sLNn2u5c5SzgOAeOrrEApD+haW64iBQoJStFDzWD/lUg3VCi0G/o",
-	"yOKF4pxzoNJT21Fv+Trosqre/6yuQvsbEO3bLnV1x3XI0S8NYtqC6QVuUfNPp71aZbg5R/BNAhXFPZ/h",
-	"L7I11uiZ7QlyZsM+SLBlQUGB2OyKXrforK+4GyS2V+H6wnuFU2Jq0NWm1s+v6NGzkxP0yTwhjL7+FoMG",
-	"0MxlcjdNt79jW7qu+wiVNfNkBuogctXRakXSKfyPSkd7vqv4hDX1w2reZm8yr01bL/wbpB2zFKvRD3bH",
-	"6+mQ62DSpSOdRsQs09UnpkhTG3NHjALKgJf5Nwqf4z+JerybdJUH+h9c8+MksWp3yVaA1gudeY0lvqKa",
-	"BM8bPegqzZwCnpmBjMlKT+ufjN4QCF/RwtLw6+/Hr7n/rbNH09lL01ju6eyrdqy+1h1vX/l5rg589yoz",
-	"0RPqSBKOlfE1YijpblJAdafryHwTEpq9rp3+U0OfnaH1AuTCdJIxeuwHgWA2g1hNW0s2CFHRRkqppSuq",
-	"3tftgj+gG9iIRn7qCmgi0A1Ahl6yJUj9xX493znmX3OQRvnxK1p0qQ6tBWtK2rUFi4hEa5anCZrp5n04",
-	"vnEpPk+n7z0qEM+KvqIyLTH/Ng86RFjZiE/VOrjUh3kkSAJIxJgihQwldB6acz7pshiu6JHY0HjBGWW5",
-	"zr3GMhfq2Ml0XcXxBL3q8BcR5nBFdaukIhlamaqm3Yj14wXQBP0tsg3CIuM4RfoUPkNK9bn2VKMdu8fO",
-	"bwei3Wv0G/7jK31nS/tbq/X31RnF0cDeb1QY7mpROfTpYW51u25pP+k3/oSXtBrx0e9oi2v0x3VF++gT",
-	"JLY/P/200yP069Pv6p/eO9aRmTPErtWNMEe8H62k3htKslg+OAN9131qiR1v+zQVx7nseyC10T9CkWWA",
-	"a5fi+AkoGe3fP0ElYw1oDkX/4H1UhNT68T/yXLqt7wbcx8WvckUMeffn4EuOqbDNfqcm1rQvXtqgV7Xg",
-	"U7iCr6C9L19NPwTDWft5FBPU2xtvzXl/iA36BHJdR92fpaky0vYsdaz+kpDy5g0Fc54qN1fK7Gw6Pf3x",
-	"fyYnk5PJ6dnPpz+falLZ8cVnB4oCTXWE1orAbYp+7VcrMrVfDAS1H2oVtrdfbv8VAAD//w==",
+	"7H17c9s4kvhXQfH3uxq7ipTsSepuTqmrukzimc1tMnHZ3sxWjaZuYbIlYUwBHACUok35u1/hwacAkrIl",
+	"xZ7Zv+KIJNAvNLob3Y0vQcyWGaNApQgmX4IMc7wECVz/73UcgxBvIYU5loTRS/VUPSA0mAQLwAnwIAwo",
+	"XkIwCf4evYvhFvg8Mt9F1YdBGIh4AUusPpabTL0uJCd0Htzfh8G7BJYZk0DjzV9h0z1L7d3or7DpGfkn",
+	"vASR4RjKQRMQMSeZhmpSPUcprCAVIQIcL9Dfrt5HQGOWQBKi3xihkKDbDZILQGefz39AAhShJOPo5N/O",
+	"fzgdBaEBNsNyUYFKi8GDMODwe044JMFE8hy6gb7Ec7gm/4QmIX7PgW+qwTP7UoMAS0LJMl8Gk/OwGJdQ",
+	"CXPg5cA37A4qRuI0ZeuLZSY3n3CaQwGdb0L9cQ/JLznMyGcPvW8WgNaYw4LlApAaOURYIA4y54rIhCK2",
+	"As5JAmKU6ZEU4cer83HM6IzMPaQ2r+5I5xt8m7aI3BxVqhd2HPQTgXXXmCsC652GvFcvi4xRAXpRXnDO",
+	"uPojZlQClZqNWZaSWC+18W9CUfpLbcT/z2EWTIL/N67W+tg8FWO7ZPWgV3YaM2mTca/pBs0wSXNuOIYp",
+	"sp8iUN+iW5ZsRsF9GLxnONGU3RuM5YhXIPJUusDTj9ESJE6wxOik+CtKmZkSEYHwrQAq0YxxhJGQeA4J",
+	"ijlgCXoFG01jaHyD5034trhiMVXs3iuiakA/nuppieZIC5z9WOtrIcicAmyvuztCE0WC25ykklB0gs2f",
+	"EaEo44TGJMPpN0KvyNMQMZLE6ART9PHd2zdI5Le/QSxPEeNozlmeVY/0fzX1Ms4y4JIYIVXzOchWrALX",
+	"wqlWxC/mc/vyr6UqYxoMNcrrPCHyYmUJ3pwaxwbnNgmmwYeLm798fIvGnOUSxhmWEjidBiGaBkSIHCKp",
+	"1Ns0UHhOgxXQJIo5JEAlwamYBkG4jQ/WEMwYX6q/ggRLiCRZguvdBGIiLGxAlZr+xShgUMgmQIn+Qy0z",
+	"SGp410eQmKTbuF0vGJev0DTAeuf9Lw44KfCo/RStOZEwDewSUBi64CRu1pVy4qKtYDmPYWJFRREVRvOR",
+	"FqQJTkkMChgrfROQqWteJQEgZOSZn4OZxDW9EphJubGMqRhRMVbioyBhXO/cRnwQmyGMlpjiOSyVOtDS",
+	"4AJHSCxzsT3bX25uLpF5qAZTQ1vI0Yn9v6KsJnJbiE4D58Zcl32ieIJl0KBHnfphIeI1ktSEqwS8FBfX",
+	"CnqDJU7Z/I3eVLcXUQIznKfGJsRJQtR8OL1svLNFsK1JgCYZI9a0JBKWnd9hzvHGyF9l4t3BJkrJDPSa",
+	"cn1cmguPAbXFghL7+vBOKrI0X9IfSArv6Ixtk3FGIE0ikjgJUArANgVmJIWoUCoO8PVzQf4JEaHR7Uba",
+	"2QotRKj895cOSQuDYjvsV8Hlm01owhpOTjj6yJTlDp2tt2o1mAfb50NFRcSY8SSKWU7loPHawlfSInww",
+	"E1pQdPNEvGHLJZFXRttsMyfWb2qQmhzoMmXaLHewxyK9LHzPruGu8Pp/rj/+pNUyxZlYMBk1oez6uqYM",
+	"2tRuIOemkyKONT89FCJavc8I8D5I9DjvqtcfToY8U7bG8C9aeDdmrUbrpYD1ELZIUNikO2CwZaP3K6Xt",
+	"T6phumDnmAqzaXp5qH29KF5gOt9JzLekY0vSWzg0J/IDbRyBP47EdYqY9sLKYIwX7Sqi0gNEOZQxXPeg",
+	"KKqpByHgWydPHIPLwsrsZMG2TZyCcqZEiBIyJ1IgTBM0Qv+LIvTfrxCWaMmEROfffoeK/al7nXsdPwPl",
+	"FetQxg3AHuyB9kDQvR902gee+cMgw1xq6zUSGcQ7LMyHSUc4MChR33olnkNkQiY1FG4ZSwFT9YZ2MCPG",
+	"k37F5NMTmj4lcH4WdOrHB3LgWIRcEVhHK+BFNODxdGqN2cDFT8OfC4/5SRDSjWAJgQuNt1hiZWTWrNkD",
+	"GLAz5rJfu5yWDpu+1+IscPL4SjbSGCkvf5ft++t4Q6VS63LPB2KwRamdXa0wEIxLo5+aYab6KxnEnodD",
+	"feQGYB4PrZjGKQKQghr4E8SScZ8gYJ4QilMiNwOR73az63xs7u6X+WxGKFJfogVLE0LnCKPEAhmtNJTR",
+	"6hzdpuzWFUpjs5mAwSzaWQaHedAWiPYEYYOQLm5c/J7rh5or0LE0wb74bGIVT251HmfpNfjUvRL1wdgH",
+	"lkDq0sQJuLm7BCHw3L3MhMTx3W4BUfP/fufYTGrfDw18LqSUCF/HmN5gcdcTjOvcu1NMKSTFfmUOKNQS",
+	"0V9HHGbAgcaw21rwLmYfJn3xK5wkUTnKcAOguQ07uKLGLSWphvjwKXyKxRksW7KVa/xe4XlomA1k1NLw",
+	"O9DOsX85QHt8KG9LIH4E+Zy98B85dp1pZpysSAoejVI/GOuC6hrinOuT+TZQ1fi10VzwOdMFtvfBIkWh",
+	"U/grzdoGx3zvmv89EdKccmt59oOAq5cGS215fN6nk+qDe6Esj6g7oITVbgBWx96O1UThs4wy5aHrc2wt",
+	"53mamlQMk2XSvYFYaHwY1XwsP0aPULR1H27wruAHVy+lDkjn+vlgKM3K7IPLDuqDqVQnYoBuGg5bQ0vt",
+	"XSxqAPnwKsOGXXjtDEft0Hs4LUpQenlVG9yH1xXrFHbOdpFzNVgvUGZIHzw67NgBUHUsMBwsxwHB3kWo",
+	"DpcPtzIW1YFfmeExHL1y2F7S1wZ3wshw8qbK5PADKSTjNk5avDwY2mvzbTVPL9Su2Xzg15PoXHElmwoy",
+	"PPB5oFO/8Mg07DxCbCXlPWW6Pfa09Ke6WTzcw/gJS7KCnzmRcJGSObklRUyqZe3oh6nn6IADFow22dzp",
+	"b1cA3cHG+bvfDd/KAkggqN530aZTgErMKjRcYyiHWa9B5XzX/FV35MUo1pZuKTwmEyQZEhnrg8It1Q/y",
+	"Z7ejQc34logxjSQWd8OHbIQqHONmKaa+hMEqga+b+/Y9H8fqIY5jnS3U0ondocC+UKFOOt9rIHFGuJAR",
+	"Z+uhstcKLz5Wgg4aTizoXadeO7JYjFbH66HZV5f1XNqWRKUEqDcJ1hy+JhGW0XIo57zHdJzJnQcTEHOQ",
+	"0Rwo8HIf2jVCb4/2KlRd47aRbcPbSdc3TcNhJxKbpwag7cMQsWBrihiN4RWCzyaPB5FEpzyYbxCW6PLj",
+	"9Y0uW2E4l4uxtpuF62hkh3SEJsGaYLqJ0QqDPjCNt1iUW6R4TTdIPUErnOYQogR0yVRRKiWAr4CjNZEL",
+	"hDMcL2BMbIXYnI2CMPgczVlkp/tNMDq6wusPdg9W88KcCAm8O9limEHpXQNsBVxnLbisEjcXtmd0Ub+A",
+	"vjNP4VHAPw469Xo3ZRMQktASrB2dyGExya0P23tzld9eAeNGKGNcfgDJSSweZFtxPUI07LCl/rITHOay",
+	"FvaYm9SsDHKBUIV7txbuzwssEUY6WoWIQIyOUFEiZFZtWJXphaiMAIVIZy8ixqd0RWD9qlbMpz+11VVp",
+	"im5zWQ5Vfo9OTJnlqXptSqvIkh3YJI6pkYX5Sg/XfjSa0kcXHIXNM4Dhzk6J8MAqJidntjzUvXiVtgiy",
+	"F66yWNJO4gKxvS69eYDddB0YtfSekXTUgP1N55NWBb4ldF59ps/Q2pGEXoYPTHvtO5jqANebU02EUEDt",
+	"eNy3ZCtIHoLjTh85s3uToAIgLOF3ce/n+jLyp5w11ZaytSfjcYjEi8l4fJvHdyDHo9FIFyaKxk87mFoH",
+	"SlfrScFTnxNbNLRdI13U1l5dXN+g2NRqmUo1geSi1NKILLPUHO2GSFkxEqhRmeqdjDNdjEdP1oSbamuB",
+	"ZixN2VrbZ6+1TdacK+NMspilpyHK0lzo92rFcq8v303pyT/G1U/j1fk/Tkfoe5YQDRuWKMacb8phix1D",
+	"6+6ydjVElqThlNoVphV8/bQaYQ5IkS1BWKAZB+OMGZNzARz0F02jc0o7rc4QCWaAzOkdVYa8KQswk6u5",
+	"BJorCx69PDsz+4wkUm2hwXt8BwuWJk7eBGFQpnMGZ6Pz0Zm2LTOgOCPBJHgxOhu90J6jXGgha1JwjPOE",
+	"aI01d7kc74mQhhX6PSQ5JimisAYhkfbLJwhWwDdomUssCZ2XFYkKLf1oSqtYqi5LHKErQ2thGRyZwyvE",
+	"aM16H6ErthaIqjGmVONv66RDdKt5HiLdKACZ5aR2cu3rKI4b38Tu12ot6JXxLrEo1Y5IjVNdtp74pU2B",
+	"i884llWlcoi2K07RSavitGrL0O5kUCul7Cjlb8NwZQ/Gke1LYOabmoKOyXoxFjgFUZTdlnbCZL2YBl5Y",
+	"ahWcO4BiyGFEt4Rju2BZkentxfuLmwvtin4xgN+PK7tr/KX8+74DyrLgdAcYP9J0g8yRsnKIlVk4k2BV",
+	"09UPb9CLFy/+E0myBN+sgtAWYYbUWXdDcgszprTKYCByKkn6ICBc+0gl5ONWMw4Hkw3EGXCU4TmgE1uW",
+	"is7PzsKqqOLs7Mwv6c4mIfizbRJydnYWdvcM+bXVfOLbs7P9dTvwZEk42h58pGBowGZWBRp2jkzOmSaL",
+	"b7oSfpNxYqwzPBf6hKRUwsGv6veWVm4eP3eo5rKXglKaRKuI4ku1LyluvEIUIOnWtU4tWZ2tbyvJ3UVs",
+	"wBdV65mDs9+RN9DD/RphT/SmpOhHyq3mdK8SEQYZEw6mm+IJgXAH40dI2XGYijVwnTRtNnATtVNWioL3",
+	"FSLa/zYxRa2UGI2NXcOU1iJSoAUWC/XSHWTStZW2KreqxgHfs2SzN3Z56sPum2aw5DncbwnN+d6gcMZ3",
+	"Xf1gFjVWoDUWttFLcjSNYXbW++osbVuMTNqnkYvyw1ea50UgWRmlxpwSkmVozfgdofNtRWGGaspAgwUv",
+	"3X5Gk0YG0GTPa8jqzSbAP4LsgPZs/wLTLyVWn1Tk37syaSpvT8ewnZpD/TpABMfm2KTd3m1fEPiU5BVk",
+	"qTIxa2oPFVpPt2NJlY4zuk7938q57sSToJwmmhc9cn+lUSuZfG0OQ44hTwMUEIW1xThsa/gDq6EyMc1p",
+	"s1xoV1G9o2S+xyg5dVslOjMuOLB50Ey/c1C5wiQs7KwDGQCuLVfH+A+529brnAdttPsjv0lWdMu1lpzj",
+	"7alamMdf1D+t7dS1B5ZMGbL9lZjYnc9EjdQOYJeCUk61bO8j7YxuHI7H3KPve5ylj9736mIybqX/Ownd",
+	"qiU4tDJzlS04ePDzgpmWYko0ibDSB8oOfAZs8SnM10lS4X8gnVmVbwxRlV0aoUb2I+q2utCOv9wRmtw7",
+	"nQiX1msRdwim1WxaA9pjm6cvY6FzGNsx8rHD7MMAb/C0qjLx6iBTqHJo9dMqh+nQ/t8Uu9+z0jdNXH60",
+	"2zcqK9uUVYuVOW5yIl4ZHAmdI7kmsV7zlCmP2/Sz3bZ6XyeJqQE6jPay9UWPVV1VpEnjd0z1ZYRmzGHF",
+	"7gZ6m/tj+JWeVZRJLScvz16i9QJotZkmDAyP9SkWkQ7PxozytNls8DMqW0F76C2qWXPj1WJV+c6hNZmj",
+	"UMjrGpbAH9EtrFIbDukbbrXuObKDWKurcm8lVWbY8VzFSlYHW05Nbg1ZgE3ECs/xhEi0gDRBlFX5bns/",
+	"j/B5jB1YfA2WP8vA6ZbwjIsqtIyzoh+GjwE2pe/SvnlI573sB+aJZ2sIQh3KYLkskzCePkvCwHbVaTU3",
+	"BynQwuYsFblQS6LsO8sgVMt6sOlPNWGc0hM1FRIvJojDnDAaoqIzdYgU0JGQmxQi0yk9REKKqHpB2Q4R",
+	"5jScUvgsgVOcRiQJkRCg03/NX3ewCWtglD2rQ2RG1Y2sSRIWJ39R9fOpOSq0Rz46twunRSyqlkd/Bxsd",
+	"jyJiSs1RRXFthutU8Nopk/vfjRrieMT4ZPcqUIIByXEWg9Ik5f0kXTrCNlt3L55W5sa6ptA7l8zBKNzs",
+	"EO+gs30BGcRzg2u5/KysKTne165QpCsXFHfkM3WaqFX3heNnUoS+W3y4idl8HR57elI4mP2WcIglihck",
+	"TTjQ4uIDA389wV+xn2WRzvPfpyFU70JxvzP7ancS+YOUrSa+OwuJ6xorw75DOQFbHZOPrIV9bY99B6Kl",
+	"mOzRJWgIhl8z1DMdO70CzrJDiMAQz6JJn4SzLNszfTwexHuGkxLpD0WLgAMKjrNNV6/UaOtH6sR2m1i/",
+	"Z+IsACfb1CkhvfhMhCtS28tO0B8+HRXYv321Ls4z/lL/yhq3+pYdFUSfXjelN7XSjaes2HvLmo6s4vvr",
+	"lpyHmNiEKG1ZUFgcL4V6DdvCoK+g+cfcVuU+HelsVDnvRzT7oXPf7HkomXYWcg+X4265qO4bfJw0mSrT",
+	"3SUpWtkrAJ+WOH0y90w+XUXnqo/fp0xoAjxOJHS18XCJsBLU5YKaBm5/vET+VmM63w2dAhFzIFdSbbSv",
+	"VRs+kfVXux/kj6nMHRegPHdVbt4ff9H/9nqH++WtMyqU83lBXF1JvUt0yOOMmDLcPfqVtZXn9SkfRiqP",
+	"PIe+G8Fn0U+MQvQBy3gRDMn5adcZ2qZqovFx7YZW7fHNhONKVp9i3UHOX3RzjAiUU9NlKEG6IlIr0Isb",
+	"PFfKtIH8Hlnq9oQ10Dt6wQaN/XjAX0vb939Ru0u8zxHdo/44lIp33Gp35MCi485BT3go1q+iFNMEElNa",
+	"QhuXZD/gZu+vtveM2/0EnQUcl8DRLRaA9GXn5oSLSIFSslL0UCPoX3XhNUaFfqsqiOOcc6DSU9tRb8Q9",
+	"6LCq3pXSWSntbQt3aLvU1bPcIUffN4hp21gscIuafzrt1SrDzTmCzxKoKM75DH+R7XyBXtpOTRMb9kGC",
+	"LQsKCsRmU3rborM+4m6Q2B6F6wPvFU6J6QyiFrV+PqUnL8/O0CfzhDB68TkGDaAZy+Rumh6sp7ahiO7u",
+	"VnYyITMQ7pYURud0Cv+T0tGe+3ufsab+upq32THSa9PWC/8Gaccsxerrr3bG6+lb7mDStSOdRsQs09Un",
+	"pkhTG3MnjILuS1Hk3yh8Tv8k6vFh0lVu6H9wzY+TxKrdJVsBWi905jWWeEo1CV41OoNWmjkFPDMfMiYr",
+	"Pa1/MnpDIDylhaXh199PX3P/S2fvTWcvTbvP57Ou2rH6Ws/SQ+XnufqiPqrMRA+oI0k4VsbXHkNJD5MC",
+	"qu8fiMzdw9C8gcDpPzX02QStFyAXppOM0WPfCASzGcRq2FqyQYiK5n5KLU2pel83cf+I7mAjGvmpK6CJ",
+	"QHcAGXrDliC/EciAiS4x/z0HaZQfn9Li7oDQWrCmpF1bsIhItGZ5mqCZbqmK4zuX4vPcv3BABeKZ0VdU",
+	"piXmX+ZBhwgrG/G5WgfXejOPBEkAiRhTpJChhM5Ds88nXRbDlJ6IDY0XnFGW69xrLHOhtp1M11WcjtDb",
+	"Dn8RYQ5TqlslFcnQylQ17UasHy+AJujvkW3bGBnHKdK78AQp1edaU41LMjx2fjsQ7Z6j3/Dfv9J3XjRy",
+	"b7X+oTqjOK4V8RsVhrtaVI69e5hT3a5T2k/6jT/hIa1GfO9ntMUx+tM6on3yCRIVmH+M9Aj9+viL+qf3",
+	"jHXPzBli1+r2xHs8H62k3htKslh+dQb6jvvUFDue9mkq7uew7yupjf4vFFkGuHYpjp+BktH+/TNUMtaA",
+	"5lB0dT9ERUjtlpQnnku3dZvLY1z8KlfEkPdwDr7kmArbgn1sYk2H4qUNelUTPocj+Arax/LV9EMwnLWX",
+	"Vpmg3sF4a/b7YyzQZ5Drutf1WZoqe1qepY7V97spb95QMOepcnOlzCbj8fm3/zE6G52NziffnX93rkll",
+	"vy8ugykKNNUWWisCtyn6tV+tyNR+MRDUfqhV2N7/ev9/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

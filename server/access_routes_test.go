@@ -180,6 +180,7 @@ func matrixRoutes() []routeCase {
 		{op: "listAssignments", method: "GET", path: mgmt("roles/r%d/assignments"), want: serverOnly},
 		{op: "addAssignment", method: "POST", path: mgmt("roles/r%d/assignments"), want: serverNoBody,
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"kind": "group", "name": "analysts"} }},
+		{op: "listAuditEvents", method: "GET", path: fixed("/management/v1/audit"), want: serverOnly},
 		{op: "deleteAssignment", method: "DELETE", path: mgmt("roles/r%d/assignments/group/analysts"), want: serverNoBody},
 	}
 }

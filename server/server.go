@@ -74,7 +74,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	s.metrics = newMetrics(cfg.Registry, svc)
 
 	r := chi.NewRouter()
-	r.Use(escapedRouting, s.requestContext, s.authenticate, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
+	r.Use(escapedRouting, s.requestContext, s.audit, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
 	})

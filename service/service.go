@@ -51,6 +51,9 @@ type Options struct {
 	// "unavailable", "error") for metrics; may be nil.
 	OnCommit func(outcome string)
 	Logger   *slog.Logger
+
+	// Audit persists audit events; nil only logs them. The caller closes it.
+	Audit *AuditLog
 }
 
 // Service implements the catalog operations.

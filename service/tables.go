@@ -245,14 +245,16 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident,
 // refreshes it. 403 for a location that is not strictly inside the
 // warehouse: the table rule should make that impossible, but a credential
 // is the one thing that must never cover someone else's prefix.
-func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, location string) (map[string]string, []StorageCredential, error) {
+func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, location string) (_ map[string]string, _ []StorageCredential, err error) {
 	if s.opts.Credentials == nil {
 		return map[string]string{}, nil, nil
 	}
+	var level AccessLevel
+	defer func() { s.auditVend(ctx, tableResource(w.Name, id), level, err) }()
 	if !warehousePrefixes(w).ContainsBelow(location) {
 		return nil, nil, newErr(KindForbidden, "Storage credentials are only vended for table locations inside the warehouse")
 	}
-	level, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(w.Name, id))
+	level, err = s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(w.Name, id))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -304,6 +306,8 @@ func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Iden
 		return nil, err
 	}
 	if _, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(warehouse, id)); err != nil {
+		// A refused vend is part of the audit trail too.
+		s.auditVend(ctx, tableResource(warehouse, id), "", err)
 		return nil, err
 	}
 	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))

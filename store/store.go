@@ -242,6 +242,7 @@ func IdempotencyFence(ctx context.Context) (key, owner string, ok bool) {
 type Store interface {
 	Principals
 	RBACStore
+	AuditStore
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error

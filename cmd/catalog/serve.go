@@ -113,6 +113,10 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return fmt.Errorf("--authorization %q: want allow-all or rbac", *authz)
 	}
 	reg := prometheus.NewRegistry()
+	// Closed (flushing queued audit rows) after the HTTP server stopped and
+	// before the store closes.
+	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg)})
+	defer audit.Close()
 	svc = service.New(st, storage.NewProvider(), service.Options{
 		Tokens:               tokens,
 		Authorizer:           authorizer,
@@ -122,6 +126,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 		Logger:               log,
 		Sealer:               sealer,
 		Credentials:          vending.New(sealer),
+		Audit:                audit,
 	})
 	if sf.embedded() {
 		abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))

@@ -1,0 +1,318 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// AuditEvent is one audit record (see store.AuditEvent for the fields).
+type AuditEvent = store.AuditEvent
+
+// AuditFilter selects audit events for ListAudit.
+type AuditFilter = store.AuditFilter
+
+// Audit decisions.
+const (
+	DecisionAllowed = "allowed" // the request succeeded (2xx, 3xx)
+	DecisionDenied  = "denied"  // authentication or authorization refused it (401, 403)
+	DecisionFailed  = "failed"  // any other failure
+)
+
+// ActionVendCredentials is the action of an audit event recording a
+// credential vend.
+const ActionVendCredentials = "vend-credentials"
+
+// DecisionForStatus classifies an HTTP status for the audit trail.
+func DecisionForStatus(status int) string {
+	switch {
+	case status >= 200 && status < 400:
+		return DecisionAllowed
+	case status == 401 || status == 403:
+		return DecisionDenied
+	}
+	return DecisionFailed
+}
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying the request id audit events record.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestIDFrom returns the request id in ctx, or "".
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// AuditLogOptions configure an AuditLog; zero fields take defaults.
+type AuditLogOptions struct {
+	// Queue is how many events may wait for the writer (default 4096);
+	// beyond that Record blocks until the writer catches up.
+	Queue int
+	// Batch is the most rows written by one INSERT (default 100).
+	Batch int
+	// WriteTimeout bounds one batch write (default 10s).
+	WriteTimeout time.Duration
+	// OnWriteFailure is told how many rows a failed write lost; may be nil.
+	OnWriteFailure func(rows int)
+	Logger         *slog.Logger
+}
+
+// AuditLog persists audit events through one background writer: events
+// are queued on a bounded channel and written in batches. It never drops
+// an event: when the queue is full, Record waits.
+type AuditLog struct {
+	st   store.AuditStore
+	opts AuditLogOptions
+
+	mu     sync.RWMutex // held shared while sending, exclusively to close ch
+	closed bool
+	ch     chan auditItem
+	done   chan struct{}
+}
+
+// auditItem is an event to write, or (flushed != nil) a request to be told
+// when everything queued before it is written.
+type auditItem struct {
+	ev      store.AuditEvent
+	flushed chan struct{}
+}
+
+// NewAuditLog starts the writer over st; Close stops it.
+func NewAuditLog(st store.AuditStore, opts AuditLogOptions) *AuditLog {
+	if opts.Queue <= 0 {
+		opts.Queue = 4096
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 100
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	a := &AuditLog{st: st, opts: opts, ch: make(chan auditItem, opts.Queue), done: make(chan struct{})}
+	go a.run()
+	return a
+}
+
+// Record queues e, waiting while the queue is full. After Close it writes
+// e synchronously instead.
+func (a *AuditLog) Record(e store.AuditEvent) {
+	a.mu.RLock()
+	if !a.closed {
+		a.ch <- auditItem{ev: e}
+		a.mu.RUnlock()
+		return
+	}
+	a.mu.RUnlock()
+	a.write([]store.AuditEvent{e})
+}
+
+// Flush returns once every event recorded before the call has been
+// written (or its write has failed), or when ctx ends.
+func (a *AuditLog) Flush(ctx context.Context) {
+	a.mu.RLock()
+	if a.closed {
+		a.mu.RUnlock()
+		return // Close already wrote everything
+	}
+	done := make(chan struct{})
+	a.ch <- auditItem{flushed: done}
+	a.mu.RUnlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// Close writes every queued event and stops the writer. Safe to call more
+// than once.
+func (a *AuditLog) Close() {
+	a.mu.Lock()
+	if !a.closed {
+		a.closed = true
+		close(a.ch)
+	}
+	a.mu.Unlock()
+	<-a.done
+}
+
+// run is the writer: it takes what is queued, up to a batch, and writes it
+// in one INSERT.
+func (a *AuditLog) run() {
+	defer close(a.done)
+	batch := make([]store.AuditEvent, 0, a.opts.Batch)
+	var waiting []chan struct{}
+	for it := range a.ch {
+		batch, waiting = a.add(batch[:0], waiting[:0], it)
+	fill:
+		for len(batch) < a.opts.Batch {
+			select {
+			case it, ok := <-a.ch:
+				if !ok {
+					break fill
+				}
+				batch, waiting = a.add(batch, waiting, it)
+			default:
+				break fill
+			}
+		}
+		a.write(batch)
+		for _, w := range waiting {
+			close(w)
+		}
+	}
+}
+
+func (a *AuditLog) add(batch []store.AuditEvent, waiting []chan struct{}, it auditItem) ([]store.AuditEvent, []chan struct{}) {
+	if it.flushed != nil {
+		return batch, append(waiting, it.flushed)
+	}
+	return append(batch, it.ev), waiting
+}
+
+// write appends events, retrying once after a short pause; a batch that
+// still fails is logged (count and error code, never the rows) and counted.
+func (a *AuditLog) write(events []store.AuditEvent) {
+	if len(events) == 0 {
+		return
+	}
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		if attempt > 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), a.opts.WriteTimeout)
+		err = a.st.AppendAudit(ctx, events)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	// Store errors carry a sentinel, the operation and the driver's code,
+	// never driver text or values.
+	a.opts.Logger.Error("audit write failed", "rows", len(events), "error", err.Error())
+	if a.opts.OnWriteFailure != nil {
+		a.opts.OnWriteFailure(len(events))
+	}
+}
+
+// maxAuditField bounds each text field of an event.
+const maxAuditField = 1024
+
+// auditText makes s storable in both databases and bounded: invalid UTF-8
+// and NUL (refused by Postgres) are replaced, long values cut.
+func auditText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	if len(s) > maxAuditField {
+		s = strings.ToValidUTF8(s[:maxAuditField], "")
+	}
+	return s
+}
+
+// RecordAudit records e: one structured log line (msg "audit") and, when
+// Options.Audit is set, one row of the audit trail. Empty Principal and
+// RequestID are taken from ctx, a zero At is now, an empty Decision follows
+// Status. It waits only when the audit queue is full.
+func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
+	if e.Principal == "" {
+		p := PrincipalFrom(ctx)
+		if p.Source == "" {
+			p.Source = SourceAnonymous
+		}
+		e.Principal = p.String()
+	}
+	if e.RequestID == "" {
+		e.RequestID = RequestIDFrom(ctx)
+	}
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	if e.Decision == "" {
+		e.Decision = DecisionForStatus(e.Status)
+	}
+	for _, f := range []*string{&e.RequestID, &e.Principal, &e.Action, &e.Resource, &e.Detail} {
+		*f = auditText(*f)
+	}
+	attrs := []any{"principal", e.Principal, "action", e.Action, "resource", e.Resource,
+		"decision", e.Decision, "status", e.Status, "request_id", e.RequestID}
+	if e.Detail != "" {
+		attrs = append(attrs, "detail", e.Detail)
+	}
+	s.log.InfoContext(ctx, "audit", attrs...)
+	if s.opts.Audit != nil {
+		s.opts.Audit.Record(e)
+	}
+}
+
+// auditVend records a credential vend for table at level; err is why it
+// was refused or failed. The status is the one the request answers when
+// the vend fails (the server's error table maps these kinds the same way).
+func (s *Service) auditVend(ctx context.Context, table Resource, level AccessLevel, err error) {
+	e := AuditEvent{Action: ActionVendCredentials, Resource: table.String(), Status: 200}
+	if level != "" {
+		e.Detail = "access=" + string(level)
+	}
+	if err != nil {
+		e.Status = vendStatus(err)
+	}
+	s.RecordAudit(ctx, e)
+}
+
+// vendStatus is the HTTP status of a failed vend.
+func vendStatus(err error) int {
+	var e *Error
+	if !errors.As(err, &e) {
+		return 500
+	}
+	switch e.Kind {
+	case KindForbidden:
+		return 403
+	case KindNoSuchWarehouse, KindNoSuchNamespace, KindNoSuchTable, KindNoSuchView, KindNotFound:
+		return 404
+	case KindUnavailable:
+		return 503
+	}
+	return 500
+}
+
+// Default and largest page of ListAudit.
+const (
+	DefaultAuditPageSize = 100
+	MaxAuditPageSize     = 1000
+)
+
+// ListAudit returns the audit events matching f, newest first, and the
+// token of the next page. It requires manage-grants on the server (403
+// otherwise); 400 for a page size over MaxAuditPageSize, Since after Until
+// or a bad page token; 503 when the database is unavailable.
+func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page Page) ([]AuditEvent, string, error) {
+	if err := s.authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer}); err != nil {
+		return nil, "", err
+	}
+	if page.Size <= 0 {
+		page.Size = DefaultAuditPageSize
+	}
+	if page.Size > MaxAuditPageSize {
+		return nil, "", newErr(KindBadRequest, "pageSize must be at most %d", MaxAuditPageSize)
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && f.Since.After(f.Until) {
+		return nil, "", newErr(KindBadRequest, "since must not be after until")
+	}
+	evs, next, err := s.store.ListAudit(ctx, f, page.store())
+	if err != nil {
+		return nil, "", storeErr(err, "")
+	}
+	return evs, next, nil
+}
