@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lakehold/catalog/internal/console"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -82,6 +83,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	r.Get("/readyz", s.ready)
 	r.Handle("/metrics", s.metrics.handler(cfg.Registry))
+	r.Mount(console.Prefix, console.Handler(console.Options{})) // admin console (internal/console)
 
 	strict := openapi.NewStrictHandlerWithOptions(s, nil, openapi.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  badRequest,
