@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +19,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/console"
 )
 
 // The console's browser tests drive Debian's chromium with chromedp. They
@@ -100,9 +106,13 @@ func (b *browser) open(t *testing.T, hash, sel string) {
 		act = chromedp.Navigate(b.base + hash)
 		b.started = true
 	} else {
-		act = chromedp.Steps(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById('main').replaceChildren(); location.hash = %q;`, hash)))
+		// The same hash fires no hashchange: send one, as a reload would.
+		act = chromedp.Steps(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById('main').replaceChildren();
+			if (location.hash === %[1]q) window.dispatchEvent(new HashChangeEvent('hashchange')); else location.hash = %[1]q;`, hash)))
 	}
-	require.NoError(t, chromedp.Do(b.ctx, act, chromedp.WaitVisible(chromedp.CSS(sel))), "open %s, wait for %s", hash, sel)
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx, act, chromedp.WaitVisible(chromedp.CSS(sel))), "open %s, wait for %s", hash, sel)
 }
 
 // eval runs js in the page and decodes its (JSON-able) result into out.
@@ -141,7 +151,9 @@ func (b *browser) click(t *testing.T, sel string) {
 
 func (b *browser) waitFor(t *testing.T, sel string) {
 	t.Helper()
-	require.NoError(t, chromedp.Do(b.ctx, chromedp.WaitVisible(chromedp.CSS(sel))), "wait for %s", sel)
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))), "wait for %s", sel)
 }
 
 // screenshotDir makes the folder the screenshots go to and prints it.
@@ -248,6 +260,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			fillCatalog(t, b)
 			br := newBrowser(t, b.url, screenshotDir(t, backend))
 			checkBrowsePages(t, b, br)
+			keyboardOnly(t, br)
 			checkTablePage(t, b, br)
 			checkV4Page(t, b, br)
 			checkViewPage(t, b, br)
@@ -517,4 +530,91 @@ func narrowWindow(t *testing.T, br *browser) {
 	names, _ := filepath.Glob(filepath.Join(br.shots, "*.png"))
 	sort.Strings(names)
 	require.Len(t, names, 10)
+}
+
+// keyboardOnly opens a table from the namespace page with Tab and Enter
+// alone.
+func keyboardOnly(t *testing.T, br *browser) {
+	br.open(t, "#/w/wh/n/ns", "#tables-list li")
+	eval[chromedp.Void](t, br, `document.activeElement.blur(); window.scrollTo(0, 0)`)
+	var reached string
+	for i := 0; i < 60 && reached != "A events"; i++ {
+		require.NoError(t, chromedp.Do(br.ctx, chromedp.KeyEvent("\t")))
+		reached = eval[string](t, br, `document.activeElement.tagName + ' ' + document.activeElement.textContent`)
+	}
+	require.Equal(t, "A events", reached, "Tab never reached the table link")
+	require.NoError(t, chromedp.Do(br.ctx, chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS("#snapshots-box[data-render-ms]"))))
+	require.Contains(t, br.text(t, "h1"), "ns.events")
+}
+
+// refusingFront stands in for the catalog's access control, which is being
+// built elsewhere: the console is served with an OIDC configuration, every
+// API call must carry the reader's bearer token (401 otherwise), and
+// dropping a table is refused with 403. Everything else goes to the real
+// catalog.
+func refusingFront(t *testing.T, catalogURL string) string {
+	t.Helper()
+	target, err := url.Parse(catalogURL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	ui := console.Handler(console.Options{OIDCIssuer: "http://127.0.0.1:9/realms/none", OIDCClientID: "console"})
+	refuse := func(w http.ResponseWriter, code int, typ, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+	}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, console.Prefix):
+			ui.ServeHTTP(w, r)
+		case r.Header.Get("Authorization") != "Bearer reader-token":
+			refuse(w, 401, "NotAuthorizedException", "Not signed in")
+		case r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/tables/"):
+			refuse(w, 403, "ForbiddenException", "Principal oidc:reader lacks table-drop on ns.guarded")
+		default:
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(front.Close)
+	return front.URL
+}
+
+// TestConsoleShowsRefusals: with sign-in configured the console asks for
+// it, sends the token on every call, shows a 403 plainly, and stops
+// offering the refused action.
+func TestConsoleShowsRefusals(t *testing.T) {
+	chromiumPath(t)
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			require.Equal(t, 200, b.createTable(t, "ns", "guarded", nil).status)
+			br := newBrowser(t, refusingFront(t, b.url), screenshotDir(t, "refusals-"+backend))
+
+			br.open(t, "#/w/wh/n/ns/t/guarded", "main button")
+			require.Contains(t, br.text(t, "h1"), "Sign in")
+			br.shot(t, "01-sign-in")
+
+			// What the PKCE exchange would leave behind (the flow itself is
+			// not exercised here: no provider runs in this test).
+			eval[chromedp.Void](t, br, `sessionStorage.setItem('lakehold.token', JSON.stringify({access: 'reader-token', expires: Date.now() + 3600e3}))`)
+			require.NoError(t, chromedp.Do(br.ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#drop-table"))))
+			require.Contains(t, br.text(t, "#who"), "Sign out")
+
+			br.fill(t, "#drop-confirm", "ns.guarded")
+			br.click(t, "#drop-table")
+			br.waitFor(t, "#drop .error")
+			msg := br.text(t, "#drop .error")
+			require.Contains(t, msg, "403")
+			require.Contains(t, msg, "Principal oidc:reader lacks table-drop on ns.guarded")
+			require.Equal(t, 0, eval[int](t, br, `document.querySelectorAll('#drop-table').length`), "the refused button is withdrawn")
+			br.shot(t, "02-drop-refused")
+			require.Equal(t, 200, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/guarded", nil).status)
+
+			// Back on the page, the action is no longer offered.
+			br.open(t, "#/w/wh/n/ns", "#tables-list li")
+			br.open(t, "#/w/wh/n/ns/t/guarded", "#snapshots-box[data-render-ms]")
+			require.Equal(t, 0, eval[int](t, br, `document.querySelectorAll('#drop, [data-target=drop]').length`))
+		})
+	}
 }
