@@ -41,6 +41,9 @@ type Config struct {
 	// Registry receives the server's metrics; nil uses a new registry.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
+	// Console configures the admin console at /ui (sign-in provider);
+	// the zero value serves it with no sign-in.
+	Console console.Options
 }
 
 // Server implements openapi.StrictServerInterface over a service.Service.
@@ -83,7 +86,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	r.Get("/readyz", s.ready)
 	r.Handle("/metrics", s.metrics.handler(cfg.Registry))
-	r.Mount(console.Prefix, console.Handler(console.Options{})) // admin console (internal/console)
+	r.Mount(console.Prefix, console.Handler(cfg.Console)) // admin console (internal/console)
 
 	strict := openapi.NewStrictHandlerWithOptions(s, nil, openapi.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  badRequest,

@@ -337,8 +337,7 @@ func currentSchema(meta map[string]any) map[string]any {
 
 // shownFields reads the schema table: field id → name.
 func (br *browser) shownFields(t *testing.T) map[string]string {
-	var rows [][]string
-	rows = eval[[][]string](t, br, `[...document.querySelectorAll('#schema-fields tbody tr')].map(r => [r.dataset.fieldId, r.children[1].textContent.replace(/^└ /, '')])`)
+	rows := eval[[][]string](t, br, `[...document.querySelectorAll('#schema-fields tbody tr')].map(r => [r.dataset.fieldId, r.children[1].textContent.replace(/^└ /, '')])`)
 	out := map[string]string{}
 	for _, r := range rows {
 		out[r[0]] = r[1]
@@ -366,8 +365,7 @@ func checkTablePage(t *testing.T, b *bundle, br *browser) {
 		}
 	}
 
-	var count string
-	count = eval[string](t, br, `document.getElementById('snapshot-count').dataset.count`)
+	count := eval[string](t, br, `document.getElementById('snapshot-count').dataset.count`)
 	require.Equal(t, fmt.Sprint(len(meta["snapshots"].([]any))), count)
 	require.Equal(t, "30", count)
 	var specs, rows, plots, refs int
@@ -411,8 +409,7 @@ func checkV4Page(t *testing.T, b *bundle, br *browser) {
 
 	br.open(t, "#/w/wh/n/ns/t/wide", ".cf-row")
 	br.waitFor(t, "#eligible")
-	var got []string
-	got = eval[[]string](t, br, `[...document.querySelectorAll('.cf-row')].map(r => r.dataset.base + ' ' + r.dataset.cf + ' ' + r.children[2].dataset.fieldIds)`)
+	got := eval[[]string](t, br, `[...document.querySelectorAll('.cf-row')].map(r => r.dataset.base + ' ' + r.dataset.cf + ' ' + r.children[2].dataset.fieldIds)`)
 	require.ElementsMatch(t, want, got)
 	require.Contains(t, br.text(t, ".cf-row:last-child"), "score (3)")
 
@@ -424,8 +421,7 @@ func checkV4Page(t *testing.T, b *bundle, br *browser) {
 	require.NotEmpty(t, wantCodes, "the bloom-filter property makes the table fall back")
 	gotCodes = eval[[]string](t, br, `[...document.querySelectorAll('#eligibility-table .reason')].map(r => r.dataset.code)`)
 	require.Equal(t, wantCodes, gotCodes)
-	var eligible string
-	eligible = eval[string](t, br, `document.getElementById('eligible').dataset.eligible`)
+	eligible := eval[string](t, br, `document.getElementById('eligible').dataset.eligible`)
 	require.Equal(t, fmt.Sprint(el["eligible"]), eligible)
 	require.Contains(t, br.text(t, "#eligibility-table"), "write.parquet.bloom-filter-enabled.column.id")
 	require.Equal(t, "4", br.text(t, "#format-version"))
@@ -442,15 +438,13 @@ func checkViewPage(t *testing.T, b *bundle, br *browser) {
 			want[rm["dialect"].(string)] = rm["sql"].(string)
 		}
 	}
-	var got map[string]string
-	got = eval[map[string]string](t, br, `Object.fromEntries([...document.querySelectorAll('figure.sql')].map(f => [f.dataset.dialect, f.querySelector('pre').textContent]))`)
+	got := eval[map[string]string](t, br, `Object.fromEntries([...document.querySelectorAll('figure.sql')].map(f => [f.dataset.dialect, f.querySelector('pre').textContent]))`)
 	require.Equal(t, want, got)
 	require.Len(t, got, 2)
 	wantFields := map[string]string{}
 	apiFields(meta["schemas"].([]any)[0].(map[string]any)["fields"].([]any), wantFields)
 	require.Equal(t, wantFields, br.shownFields(t))
-	var versions int
-	versions = eval[int](t, br, `document.querySelectorAll('#versions-table tbody tr').length`)
+	versions := eval[int](t, br, `document.querySelectorAll('#versions-table tbody tr').length`)
 	require.Equal(t, len(meta["versions"].([]any)), versions)
 	br.shot(t, "06-view")
 }
@@ -463,10 +457,8 @@ func timeBigTable(t *testing.T, br *browser) {
 		start := time.Now()
 		br.open(t, "#/w/wh/n/ns/t/big", "#snapshots-box[data-render-ms]")
 		wall := time.Since(start)
-		var inPage string
-		inPage = eval[string](t, br, `document.getElementById('snapshots-box').dataset.renderMs`)
-		var count string
-		count = eval[string](t, br, `document.getElementById('snapshot-count').dataset.count`)
+		inPage := eval[string](t, br, `document.getElementById('snapshots-box').dataset.renderMs`)
+		count := eval[string](t, br, `document.getElementById('snapshot-count').dataset.count`)
 		require.Equal(t, "10000", count)
 		t.Logf("10,000-snapshot table page, run %d: %s ms in the page (first call to drawn chart and timeline), %s wall from the test", i+1, inPage, wall.Round(time.Millisecond))
 		br.open(t, "#/w/wh/n/ns", "#tables-list li")
@@ -508,8 +500,7 @@ func manageThroughUI(t *testing.T, b *bundle, br *browser) {
 	// Drop a table: the button stays disabled until the name is typed.
 	require.Equal(t, 200, b.createTable(t, "ns", "doomed", nil).status)
 	br.open(t, "#/w/wh/n/ns/t/doomed", "#drop-table")
-	var disabled bool
-	disabled = eval[bool](t, br, `document.getElementById('drop-table').disabled`)
+	disabled := eval[bool](t, br, `document.getElementById('drop-table').disabled`)
 	require.True(t, disabled)
 	br.fill(t, "#drop-confirm", "ns.doomed")
 	br.click(t, "#drop-table")
@@ -521,8 +512,7 @@ func manageThroughUI(t *testing.T, b *bundle, br *browser) {
 func narrowWindow(t *testing.T, br *browser) {
 	require.NoError(t, chromedp.Do(br.ctx, chromedp.EmulateViewport(390, 844)))
 	br.open(t, "#/w/wh/n/ns/t/events", "#snapshots-box[data-render-ms]")
-	var overflow bool
-	overflow = eval[bool](t, br, `document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`)
+	overflow := eval[bool](t, br, `document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`)
 	require.False(t, overflow, "the page scrolls sideways at 390px; wide tables must scroll in their own box")
 	br.shot(t, "09-table-narrow")
 	br.open(t, "#/w/wh/n/ns", "#tables-list li")
