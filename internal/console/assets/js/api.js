@@ -1,7 +1,7 @@
 // The console's only way to the catalog: the same JSON API engines use,
 // with the signed-in person's bearer token. No cookies are sent, so a
 // mutating call cannot be forged cross-site.
-import {token} from './auth.js';
+import {token, signOut} from './auth.js';
 
 // ApiError is a failed call: the HTTP status and the ErrorModel's type and
 // message, shown to the person as they are.
@@ -37,6 +37,9 @@ export async function api(method, path, body) {
     try { data = JSON.parse(text); } catch (e) { data = null; }
   }
   if (!res.ok) {
+    // A refused token (expired, revoked) is forgotten, so the next
+    // render offers sign-in again instead of repeating the failure.
+    if (res.status === 401 && tok) signOut();
     const e = (data && data.error) || {};
     throw new ApiError(res.status, e.type || 'HTTPError', e.message || `HTTP ${res.status}`);
   }
