@@ -22,8 +22,10 @@ if [ -z "${KEYCLOAK_ISSUER:-}" ]; then
   cleanup+=("scripts/keycloak-stop.sh $KEYCLOAK_PID $KEYCLOAK_DIR")
 fi
 # Tests that need Postgres, SeaweedFS or Keycloak fail (not skip) when they are missing;
-# the replica fault test (integration/fault) runs too.
+# the replica fault test (integration/fault) runs too. The console's
+# browser tests fail, not skip, without chromium (.ci/run installs it).
 export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1 CATALOG_TEST_REQUIRE_KEYCLOAK=1 CATALOG_TEST_FAULT=1
+export CATALOG_TEST_REQUIRE_BROWSER=1
 
 scripts/check-generate.sh
 go vet ./...

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/service"
@@ -19,6 +20,10 @@ type Authenticator interface {
 // and the token endpoint itself. GET /v1/config does need one (Java and
 // PyIceberg fetch a token before calling it).
 func publicRoute(r *http.Request) bool {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		(r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")) {
+		return true // the console's static files; its API calls carry the token
+	}
 	switch r.URL.Path {
 	case "/healthz", "/readyz", "/metrics":
 		return true

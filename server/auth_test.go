@@ -312,3 +312,15 @@ func TestAuthUnavailable(t *testing.T) {
 	require.Equal(t, "ServiceUnavailableException", typ)
 	require.NotContains(t, msg, "db down")
 }
+
+// The console's static files load without a token (a person signs in from
+// them); everything they call still needs one.
+func TestConsoleFilesArePublicWithAuthOn(t *testing.T) {
+	a := setupAuth(t, "sqlite")
+	r := a.do(t, "GET", "/ui/", nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	r = a.do(t, "POST", "/ui/", nil)
+	require.NotEqual(t, 200, r.status)
+	r = a.do(t, "GET", "/management/v1/warehouses", nil)
+	require.Equal(t, 401, r.status, "%s", r.body)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lakehold/catalog/internal/console"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	Logger   *slog.Logger
 	// Auth authenticates callers (auth.go); nil serves everyone anonymously.
 	Auth Authenticator
+	// Console configures the admin console at /ui (sign-in provider);
+	// the zero value serves it with no sign-in.
+	Console console.Options
 }
 
 // Server implements openapi.StrictServerInterface over a service.Service.
@@ -85,6 +89,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	r.Get("/readyz", s.ready)
 	r.Handle("/metrics", s.metrics.handler(cfg.Registry))
 	r.Post(tokenPath, s.token)
+	r.Mount(console.Prefix, console.Handler(cfg.Console)) // admin console (internal/console)
 
 	strict := openapi.NewStrictHandlerWithOptions(s, nil, openapi.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  badRequest,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/authn"
+	"github.com/lakehold/catalog/internal/console"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
@@ -164,6 +165,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	srv := server.New(svc, server.Config{
 		DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
 		MaxRequestBody: int64(lf.maxBody), Auth: auth,
+		Console: console.Options{OIDCIssuer: af.oidcIssuer, OIDCClientID: af.consoleClientID},
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -357,6 +359,8 @@ type authFlags struct {
 	groupsClaim    string
 	tokenLifetime  time.Duration
 	insecureNoAuth bool
+	// consoleClientID is the public client the console signs in as.
+	consoleClientID string
 }
 
 func registerAuthFlags(fs *flag.FlagSet) *authFlags {
@@ -367,6 +371,7 @@ func registerAuthFlags(fs *flag.FlagSet) *authFlags {
 	fs.StringVar(&af.subjectClaim, "oidc-subject-claim", envOr("CATALOG_OIDC_SUBJECT_CLAIM", "sub"), "claim naming the principal [CATALOG_OIDC_SUBJECT_CLAIM]")
 	fs.StringVar(&af.groupsClaim, "oidc-groups-claim", envOr("CATALOG_OIDC_GROUPS_CLAIM", "groups"), "claim holding the principal's groups (array or string, kept verbatim) [CATALOG_OIDC_GROUPS_CLAIM]")
 	fs.DurationVar(&af.tokenLifetime, "token-lifetime", envDuration("CATALOG_TOKEN_LIFETIME", authn.DefaultTokenLifetime), "lifetime of tokens from POST /v1/oauth/tokens [CATALOG_TOKEN_LIFETIME]")
+	fs.StringVar(&af.consoleClientID, "console-client-id", envOr("CATALOG_CONSOLE_CLIENT_ID", "lakehold-console"), "public OIDC client the console at /ui signs in as (authorization code + PKCE; its tokens must carry --oidc-audience) [CATALOG_CONSOLE_CLIENT_ID]")
 	fs.BoolVar(&af.insecureNoAuth, "insecure-no-auth", envBool("CATALOG_INSECURE_NO_AUTH", false), "allow serving a non-loopback address without authentication [CATALOG_INSECURE_NO_AUTH=1]")
 	return af
 }

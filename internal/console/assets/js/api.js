@@ -1,0 +1,99 @@
+// The console's only way to the catalog: the same JSON API engines use,
+// with the signed-in person's bearer token. No cookies are sent, so a
+// mutating call cannot be forged cross-site.
+import {token, signOut} from './auth.js';
+
+// ApiError is a failed call: the HTTP status and the ErrorModel's type and
+// message, shown to the person as they are.
+export class ApiError extends Error {
+  constructor(status, type, message) {
+    super(message);
+    this.status = status;
+    this.type = type;
+  }
+}
+
+// api calls the catalog and returns the decoded JSON body (null for an
+// empty one). It throws an ApiError for a non-2xx answer or a network
+// failure (status 0).
+export async function api(method, path, body) {
+  const headers = {Accept: 'application/json'};
+  const tok = token();
+  if (tok) headers.Authorization = 'Bearer ' + tok;
+  const init = {method, headers, credentials: 'omit', cache: 'no-store'};
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (e) {
+    throw new ApiError(0, 'NetworkError', 'The catalog could not be reached');
+  }
+  const text = await res.text();
+  let data = null;
+  if (text) {
+    try { data = JSON.parse(text); } catch (e) { data = null; }
+  }
+  if (!res.ok) {
+    // A refused token (expired, revoked) is forgotten, so the next
+    // render offers sign-in again instead of repeating the failure.
+    if (res.status === 401 && tok) signOut();
+    const e = (data && data.error) || {};
+    throw new ApiError(res.status, e.type || 'HTTPError', e.message || `HTTP ${res.status}`);
+  }
+  return data;
+}
+
+// Path helpers: namespace levels are URL-encoded one by one and joined by
+// the 0x1F separator, as the REST spec asks.
+export const nsPath = (levels) => levels.map(encodeURIComponent).join('%1F');
+export const whPath = (wh) => '/v1/' + encodeURIComponent(wh);
+export const tablePath = (wh, ns, t) => `${whPath(wh)}/namespaces/${nsPath(ns)}/tables/${encodeURIComponent(t)}`;
+export const viewPath = (wh, ns, v) => `${whPath(wh)}/namespaces/${nsPath(ns)}/views/${encodeURIComponent(v)}`;
+
+// --- What the person may do -------------------------------------------
+//
+// can(action, resource) is the one place the console asks whether to offer
+// an action. Actions are the catalog's privilege names (table-drop,
+// manage-warehouses, ...); resource is {kind, warehouse, namespace, name}.
+// Until the catalog has an endpoint that lists effective privileges, the
+// answer is learnt from 403s: an action refused once on a resource (or on
+// a container of it) is not offered again in this page session.
+const denied = new Set();
+let authOn = false;
+
+export function setAuthOn(on) { authOn = on; }
+
+function keys(resource) {
+  const out = [`${resource.kind}:*`];
+  if (resource.warehouse) {
+    const ns = resource.namespace || [];
+    for (let i = 0; i <= ns.length; i++) out.push(`w:${resource.warehouse}/${ns.slice(0, i).join('\x1f')}`);
+    if (resource.name) out.push(`w:${resource.warehouse}/${ns.join('\x1f')}/${resource.name}`);
+  }
+  return out;
+}
+
+export function can(action, resource) {
+  if (!authOn) return true;
+  return !keys(resource).some((k) => denied.has(action + '|' + k));
+}
+
+// refused records a 403 for action on resource.
+export function refused(action, resource) {
+  const k = keys(resource);
+  denied.add(action + '|' + k[k.length - 1]);
+}
+
+// guarded runs fn; on a 403 it records the refusal before rethrowing, so
+// the button that led there disappears on the next render.
+export async function guarded(action, resource, fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 403) refused(action, resource);
+    throw e;
+  }
+}

@@ -1,0 +1,70 @@
+// The console's entry point: sign-in state, breadcrumbs and the router.
+import {h, replace, errorBox} from './dom.js';
+import {setAuthOn} from './api.js';
+import {initAuth, signIn, signOut, signedIn} from './auth.js';
+import {href, parse} from './nav.js';
+import {warehousesPage, namespacePage} from './browse.js';
+import {tablePage} from './table.js';
+import {viewPage} from './view.js';
+
+const main = document.getElementById('main');
+let config = {auth: null};
+
+function crumbs(r) {
+  const parts = [h('a', {href: '#/'}, 'Warehouses')];
+  if (r.wh) parts.push(h('a', {href: href({wh: r.wh})}, r.wh));
+  r.ns.forEach((_, i) => parts.push(h('a', {href: href({wh: r.wh, ns: r.ns.slice(0, i + 1)})}, r.ns[i])));
+  if (r.t) parts.push(h('a', {href: href(r)}, r.t));
+  if (r.v) parts.push(h('a', {href: href(r)}, r.v));
+  parts[parts.length - 1].setAttribute('aria-current', 'page');
+  replace(document.getElementById('crumbs'), h('ol', {}, parts.map((p) => h('li', {}, p))));
+}
+
+function who() {
+  const box = document.getElementById('who');
+  if (!config.auth) return replace(box, h('span', {class: 'muted'}, 'Authentication off'));
+  if (signedIn()) {
+    return replace(box, h('button', {type: 'button', class: 'small', onclick: () => { signOut(); location.reload(); }}, 'Sign out'));
+  }
+  replace(box, h('button', {type: 'button', class: 'small', onclick: () => signIn().catch((e) => replace(main, errorBox(e, 'Sign-in')))}, 'Sign in'));
+}
+
+async function route() {
+  const r = parse(location.hash);
+  crumbs(r);
+  who();
+  if (config.auth && !signedIn()) {
+    replace(main, h('h1', {tabindex: -1}, 'Sign in'), h('p', {}, 'This catalog requires sign-in with your organisation account.'),
+      h('button', {type: 'button', onclick: () => signIn().catch((e) => replace(main, errorBox(e, 'Sign-in')))}, 'Sign in'));
+    return;
+  }
+  document.title = [r.t || r.v, r.ns.join('.'), r.wh, 'Lakehold console'].filter(Boolean).join(' · ');
+  // Each render gets its own box: a slow answer for a page the person
+  // already left lands in a detached box and is never seen.
+  const box = h('div', {class: 'page'});
+  replace(main, box);
+  let page;
+  if (r.wh && r.t) page = tablePage(box, r.wh, r.ns, r.t);
+  else if (r.wh && r.v) page = viewPage(box, r.wh, r.ns, r.v);
+  else if (r.wh) page = namespacePage(box, r.wh, r.ns);
+  else page = warehousesPage(box);
+  await page;
+  // Move focus to the new page's heading so keyboard and screen-reader
+  // users start there, as after a full page load.
+  const h1 = box.querySelector('h1');
+  if (h1 && document.activeElement === document.body) h1.focus({preventScroll: true});
+}
+
+async function start() {
+  try {
+    config = await initAuth();
+  } catch (e) {
+    replace(main, errorBox(e, 'Sign-in'));
+    return;
+  }
+  setAuthOn(!!config.auth);
+  window.addEventListener('hashchange', () => { document.activeElement?.blur?.(); route(); });
+  route();
+}
+
+start();
