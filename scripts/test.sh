@@ -7,6 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The console's browser tests drive Debian's chromium (no browser download
+# works here); install it once.
+if ! command -v chromium >/dev/null 2>&1; then
+  sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+
 cleanup=()
 trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
 if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
