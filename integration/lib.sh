@@ -14,6 +14,8 @@ free_port() {
 # WAREHOUSE_DIR and CATALOG_PID. ALLOWED_LOCATIONS, when given, becomes the
 # warehouse's allowed-locations (extra prefixes tables may live under); the
 # warehouse is then created through the management API, as an operator would.
+# CATALOG_EXTRA_ARGS (an array) adds serve flags; CATALOG_DB_ARGS is set to
+# the database flags, for CLI calls on the same catalog.
 start_catalog() {
   local name=$1 wh=$2 allowed=${3:-}
   local dir; dir=$(mktemp -d "/tmp/interop-$name.XXXXXX")
@@ -28,8 +30,9 @@ start_catalog() {
   fi
   local whflag=(--warehouse "$wh=file://$WAREHOUSE_DIR")
   [ -n "$allowed" ] && whflag=()
+  CATALOG_DB_ARGS=("${dbflag[@]}")
   "$CATALOG_BIN" serve --listen "127.0.0.1:$port" "${dbflag[@]}" \
-    "${whflag[@]}" --default-warehouse "$wh" --log-level warn \
+    "${whflag[@]}" --default-warehouse "$wh" --log-level warn ${CATALOG_EXTRA_ARGS[@]+"${CATALOG_EXTRA_ARGS[@]}"} \
     >"$dir/catalog.log" 2>&1 &
   CATALOG_PID=$!
   CATALOG_LOG="$dir/catalog.log"

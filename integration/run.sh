@@ -71,6 +71,35 @@ run_pytest Spark test_spark.py
 run_pytest column-files test_column_files.py
 run_pytest PyIceberg-vended test_vended.py
 
+# Access control: PyIceberg and Spark with service principals, PyIceberg
+# with a Keycloak token, vended credentials following the grant.
+run_access() {
+  local kc_started=
+  if [ -z "${KEYCLOAK_ISSUER:-}" ]; then
+    eval "$("$root/scripts/keycloak-start.sh" | sed 's/^/export /')" || { record "access: 0 passed, 1 failed, 0 skipped (Keycloak did not start)" 1; return; }
+    kc_started=1
+  fi
+  CATALOG_EXTRA_ARGS=(--auth on --oidc-issuer "$KEYCLOAK_ISSUER" --oidc-audience lakehold --bootstrap-admin builtin:admin)
+  start_catalog access lake || { record "access: 0 passed, 1 failed, 0 skipped (catalog did not start)" 1; unset CATALOG_EXTRA_ARGS; return; }
+  unset CATALOG_EXTRA_ARGS
+  local out id secret reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
+  out=$("$CATALOG_BIN" principal create admin "${CATALOG_DB_ARGS[@]}")
+  id=$(echo "$out" | sed -n 's/^client id: *//p'); secret=$(echo "$out" | sed -n 's/^client secret: *//p')
+  ADMIN_CREDENTIAL="$id:$secret" CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" "$here/python/test_auth.py" >"$reports/out.txt" 2>&1
+  if grep -q "$secret" "$CATALOG_LOG"; then
+    echo "access: the admin's client secret appears in the catalog log" >&2
+    record "access: 0 passed, 1 failed, 0 skipped (secret in log)" 1
+  fi
+  stop_catalog
+  [ -n "$kc_started" ] && "$root/scripts/keycloak-stop.sh" "$KEYCLOAK_PID" "$KEYCLOAK_DIR" && unset KEYCLOAK_ISSUER
+  local s; s=$(python3 "$here/summarize_junit.py" access "$reports"); local rc=$?
+  echo "$s" | grep -E '^  ' || true
+  [ $rc = 0 ] || tail -40 "$reports/out.txt"
+  record "$(echo "$s" | tail -1)" $rc
+}
+run_access
+
 # v4 manifests: Go-written files checked by pyarrow, pyarrow-written read by Go.
 golden=$(mktemp -d /tmp/v4-golden.XXXXXX)
 if (cd "$root" && V4_GOLDEN_DIR="$golden" go test -count=1 -run TestWriteGolden ./v4manifest/ >/dev/null); then
