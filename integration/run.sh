@@ -11,14 +11,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 source "$here/lib.sh"
 
+# Stop on exit only what this script started.
+cleanup=()
+trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
 if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
   eval "$("$root/scripts/pg-start.sh" | sed 's/^/export /')"
-  trap '"$root/scripts/pg-stop.sh" "$PGROOT"' EXIT
+  cleanup+=("\"$root/scripts/pg-stop.sh\" $PGROOT")
 fi
 command -v psql >/dev/null || { echo "interop: psql is required" >&2; exit 1; }
 if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
   eval "$("$root/scripts/seaweed-start.sh" | sed 's/^/export /')"
-  trap '"$root/scripts/seaweed-stop.sh" "$SEAWEED_PID" "$SEAWEED_DIR"; [ -n "${PGROOT:-}" ] && "$root/scripts/pg-stop.sh" "$PGROOT"' EXIT
+  cleanup+=("\"$root/scripts/seaweed-stop.sh\" $SEAWEED_PID $SEAWEED_DIR")
 fi
 # Every catalog started here can seal storage-profile secrets.
 export CATALOG_SECRET_KEY=${CATALOG_SECRET_KEY:-$(head -c 32 /dev/urandom | base64)}

@@ -10,5 +10,14 @@ fi
 BENCHTIME=${BENCHTIME:-2s}
 for backend in postgres sqlite; do
   echo "== backend: $backend"
-  CATALOG_BENCH_BACKEND=$backend go test -run '^$' -bench . -benchtime "$BENCHTIME" -benchmem ./server/ | grep -E '^Benchmark'
+  out=$(CATALOG_BENCH_BACKEND=$backend go test -run '^$' -bench . -benchtime "$BENCHTIME" -benchmem ./server/ | grep -E '^Benchmark')
+  echo "$out"
+  # Access control's cost: each auth mode against mode=off, same operation.
+  echo "$out" | awk '/^BenchmarkAuthCost\/mode=/ {
+      split($1, p, "/"); mode = p[2]; op = p[3]; sub(/-[0-9]+$/, "", op); ns[mode "/" op] = $3
+    }
+    END {
+      for (k in ns) { split(k, q, "/"); if (q[1] != "mode=off" && ns["mode=off/" q[2]] > 0)
+        printf "auth cost %s %s: %.2fx of mode=off\n", q[1], q[2], ns[k] / ns["mode=off/" q[2]] }
+    }' | sort
 done

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/lakehold/catalog/service"
 )
@@ -99,36 +100,43 @@ func isToken68(s string) bool {
 }
 
 // peekIssuer returns the iss claim of a compact JWS without verifying it,
-// only to choose the verifier. It returns ErrMalformed when the token is
-// not three base64url parts with a JSON object payload.
-func peekIssuer(tok string) (string, error) {
+// only to choose the verifier, and its exp claim (zero when absent). It
+// returns ErrMalformed when the token is not three base64url parts with a
+// JSON object payload.
+func peekIssuer(tok string) (string, time.Time, error) {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return "", ErrMalformed
+		return "", time.Time{}, ErrMalformed
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
-		return "", ErrMalformed
+		return "", time.Time{}, ErrMalformed
 	}
 	var c struct {
-		Iss *string `json:"iss"`
+		Iss *string  `json:"iss"`
+		Exp *float64 `json:"exp"`
 	}
 	if err := json.Unmarshal(payload, &c); err != nil || c.Iss == nil {
-		return "", ErrMalformed
+		return "", time.Time{}, ErrMalformed
 	}
-	return *c.Iss, nil
+	var exp time.Time
+	if c.Exp != nil && *c.Exp > 0 && *c.Exp < 1e11 {
+		exp = time.Unix(int64(*c.Exp), 0)
+	}
+	return *c.Iss, exp, nil
 }
 
 // Authenticator verifies bearer tokens of both kinds.
 type Authenticator struct {
-	builtin *Builtin
-	oidc    *OIDC // nil without --oidc-issuer
+	builtin  *Builtin
+	oidc     *OIDC // nil without --oidc-issuer
+	verified *tokenCache
 }
 
 // New returns an Authenticator for built-in tokens and, when oidc is not
 // nil, tokens of that OIDC provider. builtin must not be nil.
 func New(builtin *Builtin, oidc *OIDC) *Authenticator {
-	return &Authenticator{builtin: builtin, oidc: oidc}
+	return &Authenticator{builtin: builtin, oidc: oidc, verified: newTokenCache(builtin.now)}
 }
 
 // Builtin returns the built-in token signer, for the token endpoint.
@@ -136,21 +144,39 @@ func (a *Authenticator) Builtin() *Builtin { return a.builtin }
 
 // Authenticate returns the principal named by the bearer token in the
 // Authorization header value. Errors wrap one of the Err* values above
-// and never contain the token.
+// and never contain the token. A token whose signature and claims were
+// checked recently is not checked again (clients send the same token on
+// every request); a built-in token's principal is still looked up.
 func (a *Authenticator) Authenticate(ctx context.Context, header string) (service.Principal, error) {
 	tok, err := ParseBearer(header)
 	if err != nil {
 		return service.Principal{}, err
 	}
-	iss, err := peekIssuer(tok)
+	if v, ok := a.verified.get(tok); ok {
+		if v.builtin != nil {
+			return a.builtin.admit(ctx, *v.builtin)
+		}
+		return v.principal, nil
+	}
+	iss, exp, err := peekIssuer(tok)
 	if err != nil {
 		return service.Principal{}, err
 	}
 	switch {
 	case iss == BuiltinIssuer:
-		return a.builtin.Authenticate(ctx, tok)
+		c, err := a.builtin.verify(tok)
+		if err != nil {
+			return service.Principal{}, err
+		}
+		a.verified.put(tok, verifiedToken{until: exp, builtin: &c})
+		return a.builtin.admit(ctx, c)
 	case a.oidc != nil && iss == a.oidc.Issuer():
-		return a.oidc.Verify(ctx, tok)
+		p, err := a.oidc.Verify(ctx, tok)
+		if err != nil {
+			return service.Principal{}, err
+		}
+		a.verified.put(tok, verifiedToken{until: exp, principal: p})
+		return p, nil
 	}
 	return service.Principal{}, ErrUnknownIssuer
 }

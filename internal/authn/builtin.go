@@ -177,6 +177,12 @@ func (b *Builtin) Authenticate(ctx context.Context, tok string) (service.Princip
 	if err != nil {
 		return service.Principal{}, err
 	}
+	return b.admit(ctx, c)
+}
+
+// admit checks that the principal of verified claims c still exists with
+// the same id and secret generation (cached briefly).
+func (b *Builtin) admit(ctx context.Context, c builtinClaims) (service.Principal, error) {
 	st, err := b.cache.get(c.Subject, func() (genState, error) {
 		id, gen, err := b.gens.PrincipalGeneration(ctx, c.Subject)
 		if service.KindOf(err) == service.KindNotFound {

@@ -309,3 +309,36 @@ func FuzzVerifyToken(f *testing.F) {
 		}
 	})
 }
+
+// The verified-token cache saves the signature check on repeated requests
+// but never outlives the token, and never skips the principal lookup.
+func TestAuthenticatorCacheHonoursExpiryAndRevocation(t *testing.T) {
+	ti := newTestIssuer(t)
+	clock := &fakeClock{t: time.Now()}
+	gens := &fakeGens{m: map[string]struct {
+		id  string
+		gen int64
+	}{}}
+	gens.set("etl", "id-1", 1)
+	a := New(newBuiltin(t, clock, gens, -1), newOIDC(t, ti, clock))
+	ctx := context.Background()
+	bt, _ := a.Builtin().Sign("etl", "id-1", 1)
+	ot := sign(t, jose.RS256, ti.keys["k1"], "k1", map[string]any{"iss": ti.srv.URL, "sub": "alice", "aud": "lakehold-catalog", "exp": clock.Now().Unix() + 60})
+	for _, h := range []string{"Bearer " + bt, "Bearer " + ot} {
+		for i := 0; i < 2; i++ { // the second call is served from the cache
+			if _, err := a.Authenticate(ctx, h); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		}
+	}
+	gens.set("etl", "id-1", 2) // rotated: the cached token is revoked at once
+	if _, err := a.Authenticate(ctx, "Bearer "+bt); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("rotated principal: %v, want ErrRevoked", err)
+	}
+	clock.Add(2 * time.Hour) // past both tokens' exp and any leeway
+	for _, h := range []string{"Bearer " + bt, "Bearer " + ot} {
+		if _, err := a.Authenticate(ctx, h); !errors.Is(err, ErrExpired) {
+			t.Fatalf("expired token: %v, want ErrExpired", err)
+		}
+	}
+}
