@@ -50,3 +50,5 @@ fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" -fuzzmini
 fuzz ./internal/location/ FuzzNormalize
 fuzz ./server/ FuzzCommitUpdates
 fuzz ./service/ FuzzRefsOnly
+fuzz ./internal/authn/ FuzzVerifyToken
+fuzz ./internal/authn/ FuzzParseBearer
