@@ -26,6 +26,7 @@ import (
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/store"
 )
 
 // keycloakIssuer returns the issuer of the test realm served by the real
@@ -106,10 +107,13 @@ func newMatrixCallers(t *testing.T, iss string) matrixCallers {
 
 // matrixServer starts a catalog with OIDC against Keycloak, built-in
 // tokens and RBAC, and grants the roles the matrix expects.
-func matrixServer(t *testing.T, backend, iss string) *bundle {
+func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog, *syncBuffer) {
 	t.Helper()
 	st := openStore(t, backend)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &syncBuffer{}
+	quiet := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
+	t.Cleanup(audit.Close)
 	var svc *service.Service
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: []byte(strings.Repeat("k", 32)),
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
@@ -122,14 +126,14 @@ func matrixServer(t *testing.T, backend, iss string) *bundle {
 	require.NoError(t, err)
 	sealer, err := credentials.NewSealer([]byte(strings.Repeat("s", 32)))
 	require.NoError(t, err)
-	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet})
+	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit})
 	ctx := localCtx()
 	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+filepath.Join(t.TempDir(), "wh"), nil)
 	require.NoError(t, err)
 	grantMatrixRoles(t, svc)
 	hs := httptest.NewServer(server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet, Auth: authn.New(builtin, oidc)}))
 	t.Cleanup(hs.Close)
-	return &bundle{url: hs.URL, store: st, client: hs.Client()}
+	return &bundle{url: hs.URL, store: st, client: hs.Client()}, audit, logs
 }
 
 func grantMatrixRoles(t *testing.T, svc *service.Service) {
@@ -259,7 +263,7 @@ func TestAccessMatrix(t *testing.T) {
 	callers := newMatrixCallers(t, iss)
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
-			b := matrixServer(t, backend, iss)
+			b, audit, logs := matrixServer(t, backend, iss)
 			f := &matrixFixture{t: t, b: b, admin: callers.admin}
 			env := &matrixEnv{
 				metadataOfDropped: func(_ *testing.T, n int) string { return f.metadataOfDropped("tables", n) },
@@ -290,6 +294,7 @@ func TestAccessMatrix(t *testing.T) {
 					checkCell(t, b, rc, env, n, label, c.who, c.tok, c.want)
 				}
 			}
+			noTokensLeak(t, b, audit, logs, callers)
 		})
 	}
 }
@@ -321,4 +326,25 @@ func checkCell(t *testing.T, b *bundle, rc routeCase, env *matrixEnv, n int, lab
 func s3Profile() map[string]any {
 	return map[string]any{"type": "s3", "region": "us-east-1", "endpoint": "http://127.0.0.1:1", "path-style-access": true,
 		"role-arn": "arn:aws:iam::000000000000:role/Matrix", "access-key-id": "matrix", "secret-access-key": "matrix-secret"}
+}
+
+// noTokensLeak looks for every token the matrix sent in the audit rows, the
+// logs (at debug level) and the metrics: none may appear, whole or as its
+// signature.
+func noTokensLeak(t *testing.T, b *bundle, audit *service.AuditLog, logs *syncBuffer, c matrixCallers) {
+	t.Helper()
+	audit.Flush(context.Background())
+	events, _, err := b.store.ListAudit(context.Background(), store.AuditFilter{}, store.Page{Size: 100000})
+	require.NoError(t, err)
+	require.NotEmpty(t, events, "the matrix's mutating requests are audited")
+	rows, err := json.Marshal(events)
+	require.NoError(t, err)
+	metrics := b.do(t, "GET", "/metrics", nil)
+	require.Equal(t, 200, metrics.status)
+	for _, tok := range []string{c.expired, c.wrongAudience, c.rogue, c.reader, c.writer, c.nsAdmin, c.admin} {
+		sig := tok[strings.LastIndex(tok, ".")+1:]
+		for where, text := range map[string]string{"audit rows": string(rows), "logs": logs.String(), "metrics": string(metrics.body)} {
+			require.NotContains(t, text, sig, "a token signature appears in the %s", where)
+		}
+	}
 }
