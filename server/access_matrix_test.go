@@ -23,9 +23,9 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/authn"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 )
 

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/authn"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 )
 
 // syncBuffer collects log output from concurrent handlers.

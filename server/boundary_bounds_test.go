@@ -31,9 +31,9 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/pgtest"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 )

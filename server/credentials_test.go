@@ -25,10 +25,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/credentials/vending"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
-	"github.com/lakehold/catalog/vending"
 )
 
 type lockedBuffer struct {

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/pgtest"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 

@@ -21,8 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/v4manifest"
 )

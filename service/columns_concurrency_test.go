@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/parquettest"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 )
 

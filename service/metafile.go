@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
-	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 )
 

@@ -14,7 +14,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/lakehold/catalog/credentials"
-	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"

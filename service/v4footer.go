@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
-	"github.com/lakehold/catalog/storage"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
 )

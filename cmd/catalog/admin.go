@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 

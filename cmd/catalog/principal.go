@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 )
 
 const principalUsage = "usage: catalog principal create NAME | list | rotate NAME | delete NAME [storage flags]"

@@ -8,8 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 )
 
 const roleUsage = `usage:

@@ -19,15 +19,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/credentials/vending"
 	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/internal/console"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/validation"
-	"github.com/lakehold/catalog/vending"
 )
 
 func cmdServe(args []string, stderr io.Writer) error {

@@ -50,9 +50,9 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "service", []string{"net/http"}},
 		{mod + "store", []string{"github.com/jackc/pgx", "modernc.org/sqlite", "net/http"}},
 		// Pure packages: values in, values out.
-		{"direct:" + mod + "validation", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "storage"}},
-		{"direct:" + mod + "v4manifest", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "storage"}},
-		{"direct:" + mod + "credentials", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "storage"}},
+		{"direct:" + mod + "validation", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		{"direct:" + mod + "v4manifest", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		{"direct:" + mod + "credentials", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 	}
 	all := deps(t)
 	for _, r := range rules {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/storage"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 

@@ -19,8 +19,8 @@ import (
 	"golang.org/x/oauth2/google/downscope"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/credentials/vending"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/vending"
 )
 
 // This test runs fake-gcs-server behind an enforcing shim that applies the

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/credentials/vending"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/vending"
 )
 
 // fakeGoogle stands in for Google's OAuth token endpoint and STS: nothing

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/credentials/vending"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/vending"
 )
 
 // TestCacheHalfLifetimeAndSingleFlight tests only the vendor's cache: the

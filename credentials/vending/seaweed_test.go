@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/credentials/vending"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/vending"
 )
 
 // These tests run against a real S3 + STS that enforces session policies:
