@@ -1,6 +1,6 @@
 // The console's entry point: sign-in state, breadcrumbs and the router.
 import {h, replace, errorBox} from './dom.js';
-import {setAuthOn} from './api.js';
+import {setAuthOn, newPage} from './api.js';
 import {initAuth, signIn, signOut, signedIn} from './auth.js';
 import {href, parse} from './nav.js';
 import {warehousesPage, namespacePage} from './browse.js';
@@ -31,6 +31,7 @@ function who() {
 
 async function route() {
   const r = parse(location.hash);
+  newPage();
   crumbs(r);
   who();
   if (config.auth && !signedIn()) {

@@ -15,9 +15,14 @@ export async function tablePage(box, wh, ns, name) {
   const res = {kind: 'table', warehouse: wh, namespace: ns, name};
   const head = h('h1', {tabindex: -1}, h('span', {class: 'kind'}, 'Table'), ' ', [...ns, name].join('.'));
   replace(box, head, loading('table'));
+  // Asked alongside the metadata, so the page waits for neither twice.
+  const mayP = Promise.all([can('table-drop', res), can('table-write-metadata', res)]);
   let m;
+  let mayDrop;
+  let mayEdit;
   try {
     m = (await api('GET', path + '?snapshots=refs')).metadata;
+    [mayDrop, mayEdit] = await mayP;
   } catch (e) {
     replace(box, head, errorBox(e, 'Loading the table'));
     return;
@@ -27,7 +32,7 @@ export async function tablePage(box, wh, ns, name) {
   const snaps = h('div', {id: 'snapshots-box'}, loading('snapshots'));
   replace(box, head,
     h('nav', {class: 'toc', 'aria-label': 'Sections'}, ['schema', 'partitioning', 'properties', 'refs', 'snapshots',
-      fv >= 4 && 'column-files', 'eligibility', can('table-drop', res) && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
+      fv >= 4 && 'column-files', 'eligibility', mayDrop && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
     h('dl', {class: 'facts', id: 'facts'},
       h('dt', {}, 'Format version'), h('dd', {id: 'format-version'}, fv),
       h('dt', {}, 'Location'), h('dd', {class: 'mono'}, m.location),
@@ -39,14 +44,14 @@ export async function tablePage(box, wh, ns, name) {
     section('Partitioning and sort order', 'partitioning', h('h3', {}, 'Partition specs'), specsTable(m, schema),
       h('h3', {}, 'Sort orders'), sortOrdersTable(m, schema)),
     section('Properties', 'properties', propsEditor(m.properties || {}, {
-      label: 'table', editable: can('table-write-metadata', res),
+      label: 'table', editable: mayEdit,
       onSave: (updates, removals) => guarded('table-write-metadata', res, () => commitProps(path, m['table-uuid'], updates, removals)),
     })),
     section('Branches and tags', 'refs', refsTable(m)),
     section('Snapshots', 'snapshots', snaps),
     fv >= 4 && section('Column files', 'column-files', columnFiles(path, schema)),
     section('Native-write eligibility', 'eligibility', eligibility(path)),
-    can('table-drop', res) && section('Drop table', 'drop', dropForm(wh, ns, name, path, res)));
+    mayDrop && section('Drop table', 'drop', dropForm(wh, ns, name, path, res)));
   await loadSnapshots(path, snaps, t0);
 }
 
@@ -176,7 +181,7 @@ function dropForm(wh, ns, name, path, res) {
       go({wh, ns});
     } catch (e) {
       replace(status, errorBox(e, 'Dropping the table'));
-      if (!can('table-drop', res)) btn.remove();
+      if (!(await can('table-drop', res))) btn.remove();
     }
   }}, h('p', {}, 'Dropping removes the table from the catalog. With purge, its data and metadata files are deleted too.'),
   h('label', {class: 'inline'}, purge, ' Purge data and metadata files'),
