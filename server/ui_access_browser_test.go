@@ -146,3 +146,134 @@ func TestConsoleOffersOnlyWhatIsHeld(t *testing.T) {
 		})
 	}
 }
+
+// builtinTokenStatus exchanges a built-in principal's id and secret at the
+// token endpoint and returns the HTTP status.
+func builtinTokenStatus(t *testing.T, catalogURL, id, secret string) int {
+	t.Helper()
+	resp, err := http.PostForm(catalogURL+"/v1/oauth/tokens", url.Values{"grant_type": {"client_credentials"},
+		"client_id": {id}, "client_secret": {secret}, "scope": {"catalog"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestConsoleManagesAccess: the server admin, signed in on Keycloak,
+// creates a role, grants, assigns and revokes through the UI and sees each
+// change through the API; creates, rotates and deletes a service principal
+// (the secret shown once is one the token endpoint accepts); and pages and
+// filters the audit log.
+func TestConsoleManagesAccess(t *testing.T) {
+	chromiumPath(t)
+	iss := keycloakIssuer(t)
+	admin := userToken(t, iss, "pat")
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b, audit, _ := matrixServer(t, backend, iss)
+			f := &matrixFixture{t: t, b: b, admin: admin}
+			br := newBrowser(t, consoleFront(t, b.url, iss, &requestLog{}), screenshotDir(t, "manage-"+backend))
+			br.signInAs(t, "#/admin/roles", "pat", "#create-role-form")
+			require.Contains(t, br.text(t, "#sections"), "Audit log", "the admin is offered the access pages")
+			manageRoleThroughUI(t, f, br)
+			managePrincipalThroughUI(t, f, br)
+			for i := 0; i < 60; i++ { // more audited requests than one page of the log
+				f.must(204, "POST", "/management/v1/roles/reader/grants", grantBody(nil, nil, 0))
+			}
+			audit.Flush(t.Context())
+			browseAuditLog(t, br)
+		})
+	}
+}
+
+func manageRoleThroughUI(t *testing.T, f *matrixFixture, br *browser) {
+	br.fill(t, "#new-role-name", "ui_role")
+	br.fill(t, "#new-role-description", "made in the console")
+	br.click(t, "#create-role-form button[type=submit]")
+	br.waitFor(t, "#grant-form")
+	require.Equal(t, "made in the console", f.must(200, "GET", "/management/v1/roles/ui_role", nil).json(t)["description"])
+
+	eval[chromedp.Void](t, br, `document.getElementById('grant-privilege').value = 'table-read-metadata';
+		document.getElementById('grant-kind').value = 'namespace'`)
+	br.fill(t, "#grant-warehouse", "wh")
+	br.fill(t, "#grant-namespace", "sales.eu")
+	br.click(t, "#grant-form button[type=submit]")
+	br.waitFor(t, `tr.grant[data-grant="table-read-metadata@namespace:wh/sales.eu"]`)
+	require.JSONEq(t, `{"grants":[{"privilege":"table-read-metadata","resource":{"kind":"namespace","warehouse":"wh","namespace":["sales","eu"]}}]}`,
+		string(f.must(200, "GET", "/management/v1/roles/ui_role/grants", nil).body))
+
+	br.fill(t, "#assign-name", "auditors")
+	br.click(t, "#assign-form button[type=submit]")
+	br.waitFor(t, `tr.assignment[data-assignee="group:auditors"]`)
+	require.JSONEq(t, `{"assignments":[{"kind":"group","name":"auditors"}]}`,
+		string(f.must(200, "GET", "/management/v1/roles/ui_role/assignments", nil).body))
+
+	// A bad grant shows the API's 400 and changes nothing.
+	eval[chromedp.Void](t, br, `document.getElementById('grant-privilege').value = 'manage-grants';
+		document.getElementById('grant-kind').value = 'namespace'`)
+	br.fill(t, "#grant-warehouse", "wh")
+	br.fill(t, "#grant-namespace", "sales")
+	br.click(t, "#grant-form button[type=submit]")
+	br.waitFor(t, "#grant-form .error")
+	require.Contains(t, br.text(t, "#grant-form .error"), "400")
+	require.Contains(t, br.text(t, "#grant-form .error"), "cannot be granted on a namespace")
+	require.Len(t, f.must(200, "GET", "/management/v1/roles/ui_role/grants", nil).json(t)["grants"], 1)
+	br.shot(t, "01-role")
+
+	br.click(t, "tr.grant button") // arms
+	br.click(t, "tr.grant button") // confirms
+	br.waitFor(t, "#grants .empty")
+	require.JSONEq(t, `{"grants":[]}`, string(f.must(200, "GET", "/management/v1/roles/ui_role/grants", nil).body))
+
+	br.open(t, "#/admin/roles", `tr[data-role="ui_role"]`)
+	br.shot(t, "02-roles")
+}
+
+func managePrincipalThroughUI(t *testing.T, f *matrixFixture, br *browser) {
+	br.open(t, "#/admin/principals", "#create-principal-form")
+	br.fill(t, "#new-principal-name", "ui_etl")
+	br.click(t, "#create-principal-form button[type=submit]")
+	br.waitFor(t, `tr[data-principal="ui_etl"]`)
+	id, secret := br.text(t, "#new-client-id"), br.text(t, "#new-client-secret")
+	require.NotEmpty(t, secret)
+	require.Equal(t, 200, builtinTokenStatus(t, f.b.url, id, secret), "the secret shown works")
+	require.NotContains(t, string(f.must(200, "GET", "/management/v1/principals/ui_etl", nil).body), secret)
+	br.shot(t, "03-principal-created")
+
+	br.click(t, `[data-rotate="ui_etl"]`)
+	_, err := chromedp.Run(br.ctx, chromedp.Poll[bool](fmt.Sprintf(`(document.getElementById('new-client-secret') || {}).textContent !== %q`, secret)))
+	require.NoError(t, err)
+	rotated := br.text(t, "#new-client-secret")
+	require.NotEmpty(t, rotated)
+	require.Equal(t, 200, builtinTokenStatus(t, f.b.url, id, rotated))
+	require.NotEqual(t, 200, builtinTokenStatus(t, f.b.url, id, secret), "the old secret stops working")
+
+	// Reloading the page never shows a secret again.
+	br.open(t, "#/admin/principals", `tr[data-principal="ui_etl"]`)
+	require.NotContains(t, br.text(t, "main"), rotated)
+	br.click(t, `[data-delete="ui_etl"]`)
+	br.click(t, `[data-delete="ui_etl"]`)
+	_, err = chromedp.Run(br.ctx, chromedp.Poll[bool](`!document.querySelector('[data-principal="ui_etl"]') && !!document.querySelector('#principals')`))
+	require.NoError(t, err)
+	require.Equal(t, 404, f.do("GET", "/management/v1/principals/ui_etl", nil).status)
+}
+
+func browseAuditLog(t *testing.T, br *browser) {
+	br.open(t, "#/admin/audit", "tr.audit-row")
+	_, err := chromedp.Run(br.ctx, chromedp.Poll[bool](`document.querySelectorAll('tr.audit-row').length === 50`))
+	require.NoError(t, err, "one page of 50")
+	require.Contains(t, br.text(t, "#audit-info"), "more on the server")
+	br.click(t, "#audit-more")
+	_, err = chromedp.Run(br.ctx, chromedp.Poll[bool](`document.querySelectorAll('tr.audit-row').length > 50`))
+	require.NoError(t, err, "the next page")
+	br.shot(t, "04-audit")
+
+	br.fill(t, "#audit-resource", "role:ui_role")
+	br.click(t, "#audit-filters button[type=submit]")
+	_, err = chromedp.Run(br.ctx, chromedp.Poll[bool](`[...document.querySelectorAll('tr.audit-row')].length > 0 &&
+		[...document.querySelectorAll('tr.audit-row td:nth-child(4)')].every(td => td.textContent.startsWith('role:ui_role'))`))
+	require.NoError(t, err, "filtered: %s", br.text(t, "#audit"))
+	actions := eval[[]string](t, br, `[...document.querySelectorAll('tr.audit-row td:nth-child(3)')].map(td => td.textContent)`)
+	require.Contains(t, actions, "POST /management/v1/roles/{role}/grants/revoke")
+	require.Contains(t, actions, "POST /management/v1/roles/{role}/assignments")
+	br.shot(t, "05-audit-filtered")
+}
