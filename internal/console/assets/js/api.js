@@ -13,6 +13,15 @@ export class ApiError extends Error {
   }
 }
 
+// exactIntegers keeps an integer too large for a double (snapshot ids are
+// random 62-bit numbers) as its exact decimal text, so that it can be
+// shown and sent back unchanged. It needs the reviver's source text
+// (Chromium 114+, Firefox 135+); elsewhere such ids stay rounded.
+function exactIntegers(key, value, context) {
+  if (typeof value === 'number' && !Number.isSafeInteger(value) && context && /^-?\d+$/.test(context.source)) return context.source;
+  return value;
+}
+
 // api calls the catalog and returns the decoded JSON body (null for an
 // empty one). It throws an ApiError for a non-2xx answer or a network
 // failure (status 0).
@@ -34,7 +43,7 @@ export async function api(method, path, body) {
   const text = await res.text();
   let data = null;
   if (text) {
-    try { data = JSON.parse(text); } catch (e) { data = null; }
+    try { data = JSON.parse(text, exactIntegers); } catch (e) { data = null; }
   }
   if (!res.ok) {
     // A refused token (expired, revoked) is forgotten, so the next
