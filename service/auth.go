@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -140,6 +141,11 @@ type Authorizer interface {
 	// read-write with table-write-data, read with table-read-data. It
 	// returns a KindForbidden *Error when p holds neither.
 	TableAccess(ctx context.Context, p Principal, table Resource) (AccessLevel, error)
+	// Held returns the privileges among asked that p holds on r, directly
+	// or inherited, in the order asked, answering in one decision. It
+	// checks no existence and hides nothing (it only tells p about p's
+	// own grants); it fails only when the grants cannot be read (503).
+	Held(ctx context.Context, p Principal, r Resource, asked []Privilege) ([]Privilege, error)
 }
 
 // AllowAll permits everything and grants read-write storage access; it is
@@ -152,6 +158,11 @@ func (AllowAll) Authorize(context.Context, Principal, Privilege, Resource) error
 // TableAccess implements Authorizer; it always grants read-write.
 func (AllowAll) TableAccess(context.Context, Principal, Resource) (AccessLevel, error) {
 	return AccessReadWrite, nil
+}
+
+// Held implements Authorizer; p holds every privilege asked.
+func (AllowAll) Held(_ context.Context, _ Principal, _ Resource, asked []Privilege) ([]Privilege, error) {
+	return slices.Clone(asked), nil
 }
 
 // StorageCredential is one credential scoped to a location prefix.
