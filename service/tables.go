@@ -739,5 +739,5 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 		return credentials.Eligibility{}, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
 	}
 	// Without a credential vendor the catalog vends no FileIO keys.
-	return credentials.NativeWriteEligibility(version, meta.Location(), meta.Properties(), map[string]string{}), nil
+	return credentials.NativeWriteEligibility(tableShape(meta, version), map[string]string{}), nil
 }
