@@ -65,4 +65,3 @@ func TestAllowlist(t *testing.T) {
 	require.Equal(t, map[string]string{"prefix": "wh"}, cat)
 	require.Equal(t, []string{"io-impl"}, dropped)
 }
-

@@ -94,8 +94,9 @@ func TestNativeWriteEligibility(t *testing.T) {
 		{"geography column", col("geography"), "column-type", "c"},
 		{"decimal column", col("decimal(38, 2)"), "", ""},
 		{"timestamptz column", col("timestamptz"), "", ""},
-		{"identity on double", part("identity", "double"), "identity-float-partition", "p"},
-		{"identity on float", part("identity", "float"), "identity-float-partition", "p"},
+		// Comet 1.2.0 writes these natively (later releases fall back).
+		{"identity on double", part("identity", "double"), "", ""},
+		{"identity on float", part("identity", "float"), "", ""},
 		{"bucket on double", part("bucket[2]", "double"), "", ""},
 		{"identity on date", part("identity", "date"), "", ""},
 		{"void on dropped column", func(s *TableShape) {
