@@ -31,6 +31,11 @@ copy() { # ARTIFACT DIR
 }
 copy trino-main "$out.tmp/lib"
 copy trino-iceberg "$out.tmp/plugin/iceberg"
+# The published plugin jar lacks the ServiceLoader entry that the plugin
+# zip's packaging adds; Trino finds plugins only through it.
+mkdir -p "$out.tmp/build/services/META-INF/services"
+echo io.trino.plugin.iceberg.IcebergPlugin >"$out.tmp/build/services/META-INF/services/io.trino.spi.Plugin"
+"$JAVA_HOME/bin/jar" cf "$out.tmp/plugin/iceberg/lakehold-iceberg-plugin-service.jar" -C "$out.tmp/build/services" META-INF
 "$JAVA_HOME/bin/javac" -d "$out.tmp/launcher" -cp "$out.tmp/lib/*" "$here/TrinoMain.java" >&2
 touch "$out.tmp/.complete"
 rm -rf "$out"; mv "$out.tmp" "$out"
