@@ -11,6 +11,9 @@ CACHE=${LAKEHOLD_CACHE:-$HOME/.cache/lakehold}
 VERSION=483
 out="$CACHE/trino-$VERSION"
 JAVA_HOME=${TRINO_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+if [ ! -x "$JAVA_HOME/bin/java" ]; then
+  echo "trino: no Java 25 JDK at $JAVA_HOME (set TRINO_JAVA_HOME); Trino 483 needs Java 25" >&2; exit 1
+fi
 if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
 rm -rf "$out.tmp"; mkdir -p "$out.tmp/build"
 pom() { # ARTIFACT -> a pom whose only dependency is io.trino:ARTIFACT:VERSION
