@@ -25,13 +25,15 @@ query.max-memory=512MB
 query.max-memory-per-node=512MB
 CFG
 # Exactly the README's snippet: Trino 483 reads and writes file:// only
-# with its native local file system enabled.
+# with its native local file system enabled, and needs local.location=/
+# (without it, metadata files that other engines wrote are "not found").
 cat >"$run/etc/catalog/lake.properties" <<CFG
 connector.name=iceberg
 iceberg.catalog.type=rest
 iceberg.rest-catalog.uri=$uri
 iceberg.rest-catalog.warehouse=$wh
 fs.native-local.enabled=true
+local.location=/
 CFG
 (cd "$run" && exec "$JAVA_HOME/bin/java" -Xmx${TRINO_HEAP:-1536m} -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
   --add-modules=jdk.incubator.vector -Djdk.attach.allowAttachSelf=true -Dfile.encoding=UTF-8 --enable-native-access=ALL-UNNAMED \
