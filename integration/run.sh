@@ -127,7 +127,7 @@ run_access() {
   local out id secret reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
   out=$("$CATALOG_BIN" principal create admin "${CATALOG_DB_ARGS[@]}")
   id=$(echo "$out" | sed -n 's/^client id: *//p'); secret=$(echo "$out" | sed -n 's/^client secret: *//p')
-  ADMIN_CREDENTIAL="$id:$secret" CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
+  TRINO_HOME=$TRINO_HOME ADMIN_CREDENTIAL="$id:$secret" CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" "$here/python/test_auth.py" >"$reports/out.txt" 2>&1
   if grep -q "$secret" "$CATALOG_LOG"; then
     echo "access: the admin's client secret appears in the catalog log" >&2

@@ -2,8 +2,11 @@ package service
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
+
+	"github.com/lakehold/catalog/store"
 )
 
 // PrincipalSource says how a caller was identified.
@@ -206,4 +209,29 @@ func viewResource(warehouse string, id Ident) Resource {
 // namespaceResource names a namespace securable.
 func namespaceResource(warehouse string, levels []string) Resource {
 	return Resource{Kind: ResourceNamespace, Warehouse: warehouse, Namespace: levels}
+}
+
+// authorizeLoad authorizes reading one table or view. A caller refused
+// (403) on a name that does not exist gets the 404 an allowed caller would:
+// engines probe names before they create (Trino loads a view of the name a
+// table is about to take), and a 403 there breaks them. The 403 case only
+// arises for a caller who may see the namespace, so existence is no secret
+// to it; a caller who may see nothing there already gets 404.
+func (s *Service) authorizeLoad(ctx context.Context, priv Privilege, kind store.ObjectKind, warehouse string, id Ident) error {
+	res := tableResource(warehouse, id)
+	if kind == store.KindView {
+		res = viewResource(warehouse, id)
+	}
+	err := s.authorize(ctx, priv, res)
+	if KindOf(err) != KindForbidden {
+		return err
+	}
+	_, lookErr := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, kind))
+	if errors.Is(lookErr, store.ErrNotFound) {
+		if kind == store.KindView {
+			return viewNotFound(lookErr, id)
+		}
+		return tableNotFound(lookErr, id)
+	}
+	return err
 }

@@ -518,7 +518,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.authorizeLoad(ctx, PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
 		return nil, err
 	}
 	get := s.store.ObjectGet
@@ -713,7 +713,7 @@ func scanSnapshots(dec *json.Decoder, data []byte) (snapshotList, error) {
 // TableExists reports whether a table exists (404 NoSuchTable otherwise,
 // also when hidden from the caller; 403 without table-list).
 func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorize(ctx, PrivTableList, tableResource(warehouse, id)); err != nil {
+	if err := s.authorizeLoad(ctx, PrivTableList, store.KindTable, warehouse, id); err != nil {
 		return err
 	}
 	_, err := s.tableETag(ctx, warehouse, id, "")
