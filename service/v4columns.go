@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -70,27 +69,6 @@ func validationErr(err error) error {
 	return err
 }
 
-// baseState is what a base file looked like when a commit first read it;
-// a retry that finds it changed is a conflict.
-// Carrying a row forward (ADDED → EXISTING) is not a change; a new data
-// sequence number or column-file snapshot is.
-type baseState struct {
-	live    bool
-	seq     int64
-	latestC int64
-}
-
-func stateOf(r *v4manifest.TrackedFile) baseState {
-	st := baseState{live: r.Tracking.Status.Live()}
-	if r.Tracking.SequenceNumber != nil {
-		st.seq = *r.Tracking.SequenceNumber
-	}
-	if r.Tracking.LatestColumnFileSnapshotID != nil {
-		st.latestC = *r.Tracking.LatestColumnFileSnapshotID
-	}
-	return st
-}
-
 // CommitColumnFiles validates a column-file commit (every rule a 400 with a
 // reason, nothing changed), rewrites only the leaves that hold affected base
 // files (old row REPLACED, new row MODIFIED with the merged column files and
@@ -104,7 +82,7 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 	if len(c.ColumnFiles) == 0 {
 		return nil, newErr(KindBadRequest, "A column-files commit needs at least one column file")
 	}
-	cc := &columnsCommit{ColumnFilesCommit: c, reqs: reqs, footers: map[string]*footerInfo{}}
+	cc := &columnsCommit{ColumnFilesCommit: c, reqs: reqs, footers: map[string]*columnFooter{}}
 	var res *TableResult
 	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
 		a := &attempt{}
@@ -124,15 +102,14 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 type columnsCommit struct {
 	ColumnFilesCommit
 	reqs    []requirement
-	first   map[string]baseState
-	footers map[string]*footerInfo // by column file location; owned by the commit's goroutine
+	first   map[string]v4commit.BaseState
+	footers map[string]*columnFooter // by column file location; owned by the commit's goroutine
 }
 
-// baseHit is where a base file was found: the root row of its leaf and its
-// row in that leaf.
-type baseHit struct {
-	rootIdx int
-	row     v4manifest.TrackedFile
+// columnFooter is a column file's footer, or why it could not be read.
+type columnFooter struct {
+	fi  *parquetstats.Footer
+	err string
 }
 
 // stageColumns stages one attempt of a column-file commit into a.
@@ -156,11 +133,10 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 	if err := validation.CheckRequest(vt, files); err != nil {
 		return nil, err
 	}
-	byBase := map[string][]validation.ColumnFile{}
-	for _, f := range files {
-		byBase[f.DataFile] = append(byBase[f.DataFile], f)
-	}
-	found, deletes, err := s.findBases(ctx, w, st, byBase)
+	byBase := v4commit.GroupByBase(files)
+	t := s.newV4Tx(w, st, a)
+	read := s.leafReader(ctx, t)
+	found, deletes, err := v4commit.FindBases(st.rootRows, read, byBase)
 	if err != nil {
 		return nil, err
 	}
@@ -170,18 +146,34 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 	if err := s.readFooters(ctx, w, files, vt, cc.footers); err != nil {
 		return nil, err
 	}
-	t := s.newV4Tx(w, st, a)
-	n, err := s.rewriteForColumns(ctx, t, &columnRewrite{byBase: byBase, found: found, deletes: deletes, footers: cc.footers})
+	res, err := v4commit.CommitColumns(st.rootRows, read, t.snapshot(), v4commit.Columns{
+		ByBase: byBase, Found: found, Deletes: deletes, Stats: cc.columnStats(files),
+		SortOrders: st.meta.SortOrders(), SnapshotProperties: cc.SnapshotProperties,
+	})
 	if err != nil {
-		return nil, err
+		return nil, engineErr(err)
 	}
-	summary := iceberg.Properties{}
-	maps.Copy(summary, cc.SnapshotProperties)
-	summary["added-column-files"] = strconv.Itoa(n.added)
-	summary["retired-column-files"] = strconv.Itoa(n.retired)
-	summary["modified-data-files"] = strconv.Itoa(n.modified)
-	firstRowID := st.meta.NextRowID()
-	return s.stageV4Snapshot(ctx, t, table.OpOverwrite, summary, &firstRowID, ptrTo(int64(0)))
+	return s.stageV4Snapshot(ctx, t, res)
+}
+
+// columnStats are the typed stats of the column files, by location and
+// field id, from their footers.
+func (cc *columnsCommit) columnStats(files []validation.ColumnFile) map[string]map[int]*v4manifest.FieldStats {
+	out := map[string]map[int]*v4manifest.FieldStats{}
+	for _, f := range files {
+		cf := cc.footers[f.Location]
+		if cf == nil || cf.fi == nil || out[f.Location] != nil {
+			continue
+		}
+		stats := map[int]*v4manifest.FieldStats{}
+		for id, c := range cf.fi.Columns {
+			if c.Stats != nil {
+				stats[id] = c.Stats
+			}
+		}
+		out[f.Location] = stats
+	}
+	return out
 }
 
 // resolveColumnFiles resolves the requested column files against the
@@ -197,76 +189,13 @@ func resolveColumnFiles(tableLoc string, in []ColumnFileInput) []validation.Colu
 	return files
 }
 
-// findBases finds the leaves holding the base files (a narrow projection
-// of every live data leaf) and collects the live equality deletes.
-func (s *Service) findBases(ctx context.Context, w *store.Warehouse, st *v4State, byBase map[string][]validation.ColumnFile) (map[string]*baseHit, []validation.DeleteFile, error) {
-	found := map[string]*baseHit{}
-	var deletes []validation.DeleteFile
-	for i := range st.rootRows {
-		rr := &st.rootRows[i]
-		if !rr.Tracking.Status.Live() {
-			continue
-		}
-		switch rr.ContentType {
-		case v4manifest.ContentDataManifest:
-			rows, err := s.readLeaf(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount})
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, r := range rows {
-				if _, want := byBase[r.Location]; !want {
-					continue
-				}
-				if h := found[r.Location]; h == nil || r.Tracking.Status.Live() {
-					found[r.Location] = &baseHit{rootIdx: i, row: r}
-				}
-			}
-		case v4manifest.ContentDeleteManifest:
-			rows, err := s.readLeaf(ctx, w, st, rr, nil)
-			if err != nil {
-				return nil, nil, err
-			}
-			deletes = append(deletes, liveEqualityDeletes(rows)...)
-		}
-	}
-	return found, deletes, nil
-}
-
-// liveEqualityDeletes lists the live equality-delete files of a delete leaf.
-func liveEqualityDeletes(rows []v4manifest.TrackedFile) []validation.DeleteFile {
-	var out []validation.DeleteFile
-	for _, r := range rows {
-		if !r.Tracking.Status.Live() || r.ContentType != v4manifest.ContentEqualityDeletes {
-			continue
-		}
-		d := validation.DeleteFile{Location: r.Location, Partition: r.Partition, Unpartitioned: r.SpecID == nil || len(r.Partition) == 0}
-		if r.Tracking.SequenceNumber != nil {
-			d.SequenceNumber = *r.Tracking.SequenceNumber
-		}
-		if r.SpecID != nil {
-			d.SpecID = int(*r.SpecID)
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
 // checkBases validates every base file and compares its state with the
-// first attempt's: a base changed by a concurrent commit is a 409.
-func (cc *columnsCommit) checkBases(byBase map[string][]validation.ColumnFile, found map[string]*baseHit) error {
-	states := map[string]baseState{}
-	for base, fs := range byBase {
-		h := found[base]
-		b := validation.Base{}
-		if h != nil {
-			b = validation.Base{Found: true, Live: h.row.Tracking.Status.Live(), IsData: h.row.ContentType == v4manifest.ContentData, RecordCount: h.row.RecordCount}
-		}
-		for _, f := range fs {
-			if err := validation.CheckBase(f, b); err != nil {
-				return err
-			}
-		}
-		states[base] = stateOf(&h.row)
+// first attempt's: 400 for an invalid base, 409 for a base changed by a
+// concurrent commit.
+func (cc *columnsCommit) checkBases(byBase map[string][]validation.ColumnFile, found map[string]*v4commit.BaseHit) error {
+	states, err := v4commit.CheckBases(byBase, found)
+	if err != nil {
+		return err
 	}
 	if cc.first == nil {
 		cc.first = states
@@ -287,14 +216,14 @@ const footerReaders = 8
 // attempt (one ranged read each, at most footerReaders at a time) into
 // footers, then validates each: 400 for an unreadable or mismatched file.
 // Workers return results by index; only this goroutine touches the map.
-func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []validation.ColumnFile, vt validation.Table, footers map[string]*footerInfo) error {
+func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []validation.ColumnFile, vt validation.Table, footers map[string]*columnFooter) error {
 	var todo []string
 	for _, f := range files {
 		if footers[f.Location] == nil && !slices.Contains(todo, f.Location) {
 			todo = append(todo, f.Location)
 		}
 	}
-	results := make([]*footerInfo, len(todo))
+	results := make([]*columnFooter, len(todo))
 	var g errgroup.Group
 	g.SetLimit(footerReaders)
 	for i, loc := range todo {
@@ -308,8 +237,11 @@ func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []v
 		footers[loc] = results[i]
 	}
 	for _, f := range files {
-		fi := footers[f.Location]
-		vf := validation.Footer{Readable: fi.err == "", Err: fi.err, NumRows: fi.NumRows, Size: fi.Size, Nodes: fi.Nodes}
+		cf := footers[f.Location]
+		vf := validation.Footer{Err: cf.err, NumRows: -1, Size: -1, Nodes: map[int]validation.FooterColumn{}}
+		if cf.fi != nil {
+			vf = validation.Footer{Readable: true, NumRows: cf.fi.NumRows, Size: cf.fi.Size, Nodes: cf.fi.Nodes}
+		}
 		if err := validation.CheckFooter(vt, f, vf); err != nil {
 			return err
 		}
@@ -319,179 +251,15 @@ func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []v
 
 // readColumnFooter reads one column file's footer; a failure is recorded in
 // the result for validation to report.
-func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc string, sc *iceberg.Schema) *footerInfo {
+func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc string, sc *iceberg.Schema) *columnFooter {
 	io, err := s.fileIO(ctx, w, loc)
 	if err == nil {
-		var fi *footerInfo
+		var fi *parquetstats.Footer
 		if fi, err = readFooter(ctx, io, loc, sc); err == nil {
-			return fi
+			return &columnFooter{fi: fi}
 		}
 	}
-	return &footerInfo{NumRows: -1, Size: -1, Nodes: map[int]validation.FooterColumn{}, Columns: map[int]footerColumn{}, err: "cannot read the file's Parquet footer"}
-}
-
-// columnRewrite is what the leaf rewrite of a column-file commit needs.
-type columnRewrite struct {
-	byBase  map[string][]validation.ColumnFile
-	found   map[string]*baseHit
-	deletes []validation.DeleteFile
-	footers map[string]*footerInfo
-}
-
-// columnCounts are the summary counts of a column-file commit.
-type columnCounts struct{ added, retired, modified int }
-
-// rewriteForColumns carries every live root row into the new root and
-// rewrites, in full, only the leaves that hold a base file.
-func (s *Service) rewriteForColumns(ctx context.Context, t *v4Tx, cr *columnRewrite) (columnCounts, error) {
-	var n columnCounts
-	affected := map[int]bool{}
-	for _, h := range cr.found {
-		affected[h.rootIdx] = true
-	}
-	for i, rr := range t.st.rootRows {
-		if !rr.Tracking.Status.Live() {
-			continue
-		}
-		if !affected[i] {
-			if err := t.carry(rr); err != nil {
-				return n, err
-			}
-			continue
-		}
-		rows, err := s.readLeaf(ctx, t.w, t.st, &rr, nil)
-		if err != nil {
-			return n, err
-		}
-		out, err := cr.rewriteLeaf(t, rows, &n)
-		if err != nil {
-			return n, err
-		}
-		if err := s.replaceLeaf(ctx, t, rr, out); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// rewriteLeaf turns each base file of one leaf into its REPLACED +
-// MODIFIED pair and carries the other live rows forward. 400 when an
-// equality delete could apply to a base file's rows.
-func (cr *columnRewrite) rewriteLeaf(t *v4Tx, rows []v4manifest.TrackedFile, n *columnCounts) ([]v4manifest.TrackedFile, error) {
-	eq := func(a, b any) bool { c, err := compareAny(a, b); return err == nil && c == 0 }
-	out := make([]v4manifest.TrackedFile, 0, len(rows)+len(cr.byBase))
-	for _, r := range rows {
-		if !r.Tracking.Status.Live() {
-			continue
-		}
-		fs, isBase := cr.byBase[r.Location]
-		if !isBase {
-			cf, err := v4manifest.CarryForward(r)
-			if err != nil {
-				return nil, wrapErr(KindInternal, err, "carry forward a leaf row")
-			}
-			out = append(out, cf)
-			continue
-		}
-		baseSeq, spec := deref(r.Tracking.SequenceNumber), 0
-		if r.SpecID != nil {
-			spec = int(*r.SpecID)
-		}
-		for _, f := range fs {
-			if err := validation.CheckEqualityDeletes(f, baseSeq, spec, r.Partition, cr.deletes, eq); err != nil {
-				return nil, err
-			}
-		}
-		replaced := r
-		replaced.Tracking.Status = v4manifest.StatusReplaced
-		replaced.Tracking.SnapshotID = ptrTo(t.snapID)
-		mod, nAdded, nRetired := modifiedRow(r, fs, cr.footers, t.snapID, t.seq)
-		if mod.SortOrderID != nil && sortedBy(t.st.meta.SortOrders(), int(*mod.SortOrderID), fs) {
-			// The file is no longer known to be sorted by that order.
-			mod.SortOrderID = nil
-		}
-		out = append(out, replaced, mod)
-		n.added += nAdded
-		n.retired += nRetired
-		n.modified++
-	}
-	return out, nil
-}
-
-// sortedBy reports whether sort order id uses a field the column files
-// update.
-func sortedBy(orders []table.SortOrder, id int, fs []validation.ColumnFile) bool {
-	for _, o := range orders {
-		if o.OrderID() != id {
-			continue
-		}
-		for _, f := range o.Fields() {
-			for _, c := range fs {
-				if slices.Contains(c.FieldIDs, f.SourceID()) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// modifiedRow builds the MODIFIED row of a base file: merged column files,
-// the commit's data sequence number and column-file snapshot, stats of the
-// updated fields replaced by the column files' (unknown when not derivable),
-// everything else kept.
-func modifiedRow(r v4manifest.TrackedFile, fs []validation.ColumnFile, footers map[string]*footerInfo, snapID, seq int64) (v4manifest.TrackedFile, int, int) {
-	old := make([]validation.MergedFile, 0, len(r.ColumnFiles))
-	byLoc := map[string]v4manifest.ColumnFile{}
-	for _, cf := range r.ColumnFiles {
-		ids := make([]int, len(cf.FieldIDs))
-		for i, id := range cf.FieldIDs {
-			ids[i] = int(id)
-		}
-		old = append(old, validation.MergedFile{Location: cf.Location, FieldIDs: ids})
-		byLoc[cf.Location] = cf
-	}
-	for _, f := range fs {
-		byLoc[f.Location] = v4manifest.ColumnFile{FormatVersion: FormatV4, Location: f.Location, FileFormat: "parquet", FileSizeInBytes: f.FileSizeInBytes}
-	}
-	merged := validation.MergeColumnFiles(old, fs)
-	mod := r
-	mod.Tracking.Status = v4manifest.StatusModified
-	mod.Tracking.SequenceNumber = ptrTo(seq)
-	mod.Tracking.LatestColumnFileSnapshotID = ptrTo(snapID)
-	mod.ColumnFiles = make([]v4manifest.ColumnFile, 0, len(merged.Files))
-	for _, m := range merged.Files {
-		cf := byLoc[m.Location]
-		cf.FieldIDs = make([]int32, len(m.FieldIDs))
-		for i, id := range m.FieldIDs {
-			cf.FieldIDs[i] = int32(id)
-		}
-		mod.ColumnFiles = append(mod.ColumnFiles, cf)
-	}
-	stats := map[int]*v4manifest.FieldStats{}
-	for id, v := range r.ContentStats {
-		stats[id] = v
-	}
-	for _, f := range fs {
-		fi := footers[f.Location]
-		for _, id := range f.FieldIDs {
-			delete(stats, id)
-			if c, ok := fi.Columns[id]; ok && c.Stats != nil {
-				stats[id] = c.Stats
-			}
-		}
-	}
-	mod.ContentStats = stats
-	if len(stats) == 0 {
-		mod.ContentStats = nil
-	}
-	added := 0
-	for _, m := range merged.Files {
-		if m.New {
-			added++
-		}
-	}
-	return mod, added, merged.Retired
+	return &columnFooter{err: "cannot read the file's Parquet footer"}
 }
 
 // readLeaf reads a leaf referenced by root row rr with inheritance applied.

@@ -5,15 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"math/rand/v2"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -201,7 +202,7 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 		return row, nil
 	}
 	if len(in.ContentStats) > 0 && string(in.ContentStats) != "null" {
-		stats, err := parseContentStats(sc, in.ContentStats)
+		stats, err := parquetstats.ParseContentStats(sc, in.ContentStats)
 		if err != nil {
 			return nil, newErr(KindBadRequest, "Data file %s: %s", name, ClientText(err))
 		}
@@ -248,7 +249,7 @@ func partitionValues(sc *iceberg.Schema, spec *iceberg.PartitionSpec, loc string
 		if !ok {
 			return nil, newErr(KindBadRequest, "Partition field %s: source column %d is not in the current schema", pf.Name, pf.SourceID())
 		}
-		v, err := jsonToValue(pf.Transform.ResultType(src.Type), in[pf.Name])
+		v, err := parquetstats.JSONValue(pf.Transform.ResultType(src.Type), in[pf.Name])
 		if err != nil {
 			return nil, newErr(KindBadRequest, "File %s: partition value %s: %v", loc, pf.Name, err)
 		}
@@ -310,57 +311,35 @@ func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawR
 	return w, reqs, nil
 }
 
-// filesChange is a files commit resolved against one loaded table state:
-// the files to remove and the deletion vectors to set, by absolute
-// location, with what the leaf rewrite found of them.
-type filesChange struct {
-	remove  map[string]bool // location -> found live in a leaf
-	dvs     map[string]*DeletionVectorInput
-	dvFound map[string]bool
-
-	removedRecords, deletedRows                 int64
-	removedFiles, removedDeleteFiles, changedDV int
-}
-
-// resolveFilesChange resolves the remove and deletion-vector lists: 400
-// for a base named twice or an invalid deletion vector.
-func resolveFilesChange(tableLoc string, c FilesCommit) (*filesChange, error) {
-	fc := &filesChange{remove: map[string]bool{}, dvs: map[string]*DeletionVectorInput{}, dvFound: map[string]bool{}}
+// resolveFilesChange resolves the remove and deletion-vector lists against
+// the table: 400 for a base named twice or an invalid deletion vector, or
+// a deletion vector file outside the table.
+func resolveFilesChange(w *store.Warehouse, st *v4State, c FilesCommit) ([]string, map[string]v4manifest.DeletionVector, error) {
+	remove := make([]string, 0, len(c.RemoveFiles))
 	for _, r := range c.RemoveFiles {
-		fc.remove[v4manifest.Resolve(tableLoc, r)] = false
+		remove = append(remove, v4manifest.Resolve(st.location, r))
 	}
-	for i := range c.SetDeletionVectors {
-		d := &c.SetDeletionVectors[i]
-		base := v4manifest.Resolve(tableLoc, d.DataFile)
-		if fc.dvs[base] != nil {
-			return nil, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", tableFileName(tableLoc, base))
+	dvs := map[string]v4manifest.DeletionVector{}
+	for _, d := range c.SetDeletionVectors {
+		base := v4manifest.Resolve(st.location, d.DataFile)
+		if _, dup := dvs[base]; dup {
+			return nil, nil, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", tableFileName(st.location, base))
 		}
 		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
-			return nil, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", tableFileName(tableLoc, base))
+			return nil, nil, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", tableFileName(st.location, base))
 		}
-		fc.dvs[base] = d
-	}
-	return fc, nil
-}
-
-// touches reports whether a leaf of the given content may hold a file the
-// change removes or sets a deletion vector on.
-func (fc *filesChange) touches(content v4manifest.ContentType) bool {
-	return len(fc.remove) > 0 || (len(fc.dvs) > 0 && content == v4manifest.ContentDataManifest)
-}
-
-// hits reports whether rows hold a live file the change affects.
-func (fc *filesChange) hits(rows []v4manifest.TrackedFile) bool {
-	for _, r := range rows {
-		_, rm := fc.remove[r.Location]
-		if r.Tracking.Status.Live() && (rm || fc.dvs[r.Location] != nil) {
-			return true
+		loc := v4manifest.Resolve(st.location, d.Location)
+		if err := fileInTable(w, st, loc, "deletion vector file"); err != nil {
+			return nil, nil, err
 		}
+		dvs[base] = v4manifest.DeletionVector{Location: loc, Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 	}
-	return false
+	return remove, dvs, nil
 }
 
-// stageFiles stages one attempt of a files commit into a.
+// stageFiles stages one attempt of a files commit into a: validates the
+// added files (reading footers), lets v4commit rewrite the tree and writes
+// the result.
 func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirement, a *attempt) (*TableResult, error) {
 	st, err := s.loadV4(ctx, w, c.Ident)
 	if err != nil {
@@ -369,224 +348,72 @@ func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCom
 	if err := checkRequirements(reqs, st.meta); err != nil {
 		return nil, err
 	}
-	fc, err := resolveFilesChange(st.location, c)
+	remove, dvs, err := resolveFilesChange(w, st, c)
+	if err != nil {
+		return nil, err
+	}
+	added, err := s.addedDataRows(ctx, w, st, c.AddDataFiles)
+	if err != nil {
+		return nil, err
+	}
+	dels, err := s.equalityDeleteRows(ctx, w, st, c.AddEqualityDeleteFiles)
 	if err != nil {
 		return nil, err
 	}
 	t := s.newV4Tx(w, st, a)
-	firstRowID := st.meta.NextRowID()
-	added, addedRecords, err := s.addedDataRows(ctx, w, st, c.AddDataFiles, t, firstRowID)
+	res, err := v4commit.CommitFiles(st.rootRows, s.leafReader(ctx, t), t.snapshot(), v4commit.Files{
+		FirstRowID: st.meta.NextRowID(), Added: added, EqualityDeletes: dels, Remove: remove, DeletionVectors: dvs,
+		MaxLeafEntries: s.opts.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
+	})
 	if err != nil {
-		return nil, err
+		return nil, validationErr(engineErr(err))
 	}
-	if err := s.rewriteForFiles(ctx, t, fc); err != nil {
-		return nil, err
-	}
-	for start := 0; start < len(added); start += s.opts.MaxLeafEntries {
-		// Added files go into leaves of at most MaxLeafEntries rows, so that
-		// a later change rewrites a bounded leaf: its cost follows the change.
-		chunk := added[start:min(start+s.opts.MaxLeafEntries, len(added))]
-		if err := s.addLeaf(ctx, t, v4manifest.ContentDataLeaf, chunk, chunk[0].Tracking.FirstRowID); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.addEqualityDeletes(ctx, t, c.AddEqualityDeleteFiles); err != nil {
-		return nil, err
-	}
-	summary := filesSummary(c, fc, len(added), addedRecords)
-	addedRows := addedRecords
-	return s.stageV4Snapshot(ctx, t, filesOperation(len(added), fc, len(c.AddEqualityDeleteFiles)), summary, &firstRowID, &addedRows)
+	return s.stageV4Snapshot(ctx, t, res)
 }
 
-// addedDataRows validates the added data files and gives them explicit
-// tracking and consecutive row ids from firstRowID: 400 for an invalid or
-// repeated file.
-func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4State, in []DataFileInput, t *v4Tx, firstRowID int64) ([]v4manifest.TrackedFile, int64, error) {
+// addedDataRows validates the added data files and builds their rows
+// (tracking is the tree rewrite's): 400 for an invalid or repeated file.
+func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4State, in []DataFileInput) ([]v4manifest.TrackedFile, error) {
 	added := make([]v4manifest.TrackedFile, 0, len(in))
-	next := firstRowID
 	seen := map[string]bool{}
 	for _, f := range in {
 		row, err := s.dataFileRow(ctx, w, st, f)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if seen[row.Location] {
-			return nil, 0, newErr(KindBadRequest, "Data file %s is added twice", v4manifest.Relativize(st.location, row.Location))
+			return nil, newErr(KindBadRequest, "Data file %s is added twice", v4manifest.Relativize(st.location, row.Location))
 		}
 		seen[row.Location] = true
-		row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(t.snapID), SequenceNumber: ptrTo(t.seq),
-			FileSequenceNumber: ptrTo(t.seq), FirstRowID: ptrTo(next)}
-		next += row.RecordCount
 		added = append(added, *row)
 	}
-	return added, next - firstRowID, nil
+	return added, nil
 }
 
-// rewriteForFiles carries every live root row into the new root, rewriting
-// the leaves that hold a removed file or a file getting a deletion vector.
-// 400 ValidationException (unknown-data-file) when a named file is not live.
-func (s *Service) rewriteForFiles(ctx context.Context, t *v4Tx, fc *filesChange) error {
-	for i := range t.st.rootRows {
-		rr := &t.st.rootRows[i]
-		if !rr.Tracking.Status.Live() {
-			continue // DELETED/REPLACED rows live one snapshot only
-		}
-		isLeaf := rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest
-		if !isLeaf || !fc.touches(rr.ContentType) {
-			if err := t.carry(*rr); err != nil {
-				return err
-			}
-			continue
-		}
-		rows, err := s.readLeaf(ctx, t.w, t.st, rr, nil)
-		if err != nil {
-			return err
-		}
-		if !fc.hits(rows) {
-			if err := t.carry(*rr); err != nil {
-				return err
-			}
-			continue
-		}
-		out, err := fc.rewriteLeaf(t, rows)
-		if err != nil {
-			return err
-		}
-		if err := s.replaceLeaf(ctx, t, *rr, out); err != nil {
-			return err
-		}
-	}
-	for loc, found := range fc.remove {
-		if !found {
-			return rejectV4(validation.ReasonUnknownDataFile, "remove-files: %s is not a live file of the table", fileName(t.w, t.st.location, loc))
-		}
-	}
-	for loc := range fc.dvs {
-		if !fc.dvFound[loc] {
-			return rejectV4(validation.ReasonUnknownDataFile, "set-deletion-vectors: %s is not a live data file of the table", fileName(t.w, t.st.location, loc))
-		}
-	}
-	return nil
-}
-
-// rewriteLeaf applies the change to the live rows of one leaf: removed
-// files become DELETED, a file with a new deletion vector becomes a
-// REPLACED + MODIFIED pair, the rest are carried forward. 400 when a
-// deletion vector deletes more rows than the file has.
-func (fc *filesChange) rewriteLeaf(t *v4Tx, rows []v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
-	out := make([]v4manifest.TrackedFile, 0, len(rows)+len(fc.dvs))
-	for _, r := range rows {
-		if !r.Tracking.Status.Live() {
-			continue
-		}
-		if _, ok := fc.remove[r.Location]; ok {
-			fc.remove[r.Location] = true
-			r.Tracking.Status = v4manifest.StatusDeleted
-			r.Tracking.SnapshotID = ptrTo(t.snapID)
-			if r.ContentType == v4manifest.ContentData {
-				fc.removedRecords += r.RecordCount
-				fc.removedFiles++
-			} else {
-				fc.removedDeleteFiles++
-			}
-			out = append(out, r)
-			continue
-		}
-		if d := fc.dvs[r.Location]; d != nil && r.ContentType == v4manifest.ContentData {
-			pair, err := fc.setDV(t, r, d)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, pair...)
-			continue
-		}
-		cf, err := v4manifest.CarryForward(r)
-		if err != nil {
-			return nil, wrapErr(KindInternal, err, "carry forward a leaf row")
-		}
-		out = append(out, cf)
-	}
-	return out, nil
-}
-
-// setDV turns data file r into the REPLACED + MODIFIED pair that gives it
-// deletion vector d.
-func (fc *filesChange) setDV(t *v4Tx, r v4manifest.TrackedFile, d *DeletionVectorInput) ([]v4manifest.TrackedFile, error) {
-	fc.dvFound[r.Location] = true
-	if err := fileInTable(t.w, t.st, v4manifest.Resolve(t.st.location, d.Location), "deletion vector file"); err != nil {
-		return nil, err
-	}
-	if d.Cardinality > r.RecordCount {
-		return nil, newErr(KindBadRequest, "set-deletion-vectors: cardinality %d exceeds the %d rows of %s",
-			d.Cardinality, r.RecordCount, v4manifest.Relativize(t.st.location, r.Location))
-	}
-	replaced := r
-	replaced.Tracking.Status = v4manifest.StatusReplaced
-	replaced.Tracking.SnapshotID = ptrTo(t.snapID)
-	mod := r
-	mod.Tracking.Status = v4manifest.StatusModified
-	mod.Tracking.DVSnapshotID = ptrTo(t.snapID)
-	mod.DeletionVector = &v4manifest.DeletionVector{Location: v4manifest.Resolve(t.st.location, d.Location),
-		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-	fc.changedDV++
-	fc.deletedRows += d.Cardinality
-	return []v4manifest.TrackedFile{replaced, mod}, nil
-}
-
-// addEqualityDeletes writes the added equality-delete files as one delete
-// leaf: 400 for an invalid file.
-func (s *Service) addEqualityDeletes(ctx context.Context, t *v4Tx, in []EqualityDeleteInput) error {
-	if len(in) == 0 {
-		return nil
-	}
+// equalityDeleteRows validates the added equality-delete files and builds
+// their rows: 400 for an invalid or missing file.
+func (s *Service) equalityDeleteRows(ctx context.Context, w *store.Warehouse, st *v4State, in []EqualityDeleteInput) ([]v4manifest.TrackedFile, error) {
 	dels := make([]v4manifest.TrackedFile, 0, len(in))
 	for _, f := range in {
-		row, err := s.equalityDeleteRow(t, t.st, f)
+		row, err := equalityDeleteRow(w, st, f)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := s.requireFile(ctx, t.w, row.Location, "Delete file "+tableFileName(t.st.location, row.Location)); err != nil {
-			return err
+		if err := s.requireFile(ctx, w, row.Location, "Delete file "+tableFileName(st.location, row.Location)); err != nil {
+			return nil, err
 		}
-		row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(t.snapID), SequenceNumber: ptrTo(t.seq), FileSequenceNumber: ptrTo(t.seq)}
 		dels = append(dels, *row)
 	}
-	return s.addLeaf(ctx, t, v4manifest.ContentDeleteLeaf, dels, nil)
-}
-
-// filesOperation is the snapshot operation of a files commit.
-func filesOperation(added int, fc *filesChange, eqDeletes int) table.Operation {
-	switch {
-	case added > 0 && (fc.removedFiles > 0 || fc.changedDV > 0 || eqDeletes > 0):
-		return table.OpOverwrite
-	case added == 0:
-		return table.OpDelete
-	}
-	return table.OpAppend
-}
-
-// filesSummary is the snapshot summary of a files commit.
-func filesSummary(c FilesCommit, fc *filesChange, added int, addedRecords int64) iceberg.Properties {
-	summary := iceberg.Properties{}
-	maps.Copy(summary, c.SnapshotProperties)
-	summary["added-data-files"] = strconv.Itoa(added)
-	summary["added-records"] = strconv.FormatInt(addedRecords, 10)
-	summary["deleted-data-files"] = strconv.Itoa(fc.removedFiles)
-	summary["deleted-records"] = strconv.FormatInt(fc.removedRecords, 10)
-	summary["added-delete-files"] = strconv.Itoa(len(c.AddEqualityDeleteFiles))
-	summary["removed-delete-files"] = strconv.Itoa(fc.removedDeleteFiles)
-	summary["changed-deletion-vectors"] = strconv.Itoa(fc.changedDV)
-	summary["added-position-deletes"] = strconv.FormatInt(fc.deletedRows, 10)
-	return summary
+	return dels, nil
 }
 
 // equalityDeleteRow validates one added equality-delete file.
-func (s *Service) equalityDeleteRow(t *v4Tx, st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
+func equalityDeleteRow(w *store.Warehouse, st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
 	if in.Location == "" {
 		return nil, newErr(KindBadRequest, "Delete file: location is required")
 	}
 	loc := v4manifest.Resolve(st.location, in.Location)
-	if err := fileInTable(t.w, st, loc, "delete file"); err != nil {
+	if err := fileInTable(w, st, loc, "delete file"); err != nil {
 		return nil, err
 	}
 	name := tableFileName(st.location, loc) // messages never show server paths
@@ -656,4 +483,20 @@ func (s *Service) requireFile(ctx context.Context, w *store.Warehouse, loc, what
 		return rejectV4(validation.ReasonFileMissing, "%s does not exist", what)
 	}
 	return nil
+}
+
+// readFooter opens the Parquet file at location and reads its footer (see
+// parquetstats.Read): an error when the file cannot be opened or its
+// footer read.
+func readFooter(ctx context.Context, io storage.FileIO, location string, sc *iceberg.Schema) (*parquetstats.Footer, error) {
+	f, err := io.Open(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return parquetstats.Read(f, st.Size(), sc)
 }

@@ -2,35 +2,33 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 // v4Tx is one attempt of a v4 snapshot commit being built: the new
-// snapshot's ids, the root rows gathered so far and the files written.
+// snapshot's ids and the files written.
 type v4Tx struct {
-	w       *store.Warehouse
-	st      *v4State
-	a       *attempt
-	snapID  int64
-	seq     int64
-	uuid    string
-	leafN   int
-	newRoot []v4manifest.TrackedFile
+	w      *store.Warehouse
+	st     *v4State
+	a      *attempt
+	snapID int64
+	seq    int64
+	uuid   string
+	leafN  int
 }
 
 func (s *Service) newV4Tx(w *store.Warehouse, st *v4State, a *attempt) *v4Tx {
-	return &v4Tx{
-		w: w, st: st, a: a, snapID: newSnapshotID(), seq: st.meta.LastSequenceNumber() + 1, uuid: uuid.NewString(),
-		newRoot: make([]v4manifest.TrackedFile, 0, len(st.rootRows)+2),
-	}
+	return &v4Tx{w: w, st: st, a: a, snapID: newSnapshotID(), seq: st.meta.LastSequenceNumber() + 1, uuid: uuid.NewString()}
 }
 
 // nextLeaf names the next leaf manifest this attempt writes.
@@ -40,78 +38,70 @@ func (t *v4Tx) nextLeaf() string {
 	return loc
 }
 
-// carry copies a live root row, unchanged, into the new root.
-func (t *v4Tx) carry(rr v4manifest.TrackedFile) error {
-	cf, err := v4manifest.CarryForward(rr)
-	if err != nil {
-		return wrapErr(KindInternal, err, "carry forward a root row")
+// snapshot is what the tree rewrite needs to know of this attempt.
+func (t *v4Tx) snapshot() v4commit.Snapshot {
+	return v4commit.Snapshot{ID: t.snapID, SequenceNumber: t.seq, TableLocation: t.st.location, LeafLocation: t.nextLeaf,
+		Name: func(loc string) string { return fileName(t.w, t.st.location, loc) }}
+}
+
+// leafReader reads the leaves of t's table for the tree rewrite.
+func (s *Service) leafReader(ctx context.Context, t *v4Tx) v4commit.LeafReader {
+	return func(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+		return s.readLeaf(ctx, t.w, t.st, rr, cols)
 	}
-	t.newRoot = append(t.newRoot, cf)
+}
+
+// engineErr maps an error of the tree rewrite: a bad request is a 400; a
+// rejection with a reason (*validation.Error, for validationErr to map
+// once its paths are made relative) and a service error (from the leaf
+// reader) stay as they are; anything else is internal.
+func engineErr(err error) error {
+	var re *v4commit.RequestError
+	var ve *validation.Error
+	var se *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &re):
+		return newErr(KindBadRequest, "%s", re.Message)
+	case errors.As(err, &ve), errors.As(err, &se):
+		return err
+	}
+	return wrapErr(KindInternal, err, "rewrite the manifest tree")
+}
+
+// writeLeaves writes the new leaves of res and records their sizes in its
+// root. A write failure is a 409: nothing is committed yet.
+func (s *Service) writeLeaves(ctx context.Context, t *v4Tx, res *v4commit.Result) error {
+	for i, l := range res.Leaves {
+		size, err := s.writeManifest(ctx, t.w, t.st, l.Location, l.Content, l.Rows)
+		if err != nil {
+			return err
+		}
+		t.a.addFile(l.Location)
+		res.SetLeafSize(i, size)
+	}
 	return nil
 }
 
-// addLeaf writes rows as a new leaf of the given content and adds its root
-// row. A write failure is a 409: nothing is committed yet.
-func (s *Service) addLeaf(ctx context.Context, t *v4Tx, content v4manifest.Content, rows []v4manifest.TrackedFile, firstRowID *int64) error {
-	loc := t.nextLeaf()
-	size, err := s.writeManifest(ctx, t.w, t.st, loc, content, rows)
-	if err != nil {
-		return err
-	}
-	t.a.addFile(loc)
-	row, err := manifestRow(loc, rows, size, t.snapID, t.seq, firstRowID)
-	if err != nil {
-		return err
-	}
-	if content == v4manifest.ContentDeleteLeaf {
-		row.ContentType = v4manifest.ContentDeleteManifest
-	}
-	t.newRoot = append(t.newRoot, row)
-	return nil
-}
-
-// replaceLeaf retires leaf root row old (DELETED in this snapshot) and adds
-// a rewritten leaf holding rows in its place.
-func (s *Service) replaceLeaf(ctx context.Context, t *v4Tx, old v4manifest.TrackedFile, rows []v4manifest.TrackedFile) error {
-	content := v4manifest.ContentDataLeaf
-	if old.ContentType == v4manifest.ContentDeleteManifest {
-		content = v4manifest.ContentDeleteLeaf
-	}
-	gone := old
-	gone.Tracking.Status = v4manifest.StatusDeleted
-	gone.Tracking.SnapshotID = ptrTo(t.snapID)
-	t.newRoot = append(t.newRoot, gone)
-	return s.addLeaf(ctx, t, content, rows, nil)
-}
-
-// manifestRow is the root row of a leaf written in this commit.
-func manifestRow(loc string, rows []v4manifest.TrackedFile, size, snapID, seq int64, firstRowID *int64) (v4manifest.TrackedFile, error) {
-	mi := v4manifest.ComputeManifestInfo(rows)
-	stats, err := v4manifest.AggregateStats(rows)
-	if err != nil {
-		return v4manifest.TrackedFile{}, wrapErr(KindInternal, err, "aggregate leaf stats")
-	}
-	return v4manifest.TrackedFile{
-		Tracking: v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(snapID), SequenceNumber: ptrTo(seq),
-			FileSequenceNumber: ptrTo(seq), FirstRowID: firstRowID},
-		ContentType: v4manifest.ContentDataManifest, FormatVersion: FormatV4, Location: loc, FileFormat: "parquet",
-		RecordCount: int64(len(rows)), FileSizeInBytes: size, ManifestInfo: &mi, ContentStats: stats,
-	}, nil
-}
-
-// stageV4Snapshot writes the root manifest and the metadata file that adds
-// the snapshot as the head of main, and stages the pointer swap.
-func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, op table.Operation, summary iceberg.Properties, firstRowID, addedRows *int64) (*TableResult, error) {
+// stageV4Snapshot writes the new leaves and root manifest of res and the
+// metadata file that adds the snapshot as the head of main, and stages the
+// pointer swap.
+func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Result) (*TableResult, error) {
 	st := t.st
+	firstRowID := st.meta.NextRowID()
+	if err := s.writeLeaves(ctx, t, res); err != nil {
+		return nil, err
+	}
 	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, t.snapID, t.uuid)
-	if _, err := s.writeManifest(ctx, t.w, st, rootLoc, v4manifest.ContentRoot, t.newRoot); err != nil {
+	if _, err := s.writeManifest(ctx, t.w, st, rootLoc, v4manifest.ContentRoot, res.Root); err != nil {
 		return nil, err
 	}
 	t.a.addFile(rootLoc)
 	snap := &table.Snapshot{
 		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
-		Summary: &table.Summary{Operation: op, Properties: summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
-		FirstRowID: firstRowID, AddedRows: addedRows,
+		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
+		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
 	}
 	if cur := st.meta.CurrentSnapshot(); cur != nil {
 		snap.ParentSnapshotID = ptrTo(cur.SnapshotID)

@@ -1,4 +1,4 @@
-package service
+package parquetstats
 
 import (
 	"encoding/json"
@@ -13,10 +13,11 @@ import (
 	"github.com/lakehold/catalog/v4manifest"
 )
 
-// jsonToValue decodes an Iceberg single-value JSON literal (numbers, date
-// and timestamp strings, uuid strings, hex for binary, decimal strings)
-// into the Go value v4manifest stores for type t.
-func jsonToValue(t iceberg.Type, raw json.RawMessage) (any, error) {
+// JSONValue decodes an Iceberg single-value JSON literal (numbers, date
+// and timestamp strings, uuid strings, decimal strings) into the Go value
+// v4manifest stores for type t; nil for an absent or null literal. It
+// returns an error when the literal does not fit t or t is not supported.
+func JSONValue(t iceberg.Type, raw json.RawMessage) (any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -129,8 +130,11 @@ type statsInput struct {
 	NaNValueCount  *int64          `json:"nan-value-count"`
 }
 
-// parseContentStats decodes content-stats: an object keyed by field id.
-func parseContentStats(sc *iceberg.Schema, raw json.RawMessage) (map[int]*v4manifest.FieldStats, error) {
+// ParseContentStats decodes content-stats, an object keyed by field id,
+// typing the bounds by schema sc. It returns an error for a key that is not
+// a field of sc, a negative count, more nulls than values, or a bound that
+// does not fit its field's type.
+func ParseContentStats(sc *iceberg.Schema, raw json.RawMessage) (map[int]*v4manifest.FieldStats, error) {
 	var in map[string]statsInput
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, fmt.Errorf("content-stats: %w", err)
@@ -154,10 +158,10 @@ func parseContentStats(sc *iceberg.Schema, raw json.RawMessage) (map[int]*v4mani
 			return nil, fmt.Errorf("content-stats %d: null-value-count exceeds value-count", id)
 		}
 		fs := &v4manifest.FieldStats{TightBounds: st.TightBounds, ValueCount: st.ValueCount, NullValueCount: st.NullValueCount, NaNValueCount: st.NaNValueCount}
-		if fs.LowerBound, err = jsonToValue(f.Type, st.LowerBound); err != nil {
+		if fs.LowerBound, err = JSONValue(f.Type, st.LowerBound); err != nil {
 			return nil, fmt.Errorf("content-stats %d lower-bound: %w", id, err)
 		}
-		if fs.UpperBound, err = jsonToValue(f.Type, st.UpperBound); err != nil {
+		if fs.UpperBound, err = JSONValue(f.Type, st.UpperBound); err != nil {
 			return nil, fmt.Errorf("content-stats %d upper-bound: %w", id, err)
 		}
 		out[id] = fs

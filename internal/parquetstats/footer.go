@@ -1,7 +1,10 @@
-package service
+// Package parquetstats reads what a Parquet footer tells about a data or
+// column file (row count, schema nodes, per-column stats typed by the
+// table schema) and types Iceberg single-value JSON literals. It does no
+// I/O of its own: callers hand it an open file.
+package parquetstats
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -11,89 +14,83 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
-	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
 )
 
-// footerInfo is what a Parquet footer tells about a data or column file.
-type footerInfo struct {
+// Footer is what a Parquet footer tells about a data or column file.
+type Footer struct {
 	NumRows int64
 	Size    int64
 	// Columns of primitive fields outside lists and maps, by field id.
-	Columns map[int]footerColumn
+	Columns map[int]Column
 	// Nodes is every schema node that carries a field id (groups too).
 	Nodes map[int]validation.FooterColumn
-	err   string // why the footer could not be read
 }
 
-type footerColumn struct {
+// Column is one top-level primitive column of a footer.
+type Column struct {
 	Required bool
 	Physical parquet.Type
 	Stats    *v4manifest.FieldStats // typed when the table schema knows the field
 }
 
-// readFooter reads only the footer of a Parquet file (ranged reads) and
-// derives per-column stats typed by the table schema: min/max bounds,
-// value and null counts summed over row groups. Bounds are reported as not
-// tight: writers may truncate them.
-func readFooter(ctx context.Context, io storage.FileIO, location string, sc *iceberg.Schema) (fi *footerInfo, err error) {
+// Read reads only the footer of a Parquet file of size bytes (ranged reads
+// through r) and derives per-column stats typed by the table schema sc:
+// min/max bounds, value and null counts summed over row groups. Bounds are
+// reported as not tight: writers may truncate them. It returns an error
+// when the footer cannot be read or is corrupt (a panic of the Parquet
+// library included).
+func Read(r parquet.ReaderAtSeeker, size int64, sc *iceberg.Schema) (fi *Footer, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt parquet footer: %v", p)
+			fi, err = nil, fmt.Errorf("corrupt parquet footer: %v", p)
 		}
 	}()
-	f, err := io.Open(ctx, location)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	pf, err := file.NewParquetReader(f)
+	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		return nil, err
 	}
 	defer pf.Close()
 	md := pf.MetaData()
-	fi = &footerInfo{NumRows: md.NumRows, Size: st.Size(), Columns: map[int]footerColumn{}, Nodes: map[int]validation.FooterColumn{}}
-	schema := md.Schema
-	var walk func(n pqschema.Node)
-	walk = func(n pqschema.Node) {
-		if id := int(n.FieldID()); id >= 0 {
-			fc := validation.FooterColumn{Required: n.RepetitionType() == parquet.Repetitions.Required}
-			if p, ok := n.(*pqschema.PrimitiveNode); ok {
-				fc.Leaf = true
-				fc.Physical = p.PhysicalType().String()
-				fc.TypeLength = p.TypeLength()
-			}
-			fi.Nodes[id] = fc
-		}
-		if g, ok := n.(*pqschema.GroupNode); ok {
-			for i := 0; i < g.NumFields(); i++ {
-				walk(g.Field(i))
-			}
-		}
-	}
-	walk(schema.Root())
-	for c := 0; c < schema.NumColumns(); c++ {
-		col := schema.Column(c)
+	fi = &Footer{NumRows: md.NumRows, Size: size, Columns: map[int]Column{}, Nodes: map[int]validation.FooterColumn{}}
+	walkNodes(md.Schema.Root(), fi.Nodes)
+	for c := 0; c < md.Schema.NumColumns(); c++ {
+		col := md.Schema.Column(c)
 		if col.MaxRepetitionLevel() > 0 {
 			continue // inside a list or map: no stats
 		}
 		node := col.SchemaNode()
 		id := int(node.FieldID())
-		fc := footerColumn{Required: node.RepetitionType() == parquet.Repetitions.Required, Physical: col.PhysicalType()}
-		if field, ok := sc.FindFieldByID(id); ok && sc != nil {
-			if prim, ok := field.Type.(iceberg.PrimitiveType); ok {
-				fc.Stats = columnStats(md, c, prim)
+		fc := Column{Required: node.RepetitionType() == parquet.Repetitions.Required, Physical: col.PhysicalType()}
+		if sc != nil {
+			if field, ok := sc.FindFieldByID(id); ok {
+				if prim, ok := field.Type.(iceberg.PrimitiveType); ok {
+					fc.Stats = columnStats(md, c, prim)
+				}
 			}
 		}
 		fi.Columns[id] = fc
 	}
 	return fi, nil
+}
+
+// walkNodes records every schema node under n that carries a field id.
+func walkNodes(n pqschema.Node, out map[int]validation.FooterColumn) {
+	if id := int(n.FieldID()); id >= 0 {
+		fc := validation.FooterColumn{Required: n.RepetitionType() == parquet.Repetitions.Required}
+		if p, ok := n.(*pqschema.PrimitiveNode); ok {
+			fc.Leaf = true
+			fc.Physical = p.PhysicalType().String()
+			fc.TypeLength = p.TypeLength()
+		}
+		out[id] = fc
+	}
+	if g, ok := n.(*pqschema.GroupNode); ok {
+		for i := 0; i < g.NumFields(); i++ {
+			walkNodes(g.Field(i), out)
+		}
+	}
 }
 
 func columnStats(md *metadata.FileMetaData, c int, t iceberg.PrimitiveType) *v4manifest.FieldStats {
@@ -133,10 +130,10 @@ func columnStats(md *metadata.FileMetaData, c int, t iceberg.PrimitiveType) *v4m
 			fs.LowerBound, fs.UpperBound = lo, hi
 			continue
 		}
-		if c, err := compareAny(lo, fs.LowerBound); err == nil && c < 0 {
+		if c, err := Compare(lo, fs.LowerBound); err == nil && c < 0 {
 			fs.LowerBound = lo
 		}
-		if c, err := compareAny(hi, fs.UpperBound); err == nil && c > 0 {
+		if c, err := Compare(hi, fs.UpperBound); err == nil && c > 0 {
 			fs.UpperBound = hi
 		}
 	}
@@ -214,7 +211,9 @@ func statValue(s metadata.TypedStatistics, t iceberg.PrimitiveType, min bool) an
 	return nil
 }
 
-func compareAny(a, b any) (c int, err error) {
+// Compare orders two bound values like v4manifest.CompareValues, but
+// returns an error instead of panicking when their types differ.
+func Compare(a, b any) (c int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("incomparable bounds %T and %T", a, b)

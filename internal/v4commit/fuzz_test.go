@@ -1,0 +1,108 @@
+package v4commit
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
+)
+
+// FuzzCommitFiles builds a tree of leaves from the inputs, removes and sets
+// deletion vectors on files picked by the masks, adds files, and checks the
+// rewritten tree: every file live exactly once, removed files gone, the
+// others kept with their deletion vectors, only touched leaves rewritten,
+// and the summary agreeing with the tree.
+func FuzzCommitFiles(f *testing.F) {
+	f.Add(uint8(3), uint8(2), uint64(0b10), uint64(0b100), uint8(3), uint8(2), false)
+	f.Add(uint8(0), uint8(0), uint64(0), uint64(0), uint8(1), uint8(0), false)
+	f.Add(uint8(5), uint8(7), uint64(1<<40-1), uint64(0), uint8(0), uint8(1), false)
+	f.Add(uint8(2), uint8(2), uint64(1), uint64(1), uint8(0), uint8(0), true)
+	f.Fuzz(func(t *testing.T, nLeaves, perLeaf uint8, removeMask, dvMask uint64, nAdded, maxLeaf uint8, unknown bool) {
+		nLeaves, perLeaf = nLeaves%8, perLeaf%9
+		tr := newTree()
+		var root []v4manifest.TrackedFile
+		in := Files{FirstRowID: 100, MaxLeafEntries: int(maxLeaf % 5), DeletionVectors: map[string]v4manifest.DeletionVector{}}
+		before := map[string]bool{}
+		removed := map[string]bool{}
+		touched := 0
+		for l := 0; l < int(nLeaves); l++ {
+			var rows []v4manifest.TrackedFile
+			hit := false
+			for i := 0; i < int(perLeaf); i++ {
+				bit := uint(l*int(perLeaf)+i) % 64
+				r := data(fmt.Sprintf("l%d-%d", l, i), int64(i+1))
+				rows = append(rows, r)
+				before[r.Location] = true
+				switch {
+				case removeMask&(1<<bit) != 0:
+					in.Remove = append(in.Remove, r.Location)
+					removed[r.Location] = true
+					hit = true
+				case dvMask&(1<<bit) != 0:
+					in.DeletionVectors[r.Location] = v4manifest.DeletionVector{Location: loc("dv"), SizeInBytes: 1, Cardinality: int64(i)}
+					hit = true
+				}
+			}
+			if hit {
+				touched++
+			}
+			root = append(root, tr.addLeaf(fmt.Sprintf("leaf%d", l), v4manifest.ContentDataManifest, rows...))
+		}
+		if unknown {
+			in.Remove = append(in.Remove, loc("not-there"))
+		}
+		var addedRecords int64
+		for i := 0; i < int(nAdded%20); i++ {
+			in.Added = append(in.Added, data(fmt.Sprintf("new%d", i), int64(i)))
+			addedRecords += int64(i)
+		}
+		res, err := CommitFiles(root, tr.read, newSnap(), in)
+		if unknown {
+			var ve *validation.Error
+			if !errors.As(err, &ve) || ve.Reason != validation.ReasonUnknownDataFile {
+				t.Fatalf("unknown file: got %v", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := liveFiles(t, tr, res)
+		if want := len(before) - len(removed) + len(in.Added); len(live) != want {
+			t.Fatalf("%d live files, want %d", len(live), want)
+		}
+		for loc := range before {
+			r, ok := live[loc]
+			if ok == removed[loc] {
+				t.Fatalf("%s: live %v, removed %v", loc, ok, removed[loc])
+			}
+			if dv, set := in.DeletionVectors[loc]; set && (r.DeletionVector == nil || r.DeletionVector.Cardinality != dv.Cardinality) {
+				t.Fatalf("%s lost its deletion vector", loc)
+			}
+		}
+		chunk := in.MaxLeafEntries
+		if chunk == 0 {
+			chunk = max(len(in.Added), 1)
+		}
+		addedLeaves := (len(in.Added) + chunk - 1) / chunk
+		if len(res.Leaves) != touched+addedLeaves {
+			t.Fatalf("%d new leaves, want %d rewritten + %d added", len(res.Leaves), touched, addedLeaves)
+		}
+		if len(res.Root) != len(root)+touched+addedLeaves {
+			t.Fatalf("%d root rows, want %d", len(res.Root), len(root)+touched+addedLeaves)
+		}
+		for _, l := range res.Leaves {
+			mi := v4manifest.ComputeManifestInfo(l.Rows)
+			if got := res.Root[l.RootIndex].ManifestInfo; got == nil || got.AddedFiles != mi.AddedFiles || got.DeletedFiles != mi.DeletedFiles {
+				t.Fatalf("leaf %s: manifest info %+v, want %+v", l.Location, got, mi)
+			}
+		}
+		if res.Summary["deleted-data-files"] != strconv.Itoa(len(removed)) || res.Summary["added-records"] != strconv.FormatInt(addedRecords, 10) ||
+			res.Summary["changed-deletion-vectors"] != strconv.Itoa(len(in.DeletionVectors)) {
+			t.Fatalf("summary %v", res.Summary)
+		}
+	})
+}

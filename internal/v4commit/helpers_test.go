@@ -1,0 +1,110 @@
+package v4commit
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+const tableLoc = "s3://bucket/wh/ns/t"
+
+// tree is an in-memory manifest tree: leaves by location, and which leaves
+// the commit read.
+type tree struct {
+	leaves map[string][]v4manifest.TrackedFile
+	reads  []string
+	fail   error // returned by every read when set
+}
+
+func newTree() *tree { return &tree{leaves: map[string][]v4manifest.TrackedFile{}} }
+
+// read is the tree's LeafReader; it returns copies, as a real read would.
+func (tr *tree) read(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+	tr.reads = append(tr.reads, rr.Location)
+	if tr.fail != nil {
+		return nil, tr.fail
+	}
+	rows, ok := tr.leaves[rr.Location]
+	if !ok {
+		return nil, fmt.Errorf("no leaf %s", rr.Location)
+	}
+	return slices.Clone(rows), nil
+}
+
+// addLeaf stores rows as a leaf and returns its live root row.
+func (tr *tree) addLeaf(name string, content v4manifest.ContentType, rows ...v4manifest.TrackedFile) v4manifest.TrackedFile {
+	loc := tableLoc + "/metadata/" + name
+	tr.leaves[loc] = rows
+	return v4manifest.TrackedFile{
+		Tracking:    v4manifest.Tracking{Status: v4manifest.StatusExisting, SnapshotID: ptrTo(int64(1)), SequenceNumber: ptrTo(int64(1)), FileSequenceNumber: ptrTo(int64(1))},
+		ContentType: content, FormatVersion: 4, Location: loc, FileFormat: "parquet", RecordCount: int64(len(rows)),
+	}
+}
+
+// data is a live data row with explicit tracking at sequence number 1.
+func data(name string, records int64) v4manifest.TrackedFile {
+	return v4manifest.TrackedFile{
+		Tracking: v4manifest.Tracking{Status: v4manifest.StatusExisting, SnapshotID: ptrTo(int64(1)), SequenceNumber: ptrTo(int64(1)),
+			FileSequenceNumber: ptrTo(int64(1)), FirstRowID: ptrTo(int64(0))},
+		ContentType: v4manifest.ContentData, FormatVersion: 4, Location: tableLoc + "/data/" + name, FileFormat: "parquet",
+		RecordCount: records, FileSizeInBytes: 100,
+	}
+}
+
+func loc(name string) string { return tableLoc + "/data/" + name }
+
+// newSnap is the snapshot under test: id 99, sequence number 7, leaves
+// named new-0, new-1, ...
+func newSnap() Snapshot {
+	n := 0
+	return Snapshot{ID: 99, SequenceNumber: 7, TableLocation: tableLoc, LeafLocation: func() string {
+		l := fmt.Sprintf("%s/metadata/new-%d.parquet", tableLoc, n)
+		n++
+		return l
+	}}
+}
+
+// liveFiles resolves a result's tree (new leaves from res, carried leaves
+// from tr) and returns its live rows by location; it fails the test when
+// a location is live twice.
+func liveFiles(t *testing.T, tr *tree, res *Result) map[string]v4manifest.TrackedFile {
+	t.Helper()
+	written := map[string][]v4manifest.TrackedFile{}
+	for _, l := range res.Leaves {
+		written[l.Location] = l.Rows
+	}
+	out := map[string]v4manifest.TrackedFile{}
+	for _, rr := range res.Root {
+		if !rr.Tracking.Status.Live() {
+			continue
+		}
+		rows, ok := written[rr.Location]
+		if !ok {
+			rows = tr.leaves[rr.Location]
+		}
+		for _, r := range rows {
+			if !r.Tracking.Status.Live() {
+				continue
+			}
+			if _, dup := out[r.Location]; dup {
+				t.Fatalf("%s is live twice", r.Location)
+			}
+			out[r.Location] = r
+		}
+	}
+	return out
+}
+
+// statuses lists the statuses of rows, for compact comparisons.
+func statuses(rows []v4manifest.TrackedFile) []v4manifest.Status {
+	out := make([]v4manifest.Status, len(rows))
+	for i, r := range rows {
+		out[i] = r.Tracking.Status
+	}
+	return out
+}
+
+var errRead = errors.New("leaf store unavailable")
