@@ -320,8 +320,9 @@ func testEqualityDeletesMustBecomeDVs(t *testing.T, backend string) {
 	require.Equal(t, 400, r.status, "%s", r.body)
 	require.Equal(t, "equality-deletes-present", r.json(t)["error"].(map[string]any)["reason"])
 
+	dvA := writeDV(t, vt, "data/dv.puffin", vt.loc+"/data/a.parquet", 1)
 	r = b.do(t, "POST", vt.path+"/files", map[string]any{
-		"set-deletion-vectors": []any{map[string]any{"data-file": "data/a.parquet", "location": "data/dv.puffin", "offset": 4, "size-in-bytes": 40, "cardinality": 1}},
+		"set-deletion-vectors": []any{dvA.request("data/a.parquet")},
 		"remove-files":         []string{"data/eq.parquet"},
 	})
 	require.Equal(t, 200, r.status, "%s", r.body)

@@ -352,6 +352,10 @@ func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCom
 	if err != nil {
 		return nil, err
 	}
+	dvMax, err := s.checkDeletionVectors(ctx, w, st, dvs)
+	if err != nil {
+		return nil, validationErr(err)
+	}
 	added, err := s.addedDataRows(ctx, w, st, c.AddDataFiles)
 	if err != nil {
 		return nil, err
@@ -363,7 +367,7 @@ func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCom
 	t := s.newV4Tx(w, st, a)
 	res, err := v4commit.CommitFiles(st.rootRows, s.leafReader(ctx, t), t.snapshot(), v4commit.Files{
 		FirstRowID: st.meta.NextRowID(), Added: added, EqualityDeletes: dels, Remove: remove, DeletionVectors: dvs,
-		MaxLeafEntries: s.opts.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
+		DVMaxPositions: dvMax, MaxLeafEntries: s.opts.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
 	})
 	if err != nil {
 		return nil, validationErr(engineErr(err))

@@ -27,6 +27,10 @@ type Files struct {
 	Remove []string
 	// DeletionVectors are the deletion vectors to set, by data file.
 	DeletionVectors map[string]v4manifest.DeletionVector
+	// DVMaxPositions are the largest deleted positions of DeletionVectors,
+	// by data file, as the caller read them from the Puffin files (-1 for
+	// an empty vector; a data file missing here is not checked).
+	DVMaxPositions map[string]int64
 	// MaxLeafEntries bounds the rows of a leaf of added files (0: one leaf).
 	MaxLeafEntries     int
 	SnapshotProperties map[string]string
@@ -36,6 +40,7 @@ type Files struct {
 type filesChange struct {
 	remove  map[string]bool // location -> found live in a leaf
 	dvs     map[string]v4manifest.DeletionVector
+	dvMax   map[string]int64
 	dvFound map[string]bool
 
 	removedRecords, deletedRows                 int64
@@ -46,11 +51,13 @@ type filesChange struct {
 // removed file or a file getting a deletion vector are rewritten, every
 // other live root row is carried, and the added files go into new leaves
 // of at most MaxLeafEntries rows (so that a later change rewrites a
-// bounded leaf). It returns a *validation.Error (unknown-data-file) when a
-// named file is not live, a *RequestError when a deletion vector deletes
-// more rows than its file has, and the LeafReader's errors unchanged.
+// bounded leaf). It returns a *validation.Error when a named file is not
+// live (unknown-data-file) or a deletion vector deletes a position past the
+// end of its file (deletion-vector-position-out-of-range), a *RequestError
+// when a deletion vector deletes more rows than its file has, and the
+// LeafReader's errors unchanged.
 func CommitFiles(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot, f Files) (*Result, error) {
-	fc := &filesChange{remove: map[string]bool{}, dvs: f.DeletionVectors, dvFound: map[string]bool{}}
+	fc := &filesChange{remove: map[string]bool{}, dvs: f.DeletionVectors, dvMax: f.DVMaxPositions, dvFound: map[string]bool{}}
 	for _, r := range f.Remove {
 		fc.remove[r] = false
 	}
@@ -219,6 +226,11 @@ func (fc *filesChange) setDV(snap *Snapshot, r v4manifest.TrackedFile, d v4manif
 	if d.Cardinality > r.RecordCount {
 		return nil, badRequest("set-deletion-vectors: cardinality %d exceeds the %d rows of %s",
 			d.Cardinality, r.RecordCount, v4manifest.Relativize(snap.TableLocation, r.Location))
+	}
+	if m, ok := fc.dvMax[r.Location]; ok {
+		if err := validation.CheckDVPositions(v4manifest.Relativize(snap.TableLocation, r.Location), m, r.RecordCount); err != nil {
+			return nil, err
+		}
 	}
 	replaced := r
 	replaced.Tracking.Status = v4manifest.StatusReplaced
