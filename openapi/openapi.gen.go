@@ -394,6 +394,28 @@ type LoadViewResult struct {
 	MetadataLocation string  `json:"metadata-location"`
 }
 
+// MaintainTableRequest defines model for MaintainTableRequest.
+type MaintainTableRequest struct {
+	DryRun          *bool      `json:"dry-run,omitempty"`
+	ExpireOlderThan *time.Time `json:"expire-older-than,omitempty"`
+	RetainLast      *int       `json:"retain-last,omitempty"`
+}
+
+// MaintainTableResponse defines model for MaintainTableResponse.
+type MaintainTableResponse struct {
+	// DeletedFiles Deleted files (dry run - files that would be), relative to the table location.
+	DeletedFiles       []string `json:"deleted-files"`
+	DryRun             bool     `json:"dry-run"`
+	ExpiredSnapshotIds []int64  `json:"expired-snapshot-ids"`
+
+	// FailedFiles Deletes that failed; they stay queued for the next run.
+	FailedFiles      int     `json:"failed-files"`
+	MetadataLocation *string `json:"metadata-location,omitempty"`
+
+	// ResumedFiles Files of an earlier, interrupted run deleted by this one.
+	ResumedFiles int `json:"resumed-files"`
+}
+
 // Namespace defines model for Namespace.
 type Namespace = []string
 
@@ -759,6 +781,9 @@ type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
 // SetStorageProfileJSONRequestBody defines body for SetStorageProfile for application/json ContentType.
 type SetStorageProfileJSONRequestBody = RawJSON
 
+// MaintainTableJSONRequestBody defines body for MaintainTable for application/json ContentType.
+type MaintainTableJSONRequestBody = MaintainTableRequest
+
 // CreateNamespaceJSONRequestBody defines body for CreateNamespace for application/json ContentType.
 type CreateNamespaceJSONRequestBody = CreateNamespaceRequest
 
@@ -1010,6 +1035,9 @@ type ServerInterface interface {
 	// (PUT /management/v1/warehouses/{name}/storage-profile)
 	SetStorageProfile(w http.ResponseWriter, r *http.Request, name string)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
+	MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
+
 	// (GET /v1/config)
 	GetConfig(w http.ResponseWriter, r *http.Request, params GetConfigParams)
 
@@ -1220,6 +1248,11 @@ func (_ Unimplemented) GetStorageProfile(w http.ResponseWriter, r *http.Request,
 
 // (PUT /management/v1/warehouses/{name}/storage-profile)
 func (_ Unimplemented) SetStorageProfile(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
+func (_ Unimplemented) MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2085,6 +2118,50 @@ func (siw *ServerInterfaceWrapper) SetStorageProfile(w http.ResponseWriter, r *h
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SetStorageProfile(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// MaintainTable operation middleware
+func (siw *ServerInterfaceWrapper) MaintainTable(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.MaintainTable(w, r, warehouse, namespace, table)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4184,6 +4261,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Delete(options.BaseURL+"/management/v1/roles/{role}/assignments/{kind}/{name}", wrapper.DeleteAssignment)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain", wrapper.MaintainTable)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/privileges", wrapper.GetEffectivePrivileges)
 	})
 	r.Group(func(r chi.Router) {
@@ -5054,6 +5134,48 @@ type SetStorageProfiledefaultJSONResponse struct {
 }
 
 func (response SetStorageProfiledefaultJSONResponse) VisitSetStorageProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MaintainTableRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Body      *MaintainTableJSONRequestBody
+}
+
+type MaintainTableResponseObject interface {
+	VisitMaintainTableResponse(w http.ResponseWriter) error
+}
+
+type MaintainTable200JSONResponse MaintainTableResponse
+
+func (response MaintainTable200JSONResponse) VisitMaintainTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MaintainTabledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response MaintainTabledefaultJSONResponse) VisitMaintainTableResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -6391,6 +6513,9 @@ type StrictServerInterface interface {
 	// (PUT /management/v1/warehouses/{name}/storage-profile)
 	SetStorageProfile(ctx context.Context, request SetStorageProfileRequestObject) (SetStorageProfileResponseObject, error)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
+	MaintainTable(ctx context.Context, request MaintainTableRequestObject) (MaintainTableResponseObject, error)
+
 	// (GET /v1/config)
 	GetConfig(ctx context.Context, request GetConfigRequestObject) (GetConfigResponseObject, error)
 
@@ -7156,6 +7281,44 @@ func (sh *strictHandler) SetStorageProfile(w http.ResponseWriter, r *http.Reques
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SetStorageProfileResponseObject); ok {
 		if err := validResponse.VisitSetStorageProfileResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// MaintainTable operation middleware
+func (sh *strictHandler) MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
+	var request MaintainTableRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+	request.Table = table
+
+	var body MaintainTableJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.MaintainTable(ctx, request.(MaintainTableRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "MaintainTable")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(MaintainTableResponseObject); ok {
+		if err := validResponse.VisitMaintainTableResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -8145,109 +8308,118 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9s4kvhX6eLvdzV2FSnZm9TdnlNXddnEM5vbzMTleJOtWk3dwmRLwpgCOAAoRZvyd7/Cg0+BFGVL",
-	"ij2zf8URSaBfaHQ3uhtfg5gvMs6QKRlcfA0yIsgCFQrzv9dxjFK+xRRnRFHOrvRT/YCy4CKYI0lQBGHA",
-	"yAKDi+Bv0bsYb1HMIvtdVH0YhIGM57gg+mO1zvTrUgnKZsH9fRi8S3CRcYUsXv8F1/2z1N6N/oLrLSP/",
-	"RBYoMxJjOWiCMhY0M1BdVM8hxSWmMgQk8Rz+ev0+QhbzBJMQfuGUYQK3a1BzhLMv59+DRE0oxQWc/Nv5",
-	"96ejILTAZkTNK1BZMXgQBgJ/zanAJLhQIsd+oK/IDD/Sf2KTEL/mKNbV4Jl7qUGABWV0kS+Ci/OwGJcy",
-	"hTMU5cA3/A4rRpI05avLRabWn0iaYwFd14Tm4y0kvxI4pV866H0zR1gRgXOeSwQ9cghEgkCVC01kyoAv",
-	"UQiaoBxlZiRN+PHyfBxzNqWzDlLbV3ek8w25TVtEbo6q9As7DvqJ4qpvzCXF1U5D3uuXZcaZRLMoL4Xg",
-	"Qv8Rc6aQKcPGLEtpbJba+BepKf21NuL/FzgNLoL/N67W+tg+lWO3ZM2g124aO2mTca/ZGqaEprmwHCMM",
-	"3KeA+lu45cl6FNyHwXtOEkPZvcFYjniNMk+VDzzzGBaoSEIUgZPiryjldkqgEsitRKZgygUQkIrMMIFY",
-	"IFFoVrDVNJbGN2TWhG+DKw5Tze69IqoH7MZTPy3RHBmBcx8bfS0lnTHEzXV3R1miSXCb01RRBifE/hlR",
-	"BpmgLKYZSb+TZkWehsBpEsMJYfDh3ds3IPPbXzBWp8AFzATPs+qR+a+hXiZ4hkJRK6R6Pg/ZilXgWzjV",
-	"ivi7/dy9/HOpyrgBQ4/yOk+oulw6gjenJrHFuU2CSfDj5c2fP7yFseC5wnFGlELBJkEIk4BKmWOktHqb",
-	"BBrPSbBElkSxwASZoiSVkyAIN/EhBoIpFwv9V5AQhZGiC/S9m2BMpYMNmVbTf7cKGDWyCTJq/tDLDJMa",
-	"3vURFKHpJm4f51yoVzAJiNl5/0sgSQo8aj9FK0EVTgK3BDSGPjipn3WlnPhoK3kuYrxwoqKJiqPZyAjS",
-	"BUlpjBoYJ30XqFLfvFoCUKqoY36BdhLf9FpgLsqNZczkiMmxFh8NCRdm57biA3wKBBaEkRkutDow0uAD",
-	"Ryqicrk5259vbq7APtSD6aEd5HDi/q8pa4jcFqLTwLsx12Wfap4QFTToUad+WIh4jSQ14SoBL8XFt4Le",
-	"EEVSPntjNtXNRZTglOSptQlJklA9H0mvGu9sEGxjEmRJxqkzLanCRe93RAiytvJXmXh3uI5SOkWzpnwf",
-	"l+bCY0BtsaDEvj68l4o8zRfse5riOzblm2ScUkyTiCZeApQCsEmBKU0xKpSKB3zzXNJ/YkRZdLtWbrZC",
-	"C1Gm/v2lR9LCoNgOt6vg8s0mNGENJy8c28iU5R6dbbZqPVgHts+HipqIMRdJFPOcqUHjtYWvpEX4YCa0",
-	"oOjniXzDFwuqrq222WRObN40IDU50GfKtFnuYY9DelH4nn3DXZPV/3z88JNRy4xkcs5V1ISy7+uaMmhT",
-	"u4Gcn06aOM787KAQNep9SlFsg8SM8656/eFkyDNtawz/ooV3Y9ZqtK0UcB7CBgkKm3QHDDZs9O1KafOT",
-	"apg+2AVh0m6anTw0vl4Uzwmb7STmG9KxIektHJoTdQNtHYHfjsT1ipjxwspgTCfaVURlCxDlUNZw3YOi",
-	"qKYehEDXOnniGFwVVmYvCzZt4hS1MyVDSOiMKgmEJTCC/4UI/vsVEAULLhWc/+GPUOxP/eu80/GzUF7z",
-	"HmXcAOzBHugWCPr3g177oGP+MMiIUMZ6jWSG8Q4L82HSEQ4MStS3XkVmGNmQSQ2FW85TJEy/YRzMiItk",
-	"u2Lq0hOGPiVw3Szo1Y8P5MCxCLmkuIqWKIpowOPp1BqzgUs3DT8XHvOTIKQfwRICHxpviSLayKxZswcw",
-	"YKfcZ7/2OS09Nv1Wi7PAqcNXcpHGSHv5u2zf38YbKpVan3s+EIMNSu3saoWB5EJZ/dQMM9VfyTDueDjU",
-	"R24A1uGhFdN4RQBT1AN/wlhx0SUIRCSUkZSq9UDk+93sOh+bu/tVPp1SBvpLmPM0oWwGBBIHZLQ0UEbL",
-	"c7hN+a0vlManU4mDWbSzDA7zoB0Q7QnCBiF93LicTjFWdKmtoyVNcYay28DLynd2C3rVo5t96+Ejxrkw",
-	"xyubLl0ZDKwB4UXo19xga8QMe3QNuhefTfDlyamb4+iSBp/6VYs56fuRJ5j6tpYE/dxdoJRk5tcbUpH4",
-	"bjdht//f7u3bSd37oYXPh5QW4Y8xYTdE3m2JLvYaIylhDJNiA7YnLnqJmK8jgVMUyGLcbS10aqcuTLYF",
-	"5EiSROUowy2apl3h4Yoet5SkGuLDp+hSLF59t+BL3/gDNOXD4oaootaWtQPtPBuyB7THxyY3BOIHVM85",
-	"rPCDIL5D2nKD2nrS97C9sBq/NpoPPm/+w+Y+WORc9Ap/pVnb4NjvffO/p1LZY3sjz90gkOqlwVJb5gNs",
-	"00n1wTuhLM/ce6DE5W4AVuf4ntXE8IuKMjJzB/NGzvM0tbklNm2mfwNx0HRhVHMauzF6hKKtO6WDd4Vu",
-	"cM1S6oF0Zp4PhtKuzG1wuUG7YCrViRygm4bD1tBSexeLGkBdeJVx0D68doajdoo/nBYlKFt5VRu8C69r",
-	"3ivsgu8i53qwrUDZIbvgMXHUHoCqc47hYHlOPPYuQnW4unArg2s9+JUpK8PRK4fdSvra4F4YOUneVKkp",
-	"3UBKxYUL/BYvD4b2o/22mmcr1L7ZusCvZwX6AmUut2V4JPdAx5jhkWnYeybayjJ8ynR77PHvT3WzeLiH",
-	"8RNRdImfBVV4mdIZvaVFkK1l7ZiHacdZiEAiOWuyudffrgC6w7X39243fCOtIcGget9Hm14BKjGr0PCN",
-	"oR1mswa1813zV/2RF6tYW7ql8JhskGRIqG8bFH6pfpA/uxkNasa3ZExYpIi8Gz5kI1ThGTdLCevKgKwy",
-	"Evu5797r4lg9xHGsw5JafrQ/FLgtVGiy6PcaSJxSIVUk+Gqo7LXCi4+VoIOGEwt616nXjiwWo9Xxemg6",
-	"2VU9ObglUSlF1pnVa0+Tk4ioaDGUc53njoKrnQeTGAtU0QwZinIf2vXIwZ1VVqj6xm0j24a3l65vmobD",
-	"TiS2Ty1Am6c7cs5XDDiL8RXgF5uYBDQxORz2GyAKrj58vDF1OJzkaj42drP0nfXskF/RJFgTTD8xWmHQ",
-	"B+YlF4tygxSv2Rr0E1iSNMcQEjQ1YEXtl0SxRAErquZAMhLPcUxdyduMj4Iw+BLNeOSm+0VyNromqx/d",
-	"HqznxRmVCkV/9sgwg7JzDfAlCpOG4bNK/FzYnNFH/QL63sSLRwH/OOj06/2UTVAqykqwdnQih8UkNz5s",
-	"781Vwn4FjB+hjAv1IypBY/kg20qYEaJhhy31l73gcJ+1sMdkq2apkw+EKty7sXA/z4kCAiZaBVQCZyMo",
-	"ap7sqg2rusMQyghQCCYdE7iYsCXF1atadaL51JWLpSnc5qocqvweTmzd6Kl+bcKqyJIb2GbC6ZGl/coM",
-	"1340mrBHV1CFzTOA4c5OifDAsiwvZzY81L14la6qcytcZfWnm8QHYntddiY29tN1YNSy84ykp6jtryZB",
-	"tqpYLqHr1GfmDK0dSdjK8IF5vNsOpnrA7UwSp1JqoHY87lvwJSYPwXGnj7zpyklQARCW8Pu497m+jLpz",
-	"6JpqS9vaF+NxCPLFxXh8m8d3qMaj0chUWsrGTzuYWgfKv9uSU6g/p64KarPouygWvr78eAOxLT6zpXcS",
-	"1LzU0kAXWWqPdkPQVoxCZlWmficT3FQXspMVFbZ8XMKUpylfGfvstbHJmnNlgise8/Q0hCzNpXmvVv33",
-	"+urdhJ38Y1z9NF6e/+N0BH/iCTWwEQUxEWJdDlvsGEZ3l8W4ITiShhPmVphR8PXTaiACQZMtASJhKtA6",
-	"Y9bknKNA80XT6JywXqszBMktkDm7Y9qQt3UOdnI9l4SZtuDh5dmZ3WcUVXoLDd6TO5zzNPHyJgiDMj81",
-	"OBudj86MbZkhIxkNLoIXo7PRC+M5qrkRsiYFxyRPqNFYM5/L8Z5KZVlh3gMlCE2B4QqlAuOXXwAuUaxh",
-	"kSuiKJuVJZYaLfNowqpYqqmzHMG1pbV0DI7s4RVwVrPeR3DNVxKYHmPCDP6u8DuEW8PzEEznA7DLSe/k",
-	"xtfRHLe+iduv9VowK+Nd4lCqHZFap7rspfH3NgUuv5BYVaXXIWyW0MJJq4S26jPRbs1Qqw3t6U3QhuHa",
-	"HYyDa7Rg55vYCpWL1XwsSYqyqCMu7YSL1XwSdMJSy0LbARRLDiu6JRybFdiaTG8v31/eXBpX9KsF/H5c",
-	"2V3jr+Xf9z1QlhW0O8D4gaVrsEfK2iHWZuFUoVNN19+/gRcvXvwnKLrArlklZS3CDCkc74fkFqdca5XB",
-	"QORM0fRBQPj2kUrIx63uIh4mW4gzFJCRGcKJq7OF87OzsKoSOTs765Z0b9cT8sV1PTk7Owv7m6D83Oqm",
-	"8Yezs/21b+jIkvD0cfjA0NKAT50KtOwc2ZwzQ5au6Ur4bcaJtc7ITJoTklIJBz/r31tauXn83KOay+YQ",
-	"WmlSoyKKL/W+pLnxChhi0q9rvVqyOlvfVJK7i9iAL6peOgdnvydvYAv3a4Q9MZuSph8tt5rTvUpEGGRc",
-	"ephuq0EkkB7Gj0DbcYTJFQqTBW43cBu101aKhvcVUON/25iiUUqcxdau4VprUSVhTuRcv3SHmfJtpa1S",
-	"tKoTwp94st4buzoK3u6bZrASOd5vCM353qDwxnd9DW7mNVbAikjXuSY5msawO+t9dZa2KUY27dPKRfnh",
-	"K8PzIpCsjVJrTknFM1hxcUfZbFNR2KGaMtBgwUu/n9GkkQU02fMacnqzCfAPqHqgPdu/wGyXEqdPKvLv",
-	"XZk0lXdHC7Sdul39PEAEx/bYpN2vbl8QdCnJa8xSbWLW1B4UWs/0l0m1jrO6Tv/fyblpLZRAzhLDiy1y",
-	"f21QK5n80R6GHEOeBigghiuHcdjW8IdXQ7WqGq/h4mTfvWaZRNK03Kw4M9yRRRA5tNFi1EzTfOFiwjgD",
-	"ApqshDIUenumKgSy4GwGas4lFvEABrcIc0zdx9IEm0fwmq0njORqrgkZa/VcwLAgayDyDsgtz5X+AtOp",
-	"FRu3o0qylsC4mlM2mzD72mqOam4tggpuwC/aRBvBZxMQqCbTrhOfTgvvuKSF3mo1qCN4XYjtiaEOZ5Kn",
-	"eKrhckEY50zw6RSFhaOIJ/j26R9QeUqjtnm+w8LxJrjS5QW49mA7tOXz91CsQt87OYLtppFbOkSapnNE",
-	"QqNTZAuSeoB4B0i0zDfDUXqgvkmCLarvYHqmr4iueycrVrOW3xAkF4e3eMocWK+WuTRRKf2O3l63+D+n",
-	"fgfIJOEGB/ZEmpm+HgpXmISFS3cgX8Nn3ZvjxEMa9vUeEYNs+v2R3+ZF+2XaSM7xzHcjzOOv+p+W5e4z",
-	"t0umDLG0S0yckW0D1HovdEtB20G1wpIjGeF+HI7H3KOb2IKnjzax62IyblUaeQndKls6tDLzVUh5ePB5",
-	"zm07Ri2aVDrpQ+1yPgO2dCnM10lS4X8gnVlVig1RlX0aoUb2I+q2utCOv2r78N4br/BpvRZxh2BazWY0",
-	"oDshfvoyFnqHebA5vX9fv8HTqqCtUwfZmrhDq59W5V2P9v+u2P2elb5p4vKD274r+xuMX1x6oK8sjlQ7",
-	"xSsamzXPuALCbC/wTav3dZLYcsPDaC9XyvhY1VUFtQ1+x1RfVmjGApf8bmBga38MvzazyjJ/7uTl2UtY",
-	"zZFVm2nC0fLYHJhT5fFs7ChPm80WP6uyNbSH3qKa5X2dWqyqFDy0JvPUJHa6hiXwR3QLP9ciMofzDTfa",
-	"nh3ZQayVcPq3kioJ9XiuYiWrgy2nJreGLMAmYoXneEKVDaYyXsUC93702eUx9mDxLVj+LM9oNoRnXBS8",
-	"ZoIXrXe6GOCyh6/cm4d03steih0BRwNBaEIZPFdlvtfTZ0kYuAZerYshUEmYu/TIIu1yQbV95xgEtQQr",
-	"l2lZE8YJO9FTgXxxAQJnlLMQiq7+IWigI6nWKUb2lokQpJJR9YK2HSIiWDhh+EWhYCSNaBKClGgqDexf",
-	"d7gOa2CU/f5DsKOaSwBoEhZJBlH186nNSnCnyyaNlKRFLKpWsnOHaxOPonLC7KloceWQ72Djo1cm978b",
-	"NcTxiPHJ/lWgBQOT4ywGrUnKu536dIS7qMK/eB50rHPIw47m7RoeOrsXwCKeW1zL5edkTcvxvnaFojKi",
-	"oLgndbLXRK0avRw/aSvsugFN2JjNt+FxR/sbD7PfUoGxgnhO00QgKy6NsfDXa4k0+3kWmVPFfRpC9YY3",
-	"9zuzr3afW3eQstUAfWch8V0BaNl3KCdgo9v8kbVwV8v4rtyLUkz26BI0BKNbM9STqnu9AsGzQ4jAEM+i",
-	"SZ9E8CzbM306PIj3nCQl0j8W3UgOKDjejoBbpcZYP8rU0Lganj0TZ44k2aROCemlyVoJdmenS3d5Mipw",
-	"+/bVunTU+kvbV9a41SLxqCB26XVb5VerEnvKin1rBeWRVfz2EknvISaxIUpXgRgWx0uhWcOuBvEbaP6x",
-	"cA0Ano50Nhoq7Ec0t0PnvxX5UDLt7RkxXI775aK6q/Vx0mQL2neXpGjprk99WuL0yd7R+3QVna8Vxz5l",
-	"whDgcSJhGhsMlwgnQX0uqO0V+durGWr1wOy63VgCtQdyJdVG+1q14RNZf7W7lX6bytxzedRzV+X2/fFX",
-	"8+9W73C/vPVGhXIxK4hrmjbsEh3qcEZsivUe/crayuv0KR9Gqg55LohlS90rar2bRj9xhtGPRMXz4AEp",
-	"9EX/Rtn4uHa7tfH4ptJznXWXYt1Bzl/0c4xKyJltaJaAKb42CvTyhsy0Mm0gv0eW+j1hA/SOXrCqF3w8",
-	"U22//QtDmWGO6B71x6FUvOdG0CMHFj33tXaEh2LzKqSEJZjYciRW62kyCkKnMQyQet00wWiv6PtvufeM",
-	"261LvQUcVyjglkgEjSDYEy6qJKR0qemhRzC/mh4PBAr9VjUriHMhkKmO2o56z/9Bh1X1BrjepgydHSgP",
-	"bZf6rkfwyNGfGsR0HXPmpEXN3532alX85wLwi0Imi3M+y19wTXbgpWsKd+HCPiD5oqCgBD6dsNsWnc0R",
-	"d4PE7ijcHHgvSUptEyK9qM3zCTt5eXYGn+wTytnllxgNgHYsm7tp2z2fut5FppFk2TSJTlH6u99YndMr",
-	"/E9KR3fcff6MNfW31bzN5rSdNm29xniQdsxSor/+Zme8HVckeJj00ZNOI2OemeoTWw9ujLkTztC0wCny",
-	"bzQ+p78T9fgw6So39N+45idJ4tTugi8RVnOTeU0UmTBDgleNJsSVZk6RTO2HnKtKT5ufrN6QQCassDS6",
-	"9ffT19z/0tl709kL21n4+ayrdqy+1h75UPl5vhbMjyozMQOaSBKJtfG1x1DSw6SAmatOIntvOzYvO/H6",
-	"Tw19dtFoUWGG/E4CFqX+tWSDEIo+olotTZh+39wX8QHucC0b+alLZImEO8QM3vAFqu8kWDDhiohfc1RW",
-	"+YkJK64pCZ0Fa0vajQULVMGK52kCU9O9mcR3PsXXcdXLARVIx4xdRWVGYv5lHvSIsLYRn6t18NFs5pGk",
-	"CYKMCQONDKNsFtp9PumzGCbsRK5ZPBec8dzkXhOVS73tZKau4nQEb3v8RSACJ8x0ZSuSobWpalvEOD9e",
-	"Ikvgb5HrEBtZxykyu/AFaNXnW1ON+3g67Px2INo/x3bDf/9K33un0b3T+odqwuS5wajbqLDcNaJy7N3D",
-	"nur2ndJ+Mm/8Dg9pDeJ7P6MtjtGf1hHtk0+QqMD8baRHmNfHX/U/W89Y98ycIXataT21x/PRSuo7Q0kO",
-	"y2/OwK7jPj3Fjqd9hor7Oez7Rmpj+xeaLANcu5TEz0DJGP/+GSoZZ0ALLC6QOERFSO1CpieeS7dxcdRj",
-	"XPwqV8SS93AOvhKESXfbw9jGmg7FSxf0qiZ8DkfwFbSP5avth2A56+7Hs0G9g/HW7vfHWKDPINd1r+uz",
-	"NFX2tDxLHWuuktTevKVgLlLt5iqVXYzH53/4j9HZ6Gx0fvHH8z+eG1K574t7p4oCTb2FtnuCyvqvTmRq",
-	"v1gIaj/UKmzvf77/vwAAAP//",
+	"7D1/b9s4ll+F0N1hEkCyk23vbi/FAddtM7O9badBkp0usB7cMtKzzYlMakjKjrfIdz/wkfppSpYTO01m",
+	"96+mlkQ+vvf4+H7zaxCLRSY4cK2Cs69BRiVdgAaJ/3sbx6DUe0hhRjUT/MI8NQ8YD86COdAEZBAGnC4g",
+	"OAv+En2I4QbkLLLfRdWHQRioeA4Laj7W68y8rrRkfBbc34fBhwQWmdDA4/WfYN0/S+3d6E+w3jLyj3QB",
+	"KqMxlIMmoGLJMoTqrHpOUlhCqkICNJ6TP19+jIDHIoEkJL8IxiEhN2ui50BO7k6/JwoMorSQ5OjfTr8/",
+	"HgWhBTajel6ByovBgzCQ8GvOJCTBmZY59AN9QWdwxf4OTUT8moNcV4Nn7qUGAhaMs0W+CM5Ow2JcxjXM",
+	"QJYDX4tbqAhJ01SszheZXv9E0xwK6LomxI+3oPxCwpTddeD7eg5kRSXMRa6AmJFDQhWRoHNpkMw4EUuQ",
+	"kiWgRhmOZBA/Xp6OY8GnbNaBavvqjni+pjdpC8nNUbV5YcdBf2Kw6htzyWC105D35mWVCa4AN+W5lEKa",
+	"P2LBNXCNZMyylMW41ca/KIPpr7UR/1XCNDgL/mVc7fWxfarGbsvioJduGjtpk3Bv+ZpMKUtzaSlGOXGf",
+	"EjDfkhuRrEfBfRh8FDRBzO4NxnLES1B5qn3g4WOyAE0Tqik5Kv6KUmGnJEwReqOAazIVklCiNJ1BQmIJ",
+	"VAPuYCtpLI6v6awJ3wZV3EoNufe6UDNg9zrN03KZI2Q49zHKa6XYjANs7rtbxhODgpucpZpxckTtnxHj",
+	"JJOMxyyj6XcKd+RxSARLYnJEOfn84f07ovKbXyDWx0RIMpMiz6pH+F/EXiZFBlIzy6RmPg/ail3g2zjV",
+	"jvir/dy9/HMpygSCYUZ5mydMny8dwptT09iuuY2CSfDp/PqPn9+TsRS5hnFGtQbJJ0FIJgFTKodIG/E2",
+	"Ccw6J8ESeBLFEhLgmtFUTYIg3FwPRQimQi7MX0FCNUSaLcD3bgIxUw424EZM/9UKYDCLTYAz/MNsM0hq",
+	"666PoClLN9d2NRdSvyGTgOLJ+98SaFKso/ZTtJJMwyRwW8Cs0Acn85Ou5BMfbpXIZQxnjlUMUmE0GyEj",
+	"ndGUxWCAcdx3Bjr1zWs4AJSOOuaXYCfxTW8Y5qw8WMZcjbgaG/YxkAiJJ7dlHyKmhJIF5XQGCyMOkBt8",
+	"4ChNda42Z/vj9fUFsQ/NYGZoBzk5cv83mEUkt5noOPAezHXeZ4YmVAcNfNSxHxYsXkNJjblKwEt28e2g",
+	"d1TTVMze4aG6uYkSmNI8tTohTRJm5qPpReOdDYRtTAI8yQRzqiXTsOj9jkpJ15b/KhXvFtZRyqaAe8r3",
+	"cakuPAbUFgnK1deH92JRpPmCf89S+MCnYhONUwZpErHEi4CSATYxMGUpRIVQ8YCPzxX7O0SMRzdr7WYr",
+	"pBDj+j9eezgtDIrjcLsILt9sQhPW1uSFYxuastwjs/GoNoN1rPblYNEgMRYyiWKRcz1ovDbzlbgIH0yE",
+	"FhT9NFHvxGLB9KWVNpvEifFNBKlJgT5Vpk1yD3ncoheF7dk33CVd/e/V5x9RLHOaqbnQURPKvq9rwqCN",
+	"7cbi/HgyyHHqZweGGIr3KQO5DRIc50P1+sPRkGdG1xj+RWvdjVmr0bZiwFkIGygodNIdVrCho28XSpuf",
+	"VMP0wS4pV/bQ7KQh2npRPKd8thObb3DHBqe31tCcqBtoawj8djiul8XQCiudMZ3LrjwqW4Aoh7KK6x4E",
+	"RTX1oAV07ZNnvoKLQsvsJcGmTpyCMaZUSBI2Y1oRyhMyIv9HIvI/bwjVZCGUJqe/+z0pzqf+fd5p+Fko",
+	"L0WPMG4A9mALdAsE/edBr37QMX8YZFRq1F4jlUG8w8Z8GHeEA50S9aNX0xlE1mVSW8KNEClQbt5AAzMS",
+	"MtkumLrkBOKnBK6bBL3y8YEUeCpELhmsoiXIwhvweDy1xmyspRuHXwqL+Vkg0r/AEgLfMt5TTY2SWdNm",
+	"D6DAToVPf+0zWnp0+q0aZ7GmDlvJeRojY+Xvcnx/G2uoFGp95vnAFWxgamdTKwyUkNrKp6abqf5KBnHH",
+	"w6E2cgOwDgutmMbLApCCGfgniLWQXYxAZcI4TZleD1x8v5ldp2PzdL/Ip1PGifmSzEWaMD4jlCQOyGiJ",
+	"UEbLU3KTihufK01MpwoGk2hnHhxmQTsg2hOEDUT6qHE+nUKs2dJoR0uWwgxUt4KXle/s5vSqezf79sMV",
+	"xLnE8MqmSVc6A2tAeBf0a46rRTaDHlkD7sUX43x5duLmaWRJg079ogUjfZ9EAqnvaEnAT90FKEVnfrmh",
+	"NI1vd2N2+//t1r6d1L0fWvh8izIsfBVTfk3V7RbvYq8yklLOISkOYBtxMVsEv44kTEECj2G3vdApnbpW",
+	"ss0hR5MkKkcZrtE09QoPVcy4JSfVFj58ii7B4pV3C7H0jT9AUj7Mbwg6ah1ZO+DOcyB7QHu8b3KDIX4A",
+	"/ZLdCj9I6gvSlgfU1kjfw87CavzaaD74vPkPm+dgkXPRy/yVZG2DY7/3zf+RKW3D9sjP3SDQ6qXBXFvm",
+	"A2yTSfXBO6EsY+49UMJyNwCrOL5nN3G401FGZy4wj3yep6nNLbFpM/0HiIOma0U1o7F7RY8QtHWjdPCp",
+	"0A0ubqUeSGf4fDCUdmdug8sN2gVTKU7UANk0HLaGlNo7W9QA6lpX6QftW9fOcNSi+MNxUYKylVa1wbvW",
+	"dSl6mV2KXfjcDLYVKDtkFzzoR+0BqIpzDAfLE/HYOwvV4epaW+lc61lfmbIyfHnlsFtRXxvcC6Ogybsq",
+	"NaUbSKWFdI7f4uXB0F7Zb6t5tkLtm60L/HpWoM9R5nJbhntyDxTGDJ8Yh70x0VaW4XPG22PDv58o45oy",
+	"3h+uSeQ6kjn3RzTgLmMSIpEmICM9p3x4vp8EM3eUUjvpluTsbcB3KihoayWVjtL03VlTLEHnnSJHiVwT",
+	"mXMSuR/0nGqyEnmakBs4DomElGq2BKIFZrJhtJoU+Mbs68GG2gC8JlFpMrVdTAO8Kxs+J8yc7MeEW7J9",
+	"9Y1Z45ooTdfk1xxysFl7ZuHmiDCYGnlnHrbpJah80Q0QaoaYj8gJUJkykCExk0iZZ4ZmhlCOvLb8gCki",
+	"OIy2u0C92A1bvNIGsIXAioC+rfVj3eIczhM/Ind9kUzDecpm7IYV/uuWIYEP044wowSqBG/yS68rqwLo",
+	"Ftbe37s9XBsZQwkE1fs+3PTK5nJl1TJ8Y1yk1O78q5jWs1b8Tk2rs7SO7Yr2Q73o26DwHxgPchVtOlqb",
+	"rmMVUx5pqm6HD9nwAnrGzVLKu5KLq2Tffuq797ooVvcePlUcslZ64Peyb/PCY4HKXn30UyaVjqRYDeW9",
+	"luf+sRx0UE99ge869tpO+2K0+roemql5Uc+7b3FUyoB3JszbRI0kojoafKR2hvSl0DsPpiCWoKMZcJDl",
+	"KblrNM+lAVRL9Y3bXmwb3l68vmvq5Duh2D61AG2e8GouVpwIHsMbAnc254+wBNOj7DeEanLx+eoaS9wE",
+	"zfV8jCap8imUO6QuNRHWBNOPjFaE4YEp/8Wm3EDFW74m5glZ0jSHkCSA5ZVFWaUCuQRJVkzPCc1oPIcx",
+	"c9WkM2EUnrtoJiI33S9K8NElXX1yZ7CZF2ZMaZD9mv4wta1zD4glSMxw8mklfipszujDfgF9b07To4B/",
+	"HHTm9S02FCjNeAnWjv6ZYe7+jQ/bZ3NVC1MB419QJqT+BFqyWD1It5I4QjQsjll/2QuOSOGgeYzNKkIf",
+	"CFUkZWPjfjHmEiXoCCZogIxIUU5od21YlfSGpHSuhs52FHLClwxWb2qFv/ipq8RMU3KT63Ko8ntyZEuy",
+	"j81rE145bd3ANsnUjKzsV9Z0az0aTfijixPDZnhtuLFTLnhgxaOXMhvOn704bFzB9Fa4ysJqN4kPxPa+",
+	"7MwZ7sfrwIBAZ/ixp170z5h7XjUDKKHrlGcYnm476bYSfGCK/LaYbw+4nfUXTCkD1I6R9IVYQvKQNe70",
+	"kbcSIAkqAMISfh/1vtS3UXd6alNsGV37bDwOiXp1Nh7f5PEt6PFoNMIiZtX4aQdV60CprVvSdc3nzBUY",
+	"bvZTKOrwL8+vrkls6zptVauyLiOnW7FFltqsiZAYLUYDd94upkgmBRbu8qMVk7YzgyJTkaZihfrZW9TJ",
+	"mnNlUmgRi/Q4JFmaK3yvVlj79uLDhB/9bVz9NF6e/u14RP4gElb44WIq5boctjgxUHaXde4hcSgNJ9zt",
+	"MBTw9UQQQiUQg7aEUEWmEqwxZlXOOUjAL5pK54T3ap0hUcICmfNbbhR5W0JkJzdzKTIzGjx5fXJizxnN",
+	"tDlCg4/0FuYiTby0CcKgTP0OTkanoxPULTPgNGPBWfBqdDJ6hZajniOTNTE4pnnCUGLNfCbHR6a0JQW+",
+	"R7SkLCUcVqA0Qbv8jMAS5Josck0147OyetksCx9NeBWmwBLmEbm0uFaOwJGNCxPBa9r7iFyKlSLcjDHh",
+	"uH7XUyEkN0jzkGBTEWK3kznJ0dYxFLe2iTuvzV7AnfEhcUuqZR9Yo7psU/PXNgbO72isq64GIdmsTidH",
+	"rer0qoVLu+tJrey6p+1HG4ZLl3NCXA8TO9/EFn+dreZjRVNQRYl+qSecreaToBOWWoLnDqBYdFjWLeHY",
+	"bG5g0PT+/OP59Tmaol8t4PfjSu8afy3/vu+BsixO3wHGzzxdE5utYQxioxZONTjRdPn9O/Lq1av/Ipot",
+	"oGtWxXgLMUNiNP2Q3MBUGKkyGIica5Y+CAjfOVIx+bjVuMdDZAtxBpJkdAbkyJWwk9OTk7AqwDo5Oenm",
+	"dG9DIXrnYlYnJydhfwjr51ajmt+dnOyvM0pHApKnRcpnDhYHYupEoCXnyKZzIlq6pivht8lcVjujM4XB",
+	"x1IIBz+b31tSuZnZ0SOay74rRmgyFBHFl+ZcMtR4QzhA0i9rvVKySlvZFJK7s9iAL6o2VQcnvyclZwv1",
+	"a4g9wkPJ4I+VR83xXjkiDDKhPES3hVaK0B7Cj4jR4yhXK5BYYGEPcOu1M1qKgfcNYWh/W5+iiwXGVq8R",
+	"Rmoxrcicqrl56RYy7TtKW1WeVZORP4hkvTdyddSS3jfVYC1zuN9gmtO9QeH17/p6R81rpCArqlxTqOTJ",
+	"JIY9We+rWFpf8LoG7BukeeFINkqpVaeUFhlZCXnL+GxTUNihmjzQIMFrv53RxJELJe95Dzm52QT4B9A9",
+	"0J7sn2G2c4mTJxX69y5MmsK7o7vgTo3kfh7AgmMbNmm3gtwXBF1C8hKy1KiYNbFHCqmHrZtSI+OsrMOs",
+	"FMvn2LUrITlPkBZb+P4Sl1YS+coGQ56CnwYIIA4rt+KwLeEPL4ZqBWtexcXxvnvNEommaXlYCY7UUYUT",
+	"ObTeYjBEM3QRcsIFJ5QYtFLGQZrjmemQ0IXgM6LnQkHhD+DkBsgcUvexQmfziLzl6wmnuZ4bRMZGPBcw",
+	"LOiaUHVL6I3ItfkC0qllG3eiKrpWhAs9Z3w24fa11Rz03GoEFdwE7oyKNiJf0CFQTWZMJzGdFtZxiQtz",
+	"1BpQR+RtwbZHiB3BlUjh2MDlnDDOmBDTKUgLR+FP8J3TP4D2VB1us3yHuePRudJlBbjOezt0vPS3J61c",
+	"3zsZgu1+rFuar2I/R6pIowlrC5K6g3gHSK7L5LfCHWUG6psk2CL6DiZn+upTu0+yYjcb/g2JEvLwGk+Z",
+	"Xu6VMufolTLvmON1i/1z7DeAML89OLAl0kyi92C4WklYmHQHsjV82j2GEw+p2NfbrwzS6feHflty4Odp",
+	"5JynU9+RmcdfzT8tzd2nbpdEGaJplyspkj/RQW3OQrcVjB5Uq9l6IiXcv4anI+6Tq9hSpI9WsetsMm4V",
+	"8XkR3aoIPLQw8xUfemjwZW7zwZE1mXLcB8bkfAFk6RKYb5OkWv+BZGZVhDlEVPZJhBran1C21Zl2/NXo",
+	"h/def4VP6rWQO2Sl1WwoAV2E+PnzWOgd5sHq9P5t/QZNq1rRThlky00PLX5aRa090v+74vR7UfKmuZYf",
+	"3PFd6d8E7eLSAn1j18iMUbxiMe55LjRWiJiFbGq9b5PEVvIeRnq5KuHHiq7KqY3re0rxZZlmLGEpbgc6",
+	"tvZH8EucVZX5c0evT16T1Rx4dZgmAiyNMWDOtMeysaM8bzLb9VmRbaA99BHVrJztlGJVEe6hJZmn3LfT",
+	"NCyBf0Kz8EvNI3M423Cjo+ATG4i16mj/UVIloT6dqVjx6mDNqUmtIRuwubDCcjxi2jpTuah8gXsPfXZZ",
+	"jD2r+BYkf5Exmg3mGRe15JkURVerLgK47OEL9+YhjfeyTWmHwxEhCNGVIXJd5ns9f5KEgeuN17pzBbQi",
+	"c5ceWaRdLpjR7xyBSC3BqqwrLsk54UdmKqJenREJMyZ4SIoLM0JigI6UXqcQ2QtcQqK0iqoXjO4QUcnD",
+	"CYc7DZLTNGJJSJQCrDSwf93COqyBUV6lERI7Kt6vwZKwSDKIqp+PbVaCiy5jGilNC19UrWTnFtboj2Jq",
+	"wm1UtLjNyxfYuPLy5P5PowY7PqF/sn8XGMaA5Gk2Q78kKf/uyvAb20qK8Vf89368cN0IhmnQq5ayMdj4",
+	"3ZJz1LrPb8AXtUveutX0cyyXV1XHg+8UxpyLEmrlsoerHIxa9wTB0/WEYyOBskNgQo5s5rL9JiS29rca",
+	"pmpCZ4cKJ3xBOZuC0iokxZ8kZUqr45AwrlgCno4MNvWH8qTYfDdr/Mi1aGUS51iPyFW5lBi7C2JPAYxJ",
+	"GgHS6nFR5g+e1VEy4XOmcDT7wWhB76oOA+ZEWqiQQKqA/DtJ6FodE/siyXkKylhBEqYTbu8EIlSbwRfu",
+	"eqY1ZnAX8WAgteYZRfYy5TGY+dWE4yVON5LyeF6DtQ0e4yV4KtIiugXIHICnx6MJvy4JaeZ2DSDKrE9w",
+	"mKrRPnF5qUxjcjidcJlzEpsdPBcSpeSUcabmVcjSSOcRcZ0ULD1xQHcBxIS7wPSI/IgxL3s9hO2jXt5n",
+	"h3kPtQd4+5tHujZahhxIsnp7qtxv3lO4T7Hqb4XidVNTa4S6BhgN2tWan5QdT/YucsubKvvUMnftll9f",
+	"eVAk/ZDx5eZdYR6suxeIXXhu11pqPI4JjeqwL0W8KEYrMO7JVu/1ClRt654+Tzbsus9VWjf5t6FxRzM/",
+	"D7Hf45lC4jlLEwm8uALPwl8v3zTkF1mEiRz7tD3r7fvudyZf7Xba7rhQ6zqXnZnEd6GxJd+h/C4bd+c8",
+	"seLbdQFOV7pbySZ79MI0GKNbMtS13F5HjBTZIVhgiDOniZ9EiizbM346nDYfBU3KRX8qeqsdkHG8/Y23",
+	"cg0anBrLFl3Z5J6RMweabGKnhPQcEwWD3cnpMgyfjQjc3eT6edjOGrcaPj8piF1y3RZW1wpzn7Ng31q0",
+	"/sQifntVep9C7oq+wyKiH+IedmXf30Dyj6XrufJ8uLPRw2Y/rLkdurfo8HsPKcwQksPytLdNz3A+7ueL",
+	"6ub5x3GT9XztzknR0l0G/7zYCa+of86Cztf9aJ88gQh4HEtgL5nhHOE4qM8EtZ2vf3tlmq2O3j5Nzrbo",
+	"YTYHosTaaF+7Nnwm+692U+RvU5h7rsJ86aK8GfTYZh3ul7Zer1AuZwVysU/OLt6hDmPEBhD2aFfWdl6n",
+	"TfkwVHXwc4Es212kwtaHafSj4BB9ojqeBw+oWiqjBY2PgecLvCUlteWn03qPnm3euR34/FU/xZgiObdh",
+	"g4RgvwsUoOfXdGaEaWPxeySp3xJGoHe0gnW9xu6FSvsHBxx9huge5cehRLznfvMndix6bp/vcA+5cF1K",
+	"eeJau2NZbRFFGwWhkxgIpNk3TTDaO/r+W54943a3aG/N3AVIckMVEAwT2qQCphVJ2RKKmLOLcGpCy3h2",
+	"1R8mzqUErjvK6eo3GA0KVtV7jnv74HQ2/T20Xuq77MnDR39oINNF+Oe0hc1/OOnVarKSSwJ3Grgq4nyW",
+	"vsT1NSOvXR/OM+f2IUosCgwqIqYTftPCM2YVNVDsso8wx2hJU2b7vpW5FxN+9PrkhPxknzDBz+9iQADt",
+	"WDZd3nbYP3bt4jB4Xvaps8kW3i4pKEh6mf9ZyegSzubFkS9YUn9bydvsB96p09bbOgySjllKzdffLMbb",
+	"ceGTh0hXngxGFYsMC/5qaUhHggN2HStSHs16jv9BxOPDuKs80H/jkp8miRO7C7EEsppjsQvVdMIRBW8a",
+	"fd8ryZwCndoPhdCVnLZJUyg3FKETXmga3fL7+Uvuf8rsvcnshW3m/nL2VdtXX+tIf6iUaF/X+0dV9uGA",
+	"6EmisVG+9uhKehgXcLxdyiVJQvN+Ka/91JBnZ42uQEUeMBTdVWrJBmGVf4upt+Z9vKLnM7mFtWqUBCyB",
+	"J4rcAmTknViA/k4RCya5oPLXHLQVfnLCi5uhQqfB2i4iqMESVtzSNsWG+TS+9Qm+jtu1DihAOmbsquNF",
+	"jvmnetDDwkZHfKnawRUe5hGmqquYcmIWwxmfhfacT/o0hgk/Umsez6XgIsdyF6pzzFbPMH33eETe99iL",
+	"hEqYcMyGL+pPjKpqu3I5O14BT8hfIteUO7KGU4Sn8Bkxos+3pxpXoHXo+W1HtH+O7Yr//oW+9xq5A2dr",
+	"+y6N61YqLHWRVZ769LBR3b4o7U/4xj9gkBYXvvcYbRFGf14h2mefIFGB+dtIj8DXx1/NP1tjrHsmzhC9",
+	"Frv97TE+WnF9pyvJrfKbE7Ar3Gem2DHah1jcT7DvG4mN7V8YtAww7VIavwAhg/b9CxQyToGWUNzZc4iK",
+	"kNodeM88l27jrr7HmPhVrohF7+EMfC0pV+6CnbH1NR2Kls7pVU34EkLwFbSPpattQWMp664ktU69g9HW",
+	"nvdPsUFfQK7rXvdnqarsaXuWMhZv7zXWvMVgLlNj5mqdnY3Hp7/7z9HJ6GR0evb709+fIqrc98VVf0WB",
+	"pjlC222YVf1XxzK1XywEtR9qFbb3P9//fwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -243,6 +243,7 @@ type Store interface {
 	Principals
 	RBACStore
 	AuditStore
+	PendingDeletes
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error

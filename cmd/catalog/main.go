@@ -30,6 +30,8 @@ Usage:
                                              built-in service principals (secret shown once)
   catalog manifest inspect FILE [--table-location URI] [--metadata]
                                              print a v4 manifest as JSON lines
+  catalog maintain NAMESPACE.TABLE [--warehouse NAME] [--expire-older-than 72h|TIME]
+           [--retain-last N] [--dry-run]    expire snapshots, delete the files only they used
   catalog role create|list|show|delete|grant|revoke|assign|unassign ...
                                              roles and grants (run 'catalog role' for usage)
   catalog help
@@ -67,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdPrincipal(args[1:], stdout, stderr)
 	case "role":
 		return cmdRole(args[1:], stdout, stderr)
+	case "maintain":
+		return cmdMaintain(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service"
+)
+
+const maintainUsage = "usage: catalog maintain NAMESPACE.TABLE --warehouse NAME [--expire-older-than DURATION|TIME] [--retain-last N] [--dry-run] [storage flags]"
+
+// cmdMaintain implements `catalog maintain`: snapshot expiry and the
+// clean-up of the files only the expired snapshots referenced, run against
+// the database directly as the local operator. It prints the report as
+// JSON.
+func cmdMaintain(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("maintain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storageFlags
+	sf.register(fs)
+	warehouse := fs.String("warehouse", "default", "the table's warehouse")
+	olderThan := fs.String("expire-older-than", "", "expire snapshots committed before this: a duration back from now (72h) or an RFC 3339 time (default: the table's history.expire.max-snapshot-age-ms, else 5 days)")
+	retain := fs.Int("retain-last", 0, "keep at least this many ancestors of each branch head (default: history.expire.min-snapshots-to-keep, else 1)")
+	dry := fs.Bool("dry-run", false, "list what would be expired and deleted; change nothing")
+	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets [CATALOG_SECRET_KEY]")
+	var name string
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dot := strings.LastIndexByte(name, '.')
+	if dot <= 0 || dot == len(name)-1 {
+		return errors.New(maintainUsage)
+	}
+	id := service.Ident{Namespace: strings.Split(name[:dot], "."), Name: name[dot+1:]}
+	opt := service.MaintainOptions{RetainLast: *retain, DryRun: *dry}
+	if *olderThan != "" {
+		t, err := parseCutoff(*olderThan, time.Now())
+		if err != nil {
+			return err
+		}
+		opt.ExpireOlderThan = t
+	}
+	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
+	st, err := openStore(ctx, sf, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sealer, err := loadSealer(*secretKey, sf)
+	if err != nil {
+		return err
+	}
+	svc := service.New(st, storage.NewProvider(), service.Options{Sealer: sealer})
+	rep, err := svc.Maintain(ctx, *warehouse, id, opt)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{ // the keys of the management route's answer
+		"expired-snapshot-ids": rep.ExpiredSnapshots, "deleted-files": rep.DeletedFiles, "resumed-files": rep.ResumedFiles,
+		"failed-files": rep.FailedFiles, "metadata-location": rep.MetadataLocation, "dry-run": rep.DryRun,
+	})
+}
+
+// parseCutoff reads --expire-older-than: a duration back from now or an
+// RFC 3339 time.
+func parseCutoff(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("--expire-older-than %q: a duration must not be negative", s)
+		}
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--expire-older-than %q: want a duration (72h) or an RFC 3339 time", s)
+	}
+	return t, nil
+}

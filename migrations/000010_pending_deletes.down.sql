@@ -1,0 +1,1 @@
+DROP TABLE pending_file_deletes;

@@ -1,0 +1,248 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore"
+)
+
+// maintEnv is a v4 table with history: bases a and b, two column updates
+// of the same field of a (the first retired by the second), and b removed.
+type maintEnv struct {
+	ctx  context.Context
+	st   store.Store
+	svc  *service.Service
+	id   service.Ident
+	dir  string // the table directory
+	uuid string
+}
+
+func newMaintEnv(t *testing.T) *maintEnv {
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
+	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
+	require.NoError(t, err)
+	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
+	require.NoError(t, err)
+	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+		Name: "t", Properties: map[string]string{"format-version": "4"},
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"c1","type":"double","required":false},{"id":2,"name":"c2","type":"double","required":false}]}`),
+	})
+	require.NoError(t, err)
+	var meta struct {
+		Location string `json:"location"`
+		UUID     string `json:"table-uuid"`
+	}
+	require.NoError(t, jsonUnmarshal(res.Metadata, &meta))
+	e := &maintEnv{ctx: ctx, st: st, svc: svc, id: service.Ident{Namespace: []string{"ns"}, Name: "t"},
+		dir: strings.TrimPrefix(meta.Location, "file://"), uuid: meta.UUID}
+	var adds []service.DataFileInput
+	for _, n := range []string{"a", "b"} {
+		size := writeDoubles(t, filepath.Join(e.dir, "data", n+".parquet"), []int{1, 2}, 10)
+		adds = append(adds, service.DataFileInput{Location: "data/" + n + ".parquet", FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: size})
+	}
+	_, err = svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: e.id, AddDataFiles: adds})
+	require.NoError(t, err)
+	e.update(t, "cf1.parquet")
+	_, err = svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: e.id, RemoveFiles: []string{"data/b.parquet"}})
+	require.NoError(t, err)
+	e.update(t, "cf2.parquet")
+	return e
+}
+
+// update commits a column file for field 2 of base a.
+func (e *maintEnv) update(t *testing.T, name string) {
+	size := writeDoubles(t, filepath.Join(e.dir, "data", name), []int{2}, 10)
+	_, err := e.svc.CommitColumnFiles(e.ctx, "wh", service.ColumnFilesCommit{Ident: e.id, ColumnFiles: []service.ColumnFileInput{{
+		DataFile: "data/a.parquet", Location: "data/" + name, FileFormat: "parquet", FieldIDs: []int{2}, FileSizeInBytes: size, RecordCount: 10}}})
+	require.NoError(t, err)
+}
+
+// files lists the table's files relative to its directory.
+func (e *maintEnv) files(t *testing.T) []string {
+	var out []string
+	require.NoError(t, filepath.WalkDir(e.dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(e.dir, p)
+			out = append(out, rel)
+		}
+		return err
+	}))
+	return out
+}
+
+// snapshots returns the table's snapshot ids, oldest first.
+func (e *maintEnv) snapshots(t *testing.T) []int64 {
+	res, err := e.svc.LoadTable(e.ctx, "wh", e.id, "", false)
+	require.NoError(t, err)
+	var meta struct {
+		Snapshots []struct {
+			ID int64 `json:"snapshot-id"`
+		} `json:"snapshots"`
+	}
+	require.NoError(t, jsonUnmarshal(res.Metadata, &meta))
+	var ids []int64
+	for _, s := range meta.Snapshots {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
+
+func countWith(files []string, sub string) int {
+	n := 0
+	for _, f := range files {
+		if strings.Contains(f, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMaintainExpiresV4: a dry run lists and changes nothing; the real run
+// expires every snapshot but the current one and deletes exactly the files
+// only they referenced (the removed base, the retired column file, old
+// roots and leaves), and the table still reads the same live files.
+func TestMaintainExpiresV4(t *testing.T) {
+	e := newMaintEnv(t)
+	before := e.files(t)
+	snaps := e.snapshots(t)
+	require.Len(t, snaps, 4)
+	later := time.Now().Add(time.Minute)
+
+	dry, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1, DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, snaps[:3], dry.ExpiredSnapshots)
+	require.Contains(t, dry.DeletedFiles, "data/b.parquet")
+	require.Contains(t, dry.DeletedFiles, "data/cf1.parquet")
+	require.NotContains(t, dry.DeletedFiles, "data/a.parquet")
+	require.NotContains(t, dry.DeletedFiles, "data/cf2.parquet")
+	require.Equal(t, before, e.files(t), "a dry run deletes nothing")
+	require.Equal(t, snaps, e.snapshots(t), "a dry run expires nothing")
+
+	rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1})
+	require.NoError(t, err)
+	require.Equal(t, dry.ExpiredSnapshots, rep.ExpiredSnapshots)
+	require.ElementsMatch(t, dry.DeletedFiles, rep.DeletedFiles)
+	require.Zero(t, rep.FailedFiles)
+	require.Equal(t, snaps[3:], e.snapshots(t))
+	after := e.files(t)
+	for _, f := range rep.DeletedFiles {
+		require.NotContains(t, after, f)
+	}
+	require.Len(t, after, len(before)-len(rep.DeletedFiles)+1, "only the new metadata file was added")
+	for _, f := range []string{"data/a.parquet", "data/cf2.parquet"} {
+		require.Contains(t, after, f)
+	}
+	// The current snapshot still plans: every file it names exists.
+	tasks, err := e.svc.PlanScan(e.ctx, "wh", e.id, nil, true)
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	require.Equal(t, "a.parquet", filepath.Base(tasks[0].Location))
+	require.Len(t, tasks[0].ColumnFiles, 1)
+	require.Equal(t, "cf2.parquet", filepath.Base(tasks[0].ColumnFiles[0].Location))
+	rows, err := e.st.ListPendingDeletes(e.ctx, e.uuid)
+	require.NoError(t, err)
+	require.Empty(t, rows, "the queue is drained")
+	require.Less(t, countWith(after, "metadata/snap-"), countWith(before, "metadata/snap-"))
+
+	// Nothing left to expire: a second run does nothing.
+	again, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1})
+	require.NoError(t, err)
+	require.Empty(t, again.ExpiredSnapshots)
+	require.Empty(t, again.DeletedFiles)
+}
+
+// TestMaintainRetainsHistory: snapshots newer than the cut-off, the last N
+// ancestors and ref heads stay.
+func TestMaintainRetainsHistory(t *testing.T) {
+	e := newMaintEnv(t)
+	snaps := e.snapshots(t)
+	rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(-time.Hour)})
+	require.NoError(t, err)
+	require.Empty(t, rep.ExpiredSnapshots, "nothing is older than an hour")
+	rep, err = e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 3})
+	require.NoError(t, err)
+	require.Equal(t, snaps[:1], rep.ExpiredSnapshots)
+	require.Equal(t, snaps[1:], e.snapshots(t))
+}
+
+// TestMaintainCrashWindows: a clean-up cut short at each point loses no
+// referenced file and is finished by the next run. The windows are set up
+// through the store, as a process killed there would leave them.
+func TestMaintainCrashWindows(t *testing.T) {
+	t.Run("killed before the commit landed", func(t *testing.T) {
+		e := newMaintEnv(t)
+		before := e.files(t)
+		snaps := e.snapshots(t)
+		dry, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, DryRun: true})
+		require.NoError(t, err)
+		e.queue(t, dry)
+		// The next run keeps every snapshot (nothing old enough): the queued
+		// rows belong to an expiry that never landed, so no file goes.
+		rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(-time.Hour)})
+		require.NoError(t, err)
+		require.Empty(t, rep.DeletedFiles)
+		require.Equal(t, before, e.files(t))
+		require.Equal(t, snaps, e.snapshots(t))
+		rows, err := e.st.ListPendingDeletes(e.ctx, e.uuid)
+		require.NoError(t, err)
+		require.Empty(t, rows, "rows of an expiry that did not land are dropped")
+	})
+	t.Run("killed after the commit, half the files deleted", func(t *testing.T) {
+		e := newMaintEnv(t)
+		dry, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, DryRun: true})
+		require.NoError(t, err)
+		e.queue(t, dry)
+		ids := make([]string, len(dry.ExpiredSnapshots))
+		for i, id := range dry.ExpiredSnapshots {
+			ids[i] = fmt.Sprint(id)
+		}
+		_, err = e.svc.CommitTable(e.ctx, "wh", service.TableChange{Ident: e.id, Requirements: []byte(`[]`),
+			Updates: []byte(`[{"action":"remove-snapshots","snapshot-ids":[` + strings.Join(ids, ",") + `]}]`)})
+		require.NoError(t, err)
+		half := dry.DeletedFiles[:len(dry.DeletedFiles)/2]
+		for _, f := range half {
+			require.NoError(t, os.Remove(filepath.Join(e.dir, f)))
+		}
+		rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1})
+		require.NoError(t, err)
+		require.Empty(t, rep.ExpiredSnapshots)
+		require.Equal(t, len(dry.DeletedFiles), rep.ResumedFiles, "the next run finishes the queue, already-deleted files included")
+		after := e.files(t)
+		for _, f := range dry.DeletedFiles {
+			require.NotContains(t, after, f)
+		}
+		require.Contains(t, after, "data/a.parquet")
+		require.Contains(t, after, "data/cf2.parquet")
+		_, err = e.svc.PlanScan(e.ctx, "wh", e.id, nil, true)
+		require.NoError(t, err)
+	})
+}
+
+// queue records a dry run's files as the run would before its commit.
+func (e *maintEnv) queue(t *testing.T, dry *service.MaintainReport) {
+	loc := "file://" + e.dir
+	var rows []store.PendingDelete
+	for _, f := range dry.DeletedFiles {
+		rows = append(rows, store.PendingDelete{TableUUID: e.uuid, Location: loc + "/" + f, SnapshotIDs: slices.Clone(dry.ExpiredSnapshots), CreatedAt: time.Now()})
+	}
+	require.NoError(t, e.st.AddPendingDeletes(e.ctx, rows))
+}
