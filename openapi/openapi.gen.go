@@ -282,10 +282,16 @@ type ErrorModel struct {
 	Type    string    `json:"type"`
 }
 
-// FileScanTask defines model for FileScanTask.
-type FileScanTask struct {
-	DataFile             PlannedDataFile `json:"data-file"`
-	DeleteFileReferences *[]int          `json:"delete-file-references,omitempty"`
+// FetchScanTasksRequest defines model for FetchScanTasksRequest.
+type FetchScanTasksRequest struct {
+	PlanTask string `json:"plan-task"`
+}
+
+// FetchScanTasksResult The REST FetchScanTasksResult; elements as in PlanTableScanResult.
+type FetchScanTasksResult struct {
+	DeleteFiles   *[]RawJSON `json:"delete-files,omitempty"`
+	FileScanTasks *[]RawJSON `json:"file-scan-tasks,omitempty"`
+	PlanTasks     *[]string  `json:"plan-tasks,omitempty"`
 }
 
 // FilesCommitRequest defines model for FilesCommitRequest.
@@ -409,29 +415,30 @@ type NativeWriteEligibility struct {
 
 // PlanTableScanRequest defines model for PlanTableScanRequest.
 type PlanTableScanRequest struct {
+	CaseSensitive *bool  `json:"case-sensitive,omitempty"`
+	EndSnapshotId *int64 `json:"end-snapshot-id,omitempty"`
+
+	// Filter Any JSON value, decoded by the server with apache/iceberg-go.
+	Filter               *RawJSON               `json:"filter,omitempty"`
+	MinRowsRequested     *int64                 `json:"min-rows-requested,omitempty"`
+	Select               *[]string              `json:"select,omitempty"`
 	SnapshotId           *int64                 `json:"snapshot-id,omitempty"`
+	StartSnapshotId      *int64                 `json:"start-snapshot-id,omitempty"`
+	StatsFields          *[]string              `json:"stats-fields,omitempty"`
+	UseSnapshotSchema    *bool                  `json:"use-snapshot-schema,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
-// PlanTableScanResult defines model for PlanTableScanResult.
+// PlanTableScanResult The REST PlanTableScanResult / FetchPlanningResult. Each
+// file-scan-tasks element is a REST FileScanTask (data-file as a REST
+// DataFile, with column-files as our extension) and each delete-files
+// element a REST DeleteFile, encoded by the server.
 type PlanTableScanResult struct {
-	DeleteFiles   *[]RawJSON      `json:"delete-files,omitempty"`
-	FileScanTasks *[]FileScanTask `json:"file-scan-tasks,omitempty"`
-	PlanId        *string         `json:"plan-id,omitempty"`
-	Status        string          `json:"status"`
-}
-
-// PlannedDataFile defines model for PlannedDataFile.
-type PlannedDataFile struct {
-	ColumnFiles     *[]ColumnFileInfo `json:"column-files,omitempty"`
-	Content         string            `json:"content"`
-	FileFormat      string            `json:"file-format"`
-	FilePath        string            `json:"file-path"`
-	FileSizeInBytes int64             `json:"file-size-in-bytes"`
-	FirstRowId      *int64            `json:"first-row-id,omitempty"`
-	Partition       []RawJSON         `json:"partition"`
-	RecordCount     int64             `json:"record-count"`
-	SpecId          int               `json:"spec-id"`
+	DeleteFiles   *[]RawJSON `json:"delete-files,omitempty"`
+	FileScanTasks *[]RawJSON `json:"file-scan-tasks,omitempty"`
+	PlanId        *string    `json:"plan-id,omitempty"`
+	PlanTasks     *[]string  `json:"plan-tasks,omitempty"`
+	Status        string     `json:"status"`
 }
 
 // Principal defines model for Principal.
@@ -534,6 +541,9 @@ type Warehouse struct {
 
 // AccessDelegationParam defines model for AccessDelegationParam.
 type AccessDelegationParam = string
+
+// ColumnFilesHeader defines model for ColumnFilesHeader.
+type ColumnFilesHeader = string
 
 // IdempotencyKeyParam defines model for IdempotencyKeyParam.
 type IdempotencyKeyParam = string
@@ -699,7 +709,14 @@ type CommitFilesParams struct {
 
 // PlanTableScanParams defines parameters for PlanTableScan.
 type PlanTableScanParams struct {
-	XIcebergColumnFiles *string `json:"X-Iceberg-Column-Files,omitempty"`
+	// XIcebergColumnFiles true when the client reads column files (Lakehold extension).
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
+}
+
+// FetchScanTasksParams defines parameters for FetchScanTasks.
+type FetchScanTasksParams struct {
+	// XIcebergColumnFiles true when the client reads column files (Lakehold extension).
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
 }
 
 // ListViewsParams defines parameters for ListViews.
@@ -789,6 +806,9 @@ type ReportMetricsJSONRequestBody = ReportMetricsRequest
 // PlanTableScanJSONRequestBody defines body for PlanTableScan for application/json ContentType.
 type PlanTableScanJSONRequestBody = PlanTableScanRequest
 
+// FetchScanTasksJSONRequestBody defines body for FetchScanTasks for application/json ContentType.
+type FetchScanTasksJSONRequestBody = FetchScanTasksRequest
+
 // CreateViewJSONRequestBody defines body for CreateView for application/json ContentType.
 type CreateViewJSONRequestBody = CreateViewRequest
 
@@ -829,12 +849,76 @@ func (a *PlanTableScanRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["case-sensitive"]; found {
+		err = json.Unmarshal(raw, &a.CaseSensitive)
+		if err != nil {
+			return fmt.Errorf("error reading 'case-sensitive': %w", err)
+		}
+		delete(object, "case-sensitive")
+	}
+
+	if raw, found := object["end-snapshot-id"]; found {
+		err = json.Unmarshal(raw, &a.EndSnapshotId)
+		if err != nil {
+			return fmt.Errorf("error reading 'end-snapshot-id': %w", err)
+		}
+		delete(object, "end-snapshot-id")
+	}
+
+	if raw, found := object["filter"]; found {
+		err = json.Unmarshal(raw, &a.Filter)
+		if err != nil {
+			return fmt.Errorf("error reading 'filter': %w", err)
+		}
+		delete(object, "filter")
+	}
+
+	if raw, found := object["min-rows-requested"]; found {
+		err = json.Unmarshal(raw, &a.MinRowsRequested)
+		if err != nil {
+			return fmt.Errorf("error reading 'min-rows-requested': %w", err)
+		}
+		delete(object, "min-rows-requested")
+	}
+
+	if raw, found := object["select"]; found {
+		err = json.Unmarshal(raw, &a.Select)
+		if err != nil {
+			return fmt.Errorf("error reading 'select': %w", err)
+		}
+		delete(object, "select")
+	}
+
 	if raw, found := object["snapshot-id"]; found {
 		err = json.Unmarshal(raw, &a.SnapshotId)
 		if err != nil {
 			return fmt.Errorf("error reading 'snapshot-id': %w", err)
 		}
 		delete(object, "snapshot-id")
+	}
+
+	if raw, found := object["start-snapshot-id"]; found {
+		err = json.Unmarshal(raw, &a.StartSnapshotId)
+		if err != nil {
+			return fmt.Errorf("error reading 'start-snapshot-id': %w", err)
+		}
+		delete(object, "start-snapshot-id")
+	}
+
+	if raw, found := object["stats-fields"]; found {
+		err = json.Unmarshal(raw, &a.StatsFields)
+		if err != nil {
+			return fmt.Errorf("error reading 'stats-fields': %w", err)
+		}
+		delete(object, "stats-fields")
+	}
+
+	if raw, found := object["use-snapshot-schema"]; found {
+		err = json.Unmarshal(raw, &a.UseSnapshotSchema)
+		if err != nil {
+			return fmt.Errorf("error reading 'use-snapshot-schema': %w", err)
+		}
+		delete(object, "use-snapshot-schema")
 	}
 
 	if len(object) != 0 {
@@ -856,10 +940,66 @@ func (a PlanTableScanRequest) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
+	if a.CaseSensitive != nil {
+		object["case-sensitive"], err = json.Marshal(a.CaseSensitive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'case-sensitive': %w", err)
+		}
+	}
+
+	if a.EndSnapshotId != nil {
+		object["end-snapshot-id"], err = json.Marshal(a.EndSnapshotId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'end-snapshot-id': %w", err)
+		}
+	}
+
+	if a.Filter != nil {
+		object["filter"], err = json.Marshal(a.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'filter': %w", err)
+		}
+	}
+
+	if a.MinRowsRequested != nil {
+		object["min-rows-requested"], err = json.Marshal(a.MinRowsRequested)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'min-rows-requested': %w", err)
+		}
+	}
+
+	if a.Select != nil {
+		object["select"], err = json.Marshal(a.Select)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'select': %w", err)
+		}
+	}
+
 	if a.SnapshotId != nil {
 		object["snapshot-id"], err = json.Marshal(a.SnapshotId)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'snapshot-id': %w", err)
+		}
+	}
+
+	if a.StartSnapshotId != nil {
+		object["start-snapshot-id"], err = json.Marshal(a.StartSnapshotId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'start-snapshot-id': %w", err)
+		}
+	}
+
+	if a.StatsFields != nil {
+		object["stats-fields"], err = json.Marshal(a.StatsFields)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'stats-fields': %w", err)
+		}
+	}
+
+	if a.UseSnapshotSchema != nil {
+		object["use-snapshot-schema"], err = json.Marshal(a.UseSnapshotSchema)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'use-snapshot-schema': %w", err)
 		}
 	}
 
@@ -1075,6 +1215,15 @@ type ServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 	PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams)
+
+	// (DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	CancelPlanning(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
+	FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams)
@@ -1330,6 +1479,21 @@ func (_ Unimplemented) NativeWriteEligibility(w http.ResponseWriter, r *http.Req
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 func (_ Unimplemented) PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+func (_ Unimplemented) CancelPlanning(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+func (_ Unimplemented) FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
+func (_ Unimplemented) FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3389,7 +3553,7 @@ func (siw *ServerInterfaceWrapper) PlanTableScan(w http.ResponseWriter, r *http.
 
 	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
-		var XIcebergColumnFiles string
+		var XIcebergColumnFiles ColumnFilesHeader
 		n := len(valueList)
 		if n != 1 {
 			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
@@ -3408,6 +3572,180 @@ func (siw *ServerInterfaceWrapper) PlanTableScan(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.PlanTableScan(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelPlanning operation middleware
+func (siw *ServerInterfaceWrapper) CancelPlanning(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "plan-id" -------------
+	var planId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "plan-id", chi.URLParam(r, "plan-id"), &planId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "plan-id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelPlanning(w, r, prefix, namespace, table, planId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// FetchPlanningResult operation middleware
+func (siw *ServerInterfaceWrapper) FetchPlanningResult(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "plan-id" -------------
+	var planId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "plan-id", chi.URLParam(r, "plan-id"), &planId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "plan-id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.FetchPlanningResult(w, r, prefix, namespace, table, planId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// FetchScanTasks operation middleware
+func (siw *ServerInterfaceWrapper) FetchScanTasks(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params FetchScanTasksParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.FetchScanTasks(w, r, prefix, namespace, table, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4083,6 +4421,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan", wrapper.PlanTableScan)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}", wrapper.CancelPlanning)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}", wrapper.FetchPlanningResult)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks", wrapper.FetchScanTasks)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials", wrapper.LoadCredentials)
@@ -5976,6 +6323,127 @@ func (response PlanTableScandefaultJSONResponse) VisitPlanTableScanResponse(w ht
 	return err
 }
 
+type CancelPlanningRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	PlanId    string         `json:"plan-id"`
+}
+
+type CancelPlanningResponseObject interface {
+	VisitCancelPlanningResponse(w http.ResponseWriter) error
+}
+
+type CancelPlanning204Response struct {
+}
+
+func (response CancelPlanning204Response) VisitCancelPlanningResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type CancelPlanningdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CancelPlanningdefaultJSONResponse) VisitCancelPlanningResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchPlanningResultRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	PlanId    string         `json:"plan-id"`
+}
+
+type FetchPlanningResultResponseObject interface {
+	VisitFetchPlanningResultResponse(w http.ResponseWriter) error
+}
+
+type FetchPlanningResult200JSONResponse PlanTableScanResult
+
+func (response FetchPlanningResult200JSONResponse) VisitFetchPlanningResultResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchPlanningResultdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response FetchPlanningResultdefaultJSONResponse) VisitFetchPlanningResultResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchScanTasksRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    FetchScanTasksParams
+	Body      *FetchScanTasksJSONRequestBody
+}
+
+type FetchScanTasksResponseObject interface {
+	VisitFetchScanTasksResponse(w http.ResponseWriter) error
+}
+
+type FetchScanTasks200JSONResponse FetchScanTasksResult
+
+func (response FetchScanTasks200JSONResponse) VisitFetchScanTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchScanTasksdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response FetchScanTasksdefaultJSONResponse) VisitFetchScanTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListViewsRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -6456,6 +6924,15 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 	PlanTableScan(ctx context.Context, request PlanTableScanRequestObject) (PlanTableScanResponseObject, error)
+
+	// (DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	CancelPlanning(ctx context.Context, request CancelPlanningRequestObject) (CancelPlanningResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	FetchPlanningResult(ctx context.Context, request FetchPlanningResultRequestObject) (FetchPlanningResultResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
+	FetchScanTasks(ctx context.Context, request FetchScanTasksRequestObject) (FetchScanTasksResponseObject, error)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(ctx context.Context, request ListViewsRequestObject) (ListViewsResponseObject, error)
@@ -7854,6 +8331,100 @@ func (sh *strictHandler) PlanTableScan(w http.ResponseWriter, r *http.Request, p
 	}
 }
 
+// CancelPlanning operation middleware
+func (sh *strictHandler) CancelPlanning(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	var request CancelPlanningRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.PlanId = planId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelPlanning(ctx, request.(CancelPlanningRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelPlanning")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelPlanningResponseObject); ok {
+		if err := validResponse.VisitCancelPlanningResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// FetchPlanningResult operation middleware
+func (sh *strictHandler) FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	var request FetchPlanningResultRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.PlanId = planId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.FetchPlanningResult(ctx, request.(FetchPlanningResultRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FetchPlanningResult")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(FetchPlanningResultResponseObject); ok {
+		if err := validResponse.VisitFetchPlanningResultResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// FetchScanTasks operation middleware
+func (sh *strictHandler) FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams) {
+	var request FetchScanTasksRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	var body FetchScanTasksJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.FetchScanTasks(ctx, request.(FetchScanTasksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FetchScanTasks")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(FetchScanTasksResponseObject); ok {
+		if err := validResponse.VisitFetchScanTasksResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListViews operation middleware
 func (sh *strictHandler) ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams) {
 	var request ListViewsRequestObject
@@ -8145,109 +8716,117 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9s4kvhX6eLvdzV2FSnZm9TdnlNXddnEM5vbzMTleJOtWk3dwmRLwpgCOAAoRZvyd7/Cg0+BFGVL",
-	"ij2zf8URSaBfaHQ3uhtfg5gvMs6QKRlcfA0yIsgCFQrzv9dxjFK+xRRnRFHOrvRT/YCy4CKYI0lQBGHA",
-	"yAKDi+Bv0bsYb1HMIvtdVH0YhIGM57gg+mO1zvTrUgnKZsH9fRi8S3CRcYUsXv8F1/2z1N6N/oLrLSP/",
-	"RBYoMxJjOWiCMhY0M1BdVM8hxSWmMgQk8Rz+ev0+QhbzBJMQfuGUYQK3a1BzhLMv59+DRE0oxQWc/Nv5",
-	"96ejILTAZkTNK1BZMXgQBgJ/zanAJLhQIsd+oK/IDD/Sf2KTEL/mKNbV4Jl7qUGABWV0kS+Ci/OwGJcy",
-	"hTMU5cA3/A4rRpI05avLRabWn0iaYwFd14Tm4y0kvxI4pV866H0zR1gRgXOeSwQ9cghEgkCVC01kyoAv",
-	"UQiaoBxlZiRN+PHyfBxzNqWzDlLbV3ek8w25TVtEbo6q9As7DvqJ4qpvzCXF1U5D3uuXZcaZRLMoL4Xg",
-	"Qv8Rc6aQKcPGLEtpbJba+BepKf21NuL/FzgNLoL/N67W+tg+lWO3ZM2g124aO2mTca/ZGqaEprmwHCMM",
-	"3KeA+lu45cl6FNyHwXtOEkPZvcFYjniNMk+VDzzzGBaoSEIUgZPiryjldkqgEsitRKZgygUQkIrMMIFY",
-	"IFFoVrDVNJbGN2TWhG+DKw5Tze69IqoH7MZTPy3RHBmBcx8bfS0lnTHEzXV3R1miSXCb01RRBifE/hlR",
-	"BpmgLKYZSb+TZkWehsBpEsMJYfDh3ds3IPPbXzBWp8AFzATPs+qR+a+hXiZ4hkJRK6R6Pg/ZilXgWzjV",
-	"ivi7/dy9/HOpyrgBQ4/yOk+oulw6gjenJrHFuU2CSfDj5c2fP7yFseC5wnFGlELBJkEIk4BKmWOktHqb",
-	"BBrPSbBElkSxwASZoiSVkyAIN/EhBoIpFwv9V5AQhZGiC/S9m2BMpYMNmVbTf7cKGDWyCTJq/tDLDJMa",
-	"3vURFKHpJm4f51yoVzAJiNl5/0sgSQo8aj9FK0EVTgK3BDSGPjipn3WlnPhoK3kuYrxwoqKJiqPZyAjS",
-	"BUlpjBoYJ30XqFLfvFoCUKqoY36BdhLf9FpgLsqNZczkiMmxFh8NCRdm57biA3wKBBaEkRkutDow0uAD",
-	"Ryqicrk5259vbq7APtSD6aEd5HDi/q8pa4jcFqLTwLsx12Wfap4QFTToUad+WIh4jSQ14SoBL8XFt4Le",
-	"EEVSPntjNtXNRZTglOSptQlJklA9H0mvGu9sEGxjEmRJxqkzLanCRe93RAiytvJXmXh3uI5SOkWzpnwf",
-	"l+bCY0BtsaDEvj68l4o8zRfse5riOzblm2ScUkyTiCZeApQCsEmBKU0xKpSKB3zzXNJ/YkRZdLtWbrZC",
-	"C1Gm/v2lR9LCoNgOt6vg8s0mNGENJy8c28iU5R6dbbZqPVgHts+HipqIMRdJFPOcqUHjtYWvpEX4YCa0",
-	"oOjniXzDFwuqrq222WRObN40IDU50GfKtFnuYY9DelH4nn3DXZPV/3z88JNRy4xkcs5V1ISy7+uaMmhT",
-	"u4Gcn06aOM787KAQNep9SlFsg8SM8656/eFkyDNtawz/ooV3Y9ZqtK0UcB7CBgkKm3QHDDZs9O1KafOT",
-	"apg+2AVh0m6anTw0vl4Uzwmb7STmG9KxIektHJoTdQNtHYHfjsT1ipjxwspgTCfaVURlCxDlUNZw3YOi",
-	"qKYehEDXOnniGFwVVmYvCzZt4hS1MyVDSOiMKgmEJTCC/4UI/vsVEAULLhWc/+GPUOxP/eu80/GzUF7z",
-	"HmXcAOzBHugWCPr3g177oGP+MMiIUMZ6jWSG8Q4L82HSEQ4MStS3XkVmGNmQSQ2FW85TJEy/YRzMiItk",
-	"u2Lq0hOGPiVw3Szo1Y8P5MCxCLmkuIqWKIpowOPp1BqzgUs3DT8XHvOTIKQfwRICHxpviSLayKxZswcw",
-	"YKfcZ7/2OS09Nv1Wi7PAqcNXcpHGSHv5u2zf38YbKpVan3s+EIMNSu3saoWB5EJZ/dQMM9VfyTDueDjU",
-	"R24A1uGhFdN4RQBT1AN/wlhx0SUIRCSUkZSq9UDk+93sOh+bu/tVPp1SBvpLmPM0oWwGBBIHZLQ0UEbL",
-	"c7hN+a0vlManU4mDWbSzDA7zoB0Q7QnCBiF93LicTjFWdKmtoyVNcYay28DLynd2C3rVo5t96+Ejxrkw",
-	"xyubLl0ZDKwB4UXo19xga8QMe3QNuhefTfDlyamb4+iSBp/6VYs56fuRJ5j6tpYE/dxdoJRk5tcbUpH4",
-	"bjdht//f7u3bSd37oYXPh5QW4Y8xYTdE3m2JLvYaIylhDJNiA7YnLnqJmK8jgVMUyGLcbS10aqcuTLYF",
-	"5EiSROUowy2apl3h4Yoet5SkGuLDp+hSLF59t+BL3/gDNOXD4oaootaWtQPtPBuyB7THxyY3BOIHVM85",
-	"rPCDIL5D2nKD2nrS97C9sBq/NpoPPm/+w+Y+WORc9Ap/pVnb4NjvffO/p1LZY3sjz90gkOqlwVJb5gNs",
-	"00n1wTuhLM/ce6DE5W4AVuf4ntXE8IuKMjJzB/NGzvM0tbklNm2mfwNx0HRhVHMauzF6hKKtO6WDd4Vu",
-	"cM1S6oF0Zp4PhtKuzG1wuUG7YCrViRygm4bD1tBSexeLGkBdeJVx0D68doajdoo/nBYlKFt5VRu8C69r",
-	"3ivsgu8i53qwrUDZIbvgMXHUHoCqc47hYHlOPPYuQnW4unArg2s9+JUpK8PRK4fdSvra4F4YOUneVKkp",
-	"3UBKxYUL/BYvD4b2o/22mmcr1L7ZusCvZwX6AmUut2V4JPdAx5jhkWnYeybayjJ8ynR77PHvT3WzeLiH",
-	"8RNRdImfBVV4mdIZvaVFkK1l7ZiHacdZiEAiOWuyudffrgC6w7X39243fCOtIcGget9Hm14BKjGr0PCN",
-	"oR1mswa1813zV/2RF6tYW7ql8JhskGRIqG8bFH6pfpA/uxkNasa3ZExYpIi8Gz5kI1ThGTdLCevKgKwy",
-	"Evu5797r4lg9xHGsw5JafrQ/FLgtVGiy6PcaSJxSIVUk+Gqo7LXCi4+VoIOGEwt616nXjiwWo9Xxemg6",
-	"2VU9ObglUSlF1pnVa0+Tk4ioaDGUc53njoKrnQeTGAtU0QwZinIf2vXIwZ1VVqj6xm0j24a3l65vmobD",
-	"TiS2Ty1Am6c7cs5XDDiL8RXgF5uYBDQxORz2GyAKrj58vDF1OJzkaj42drP0nfXskF/RJFgTTD8xWmHQ",
-	"B+YlF4tygxSv2Rr0E1iSNMcQEjQ1YEXtl0SxRAErquZAMhLPcUxdyduMj4Iw+BLNeOSm+0VyNromqx/d",
-	"HqznxRmVCkV/9sgwg7JzDfAlCpOG4bNK/FzYnNFH/QL63sSLRwH/OOj06/2UTVAqykqwdnQih8UkNz5s",
-	"781Vwn4FjB+hjAv1IypBY/kg20qYEaJhhy31l73gcJ+1sMdkq2apkw+EKty7sXA/z4kCAiZaBVQCZyMo",
-	"ap7sqg2rusMQyghQCCYdE7iYsCXF1atadaL51JWLpSnc5qocqvweTmzd6Kl+bcKqyJIb2GbC6ZGl/coM",
-	"1340mrBHV1CFzTOA4c5OifDAsiwvZzY81L14la6qcytcZfWnm8QHYntddiY29tN1YNSy84ykp6jtryZB",
-	"tqpYLqHr1GfmDK0dSdjK8IF5vNsOpnrA7UwSp1JqoHY87lvwJSYPwXGnj7zpyklQARCW8Pu497m+jLpz",
-	"6JpqS9vaF+NxCPLFxXh8m8d3qMaj0chUWsrGTzuYWgfKv9uSU6g/p64KarPouygWvr78eAOxLT6zpXcS",
-	"1LzU0kAXWWqPdkPQVoxCZlWmficT3FQXspMVFbZ8XMKUpylfGfvstbHJmnNlgise8/Q0hCzNpXmvVv33",
-	"+urdhJ38Y1z9NF6e/+N0BH/iCTWwEQUxEWJdDlvsGEZ3l8W4ITiShhPmVphR8PXTaiACQZMtASJhKtA6",
-	"Y9bknKNA80XT6JywXqszBMktkDm7Y9qQt3UOdnI9l4SZtuDh5dmZ3WcUVXoLDd6TO5zzNPHyJgiDMj81",
-	"OBudj86MbZkhIxkNLoIXo7PRC+M5qrkRsiYFxyRPqNFYM5/L8Z5KZVlh3gMlCE2B4QqlAuOXXwAuUaxh",
-	"kSuiKJuVJZYaLfNowqpYqqmzHMG1pbV0DI7s4RVwVrPeR3DNVxKYHmPCDP6u8DuEW8PzEEznA7DLSe/k",
-	"xtfRHLe+iduv9VowK+Nd4lCqHZFap7rspfH3NgUuv5BYVaXXIWyW0MJJq4S26jPRbs1Qqw3t6U3QhuHa",
-	"HYyDa7Rg55vYCpWL1XwsSYqyqCMu7YSL1XwSdMJSy0LbARRLDiu6JRybFdiaTG8v31/eXBpX9KsF/H5c",
-	"2V3jr+Xf9z1QlhW0O8D4gaVrsEfK2iHWZuFUoVNN19+/gRcvXvwnKLrArlklZS3CDCkc74fkFqdca5XB",
-	"QORM0fRBQPj2kUrIx63uIh4mW4gzFJCRGcKJq7OF87OzsKoSOTs765Z0b9cT8sV1PTk7Owv7m6D83Oqm",
-	"8Yezs/21b+jIkvD0cfjA0NKAT50KtOwc2ZwzQ5au6Ur4bcaJtc7ITJoTklIJBz/r31tauXn83KOay+YQ",
-	"WmlSoyKKL/W+pLnxChhi0q9rvVqyOlvfVJK7i9iAL6peOgdnvydvYAv3a4Q9MZuSph8tt5rTvUpEGGRc",
-	"ephuq0EkkB7Gj0DbcYTJFQqTBW43cBu101aKhvcVUON/25iiUUqcxdau4VprUSVhTuRcv3SHmfJtpa1S",
-	"tKoTwp94st4buzoK3u6bZrASOd5vCM353qDwxnd9DW7mNVbAikjXuSY5msawO+t9dZa2KUY27dPKRfnh",
-	"K8PzIpCsjVJrTknFM1hxcUfZbFNR2KGaMtBgwUu/n9GkkQU02fMacnqzCfAPqHqgPdu/wGyXEqdPKvLv",
-	"XZk0lXdHC7Sdul39PEAEx/bYpN2vbl8QdCnJa8xSbWLW1B4UWs/0l0m1jrO6Tv/fyblpLZRAzhLDiy1y",
-	"f21QK5n80R6GHEOeBigghiuHcdjW8IdXQ7WqGq/h4mTfvWaZRNK03Kw4M9yRRRA5tNFi1EzTfOFiwjgD",
-	"ApqshDIUenumKgSy4GwGas4lFvEABrcIc0zdx9IEm0fwmq0njORqrgkZa/VcwLAgayDyDsgtz5X+AtOp",
-	"FRu3o0qylsC4mlM2mzD72mqOam4tggpuwC/aRBvBZxMQqCbTrhOfTgvvuKSF3mo1qCN4XYjtiaEOZ5Kn",
-	"eKrhckEY50zw6RSFhaOIJ/j26R9QeUqjtnm+w8LxJrjS5QW49mA7tOXz91CsQt87OYLtppFbOkSapnNE",
-	"QqNTZAuSeoB4B0i0zDfDUXqgvkmCLarvYHqmr4iueycrVrOW3xAkF4e3eMocWK+WuTRRKf2O3l63+D+n",
-	"fgfIJOEGB/ZEmpm+HgpXmISFS3cgX8Nn3ZvjxEMa9vUeEYNs+v2R3+ZF+2XaSM7xzHcjzOOv+p+W5e4z",
-	"t0umDLG0S0yckW0D1HovdEtB20G1wpIjGeF+HI7H3KOb2IKnjzax62IyblUaeQndKls6tDLzVUh5ePB5",
-	"zm07Ri2aVDrpQ+1yPgO2dCnM10lS4X8gnVlVig1RlX0aoUb2I+q2utCOv2r78N4br/BpvRZxh2BazWY0",
-	"oDshfvoyFnqHebA5vX9fv8HTqqCtUwfZmrhDq59W5V2P9v+u2P2elb5p4vKD274r+xuMX1x6oK8sjlQ7",
-	"xSsamzXPuALCbC/wTav3dZLYcsPDaC9XyvhY1VUFtQ1+x1RfVmjGApf8bmBga38MvzazyjJ/7uTl2UtY",
-	"zZFVm2nC0fLYHJhT5fFs7ChPm80WP6uyNbSH3qKa5X2dWqyqFDy0JvPUJHa6hiXwR3QLP9ciMofzDTfa",
-	"nh3ZQayVcPq3kioJ9XiuYiWrgy2nJreGLMAmYoXneEKVDaYyXsUC93702eUx9mDxLVj+LM9oNoRnXBS8",
-	"ZoIXrXe6GOCyh6/cm4d03steih0BRwNBaEIZPFdlvtfTZ0kYuAZerYshUEmYu/TIIu1yQbV95xgEtQQr",
-	"l2lZE8YJO9FTgXxxAQJnlLMQiq7+IWigI6nWKUb2lokQpJJR9YK2HSIiWDhh+EWhYCSNaBKClGgqDexf",
-	"d7gOa2CU/f5DsKOaSwBoEhZJBlH186nNSnCnyyaNlKRFLKpWsnOHaxOPonLC7KloceWQ72Djo1cm978b",
-	"NcTxiPHJ/lWgBQOT4ywGrUnKu536dIS7qMK/eB50rHPIw47m7RoeOrsXwCKeW1zL5edkTcvxvnaFojKi",
-	"oLgndbLXRK0avRw/aSvsugFN2JjNt+FxR/sbD7PfUoGxgnhO00QgKy6NsfDXa4k0+3kWmVPFfRpC9YY3",
-	"9zuzr3afW3eQstUAfWch8V0BaNl3KCdgo9v8kbVwV8v4rtyLUkz26BI0BKNbM9STqnu9AsGzQ4jAEM+i",
-	"SZ9E8CzbM306PIj3nCQl0j8W3UgOKDjejoBbpcZYP8rU0Lganj0TZ44k2aROCemlyVoJdmenS3d5Mipw",
-	"+/bVunTU+kvbV9a41SLxqCB26XVb5VerEnvKin1rBeWRVfz2EknvISaxIUpXgRgWx0uhWcOuBvEbaP6x",
-	"cA0Ano50Nhoq7Ec0t0PnvxX5UDLt7RkxXI775aK6q/Vx0mQL2neXpGjprk99WuL0yd7R+3QVna8Vxz5l",
-	"whDgcSJhGhsMlwgnQX0uqO0V+durGWr1wOy63VgCtQdyJdVG+1q14RNZf7W7lX6bytxzedRzV+X2/fFX",
-	"8+9W73C/vPVGhXIxK4hrmjbsEh3qcEZsivUe/crayuv0KR9Gqg55LohlS90rar2bRj9xhtGPRMXz4AEp",
-	"9EX/Rtn4uHa7tfH4ptJznXWXYt1Bzl/0c4xKyJltaJaAKb42CvTyhsy0Mm0gv0eW+j1hA/SOXrCqF3w8",
-	"U22//QtDmWGO6B71x6FUvOdG0CMHFj33tXaEh2LzKqSEJZjYciRW62kyCkKnMQyQet00wWiv6PtvufeM",
-	"261LvQUcVyjglkgEjSDYEy6qJKR0qemhRzC/mh4PBAr9VjUriHMhkKmO2o56z/9Bh1X1BrjepgydHSgP",
-	"bZf6rkfwyNGfGsR0HXPmpEXN3532alX85wLwi0Imi3M+y19wTXbgpWsKd+HCPiD5oqCgBD6dsNsWnc0R",
-	"d4PE7ijcHHgvSUptEyK9qM3zCTt5eXYGn+wTytnllxgNgHYsm7tp2z2fut5FppFk2TSJTlH6u99YndMr",
-	"/E9KR3fcff6MNfW31bzN5rSdNm29xniQdsxSor/+Zme8HVckeJj00ZNOI2OemeoTWw9ujLkTztC0wCny",
-	"bzQ+p78T9fgw6So39N+45idJ4tTugi8RVnOTeU0UmTBDgleNJsSVZk6RTO2HnKtKT5ufrN6QQCassDS6",
-	"9ffT19z/0tl709kL21n4+ayrdqy+1h75UPl5vhbMjyozMQOaSBKJtfG1x1DSw6SAmatOIntvOzYvO/H6",
-	"Tw19dtFoUWGG/E4CFqX+tWSDEIo+olotTZh+39wX8QHucC0b+alLZImEO8QM3vAFqu8kWDDhiohfc1RW",
-	"+YkJK64pCZ0Fa0vajQULVMGK52kCU9O9mcR3PsXXcdXLARVIx4xdRWVGYv5lHvSIsLYRn6t18NFs5pGk",
-	"CYKMCQONDKNsFtp9PumzGCbsRK5ZPBec8dzkXhOVS73tZKau4nQEb3v8RSACJ8x0ZSuSobWpalvEOD9e",
-	"Ikvgb5HrEBtZxykyu/AFaNXnW1ON+3g67Px2INo/x3bDf/9K33un0b3T+odqwuS5wajbqLDcNaJy7N3D",
-	"nur2ndJ+Mm/8Dg9pDeJ7P6MtjtGf1hHtk0+QqMD8baRHmNfHX/U/W89Y98ycIXataT21x/PRSuo7Q0kO",
-	"y2/OwK7jPj3Fjqd9hor7Oez7Rmpj+xeaLANcu5TEz0DJGP/+GSoZZ0ALLC6QOERFSO1CpieeS7dxcdRj",
-	"XPwqV8SS93AOvhKESXfbw9jGmg7FSxf0qiZ8DkfwFbSP5avth2A56+7Hs0G9g/HW7vfHWKDPINd1r+uz",
-	"NFX2tDxLHWuuktTevKVgLlLt5iqVXYzH53/4j9HZ6Gx0fvHH8z+eG1K574t7p4oCTb2FtnuCyvqvTmRq",
-	"v1gIaj/UKmzvf77/vwAAAP//",
+	"7H39bxs5suC/Uui7w9hAt2Rvgrs9BQ942cQzk7eZJLC9kwVWg7d0d0niuEX2kGwp2sD/+wM/+lPsVsuW",
+	"HHtmf4qj5kexqlisKlYVvwYxX2acIVMymHwNMiLIEhUK87/XcYxSvsUU50RRzj7pr/oDZcEkWCBJUARh",
+	"wMgSg0nw9+hdjDco5pHtF1UdgzCQ8QKXRHdWm0w3l0pQNg/u7sLgDU/zJfuepih/tINOvgYJyljQzHSf",
+	"BErkCOsFMlALhDilyBQIJImE2PSGme4OJ+/JLS54mgB+Ucgk5ex0FIS7ILYQRAaEHcC+S3CZcYUs3vwV",
+	"N/0oqbWN/oqbHSN/IEuUGYmxHLSJg/I7pLjCVIaAJF7A3y7fR8hinmASwq+cMkzgZmPwdPbl/HuQqKmq",
+	"uICT/3P+fYWNjKhFBSorBg/CQOBvORWYBBON9n6gP5E5XtF/YRMRv+UoNtXgmWvUQMCSMrrMl8HkPCzG",
+	"pUzhHEU58DW/xYrrSJry9cUyU5ufSZpjAV3XhKbzDpR/EjijXzrwfb1AWBOBC55LBD1yCESCQJULjWTK",
+	"gK9QCJqgHGVmJI348ep8HHM2o/MOVNume+L5mtykLSQ3R1W6wZ6D/kxx3TfmiuJ6ryHvdGOZcSbRSJAL",
+	"IbjZzTFnCpkyZMyylMZGLox/lRrTX2sj/m+Bs2AS/K9xJZjG9qscu91qBr1009hJm4R7zTYwIzTNhaUY",
+	"YeC6Auq+cMOTzSi4C4P3nCQGsweDsRzxEmWeKh945jMsUZGEKAInxV9Ryu2UQCWQG6lF3IwLICAVmWMC",
+	"sUCi0OxgK2ksjq/JvAnfFlXcSjW5D7pQPWD3OvXXcpkjw3CuszlcpKRzhri9724pSzQKbnKaKsrghNg/",
+	"I8ogE5TFNCPpd9LsyNMQOE1iOCEMPr57+wZkfvMrxuoUuIC54HlWfTL/NdjLBM9QKGqZVM/nQVuxC3wb",
+	"p9oR/7DdXeNfSlHGDRh6lNd5QtXFyiG8OTWJ7ZrbKJgGP11c//jxLYwFzxWOM6IUCjYNQpgGVMocI6XF",
+	"2zTQ65wGK2RJFAtMkClKUjkNgnB7PcRAMONiqf8KEqIwUnSJvrYJxlQ62JBpMf0PK4BRLzZBRs0fepth",
+	"Ult3fQRFaLq9tqsFF+oVTANi1IT/0Kd4sY7aT9FaUIXTwG0BvUIfnNRPupJPfLiVPBcxThyraKTiaD4y",
+	"jDQhKY1RA+O4b4Iq9c2rOQClijrmF2gn8U2vGWZSHixjJkdMjjX7aEi4MCe3ZR/gMyCwJIzMcWk0Hs0N",
+	"PnCkIiqX27P9eH39CexHPZge2kEOJ+7/GrMGyW0mOg28B3Od96mmCVFBAx917IcFi9dQUmOuEvCSXXw7",
+	"6A1RJOXzN+ZQ3d5ECc5InloFliQJ1fOR9FOjzRbCtiZBlmScOj2YKlz29iNCkI3lv0rFu8VNlNIZmj3l",
+	"61yqCw8BtUWCcvX14b1YLLXsd2zGt9E4o5gmEU28CCgZYBsDWvGOCqHiAd98l/RfGFEW3WyUm62QQpSp",
+	"//vSw2lhUByHu0Vw2bIJTVhbkxeOXWjKco/MNke1Hqxjtc8HixqJMRdJFPOcqUHjtZmvxEV4byK0oOin",
+	"iXzDl0uqLq202SaONQYNSE0K9KkybZJ7yOMWvSwM5b7hLsn6v64+fjBimZFMLriKmlD29a4Jgza2G4vz",
+	"40kjx6mfHRiiRrzPqLWy+yAx47yrmt8fDXmmdY3hPVrrbsxajbYTA85C2EJBoZPusYItHX23UNruUg3T",
+	"B7sgTNpDs5OGxtaL4gVh873YfIs7tji9tYbmRN1AW0Pg98NxvSxmrLDSGdO57MqjsgOIciiruB5AUFRT",
+	"D1pA1z554iv4VGiZvSTY1olT1MaUDCGhc6okEJbACP4bIvjPV0AULLlUcP6nP0NxPvXv807Dz0J5yXuE",
+	"cQOwe1ugOyDoPw969YOO+cMgI0IZ7TWSGcZ7bMz7cUc40ClRP3oVmWNkXSa1JdxwniJhuoUxMCMukt2C",
+	"qUtOGPyUwHWToFc+3pMCj4XIFcV1tEJReAMejqfWmI21dOPwc2ExPwlE+hdYQuBbxluiiFYya9rsERTY",
+	"Gffpr31GS49Ov1PjLNbUYSs5T2Okrfx9ju9vYw2VQq3PPB+4gi1M7W1qhYHkQln51HQz1ZtkGHd8HGoj",
+	"NwDrsNCKabwsgCnqgX/GWHHRxQhEJJSRlKrNwMX3m9l1OjZP90/5bEbtdSAseJpQNgcCiQMyWhkoo9U5",
+	"3KT8xudK47OZxMEk2psHh1nQDoj2BGEDkT5qXMxmGCu60trRiqY4R9mt4GVlm/2cXnXvZt9+uMI4F+Z6",
+	"ZdukK52BNSC8C/otN6s1bIY9sgZdw2fjfHly4uZxZEmDTv2ixdz0/cQTTH1HS4J+6i5RSjL3yw2pSHy7",
+	"H7Pb/++29u2krn1o4fMt6ntU8eIqJuyayFvZqcxkKWGRIvJ299xV0yHzmes672X35cXVNfiavwJMrQkO",
+	"RAJl8CnV329S1A1tm+17NSNzcU9VZpunm7tUxm6tBxmyxNxeAtC334Y4J0mSRKW8Hw5/U8fyrEKPW+6q",
+	"e2G9S8h6Zf+Sr3zjDzg17udDRRW1ju89cOdRTjygPdxPu8UQP6B6zi6WHwTxXViXh/XOW8/76QXV+LXR",
+	"fPB5Y0G2dYIi/qSX+atTpg2O7e+b/z2VyoYwGH7uBoFUjQZzbRkbscs/Wx+8E8oy/qAHSlztB2AV0+DZ",
+	"TQy/qCgjcxekYPg8T1MbZ2NDiPoPNAdN14pqBnT3ih4gaOsG+i4K1KbpAtdspR5I5+b7YCjtztwFlxu0",
+	"C6ZSnMgBsmk4bA0pdXC2qAHUta7SJ9y3rr3hqEU0DMdFCcpOWtUG71rXJe9ldsH30rF4ulu02CG74DHK",
+	"Xw9A1Z3PcLA8tz8HZ6E6XF1rKx2NPesrw3eGL68cdifqa4N7YeQkeVOF6XQDKRUXzgleNB4M7ZXtW82z",
+	"E2rfbF3g1yMkfU5DF+cz3Kt9pCvd8JFx2Hs/3Iq4fMp4e+hV+Ie6WjzcwvhAFF3hZ0EVXqR0Tm9o4XBs",
+	"aTvmY9pxLySQSM6aZO71PVQA3eLG+3u3S2IrxCPBoGrvw00vA5Urq5bhG6Nlv5f2qt8LZQVr26ErMZLI",
+	"JNUo9yMSWRKVlpV1LA1wQ81oqva4kQuDJWWR4GsZuRhEHDqTxFTjYy8W2389UhGhonv1UzIywVN7Gtq5",
+	"Jk0x31ZYeEmgu92MscNX5GkNY+tB0p8YZXPnHIILEi+mrOXCKdxKJuDduZ+oHe2ayFs4KbVrE8ZvWkxZ",
+	"oaaHsKZqAfU7Kt2M56KW/GNu902eTN0xMmXFzG7ayvERgkumKZJoJIoVitGUPVsHV1eM9L2cX/VY435Z",
+	"5tp55U89PLslWExuVxfM9j4/iYiKlkOd8J03v4KrvQeTGAtU0RwZivL02/fSx90WV0v1jdtebBveXry+",
+	"aaore6HYfrUAbW9+ueBrBpzF+Arwiw0NA5qYfWb7AFHw6ePVtcmE4iRXi7HR1qXvtm2PCJcmwppg+pHR",
+	"cr7eMzK82F5bqHjNNqC/wIqkOYaQoEdwWCFFMhIvcExdvuGcj4Iw+BLNeeSm+1VyNrok65/cya/nxTmV",
+	"CkV//M4wNbZzD/AVChMI03FCeKiwPaMP+wX0vaEvDwL+YdDp5v2YTVAqykqw9jRdh3lCtzq2ZWiVMlEB",
+	"419QxoX6CZWgsbyXRifMCNGw6656Yy84PMWjhrs1k818IFRO5q2N+3lB9MlvfGRa9+BsBEXWmd21YZX5",
+	"GULpdwrBBMQCF1O2orh+VcsPNV1dwl6awk2uyqHK/nBiM3dPdbMpq/xZbmAbi6hHlraXGa79yaeK7JvD",
+	"FjZvHoYf/uWCBybGeSmzZRcfxJZ1ebW7r0uL/Fs3iQ/E9r7sDC3tx+tAX2nnzUxPWuHfTIhylTNeQtcp",
+	"z8zNXdt/sduYGBZJves6rAfczjB9KqUGas9LxiVfWQtw3zUme94BbweMJ0EFQFjC76Pe5/o26o5ibIot",
+	"bR9MxuMQ5IvJeHyTx7eoxqPRyOS6ysZPe6haR4qA3BHVqbtTl4e2bV0W6drGNott+p9NfpSgFqWUBrrM",
+	"XGBCCFqLUcisyNRtMsFNfic7WVNhE/glzHia8rXRz14bnaw5Vya44jFPT0PI0lyadrX8y9ef3k3ZyT/H",
+	"1U/j1fk/T0fwF55QAxtREBMhNuWwxYlhZHeZDh2CQ2k4ZW6HGQFfvyMHIhA02hJt1s4E2kAbq3IuUKDp",
+	"0VQ6p6xX6wxBcgtkzm6ZVuRtpomdXM8lYa41eHh5dmbPGUWVPkKDsrCGjzZBGJQRwsHZ6Hx0ZnTLDBnJ",
+	"aDAJXozORi80SxC1MEzWxOCY5Ak1EmvuMzneU6ksKUw7UILQFBiuUSqYUSHVBHCFYgPLXBFF2bxMcjXW",
+	"v/40ZZUH12S6juDS4lo6Akf2ygw4q5v9cMnXEpgeY8rM+l3qfQg3huYhmNoTYLeTPsmNraMpbm0Td17r",
+	"vWB2xrvELal2MWtQU5Ve+UcbAxdfSKyq5PcQtpOY4aSVxFxV+mgXx6hl5/ZUh2jDcOmu48GVurDzTW2O",
+	"0GS9GEuSoiwyuUs9YbJeTINOWGpxgHuAYtFhWbeEYzsHXqPp7cX7i+sLY4p+tYDfjSu9a/y1/PuuB8oy",
+	"h3kPGD+ydAP2IlsbxFotnCl0ouny+zfw4sWL/w+KLrFrVklZCzFDUvf7IbnBGddSZTAQOVM0vRcQvnOk",
+	"YvJxq76Lh8gW4gwFZGSOcOIyneH87Cys8nTOzs66Od1bd4Z8cXVnzs7Owv4yNL+06pn86ezscAU0OmIz",
+	"PJU0PjK0OOAzJwItOUe2zoJBS9d0Jfw2zsVqZ2Quzb1MKYSDX/TvLancvPTuEc1leQ4tNKkREUVPfS5p",
+	"arwChpj0y1qvlKxu9LeF5P4sNqBHVc3o6OT3RCvsoH4NsSfmUNL4o+VRc3pQjgiDjEsP0W0+jgTSQ/gR",
+	"aD2OMLlGYeLwZa1yl9ZSNLyvgBr72/oUjVDiLLZ6DddSiyoJCyIXutEtZsp3lLaSAataFH/hyeZg5OpI",
+	"ObxrqsFK5Hi3xTTnB4PC69/1lRha1EgBayJd7aDk0SSGPVnvqmuSbTaydy6WL8qOrwzNC0eyVkqtOiUV",
+	"z2DNxS1l821BYYdq8kCDBC/9dkYTRxbQ5MB7yMnNJsA/oOqB9uzwDLObS5w8qdB/cGHSFN4dRej2qjf2",
+	"ywAWHNtrk3Z5w0NB0CUkLzFLtYpZL1hYSD1T4SfVMs7KOv1/x+emuFMCOUsMLXbw/aVZWknkK3sZ8hj8",
+	"NEAAMVy7FYdtCX98MVTLa/IqLo73XTNLJJKm5WHFmaGOLJzIofUWoyaapgsXU8YZENBoJZSh0MczVSGQ",
+	"JWdzUAsusfAHMLhBWGDqOkvjbB7Ba7aZMpKrhUZkrMVzAcOSbIDIWyA3PFe6B6YzyzbuRJVkI4FxtaBs",
+	"PmW22XqBamE1ggpuwC9aRRvBZ+MQqCbTphOfzQrruMSFPmo1qCN4XbDticEOZ5KneArm4t5Q0hkTfDZD",
+	"YeEo/Am+c/oHVJ7ktF2W7zB3vHGudFkBrkDbHoUR/VUsK9f3XoZgu2znjhqdpuwfkdCo1dmCpO4g3gMS",
+	"zfNNd5QeqG+SYIfoO5qc6Utj7D7Jit2s+TcEycXxNZ4y8tYrZS6MV0q30cfrDvvn1G8AmdDf4MiWSDO+",
+	"2IPhaiVhYdIdydbwaffmOvGYin29Sscgnf5w6LfR2H6eNpzzeOq7YebxV/1PS3P3qdslUYZo2uVKnJJt",
+	"HdT6LHRbQetBtXSWR1LC/Wt4POI+uootePpgFbvOJuNWfpMX0a1kqWMLM19elocGnxfcFsTUrEml4z7U",
+	"JuczIEuXwHydJNX6jyQzq/y0IaKyTyLU0P6Isq3OtOOvWj+88/orfFKvhdwhK61mMxLQ3RA/fR4LvcPc",
+	"W50+vK3foGmVRtcpg2wm3rHFTyvfr0f6f1ecfs9K3jTX8oM7viv9G4xdXFqgr+waqTaK1zQ2e55xBYTZ",
+	"auzbWu/rJLFJjseRXi6B8qGiq3Jqm/U9pviyTDMWuOK3Ax1bhyP4pZlVlvFzJy/PXlZPcxjUJBwtjc2F",
+	"OVUey8aO8rTJbNdnRbaG9thHVDOpsFOKVfmJx5ZknkzITtOwBP4RzcLPNY/M8WzDrcJzj2wg1hJH/UdJ",
+	"FYT6eKZixauDNacmtYZswObCCsvxhCrrTGW88gUe/Oqzy2LsWcW3IPmzvKPZYp5xkWabCV7UfOsigIse",
+	"/uRaHtN4L6tZdjgcDQQ2DY3nqoz3evokCQNXQq31NAcqCQsXHlmEXS6p1u8cgaAWYOUiLWvMOGUneiqQ",
+	"LyYgcE45C6F4VyEEDXQk1SbFyL7zEYJUMqoaaN0hIoKFU4ZfFApG0ogmIUiJJtPA/nWLm7AGRvniQgh2",
+	"VPMMA03CIsggqn4+tVEJ7nbZhJGStPBF1VJ2bnFj/FFUTpm9FS0effJdbFx5efLwp1GDHR/RP9m/CzRj",
+	"YPI4m0FLkvJ1rT4Z4Z4K8W+ee13rHPOyo/m+iQfPrgHYhed2reX2K9OeD3cqFJkRBcY9oZO9KmpVXubx",
+	"g7bCrjfohPXZfBsadxTd8RD7LRUYK4gXNE0EsuLZHgt/PZdIk59nkblVPKQiVC+zc7c3+Wov6nU7KVsl",
+	"6PdmEt8jjJZ8xzICtur9P7IU7ira3xV7UbLJAU2CBmN0S4Z6UHWvVSB4dgwWGGJZNPGTCJ5lB8ZPhwXx",
+	"npOkXPRPRQ2UIzKOtw7hTq4x2o8yOTQuh+fAyFkgSbaxU0J6YaJWgv3J6cJdnowI3H18tZ59tfbS7p01",
+	"bhVmfFQQu+S6zfKrZYk9ZcG+M4PykUX87hRJ7yUmsS5Kl4EYFtdLodnDLgfxG0j+sXAFAJ4OdzYKKhyG",
+	"NXdD539E+1g87a0ZMZyP+/miei33YdxkE9r356Ro5R6wfVrs9LN9JfnpCjpfKY5D8oRBwMNYwhQ2GM4R",
+	"joP6TFBbofL3lzPUqrzZ9b60KdOu6qrR6FC7Nnwi+6/2utXvU5h7nu967qLcth9/Nf/utA4PS1uvVygX",
+	"8wK5pmjDPt6hDmPEhlgf0K6s7bxOm/J+qOrg5wJZNtW9wta7WfSBM4x+IipeBPcIoS+qEspG59r74sbi",
+	"m0nPg+JdgnUPPn/RTzEqIWe2oFkCJvnaCNCLazLXwrSx+AOS1G8JG6D3tIJVPeHjmUr73T0MZoYZogeU",
+	"H8cS8Z43WR/Zseh5MbfDPRSbppASlmBi05FYrabJKAidxDBA6n3TBKO9o+++5dkzbr+0503g+IQCbohE",
+	"0AsEe8NFlYSUrtBVHgVXeVQBgUK+VcUK4lwIZKojt6P+0sCgy6p6GVlvUYbOCpTH1kt9jzJ4+OgvDWS6",
+	"ijkL0sLmH056tTL+6yVszT2fpS+4Ijvw0hWFmzi3D0i+LDAogc+m7KaF51qpXIdidxVuLrxXJKW2CJHe",
+	"1K5E7snLszP42X6hnF18idEAaMeysZu2yPSpq11kCkmWRZPoDKW/+o2VOb3M/6RkdMfr889YUn9bydss",
+	"Ttup09ZzjAdJxywluvc3u+PteJjBQ6QrTziNjHlmsk9sPrhR5k44Q1MCp4i/0es5/YOIx/txV3mg/84l",
+	"P0kSJ3aXfIWwXpjIa6KILbMuXzWKEFeSOUUysx05V5WcNj9ZuSGBTFmhaXTL76cvuf8tsw8ms5e2svDz",
+	"2VdtX32tPPKx4vN8JZgflGZiBjSeJBJr5euArqT7cQEzD6xE9uV8bD6x4rWfGvJs0ihRYYb8TgIWqf61",
+	"YIMQijqiWixNmW5vXqX8CLe4kY341BWyRMItYgZv+BLVdxIsmPCJiN9yVFb4iSkrHkdxD0fYkpFWgwWq",
+	"YM3zNIGZqd5M4luf4Ot4YOaIAqRjxq6kMsMx/1YPelhY64jPVTu4Mod5JGmCIGPCIHOvrMCJ3LB4ITjj",
+	"uZyAfXlDnyiZSZlwcc+69ZQtdCMhwb6zE4J9BSeE5os+IdRcDaHZcJTFtjItSafMvGozbr3wA8K8BqE1",
+	"Cc8bNCN4bUCAlIi53o9qQer1L76ToIi8hZTqc9AWupFQvVKiNeMZqnhhtu+UzRovFY/gbY+1WwbL2tVi",
+	"MmWFtUwE2mJzRYy3nsdWvnHuCYlaBv09cpVvI2sQRka7mIAW6T5Z0XgcZ281qWZ0/mi98MdSkrxvQd25",
+	"c+tYZaQ8zwx1q0WWiQ0nfOPzT4Mw/uoe1ektbvfB1mYCkWsWM5VfieX+YkHyFcSExZimuh2tznhb1tml",
+	"UC68db/emI7FG0uDLghslxQTOHHD2szG3Axxevg7qpYjNSVur1UErcms1CZcMK5MnUdXpxqFzRY2KRhk",
+	"ygz+FIeMp+kEXp69hA/8KrePTb1LKgdVUWkXIZc5SSFeYHzr9UR53qoKngbfl6JduOfV/whnur9UQPGI",
+	"1d5ZZ/tv8PI5rOeoHlw7363VDeyZeWJrxOsNZ0/CU+AzU9rObiZ94PKZScYnIqUonJj1bpTysH3Cx1kT",
+	"0G9k9reB2LXRDR2+kzXCPfZBZwOw+gKqfjYt/oDxVGbhBw+nKiLenlY01ZOPZazA/H1EMprm46/6n53h",
+	"UAcmzhAXlKkSecBQporrO2993Cq/OQG7InP0FHsG5hgsHiYu5xuJjd09NFoGeGFTEj8DIWNc8c9QyDht",
+	"VmDx1tMxkjdrbyc+8bD3rTceH+KNr8I6LXqP54tXgjDpHmYa22uhY9HS3U9VEz6HaLkK2ofS1ZYuspR1",
+	"T9na+7ej0dae94+xQZ9BWspB92epqhxoe5Yy1rz6LFYFBnORBpNgoVQ2GY/P//T/Rmejs9H55M/nfz43",
+	"qHL9iycii1oK+ghtl++W9V8dy9R+sRDUfqgVw7j75e5/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -116,6 +116,14 @@ func matrixRoutes() []routeCase {
 		{op: "listColumnFiles", method: "GET", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/column-files", n) }, want: allOK},
 		{op: "planTableScan", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan", n) }, want: allOK,
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
+		// Plans complete synchronously and are not kept: polling any plan id
+		// is 404 NoSuchPlanId, cancelling succeeds, a forged plan task is
+		// 404 NoSuchPlanTask; all after the read-data check.
+		{op: "fetchPlanningResult", method: "GET", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan/p1", n) }, want: want{404, 404, 404, 404}},
+		{op: "cancelPlanning", method: "DELETE", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan/p1", n) }, want: allNoBody},
+		{op: "cancelPlanning", name: "hidden", method: "DELETE", path: fixed("/v1/wh/namespaces/hr/tables/secret/plan/p1"), want: hiddenNo},
+		{op: "fetchScanTasks", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/tasks", n) }, want: want{404, 404, 404, 404},
+			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"plan-task": "forged"} }},
 		{op: "loadCredentials", method: "GET", path: func(n int) string { return tbl(n) + "/credentials" }, want: allOK},
 		{op: "nativeWriteEligibility", method: "GET", path: func(n int) string { return tbl(n) + "/native-write-eligibility" }, want: allOK},
 		{op: "renameTable", method: "POST", path: fixed("/v1/wh/tables/rename"), want: adminNSNo,
