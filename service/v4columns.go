@@ -343,4 +343,3 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 	slices.SortFunc(out, func(a, b BaseColumnFiles) int { return strings.Compare(a.DataFile, b.DataFile) })
 	return out, nil
 }
-
