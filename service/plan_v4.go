@@ -380,7 +380,7 @@ func (p *scanPlanV4) addRows(res *planBuilder, rows []planRow) error {
 		if err != nil {
 			return err
 		}
-		res.add(t, r, p.applicable(res.deletes, r))
+		res.add(t, p.applicable(res.deletes, r))
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ type planBuilder struct {
 // add adds a task with the equality deletes (indexes into b.deletes) that
 // apply to it and its deletion vector, listed as a Puffin position-delete
 // file as REST planning describes deletion vectors.
-func (b *planBuilder) add(t ScanTask, _ *v4manifest.TrackedFile, applicable []int) {
+func (b *planBuilder) add(t ScanTask, applicable []int) {
 	for _, i := range applicable {
 		idx, ok := b.refs[i]
 		if !ok {
