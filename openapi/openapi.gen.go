@@ -282,10 +282,16 @@ type ErrorModel struct {
 	Type    string    `json:"type"`
 }
 
-// FileScanTask defines model for FileScanTask.
-type FileScanTask struct {
-	DataFile             PlannedDataFile `json:"data-file"`
-	DeleteFileReferences *[]int          `json:"delete-file-references,omitempty"`
+// FetchScanTasksRequest defines model for FetchScanTasksRequest.
+type FetchScanTasksRequest struct {
+	PlanTask string `json:"plan-task"`
+}
+
+// FetchScanTasksResult The REST FetchScanTasksResult; elements as in PlanTableScanResult.
+type FetchScanTasksResult struct {
+	DeleteFiles   *[]RawJSON `json:"delete-files,omitempty"`
+	FileScanTasks *[]RawJSON `json:"file-scan-tasks,omitempty"`
+	PlanTasks     *[]string  `json:"plan-tasks,omitempty"`
 }
 
 // FilesCommitRequest defines model for FilesCommitRequest.
@@ -431,29 +437,30 @@ type NativeWriteEligibility struct {
 
 // PlanTableScanRequest defines model for PlanTableScanRequest.
 type PlanTableScanRequest struct {
+	CaseSensitive *bool  `json:"case-sensitive,omitempty"`
+	EndSnapshotId *int64 `json:"end-snapshot-id,omitempty"`
+
+	// Filter Any JSON value, decoded by the server with apache/iceberg-go.
+	Filter               *RawJSON               `json:"filter,omitempty"`
+	MinRowsRequested     *int64                 `json:"min-rows-requested,omitempty"`
+	Select               *[]string              `json:"select,omitempty"`
 	SnapshotId           *int64                 `json:"snapshot-id,omitempty"`
+	StartSnapshotId      *int64                 `json:"start-snapshot-id,omitempty"`
+	StatsFields          *[]string              `json:"stats-fields,omitempty"`
+	UseSnapshotSchema    *bool                  `json:"use-snapshot-schema,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
-// PlanTableScanResult defines model for PlanTableScanResult.
+// PlanTableScanResult The REST PlanTableScanResult / FetchPlanningResult. Each
+// file-scan-tasks element is a REST FileScanTask (data-file as a REST
+// DataFile, with column-files as our extension) and each delete-files
+// element a REST DeleteFile, encoded by the server.
 type PlanTableScanResult struct {
-	DeleteFiles   *[]RawJSON      `json:"delete-files,omitempty"`
-	FileScanTasks *[]FileScanTask `json:"file-scan-tasks,omitempty"`
-	PlanId        *string         `json:"plan-id,omitempty"`
-	Status        string          `json:"status"`
-}
-
-// PlannedDataFile defines model for PlannedDataFile.
-type PlannedDataFile struct {
-	ColumnFiles     *[]ColumnFileInfo `json:"column-files,omitempty"`
-	Content         string            `json:"content"`
-	FileFormat      string            `json:"file-format"`
-	FilePath        string            `json:"file-path"`
-	FileSizeInBytes int64             `json:"file-size-in-bytes"`
-	FirstRowId      *int64            `json:"first-row-id,omitempty"`
-	Partition       []RawJSON         `json:"partition"`
-	RecordCount     int64             `json:"record-count"`
-	SpecId          int               `json:"spec-id"`
+	DeleteFiles   *[]RawJSON `json:"delete-files,omitempty"`
+	FileScanTasks *[]RawJSON `json:"file-scan-tasks,omitempty"`
+	PlanId        *string    `json:"plan-id,omitempty"`
+	PlanTasks     *[]string  `json:"plan-tasks,omitempty"`
+	Status        string     `json:"status"`
 }
 
 // Principal defines model for Principal.
@@ -556,6 +563,9 @@ type Warehouse struct {
 
 // AccessDelegationParam defines model for AccessDelegationParam.
 type AccessDelegationParam = string
+
+// ColumnFilesHeader defines model for ColumnFilesHeader.
+type ColumnFilesHeader = string
 
 // IdempotencyKeyParam defines model for IdempotencyKeyParam.
 type IdempotencyKeyParam = string
@@ -721,7 +731,14 @@ type CommitFilesParams struct {
 
 // PlanTableScanParams defines parameters for PlanTableScan.
 type PlanTableScanParams struct {
-	XIcebergColumnFiles *string `json:"X-Iceberg-Column-Files,omitempty"`
+	// XIcebergColumnFiles true when the client reads column files (Lakehold extension).
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
+}
+
+// FetchScanTasksParams defines parameters for FetchScanTasks.
+type FetchScanTasksParams struct {
+	// XIcebergColumnFiles true when the client reads column files (Lakehold extension).
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
 }
 
 // ListViewsParams defines parameters for ListViews.
@@ -814,6 +831,9 @@ type ReportMetricsJSONRequestBody = ReportMetricsRequest
 // PlanTableScanJSONRequestBody defines body for PlanTableScan for application/json ContentType.
 type PlanTableScanJSONRequestBody = PlanTableScanRequest
 
+// FetchScanTasksJSONRequestBody defines body for FetchScanTasks for application/json ContentType.
+type FetchScanTasksJSONRequestBody = FetchScanTasksRequest
+
 // CreateViewJSONRequestBody defines body for CreateView for application/json ContentType.
 type CreateViewJSONRequestBody = CreateViewRequest
 
@@ -854,12 +874,76 @@ func (a *PlanTableScanRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["case-sensitive"]; found {
+		err = json.Unmarshal(raw, &a.CaseSensitive)
+		if err != nil {
+			return fmt.Errorf("error reading 'case-sensitive': %w", err)
+		}
+		delete(object, "case-sensitive")
+	}
+
+	if raw, found := object["end-snapshot-id"]; found {
+		err = json.Unmarshal(raw, &a.EndSnapshotId)
+		if err != nil {
+			return fmt.Errorf("error reading 'end-snapshot-id': %w", err)
+		}
+		delete(object, "end-snapshot-id")
+	}
+
+	if raw, found := object["filter"]; found {
+		err = json.Unmarshal(raw, &a.Filter)
+		if err != nil {
+			return fmt.Errorf("error reading 'filter': %w", err)
+		}
+		delete(object, "filter")
+	}
+
+	if raw, found := object["min-rows-requested"]; found {
+		err = json.Unmarshal(raw, &a.MinRowsRequested)
+		if err != nil {
+			return fmt.Errorf("error reading 'min-rows-requested': %w", err)
+		}
+		delete(object, "min-rows-requested")
+	}
+
+	if raw, found := object["select"]; found {
+		err = json.Unmarshal(raw, &a.Select)
+		if err != nil {
+			return fmt.Errorf("error reading 'select': %w", err)
+		}
+		delete(object, "select")
+	}
+
 	if raw, found := object["snapshot-id"]; found {
 		err = json.Unmarshal(raw, &a.SnapshotId)
 		if err != nil {
 			return fmt.Errorf("error reading 'snapshot-id': %w", err)
 		}
 		delete(object, "snapshot-id")
+	}
+
+	if raw, found := object["start-snapshot-id"]; found {
+		err = json.Unmarshal(raw, &a.StartSnapshotId)
+		if err != nil {
+			return fmt.Errorf("error reading 'start-snapshot-id': %w", err)
+		}
+		delete(object, "start-snapshot-id")
+	}
+
+	if raw, found := object["stats-fields"]; found {
+		err = json.Unmarshal(raw, &a.StatsFields)
+		if err != nil {
+			return fmt.Errorf("error reading 'stats-fields': %w", err)
+		}
+		delete(object, "stats-fields")
+	}
+
+	if raw, found := object["use-snapshot-schema"]; found {
+		err = json.Unmarshal(raw, &a.UseSnapshotSchema)
+		if err != nil {
+			return fmt.Errorf("error reading 'use-snapshot-schema': %w", err)
+		}
+		delete(object, "use-snapshot-schema")
 	}
 
 	if len(object) != 0 {
@@ -881,10 +965,66 @@ func (a PlanTableScanRequest) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
+	if a.CaseSensitive != nil {
+		object["case-sensitive"], err = json.Marshal(a.CaseSensitive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'case-sensitive': %w", err)
+		}
+	}
+
+	if a.EndSnapshotId != nil {
+		object["end-snapshot-id"], err = json.Marshal(a.EndSnapshotId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'end-snapshot-id': %w", err)
+		}
+	}
+
+	if a.Filter != nil {
+		object["filter"], err = json.Marshal(a.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'filter': %w", err)
+		}
+	}
+
+	if a.MinRowsRequested != nil {
+		object["min-rows-requested"], err = json.Marshal(a.MinRowsRequested)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'min-rows-requested': %w", err)
+		}
+	}
+
+	if a.Select != nil {
+		object["select"], err = json.Marshal(a.Select)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'select': %w", err)
+		}
+	}
+
 	if a.SnapshotId != nil {
 		object["snapshot-id"], err = json.Marshal(a.SnapshotId)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'snapshot-id': %w", err)
+		}
+	}
+
+	if a.StartSnapshotId != nil {
+		object["start-snapshot-id"], err = json.Marshal(a.StartSnapshotId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'start-snapshot-id': %w", err)
+		}
+	}
+
+	if a.StatsFields != nil {
+		object["stats-fields"], err = json.Marshal(a.StatsFields)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'stats-fields': %w", err)
+		}
+	}
+
+	if a.UseSnapshotSchema != nil {
+		object["use-snapshot-schema"], err = json.Marshal(a.UseSnapshotSchema)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'use-snapshot-schema': %w", err)
 		}
 	}
 
@@ -1103,6 +1243,15 @@ type ServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 	PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams)
+
+	// (DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	CancelPlanning(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
+	FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams)
@@ -1363,6 +1512,21 @@ func (_ Unimplemented) NativeWriteEligibility(w http.ResponseWriter, r *http.Req
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 func (_ Unimplemented) PlanTableScan(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params PlanTableScanParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+func (_ Unimplemented) CancelPlanning(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+func (_ Unimplemented) FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
+func (_ Unimplemented) FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3466,7 +3630,7 @@ func (siw *ServerInterfaceWrapper) PlanTableScan(w http.ResponseWriter, r *http.
 
 	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
-		var XIcebergColumnFiles string
+		var XIcebergColumnFiles ColumnFilesHeader
 		n := len(valueList)
 		if n != 1 {
 			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
@@ -3485,6 +3649,180 @@ func (siw *ServerInterfaceWrapper) PlanTableScan(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.PlanTableScan(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelPlanning operation middleware
+func (siw *ServerInterfaceWrapper) CancelPlanning(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "plan-id" -------------
+	var planId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "plan-id", chi.URLParam(r, "plan-id"), &planId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "plan-id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelPlanning(w, r, prefix, namespace, table, planId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// FetchPlanningResult operation middleware
+func (siw *ServerInterfaceWrapper) FetchPlanningResult(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "plan-id" -------------
+	var planId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "plan-id", chi.URLParam(r, "plan-id"), &planId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "plan-id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.FetchPlanningResult(w, r, prefix, namespace, table, planId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// FetchScanTasks operation middleware
+func (siw *ServerInterfaceWrapper) FetchScanTasks(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params FetchScanTasksParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.FetchScanTasks(w, r, prefix, namespace, table, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4160,6 +4498,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan", wrapper.PlanTableScan)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}", wrapper.CancelPlanning)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}", wrapper.FetchPlanningResult)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks", wrapper.FetchScanTasks)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials", wrapper.LoadCredentials)
@@ -6098,6 +6445,127 @@ func (response PlanTableScandefaultJSONResponse) VisitPlanTableScanResponse(w ht
 	return err
 }
 
+type CancelPlanningRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	PlanId    string         `json:"plan-id"`
+}
+
+type CancelPlanningResponseObject interface {
+	VisitCancelPlanningResponse(w http.ResponseWriter) error
+}
+
+type CancelPlanning204Response struct {
+}
+
+func (response CancelPlanning204Response) VisitCancelPlanningResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type CancelPlanningdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CancelPlanningdefaultJSONResponse) VisitCancelPlanningResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchPlanningResultRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	PlanId    string         `json:"plan-id"`
+}
+
+type FetchPlanningResultResponseObject interface {
+	VisitFetchPlanningResultResponse(w http.ResponseWriter) error
+}
+
+type FetchPlanningResult200JSONResponse PlanTableScanResult
+
+func (response FetchPlanningResult200JSONResponse) VisitFetchPlanningResultResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchPlanningResultdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response FetchPlanningResultdefaultJSONResponse) VisitFetchPlanningResultResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchScanTasksRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    FetchScanTasksParams
+	Body      *FetchScanTasksJSONRequestBody
+}
+
+type FetchScanTasksResponseObject interface {
+	VisitFetchScanTasksResponse(w http.ResponseWriter) error
+}
+
+type FetchScanTasks200JSONResponse FetchScanTasksResult
+
+func (response FetchScanTasks200JSONResponse) VisitFetchScanTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FetchScanTasksdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response FetchScanTasksdefaultJSONResponse) VisitFetchScanTasksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListViewsRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -6581,6 +7049,15 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan)
 	PlanTableScan(ctx context.Context, request PlanTableScanRequestObject) (PlanTableScanResponseObject, error)
+
+	// (DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	CancelPlanning(ctx context.Context, request CancelPlanningRequestObject) (CancelPlanningResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
+	FetchPlanningResult(ctx context.Context, request FetchPlanningResultRequestObject) (FetchPlanningResultResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
+	FetchScanTasks(ctx context.Context, request FetchScanTasksRequestObject) (FetchScanTasksResponseObject, error)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(ctx context.Context, request ListViewsRequestObject) (ListViewsResponseObject, error)
@@ -8017,6 +8494,100 @@ func (sh *strictHandler) PlanTableScan(w http.ResponseWriter, r *http.Request, p
 	}
 }
 
+// CancelPlanning operation middleware
+func (sh *strictHandler) CancelPlanning(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	var request CancelPlanningRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.PlanId = planId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelPlanning(ctx, request.(CancelPlanningRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelPlanning")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelPlanningResponseObject); ok {
+		if err := validResponse.VisitCancelPlanningResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// FetchPlanningResult operation middleware
+func (sh *strictHandler) FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	var request FetchPlanningResultRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.PlanId = planId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.FetchPlanningResult(ctx, request.(FetchPlanningResultRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FetchPlanningResult")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(FetchPlanningResultResponseObject); ok {
+		if err := validResponse.VisitFetchPlanningResultResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// FetchScanTasks operation middleware
+func (sh *strictHandler) FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams) {
+	var request FetchScanTasksRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	var body FetchScanTasksJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.FetchScanTasks(ctx, request.(FetchScanTasksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FetchScanTasks")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(FetchScanTasksResponseObject); ok {
+		if err := validResponse.VisitFetchScanTasksResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListViews operation middleware
 func (sh *strictHandler) ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams) {
 	var request ListViewsRequestObject
@@ -8308,118 +8879,126 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1/b9s4ll+F0N1hEkCyk23vbi/FAddtM7O9badBkp0usB7cMtKzzYlMakjKjrfIdz/wkfppSpYTO01m",
-	"96+mlkQ+vvf4+H7zaxCLRSY4cK2Cs69BRiVdgAaJ/3sbx6DUe0hhRjUT/MI8NQ8YD86COdAEZBAGnC4g",
-	"OAv+En2I4QbkLLLfRdWHQRioeA4Laj7W68y8rrRkfBbc34fBhwQWmdDA4/WfYN0/S+3d6E+w3jLyj3QB",
-	"KqMxlIMmoGLJMoTqrHpOUlhCqkICNJ6TP19+jIDHIoEkJL8IxiEhN2ui50BO7k6/JwoMorSQ5OjfTr8/",
-	"HgWhBTajel6ByovBgzCQ8GvOJCTBmZY59AN9QWdwxf4OTUT8moNcV4Nn7qUGAhaMs0W+CM5Ow2JcxjXM",
-	"QJYDX4tbqAhJ01SszheZXv9E0xwK6LomxI+3oPxCwpTddeD7eg5kRSXMRa6AmJFDQhWRoHNpkMw4EUuQ",
-	"kiWgRhmOZBA/Xp6OY8GnbNaBavvqjni+pjdpC8nNUbV5YcdBf2Kw6htzyWC105D35mWVCa4AN+W5lEKa",
-	"P2LBNXCNZMyylMW41ca/KIPpr7UR/1XCNDgL/mVc7fWxfarGbsvioJduGjtpk3Bv+ZpMKUtzaSlGOXGf",
-	"EjDfkhuRrEfBfRh8FDRBzO4NxnLES1B5qn3g4WOyAE0Tqik5Kv6KUmGnJEwReqOAazIVklCiNJ1BQmIJ",
-	"VAPuYCtpLI6v6awJ3wZV3EoNufe6UDNg9zrN03KZI2Q49zHKa6XYjANs7rtbxhODgpucpZpxckTtnxHj",
-	"JJOMxyyj6XcKd+RxSARLYnJEOfn84f07ovKbXyDWx0RIMpMiz6pH+F/EXiZFBlIzy6RmPg/ail3g2zjV",
-	"jvir/dy9/HMpygSCYUZ5mydMny8dwptT09iuuY2CSfDp/PqPn9+TsRS5hnFGtQbJJ0FIJgFTKodIG/E2",
-	"Ccw6J8ESeBLFEhLgmtFUTYIg3FwPRQimQi7MX0FCNUSaLcD3bgIxUw424EZM/9UKYDCLTYAz/MNsM0hq",
-	"666PoClLN9d2NRdSvyGTgOLJ+98SaFKso/ZTtJJMwyRwW8Cs0Acn85Ou5BMfbpXIZQxnjlUMUmE0GyEj",
-	"ndGUxWCAcdx3Bjr1zWs4AJSOOuaXYCfxTW8Y5qw8WMZcjbgaG/YxkAiJJ7dlHyKmhJIF5XQGCyMOkBt8",
-	"4ChNda42Z/vj9fUFsQ/NYGZoBzk5cv83mEUkt5noOPAezHXeZ4YmVAcNfNSxHxYsXkNJjblKwEt28e2g",
-	"d1TTVMze4aG6uYkSmNI8tTohTRJm5qPpReOdDYRtTAI8yQRzqiXTsOj9jkpJ15b/KhXvFtZRyqaAe8r3",
-	"cakuPAbUFgnK1deH92JRpPmCf89S+MCnYhONUwZpErHEi4CSATYxMGUpRIVQ8YCPzxX7O0SMRzdr7WYr",
-	"pBDj+j9eezgtDIrjcLsILt9sQhPW1uSFYxuastwjs/GoNoN1rPblYNEgMRYyiWKRcz1ovDbzlbgIH0yE",
-	"FhT9NFHvxGLB9KWVNpvEifFNBKlJgT5Vpk1yD3ncoheF7dk33CVd/e/V5x9RLHOaqbnQURPKvq9rwqCN",
-	"7cbi/HgyyHHqZweGGIr3KQO5DRIc50P1+sPRkGdG1xj+RWvdjVmr0bZiwFkIGygodNIdVrCho28XSpuf",
-	"VMP0wS4pV/bQ7KQh2npRPKd8thObb3DHBqe31tCcqBtoawj8djiul8XQCiudMZ3LrjwqW4Aoh7KK6x4E",
-	"RTX1oAV07ZNnvoKLQsvsJcGmTpyCMaZUSBI2Y1oRyhMyIv9HIvI/bwjVZCGUJqe/+z0pzqf+fd5p+Fko",
-	"L0WPMG4A9mALdAsE/edBr37QMX8YZFRq1F4jlUG8w8Z8GHeEA50S9aNX0xlE1mVSW8KNEClQbt5AAzMS",
-	"MtkumLrkBOKnBK6bBL3y8YEUeCpELhmsoiXIwhvweDy1xmyspRuHXwqL+Vkg0r/AEgLfMt5TTY2SWdNm",
-	"D6DAToVPf+0zWnp0+q0aZ7GmDlvJeRojY+Xvcnx/G2uoFGp95vnAFWxgamdTKwyUkNrKp6abqf5KBnHH",
-	"w6E2cgOwDgutmMbLApCCGfgniLWQXYxAZcI4TZleD1x8v5ldp2PzdL/Ip1PGifmSzEWaMD4jlCQOyGiJ",
-	"UEbLU3KTihufK01MpwoGk2hnHhxmQTsg2hOEDUT6qHE+nUKs2dJoR0uWwgxUt4KXle/s5vSqezf79sMV",
-	"xLnE8MqmSVc6A2tAeBf0a46rRTaDHlkD7sUX43x5duLmaWRJg079ogUjfZ9EAqnvaEnAT90FKEVnfrmh",
-	"NI1vd2N2+//t1r6d1L0fWvh8izIsfBVTfk3V7RbvYq8yklLOISkOYBtxMVsEv44kTEECj2G3vdApnbpW",
-	"ss0hR5MkKkcZrtE09QoPVcy4JSfVFj58ii7B4pV3C7H0jT9AUj7Mbwg6ah1ZO+DOcyB7QHu8b3KDIX4A",
-	"/ZLdCj9I6gvSlgfU1kjfw87CavzaaD74vPkPm+dgkXPRy/yVZG2DY7/3zf+RKW3D9sjP3SDQ6qXBXFvm",
-	"A2yTSfXBO6EsY+49UMJyNwCrOL5nN3G401FGZy4wj3yep6nNLbFpM/0HiIOma0U1o7F7RY8QtHWjdPCp",
-	"0A0ubqUeSGf4fDCUdmdug8sN2gVTKU7UANk0HLaGlNo7W9QA6lpX6QftW9fOcNSi+MNxUYKylVa1wbvW",
-	"dSl6mV2KXfjcDLYVKDtkFzzoR+0BqIpzDAfLE/HYOwvV4epaW+lc61lfmbIyfHnlsFtRXxvcC6Ogybsq",
-	"NaUbSKWFdI7f4uXB0F7Zb6t5tkLtm60L/HpWoM9R5nJbhntyDxTGDJ8Yh70x0VaW4XPG22PDv58o45oy",
-	"3h+uSeQ6kjn3RzTgLmMSIpEmICM9p3x4vp8EM3eUUjvpluTsbcB3KihoayWVjtL03VlTLEHnnSJHiVwT",
-	"mXMSuR/0nGqyEnmakBs4DomElGq2BKIFZrJhtJoU+Mbs68GG2gC8JlFpMrVdTAO8Kxs+J8yc7MeEW7J9",
-	"9Y1Z45ooTdfk1xxysFl7ZuHmiDCYGnlnHrbpJah80Q0QaoaYj8gJUJkykCExk0iZZ4ZmhlCOvLb8gCki",
-	"OIy2u0C92A1bvNIGsIXAioC+rfVj3eIczhM/Ind9kUzDecpm7IYV/uuWIYEP044wowSqBG/yS68rqwLo",
-	"Ftbe37s9XBsZQwkE1fs+3PTK5nJl1TJ8Y1yk1O78q5jWs1b8Tk2rs7SO7Yr2Q73o26DwHxgPchVtOlqb",
-	"rmMVUx5pqm6HD9nwAnrGzVLKu5KLq2Tffuq797ooVvcePlUcslZ64Peyb/PCY4HKXn30UyaVjqRYDeW9",
-	"luf+sRx0UE99ge869tpO+2K0+roemql5Uc+7b3FUyoB3JszbRI0kojoafKR2hvSl0DsPpiCWoKMZcJDl",
-	"KblrNM+lAVRL9Y3bXmwb3l68vmvq5Duh2D61AG2e8GouVpwIHsMbAnc254+wBNOj7DeEanLx+eoaS9wE",
-	"zfV8jCap8imUO6QuNRHWBNOPjFaE4YEp/8Wm3EDFW74m5glZ0jSHkCSA5ZVFWaUCuQRJVkzPCc1oPIcx",
-	"c9WkM2EUnrtoJiI33S9K8NElXX1yZ7CZF2ZMaZD9mv4wta1zD4glSMxw8mklfipszujDfgF9b07To4B/",
-	"HHTm9S02FCjNeAnWjv6ZYe7+jQ/bZ3NVC1MB419QJqT+BFqyWD1It5I4QjQsjll/2QuOSOGgeYzNKkIf",
-	"CFUkZWPjfjHmEiXoCCZogIxIUU5od21YlfSGpHSuhs52FHLClwxWb2qFv/ipq8RMU3KT63Ko8ntyZEuy",
-	"j81rE145bd3ANsnUjKzsV9Z0az0aTfijixPDZnhtuLFTLnhgxaOXMhvOn704bFzB9Fa4ysJqN4kPxPa+",
-	"7MwZ7sfrwIBAZ/ixp170z5h7XjUDKKHrlGcYnm476bYSfGCK/LaYbw+4nfUXTCkD1I6R9IVYQvKQNe70",
-	"kbcSIAkqAMISfh/1vtS3UXd6alNsGV37bDwOiXp1Nh7f5PEt6PFoNMIiZtX4aQdV60CprVvSdc3nzBUY",
-	"bvZTKOrwL8+vrkls6zptVauyLiOnW7FFltqsiZAYLUYDd94upkgmBRbu8qMVk7YzgyJTkaZihfrZW9TJ",
-	"mnNlUmgRi/Q4JFmaK3yvVlj79uLDhB/9bVz9NF6e/u14RP4gElb44WIq5boctjgxUHaXde4hcSgNJ9zt",
-	"MBTw9UQQQiUQg7aEUEWmEqwxZlXOOUjAL5pK54T3ap0hUcICmfNbbhR5W0JkJzdzKTIzGjx5fXJizxnN",
-	"tDlCg4/0FuYiTby0CcKgTP0OTkanoxPULTPgNGPBWfBqdDJ6hZajniOTNTE4pnnCUGLNfCbHR6a0JQW+",
-	"R7SkLCUcVqA0Qbv8jMAS5Josck0147OyetksCx9NeBWmwBLmEbm0uFaOwJGNCxPBa9r7iFyKlSLcjDHh",
-	"uH7XUyEkN0jzkGBTEWK3kznJ0dYxFLe2iTuvzV7AnfEhcUuqZR9Yo7psU/PXNgbO72isq64GIdmsTidH",
-	"rer0qoVLu+tJrey6p+1HG4ZLl3NCXA8TO9/EFn+dreZjRVNQRYl+qSecreaToBOWWoLnDqBYdFjWLeHY",
-	"bG5g0PT+/OP59Tmaol8t4PfjSu8afy3/vu+BsixO3wHGzzxdE5utYQxioxZONTjRdPn9O/Lq1av/Ipot",
-	"oGtWxXgLMUNiNP2Q3MBUGKkyGIica5Y+CAjfOVIx+bjVuMdDZAtxBpJkdAbkyJWwk9OTk7AqwDo5Oenm",
-	"dG9DIXrnYlYnJydhfwjr51ajmt+dnOyvM0pHApKnRcpnDhYHYupEoCXnyKZzIlq6pivht8lcVjujM4XB",
-	"x1IIBz+b31tSuZnZ0SOay74rRmgyFBHFl+ZcMtR4QzhA0i9rvVKySlvZFJK7s9iAL6o2VQcnvyclZwv1",
-	"a4g9wkPJ4I+VR83xXjkiDDKhPES3hVaK0B7Cj4jR4yhXK5BYYGEPcOu1M1qKgfcNYWh/W5+iiwXGVq8R",
-	"Rmoxrcicqrl56RYy7TtKW1WeVZORP4hkvTdyddSS3jfVYC1zuN9gmtO9QeH17/p6R81rpCArqlxTqOTJ",
-	"JIY9We+rWFpf8LoG7BukeeFINkqpVaeUFhlZCXnL+GxTUNihmjzQIMFrv53RxJELJe95Dzm52QT4B9A9",
-	"0J7sn2G2c4mTJxX69y5MmsK7o7vgTo3kfh7AgmMbNmm3gtwXBF1C8hKy1KiYNbFHCqmHrZtSI+OsrMOs",
-	"FMvn2LUrITlPkBZb+P4Sl1YS+coGQ56CnwYIIA4rt+KwLeEPL4ZqBWtexcXxvnvNEommaXlYCY7UUYUT",
-	"ObTeYjBEM3QRcsIFJ5QYtFLGQZrjmemQ0IXgM6LnQkHhD+DkBsgcUvexQmfziLzl6wmnuZ4bRMZGPBcw",
-	"LOiaUHVL6I3ItfkC0qllG3eiKrpWhAs9Z3w24fa11Rz03GoEFdwE7oyKNiJf0CFQTWZMJzGdFtZxiQtz",
-	"1BpQR+RtwbZHiB3BlUjh2MDlnDDOmBDTKUgLR+FP8J3TP4D2VB1us3yHuePRudJlBbjOezt0vPS3J61c",
-	"3zsZgu1+rFuar2I/R6pIowlrC5K6g3gHSK7L5LfCHWUG6psk2CL6DiZn+upTu0+yYjcb/g2JEvLwGk+Z",
-	"Xu6VMufolTLvmON1i/1z7DeAML89OLAl0kyi92C4WklYmHQHsjV82j2GEw+p2NfbrwzS6feHflty4Odp",
-	"5JynU9+RmcdfzT8tzd2nbpdEGaJplyspkj/RQW3OQrcVjB5Uq9l6IiXcv4anI+6Tq9hSpI9WsetsMm4V",
-	"8XkR3aoIPLQw8xUfemjwZW7zwZE1mXLcB8bkfAFk6RKYb5OkWv+BZGZVhDlEVPZJhBran1C21Zl2/NXo",
-	"h/def4VP6rWQO2Sl1WwoAV2E+PnzWOgd5sHq9P5t/QZNq1rRThlky00PLX5aRa090v+74vR7UfKmuZYf",
-	"3PFd6d8E7eLSAn1j18iMUbxiMe55LjRWiJiFbGq9b5PEVvIeRnq5KuHHiq7KqY3re0rxZZlmLGEpbgc6",
-	"tvZH8EucVZX5c0evT16T1Rx4dZgmAiyNMWDOtMeysaM8bzLb9VmRbaA99BHVrJztlGJVEe6hJZmn3LfT",
-	"NCyBf0Kz8EvNI3M423Cjo+ATG4i16mj/UVIloT6dqVjx6mDNqUmtIRuwubDCcjxi2jpTuah8gXsPfXZZ",
-	"jD2r+BYkf5Exmg3mGRe15JkURVerLgK47OEL9+YhjfeyTWmHwxEhCNGVIXJd5ns9f5KEgeuN17pzBbQi",
-	"c5ceWaRdLpjR7xyBSC3BqqwrLsk54UdmKqJenREJMyZ4SIoLM0JigI6UXqcQ2QtcQqK0iqoXjO4QUcnD",
-	"CYc7DZLTNGJJSJQCrDSwf93COqyBUV6lERI7Kt6vwZKwSDKIqp+PbVaCiy5jGilNC19UrWTnFtboj2Jq",
-	"wm1UtLjNyxfYuPLy5P5PowY7PqF/sn8XGMaA5Gk2Q78kKf/uyvAb20qK8Vf89368cN0IhmnQq5ayMdj4",
-	"3ZJz1LrPb8AXtUveutX0cyyXV1XHg+8UxpyLEmrlsoerHIxa9wTB0/WEYyOBskNgQo5s5rL9JiS29rca",
-	"pmpCZ4cKJ3xBOZuC0iokxZ8kZUqr45AwrlgCno4MNvWH8qTYfDdr/Mi1aGUS51iPyFW5lBi7C2JPAYxJ",
-	"GgHS6nFR5g+e1VEy4XOmcDT7wWhB76oOA+ZEWqiQQKqA/DtJ6FodE/siyXkKylhBEqYTbu8EIlSbwRfu",
-	"eqY1ZnAX8WAgteYZRfYy5TGY+dWE4yVON5LyeF6DtQ0e4yV4KtIiugXIHICnx6MJvy4JaeZ2DSDKrE9w",
-	"mKrRPnF5qUxjcjidcJlzEpsdPBcSpeSUcabmVcjSSOcRcZ0ULD1xQHcBxIS7wPSI/IgxL3s9hO2jXt5n",
-	"h3kPtQd4+5tHujZahhxIsnp7qtxv3lO4T7Hqb4XidVNTa4S6BhgN2tWan5QdT/YucsubKvvUMnftll9f",
-	"eVAk/ZDx5eZdYR6suxeIXXhu11pqPI4JjeqwL0W8KEYrMO7JVu/1ClRt654+Tzbsus9VWjf5t6FxRzM/",
-	"D7Hf45lC4jlLEwm8uALPwl8v3zTkF1mEiRz7tD3r7fvudyZf7Xba7rhQ6zqXnZnEd6GxJd+h/C4bd+c8",
-	"seLbdQFOV7pbySZ79MI0GKNbMtS13F5HjBTZIVhgiDOniZ9EiizbM346nDYfBU3KRX8qeqsdkHG8/Y23",
-	"cg0anBrLFl3Z5J6RMweabGKnhPQcEwWD3cnpMgyfjQjc3eT6edjOGrcaPj8piF1y3RZW1wpzn7Ng31q0",
-	"/sQifntVep9C7oq+wyKiH+IedmXf30Dyj6XrufJ8uLPRw2Y/rLkdurfo8HsPKcwQksPytLdNz3A+7ueL",
-	"6ub5x3GT9XztzknR0l0G/7zYCa+of86Cztf9aJ88gQh4HEtgL5nhHOE4qM8EtZ2vf3tlmq2O3j5Nzrbo",
-	"YTYHosTaaF+7Nnwm+692U+RvU5h7rsJ86aK8GfTYZh3ul7Zer1AuZwVysU/OLt6hDmPEBhD2aFfWdl6n",
-	"TfkwVHXwc4Es212kwtaHafSj4BB9ojqeBw+oWiqjBY2PgecLvCUlteWn03qPnm3euR34/FU/xZgiObdh",
-	"g4RgvwsUoOfXdGaEaWPxeySp3xJGoHe0gnW9xu6FSvsHBxx9huge5cehRLznfvMndix6bp/vcA+5cF1K",
-	"eeJau2NZbRFFGwWhkxgIpNk3TTDaO/r+W54943a3aG/N3AVIckMVEAwT2qQCphVJ2RKKmLOLcGpCy3h2",
-	"1R8mzqUErjvK6eo3GA0KVtV7jnv74HQ2/T20Xuq77MnDR39oINNF+Oe0hc1/OOnVarKSSwJ3Grgq4nyW",
-	"vsT1NSOvXR/OM+f2IUosCgwqIqYTftPCM2YVNVDsso8wx2hJU2b7vpW5FxN+9PrkhPxknzDBz+9iQADt",
-	"WDZd3nbYP3bt4jB4Xvaps8kW3i4pKEh6mf9ZyegSzubFkS9YUn9bydvsB96p09bbOgySjllKzdffLMbb",
-	"ceGTh0hXngxGFYsMC/5qaUhHggN2HStSHs16jv9BxOPDuKs80H/jkp8miRO7C7EEsppjsQvVdMIRBW8a",
-	"fd8ryZwCndoPhdCVnLZJUyg3FKETXmga3fL7+Uvuf8rsvcnshW3m/nL2VdtXX+tIf6iUaF/X+0dV9uGA",
-	"6EmisVG+9uhKehgXcLxdyiVJQvN+Ka/91JBnZ42uQEUeMBTdVWrJBmGVf4upt+Z9vKLnM7mFtWqUBCyB",
-	"J4rcAmTknViA/k4RCya5oPLXHLQVfnLCi5uhQqfB2i4iqMESVtzSNsWG+TS+9Qm+jtu1DihAOmbsquNF",
-	"jvmnetDDwkZHfKnawRUe5hGmqquYcmIWwxmfhfacT/o0hgk/Umsez6XgIsdyF6pzzFbPMH33eETe99iL",
-	"hEqYcMyGL+pPjKpqu3I5O14BT8hfIteUO7KGU4Sn8Bkxos+3pxpXoHXo+W1HtH+O7Yr//oW+9xq5A2dr",
-	"+y6N61YqLHWRVZ769LBR3b4o7U/4xj9gkBYXvvcYbRFGf14h2mefIFGB+dtIj8DXx1/NP1tjrHsmzhC9",
-	"Frv97TE+WnF9pyvJrfKbE7Ar3Gem2DHah1jcT7DvG4mN7V8YtAww7VIavwAhg/b9CxQyToGWUNzZc4iK",
-	"kNodeM88l27jrr7HmPhVrohF7+EMfC0pV+6CnbH1NR2Kls7pVU34EkLwFbSPpattQWMp664ktU69g9HW",
-	"nvdPsUFfQK7rXvdnqarsaXuWMhZv7zXWvMVgLlNj5mqdnY3Hp7/7z9HJ6GR0evb709+fIqrc98VVf0WB",
-	"pjlC222YVf1XxzK1XywEtR9qFbb3P9//fwAAAP//",
+	"7D1rc9s4kn+li3dXY1eRkr3J3e0pdVWXTTwzuZ1JUrZ3slWrqVuYbEkYUwAHAKVoU/7vV3jwKZCibMmx",
+	"Z/ZTHBGPRnej0d3obnwJYr7MOEOmZDD5EmREkCUqFOZ/r+MYpXyLKc6Jopx91F/1B8qCSbBAkqAIwoCR",
+	"JQaT4K/RuxhvUMwj2y+qOgZhIOMFLonurDaZbi6VoGwe3N2FwRue5kv2LU1Rfm8HnXwJEpSxoJnpPgmU",
+	"yBHWC2SgFghxSpEpEEgSCbHpDTPdHU5+ILe44GkC+Fkhk5Sz01EQ7oLYQhAZEHYA+y7BZcYVsnjzZ9z0",
+	"o6TWNvozbnaM/J4sUWYkxnLQJg7K75DiClMZApJ4AX+5/CFCFvMEkxB+4ZRhAjcbg6ezz+ffgkRNVcUF",
+	"nPzb+bcVNjKiFhWorBg8CAOBv+ZUYBJMNNr7gf5I5nhF/4FNRPyao9hUg2euUQMBS8roMl8Gk/OwGJcy",
+	"hXMU5cDX/BYrriNpytcXy0xtfiJpjgV0XROazjtQ/lHgjH7uwPf1AmFNBC54LhH0yCEQCQJVLjSSKQO+",
+	"QiFognKUmZE04ser83HM2YzOO1Btm+6J52tyk7aQ3BxV6QZ7DvoTxXXfmCuK672GvNONZcaZRCNBLoTg",
+	"ZjfHnClkypAxy1IaG7kw/kVqTH+pjfivAmfBJPiXcSWYxvarHLvdaga9dNPYSZuEe802MCM0zYWlGGHg",
+	"ugLqvnDDk80ouAuDHzhJDGYPBmM54iXKPFU+8MxnWKIiCVEEToq/opTbKYFKIDdSi7gZF0BAKjLHBGKB",
+	"RKHZwVbSWBxfk3kTvi2quJVqch90oXrA7nXqr+UyR4bhXGdzuEhJ5wxxe9/dUpZoFNzkNFWUwQmxf0aU",
+	"QSYoi2lG0m+k2ZGnIXCaxHBCGHx49/YNyPzmF4zVKXABc8HzrPpk/muwlwmeoVDUMqmez4O2Yhf4Nk61",
+	"I/5mu7vGP5eijBsw9Civ84Sqi5VDeHNqEts1t1EwDX68uP7+w1sYC54rHGdEKRRsGoQwDaiUOUZKi7dp",
+	"oNc5DVbIkigWmCBTlKRyGgTh9nqIgWDGxVL/FSREYaToEn1tE4ypdLAh02L6b1YAo15sgoyaP/Q2w6S2",
+	"7voIitB0e21XCy7UK5gGxKgJ/61P8WIdtZ+itaAKp4HbAnqFPjipn3Qln/hwK3kuYpw4VtFIxdF8ZBhp",
+	"QlIaowbGcd8EVeqbV3MAShV1zC/QTuKbXjPMpDxYxkyOmBxr9tGQcGFObss+wGdAYEkYmePSaDyaG3zg",
+	"SEVULrdn+/76+iPYj3owPbSDHE7c/zVmDZLbTHQaeA/mOu9TTROiggY+6tgPCxavoaTGXCXgJbv4dtAb",
+	"okjK52/Mobq9iRKckTy1CixJEqrnI+nHRpsthG1NgizJOHV6MFW47O1HhCAby3+VineLmyilMzR7yte5",
+	"VBceAmqLBOXq68N7sVhq2e/YjG+jcUYxTSKaeBFQMsA2BrTiHRVCxQO++S7pPzCiLLrZKDdbIYUoU//x",
+	"0sNpYVAch7tFcNmyCU1YW5MXjl1oynKPzDZHtR6sY7XPB4saiTEXSRTznKlB47WZr8RFeG8itKDop4l8",
+	"w5dLqi6ttNkmjjUGDUhNCvSpMm2Se8jjFr0sDOW+4S7J+n+vPrw3YpmRTC64ippQ9vWuCYM2thuL8+NJ",
+	"I8epnx0Yoka8z6i1svsgMeO8q5rfHw15pnWN4T1a627MWo22EwPOQthCQaGT7rGCLR19t1Da7lIN0we7",
+	"IEzaQ7OThsbWi+IFYfO92HyLO7Y4vbWG5kTdQFtD4LfDcb0sZqyw0hnTuezKo7IDiHIoq7geQFBUUw9a",
+	"QNc+eeIr+Fhomb0k2NaJU9TGlAwhoXOqJBCWwAj+DyL4n1dAFCy5VHD+hz9CcT717/NOw89Cecl7hHED",
+	"sHtboDsg6D8PevWDjvnDICNCGe01khnGe2zM+3FHONApUT96FZljZF0mtSXccJ4iYbqFMTAjLpLdgqlL",
+	"Thj8lMB1k6BXPt6TAo+FyBXFdbRCUXgDHo6n1piNtXTj8FNhMT8JRPoXWELgW8ZboohWMmva7BEU2Bn3",
+	"6a99RkuPTr9T4yzW1GErOU9jpK38fY7vr2MNlUKtzzwfuIItTO1taoWB5EJZ+dR0M9WbZBh3fBxqIzcA",
+	"67DQimm8LIAp6oF/wlhx0cUIRCSUkZSqzcDF95vZdTo2T/eP+WxG7XUgLHiaUDYHAokDMloZKKPVOdyk",
+	"/MbnSuOzmcTBJNqbB4dZ0A6I9gRhA5E+alzMZhgrutLa0YqmOEfZreBlZZv9nF5172bffrjCOBfmemXb",
+	"pCudgTUgvAv6NTerNWyGPbIGXcNn43x5cuLmcWRJg079osXc9P3IE0x9R0uCfuouUUoy98sNqUh8ux+z",
+	"2//vtvbtpK59aOHzLepbVPHiKibsmshb2anMZClhkSLydvfcVdMh85nrOu9l9+XF1TX4mr8CTK0JDkQC",
+	"ZfAx1d9vUtQNbZvtezUjc3FPVWabp5u7VMZurQcZssTcXgLQt9+GOCdJkkSlvB8Of1PH8qxCj1vuqnth",
+	"vUvIemX/kq984w84Ne7nQ0UVtY7vPXDnUU48oD3cT7vFEN+hes4ulu8E8V1Yl4f1zlvP++kF1fi10Xzw",
+	"eWNBtnWCIv6kl/mrU6YNju3vm/8HKpUNYTD83A0CqRoN5toyNmKXf7Y+eCeUZfxBD5S42g/AKqbBs5sY",
+	"flZRRuYuSMHweZ6mNs7GhhD1H2gOmq4V1Qzo7hU9QNDWDfRdFKhN0wWu2Uo9kM7N98FQ2p25Cy43aBdM",
+	"pTiRA2TTcNgaUurgbFEDqGtdpU+4b117w1GLaBiOixKUnbSqDd61rkvey+yC76Vj8XS3aLFDdsFjlL8e",
+	"gKo7n+FgeW5/Ds5Cdbi61lY6GnvWV4bvDF9eOexO1NcG98LISfKmCtPpBlIqLpwTvGg8GNor27eaZyfU",
+	"vtm6wK9HSPqchi7OZ7hX+0hXuuEj47D3frgVcfmU8fbQq/AfCWWKUNZ/dZWITSRy5r/dwc8ZFRjxNEER",
+	"qQVhw2MfBeq5o5TYSXcEqu8CvlNBMbZWUukoTYPcmmJJkdeQiA2InEHkflALomDN8zSBGzwNQWBKFF0h",
+	"KG6i+szNPRT4NpHogw21AXhNotJkarvbBniatix7E0Xajwm3ZNv0lV7jBqQiG/g1xxxtBKNeuD4iNKZG",
+	"3pmHbXqBMl92A2Q0QxObyQCJSCmKEPQkQuSZppkmlCOvTcWgEjjD0W53sBe7YYtX2gC2EFgR0Le13tct",
+	"zuE88d5w1ydBFV6kdE5vaOHLbxkS5mPaceUqkEjOmvzS69arALrFjff3bm/fVvRUgkHV3oebXtlcrqxa",
+	"hm+MlmusFF1+B6/VWdp3JRIjiUxSjfKOXcgaPDJw381oqva47A616IsEX8vIhffi0Jkkphofe7HY/uuR",
+	"iggV3aufkpGJS9zTh5Vr0hTzbWVclAS6280YO9ywntYwts5Z/YlRNnd+V7gg8WLKWt7RwmNrckmcZ5fa",
+	"0a6JvIWT0nA1GTKmxZQVFnAIa6oWUL/+1c14Lmp5dSZwxqSg1X2OU1bM7KatfIohuDy1Ij9NolihGE3Z",
+	"s/Udd6Uf3MuvXA/j75dlrp1X/tQzH1qCxaRNdsFsQ2WSiKho8EHeGVQhuNp7MImxQBXNkaEoz+Z971Nd",
+	"IEa1VN+47cW24e3F65umJbAXiu1XC9D25pcLvmbAWYyvAD/bqEugidlntg8QBR8/XF2bJENOcrUYG0NY",
+	"+tTYPYLHmghrgulHRute455JF8X22kLFa7YB/QVWJM0xhAQ9gsMKKZKReIFj6lJ551yrWZ+jOY/cdL9I",
+	"zkaXZP2jO/n1vDinUqHoty+GKYude4CvUJgYs44TwkOF7Rl92C+g740qexDwD4NON99huaFUlJVg7ekV",
+	"GnbJsNWxLUOrbKQKGP+CMi7Uj6gEjeW9NDphRoiG3STXG3vB4SkeNZK0mcfpA6G6v9nauJ+0kUbAuJ/B",
+	"mD0jKBI67a4Nq6TqEEqXbugsVi6mbEVx/aqWem26ulzYNIWbXJVDlf3hxCbFn+pmU1a5it3ANsxXjyxt",
+	"L2swtj75VJF900PD5qXe8MO/XPDAnFMvZbZcTgdxE7mU9d2RCEVqu5vEB2J7X3ZGbffjdeA1ROelZ0/G",
+	"7l9M9H9VjqGErlOemUvxtmtwtzExLElh101zD7idGTBUSg3Unvf3S76yFuC+a0z2DK/YzsVIggqAsITf",
+	"R71P9W3UHSDcFFvaPpiMxyHIF5Px+CaPb1GNR6ORSSOXjZ/2ULWOFFy8I2Bad6cuxXPbuiwqIRjbLLaZ",
+	"tTavWFpHldOt6DJzMT8haC1GIXM+NiohE9ykTrOTNRW2NoaEGU9Tvjb62WujkzXnygRXPObpaQhZmkvT",
+	"rpba/Prjuyk7+fu4+mm8Ov/76Qj+xBNaeP9iIsSmHLY4MYzsLisNhOBQGk6Z22FGwNfDT4AIBI22RJu1",
+	"M4E2hs2qnAsUaHo0lc4p69U6Q5DcApmzW6YVeZvEZSfXc0mYaw0eXp6d2XNGUaWP0KCsWeOjTRAGZfB9",
+	"cDY6H50Z3TJDRjIaTIIXo7PRC80SRC0MkzUxOCZ5Qo3EmvtMjh+oVJYUph0oQWgKDNcoFcyokGoCuEKx",
+	"gWWuiKJsXuaPG+tff5qy6nLEJJGP4NLiWjoCR/Y2Gjirm/1wydcSmB5jysz6XVWLEG4MzUMwZV3Abid9",
+	"khtbR1Pc2ibuvNZ7weyMd4lbUi3mwaCmqmr0tzYGLj6TWFV1JULYrg8AJ636AFURnXbdmVrie0/hlTYM",
+	"ly7SBVwVGTvf1KbfTdaLsSQpyqJIQqknTNaLadAJSy3Edg9QLDos65ZwbJeX0Gh6e/HDxfWFMUW/WMDv",
+	"xpXeNf5S/n3XA2VZHmAPGD+wdAM2RkQbxFotnCl0ouny2zfw4sWL/wJFl9g1q6SshZghN0P9kNzgjGup",
+	"MhiInCma3gsI3zlSMfm4VTrJQ2QLcYYCMjJHOHFFBOD87CysUuDOzs66Od1b0ol8djdlZ2dnYf/F2c+t",
+	"UkF/ODs7XG2ajrAnT5GaDwwtDvjMiUBLzpEtYWLQ0jVdCb8NIbPaGZlLc+VZCuHgZ/17Syo340l6RHNZ",
+	"+UYLTWpERNFTn0uaGq+AISb9stYrJatgmW0huT+LDehRFQo7Ovk9gUA7qF9D7Ik5lDT+aHnUnB6UI8Ig",
+	"49JDdJvqJoH0EH4EWo8jTK5RmBQXWSuKp7UUDe8roMb+tj5FdwMZW72Ga6lFlYQFkQvd6BYz5TtKW3m2",
+	"VZmXP/FkczBydWTz3jXVYCVyvNtimvODQeH17/qqdy1qpIA1ka4sV/JoEsOerHfVNUnflXkN2FeG5oUj",
+	"WSulVp2Simew5uKWsvm2oLBDNXmgQYKXfjujiSN3gX3gPeTkZhPg71D1QHt2eIbZzSVOnlToP7gwaQrv",
+	"jvqOe5Xy+3kAC47ttUm7cuihIOgSkpeYpVrFrNcCLaSeKZ6VahlnZZ2JhbF8buqmJZCzxNBiB99fmqWV",
+	"RL6ylyGPwU8DBBDDtVtx2JbwxxdDtZRBr+LieN81s0QiaVoeVpwZ6sjCiRxabzFqomm6cDFlnAEBjVZC",
+	"GQp9PFMVAllyNge14BILfwCDG4QFpq6zNM7mEbxmmykjuVpoRMZaPBcwLMkGiLwFcsNzpXtgOrNs405U",
+	"STYSGFcLyuZTZputF6gWViOo4Ab8rFW0EXwyDoFqMm068dmssI5LXOijVoM6gtcF254Y7HAmeYqnYC7u",
+	"DSWdMcFnMxQWjsKf4Dunv0PlyfvcZfkOc8cb50qXFeBqH+5Rc9RfILZyfe9lCLYr4u4of2sqahIJjTK4",
+	"LUjqDuI9ILkuQ+4Kd5QeqG+SYIfoO5qc6csQ7j7Jit2s+TcEycXxNZ4yqN0rZS6MV0q30cfrDvvn1G8A",
+	"maj64MiWSDN034PhaiVhYdIdydbwaffmOvGYin29AM4gnf5w6LeJDn6eNpzzeOq7YebxF/1PS3P3qdsl",
+	"UYZo2uVKipBT46DWZ6HbCloPqmWKPZIS7l/D4xH30VVswdMHq9h1Nhm3Uge9iG7lIR5bmPlSHj00+LSw",
+	"UeiGNal03Ifa5HwGZOkSmK+TpFr/kWRmlfo5RFT2SYQa2h9RttWZdvxF64d3Xn+FT+q1kDtkpdVsRgK6",
+	"G+Knz2Ohd5h7q9OHt/UbNK0yVDtlkE1yPbb4aaXS9kj/b4rT71nJm+ZavnPHd6V/g7GLSwv0lV0j1Ubx",
+	"msZmzzOuTF6KXsi21vs6SWz+8HGkl8tNfqjoqpzaZn2PKb4s04wFrvjtQMfW4Qh+aWaVZfzcycuzl9Wr",
+	"NwY1CUdLY3NhTpXHsrGjPG0y2/VZka2hPfYR1czX7ZRiVervsSWZJ8m40zQsgX9Es/BTzSNzPNtwq6bj",
+	"IxuItZxs/1FSBaE+nqlY8epgzalJrSEbsLmwwnI8oco6UxmvfIEHv/rsshh7VvE1SP4s72i2mGdcZLBn",
+	"ghflFLsI4KKHP7qWxzTey0KxHQ5HA4FNQ+O5KuO9nj5JwsBVJ2y9eoNKwsKFRxZhl0uq9TtHIKgFWJXZ",
+	"zCU5p+xETwXyxQQEzilnIRRPloSggY6k2qQY2Sd0QpBKRlUDrTtERLBwyvCzQsFIGtEkBCnRZBrYv25x",
+	"E9bAKB8zCcGOal44oUlYBBlE1c+nNirB3S6bMFKSFr6oWsrOLW6MP4rKKbO3osV7ar6LjSsvTx7+NGqw",
+	"4yP6J/t3gWYMTB5nM/RLkvLvrgi/sc2kGH8x/96Nl64GwjANet1SNgYbvztijlovKg7oUXtmr1tNvzBJ",
+	"+rKqs/CNNHfORWKwdNHDVQxGrWYDZ+lmykz5AoEzFMhiffDayGXbJyzetCyHqUrf2aHCKVsSRmcolQyh",
+	"+BNSKpU8DYEySRP01IGwoT+EJcXmu9mYTq5ILhVmjs0IrsqlxKamoalkYO4ktQBpVdYo4wcndZRM2YJK",
+	"M5rtMFqSz1XutD6RljIETCXCv0NCNvIUbEPIWYpSW0ECZ1NmX2UCovTgS/dA1sZEcBf3wQi1kh1F9DJh",
+	"Mer55ZSZZ7RuBGHxogZrGzzKSvBkpHh0i5g5AM9PR1N2XRJSz+3KTpRRn+gwVaN94uJSqTLB4WTKRM4g",
+	"1jt4wYWRkjPKqFxUV5ZaOo/A1W+w9DQDuic4psxdTI/gvbnzsg902Er25YuCJu6h9sG8v+eRro1CJUeS",
+	"rN5KLnfbL0UeUqz6C7B43dTEGqGu7EaDdrWSK2WdlYOL3PKt0D61zD185tdX7nWTfsz75eZrbR6suwZg",
+	"F57btZYaT1lp4nCKeJGMVmDcE63e6xWoiuU9fpxs2PWirrBu8q9D444Sgh5ivzVnCsQLmiYCWfEIoYW/",
+	"nr6pyc+zyARyHNL2rBcNvNubfLX3gbvvhVoP6uzNJL4npS35juV32Xq96JEV364niLrC3Uo2OaAXpsEY",
+	"3ZKhruX2OmIEz47BAkOcOU38JIJn2YHx0+G0+YGTpFz0j0VFtyMyjreq8k6uMQanMmmLLm3ywMhZIEm2",
+	"sVNCemECBYP9yekiDJ+MCNzf5Pp52M4at8pMPyqIXXLdJlbXEnOfsmDfmbT+yCJ+d1Z6n0Lukr7D4kY/",
+	"NHvYpX1/Bck/Fq7mytPhzkYNm8Ow5m7oXhuH31tMcW4gOS5Pe8v0DOfjfr6o3v5/GDdZz9f+nBSt3HP8",
+	"T4udftJQPWVB56t+dEieMAh4GEuYWjLDOcJxUJ8Jautt//bSNFt1xH2anC3RQ20MRIm10aF2bfhE9l/t",
+	"rc7fpjD3PEb63EV589Jjl3V4WNp6vUK5mBfINXVy9vEOdRgj9gLhgHZlbed12pT3Q1UHPxfIstVFKmy9",
+	"m0XvOcPoR6LiRXCPrKXytqDRGVm+NG+zpDb9dFav0bPLO7cHn7/opxiVkDN7bZCAqXdhBOjFNZlrYdpY",
+	"/AFJ6reEDdB7WsGqnmP3TKX9vS8cfYboAeXHsUS854X5R3Yset7/73APueu6lLDEFZQ3abXFLdooCJ3E",
+	"MEDqfdMEo72j777m2TNuvxvszZn7iAJuiEQw14Q2qIAqCSldYXHn7G44FZDyPruqDxPnQiBTHel09XeT",
+	"Bl1W1St3e+vgdBb9PbZe6ntiysNHf2og093wL0gLm7876dUqslKvGm7u+Sx9wdU1g5euDufEuX1A8mWB",
+	"QQl8NmU3LTzXqpM7FLvoIxNjtCIptXXfytiLKTt5eXYGP9kvlLOLzzEaAO1YNlze1vU/deXizOV5WafO",
+	"Blt4q6QYQdLL/E9KRpdwNp+rfMaS+utK3mY98E6dtl7WYZB0zFKie3+1O96OZ6Y8RLryRDDKmGcm4a8W",
+	"hnTCGZqqY0XIo17P6e9EPN6Pu8oD/Tcu+UmSOLG75CuE9cIkuxBF7MsW8lWj7nslmVMkM9uRc1XJaRs0",
+	"ZeSGBDJlhabRLb+fvuT+p8w+mMxe2mLuz2dftX31tYr0xwqJ9lW9f1BmnxnQeJJIrJWvA7qS7scFzLxp",
+	"5YIksfmqldd+asizSaMqUBEHjEV1lVqwQVjF35rQW93evLH9AW5xIxspAStkiYRbxAze8CWqbyRYMOEj",
+	"Eb/mqKzwE1NWvEfl3uqxVXqtBgu0eBtuZgrmk/jWJ/g63vQ6ogDpmLErj9dwzD/Vgx4W1jric9UOrsxh",
+	"HplQdRkTBpl72ApO5IbFC8EZz+UE7GNH+kTJTGSuSzXRradsoRsJCfZpsxDsw2MhNB9RC6HmagjNhqMs",
+	"tsXASTpl5iGxcetRNRDmAR6tSXie/RrBawMCpETM9X40kfCVkvKNBEXkLaTUBoXLNQoJ1cNQWjOeoYoX",
+	"ZvtOmfm7eJ5LjuBtj7VbBsva1WIyZYW1TATaIP8irUbPY4uNOfeERC2D/hq5YuORNQgjo11MQIt0n6xo",
+	"vEe2t5pUMzq/t174YylJ3uf3jhxv7nvZrVstskxsOOErn38ahPEX945Zbz3R9zbrAESuWcwkNRDL/cWC",
+	"5CuICYsxTXU7Wp3xNqbeZa0vvKUW35iOxbN2gy4IbJcUEzhxw9pk8twMcXr4O6qWIzUlbq9VBK3JLJtj",
+	"Y9L0bzFT7mkAFLZAg0m8IVNm8Kc4ZDxNJ/Dy7CW851e5fd/vXVI5qIri5gi5zEkK8QLjW68nyvM8YPA0",
+	"+L4U7cI+Wvi7ONP91VmKdwP3TvTdf4OXLxA+R/WgSLeyuoE9M0+qBB17Ep4Cn5lqonYz6QO38S6vE7Pe",
+	"jVIetk/4OGsC+pXM/jYQuza6ocM3ska4xz7obABWX0DVT6bF7zCeyiz84OFURcTb04qmevKxjBWYv41I",
+	"RtN8/EX/szMc6sDEGeKCMoV5DxjKVHF9562PW+VXJ2BXZI6eYs/AHIPFw8TlfCWxsbuHRssAL2xK4mcg",
+	"ZIwr/hkKGafNCiye1ztG8mbtudonHva+9azuQ7zxVVinRe/xfPFKECbdW3hjey10LFq6+6lqwucQLVdB",
+	"+1C62mpxlrLu9XB7/3Y02trz/jE26DNISzno/ixVlQNtz1LGmof2xarAYC7SYBIslMom4/H5H/5zdDY6",
+	"G51P/nj+x3ODKte/eJW3qKWgj9D2iwmy/qtjmdovFoLaD7ViGHc/3/1/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

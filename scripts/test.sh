@@ -53,3 +53,4 @@ fuzz ./service/ FuzzRefsOnly
 fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer
 fuzz ./internal/v4commit/ FuzzCommitFiles
+fuzz ./internal/scanplan/ FuzzFilter

@@ -120,6 +120,14 @@ func matrixRoutes() []routeCase {
 			want: writeOK, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"dry-run": true} }},
 		{op: "maintainTable", name: "hidden", method: "POST", path: fixed("/management/v1/warehouses/wh/namespaces/hr/tables/secret/maintain"),
 			want: hidden, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"dry-run": true} }},
+		// Plans complete synchronously and are not kept: polling any plan id
+		// is 404 NoSuchPlanId, cancelling succeeds, a forged plan task is
+		// 404 NoSuchPlanTask; all after the read-data check.
+		{op: "fetchPlanningResult", method: "GET", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan/p1", n) }, want: want{404, 404, 404, 404}},
+		{op: "cancelPlanning", method: "DELETE", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan/p1", n) }, want: allNoBody},
+		{op: "cancelPlanning", name: "hidden", method: "DELETE", path: fixed("/v1/wh/namespaces/hr/tables/secret/plan/p1"), want: hiddenNo},
+		{op: "fetchScanTasks", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/tasks", n) }, want: want{404, 404, 404, 404},
+			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"plan-task": "forged"} }},
 		{op: "loadCredentials", method: "GET", path: func(n int) string { return tbl(n) + "/credentials" }, want: allOK},
 		{op: "nativeWriteEligibility", method: "GET", path: func(n int) string { return tbl(n) + "/native-write-eligibility" }, want: allOK},
 		{op: "renameTable", method: "POST", path: fixed("/v1/wh/tables/rename"), want: adminNSNo,

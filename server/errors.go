@@ -33,6 +33,8 @@ var errorKinds = map[service.Kind]struct {
 	service.KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailableException"},
 	service.KindTooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException"},
 	service.KindUnauthorized:       {http.StatusUnauthorized, "NotAuthorizedException"},
+	service.KindNoSuchPlanID:       {http.StatusNotFound, "NoSuchPlanIdException"},
+	service.KindNoSuchPlanTask:     {http.StatusNotFound, "NoSuchPlanTaskException"},
 }
 
 // ErrorModel is the body of every error response.

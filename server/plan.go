@@ -8,56 +8,96 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
 )
 
+// columnFilesOK reads the X-Iceberg-Column-Files header.
+func columnFilesOK(h *openapi.ColumnFilesHeader) bool {
+	return h != nil && strings.EqualFold(strings.TrimSpace(*h), "true")
+}
+
 // PlanTableScan implements openapi.StrictServerInterface: a synchronous,
-// completed plan for a v4 table.
+// completed plan; a large one carries plan-tasks for fetchScanTasks.
 func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanRequestObject) (openapi.PlanTableScanResponseObject, error) {
 	id, err := ident(req.Namespace, req.Table)
 	if err != nil {
 		return nil, err
 	}
-	var snap *int64
-	if req.Body != nil {
-		snap = req.Body.SnapshotId
+	pr := service.PlanRequest{CaseSensitive: true, ColumnFilesOK: columnFilesOK(req.Params.XIcebergColumnFiles)}
+	if b := req.Body; b != nil {
+		pr.SnapshotID, pr.StartSnapshotID, pr.EndSnapshotID = b.SnapshotId, b.StartSnapshotId, b.EndSnapshotId
+		if b.Filter != nil {
+			pr.Filter = json.RawMessage(*b.Filter)
+		}
+		if b.Select != nil {
+			pr.Select = *b.Select
+		}
+		if b.CaseSensitive != nil {
+			pr.CaseSensitive = *b.CaseSensitive
+		}
+		if b.UseSnapshotSchema != nil {
+			pr.UseSnapshotSchema = *b.UseSnapshotSchema
+		}
 	}
-	ok := req.Params.XIcebergColumnFiles != nil && strings.EqualFold(strings.TrimSpace(*req.Params.XIcebergColumnFiles), "true")
-	tasks, err := s.svc.PlanScan(ctx, req.Prefix, id, snap, ok)
+	res, err := s.svc.PlanScan(ctx, req.Prefix, id, pr)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]openapi.FileScanTask, 0, len(tasks))
-	deletes := []openapi.RawJSON{}
-	for _, t := range tasks {
-		part := make([]openapi.RawJSON, 0, len(t.PartitionValues))
-		for _, v := range t.PartitionValues {
-			b, _ := json.Marshal(v)
-			part = append(part, b)
-		}
-		df := openapi.PlannedDataFile{Content: "data", FilePath: t.Location, FileFormat: strings.ToLower(t.FileFormat),
-			SpecId: int(t.SpecID), Partition: part, FileSizeInBytes: t.FileSizeInBytes, RecordCount: t.RecordCount, FirstRowId: t.FirstRowID}
-		if len(t.ColumnFiles) > 0 {
-			cfs := make([]openapi.ColumnFileInfo, 0, len(t.ColumnFiles))
-			for _, cf := range t.ColumnFiles {
-				cfs = append(cfs, openapi.ColumnFileInfo{Location: cf.Location, FileFormat: cf.FileFormat, FieldIds: cf.FieldIDs, FileSizeInBytes: cf.FileSizeInBytes})
-			}
-			df.ColumnFiles = &cfs
-		}
-		task := openapi.FileScanTask{DataFile: df}
-		if dv := t.DeletionVector; dv != nil {
-			// A v4 colocated DV travels as a position-delete file in Puffin
-			// with its blob range, as REST planning describes DVs.
-			b, _ := json.Marshal(map[string]any{
-				"content": "position-deletes", "file-path": dv.Location, "file-format": "puffin",
-				"spec-id": t.SpecID, "partition": part, "file-size-in-bytes": dv.SizeInBytes, "record-count": dv.Cardinality,
-				"referenced-data-file": t.Location, "content-offset": dv.Offset, "content-size-in-bytes": dv.SizeInBytes,
-			})
-			refs := []int{len(deletes)}
-			deletes = append(deletes, b)
-			task.DeleteFileReferences = &refs
-		}
-		out = append(out, task)
+	tasks, deletes, err := encodePlan(res)
+	if err != nil {
+		return nil, err
 	}
 	planID := uuid.NewString()
-	return openapi.PlanTableScan200JSONResponse{Status: "completed", PlanId: &planID, FileScanTasks: &out, DeleteFiles: &deletes}, nil
+	out := openapi.PlanTableScan200JSONResponse{Status: "completed", PlanId: &planID, FileScanTasks: &tasks, DeleteFiles: &deletes}
+	if len(res.PlanTasks) > 0 {
+		out.PlanTasks = &res.PlanTasks
+	}
+	return out, nil
+}
+
+// FetchScanTasks implements openapi.StrictServerInterface: the tasks of
+// one plan task.
+func (s *Server) FetchScanTasks(ctx context.Context, req openapi.FetchScanTasksRequestObject) (openapi.FetchScanTasksResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	if req.Body == nil || req.Body.PlanTask == "" {
+		return nil, &service.Error{Kind: service.KindBadRequest, Message: "plan-task is required"}
+	}
+	res, err := s.svc.FetchScanTasks(ctx, req.Prefix, id, req.Body.PlanTask, columnFilesOK(req.Params.XIcebergColumnFiles))
+	if err != nil {
+		return nil, err
+	}
+	tasks, deletes, err := encodePlan(res)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.FetchScanTasks200JSONResponse{FileScanTasks: &tasks, DeleteFiles: &deletes}, nil
+}
+
+// FetchPlanningResult implements openapi.StrictServerInterface. Plans are
+// answered completed and never kept, so no plan id is ever pending: after
+// the usual access and existence checks the answer is 404
+// NoSuchPlanIdException.
+func (s *Server) FetchPlanningResult(ctx context.Context, req openapi.FetchPlanningResultRequestObject) (openapi.FetchPlanningResultResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.svc.PlanStatus(ctx, req.Prefix, id, req.PlanId)
+}
+
+// CancelPlanning implements openapi.StrictServerInterface: nothing runs
+// after a plan completes, so cancelling succeeds once access and the
+// table are checked.
+func (s *Server) CancelPlanning(ctx context.Context, req openapi.CancelPlanningRequestObject) (openapi.CancelPlanningResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.CancelPlan(ctx, req.Prefix, id, req.PlanId); err != nil {
+		return nil, err
+	}
+	return openapi.CancelPlanning204Response{}, nil
 }

@@ -113,6 +113,9 @@ var unadvertised = map[string]bool{
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":            true,
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":             true,
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan":                    true,
+	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}":           true,
+	"DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}":        true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks":                   true,
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility": true,
 }
 

@@ -30,6 +30,8 @@ const (
 	KindForbidden                      // 403 ForbiddenException
 	KindTooLarge                       // 413 RequestEntityTooLargeException: the request body is over the limit
 	KindUnauthorized                   // 401 NotAuthorizedException: no valid credentials
+	KindNoSuchPlanID                   // 404 NoSuchPlanIdException: the scan plan is not (or no longer) known
+	KindNoSuchPlanTask                 // 404 NoSuchPlanTaskException: the plan task is not one of this table's
 )
 
 // Error is a failure with the exact message clients see. Messages follow

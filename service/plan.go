@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/store"
@@ -41,6 +42,8 @@ type DeleteFile struct {
 	FileFormat      string // lower case: parquet, avro, orc, puffin
 	SpecID          int32
 	PartitionValues []any // in the spec's field order
+	// PartitionTypes are the partition values' types (nil when unknown).
+	PartitionTypes  []iceberg.Type
 	RecordCount     int64
 	FileSizeInBytes int64
 	EqualityIDs     []int
@@ -56,6 +59,9 @@ type DeleteFile struct {
 type PlanResult struct {
 	Tasks       []ScanTask
 	DeleteFiles []DeleteFile
+	// PlanTasks are opaque tokens for the rest of a large plan, each
+	// fetched with FetchScanTasks.
+	PlanTasks []string
 }
 
 // planAvro plans a scan of a format v1–v3 table from its Avro manifests.

@@ -28,6 +28,10 @@ type Options struct {
 	// MaxLeafEntries bounds the rows of a v4 leaf manifest written for
 	// added files (default 2048).
 	MaxLeafEntries int
+	// MaxPlanTasks is how many file scan tasks a scan plan returns inline;
+	// a larger plan is split into plan tasks fetched one by one (default
+	// 1000).
+	MaxPlanTasks int
 	// VerifyMetadataOnLoad makes loadTable check that the metadata file
 	// still exists (one stat); a missing file answers 404 NotFoundException.
 	VerifyMetadataOnLoad bool
@@ -76,6 +80,9 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	}
 	if opts.MaxLeafEntries <= 0 {
 		opts.MaxLeafEntries = 2048
+	}
+	if opts.MaxPlanTasks <= 0 {
+		opts.MaxPlanTasks = 1000
 	}
 	if opts.MaxClockSkew <= 0 {
 		opts.MaxClockSkew = validation.DefaultMaxClockSkew

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+
+	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/service"
+)
+
+// The JSON of planned files follows the REST spec's ContentFile, DataFile
+// and DeleteFile schemas; Java's ContentFileParser reads it, so field names
+// and value encodings are exactly the spec's.
+
+// columnFileJSON is our column-file extension on a planned data file.
+type columnFileJSON struct {
+	Location        string `json:"location"`
+	FileFormat      string `json:"file-format"`
+	FieldIDs        []int  `json:"field-ids"`
+	FileSizeInBytes int64  `json:"file-size-in-bytes"`
+}
+
+// countMap is the REST CountMap: parallel keys and values.
+type countMap struct {
+	Keys   []int   `json:"keys"`
+	Values []int64 `json:"values"`
+}
+
+type dataFileJSON struct {
+	Content         string            `json:"content"`
+	FilePath        string            `json:"file-path"`
+	FileFormat      string            `json:"file-format"`
+	SpecID          int32             `json:"spec-id"`
+	Partition       []json.RawMessage `json:"partition"`
+	FileSizeInBytes int64             `json:"file-size-in-bytes"`
+	RecordCount     int64             `json:"record-count"`
+	SplitOffsets    []int64           `json:"split-offsets,omitempty"`
+	SortOrderID     *int32            `json:"sort-order-id,omitempty"`
+	FirstRowID      *int64            `json:"first-row-id,omitempty"`
+	ValueCounts     *countMap         `json:"value-counts,omitempty"`
+	NullValueCounts *countMap         `json:"null-value-counts,omitempty"`
+	NaNValueCounts  *countMap         `json:"nan-value-counts,omitempty"`
+	ColumnFiles     []columnFileJSON  `json:"column-files,omitempty"`
+}
+
+type fileScanTaskJSON struct {
+	DataFile             dataFileJSON `json:"data-file"`
+	DeleteFileReferences []int        `json:"delete-file-references,omitempty"`
+}
+
+type deleteFileJSON struct {
+	Content            string            `json:"content"`
+	FilePath           string            `json:"file-path"`
+	FileFormat         string            `json:"file-format"`
+	SpecID             int32             `json:"spec-id"`
+	Partition          []json.RawMessage `json:"partition"`
+	FileSizeInBytes    int64             `json:"file-size-in-bytes"`
+	RecordCount        int64             `json:"record-count"`
+	EqualityIDs        []int             `json:"equality-ids,omitempty"`
+	ReferencedDataFile *string           `json:"referenced-data-file,omitempty"`
+	ContentOffset      *int64            `json:"content-offset,omitempty"`
+	ContentSizeInBytes *int64            `json:"content-size-in-bytes,omitempty"`
+}
+
+// encodePlan turns a plan into the JSON arrays of a REST ScanTasks object.
+func encodePlan(res service.PlanResult) (tasks, deletes []openapi.RawJSON, err error) {
+	tasks = make([]openapi.RawJSON, 0, len(res.Tasks))
+	for _, t := range res.Tasks {
+		b, err := json.Marshal(fileScanTaskJSON{DataFile: dataFile(t), DeleteFileReferences: t.DeleteRefs})
+		if err != nil {
+			return nil, nil, err
+		}
+		tasks = append(tasks, b)
+	}
+	deletes = make([]openapi.RawJSON, 0, len(res.DeleteFiles))
+	for _, d := range res.DeleteFiles {
+		b, err := json.Marshal(deleteFileJSON{Content: d.Content, FilePath: d.Location, FileFormat: strings.ToLower(d.FileFormat),
+			SpecID: d.SpecID, Partition: partitionJSON(d.PartitionValues, d.PartitionTypes), FileSizeInBytes: d.FileSizeInBytes,
+			RecordCount: d.RecordCount, EqualityIDs: d.EqualityIDs, ReferencedDataFile: d.ReferencedDataFile,
+			ContentOffset: d.ContentOffset, ContentSizeInBytes: d.ContentSize})
+		if err != nil {
+			return nil, nil, err
+		}
+		deletes = append(deletes, b)
+	}
+	return tasks, deletes, nil
+}
+
+func dataFile(t service.ScanTask) dataFileJSON {
+	df := dataFileJSON{Content: "data", FilePath: t.Location, FileFormat: strings.ToLower(t.FileFormat), SpecID: t.SpecID,
+		Partition: partitionJSON(t.PartitionValues, t.PartitionTypes), FileSizeInBytes: t.FileSizeInBytes, RecordCount: t.RecordCount,
+		SplitOffsets: t.SplitOffsets, SortOrderID: t.SortOrderID, FirstRowID: t.FirstRowID,
+		ValueCounts: counts(t.ValueCounts), NullValueCounts: counts(t.NullValueCounts), NaNValueCounts: counts(t.NaNValueCounts)}
+	for _, cf := range t.ColumnFiles {
+		df.ColumnFiles = append(df.ColumnFiles, columnFileJSON{Location: cf.Location, FileFormat: strings.ToLower(cf.FileFormat),
+			FieldIDs: cf.FieldIDs, FileSizeInBytes: cf.FileSizeInBytes})
+	}
+	return df
+}
+
+func counts(m map[int]int64) *countMap {
+	if len(m) == 0 {
+		return nil
+	}
+	c := &countMap{}
+	for k := range m {
+		c.Keys = append(c.Keys, k)
+	}
+	sort.Ints(c.Keys)
+	for _, k := range c.Keys {
+		c.Values = append(c.Values, m[k])
+	}
+	return c
+}
+
+// partitionJSON encodes a partition tuple value by value.
+func partitionJSON(vals []any, types []iceberg.Type) []json.RawMessage {
+	out := make([]json.RawMessage, len(vals))
+	for i, v := range vals {
+		var typ iceberg.Type
+		if i < len(types) {
+			typ = types[i]
+		}
+		out[i] = singleValue(v, typ)
+	}
+	return out
+}
+
+// singleValue is the Iceberg single-value JSON of a value: numbers and
+// booleans as JSON, dates and times as ISO-8601 text (timestamptz with an
+// offset), decimals as text, binary and fixed as hex, uuids as text.
+func singleValue(v any, typ iceberg.Type) json.RawMessage {
+	var out any
+	switch x := v.(type) {
+	case nil:
+		return json.RawMessage("null")
+	case iceberg.Date:
+		out = x.ToTime().Format("2006-01-02")
+	case iceberg.Time:
+		out = time.UnixMicro(int64(x)).UTC().Format("15:04:05.000000")
+	case iceberg.Timestamp:
+		s := time.UnixMicro(int64(x)).UTC().Format("2006-01-02T15:04:05.000000")
+		if _, tz := typ.(iceberg.TimestampTzType); tz {
+			s += "+00:00"
+		}
+		out = s
+	case iceberg.TimestampNano:
+		s := time.Unix(0, int64(x)).UTC().Format("2006-01-02T15:04:05.000000000")
+		if _, tz := typ.(iceberg.TimestampTzNsType); tz {
+			s += "+00:00"
+		}
+		out = s
+	case iceberg.Decimal:
+		out = x.Val.ToString(int32(x.Scale))
+	case []byte:
+		out = strings.ToUpper(hex.EncodeToString(x))
+	case uuid.UUID:
+		out = x.String()
+	default:
+		out = x
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(v)))
+	}
+	return b
+}

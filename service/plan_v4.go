@@ -1,0 +1,524 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/internal/scanplan"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
+)
+
+// ScanTask is one data file to read, with the column files that override
+// some of its columns.
+type ScanTask struct {
+	Location   string
+	FileFormat string
+	SpecID     int32
+	Partition  map[int]any
+	// PartitionValues are the partition values in the spec's field order,
+	// PartitionTypes their types (nil when unknown).
+	PartitionValues []any
+	PartitionTypes  []iceberg.Type
+	RecordCount     int64
+	FileSizeInBytes int64
+	FirstRowID      *int64
+	SortOrderID     *int32
+	SplitOffsets    []int64
+	// ValueCounts, NullValueCounts and NaNValueCounts are the file's
+	// trusted column counts by field id (stale ones are left out).
+	ValueCounts, NullValueCounts, NaNValueCounts map[int]int64
+	ColumnFiles                                  []ColumnFileRef
+	DeletionVector                               *DeletionVectorRef
+	// DeleteRefs index PlanResult.DeleteFiles: the delete files this task
+	// applies (a v4 deletion vector is also listed there, as a Puffin
+	// position-delete file).
+	DeleteRefs []int
+}
+
+// PlanScan plans a scan of a table: the data files (and the delete files
+// they need) that might hold rows matching req. It authorizes
+// table-read-data, then plans v4 tables here and v1–v3 tables from their
+// Avro manifests (planAvro). It fails with 400 for a bad filter, select or
+// snapshot range, 404 for an unknown table or snapshot, and 400 reason
+// column-files-unsupported-by-client when a planned file has column files
+// for the selected columns and the client did not say it understands them.
+// A plan with more than Options.MaxPlanTasks tasks comes back as plan tasks
+// (PlanResult.PlanTasks) to fetch with FetchScanTasks.
+func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, req PlanRequest) (PlanResult, error) {
+	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
+		return PlanResult{}, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return PlanResult{}, err
+	}
+	md, version, err := s.loadPlanTable(ctx, w, id)
+	if err != nil {
+		return PlanResult{}, err
+	}
+	if version < FormatV4 {
+		return s.planAvro(ctx, w, md, req)
+	}
+	p, err := s.newV4Plan(w, id, md, req)
+	if err != nil {
+		return PlanResult{}, err
+	}
+	return p.plan(ctx)
+}
+
+// loadPlanTable loads a table's metadata and format version: 404 when the
+// table does not exist.
+func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Ident) (table.Metadata, int, error) {
+	obj, err := s.store.ObjectGet(ctx, id.ref(w.Name, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, tableNotFound(err, id)
+	}
+	if err != nil {
+		return nil, 0, storeErr(err, w.Name)
+	}
+	md, version, err := parseTableMetadata(obj.Metadata)
+	if err != nil {
+		return nil, 0, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+	}
+	return md, version, nil
+}
+
+// scanPlanV4 is one scan plan (or one plan task) of a v4 table.
+type scanPlanV4 struct {
+	s      *Service
+	w      *store.Warehouse
+	id     Ident
+	st     *v4State // meta and location; rootRows unused
+	req    PlanRequest
+	sc     *iceberg.Schema
+	filter *scanplan.Filter
+	parts  map[int]*scanplan.Filter // projected filters by spec id
+	top    map[int]int              // field id → its top-level field id
+	sel    map[int]bool             // selected top-level ids; nil = all
+	roots  map[int64][]v4manifest.TrackedFile
+	// leavesRead counts the leaf manifests read (for benchmarks).
+	leavesRead int
+}
+
+// newV4Plan binds the request to the schema it names: 400 for a bad
+// filter or select, 404 for an unknown snapshot.
+func (s *Service) newV4Plan(w *store.Warehouse, id Ident, md table.Metadata, req PlanRequest) (*scanPlanV4, error) {
+	p := &scanPlanV4{s: s, w: w, id: id, st: &v4State{meta: md, location: md.Location()}, req: req,
+		parts: map[int]*scanplan.Filter{}, roots: map[int64][]v4manifest.TrackedFile{}}
+	sc := md.CurrentSchema()
+	if req.UseSnapshotSchema {
+		snap, err := p.snapshot(req.SnapshotID, req.EndSnapshotID)
+		if err != nil {
+			return nil, err
+		}
+		if snap != nil && snap.SchemaID != nil {
+			if sc = schemaByID(md, *snap.SchemaID); sc == nil {
+				return nil, newErr(KindInternal, "schema %d of snapshot %d is missing", *snap.SchemaID, snap.SnapshotID)
+			}
+		}
+	}
+	return p, p.bind(sc)
+}
+
+// bind binds the request's filter and select to sc.
+func (p *scanPlanV4) bind(sc *iceberg.Schema) error {
+	var err error
+	p.sc = sc
+	if p.filter, err = scanplan.Bind(p.req.Filter, sc, p.req.CaseSensitive); err != nil {
+		return newErr(KindBadRequest, "%s", err.Error())
+	}
+	p.top = scanplan.TopLevel(sc)
+	if p.sel, err = scanplan.TopLevelIDs(sc, p.req.Select, p.req.CaseSensitive, p.filter.FieldIDs()); err != nil {
+		return newErr(KindBadRequest, "%s", err.Error())
+	}
+	return nil
+}
+
+func schemaByID(md table.Metadata, id int) *iceberg.Schema {
+	for _, sc := range md.Schemas() {
+		if sc.ID == id {
+			return sc
+		}
+	}
+	return nil
+}
+
+// snapshot is the snapshot a plan reads: the first of ids given, else the
+// current one (nil for a table without snapshots). 404 when unknown.
+func (p *scanPlanV4) snapshot(ids ...*int64) (*table.Snapshot, error) {
+	for _, id := range ids {
+		if id != nil {
+			snap := p.st.meta.SnapshotByID(*id)
+			if snap == nil {
+				return nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *id, p.id)
+			}
+			return snap, nil
+		}
+	}
+	return p.st.meta.CurrentSnapshot(), nil
+}
+
+// root reads (once per plan) the root manifest of a snapshot.
+func (p *scanPlanV4) root(ctx context.Context, snap *table.Snapshot) ([]v4manifest.TrackedFile, error) {
+	if rows, ok := p.roots[snap.SnapshotID]; ok {
+		return rows, nil
+	}
+	rows, err := p.s.readManifest(ctx, p.w, snap.ManifestList, p.st.location, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.roots[snap.SnapshotID] = rows
+	return rows, nil
+}
+
+// planUnit is a piece of a plan: a leaf manifest referenced from the root
+// of Snapshot, or (Leaf nil) the root's own data rows. Added restricts it
+// to the rows ADDED by Snapshot (incremental append scans).
+type planUnit struct {
+	Snapshot int64
+	Leaf     *v4manifest.TrackedFile
+	Added    bool
+}
+
+// estimate is how many tasks a leaf may yield: its live files.
+func (u planUnit) estimate() int {
+	mi := u.Leaf.ManifestInfo
+	if mi == nil {
+		return 1
+	}
+	if u.Added {
+		return int(mi.AddedFiles)
+	}
+	return int(mi.AddedFiles + mi.ExistingFiles + mi.ModifiedFiles)
+}
+
+// plan runs the plan: the units the root pruning keeps, then either their
+// tasks or, for a large plan, plan tasks naming them.
+func (p *scanPlanV4) plan(ctx context.Context) (PlanResult, error) {
+	units, direct, dels, err := p.units(ctx)
+	if err != nil {
+		return PlanResult{}, err
+	}
+	res := &planBuilder{deletes: dels, refs: map[int]int{}}
+	if err := p.addRows(res, direct); err != nil {
+		return PlanResult{}, err
+	}
+	total := 0
+	for _, u := range units {
+		total += u.estimate()
+	}
+	if total+len(res.out.Tasks) > p.s.opts.MaxPlanTasks {
+		tokens, err := p.tokens(units)
+		if err != nil {
+			return PlanResult{}, err
+		}
+		res.out.PlanTasks = tokens
+		return res.result(), nil
+	}
+	for _, u := range units {
+		if err := p.planLeaf(ctx, res, u); err != nil {
+			return PlanResult{}, err
+		}
+	}
+	return res.result(), nil
+}
+
+// units lists the leaves to read after root pruning, the data rows that
+// sit in the root itself (already planned as tasks' sources) and the live
+// equality deletes of the planned snapshot.
+func (p *scanPlanV4) units(ctx context.Context) ([]planUnit, []planRow, []eqDelete, error) {
+	if p.req.StartSnapshotID != nil || p.req.EndSnapshotID != nil {
+		return p.incrementalUnits(ctx)
+	}
+	snap, err := p.snapshot(p.req.SnapshotID)
+	if err != nil || snap == nil || snap.ManifestList == "" {
+		return nil, nil, nil, err
+	}
+	rows, err := p.root(ctx, snap)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dels, err := p.eqDeletes(ctx, snap, rows)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var units []planUnit
+	var direct []planRow
+	for i := range rows {
+		rr := &rows[i]
+		switch {
+		case !rr.Tracking.Status.Live():
+		case rr.ContentType == v4manifest.ContentData:
+			direct = append(direct, planRow{row: rr})
+		case rr.ContentType == v4manifest.ContentDataManifest && p.leafMightMatch(rr):
+			units = append(units, planUnit{Snapshot: snap.SnapshotID, Leaf: rr})
+		}
+	}
+	return units, direct, dels, nil
+}
+
+// incrementalUnits are the leaves and root data rows ADDED by the append
+// snapshots after start (exclusive) up to end (inclusive). 400 when start
+// is not an ancestor of end, 404 for an unknown snapshot. Incremental
+// append scans carry no equality deletes (as in Java's
+// IncrementalAppendScan).
+func (p *scanPlanV4) incrementalUnits(ctx context.Context) ([]planUnit, []planRow, []eqDelete, error) {
+	chain, err := p.appendsBetween()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var units []planUnit
+	var direct []planRow
+	for _, snap := range chain {
+		rows, err := p.root(ctx, snap)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for i := range rows {
+			rr := &rows[i]
+			if rr.Tracking.Status != v4manifest.StatusAdded || deref(rr.Tracking.SnapshotID) != snap.SnapshotID {
+				continue
+			}
+			switch {
+			case rr.ContentType == v4manifest.ContentData:
+				direct = append(direct, planRow{row: rr, added: snap.SnapshotID})
+			case rr.ContentType == v4manifest.ContentDataManifest && p.leafMightMatch(rr):
+				units = append(units, planUnit{Snapshot: snap.SnapshotID, Leaf: rr, Added: true})
+			}
+		}
+	}
+	return units, direct, nil, nil
+}
+
+// appendsBetween walks end's ancestry back to start and keeps the append
+// snapshots, oldest first.
+func (p *scanPlanV4) appendsBetween() ([]*table.Snapshot, error) {
+	if p.req.StartSnapshotID == nil || p.req.EndSnapshotID == nil {
+		return nil, newErr(KindBadRequest, "An incremental scan needs both start-snapshot-id and end-snapshot-id")
+	}
+	start, err := p.snapshot(p.req.StartSnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := p.snapshot(p.req.EndSnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	var chain []*table.Snapshot
+	for snap.SnapshotID != start.SnapshotID {
+		if snap.Summary == nil || snap.Summary.Operation == table.OpAppend {
+			chain = append([]*table.Snapshot{snap}, chain...)
+		}
+		if snap.ParentSnapshotID == nil {
+			return nil, newErr(KindBadRequest, "Snapshot %d is not an ancestor of snapshot %d", start.SnapshotID, *p.req.EndSnapshotID)
+		}
+		if snap = p.st.meta.SnapshotByID(*snap.ParentSnapshotID); snap == nil {
+			return nil, newErr(KindBadRequest, "Snapshot %d is not an ancestor of snapshot %d", start.SnapshotID, *p.req.EndSnapshotID)
+		}
+	}
+	return chain, nil
+}
+
+// leafMightMatch prunes a leaf by its root row's aggregate stats. Root rows
+// carry no partition summaries; their aggregates are trusted for
+// top-level fields only: a column file replaces a whole top-level field
+// and the commit path refreshes only that field's own stats, so a nested
+// field's aggregate may still include a replaced base file's values.
+func (p *scanPlanV4) leafMightMatch(rr *v4manifest.TrackedFile) bool {
+	if mi := rr.ManifestInfo; mi != nil && mi.AddedFiles+mi.ExistingFiles+mi.ModifiedFiles == 0 {
+		return false
+	}
+	return p.filter.MightMatch(scanplan.Stats{RecordCount: -1, Fields: rr.ContentStats,
+		Usable: func(id int) bool { return p.top[id] == id }})
+}
+
+// planLeaf reads one leaf and adds the tasks of its matching rows.
+func (p *scanPlanV4) planLeaf(ctx context.Context, res *planBuilder, u planUnit) error {
+	rows, err := p.s.readLeaf(ctx, p.w, p.st, u.Leaf, nil)
+	if err != nil {
+		return err
+	}
+	p.leavesRead++
+	prs := make([]planRow, 0, len(rows))
+	for i := range rows {
+		pr := planRow{row: &rows[i]}
+		if u.Added {
+			pr.added = u.Snapshot
+		}
+		prs = append(prs, pr)
+	}
+	return p.addRows(res, prs)
+}
+
+// planRow is a candidate data row; added, when set, keeps it only if it
+// was ADDED by that snapshot.
+type planRow struct {
+	row   *v4manifest.TrackedFile
+	added int64
+}
+
+// addRows adds the tasks of the rows that are live data files matching the
+// filter.
+func (p *scanPlanV4) addRows(res *planBuilder, rows []planRow) error {
+	for _, pr := range rows {
+		r := pr.row
+		if !r.Tracking.Status.Live() || r.ContentType != v4manifest.ContentData {
+			continue
+		}
+		if pr.added != 0 && (r.Tracking.Status != v4manifest.StatusAdded || deref(r.Tracking.SnapshotID) != pr.added) {
+			continue
+		}
+		if !p.rowMightMatch(r) {
+			continue
+		}
+		t, err := p.task(r)
+		if err != nil {
+			return err
+		}
+		res.add(t, p.applicable(res.deletes, r))
+	}
+	return nil
+}
+
+// rowMightMatch evaluates the filter on a row's partition tuple and stats.
+func (p *scanPlanV4) rowMightMatch(r *v4manifest.TrackedFile) bool {
+	if p.filter.AlwaysTrue() {
+		return true
+	}
+	if r.SpecID != nil && !p.partFilter(int(*r.SpecID)).MatchPartition(r.Partition) {
+		return false
+	}
+	return p.filter.MightMatch(scanplan.Stats{RecordCount: r.RecordCount, Fields: r.ContentStats, Usable: p.usable(r)})
+}
+
+// partFilter is the filter projected onto a partition spec (true for an
+// unknown spec).
+func (p *scanPlanV4) partFilter(specID int) *scanplan.Filter {
+	if f, ok := p.parts[specID]; ok {
+		return f
+	}
+	f, _ := scanplan.Bind(nil, p.sc, true)
+	if spec := p.st.meta.PartitionSpecByID(specID); spec != nil {
+		f = p.filter.Project(*spec, p.sc)
+	}
+	p.parts[specID] = f
+	return f
+}
+
+// usable is the stats precedence rule for one row: the stats of a field
+// carried by a column file are the column file's (the commit replaced the
+// top-level field's own stats), but stats of fields nested inside a
+// carried field are the base file's, stale, and never used.
+func (p *scanPlanV4) usable(r *v4manifest.TrackedFile) func(int) bool {
+	if len(r.ColumnFiles) == 0 {
+		return nil
+	}
+	carried := map[int]bool{}
+	for _, cf := range r.ColumnFiles {
+		for _, id := range cf.FieldIDs {
+			carried[int(id)] = true
+		}
+	}
+	return func(id int) bool {
+		top, ok := p.top[id]
+		return !ok || top == id || !carried[top]
+	}
+}
+
+// task builds the scan task of a matching row: its column files cut to
+// those carrying selected fields. 400 reason column-files-unsupported-by-
+// client when any remain and the client did not accept column files.
+func (p *scanPlanV4) task(r *v4manifest.TrackedFile) (ScanTask, error) {
+	t := ScanTask{Location: r.Location, FileFormat: r.FileFormat, Partition: r.Partition, RecordCount: r.RecordCount,
+		FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, SortOrderID: r.SortOrderID, SplitOffsets: r.SplitOffsets,
+		ColumnFiles: columnFileRefs(p.selectedColumnFiles(r.ColumnFiles)), DeletionVector: deletionVectorRef(r.DeletionVector)}
+	if len(t.ColumnFiles) > 0 && !p.req.ColumnFilesOK {
+		e := newErr(KindBadRequest, "Table %s has column files; send X-Iceberg-Column-Files: true to receive them", p.id)
+		e.Reason = validation.ReasonColumnFilesUnsupported
+		return ScanTask{}, e
+	}
+	if r.SpecID != nil {
+		t.SpecID = *r.SpecID
+	}
+	t.PartitionValues, t.PartitionTypes = p.partitionTuple(int(t.SpecID), r.Partition)
+	t.ValueCounts, t.NullValueCounts, t.NaNValueCounts = p.counts(r)
+	return t, nil
+}
+
+// selectedColumnFiles keeps the column files that carry a selected field.
+func (p *scanPlanV4) selectedColumnFiles(cfs []v4manifest.ColumnFile) []v4manifest.ColumnFile {
+	if p.sel == nil {
+		return cfs
+	}
+	var out []v4manifest.ColumnFile
+	for _, cf := range cfs {
+		for _, id := range cf.FieldIDs {
+			if p.sel[int(id)] {
+				out = append(out, cf)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// partitionTuple orders a partition map by the spec's fields, with the
+// fields' result types.
+func (p *scanPlanV4) partitionTuple(specID int, part map[int]any) ([]any, []iceberg.Type) {
+	vals, types := []any{}, []iceberg.Type{}
+	spec := p.st.meta.PartitionSpecByID(specID)
+	if spec == nil {
+		return vals, types
+	}
+	for _, pf := range spec.Fields() {
+		vals = append(vals, part[pf.FieldID])
+		var typ iceberg.Type
+		if src, ok := p.sc.FindTypeByID(firstSource(pf)); ok {
+			typ = pf.Transform.ResultType(src)
+		}
+		types = append(types, typ)
+	}
+	return vals, types
+}
+
+func firstSource(pf iceberg.PartitionField) int {
+	if len(pf.SourceIDs) == 0 {
+		return -1
+	}
+	return pf.SourceIDs[0]
+}
+
+// counts are a row's trusted value, null and NaN counts by field id.
+func (p *scanPlanV4) counts(r *v4manifest.TrackedFile) (vc, nc, nan map[int]int64) {
+	ok := p.usable(r)
+	put := func(m *map[int]int64, id int, v *int64) {
+		if v == nil {
+			return
+		}
+		if *m == nil {
+			*m = map[int]int64{}
+		}
+		(*m)[id] = *v
+	}
+	for id, fs := range r.ContentStats {
+		if fs == nil || (ok != nil && !ok(id)) {
+			continue
+		}
+		put(&vc, id, fs.ValueCount)
+		put(&nc, id, fs.NullValueCount)
+		put(&nan, id, fs.NaNValueCount)
+	}
+	return vc, nc, nan
+}
+
+// errNoPlanTask is the answer for a plan task that is not one of the
+// table's: malformed, for another table, or naming a leaf its snapshot does
+// not reference.
+func errNoPlanTask(id Ident) error {
+	return newErr(KindNoSuchPlanTask, "Plan task does not exist for table %s", id)
+}
