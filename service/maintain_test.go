@@ -152,8 +152,9 @@ func TestMaintainExpiresV4(t *testing.T) {
 		require.Contains(t, after, f)
 	}
 	// The current snapshot still plans: every file it names exists.
-	tasks, err := e.svc.PlanScan(e.ctx, "wh", e.id, nil, true)
+	plan, err := e.svc.PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
 	require.NoError(t, err)
+	tasks := plan.Tasks
 	require.Len(t, tasks, 1)
 	require.Equal(t, "a.parquet", filepath.Base(tasks[0].Location))
 	require.Len(t, tasks[0].ColumnFiles, 1)
@@ -232,7 +233,7 @@ func TestMaintainCrashWindows(t *testing.T) {
 		}
 		require.Contains(t, after, "data/a.parquet")
 		require.Contains(t, after, "data/cf2.parquet")
-		_, err = e.svc.PlanScan(e.ctx, "wh", e.id, nil, true)
+		_, err = e.svc.PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
 		require.NoError(t, err)
 	})
 }
