@@ -364,3 +364,27 @@ func TestPlanAvroRefusesManifestListOutsideTable(t *testing.T) {
 	require.Contains(t, err.Error(), "outside its location")
 	require.NotContains(t, err.Error(), f.w.Location)
 }
+
+// TestPlanAvroSnapshotSchema checks which schema filter and select bind to
+// for time travel: the current one by default (REST use-snapshot-schema
+// false), the snapshot's with use-snapshot-schema.
+func TestPlanAvroSnapshotSchema(t *testing.T) {
+	f := newPlanFix(t, "sqlite", 2)
+	s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil)
+	f.commit(table.OpAppend, []iceberg.DataFile{f.data("a2.parquet", "a", 11, 20)}, nil)
+	evolved := iceberg.NewSchema(1, append(f.md.CurrentSchema().Fields(),
+		iceberg.NestedField{ID: 4, Name: "note", Type: iceberg.PrimitiveTypes.String})...)
+	b, err := table.MetadataBuilderFromBase(f.md, "")
+	require.NoError(t, err)
+	require.NoError(t, b.AddSchema(evolved))
+	require.NoError(t, b.SetCurrentSchemaID(1))
+	f.md, err = b.Build()
+	require.NoError(t, err)
+
+	isNull := []byte(`{"type":"is-null","term":"note"}`)
+	r, err := f.plan(PlanRequest{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, Select: []string{"note"}})
+	require.NoError(t, err, "note exists in the current schema")
+	require.Equal(t, []string{"a1.parquet"}, files(r), "but the plan is of snapshot 1")
+	_, err = f.plan(PlanRequest{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
+	require.Equal(t, KindBadRequest, KindOf(err), "note is not in snapshot 1's schema: %v", err)
+}
