@@ -17,6 +17,9 @@ func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanReq
 	if err != nil {
 		return nil, err
 	}
+	if res, handled, err := s.planAvroTemp(ctx, req, id); handled { // TEMPORARY (h-plan3), see plan_avro_tmp.go
+		return res, err
+	}
 	var snap *int64
 	if req.Body != nil {
 		snap = req.Body.SnapshotId
