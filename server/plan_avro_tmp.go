@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
@@ -28,11 +29,18 @@ func (s *Server) planAvroTemp(ctx context.Context, req openapi.PlanTableScanRequ
 	if !handled || err != nil {
 		return nil, handled, err
 	}
-	tasks := make([]openapi.FileScanTask, 0, len(res.Tasks))
+	// Java's REST client needs a residual filter on every task (without
+	// one, reading the task fails): the request filter is always a
+	// correct, if conservative, residual.
+	residual := json.RawMessage("true")
+	if len(pr.Filter) > 0 {
+		residual = pr.Filter
+	}
+	tasks := make([]planTaskTemp, 0, len(res.Tasks))
 	for _, t := range res.Tasks {
 		df := openapi.PlannedDataFile{Content: "data", FilePath: t.Location, FileFormat: t.FileFormat, SpecId: int(t.SpecID),
 			Partition: rawValues(t.PartitionValues), FileSizeInBytes: t.FileSizeInBytes, RecordCount: t.RecordCount, FirstRowId: t.FirstRowID}
-		task := openapi.FileScanTask{DataFile: df}
+		task := planTaskTemp{DataFile: df, Residual: residual}
 		if len(t.DeleteRefs) > 0 {
 			refs := append([]int(nil), t.DeleteRefs...)
 			task.DeleteFileReferences = &refs
@@ -59,7 +67,33 @@ func (s *Server) planAvroTemp(ctx context.Context, req openapi.PlanTableScanRequ
 		deletes = append(deletes, b)
 	}
 	planID := uuid.NewString()
-	return openapi.PlanTableScan200JSONResponse{Status: "completed", PlanId: &planID, FileScanTasks: &tasks, DeleteFiles: &deletes}, true, nil
+	return planResponseTemp{Status: "completed", PlanID: planID, FileScanTasks: tasks, DeleteFiles: deletes}, true, nil
+}
+
+// planTaskTemp is a FileScanTask with its residual-filter, which the
+// generated type lacks.
+type planTaskTemp struct {
+	DataFile             openapi.PlannedDataFile `json:"data-file"`
+	DeleteFileReferences *[]int                  `json:"delete-file-references,omitempty"`
+	Residual             json.RawMessage         `json:"residual-filter"`
+}
+
+type planResponseTemp struct {
+	Status        string            `json:"status"`
+	PlanID        string            `json:"plan-id"`
+	FileScanTasks []planTaskTemp    `json:"file-scan-tasks"`
+	DeleteFiles   []openapi.RawJSON `json:"delete-files"`
+}
+
+func (p planResponseTemp) VisitPlanTableScanResponse(w http.ResponseWriter) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(b)
+	return err
 }
 
 func rawValues(vs []any) []openapi.RawJSON {
