@@ -18,12 +18,6 @@ import (
 	"github.com/lakehold/catalog/store"
 )
 
-// planRefName names the in-memory branch planAvro points at a requested
-// snapshot when the client asked for the current schema: iceberg-go binds
-// a branch scan to the table schema and a snapshot-id scan to the
-// snapshot's. It never reaches stored metadata.
-const planRefName = "lakehold-plan-snapshot"
-
 // errOutsideTable is returned by the planning IO for a manifest list or
 // manifest outside the table's prefixes: it is refused, not read.
 var errOutsideTable = errors.New("file outside the table location")
@@ -55,12 +49,26 @@ func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Met
 	if err != nil {
 		return PlanResult{}, err
 	}
-	tbl := table.New(nil, md, "", s.planIO(w, md.Location()), nil)
+	target := req.SnapshotID
+	if incremental {
+		target = req.EndSnapshotID
+	}
+	planned := md
+	if target != nil && !req.UseSnapshotSchema {
+		if planned, err = headAt(md, *target); err != nil {
+			return PlanResult{}, wrapErr(KindInternal, err, "Cannot plan the scan")
+		}
+		target = nil
+	}
+	tbl := table.New(nil, planned, "", s.planIO(w, md.Location()), nil)
 	var tasks []table.FileScanTask
 	if incremental {
-		tasks, err = s.planIncremental(ctx, tbl, req, opts)
+		tasks, err = planIncremental(ctx, tbl, req.StartSnapshotID, target, opts)
 	} else {
-		tasks, err = s.planSnapshot(tbl, req, opts)(ctx)
+		if target != nil {
+			opts = append(opts, table.WithSnapshotID(*target))
+		}
+		tasks, err = tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
 		return PlanResult{}, planFailure(w, md.Location(), err)
@@ -111,50 +119,38 @@ func planScanOptions(md table.Metadata, req PlanRequest) ([]table.ScanOption, er
 	return opts, nil
 }
 
-// planSnapshot returns the planning call for a point-in-time scan. With
-// use-snapshot-schema false (the REST default) an older snapshot is scanned
-// through a temporary branch so that filter and select bind to the
-// current schema, as the REST spec asks.
-func (s *Service) planSnapshot(tbl *table.Table, req PlanRequest, opts []table.ScanOption) func(context.Context) ([]table.FileScanTask, error) {
-	md := tbl.Metadata()
-	cur := md.CurrentSnapshot()
-	if req.SnapshotID == nil || (cur != nil && cur.SnapshotID == *req.SnapshotID && !req.UseSnapshotSchema) {
-		return tbl.Scan(opts...).PlanFiles
+// headAt returns md with main at snapshot id, in memory only. Planning
+// that snapshot as the head of main binds filter and select to the current
+// schema, as a REST plan with use-snapshot-schema false asks; iceberg-go
+// binds a scan of an explicit snapshot to that snapshot's schema.
+func headAt(md table.Metadata, id int64) (table.Metadata, error) {
+	if cur := md.CurrentSnapshot(); cur != nil && cur.SnapshotID == id {
+		return md, nil
 	}
-	if req.UseSnapshotSchema {
-		return tbl.Scan(append(opts, table.WithSnapshotID(*req.SnapshotID))...).PlanFiles
+	b, err := table.MetadataBuilderFromBase(md, "")
+	if err != nil {
+		return nil, err
 	}
-	return func(ctx context.Context) ([]table.FileScanTask, error) {
-		b, err := table.MetadataBuilderFromBase(md, "")
-		if err == nil {
-			err = b.SetSnapshotRef(planRefName, *req.SnapshotID, table.BranchRef)
-		}
-		var branched table.Metadata
-		if err == nil {
-			branched, err = b.Build()
-		}
-		if err != nil {
-			return nil, err
-		}
-		t2 := table.New(nil, branched, "", tbl.FS, nil)
-		scan, err := t2.Scan(opts...).UseRef(planRefName)
-		if err != nil {
-			return nil, err
-		}
-		return scan.PlanFiles(ctx)
+	if err := b.SetSnapshotRef(table.MainBranch, id, table.BranchRef); err != nil {
+		return nil, err
 	}
+	return b.Build()
 }
 
 // planIncremental plans the data files appended after start (exclusive)
 // up to end (inclusive). Compactions (replace) in the range are skipped, as
 // they change no rows; an overwrite or delete is refused with 400: an
 // append-only plan would silently miss its changes.
-func (s *Service) planIncremental(ctx context.Context, tbl *table.Table, req PlanRequest, opts []table.ScanOption) ([]table.FileScanTask, error) {
+// end is the end snapshot, nil for the head of main.
+func planIncremental(ctx context.Context, tbl *table.Table, start, end *int64, opts []table.ScanOption) ([]table.FileScanTask, error) {
 	md := tbl.Metadata()
-	end := *req.EndSnapshotID
-	found := req.StartSnapshotID == nil
-	for sn := md.SnapshotByID(end); sn != nil; {
-		if req.StartSnapshotID != nil && sn.SnapshotID == *req.StartSnapshotID {
+	head := md.CurrentSnapshot()
+	if end != nil {
+		head = md.SnapshotByID(*end)
+	}
+	found := start == nil
+	for sn := head; sn != nil; {
+		if start != nil && sn.SnapshotID == *start {
 			found = true
 			break
 		}
@@ -173,14 +169,15 @@ func (s *Service) planIncremental(ctx context.Context, tbl *table.Table, req Pla
 		sn = md.SnapshotByID(*sn.ParentSnapshotID)
 	}
 	if !found {
-		return nil, newErr(KindBadRequest, "Cannot plan an incremental append scan: start snapshot %d is not an ancestor of end snapshot %d", *req.StartSnapshotID, end)
+		return nil, newErr(KindBadRequest, "Cannot plan an incremental append scan: start snapshot %d is not an ancestor of end snapshot %d", *start, head.SnapshotID)
 	}
-	if req.UseSnapshotSchema {
-		opts = append(opts, table.WithSnapshotID(end))
+	scan := tbl.NewIncrementalAppendScan(opts...)
+	if end != nil {
+		// An explicit end binds to the end snapshot's schema.
+		scan = scan.ToSnapshot(*end)
 	}
-	scan := tbl.NewIncrementalAppendScan(opts...).ToSnapshot(end)
-	if req.StartSnapshotID != nil {
-		scan = scan.FromSnapshotExclusive(*req.StartSnapshotID)
+	if start != nil {
+		scan = scan.FromSnapshotExclusive(*start)
 	}
 	return scan.PlanFiles(ctx)
 }

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/pgtest"
@@ -371,7 +373,8 @@ func TestPlanAvroRefusesManifestListOutsideTable(t *testing.T) {
 func TestPlanAvroSnapshotSchema(t *testing.T) {
 	f := newPlanFix(t, "sqlite", 2)
 	s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil)
-	f.commit(table.OpAppend, []iceberg.DataFile{f.data("a2.parquet", "a", 11, 20)}, nil)
+	s2 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a2.parquet", "a", 11, 20)}, nil)
+	s3 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a3.parquet", "a", 21, 30)}, nil)
 	evolved := iceberg.NewSchema(1, append(f.md.CurrentSchema().Fields(),
 		iceberg.NestedField{ID: 4, Name: "note", Type: iceberg.PrimitiveTypes.String})...)
 	b, err := table.MetadataBuilderFromBase(f.md, "")
@@ -387,4 +390,49 @@ func TestPlanAvroSnapshotSchema(t *testing.T) {
 	require.Equal(t, []string{"a1.parquet"}, files(r), "but the plan is of snapshot 1")
 	_, err = f.plan(PlanRequest{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
 	require.Equal(t, KindBadRequest, KindOf(err), "note is not in snapshot 1's schema: %v", err)
+
+	// The same for an incremental plan ending before the head.
+	r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a2.parquet"}, files(r))
+	r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3, Filter: isNull, CaseSensitive: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a2.parquet", "a3.parquet"}, files(r))
+	_, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
+	require.Equal(t, KindBadRequest, KindOf(err), "%v", err)
+}
+
+// TestPlanAvroV1 plans a format v1 table (no delete files in v1).
+func TestPlanAvroV1(t *testing.T) {
+	f := newPlanFix(t, "sqlite", 1)
+	f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10), f.data("b1.parquet", "b", 11, 20)}, nil)
+	r, err := f.plan(PlanRequest{Filter: []byte(`{"type":"lt","term":"id","value":5}`), CaseSensitive: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1.parquet"}, files(r))
+	require.Empty(t, r.DeleteFiles)
+	require.Equal(t, []any{"a", "2024-01-02"}, r.Tasks[0].PartitionValues)
+}
+
+func TestSingleValueJSON(t *testing.T) {
+	dec := iceberg.DecimalTypeOf(10, 2)
+	u := uuid.MustParse("f79c3e09-677c-4bbd-a479-3f349cb785e7")
+	for name, tc := range map[string]struct {
+		v    any
+		typ  iceberg.Type
+		want any
+	}{
+		"null":        {nil, iceberg.PrimitiveTypes.Date, nil},
+		"date":        {iceberg.Date(19724), iceberg.PrimitiveTypes.Date, "2024-01-02"},
+		"date int32":  {int32(0), iceberg.PrimitiveTypes.Date, "1970-01-01"},
+		"time":        {iceberg.Time(3723000001), iceberg.PrimitiveTypes.Time, "01:02:03.000001"},
+		"timestamp":   {iceberg.Timestamp(1704153600000000), iceberg.PrimitiveTypes.Timestamp, "2024-01-02T00:00:00.000000"},
+		"timestamptz": {iceberg.Timestamp(1704153600000001), iceberg.PrimitiveTypes.TimestampTz, "2024-01-02T00:00:00.000001+00:00"},
+		"hour int":    {int32(17), iceberg.PrimitiveTypes.Int32, int32(17)},
+		"string":      {"a", iceberg.PrimitiveTypes.String, "a"},
+		"decimal":     {iceberg.Decimal{Val: decimal128.FromI64(12345), Scale: 2}, dec, "123.45"},
+		"uuid":        {u, iceberg.PrimitiveTypes.UUID, "f79c3e09-677c-4bbd-a479-3f349cb785e7"},
+		"binary":      {[]byte{0xca, 0xfe}, iceberg.PrimitiveTypes.Binary, "CAFE"},
+	} {
+		t.Run(name, func(t *testing.T) { require.Equal(t, tc.want, singleValueJSON(tc.v, tc.typ)) })
+	}
 }
