@@ -71,7 +71,7 @@ func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Met
 		tasks, err = tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
-		return PlanResult{}, planFailure(w, md.Location(), err)
+		return PlanResult{}, planFailure(err)
 	}
 	return planResult(md, tasks), nil
 }
@@ -324,6 +324,7 @@ func (s *Service) planIO(w *store.Warehouse, tableLoc string) table.FSysF {
 	}
 }
 
+// tableIO opens files for planning; see planIO.
 type tableIO struct {
 	s        *Service
 	ctx      context.Context
@@ -331,6 +332,7 @@ type tableIO struct {
 	prefixes location.Set
 }
 
+// Open refuses a file outside the table before anything is read.
 func (t tableIO) Open(name string) (icebergio.File, error) {
 	if !t.prefixes.Contains(name) {
 		return nil, errOutsideTable
@@ -355,7 +357,7 @@ var uriOrPath = regexp.MustCompile(`(?:[a-zA-Z][a-zA-Z0-9+.-]*://|/)[^\s:"']+`)
 // planFailure maps an iceberg-go planning error: our own errors keep their
 // kind; a file outside the table and unreadable manifests are 500 with a
 // message and log text free of paths.
-func planFailure(w *store.Warehouse, tableLoc string, err error) error {
+func planFailure(err error) error {
 	var se *Error
 	if errors.As(err, &se) {
 		return err
