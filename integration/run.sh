@@ -2,8 +2,10 @@
 # The interop tier: builds the catalog, starts Postgres (unless
 # CATALOG_TEST_DATABASE_URL is set) and runs real clients against the binary,
 # each on a fresh database: the Java REST compatibility kit, PyIceberg,
-# DuckDB, Spark, Spark with Comet, Trino 483 and iceberg-go. Clients are installed from the registries
-# into $LAKEHOLD_CACHE (default ~/.cache/lakehold), outside the repository.
+# DuckDB, Spark (also reading through server-side scan planning), Spark
+# with Comet, Trino 483 and iceberg-go. Clients are installed from the
+# registries into $LAKEHOLD_CACHE (default ~/.cache/lakehold), outside the
+# repository.
 # Prints one line per client, "CLIENT: N passed, M failed, K skipped", and
 # exits non-zero on any failure.
 set -uo pipefail
@@ -83,6 +85,7 @@ run_pytest() { # CLIENT FILE
 run_pytest PyIceberg test_pyiceberg.py
 run_pytest DuckDB test_duckdb.py
 run_pytest Spark test_spark.py
+run_pytest Spark-planning test_spark_planning.py
 run_pytest column-files test_column_files.py
 run_pytest PyIceberg-vended test_vended.py
 # Trino: a catalog and a Trino server configured as the README shows. It

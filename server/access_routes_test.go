@@ -116,7 +116,9 @@ func matrixRoutes() []routeCase {
 		{op: "listColumnFiles", method: "GET", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/column-files", n) }, want: allOK},
 		{op: "planTableScan", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan", n) }, want: allOK,
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
-		{op: "maintainTable", method: "POST", path: func(n int) string { return fmt.Sprintf("/management/v1/warehouses/wh/namespaces/sales/tables/t%d/maintain", n) },
+		{op: "maintainTable", method: "POST", path: func(n int) string {
+			return fmt.Sprintf("/management/v1/warehouses/wh/namespaces/sales/tables/t%d/maintain", n)
+		},
 			want: writeOK, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"dry-run": true} }},
 		{op: "maintainTable", name: "hidden", method: "POST", path: fixed("/management/v1/warehouses/wh/namespaces/hr/tables/secret/maintain"),
 			want: hidden, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"dry-run": true} }},

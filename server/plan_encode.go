@@ -1,15 +1,12 @@
 package server
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
@@ -51,8 +48,9 @@ type dataFileJSON struct {
 }
 
 type fileScanTaskJSON struct {
-	DataFile             dataFileJSON `json:"data-file"`
-	DeleteFileReferences []int        `json:"delete-file-references,omitempty"`
+	DataFile             dataFileJSON    `json:"data-file"`
+	DeleteFileReferences []int           `json:"delete-file-references,omitempty"`
+	ResidualFilter       json.RawMessage `json:"residual-filter"`
 }
 
 type deleteFileJSON struct {
@@ -72,8 +70,14 @@ type deleteFileJSON struct {
 // encodePlan turns a plan into the JSON arrays of a REST ScanTasks object.
 func encodePlan(res service.PlanResult) (tasks, deletes []openapi.RawJSON, err error) {
 	tasks = make([]openapi.RawJSON, 0, len(res.Tasks))
+	// Java's REST scan reads a residual from every task (a missing one is a
+	// NullPointerException): the request's filter, or true.
+	resid := res.Residual
+	if len(resid) == 0 {
+		resid = json.RawMessage("true")
+	}
 	for _, t := range res.Tasks {
-		b, err := json.Marshal(fileScanTaskJSON{DataFile: dataFile(t), DeleteFileReferences: t.DeleteRefs})
+		b, err := json.Marshal(fileScanTaskJSON{DataFile: dataFile(t), DeleteFileReferences: t.DeleteRefs, ResidualFilter: resid})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -133,40 +137,10 @@ func partitionJSON(vals []any, types []iceberg.Type) []json.RawMessage {
 	return out
 }
 
-// singleValue is the Iceberg single-value JSON of a value: numbers and
-// booleans as JSON, dates and times as ISO-8601 text (timestamptz with an
-// offset), decimals as text, binary and fixed as hex, uuids as text.
+// singleValue is the JSON of one partition value (see
+// service.PartitionValueJSON).
 func singleValue(v any, typ iceberg.Type) json.RawMessage {
-	var out any
-	switch x := v.(type) {
-	case nil:
-		return json.RawMessage("null")
-	case iceberg.Date:
-		out = x.ToTime().Format("2006-01-02")
-	case iceberg.Time:
-		out = time.UnixMicro(int64(x)).UTC().Format("15:04:05.000000")
-	case iceberg.Timestamp:
-		s := time.UnixMicro(int64(x)).UTC().Format("2006-01-02T15:04:05.000000")
-		if _, tz := typ.(iceberg.TimestampTzType); tz {
-			s += "+00:00"
-		}
-		out = s
-	case iceberg.TimestampNano:
-		s := time.Unix(0, int64(x)).UTC().Format("2006-01-02T15:04:05.000000000")
-		if _, tz := typ.(iceberg.TimestampTzNsType); tz {
-			s += "+00:00"
-		}
-		out = s
-	case iceberg.Decimal:
-		out = x.Val.ToString(int32(x.Scale))
-	case []byte:
-		out = strings.ToUpper(hex.EncodeToString(x))
-	case uuid.UUID:
-		out = x.String()
-	default:
-		out = x
-	}
-	b, err := json.Marshal(out)
+	b, err := json.Marshal(service.PartitionValueJSON(v, typ))
 	if err != nil {
 		return json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(v)))
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -105,26 +106,29 @@ func New(svc *service.Service, cfg Config) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // unadvertised are routes left out of the config endpoints list: our v4
-// extensions, and scan planning, which is served for v4 tables only (an
-// advertised plan route would steer clients to server-side planning for
-// every table).
+// extensions. Scan planning is advertised: it is served for every format
+// version, and clients plan on the server only when asked to (Java's
+// scan-planning-mode=server catalog or table property).
 var unadvertised = map[string]bool{
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files":                   true,
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":            true,
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":             true,
-	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan":                    true,
-	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}":           true,
-	"DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}":        true,
-	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks":                   true,
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility": true,
 }
 
+// planIDRoute matches a plan route whatever its path parameter is named:
+// clients compare endpoints as strings, with the REST spec's {plan-id}.
+var planIDRoute = regexp.MustCompile(`^(/v1/\{prefix\}/namespaces/\{namespace\}/tables/\{table\}/plan/)\{[^}/]+\}$`)
+
 // servedEndpoints lists every catalog route the router serves, in the
 // "<VERB> <path template>" form of the config endpoints list, so that the
-// advertisement can never drift from the routes.
+// advertisement can never drift from the routes. The scan-planning routes
+// (POST .../plan, GET and DELETE .../plan/{plan-id}, POST .../tasks) are
+// listed once they are routed.
 func servedEndpoints(r chi.Routes) []string {
 	var out []string
 	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		route = planIDRoute.ReplaceAllString(route, "${1}{plan-id}")
 		if strings.HasPrefix(route, "/v1/{prefix}/") && !unadvertised[method+" "+route] {
 			out = append(out, method+" "+route)
 		}

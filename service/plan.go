@@ -1,13 +1,9 @@
 package service
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/lakehold/catalog/store"
 )
 
 // PlanRequest is what a client asks of a scan plan, decoded from the REST
@@ -62,12 +58,8 @@ type PlanResult struct {
 	// PlanTasks are opaque tokens for the rest of a large plan, each
 	// fetched with FetchScanTasks.
 	PlanTasks []string
-}
-
-// planAvro plans a scan of a format v1–v3 table from its Avro manifests.
-// md is the table's current metadata; the caller has authorized the read.
-//
-// TODO(plan-v3): not implemented yet; replaced by the v1–v3 planner.
-func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Metadata, req PlanRequest) (PlanResult, error) {
-	return PlanResult{}, newErr(KindBadRequest, "Server-side scan planning is served for format version 4 tables only")
+	// Residual is the filter every task's rows must still be checked
+	// against (the request's filter; nil means true). Java's REST scan
+	// reads it from every task.
+	Residual json.RawMessage
 }

@@ -1,7 +1,9 @@
 package service
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/apache/iceberg-go"
@@ -61,14 +63,26 @@ func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, req 
 	if err != nil {
 		return PlanResult{}, err
 	}
+	var res PlanResult
 	if version < FormatV4 {
-		return s.planAvro(ctx, w, md, req)
+		res, err = s.planAvro(ctx, w, md, req)
+	} else {
+		var p *scanPlanV4
+		if p, err = s.newV4Plan(w, id, md, req); err == nil {
+			res, err = p.plan(ctx)
+		}
 	}
-	p, err := s.newV4Plan(w, id, md, req)
-	if err != nil {
-		return PlanResult{}, err
+	res.Residual = residual(req.Filter)
+	return res, err
+}
+
+// residual is the residual filter of a plan: the request's filter, which
+// every returned file might match only in part (nil for none).
+func residual(filter json.RawMessage) json.RawMessage {
+	if f := bytes.TrimSpace(filter); len(f) > 0 && !bytes.Equal(f, []byte("null")) {
+		return f
 	}
-	return p.plan(ctx)
+	return nil
 }
 
 // loadPlanTable loads a table's metadata and format version: 404 when the

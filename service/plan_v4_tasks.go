@@ -230,7 +230,9 @@ func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident
 	if err := p.bind(sc); err != nil {
 		return PlanResult{}, errNoPlanTask(id)
 	}
-	return p.fetch(ctx, tok)
+	res, err := p.fetch(ctx, tok)
+	res.Residual = residual(tok.Filter)
+	return res, err
 }
 
 // fetch verifies and plans a token's leaves.
