@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"IdempotencyLease":        testIdempotencyLease,
 		"IdempotencyFence":        testIdempotencyFence,
 		"AwkwardValues":           testAwkwardValues,
+		"FileIndex":               testFileIndex,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,218 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// indexChunk bounds the values of one IN list or multi-row INSERT of the
+// base-file index: far below both databases' parameter limits.
+const indexChunk = 256
+
+var fileIndexCols = []string{"table_id", "location", "leaf", "position"}
+
+// placeholders returns "$first, ..., $first+n-1".
+func placeholders(first, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(first+i))
+	}
+	return b.String()
+}
+
+// padded returns the arguments of an IN list of vals, padded to a power of
+// two by repeating the last value (which changes no result): SQLite's
+// statement cache then holds a few shapes of the query, not one per length.
+func padded(head any, vals []string) []any {
+	n := 1
+	for n < len(vals) {
+		n *= 2
+	}
+	args := make([]any, 0, n+1)
+	args = append(args, head)
+	for i := 0; i < n; i++ {
+		args = append(args, vals[min(i, len(vals)-1)])
+	}
+	return args
+}
+
+// FileIndexLeaves implements store.FileIndex.
+func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for start := 0; start < len(leaves); start += indexChunk {
+		args := padded(tableID, leaves[start:min(start+indexChunk, len(leaves))])
+		rows, err := s.db.query(ctx, `SELECT leaf FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+
+			placeholders(2, len(args)-1)+`)`, args...)
+		if err != nil {
+			return nil, s.wrap(err, "read the file index")
+		}
+		for rows.Next() {
+			var leaf string
+			if err := rows.Scan(&leaf); err != nil {
+				rows.Close()
+				return nil, s.wrap(err, "read the file index")
+			}
+			out[leaf] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap(err, "read the file index")
+		}
+	}
+	return out, nil
+}
+
+// FileIndexLookup implements store.FileIndex.
+func (s *Store) FileIndexLookup(ctx context.Context, tableID string, locations []string) ([]store.IndexEntry, error) {
+	var out []store.IndexEntry
+	for start := 0; start < len(locations); start += indexChunk {
+		args := padded(tableID, locations[start:min(start+indexChunk, len(locations))])
+		rows, err := s.db.query(ctx, `SELECT location, leaf, position FROM file_index WHERE table_id = $1 AND location IN (`+
+			placeholders(2, len(args)-1)+`)`, args...)
+		if err != nil {
+			return nil, s.wrap(err, "read the file index")
+		}
+		for rows.Next() {
+			var e store.IndexEntry
+			if err := rows.Scan(&e.Location, &e.Leaf, &e.Position); err != nil {
+				rows.Close()
+				return nil, s.wrap(err, "read the file index")
+			}
+			out = append(out, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap(err, "read the file index")
+		}
+	}
+	return out, nil
+}
+
+// FileIndexAdd implements store.FileIndex. It changes no catalog state, so
+// it is not fenced by the request's Idempotency-Key.
+func (s *Store) FileIndexAdd(ctx context.Context, tableID string, leaves []store.IndexedLeaf) error {
+	err := s.inTxUnfenced(ctx, func(q querier) error {
+		for _, l := range leaves {
+			n, err := q.exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf) VALUES ($1, $2) ON CONFLICT DO NOTHING`, tableID, l.Leaf)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				continue // indexed already, by a commit or a concurrent rebuild
+			}
+			if err := insertValues(ctx, q, "file_index", fileIndexCols, indexRows(tableID, l), " ON CONFLICT DO NOTHING"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.wrap(err, "write the file index")
+}
+
+// insertNewIndex indexes leaves a commit wrote, inside its swap
+// transaction. The leaves are new, so there is nothing to conflict with:
+// Postgres copies the rows (COPY), SQLite runs a prepared multi-row insert.
+func insertNewIndex(ctx context.Context, q querier, tableID string, leaves []store.IndexedLeaf) error {
+	if len(leaves) == 0 {
+		return nil
+	}
+	marks := make([][]any, 0, len(leaves))
+	var rows [][]any
+	for _, l := range leaves {
+		marks = append(marks, []any{tableID, l.Leaf})
+		rows = append(rows, indexRows(tableID, l)...)
+	}
+	if err := insertValues(ctx, q, "file_index_leaves", []string{"table_id", "leaf"}, marks, ""); err != nil {
+		return err
+	}
+	if p, ok := q.(pgq); ok {
+		if c, ok := p.q.(pgCopier); ok {
+			_, err := c.CopyFrom(ctx, pgx.Identifier{"file_index"}, fileIndexCols, pgx.CopyFromRows(rows))
+			return err
+		}
+	}
+	return insertValues(ctx, q, "file_index", fileIndexCols, rows, "")
+}
+
+// pgCopier is a pgx transaction or connection, which can COPY.
+type pgCopier interface {
+	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// indexRows are the file_index rows of one leaf.
+func indexRows(tableID string, l store.IndexedLeaf) [][]any {
+	rows := make([][]any, len(l.Locations))
+	for i, loc := range l.Locations {
+		rows[i] = []any{tableID, loc, l.Leaf, int32(i)}
+	}
+	return rows
+}
+
+// insertValues inserts rows into table with multi-row INSERTs of at most
+// indexChunk rows, each followed by suffix. In a SQLite transaction the
+// statement of a full chunk is prepared once and reused; pgx prepares and
+// caches statements itself.
+func insertValues(ctx context.Context, q querier, table string, cols []string, rows [][]any, suffix string) error {
+	text := func(n int) string {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + placeholders(1+i*len(cols), len(cols)) + ")")
+		}
+		return b.String() + suffix
+	}
+	var full *sql.Stmt
+	if sq, ok := q.(sqlq); ok && len(rows) >= indexChunk {
+		if p, ok := sq.q.(interface {
+			PrepareContext(context.Context, string) (*sql.Stmt, error)
+		}); ok {
+			st, err := p.PrepareContext(ctx, text(indexChunk))
+			if err != nil {
+				return err
+			}
+			defer func() { _ = st.Close() }()
+			full = st
+		}
+	}
+	args := make([]any, 0, indexChunk*len(cols))
+	for start := 0; start < len(rows); start += indexChunk {
+		chunk := rows[start:min(start+indexChunk, len(rows))]
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, r...)
+		}
+		var err error
+		if full != nil && len(chunk) == indexChunk {
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = q.exec(ctx, text(len(chunk)), args...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteIndex removes the index of the table objects matching where (a
+// condition on catalog_objects with args), in the caller's transaction.
+func deleteIndex(ctx context.Context, q querier, where string, args ...any) error {
+	for _, t := range []string{"file_index", "file_index_leaves"} {
+		if _, err := q.exec(ctx, `DELETE FROM `+t+` WHERE table_id IN (SELECT id FROM catalog_objects WHERE `+where+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
