@@ -134,6 +134,6 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 	t.a.addFile(metaLoc)
 	t.a.swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4, NewLocation: newLoc,
-		NewRefsMetadata: refsDocument(meta, data)}}
+		NewRefsMetadata: refsDocument(meta, data), Index: t.newLeafIndex(res)}}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
 }

@@ -216,3 +216,14 @@ func deleteIndex(ctx context.Context, q querier, where string, args ...any) erro
 	}
 	return nil
 }
+
+// FileIndexForget removes the base-file index of table tableID, so that
+// the next column-file commit rebuilds it from the leaves: a repair for an
+// index suspected damaged, and how tests simulate a table from before the
+// index. It returns only database errors.
+func (s *Store) FileIndexForget(ctx context.Context, tableID string) error {
+	err := s.inTxUnfenced(ctx, func(q querier) error {
+		return deleteIndex(ctx, q, `id = $1`, tableID)
+	})
+	return s.wrap(err, "forget the file index")
+}
