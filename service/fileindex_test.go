@@ -1,11 +1,12 @@
 package service_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -29,13 +30,11 @@ func (c *countingStore) FileIndexAdd(ctx context.Context, tableID string, leaves
 }
 
 // indexFixture is the concurrency fixture (files a and b in one leaf) seen
-// through a second service whose store counts index rebuilds and whose log
-// is kept.
+// through a second service whose store counts index rebuilds.
 type indexFixture struct {
 	*fixture
 	svc   *service.Service
 	count *countingStore
-	log   *bytes.Buffer
 	objID string
 }
 
@@ -43,25 +42,21 @@ func newIndexFixture(t *testing.T, backend string) *indexFixture {
 	fx := newFixture(t, backend)
 	close(fx.gate.release) // this fixture does not race
 	c := &countingStore{Store: fx.gate.Store}
-	var log bytes.Buffer
-	svc := service.New(c, storage.NewProvider(), service.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	svc := service.New(c, storage.NewProvider(), service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	o, err := c.ObjectGet(context.Background(), store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
 	require.NoError(t, err)
-	return &indexFixture{fixture: fx, svc: svc, count: c, log: &log, objID: o.ID}
+	return &indexFixture{fixture: fx, svc: svc, count: c, objID: o.ID}
 }
 
-// entries returns the index entries of a data file as leaf#position, and
-// the number of distinct leaves they name.
-func (ix *indexFixture) entries(t *testing.T, file string) ([]string, int) {
+// lineages returns the lineages the index lists a data file in.
+func (ix *indexFixture) lineages(t *testing.T, file string) []string {
 	got, err := ix.count.FileIndexLookup(context.Background(), ix.objID, []string{ix.loc + "/data/" + file})
 	require.NoError(t, err)
 	var out []string
-	leaves := map[string]bool{}
 	for _, e := range got {
-		out = append(out, fmt.Sprintf("%s#%d", e.Leaf, e.Position))
-		leaves[e.Leaf] = true
+		out = append(out, e.Lineage)
 	}
-	return out, len(leaves)
+	return out
 }
 
 func (ix *indexFixture) commit(t *testing.T, base, name string) {
@@ -82,32 +77,23 @@ func (ix *indexFixture) liveColumnFiles(t *testing.T) map[string][]string {
 	return out
 }
 
-func (ix *indexFixture) requireNoScanFallback(t *testing.T) {
-	require.NotContains(t, ix.log.String(), "disagrees", "the index was used, not the full scan")
-}
-
 // TestFileIndexFollowsCommits: the files commit indexed its leaf, so
-// column commits find their bases without a rebuild; each commit indexes
-// the leaf it writes (the base's dead and live rows) and later commits
-// find the base there.
+// column commits find their bases without a rebuild; a rewritten leaf
+// continues its parent's lineage (no new file entries) and is indexed with
+// its commit, so later commits find their bases in it without a rebuild.
 func TestFileIndexFollowsCommits(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			ix := newIndexFixture(t, backend)
-			a, leaves := ix.entries(t, "a.parquet")
-			require.Len(t, a, 1, "the files commit indexed a: %v", a)
-			require.Equal(t, 1, leaves)
+			a, b := ix.lineages(t, "a.parquet"), ix.lineages(t, "b.parquet")
+			require.Len(t, a, 1, "the files commit indexed a")
+			require.Equal(t, a, b, "one leaf, one lineage")
 			ix.commit(t, "a.parquet", "cf1.parquet")
-			a, leaves = ix.entries(t, "a.parquet")
-			require.Len(t, a, 3, "old leaf, then REPLACED and MODIFIED rows in the new one: %v", a)
-			require.Equal(t, 2, leaves)
-			b, leaves := ix.entries(t, "b.parquet")
-			require.Len(t, b, 2, "b was carried into the rewritten leaf: %v", b)
-			require.Equal(t, 2, leaves)
 			ix.commit(t, "a.parquet", "cf2.parquet")
 			ix.commit(t, "b.parquet", "cf3.parquet")
+			require.Equal(t, a, ix.lineages(t, "a.parquet"), "rewrites continue the lineage")
+			require.Equal(t, a, ix.lineages(t, "b.parquet"))
 			require.Zero(t, ix.count.adds.Load(), "no leaf needed a rebuild")
-			ix.requireNoScanFallback(t)
 			live := ix.liveColumnFiles(t)
 			require.Equal(t, []string{ix.loc + "/data/cf2.parquet"}, live[ix.loc+"/data/a.parquet"])
 			require.Equal(t, []string{ix.loc + "/data/cf3.parquet"}, live[ix.loc+"/data/b.parquet"])
@@ -136,24 +122,52 @@ func TestFileIndexUnknownBase(t *testing.T) {
 	}
 }
 
+// swapRecorder records the leaves each swap asked to index, and whether
+// the swap landed.
+type swapRecorder struct {
+	store.Store
+	mu      sync.Mutex
+	landed  []string
+	refused []string
+}
+
+func (r *swapRecorder) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
+	err := r.Store.ObjectsSwap(ctx, swaps)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, sw := range swaps {
+		for _, l := range sw.Index {
+			if err == nil {
+				r.landed = append(r.landed, l.Leaf)
+			} else {
+				r.refused = append(r.refused, l.Leaf)
+			}
+		}
+	}
+	return err
+}
+
 // TestFileIndexLostRaceWritesNothing: a commit that loses the race for
-// its base (409) leaves no entries: only the setup's and the winner's.
+// its base (409) leaves no index entries; the winner's leaf is indexed.
 func TestFileIndexLostRaceWritesNothing(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			fx := newFixture(t, backend)
+			rec := &swapRecorder{Store: fx.gate.Store}
+			fx.gate.Store = rec
 			err := fx.race(t, fx.columnCommit(t, "a.parquet", "cf1.parquet"), fx.columnCommit(t, "a.parquet", "cf2.parquet"))
 			require.Equal(t, service.KindCommitFailed, service.KindOf(err), "409: %v", err)
-			o, err := fx.gate.Store.ObjectGet(context.Background(), store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
+			require.Len(t, rec.landed, 1, "the winner wrote one leaf")
+			require.Len(t, rec.refused, 1, "the loser's one attempt lost its swap")
+			o, err := rec.ObjectGet(context.Background(), store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
 			require.NoError(t, err)
-			got, err := fx.gate.Store.FileIndexLookup(context.Background(), o.ID, []string{fx.loc + "/data/a.parquet", fx.loc + "/data/b.parquet"})
+			got, err := rec.FileIndexLeaves(context.Background(), o.ID, append(rec.landed, rec.refused...))
 			require.NoError(t, err)
-			leaves := map[string]bool{}
-			for _, e := range got {
-				leaves[e.Leaf] = true
-			}
-			require.Len(t, got, 5, "a: setup + the winner's two rows; b: setup + carried")
-			require.Len(t, leaves, 2, "the setup's leaf and the winner's, none of the loser's")
+			require.Contains(t, got, rec.landed[0])
+			require.NotContains(t, got, rec.refused[0])
+			files, err := rec.FileIndexLookup(context.Background(), o.ID, []string{fx.loc + "/data/a.parquet", fx.loc + "/data/b.parquet"})
+			require.NoError(t, err)
+			require.Len(t, files, 2, "one lineage each, the setup's")
 		})
 	}
 }
@@ -166,17 +180,17 @@ func TestFileIndexRebuild(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ix := newIndexFixture(t, backend)
 			ix.commit(t, "a.parquet", "cf1.parquet")
+			before := ix.lineages(t, "a.parquet")
 			require.NoError(t, ix.gate.Store.(*sqlstore.Store).FileIndexForget(context.Background(), ix.objID))
-			a, _ := ix.entries(t, "a.parquet")
-			require.Empty(t, a)
+			require.Empty(t, ix.lineages(t, "a.parquet"))
 			ix.commit(t, "b.parquet", "cf2.parquet")
 			require.EqualValues(t, 1, ix.count.adds.Load(), "the live leaf was indexed once")
-			b, leaves := ix.entries(t, "b.parquet")
-			require.Len(t, b, 3, "rebuilt leaf, then REPLACED and MODIFIED rows: %v", b)
-			require.Equal(t, 2, leaves)
+			after := ix.lineages(t, "b.parquet")
+			require.Len(t, after, 1)
+			require.NotEqual(t, before, after, "a new lineage")
+			require.Equal(t, after, ix.lineages(t, "a.parquet"))
 			ix.commit(t, "a.parquet", "cf3.parquet")
 			require.EqualValues(t, 1, ix.count.adds.Load(), "no second rebuild")
-			ix.requireNoScanFallback(t)
 			live := ix.liveColumnFiles(t)
 			require.Equal(t, []string{ix.loc + "/data/cf3.parquet"}, live[ix.loc+"/data/a.parquet"])
 			require.Equal(t, []string{ix.loc + "/data/cf2.parquet"}, live[ix.loc+"/data/b.parquet"])
@@ -205,7 +219,6 @@ func TestFileIndexAfterRollback(t *testing.T) {
 			require.Empty(t, ix.liveColumnFiles(t), "rolled back")
 			ix.commit(t, "a.parquet", "cf2.parquet")
 			require.Zero(t, ix.count.adds.Load())
-			ix.requireNoScanFallback(t)
 			live := ix.liveColumnFiles(t)
 			require.Equal(t, []string{ix.loc + "/data/cf2.parquet"}, live[ix.loc+"/data/a.parquet"])
 			require.Len(t, live, 1)

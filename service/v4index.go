@@ -2,9 +2,10 @@ package service
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
+
+	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
@@ -13,9 +14,9 @@ import (
 )
 
 // The base-file index (docs/design.md, "Base-file index") lets a
-// column-file commit read only the leaves holding its base files instead
-// of every leaf of the table. Every data leaf this server writes is
-// indexed with the swap that commits it (stageV4Snapshot); leaves of a
+// column-file commit read only the leaves that may hold its base files
+// instead of every leaf of the table. Every data leaf this server writes
+// is indexed with the swap that commits it (stageV4Snapshot); leaves of a
 // root that are not indexed (tables from before the index, leaves other
 // writers wrote) are read once and indexed here, before the lookup.
 
@@ -28,73 +29,97 @@ const rebuildBatch = 16
 // failure; the leaf reader's errors as they are.
 func (s *Service) findBases(ctx context.Context, t *v4Tx, read v4commit.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
 	st := t.st
-	if err := s.indexRoot(ctx, t, read); err != nil {
+	lineages, err := s.indexRoot(ctx, t, read)
+	if err != nil {
 		return nil, nil, err
 	}
+	t.lineages = lineages
 	got, err := s.store.FileIndexLookup(ctx, st.obj.ID, slices.Sorted(maps.Keys(byBase)))
 	if err != nil {
 		return nil, nil, storeErr(err, t.w.Name)
 	}
 	entries := make([]v4commit.IndexEntry, len(got))
 	for i, e := range got {
-		entries[i] = v4commit.IndexEntry{Location: e.Location, Leaf: e.Leaf, Position: e.Position}
+		entries[i] = v4commit.IndexEntry{Location: e.Location, Lineage: e.Lineage}
 	}
-	found, deletes, err := v4commit.FindBasesIndexed(st.rootRows, read, byBase, entries, t.resolve)
-	if errors.Is(err, v4commit.ErrIndexMismatch) {
-		// Only a damaged index gets here; scanning every leaf is slow but
-		// right.
-		s.log.Warn("base-file index disagrees with a leaf manifest; scanning every leaf", "table_id", st.obj.ID)
-		return v4commit.FindBases(st.rootRows, read, byBase)
-	}
-	return found, deletes, err
+	return v4commit.FindBasesIndexed(st.rootRows, read, byBase, lineages, entries, t.resolve)
 }
 
-// indexRoot indexes the live data leaves of t's root that are not indexed
-// yet. Entries of an immutable leaf are true whatever becomes of this
-// commit, so they are written at once, in their own transactions.
-func (s *Service) indexRoot(ctx context.Context, t *v4Tx, read v4commit.LeafReader) error {
+// indexRoot returns the lineage of every live data leaf of t's root,
+// indexing those not indexed yet first. Entries of an immutable leaf are
+// true whatever becomes of this commit, so they are written at once, in
+// their own transactions.
+func (s *Service) indexRoot(ctx context.Context, t *v4Tx, read v4commit.LeafReader) (map[string]string, error) {
 	live := v4commit.LiveDataLeaves(t.st.rootRows, t.resolve)
 	if len(live) == 0 {
-		return nil
+		return map[string]string{}, nil
 	}
-	marked, err := s.store.FileIndexLeaves(ctx, t.st.obj.ID, slices.Sorted(maps.Keys(live)))
-	if err != nil {
-		return storeErr(err, t.w.Name)
+	leaves := slices.Sorted(maps.Keys(live))
+	lineages, err := s.store.FileIndexLeaves(ctx, t.st.obj.ID, leaves)
+	if err != nil || len(lineages) == len(leaves) {
+		return lineages, storeErr(err, t.w.Name)
 	}
-	var batch []store.IndexedLeaf
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	var todo []string
+	for _, leaf := range leaves {
+		if _, ok := lineages[leaf]; !ok {
+			todo = append(todo, leaf)
 		}
-		err := s.store.FileIndexAdd(ctx, t.st.obj.ID, batch)
-		batch = batch[:0]
-		return storeErr(err, t.w.Name)
 	}
-	for _, leaf := range slices.Sorted(maps.Keys(live)) {
-		if marked[leaf] {
-			continue
-		}
-		li, err := v4commit.ReadLeafIndex(&t.st.rootRows[live[leaf]], leaf, read)
-		if err != nil {
-			return err
-		}
-		batch = append(batch, store.IndexedLeaf{Leaf: li.Leaf, Locations: li.Locations})
-		if len(batch) == rebuildBatch {
-			if err := flush(); err != nil {
-				return err
+	for start := 0; start < len(todo); start += rebuildBatch {
+		batch := make([]store.IndexedLeaf, 0, rebuildBatch)
+		for _, leaf := range todo[start:min(start+rebuildBatch, len(todo))] {
+			li, err := v4commit.ReadLeafIndex(&t.st.rootRows[live[leaf]], leaf, read)
+			if err != nil {
+				return nil, err
 			}
+			batch = append(batch, store.IndexedLeaf{Leaf: leaf, Lineage: uuid.NewString(), Locations: li.Locations})
+		}
+		if err := s.store.FileIndexAdd(ctx, t.st.obj.ID, batch); err != nil {
+			return nil, storeErr(err, t.w.Name)
 		}
 	}
-	return flush()
+	// Read back: a concurrent rebuild may have indexed a leaf first, under
+	// its own lineage.
+	rebuilt, err := s.store.FileIndexLeaves(ctx, t.st.obj.ID, todo)
+	if err != nil {
+		return nil, storeErr(err, t.w.Name)
+	}
+	maps.Copy(lineages, rebuilt)
+	return lineages, nil
 }
 
-// newLeafIndex is the index of the data leaves res writes, for the swap.
-func (t *v4Tx) newLeafIndex(res *v4commit.Result) []store.IndexedLeaf {
-	var out []store.IndexedLeaf
-	for _, li := range res.DataLeafIndex(t.resolve) {
-		out = append(out, store.IndexedLeaf{Leaf: li.Leaf, Locations: li.Locations})
+// newLeafIndex lists the data leaves res writes for the swap to index: a
+// rewrite of an indexed leaf continues its lineage and adds no file
+// entries; any other leaf starts a lineage with all its files.
+func (s *Service) newLeafIndex(ctx context.Context, t *v4Tx, res *v4commit.Result) ([]store.IndexedLeaf, error) {
+	written := res.DataLeafIndex(t.resolve)
+	var unknown []string
+	for _, li := range written {
+		if _, ok := t.lineages[li.Parent]; li.Parent != "" && !ok {
+			unknown = append(unknown, li.Parent)
+		}
 	}
-	return out
+	lineages := t.lineages
+	if len(unknown) > 0 {
+		got, err := s.store.FileIndexLeaves(ctx, t.st.obj.ID, unknown)
+		if err != nil {
+			return nil, storeErr(err, t.w.Name)
+		}
+		lineages = maps.Clone(t.lineages)
+		if lineages == nil {
+			lineages = map[string]string{}
+		}
+		maps.Copy(lineages, got)
+	}
+	out := make([]store.IndexedLeaf, 0, len(written))
+	for _, li := range written {
+		if lin, ok := lineages[li.Parent]; li.Parent != "" && ok {
+			out = append(out, store.IndexedLeaf{Leaf: li.Leaf, Lineage: lin})
+			continue
+		}
+		out = append(out, store.IndexedLeaf{Leaf: li.Leaf, Lineage: uuid.NewString(), Locations: li.Locations})
+	}
+	return out, nil
 }
 
 // resolve makes a location of t's table absolute.

@@ -168,7 +168,7 @@ type Swap struct {
 	NewLocation string
 	// Index lists the data leaves the commit wrote, indexed in the same
 	// transaction (FileIndex): a swap that does not land leaves no entries.
-	// The leaves must be new (not indexed yet).
+	// The leaves must be new (not indexed yet) and their new lineages too.
 	Index []IndexedLeaf
 }
 

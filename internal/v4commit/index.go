@@ -1,38 +1,34 @@
 package v4commit
 
 import (
-	"errors"
-	"maps"
 	"slices"
 
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
 )
 
-// The base-file index (docs/design.md, "Base-file index") tells which row
-// of which leaf names a data file. Leaves are immutable, so an entry is
-// true for as long as its leaf exists; which leaves count is decided here,
-// from the root being committed against.
+// The base-file index (docs/design.md, "Base-file index") records, per
+// table, the lineage of each data leaf and the lineages each data file is
+// in. A leaf written for added files starts a lineage; a leaf that
+// rewrites another (Leaf.Parent: same files, some rows changed) continues
+// the parent's. Which leaves count is decided here, from the root being
+// committed against, so the index is right for any snapshot.
 
-// IndexEntry says that row Position of the leaf at Leaf (absolute) names
-// data file Location.
+// IndexEntry says that data file Location is in (some leaves of) lineage
+// Lineage.
 type IndexEntry struct {
 	Location string
-	Leaf     string
-	Position int
+	Lineage  string
 }
 
-// LeafIndex is the index of one data leaf: its absolute location and the
-// data file location of each row, in row order.
+// LeafIndex is one data leaf to index: its absolute location, the absolute
+// location of the leaf it rewrites ("" when none) and its data files
+// (absolute, each once, in row order).
 type LeafIndex struct {
 	Leaf      string
+	Parent    string
 	Locations []string
 }
-
-// ErrIndexMismatch is returned by FindBasesIndexed when an index entry
-// does not name the file its leaf holds at that position: the index cannot
-// be trusted for this table and the caller should scan (FindBases).
-var ErrIndexMismatch = errors.New("base-file index disagrees with a leaf manifest")
 
 // baseCols is the projection a base lookup reads from a leaf.
 var baseCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount}
@@ -49,68 +45,80 @@ func LiveDataLeaves(root []v4manifest.TrackedFile, resolve func(string) string) 
 	return out
 }
 
-// ReadLeafIndex reads the index of the leaf root row rr references (the
-// projection a base lookup reads, so that the reads share a cache). It
-// returns the LeafReader's errors unchanged.
+// uniqueLocations lists the locations of rows, each once, in row order.
+func uniqueLocations(rows []v4manifest.TrackedFile, resolve func(string) string) []string {
+	seen := make(map[string]bool, len(rows))
+	out := make([]string, 0, len(rows))
+	for i := range rows {
+		loc := resolve(rows[i].Location)
+		if !seen[loc] {
+			seen[loc] = true
+			out = append(out, loc)
+		}
+	}
+	return out
+}
+
+// ReadLeafIndex reads the data files of the leaf root row rr references
+// (with the projection a base lookup reads, so that the reads share a
+// cache). It returns the LeafReader's errors unchanged.
 func ReadLeafIndex(rr *v4manifest.TrackedFile, leaf string, read LeafReader) (LeafIndex, error) {
 	rows, err := read(rr, baseCols)
 	if err != nil {
 		return LeafIndex{}, err
 	}
-	li := LeafIndex{Leaf: leaf, Locations: make([]string, len(rows))}
-	for i := range rows {
-		li.Locations[i] = rows[i].Location
-	}
-	return li, nil
+	return LeafIndex{Leaf: leaf, Locations: uniqueLocations(rows, func(s string) string { return s })}, nil
 }
 
-// DataLeafIndex is the index of the data leaves r writes; resolve makes a
-// row's location absolute.
+// DataLeafIndex lists the data leaves r writes; resolve makes a location
+// absolute. The files of a leaf with a parent are all files of the parent.
 func (r *Result) DataLeafIndex(resolve func(string) string) []LeafIndex {
 	var out []LeafIndex
 	for _, l := range r.Leaves {
 		if l.Content != v4manifest.ContentDataLeaf {
 			continue
 		}
-		li := LeafIndex{Leaf: l.Location, Locations: make([]string, len(l.Rows))}
-		for i := range l.Rows {
-			li.Locations[i] = resolve(l.Rows[i].Location)
+		li := LeafIndex{Leaf: l.Location, Locations: uniqueLocations(l.Rows, resolve)}
+		if l.Parent != "" {
+			li.Parent = resolve(l.Parent)
 		}
 		out = append(out, li)
 	}
 	return out
 }
 
-// FindBasesIndexed is FindBases for a root whose live data leaves are all
-// indexed: entries are the index entries naming the base files (of any
-// leaf; those of leaves root does not list are ignored). Only the leaves
-// holding a base are read; a base without an entry in a live leaf is not
-// in the table (CheckBases rejects it as before). It returns
-// ErrIndexMismatch when a leaf does not hold what its entry says, and the
-// LeafReader's errors unchanged.
+// FindBasesIndexed is FindBases reading only the leaves that may hold a
+// base: lineages gives the lineage of the indexed live data leaves of root
+// (by absolute location), entries the lineages of the base files. A live
+// leaf without a lineage is read as FindBases would read it; a base in no
+// leaf read is not in the table (CheckBases rejects it as before). It
+// returns the LeafReader's errors unchanged.
 func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map[string][]validation.ColumnFile,
-	entries []IndexEntry, resolve func(string) string) (map[string]*BaseHit, []validation.DeleteFile, error) {
-	live := LiveDataLeaves(root, resolve)
-	byLeaf := map[int][]IndexEntry{}
+	lineages map[string]string, entries []IndexEntry, resolve func(string) string) (map[string]*BaseHit, []validation.DeleteFile, error) {
+	want := map[string]bool{}
 	for _, e := range entries {
-		i, ok := live[e.Leaf]
-		if _, want := byBase[e.Location]; ok && want {
-			byLeaf[i] = append(byLeaf[i], e)
+		if _, ok := byBase[e.Location]; ok {
+			want[e.Lineage] = true
+		}
+	}
+	var leaves []int
+	for leaf, i := range LiveDataLeaves(root, resolve) {
+		if lin, indexed := lineages[leaf]; !indexed || want[lin] {
+			leaves = append(leaves, i)
 		}
 	}
 	found := map[string]*BaseHit{}
-	for _, i := range slices.Sorted(maps.Keys(byLeaf)) {
+	for _, i := range slices.Sorted(slices.Values(leaves)) {
 		rows, err := read(&root[i], baseCols)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, e := range byLeaf[i] {
-			if e.Position < 0 || e.Position >= len(rows) || rows[e.Position].Location != e.Location {
-				return nil, nil, ErrIndexMismatch
+		for _, r := range rows {
+			if _, want := byBase[r.Location]; !want {
+				continue
 			}
-			r := rows[e.Position]
-			if h := found[e.Location]; h == nil || r.Tracking.Status.Live() {
-				found[e.Location] = &BaseHit{RootIndex: i, Row: r}
+			if h := found[r.Location]; h == nil || r.Tracking.Status.Live() {
+				found[r.Location] = &BaseHit{RootIndex: i, Row: r}
 			}
 		}
 	}

@@ -4,13 +4,13 @@
 CREATE TABLE file_index_leaves (
     table_id TEXT NOT NULL,
     leaf     TEXT NOT NULL,
+    lineage  TEXT NOT NULL,
     PRIMARY KEY (table_id, leaf)
 );
 
 CREATE TABLE file_index (
     table_id TEXT NOT NULL,
     location TEXT NOT NULL,
-    leaf     TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    PRIMARY KEY (table_id, location, leaf, position)
+    lineage  TEXT NOT NULL,
+    PRIMARY KEY (table_id, location, lineage)
 );

@@ -15,7 +15,7 @@ import (
 // base-file index: far below both databases' parameter limits.
 const indexChunk = 256
 
-var fileIndexCols = []string{"table_id", "location", "leaf", "position"}
+var fileIndexCols = []string{"table_id", "location", "lineage"}
 
 // placeholders returns "$first, ..., $first+n-1".
 func placeholders(first, n int) string {
@@ -46,27 +46,17 @@ func padded(head any, vals []string) []any {
 }
 
 // FileIndexLeaves implements store.FileIndex.
-func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for start := 0; start < len(leaves); start += indexChunk {
-		args := padded(tableID, leaves[start:min(start+indexChunk, len(leaves))])
-		rows, err := s.db.query(ctx, `SELECT leaf FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+
-			placeholders(2, len(args)-1)+`)`, args...)
-		if err != nil {
-			return nil, s.wrap(err, "read the file index")
-		}
-		for rows.Next() {
-			var leaf string
-			if err := rows.Scan(&leaf); err != nil {
-				rows.Close()
-				return nil, s.wrap(err, "read the file index")
-			}
-			out[leaf] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, s.wrap(err, "read the file index")
-		}
+func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []string) (map[string]string, error) {
+	out := map[string]string{}
+	err := queryIn(ctx, s.db, `SELECT leaf, lineage FROM file_index_leaves WHERE table_id = $1 AND leaf IN `, tableID, leaves,
+		func(r rowScanner) error {
+			var leaf, lineage string
+			err := r.Scan(&leaf, &lineage)
+			out[leaf] = lineage
+			return err
+		})
+	if err != nil {
+		return nil, s.wrap(err, "read the file index")
 	}
 	return out, nil
 }
@@ -74,27 +64,40 @@ func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []st
 // FileIndexLookup implements store.FileIndex.
 func (s *Store) FileIndexLookup(ctx context.Context, tableID string, locations []string) ([]store.IndexEntry, error) {
 	var out []store.IndexEntry
-	for start := 0; start < len(locations); start += indexChunk {
-		args := padded(tableID, locations[start:min(start+indexChunk, len(locations))])
-		rows, err := s.db.query(ctx, `SELECT location, leaf, position FROM file_index WHERE table_id = $1 AND location IN (`+
-			placeholders(2, len(args)-1)+`)`, args...)
+	err := queryIn(ctx, s.db, `SELECT location, lineage FROM file_index WHERE table_id = $1 AND location IN `, tableID, locations,
+		func(r rowScanner) error {
+			var e store.IndexEntry
+			err := r.Scan(&e.Location, &e.Lineage)
+			out = append(out, e)
+			return err
+		})
+	if err != nil {
+		return nil, s.wrap(err, "read the file index")
+	}
+	return out, nil
+}
+
+// queryIn runs sql, which ends in "IN ", for head and chunks of vals,
+// and calls row for every row.
+func queryIn(ctx context.Context, q querier, sql, head string, vals []string, row func(rowScanner) error) error {
+	for start := 0; start < len(vals); start += indexChunk {
+		args := padded(head, vals[start:min(start+indexChunk, len(vals))])
+		rows, err := q.query(ctx, sql+`(`+placeholders(2, len(args)-1)+`)`, args...)
 		if err != nil {
-			return nil, s.wrap(err, "read the file index")
+			return err
 		}
 		for rows.Next() {
-			var e store.IndexEntry
-			if err := rows.Scan(&e.Location, &e.Leaf, &e.Position); err != nil {
+			if err := row(rows); err != nil {
 				rows.Close()
-				return nil, s.wrap(err, "read the file index")
+				return err
 			}
-			out = append(out, e)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, s.wrap(err, "read the file index")
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // FileIndexAdd implements store.FileIndex. It changes no catalog state, so
@@ -102,14 +105,15 @@ func (s *Store) FileIndexLookup(ctx context.Context, tableID string, locations [
 func (s *Store) FileIndexAdd(ctx context.Context, tableID string, leaves []store.IndexedLeaf) error {
 	err := s.inTxUnfenced(ctx, func(q querier) error {
 		for _, l := range leaves {
-			n, err := q.exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf) VALUES ($1, $2) ON CONFLICT DO NOTHING`, tableID, l.Leaf)
+			n, err := q.exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf, lineage) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+				tableID, l.Leaf, l.Lineage)
 			if err != nil {
 				return err
 			}
 			if n == 0 {
 				continue // indexed already, by a commit or a concurrent rebuild
 			}
-			if err := insertValues(ctx, q, "file_index", fileIndexCols, indexRows(tableID, l), " ON CONFLICT DO NOTHING"); err != nil {
+			if err := insertValues(ctx, q, "file_index", fileIndexCols, fileRows(tableID, l), " ON CONFLICT DO NOTHING"); err != nil {
 				return err
 			}
 		}
@@ -119,8 +123,9 @@ func (s *Store) FileIndexAdd(ctx context.Context, tableID string, leaves []store
 }
 
 // insertNewIndex indexes leaves a commit wrote, inside its swap
-// transaction. The leaves are new, so there is nothing to conflict with:
-// Postgres copies the rows (COPY), SQLite runs a prepared multi-row insert.
+// transaction. Leaves and lineages are new, so there is nothing to
+// conflict with: Postgres copies the file rows (COPY), SQLite runs a
+// prepared multi-row insert.
 func insertNewIndex(ctx context.Context, q querier, tableID string, leaves []store.IndexedLeaf) error {
 	if len(leaves) == 0 {
 		return nil
@@ -128,11 +133,14 @@ func insertNewIndex(ctx context.Context, q querier, tableID string, leaves []sto
 	marks := make([][]any, 0, len(leaves))
 	var rows [][]any
 	for _, l := range leaves {
-		marks = append(marks, []any{tableID, l.Leaf})
-		rows = append(rows, indexRows(tableID, l)...)
+		marks = append(marks, []any{tableID, l.Leaf, l.Lineage})
+		rows = append(rows, fileRows(tableID, l)...)
 	}
-	if err := insertValues(ctx, q, "file_index_leaves", []string{"table_id", "leaf"}, marks, ""); err != nil {
+	if err := insertValues(ctx, q, "file_index_leaves", []string{"table_id", "leaf", "lineage"}, marks, ""); err != nil {
 		return err
+	}
+	if len(rows) == 0 {
+		return nil
 	}
 	if p, ok := q.(pgq); ok {
 		if c, ok := p.q.(pgCopier); ok {
@@ -148,33 +156,40 @@ type pgCopier interface {
 	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
 }
 
-// indexRows are the file_index rows of one leaf.
-func indexRows(tableID string, l store.IndexedLeaf) [][]any {
+// fileRows are the file_index rows of one leaf.
+func fileRows(tableID string, l store.IndexedLeaf) [][]any {
 	rows := make([][]any, len(l.Locations))
 	for i, loc := range l.Locations {
-		rows[i] = []any{tableID, loc, l.Leaf, int32(i)}
+		rows[i] = []any{tableID, loc, l.Lineage}
 	}
 	return rows
 }
 
 // insertValues inserts rows into table with multi-row INSERTs of at most
 // indexChunk rows, each followed by suffix. In a SQLite transaction the
-// statement of a full chunk is prepared once and reused; pgx prepares and
-// caches statements itself.
+// statement of a full chunk is prepared once and reused, and its
+// parameters are anonymous: the driver looks up the name of every numbered
+// parameter by a linear search, which made binding a chunk quadratic. pgx
+// prepares and caches statements itself.
 func insertValues(ctx context.Context, q querier, table string, cols []string, rows [][]any, suffix string) error {
+	sq, isSQLite := q.(sqlq)
 	text := func(n int) string {
 		var b strings.Builder
 		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
 		for i := 0; i < n; i++ {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(" + placeholders(1+i*len(cols), len(cols)) + ")")
+			if !isSQLite {
+				row = "(" + placeholders(1+i*len(cols), len(cols)) + ")"
+			}
+			b.WriteString(row)
 		}
 		return b.String() + suffix
 	}
 	var full *sql.Stmt
-	if sq, ok := q.(sqlq); ok && len(rows) >= indexChunk {
+	if isSQLite && len(rows) >= indexChunk {
 		if p, ok := sq.q.(interface {
 			PrepareContext(context.Context, string) (*sql.Stmt, error)
 		}); ok {
