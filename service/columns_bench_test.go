@@ -117,23 +117,41 @@ func BenchmarkColumnUpdate(b *testing.B) {
 	}
 }
 
-func benchColumnUpdate(b *testing.B, bases int) {
+// benchTable is a wide v4 table of some base files, with its service.
+type benchTable struct {
+	svc      *service.Service
+	st       *sqlstore.Store
+	counted  *indexRowCounter
+	dir      string
+	id       service.Ident
+	bases    int
+	baseSize int64
+	setup    []float64 // the files commit's seconds, index rows, swap ms
+}
+
+var benchColIDs = []int{7, 8}
+
+// newBenchTable creates the table and commits its base files (each 100k
+// rows, stats for all columns), measuring that commit.
+func newBenchTable(b *testing.B, bases int) *benchTable {
 	ctx := context.Background()
 	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "c.db"))
 	require.NoError(b, err)
-	defer st.Close()
+	b.Cleanup(st.Close)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	counted := &indexRowCounter{Store: st}
-	svc := service.New(counted, storage.NewProvider(), service.Options{Logger: quiet})
-	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+b.TempDir(), nil)
+	bt := &benchTable{st: st, counted: &indexRowCounter{Store: st}, bases: bases, id: service.Ident{Namespace: []string{"ns"}, Name: "wide"}}
+	bt.svc = service.New(bt.counted, storage.NewProvider(), service.Options{Logger: quiet})
+	_, err = bt.svc.CreateWarehouse(ctx, "wh", "file://"+b.TempDir(), nil)
 	require.NoError(b, err)
-	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
+	_, err = bt.svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(b, err)
 	var fields []string
+	all := make([]int, benchCols)
 	for id := 1; id <= benchCols; id++ {
 		fields = append(fields, fmt.Sprintf(`{"id":%d,"name":"c%d","type":"double","required":false}`, id, id))
+		all[id-1] = id
 	}
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := bt.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "wide", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[` + strings.Join(fields, ",") + `]}`),
 	})
@@ -142,17 +160,9 @@ func benchColumnUpdate(b *testing.B, bases int) {
 		Location string `json:"location"`
 	}
 	require.NoError(b, jsonUnmarshal(res.Metadata, &meta))
-	dir := strings.TrimPrefix(meta.Location, "file://")
-	id := service.Ident{Namespace: []string{"ns"}, Name: "wide"}
-
-	// One real base file (for its size) and one real 2-column file.
-	all := make([]int, benchCols)
-	for i := range all {
-		all[i] = i + 1
-	}
-	baseSize := writeDoubles(b, filepath.Join(dir, "data/real-base.parquet"), all, benchRows)
-	colIDs := []int{7, 8}
-
+	bt.dir = strings.TrimPrefix(meta.Location, "file://")
+	// One real base file, for its size.
+	bt.baseSize = writeDoubles(b, filepath.Join(bt.dir, "data/real-base.parquet"), all, benchRows)
 	stats := func(i int) map[int]*v4manifest.FieldStats {
 		m := make(map[int]*v4manifest.FieldStats, benchCols)
 		for f := 1; f <= benchCols; f++ {
@@ -163,77 +173,86 @@ func benchColumnUpdate(b *testing.B, bases int) {
 	adds := make([]service.DataFileInput, bases)
 	for i := range adds {
 		adds[i] = service.DataFileInput{Location: fmt.Sprintf("data/base-%06d.parquet", i), FileFormat: "parquet",
-			RecordCount: benchRows, FileSizeInBytes: baseSize, Stats: stats(i)}
+			RecordCount: benchRows, FileSizeInBytes: bt.baseSize, Stats: stats(i)}
 	}
 	start := time.Now()
-	_, err = svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: id, AddDataFiles: adds})
+	_, err = bt.svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: bt.id, AddDataFiles: adds})
 	require.NoError(b, err)
-	setup, setupRows, setupSwap := time.Since(start), counted.rows.Swap(0), counted.swapNs.Swap(0)
-	counted.leaves.Store(0)
-	adds = nil
-	runtime.GC()
-	commitOf := func(i int, name string, size int64) service.ColumnFilesCommit {
-		c := service.ColumnFilesCommit{Ident: id}
-		// Two bases half the table apart: two leaves rewritten.
-		for _, base := range []int{(i * 7919) % bases, (i*7919 + bases/2) % bases} {
-			c.ColumnFiles = append(c.ColumnFiles, service.ColumnFileInput{
-				DataFile: fmt.Sprintf("data/base-%06d.parquet", base), Location: name, FileFormat: "parquet",
-				FieldIDs: colIDs, FileSizeInBytes: size, RecordCount: benchRows})
-		}
-		return c
-	}
+	// Reported at the end: ResetTimer drops metrics reported before it.
+	bt.setup = []float64{time.Since(start).Seconds(), float64(bt.counted.rows.Swap(0)), float64(bt.counted.swapNs.Swap(0)) / 1e6}
+	bt.counted.leaves.Store(0)
+	return bt
+}
 
+// columnCommit writes a real 2-column file and returns the commit that
+// applies it to two bases half the table apart (two leaves rewritten once
+// the table has more than one). One file serves both: same rows, same
+// columns.
+func (bt *benchTable) columnCommit(b *testing.B, i int) (service.ColumnFilesCommit, int64) {
+	name := fmt.Sprintf("data/cf-%d.parquet", i)
+	size := writeDoubles(b, filepath.Join(bt.dir, name), benchColIDs, benchRows)
+	c := service.ColumnFilesCommit{Ident: bt.id}
+	for _, base := range []int{(i * 7919) % bt.bases, (i*7919 + bt.bases/2) % bt.bases} {
+		c.ColumnFiles = append(c.ColumnFiles, service.ColumnFileInput{
+			DataFile: fmt.Sprintf("data/base-%06d.parquet", base), Location: name, FileFormat: "parquet",
+			FieldIDs: benchColIDs, FileSizeInBytes: size, RecordCount: benchRows})
+	}
+	return c, size
+}
+
+// rebuildCommit reports the time of a column commit on a table whose
+// index is gone (as before the index existed): it indexes every leaf.
+func (bt *benchTable) rebuildCommit(b *testing.B) {
+	ctx := context.Background()
+	o, err := bt.st.ObjectGet(ctx, store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "wide", Kind: store.KindTable})
+	require.NoError(b, err)
+	require.NoError(b, bt.st.FileIndexForget(ctx, o.ID))
+	commit, _ := bt.columnCommit(b, b.N)
+	start := time.Now()
+	_, err = bt.svc.CommitColumnFiles(ctx, "wh", commit)
+	require.NoError(b, err)
+	b.ReportMetric(float64(time.Since(start).Milliseconds()), "rebuild-commit-ms")
+}
+
+func benchColumnUpdate(b *testing.B, bases int) {
+	ctx := context.Background()
+	bt := newBenchTable(b, bases)
+	runtime.GC()
 	var manifestBytes, colBytes int64
 	var peak uint64
+	var err error
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		// One column file serves both bases: same rows, same columns.
-		name := fmt.Sprintf("data/cf-%d.parquet", i)
-		size := writeDoubles(b, filepath.Join(dir, name), colIDs, benchRows)
-		before := dirSize(filepath.Join(dir, "metadata"))
-		commit := commitOf(i, name, size)
+		commit, size := bt.columnCommit(b, i)
+		before := dirSize(filepath.Join(bt.dir, "metadata"))
 		runtime.GC()
 		b.StartTimer()
 		p := peakHeap(func() {
-			_, err = svc.CommitColumnFiles(ctx, "wh", commit)
+			_, err = bt.svc.CommitColumnFiles(ctx, "wh", commit)
 		})
 		b.StopTimer()
 		require.NoError(b, err)
 		peak = max(peak, p)
-		manifestBytes += dirSize(filepath.Join(dir, "metadata")) - before
+		manifestBytes += dirSize(filepath.Join(bt.dir, "metadata")) - before
 		colBytes += 2 * size
 		b.StartTimer()
 	}
 	b.StopTimer()
-	indexRows, leafRows := counted.rows.Swap(0), counted.leaves.Swap(0)
-	swapNs, lookNs := counted.swapNs.Swap(0), counted.lookNs.Swap(0)
-
-	// A table from before the index: the next commit indexes every leaf.
-	o, err := st.ObjectGet(ctx, store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "wide", Kind: store.KindTable})
-	require.NoError(b, err)
-	require.NoError(b, st.FileIndexForget(ctx, o.ID))
-	name := "data/cf-rebuild.parquet"
-	size := writeDoubles(b, filepath.Join(dir, name), colIDs, benchRows)
-	start = time.Now()
-	_, err = svc.CommitColumnFiles(ctx, "wh", commitOf(b.N, name, size))
-	require.NoError(b, err)
-	rebuild := time.Since(start)
-
-	perOp := float64(manifestBytes) / float64(b.N)
-	col := float64(colBytes) / float64(b.N)
+	c, n := bt.counted, float64(b.N)
+	perOp, col, base := float64(manifestBytes)/n, float64(colBytes)/n, 2*float64(bt.baseSize)
 	b.ReportMetric(perOp, "manifest-bytes/op")
-	b.ReportMetric(float64(indexRows)/float64(b.N), "index-file-rows/op")
-	b.ReportMetric(float64(leafRows)/float64(b.N), "index-leaf-rows/op")
-	b.ReportMetric(float64(swapNs)/1e6/float64(b.N), "swap-ms/op")
-	b.ReportMetric(float64(lookNs)/1e6/float64(b.N), "index-lookup-ms/op")
+	b.ReportMetric(float64(c.rows.Swap(0))/n, "index-file-rows/op")
+	b.ReportMetric(float64(c.leaves.Swap(0))/n, "index-leaf-rows/op")
+	b.ReportMetric(float64(c.swapNs.Swap(0))/1e6/n, "swap-ms/op")
+	b.ReportMetric(float64(c.lookNs.Swap(0))/1e6/n, "index-lookup-ms/op")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-	b.ReportMetric(100*(col+perOp)/(2*float64(baseSize)+perOp), "%-of-cow-bytes")
-	b.ReportMetric(100*col/(2*float64(baseSize)), "%-colfile-vs-base")
-	b.ReportMetric(setup.Seconds(), "setup-commit-s")
-	b.ReportMetric(float64(setupRows), "setup-index-rows")
-	b.ReportMetric(float64(setupSwap)/1e6, "setup-swap-ms")
-	b.ReportMetric(float64(rebuild.Milliseconds()), "rebuild-commit-ms")
+	b.ReportMetric(100*(col+perOp)/(base+perOp), "%-of-cow-bytes")
+	b.ReportMetric(100*col/base, "%-colfile-vs-base")
+	b.ReportMetric(bt.setup[0], "setup-commit-s")
+	b.ReportMetric(bt.setup[1], "setup-index-rows")
+	b.ReportMetric(bt.setup[2], "setup-swap-ms")
+	bt.rebuildCommit(b)
 }
 
 // indexRowCounter counts the base-file index rows (files and leaves)

@@ -30,18 +30,23 @@ func entryKeys(es []store.IndexEntry) []string {
 	return out
 }
 
-// testFileIndex: a swap indexes the leaves it lists in its transaction (a
-// lost swap indexes nothing); a leaf continuing a lineage adds no file
-// entries; lookups see entries of their table only; FileIndexAdd skips
-// leaves already indexed and does not count as a change under an
-// Idempotency-Key; dropping or replacing a table removes its entries.
-func testFileIndex(t *testing.T, s store.Store) {
+// twoTables creates tables t and u.
+func twoTables(t *testing.T, s store.Store) (o, other *store.Object) {
 	ctx := context.Background()
 	setup(t, s, []string{"ns"})
-	o := table([]string{"ns"}, "t", "file:///tmp/wh/ns/t")
-	other := table([]string{"ns"}, "u", "file:///tmp/wh/ns/u")
+	o = table([]string{"ns"}, "t", "file:///tmp/wh/ns/t")
+	other = table([]string{"ns"}, "u", "file:///tmp/wh/ns/u")
 	require.NoError(t, s.ObjectCreate(ctx, o))
 	require.NoError(t, s.ObjectCreate(ctx, other))
+	return o, other
+}
+
+// testFileIndex: a swap indexes the leaves it lists in its transaction (a
+// lost swap indexes nothing); a leaf continuing a lineage adds no file
+// entries; lookups see entries of their table only.
+func testFileIndex(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o, other := twoTables(t, s)
 
 	// 600 files: two full prepared chunks and a remainder on SQLite.
 	sw := swapTo(o, "m1")
@@ -81,6 +86,17 @@ func testFileIndex(t *testing.T, s store.Store) {
 	got, err = s.FileIndexLookup(ctx, o.ID, many)
 	require.NoError(t, err)
 	require.Len(t, got, 300)
+}
+
+// testFileIndexAdd: FileIndexAdd skips leaves already indexed and does not
+// count as a change under an Idempotency-Key; a fenced swap indexes;
+// dropping or replacing a table removes its entries.
+func testFileIndexAdd(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o, other := twoTables(t, s)
+	sw := swapTo(o, "m1")
+	sw.Index = []store.IndexedLeaf{leafOf("L1", "A", 2), leafOf("L2", "B", 3)}
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{sw}))
 
 	// Rebuild path: a new leaf, and an indexed one (left as it is, lineage
 	// and files), under a fenced key that must not become Mutated.
@@ -91,14 +107,15 @@ func testFileIndex(t *testing.T, s store.Store) {
 	rec := mustBegin(t, s, claim("k", "fp", "someone-else", time.Minute, time.Hour))
 	require.NotNil(t, rec)
 	require.False(t, rec.Mutated, "indexing is no catalog change")
-	got, err = s.FileIndexLookup(ctx, o.ID, []string{"C/f0003.parquet", "D/f0003.parquet", "x", "B/f0000.parquet"})
+	got, err := s.FileIndexLookup(ctx, o.ID, []string{"C/f0003.parquet", "D/f0003.parquet", "x", "B/f0000.parquet"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"B/f0000.parquet@B", "C/f0003.parquet@C"}, entryKeys(got))
-	leaves, err = s.FileIndexLeaves(ctx, o.ID, []string{"L2", "L4"})
+	leaves, err := s.FileIndexLeaves(ctx, o.ID, []string{"L2", "L4"})
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"L2": "B", "L4": "C"}, leaves)
 
 	// A fenced swap indexes too.
+	o.MetadataLocation = "m1"
 	sw = swapTo(o, "m3")
 	sw.Index = []store.IndexedLeaf{leafOf("L5", "E", 2)}
 	require.NoError(t, s.ObjectsSwap(fctx, []store.Swap{sw}))

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"IdempotencyFence":        testIdempotencyFence,
 		"AwkwardValues":           testAwkwardValues,
 		"FileIndex":               testFileIndex,
+		"FileIndexAdd":            testFileIndexAdd,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
