@@ -136,7 +136,7 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 	byBase := v4commit.GroupByBase(files)
 	t := s.newV4Tx(w, st, a)
 	read := s.leafReader(ctx, t)
-	found, deletes, err := v4commit.FindBases(st.rootRows, read, byBase)
+	found, deletes, err := s.findBases(ctx, t, read, byBase)
 	if err != nil {
 		return nil, err
 	}

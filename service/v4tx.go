@@ -25,6 +25,9 @@ type v4Tx struct {
 	seq    int64
 	uuid   string
 	leafN  int
+	// lineages are the base-file index lineages of the root's live data
+	// leaves, when a base lookup read them.
+	lineages map[string]string
 }
 
 func (s *Service) newV4Tx(w *store.Warehouse, st *v4State, a *attempt) *v4Tx {
@@ -127,6 +130,10 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 	if err := s.checkNewMetadata(st.meta, meta, data); err != nil {
 		return nil, err
 	}
+	index, err := s.newLeafIndex(ctx, t, res)
+	if err != nil {
+		return nil, err
+	}
 	metaLoc, newLoc, err := s.writeNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), data)
 	if err != nil {
 		return nil, err
@@ -134,6 +141,6 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 	t.a.addFile(metaLoc)
 	t.a.swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4, NewLocation: newLoc,
-		NewRefsMetadata: refsDocument(meta, data)}}
+		NewRefsMetadata: refsDocument(meta, data), Index: index}}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
 }

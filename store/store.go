@@ -166,6 +166,10 @@ type Swap struct {
 	// NewLocation is set when the commit changed the object's base location;
 	// the overlap rule is then checked in the same transaction.
 	NewLocation string
+	// Index lists the data leaves the commit wrote, indexed in the same
+	// transaction (FileIndex): a swap that does not land leaves no entries.
+	// The leaves must be new (not indexed yet) and their new lineages too.
+	Index []IndexedLeaf
 }
 
 // Page asks for one page of a listing. Token is the opaque value a previous
@@ -244,6 +248,7 @@ type Store interface {
 	RBACStore
 	AuditStore
 	PendingDeletes
+	FileIndex
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error

@@ -65,7 +65,7 @@ func FindBases(root []v4manifest.TrackedFile, read LeafReader, byBase map[string
 		}
 		switch rr.ContentType {
 		case v4manifest.ContentDataManifest:
-			rows, err := read(rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount})
+			rows, err := read(rr, baseCols)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -57,6 +57,10 @@ type Leaf struct {
 	Rows     []v4manifest.TrackedFile
 	// RootIndex is the index of the leaf's row in Result.Root.
 	RootIndex int
+	// Parent is the location (as in the root) of the leaf this one
+	// rewrites, "" for a leaf of new files. A rewrite names only files its
+	// parent names: the base-file index relies on it.
+	Parent string
 }
 
 // Result is the rewritten manifest tree of one commit.
@@ -133,7 +137,11 @@ func (b *builder) replaceLeaf(old v4manifest.TrackedFile, rows []v4manifest.Trac
 	gone.Tracking.Status = v4manifest.StatusDeleted
 	gone.Tracking.SnapshotID = ptrTo(b.snap.ID)
 	b.res.Root = append(b.res.Root, gone)
-	return b.addLeaf(content, rows, nil)
+	if err := b.addLeaf(content, rows, nil); err != nil {
+		return err
+	}
+	b.res.Leaves[len(b.res.Leaves)-1].Parent = old.Location
+	return nil
 }
 
 // leafRow is the root row of a leaf written in this commit (size unknown

@@ -72,7 +72,13 @@ const maxTxAttempts = 5
 // unavailable is not retried here: the request answers 503 and the client
 // decides.
 func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
-	fn = fenced(ctx, fn)
+	return s.inTxUnfenced(ctx, fenced(ctx, fn))
+}
+
+// inTxUnfenced is inTx for a transaction that changes no catalog state
+// (the base-file index), which must not mark the request's
+// Idempotency-Key as Mutated.
+func (s *Store) inTxUnfenced(ctx context.Context, fn func(q querier) error) error {
 	delay := 5 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := s.db.begin(ctx, fn)

@@ -592,6 +592,11 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 			return err
 		}
 		if replace && kind != "" {
+			// The replaced table's index goes with it; the new object
+			// gets a new id, so its leaves are indexed afresh.
+			if err := deleteIndex(ctx, q, `namespace_id = $1 AND name = $2`, nsID, o.Name); err != nil {
+				return err
+			}
 			if _, err := q.exec(ctx, `DELETE FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, o.Name); err != nil {
 				return err
 			}
@@ -634,6 +639,9 @@ func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.O
 		}
 		o.Namespace = ref.Namespace
 		o.Warehouse = ref.Warehouse
+		if err := deleteIndex(ctx, q, `id = $1`, o.ID); err != nil {
+			return err
+		}
 		n, err := q.exec(ctx, `DELETE FROM catalog_objects WHERE id = $1 AND metadata_location = $2`, o.ID, o.MetadataLocation)
 		if err != nil {
 			return err
@@ -690,11 +698,12 @@ func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamesp
 }
 
 // ObjectsSwap implements store.Store. The common commit — one table, same
-// location, no Idempotency-Key — is a single UPDATE that is its own
-// transaction: one round trip and one row written. Everything else (several
-// tables, a moved table, a fenced key) runs in one explicit transaction.
+// location, no Idempotency-Key, no leaves to index — is a single UPDATE
+// that is its own transaction: one round trip and one row written.
+// Everything else (several tables, a moved table, a fenced key, a v4
+// commit that wrote data leaves) runs in one explicit transaction.
 func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
-	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && !fenced {
+	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && len(swaps[0].Index) == 0 && !fenced {
 		sql, args := swapStatement(swaps[0])
 		n, err := s.db.execAlone(ctx, sql, args...)
 		if err == nil && n == 0 {
@@ -708,6 +717,12 @@ func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
 				if err := s.checkMove(ctx, q, sw); err != nil {
 					return err
 				}
+			}
+			// Index rows before the compare-and-swap: on Postgres the row
+			// lock the UPDATE takes is then held only until COMMIT, not
+			// while the rows are copied. A lost swap rolls them back.
+			if err := insertNewIndex(ctx, q, sw.ObjectID, sw.Index); err != nil {
+				return err
 			}
 			sql, args := swapStatement(sw)
 			n, err := q.exec(ctx, sql, args...)

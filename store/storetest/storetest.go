@@ -43,6 +43,8 @@ func Run(t *testing.T, newStore NewStore) {
 		"IdempotencyFence":        testIdempotencyFence,
 		"AwkwardValues":           testAwkwardValues,
 		"PendingDeletes":          testPendingDeletes,
+		"FileIndex":               testFileIndex,
+		"FileIndexAdd":            testFileIndexAdd,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,2 @@
+DROP TABLE file_index;
+DROP TABLE file_index_leaves;

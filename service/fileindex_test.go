@@ -1,0 +1,227 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore"
+)
+
+// countingStore counts the rebuilds of the base-file index.
+type countingStore struct {
+	store.Store
+	adds atomic.Int32
+}
+
+func (c *countingStore) FileIndexAdd(ctx context.Context, tableID string, leaves []store.IndexedLeaf) error {
+	c.adds.Add(1)
+	return c.Store.FileIndexAdd(ctx, tableID, leaves)
+}
+
+// indexFixture is the concurrency fixture (files a and b in one leaf) seen
+// through a second service whose store counts index rebuilds.
+type indexFixture struct {
+	*fixture
+	svc   *service.Service
+	count *countingStore
+	objID string
+}
+
+func newIndexFixture(t *testing.T, backend string) *indexFixture {
+	fx := newFixture(t, backend)
+	close(fx.gate.release) // this fixture does not race
+	c := &countingStore{Store: fx.gate.Store}
+	svc := service.New(c, storage.NewProvider(), service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	o, err := c.ObjectGet(context.Background(), store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
+	require.NoError(t, err)
+	return &indexFixture{fixture: fx, svc: svc, count: c, objID: o.ID}
+}
+
+// lineages returns the lineages the index lists a data file in.
+func (ix *indexFixture) lineages(t *testing.T, file string) []string {
+	got, err := ix.count.FileIndexLookup(context.Background(), ix.objID, []string{ix.loc + "/data/" + file})
+	require.NoError(t, err)
+	var out []string
+	for _, e := range got {
+		out = append(out, e.Lineage)
+	}
+	return out
+}
+
+func (ix *indexFixture) commit(t *testing.T, base, name string) {
+	t.Helper()
+	_, err := ix.svc.CommitColumnFiles(context.Background(), "wh", ix.columnCommit(t, base, name))
+	require.NoError(t, err)
+}
+
+func (ix *indexFixture) liveColumnFiles(t *testing.T) map[string][]string {
+	rows, err := ix.svc.LiveColumnFiles(context.Background(), "wh", ix.id, nil)
+	require.NoError(t, err)
+	out := map[string][]string{}
+	for _, r := range rows {
+		for _, cf := range r.ColumnFiles {
+			out[r.DataFile] = append(out[r.DataFile], cf.Location)
+		}
+	}
+	return out
+}
+
+// TestFileIndexFollowsCommits: the files commit indexed its leaf, so
+// column commits find their bases without a rebuild; a rewritten leaf
+// continues its parent's lineage (no new file entries) and is indexed with
+// its commit, so later commits find their bases in it without a rebuild.
+func TestFileIndexFollowsCommits(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			ix := newIndexFixture(t, backend)
+			a, b := ix.lineages(t, "a.parquet"), ix.lineages(t, "b.parquet")
+			require.Len(t, a, 1, "the files commit indexed a")
+			require.Equal(t, a, b, "one leaf, one lineage")
+			ix.commit(t, "a.parquet", "cf1.parquet")
+			ix.commit(t, "a.parquet", "cf2.parquet")
+			ix.commit(t, "b.parquet", "cf3.parquet")
+			require.Equal(t, a, ix.lineages(t, "a.parquet"), "rewrites continue the lineage")
+			require.Equal(t, a, ix.lineages(t, "b.parquet"))
+			require.Zero(t, ix.count.adds.Load(), "no leaf needed a rebuild")
+			live := ix.liveColumnFiles(t)
+			require.Equal(t, []string{ix.loc + "/data/cf2.parquet"}, live[ix.loc+"/data/a.parquet"])
+			require.Equal(t, []string{ix.loc + "/data/cf3.parquet"}, live[ix.loc+"/data/b.parquet"])
+		})
+	}
+}
+
+// TestFileIndexUnknownBase: a base in no leaf is still rejected with the
+// unknown-data-file reason, with and without a rebuild first.
+func TestFileIndexUnknownBase(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			ix := newIndexFixture(t, backend)
+			for _, forget := range []bool{false, true} {
+				if forget {
+					require.NoError(t, ix.gate.Store.(*sqlstore.Store).FileIndexForget(context.Background(), ix.objID))
+				}
+				_, err := ix.svc.CommitColumnFiles(context.Background(), "wh", ix.columnCommit(t, "nope.parquet", "cfx.parquet"))
+				require.Error(t, err)
+				var se *service.Error
+				require.ErrorAs(t, err, &se)
+				require.Equal(t, service.KindValidation, se.Kind, "%v", err)
+				require.Equal(t, "unknown-data-file", se.Reason)
+			}
+		})
+	}
+}
+
+// swapRecorder records the leaves each swap asked to index, and whether
+// the swap landed.
+type swapRecorder struct {
+	store.Store
+	mu      sync.Mutex
+	landed  []string
+	refused []string
+}
+
+func (r *swapRecorder) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
+	err := r.Store.ObjectsSwap(ctx, swaps)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, sw := range swaps {
+		for _, l := range sw.Index {
+			if err == nil {
+				r.landed = append(r.landed, l.Leaf)
+			} else {
+				r.refused = append(r.refused, l.Leaf)
+			}
+		}
+	}
+	return err
+}
+
+// TestFileIndexLostRaceWritesNothing: a commit that loses the race for
+// its base (409) leaves no index entries; the winner's leaf is indexed.
+func TestFileIndexLostRaceWritesNothing(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			fx := newFixture(t, backend)
+			rec := &swapRecorder{Store: fx.gate.Store}
+			fx.gate.Store = rec
+			err := fx.race(t, fx.columnCommit(t, "a.parquet", "cf1.parquet"), fx.columnCommit(t, "a.parquet", "cf2.parquet"))
+			require.Equal(t, service.KindCommitFailed, service.KindOf(err), "409: %v", err)
+			require.Len(t, rec.landed, 1, "the winner wrote one leaf")
+			require.Len(t, rec.refused, 1, "the loser's one attempt lost its swap")
+			o, err := rec.ObjectGet(context.Background(), store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
+			require.NoError(t, err)
+			got, err := rec.FileIndexLeaves(context.Background(), o.ID, append(rec.landed, rec.refused...))
+			require.NoError(t, err)
+			require.Contains(t, got, rec.landed[0])
+			require.NotContains(t, got, rec.refused[0])
+			files, err := rec.FileIndexLookup(context.Background(), o.ID, []string{fx.loc + "/data/a.parquet", fx.loc + "/data/b.parquet"})
+			require.NoError(t, err)
+			require.Len(t, files, 2, "one lineage each, the setup's")
+		})
+	}
+}
+
+// TestFileIndexRebuild: a table whose index is gone (as before the
+// migration) is indexed once by the next column commit, which lands; the
+// commit after it needs no rebuild.
+func TestFileIndexRebuild(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			ix := newIndexFixture(t, backend)
+			ix.commit(t, "a.parquet", "cf1.parquet")
+			before := ix.lineages(t, "a.parquet")
+			require.NoError(t, ix.gate.Store.(*sqlstore.Store).FileIndexForget(context.Background(), ix.objID))
+			require.Empty(t, ix.lineages(t, "a.parquet"))
+			ix.commit(t, "b.parquet", "cf2.parquet")
+			require.EqualValues(t, 1, ix.count.adds.Load(), "the live leaf was indexed once")
+			after := ix.lineages(t, "b.parquet")
+			require.Len(t, after, 1)
+			require.NotEqual(t, before, after, "a new lineage")
+			require.Equal(t, after, ix.lineages(t, "a.parquet"))
+			ix.commit(t, "a.parquet", "cf3.parquet")
+			require.EqualValues(t, 1, ix.count.adds.Load(), "no second rebuild")
+			live := ix.liveColumnFiles(t)
+			require.Equal(t, []string{ix.loc + "/data/cf3.parquet"}, live[ix.loc+"/data/a.parquet"])
+			require.Equal(t, []string{ix.loc + "/data/cf2.parquet"}, live[ix.loc+"/data/b.parquet"])
+		})
+	}
+}
+
+// TestFileIndexAfterRollback: after main is rolled back to the snapshot
+// before a column commit, the next column commit on the same base finds it
+// in the older leaf (entries of the newer one are ignored) and lands.
+func TestFileIndexAfterRollback(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			ix := newIndexFixture(t, backend)
+			ctx := context.Background()
+			res, err := ix.svc.LoadTable(ctx, "wh", ix.id, "all", false)
+			require.NoError(t, err)
+			var meta struct {
+				Current int64 `json:"current-snapshot-id"`
+			}
+			require.NoError(t, json.Unmarshal(res.Metadata, &meta))
+			ix.commit(t, "a.parquet", "cf1.parquet")
+			_, err = ix.svc.CommitTable(ctx, "wh", service.TableChange{Ident: ix.id,
+				Updates: json.RawMessage(fmt.Sprintf(`[{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":%d}]`, meta.Current))})
+			require.NoError(t, err)
+			require.Empty(t, ix.liveColumnFiles(t), "rolled back")
+			ix.commit(t, "a.parquet", "cf2.parquet")
+			require.Zero(t, ix.count.adds.Load())
+			live := ix.liveColumnFiles(t)
+			require.Equal(t, []string{ix.loc + "/data/cf2.parquet"}, live[ix.loc+"/data/a.parquet"])
+			require.Len(t, live, 1)
+		})
+	}
+}

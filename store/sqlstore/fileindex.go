@@ -1,0 +1,244 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lakehold/catalog/store"
+)
+
+// indexChunk bounds the values of one IN list or multi-row INSERT of the
+// base-file index: far below both databases' parameter limits.
+const indexChunk = 256
+
+var fileIndexCols = []string{"table_id", "location", "lineage"}
+
+// placeholders returns "$first, ..., $first+n-1".
+func placeholders(first, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(first+i))
+	}
+	return b.String()
+}
+
+// padded returns the arguments of an IN list of vals, padded to a power of
+// two by repeating the last value (which changes no result): SQLite's
+// statement cache then holds a few shapes of the query, not one per length.
+func padded(head any, vals []string) []any {
+	n := 1
+	for n < len(vals) {
+		n *= 2
+	}
+	args := make([]any, 0, n+1)
+	args = append(args, head)
+	for i := 0; i < n; i++ {
+		args = append(args, vals[min(i, len(vals)-1)])
+	}
+	return args
+}
+
+// FileIndexLeaves implements store.FileIndex.
+func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []string) (map[string]string, error) {
+	out := map[string]string{}
+	err := queryIn(ctx, s.db, `SELECT leaf, lineage FROM file_index_leaves WHERE table_id = $1 AND leaf IN `, tableID, leaves,
+		func(r rowScanner) error {
+			var leaf, lineage string
+			err := r.Scan(&leaf, &lineage)
+			out[leaf] = lineage
+			return err
+		})
+	if err != nil {
+		return nil, s.wrap(err, "read the file index")
+	}
+	return out, nil
+}
+
+// FileIndexLookup implements store.FileIndex.
+func (s *Store) FileIndexLookup(ctx context.Context, tableID string, locations []string) ([]store.IndexEntry, error) {
+	var out []store.IndexEntry
+	err := queryIn(ctx, s.db, `SELECT location, lineage FROM file_index WHERE table_id = $1 AND location IN `, tableID, locations,
+		func(r rowScanner) error {
+			var e store.IndexEntry
+			err := r.Scan(&e.Location, &e.Lineage)
+			out = append(out, e)
+			return err
+		})
+	if err != nil {
+		return nil, s.wrap(err, "read the file index")
+	}
+	return out, nil
+}
+
+// queryIn runs sql, which ends in "IN ", for head and chunks of vals,
+// and calls row for every row.
+func queryIn(ctx context.Context, q querier, sql, head string, vals []string, row func(rowScanner) error) error {
+	for start := 0; start < len(vals); start += indexChunk {
+		args := padded(head, vals[start:min(start+indexChunk, len(vals))])
+		rows, err := q.query(ctx, sql+`(`+placeholders(2, len(args)-1)+`)`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := row(rows); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FileIndexAdd implements store.FileIndex. It changes no catalog state, so
+// it is not fenced by the request's Idempotency-Key.
+func (s *Store) FileIndexAdd(ctx context.Context, tableID string, leaves []store.IndexedLeaf) error {
+	err := s.inTxUnfenced(ctx, func(q querier) error {
+		for _, l := range leaves {
+			n, err := q.exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf, lineage) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+				tableID, l.Leaf, l.Lineage)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				continue // indexed already, by a commit or a concurrent rebuild
+			}
+			if err := insertValues(ctx, q, "file_index", fileIndexCols, fileRows(tableID, l), " ON CONFLICT DO NOTHING"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.wrap(err, "write the file index")
+}
+
+// insertNewIndex indexes leaves a commit wrote, inside its swap
+// transaction. Leaves and lineages are new, so there is nothing to
+// conflict with: Postgres copies the file rows (COPY), SQLite runs a
+// prepared multi-row insert.
+func insertNewIndex(ctx context.Context, q querier, tableID string, leaves []store.IndexedLeaf) error {
+	if len(leaves) == 0 {
+		return nil
+	}
+	marks := make([][]any, 0, len(leaves))
+	var rows [][]any
+	for _, l := range leaves {
+		marks = append(marks, []any{tableID, l.Leaf, l.Lineage})
+		rows = append(rows, fileRows(tableID, l)...)
+	}
+	if err := insertValues(ctx, q, "file_index_leaves", []string{"table_id", "leaf", "lineage"}, marks, ""); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if p, ok := q.(pgq); ok {
+		if c, ok := p.q.(pgCopier); ok {
+			_, err := c.CopyFrom(ctx, pgx.Identifier{"file_index"}, fileIndexCols, pgx.CopyFromRows(rows))
+			return err
+		}
+	}
+	return insertValues(ctx, q, "file_index", fileIndexCols, rows, "")
+}
+
+// pgCopier is a pgx transaction or connection, which can COPY.
+type pgCopier interface {
+	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// fileRows are the file_index rows of one leaf.
+func fileRows(tableID string, l store.IndexedLeaf) [][]any {
+	rows := make([][]any, len(l.Locations))
+	for i, loc := range l.Locations {
+		rows[i] = []any{tableID, loc, l.Lineage}
+	}
+	return rows
+}
+
+// insertValues inserts rows into table with multi-row INSERTs of at most
+// indexChunk rows, each followed by suffix. In a SQLite transaction the
+// statement of a full chunk is prepared once and reused, and its
+// parameters are anonymous: the driver looks up the name of every numbered
+// parameter by a linear search, which made binding a chunk quadratic. pgx
+// prepares and caches statements itself.
+func insertValues(ctx context.Context, q querier, table string, cols []string, rows [][]any, suffix string) error {
+	sq, isSQLite := q.(sqlq)
+	text := func(n int) string {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if !isSQLite {
+				row = "(" + placeholders(1+i*len(cols), len(cols)) + ")"
+			}
+			b.WriteString(row)
+		}
+		return b.String() + suffix
+	}
+	var full *sql.Stmt
+	if isSQLite && len(rows) >= indexChunk {
+		if p, ok := sq.q.(interface {
+			PrepareContext(context.Context, string) (*sql.Stmt, error)
+		}); ok {
+			st, err := p.PrepareContext(ctx, text(indexChunk))
+			if err != nil {
+				return err
+			}
+			defer func() { _ = st.Close() }()
+			full = st
+		}
+	}
+	args := make([]any, 0, indexChunk*len(cols))
+	for start := 0; start < len(rows); start += indexChunk {
+		chunk := rows[start:min(start+indexChunk, len(rows))]
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, r...)
+		}
+		var err error
+		if full != nil && len(chunk) == indexChunk {
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = q.exec(ctx, text(len(chunk)), args...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteIndex removes the index of the table objects matching where (a
+// condition on catalog_objects with args), in the caller's transaction.
+func deleteIndex(ctx context.Context, q querier, where string, args ...any) error {
+	for _, t := range []string{"file_index", "file_index_leaves"} {
+		if _, err := q.exec(ctx, `DELETE FROM `+t+` WHERE table_id IN (SELECT id FROM catalog_objects WHERE `+where+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FileIndexForget removes the base-file index of table tableID, so that
+// the next column-file commit rebuilds it from the leaves: a repair for an
+// index suspected damaged, and how tests simulate a table from before the
+// index. It returns only database errors.
+func (s *Store) FileIndexForget(ctx context.Context, tableID string) error {
+	err := s.inTxUnfenced(ctx, func(q querier) error {
+		return deleteIndex(ctx, q, `id = $1`, tableID)
+	})
+	return s.wrap(err, "forget the file index")
+}
