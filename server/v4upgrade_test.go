@@ -1,0 +1,290 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/stitch"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// upgradeTable is a partitioned v3 table written by iceberg-go through the
+// REST catalog: two appends, then a deletion vector on one data file.
+func upgradeTable(t *testing.T, b *bundle, name string) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	cat := restCatalog(t, b)
+	_ = cat.CreateNamespace(ctx, table.Identifier{"db"}, nil)
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_bucket",
+		Transform: iceberg.BucketTransform{NumBuckets: 3}})
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"db", name}, sc, catalog.WithPartitionSpec(&spec),
+		catalog.WithProperties(iceberg.Properties{"format-version": "3"}))
+	require.NoError(t, err)
+	tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3, 4, 5, 6, 7, 8), 100, nil)
+	require.NoError(t, err)
+	tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 9, 10, 11, 12), 100, nil)
+	require.NoError(t, err)
+	return tbl
+}
+
+// addDV deletes the first and last row of the largest data file with a v3
+// deletion vector (iceberg-go's DV writer, committed as a row delta).
+func addDV(t *testing.T, tbl *table.Table) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	require.NoError(t, err)
+	f := tasks[0].File
+	for _, task := range tasks {
+		if task.File.Count() > f.Count() {
+			f = task.File
+		}
+	}
+	require.GreaterOrEqual(t, f.Count(), int64(2), "a file with two rows to delete")
+	w := dv.NewDVWriter(icebergio.LocalFS{}, func(id int32) *iceberg.PartitionSpec { return tbl.Metadata().PartitionSpecByID(int(id)) })
+	require.NoError(t, w.Add(f.FilePath(), []int64{0, f.Count() - 1}, f.SpecID(), f.Partition()))
+	dvFiles, err := w.Flush(ctx, tbl.Location()+"/data/dv-1.puffin")
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.NewRowDelta(nil).AddDeletes(dvFiles...).Commit(ctx))
+	tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	return tbl
+}
+
+// scanRows reads a table through iceberg-go as sorted "id:data" strings.
+func scanRows(t *testing.T, tbl *table.Table) []string {
+	t.Helper()
+	at, err := tbl.Scan().ToArrowTable(context.Background())
+	require.NoError(t, err)
+	defer at.Release()
+	var out []string
+	rdr := array.NewTableReader(at, 1024)
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		ids, data := rec.Column(0).(*array.Int64), rec.Column(1).(*array.String)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out = append(out, fmt.Sprintf("%d:%s", ids.Value(i), data.Value(i)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+type upgradePlan struct {
+	Tasks []struct {
+		DataFile struct {
+			FilePath        string            `json:"file-path"`
+			FileFormat      string            `json:"file-format"`
+			SpecID          int32             `json:"spec-id"`
+			Partition       []json.RawMessage `json:"partition"`
+			FileSizeInBytes int64             `json:"file-size-in-bytes"`
+			RecordCount     int64             `json:"record-count"`
+			FirstRowID      *int64            `json:"first-row-id"`
+			ValueCounts     json.RawMessage   `json:"value-counts"`
+			NullValueCounts json.RawMessage   `json:"null-value-counts"`
+		} `json:"data-file"`
+		DeleteFileReferences []int `json:"delete-file-references"`
+	} `json:"file-scan-tasks"`
+	Deletes []struct {
+		Content            string `json:"content"`
+		FilePath           string `json:"file-path"`
+		RecordCount        int64  `json:"record-count"`
+		ContentOffset      *int64 `json:"content-offset"`
+		ContentSizeInBytes *int64 `json:"content-size-in-bytes"`
+	} `json:"delete-files"`
+}
+
+func planOf(t *testing.T, b *bundle, path string, body map[string]any) upgradePlan {
+	t.Helper()
+	r := b.do(t, "POST", path+"/plan", body, "X-Iceberg-Column-Files", "true")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var p upgradePlan
+	require.NoError(t, json.Unmarshal(r.body, &p))
+	sort.Slice(p.Tasks, func(i, j int) bool { return p.Tasks[i].DataFile.FilePath < p.Tasks[j].DataFile.FilePath })
+	return p
+}
+
+// stitchRows reads a plan's tasks through internal/stitch (deletion
+// vectors applied) as sorted "id:data" strings.
+func stitchRows(t *testing.T, sc *iceberg.Schema, p upgradePlan) []string {
+	t.Helper()
+	open := func(_ context.Context, loc string) (stitch.File, error) { return os.Open(strings.TrimPrefix(loc, "file://")) }
+	var out []string
+	for _, task := range p.Tasks {
+		st := stitch.Task{DataFile: task.DataFile.FilePath, RecordCount: task.DataFile.RecordCount}
+		for _, ref := range task.DeleteFileReferences {
+			d := p.Deletes[ref]
+			require.NotNil(t, d.ContentOffset, "only deletion vectors in this table")
+			st.DeletionVector = &stitch.DeletionVector{Location: d.FilePath, Offset: *d.ContentOffset, SizeInBytes: *d.ContentSizeInBytes, Cardinality: d.RecordCount}
+		}
+		rec, err := stitch.Read(context.Background(), open, sc, st, []int{1, 2})
+		require.NoError(t, err)
+		ids, data := rec.Column(0).(*array.Int64), rec.Column(1).(*array.String)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out = append(out, fmt.Sprintf("%d:%s", ids.Value(i), data.Value(i)))
+		}
+		rec.Release()
+	}
+	sort.Strings(out)
+	return out
+}
+
+func upgradeTo4(t *testing.T, b *bundle, path string) response {
+	t.Helper()
+	return b.do(t, "POST", path, map[string]any{"requirements": []any{}, "updates": []any{
+		map[string]any{"action": "upgrade-format-version", "format-version": 4}}})
+}
+
+// TestUpgradeV3WithSnapshots upgrades a partitioned v3 table with a
+// deletion vector, written by iceberg-go, to v4: the rows read through
+// plan + stitch equal iceberg-go's own scan before the upgrade, every file
+// is carried exactly (compared with the plan of the pre-upgrade snapshot,
+// which still plans), and the converted tree takes v4 commits.
+func TestUpgradeV3WithSnapshots(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			tbl := addDV(t, upgradeTable(t, b, "events"))
+			want := scanRows(t, tbl)
+			require.Len(t, want, 10, "12 rows, 2 deleted")
+			old := tbl.CurrentSnapshot()
+			path := "/v1/wh/namespaces/db/tables/events"
+
+			r := upgradeTo4(t, b, path)
+			require.Equal(t, 200, r.status, "%s", r.body)
+			loc, snaps, nextRowID := v4Meta(t, r)
+			require.Len(t, snaps, len(tbl.Metadata().Snapshots())+1)
+			conv := snaps[len(snaps)-1]
+			require.Equal(t, "replace", conv.Summary["operation"])
+			require.Equal(t, fmt.Sprint(old.SnapshotID), conv.Summary["v4-conversion-of-snapshot-id"])
+			require.Equal(t, "10", fmt.Sprint(mustAtoi(t, conv.Summary["total-records"])-2), "12 records in the files")
+			require.True(t, strings.HasSuffix(conv.RootManifest, ".parquet"))
+			require.Equal(t, old.ManifestList, snaps[len(snaps)-2].RootManifest, "older snapshots keep their Avro manifest lists")
+			require.Equal(t, tbl.Metadata().NextRowID(), nextRowID, "no rows are added")
+			var fv struct {
+				Metadata struct {
+					FormatVersion int `json:"format-version"`
+				} `json:"metadata"`
+			}
+			require.NoError(t, json.Unmarshal(r.body, &fv))
+			require.Equal(t, 4, fv.Metadata.FormatVersion)
+
+			now := planOf(t, b, path, map[string]any{})
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), now), "row-for-row equal to iceberg-go's scan before the upgrade")
+			before := planOf(t, b, path, map[string]any{"snapshot-id": old.SnapshotID})
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), before), "the pre-upgrade snapshot still plans (Avro planner)")
+			requireSameFiles(t, before, now)
+			requireTracking(t, tbl, loc, conv.RootManifest)
+
+			// The converted tree takes a v4 commit: remove one file.
+			gone := now.Tasks[0].DataFile.FilePath
+			r = b.do(t, "POST", path+"/files", map[string]any{"remove-files": []string{gone}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			require.Len(t, planOf(t, b, path, map[string]any{}).Tasks, len(now.Tasks)-1)
+		})
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	_, err := fmt.Sscan(s, &n)
+	require.NoError(t, err, s)
+	return n
+}
+
+// requireSameFiles compares, file by file, what the Avro planner returns
+// for the last v3 snapshot with what the v4 planner returns after the
+// upgrade: location, format, spec, partition, counts, size, first_row_id,
+// column counts and the deletion vector.
+func requireSameFiles(t *testing.T, v3, v4 upgradePlan) {
+	t.Helper()
+	require.Len(t, v4.Tasks, len(v3.Tasks))
+	for i, a := range v3.Tasks {
+		c := v4.Tasks[i]
+		ad, cd := a.DataFile, c.DataFile
+		require.Equal(t, ad.FilePath, cd.FilePath)
+		require.Equal(t, strings.ToLower(ad.FileFormat), strings.ToLower(cd.FileFormat))
+		require.Equal(t, ad.SpecID, cd.SpecID)
+		require.Equal(t, fmt.Sprint(ad.Partition), fmt.Sprint(cd.Partition), "partition of %s", ad.FilePath)
+		require.Equal(t, ad.RecordCount, cd.RecordCount)
+		require.Equal(t, ad.FileSizeInBytes, cd.FileSizeInBytes)
+		require.NotNil(t, cd.FirstRowID)
+		require.Equal(t, ad.FirstRowID, cd.FirstRowID, "first_row_id of %s", ad.FilePath)
+		if ad.ValueCounts != nil {
+			require.JSONEq(t, string(ad.ValueCounts), string(cd.ValueCounts))
+			require.JSONEq(t, string(ad.NullValueCounts), string(cd.NullValueCounts))
+		}
+		require.Len(t, c.DeleteFileReferences, len(a.DeleteFileReferences))
+		for j, ref := range a.DeleteFileReferences {
+			da, dc := v3.Deletes[ref], v4.Deletes[c.DeleteFileReferences[j]]
+			require.Equal(t, da.FilePath, dc.FilePath)
+			require.Equal(t, *da.ContentOffset, *dc.ContentOffset)
+			require.Equal(t, *da.ContentSizeInBytes, *dc.ContentSizeInBytes)
+			require.Equal(t, da.RecordCount, dc.RecordCount)
+		}
+	}
+}
+
+// requireTracking reads the converted leaves and checks each row's
+// tracking against the v3 entries iceberg-go reads: snapshot ids, data and
+// file sequence numbers, first_row_id, and the DV's snapshot.
+func requireTracking(t *testing.T, tbl *table.Table, loc, root string) {
+	t.Helper()
+	fs := icebergio.LocalFS{}
+	manifests, err := tbl.CurrentSnapshot().Manifests(fs)
+	require.NoError(t, err)
+	entries := map[string]iceberg.ManifestEntry{}
+	dvSnap := map[string]int64{}
+	for _, m := range manifests {
+		es, err := m.FetchEntries(fs, true)
+		require.NoError(t, err)
+		for _, e := range es {
+			if ref := e.DataFile().ReferencedDataFile(); ref != nil {
+				dvSnap[*ref] = e.SnapshotID()
+				continue
+			}
+			entries[e.DataFile().FilePath()] = e
+		}
+	}
+	seen := 0
+	for _, rr := range readManifestFile(t, root, loc, nil) {
+		for _, r := range readManifestFile(t, rr.Location, loc, &rr) {
+			e, ok := entries[r.Location]
+			require.True(t, ok, r.Location)
+			seen++
+			require.Equal(t, v4manifest.StatusExisting, r.Tracking.Status)
+			require.Equal(t, e.SnapshotID(), *r.Tracking.SnapshotID)
+			require.Equal(t, e.SequenceNum(), *r.Tracking.SequenceNumber)
+			require.Equal(t, *e.FileSequenceNum(), *r.Tracking.FileSequenceNumber)
+			require.Equal(t, *e.DataFile().FirstRowID(), *r.Tracking.FirstRowID)
+			if s, ok := dvSnap[r.Location]; ok {
+				require.NotNil(t, r.DeletionVector)
+				require.Equal(t, s, *r.Tracking.DVSnapshotID)
+			} else {
+				require.Nil(t, r.DeletionVector)
+			}
+			require.NotEmpty(t, r.ContentStats, "stats carried")
+			require.Equal(t, e.DataFile().ValueCounts()[1], *r.ContentStats[1].ValueCount)
+		}
+	}
+	require.Equal(t, len(entries), seen)
+}
