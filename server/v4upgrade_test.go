@@ -126,7 +126,9 @@ func planOf(t *testing.T, b *bundle, path string, body map[string]any) upgradePl
 // vectors applied) as sorted "id:data" strings.
 func stitchRows(t *testing.T, sc *iceberg.Schema, p upgradePlan) []string {
 	t.Helper()
-	open := func(_ context.Context, loc string) (stitch.File, error) { return os.Open(strings.TrimPrefix(loc, "file://")) }
+	open := func(_ context.Context, loc string) (stitch.File, error) {
+		return os.Open(strings.TrimPrefix(loc, "file://"))
+	}
 	var out []string
 	for _, task := range p.Tasks {
 		st := stitch.Task{DataFile: task.DataFile.FilePath, RecordCount: task.DataFile.RecordCount}
