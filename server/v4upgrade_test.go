@@ -69,9 +69,9 @@ func addDV(t *testing.T, tbl *table.Table) *table.Table {
 }
 
 // scanRows reads a table through iceberg-go as sorted "id:data" strings.
-func scanRows(t *testing.T, tbl *table.Table) []string {
+func scanRows(t *testing.T, tbl *table.Table, opts ...table.ScanOption) []string {
 	t.Helper()
-	at, err := tbl.Scan().ToArrowTable(context.Background())
+	at, err := tbl.Scan(opts...).ToArrowTable(context.Background())
 	require.NoError(t, err)
 	defer at.Release()
 	var out []string
@@ -289,4 +289,95 @@ func requireTracking(t *testing.T, tbl *table.Table, loc, root string) {
 		}
 	}
 	require.Equal(t, len(entries), seen)
+}
+
+// TestUpgradeRefusesPositionDeleteFiles: a v2 table with a position delete
+// file is refused on the way to v4 (first because v2 lacks row lineage,
+// then, once at v3, because position delete files have no v4 form), with
+// a 400 naming the count and one file, relative to the table.
+func TestUpgradeRefusesPositionDeleteFiles(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			ctx := context.Background()
+			cat := restCatalog(t, b)
+			require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"db"}, nil))
+			sc := iceberg.NewSchema(0,
+				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+				iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
+			tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "posdel"}, sc, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
+			require.NoError(t, err)
+			tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3), 100, nil)
+			require.NoError(t, err)
+			tasks, err := tbl.Scan().PlanFiles(ctx)
+			require.NoError(t, err)
+			// Metadata only: the refusal happens before any delete file is read.
+			pos, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentPosDeletes,
+				tbl.Location()+"/data/pos-1.parquet", iceberg.ParquetFile, nil, nil, nil, 1, 100)
+			require.NoError(t, err)
+			pos.ReferencedDataFile(tasks[0].File.FilePath())
+			tx := tbl.NewTransaction()
+			require.NoError(t, tx.NewRowDelta(nil).AddDeletes(pos.Build()).Commit(ctx))
+			_, err = tx.Commit(ctx)
+			require.NoError(t, err)
+			path := "/v1/wh/namespaces/db/tables/posdel"
+
+			r := upgradeTo4(t, b, path)
+			require.Equal(t, 400, r.status, "%s", r.body)
+			_, msg := r.errorOf(t)
+			require.Contains(t, msg, "upgrade it to format version 3 first")
+
+			r = b.do(t, "POST", path, map[string]any{"requirements": []any{}, "updates": []any{
+				map[string]any{"action": "upgrade-format-version", "format-version": 3}}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			r = upgradeTo4(t, b, path)
+			require.Equal(t, 400, r.status, "%s", r.body)
+			typ, msg := r.errorOf(t)
+			require.Equal(t, "ValidationException", typ)
+			require.Contains(t, msg, "1 position delete files")
+			require.Contains(t, msg, "data/pos-1.parquet")
+			require.Contains(t, msg, "rewrite_position_delete_files")
+			require.NotContains(t, msg, "file://", "no server path in the message")
+			require.NotContains(t, msg, strings.TrimPrefix(b.warehouse, "file://"))
+			require.Equal(t, "not-convertible-to-v4", r.json(t)["error"].(map[string]any)["reason"])
+
+			loaded, err := cat.LoadTable(ctx, table.Identifier{"db", "posdel"})
+			require.NoError(t, err)
+			require.Equal(t, 3, loaded.Metadata().Version(), "nothing committed")
+		})
+	}
+}
+
+// TestUpgradeAfterRollback: main rolled back to a pre-upgrade snapshot of a
+// v4 table plans through the Avro planner, v4 commits refuse it with a
+// clear 400, and upgrade-format-version 4 converts it again.
+func TestUpgradeAfterRollback(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			tbl := addDV(t, upgradeTable(t, b, "rb"))
+			path := "/v1/wh/namespaces/db/tables/rb"
+			require.Equal(t, 200, upgradeTo4(t, b, path).status)
+			first := tbl.Metadata().Snapshots()[0].SnapshotID
+			want := scanRows(t, tbl, table.WithSnapshotID(first))
+			require.Len(t, want, 8, "the first append")
+
+			r := b.do(t, "POST", path, map[string]any{"requirements": []any{}, "updates": []any{map[string]any{
+				"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": first}}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), planOf(t, b, path, map[string]any{})), "main plans through the Avro planner")
+			r = b.do(t, "POST", path+"/files", map[string]any{"remove-files": []string{"data/x.parquet"}})
+			require.Equal(t, 400, r.status, "%s", r.body)
+			_, msg := r.errorOf(t)
+			require.Contains(t, msg, "predates the table's upgrade to format version 4")
+			require.NotContains(t, msg, "file://")
+
+			r = upgradeTo4(t, b, path)
+			require.Equal(t, 200, r.status, "%s", r.body)
+			_, snaps, _ := v4Meta(t, r)
+			conv := snaps[len(snaps)-1]
+			require.Equal(t, fmt.Sprint(first), conv.Summary["v4-conversion-of-snapshot-id"])
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), planOf(t, b, path, map[string]any{})))
+		})
+	}
 }
