@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -132,15 +134,23 @@ func stitchRows(t *testing.T, sc *iceberg.Schema, p upgradePlan) []string {
 	var out []string
 	for _, task := range p.Tasks {
 		st := stitch.Task{DataFile: task.DataFile.FilePath, RecordCount: task.DataFile.RecordCount}
+		eqDeleted := false
 		for _, ref := range task.DeleteFileReferences {
 			d := p.Deletes[ref]
-			require.NotNil(t, d.ContentOffset, "only deletion vectors in this table")
+			if d.Content == "equality-deletes" {
+				eqDeleted = true // applied below: the tests delete id 5 only
+				continue
+			}
+			require.NotNil(t, d.ContentOffset, "a deletion vector")
 			st.DeletionVector = &stitch.DeletionVector{Location: d.FilePath, Offset: *d.ContentOffset, SizeInBytes: *d.ContentSizeInBytes, Cardinality: d.RecordCount}
 		}
 		rec, err := stitch.Read(context.Background(), open, sc, st, []int{1, 2})
 		require.NoError(t, err)
 		ids, data := rec.Column(0).(*array.Int64), rec.Column(1).(*array.String)
 		for i := 0; i < int(rec.NumRows()); i++ {
+			if eqDeleted && ids.Value(i) == 5 {
+				continue
+			}
 			out = append(out, fmt.Sprintf("%d:%s", ids.Value(i), data.Value(i)))
 		}
 		rec.Release()
@@ -194,6 +204,16 @@ func TestUpgradeV3WithSnapshots(t *testing.T) {
 			before := planOf(t, b, path, map[string]any{"snapshot-id": old.SnapshotID})
 			require.Equal(t, want, stitchRows(t, tbl.Schema(), before), "the pre-upgrade snapshot still plans (Avro planner)")
 			requireSameFiles(t, before, now)
+			// An incremental scan ending at the conversion: nothing was
+			// appended after the last v3 snapshot; one spanning v3 appends
+			// is refused with a clear 400.
+			inc := planOf(t, b, path, map[string]any{"start-snapshot-id": old.SnapshotID, "end-snapshot-id": conv.SnapshotID})
+			require.Empty(t, inc.Tasks)
+			first := tbl.Metadata().Snapshots()[0].SnapshotID
+			r = b.do(t, "POST", path+"/plan", map[string]any{"start-snapshot-id": first, "end-snapshot-id": conv.SnapshotID}, "X-Iceberg-Column-Files", "true")
+			require.Equal(t, 400, r.status, "%s", r.body)
+			_, msg := r.errorOf(t)
+			require.Contains(t, msg, "predates the table's upgrade")
 			requireTracking(t, tbl, loc, conv.RootManifest)
 
 			// The converted tree takes a v4 commit: remove one file.
@@ -378,6 +398,61 @@ func TestUpgradeAfterRollback(t *testing.T) {
 			conv := snaps[len(snaps)-1]
 			require.Equal(t, fmt.Sprint(first), conv.Summary["v4-conversion-of-snapshot-id"])
 			require.Equal(t, want, stitchRows(t, tbl.Schema(), planOf(t, b, path, map[string]any{})))
+		})
+	}
+}
+
+// TestUpgradeCarriesEqualityDeletes: an equality delete (iceberg-go,
+// partitioned) is carried as a v4 equality-delete row that still applies
+// to the same data files, and the rows read back are iceberg-go's.
+func TestUpgradeCarriesEqualityDeletes(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			ctx := context.Background()
+			tbl := addDV(t, upgradeTable(t, b, "eq"))
+			delSchema, err := table.SchemaToArrowSchema(iceberg.NewSchema(0,
+				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true}), nil, true, false)
+			require.NoError(t, err)
+			bld := array.NewRecordBuilder(memory.DefaultAllocator, delSchema)
+			bld.Field(0).(*array.Int64Builder).Append(5)
+			rec := bld.NewRecordBatch()
+			bld.Release()
+			defer rec.Release()
+			tx := tbl.NewTransaction()
+			require.NoError(t, tx.CommitEqualityDeletes(ctx, []int{1}, func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }, nil))
+			tbl, err = tx.Commit(ctx)
+			require.NoError(t, err)
+			want := scanRows(t, tbl)
+			require.NotContains(t, want, "5:row-5")
+			old := tbl.CurrentSnapshot().SnapshotID
+			path := "/v1/wh/namespaces/db/tables/eq"
+
+			r := upgradeTo4(t, b, path)
+			require.Equal(t, 200, r.status, "%s", r.body)
+			now := planOf(t, b, path, map[string]any{})
+			before := planOf(t, b, path, map[string]any{"snapshot-id": old})
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), now))
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), before))
+			eqRefs := func(p upgradePlan) map[string][]string {
+				out := map[string][]string{}
+				for _, task := range p.Tasks {
+					for _, ref := range task.DeleteFileReferences {
+						if d := p.Deletes[ref]; d.Content == "equality-deletes" {
+							out[task.DataFile.FilePath] = append(out[task.DataFile.FilePath], d.FilePath)
+						}
+					}
+				}
+				return out
+			}
+			require.NotEmpty(t, eqRefs(before), "iceberg-go's delete applies to some file")
+			// The v4 planner matches equality deletes by partition and
+			// sequence number only (iceberg-go also prunes by column
+			// bounds), so it may attach one to more files: never fewer.
+			after := eqRefs(now)
+			for file, dels := range eqRefs(before) {
+				require.Equal(t, dels, after[file], "the equality delete still applies to %s", file)
+			}
 		})
 	}
 }
