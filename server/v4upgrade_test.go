@@ -456,3 +456,43 @@ func TestUpgradeCarriesEqualityDeletes(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeFromV2ThroughV3: files written while the table was v2 have no
+// first_row_id and keep none; the table still converts and reads back.
+// Inside a multi-table transaction the conversion is refused.
+func TestUpgradeFromV2ThroughV3(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			ctx := context.Background()
+			cat := restCatalog(t, b)
+			require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"db"}, nil))
+			sc := iceberg.NewSchema(0,
+				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+				iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
+			tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "old"}, sc, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
+			require.NoError(t, err)
+			tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3), 100, nil)
+			require.NoError(t, err)
+			want := scanRows(t, tbl)
+			path := "/v1/wh/namespaces/db/tables/old"
+			r := b.do(t, "POST", path, map[string]any{"requirements": []any{}, "updates": []any{
+				map[string]any{"action": "upgrade-format-version", "format-version": 3}}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+
+			r = b.do(t, "POST", "/v1/wh/transactions/commit", map[string]any{"table-changes": []any{map[string]any{
+				"identifier": map[string]any{"namespace": []string{"db"}, "name": "old"}, "requirements": []any{},
+				"updates": []any{map[string]any{"action": "upgrade-format-version", "format-version": 4}}}}})
+			require.Equal(t, 400, r.status, "%s", r.body)
+			_, msg := r.errorOf(t)
+			require.Contains(t, msg, "multi-table transaction")
+
+			r = upgradeTo4(t, b, path)
+			require.Equal(t, 200, r.status, "%s", r.body)
+			now := planOf(t, b, path, map[string]any{})
+			require.Len(t, now.Tasks, 1)
+			require.Nil(t, now.Tasks[0].DataFile.FirstRowID, "a file written at v2 has no row ids")
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), now))
+		})
+	}
+}
