@@ -299,7 +299,7 @@ func decodeBound(t iceberg.PrimitiveType, b []byte) any {
 			as = iceberg.PrimitiveTypes.Float32
 		}
 	}
-	lit, err := iceberg.LiteralFromBytes(as, b)
+	lit, err := literalFromBytes(as, b)
 	if err != nil {
 		return nil
 	}
@@ -317,4 +317,16 @@ func decodeBound(t iceberg.PrimitiveType, b []byte) any {
 	default:
 		return v
 	}
+}
+
+// literalFromBytes is iceberg.LiteralFromBytes, which panics on some
+// malformed input (a decimal of more than 16 bytes): a bound read from a
+// manifest must never take the server down, so a panic is an error.
+func literalFromBytes(t iceberg.Type, b []byte) (lit iceberg.Literal, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			lit, err = nil, fmt.Errorf("undecodable %s bound", t)
+		}
+	}()
+	return iceberg.LiteralFromBytes(t, b)
 }
