@@ -453,6 +453,35 @@ func TestUpgradeCarriesEqualityDeletes(t *testing.T) {
 			for file, dels := range eqRefs(before) {
 				require.Equal(t, dels, after[file], "the equality delete still applies to %s", file)
 			}
+
+			// Expiring every pre-upgrade snapshot deletes their Avro
+			// manifest lists and nothing the converted snapshot reads.
+			r = b.do(t, "POST", "/management/v1/warehouses/wh/namespaces/db/tables/eq/maintain",
+				map[string]any{"expire-older-than": "2999-01-01T00:00:00Z", "retain-last": 1})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			var rep struct {
+				Expired []int64  `json:"expired-snapshot-ids"`
+				Deleted []string `json:"deleted-files"`
+			}
+			require.NoError(t, json.Unmarshal(r.body, &rep))
+			require.Len(t, rep.Expired, len(tbl.Metadata().Snapshots()))
+			for _, s := range tbl.Metadata().Snapshots() {
+				require.NoFileExists(t, strings.TrimPrefix(s.ManifestList, "file://"))
+			}
+			require.Equal(t, want, stitchRows(t, tbl.Schema(), planOf(t, b, path, map[string]any{})), "every file the v4 snapshot reads is kept")
+
+			// Purge deletes the files of the v4 tree (data, DV, equality delete).
+			files := []string{}
+			for _, task := range now.Tasks {
+				files = append(files, task.DataFile.FilePath)
+			}
+			for _, d := range now.Deletes {
+				files = append(files, d.FilePath)
+			}
+			require.NoError(t, restCatalog(t, b).PurgeTable(ctx, table.Identifier{"db", "eq"}))
+			for _, f := range files {
+				require.NoFileExists(t, strings.TrimPrefix(f, "file://"))
+			}
 		})
 	}
 }
