@@ -404,25 +404,14 @@ func TestUpgradeAfterRollback(t *testing.T) {
 
 // TestUpgradeCarriesEqualityDeletes: an equality delete (iceberg-go,
 // partitioned) is carried as a v4 equality-delete row that still applies
-// to the same data files, and the rows read back are iceberg-go's.
+// to the same data files, and the rows read back are iceberg-go's; then
+// the pre-upgrade snapshots are expired and the table purged.
 func TestUpgradeCarriesEqualityDeletes(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			b := setup(t, backend)
-			ctx := context.Background()
 			tbl := addDV(t, upgradeTable(t, b, "eq"))
-			delSchema, err := table.SchemaToArrowSchema(iceberg.NewSchema(0,
-				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true}), nil, true, false)
-			require.NoError(t, err)
-			bld := array.NewRecordBuilder(memory.DefaultAllocator, delSchema)
-			bld.Field(0).(*array.Int64Builder).Append(5)
-			rec := bld.NewRecordBatch()
-			bld.Release()
-			defer rec.Release()
-			tx := tbl.NewTransaction()
-			require.NoError(t, tx.CommitEqualityDeletes(ctx, []int{1}, func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }, nil))
-			tbl, err = tx.Commit(ctx)
-			require.NoError(t, err)
+			tbl = addEqualityDelete(t, tbl, 5)
 			want := scanRows(t, tbl)
 			require.NotContains(t, want, "5:row-5")
 			old := tbl.CurrentSnapshot().SnapshotID
@@ -453,35 +442,7 @@ func TestUpgradeCarriesEqualityDeletes(t *testing.T) {
 			for file, dels := range eqRefs(before) {
 				require.Equal(t, dels, after[file], "the equality delete still applies to %s", file)
 			}
-
-			// Expiring every pre-upgrade snapshot deletes their Avro
-			// manifest lists and nothing the converted snapshot reads.
-			r = b.do(t, "POST", "/management/v1/warehouses/wh/namespaces/db/tables/eq/maintain",
-				map[string]any{"expire-older-than": "2999-01-01T00:00:00Z", "retain-last": 1})
-			require.Equal(t, 200, r.status, "%s", r.body)
-			var rep struct {
-				Expired []int64  `json:"expired-snapshot-ids"`
-				Deleted []string `json:"deleted-files"`
-			}
-			require.NoError(t, json.Unmarshal(r.body, &rep))
-			require.Len(t, rep.Expired, len(tbl.Metadata().Snapshots()))
-			for _, s := range tbl.Metadata().Snapshots() {
-				require.NoFileExists(t, strings.TrimPrefix(s.ManifestList, "file://"))
-			}
-			require.Equal(t, want, stitchRows(t, tbl.Schema(), planOf(t, b, path, map[string]any{})), "every file the v4 snapshot reads is kept")
-
-			// Purge deletes the files of the v4 tree (data, DV, equality delete).
-			files := []string{}
-			for _, task := range now.Tasks {
-				files = append(files, task.DataFile.FilePath)
-			}
-			for _, d := range now.Deletes {
-				files = append(files, d.FilePath)
-			}
-			require.NoError(t, restCatalog(t, b).PurgeTable(ctx, table.Identifier{"db", "eq"}))
-			for _, f := range files {
-				require.NoFileExists(t, strings.TrimPrefix(f, "file://"))
-			}
+			requireExpiryKeepsV4Files(t, b, tbl, "eq", want, now)
 		})
 	}
 }
@@ -523,5 +484,62 @@ func TestUpgradeFromV2ThroughV3(t *testing.T) {
 			require.Nil(t, now.Tasks[0].DataFile.FirstRowID, "a file written at v2 has no row ids")
 			require.Equal(t, want, stitchRows(t, tbl.Schema(), now))
 		})
+	}
+}
+
+// addEqualityDelete commits, with iceberg-go, an equality delete of id.
+func addEqualityDelete(t *testing.T, tbl *table.Table, id int64) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	delSchema, err := table.SchemaToArrowSchema(iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true}), nil, true, false)
+	require.NoError(t, err)
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, delSchema)
+	bld.Field(0).(*array.Int64Builder).Append(id)
+	rec := bld.NewRecordBatch()
+	bld.Release()
+	defer rec.Release()
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.CommitEqualityDeletes(ctx, []int{1}, func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }, nil))
+	tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	return tbl
+}
+
+// requireExpiryKeepsV4Files expires every pre-upgrade snapshot of table
+// name (tbl as it was before the upgrade, now its v4 plan): their Avro
+// manifest lists go, every file the v4 snapshot reads stays; then a purge
+// deletes the v4 tree's files.
+func requireExpiryKeepsV4Files(t *testing.T, b *bundle, tbl *table.Table, name string, want []string, now upgradePlan) {
+	t.Helper()
+	path := "/v1/wh/namespaces/db/tables/" + name
+
+	// Expiring every pre-upgrade snapshot deletes their Avro
+	// manifest lists and nothing the converted snapshot reads.
+	r := b.do(t, "POST", "/management/v1/warehouses/wh/namespaces/db/tables/"+name+"/maintain",
+		map[string]any{"expire-older-than": "2999-01-01T00:00:00Z", "retain-last": 1})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var rep struct {
+		Expired []int64  `json:"expired-snapshot-ids"`
+		Deleted []string `json:"deleted-files"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &rep))
+	require.Len(t, rep.Expired, len(tbl.Metadata().Snapshots()))
+	for _, s := range tbl.Metadata().Snapshots() {
+		require.NoFileExists(t, strings.TrimPrefix(s.ManifestList, "file://"))
+	}
+	require.Equal(t, want, stitchRows(t, tbl.Schema(), planOf(t, b, path, map[string]any{})), "every file the v4 snapshot reads is kept")
+
+	// Purge deletes the files of the v4 tree (data, DV, equality delete).
+	files := []string{}
+	for _, task := range now.Tasks {
+		files = append(files, task.DataFile.FilePath)
+	}
+	for _, d := range now.Deletes {
+		files = append(files, d.FilePath)
+	}
+	require.NoError(t, restCatalog(t, b).PurgeTable(context.Background(), table.Identifier{"db", name}))
+	for _, f := range files {
+		require.NoFileExists(t, strings.TrimPrefix(f, "file://"))
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/v4convert"
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
 )
 
 // Upgrading a table with snapshots to format version 4 (docs/column-files.md,
@@ -175,7 +176,10 @@ func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta 
 	out, err := v4convert.Convert(v4convert.Input{Schema: meta.CurrentSchema(), Specs: meta.PartitionSpecs(), Entries: entries})
 	var ue *v4convert.UnsupportedError
 	if errors.As(err, &ue) {
-		name := fileName(w, meta.Location(), ue.Example) // never a server path
+		name := ue.Example
+		if v4manifest.IsAbsolute(name) || strings.HasPrefix(name, "/") {
+			name = fileName(w, meta.Location(), name) // never a server path
+		}
 		e := rejectV4(ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
 			snap.SnapshotID, ue.Count, ue.What, name, ue.Hint)
 		e.Details = map[string]any{"count": ue.Count, "example": name}

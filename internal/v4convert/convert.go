@@ -57,7 +57,8 @@ type UnsupportedError struct {
 	// What names the kind of file, e.g. "position delete files".
 	What string
 	// Count is how many such files the snapshot has; Example is the
-	// location (as in the manifest) of one of them.
+	// location (as in the manifest) of one of them, or, for a partition
+	// spec, "spec N field NAME".
 	Count   int
 	Example string
 	// Hint tells the user what to do first.
