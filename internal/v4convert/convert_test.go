@@ -243,3 +243,14 @@ func TestTree(t *testing.T) {
 	require.Equal(t, "15", res.Summary["total-records"])
 	require.Zero(t, res.AddedRows)
 }
+
+// TestConvertDroppedPartitionSource refuses a table with a spec whose
+// source column is gone: the v4 partition column cannot be typed.
+func TestConvertDroppedPartitionSource(t *testing.T) {
+	gone := iceberg.NewPartitionSpecID(2, iceberg.PartitionField{SourceIDs: []int{99}, FieldID: 1002, Name: "old", Transform: iceberg.IdentityTransform{}})
+	_, err := Convert(Input{Schema: testSchema, Specs: []iceberg.PartitionSpec{testSpec, gone}})
+	var ue *UnsupportedError
+	require.ErrorAs(t, err, &ue)
+	require.Equal(t, "spec 2 field old", ue.Example)
+	require.Contains(t, ue.What, "source column was dropped")
+}
