@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -56,6 +55,9 @@ type Writer struct {
 	// statsPlan[i] describes child i of content_stats, so rows are appended
 	// without walking Arrow types (which copies field slices) per row.
 	statsPlan []statsChild
+	// rowStats[i] are the stats of the row being written for child i of
+	// content_stats (set by checkStats).
+	rowStats []*FieldStats
 	// partIDs[i] is the partition field id of child i of partition.
 	partIDs []int
 	closed  bool
@@ -73,6 +75,11 @@ type Writer struct {
 type statsChild struct {
 	tableField int
 	metrics    []int // metric offset of each member, in member order
+	// The child's builders, fetched once: the record builder keeps its
+	// builders across batches.
+	sb           *array.StructBuilder
+	members      []array.Builder
+	lower, upper array.Builder
 }
 
 // NewWriter starts a manifest on w. It fails when the schema or specs
@@ -88,15 +95,18 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	pool := &poolAllocator{}
 	props := parquet.NewWriterProperties(
+		parquet.WithAllocator(pool),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithStoreDecimalAsInteger(true),
 		// Manifest columns are mostly unique per row (paths, bounds, ids):
 		// dictionaries cost time and rarely save space.
 		parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
+		parquet.WithDataPageSize(64<<10),
 	)
-	fw, err := pqarrow.NewFileWriter(sc, w, props, pqarrow.NewArrowWriterProperties())
+	fw, err := pqarrow.NewFileWriter(sc, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(pool)))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +129,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 			}
 		}
 	}
-	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(memory.DefaultAllocator, sc),
+	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(pool, sc),
 		cols: map[int]int{}, statsIdx: map[int]int{}}
 	wr.batches = make(chan arrow.RecordBatch, 1)
 	wr.encoded = make(chan error, 1)
@@ -128,15 +138,25 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		wr.cols[fieldID(f)] = i
 		switch fieldID(f) {
 		case IDContentStats:
+			stats := wr.bld.Field(i).(*array.StructBuilder)
 			for j, sf := range f.Type.(*arrow.StructType).Fields() {
 				fid, _ := FieldForStatsBase(fieldID(sf))
 				wr.statsIdx[fid] = j
-				sc := statsChild{tableField: fid}
-				for _, m := range sf.Type.(*arrow.StructType).Fields() {
-					sc.metrics = append(sc.metrics, fieldID(m)-fieldID(sf))
+				sc := statsChild{tableField: fid, sb: stats.FieldBuilder(j).(*array.StructBuilder)}
+				for k, m := range sf.Type.(*arrow.StructType).Fields() {
+					off := fieldID(m) - fieldID(sf)
+					sc.metrics = append(sc.metrics, off)
+					sc.members = append(sc.members, sc.sb.FieldBuilder(k))
+					switch off {
+					case offLowerBound:
+						sc.lower = sc.sb.FieldBuilder(k)
+					case offUpperBound:
+						sc.upper = sc.sb.FieldBuilder(k)
+					}
 				}
 				wr.statsPlan = append(wr.statsPlan, sc)
 			}
+			wr.rowStats = make([]*FieldStats, len(wr.statsPlan))
 		case IDPartition:
 			for _, pf := range f.Type.(*arrow.StructType).Fields() {
 				wr.partIDs = append(wr.partIDs, fieldID(pf))
@@ -241,35 +261,40 @@ func (w *Writer) checkPartition(values map[int]any) error {
 	return nil
 }
 
-// checkStats reports whether appendStats would take stats whole.
+// checkStats reports whether appendStats would take stats whole, and
+// leaves each stats column's FieldStats in w.rowStats for appendStats: one
+// map lookup per stats column and row, and no map iteration.
 func (w *Writer) checkStats(stats map[int]*FieldStats) error {
 	if len(stats) == 0 {
+		clear(w.rowStats) // an empty map is written as all-null children
 		return nil
 	}
-	b := w.col(IDContentStats)
-	if b == nil {
+	if len(w.statsPlan) == 0 {
 		return errors.New("stats but the manifest has no stats column")
 	}
-	sb := b.(*array.StructBuilder)
-	for fid, fs := range stats {
-		i, ok := w.statsIdx[fid]
+	seen := 0
+	for i := range w.statsPlan {
+		plan := &w.statsPlan[i]
+		fs, ok := stats[plan.tableField]
+		w.rowStats[i] = fs
 		if !ok {
-			return fmt.Errorf("stats for field %d, which has no stats column", fid)
+			continue
 		}
+		seen++
 		if fs == nil {
 			continue
 		}
-		fb := sb.FieldBuilder(i).(*array.StructBuilder)
-		for j, off := range w.statsPlan[i].metrics {
-			var err error
-			switch off {
-			case offLowerBound:
-				err = checkValue(fb.FieldBuilder(j), fs.LowerBound)
-			case offUpperBound:
-				err = checkValue(fb.FieldBuilder(j), fs.UpperBound)
-			}
-			if err != nil {
-				return fmt.Errorf("stats of field %d: %v", fid, err)
+		if err := checkValue(plan.lower, fs.LowerBound); err != nil {
+			return fmt.Errorf("stats of field %d: %v", plan.tableField, err)
+		}
+		if err := checkValue(plan.upper, fs.UpperBound); err != nil {
+			return fmt.Errorf("stats of field %d: %v", plan.tableField, err)
+		}
+	}
+	if seen != len(stats) {
+		for fid := range stats {
+			if _, ok := w.statsIdx[fid]; !ok {
+				return fmt.Errorf("stats for field %d, which has no stats column", fid)
 			}
 		}
 	}
@@ -523,28 +548,24 @@ func (w *Writer) appendPartition(sb *array.StructBuilder, values map[int]any) er
 	return nil
 }
 
+// appendStats appends the stats checkStats left in w.rowStats (stats is
+// only tested for nil: a null content_stats).
 func (w *Writer) appendStats(sb *array.StructBuilder, stats map[int]*FieldStats) error {
 	if stats == nil {
 		sb.AppendNull() // also appends nulls to every child
 		return nil
 	}
-	for fid := range stats {
-		if _, ok := w.statsIdx[fid]; !ok {
-			return fmt.Errorf("%w: stats for field %d, which has no stats column", ErrInvalidRow, fid)
-		}
-	}
 	sb.Append(true)
-	for i, plan := range w.statsPlan {
-		fb := sb.FieldBuilder(i).(*array.StructBuilder)
-		tableField := plan.tableField
-		fs := stats[tableField]
+	for i := range w.statsPlan {
+		plan := &w.statsPlan[i]
+		fs := w.rowStats[i]
 		if fs == nil {
-			fb.AppendNull()
+			plan.sb.AppendNull()
 			continue
 		}
-		fb.Append(true)
+		plan.sb.Append(true)
 		for j, off := range plan.metrics {
-			mb := fb.FieldBuilder(j)
+			mb := plan.members[j]
 			var err error
 			switch off {
 			case offLowerBound:
@@ -567,7 +588,7 @@ func (w *Writer) appendStats(sb *array.StructBuilder, stats map[int]*FieldStats)
 				appendOptInt32(mb, fs.AvgValueSizeInBytes)
 			}
 			if err != nil {
-				return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, tableField, err)
+				return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, plan.tableField, err)
 			}
 		}
 	}
