@@ -15,13 +15,15 @@ import (
 // (kilobytes per row for a wide stats column). Recycling them keeps the
 // writer's allocation per row near the size of what it writes. Buffers are
 // grouped by power-of-two capacity and handed out zeroed and 64-byte
-// aligned, as memory.GoAllocator does. It is safe for concurrent use (the
-// writer builds and encodes on two goroutines) and is dropped with its
-// writer.
+// aligned, as memory.GoAllocator does. Free buffers sit in sync.Pools, so
+// writers share them and the garbage collector reclaims them when idle.
+// It is safe for concurrent use.
 type poolAllocator struct {
-	mu   sync.Mutex
-	free [64][][]byte // by log2 of capacity
+	free [64]sync.Pool // of *[]byte, by log2 of capacity
 }
+
+// bufferPool is shared by all writers.
+var bufferPool = &poolAllocator{}
 
 var _ memory.Allocator = (*poolAllocator)(nil)
 
@@ -38,13 +40,10 @@ func sizeClass(size int) int {
 // Allocate returns a zeroed, 64-byte aligned buffer of size bytes.
 func (p *poolAllocator) Allocate(size int) []byte {
 	c := sizeClass(size)
-	p.mu.Lock()
 	var b []byte
-	if n := len(p.free[c]); n > 0 {
-		b = p.free[c][n-1]
-		p.free[c] = p.free[c][:n-1]
+	if bp, _ := p.free[c].Get().(*[]byte); bp != nil {
+		b = *bp
 	}
-	p.mu.Unlock()
 	if b == nil {
 		raw := make([]byte, 1<<c+poolAlign)
 		shift := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & (poolAlign - 1))
@@ -78,8 +77,6 @@ func (p *poolAllocator) Free(b []byte) {
 	if c < poolAlign || c&(c-1) != 0 {
 		return // not one of ours
 	}
-	class := bits.Len(uint(c)) - 1
-	p.mu.Lock()
-	p.free[class] = append(p.free[class], b[:0])
-	p.mu.Unlock()
+	b = b[:0]
+	p.free[bits.Len(uint(c))-1].Put(&b)
 }

@@ -58,6 +58,14 @@ type Writer struct {
 	// rowStats[i] are the stats of the row being written for child i of
 	// content_stats (set by checkStats).
 	rowStats []*FieldStats
+	// statsRows holds rowStats of each row of the batch, row after row,
+	// and statsValid whether the row has content_stats at all; they are
+	// appended column by column at flush. The FieldStats are the caller's.
+	statsRows  []*FieldStats
+	statsValid []bool
+	// Scratch slices for appendStats, reused from batch to batch.
+	scratchValid, scratchBool, scratchOK []bool
+	scratchI64                           []int64
 	// partIDs[i] is the partition field id of child i of partition.
 	partIDs []int
 	closed  bool
@@ -95,7 +103,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := &poolAllocator{}
+	pool := bufferPool
 	props := parquet.NewWriterProperties(
 		parquet.WithAllocator(pool),
 		parquet.WithCompression(compress.Codecs.Zstd),
@@ -302,7 +310,8 @@ func (w *Writer) checkStats(stats map[int]*FieldStats) error {
 }
 
 // Write appends one row. It returns ErrInvalidRow (nothing written) for a
-// row that breaks the rules, or the encoder's error.
+// row that breaks the rules, or the encoder's error. The row's FieldStats
+// are read when its batch is encoded: they must not change until Close.
 func (w *Writer) Write(tf *TrackedFile) error {
 	if w.closed {
 		return errors.New("v4manifest: write after close")
@@ -349,6 +358,13 @@ func (w *Writer) encode() {
 func (w *Writer) flush(more bool) error {
 	if w.rows == 0 {
 		return nil
+	}
+	if w.col(IDContentStats) != nil {
+		if err := w.appendStats(); err != nil {
+			// Builders are out of step: nothing more can be written.
+			w.broken = fmt.Errorf("v4manifest: batch half written: %w", err)
+			return w.broken
+		}
 	}
 	w.batches <- w.bld.NewRecordBatch()
 	w.rows = 0
@@ -470,10 +486,10 @@ func (w *Writer) appendRow(tf *TrackedFile) error {
 	} else if len(tf.Partition) > 0 {
 		return fmt.Errorf("%w: %s has partition values but the table has no partition fields", ErrInvalidRow, tf.Location)
 	}
-	if b := w.col(IDContentStats); b != nil {
-		if err := w.appendStats(b.(*array.StructBuilder), tf.ContentStats); err != nil {
-			return err
-		}
+	if w.col(IDContentStats) != nil {
+		// Stats are appended column by column when the batch is flushed.
+		w.statsValid = append(w.statsValid, tf.ContentStats != nil)
+		w.statsRows = append(w.statsRows, w.rowStats...)
 	}
 	appendOptInt32(w.col(IDSortOrderID), tf.SortOrderID)
 
@@ -548,49 +564,121 @@ func (w *Writer) appendPartition(sb *array.StructBuilder, values map[int]any) er
 	return nil
 }
 
-// appendStats appends the stats checkStats left in w.rowStats (stats is
-// only tested for nil: a null content_stats).
-func (w *Writer) appendStats(sb *array.StructBuilder, stats map[int]*FieldStats) error {
-	if stats == nil {
-		sb.AppendNull() // also appends nulls to every child
-		return nil
-	}
-	sb.Append(true)
+// appendStats appends the content_stats of the batch's rows, one column
+// at a time: row by row, each row would touch a value and a validity
+// buffer of every stats column (hundreds for a wide table), and the
+// builders' cache misses would dominate the writer's time. Values were
+// type-checked by checkStats when their rows were written.
+func (w *Writer) appendStats() error {
+	sb := w.col(IDContentStats).(*array.StructBuilder)
+	sb.AppendValues(w.statsValid)
+	n, width := len(w.statsValid), len(w.statsPlan)
+	valid := w.scratchValid[:0]
 	for i := range w.statsPlan {
 		plan := &w.statsPlan[i]
-		fs := w.rowStats[i]
-		if fs == nil {
-			plan.sb.AppendNull()
-			continue
+		valid = valid[:0]
+		for r := 0; r < n; r++ {
+			valid = append(valid, w.statsValid[r] && w.statsRows[r*width+i] != nil)
 		}
-		plan.sb.Append(true)
+		plan.sb.AppendValues(valid)
 		for j, off := range plan.metrics {
-			mb := plan.members[j]
-			var err error
-			switch off {
-			case offLowerBound:
-				err = appendValue(mb, fs.LowerBound)
-			case offUpperBound:
-				err = appendValue(mb, fs.UpperBound)
-			case offTightBounds:
-				if fs.TightBounds == nil {
-					mb.AppendNull()
-				} else {
-					mb.(*array.BooleanBuilder).Append(*fs.TightBounds)
-				}
-			case offValueCount:
-				appendOptInt64(mb, fs.ValueCount)
-			case offNullCount:
-				appendOptInt64(mb, fs.NullValueCount)
-			case offNaNCount:
-				appendOptInt64(mb, fs.NaNValueCount)
-			case offAvgSize:
-				appendOptInt32(mb, fs.AvgValueSizeInBytes)
-			}
-			if err != nil {
+			if err := w.appendMetric(plan.members[j], off, i, valid); err != nil {
 				return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, plan.tableField, err)
 			}
 		}
 	}
+	w.scratchValid = valid
+	w.statsValid, w.statsRows = w.statsValid[:0], w.statsRows[:0]
 	return nil
+}
+
+// appendMetric appends one member (metric offset off) of stats column i
+// for the batch's rows; valid says which rows have that column's stats.
+func (w *Writer) appendMetric(mb array.Builder, off, i int, valid []bool) error {
+	width := len(w.statsPlan)
+	stats := func(r int) *FieldStats { return w.statsRows[r*width+i] }
+	switch off {
+	case offLowerBound, offUpperBound:
+		return w.appendBounds(mb, off == offLowerBound, stats, valid)
+	case offTightBounds:
+		vals, ok := w.scratchBool[:0], w.scratchOK[:0]
+		for r, v := range valid {
+			var t *bool
+			if v {
+				t = stats(r).TightBounds
+			}
+			vals, ok = append(vals, t != nil && *t), append(ok, t != nil)
+		}
+		mb.(*array.BooleanBuilder).AppendValues(vals, ok)
+		w.scratchBool, w.scratchOK = vals, ok
+	case offValueCount, offNullCount, offNaNCount:
+		vals, ok := w.scratchI64[:0], w.scratchOK[:0]
+		for r, v := range valid {
+			var c *int64
+			if v {
+				switch fs := stats(r); off {
+				case offValueCount:
+					c = fs.ValueCount
+				case offNullCount:
+					c = fs.NullValueCount
+				default:
+					c = fs.NaNValueCount
+				}
+			}
+			vals, ok = append(vals, derefOr(c)), append(ok, c != nil)
+		}
+		mb.(*array.Int64Builder).AppendValues(vals, ok)
+		w.scratchI64, w.scratchOK = vals, ok
+	case offAvgSize:
+		for r, v := range valid {
+			var c *int32
+			if v {
+				c = stats(r).AvgValueSizeInBytes
+			}
+			appendOptInt32(mb, c)
+		}
+	}
+	return nil
+}
+
+// appendBounds appends the lower (or upper) bounds of one stats column;
+// long bounds, the common case, go in one bulk append.
+func (w *Writer) appendBounds(mb array.Builder, lower bool, stats func(int) *FieldStats, valid []bool) error {
+	bound := func(r int) any {
+		if !valid[r] {
+			return nil
+		}
+		if lower {
+			return stats(r).LowerBound
+		}
+		return stats(r).UpperBound
+	}
+	if ib, ok := mb.(*array.Int64Builder); ok {
+		vals, oks := w.scratchI64[:0], w.scratchOK[:0]
+		for r := range valid {
+			v := bound(r)
+			x, isInt := v.(int64)
+			if v != nil && !isInt {
+				return fmt.Errorf("value %v (%T) does not fit %s", v, v, mb.Type())
+			}
+			vals, oks = append(vals, x), append(oks, v != nil)
+		}
+		ib.AppendValues(vals, oks)
+		w.scratchI64, w.scratchOK = vals, oks
+		return nil
+	}
+	for r := range valid {
+		if err := appendValue(mb, bound(r)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func derefOr[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
