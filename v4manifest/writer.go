@@ -149,24 +149,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		wr.cols[fieldID(f)] = i
 		switch fieldID(f) {
 		case IDContentStats:
-			stats := wr.bld.Field(i).(*array.StructBuilder)
-			for j, sf := range f.Type.(*arrow.StructType).Fields() {
-				fid, _ := FieldForStatsBase(fieldID(sf))
-				wr.statsIdx[fid] = j
-				sc := statsChild{tableField: fid, sb: stats.FieldBuilder(j).(*array.StructBuilder)}
-				for k, m := range sf.Type.(*arrow.StructType).Fields() {
-					off := fieldID(m) - fieldID(sf)
-					sc.metrics = append(sc.metrics, off)
-					sc.members = append(sc.members, sc.sb.FieldBuilder(k))
-					switch off {
-					case offLowerBound:
-						sc.lower = sc.sb.FieldBuilder(k)
-					case offUpperBound:
-						sc.upper = sc.sb.FieldBuilder(k)
-					}
-				}
-				wr.statsPlan = append(wr.statsPlan, sc)
-			}
+			wr.planStats(f, wr.bld.Field(i).(*array.StructBuilder))
 		case IDPartition:
 			for _, pf := range f.Type.(*arrow.StructType).Fields() {
 				wr.partIDs = append(wr.partIDs, fieldID(pf))
@@ -174,6 +157,28 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		}
 	}
 	return wr, nil
+}
+
+// planStats records, for each child of content_stats field f (built by
+// stats), its table field, metric offsets and builders.
+func (w *Writer) planStats(f arrow.Field, stats *array.StructBuilder) {
+	for j, sf := range f.Type.(*arrow.StructType).Fields() {
+		fid, _ := FieldForStatsBase(fieldID(sf))
+		w.statsIdx[fid] = j
+		sc := statsChild{tableField: fid, sb: stats.FieldBuilder(j).(*array.StructBuilder)}
+		for k, m := range sf.Type.(*arrow.StructType).Fields() {
+			off := fieldID(m) - fieldID(sf)
+			sc.metrics = append(sc.metrics, off)
+			sc.members = append(sc.members, sc.sb.FieldBuilder(k))
+			switch off {
+			case offLowerBound:
+				sc.lower = sc.sb.FieldBuilder(k)
+			case offUpperBound:
+				sc.upper = sc.sb.FieldBuilder(k)
+			}
+		}
+		w.statsPlan = append(w.statsPlan, sc)
+	}
 }
 
 // Schema returns the Arrow schema being written.
