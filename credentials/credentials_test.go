@@ -65,28 +65,3 @@ func TestAllowlist(t *testing.T) {
 	require.Equal(t, map[string]string{"prefix": "wh"}, cat)
 	require.Equal(t, []string{"io-impl"}, dropped)
 }
-
-func TestNativeWriteEligibility(t *testing.T) {
-	ok := NativeWriteEligibility(2, "s3://b/ns/t", map[string]string{"write.parquet.compression-codec": "zstd", "owner": "me"},
-		map[string]string{"s3.access-key-id": "a"})
-	require.True(t, ok.Eligible)
-	require.Empty(t, ok.Reasons)
-
-	bad := NativeWriteEligibility(3, "S3://B/x", map[string]string{
-		"write.object-storage.enabled": "true", "write.location-provider.impl": "x", "io-impl": "y",
-		"encryption.key-id": "k", "parquet.enable.dictionary": "false", "write.format.default": "orc",
-		"write.parquet.bloom-filter-enabled.column.id": "true", "write.parquet.page-version": "v2",
-		"write.parquet.row-group-size-track-uncompressed": "true", "write.metadata.metrics.default": "counts",
-		"write.parquet.page-size-bytes": "-1",
-	}, map[string]string{"s3.remote-signing-enabled": "true"})
-	require.False(t, bad.Eligible)
-	codes := map[string]bool{}
-	for _, r := range bad.Reasons {
-		codes[r.Code] = true
-	}
-	for _, c := range []string{"location-scheme", "format-version", "object-storage-layout", "location-provider", "custom-file-io",
-		"encryption", "parquet-mr-property", "file-format", "bloom-filter", "page-version", "unvetted-parquet-property",
-		"metrics-mode", "invalid-size", "vended-key"} {
-		require.True(t, codes[c], "missing reason %s in %v", c, bad.Reasons)
-	}
-}

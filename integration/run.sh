@@ -2,7 +2,7 @@
 # The interop tier: builds the catalog, starts Postgres (unless
 # CATALOG_TEST_DATABASE_URL is set) and runs real clients against the binary,
 # each on a fresh database: the Java REST compatibility kit, PyIceberg,
-# DuckDB, Spark and iceberg-go. Clients are installed from the registries
+# DuckDB, Spark, Spark with Comet, Trino 483 and iceberg-go. Clients are installed from the registries
 # into $LAKEHOLD_CACHE (default ~/.cache/lakehold), outside the repository.
 # Prints one line per client, "CLIENT: N passed, M failed, K skipped", and
 # exits non-zero on any failure.
@@ -41,6 +41,18 @@ if [ ! -f "$SPARK_JAR" ]; then
     -DoutputDirectory="$CACHE/spark-jars" >&2 || { echo "interop: cannot fetch the Spark runtime" >&2; exit 1; }
 fi
 export SPARK_JARS="$SPARK_JAR"
+# Comet 1.2.0 writes natively only with Iceberg 1.11.x (see test_comet.py);
+# the AWS bundle gives Spark's S3FileIO for the SeaweedFS run.
+COMET_DIR="$CACHE/comet-jars"
+for a in org.apache.datafusion:comet-spark-spark4.1_2.13:1.2.0 org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0 \
+  org.apache.iceberg:iceberg-aws-bundle:1.11.0; do
+  IFS=: read -r _ art ver <<<"$a"
+  [ -f "$COMET_DIR/$art-$ver.jar" ] || mvn -q dependency:copy -Dartifact="$a" -DoutputDirectory="$COMET_DIR" >&2 ||
+    { echo "interop: cannot fetch $a" >&2; exit 1; }
+done
+export COMET_JARS="$COMET_DIR/comet-spark-spark4.1_2.13-1.2.0.jar,$COMET_DIR/iceberg-spark-runtime-4.1_2.13-1.11.0.jar,$COMET_DIR/iceberg-aws-bundle-1.11.0.jar"
+# Trino 483, assembled once from Maven Central jars (a few minutes cold).
+TRINO_HOME=$(bash "$here/trino/assemble.sh") || { echo "interop: cannot assemble Trino 483" >&2; exit 1; }
 
 summary=()
 status=0
@@ -73,6 +85,33 @@ run_pytest DuckDB test_duckdb.py
 run_pytest Spark test_spark.py
 run_pytest column-files test_column_files.py
 run_pytest PyIceberg-vended test_vended.py
+# Trino: a catalog and a Trino server configured as the README shows. It
+# prints the failures and, last, its "Trino: ..." line; it runs beside the
+# Comet client (both are JVMs, Trino with a 1.5 GB heap, Spark with 1 GB
+# off-heap), which saves about a minute.
+run_trino() {
+  local reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
+  start_catalog trino lake || { echo "Trino: 0 passed, 1 failed, 0 skipped (catalog did not start)"; return 1; }
+  local env; env=$(bash "$here/trino/start.sh" "$TRINO_HOME" "$CATALOG_URI" lake) ||
+    { stop_catalog; echo "Trino: 0 passed, 1 failed, 0 skipped (Trino did not start)"; return 1; }
+  local uri pid; uri=$(echo "$env" | sed -n 's/^TRINO_URI=//p'); pid=$(echo "$env" | sed -n 's/^TRINO_PID=//p')
+  TRINO_URI=$uri CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" "$here/python/test_trino.py" >"$reports/out.txt" 2>&1
+  kill "$pid"; wait "$pid" 2>/dev/null
+  stop_catalog
+  local s; s=$(python3 "$here/summarize_junit.py" Trino "$reports"); local rc=$?
+  [ $rc = 0 ] || tail -40 "$reports/out.txt"
+  echo "$s"
+  return $rc
+}
+trino_out=$(mktemp /tmp/interop-trino.XXXXXX)
+(run_trino >"$trino_out" 2>&1; echo $? >"$trino_out.rc") &
+trino_job=$!
+run_pytest Comet test_comet.py
+wait "$trino_job"
+grep -v '^Trino: ' "$trino_out" || true
+line=$(grep '^Trino: ' "$trino_out" | tail -1)
+record "${line:-Trino: 0 passed, 1 failed, 0 skipped (no summary)}" "$(cat "$trino_out.rc" 2>/dev/null || echo 1)"
 
 # Access control: PyIceberg and Spark with service principals, PyIceberg
 # with a Keycloak token, vended credentials following the grant.
@@ -88,7 +127,7 @@ run_access() {
   local out id secret reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
   out=$("$CATALOG_BIN" principal create admin "${CATALOG_DB_ARGS[@]}")
   id=$(echo "$out" | sed -n 's/^client id: *//p'); secret=$(echo "$out" | sed -n 's/^client secret: *//p')
-  ADMIN_CREDENTIAL="$id:$secret" CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
+  TRINO_HOME=$TRINO_HOME ADMIN_CREDENTIAL="$id:$secret" CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" "$here/python/test_auth.py" >"$reports/out.txt" 2>&1
   if grep -q "$secret" "$CATALOG_LOG"; then
     echo "access: the admin's client secret appears in the catalog log" >&2

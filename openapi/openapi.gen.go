@@ -253,6 +253,16 @@ type DeletionVectorInput struct {
 	SizeInBytes int64  `json:"size-in-bytes"`
 }
 
+// EffectivePrivilegesResponse defines model for EffectivePrivilegesResponse.
+type EffectivePrivilegesResponse struct {
+	Privileges []string `json:"privileges"`
+
+	// Resource What a grant is on. kind is server, warehouse, namespace, table or
+	// view; warehouse is set for all but server, namespace (levels) for
+	// namespaces, tables and views, name for tables and views.
+	Resource Securable `json:"resource"`
+}
+
 // EqualityDeleteFileInput defines model for EqualityDeleteFileInput.
 type EqualityDeleteFileInput struct {
 	EqualityIds     []int               `json:"equality-ids"`
@@ -581,6 +591,19 @@ type ListAuditEventsParams struct {
 type ListPrincipalsParams struct {
 	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	PageSize  *PageSizeParam  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
+
+// GetEffectivePrivilegesParams defines parameters for GetEffectivePrivileges.
+type GetEffectivePrivilegesParams struct {
+	// Kind server, warehouse, namespace, table or view.
+	Kind      string  `form:"kind" json:"kind"`
+	Warehouse *string `form:"warehouse,omitempty" json:"warehouse,omitempty"`
+
+	// Namespace Namespace levels joined by the 0x1F separator (sent as %1F).
+	Namespace *string `form:"namespace,omitempty" json:"namespace,omitempty"`
+
+	// Name The table or view name.
+	Name *string `form:"name,omitempty" json:"name,omitempty"`
 }
 
 // GetConfigParams defines parameters for GetConfig.
@@ -936,6 +959,9 @@ type ServerInterface interface {
 	// (POST /management/v1/principals/{name}/rotate)
 	RotatePrincipalSecret(w http.ResponseWriter, r *http.Request, name string)
 
+	// (GET /management/v1/privileges)
+	GetEffectivePrivileges(w http.ResponseWriter, r *http.Request, params GetEffectivePrivilegesParams)
+
 	// (GET /management/v1/roles)
 	ListRoles(w http.ResponseWriter, r *http.Request)
 
@@ -1109,6 +1135,11 @@ func (_ Unimplemented) GetPrincipal(w http.ResponseWriter, r *http.Request, name
 
 // (POST /management/v1/principals/{name}/rotate)
 func (_ Unimplemented) RotatePrincipalSecret(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/privileges)
+func (_ Unimplemented) GetEffectivePrivileges(w http.ResponseWriter, r *http.Request, params GetEffectivePrivilegesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1596,6 +1627,78 @@ func (siw *ServerInterfaceWrapper) RotatePrincipalSecret(w http.ResponseWriter, 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RotatePrincipalSecret(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetEffectivePrivileges operation middleware
+func (siw *ServerInterfaceWrapper) GetEffectivePrivileges(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetEffectivePrivilegesParams
+
+	// ------------- Required query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "warehouse" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "warehouse", r.URL.Query(), &params.Warehouse, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "warehouse"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "namespace" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "namespace", r.URL.Query(), &params.Namespace, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "namespace"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "name" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "name", r.URL.Query(), &params.Name, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "name"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetEffectivePrivileges(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4081,6 +4184,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Delete(options.BaseURL+"/management/v1/roles/{role}/assignments/{kind}/{name}", wrapper.DeleteAssignment)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/privileges", wrapper.GetEffectivePrivileges)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/audit", wrapper.ListAuditEvents)
 	})
 
@@ -4317,6 +4423,45 @@ type RotatePrincipalSecretdefaultJSONResponse struct {
 }
 
 func (response RotatePrincipalSecretdefaultJSONResponse) VisitRotatePrincipalSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEffectivePrivilegesRequestObject struct {
+	Params GetEffectivePrivilegesParams
+}
+
+type GetEffectivePrivilegesResponseObject interface {
+	VisitGetEffectivePrivilegesResponse(w http.ResponseWriter) error
+}
+
+type GetEffectivePrivileges200JSONResponse EffectivePrivilegesResponse
+
+func (response GetEffectivePrivileges200JSONResponse) VisitGetEffectivePrivilegesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEffectivePrivilegesdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response GetEffectivePrivilegesdefaultJSONResponse) VisitGetEffectivePrivilegesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -6195,6 +6340,9 @@ type StrictServerInterface interface {
 	// (POST /management/v1/principals/{name}/rotate)
 	RotatePrincipalSecret(ctx context.Context, request RotatePrincipalSecretRequestObject) (RotatePrincipalSecretResponseObject, error)
 
+	// (GET /management/v1/privileges)
+	GetEffectivePrivileges(ctx context.Context, request GetEffectivePrivilegesRequestObject) (GetEffectivePrivilegesResponseObject, error)
+
 	// (GET /management/v1/roles)
 	ListRoles(ctx context.Context, request ListRolesRequestObject) (ListRolesResponseObject, error)
 
@@ -6530,6 +6678,32 @@ func (sh *strictHandler) RotatePrincipalSecret(w http.ResponseWriter, r *http.Re
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RotatePrincipalSecretResponseObject); ok {
 		if err := validResponse.VisitRotatePrincipalSecretResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetEffectivePrivileges operation middleware
+func (sh *strictHandler) GetEffectivePrivileges(w http.ResponseWriter, r *http.Request, params GetEffectivePrivilegesParams) {
+	var request GetEffectivePrivilegesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetEffectivePrivileges(ctx, request.(GetEffectivePrivilegesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetEffectivePrivileges")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetEffectivePrivilegesResponseObject); ok {
+		if err := validResponse.VisitGetEffectivePrivilegesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7971,104 +8145,109 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9s4kvhXQfH3uxq7ipTsSepuTqmrukzimc1tMnHZ3sxWjaZuYbIlYUwBHACUok35u1/hwacAkrIl",
-	"xZ7Zv+KIJNAvNLob3Y0vQcyWGaNApQgmX4IMc7wECVz/73UcgxBvIYU5loTRS/VUPSA0mAQLwAnwIAwo",
-	"XkIwCf4evYvhFvg8Mt9F1YdBGIh4AUusPpabTL0uJCd0Htzfh8G7BJYZk0DjzV9h0z1L7d3or7DpGfkn",
-	"vASR4RjKQRMQMSeZhmpSPUcprCAVIQIcL9Dfrt5HQGOWQBKi3xihkKDbDZILQGefz39AAhShJOPo5N/O",
-	"fzgdBaEBNsNyUYFKi8GDMODwe044JMFE8hy6gb7Ec7gm/4QmIX7PgW+qwTP7UoMAS0LJMl8Gk/OwGJdQ",
-	"CXPg5cA37A4qRuI0ZeuLZSY3n3CaQwGdb0L9cQ/JLznMyGcPvW8WgNaYw4LlApAaOURYIA4y54rIhCK2",
-	"As5JAmKU6ZEU4cer83HM6IzMPaQ2r+5I5xt8m7aI3BxVqhd2HPQTgXXXmCsC652GvFcvi4xRAXpRXnDO",
-	"uPojZlQClZqNWZaSWC+18W9CUfpLbcT/z2EWTIL/N67W+tg8FWO7ZPWgV3YaM2mTca/pBs0wSXNuOIYp",
-	"sp8iUN+iW5ZsRsF9GLxnONGU3RuM5YhXIPJUusDTj9ESJE6wxOik+CtKmZkSEYHwrQAq0YxxhJGQeA4J",
-	"ijlgCXoFG01jaHyD5034trhiMVXs3iuiakA/nuppieZIC5z9WOtrIcicAmyvuztCE0WC25ykklB0gs2f",
-	"EaEo44TGJMPpN0KvyNMQMZLE6ART9PHd2zdI5Le/QSxPEeNozlmeVY/0fzX1Ms4y4JIYIVXzOchWrALX",
-	"wqlWxC/mc/vyr6UqYxoMNcrrPCHyYmUJ3pwaxwbnNgmmwYeLm798fIvGnOUSxhmWEjidBiGaBkSIHCKp",
-	"1Ns0UHhOgxXQJIo5JEAlwamYBkG4jQ/WEMwYX6q/ggRLiCRZguvdBGIiLGxAlZr+xShgUMgmQIn+Qy0z",
-	"SGp410eQmKTbuF0vGJev0DTAeuf9Lw44KfCo/RStOZEwDewSUBi64CRu1pVy4qKtYDmPYWJFRREVRvOR",
-	"FqQJTkkMChgrfROQqWteJQEgZOSZn4OZxDW9EphJubGMqRhRMVbioyBhXO/cRnwQmyGMlpjiOSyVOtDS",
-	"4AJHSCxzsT3bX25uLpF5qAZTQ1vI0Yn9v6KsJnJbiE4D58Zcl32ieIJl0KBHnfphIeI1ktSEqwS8FBfX",
-	"CnqDJU7Z/I3eVLcXUQIznKfGJsRJQtR8OL1svLNFsK1JgCYZI9a0JBKWnd9hzvHGyF9l4t3BJkrJDPSa",
-	"cn1cmguPAbXFghL7+vBOKrI0X9IfSArv6Ixtk3FGIE0ikjgJUArANgVmJIWoUCoO8PVzQf4JEaHR7Uba",
-	"2QotRKj895cOSQuDYjvsV8Hlm01owhpOTjj6yJTlDp2tt2o1mAfb50NFRcSY8SSKWU7loPHawlfSInww",
-	"E1pQdPNEvGHLJZFXRttsMyfWb2qQmhzoMmXaLHewxyK9LHzPruGu8Pp/rj/+pNUyxZlYMBk1oez6uqYM",
-	"2tRuIOemkyKONT89FCJavc8I8D5I9DjvqtcfToY8U7bG8C9aeDdmrUbrpYD1ELZIUNikO2CwZaP3K6Xt",
-	"T6phumDnmAqzaXp5qH29KF5gOt9JzLekY0vSWzg0J/IDbRyBP47EdYqY9sLKYIwX7Sqi0gNEOZQxXPeg",
-	"KKqpByHgWydPHIPLwsrsZMG2TZyCcqZEiBIyJ1IgTBM0Qv+LIvTfrxCWaMmEROfffoeK/al7nXsdPwPl",
-	"FetQxg3AHuyB9kDQvR902gee+cMgw1xq6zUSGcQ7LMyHSUc4MChR33olnkNkQiY1FG4ZSwFT9YZ2MCPG",
-	"k37F5NMTmj4lcH4WdOrHB3LgWIRcEVhHK+BFNODxdGqN2cDFT8OfC4/5SRDSjWAJgQuNt1hiZWTWrNkD",
-	"GLAz5rJfu5yWDpu+1+IscPL4SjbSGCkvf5ft++t4Q6VS63LPB2KwRamdXa0wEIxLo5+aYab6KxnEnodD",
-	"feQGYB4PrZjGKQKQghr4E8SScZ8gYJ4QilMiNwOR73az63xs7u6X+WxGKFJfogVLE0LnCKPEAhmtNJTR",
-	"6hzdpuzWFUpjs5mAwSzaWQaHedAWiPYEYYOQLm5c/J7rh5or0LE0wb74bGIVT251HmfpNfjUvRL1wdgH",
-	"lkDq0sQJuLm7BCHw3L3MhMTx3W4BUfP/fufYTGrfDw18LqSUCF/HmN5gcdcTjOvcu1NMKSTFfmUOKNQS",
-	"0V9HHGbAgcaw21rwLmYfJn3xK5wkUTnKcAOguQ07uKLGLSWphvjwKXyKxRksW7KVa/xe4XlomA1k1NLw",
-	"O9DOsX85QHt8KG9LIH4E+Zy98B85dp1pZpysSAoejVI/GOuC6hrinOuT+TZQ1fi10VzwOdMFtvfBIkWh",
-	"U/grzdoGx3zvmv89EdKccmt59oOAq5cGS215fN6nk+qDe6Esj6g7oITVbgBWx96O1UThs4wy5aHrc2wt",
-	"53mamlQMk2XSvYFYaHwY1XwsP0aPULR1H27wruAHVy+lDkjn+vlgKM3K7IPLDuqDqVQnYoBuGg5bQ0vt",
-	"XSxqAPnwKsOGXXjtDEft0Hs4LUpQenlVG9yH1xXrFHbOdpFzNVgvUGZIHzw67NgBUHUsMBwsxwHB3kWo",
-	"DpcPtzIW1YFfmeExHL1y2F7S1wZ3wshw8qbK5PADKSTjNk5avDwY2mvzbTVPL9Su2Xzg15PoXHElmwoy",
-	"PPB5oFO/8Mg07DxCbCXlPWW6Pfa09Ke6WTzcw/gJS7KCnzmRcJGSObklRUyqZe3oh6nn6IADFow22dzp",
-	"b1cA3cHG+bvfDd/KAkggqN530aZTgErMKjRcYyiHWa9B5XzX/FV35MUo1pZuKTwmEyQZEhnrg8It1Q/y",
-	"Z7ejQc34logxjSQWd8OHbIQqHONmKaa+hMEqga+b+/Y9H8fqIY5jnS3U0ondocC+UKFOOt9rIHFGuJAR",
-	"Z+uhstcKLz5Wgg4aTizoXadeO7JYjFbH66HZV5f1XNqWRKUEqDcJ1hy+JhGW0XIo57zHdJzJnQcTEHOQ",
-	"0Rwo8HIf2jVCb4/2KlRd47aRbcPbSdc3TcNhJxKbpwag7cMQsWBrihiN4RWCzyaPB5FEpzyYbxCW6PLj",
-	"9Y0uW2E4l4uxtpuF62hkh3SEJsGaYLqJ0QqDPjCNt1iUW6R4TTdIPUErnOYQogR0yVRRKiWAr4CjNZEL",
-	"hDMcL2BMbIXYnI2CMPgczVlkp/tNMDq6wusPdg9W88KcCAm8O9limEHpXQNsBVxnLbisEjcXtmd0Ub+A",
-	"vjNP4VHAPw469Xo3ZRMQktASrB2dyGExya0P23tzld9eAeNGKGNcfgDJSSweZFtxPUI07LCl/rITHOay",
-	"FvaYm9SsDHKBUIV7txbuzwssEUY6WoWIQIyOUFEiZFZtWJXphaiMAIVIZy8ixqd0RWD9qlbMpz+11VVp",
-	"im5zWQ5Vfo9OTJnlqXptSqvIkh3YJI6pkYX5Sg/XfjSa0kcXHIXNM4Dhzk6J8MAqJidntjzUvXiVtgiy",
-	"F66yWNJO4gKxvS69eYDddB0YtfSekXTUgP1N55NWBb4ldF59ps/Q2pGEXoYPTHvtO5jqANebU02EUEDt",
-	"eNy3ZCtIHoLjTh85s3uToAIgLOF3ce/n+jLyp5w11ZaytSfjcYjEi8l4fJvHdyDHo9FIFyaKxk87mFoH",
-	"SlfrScFTnxNbNLRdI13U1l5dXN+g2NRqmUo1geSi1NKILLPUHO2GSFkxEqhRmeqdjDNdjEdP1oSbamuB",
-	"ZixN2VrbZ6+1TdacK+NMspilpyHK0lzo92rFcq8v303pyT/G1U/j1fk/Tkfoe5YQDRuWKMacb8phix1D",
-	"6+6ydjVElqThlNoVphV8/bQaYQ5IkS1BWKAZB+OMGZNzARz0F02jc0o7rc4QCWaAzOkdVYa8KQswk6u5",
-	"BJorCx69PDsz+4wkUm2hwXt8BwuWJk7eBGFQpnMGZ6Pz0Zm2LTOgOCPBJHgxOhu90J6jXGgha1JwjPOE",
-	"aI01d7kc74mQhhX6PSQ5JimisAYhkfbLJwhWwDdomUssCZ2XFYkKLf1oSqtYqi5LHKErQ2thGRyZwyvE",
-	"aM16H6ErthaIqjGmVONv66RDdKt5HiLdKACZ5aR2cu3rKI4b38Tu12ot6JXxLrEo1Y5IjVNdtp74pU2B",
-	"i884llWlcoi2K07RSavitGrL0O5kUCul7Cjlb8NwZQ/Gke1LYOabmoKOyXoxFjgFUZTdlnbCZL2YBl5Y",
-	"ahWcO4BiyGFEt4Rju2BZkentxfuLmwvtin4xgN+PK7tr/KX8+74DyrLgdAcYP9J0g8yRsnKIlVk4k2BV",
-	"09UPb9CLFy/+E0myBN+sgtAWYYbUWXdDcgszprTKYCByKkn6ICBc+0gl5ONWMw4Hkw3EGXCU4TmgE1uW",
-	"is7PzsKqqOLs7Mwv6c4mIfizbRJydnYWdvcM+bXVfOLbs7P9dTvwZEk42h58pGBowGZWBRp2jkzOmSaL",
-	"b7oSfpNxYqwzPBf6hKRUwsGv6veWVm4eP3eo5rKXglKaRKuI4ku1LyluvEIUIOnWtU4tWZ2tbyvJ3UVs",
-	"wBdV65mDs9+RN9DD/RphT/SmpOhHyq3mdK8SEQYZEw6mm+IJgXAH40dI2XGYijVwnTRtNnATtVNWioL3",
-	"FSLa/zYxRa2UGI2NXcOU1iJSoAUWC/XSHWTStZW2KreqxgHfs2SzN3Z56sPum2aw5DncbwnN+d6gcMZ3",
-	"Xf1gFjVWoDUWttFLcjSNYXbW++osbVuMTNqnkYvyw1ea50UgWRmlxpwSkmVozfgdofNtRWGGaspAgwUv",
-	"3X5Gk0YG0GTPa8jqzSbAP4LsgPZs/wLTLyVWn1Tk37syaSpvT8ewnZpD/TpABMfm2KTd3m1fEPiU5BVk",
-	"qTIxa2oPFVpPt2NJlY4zuk7938q57sSToJwmmhc9cn+lUSuZfG0OQ44hTwMUEIW1xThsa/gDq6EyMc1p",
-	"s1xoV1G9o2S+xyg5dVslOjMuOLB50Ey/c1C5wiQs7KwDGQCuLVfH+A+529brnAdttPsjv0lWdMu1lpzj",
-	"7alamMdf1D+t7dS1B5ZMGbL9lZjYnc9EjdQOYJeCUk61bO8j7YxuHI7H3KPve5ylj9736mIybqX/Ownd",
-	"qiU4tDJzlS04ePDzgpmWYko0ibDSB8oOfAZs8SnM10lS4X8gnVmVbwxRlV0aoUb2I+q2utCOv9wRmtw7",
-	"nQiX1msRdwim1WxaA9pjm6cvY6FzGNsx8rHD7MMAb/C0qjLx6iBTqHJo9dMqh+nQ/t8Uu9+z0jdNXH60",
-	"2zcqK9uUVYuVOW5yIl4ZHAmdI7kmsV7zlCmP2/Sz3bZ6XyeJqQE6jPay9UWPVV1VpEnjd0z1ZYRmzGHF",
-	"7gZ6m/tj+JWeVZRJLScvz16i9QJotZkmDAyP9SkWkQ7PxozytNls8DMqW0F76C2qWXPj1WJV+c6hNZmj",
-	"UMjrGpbAH9EtrFIbDukbbrXuObKDWKurcm8lVWbY8VzFSlYHW05Nbg1ZgE3ECs/xhEi0gDRBlFX5bns/",
-	"j/B5jB1YfA2WP8vA6ZbwjIsqtIyzoh+GjwE2pe/SvnlI573sB+aJZ2sIQh3KYLkskzCePkvCwHbVaTU3",
-	"BynQwuYsFblQS6LsO8sgVMt6sOlPNWGc0hM1FRIvJojDnDAaoqIzdYgU0JGQmxQi0yk9REKKqHpB2Q4R",
-	"5jScUvgsgVOcRiQJkRCg03/NX3ewCWtglD2rQ2RG1Y2sSRIWJ39R9fOpOSq0Rz46twunRSyqlkd/Bxsd",
-	"jyJiSs1RRXFthutU8Nopk/vfjRrieMT4ZPcqUIIByXEWg9Ik5f0kXTrCNlt3L55W5sa6ptA7l8zBKNzs",
-	"EO+gs30BGcRzg2u5/KysKTne165QpCsXFHfkM3WaqFX3heNnUoS+W3y4idl8HR57elI4mP2WcIglihck",
-	"TTjQ4uIDA389wV+xn2WRzvPfpyFU70JxvzP7ancS+YOUrSa+OwuJ6xorw75DOQFbHZOPrIV9bY99B6Kl",
-	"mOzRJWgIhl8z1DMdO70CzrJDiMAQz6JJn4SzLNszfTwexHuGkxLpD0WLgAMKjrNNV6/UaOtH6sR2m1i/",
-	"Z+IsACfb1CkhvfhMhCtS28tO0B8+HRXYv321Ls4z/lL/yhq3+pYdFUSfXjelN7XSjaes2HvLmo6s4vvr",
-	"lpyHmNiEKG1ZUFgcL4V6DdvCoK+g+cfcVuU+HelsVDnvRzT7oXPf7HkomXYWcg+X4265qO4bfJw0mSrT",
-	"3SUpWtkrAJ+WOH0y90w+XUXnqo/fp0xoAjxOJHS18XCJsBLU5YKaBm5/vET+VmM63w2dAhFzIFdSbbSv",
-	"VRs+kfVXux/kj6nMHRegPHdVbt4ff9H/9nqH++WtMyqU83lBXF1JvUt0yOOMmDLcPfqVtZXn9SkfRiqP",
-	"PIe+G8Fn0U+MQvQBy3gRDMn5adcZ2qZqovFx7YZW7fHNhONKVp9i3UHOX3RzjAiUU9NlKEG6IlIr0Isb",
-	"PFfKtIH8Hlnq9oQ10Dt6wQaN/XjAX0vb939Ru0u8zxHdo/44lIp33Gp35MCi485BT3go1q+iFNMEElNa",
-	"QhuXZD/gZu+vtveM2/0EnQUcl8DRLRaA9GXn5oSLSIFSslL0UCPoX3XhNUaFfqsqiOOcc6DSU9tRb8Q9",
-	"6LCq3pXSWSntbQt3aLvU1bPcIUffN4hp21gscIuafzrt1SrDzTmCzxKoKM75DH+R7XyBXtpOTRMb9kGC",
-	"LQsKCsRmU3rborM+4m6Q2B6F6wPvFU6J6QyiFrV+PqUnL8/O0CfzhDB68TkGDaAZy+Rumh6sp7ahiO7u",
-	"VnYyITMQ7pYURud0Cv+T0tGe+3ufsab+upq32THSa9PWC/8Gaccsxerrr3bG6+lb7mDStSOdRsQs09Un",
-	"pkhTG3MnjILuS1Hk3yh8Tv8k6vFh0lVu6H9wzY+TxKrdJVsBWi905jWWeEo1CV41OoNWmjkFPDMfMiYr",
-	"Pa1/MnpDIDylhaXh199PX3P/S2fvTWcvTbvP57Ou2rH6Ws/SQ+XnufqiPqrMRA+oI0k4VsbXHkNJD5MC",
-	"qu8fiMzdw9C8gcDpPzX02QStFyAXppOM0WPfCASzGcRq2FqyQYiK5n5KLU2pel83cf+I7mAjGvmpK6CJ",
-	"QHcAGXrDliC/EciAiS4x/z0HaZQfn9Li7oDQWrCmpF1bsIhItGZ5mqCZbqmK4zuX4vPcv3BABeKZ0VdU",
-	"piXmX+ZBhwgrG/G5WgfXejOPBEkAiRhTpJChhM5Ds88nXRbDlJ6IDY0XnFGW69xrLHOhtp1M11WcjtDb",
-	"Dn8RYQ5TqlslFcnQylQ17UasHy+AJujvkW3bGBnHKdK78AQp1edaU41LMjx2fjsQ7Z6j3/Dfv9J3XjRy",
-	"b7X+oTqjOK4V8RsVhrtaVI69e5hT3a5T2k/6jT/hIa1GfO9ntMUx+tM6on3yCRIVmH+M9Aj9+viL+qf3",
-	"jHXPzBli1+r2xHs8H62k3htKslh+dQb6jvvUFDue9mkq7uew7yupjf4vFFkGuHYpjp+BktH+/TNUMtaA",
-	"5lB0dT9ERUjtlpQnnku3dZvLY1z8KlfEkPdwDr7kmArbgn1sYk2H4qUNelUTPocj+Arax/LV9EMwnLWX",
-	"Vpmg3sF4a/b7YyzQZ5Drutf1WZoqe1qepY7V97spb95QMOepcnOlzCbj8fm3/zE6G52NziffnX93rkll",
-	"vy8ugykKNNUWWisCtyn6tV+tyNR+MRDUfqhV2N7/ev9/AQAA//8=",
+	"7H17c9s4kvhX6eLvdzV2FSnZm9TdnlNXddnEM5vbzMTleJOtWk3dwmRLwpgCOAAoRZvyd7/Cg0+BFGVL",
+	"ij2zf8URSaBfaHQ3uhtfg5gvMs6QKRlcfA0yIsgCFQrzv9dxjFK+xRRnRFHOrvRT/YCy4CKYI0lQBGHA",
+	"yAKDi+Bv0bsYb1HMIvtdVH0YhIGM57gg+mO1zvTrUgnKZsH9fRi8S3CRcYUsXv8F1/2z1N6N/oLrLSP/",
+	"RBYoMxJjOWiCMhY0M1BdVM8hxSWmMgQk8Rz+ev0+QhbzBJMQfuGUYQK3a1BzhLMv59+DRE0oxQWc/Nv5",
+	"96ejILTAZkTNK1BZMXgQBgJ/zanAJLhQIsd+oK/IDD/Sf2KTEL/mKNbV4Jl7qUGABWV0kS+Ci/OwGJcy",
+	"hTMU5cA3/A4rRpI05avLRabWn0iaYwFd14Tm4y0kvxI4pV866H0zR1gRgXOeSwQ9cghEgkCVC01kyoAv",
+	"UQiaoBxlZiRN+PHyfBxzNqWzDlLbV3ek8w25TVtEbo6q9As7DvqJ4qpvzCXF1U5D3uuXZcaZRLMoL4Xg",
+	"Qv8Rc6aQKcPGLEtpbJba+BepKf21NuL/FzgNLoL/N67W+tg+lWO3ZM2g124aO2mTca/ZGqaEprmwHCMM",
+	"3KeA+lu45cl6FNyHwXtOEkPZvcFYjniNMk+VDzzzGBaoSEIUgZPiryjldkqgEsitRKZgygUQkIrMMIFY",
+	"IFFoVrDVNJbGN2TWhG+DKw5Tze69IqoH7MZTPy3RHBmBcx8bfS0lnTHEzXV3R1miSXCb01RRBifE/hlR",
+	"BpmgLKYZSb+TZkWehsBpEsMJYfDh3ds3IPPbXzBWp8AFzATPs+qR+a+hXiZ4hkJRK6R6Pg/ZilXgWzjV",
+	"ivi7/dy9/HOpyrgBQ4/yOk+oulw6gjenJrHFuU2CSfDj5c2fP7yFseC5wnFGlELBJkEIk4BKmWOktHqb",
+	"BBrPSbBElkSxwASZoiSVkyAIN/EhBoIpFwv9V5AQhZGiC/S9m2BMpYMNmVbTf7cKGDWyCTJq/tDLDJMa",
+	"3vURFKHpJm4f51yoVzAJiNl5/0sgSQo8aj9FK0EVTgK3BDSGPjipn3WlnPhoK3kuYrxwoqKJiqPZyAjS",
+	"BUlpjBoYJ30XqFLfvFoCUKqoY36BdhLf9FpgLsqNZczkiMmxFh8NCRdm57biA3wKBBaEkRkutDow0uAD",
+	"Ryqicrk5259vbq7APtSD6aEd5HDi/q8pa4jcFqLTwLsx12Wfap4QFTToUad+WIh4jSQ14SoBL8XFt4Le",
+	"EEVSPntjNtXNRZTglOSptQlJklA9H0mvGu9sEGxjEmRJxqkzLanCRe93RAiytvJXmXh3uI5SOkWzpnwf",
+	"l+bCY0BtsaDEvj68l4o8zRfse5riOzblm2ScUkyTiCZeApQCsEmBKU0xKpSKB3zzXNJ/YkRZdLtWbrZC",
+	"C1Gm/v2lR9LCoNgOt6vg8s0mNGENJy8c28iU5R6dbbZqPVgHts+HipqIMRdJFPOcqUHjtYWvpEX4YCa0",
+	"oOjniXzDFwuqrq222WRObN40IDU50GfKtFnuYY9DelH4nn3DXZPV/3z88JNRy4xkcs5V1ISy7+uaMmhT",
+	"u4Gcn06aOM787KAQNep9SlFsg8SM8656/eFkyDNtawz/ooV3Y9ZqtK0UcB7CBgkKm3QHDDZs9O1KafOT",
+	"apg+2AVh0m6anTw0vl4Uzwmb7STmG9KxIektHJoTdQNtHYHfjsT1ipjxwspgTCfaVURlCxDlUNZw3YOi",
+	"qKYehEDXOnniGFwVVmYvCzZt4hS1MyVDSOiMKgmEJTCC/4UI/vsVEAULLhWc/+GPUOxP/eu80/GzUF7z",
+	"HmXcAOzBHugWCPr3g177oGP+MMiIUMZ6jWSG8Q4L82HSEQ4MStS3XkVmGNmQSQ2FW85TJEy/YRzMiItk",
+	"u2Lq0hOGPiVw3Szo1Y8P5MCxCLmkuIqWKIpowOPp1BqzgUs3DT8XHvOTIKQfwRICHxpviSLayKxZswcw",
+	"YKfcZ7/2OS09Nv1Wi7PAqcNXcpHGSHv5u2zf38YbKpVan3s+EIMNSu3saoWB5EJZ/dQMM9VfyTDueDjU",
+	"R24A1uGhFdN4RQBT1AN/wlhx0SUIRCSUkZSq9UDk+93sOh+bu/tVPp1SBvpLmPM0oWwGBBIHZLQ0UEbL",
+	"c7hN+a0vlManU4mDWbSzDA7zoB0Q7QnCBiF93LicTjFWdKmtoyVNcYay28DLynd2C3rVo5t96+Ejxrkw",
+	"xyubLl0ZDKwB4UXo19xga8QMe3QNuhefTfDlyamb4+iSBp/6VYs56fuRJ5j6tpYE/dxdoJRk5tcbUpH4",
+	"bjdht//f7u3bSd37oYXPh5QW4Y8xYTdE3m2JLvYaIylhDJNiA7YnLnqJmK8jgVMUyGLcbS10aqcuTLYF",
+	"5EiSROUowy2apl3h4Yoet5SkGuLDp+hSLF59t+BL3/gDNOXD4oaootaWtQPtPBuyB7THxyY3BOIHVM85",
+	"rPCDIL5D2nKD2nrS97C9sBq/NpoPPm/+w+Y+WORc9Ap/pVnb4NjvffO/p1LZY3sjz90gkOqlwVJb5gNs",
+	"00n1wTuhLM/ce6DE5W4AVuf4ntXE8IuKMjJzB/NGzvM0tbklNm2mfwNx0HRhVHMauzF6hKKtO6WDd4Vu",
+	"cM1S6oF0Zp4PhtKuzG1wuUG7YCrViRygm4bD1tBSexeLGkBdeJVx0D68doajdoo/nBYlKFt5VRu8C69r",
+	"3ivsgu8i53qwrUDZIbvgMXHUHoCqc47hYHlOPPYuQnW4unArg2s9+JUpK8PRK4fdSvra4F4YOUneVKkp",
+	"3UBKxYUL/BYvD4b2o/22mmcr1L7ZusCvZwX6AmUut2V4JPdAx5jhkWnYeybayjJ8ynR77PHvT3WzeLiH",
+	"8RNRdImfBVV4mdIZvaVFkK1l7ZiHacdZiEAiOWuyudffrgC6w7X39243fCOtIcGget9Hm14BKjGr0PCN",
+	"oR1mswa1813zV/2RF6tYW7ql8JhskGRIqG8bFH6pfpA/uxkNasa3ZExYpIi8Gz5kI1ThGTdLCevKgKwy",
+	"Evu5797r4lg9xHGsw5JafrQ/FLgtVGiy6PcaSJxSIVUk+Gqo7LXCi4+VoIOGEwt616nXjiwWo9Xxemg6",
+	"2VU9ObglUSlF1pnVa0+Tk4ioaDGUc53njoKrnQeTGAtU0QwZinIf2vXIwZ1VVqj6xm0j24a3l65vmobD",
+	"TiS2Ty1Am6c7cs5XDDiL8RXgF5uYBDQxORz2GyAKrj58vDF1OJzkaj42drP0nfXskF/RJFgTTD8xWmHQ",
+	"B+YlF4tygxSv2Rr0E1iSNMcQEjQ1YEXtl0SxRAErquZAMhLPcUxdyduMj4Iw+BLNeOSm+0VyNromqx/d",
+	"HqznxRmVCkV/9sgwg7JzDfAlCpOG4bNK/FzYnNFH/QL63sSLRwH/OOj06/2UTVAqykqwdnQih8UkNz5s",
+	"781Vwn4FjB+hjAv1IypBY/kg20qYEaJhhy31l73gcJ+1sMdkq2apkw+EKty7sXA/z4kCAiZaBVQCZyMo",
+	"ap7sqg2rusMQyghQCCYdE7iYsCXF1atadaL51JWLpSnc5qocqvweTmzd6Kl+bcKqyJIb2GbC6ZGl/coM",
+	"1340mrBHV1CFzTOA4c5OifDAsiwvZzY81L14la6qcytcZfWnm8QHYntddiY29tN1YNSy84ykp6jtryZB",
+	"tqpYLqHr1GfmDK0dSdjK8IF5vNsOpnrA7UwSp1JqoHY87lvwJSYPwXGnj7zpyklQARCW8Pu497m+jLpz",
+	"6JpqS9vaF+NxCPLFxXh8m8d3qMaj0chUWsrGTzuYWgfKv9uSU6g/p64KarPouygWvr78eAOxLT6zpXcS",
+	"1LzU0kAXWWqPdkPQVoxCZlWmficT3FQXspMVFbZ8XMKUpylfGfvstbHJmnNlgise8/Q0hCzNpXmvVv33",
+	"+urdhJ38Y1z9NF6e/+N0BH/iCTWwEQUxEWJdDlvsGEZ3l8W4ITiShhPmVphR8PXTaiACQZMtASJhKtA6",
+	"Y9bknKNA80XT6JywXqszBMktkDm7Y9qQt3UOdnI9l4SZtuDh5dmZ3WcUVXoLDd6TO5zzNPHyJgiDMj81",
+	"OBudj86MbZkhIxkNLoIXo7PRC+M5qrkRsiYFxyRPqNFYM5/L8Z5KZVlh3gMlCE2B4QqlAuOXXwAuUaxh",
+	"kSuiKJuVJZYaLfNowqpYqqmzHMG1pbV0DI7s4RVwVrPeR3DNVxKYHmPCDP6u8DuEW8PzEEznA7DLSe/k",
+	"xtfRHLe+iduv9VowK+Nd4lCqHZFap7rspfH3NgUuv5BYVaXXIWyW0MJJq4S26jPRbs1Qqw3t6U3QhuHa",
+	"HYyDa7Rg55vYCpWL1XwsSYqyqCMu7YSL1XwSdMJSy0LbARRLDiu6JRybFdiaTG8v31/eXBpX9KsF/H5c",
+	"2V3jr+Xf9z1QlhW0O8D4gaVrsEfK2iHWZuFUoVNN19+/gRcvXvwnKLrArlklZS3CDCkc74fkFqdca5XB",
+	"QORM0fRBQPj2kUrIx63uIh4mW4gzFJCRGcKJq7OF87OzsKoSOTs765Z0b9cT8sV1PTk7Owv7m6D83Oqm",
+	"8Yezs/21b+jIkvD0cfjA0NKAT50KtOwc2ZwzQ5au6Ur4bcaJtc7ITJoTklIJBz/r31tauXn83KOay+YQ",
+	"WmlSoyKKL/W+pLnxChhi0q9rvVqyOlvfVJK7i9iAL6peOgdnvydvYAv3a4Q9MZuSph8tt5rTvUpEGGRc",
+	"ephuq0EkkB7Gj0DbcYTJFQqTBW43cBu101aKhvcVUON/25iiUUqcxdau4VprUSVhTuRcv3SHmfJtpa1S",
+	"tKoTwp94st4buzoK3u6bZrASOd5vCM353qDwxnd9DW7mNVbAikjXuSY5msawO+t9dZa2KUY27dPKRfnh",
+	"K8PzIpCsjVJrTknFM1hxcUfZbFNR2KGaMtBgwUu/n9GkkQU02fMacnqzCfAPqHqgPdu/wGyXEqdPKvLv",
+	"XZk0lXdHC7Sdul39PEAEx/bYpN2vbl8QdCnJa8xSbWLW1B4UWs/0l0m1jrO6Tv/fyblpLZRAzhLDiy1y",
+	"f21QK5n80R6GHEOeBigghiuHcdjW8IdXQ7WqGq/h4mTfvWaZRNK03Kw4M9yRRRA5tNFi1EzTfOFiwjgD",
+	"ApqshDIUenumKgSy4GwGas4lFvEABrcIc0zdx9IEm0fwmq0njORqrgkZa/VcwLAgayDyDsgtz5X+AtOp",
+	"FRu3o0qylsC4mlM2mzD72mqOam4tggpuwC/aRBvBZxMQqCbTrhOfTgvvuKSF3mo1qCN4XYjtiaEOZ5Kn",
+	"eKrhckEY50zw6RSFhaOIJ/j26R9QeUqjtnm+w8LxJrjS5QW49mA7tOXz91CsQt87OYLtppFbOkSapnNE",
+	"QqNTZAuSeoB4B0i0zDfDUXqgvkmCLarvYHqmr4iueycrVrOW3xAkF4e3eMocWK+WuTRRKf2O3l63+D+n",
+	"fgfIJOEGB/ZEmpm+HgpXmISFS3cgX8Nn3ZvjxEMa9vUeEYNs+v2R3+ZF+2XaSM7xzHcjzOOv+p+W5e4z",
+	"t0umDLG0S0yckW0D1HovdEtB20G1wpIjGeF+HI7H3KOb2IKnjzax62IyblUaeQndKls6tDLzVUh5ePB5",
+	"zm07Ri2aVDrpQ+1yPgO2dCnM10lS4X8gnVlVig1RlX0aoUb2I+q2utCOv2r78N4br/BpvRZxh2BazWY0",
+	"oDshfvoyFnqHebA5vX9fv8HTqqCtUwfZmrhDq59W5V2P9v+u2P2elb5p4vKD274r+xuMX1x6oK8sjlQ7",
+	"xSsamzXPuALCbC/wTav3dZLYcsPDaC9XyvhY1VUFtQ1+x1RfVmjGApf8bmBga38MvzazyjJ/7uTl2UtY",
+	"zZFVm2nC0fLYHJhT5fFs7ChPm80WP6uyNbSH3qKa5X2dWqyqFDy0JvPUJHa6hiXwR3QLP9ciMofzDTfa",
+	"nh3ZQayVcPq3kioJ9XiuYiWrgy2nJreGLMAmYoXneEKVDaYyXsUC93702eUx9mDxLVj+LM9oNoRnXBS8",
+	"ZoIXrXe6GOCyh6/cm4d03steih0BRwNBaEIZPFdlvtfTZ0kYuAZerYshUEmYu/TIIu1yQbV95xgEtQQr",
+	"l2lZE8YJO9FTgXxxAQJnlLMQiq7+IWigI6nWKUb2lokQpJJR9YK2HSIiWDhh+EWhYCSNaBKClGgqDexf",
+	"d7gOa2CU/f5DsKOaSwBoEhZJBlH186nNSnCnyyaNlKRFLKpWsnOHaxOPonLC7KloceWQ72Djo1cm978b",
+	"NcTxiPHJ/lWgBQOT4ywGrUnKu536dIS7qMK/eB50rHPIw47m7RoeOrsXwCKeW1zL5edkTcvxvnaFojKi",
+	"oLgndbLXRK0avRw/aSvsugFN2JjNt+FxR/sbD7PfUoGxgnhO00QgKy6NsfDXa4k0+3kWmVPFfRpC9YY3",
+	"9zuzr3afW3eQstUAfWch8V0BaNl3KCdgo9v8kbVwV8v4rtyLUkz26BI0BKNbM9STqnu9AsGzQ4jAEM+i",
+	"SZ9E8CzbM306PIj3nCQl0j8W3UgOKDjejoBbpcZYP8rU0Lganj0TZ44k2aROCemlyVoJdmenS3d5Mipw",
+	"+/bVunTU+kvbV9a41SLxqCB26XVb5VerEnvKin1rBeWRVfz2EknvISaxIUpXgRgWx0uhWcOuBvEbaP6x",
+	"cA0Ano50Nhoq7Ec0t0PnvxX5UDLt7RkxXI775aK6q/Vx0mQL2neXpGjprk99WuL0yd7R+3QVna8Vxz5l",
+	"whDgcSJhGhsMlwgnQX0uqO0V+durGWr1wOy63VgCtQdyJdVG+1q14RNZf7W7lX6bytxzedRzV+X2/fFX",
+	"8+9W73C/vPVGhXIxK4hrmjbsEh3qcEZsivUe/crayuv0KR9Gqg55LohlS90rar2bRj9xhtGPRMXz4AEp",
+	"9EX/Rtn4uHa7tfH4ptJznXWXYt1Bzl/0c4xKyJltaJaAKb42CvTyhsy0Mm0gv0eW+j1hA/SOXrCqF3w8",
+	"U22//QtDmWGO6B71x6FUvOdG0CMHFj33tXaEh2LzKqSEJZjYciRW62kyCkKnMQyQet00wWiv6PtvufeM",
+	"261LvQUcVyjglkgEjSDYEy6qJKR0qemhRzC/mh4PBAr9VjUriHMhkKmO2o56z/9Bh1X1BrjepgydHSgP",
+	"bZf6rkfwyNGfGsR0HXPmpEXN3532alX85wLwi0Imi3M+y19wTXbgpWsKd+HCPiD5oqCgBD6dsNsWnc0R",
+	"d4PE7ijcHHgvSUptEyK9qM3zCTt5eXYGn+wTytnllxgNgHYsm7tp2z2fut5FppFk2TSJTlH6u99YndMr",
+	"/E9KR3fcff6MNfW31bzN5rSdNm29xniQdsxSor/+Zme8HVckeJj00ZNOI2OemeoTWw9ujLkTztC0wCny",
+	"bzQ+p78T9fgw6So39N+45idJ4tTugi8RVnOTeU0UmTBDgleNJsSVZk6RTO2HnKtKT5ufrN6QQCassDS6",
+	"9ffT19z/0tl709kL21n4+ayrdqy+1h75UPl5vhbMjyozMQOaSBKJtfG1x1DSw6SAmatOIntvOzYvO/H6",
+	"Tw19dtFoUWGG/E4CFqX+tWSDEIo+olotTZh+39wX8QHucC0b+alLZImEO8QM3vAFqu8kWDDhiohfc1RW",
+	"+YkJK64pCZ0Fa0vajQULVMGK52kCU9O9mcR3PsXXcdXLARVIx4xdRWVGYv5lHvSIsLYRn6t18NFs5pGk",
+	"CYKMCQONDKNsFtp9PumzGCbsRK5ZPBec8dzkXhOVS73tZKau4nQEb3v8RSACJ8x0ZSuSobWpalvEOD9e",
+	"Ikvgb5HrEBtZxykyu/AFaNXnW1ON+3g67Px2INo/x3bDf/9K33un0b3T+odqwuS5wajbqLDcNaJy7N3D",
+	"nur2ndJ+Mm/8Dg9pDeJ7P6MtjtGf1hHtk0+QqMD8baRHmNfHX/U/W89Y98ycIXataT21x/PRSuo7Q0kO",
+	"y2/OwK7jPj3Fjqd9hor7Oez7Rmpj+xeaLANcu5TEz0DJGP/+GSoZZ0ALLC6QOERFSO1CpieeS7dxcdRj",
+	"XPwqV8SS93AOvhKESXfbw9jGmg7FSxf0qiZ8DkfwFbSP5avth2A56+7Hs0G9g/HW7vfHWKDPINd1r+uz",
+	"NFX2tDxLHWuuktTevKVgLlLt5iqVXYzH53/4j9HZ6Gx0fvHH8z+eG1K574t7p4oCTb2FtnuCyvqvTmRq",
+	"v1gIaj/UKmzvf77/vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -52,3 +52,4 @@ fuzz ./server/ FuzzCommitUpdates
 fuzz ./service/ FuzzRefsOnly
 fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer
+fuzz ./internal/v4commit/ FuzzCommitFiles

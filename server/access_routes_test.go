@@ -180,6 +180,8 @@ func matrixRoutes() []routeCase {
 		{op: "listAssignments", method: "GET", path: mgmt("roles/r%d/assignments"), want: serverOnly},
 		{op: "addAssignment", method: "POST", path: mgmt("roles/r%d/assignments"), want: serverNoBody,
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"kind": "group", "name": "analysts"} }},
+		// Any caller may ask what it holds; the answer is about itself.
+		{op: "getEffectivePrivileges", method: "GET", path: fixed("/management/v1/privileges?kind=table&warehouse=wh&namespace=sales&name=t"), want: allOK},
 		{op: "listAuditEvents", method: "GET", path: fixed("/management/v1/audit"), want: serverOnly},
 		{op: "deleteAssignment", method: "DELETE", path: mgmt("roles/r%d/assignments/group/analysts"), want: serverNoBody},
 	}

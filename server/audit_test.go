@@ -40,6 +40,10 @@ func (denyAll) TableAccess(context.Context, service.Principal, service.Resource)
 	return "", &service.Error{Kind: service.KindForbidden, Message: "Forbidden"}
 }
 
+func (denyAll) Held(context.Context, service.Principal, service.Resource, []service.Privilege) ([]service.Privilege, error) {
+	return nil, nil
+}
+
 type auditBundle struct {
 	*bundle
 	audit *service.AuditLog

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/lakehold/catalog/service"
 )
@@ -22,41 +23,46 @@ type storageCredential struct {
 }
 
 func (t tableResponse) write(w http.ResponseWriter) error {
-	var buf bytes.Buffer
-	buf.Grow(len(t.res.Metadata) + 256)
-	buf.WriteByte('{')
+	// The metadata (megabytes on tables with long history) is written as
+	// stored, between a small head and tail, never copied into a buffer.
+	var head, tail bytes.Buffer
+	head.WriteByte('{')
 	if t.res.MetadataLocation != "" {
-		buf.WriteString(`"metadata-location":`)
+		head.WriteString(`"metadata-location":`)
 		loc, _ := json.Marshal(t.res.MetadataLocation)
-		buf.Write(loc)
-		buf.WriteByte(',')
+		head.Write(loc)
+		head.WriteByte(',')
 	}
-	buf.WriteString(`"metadata":`)
-	buf.Write(t.res.Metadata)
-	buf.WriteString(`,"config":`)
+	head.WriteString(`"metadata":`)
+	tail.WriteString(`,"config":`)
 	cfg := t.res.Config
 	if cfg == nil {
 		cfg = map[string]string{}
 	}
 	c, _ := json.Marshal(cfg)
-	buf.Write(c)
+	tail.Write(c)
 	if len(t.res.StorageCredentials) > 0 {
 		creds := make([]storageCredential, 0, len(t.res.StorageCredentials))
 		for _, sc := range t.res.StorageCredentials {
 			creds = append(creds, storageCredential{Prefix: sc.Prefix, Config: sc.Config})
 		}
 		b, _ := json.Marshal(creds)
-		buf.WriteString(`,"storage-credentials":`)
-		buf.Write(b)
+		tail.WriteString(`,"storage-credentials":`)
+		tail.Write(b)
 	}
-	buf.WriteByte('}')
+	tail.WriteByte('}')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(head.Len()+len(t.res.Metadata)+tail.Len()))
 	if t.etag != "" {
 		w.Header().Set("ETag", t.etag)
 	}
 	w.WriteHeader(http.StatusOK)
-	_, err := buf.WriteTo(w)
-	return err
+	for _, part := range [][]byte{head.Bytes(), t.res.Metadata, tail.Bytes()} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t tableResponse) VisitCreateTableResponse(w http.ResponseWriter) error   { return t.write(w) }

@@ -185,7 +185,24 @@ func TestNativeWriteEligibility(t *testing.T) {
 	for _, x := range rep.Reasons {
 		codes = append(codes, x.Code)
 	}
-	require.ElementsMatch(t, []string{"location-scheme", "format-version", "object-storage-layout", "parquet-mr-property"}, codes,
-		"file:// location, v3, object storage layout, parquet.* property")
+	require.ElementsMatch(t, []string{"object-storage-layout", "parquet-mr-property"}, codes,
+		"object storage layout and a parquet.* property; file:// and v3 are written natively")
+
+	// Schema rules, through the parsed metadata: a uuid column and format
+	// version 4 (identity on a double is written natively by Comet 1.2.0).
+	schema := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"x","type":"double","required":false},` +
+		`{"id":2,"name":"u","type":"uuid","required":false}]}`
+	spec := `{"spec-id":0,"fields":[{"source-id":1,"field-id":1000,"name":"x","transform":"identity"}]}`
+	require.Equal(t, 200, b.createTable(t, "ns", "shaped", map[string]any{"schema": jsonRaw(schema),
+		"partition-spec": jsonRaw(spec), "properties": map[string]string{"format-version": "4"}}).status)
+	r = b.do(t, "GET", "/v1/wh/namespaces/ns/tables/shaped/native-write-eligibility", nil)
+	require.Equal(t, 200, r.status)
+	rep.Reasons = nil
+	require.NoError(t, json.Unmarshal(r.body, &rep))
+	codes = codes[:0]
+	for _, x := range rep.Reasons {
+		codes = append(codes, x.Code)
+	}
+	require.ElementsMatch(t, []string{"format-version", "column-type"}, codes, "%s", r.body)
 	require.Equal(t, 404, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/nope/native-write-eligibility", nil).status)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -267,6 +268,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			keyboardOnly(t, br)
 			checkTablePage(t, b, br)
 			checkV4Page(t, b, br)
+			checkV4History(t, b, br)
 			checkViewPage(t, b, br)
 			timeBigTable(t, br)
 			manageThroughUI(t, b, br)
@@ -523,7 +525,7 @@ func narrowWindow(t *testing.T, br *browser) {
 	br.shot(t, "10-namespace-narrow")
 	names, _ := filepath.Glob(filepath.Join(br.shots, "*.png"))
 	sort.Strings(names)
-	require.Len(t, names, 10)
+	require.Len(t, names, 11)
 }
 
 // keyboardOnly opens a table from the namespace page with Tab and Enter
@@ -696,4 +698,101 @@ func TestConsoleSignInWithKeycloak(t *testing.T) {
 			br.shot(t, "02-signed-in")
 		})
 	}
+}
+
+// columnFilesAt returns base file -> its column files' locations at a
+// snapshot ("" for none: before the first snapshot nothing has any).
+func columnFilesAt(t *testing.T, b *bundle, path, snapshotID string) map[string][]string {
+	out := map[string][]string{}
+	if snapshotID == "" {
+		return out
+	}
+	var cf struct {
+		DataFiles []struct {
+			DataFile    string `json:"data-file"`
+			ColumnFiles []struct {
+				Location string `json:"location"`
+			} `json:"column-files"`
+		} `json:"data-files"`
+	}
+	r := b.do(t, "GET", path+"/column-files?snapshot-id="+snapshotID, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	require.NoError(t, json.Unmarshal(r.body, &cf))
+	for _, d := range cf.DataFiles {
+		for _, c := range d.ColumnFiles {
+			out[d.DataFile] = append(out[d.DataFile], c.Location)
+		}
+	}
+	return out
+}
+
+// checkV4History replaces the column file of base a.parquet (retiring
+// the first one) and checks the page's REPLACED/MODIFIED history against
+// the API: per column-update snapshot, each base file whose column files
+// changed, with what was added and retired.
+func checkV4History(t *testing.T, b *bundle, br *browser) {
+	path := "/v1/wh/namespaces/ns/tables/wide"
+	loc, _, _ := v4Meta(t, b.do(t, "GET", path, nil))
+	vt := &v4Table{b: b, loc: loc, dir: strings.TrimPrefix(loc, "file://"), path: path}
+	size := writeScores(t, filepath.Join(vt.dir, "data", "cf2.parquet"), 10, 7, false, false)
+	r := vt.commit(t, vt.columnFile("a.parquet", "cf2.parquet", 10, []int{3}, size))
+	require.Equal(t, 200, r.status, "%s", r.body)
+
+	var meta struct {
+		Metadata struct {
+			Snapshots []struct {
+				ID      json.Number       `json:"snapshot-id"`
+				Parent  json.Number       `json:"parent-snapshot-id"`
+				Summary map[string]string `json:"summary"`
+			} `json:"snapshots"`
+		} `json:"metadata"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b.do(t, "GET", path, nil).body)))
+	dec.UseNumber() // snapshot ids are 62-bit
+	require.NoError(t, dec.Decode(&meta))
+	var want []string
+	retiredOnce := false
+	for _, s := range meta.Metadata.Snapshots {
+		if _, ok := s.Summary["modified-data-files"]; !ok {
+			continue
+		}
+		before, after := columnFilesAt(t, b, path, s.Parent.String()), columnFilesAt(t, b, path, s.ID.String())
+		for base := range mergeKeys(before, after) {
+			added, retired := minus(after[base], before[base]), minus(before[base], after[base])
+			if len(added)+len(retired) > 0 {
+				want = append(want, fmt.Sprintf("%s %s +%s -%s", s.ID, base, strings.Join(added, " "), strings.Join(retired, " ")))
+				retiredOnce = retiredOnce || len(retired) > 0
+			}
+		}
+	}
+	require.Len(t, want, 3, "three column updates, one base file each")
+	require.True(t, retiredOnce, "the last update retired a column file")
+
+	br.open(t, "#/w/wh/n/ns/t/wide", "#column-history-table")
+	got := eval[[]string](t, br, `[...document.querySelectorAll('tr.cf-hist')].map(r => r.dataset.snapshot + ' ' + r.dataset.base + ' +' + r.dataset.added + ' -' + r.dataset.retired)`)
+	require.ElementsMatch(t, want, got)
+	require.Contains(t, br.text(t, "#column-history"), "3 column update(s)")
+	br.shot(t, "05b-table-v4-history")
+}
+
+func mergeKeys(a, b map[string][]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// minus returns the elements of a not in b, in a's order.
+func minus(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

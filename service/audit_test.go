@@ -181,6 +181,10 @@ func (denyAll) TableAccess(context.Context, service.Principal, service.Resource)
 	return "", &service.Error{Kind: service.KindForbidden, Message: "Forbidden"}
 }
 
+func (denyAll) Held(context.Context, service.Principal, service.Resource, []service.Privilege) ([]service.Privilege, error) {
+	return nil, nil
+}
+
 func TestListAuditRequiresManageGrants(t *testing.T) {
 	st := openStore(t, "sqlite")
 	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: denyAll{}})

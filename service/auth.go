@@ -2,7 +2,11 @@ package service
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
+
+	"github.com/lakehold/catalog/store"
 )
 
 // PrincipalSource says how a caller was identified.
@@ -140,6 +144,11 @@ type Authorizer interface {
 	// read-write with table-write-data, read with table-read-data. It
 	// returns a KindForbidden *Error when p holds neither.
 	TableAccess(ctx context.Context, p Principal, table Resource) (AccessLevel, error)
+	// Held returns the privileges among asked that p holds on r, directly
+	// or inherited, in the order asked, answering in one decision. It
+	// checks no existence and hides nothing (it only tells p about p's
+	// own grants); it fails only when the grants cannot be read (503).
+	Held(ctx context.Context, p Principal, r Resource, asked []Privilege) ([]Privilege, error)
 }
 
 // AllowAll permits everything and grants read-write storage access; it is
@@ -152,6 +161,11 @@ func (AllowAll) Authorize(context.Context, Principal, Privilege, Resource) error
 // TableAccess implements Authorizer; it always grants read-write.
 func (AllowAll) TableAccess(context.Context, Principal, Resource) (AccessLevel, error) {
 	return AccessReadWrite, nil
+}
+
+// Held implements Authorizer; p holds every privilege asked.
+func (AllowAll) Held(_ context.Context, _ Principal, _ Resource, asked []Privilege) ([]Privilege, error) {
+	return slices.Clone(asked), nil
 }
 
 // StorageCredential is one credential scoped to a location prefix.
@@ -195,4 +209,29 @@ func viewResource(warehouse string, id Ident) Resource {
 // namespaceResource names a namespace securable.
 func namespaceResource(warehouse string, levels []string) Resource {
 	return Resource{Kind: ResourceNamespace, Warehouse: warehouse, Namespace: levels}
+}
+
+// authorizeLoad authorizes reading one table or view. A caller refused
+// (403) on a name that does not exist gets the 404 an allowed caller would:
+// engines probe names before they create (Trino loads a view of the name a
+// table is about to take), and a 403 there breaks them. The 403 case only
+// arises for a caller who may see the namespace, so existence is no secret
+// to it; a caller who may see nothing there already gets 404.
+func (s *Service) authorizeLoad(ctx context.Context, priv Privilege, kind store.ObjectKind, warehouse string, id Ident) error {
+	res := tableResource(warehouse, id)
+	if kind == store.KindView {
+		res = viewResource(warehouse, id)
+	}
+	err := s.authorize(ctx, priv, res)
+	if KindOf(err) != KindForbidden {
+		return err
+	}
+	_, lookErr := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, kind))
+	if errors.Is(lookErr, store.ErrNotFound) {
+		if kind == store.KindView {
+			return viewNotFound(lookErr, id)
+		}
+		return tableNotFound(lookErr, id)
+	}
+	return err
 }

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"net/url"
+	"os"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -200,4 +202,25 @@ func safeSegment(s string) string {
 		return out
 	}
 	return strings.Repeat("_", len(b))
+}
+
+// prepareStagedMetadataDir creates a staged table's metadata directory when
+// it is on the local file system. A staged create writes nothing, but some
+// engines (DuckDB's CTAS) write manifests under it before the commit that
+// creates the table, and a local file system, unlike an object store, has
+// no implicit directories. An uncommitted stage leaves the empty directory
+// behind, as a failed engine write would. 500 when it cannot be created.
+func prepareStagedMetadataDir(w *store.Warehouse, tableLoc string, props map[string]string) error {
+	dir, err := location.Normalize(path.Dir(newMetadataLocation(tableLoc, props, "")))
+	if err != nil || !strings.HasPrefix(dir, "file:///") || !tablePrefixes(w, tableLoc).Contains(dir) {
+		return nil // object stores need no directory; checkWritePaths vetted the rest
+	}
+	u, err := url.Parse(dir)
+	if err != nil {
+		return nil
+	}
+	if err := os.MkdirAll(u.Path, 0o755); err != nil {
+		return wrapErr(KindInternal, err, "Failed to create the metadata directory %s", fileName(w, tableLoc, dir))
+	}
+	return nil
 }

@@ -149,6 +149,31 @@ func (a *RBAC) TableAccess(ctx context.Context, p Principal, table Resource) (Ac
 	return "", newErr(KindForbidden, "Forbidden: %s lacks privilege %s or %s on %s", p, PrivTableReadData, PrivTableWriteData, table)
 }
 
+// Held implements Authorizer with one store query for every privilege
+// asked; the CLI operator holds them all. 503 when the database cannot
+// answer.
+func (a *RBAC) Held(ctx context.Context, p Principal, r Resource, asked []Privilege) ([]Privilege, error) {
+	if p.Source == SourceLocal {
+		return slices.Clone(asked), nil
+	}
+	r = normalizeResource(r)
+	names := make([]string, len(asked))
+	for i, pr := range asked {
+		names[i] = string(pr)
+	}
+	acc, err := a.checkAccess(ctx, store.AccessQuery{Assignees: assigneesOf(p), Privileges: names, On: securableOf(r)})
+	if err != nil {
+		return nil, storeErr(err, r.Warehouse)
+	}
+	out := []Privilege{}
+	for _, pr := range asked {
+		if slices.Contains(acc.Held, string(pr)) {
+			out = append(out, pr)
+		}
+	}
+	return out, nil
+}
+
 // normalizeResource turns a namespace resource without levels (the parent
 // of a top-level namespace) into its warehouse.
 func normalizeResource(r Resource) Resource {
@@ -219,6 +244,18 @@ func CheckGrant(priv Privilege, r Resource) error {
 	if !ok {
 		return newErr(KindBadRequest, "Unknown privilege %q (known: %s)", priv, joinPrivileges())
 	}
+	if err := checkResource(r); err != nil {
+		return err
+	}
+	if !slices.Contains(kinds, r.Kind) {
+		return newErr(KindBadRequest, "Privilege %s cannot be granted on a %s", priv, r.Kind)
+	}
+	return nil
+}
+
+// checkResource refuses (400) an unknown resource kind or a resource
+// missing, or carrying, names its kind does not have.
+func checkResource(r Resource) error {
 	bad := func(format string, args ...any) error { return newErr(KindBadRequest, format, args...) }
 	switch r.Kind {
 	case ResourceServer:
@@ -239,9 +276,6 @@ func CheckGrant(priv Privilege, r Resource) error {
 		}
 	default:
 		return bad("Unknown resource kind %q (known: server, warehouse, namespace, table, view)", r.Kind)
-	}
-	if !slices.Contains(kinds, r.Kind) {
-		return bad("Privilege %s cannot be granted on a %s", priv, r.Kind)
 	}
 	return nil
 }

@@ -181,6 +181,9 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView)); err == nil {
 			return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
 		}
+		if err := prepareStagedMetadataDir(w, canon, props); err != nil {
+			return nil, err
+		}
 		return s.tableResult(ctx, w, id, "", data, canon, in.VendCredentials)
 	}
 	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
@@ -327,7 +330,8 @@ func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Iden
 
 // RegisterTable adopts an existing metadata file as a table (with
 // overwrite, replacing a table of that name). 404 when the namespace is
-// missing or the file cannot be read, 409 when the name is taken, 400 when
+// missing or the file cannot be read, 409 when the name is taken or the
+// table's location overlaps another table's or view's, 400 when
 // the file or the locations it names are outside the warehouse (location
 // policy) or it does not parse.
 func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string, overwrite, vend bool) (*TableResult, error) {
@@ -370,10 +374,25 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	} else {
 		err = s.store.ObjectCreate(ctx, obj)
 	}
+	if errors.Is(err, store.ErrLocationOverlap) {
+		return nil, registerOverlap(err, id)
+	}
 	if err != nil {
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, obj.Metadata, loc, vend)
+}
+
+// registerOverlap is the 409 for registering metadata whose location
+// equals, contains or lies inside another table's or view's. One location
+// belongs to one live name (docs/design.md, "Register"): with two, a purge
+// of either deletes the other's files, and credentials vended for one
+// reach the other's. The other object is not named: the caller may not be
+// allowed to see it.
+func registerOverlap(err error, id Ident) error {
+	return wrapErr(KindAlreadyExists, err, "Cannot register %s: its location is already used by another table or view in this warehouse "+
+		"(two names over the same files would let a purge of one delete the other's data); "+
+		"drop that table without purge first, or re-register it under its own name with overwrite", id)
 }
 
 // writeTarget checks an identifier, authorizes priv on the table and
@@ -499,7 +518,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.authorizeLoad(ctx, PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
 		return nil, err
 	}
 	get := s.store.ObjectGet
@@ -694,7 +713,7 @@ func scanSnapshots(dec *json.Decoder, data []byte) (snapshotList, error) {
 // TableExists reports whether a table exists (404 NoSuchTable otherwise,
 // also when hidden from the caller; 403 without table-list).
 func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorize(ctx, PrivTableList, tableResource(warehouse, id)); err != nil {
+	if err := s.authorizeLoad(ctx, PrivTableList, store.KindTable, warehouse, id); err != nil {
 		return err
 	}
 	_, err := s.tableETag(ctx, warehouse, id, "")
@@ -831,5 +850,5 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 		return credentials.Eligibility{}, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
 	}
 	// Without a credential vendor the catalog vends no FileIO keys.
-	return credentials.NativeWriteEligibility(version, meta.Location(), meta.Properties(), map[string]string{}), nil
+	return credentials.NativeWriteEligibility(tableShape(meta, version), map[string]string{}), nil
 }

@@ -358,6 +358,9 @@ type ScanTask struct {
 	FirstRowID      *int64
 	ColumnFiles     []ColumnFileRef
 	DeletionVector  *DeletionVectorRef
+	// DeleteRefs index PlanResult.DeleteFiles: the delete files this task
+	// applies (v1–v3 tables; a v4 task carries its DeletionVector instead).
+	DeleteRefs []int
 }
 
 // PlanScan lists the live data files of a v4 table at a snapshot (default:

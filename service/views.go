@@ -88,7 +88,7 @@ func (s *Service) LoadView(ctx context.Context, warehouse string, id Ident) (*Vi
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivViewRead, viewResource(warehouse, id)); err != nil {
+	if err := s.authorizeLoad(ctx, PrivViewRead, store.KindView, warehouse, id); err != nil {
 		return nil, err
 	}
 	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindView))
@@ -103,7 +103,7 @@ func (s *Service) LoadView(ctx context.Context, warehouse string, id Ident) (*Vi
 
 // ViewExists reports whether a view exists (404 NoSuchView otherwise).
 func (s *Service) ViewExists(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorize(ctx, PrivViewRead, viewResource(warehouse, id)); err != nil {
+	if err := s.authorizeLoad(ctx, PrivViewRead, store.KindView, warehouse, id); err != nil {
 		return err
 	}
 	_, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView))

@@ -201,3 +201,38 @@ def test_spark_with_service_principals(world):
         assert spark.sql(f"SELECT count(*) FROM w.{ns}.sp").collect()[0][0] == 2
     finally:
         spark.stop()
+
+
+def test_trino_with_service_principals(world):
+    """Trino 483 configured with iceberg.rest-catalog.security=OAUTH2 and a
+    service principal's credential, as the README shows: the writer's
+    catalog creates and inserts, the reader's reads and is refused."""
+    trino = pytest.importorskip("trino")
+    home = os.environ.get("TRINO_HOME")
+    if not home:
+        pytest.skip("TRINO_HOME is not set (integration/run.sh assembles Trino 483)")
+    import subprocess
+    ns = world["ns"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run(["bash", os.path.join(here, "..", "trino", "start.sh"), home, URI, WH,
+                          "w=" + world["creds"]["writer"], "r=" + world["creds"]["reader"]],
+                         check=True, capture_output=True, text=True).stdout
+    env = dict(line.split("=", 1) for line in out.split() if "=" in line)
+    try:
+        host, port = env["TRINO_URI"].removeprefix("http://").split(":")
+        conn = trino.dbapi.connect(host=host, port=int(port), user="interop")
+
+        def q(sql):
+            cur = conn.cursor()
+            cur.execute(sql)
+            return cur.fetchall()
+
+        q(f"CREATE TABLE w.{ns}.tr (id bigint)")
+        q(f"INSERT INTO w.{ns}.tr VALUES 1, 2")
+        assert q(f"SELECT count(*) FROM r.{ns}.tr") == [[2]]
+        with pytest.raises(Exception) as e:
+            q(f"INSERT INTO r.{ns}.tr VALUES 3")
+        assert "Forbidden" in str(e.value) or "403" in str(e.value) or "not authorized" in str(e.value).lower()
+        assert q(f"SELECT count(*) FROM w.{ns}.tr") == [[2]]
+    finally:
+        subprocess.run(["kill", env.get("TRINO_PID", "0")], check=False)

@@ -43,3 +43,15 @@ def test_reads_pyiceberg_table(con, catalog, ns):
     t = catalog.create_table(f"{ns}.from_py", Schema(NestedField(1, "n", LongType(), required=False)))
     t.append(pa.Table.from_pylist([{"n": 5}, {"n": 7}]))
     assert con.execute(f"SELECT sum(n) FROM lake.{ns}.from_py").fetchone()[0] == 12
+
+
+def test_ctas_on_local_warehouse(con, catalog, ns):
+    """DuckDB's CREATE TABLE ... AS SELECT stage-creates the table, writes
+    its manifest under <location>/metadata/ and only then commits: on a
+    file:// warehouse the staged create must leave that directory in place
+    (it used to fail with "Cannot open file ...-m0.avro")."""
+    con.execute(f"CREATE TABLE lake.{ns}.src (id BIGINT, label VARCHAR)")
+    con.execute(f"INSERT INTO lake.{ns}.src VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    con.execute(f"CREATE TABLE lake.{ns}.copy AS SELECT * FROM lake.{ns}.src WHERE id > 1")
+    assert con.execute(f"SELECT id FROM lake.{ns}.copy ORDER BY id").fetchall() == [(2,), (3,)]
+    assert catalog.load_table(f"{ns}.copy").scan().to_arrow().num_rows == 2

@@ -122,3 +122,23 @@ def test_concurrent_sessions(spark, sns):
     assert not errors, errors
     spark.sql(f"REFRESH TABLE {t}")  # the session caches table state
     assert spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0] == 10
+
+
+def test_register_table_rule(spark, sns):
+    """docs/design.md "One location, one live name": register_table over a
+    live table's files is refused with a precise 409 AlreadyExists (not
+    Java's "Malformed request"); after a DROP without purge, the same
+    metadata registers under the new name and reads the same rows."""
+    t = f"lake.{sns}.orig"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {t} VALUES (1), (2)")
+    meta = spark.sql(f"SELECT file FROM {t}.metadata_log_entries ORDER BY timestamp DESC LIMIT 1").collect()[0][0]
+    with pytest.raises(Exception) as e:
+        spark.sql(f"CALL lake.system.register_table(table => '{sns}.second', metadata_file => '{meta}')")
+    msg = str(e.value)
+    assert "AlreadyExistsException" in msg, msg
+    assert f"Cannot register {sns}.second: its location is already used by another table or view" in msg, msg
+    assert "Malformed request" not in msg, msg
+    spark.sql(f"DROP TABLE {t}")  # no PURGE: the files stay
+    spark.sql(f"CALL lake.system.register_table(table => '{sns}.second', metadata_file => '{meta}')")
+    assert ids(spark, f"lake.{sns}.second") == [1, 2]

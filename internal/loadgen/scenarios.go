@@ -16,6 +16,7 @@ const (
 	ScenarioLoad304        = "load-304"
 	ScenarioCommitDistinct = "commit-distinct"
 	ScenarioCommitHot      = "commit-hot"
+	ScenarioCommitBig      = "commit-big"
 	ScenarioCreate         = "create"
 	ScenarioList           = "list"
 )
@@ -72,6 +73,7 @@ func Scenarios() []Scenario {
 		{ScenarioLoad304, KindRead, once(loadOp("small", "", true))},
 		{ScenarioCommitDistinct, KindWrite, retried(commitDistinct)},
 		{ScenarioCommitHot, KindWrite, retried(commitHot)},
+		{ScenarioCommitBig, KindWrite, retried(commitBig)},
 		{ScenarioCreate, KindOther, once(create)},
 		{ScenarioList, KindOther, once(list)},
 	}
@@ -131,6 +133,12 @@ func commitDistinct(ctx context.Context, t *Target, worker, seq int) error {
 
 func commitHot(ctx context.Context, t *Target, worker, seq int) error {
 	return t.setProperties(ctx, "hot", "lg.last", fmt.Sprintf("%d-%d", worker, seq))
+}
+
+// commitBig commits to the table with long history, where the cost of a
+// commit growing with the metadata shows.
+func commitBig(ctx context.Context, t *Target, worker, seq int) error {
+	return t.setProperties(ctx, "big", "lg.last", fmt.Sprintf("%d-%d", worker, seq))
 }
 
 func create(ctx context.Context, t *Target, _, _ int) error {

@@ -94,6 +94,7 @@ func (t *Target) buildBig(ctx context.Context, o SetupOptions) error {
 	if err != nil {
 		return err
 	}
+	t.fx.uuids["big"] = m.Metadata.TableUUID
 	// Timestamps in the past, one millisecond apart, so no server sees a
 	// snapshot from the future.
 	base := time.Now().Add(-time.Duration(o.Snapshots+1000) * time.Millisecond).UnixMilli()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -14,7 +15,49 @@ import (
 
 // sqliteDriver talks to the embedded SQLite file through database/sql.
 type sqliteDriver struct {
-	db *sql.DB
+	db    *sql.DB
+	stmts stmtCache
+}
+
+// stmtCache keeps prepared statements for the reads outside transactions:
+// database/sql would otherwise prepare each query anew, which for SQLite
+// costs more than running the small queries the catalog issues. Bounded:
+// past stmtCacheSize distinct texts, queries are prepared per call again.
+type stmtCache struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+const stmtCacheSize = 512
+
+// get returns a prepared statement for q, or nil when it cannot be kept.
+func (c *stmtCache) get(ctx context.Context, db *sql.DB, q string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[q]; ok {
+		return st
+	}
+	if len(c.m) >= stmtCacheSize {
+		return nil
+	}
+	st, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil // the unprepared call reports the error
+	}
+	if c.m == nil {
+		c.m = map[string]*sql.Stmt{}
+	}
+	c.m[q] = st
+	return st
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		_ = st.Close()
+	}
+	c.m = nil
 }
 
 type sqlQuerier interface {
@@ -54,10 +97,20 @@ func (d *sqliteDriver) exec(ctx context.Context, q string, args ...any) (int64, 
 }
 
 func (d *sqliteDriver) query(ctx context.Context, q string, args ...any) (rowsIter, error) {
+	if st := d.stmts.get(ctx, d.db, q); st != nil {
+		rows, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		return sqlRows{rows}, nil
+	}
 	return sqlq{d.db}.query(ctx, q, args...)
 }
 
 func (d *sqliteDriver) queryRow(ctx context.Context, q string, args ...any) rowScanner {
+	if st := d.stmts.get(ctx, d.db, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return sqlq{d.db}.queryRow(ctx, q, args...)
 }
 
@@ -149,4 +202,7 @@ func (d *sqliteDriver) code(err error) string {
 }
 
 func (d *sqliteDriver) ping(ctx context.Context) error { return d.db.PingContext(ctx) }
-func (d *sqliteDriver) close()                         { _ = d.db.Close() }
+func (d *sqliteDriver) close() {
+	d.stmts.close()
+	_ = d.db.Close()
+}

@@ -97,7 +97,9 @@ func TestSwapAloneConnectionLostIsUnknown(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		var n int
-		_ = locker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE catalog_objects%'`).Scan(&n)
+		// pg_stat_activity spans the cluster: other test packages share it.
+		_ = locker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND wait_event_type = 'Lock' AND query LIKE 'UPDATE catalog_objects%'`).Scan(&n)
 		return n == 1
 	}, 10*time.Second, 10*time.Millisecond, "the swap waits on the row lock")
 	proxy.cut()

@@ -13,6 +13,15 @@ export class ApiError extends Error {
   }
 }
 
+// exactIntegers keeps an integer too large for a double (snapshot ids are
+// random 62-bit numbers) as its exact decimal text, so that it can be
+// shown and sent back unchanged. It needs the reviver's source text
+// (Chromium 114+, Firefox 135+); elsewhere such ids stay rounded.
+function exactIntegers(key, value, context) {
+  if (typeof value === 'number' && !Number.isSafeInteger(value) && context && /^-?\d+$/.test(context.source)) return context.source;
+  return value;
+}
+
 // api calls the catalog and returns the decoded JSON body (null for an
 // empty one). It throws an ApiError for a non-2xx answer or a network
 // failure (status 0).
@@ -34,7 +43,7 @@ export async function api(method, path, body) {
   const text = await res.text();
   let data = null;
   if (text) {
-    try { data = JSON.parse(text); } catch (e) { data = null; }
+    try { data = JSON.parse(text, exactIntegers); } catch (e) { data = null; }
   }
   if (!res.ok) {
     // A refused token (expired, revoked) is forgotten, so the next
@@ -58,13 +67,21 @@ export const viewPath = (wh, ns, v) => `${whPath(wh)}/namespaces/${nsPath(ns)}/v
 // can(action, resource) is the one place the console asks whether to offer
 // an action. Actions are the catalog's privilege names (table-drop,
 // manage-warehouses, ...); resource is {kind, warehouse, namespace, name}.
-// Until the catalog has an endpoint that lists effective privileges, the
-// answer is learnt from 403s: an action refused once on a resource (or on
-// a container of it) is not offered again in this page session.
+// It asks GET /management/v1/privileges once per resource per page (the
+// catalog answers with one authorizer decision) and resolves to whether
+// the action is held there, inherited from a container included. A 403
+// seen since still withdraws the action, in case a grant was revoked after
+// the page asked. If the catalog cannot say (an older catalog, a 503), the
+// action is offered and the catalog decides when it is tried.
 const denied = new Set();
 let authOn = false;
+let held = new Map(); // resource key -> Promise<Set|null>, for this page
 
 export function setAuthOn(on) { authOn = on; }
+
+// newPage forgets the privileges asked for the previous page, so that a
+// grant or revoke is seen on the next navigation.
+export function newPage() { held = new Map(); }
 
 function keys(resource) {
   const out = [`${resource.kind}:*`];
@@ -76,9 +93,30 @@ function keys(resource) {
   return out;
 }
 
-export function can(action, resource) {
+// privilegesOf resolves to the set of privileges held on resource, or null
+// when the catalog could not answer.
+function privilegesOf(resource) {
+  const ns = resource.namespace || [];
+  // The parent of a top-level namespace is the warehouse.
+  const kind = resource.kind === 'namespace' && !ns.length ? 'warehouse' : resource.kind;
+  const q = new URLSearchParams({kind});
+  if (resource.warehouse) q.set('warehouse', resource.warehouse);
+  if (ns.length) q.set('namespace', ns.join('\x1f'));
+  if (resource.name) q.set('name', resource.name);
+  const key = q.toString();
+  if (!held.has(key)) {
+    held.set(key, api('GET', '/management/v1/privileges?' + key).then(
+      (r) => new Set(r.privileges || []), () => null));
+  }
+  return held.get(key);
+}
+
+// can resolves to true when the action should be offered on resource.
+export async function can(action, resource) {
   if (!authOn) return true;
-  return !keys(resource).some((k) => denied.has(action + '|' + k));
+  if (keys(resource).some((k) => denied.has(action + '|' + k))) return false;
+  const privs = await privilegesOf(resource);
+  return privs === null || privs.has(action);
 }
 
 // refused records a 403 for action on resource.

@@ -1,17 +1,25 @@
 // The console's entry point: sign-in state, breadcrumbs and the router.
 import {h, replace, errorBox} from './dom.js';
-import {setAuthOn} from './api.js';
+import {setAuthOn, newPage, can} from './api.js';
 import {initAuth, signIn, signOut, signedIn} from './auth.js';
 import {href, parse} from './nav.js';
 import {warehousesPage, namespacePage} from './browse.js';
 import {tablePage} from './table.js';
 import {viewPage} from './view.js';
+import {principalsPage, rolesPage, rolePage, auditPage} from './access.js';
+
+const ADMIN = {principals: 'Service principals', roles: 'Roles', audit: 'Audit log'};
 
 const main = document.getElementById('main');
 let config = {auth: null};
 
 function crumbs(r) {
   const parts = [h('a', {href: '#/'}, 'Warehouses')];
+  if (r.admin) {
+    parts.length = 0;
+    parts.push(h('a', {href: href({admin: r.admin})}, ADMIN[r.admin] || r.admin));
+    if (r.role) parts.push(h('a', {href: href(r)}, r.role));
+  }
   if (r.wh) parts.push(h('a', {href: href({wh: r.wh})}, r.wh));
   r.ns.forEach((_, i) => parts.push(h('a', {href: href({wh: r.wh, ns: r.ns.slice(0, i + 1)})}, r.ns[i])));
   if (r.t) parts.push(h('a', {href: href(r)}, r.t));
@@ -29,8 +37,17 @@ function who() {
   replace(box, h('button', {type: 'button', class: 'small', onclick: () => signIn().catch((e) => replace(main, errorBox(e, 'Sign-in')))}, 'Sign in'));
 }
 
+// accessLinks offers the access-control pages to those who may manage
+// grants (everyone with authentication off).
+async function accessLinks() {
+  const nav = document.getElementById('sections');
+  if (!(await can('manage-grants', {kind: 'server'}))) return replace(nav);
+  replace(nav, h('ul', {}, Object.entries(ADMIN).map(([k, label]) => h('li', {}, h('a', {href: href({admin: k})}, label)))));
+}
+
 async function route() {
   const r = parse(location.hash);
+  newPage();
   crumbs(r);
   who();
   if (config.auth && !signedIn()) {
@@ -38,13 +55,17 @@ async function route() {
       h('button', {type: 'button', onclick: () => signIn().catch((e) => replace(main, errorBox(e, 'Sign-in')))}, 'Sign in'));
     return;
   }
-  document.title = [r.t || r.v, r.ns.join('.'), r.wh, 'Lakehold console'].filter(Boolean).join(' · ');
+  document.title = [r.t || r.v || r.role || ADMIN[r.admin], r.ns.join('.'), r.wh, 'Lakehold console'].filter(Boolean).join(' · ');
+  accessLinks();
   // Each render gets its own box: a slow answer for a page the person
   // already left lands in a detached box and is never seen.
   const box = h('div', {class: 'page'});
   replace(main, box);
   let page;
-  if (r.wh && r.t) page = tablePage(box, r.wh, r.ns, r.t);
+  if (r.admin === 'principals') page = principalsPage(box);
+  else if (r.admin === 'audit') page = auditPage(box);
+  else if (r.admin) page = r.role ? rolePage(box, r.role) : rolesPage(box);
+  else if (r.wh && r.t) page = tablePage(box, r.wh, r.ns, r.t);
   else if (r.wh && r.v) page = viewPage(box, r.wh, r.ns, r.v);
   else if (r.wh) page = namespacePage(box, r.wh, r.ns);
   else page = warehousesPage(box);

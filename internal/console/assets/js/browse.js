@@ -19,9 +19,10 @@ export async function warehousesPage(main) {
   const rows = list.map((w) => h('tr', {'data-warehouse': w.name},
     h('td', {}, h('a', {href: href({wh: w.name})}, w.name)), h('td', {class: 'mono'}, w.location)));
   const server = {kind: 'server'};
+  const mayCreate = await can('manage-warehouses', server);
   replace(main, h('h1', {tabindex: -1}, 'Warehouses'),
     list.length ? table(['Name', 'Location'], rows, {id: 'warehouses'}) : empty('No warehouses yet.'),
-    can('manage-warehouses', server) && createWarehouseForm());
+    mayCreate && createWarehouseForm());
 }
 
 function createWarehouseForm() {
@@ -52,6 +53,7 @@ export async function namespacePage(main, wh, levels) {
   const head = h('h1', {tabindex: -1}, h('span', {class: 'kind'}, kind), ' ', title);
   const res = {kind: levels.length ? 'namespace' : 'warehouse', warehouse: wh, namespace: levels};
   const parts = [head];
+  const mayCreate = await can('namespace-create', res);
   const q = levels.length ? `?parent=${nsPath(levels)}&` : '?';
   parts.push(section('Namespaces', 'namespaces', pagedList({
     id: 'ns-list', noun: 'namespaces',
@@ -59,7 +61,7 @@ export async function namespacePage(main, wh, levels) {
       const r = await api('GET', `${whPath(wh)}/namespaces${q}pageSize=${PAGE}${tok ? '&pageToken=' + encodeURIComponent(tok) : ''}`);
       return {items: (r.namespaces || []).map((n) => ({label: n[n.length - 1], href: href({wh, ns: n})})), next: r['next-page-token']};
     },
-  }), can('namespace-create', res) && createNamespaceForm(wh, levels)));
+  }), mayCreate && createNamespaceForm(wh, levels)));
   if (levels.length) {
     for (const [noun, seg, key] of [['tables', 'tables', 't'], ['views', 'views', 'v']]) {
       parts.push(section(noun[0].toUpperCase() + noun.slice(1), noun, pagedList({
@@ -139,9 +141,9 @@ function createNamespaceForm(wh, levels) {
 
 function namespaceProps(wh, levels, res) {
   const box = h('div', {}, loading('properties'));
-  api('GET', `${whPath(wh)}/namespaces/${nsPath(levels)}`).then((r) => {
+  Promise.all([api('GET', `${whPath(wh)}/namespaces/${nsPath(levels)}`), can('namespace-properties', res)]).then(([r, editable]) => {
     replace(box, propsEditor(r.properties || {}, {
-      label: 'namespace', editable: can('namespace-properties', res),
+      label: 'namespace', editable,
       onSave: (updates, removals) => guarded('namespace-properties', res, () =>
         api('POST', `${whPath(wh)}/namespaces/${nsPath(levels)}/properties`, {updates, removals})),
     }));
@@ -157,13 +159,14 @@ function warehouseInfo(wh) {
   Promise.all([
     api('GET', `/management/v1/warehouses/${encodeURIComponent(wh)}`),
     api('GET', `/management/v1/warehouses/${encodeURIComponent(wh)}/storage-profile`).catch((e) => (e.status === 404 ? null : Promise.reject(e))),
-  ]).then(([w, profile]) => {
+    can('manage-warehouses', res),
+  ]).then(([w, profile, mayManage]) => {
     replace(box,
       h('dl', {}, h('dt', {}, 'Location'), h('dd', {class: 'mono'}, w.location)),
       h('h3', {}, 'Storage profile'),
       profile ? h('pre', {class: 'mono', id: 'profile'}, JSON.stringify(profile, null, 2)) : empty('No storage profile: clients get no vended credentials.'),
-      can('manage-warehouses', res) && profileForm(wh),
-      can('manage-warehouses', res) && deleteWarehouse(wh));
+      mayManage && profileForm(wh),
+      mayManage && deleteWarehouse(wh));
   }, (e) => replace(box, errorBox(e, 'Loading the warehouse')));
   return box;
 }

@@ -1,9 +1,11 @@
 // Hash routes: #/w/<warehouse>/n/<levels joined by %1F>/t/<table> (or
-// /v/<view>). Hash routing needs no server fallback and keeps the back
+// /v/<view>), and #/admin/principals, #/admin/roles[/<role>],
+// #/admin/audit for access control. Hash routing needs no server fallback and keeps the back
 // button and links working.
 
-// href builds the link for {wh, ns, t, v}.
-export function href({wh, ns, t, v}) {
+// href builds the link for {wh, ns, t, v} or {admin, role}.
+export function href({wh, ns, t, v, admin, role}) {
+  if (admin) return `#/admin/${admin}` + (role ? '/' + encodeURIComponent(role) : '');
   let s = '#/';
   if (wh) s += 'w/' + encodeURIComponent(wh);
   if (ns && ns.length) s += '/n/' + ns.map(encodeURIComponent).join('%1F');
@@ -12,10 +14,15 @@ export function href({wh, ns, t, v}) {
   return s;
 }
 
-// parse reads the current hash back into {wh, ns, t, v}.
+// parse reads the current hash back into {wh, ns, t, v} or {admin, role}.
 export function parse(hash) {
   const seg = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   const out = {ns: []};
+  if (seg[0] === 'admin') {
+    out.admin = seg[1] || 'roles';
+    if (out.admin === 'roles' && seg[2]) out.role = decodeURIComponent(seg[2]);
+    return out;
+  }
   for (let i = 0; i + 1 < seg.length; i += 2) {
     const v = seg[i + 1];
     if (seg[i] === 'w') out.wh = decodeURIComponent(v);

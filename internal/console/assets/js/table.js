@@ -8,6 +8,7 @@ import {schemaTable, specsTable, sortOrdersTable, fieldName} from './schema.js';
 import {propsEditor} from './props.js';
 import {go} from './nav.js';
 import {snapshotChart} from './chart.js';
+import {columnHistory} from './cfhistory.js';
 
 export async function tablePage(box, wh, ns, name) {
   const t0 = performance.now();
@@ -15,9 +16,14 @@ export async function tablePage(box, wh, ns, name) {
   const res = {kind: 'table', warehouse: wh, namespace: ns, name};
   const head = h('h1', {tabindex: -1}, h('span', {class: 'kind'}, 'Table'), ' ', [...ns, name].join('.'));
   replace(box, head, loading('table'));
+  // Asked alongside the metadata, so the page waits for neither twice.
+  const mayP = Promise.all([can('table-drop', res), can('table-write-metadata', res)]);
   let m;
+  let mayDrop;
+  let mayEdit;
   try {
     m = (await api('GET', path + '?snapshots=refs')).metadata;
+    [mayDrop, mayEdit] = await mayP;
   } catch (e) {
     replace(box, head, errorBox(e, 'Loading the table'));
     return;
@@ -25,9 +31,10 @@ export async function tablePage(box, wh, ns, name) {
   const schema = (m.schemas || []).find((s) => s['schema-id'] === m['current-schema-id']);
   const fv = m['format-version'];
   const snaps = h('div', {id: 'snapshots-box'}, loading('snapshots'));
+  const history = fv >= 4 ? h('div', {id: 'column-history-box'}, loading('column-file history')) : null;
   replace(box, head,
     h('nav', {class: 'toc', 'aria-label': 'Sections'}, ['schema', 'partitioning', 'properties', 'refs', 'snapshots',
-      fv >= 4 && 'column-files', 'eligibility', can('table-drop', res) && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
+      fv >= 4 && 'column-files', fv >= 4 && 'column-history', 'eligibility', mayDrop && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
     h('dl', {class: 'facts', id: 'facts'},
       h('dt', {}, 'Format version'), h('dd', {id: 'format-version'}, fv),
       h('dt', {}, 'Location'), h('dd', {class: 'mono'}, m.location),
@@ -39,15 +46,20 @@ export async function tablePage(box, wh, ns, name) {
     section('Partitioning and sort order', 'partitioning', h('h3', {}, 'Partition specs'), specsTable(m, schema),
       h('h3', {}, 'Sort orders'), sortOrdersTable(m, schema)),
     section('Properties', 'properties', propsEditor(m.properties || {}, {
-      label: 'table', editable: can('table-write-metadata', res),
+      label: 'table', editable: mayEdit,
       onSave: (updates, removals) => guarded('table-write-metadata', res, () => commitProps(path, m['table-uuid'], updates, removals)),
     })),
     section('Branches and tags', 'refs', refsTable(m)),
     section('Snapshots', 'snapshots', snaps),
     fv >= 4 && section('Column files', 'column-files', columnFiles(path, schema)),
+    history && section('Column-file history (REPLACED/MODIFIED)', 'column-history', history),
     section('Native-write eligibility', 'eligibility', eligibility(path)),
-    can('table-drop', res) && section('Drop table', 'drop', dropForm(wh, ns, name, path, res)));
-  await loadSnapshots(path, snaps, t0);
+    mayDrop && section('Drop table', 'drop', dropForm(wh, ns, name, path, res)));
+  const all = await loadSnapshots(path, snaps, t0);
+  if (history) {
+    if (all) await columnHistory(history, path, all, schema);
+    else replace(history, empty('Needs the snapshot list, which did not load.'));
+  }
 }
 
 function jump(ev) {
@@ -81,13 +93,13 @@ async function loadSnapshots(path, box, t0) {
     m = (await api('GET', path)).metadata;
   } catch (e) {
     replace(box, errorBox(e, 'Loading snapshots'));
-    return;
+    return null;
   }
   const snaps = [...(m.snapshots || [])].sort((a, b) => a['timestamp-ms'] - b['timestamp-ms'] || a['sequence-number'] - b['sequence-number']);
   if (!snaps.length) {
     replace(box, empty('No snapshots yet.'));
     box.dataset.renderMs = Math.round(performance.now() - t0);
-    return;
+    return snaps;
   }
   const chart = h('div', {class: 'chart', id: 'snapshot-chart'});
   const list = h('tbody', {});
@@ -107,6 +119,7 @@ async function loadSnapshots(path, box, t0) {
   showMore();
   snapshotChart(chart, snaps);
   box.dataset.renderMs = Math.round(performance.now() - t0);
+  return snaps;
 }
 
 function snapshotRow(s) {
@@ -176,7 +189,7 @@ function dropForm(wh, ns, name, path, res) {
       go({wh, ns});
     } catch (e) {
       replace(status, errorBox(e, 'Dropping the table'));
-      if (!can('table-drop', res)) btn.remove();
+      if (!(await can('table-drop', res))) btn.remove();
     }
   }}, h('p', {}, 'Dropping removes the table from the catalog. With purge, its data and metadata files are deleted too.'),
   h('label', {class: 'inline'}, purge, ' Purge data and metadata files'),
