@@ -3,6 +3,7 @@ package v4manifest
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -71,6 +72,15 @@ func (p *poolAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
+// poisonFreed makes Free overwrite every buffer it takes back. Tests set
+// it so that anything still reading a buffer after its owner released it
+// (a record, builder or Parquet page that outlived its reference) reads
+// garbage and fails a read-back comparison instead of passing by luck.
+var poisonFreed atomic.Bool
+
+// poison is the byte freed buffers are filled with under poisonFreed.
+const poison = 0xA5
+
 // Free keeps b for reuse when it is one of the pool's buffers.
 func (p *poolAllocator) Free(b []byte) {
 	c := cap(b)
@@ -78,5 +88,11 @@ func (p *poolAllocator) Free(b []byte) {
 		return // not one of ours
 	}
 	b = b[:0]
+	if poisonFreed.Load() {
+		full := b[:c]
+		for i := range full {
+			full[i] = poison
+		}
+	}
 	p.free[bits.Len(uint(c))-1].Put(&b)
 }

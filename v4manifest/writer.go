@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -56,12 +55,20 @@ type Writer struct {
 	// statsPlan[i] describes child i of content_stats, so rows are appended
 	// without walking Arrow types (which copies field slices) per row.
 	statsPlan []statsChild
-	// statsRows holds rowStats of each row of the batch, row after row,
-	// and statsValid whether the row has content_stats at all; they are
-	// appended column by column at flush. The FieldStats are the caller's.
-	statsRows  []*FieldStats
+	// statsB is the content_stats builder (nil when the manifest has none).
+	statsB *array.StructBuilder
+	// Stats are unboxed into cells when a row is written and go to the
+	// builders column by column every statsChunk rows. cells holds
+	// cellRows cells per stats column, column after column, so that each
+	// column is read back sequentially. statsValid says whether each
+	// pending row has content_stats at all. rowStats holds the current
+	// row's FieldStats between validate and appendRow only.
+	cells      []statCell
+	cellRows   int
 	statsValid []bool
-	// scratch is appendStats' column, reused from column to column.
+	pending    int
+	rowStats   []*FieldStats
+	// scratch is flushStats' column, reused from column to column.
 	scratch statsColumn
 	// partIDs[i] is the partition field id of child i of partition.
 	partIDs []int
@@ -80,6 +87,9 @@ type Writer struct {
 type statsChild struct {
 	tableField int
 	metrics    []int // metric offset of each member, in member order
+	// long is set when the bounds are longs: they are unboxed into the
+	// cells; other bounds are appended to their builders as rows come.
+	long bool
 	// The child's builders, fetched once: the record builder keeps its
 	// builders across batches.
 	sb           *array.StructBuilder
@@ -139,9 +149,6 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	}
 	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(pool, sc),
 		cols: map[int]int{}, statsIdx: map[int]int{}}
-	if p, _ := statsRowsPool.Get().(*[]*FieldStats); p != nil {
-		wr.statsRows = (*p)[:0]
-	}
 	wr.batches = make(chan arrow.RecordBatch, 1)
 	wr.encoded = make(chan error, 1)
 	go wr.encode()
@@ -149,7 +156,8 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		wr.cols[fieldID(f)] = i
 		switch fieldID(f) {
 		case IDContentStats:
-			wr.planStats(f, wr.bld.Field(i).(*array.StructBuilder))
+			wr.statsB = wr.bld.Field(i).(*array.StructBuilder)
+			wr.planStats(f, wr.statsB)
 		case IDPartition:
 			for _, pf := range f.Type.(*arrow.StructType).Fields() {
 				wr.partIDs = append(wr.partIDs, fieldID(pf))
@@ -177,8 +185,10 @@ func (w *Writer) planStats(f arrow.Field, stats *array.StructBuilder) {
 				sc.upper = sc.sb.FieldBuilder(k)
 			}
 		}
+		_, sc.long = sc.lower.(*array.Int64Builder)
 		w.statsPlan = append(w.statsPlan, sc)
 	}
+	w.rowStats = make([]*FieldStats, len(w.statsPlan))
 }
 
 // Schema returns the Arrow schema being written.
@@ -276,47 +286,45 @@ func (w *Writer) checkPartition(values map[int]any) error {
 	return nil
 }
 
-// checkStats reports whether appendStats would take stats whole and, when
-// the manifest has a stats column, adds the row's FieldStats to the
-// batch's w.statsRows (one slot per stats column, nil where absent). It
-// looks up each stats column in the map: measured faster than ranging
-// over the map.
+// checkStats reports whether the row's stats fit the stats columns and,
+// when they do, unboxes them into the next row of cells and keeps the
+// FieldStats in w.rowStats for appendRow. Nothing is committed here: the
+// cells become the row's only when appendRow counts it, so a refused row
+// leaves nothing behind. Each stats column is looked up in the map:
+// measured faster than ranging over the map.
 func (w *Writer) checkStats(stats map[int]*FieldStats) error {
-	if len(w.statsPlan) == 0 {
+	width := len(w.statsPlan)
+	if width == 0 {
 		if len(stats) > 0 {
 			return errors.New("stats but the manifest has no stats column")
 		}
 		return nil
 	}
-	base := len(w.statsRows)
-	w.statsRows = slices.Grow(w.statsRows, len(w.statsPlan))[:base+len(w.statsPlan)]
-	row := w.statsRows[base:]
+	if w.pending == w.cellRows {
+		w.growCells()
+	}
+	r, stride := w.pending, w.cellRows
 	if len(stats) == 0 {
-		clear(row)
+		for i := range w.statsPlan {
+			w.cells[i*stride+r] = statCell{}
+		}
+		clear(w.rowStats)
 		return nil
 	}
 	seen := 0
 	for i := range w.statsPlan {
 		plan := &w.statsPlan[i]
 		fs, ok := stats[plan.tableField]
-		row[i] = fs
 		if ok {
 			seen++
 		}
-		if fs == nil {
-			continue
-		}
-		err := checkValue(plan.lower, fs.LowerBound)
-		if err == nil {
-			err = checkValue(plan.upper, fs.UpperBound)
-		}
-		if err != nil {
-			w.statsRows = w.statsRows[:base]
+		w.rowStats[i] = fs
+		if err := w.cells[i*stride+r].fill(plan, fs); err != nil {
+			clear(w.rowStats)
 			return fmt.Errorf("stats of field %d: %v", plan.tableField, err)
 		}
 	}
 	if seen != len(stats) {
-		w.statsRows = w.statsRows[:base]
 		for fid := range stats {
 			if _, ok := w.statsIdx[fid]; !ok {
 				return fmt.Errorf("stats for field %d, which has no stats column", fid)
@@ -327,8 +335,8 @@ func (w *Writer) checkStats(stats map[int]*FieldStats) error {
 }
 
 // Write appends one row. It returns ErrInvalidRow (nothing written) for a
-// row that breaks the rules, or the encoder's error. The row's FieldStats
-// are read when its batch is encoded: they must not change until Close.
+// row that breaks the rules, or the encoder's error. Nothing of tf is
+// kept: the caller may reuse it as soon as Write returns.
 func (w *Writer) Write(tf *TrackedFile) error {
 	if w.closed {
 		return errors.New("v4manifest: write after close")
@@ -376,13 +384,7 @@ func (w *Writer) flush(more bool) error {
 	if w.rows == 0 {
 		return nil
 	}
-	if w.col(IDContentStats) != nil {
-		if err := w.appendStats(); err != nil {
-			// Builders are out of step: nothing more can be written.
-			w.broken = fmt.Errorf("v4manifest: batch half written: %w", err)
-			return w.broken
-		}
-	}
+	w.flushStats()
 	w.batches <- w.bld.NewRecordBatch()
 	w.rows = 0
 	if !more {
@@ -402,7 +404,6 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	defer w.bld.Release()
-	defer w.recycleStatsRows()
 	if w.broken == nil {
 		_ = w.flush(false)
 	}
@@ -504,9 +505,16 @@ func (w *Writer) appendRow(tf *TrackedFile) error {
 	} else if len(tf.Partition) > 0 {
 		return fmt.Errorf("%w: %s has partition values but the table has no partition fields", ErrInvalidRow, tf.Location)
 	}
-	if w.col(IDContentStats) != nil {
-		// Stats are appended column by column when the batch is flushed.
-		w.statsValid = append(w.statsValid, tf.ContentStats != nil) // statsRows: see checkStats
+	if w.statsB != nil {
+		if err := w.appendOtherBounds(); err != nil {
+			return err
+		}
+		// The cells checkStats filled become this row's.
+		w.statsValid = append(w.statsValid, tf.ContentStats != nil)
+		w.pending++
+		if w.pending == statsChunk {
+			w.flushStats()
+		}
 	}
 	appendOptInt32(w.col(IDSortOrderID), tf.SortOrderID)
 
@@ -581,107 +589,183 @@ func (w *Writer) appendPartition(sb *array.StructBuilder, values map[int]any) er
 	return nil
 }
 
-// appendStats appends the content_stats of the batch's rows, one column
-// at a time: row by row, each row would touch a value and a validity
-// buffer of every stats column (hundreds for a wide table), and the
-// builders' cache misses would dominate the writer's time. Each column's
-// FieldStats are read once, into scratch slices per member, which then go
-// to the builders in bulk. Values were type-checked by checkStats when
-// their rows were written.
-func (w *Writer) appendStats() error {
-	sb := w.col(IDContentStats).(*array.StructBuilder)
-	sb.AppendValues(w.statsValid)
-	c := &w.scratch
+// statsChunk is how many rows of stats wait in cells before they go to
+// the builders. Small enough that the cells stay in cache (≈ 1 MB for 50
+// stats columns), large enough that the per-column appends are bulk.
+const statsChunk = 512
+
+// growCells makes room for more pending rows: small manifests (roots)
+// never pay for a full chunk.
+func (w *Writer) growCells() {
+	rows := min(max(16, 2*w.cellRows), statsChunk)
+	cells := make([]statCell, rows*len(w.statsPlan))
 	for i := range w.statsPlan {
-		plan := &w.statsPlan[i]
-		if err := c.gather(w, i); err != nil {
-			return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, plan.tableField, err)
+		copy(cells[i*rows:], w.cells[i*w.cellRows:i*w.cellRows+w.pending])
+	}
+	w.cells, w.cellRows = cells, rows
+}
+
+// statCell is one row's stats for one stats column, unboxed when the row
+// is written: the caller's FieldStats are read once, while the row is
+// still in cache, and never after Write returns.
+type statCell struct {
+	lo, hi int64
+	counts [3]int64 // value, null, NaN counts
+	avg    int32
+	has    uint16 // cell* bits
+}
+
+const (
+	cellPresent uint16 = 1 << iota
+	cellLower
+	cellUpper
+	cellTightKnown
+	cellTight
+	cellAvg
+	cellValueCount // then null and NaN counts: cellValueCount << k
+)
+
+// fill unboxes fs (nil: the row has no stats for the column) into c. It
+// fails when the bounds do not fit the column's type.
+func (c *statCell) fill(plan *statsChild, fs *FieldStats) error {
+	*c = statCell{}
+	if fs == nil {
+		return nil
+	}
+	c.has = cellPresent
+	if plan.long {
+		var okLo, okHi bool
+		c.lo, okLo = fs.LowerBound.(int64)
+		c.hi, okHi = fs.UpperBound.(int64)
+		if okLo != (fs.LowerBound != nil) || okHi != (fs.UpperBound != nil) {
+			return fmt.Errorf("bounds %v (%T), %v (%T) are not longs", fs.LowerBound, fs.LowerBound, fs.UpperBound, fs.UpperBound)
 		}
-		plan.sb.AppendValues(c.valid)
-		for j, off := range plan.metrics {
-			if err := c.appendMember(plan.members[j], off); err != nil {
-				return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, plan.tableField, err)
-			}
+		if okLo {
+			c.has |= cellLower
+		}
+		if okHi {
+			c.has |= cellUpper
+		}
+	} else {
+		// Appended by appendOtherBounds once the whole row is accepted.
+		if err := checkValue(plan.lower, fs.LowerBound); err != nil {
+			return err
+		}
+		if err := checkValue(plan.upper, fs.UpperBound); err != nil {
+			return err
 		}
 	}
-	w.statsValid, w.statsRows = w.statsValid[:0], w.statsRows[:0]
+	if fs.TightBounds != nil {
+		c.has |= cellTightKnown
+		if *fs.TightBounds {
+			c.has |= cellTight
+		}
+	}
+	for k, p := range [3]*int64{fs.ValueCount, fs.NullValueCount, fs.NaNValueCount} {
+		if p != nil {
+			c.counts[k] = *p
+			c.has |= cellValueCount << k
+		}
+	}
+	if fs.AvgValueSizeInBytes != nil {
+		c.avg = *fs.AvgValueSizeInBytes
+		c.has |= cellAvg
+	}
 	return nil
 }
 
-// statsColumn is one stats column of a batch, member by member. Long
-// bounds (the common case) are unboxed; other bounds stay in stats.
+// appendOtherBounds appends the bounds that are not longs of the row
+// checkStats accepted. They were type-checked there, so an error is a bug.
+func (w *Writer) appendOtherBounds() error {
+	for i := range w.statsPlan {
+		plan := &w.statsPlan[i]
+		if plan.long {
+			continue
+		}
+		var lo, hi any
+		if fs := w.rowStats[i]; fs != nil {
+			lo, hi = fs.LowerBound, fs.UpperBound
+		}
+		if err := appendValue(plan.lower, lo); err != nil {
+			return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, plan.tableField, err)
+		}
+		if err := appendValue(plan.upper, hi); err != nil {
+			return fmt.Errorf("%w: stats of field %d: %v", ErrInvalidRow, plan.tableField, err)
+		}
+	}
+	clear(w.rowStats) // keep no caller's FieldStats
+	return nil
+}
+
+// flushStats appends the pending rows' content_stats, one column at a
+// time: row by row, each row would touch a value and a validity buffer of
+// every stats member (hundreds for a wide table), and the builders' cache
+// misses would dominate the writer's time. Each column's cells are read
+// into scratch slices per member, which then go to the builders in bulk.
+func (w *Writer) flushStats() {
+	if w.pending == 0 {
+		return
+	}
+	w.statsB.AppendValues(w.statsValid)
+	c := &w.scratch
+	for i := range w.statsPlan {
+		plan := &w.statsPlan[i]
+		c.unpack(w.cells[i*w.cellRows : i*w.cellRows+w.pending])
+		plan.sb.AppendValues(c.valid)
+		for j, off := range plan.metrics {
+			c.appendMember(plan, plan.members[j], off)
+		}
+	}
+	w.statsValid, w.pending = w.statsValid[:0], 0
+}
+
+// statsColumn is one stats column of the pending rows, member by member.
 type statsColumn struct {
-	stats          []*FieldStats // nil where the row has no stats for the field
 	valid          []bool
-	long           bool
 	lo, hi         []int64
 	loOK, hiOK     []bool
 	tight, tightOK []bool
 	counts         [3][]int64 // value, null, NaN counts
 	countsOK       [3][]bool
+	avg            []int32
+	avgOK          []bool
 }
 
-// gather reads stats column i of w's batch.
-func (c *statsColumn) gather(w *Writer, i int) error {
-	n, width := len(w.statsValid), len(w.statsPlan)
-	_, c.long = w.statsPlan[i].lower.(*array.Int64Builder)
-	c.stats, c.valid = resize(c.stats, n), resize(c.valid, n)
+// unpack reads the cells of one column.
+func (c *statsColumn) unpack(cells []statCell) {
+	n := len(cells)
+	c.valid = resize(c.valid, n)
 	c.lo, c.hi, c.loOK, c.hiOK = resize(c.lo, n), resize(c.hi, n), resize(c.loOK, n), resize(c.hiOK, n)
 	c.tight, c.tightOK = resize(c.tight, n), resize(c.tightOK, n)
+	c.avg, c.avgOK = resize(c.avg, n), resize(c.avgOK, n)
 	for k := range c.counts {
 		c.counts[k], c.countsOK[k] = resize(c.counts[k], n), resize(c.countsOK[k], n)
 	}
 	for r := 0; r < n; r++ {
-		var fs *FieldStats
-		if w.statsValid[r] {
-			fs = w.statsRows[r*width+i]
-		}
-		c.stats[r], c.valid[r] = fs, fs != nil
-		if fs == nil {
-			fs = &noStats
-		}
-		if c.long {
-			var ok1, ok2 bool
-			c.lo[r], ok1 = fs.LowerBound.(int64)
-			c.hi[r], ok2 = fs.UpperBound.(int64)
-			if ok1 != (fs.LowerBound != nil) || ok2 != (fs.UpperBound != nil) {
-				return fmt.Errorf("bounds %v (%T), %v (%T) are not longs", fs.LowerBound, fs.LowerBound, fs.UpperBound, fs.UpperBound)
-			}
-			c.loOK[r], c.hiOK[r] = ok1, ok2
-		}
-		c.tight[r], c.tightOK[r] = derefOr(fs.TightBounds), fs.TightBounds != nil
-		for k, p := range [3]*int64{fs.ValueCount, fs.NullValueCount, fs.NaNValueCount} {
-			c.counts[k][r], c.countsOK[k][r] = derefOr(p), p != nil
+		cell := &cells[r]
+		h := cell.has
+		c.valid[r] = h&cellPresent != 0
+		c.lo[r], c.loOK[r] = cell.lo, h&cellLower != 0
+		c.hi[r], c.hiOK[r] = cell.hi, h&cellUpper != 0
+		c.tight[r], c.tightOK[r] = h&cellTight != 0, h&cellTightKnown != 0
+		c.avg[r], c.avgOK[r] = cell.avg, h&cellAvg != 0
+		for k := range c.counts {
+			c.counts[k][r], c.countsOK[k][r] = cell.counts[k], h&(cellValueCount<<k) != 0
 		}
 	}
-	return nil
 }
 
-// noStats stands in for a row without stats for a field.
-var noStats FieldStats
-
-// appendMember appends member off of the gathered column to mb.
-func (c *statsColumn) appendMember(mb array.Builder, off int) error {
+// appendMember appends member off of the unpacked column to mb. Bounds
+// that are not longs were appended as their rows came.
+func (c *statsColumn) appendMember(plan *statsChild, mb array.Builder, off int) {
 	switch off {
-	case offLowerBound, offUpperBound:
-		if c.long {
-			if off == offLowerBound {
-				mb.(*array.Int64Builder).AppendValues(c.lo, c.loOK)
-			} else {
-				mb.(*array.Int64Builder).AppendValues(c.hi, c.hiOK)
-			}
-			return nil
+	case offLowerBound:
+		if plan.long {
+			mb.(*array.Int64Builder).AppendValues(c.lo, c.loOK)
 		}
-		for _, fs := range c.stats {
-			var v any
-			if fs != nil && off == offLowerBound {
-				v = fs.LowerBound
-			} else if fs != nil {
-				v = fs.UpperBound
-			}
-			if err := appendValue(mb, v); err != nil {
-				return err
-			}
+	case offUpperBound:
+		if plan.long {
+			mb.(*array.Int64Builder).AppendValues(c.hi, c.hiOK)
 		}
 	case offTightBounds:
 		mb.(*array.BooleanBuilder).AppendValues(c.tight, c.tightOK)
@@ -689,15 +773,8 @@ func (c *statsColumn) appendMember(mb array.Builder, off int) error {
 		k := off - offValueCount
 		mb.(*array.Int64Builder).AppendValues(c.counts[k], c.countsOK[k])
 	case offAvgSize:
-		for _, fs := range c.stats {
-			var p *int32
-			if fs != nil {
-				p = fs.AvgValueSizeInBytes
-			}
-			appendOptInt32(mb, p)
-		}
+		mb.(*array.Int32Builder).AppendValues(c.avg, c.avgOK)
 	}
-	return nil
 }
 
 // resize returns s with length n, reusing its array when large enough.
@@ -706,28 +783,4 @@ func resize[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
-}
-
-func derefOr[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// statsRowsPool recycles the batch stats slots of closed writers (a few
-// MB for a wide table), which would otherwise be regrown by every leaf.
-var statsRowsPool sync.Pool
-
-// recycleStatsRows hands w's stats slots to the next writer, cleared so
-// that the pool keeps no caller's FieldStats alive.
-func (w *Writer) recycleStatsRows() {
-	if cap(w.statsRows) == 0 {
-		return
-	}
-	rows := w.statsRows[:cap(w.statsRows)]
-	clear(rows)
-	w.statsRows = nil
-	statsRowsPool.Put(&rows)
 }
