@@ -7,38 +7,52 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 )
 
 func TestPoolAllocator(t *testing.T) {
-	p := &poolAllocator{}
-	for _, size := range []int{0, 1, 63, 64, 65, 1000, 4096, 1<<20 + 3} {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			b := p.Allocate(size)
-			require.Len(t, b, size)
-			require.GreaterOrEqual(t, cap(b), size)
-			require.Zero(t, cap(b)&(cap(b)-1), "capacity is a power of two")
-			if size > 0 {
-				require.Zero(t, uintptr(unsafe.Pointer(&b[0]))%poolAlign, "64-byte aligned")
-			}
-			for i := range b {
-				b[i] = byte(i) | 1
-			}
-			grown := p.Reallocate(2*size+1, b)
-			require.Len(t, grown, 2*size+1)
-			for i := 0; i < size; i++ {
-				require.Equal(t, byte(i)|1, grown[i], "contents kept")
-			}
-			require.Equal(t, make([]byte, size+1), grown[size:], "new bytes are zero")
-			p.Free(grown)
-			again := p.Allocate(size)
-			require.Equal(t, make([]byte, size), again, "recycled buffers come back zeroed")
-			p.Free(again)
-		})
+	allocators := map[string]func() memory.Allocator{
+		"shared": func() memory.Allocator { return &poolAllocator{} },
+		"writer": func() memory.Allocator { return &writerAlloc{} },
 	}
-	p.Free(make([]byte, 10, 100)) // not one of ours: ignored, no panic
-	p.Free(nil)
+	for name, mk := range allocators {
+		for _, size := range []int{0, 1, 63, 64, 65, 1000, 4096, 1<<20 + 3} {
+			t.Run(fmt.Sprint(name, size), func(t *testing.T) {
+				p := mk()
+				b := p.Allocate(size)
+				require.Len(t, b, size)
+				require.GreaterOrEqual(t, cap(b), size)
+				require.Zero(t, cap(b)&(cap(b)-1), "capacity is a power of two")
+				if size > 0 {
+					require.Zero(t, uintptr(unsafe.Pointer(&b[0]))%poolAlign, "64-byte aligned")
+				}
+				for i := range b {
+					b[i] = byte(i) | 1
+				}
+				grown := p.Reallocate(2*size+1, b)
+				require.Len(t, grown, 2*size+1)
+				for i := 0; i < size; i++ {
+					require.Equal(t, byte(i)|1, grown[i], "contents kept")
+				}
+				require.Equal(t, make([]byte, size+1), grown[size:], "new bytes are zero")
+				p.Free(grown)
+				again := p.Allocate(2*size + 1)
+				require.Equal(t, make([]byte, 2*size+1), again, "recycled buffers come back zeroed")
+				if wa, ok := p.(*writerAlloc); ok {
+					require.Equal(t, unsafe.SliceData(grown), unsafe.SliceData(again), "a writer reuses what it freed")
+					wa.release()
+					p.Free(again) // after release: to the shared pool, not kept
+					require.Zero(t, len(wa.free[sizeClass(2*size+1)]))
+					return
+				}
+				p.Free(again)
+			})
+		}
+	}
+	(&poolAllocator{}).Free(make([]byte, 10, 100)) // not one of ours: ignored, no panic
+	(&writerAlloc{}).Free(nil)
 }
 
 // poisoned makes freed pool buffers garbage for the rest of the test.

@@ -45,6 +45,7 @@ type WriterOptions struct {
 // encoding goroutine).
 type Writer struct {
 	opts     WriterOptions
+	alloc    *writerAlloc
 	schema   *arrow.Schema
 	bld      *array.RecordBuilder
 	fw       *pqarrow.FileWriter
@@ -110,7 +111,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := bufferPool
+	pool := &writerAlloc{}
 	props := parquet.NewWriterProperties(
 		parquet.WithAllocator(pool),
 		parquet.WithCompression(compress.Codecs.Zstd),
@@ -147,7 +148,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 			}
 		}
 	}
-	wr := &Writer{opts: opts, schema: sc, fw: fw, bld: array.NewRecordBuilder(pool, sc),
+	wr := &Writer{opts: opts, alloc: pool, schema: sc, fw: fw, bld: array.NewRecordBuilder(pool, sc),
 		cols: map[int]int{}, statsIdx: map[int]int{}}
 	wr.batches = make(chan arrow.RecordBatch, 1)
 	wr.encoded = make(chan error, 1)
@@ -403,6 +404,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	defer w.alloc.release() // deferred first: runs after the builders are released
 	defer w.bld.Release()
 	if w.broken == nil {
 		_ = w.flush(false)
