@@ -44,13 +44,15 @@ type WriterOptions struct {
 // of at most RowGroupRows. Close must always be called (it also stops the
 // encoding goroutine).
 type Writer struct {
-	opts     WriterOptions
-	alloc    *writerAlloc
-	schema   *arrow.Schema
-	bld      *array.RecordBuilder
-	fw       *pqarrow.FileWriter
-	cols     map[int]int // top-level field id -> column index
-	rows     int         // rows in the current batch
+	opts   WriterOptions
+	alloc  *writerAlloc
+	schema *arrow.Schema
+	bld    *array.RecordBuilder
+	fw     *pqarrow.FileWriter
+	// byID[id] is the builder of top-level field id (nil when absent): a
+	// slice, as appendRow looks up some fifteen fields per row.
+	byID     []array.Builder
+	rows     int // rows in the current batch
 	total    int
 	statsIdx map[int]int // table field id -> child index in content_stats
 	// statsPlan[i] describes child i of content_stats, so rows are appended
@@ -149,12 +151,17 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		}
 	}
 	wr := &Writer{opts: opts, alloc: pool, schema: sc, fw: fw, bld: array.NewRecordBuilder(pool, sc),
-		cols: map[int]int{}, statsIdx: map[int]int{}}
+		statsIdx: map[int]int{}}
 	wr.batches = make(chan arrow.RecordBatch, 1)
 	wr.encoded = make(chan error, 1)
 	go wr.encode()
 	for i, f := range sc.Fields() {
-		wr.cols[fieldID(f)] = i
+		if id := fieldID(f); id >= 0 {
+			if id >= len(wr.byID) {
+				wr.byID = slices.Grow(wr.byID, id+1-len(wr.byID))[:id+1]
+			}
+			wr.byID[id] = wr.bld.Field(i)
+		}
 		switch fieldID(f) {
 		case IDContentStats:
 			wr.statsB = wr.bld.Field(i).(*array.StructBuilder)
@@ -427,11 +434,10 @@ func (w *Writer) loc(s string) string {
 }
 
 func (w *Writer) col(id int) array.Builder {
-	i, ok := w.cols[id]
-	if !ok {
-		return nil
+	if id < len(w.byID) {
+		return w.byID[id]
 	}
-	return w.bld.Field(i)
+	return nil
 }
 
 func appendOptInt64(b array.Builder, v *int64) {
