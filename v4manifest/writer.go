@@ -757,70 +757,66 @@ func (w *Writer) flushStats() {
 	c := &w.scratch
 	for i := range w.statsPlan {
 		plan := &w.statsPlan[i]
-		c.unpack(w.cells[i*w.cellRows : i*w.cellRows+w.pending])
+		cells := w.cells[i*w.cellRows : i*w.cellRows+w.pending]
+		c.valid = resize(c.valid, len(cells))
+		for r := range cells {
+			c.valid[r] = cells[r].has&cellPresent != 0
+		}
 		plan.sb.AppendValues(c.valid)
 		for j, off := range plan.metrics {
-			c.appendMember(plan, plan.members[j], off)
+			c.appendMember(cells, plan, plan.members[j], off)
 		}
 	}
 	w.statsValid, w.pending = w.statsValid[:0], 0
 }
 
-// statsColumn is one stats column of the pending rows, member by member.
+// statsColumn is scratch for flushStats: one member of one stats column
+// at a time, as values and validity.
 type statsColumn struct {
-	valid          []bool
-	lo, hi         []int64
-	loOK, hiOK     []bool
-	tight, tightOK []bool
-	counts         [3][]int64 // value, null, NaN counts
-	countsOK       [3][]bool
-	avg            []int32
-	avgOK          []bool
+	valid, ok []bool
+	i64       []int64
+	i32       []int32
+	bools     []bool
 }
 
-// unpack reads the cells of one column.
-func (c *statsColumn) unpack(cells []statCell) {
+// appendMember appends member off of cells (one stats column) to mb.
+// Bounds that are not longs were appended as their rows came.
+func (c *statsColumn) appendMember(cells []statCell, plan *statsChild, mb array.Builder, off int) {
 	n := len(cells)
-	c.valid = resize(c.valid, n)
-	c.lo, c.hi, c.loOK, c.hiOK = resize(c.lo, n), resize(c.hi, n), resize(c.loOK, n), resize(c.hiOK, n)
-	c.tight, c.tightOK = resize(c.tight, n), resize(c.tightOK, n)
-	c.avg, c.avgOK = resize(c.avg, n), resize(c.avgOK, n)
-	for k := range c.counts {
-		c.counts[k], c.countsOK[k] = resize(c.counts[k], n), resize(c.countsOK[k], n)
-	}
-	for r := 0; r < n; r++ {
-		cell := &cells[r]
-		h := cell.has
-		c.valid[r] = h&cellPresent != 0
-		c.lo[r], c.loOK[r] = cell.lo, h&cellLower != 0
-		c.hi[r], c.hiOK[r] = cell.hi, h&cellUpper != 0
-		c.tight[r], c.tightOK[r] = h&cellTight != 0, h&cellTightKnown != 0
-		c.avg[r], c.avgOK[r] = cell.avg, h&cellAvg != 0
-		for k := range c.counts {
-			c.counts[k][r], c.countsOK[k][r] = cell.counts[k], h&(cellValueCount<<k) != 0
-		}
-	}
-}
-
-// appendMember appends member off of the unpacked column to mb. Bounds
-// that are not longs were appended as their rows came.
-func (c *statsColumn) appendMember(plan *statsChild, mb array.Builder, off int) {
+	c.ok = resize(c.ok, n)
 	switch off {
-	case offLowerBound:
-		if plan.long {
-			mb.(*array.Int64Builder).AppendValues(c.lo, c.loOK)
+	case offLowerBound, offUpperBound:
+		if !plan.long {
+			return
 		}
-	case offUpperBound:
-		if plan.long {
-			mb.(*array.Int64Builder).AppendValues(c.hi, c.hiOK)
+		c.i64 = resize(c.i64, n)
+		for r := range cells {
+			if off == offLowerBound {
+				c.i64[r], c.ok[r] = cells[r].lo, cells[r].has&cellLower != 0
+			} else {
+				c.i64[r], c.ok[r] = cells[r].hi, cells[r].has&cellUpper != 0
+			}
 		}
+		mb.(*array.Int64Builder).AppendValues(c.i64, c.ok)
 	case offTightBounds:
-		mb.(*array.BooleanBuilder).AppendValues(c.tight, c.tightOK)
+		c.bools = resize(c.bools, n)
+		for r := range cells {
+			c.bools[r], c.ok[r] = cells[r].has&cellTight != 0, cells[r].has&cellTightKnown != 0
+		}
+		mb.(*array.BooleanBuilder).AppendValues(c.bools, c.ok)
 	case offValueCount, offNullCount, offNaNCount:
 		k := off - offValueCount
-		mb.(*array.Int64Builder).AppendValues(c.counts[k], c.countsOK[k])
+		c.i64 = resize(c.i64, n)
+		for r := range cells {
+			c.i64[r], c.ok[r] = cells[r].counts[k], cells[r].has&(cellValueCount<<k) != 0
+		}
+		mb.(*array.Int64Builder).AppendValues(c.i64, c.ok)
 	case offAvgSize:
-		mb.(*array.Int32Builder).AppendValues(c.avg, c.avgOK)
+		c.i32 = resize(c.i32, n)
+		for r := range cells {
+			c.i32[r], c.ok[r] = cells[r].avg, cells[r].has&cellAvg != 0
+		}
+		mb.(*array.Int32Builder).AppendValues(c.i32, c.ok)
 	}
 }
 
