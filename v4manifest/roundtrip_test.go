@@ -269,6 +269,9 @@ func TestWriterRejectsInvalidRows(t *testing.T) {
 		"stats of unknown field": {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{99: {}} }},
 		"wrong bound type":       {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{2: {LowerBound: "x"}} }},
 		"stats of struct field":  {ContentDataLeaf, func(tf *TrackedFile) { tf.ContentStats = map[int]*FieldStats{17: {}} }},
+		"int bound on a long": {ContentDataLeaf, func(tf *TrackedFile) {
+			tf.ContentStats = map[int]*FieldStats{2: bounds(int32(1), int32(2)), 3: {UpperBound: int32(3)}}
+		}},
 		"stats after good stats": {ContentDataLeaf, func(tf *TrackedFile) {
 			tf.ContentStats = map[int]*FieldStats{2: bounds(int32(1), int32(2)), 13: {UpperBound: int64(3)}}
 		}},
