@@ -17,42 +17,62 @@ func TestPoolAllocator(t *testing.T) {
 		"shared": func() memory.Allocator { return &poolAllocator{} },
 		"writer": func() memory.Allocator { return &writerAlloc{} },
 	}
-	for name, mk := range allocators {
-		for _, size := range []int{0, 1, 63, 64, 65, 1000, 4096, 1<<20 + 3} {
-			t.Run(fmt.Sprint(name, size), func(t *testing.T) {
-				p := mk()
-				b := p.Allocate(size)
-				require.Len(t, b, size)
-				require.GreaterOrEqual(t, cap(b), size)
-				require.Zero(t, cap(b)&(cap(b)-1), "capacity is a power of two")
-				if size > 0 {
-					require.Zero(t, uintptr(unsafe.Pointer(&b[0]))%poolAlign, "64-byte aligned")
-				}
-				for i := range b {
-					b[i] = byte(i) | 1
-				}
-				grown := p.Reallocate(2*size+1, b)
-				require.Len(t, grown, 2*size+1)
-				for i := 0; i < size; i++ {
-					require.Equal(t, byte(i)|1, grown[i], "contents kept")
-				}
-				require.Equal(t, make([]byte, size+1), grown[size:], "new bytes are zero")
-				p.Free(grown)
-				again := p.Allocate(2*size + 1)
-				require.Equal(t, make([]byte, 2*size+1), again, "recycled buffers come back zeroed")
-				if wa, ok := p.(*writerAlloc); ok {
-					require.Equal(t, unsafe.SliceData(grown), unsafe.SliceData(again), "a writer reuses what it freed")
-					wa.release()
-					p.Free(again) // after release: to the shared pool, not kept
-					require.Zero(t, len(wa.free[sizeClass(2*size+1)]))
-					return
-				}
-				p.Free(again)
-			})
+	for _, poison := range []bool{false, true} {
+		poisonFreed.Store(poison)
+		t.Cleanup(func() { poisonFreed.Store(false) })
+		for name, mk := range allocators {
+			for _, size := range []int{0, 1, 63, 64, 65, 1000, 4096, 1<<20 + 3} {
+				t.Run(fmt.Sprint(name, size, "poison", poison), func(t *testing.T) { checkAllocator(t, mk(), size) })
+			}
 		}
 	}
 	(&poolAllocator{}).Free(make([]byte, 10, 100)) // not one of ours: ignored, no panic
 	(&writerAlloc{}).Free(nil)
+
+	// A buffer written past its length (then shrunk) comes back all zero.
+	poisonFreed.Store(false)
+	wa := &writerAlloc{}
+	b := wa.Allocate(1000)
+	full := b[:cap(b)]
+	for i := range full {
+		full[i] = 7
+	}
+	wa.Free(b[:10])
+	again := wa.Allocate(cap(b))
+	require.Equal(t, unsafe.SliceData(b), unsafe.SliceData(again))
+	require.Equal(t, make([]byte, cap(b)), again)
+}
+
+// checkAllocator: buffers are zeroed, aligned, power-of-two sized, keep
+// their contents when grown and come back zeroed when recycled.
+func checkAllocator(t *testing.T, p memory.Allocator, size int) {
+	b := p.Allocate(size)
+	require.Len(t, b, size)
+	require.GreaterOrEqual(t, cap(b), size)
+	require.Zero(t, cap(b)&(cap(b)-1), "capacity is a power of two")
+	if size > 0 {
+		require.Zero(t, uintptr(unsafe.Pointer(&b[0]))%poolAlign, "64-byte aligned")
+	}
+	for i := range b {
+		b[i] = byte(i) | 1
+	}
+	grown := p.Reallocate(2*size+1, b)
+	require.Len(t, grown, 2*size+1)
+	for i := 0; i < size; i++ {
+		require.Equal(t, byte(i)|1, grown[i], "contents kept")
+	}
+	require.Equal(t, make([]byte, size+1), grown[size:], "new bytes are zero")
+	p.Free(grown)
+	again := p.Allocate(2*size + 1)
+	require.Equal(t, make([]byte, 2*size+1), again, "recycled buffers come back zeroed")
+	if wa, ok := p.(*writerAlloc); ok {
+		require.Equal(t, unsafe.SliceData(grown), unsafe.SliceData(again), "a writer reuses what it freed")
+		wa.release()
+		p.Free(again) // after release: to the shared pool, not kept
+		require.Zero(t, len(wa.free[sizeClass(2*size+1)]))
+		return
+	}
+	p.Free(again)
 }
 
 // poisoned makes freed pool buffers garbage for the rest of the test.
