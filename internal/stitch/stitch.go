@@ -67,6 +67,11 @@ type Task struct {
 	// lists none (a plan cuts them to the selected columns, an incremental
 	// plan to those added in its range).
 	ColumnUpdated bool
+	// ChangedOnly marks a task of an incremental plan's change part
+	// (column-files-changed-since): ColumnFiles are only those added in
+	// the plan's range, so only their fields and the row-lineage columns
+	// can be read from it.
+	ChangedOnly bool
 }
 
 // File is an open file for ranged reads.
@@ -82,6 +87,11 @@ type Opener func(ctx context.Context, location string) (File, error)
 // ErrMisaligned is returned when a file's row count differs from the
 // task's: column files must be dense and row-aligned with the base.
 var ErrMisaligned = errors.New("stitch: column file is not row-aligned with its base file")
+
+// ErrNotChanged is returned when a ChangedOnly task is asked for a field
+// none of its column files carries: its current value may sit in a column
+// file the task does not list.
+var ErrNotChanged = errors.New("stitch: field did not change in the task's range")
 
 // sources says which file supplies each requested column; optional
 // columns may be missing from their file (materialized row lineage).
@@ -130,12 +140,15 @@ func plan(task Task, fieldIDs []int) sources {
 // table schema sc (field ids in the Arrow field metadata). fieldIDs may
 // include RowIDFieldID and LastUpdatedFieldID (int64 columns). It fails
 // when a file cannot be opened or read, is not row-aligned (ErrMisaligned),
-// lacks a listed column or holds it with another type, and when a field is
-// not in sc.
+// lacks a listed column or holds it with another type, when a field is not
+// in sc, and with ErrNotChanged for a field a ChangedOnly task cannot give.
 func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, fieldIDs []int) (arrow.RecordBatch, error) {
 	src := plan(task, fieldIDs)
 	byFile := map[string][]int{}
 	for _, id := range fieldIDs {
+		if task.ChangedOnly && id != RowIDFieldID && id != LastUpdatedFieldID && src.of[id] == task.DataFile {
+			return nil, fmt.Errorf("%w: field %d", ErrNotChanged, id)
+		}
 		if loc, ok := src.of[id]; ok {
 			byFile[loc] = append(byFile[loc], id)
 		}

@@ -180,4 +180,14 @@ func TestRowLineageErrors(t *testing.T) {
 	_, err = stitch.Read(context.Background(), open, schema, stitch.Task{DataFile: base, RecordCount: rows, SequenceNumber: 3,
 		ColumnFiles: []stitch.ColumnFile{{Location: cf, FieldIDs: []int{2, stitch.LastUpdatedFieldID}}}}, []int{stitch.LastUpdatedFieldID})
 	require.ErrorContains(t, err, "no column with field id 2147483539")
+	// A change task lists only the column files of its range: a field none
+	// of them carries is refused rather than read stale from the base.
+	changed := stitch.Task{DataFile: base, RecordCount: rows, SequenceNumber: 3, ChangedOnly: true,
+		ColumnFiles: []stitch.ColumnFile{{Location: cf, FieldIDs: []int{2}}}}
+	_, err = stitch.Read(context.Background(), open, schema, changed, []int{2, 1})
+	require.ErrorIs(t, err, stitch.ErrNotChanged)
+	rec, err := stitch.Read(context.Background(), open, schema, changed, []int{2, stitch.LastUpdatedFieldID})
+	require.NoError(t, err)
+	require.Equal(t, []int64{3, 3, 3, 3, 3, 3}, column(t, rec, 1))
+	rec.Release()
 }
