@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/parquettest"
@@ -305,4 +307,125 @@ func changeNames(tasks map[string]service.ScanTask) map[string][]string {
 		out[name] = cfs
 	}
 	return out
+}
+
+// TestIncrementalColumnChanges: an incremental plan from S1 to S3 (S2
+// updates a of f1, S3 updates b of f2) returns f1 with a's column file
+// and f2 with b's, flagged, and not the untouched f3; reading them gives
+// the rows whose _last_updated_sequence_number is past the checkpoint.
+func TestIncrementalColumnChanges(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			f := newLineageFixture(t, backend, service.Options{})
+			s1 := f.add(t, "f1", "f2", "f3")
+			seq1 := f.meta(t).seq(t, s1)
+			s2 := f.update(t, "f1", "cf-a1", 2, []int64{-1, -1, seq1, seq1})
+			s3 := f.update(t, "f2", "cf-b2", 3, nil)
+			m := f.meta(t)
+			seq2, seq3 := m.seq(t, s2), m.seq(t, s3)
+			inc := func(from, to int64, sel ...string) map[string]service.ScanTask {
+				return f.plan(t, service.PlanRequest{StartSnapshotID: &from, EndSnapshotID: &to, ColumnFilesOK: true, Select: sel})
+			}
+			tasks := inc(s1, s3)
+			require.Equal(t, map[string][]string{"f1": {"cf-a1"}, "f2": {"cf-b2"}}, changeNames(tasks))
+			for name, seq := range map[string]int64{"f1": seq2, "f2": seq3} {
+				require.Equal(t, &s1, tasks[name].ColumnFilesChangedSince, name)
+				require.Equal(t, []int64{seq}, tasks[name].ColumnFileSequenceNumbers, name)
+			}
+			fresh := func(task service.ScanTask, field int) (rows, values []int64) {
+				got := f.read(t, task, stitch.RowIDFieldID, stitch.LastUpdatedFieldID, field)
+				for i, s := range got[1] {
+					if s > seq1 {
+						rows, values = append(rows, got[0][i]-*task.FirstRowID), append(values, got[2][i])
+					}
+				}
+				return rows, values
+			}
+			rows, values := fresh(tasks["f1"], 2)
+			require.Equal(t, []int64{0, 1}, rows, "f1: only the updated rows are past the checkpoint")
+			require.Equal(t, []int64{2000, 2001}, values)
+			rows, values = fresh(tasks["f2"], 3)
+			require.Equal(t, []int64{0, 1, 2, 3}, rows, "f2: no lineage column, every row")
+			require.Equal(t, []int64{3000, 3001, 3002, 3003}, values)
+			// A change task cannot give a column that did not change.
+			open := func(_ context.Context, loc string) (stitch.File, error) { return os.Open(strings.TrimPrefix(loc, "file://")) }
+			_, err := stitch.Read(context.Background(), open, f.sc, stitchTask(tasks["f1"]), []int{3})
+			require.ErrorIs(t, err, stitch.ErrNotChanged)
+
+			require.Equal(t, map[string][]string{"f2": {"cf-b2"}}, changeNames(inc(s2, s3)))
+			require.Equal(t, map[string][]string{"f1": {"cf-a1"}}, changeNames(inc(s1, s2)))
+			require.Equal(t, map[string][]string{"f2": {"cf-b2"}}, changeNames(inc(s1, s3, "b")), "select: f1's change is not selected")
+			require.Empty(t, f.plan(t, service.PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3}),
+				"a client that does not read column files gets the append scan")
+
+			// A second update of a retires cf-a1: only the newest is listed.
+			s4 := f.update(t, "f1", "cf-a1b", 2, nil)
+			require.Equal(t, map[string][]string{"f1": {"cf-a1b"}, "f2": {"cf-b2"}}, changeNames(inc(s1, s4)))
+			require.Equal(t, []int64{f.meta(t).seq(t, s4)}, inc(s1, s4)["f1"].ColumnFileSequenceNumbers)
+		})
+	}
+}
+
+// TestIncrementalColumnChangesOfAddedFiles: a file added and then updated
+// in the range is returned once, whole and as of the end snapshot, also
+// when the plan is split into plan tasks.
+func TestIncrementalColumnChangesOfAddedFiles(t *testing.T) {
+	for _, backend := range backends {
+		for _, max := range []int{0, 1} {
+			t.Run(backend+"/max-"+strconv.Itoa(max), func(t *testing.T) {
+				f := newLineageFixture(t, backend, service.Options{MaxPlanTasks: max})
+				s1 := f.add(t, "f1")
+				f.add(t, "f4", "f5")
+				s3 := f.update(t, "f4", "cf-a4", 2, nil)
+				seq3 := f.meta(t).seq(t, s3)
+				req := service.PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3, ColumnFilesOK: true}
+				if max == 1 {
+					res, err := f.svc.PlanScan(context.Background(), "wh", f.id, req)
+					require.NoError(t, err)
+					require.NotEmpty(t, res.PlanTasks, "the append part is split into plan tasks")
+				}
+				tasks := f.plan(t, req)
+				require.Equal(t, map[string][]string{"f4": {"cf-a4"}, "f5": {}}, changeNames(tasks))
+				require.Nil(t, tasks["f4"].ColumnFilesChangedSince, "an added file is returned whole")
+				got := f.read(t, tasks["f4"], stitch.LastUpdatedFieldID, 2, 3)
+				require.Equal(t, []int64{seq3, seq3, seq3, seq3}, got[0])
+				require.Equal(t, []int64{2000, 2001, 2002, 2003}, got[1])
+				require.Equal(t, []int64{0, 10, 20, 30}, got[2])
+			})
+		}
+	}
+}
+
+// TestIncrementalColumnChangesWithDeletes: a base whose only change in the
+// range is its deletion vector is not returned; a changed base comes with
+// its deletion vector as of end, so deleted rows are not read.
+func TestIncrementalColumnChangesWithDeletes(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			f := newLineageFixture(t, backend, service.Options{})
+			s1 := f.add(t, "f1", "f2")
+			f.update(t, "f1", "cf-a1", 2, nil)
+			dvLoc := f.loc + "/data/dv.puffin"
+			w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
+			require.NoError(t, w.Add(f.loc+"/data/f1.parquet", []int64{1}, 0, nil))
+			require.NoError(t, w.Add(f.loc+"/data/f2.parquet", []int64{2}, 0, nil))
+			dvs, err := w.Flush(context.Background(), dvLoc)
+			require.NoError(t, err)
+			var set []service.DeletionVectorInput
+			for _, d := range dvs {
+				rel := "data/" + filepath.Base(*d.ReferencedDataFile())
+				set = append(set, service.DeletionVectorInput{DataFile: rel, Location: dvLoc, Offset: *d.ContentOffset(),
+					SizeInBytes: *d.ContentSizeInBytes(), Cardinality: d.Count()})
+			}
+			res, err := f.svc.CommitFiles(context.Background(), "wh", service.FilesCommit{Ident: f.id, SetDeletionVectors: set})
+			require.NoError(t, err)
+			s3 := currentSnapshot(t, res.Metadata)
+			tasks := f.plan(t, service.PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3, ColumnFilesOK: true})
+			require.Equal(t, map[string][]string{"f1": {"cf-a1"}}, changeNames(tasks), "f2's delete is not a column change")
+			got := f.read(t, tasks["f1"], stitch.RowIDFieldID, 2)
+			first := *tasks["f1"].FirstRowID
+			require.Equal(t, []int64{first, first + 2, first + 3}, got[0], "row 1 is deleted")
+			require.Equal(t, []int64{2000, 2002, 2003}, got[1])
+		})
+	}
 }
