@@ -191,7 +191,9 @@ func stitchTask(st service.ScanTask) stitch.Task {
 // read reads fields of a task with stitch: one []int64 per field (-1 =
 // null).
 func (f *lineageFixture) read(t *testing.T, task service.ScanTask, fields ...int) [][]int64 {
-	open := func(_ context.Context, loc string) (stitch.File, error) { return os.Open(strings.TrimPrefix(loc, "file://")) }
+	open := func(_ context.Context, loc string) (stitch.File, error) {
+		return os.Open(strings.TrimPrefix(loc, "file://"))
+	}
 	rec, err := stitch.Read(context.Background(), open, f.sc, stitchTask(task), fields)
 	require.NoError(t, err, task.Location)
 	defer rec.Release()
@@ -348,7 +350,9 @@ func TestIncrementalColumnChanges(t *testing.T) {
 			require.Equal(t, []int64{0, 1, 2, 3}, rows, "f2: no lineage column, every row")
 			require.Equal(t, []int64{3000, 3001, 3002, 3003}, values)
 			// A change task cannot give a column that did not change.
-			open := func(_ context.Context, loc string) (stitch.File, error) { return os.Open(strings.TrimPrefix(loc, "file://")) }
+			open := func(_ context.Context, loc string) (stitch.File, error) {
+				return os.Open(strings.TrimPrefix(loc, "file://"))
+			}
 			_, err := stitch.Read(context.Background(), open, f.sc, stitchTask(tasks["f1"]), []int{3})
 			require.ErrorIs(t, err, stitch.ErrNotChanged)
 
