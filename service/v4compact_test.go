@@ -290,3 +290,78 @@ func testCompactionConflicts(t *testing.T, backend string) {
 		require.NoError(t, err)
 	})
 }
+
+func setProps(t *testing.T, fx *fixture, kv string) {
+	_, err := fx.svc.CommitTable(context.Background(), "wh", service.TableChange{Ident: fx.id,
+		Updates: []byte(`[{"action":"set-properties","updates":{` + kv + `}}]`)})
+	require.NoError(t, err)
+}
+
+// TestCompactionThresholds: the table properties decide which bases the
+// plan picks and why; a base without column files or DV is never picked.
+func TestCompactionThresholds(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			fx := compactFixture(t, backend)
+			ctx := context.Background()
+			_, err := fx.svc.CommitColumnFiles(ctx, "wh", fx.columnCommit(t, "a.parquet", "a-s1.parquet"))
+			require.NoError(t, err)
+			pick := func() map[string][]string {
+				plan, err := fx.svc.PlanCompaction(ctx, "wh", fx.id)
+				require.NoError(t, err)
+				out := map[string][]string{}
+				for _, c := range plan.Candidates {
+					out[v4manifest.Relativize(fx.loc, c.DataFile)] = c.Reasons
+				}
+				return out
+			}
+			setProps(t, fx, `"write.column-files.compact.max-files":"1","write.column-files.compact.max-retired-ratio":"1000"`)
+			require.Equal(t, map[string][]string{"data/c.parquet": {compact.ReasonTooManyFiles}}, pick())
+			setProps(t, fx, `"write.column-files.compact.max-files":"0"`)
+			require.Equal(t, map[string][]string{"data/a.parquet": {compact.ReasonTooManyFiles}, "data/c.parquet": {compact.ReasonTooManyFiles}}, pick())
+			setProps(t, fx, `"write.column-files.compact.max-files":"100","write.column-files.compact.max-retired-ratio":"0"`)
+			require.Equal(t, map[string][]string{"data/a.parquet": {compact.ReasonRetiredBytes}, "data/c.parquet": {compact.ReasonRetiredBytes}}, pick())
+			setProps(t, fx, `"write.column-files.compact.max-files":"lots"`)
+			_, err = fx.svc.PlanCompaction(ctx, "wh", fx.id)
+			require.Error(t, err)
+		})
+	}
+}
+
+// TestCompactionCommitValidation: a rewritten file is refused, with a
+// reason and nothing committed, when it lacks _row_id, when its size or
+// row count is not as declared, and when it lies outside the table.
+func TestCompactionCommitValidation(t *testing.T) {
+	fx := newFixture(t, "sqlite")
+	cc := rewriteOf(t, fx)
+	close(fx.gate.release)
+	ctx := context.Background()
+	noIDs := filepath.Join(fx.dir, "data/no-ids.parquet")
+	size := writeFile(t, noIDs, []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: md(1)},
+		{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(2)},
+		{Name: "rank", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(3)}}, 4)
+	for _, tc := range []struct {
+		name, reason string
+		edit         func(*service.CompactionRewrite)
+	}{
+		{"no-row-ids", service.ReasonRowIDsNotMaterialized, func(r *service.CompactionRewrite) {
+			r.Location, r.FileSizeInBytes = "data/no-ids.parquet", size
+		}},
+		{"size", "file-size-mismatch", func(r *service.CompactionRewrite) { r.FileSizeInBytes++ }},
+		{"rows", "record-count-mismatch", func(r *service.CompactionRewrite) { r.RecordCount++ }},
+		{"outside", "location-outside-table", func(r *service.CompactionRewrite) { r.Location = "file:///elsewhere/x.parquet" }},
+		{"unreadable", "data-file-unreadable", func(r *service.CompactionRewrite) { r.Location = "data/missing.parquet" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cc
+			c.Rewrites = []service.CompactionRewrite{cc.Rewrites[0]}
+			tc.edit(&c.Rewrites[0])
+			_, err := fx.svc.CommitCompaction(ctx, "wh", c)
+			require.Equal(t, tc.reason, reasonOf(err), "%v", err)
+			require.NotContains(t, err.Error(), fx.dir, "no server path in the message")
+		})
+	}
+	live, err := fx.svc.LiveColumnFiles(ctx, "wh", fx.id, nil)
+	require.NoError(t, err)
+	require.Len(t, live, 1, "nothing was committed")
+}
