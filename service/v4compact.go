@@ -249,8 +249,13 @@ func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c Com
 		folds = append(folds, f)
 	}
 	t := s.newV4Tx(w, st, a)
-	res, err := v4commit.CommitCompaction(st.rootRows, s.leafReader(ctx, t), t.snapshot(),
-		v4commit.Compaction{Folds: folds, SnapshotProperties: c.SnapshotProperties})
+	read := s.leafReader(ctx, t)
+	leaves, err := s.compactionLeaves(ctx, t, read, folds)
+	if err != nil {
+		return nil, err
+	}
+	res, err := v4commit.CommitCompaction(st.rootRows, read, t.snapshot(),
+		v4commit.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
 	var ce *v4commit.ConflictError
 	if errors.As(err, &ce) {
 		return nil, newErr(KindCommitFailed, "%s", ce.Message)
@@ -259,6 +264,25 @@ func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c Com
 		return nil, engineErr(err)
 	}
 	return s.stageV4Snapshot(ctx, t, res)
+}
+
+// compactionLeaves finds, through the base-file index, the data leaves
+// that may hold a folded base or name a new file, so that the tree
+// rewrite reads only those.
+func (s *Service) compactionLeaves(ctx context.Context, t *v4Tx, read v4commit.LeafReader, folds []v4commit.Fold) (map[int]bool, error) {
+	want := map[string][]validation.ColumnFile{}
+	for _, f := range folds {
+		want[f.Base], want[f.New.Location] = nil, nil
+	}
+	found, _, err := s.findBases(ctx, t, read, want)
+	if err != nil {
+		return nil, err
+	}
+	leaves := map[int]bool{}
+	for _, h := range found {
+		leaves[h.RootIndex] = true
+	}
+	return leaves, nil
 }
 
 // foldOf validates one rewrite's new file (its footer read once per

@@ -214,6 +214,15 @@ func testCompactionRoundTrip(t *testing.T, backend string) {
 	again, err := fx.svc.PlanCompaction(ctx, "wh", fx.id)
 	require.NoError(t, err)
 	require.Empty(t, again.Candidates, "nothing left to fold")
+	// The folded file is indexed: a column commit finds it as a base.
+	one := []arrow.Field{{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(2)}}
+	sz := writeValues(t, filepath.Join(fx.dir, "data/folded-score.parquet"), one, compactRows-4, func(_, i int) float64 { return -float64(i) })
+	_, err = fx.svc.CommitColumnFiles(ctx, "wh", service.ColumnFilesCommit{Ident: fx.id, ColumnFiles: []service.ColumnFileInput{{
+		DataFile: fold.NewFile, Location: "data/folded-score.parquet", FileFormat: "parquet", FieldIDs: []int{2}, FileSizeInBytes: sz, RecordCount: compactRows - 4}}})
+	require.NoError(t, err)
+	updated := tableRows(t, fx)
+	require.Len(t, updated, len(before))
+	require.Equal(t, before[8+1].ID, updated[8+1].ID, "row ids still address the same rows")
 }
 
 // TestCompactionConflicts: a column commit that lands between the rewrite

@@ -30,7 +30,11 @@ type Fold struct {
 
 // Compaction is a commit of folds, validated by the caller.
 type Compaction struct {
-	Folds              []Fold
+	Folds []Fold
+	// Leaves, when not nil, are the root indexes of the only data leaves
+	// that may hold a base or a new location (from the base-file index);
+	// the other leaves are carried unread. Nil reads every data leaf.
+	Leaves             map[int]bool
 	SnapshotProperties map[string]string
 }
 
@@ -46,6 +50,7 @@ type compaction struct {
 	folds   map[string]*Fold
 	added   map[string]bool // new locations, refused when already live
 	found   map[string]bool
+	leaves  map[int]bool
 	newRows []v4manifest.TrackedFile
 
 	removedRecords, addedRecords int64
@@ -63,7 +68,7 @@ type compaction struct {
 // (record-count-mismatch), a *RequestError when a new location is already
 // a live file, and the LeafReader's errors unchanged.
 func CommitCompaction(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot, c Compaction) (*Result, error) {
-	cp := &compaction{folds: map[string]*Fold{}, added: map[string]bool{}, found: map[string]bool{}}
+	cp := &compaction{folds: map[string]*Fold{}, added: map[string]bool{}, found: map[string]bool{}, leaves: c.Leaves}
 	for i := range c.Folds {
 		f := &c.Folds[i]
 		if cp.folds[f.Base] != nil || cp.added[f.New.Location] {
@@ -93,14 +98,14 @@ func CommitCompaction(root []v4manifest.TrackedFile, read LeafReader, snap Snaps
 }
 
 // rewrite carries every live root row, rewriting the data leaves that hold
-// a folded base.
+// a folded base (reading only cp.leaves when set).
 func (cp *compaction) rewrite(b *builder, root []v4manifest.TrackedFile, read LeafReader) error {
 	for i := range root {
 		rr := &root[i]
 		if !rr.Tracking.Status.Live() {
 			continue
 		}
-		if rr.ContentType != v4manifest.ContentDataManifest {
+		if rr.ContentType != v4manifest.ContentDataManifest || (cp.leaves != nil && !cp.leaves[i]) {
 			if err := b.carry(*rr); err != nil {
 				return err
 			}

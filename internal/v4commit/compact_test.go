@@ -63,6 +63,16 @@ func TestCommitCompaction(t *testing.T) {
 	require.Equal(t, "8", res.Summary["added-records"])
 }
 
+// TestCommitCompactionReadsOnlyIndexedLeaves: with Leaves set, leaves
+// outside it are carried without being read.
+func TestCommitCompactionReadsOnlyIndexedLeaves(t *testing.T) {
+	tr, root := compactTree()
+	res, err := CommitCompaction(root, tr.read, newSnap(), Compaction{Folds: []Fold{foldA(8)}, Leaves: map[int]bool{0: true}})
+	require.NoError(t, err)
+	require.Equal(t, []string{root[0].Location}, tr.reads)
+	require.Contains(t, liveFiles(t, tr, res), loc("c.parquet"))
+}
+
 func TestCommitCompactionRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
