@@ -17,7 +17,12 @@ const (
 	// PropMaxRetiredRatio: a base whose retired bytes exceed this share of
 	// its own size is folded (default DefaultMaxRetiredRatio).
 	PropMaxRetiredRatio = "write.column-files.compact.max-retired-ratio"
+)
 
+// Threshold defaults: eight column files already make a read open nine
+// files per base; past half its size in dead bytes a base costs more to
+// keep than to rewrite.
+const (
 	DefaultMaxFiles        = 8
 	DefaultMaxRetiredRatio = 0.5
 )
