@@ -68,14 +68,7 @@ type ScanTask struct {
 // A plan with more than Options.MaxPlanTasks tasks comes back as plan tasks
 // (PlanResult.PlanTasks) to fetch with FetchScanTasks.
 func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, req PlanRequest) (PlanResult, error) {
-	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
-		return PlanResult{}, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return PlanResult{}, err
-	}
-	md, version, err := s.loadPlanTable(ctx, w, id)
+	w, md, version, err := s.planTarget(ctx, warehouse, id)
 	if err != nil {
 		return PlanResult{}, err
 	}
@@ -99,6 +92,23 @@ func residual(filter json.RawMessage) json.RawMessage {
 		return f
 	}
 	return nil
+}
+
+// planTarget authorizes table-read-data and loads the table to plan: 403
+// (404 when hidden) when refused, 404 for an unknown warehouse or table.
+func (s *Service) planTarget(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, table.Metadata, int, error) {
+	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
+		return nil, nil, 0, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	md, version, err := s.loadPlanTable(ctx, w, id)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return w, md, version, nil
 }
 
 // loadPlanTable loads a table's metadata and format version: 404 when the

@@ -211,14 +211,7 @@ func (t planToken) encode() string {
 // snapshot does not reference; 400 reason column-files-unsupported-by-
 // client as PlanScan.
 func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident, planTask string, columnFilesOK bool) (PlanResult, error) {
-	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
-		return PlanResult{}, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return PlanResult{}, err
-	}
-	md, version, err := s.loadPlanTable(ctx, w, id)
+	w, md, version, err := s.planTarget(ctx, warehouse, id)
 	if err != nil {
 		return PlanResult{}, err
 	}
