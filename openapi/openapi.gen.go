@@ -162,6 +162,53 @@ type CommitViewRequest struct {
 	Updates RawJSON `json:"updates"`
 }
 
+// CompactionCandidate defines model for CompactionCandidate.
+type CompactionCandidate struct {
+	ColumnFiles     []ColumnFileInfo          `json:"column-files"`
+	DataFile        string                    `json:"data-file"`
+	DeletionVector  *CompactionDeletionVector `json:"deletion-vector,omitempty"`
+	FileSizeInBytes int64                     `json:"file-size-in-bytes"`
+	FirstRowId      int64                     `json:"first-row-id"`
+	Reasons         []string                  `json:"reasons"`
+	RecordCount     int64                     `json:"record-count"`
+	RetiredBytes    int64                     `json:"retired-bytes"`
+	RetiredRatio    float64                   `json:"retired-ratio"`
+}
+
+// CompactionCommitRequest defines model for CompactionCommitRequest.
+type CompactionCommitRequest struct {
+	// Requirements Any JSON value, decoded by the server with apache/iceberg-go.
+	Requirements       *RawJSON            `json:"requirements,omitempty"`
+	Rewrites           []CompactionRewrite `json:"rewrites"`
+	SnapshotProperties *Properties         `json:"snapshot-properties,omitempty"`
+}
+
+// CompactionDeletionVector defines model for CompactionDeletionVector.
+type CompactionDeletionVector struct {
+	Cardinality int64  `json:"cardinality"`
+	Location    string `json:"location"`
+	Offset      int64  `json:"offset"`
+	SizeInBytes int64  `json:"size-in-bytes"`
+}
+
+// CompactionPlanResponse defines model for CompactionPlanResponse.
+type CompactionPlanResponse struct {
+	Candidates      []CompactionCandidate `json:"candidates"`
+	MaxColumnFiles  int                   `json:"max-column-files"`
+	MaxRetiredRatio float64               `json:"max-retired-ratio"`
+	SnapshotId      *int64                `json:"snapshot-id,omitempty"`
+}
+
+// CompactionRewrite defines model for CompactionRewrite.
+type CompactionRewrite struct {
+	ColumnFiles     []string                  `json:"column-files"`
+	DataFile        string                    `json:"data-file"`
+	DeletionVector  *CompactionDeletionVector `json:"deletion-vector,omitempty"`
+	FileSizeInBytes int64                     `json:"file-size-in-bytes"`
+	Location        string                    `json:"location"`
+	RecordCount     int64                     `json:"record-count"`
+}
+
 // CreateNamespaceRequest defines model for CreateNamespaceRequest.
 type CreateNamespaceRequest struct {
 	Namespace  Namespace   `json:"namespace"`
@@ -719,6 +766,11 @@ type CommitColumnFilesParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
 }
 
+// CommitCompactionParams defines parameters for CommitCompaction.
+type CommitCompactionParams struct {
+	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+}
+
 // LoadCredentialsParams defines parameters for LoadCredentials.
 type LoadCredentialsParams struct {
 	PlanId *string `form:"planId,omitempty" json:"planId,omitempty"`
@@ -821,6 +873,9 @@ type UpdateTableJSONRequestBody = CommitTableRequest
 
 // CommitColumnFilesJSONRequestBody defines body for CommitColumnFiles for application/json ContentType.
 type CommitColumnFilesJSONRequestBody = ColumnFilesCommitRequest
+
+// CommitCompactionJSONRequestBody defines body for CommitCompaction for application/json ContentType.
+type CommitCompactionJSONRequestBody = CompactionCommitRequest
 
 // CommitFilesJSONRequestBody defines body for CommitFiles for application/json ContentType.
 type CommitFilesJSONRequestBody = FilesCommitRequest
@@ -1229,6 +1284,12 @@ type ServerInterface interface {
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
 	CommitColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitColumnFilesParams)
 
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction)
+	CommitCompaction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitCompactionParams)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction-plan)
+	PlanCompaction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam)
+
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
 	LoadCredentials(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params LoadCredentialsParams)
 
@@ -1487,6 +1548,16 @@ func (_ Unimplemented) ListColumnFiles(w http.ResponseWriter, r *http.Request, p
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
 func (_ Unimplemented) CommitColumnFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitColumnFilesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction)
+func (_ Unimplemented) CommitCompaction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitCompactionParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction-plan)
+func (_ Unimplemented) PlanCompaction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3374,6 +3445,118 @@ func (siw *ServerInterfaceWrapper) CommitColumnFiles(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// CommitCompaction operation middleware
+func (siw *ServerInterfaceWrapper) CommitCompaction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CommitCompactionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CommitCompaction(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PlanCompaction operation middleware
+func (siw *ServerInterfaceWrapper) PlanCompaction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PlanCompaction(w, r, prefix, namespace, table)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // LoadCredentials operation middleware
 func (siw *ServerInterfaceWrapper) LoadCredentials(w http.ResponseWriter, r *http.Request) {
 
@@ -4495,6 +4678,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files", wrapper.CommitColumnFiles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction-plan", wrapper.PlanCompaction)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction", wrapper.CommitCompaction)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan", wrapper.PlanTableScan)
@@ -6240,6 +6429,90 @@ func (response CommitColumnFilesdefaultJSONResponse) VisitCommitColumnFilesRespo
 	return err
 }
 
+type CommitCompactionRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    CommitCompactionParams
+	Body      *CommitCompactionJSONRequestBody
+}
+
+type CommitCompactionResponseObject interface {
+	VisitCommitCompactionResponse(w http.ResponseWriter) error
+}
+
+type CommitCompaction200JSONResponse CommitTableResponse
+
+func (response CommitCompaction200JSONResponse) VisitCommitCompactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CommitCompactiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CommitCompactiondefaultJSONResponse) VisitCommitCompactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PlanCompactionRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+}
+
+type PlanCompactionResponseObject interface {
+	VisitPlanCompactionResponse(w http.ResponseWriter) error
+}
+
+type PlanCompaction200JSONResponse CompactionPlanResponse
+
+func (response PlanCompaction200JSONResponse) VisitPlanCompactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PlanCompactiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response PlanCompactiondefaultJSONResponse) VisitPlanCompactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LoadCredentialsRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -7034,6 +7307,12 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files)
 	CommitColumnFiles(ctx context.Context, request CommitColumnFilesRequestObject) (CommitColumnFilesResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction)
+	CommitCompaction(ctx context.Context, request CommitCompactionRequestObject) (CommitCompactionResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction-plan)
+	PlanCompaction(ctx context.Context, request PlanCompactionRequestObject) (PlanCompactionResponseObject, error)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
 	LoadCredentials(ctx context.Context, request LoadCredentialsRequestObject) (LoadCredentialsResponseObject, error)
@@ -8327,6 +8606,70 @@ func (sh *strictHandler) CommitColumnFiles(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// CommitCompaction operation middleware
+func (sh *strictHandler) CommitCompaction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitCompactionParams) {
+	var request CommitCompactionRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	var body CommitCompactionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CommitCompaction(ctx, request.(CommitCompactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CommitCompaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CommitCompactionResponseObject); ok {
+		if err := validResponse.VisitCommitCompactionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PlanCompaction operation middleware
+func (sh *strictHandler) PlanCompaction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
+	var request PlanCompactionRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PlanCompaction(ctx, request.(PlanCompactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PlanCompaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PlanCompactionResponseObject); ok {
+		if err := validResponse.VisitPlanCompactionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // LoadCredentials operation middleware
 func (sh *strictHandler) LoadCredentials(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params LoadCredentialsParams) {
 	var request LoadCredentialsRequestObject
@@ -8879,126 +9222,134 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D1rc9s4kn+li3dXY1eRkr3J3e0pdVWXTTwzuZ1JUrZ3slWrqVuYbEkYUwAHAKVoU/7vV3jwKZCibMmx",
-	"Z/ZTHBGPRnej0d3obnwJYr7MOEOmZDD5EmREkCUqFOZ/r+MYpXyLKc6Jopx91F/1B8qCSbBAkqAIwoCR",
-	"JQaT4K/RuxhvUMwj2y+qOgZhIOMFLonurDaZbi6VoGwe3N2FwRue5kv2LU1Rfm8HnXwJEpSxoJnpPgmU",
-	"yBHWC2SgFghxSpEpEEgSCbHpDTPdHU5+ILe44GkC+Fkhk5Sz01EQ7oLYQhAZEHYA+y7BZcYVsnjzZ9z0",
-	"o6TWNvozbnaM/J4sUWYkxnLQJg7K75DiClMZApJ4AX+5/CFCFvMEkxB+4ZRhAjcbg6ezz+ffgkRNVcUF",
-	"nPzb+bcVNjKiFhWorBg8CAOBv+ZUYBJMNNr7gf5I5nhF/4FNRPyao9hUg2euUQMBS8roMl8Gk/OwGJcy",
-	"hXMU5cDX/BYrriNpytcXy0xtfiJpjgV0XROazjtQ/lHgjH7uwPf1AmFNBC54LhH0yCEQCQJVLjSSKQO+",
-	"QiFognKUmZE04ser83HM2YzOO1Btm+6J52tyk7aQ3BxV6QZ7DvoTxXXfmCuK672GvNONZcaZRCNBLoTg",
-	"ZjfHnClkypAxy1IaG7kw/kVqTH+pjfivAmfBJPiXcSWYxvarHLvdaga9dNPYSZuEe802MCM0zYWlGGHg",
-	"ugLqvnDDk80ouAuDHzhJDGYPBmM54iXKPFU+8MxnWKIiCVEEToq/opTbKYFKIDdSi7gZF0BAKjLHBGKB",
-	"RKHZwVbSWBxfk3kTvi2quJVqch90oXrA7nXqr+UyR4bhXGdzuEhJ5wxxe9/dUpZoFNzkNFWUwQmxf0aU",
-	"QSYoi2lG0m+k2ZGnIXCaxHBCGHx49/YNyPzmF4zVKXABc8HzrPpk/muwlwmeoVDUMqmez4O2Yhf4Nk61",
-	"I/5mu7vGP5eijBsw9Civ84Sqi5VDeHNqEts1t1EwDX68uP7+w1sYC54rHGdEKRRsGoQwDaiUOUZKi7dp",
-	"oNc5DVbIkigWmCBTlKRyGgTh9nqIgWDGxVL/FSREYaToEn1tE4ypdLAh02L6b1YAo15sgoyaP/Q2w6S2",
-	"7voIitB0e21XCy7UK5gGxKgJ/61P8WIdtZ+itaAKp4HbAnqFPjipn3Qln/hwK3kuYpw4VtFIxdF8ZBhp",
-	"QlIaowbGcd8EVeqbV3MAShV1zC/QTuKbXjPMpDxYxkyOmBxr9tGQcGFObss+wGdAYEkYmePSaDyaG3zg",
-	"SEVULrdn+/76+iPYj3owPbSDHE7c/zVmDZLbTHQaeA/mOu9TTROiggY+6tgPCxavoaTGXCXgJbv4dtAb",
-	"okjK52/Mobq9iRKckTy1CixJEqrnI+nHRpsthG1NgizJOHV6MFW47O1HhCAby3+VineLmyilMzR7yte5",
-	"VBceAmqLBOXq68N7sVhq2e/YjG+jcUYxTSKaeBFQMsA2BrTiHRVCxQO++S7pPzCiLLrZKDdbIYUoU//x",
-	"0sNpYVAch7tFcNmyCU1YW5MXjl1oynKPzDZHtR6sY7XPB4saiTEXSRTznKlB47WZr8RFeG8itKDop4l8",
-	"w5dLqi6ttNkmjjUGDUhNCvSpMm2Se8jjFr0sDOW+4S7J+n+vPrw3YpmRTC64ippQ9vWuCYM2thuL8+NJ",
-	"I8epnx0Yoka8z6i1svsgMeO8q5rfHw15pnWN4T1a627MWo22EwPOQthCQaGT7rGCLR19t1Da7lIN0we7",
-	"IEzaQ7OThsbWi+IFYfO92HyLO7Y4vbWG5kTdQFtD4LfDcb0sZqyw0hnTuezKo7IDiHIoq7geQFBUUw9a",
-	"QNc+eeIr+Fhomb0k2NaJU9TGlAwhoXOqJBCWwAj+DyL4n1dAFCy5VHD+hz9CcT717/NOw89Cecl7hHED",
-	"sHtboDsg6D8PevWDjvnDICNCGe01khnGe2zM+3FHONApUT96FZljZF0mtSXccJ4iYbqFMTAjLpLdgqlL",
-	"Thj8lMB1k6BXPt6TAo+FyBXFdbRCUXgDHo6n1piNtXTj8FNhMT8JRPoXWELgW8ZboohWMmva7BEU2Bn3",
-	"6a99RkuPTr9T4yzW1GErOU9jpK38fY7vr2MNlUKtzzwfuIItTO1taoWB5EJZ+dR0M9WbZBh3fBxqIzcA",
-	"67DQimm8LIAp6oF/wlhx0cUIRCSUkZSqzcDF95vZdTo2T/eP+WxG7XUgLHiaUDYHAokDMloZKKPVOdyk",
-	"/MbnSuOzmcTBJNqbB4dZ0A6I9gRhA5E+alzMZhgrutLa0YqmOEfZreBlZZv9nF5172bffrjCOBfmemXb",
-	"pCudgTUgvAv6NTerNWyGPbIGXcNn43x5cuLmcWRJg079osXc9P3IE0x9R0uCfuouUUoy98sNqUh8ux+z",
-	"2//vtvbtpK59aOHzLepbVPHiKibsmshb2anMZClhkSLydvfcVdMh85nrOu9l9+XF1TX4mr8CTK0JDkQC",
-	"ZfAx1d9vUtQNbZvtezUjc3FPVWabp5u7VMZurQcZssTcXgLQt9+GOCdJkkSlvB8Of1PH8qxCj1vuqnth",
-	"vUvIemX/kq984w84Ne7nQ0UVtY7vPXDnUU48oD3cT7vFEN+hes4ulu8E8V1Yl4f1zlvP++kF1fi10Xzw",
-	"eWNBtnWCIv6kl/mrU6YNju3vm/8HKpUNYTD83A0CqRoN5toyNmKXf7Y+eCeUZfxBD5S42g/AKqbBs5sY",
-	"flZRRuYuSMHweZ6mNs7GhhD1H2gOmq4V1Qzo7hU9QNDWDfRdFKhN0wWu2Uo9kM7N98FQ2p25Cy43aBdM",
-	"pTiRA2TTcNgaUurgbFEDqGtdpU+4b117w1GLaBiOixKUnbSqDd61rkvey+yC76Vj8XS3aLFDdsFjlL8e",
-	"gKo7n+FgeW5/Ds5Cdbi61lY6GnvWV4bvDF9eOexO1NcG98LISfKmCtPpBlIqLpwTvGg8GNor27eaZyfU",
-	"vtm6wK9HSPqchi7OZ7hX+0hXuuEj47D3frgVcfmU8fbQq/AfCWWKUNZ/dZWITSRy5r/dwc8ZFRjxNEER",
-	"qQVhw2MfBeq5o5TYSXcEqu8CvlNBMbZWUukoTYPcmmJJkdeQiA2InEHkflALomDN8zSBGzwNQWBKFF0h",
-	"KG6i+szNPRT4NpHogw21AXhNotJkarvbBniatix7E0Xajwm3ZNv0lV7jBqQiG/g1xxxtBKNeuD4iNKZG",
-	"3pmHbXqBMl92A2Q0QxObyQCJSCmKEPQkQuSZppkmlCOvTcWgEjjD0W53sBe7YYtX2gC2EFgR0Le13tct",
-	"zuE88d5w1ydBFV6kdE5vaOHLbxkS5mPaceUqkEjOmvzS69arALrFjff3bm/fVvRUgkHV3oebXtlcrqxa",
-	"hm+MlmusFF1+B6/VWdp3JRIjiUxSjfKOXcgaPDJw381oqva47A616IsEX8vIhffi0Jkkphofe7HY/uuR",
-	"iggV3aufkpGJS9zTh5Vr0hTzbWVclAS6280YO9ywntYwts5Z/YlRNnd+V7gg8WLKWt7RwmNrckmcZ5fa",
-	"0a6JvIWT0nA1GTKmxZQVFnAIa6oWUL/+1c14Lmp5dSZwxqSg1X2OU1bM7KatfIohuDy1Ij9NolihGE3Z",
-	"s/Udd6Uf3MuvXA/j75dlrp1X/tQzH1qCxaRNdsFsQ2WSiKho8EHeGVQhuNp7MImxQBXNkaEoz+Z971Nd",
-	"IEa1VN+47cW24e3F65umJbAXiu1XC9D25pcLvmbAWYyvAD/bqEugidlntg8QBR8/XF2bJENOcrUYG0NY",
-	"+tTYPYLHmghrgulHRute455JF8X22kLFa7YB/QVWJM0xhAQ9gsMKKZKReIFj6lJ551yrWZ+jOY/cdL9I",
-	"zkaXZP2jO/n1vDinUqHoty+GKYude4CvUJgYs44TwkOF7Rl92C+g740qexDwD4NON99huaFUlJVg7ekV",
-	"GnbJsNWxLUOrbKQKGP+CMi7Uj6gEjeW9NDphRoiG3STXG3vB4SkeNZK0mcfpA6G6v9nauJ+0kUbAuJ/B",
-	"mD0jKBI67a4Nq6TqEEqXbugsVi6mbEVx/aqWem26ulzYNIWbXJVDlf3hxCbFn+pmU1a5it3ANsxXjyxt",
-	"L2swtj75VJF900PD5qXe8MO/XPDAnFMvZbZcTgdxE7mU9d2RCEVqu5vEB2J7X3ZGbffjdeA1ROelZ0/G",
-	"7l9M9H9VjqGErlOemUvxtmtwtzExLElh101zD7idGTBUSg3Unvf3S76yFuC+a0z2DK/YzsVIggqAsITf",
-	"R71P9W3UHSDcFFvaPpiMxyHIF5Px+CaPb1GNR6ORSSOXjZ/2ULWOFFy8I2Bad6cuxXPbuiwqIRjbLLaZ",
-	"tTavWFpHldOt6DJzMT8haC1GIXM+NiohE9ykTrOTNRW2NoaEGU9Tvjb62WujkzXnygRXPObpaQhZmkvT",
-	"rpba/Prjuyk7+fu4+mm8Ov/76Qj+xBNaeP9iIsSmHLY4MYzsLisNhOBQGk6Z22FGwNfDT4AIBI22RJu1",
-	"M4E2hs2qnAsUaHo0lc4p69U6Q5DcApmzW6YVeZvEZSfXc0mYaw0eXp6d2XNGUaWP0KCsWeOjTRAGZfB9",
-	"cDY6H50Z3TJDRjIaTIIXo7PRC80SRC0MkzUxOCZ5Qo3EmvtMjh+oVJYUph0oQWgKDNcoFcyokGoCuEKx",
-	"gWWuiKJsXuaPG+tff5qy6nLEJJGP4NLiWjoCR/Y2Gjirm/1wydcSmB5jysz6XVWLEG4MzUMwZV3Abid9",
-	"khtbR1Pc2ibuvNZ7weyMd4lbUi3mwaCmqmr0tzYGLj6TWFV1JULYrg8AJ636AFURnXbdmVrie0/hlTYM",
-	"ly7SBVwVGTvf1KbfTdaLsSQpyqJIQqknTNaLadAJSy3Edg9QLDos65ZwbJeX0Gh6e/HDxfWFMUW/WMDv",
-	"xpXeNf5S/n3XA2VZHmAPGD+wdAM2RkQbxFotnCl0ouny2zfw4sWL/wJFl9g1q6SshZghN0P9kNzgjGup",
-	"MhiInCma3gsI3zlSMfm4VTrJQ2QLcYYCMjJHOHFFBOD87CysUuDOzs66Od1b0ol8djdlZ2dnYf/F2c+t",
-	"UkF/ODs7XG2ajrAnT5GaDwwtDvjMiUBLzpEtYWLQ0jVdCb8NIbPaGZlLc+VZCuHgZ/17Syo340l6RHNZ",
-	"+UYLTWpERNFTn0uaGq+AISb9stYrJatgmW0huT+LDehRFQo7Ovk9gUA7qF9D7Ik5lDT+aHnUnB6UI8Ig",
-	"49JDdJvqJoH0EH4EWo8jTK5RmBQXWSuKp7UUDe8roMb+tj5FdwMZW72Ga6lFlYQFkQvd6BYz5TtKW3m2",
-	"VZmXP/FkczBydWTz3jXVYCVyvNtimvODQeH17/qqdy1qpIA1ka4sV/JoEsOerHfVNUnflXkN2FeG5oUj",
-	"WSulVp2Simew5uKWsvm2oLBDNXmgQYKXfjujiSN3gX3gPeTkZhPg71D1QHt2eIbZzSVOnlToP7gwaQrv",
-	"jvqOe5Xy+3kAC47ttUm7cuihIOgSkpeYpVrFrNcCLaSeKZ6VahlnZZ2JhbF8buqmJZCzxNBiB99fmqWV",
-	"RL6ylyGPwU8DBBDDtVtx2JbwxxdDtZRBr+LieN81s0QiaVoeVpwZ6sjCiRxabzFqomm6cDFlnAEBjVZC",
-	"GQp9PFMVAllyNge14BILfwCDG4QFpq6zNM7mEbxmmykjuVpoRMZaPBcwLMkGiLwFcsNzpXtgOrNs405U",
-	"STYSGFcLyuZTZputF6gWViOo4Ab8rFW0EXwyDoFqMm068dmssI5LXOijVoM6gtcF254Y7HAmeYqnYC7u",
-	"DSWdMcFnMxQWjsKf4Dunv0PlyfvcZfkOc8cb50qXFeBqH+5Rc9RfILZyfe9lCLYr4u4of2sqahIJjTK4",
-	"LUjqDuI9ILkuQ+4Kd5QeqG+SYIfoO5qc6csQ7j7Jit2s+TcEycXxNZ4yqN0rZS6MV0q30cfrDvvn1G8A",
-	"maj64MiWSDN034PhaiVhYdIdydbwaffmOvGYin29AM4gnf5w6LeJDn6eNpzzeOq7YebxF/1PS3P3qdsl",
-	"UYZo2uVKipBT46DWZ6HbCloPqmWKPZIS7l/D4xH30VVswdMHq9h1Nhm3Uge9iG7lIR5bmPlSHj00+LSw",
-	"UeiGNal03Ifa5HwGZOkSmK+TpFr/kWRmlfo5RFT2SYQa2h9RttWZdvxF64d3Xn+FT+q1kDtkpdVsRgK6",
-	"G+Knz2Ohd5h7q9OHt/UbNK0yVDtlkE1yPbb4aaXS9kj/b4rT71nJm+ZavnPHd6V/g7GLSwv0lV0j1Ubx",
-	"msZmzzOuTF6KXsi21vs6SWz+8HGkl8tNfqjoqpzaZn2PKb4s04wFrvjtQMfW4Qh+aWaVZfzcycuzl9Wr",
-	"NwY1CUdLY3NhTpXHsrGjPG0y2/VZka2hPfYR1czX7ZRiVervsSWZJ8m40zQsgX9Es/BTzSNzPNtwq6bj",
-	"IxuItZxs/1FSBaE+nqlY8epgzalJrSEbsLmwwnI8oco6UxmvfIEHv/rsshh7VvE1SP4s72i2mGdcZLBn",
-	"ghflFLsI4KKHP7qWxzTey0KxHQ5HA4FNQ+O5KuO9nj5JwsBVJ2y9eoNKwsKFRxZhl0uq9TtHIKgFWJXZ",
-	"zCU5p+xETwXyxQQEzilnIRRPloSggY6k2qQY2Sd0QpBKRlUDrTtERLBwyvCzQsFIGtEkBCnRZBrYv25x",
-	"E9bAKB8zCcGOal44oUlYBBlE1c+nNirB3S6bMFKSFr6oWsrOLW6MP4rKKbO3osV7ar6LjSsvTx7+NGqw",
-	"4yP6J/t3gWYMTB5nM/RLkvLvrgi/sc2kGH8x/96Nl64GwjANet1SNgYbvztijlovKg7oUXtmr1tNvzBJ",
-	"+rKqs/CNNHfORWKwdNHDVQxGrWYDZ+lmykz5AoEzFMhiffDayGXbJyzetCyHqUrf2aHCKVsSRmcolQyh",
-	"+BNSKpU8DYEySRP01IGwoT+EJcXmu9mYTq5ILhVmjs0IrsqlxKamoalkYO4ktQBpVdYo4wcndZRM2YJK",
-	"M5rtMFqSz1XutD6RljIETCXCv0NCNvIUbEPIWYpSW0ECZ1NmX2UCovTgS/dA1sZEcBf3wQi1kh1F9DJh",
-	"Mer55ZSZZ7RuBGHxogZrGzzKSvBkpHh0i5g5AM9PR1N2XRJSz+3KTpRRn+gwVaN94uJSqTLB4WTKRM4g",
-	"1jt4wYWRkjPKqFxUV5ZaOo/A1W+w9DQDuic4psxdTI/gvbnzsg902Er25YuCJu6h9sG8v+eRro1CJUeS",
-	"rN5KLnfbL0UeUqz6C7B43dTEGqGu7EaDdrWSK2WdlYOL3PKt0D61zD185tdX7nWTfsz75eZrbR6suwZg",
-	"F57btZYaT1lp4nCKeJGMVmDcE63e6xWoiuU9fpxs2PWirrBu8q9D444Sgh5ivzVnCsQLmiYCWfEIoYW/",
-	"nr6pyc+zyARyHNL2rBcNvNubfLX3gbvvhVoP6uzNJL4npS35juV32Xq96JEV364niLrC3Uo2OaAXpsEY",
-	"3ZKhruX2OmIEz47BAkOcOU38JIJn2YHx0+G0+YGTpFz0j0VFtyMyjreq8k6uMQanMmmLLm3ywMhZIEm2",
-	"sVNCemECBYP9yekiDJ+MCNzf5Pp52M4at8pMPyqIXXLdJlbXEnOfsmDfmbT+yCJ+d1Z6n0Lukr7D4kY/",
-	"NHvYpX1/Bck/Fq7mytPhzkYNm8Ow5m7oXhuH31tMcW4gOS5Pe8v0DOfjfr6o3v5/GDdZz9f+nBSt3HP8",
-	"T4udftJQPWVB56t+dEieMAh4GEuYWjLDOcJxUJ8Jautt//bSNFt1xH2anC3RQ20MRIm10aF2bfhE9l/t",
-	"rc7fpjD3PEb63EV589Jjl3V4WNp6vUK5mBfINXVy9vEOdRgj9gLhgHZlbed12pT3Q1UHPxfIstVFKmy9",
-	"m0XvOcPoR6LiRXCPrKXytqDRGVm+NG+zpDb9dFav0bPLO7cHn7/opxiVkDN7bZCAqXdhBOjFNZlrYdpY",
-	"/AFJ6reEDdB7WsGqnmP3TKX9vS8cfYboAeXHsUS854X5R3Yset7/73APueu6lLDEFZQ3abXFLdooCJ3E",
-	"MEDqfdMEo72j777m2TNuvxvszZn7iAJuiEQw14Q2qIAqCSldYXHn7G44FZDyPruqDxPnQiBTHel09XeT",
-	"Bl1W1St3e+vgdBb9PbZe6ntiysNHf2og093wL0gLm7876dUqslKvGm7u+Sx9wdU1g5euDufEuX1A8mWB",
-	"QQl8NmU3LTzXqpM7FLvoIxNjtCIptXXfytiLKTt5eXYGP9kvlLOLzzEaAO1YNlze1vU/deXizOV5WafO",
-	"Blt4q6QYQdLL/E9KRpdwNp+rfMaS+utK3mY98E6dtl7WYZB0zFKie3+1O96OZ6Y8RLryRDDKmGcm4a8W",
-	"hnTCGZqqY0XIo17P6e9EPN6Pu8oD/Tcu+UmSOLG75CuE9cIkuxBF7MsW8lWj7nslmVMkM9uRc1XJaRs0",
-	"ZeSGBDJlhabRLb+fvuT+p8w+mMxe2mLuz2dftX31tYr0xwqJ9lW9f1BmnxnQeJJIrJWvA7qS7scFzLxp",
-	"5YIksfmqldd+asizSaMqUBEHjEV1lVqwQVjF35rQW93evLH9AW5xIxspAStkiYRbxAze8CWqbyRYMOEj",
-	"Eb/mqKzwE1NWvEfl3uqxVXqtBgu0eBtuZgrmk/jWJ/g63vQ6ogDpmLErj9dwzD/Vgx4W1jric9UOrsxh",
-	"HplQdRkTBpl72ApO5IbFC8EZz+UE7GNH+kTJTGSuSzXRradsoRsJCfZpsxDsw2MhNB9RC6HmagjNhqMs",
-	"tsXASTpl5iGxcetRNRDmAR6tSXie/RrBawMCpETM9X40kfCVkvKNBEXkLaTUBoXLNQoJ1cNQWjOeoYoX",
-	"ZvtOmfm7eJ5LjuBtj7VbBsva1WIyZYW1TATaIP8irUbPY4uNOfeERC2D/hq5YuORNQgjo11MQIt0n6xo",
-	"vEe2t5pUMzq/t174YylJ3uf3jhxv7nvZrVstskxsOOErn38ahPEX945Zbz3R9zbrAESuWcwkNRDL/cWC",
-	"5CuICYsxTXU7Wp3xNqbeZa0vvKUW35iOxbN2gy4IbJcUEzhxw9pk8twMcXr4O6qWIzUlbq9VBK3JLJtj",
-	"Y9L0bzFT7mkAFLZAg0m8IVNm8Kc4ZDxNJ/Dy7CW851e5fd/vXVI5qIri5gi5zEkK8QLjW68nyvM8YPA0",
-	"+L4U7cI+Wvi7ONP91VmKdwP3TvTdf4OXLxA+R/WgSLeyuoE9M0+qBB17Ep4Cn5lqonYz6QO38S6vE7Pe",
-	"jVIetk/4OGsC+pXM/jYQuza6ocM3ska4xz7obABWX0DVT6bF7zCeyiz84OFURcTb04qmevKxjBWYv41I",
-	"RtN8/EX/szMc6sDEGeKCMoV5DxjKVHF9562PW+VXJ2BXZI6eYs/AHIPFw8TlfCWxsbuHRssAL2xK4mcg",
-	"ZIwr/hkKGafNCiye1ztG8mbtudonHva+9azuQ7zxVVinRe/xfPFKECbdW3hjey10LFq6+6lqwucQLVdB",
-	"+1C62mpxlrLu9XB7/3Y02trz/jE26DNISzno/ixVlQNtz1LGmof2xarAYC7SYBIslMom4/H5H/5zdDY6",
-	"G51P/nj+x3ODKte/eJW3qKWgj9D2iwmy/qtjmdovFoLaD7ViGHc/3/1/AAAA//8=",
+	"7H1/c9s4kuhXQfG9V7GrSMne5N3tKnVVl008M7mdybgc72SrVlO7MNmSMKYADgBK0ab83a/QAH8KpChb",
+	"cuyZ/SuOiB+N7kaju9Hd+BLEYpkJDlyrYPIlyKikS9Ag8X9v4hiUegcpzKlmgl+ar+YD48EkWABNQAZh",
+	"wOkSgknwt+h9DDcg55HtF1UdgzBQ8QKW1HTWm8w0V1oyPg/u7sLgrUjzJf+GpaC+s4NOvgQJqFiyDLtP",
+	"Ai1zIOsFcKIXQOKUAddEAk0UibE3mZnu5OR7egsLkSYEPmvgigl+OgrCXRBbCCIEYQew7xNYZkIDjzd/",
+	"gU0/Smpto7/AZsfIH+gSVEZjKAdt4qD8TlJYQapCAjRekL9efR8Bj0UCSUh+EYxDQm42iKezz+ffEAWG",
+	"qlpIcvL/zr+psJFRvahA5cXgQRhI+DVnEpJgYtDeD/QlncNH9i9oIuLXHOSmGjxzjRoIWDLOlvkymJyH",
+	"xbiMa5iDLAe+FrdQcR1NU7G+WGZ68xNNcyig65oQO+9A+aWEGfvcge/rBZA1lbAQuQJiRg4JVUSCzqVB",
+	"MuNErEBKloAaZTiSQfx4dT6OBZ+xeQeqbdM98XxNb9IWkpujatNgz0F/YrDuG3PFYL3XkHemscoEV4AS",
+	"5EJKgbs5FlwD10jGLEtZjHJh/IsymP5SG/H/SpgFk+D/jCvBNLZf1djtVhz0yk1jJ20S7g3fkBllaS4t",
+	"xSgnrisB05fciGQzCu7C4HtBE8TswWAsR7wClafaBx5+JkvQNKGakpPirygVdkrCFKE3yoi4mZCEEqXp",
+	"HBISS6AacAdbSWNxfE3nTfi2qOJWash90IWaAbvXab6Wyxwhw7nOeLgoxeYcYHvf3TKeGBTc5CzVjJMT",
+	"av+MGCeZZDxmGU1fKNyRpyERLInJCeXkx/fv3hKV3/wCsT4lQpK5FHlWfcL/IvYyKTKQmlkmNfN50Fbs",
+	"At/GqXbE32131/jnUpQJBMOM8iZPmL5YOYQ3p6axXXMbBdPgh4vr7358R8ZS5BrGGdUaJJ8GIZkGTKkc",
+	"Im3E2zQw65wGK+BJFEtIgGtGUzUNgnB7PRQhmAm5NH8FCdUQabYEX9sEYqYcbMCNmP67FcBgFpsAZ/iH",
+	"2WaQ1NZdH0FTlm6v7eNCSP2aTAOKasJ/mVO8WEftp2gtmYZp4LaAWaEPTuYnXcknPtwqkcsYJo5VDFJh",
+	"NB8hI01oymIwwDjum4BOffMaDgClo475JdhJfNMbhpmUB8uYqxFXY8M+BhIh8eS27EPEjFCypJzOYYka",
+	"j+EGHzhKU52r7dm+u76+JPajGcwM7SAnJ+7/BrOI5DYTnQbeg7nO+8zQhOqggY869sOCxWsoqTFXCXjJ",
+	"Lr4d9JZqmor5WzxUtzdRAjOap1aBpUnCzHw0vWy02ULY1iTAk0wwpwczDcveflRKurH8V6l4t7CJUjYD",
+	"3FO+zqW68BBQWyQoV18f3ovFUst+z2diG40zBmkSscSLgJIBtjFgFO+oECoe8PG7Yv+CiPHoZqPdbIUU",
+	"Ylz/xysPp4VBcRzuFsFlyyY0YW1NXjh2oSnLPTIbj2ozWMdqnw8WDRJjIZMoFjnXg8ZrM1+Ji/DeRGhB",
+	"0U8T9VYsl0xfWWmzTRxrDCJITQr0qTJtknvI4xa9LAzlvuGu6Pp/Pv74AcUyp5laCB01oezrXRMGbWw3",
+	"FufHk0GOUz87MMRQvM+YtbL7IMFx3lfN74+GPDO6xvAerXU3Zq1G24kBZyFsoaDQSfdYwZaOvlsobXep",
+	"humDXVKu7KHZSUO09aJ4Qfl8Lzbf4o4tTm+toTlRN9DWEPjtcNwOFsssfd5SnjDT8AhyaCZ8Yqj/7Ekg",
+	"BQNXtIJYCzmAH9xC3rmOP9l+DzluZkwqHUmxdprxgC4SqBJ8T71r75PLdNGGvnstp+gjzQ5uWk8itw4X",
+	"14nny5sdJ2QD5o6zsIG/sMlH7SW0watQuYNv+8/Qe245CWix7SWPskLQYVcfnQ97gpYw9iOotR+2dzeV",
+	"CeM0ZXpzCC1MzGYKhnLx/puyW1l2E7cHDRsL7EfVZUp590kbFxLyPlxRiVcPXyzp56gtZLeRZVrtv4Vr",
+	"XDdQiLWP/jZwPkjCOnb6kVzsj+HHzE75+fRPkkczXFqUatsx+1sr6KYtb2s65Wx15bIDveVQ1rN1ADlY",
+	"TT1oAV3b+4mv4LJwQ/WSYNtploLWIFVIEjZnWhHKEzIi/yAR+e/XhGqyFEqT8z/8kRQs0W8IdHqGLZRX",
+	"osdaawB2bxf1Dgj6DcbefdgxfxhkVGp0b0Uqg3gPNeJ+3BEOvLWo2+aaziGydyq1JdwIkQLlpgUK3UjI",
+	"ZLfl0mVIIH5K4LpJ0GtA3ZMCj4XIFYN1tAJZXBc8HE+tMRtr6cbhp8Kl/iQQ6V9gCYFvGe+opsb6q7m7",
+	"noRlOfTs7FtThzPVXUVGStO9jI2v4y4thVqf/37gCrYwdQ+LVgmprXxq3kPVm2QQd3wc6kQfYrYW03hZ",
+	"oKETdjHC3iZVvwZbp2PzdL/MZzNm44XIQqQJ43NCSUvjjVbn5CYVN767tsc11zpc7Pc23S5mM4g1Wxnt",
+	"aMVSmIPqVvCyss2+3pnq+rNvP3yEOJcYf7FtqZe3hTUgvAv6NcfVIptBj6wB1/DZ3M48OXHzOLKkQad+",
+	"0YKhQD+IBFLf0ZJAh1cAlKJzv9xQmsa3+zG7/f/u6wA7qWsfWvh8i/oGdLz4GFN+TdWt6lRmspTySFN1",
+	"u3vuqumQ+TCexxsNd3Xx8Zr4mr8mkFqHIaGKME4uU/P9JgXT0LbZDrxBmQt7qjLbPN3cpSp2az3IkCXm",
+	"9hKAvv025PaSJklUyvvh8Dd1LM8qzLjlrroX1ruErFf2L8UK7uOTuu8lK+iodXzvgTuPcnIUN/QWQ3wL",
+	"+jm7WL6V1BfRVh7WO8Oi7qcXVOPXRvPB5w0W3dYJigDVXuavTpk2OLa/b/7vmdI2xhH5uRsEWjUazLVl",
+	"8OSuC9z64J1QlgGKPVDCaj8Aq6BHz27i8FlHGZ27KEbk8zxNbSCujTHuP9AcNF0rqhnQ3St6gKCtG+i7",
+	"KFCbpgtc3Eo9kM7x+2Ao7c7cBZcbtAumUpyoAbJpOGwNKXVwtqgB1LWu0ifct6694aiFPA7HRQnKTlrV",
+	"Bu9a15XoZXYp9tKxRLpbtNghu+BB5a8HoCooZDhYnvCQg7NQHa6utZWOxp71lfG9w5dXDrsT9bXBvTAK",
+	"mryt4ni7gVRaSOcELxoPhvaj7VvNsxNq32xd4NdTKHxOQxcIPNyrfaSYr/CRcdgbQNZKyXjKeHtorNwP",
+	"lHFNGe+/ukrkJpI599/uwOeMSYhEmoCM9ILy4ckREszcUUrtpDsy2XYB36mgoK2VVDpK0yC3plhSJD4m",
+	"ckNkzknkftALqsla5GlCbuA0JBJSqtkKiBYY9o+hfaTAN6aqDQ8e2I3XJKrFUDR3xABP05Zlj2km/Zhw",
+	"S7ZNX5s1bojSdEN+zSEHm+JgFm6OCIOpkXfmYZtegsqX3QChZojJG5wAlSkDGRIziZR5ZmhmCOXIa3M1",
+	"mSKCw2i3O9iL3bDFK20AWwisCOjbWh/qFudwnviA3PVJMg0XKZuzG1b48luGBH5MO65cfbGAvW69CqBb",
+	"2Hh/7/b2bYVXJxBU7X246ZXN5cr64/BarrFSdPkdvFZnad+VKIgUcMUMyjt2IW/wyODozVTvcdkdGtEX",
+	"SbFWkcv/gaEzKUgNPvZisf3XozSVOrpXP60iTFzY04eVG9IU822lZJYEutvNGDvcsJ7WZGyds+YTZ3zu",
+	"/K7kgsaLKW95RwuPLSabOs8us6NdU3VLTkrDFVNoscWUFxZwSNZML0j9+tc0E7msJd5j4AzmqNd9jlNe",
+	"zOymrXyKIXGJ7EUCuwK5Ajma8mfrO+7KT7yXX7me59cvy1w7r/ypp0a2BAvWVeiC2YbKJBHV0eCDvDOo",
+	"Qgq992AKYgk6mgMHWZ7N+96nukCMaqm+cduLbcPbi9e3TUtgLxTbrxag7c2vFmLNieAxvCbw2aZlEJbg",
+	"PrN9CNXk8seP11iFQNBcL8ZoCCufGrtH8FgTYU0w/cho3WvcMyuz2F5bqHjDN8R8ISua5hCSBDyCwwop",
+	"mtF4AWPman3MhVGzPkdzEbnpflGCj67o+gd38pt5Yc6UBtlvXwxTFjv3gFiBLAN7PSeEhwrbM/qwX0Df",
+	"G1X2IOAfBp1pvsNyA6UZL8Ha0ys07JJhq2NbhlbpyhUw/gVlQuofQEsWq3tpdBJHiIbdJNcbe8ERKRw1",
+	"krRZ6MEHQnV/s7VxPxkjjRJ0PxM0e0akqPhgd21YVV0JSenSDZ3FKuSUrxisX9dqs2BXVywjTclNrsuh",
+	"yv7kxFbNOTXNprxyFbuBbZivGVnZXtZgbH3yqSL71o8Im5d6ww//csEDi1J4KbPlcjqIm8jVtNkdiVDU",
+	"vnGT+EBs78vOqO1+vA68hui89Owp6fFXTA+s6jWV0PXkVC3Fqu0a3G1MDMti3HXT3ANuZ4osU8oAtef9",
+	"/VKsrAW47xqTPcMrtpM1k6ACICzh91HvU30bdQcIN8WWsQ8m43FI1MvJeHyTx7egx6PRCOvMqMZPe6ha",
+	"Rwou3hEwbbozVwNi27osSiWhbRbb0hu28IiyjiqnW7Fl5mJ+QmK0GA3c+diYIpkUWFuFn6yZtMWzFJmJ",
+	"NBVr1M/eoE7WnCuTQotYpKchydJcYbta7ZM3l++n/OSf4+qn8er8n6cj8meRsML7F1MpN+WwxYmBsrss",
+	"RRQSh9Jwyt0OQwFfDz8hVAIxaEuMWTuTYGPYrMq5AAnYo6l0Tnmv1hkSJSyQOb/lRpG3KVN2cjOXInOj",
+	"wZNXZ2f2nNFMmyM0KIva+WgThEEZfB+cjc5HZ6hbZsBpxoJJ8HJ0NnppWILqBTJZE4NjmicMJdbcZ3J8",
+	"z5S2pMB2REvKUsJhDUoTTFadEFiB3JBlrqlmfF4WmEHr33ya8upyBKvMjMiVxbVyBI7sbTQRvG72kyux",
+	"VoSbMaYc1+/KXoXkBmkeEqz7Rux2Mic52jqG4tY2cee12Qu4M94nbkm1mAdETVX28O9tDFx8prGuCk+F",
+	"ZLuAEDlpFRCqquy1C9PVKuP0VGZrw3DlIl2IKzNn55va/PzJejFWNAVVVFEq9YTJejENOmGphdjuAYpF",
+	"h2XdEo7t+lMGTe8uvr+4vkBT9IsF/G5c6V3jL+Xfdz1QlvWD9oDxR55uiI0RMQaxUQtnGpxouvrmLXn5",
+	"8uWfiGZL6JpVMd5CzJCboX5IbmAmjFQZDETONUvvBYTvHKmYfNyqreghsoU4A0kyOgdy4qoMkfOzs7BK",
+	"gTs7O+vmdG/NR/rZ3ZSdnZ2F/RdnP7dqCf7h7Oxwxes6wp48Vex+5GBxIGZOBFpyjmyeLKKla7oSfhtC",
+	"ZrUzOlc2R7gQwsHP5veWVG7Gk/SI5rI0nhGaDEVE0dOcS4YarwkHSPplrVdKVsEy20JyfxYb0KOqJHp0",
+	"8nsCgXZQv4bYEzyUDP5YedScHpQjwiATykN0m+qmCO0h/IgYPY5ytQaJKS6qVjXXaCkG3teEof1tfYru",
+	"BjK2eo0wUotpRRZULUyjW8i07yht5dlWdeD+LJLNwcjVkc1711SDtczhbotpzg8Ghde/6yvvuaiRgqyp",
+	"cnU7k0eTGPZkvauuSfquzGvAvkaaF45ko5RadUppkZG1kLeMz7cFhR2qyQMNErzy2xlNHLkL7APvISc3",
+	"mwB/C7oH2rPDM8xuLnHypEL/wYVJU3h3FIDeq9bvzwNYcGyvTdqlxQ8FQZeQvIIsNSpmvVh4IfWwumZq",
+	"ZJyVdRgLY/kcC6smJOcJ0mIH31/h0koif7SXIY/BTwMEEIe1W3HYlvDHF0O1lEGv4uJ43zWzRKJpWh5W",
+	"giN1VOFEDq23GAzRDF2EnHLBCSUGrZRxkOZ4ZjokdCn4nOiFUFD4Azi5AbKA1HVW6GwekTd8M+U01wuD",
+	"yNiI5wKGJd0Qqm4JvRG5Nj0gnVm2cSeqohtFuNALxudTbputF6AXViOo4Cbw2ahoI/IJHQLVZMZ0ErNZ",
+	"YR2XuDBHrQF1RN4UbHuC2BFciRROCV7cIyWdMSFmM5AWjsKf4DunvwXtyfvcZfkOc8ejc6XLCnDFkfco",
+	"Su6vIF+5vvcyBNsl83fUx8eS21SRRp38FiR1B/EekFyXIXeFO8oM1DdJsEP0HU3O9GUId59kxW42/BsS",
+	"JeTxNZ4yqN0rZS7QK2XamON1h/1z6jeAMKo+OLIl0gzd92C4WklYmHRHsjV82j1eJx5Tsa8XwBmk0x8O",
+	"/TbRwc/TyDmPp74jM4+/mH9amrtP3S6JMkTTLldShJyig9qchW4rGD2olin2SEq4fw2PR9xHV7GlSB+s",
+	"YtfZZNxKHfQiupWHeGxh5kt59NDg08JGoSNrMuW4D4zJ+QzI0iUw3yRJtf4jycwq9XOIqOyTCDW0P6Js",
+	"qzPt+IvRD++8/gqf1Gshd8hKq9lQArob4qfPY6F3mHur04e39Rs0rTJUO2WQTXI9tvhppdL2SP8Xxen3",
+	"rORNcy3fuuO70r8J2sWlBfrarpEZo3jNYtzzXGjMSzEL2dZ63ySJzR8+jvRyuckPFV2VUxvX95jiyzLN",
+	"WMJK3A50bB2O4Fc4qyrj505enb2qnsVD1CQCLI3xwpxpj2VjR3naZLbrsyLbQHvsI6qZr9spxarU32NL",
+	"Mk+ScadpWAL/iGbhp5pH5ni24VZNx0c2EGs52f6jpApCfTxTseLVwZpTk1pDNmBzYYXleMK0daZyUfkC",
+	"D3712WUx9qzia5D8Wd7RbDHPuMhgz6Qoyil2EcBFD1+6lsc03stCsR0OR4TApqGJXJfxXk+fJGHgqhO2",
+	"nsUDrcjChUcWYZdLZvQ7RyBSC7Aqs5lLck75iZmKqJcTImHOBA9J8aZZSAzQkdKbFCL7xl5IlFZR1cDo",
+	"DhGVPJxy+KxBcppGLAmJUoCZBvavW9iENTDK185CYkfFJ9BYEhZBBlH186mNSnC3yxhGStPCF1VL2bmF",
+	"DfqjmJpyeytaPLjqu9j46OXJw59GDXZ8RP9k/y4wjAHJ42yGfklS/t0V4Te2mRTjL/jv3XjpaiAM06DX",
+	"LWVjsPG7I+ao9eTygB61d3i71fQLTNJXVZ2FFwrvnIvEYOWih6sYjFrNBsHTzZRj+QIJM5DAY3Pw2shl",
+	"2ycsHr0uh6lK39mhwilfUs5moLQKSfEnSZnS6jQkjCuWgKcOhA39oTwpNt/NBju5IrlM4hybEflYLiXG",
+	"moZYyQDvJI0AaVXWKOMHJ3WUTPmCKRzNdhgt6ecqd9qcSEsVEkgVkP9PErpRp8Q2JDlPQRkrSMJsyu2z",
+	"jYRqM/jSvaC5wQju4j4YSK1kRxG9THkMZn415fjO5o2kPF7UYG2Dx3gJnoq0iG4BMgfg+eloyq9LQpq5",
+	"XdmJMuoTHKZqtE9cXCrTGBxOp1zmnMRmBy+ERCk5Y5ypRXVlaaTziLj6DZaeOKB7o2vK3cX0iHzAOy/7",
+	"gpetZF8+OYxxD7UP+ECvR7o2CpUcSbJ6K7ncbT8lfUix6i/A4nVTU2uEurIbDdrVSq6UdVYOLnLLx8T7",
+	"1DL3MqpfX7nXTfox75ebz7l6sO4aELvw3K611HjKShOHU8SLZLQC455o9V6vQFUs7/HjZMOuJ/eldZN/",
+	"HRp3lBD0EPsdnikkXrA0kcCLV4ot/PX0TUN+kUUYyHFI27NeNPBub/Iho2zrAz6PyYda5Mh+s7yvHhn+",
+	"C2zqAdLH8rtsvV70yIpv1xNEXeFuJZsc0AvTYIxuyVDXcnsdMVJkx2CBIc6cJn4SKbLswPjpcNp8L2hS",
+	"LvqHoqLbERnHW1V5J9egwakxbdGlTR4YOQugyTZ2SkgvMFAw2J+cLsLwyYjA/U2un4ftrHGrzPSjgtgl",
+	"121idS0x9ykL9p1J648s4ndnpfcp5C7pOyxu9EPcwy7t+ytI/rF0NVeeDnc2atgchjV3Q/cGHX7vIIU5",
+	"QnJcnvaW6RnOx/18UdahfSA3Wc/X/pwUrRisnx47/WSgesqCzlf96JA8gQh4GEtgLZnhHOE4qM8EtfW2",
+	"f3tpmq064j5NzpboYTYGosTa6FC7Nnwi+6/2VudvU5h7HiN97qK8eemxyzo8LG29XqFczgvkYp2cfbxD",
+	"HcaIvUA4oF1Z23mdNuX9UNXBzwWybHWRClvvZ9EHwSH6gep4Edwja6m8LWh0Bp4v8W2W1Kafzuo1enZ5",
+	"5/bg85f9FGOK5NxeGyQE612gAL24pnMjTBuLPyBJ/ZYwAr2nFazrOXbPVNrf+8LRZ4geUH4cS8TjDdg9",
+	"RfzhIeh3D7nrupTyxBWUx7Ta4hZtFIROYiCQZt80wWjv6LuvefaM2+8Ge3PmLkGSG6qA4DWhDSpgWpGU",
+	"raC4c3Y3nJrQ8j67qg8T51IC1x3pdPV3kwZdVtUrd3vr4HQW/T22Xup7YsrDR39uINPd8C9oC5u/O+nV",
+	"KrJSrxqO93yWvsTVNSOvXB3OiXP7ECWWBQYVEbMpv2nhuVad3KHYRR9hjNGKpszWfStjL6b85NXZGfnJ",
+	"fmGCX3yOAQG0Y9lweVvX/9SVi8PL87JOnQ228FZJQUHSy/xPSkaXcDafq3zGkvorS95l5qqYPbYz5/E3",
+	"qLSlN1qniMJCkDbQj8nWSVKLYSLu+c5TcrNxGwzLStohUHjeAmQu22GtXhCWKHLyDynW/2AJWVINktGU",
+	"/QuS0xF5dfYnmxxBEZwXasobMwvZnphs68NumxMJFIuFLPt2eEnoJ66EOTD/vb8Pu7+jLKW/h01uCNA+",
+	"cW3cxpQ7DbDSDddC6gWZuZf2b2h8SxjXAku8WA3Thbbh6FNeXfRhWVkY1TXXkUM2xgqW8mPKd7SUoPHV",
+	"JNyyRWhcFfv2euoM4bKui2+TX6aUN7b4MbeGm8XMuXN3UJ5Ydca9yrK2JdYLybXMlUbx9bX3SfNdjE7f",
+	"Tr280SArwey698nXi3XqeG7RQ66Pnkh+FYsME99r4bgnZnNkIMvQf7Oe09+JmXA/7ioN29+47KVJ4syP",
+	"pVgBWS8w6ZNqal94Uq8b759UFkoKdGY7CqEre8UGD+P5qgid8kJsd2s5T9+C+bftcjCZvbSPmjyffdW+",
+	"s669zHKs1CDf6y8PynDHAfFGhcYxZBq+9snN8W1HlywAzdcdvX7EhjybNKrjFfkwUFQZqwXdhVUeCmp1",
+	"pr3ZzO9/JLewUY3UuBXwRFlr8K1Ygn6hiAWTXFL5aw7aCj855cW7jE47stXqrSeHsOKN1Bk+HEPjW5/g",
+	"63jb8ogCpGPGrnoWyDH/Vg96WPg5W2Yf8TCPMGVLxZSTzD3wSE7UhscLKbjI1YTYR//MiZJhhopLuTSt",
+	"p3xhGklF7BOfIbEPcIak+ZhoSGou9xA3HOOxfRSDplOOD2qOW4+LEokP0RlNwvP85Yi8QRBISuXc7EfM",
+	"CKuUlBeKaKpuScpscpRag1SkeiDRaMYz0PECt++U49/FM5VqRN71eH3LpBG7WkgKD5BN0cJktyK91Mxj",
+	"i246N70CI4P+FrlHNyLrGI1Qu5gQI9K7rMTyXc691aSa8/U7ext9LCXJ+wztkfOufC+cdqtFlomRE77y",
+	"+WdAGH9x73n21tX+YN0HROaGxTC5j1ruLxakXhuDPYY0Ne1YdcZbR6io+SC2FXDsWDzvOuii3HZJISEn",
+	"blhbVCXHIU4PH6vRulBMqdtrFUFrMsvmmmK5mlvItHsiB6QtVIQJqHTKEX9akEyk6YS8OntFPoiPuX3n",
+	"9n1SXdQUj3wAyVVOUxIvIL713sh4nskNngbfl6Jd2sd7fxdnur9KWfF+7t4FL/bf4OVLvM9RPSjSjq1u",
+	"YM/MkypR1Z6Ep0TM0OVqN5M5cBvv0zsx690o5WH7hI+zJqBfyexvA7FroyMdXqga4R77oLOByH2BxT9h",
+	"i99hXDEu/OBhxUXk99OKKn7yMf0VmL+NiH5sPv5i/tkZFnxg4gxxQWGB+gOG9FZc33nr41b51QnYFaFq",
+	"ptgzQBWxeJj41K8kNnb3MGgZ4IVNafwMhAy64p+hkHHarITimdljFDGoPdv+xNO/tp6Xf4g3vkpvsOg9",
+	"ni9eS8qVexN2bK+FjkVLdz9VTfgcosYraB9KV1s11VLWBn64+7ej0dae94+xQZ9BeuZB92epqhxoe5Yy",
+	"9i50DyBZDOYyDSbBQutsMh6f/+E/R2ejs9H55I/nfzxHVLn+xev0RU0hc4S2Xw5S9V8dy9R+sRDUfqgV",
+	"hbr7+e5/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -54,3 +54,4 @@ fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer
 fuzz ./internal/v4commit/ FuzzCommitFiles
 fuzz ./internal/scanplan/ FuzzFilter
+fuzz ./internal/v4commit/ FuzzCommitCompaction

@@ -22,6 +22,9 @@ type columnFileJSON struct {
 	FileFormat      string `json:"file-format"`
 	FieldIDs        []int  `json:"field-ids"`
 	FileSizeInBytes int64  `json:"file-size-in-bytes"`
+	// SequenceNumber is set on a column-change task only: the data
+	// sequence number of the commit that added the column file.
+	SequenceNumber *int64 `json:"sequence-number,omitempty"`
 }
 
 // countMap is the REST CountMap: parallel keys and values.
@@ -45,6 +48,11 @@ type dataFileJSON struct {
 	NullValueCounts *countMap         `json:"null-value-counts,omitempty"`
 	NaNValueCounts  *countMap         `json:"nan-value-counts,omitempty"`
 	ColumnFiles     []columnFileJSON  `json:"column-files,omitempty"`
+	// Row-lineage and change-detection extensions of v4 plans
+	// (docs/column-files.md).
+	DataSequenceNumber         *int64 `json:"data-sequence-number,omitempty"`
+	LatestColumnFileSnapshotID *int64 `json:"latest-column-file-snapshot-id,omitempty"`
+	ColumnFilesChangedSince    *int64 `json:"column-files-changed-since,omitempty"`
 }
 
 type fileScanTaskJSON struct {
@@ -102,10 +110,17 @@ func dataFile(t service.ScanTask) dataFileJSON {
 		Partition: partitionJSON(t.PartitionValues, t.PartitionTypes), FileSizeInBytes: t.FileSizeInBytes, RecordCount: t.RecordCount,
 		SplitOffsets: t.SplitOffsets, SortOrderID: t.SortOrderID, FirstRowID: t.FirstRowID,
 		ValueCounts: counts(t.ValueCounts), NullValueCounts: counts(t.NullValueCounts), NaNValueCounts: counts(t.NaNValueCounts)}
-	for _, cf := range t.ColumnFiles {
+	for i, cf := range t.ColumnFiles {
 		df.ColumnFiles = append(df.ColumnFiles, columnFileJSON{Location: cf.Location, FileFormat: strings.ToLower(cf.FileFormat),
 			FieldIDs: cf.FieldIDs, FileSizeInBytes: cf.FileSizeInBytes})
+		if i < len(t.ColumnFileSequenceNumbers) {
+			df.ColumnFiles[i].SequenceNumber = &t.ColumnFileSequenceNumbers[i]
+		}
 	}
+	if t.DataSequenceNumber > 0 {
+		df.DataSequenceNumber = &t.DataSequenceNumber
+	}
+	df.LatestColumnFileSnapshotID, df.ColumnFilesChangedSince = t.LatestColumnFileSnapshotID, t.ColumnFilesChangedSince
 	return df
 }
 

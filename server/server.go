@@ -113,6 +113,8 @@ var unadvertised = map[string]bool{
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files":                   true,
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":            true,
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/column-files":             true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction-plan":         true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction":              true,
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility": true,
 }
 

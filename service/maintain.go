@@ -249,6 +249,10 @@ func (s *Service) drainPendingDeletes(ctx context.Context, w *store.Warehouse, o
 		return storeErr(err, "")
 	}
 	deleted, failed := s.deleteFiles(ctx, w, doomed)
+	// Deleted leaves leave the base-file index (other names match nothing).
+	if err := s.store.FileIndexForgetLeaves(ctx, obj.ID, deleted); err != nil {
+		return storeErr(err, "")
+	}
 	if err := s.store.RemovePendingDeletes(ctx, meta.TableUUID().String(), deleted); err != nil {
 		return storeErr(err, "")
 	}

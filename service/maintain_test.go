@@ -162,6 +162,25 @@ func TestMaintainExpiresV4(t *testing.T) {
 	rows, err := e.st.ListPendingDeletes(e.ctx, e.uuid)
 	require.NoError(t, err)
 	require.Empty(t, rows, "the queue is drained")
+	obj, err := e.st.ObjectGet(e.ctx, store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})
+	require.NoError(t, err)
+	var goneLeaves, keptLeaves []string
+	for _, f := range before {
+		if strings.HasSuffix(f, "-m0.parquet") {
+			if slices.Contains(rep.DeletedFiles, f) {
+				goneLeaves = append(goneLeaves, "file://"+e.dir+"/"+f)
+			} else {
+				keptLeaves = append(keptLeaves, "file://"+e.dir+"/"+f)
+			}
+		}
+	}
+	require.NotEmpty(t, goneLeaves)
+	indexed, err := e.st.FileIndexLeaves(e.ctx, obj.ID, goneLeaves)
+	require.NoError(t, err)
+	require.Empty(t, indexed, "expired leaves leave the base-file index")
+	indexed, err = e.st.FileIndexLeaves(e.ctx, obj.ID, keptLeaves)
+	require.NoError(t, err)
+	require.Len(t, indexed, len(keptLeaves), "live leaves stay indexed")
 	require.Less(t, countWith(after, "metadata/snap-"), countWith(before, "metadata/snap-"))
 
 	// Nothing left to expire: a second run does nothing.

@@ -40,6 +40,22 @@ type ScanTask struct {
 	// applies (a v4 deletion vector is also listed there, as a Puffin
 	// position-delete file).
 	DeleteRefs []int
+	// DataSequenceNumber is the entry's data sequence number, the
+	// _last_updated_sequence_number its rows inherit; a column update
+	// raises it to the update's (docs/column-files.md, row lineage).
+	DataSequenceNumber int64
+	// LatestColumnFileSnapshotID is the snapshot of the entry's last
+	// column update (nil when it has no column files).
+	LatestColumnFileSnapshotID *int64
+	// ColumnFilesChangedSince is set, to the start snapshot, on a task of
+	// an incremental plan for a base file whose columns changed in the
+	// range: ColumnFiles then lists only the column files added in the
+	// range, and only their fields (and the row-lineage columns) may be
+	// read from the task.
+	ColumnFilesChangedSince *int64
+	// ColumnFileSequenceNumbers parallel ColumnFiles on such a task: the
+	// data sequence number of the commit that added each column file.
+	ColumnFileSequenceNumbers []int64
 }
 
 // PlanScan plans a scan of a table: the data files (and the delete files
@@ -53,14 +69,7 @@ type ScanTask struct {
 // A plan with more than Options.MaxPlanTasks tasks comes back as plan tasks
 // (PlanResult.PlanTasks) to fetch with FetchScanTasks.
 func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, req PlanRequest) (PlanResult, error) {
-	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
-		return PlanResult{}, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return PlanResult{}, err
-	}
-	md, version, err := s.loadPlanTable(ctx, w, id)
+	w, md, version, err := s.planTarget(ctx, warehouse, id)
 	if err != nil {
 		return PlanResult{}, err
 	}
@@ -84,6 +93,23 @@ func residual(filter json.RawMessage) json.RawMessage {
 		return f
 	}
 	return nil
+}
+
+// planTarget authorizes table-read-data and loads the table to plan: 403
+// (404 when hidden) when refused, 404 for an unknown warehouse or table.
+func (s *Service) planTarget(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, table.Metadata, int, error) {
+	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
+		return nil, nil, 0, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	md, version, err := s.loadPlanTable(ctx, w, id)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return w, md, version, nil
 }
 
 // loadPlanTable loads a table's metadata and format version: 404 when the
@@ -116,6 +142,9 @@ type scanPlanV4 struct {
 	top    map[int]int              // field id → its top-level field id
 	sel    map[int]bool             // selected top-level ids; nil = all
 	roots  map[int64][]v4manifest.TrackedFile
+	// skip are the locations the append part of an incremental plan
+	// leaves out: the column-change part returns them as of end.
+	skip map[string]bool
 	// leavesRead counts the leaf manifests read (for benchmarks).
 	leavesRead int
 }
@@ -220,6 +249,12 @@ func (p *scanPlanV4) plan(ctx context.Context) (PlanResult, error) {
 		return PlanResult{}, err
 	}
 	res := &planBuilder{deletes: dels, refs: map[int]int{}}
+	if p.req.StartSnapshotID != nil && p.req.ColumnFilesOK {
+		// Only a client that reads column files can use column changes.
+		if err := p.addColumnChanges(ctx, res); err != nil {
+			return PlanResult{}, err
+		}
+	}
 	if err := p.addRows(res, direct); err != nil {
 		return PlanResult{}, err
 	}
@@ -310,9 +345,25 @@ func (p *scanPlanV4) incrementalUnits(ctx context.Context) ([]planUnit, []planRo
 	return units, direct, nil, nil
 }
 
-// appendsBetween walks end's ancestry back to start and keeps the append
-// snapshots, oldest first.
+// appendsBetween is the append snapshots of between, oldest first.
 func (p *scanPlanV4) appendsBetween() ([]*table.Snapshot, error) {
+	all, err := p.between()
+	if err != nil {
+		return nil, err
+	}
+	var chain []*table.Snapshot
+	for _, snap := range all {
+		if snap.Summary == nil || snap.Summary.Operation == table.OpAppend {
+			chain = append(chain, snap)
+		}
+	}
+	return chain, nil
+}
+
+// between walks end's ancestry back to start: the snapshots after start
+// up to end, oldest first. 400 when start is not an ancestor of end or
+// either id is missing, 404 for an unknown snapshot.
+func (p *scanPlanV4) between() ([]*table.Snapshot, error) {
 	if p.req.StartSnapshotID == nil || p.req.EndSnapshotID == nil {
 		return nil, newErr(KindBadRequest, "An incremental scan needs both start-snapshot-id and end-snapshot-id")
 	}
@@ -326,9 +377,7 @@ func (p *scanPlanV4) appendsBetween() ([]*table.Snapshot, error) {
 	}
 	var chain []*table.Snapshot
 	for snap.SnapshotID != start.SnapshotID {
-		if snap.Summary == nil || snap.Summary.Operation == table.OpAppend {
-			chain = append([]*table.Snapshot{snap}, chain...)
-		}
+		chain = append([]*table.Snapshot{snap}, chain...)
 		if snap.ParentSnapshotID == nil {
 			return nil, newErr(KindBadRequest, "Snapshot %d is not an ancestor of snapshot %d", start.SnapshotID, *p.req.EndSnapshotID)
 		}
@@ -385,7 +434,7 @@ func (p *scanPlanV4) addRows(res *planBuilder, rows []planRow) error {
 		if !r.Tracking.Status.Live() || r.ContentType != v4manifest.ContentData {
 			continue
 		}
-		if pr.added != 0 && (r.Tracking.Status != v4manifest.StatusAdded || deref(r.Tracking.SnapshotID) != pr.added) {
+		if pr.added != 0 && (r.Tracking.Status != v4manifest.StatusAdded || deref(r.Tracking.SnapshotID) != pr.added || p.skip[r.Location]) {
 			continue
 		}
 		if !p.rowMightMatch(r) {
@@ -462,10 +511,16 @@ func (p *scanPlanV4) task(r *v4manifest.TrackedFile) (ScanTask, error) {
 	}
 	t.PartitionValues, t.PartitionTypes = p.partitionTuple(int(t.SpecID), r.Partition)
 	t.ValueCounts, t.NullValueCounts, t.NaNValueCounts = p.counts(r)
+	if r.Tracking.SequenceNumber != nil {
+		t.DataSequenceNumber = *r.Tracking.SequenceNumber
+	}
+	t.LatestColumnFileSnapshotID = r.Tracking.LatestColumnFileSnapshotID
 	return t, nil
 }
 
-// selectedColumnFiles keeps the column files that carry a selected field.
+// selectedColumnFiles keeps the column files that carry a selected field
+// and, for a client that reads column files, the one that carries
+// _last_updated_sequence_number (row lineage is always readable).
 func (p *scanPlanV4) selectedColumnFiles(cfs []v4manifest.ColumnFile) []v4manifest.ColumnFile {
 	if p.sel == nil {
 		return cfs
@@ -473,7 +528,7 @@ func (p *scanPlanV4) selectedColumnFiles(cfs []v4manifest.ColumnFile) []v4manife
 	var out []v4manifest.ColumnFile
 	for _, cf := range cfs {
 		for _, id := range cf.FieldIDs {
-			if p.sel[int(id)] {
+			if p.sel[int(id)] || (id == lastUpdatedFieldID && p.req.ColumnFilesOK) {
 				out = append(out, cf)
 				break
 			}

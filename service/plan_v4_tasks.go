@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -151,6 +152,9 @@ type planToken struct {
 	Select  []string        `json:"sel,omitempty"`
 	CaseSen bool            `json:"cs"`
 	Leaves  []tokenLeaf     `json:"l"`
+	// Skip are files (relative to the table) that an incremental plan's
+	// column-change part already returned.
+	Skip []string `json:"k,omitempty"`
 }
 
 // tokenLeaf is a leaf by its location relative to the table and the
@@ -184,6 +188,9 @@ func (p *scanPlanV4) newToken(units []planUnit) planToken {
 	if len(units) > 0 {
 		t.Inc = units[0].Added
 	}
+	for _, loc := range slices.Sorted(maps.Keys(p.skip)) {
+		t.Skip = append(t.Skip, v4manifest.Relativize(p.st.location, loc))
+	}
 	if !t.Inc {
 		if snap, err := p.snapshot(p.req.SnapshotID); err == nil && snap != nil {
 			t.Snap = snap.SnapshotID
@@ -204,14 +211,7 @@ func (t planToken) encode() string {
 // snapshot does not reference; 400 reason column-files-unsupported-by-
 // client as PlanScan.
 func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident, planTask string, columnFilesOK bool) (PlanResult, error) {
-	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
-		return PlanResult{}, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return PlanResult{}, err
-	}
-	md, version, err := s.loadPlanTable(ctx, w, id)
+	w, md, version, err := s.planTarget(ctx, warehouse, id)
 	if err != nil {
 		return PlanResult{}, err
 	}
@@ -238,6 +238,12 @@ func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident
 // fetch verifies and plans a token's leaves.
 func (p *scanPlanV4) fetch(ctx context.Context, tok planToken) (PlanResult, error) {
 	res := &planBuilder{refs: map[int]int{}}
+	if len(tok.Skip) > 0 {
+		p.skip = map[string]bool{}
+		for _, rel := range tok.Skip {
+			p.skip[v4manifest.Resolve(p.st.location, rel)] = true
+		}
+	}
 	if !tok.Inc {
 		snap := p.st.meta.SnapshotByID(tok.Snap)
 		if snap == nil {

@@ -41,4 +41,9 @@ type FileIndex interface {
 	// database errors (ErrInvalidValue for a location the database cannot
 	// store).
 	FileIndexAdd(ctx context.Context, tableID string, leaves []IndexedLeaf) error
+	// FileIndexForgetLeaves drops the entries of leaves of table tableID
+	// that no snapshot references any more (deleted by snapshot expiry),
+	// and the file entries of lineages left without a leaf. Names that are
+	// not indexed leaves are ignored. It returns only database errors.
+	FileIndexForgetLeaves(ctx context.Context, tableID string, leaves []string) error
 }

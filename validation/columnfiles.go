@@ -337,9 +337,11 @@ type MergedFile struct {
 // MergeColumnFiles applies the carry-over rule: the new files' ids are
 // removed from every older file, older files left empty are dropped, the
 // new files are added. Each id then appears in at most one file. Ids are
-// kept sorted and files ordered by location.
+// kept sorted and files ordered by location. An older file's
+// _last_updated_sequence_number is always removed: the update may change
+// any of its rows, so only the new files' lineage (if any) is current.
 func MergeColumnFiles(old []MergedFile, added []ColumnFile) Merged {
-	taken := map[int]bool{}
+	taken := map[int]bool{fieldLastUpdatedSeq: true}
 	for _, a := range added {
 		for _, id := range a.FieldIDs {
 			taken[id] = true

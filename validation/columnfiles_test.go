@@ -145,6 +145,11 @@ func TestMergeColumnFiles(t *testing.T) {
 	for id, n := range seen {
 		require.Equal(t, 1, n, "field %d in more than one file", id)
 	}
+	// An update without row lineage makes the older lineage stale.
+	old = []MergedFile{{Location: "a", FieldIDs: []int{3, fieldLastUpdatedSeq}}, {Location: "b", FieldIDs: []int{fieldLastUpdatedSeq}}}
+	m = MergeColumnFiles(old, []ColumnFile{{Location: "c", FieldIDs: []int{4}}})
+	require.Equal(t, []MergedFile{{Location: "a", FieldIDs: []int{3}}, {Location: "c", FieldIDs: []int{4}, New: true}}, m.Files)
+	require.Equal(t, 1, m.Retired, "b held only the stale lineage")
 }
 
 func FuzzMergeColumnFiles(f *testing.F) {

@@ -32,6 +32,8 @@ Usage:
                                              print a v4 manifest as JSON lines
   catalog maintain NAMESPACE.TABLE [--warehouse NAME] [--expire-older-than 72h|TIME]
            [--retain-last N] [--dry-run]    expire snapshots, delete the files only they used
+  catalog compact NAMESPACE.TABLE [--warehouse NAME] [--dry-run]
+                                             fold v4 column files and deletion vectors back
   catalog role create|list|show|delete|grant|revoke|assign|unassign ...
                                              roles and grants (run 'catalog role' for usage)
   catalog help
@@ -71,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdRole(args[1:], stdout, stderr)
 	case "maintain":
 		return cmdMaintain(args[1:], stdout, stderr)
+	case "compact":
+		return cmdCompact(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -24,10 +24,23 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 )
 
+// Reserved field ids of the row-lineage metadata columns (Iceberg v3+).
+const (
+	// RowIDFieldID is _row_id: a row's stable id, first_row_id + position
+	// unless the base file materializes it.
+	RowIDFieldID = 2147483540
+	// LastUpdatedFieldID is _last_updated_sequence_number: the data
+	// sequence number of the last commit that changed the row.
+	LastUpdatedFieldID = 2147483539
+)
+
 // ColumnFile is a column file of a task: the field ids it supplies.
 type ColumnFile struct {
 	Location string
 	FieldIDs []int
+	// SequenceNumber is the data sequence number of the commit that added
+	// the file; 0 when unknown (only incremental plans know it).
+	SequenceNumber int64
 }
 
 // DeletionVector locates a deletion-vector-v1 blob in a Puffin file.
@@ -44,6 +57,21 @@ type Task struct {
 	RecordCount    int64
 	ColumnFiles    []ColumnFile
 	DeletionVector *DeletionVector
+	// FirstRowID is the _row_id of the base file's row 0 (nil when row ids
+	// are not assigned).
+	FirstRowID *int64
+	// SequenceNumber is the base entry's data sequence number; a column
+	// update raises it to the update's.
+	SequenceNumber int64
+	// ColumnUpdated says the base entry has column files even if the task
+	// lists none (a plan cuts them to the selected columns, an incremental
+	// plan to those added in its range).
+	ColumnUpdated bool
+	// ChangedOnly marks a task of an incremental plan's change part
+	// (column-files-changed-since): ColumnFiles are only those added in
+	// the plan's range, so only their fields and the row-lineage columns
+	// can be read from it.
+	ChangedOnly bool
 }
 
 // File is an open file for ranged reads.
@@ -60,23 +88,70 @@ type Opener func(ctx context.Context, location string) (File, error)
 // task's: column files must be dense and row-aligned with the base.
 var ErrMisaligned = errors.New("stitch: column file is not row-aligned with its base file")
 
-// Read returns the columns fieldIDs of the task's rows, typed by the table
-// schema sc (field ids in the Arrow field metadata).
-func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, fieldIDs []int) (arrow.RecordBatch, error) {
-	source := map[int]string{}
+// ErrNotChanged is returned when a ChangedOnly task is asked for a field
+// none of its column files carries: its current value may sit in a column
+// file the task does not list.
+var ErrNotChanged = errors.New("stitch: field did not change in the task's range")
+
+// sources says which file supplies each requested column; optional
+// columns may be missing from their file (materialized row lineage).
+type sources struct {
+	of       map[int]string
+	optional map[int]bool
+}
+
+// plan picks the file of every requested field: the newest column file
+// that carries it, else the base file. Row lineage follows
+// docs/column-files.md: _row_id comes only from the base file;
+// _last_updated_sequence_number from the column file that carries it,
+// unless that file is older than the entry's last column update, and from
+// the base file only while the entry has no column files (after an update
+// the base file's values predate it).
+func plan(task Task, fieldIDs []int) sources {
+	src := sources{of: map[int]string{}, optional: map[int]bool{}}
+	updated := task.ColumnUpdated || len(task.ColumnFiles) > 0
+	want := map[int]bool{}
 	for _, id := range fieldIDs {
-		source[id] = task.DataFile
+		want[id] = true
+		switch {
+		case id == RowIDFieldID || (id == LastUpdatedFieldID && !updated):
+			src.of[id], src.optional[id] = task.DataFile, true
+		case id == LastUpdatedFieldID:
+			// Inherited unless a column file carries it.
+		default:
+			src.of[id] = task.DataFile
+		}
 	}
 	for _, cf := range task.ColumnFiles {
 		for _, id := range cf.FieldIDs {
-			if _, want := source[id]; want {
-				source[id] = cf.Location
+			switch {
+			case !want[id] || id == RowIDFieldID:
+			case id == LastUpdatedFieldID && cf.SequenceNumber != 0 && cf.SequenceNumber < task.SequenceNumber:
+				// Written before the entry's last update: stale.
+			default:
+				src.of[id], src.optional[id] = cf.Location, false
 			}
 		}
 	}
+	return src
+}
+
+// Read returns the columns fieldIDs of the task's live rows, typed by the
+// table schema sc (field ids in the Arrow field metadata). fieldIDs may
+// include RowIDFieldID and LastUpdatedFieldID (int64 columns). It fails
+// when a file cannot be opened or read, is not row-aligned (ErrMisaligned),
+// lacks a listed column or holds it with another type, when a field is not
+// in sc, and with ErrNotChanged for a field a ChangedOnly task cannot give.
+func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, fieldIDs []int) (arrow.RecordBatch, error) {
+	src := plan(task, fieldIDs)
 	byFile := map[string][]int{}
 	for _, id := range fieldIDs {
-		byFile[source[id]] = append(byFile[source[id]], id)
+		if task.ChangedOnly && id != RowIDFieldID && id != LastUpdatedFieldID && src.of[id] == task.DataFile {
+			return nil, fmt.Errorf("%w: field %d", ErrNotChanged, id)
+		}
+		if loc, ok := src.of[id]; ok {
+			byFile[loc] = append(byFile[loc], id)
+		}
 	}
 	cols := map[int]arrow.Array{}
 	defer func() {
@@ -85,7 +160,7 @@ func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, field
 		}
 	}()
 	for loc, ids := range byFile {
-		got, err := readColumns(ctx, open, loc, ids, task.RecordCount)
+		got, err := readColumns(ctx, open, loc, ids, src.optional, task.RecordCount)
 		if err != nil {
 			return nil, err
 		}
@@ -96,20 +171,15 @@ func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, field
 	fields := make([]arrow.Field, 0, len(fieldIDs))
 	arrays := make([]arrow.Array, 0, len(fieldIDs))
 	for _, id := range fieldIDs {
-		f, ok := sc.FindFieldByID(id)
-		if !ok {
-			return nil, fmt.Errorf("stitch: field %d is not in the schema", id)
-		}
-		at, err := table.TypeToArrowType(f.Type, true, false)
+		f, a, err := column(sc, task, id, cols, src.of[id])
 		if err != nil {
 			return nil, err
 		}
-		a := cols[id]
-		if !arrow.TypeEqual(a.DataType(), at) {
-			return nil, fmt.Errorf("stitch: field %d is %s in %s, want %s", id, a.DataType(), source[id], at)
+		if id == RowIDFieldID || id == LastUpdatedFieldID {
+			// Computed here: released once the record holds it.
+			defer a.Release()
 		}
-		fields = append(fields, arrow.Field{Name: f.Name, Type: at, Nullable: true,
-			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})})
+		fields = append(fields, f)
 		arrays = append(arrays, a)
 	}
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrays, task.RecordCount)
@@ -118,6 +188,64 @@ func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, field
 	}
 	defer rec.Release()
 	return applyDV(ctx, open, rec, *task.DeletionVector)
+}
+
+// column is the Arrow field and array of one requested field: a read
+// column checked against the schema, or a row-lineage column computed
+// with its materialized values (when read) taking precedence.
+func column(sc *iceberg.Schema, task Task, id int, cols map[int]arrow.Array, loc string) (arrow.Field, arrow.Array, error) {
+	md := arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
+	switch id {
+	case RowIDFieldID:
+		a, err := lineage(cols[id], loc, func(pos int64) (int64, bool) {
+			if task.FirstRowID == nil {
+				return 0, false
+			}
+			return *task.FirstRowID + pos, true
+		}, task.RecordCount)
+		return arrow.Field{Name: "_row_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: md}, a, err
+	case LastUpdatedFieldID:
+		a, err := lineage(cols[id], loc, func(int64) (int64, bool) { return task.SequenceNumber, true }, task.RecordCount)
+		return arrow.Field{Name: "_last_updated_sequence_number", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: md}, a, err
+	}
+	f, ok := sc.FindFieldByID(id)
+	if !ok {
+		return arrow.Field{}, nil, fmt.Errorf("stitch: field %d is not in the schema", id)
+	}
+	at, err := table.TypeToArrowType(f.Type, true, false)
+	if err != nil {
+		return arrow.Field{}, nil, err
+	}
+	a := cols[id]
+	if !arrow.TypeEqual(a.DataType(), at) {
+		return arrow.Field{}, nil, fmt.Errorf("stitch: field %d is %s in %s, want %s", id, a.DataType(), loc, at)
+	}
+	return arrow.Field{Name: f.Name, Type: at, Nullable: true, Metadata: md}, a, nil
+}
+
+// lineage builds a row-lineage column: the materialized value where
+// present and not null, else the inherited one (null when there is none).
+func lineage(mat arrow.Array, loc string, inherit func(pos int64) (int64, bool), rows int64) (arrow.Array, error) {
+	var vals *array.Int64
+	if mat != nil {
+		var ok bool
+		if vals, ok = mat.(*array.Int64); !ok {
+			return nil, fmt.Errorf("stitch: row-lineage column in %s is %s, want int64", loc, mat.DataType())
+		}
+	}
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Reserve(int(rows))
+	for pos := int64(0); pos < rows; pos++ {
+		if vals != nil && vals.IsValid(int(pos)) {
+			b.Append(vals.Value(int(pos)))
+		} else if v, ok := inherit(pos); ok {
+			b.Append(v)
+		} else {
+			b.AppendNull()
+		}
+	}
+	return b.NewInt64Array(), nil
 }
 
 // applyDV drops the rows whose positions the deletion vector holds.
@@ -149,8 +277,9 @@ func applyDV(ctx context.Context, open Opener, rec arrow.RecordBatch, dvr Deleti
 	return out, nil
 }
 
-// readColumns reads the top-level fields ids of one file.
-func readColumns(ctx context.Context, open Opener, loc string, ids []int, rows int64) (map[int]arrow.Array, error) {
+// readColumns reads the top-level fields ids of one file; an optional one
+// may be missing from it.
+func readColumns(ctx context.Context, open Opener, loc string, ids []int, optional map[int]bool, rows int64) (map[int]arrow.Array, error) {
 	f, err := open(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("stitch: open %s: %w", loc, err)
@@ -179,28 +308,19 @@ func readColumns(ctx context.Context, open Opener, loc string, ids []int, rows i
 			leaves = append(leaves, c)
 		}
 	}
-	rr, err := fr.GetRecordReader(ctx, leaves, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
 	chunks := map[int][]arrow.Array{}
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		for i, fld := range rec.Schema().Fields() {
-			v, _ := fld.Metadata.GetValue("PARQUET:field_id")
-			id, _ := strconv.Atoi(v)
-			a := rec.Column(i)
-			a.Retain()
-			chunks[id] = append(chunks[id], a)
+	if len(leaves) > 0 {
+		// (nil leaves would read every column)
+		if err := readLeaves(ctx, fr, leaves, chunks); err != nil {
+			return nil, err
 		}
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
 	}
 	out := map[int]arrow.Array{}
 	for _, id := range ids {
 		parts, ok := chunks[id]
+		if !ok && optional[id] {
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("stitch: %s has no column with field id %d", loc, id)
 		}
@@ -214,6 +334,29 @@ func readColumns(ctx context.Context, open Opener, loc string, ids []int, rows i
 		out[id] = a
 	}
 	return out, nil
+}
+
+// readLeaves reads the leaf columns of a file into chunks by field id.
+func readLeaves(ctx context.Context, fr *pqarrow.FileReader, leaves []int, chunks map[int][]arrow.Array) error {
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for i, fld := range rec.Schema().Fields() {
+			v, _ := fld.Metadata.GetValue("PARQUET:field_id")
+			id, _ := strconv.Atoi(v)
+			a := rec.Column(i)
+			a.Retain()
+			chunks[id] = append(chunks[id], a)
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }
 
 var _ parquet.ReaderAtSeeker = File(nil)

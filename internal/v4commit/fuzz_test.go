@@ -21,36 +21,9 @@ func FuzzCommitFiles(f *testing.F) {
 	f.Add(uint8(5), uint8(7), uint64(1<<40-1), uint64(0), uint8(0), uint8(1), false)
 	f.Add(uint8(2), uint8(2), uint64(1), uint64(1), uint8(0), uint8(0), true)
 	f.Fuzz(func(t *testing.T, nLeaves, perLeaf uint8, removeMask, dvMask uint64, nAdded, maxLeaf uint8, unknown bool) {
-		nLeaves, perLeaf = nLeaves%8, perLeaf%9
-		tr := newTree()
-		var root []v4manifest.TrackedFile
-		in := Files{FirstRowID: 100, MaxLeafEntries: int(maxLeaf % 5), DeletionVectors: map[string]v4manifest.DeletionVector{}}
-		before := map[string]bool{}
-		removed := map[string]bool{}
-		touched := 0
-		for l := 0; l < int(nLeaves); l++ {
-			var rows []v4manifest.TrackedFile
-			hit := false
-			for i := 0; i < int(perLeaf); i++ {
-				bit := uint(l*int(perLeaf)+i) % 64
-				r := data(fmt.Sprintf("l%d-%d", l, i), int64(i+1))
-				rows = append(rows, r)
-				before[r.Location] = true
-				switch {
-				case removeMask&(1<<bit) != 0:
-					in.Remove = append(in.Remove, r.Location)
-					removed[r.Location] = true
-					hit = true
-				case dvMask&(1<<bit) != 0:
-					in.DeletionVectors[r.Location] = v4manifest.DeletionVector{Location: loc("dv"), SizeInBytes: 1, Cardinality: int64(i)}
-					hit = true
-				}
-			}
-			if hit {
-				touched++
-			}
-			root = append(root, tr.addLeaf(fmt.Sprintf("leaf%d", l), v4manifest.ContentDataManifest, rows...))
-		}
+		ft := buildFuzzTree(nLeaves%8, perLeaf%9, removeMask, dvMask)
+		tr, root, in, before, removed, touched := ft.tr, ft.root, ft.in, ft.before, ft.removed, ft.touched
+		in.FirstRowID, in.MaxLeafEntries = 100, int(maxLeaf%5)
 		if unknown {
 			in.Remove = append(in.Remove, loc("not-there"))
 		}
@@ -105,4 +78,44 @@ func FuzzCommitFiles(f *testing.F) {
 			t.Fatalf("summary %v", res.Summary)
 		}
 	})
+}
+
+// fuzzTree is a generated tree and files change: in removes the files picked
+// by removeMask and sets deletion vectors on those picked by dvMask.
+type fuzzTree struct {
+	tr      *tree
+	root    []v4manifest.TrackedFile
+	in      Files
+	before  map[string]bool // every file of the tree
+	removed map[string]bool
+	touched int // leaves holding a file the change affects
+}
+
+func buildFuzzTree(nLeaves, perLeaf uint8, removeMask, dvMask uint64) *fuzzTree {
+	ft := &fuzzTree{tr: newTree(), before: map[string]bool{}, removed: map[string]bool{},
+		in: Files{DeletionVectors: map[string]v4manifest.DeletionVector{}}}
+	for l := 0; l < int(nLeaves); l++ {
+		var rows []v4manifest.TrackedFile
+		hit := false
+		for i := 0; i < int(perLeaf); i++ {
+			bit := uint(l*int(perLeaf)+i) % 64
+			r := data(fmt.Sprintf("l%d-%d", l, i), int64(i+1))
+			rows = append(rows, r)
+			ft.before[r.Location] = true
+			switch {
+			case removeMask&(1<<bit) != 0:
+				ft.in.Remove = append(ft.in.Remove, r.Location)
+				ft.removed[r.Location] = true
+				hit = true
+			case dvMask&(1<<bit) != 0:
+				ft.in.DeletionVectors[r.Location] = v4manifest.DeletionVector{Location: loc("dv"), SizeInBytes: 1, Cardinality: int64(i)}
+				hit = true
+			}
+		}
+		if hit {
+			ft.touched++
+		}
+		ft.root = append(ft.root, ft.tr.addLeaf(fmt.Sprintf("leaf%d", l), v4manifest.ContentDataManifest, rows...))
+	}
+	return ft
 }

@@ -242,3 +242,69 @@ func (s *Store) FileIndexForget(ctx context.Context, tableID string) error {
 	})
 	return s.wrap(err, "forget the file index")
 }
+
+// FileIndexForgetLeaves implements store.FileIndex: the leaf rows go in
+// chunks, then the file rows of the lineages those leaves belonged to
+// that no remaining leaf continues, all in one transaction.
+func (s *Store) FileIndexForgetLeaves(ctx context.Context, tableID string, leaves []string) error {
+	if len(leaves) == 0 {
+		return nil
+	}
+	err := s.inTxUnfenced(ctx, func(q querier) error {
+		lineages := map[string]bool{}
+		for start := 0; start < len(leaves); start += pendingBatch {
+			chunk := leaves[start:min(start+pendingBatch, len(leaves))]
+			in, args := inList(2, chunk)
+			args = append([]any{tableID}, args...)
+			rows, err := q.query(ctx, `SELECT lineage FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+in+`)`, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var l string
+				if err := rows.Scan(&l); err != nil {
+					rows.Close()
+					return err
+				}
+				lineages[l] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if _, err := q.exec(ctx, `DELETE FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+in+`)`, args...); err != nil {
+				return err
+			}
+		}
+		gone := make([]string, 0, len(lineages))
+		for l := range lineages {
+			gone = append(gone, l)
+		}
+		// One pass over the table's file rows per chunk (the key leads with
+		// the location, not the lineage).
+		for start := 0; start < len(gone); start += pendingBatch {
+			in, args := inList(2, gone[start:min(start+pendingBatch, len(gone))])
+			args = append([]any{tableID}, args...)
+			if _, err := q.exec(ctx, `DELETE FROM file_index WHERE table_id = $1 AND lineage IN (`+in+`)
+				AND lineage NOT IN (SELECT lineage FROM file_index_leaves WHERE table_id = $1)`, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.wrap(err, "forget expired leaves in the file index")
+}
+
+// inList is "$first, $first+1, ..." for vals, and vals as arguments.
+func inList(first int, vals []string) (string, []any) {
+	var b strings.Builder
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(first+i))
+		args[i] = v
+	}
+	return b.String(), args
+}

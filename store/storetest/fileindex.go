@@ -145,3 +145,29 @@ func mustBegin(t *testing.T, s store.Store, c store.IdempotencyClaim) *store.Ide
 	require.NoError(t, err)
 	return rec
 }
+
+// testFileIndexForgetLeaves: forgetting expired leaves drops their rows,
+// and a lineage's file rows only once no leaf of it is left.
+func testFileIndexForgetLeaves(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o, other := twoTables(t, s)
+	sw := swapTo(o, "m1")
+	sw.Index = []store.IndexedLeaf{leafOf("L1", "A", 3), leafOf("L2", "B", 3), {Leaf: "L3", Lineage: "A"}}
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{sw}))
+	sw = swapTo(other, "m1")
+	sw.Index = []store.IndexedLeaf{leafOf("L1", "A", 3)}
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{sw}))
+
+	// L1 goes (L3 continues lineage A), L2 goes (lineage B is left empty).
+	require.NoError(t, s.FileIndexForgetLeaves(ctx, o.ID, []string{"L1", "L2", "metadata/not-a-leaf.avro"}))
+	leaves, err := s.FileIndexLeaves(ctx, o.ID, []string{"L1", "L2", "L3"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"L3": "A"}, leaves)
+	got, err := s.FileIndexLookup(ctx, o.ID, []string{"A/f0000.parquet", "B/f0000.parquet"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"A/f0000.parquet@A"}, entryKeys(got), "lineage A still has L3; B has no leaf")
+	got, err = s.FileIndexLookup(ctx, other.ID, []string{"A/f0000.parquet"})
+	require.NoError(t, err)
+	require.Len(t, got, 1, "another table's entries are untouched")
+	require.NoError(t, s.FileIndexForgetLeaves(ctx, o.ID, nil))
+}

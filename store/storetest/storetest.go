@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"PendingDeletes":          testPendingDeletes,
 		"FileIndex":               testFileIndex,
 		"FileIndexAdd":            testFileIndexAdd,
+		"FileIndexForgetLeaves":   testFileIndexForgetLeaves,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,231 @@
+// Package compact folds a v4 base data file, its column files and its
+// deletion vector back into one Parquet data file. The rewritten file keeps
+// the rows' identities: it carries an explicit _row_id column (row i of the
+// base has id first_row_id+i unless the base already materialized it), so
+// dropping the deleted rows does not renumber the survivors, and the commit
+// can keep the base's first_row_id. Reads go through package stitch; the
+// package does no catalog work of its own.
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/lakehold/catalog/internal/stitch"
+)
+
+// Input is one base file to fold.
+type Input struct {
+	// Task names the base, its record count, its live column files and its
+	// deletion vector (nil when none).
+	Task stitch.Task
+	// FirstRowID is the base's first_row_id: the id of its row 0.
+	FirstRowID int64
+	// Schema is the table's current schema; every top-level field present
+	// in the base or a column file is written, typed by it.
+	Schema *iceberg.Schema
+}
+
+// Output describes a written file.
+type Output struct {
+	// Rows is the row count of the new file: the base's minus the deleted.
+	Rows int64
+	// Dropped is the number of rows the deletion vector removed.
+	Dropped int64
+	// Bytes is the size of the new file.
+	Bytes int64
+}
+
+// ErrRowCount is returned when the deletion vector's cardinality and the
+// rows it removes disagree, or the result's count is not base − deleted.
+var ErrRowCount = errors.New("compact: rewritten row count does not match base rows minus deleted rows")
+
+// Rewrite reads the base of in (with its column files and deletion vector)
+// through open and writes the folded file to w as zstd Parquet. It returns
+// an error when a file cannot be read, a column file is misaligned
+// (stitch.ErrMisaligned), a required field holds a null, or the row count
+// does not add up (ErrRowCount).
+func Rewrite(ctx context.Context, open stitch.Opener, w io.Writer, in Input) (Output, error) {
+	baseIDs, err := fileFieldIDs(ctx, open, in.Task.DataFile)
+	if err != nil {
+		return Output{}, err
+	}
+	ids := presentFields(in.Schema, baseIDs, in.Task.ColumnFiles)
+	task := in.Task
+	task.DeletionVector = nil // positions are needed to number the rows
+	rec, err := stitch.Read(ctx, open, in.Schema, task, ids)
+	if err != nil {
+		return Output{}, err
+	}
+	defer rec.Release()
+	full, err := withLineage(ctx, open, rec, in, baseIDs)
+	if err != nil {
+		return Output{}, err
+	}
+	defer full.Release()
+	kept, dropped, err := dropDeleted(ctx, open, full, in.Task.DeletionVector)
+	if err != nil {
+		return Output{}, err
+	}
+	defer kept.Release()
+	if kept.NumRows() != in.Task.RecordCount-dropped {
+		return Output{}, fmt.Errorf("%w: %d rows, want %d", ErrRowCount, kept.NumRows(), in.Task.RecordCount-dropped)
+	}
+	cw := &countingWriter{w: w}
+	if err := writeParquet(cw, requiredness(kept, in.Schema)); err != nil {
+		return Output{}, err
+	}
+	return Output{Rows: kept.NumRows(), Dropped: dropped, Bytes: cw.n}, nil
+}
+
+// presentFields lists the schema's top-level field ids that the base or a
+// column file carries. A field in neither is null for every row, which a
+// missing column also says, so it is left out rather than written.
+func presentFields(sc *iceberg.Schema, base map[int]bool, cfs []stitch.ColumnFile) []int {
+	have := map[int]bool{}
+	for id := range base {
+		have[id] = true
+	}
+	for _, cf := range cfs {
+		for _, id := range cf.FieldIDs {
+			have[id] = true
+		}
+	}
+	var ids []int
+	for _, f := range sc.Fields() {
+		if have[f.ID] {
+			ids = append(ids, f.ID)
+		}
+	}
+	return ids
+}
+
+// fileFieldIDs lists the field ids of a Parquet file's top-level columns.
+func fileFieldIDs(ctx context.Context, open stitch.Opener, loc string) (map[int]bool, error) {
+	f, err := open(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("compact: open %s: %w", loc, err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("compact: %s: %w", loc, err)
+	}
+	defer pf.Close()
+	sch := pf.MetaData().Schema
+	out := map[int]bool{}
+	for c := 0; c < sch.NumColumns(); c++ {
+		out[int(sch.ColumnRoot(c).FieldID())] = true
+	}
+	return out, nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// fieldMeta is the Arrow metadata that gives a Parquet column its field id.
+func fieldMeta(id int) arrow.Metadata {
+	return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
+}
+
+// requiredness marks the table's required fields non-nullable so that the
+// file's columns are REQUIRED where the schema says so (stitch reads every
+// column as nullable); the lineage columns stay optional, as Iceberg
+// defines them.
+func requiredness(rec arrow.RecordBatch, sc *iceberg.Schema) arrow.RecordBatch {
+	fields := make([]arrow.Field, rec.NumCols())
+	for i, f := range rec.Schema().Fields() {
+		v, _ := f.Metadata.GetValue("PARQUET:field_id")
+		id, _ := strconv.Atoi(v)
+		if tf, ok := sc.FindFieldByID(id); ok && tf.Required {
+			f.Nullable = false
+		}
+		fields[i] = f
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), rec.Columns(), rec.NumRows())
+}
+
+// writeParquet writes rec as one zstd-compressed Parquet file. It releases
+// rec.
+func writeParquet(w io.Writer, rec arrow.RecordBatch) error {
+	defer rec.Release()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(1<<20))
+	pw, err := pqarrow.NewFileWriter(rec.Schema(), w, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		return fmt.Errorf("compact: parquet writer: %w", err)
+	}
+	if err := pw.Write(rec); err != nil {
+		_ = pw.Close()
+		return fmt.Errorf("compact: write: %w", err)
+	}
+	if err := pw.Close(); err != nil {
+		return fmt.Errorf("compact: close: %w", err)
+	}
+	return nil
+}
+
+// dropDeleted drops the rows the deletion vector dvr holds (none when nil)
+// and returns how many it dropped.
+func dropDeleted(ctx context.Context, open stitch.Opener, rec arrow.RecordBatch, dvr *stitch.DeletionVector) (arrow.RecordBatch, int64, error) {
+	if dvr == nil {
+		rec.Retain()
+		return rec, 0, nil
+	}
+	f, err := open(ctx, dvr.Location)
+	if err != nil {
+		return nil, 0, fmt.Errorf("compact: open deletion vector %s: %w", dvr.Location, err)
+	}
+	defer f.Close()
+	blob := make([]byte, dvr.SizeInBytes)
+	if _, err := f.ReadAt(blob, dvr.Offset); err != nil {
+		return nil, 0, fmt.Errorf("compact: read deletion vector %s: %w", dvr.Location, err)
+	}
+	bm, err := dv.DeserializeDV(blob, dvr.Cardinality)
+	if err != nil {
+		return nil, 0, fmt.Errorf("compact: deletion vector %s: %w", dvr.Location, err)
+	}
+	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer mb.Release()
+	var dropped int64
+	for i := int64(0); i < rec.NumRows(); i++ {
+		del := bm.Contains(uint64(i))
+		if del {
+			dropped++
+		}
+		mb.Append(!del)
+	}
+	if dropped != dvr.Cardinality {
+		return nil, 0, fmt.Errorf("%w: deletion vector holds %d positions inside the file, cardinality %d", ErrRowCount, dropped, dvr.Cardinality)
+	}
+	mask := mb.NewBooleanArray()
+	defer mask.Release()
+	out, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, 0, fmt.Errorf("compact: apply deletion vector: %w", err)
+	}
+	return out, dropped, nil
+}

@@ -1,0 +1,432 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakehold/catalog/internal/compact"
+	"github.com/lakehold/catalog/internal/stitch"
+	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
+)
+
+// ReasonRowIDsNotMaterialized refuses a rewritten file without a _row_id
+// column: after dropping deleted rows the survivors' ids are no longer
+// first_row_id+position, so they must be stored.
+const ReasonRowIDsNotMaterialized = "row-ids-not-materialized"
+
+// CompactionCandidate is a base data file the plan picks for folding, with
+// what a rewrite reads and why it was picked.
+type CompactionCandidate struct {
+	DataFile        string
+	RecordCount     int64
+	FileSizeInBytes int64
+	FirstRowID      int64
+	ColumnFiles     []ColumnFileRef
+	DeletionVector  *DeletionVectorRef
+	// RetiredBytes are bytes no read uses (see compact.Retired).
+	RetiredBytes int64
+	RetiredRatio float64
+	Reasons      []string
+}
+
+// CompactionPlan lists the bases of the current snapshot worth folding.
+type CompactionPlan struct {
+	SnapshotID      *int64
+	MaxFiles        int
+	MaxRetiredRatio float64
+	Candidates      []CompactionCandidate
+}
+
+// compactCols are the leaf columns planning reads.
+var compactCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDContentType, v4manifest.IDRecordCount,
+	v4manifest.IDFileSize, v4manifest.IDColumnFiles, v4manifest.IDDeletionVector}
+
+// PlanCompaction picks the base files of a v4 table's current snapshot
+// whose column files or retired bytes pass the thresholds in the table
+// properties (compact.PropMaxFiles, compact.PropMaxRetiredRatio). It
+// needs write-data: 403 when denied, 404 for an unknown table, 400
+// (table-not-v4) for another format version or a bad threshold property,
+// 500 when a footer of a candidate's file cannot be read.
+func (s *Service) PlanCompaction(ctx context.Context, warehouse string, id Ident) (*CompactionPlan, error) {
+	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.loadV4(ctx, w, id)
+	if err != nil {
+		return nil, validationErr(err)
+	}
+	th, err := compact.ThresholdsFrom(st.meta.Properties())
+	if err != nil {
+		return nil, newErr(KindBadRequest, "%s", err.Error())
+	}
+	plan := &CompactionPlan{MaxFiles: th.MaxFiles, MaxRetiredRatio: th.MaxRetiredRatio, Candidates: []CompactionCandidate{}}
+	if cur := st.meta.CurrentSnapshot(); cur != nil {
+		plan.SnapshotID = ptrTo(cur.SnapshotID)
+	}
+	rows, err := s.foldableRows(ctx, w, st)
+	if err != nil {
+		return nil, err
+	}
+	bases, err := s.measureBases(ctx, w, st, rows)
+	if err != nil {
+		return nil, err
+	}
+	byLoc := map[string]*v4manifest.TrackedFile{}
+	for i := range rows {
+		byLoc[rows[i].Location] = &rows[i]
+	}
+	for _, p := range compact.Select(bases, th) {
+		r := byLoc[p.Location]
+		plan.Candidates = append(plan.Candidates, CompactionCandidate{
+			DataFile: r.Location, RecordCount: r.RecordCount, FileSizeInBytes: r.FileSizeInBytes,
+			FirstRowID: deref(r.Tracking.FirstRowID), ColumnFiles: columnFileRefs(r.ColumnFiles),
+			DeletionVector: deletionVectorRef(r.DeletionVector), RetiredBytes: p.Retired, RetiredRatio: p.RetiredRatio, Reasons: p.Reasons,
+		})
+	}
+	return plan, nil
+}
+
+// foldableRows are the live data files of st's current snapshot that have
+// column files or a deletion vector.
+func (s *Service) foldableRows(ctx context.Context, w *store.Warehouse, st *v4State) ([]v4manifest.TrackedFile, error) {
+	var out []v4manifest.TrackedFile
+	for i := range st.rootRows {
+		rr := &st.rootRows[i]
+		if !rr.Tracking.Status.Live() || rr.ContentType != v4manifest.ContentDataManifest {
+			continue
+		}
+		rows, err := s.readLeaf(ctx, w, st, rr, compactCols)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if r.Tracking.Status.Live() && r.ContentType == v4manifest.ContentData && (len(r.ColumnFiles) > 0 || r.DeletionVector != nil) {
+				r.Location = v4manifest.Resolve(st.location, r.Location)
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// measureBases reads the footers of each row's base and column files (at
+// most footerReaders at a time) to count its retired bytes.
+func (s *Service) measureBases(ctx context.Context, w *store.Warehouse, st *v4State, rows []v4manifest.TrackedFile) ([]compact.Base, error) {
+	out := make([]compact.Base, len(rows))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(footerReaders)
+	for i := range rows {
+		g.Go(func() error {
+			b, err := s.measureBase(gctx, w, st, &rows[i])
+			out[i] = b
+			return err
+		})
+	}
+	return out, g.Wait()
+}
+
+func (s *Service) measureBase(ctx context.Context, w *store.Warehouse, st *v4State, r *v4manifest.TrackedFile) (compact.Base, error) {
+	b := compact.Base{Location: r.Location, RecordCount: r.RecordCount, SizeInBytes: r.FileSizeInBytes, ColumnFiles: len(r.ColumnFiles)}
+	if r.DeletionVector != nil {
+		b.Deleted = r.DeletionVector.Cardinality
+	}
+	base, err := s.columnBytes(ctx, w, st, r.Location)
+	if err != nil {
+		return b, err
+	}
+	files := make([]compact.FileColumns, len(r.ColumnFiles))
+	for i, cf := range r.ColumnFiles {
+		loc := v4manifest.Resolve(st.location, cf.Location)
+		if files[i].Bytes, err = s.columnBytes(ctx, w, st, loc); err != nil {
+			return b, err
+		}
+		for _, id := range cf.FieldIDs {
+			files[i].Live = append(files[i].Live, int(id))
+		}
+	}
+	b.Retired = compact.Retired(base, files, r.RecordCount, b.Deleted)
+	return b, nil
+}
+
+// columnBytes reads the per-field compressed bytes of the Parquet file at
+// loc: a 500 naming the file (relative to the table) when it cannot.
+func (s *Service) columnBytes(ctx context.Context, w *store.Warehouse, st *v4State, loc string) (map[int]int64, error) {
+	io, err := s.fileIO(ctx, w, loc)
+	if err != nil {
+		return nil, err
+	}
+	f, err := io.Open(ctx, loc)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "cannot open %s to plan compaction", tableFileName(st.location, loc))
+	}
+	defer f.Close()
+	out, err := compact.ColumnBytes(f)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "cannot read the footer of %s to plan compaction", tableFileName(st.location, loc))
+	}
+	return out, nil
+}
+
+// CompactionRewrite is one folded base: what the rewrite read and the file
+// it wrote.
+type CompactionRewrite struct {
+	DataFile string
+	// ColumnFiles are the column files the rewrite read (all of the base's).
+	ColumnFiles []string
+	// DeletionVector is the one it applied; nil when the base had none.
+	DeletionVector *DeletionVectorRef
+	// Location, FileSizeInBytes and RecordCount describe the new file.
+	Location        string
+	FileSizeInBytes int64
+	RecordCount     int64
+}
+
+// CompactionCommit replaces base data files (with their column files and
+// deletion vectors) by rewritten files.
+type CompactionCommit struct {
+	Ident              Ident
+	Requirements       json.RawMessage
+	Rewrites           []CompactionRewrite
+	SnapshotProperties map[string]string
+}
+
+// CommitCompaction replaces each named base by its rewritten file in one
+// replace snapshot: the base's first_row_id and data sequence number are
+// kept and no row ids are assigned. 400 ValidationException with a reason
+// for a new file that is unreadable, outside the table, of the wrong size
+// or row count (base rows − deleted rows) or without a _row_id column, or
+// a base that is not live; 409 when a base's column files or deletion
+// vector are not those the rewrite read (someone updated it meanwhile),
+// when requirements fail or retries run out.
+func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c CompactionCommit) (*TableResult, error) {
+	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Rewrites) == 0 {
+		return nil, newErr(KindBadRequest, "A compaction commit needs at least one rewrite")
+	}
+	footers := map[string]*columnFooter{}
+	var res *TableResult
+	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
+		a := &attempt{}
+		var err error
+		res, err = s.stageCompaction(ctx, w, c, reqs, footers, a)
+		return a, validationErr(err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// stageCompaction stages one attempt of a compaction commit into a.
+func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c CompactionCommit, reqs []requirement, footers map[string]*columnFooter, a *attempt) (_ *TableResult, err error) {
+	st, err := s.loadV4(ctx, w, c.Ident)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = relativizeValidation(err, st.location) }()
+	if err := checkRequirements(reqs, st.meta); err != nil {
+		return nil, err
+	}
+	folds := make([]v4commit.Fold, 0, len(c.Rewrites))
+	for _, rw := range c.Rewrites {
+		f, err := s.foldOf(ctx, w, st, rw, footers)
+		if err != nil {
+			return nil, err
+		}
+		folds = append(folds, f)
+	}
+	t := s.newV4Tx(w, st, a)
+	read := s.leafReader(ctx, t)
+	leaves, err := s.compactionLeaves(ctx, t, read, folds)
+	if err != nil {
+		return nil, err
+	}
+	res, err := v4commit.CommitCompaction(st.rootRows, read, t.snapshot(),
+		v4commit.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
+	var ce *v4commit.ConflictError
+	if errors.As(err, &ce) {
+		return nil, newErr(KindCommitFailed, "%s", ce.Message)
+	}
+	if err != nil {
+		return nil, engineErr(err)
+	}
+	return s.stageV4Snapshot(ctx, t, res)
+}
+
+// compactionLeaves finds, through the base-file index, the data leaves
+// that may hold a folded base or name a new file, so that the tree
+// rewrite reads only those.
+func (s *Service) compactionLeaves(ctx context.Context, t *v4Tx, read v4commit.LeafReader, folds []v4commit.Fold) (map[int]bool, error) {
+	want := map[string][]validation.ColumnFile{}
+	for _, f := range folds {
+		want[f.Base], want[f.New.Location] = nil, nil
+	}
+	found, _, err := s.findBases(ctx, t, read, want)
+	if err != nil {
+		return nil, err
+	}
+	leaves := map[int]bool{}
+	for _, h := range found {
+		leaves[h.RootIndex] = true
+	}
+	return leaves, nil
+}
+
+// foldOf validates one rewrite's new file (its footer read once per
+// commit, kept in footers) and resolves its locations.
+func (s *Service) foldOf(ctx context.Context, w *store.Warehouse, st *v4State, rw CompactionRewrite, footers map[string]*columnFooter) (v4commit.Fold, error) {
+	if rw.DataFile == "" || rw.Location == "" {
+		return v4commit.Fold{}, newErr(KindBadRequest, "Compaction: data-file and location are required")
+	}
+	f := v4commit.Fold{Base: v4manifest.Resolve(st.location, rw.DataFile)}
+	for _, cf := range rw.ColumnFiles {
+		f.ColumnFiles = append(f.ColumnFiles, v4manifest.Resolve(st.location, cf))
+	}
+	if d := rw.DeletionVector; d != nil {
+		f.DeletionVector = &v4manifest.DeletionVector{Location: v4manifest.Resolve(st.location, d.Location), Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+	}
+	loc := v4manifest.Resolve(st.location, rw.Location)
+	if err := fileInTable(w, st, loc, "rewritten data file"); err != nil {
+		return f, err
+	}
+	name := tableFileName(st.location, loc)
+	sc := st.meta.CurrentSchema()
+	if footers[loc] == nil {
+		footers[loc] = s.readColumnFooter(ctx, w, loc, sc)
+	}
+	fi := footers[loc].fi
+	switch {
+	case fi == nil:
+		return f, rejectV4(validation.ReasonDataFileUnreadable, "Rewritten data file %s: cannot read its Parquet footer", name)
+	case fi.NumRows != rw.RecordCount:
+		return f, rejectV4(validation.ReasonRecordCountMismatch, "Rewritten data file %s has %d rows, not record-count %d", name, fi.NumRows, rw.RecordCount)
+	case fi.Size != rw.FileSizeInBytes:
+		return f, rejectV4(validation.ReasonFileSizeMismatch, "Rewritten data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, rw.FileSizeInBytes)
+	}
+	if _, ok := fi.Nodes[v4manifest.FieldRowID]; !ok {
+		return f, rejectV4(ReasonRowIDsNotMaterialized, "Rewritten data file %s has no _row_id column (field id %d)", name, v4manifest.FieldRowID)
+	}
+	f.New = v4manifest.TrackedFile{Location: loc, RecordCount: rw.RecordCount, FileSizeInBytes: rw.FileSizeInBytes,
+		ContentStats: map[int]*v4manifest.FieldStats{}}
+	for id, col := range fi.Columns {
+		if _, known := sc.FindFieldByID(id); known && col.Stats != nil {
+			f.New.ContentStats[id] = col.Stats
+		}
+	}
+	return f, nil
+}
+
+// CompactOptions tune Compact.
+type CompactOptions struct {
+	// DryRun plans only: nothing is written or committed.
+	DryRun bool
+}
+
+// FoldReport is what Compact did to one base.
+type FoldReport struct {
+	DataFile string
+	NewFile  string
+	// RowsBefore counts the base's rows, deleted ones included.
+	RowsBefore, RowsAfter int64
+	// BytesBefore is the base plus its column files; BytesAfter the new file.
+	BytesBefore, BytesAfter int64
+	// Error is why this base was not folded ("" when it was).
+	Error string
+}
+
+// CompactionReport is the outcome of Compact.
+type CompactionReport struct {
+	Plan  *CompactionPlan
+	Folds []FoldReport
+}
+
+// Compact plans a v4 table's compaction and runs it in this process: each
+// picked base is rewritten with package compact (row ids kept, deleted
+// rows dropped) into a new file under the table's data/ directory and
+// committed on its own, so that one base updated meanwhile (a 409, its new
+// file deleted again) does not undo the others. Errors are those of
+// PlanCompaction; a failed fold is reported in its FoldReport.
+func (s *Service) Compact(ctx context.Context, warehouse string, id Ident, opt CompactOptions) (*CompactionReport, error) {
+	plan, err := s.PlanCompaction(ctx, warehouse, id)
+	if err != nil {
+		return nil, err
+	}
+	rep := &CompactionReport{Plan: plan, Folds: []FoldReport{}}
+	if opt.DryRun || len(plan.Candidates) == 0 {
+		return rep, nil
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.loadV4(ctx, w, id)
+	if err != nil {
+		return nil, validationErr(err)
+	}
+	for _, c := range plan.Candidates {
+		rep.Folds = append(rep.Folds, s.foldOne(ctx, w, st, id, warehouse, c))
+	}
+	return rep, nil
+}
+
+// foldOne rewrites and commits one candidate; failures land in the report
+// with a client-safe message.
+func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, id Ident, warehouse string, c CompactionCandidate) FoldReport {
+	fr := FoldReport{DataFile: v4manifest.Relativize(st.location, c.DataFile), RowsBefore: c.RecordCount, BytesBefore: c.FileSizeInBytes}
+	task := stitch.Task{DataFile: c.DataFile, RecordCount: c.RecordCount}
+	rw := CompactionRewrite{DataFile: c.DataFile, DeletionVector: c.DeletionVector}
+	for _, cf := range c.ColumnFiles {
+		loc := v4manifest.Resolve(st.location, cf.Location)
+		task.ColumnFiles = append(task.ColumnFiles, stitch.ColumnFile{Location: loc, FieldIDs: cf.FieldIDs})
+		rw.ColumnFiles = append(rw.ColumnFiles, loc)
+		fr.BytesBefore += cf.FileSizeInBytes
+	}
+	if d := c.DeletionVector; d != nil {
+		task.DeletionVector = &stitch.DeletionVector{Location: v4manifest.Resolve(st.location, d.Location), Offset: d.Offset,
+			SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+	}
+	var buf bytes.Buffer
+	out, err := compact.Rewrite(ctx, s.stitchOpener(w), &buf, compact.Input{Task: task, FirstRowID: c.FirstRowID, Schema: st.meta.CurrentSchema()})
+	if err != nil {
+		s.log.WarnContext(ctx, "compaction rewrite failed", "table", id.String(), "file", fr.DataFile, "error", strings.ReplaceAll(pathFree(err).Error(), st.location, "<table>"))
+		fr.Error = "cannot rewrite the base file"
+		return fr
+	}
+	newLoc := st.location + "/data/compacted-" + uuid.NewString() + ".parquet"
+	if err := s.writeMetadataFile(ctx, w, newLoc, buf.Bytes()); err != nil {
+		fr.Error = "cannot write the rewritten file"
+		return fr
+	}
+	rw.Location, rw.FileSizeInBytes, rw.RecordCount = newLoc, out.Bytes, out.Rows
+	if _, err := s.CommitCompaction(ctx, warehouse, CompactionCommit{Ident: id, Rewrites: []CompactionRewrite{rw}}); err != nil {
+		s.deleteOrphan(ctx, w, newLoc)
+		fr.Error = ClientText(err)
+		return fr
+	}
+	fr.NewFile, fr.RowsAfter, fr.BytesAfter = v4manifest.Relativize(st.location, newLoc), out.Rows, out.Bytes
+	return fr
+}
+
+// stitchOpener opens the files of w for package stitch.
+func (s *Service) stitchOpener(w *store.Warehouse) stitch.Opener {
+	return func(ctx context.Context, loc string) (stitch.File, error) {
+		io, err := s.fileIO(ctx, w, loc)
+		if err != nil {
+			return nil, err
+		}
+		return io.Open(ctx, loc)
+	}
+}
