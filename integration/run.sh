@@ -87,6 +87,7 @@ run_pytest DuckDB test_duckdb.py
 run_pytest Spark test_spark.py
 run_pytest Spark-planning test_spark_planning.py
 run_pytest column-files test_column_files.py
+run_pytest v4-upgrade test_v4_upgrade.py
 run_pytest PyIceberg-vended test_vended.py
 # Trino: a catalog and a Trino server configured as the README shows. It
 # prints the failures and, last, its "Trino: ..." line; it runs beside the

@@ -55,3 +55,4 @@ fuzz ./internal/authn/ FuzzParseBearer
 fuzz ./internal/v4commit/ FuzzCommitFiles
 fuzz ./internal/scanplan/ FuzzFilter
 fuzz ./internal/v4commit/ FuzzCommitCompaction
+fuzz ./internal/v4convert/ FuzzDecodeBound

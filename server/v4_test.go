@@ -64,7 +64,7 @@ func TestV4Tables(t *testing.T) {
 			r = b.do(t, "POST", "/v1/wh/namespaces/ns/tables/v2", up)
 			require.Equal(t, 200, r.status, "%s", r.body)
 			require.Equal(t, 4, formatVersion(t, r))
-			// A table with snapshots cannot be upgraded yet.
+			// A v2 table with snapshots must be upgraded to v3 first.
 			ctx := context.Background()
 			cat := restCatalog(t, b)
 			_, err := cat.LoadTable(ctx, table.Identifier{"ns", "v2b"})

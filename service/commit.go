@@ -216,6 +216,9 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 			return s.createByCommit(ctx, w, c)
 		}
 	}
+	if wantsV4Upgrade(c.Updates) {
+		return s.commitV4Upgrade(ctx, w, c)
+	}
 	results, err := s.commit(ctx, w, []*parsedChange{c})
 	if err != nil {
 		return nil, err

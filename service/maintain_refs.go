@@ -103,7 +103,7 @@ func (rw *refWalker) snapshot(ctx context.Context, snap table.Snapshot, version 
 		return err
 	}
 	rw.files[snap.ManifestList] = true
-	if version == FormatV4 {
+	if version == FormatV4 && !legacyManifestList(snap.ManifestList) {
 		return rw.v4Root(ctx, snap.ManifestList)
 	}
 	return rw.manifests(ctx, snap)

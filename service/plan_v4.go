@@ -61,7 +61,8 @@ type ScanTask struct {
 // PlanScan plans a scan of a table: the data files (and the delete files
 // they need) that might hold rows matching req. It authorizes
 // table-read-data, then plans v4 tables here and v1–v3 tables from their
-// Avro manifests (planAvro). It fails with 400 for a bad filter, select or
+// Avro manifests (planAvro); so are snapshots of a v4 table older than its
+// upgrade (plansFromAvro). It fails with 400 for a bad filter, select or
 // snapshot range, 404 for an unknown table or snapshot, and 400 reason
 // column-files-unsupported-by-client when a planned file has column files
 // for the selected columns and the client did not say it understands them.
@@ -73,7 +74,7 @@ func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, req 
 		return PlanResult{}, err
 	}
 	var res PlanResult
-	if version < FormatV4 {
+	if version < FormatV4 || plansFromAvro(md, req) {
 		res, err = s.planAvro(ctx, w, md, req)
 	} else {
 		var p *scanPlanV4

@@ -73,7 +73,7 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 		if !p.add(ctx, snap.ManifestList, "manifest list") {
 			continue
 		}
-		if version == FormatV4 {
+		if version == FormatV4 && !legacyManifestList(snap.ManifestList) {
 			p.collectV4(ctx, meta.Location(), snap.ManifestList)
 		} else {
 			p.collectManifests(ctx, snap)

@@ -111,7 +111,12 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 
 // readManifest reads a manifest (only the columns cols when given),
 // resolving locations against tableLoc and inheriting from the root row.
+// An Avro manifest list (a snapshot older than the table's upgrade to v4)
+// is a 400 naming it, never parsed as a v4 root.
 func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tableLoc string, inherit *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+	if legacyManifestList(loc) {
+		return nil, errLegacySnapshot(fileName(w, tableLoc, loc))
+	}
 	io, err := s.fileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
@@ -466,7 +471,7 @@ func fileInTable(w *store.Warehouse, st *v4State, loc, what string) error {
 // inside it, else by its last segment only (no server path).
 func tableFileName(tableLoc, loc string) string {
 	rel := v4manifest.Relativize(tableLoc, loc)
-	if strings.Contains(rel, "://") || strings.HasPrefix(rel, "/") {
+	if v4manifest.IsAbsolute(rel) || strings.HasPrefix(rel, "/") {
 		return "<outside>/" + path.Base(rel)
 	}
 	return rel

@@ -100,9 +100,10 @@ func rawUpdates(raw json.RawMessage) []struct {
 
 // v4Plan inspects a commit's updates against the current format version:
 // it returns the target version and the updates to apply through the v3
-// view (an upgrade to 4 is done by the view itself). An upgrade of a table
-// with snapshots to v4, a downgrade, and snapshot-producing updates on v4
-// tables are 400s.
+// view (an upgrade to 4 is done by the view itself). A downgrade and
+// snapshot-producing updates on v4 tables are 400s; so is an upgrade of a
+// table with snapshots (hasSnapshots) to v4, which converts manifests and
+// is committed on its own through commitV4Upgrade, never here.
 func v4Plan(current int, hasSnapshots bool, ups table.Updates, raw json.RawMessage) (int, table.Updates, error) {
 	target := current
 	meta := rawUpdates(raw)
@@ -115,7 +116,7 @@ func v4Plan(current int, hasSnapshots bool, ups table.Updates, raw json.RawMessa
 		switch {
 		case m.Action == "upgrade-format-version" && m.FormatVersion == FormatV4:
 			if current != FormatV4 && hasSnapshots {
-				return 0, nil, newErr(KindBadRequest, "Cannot upgrade a table with snapshots to format version 4 yet: only tables without snapshots can be upgraded")
+				return 0, nil, newErr(KindBadRequest, "Cannot upgrade a table with snapshots to format version 4 inside a multi-table transaction: the upgrade converts the table's manifests and must be committed on its own")
 			}
 			target = FormatV4
 			continue

@@ -1,0 +1,95 @@
+package v4convert
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// Summary keys of the conversion snapshot.
+const (
+	// SummaryConversion marks the snapshot that converted the table to
+	// format version 4; its value is the snapshot id it converted.
+	SummaryConversion = "v4-conversion-of-snapshot-id"
+)
+
+// Tree lays out a converted snapshot as a v4 manifest tree for snapshot
+// snap: data rows in data leaves and equality-delete rows in delete leaves
+// of at most maxLeaf rows each, referenced from root rows ADDED in snap.
+// Leaf root rows carry no first_row_id: every converted data row keeps its
+// own (explicit) one, so nothing is inherited. The operation is "replace"
+// (same rows, new metadata); from is the snapshot converted. It fails only
+// when the leaf stats cannot be aggregated (an internal fault).
+func Tree(snap v4commit.Snapshot, out *Output, maxLeaf int, from int64) (*v4commit.Result, error) {
+	if maxLeaf <= 0 {
+		maxLeaf = 10_000
+	}
+	res := &v4commit.Result{Operation: table.OpReplace}
+	add := func(content v4manifest.Content, rows []v4manifest.TrackedFile) error {
+		for start := 0; start < len(rows); start += maxLeaf {
+			chunk := rows[start:min(start+maxLeaf, len(rows))]
+			row, err := leafRow(snap, chunk)
+			if err != nil {
+				return err
+			}
+			if content == v4manifest.ContentDeleteLeaf {
+				row.ContentType = v4manifest.ContentDeleteManifest
+			}
+			res.Leaves = append(res.Leaves, v4commit.Leaf{Location: row.Location, Content: content, Rows: chunk, RootIndex: len(res.Root)})
+			res.Root = append(res.Root, row)
+		}
+		return nil
+	}
+	if err := add(v4manifest.ContentDataLeaf, out.Data); err != nil {
+		return nil, err
+	}
+	if err := add(v4manifest.ContentDeleteLeaf, out.EqualityDeletes); err != nil {
+		return nil, err
+	}
+	res.Summary = summary(out, from)
+	return res, nil
+}
+
+// leafRow is the root row of a new leaf (its size is set once written).
+func leafRow(snap v4commit.Snapshot, rows []v4manifest.TrackedFile) (v4manifest.TrackedFile, error) {
+	mi := v4manifest.ComputeManifestInfo(rows)
+	stats, err := v4manifest.AggregateStats(rows)
+	if err != nil {
+		return v4manifest.TrackedFile{}, fmt.Errorf("aggregate leaf stats: %w", err)
+	}
+	return v4manifest.TrackedFile{
+		Tracking: v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptr(snap.ID),
+			SequenceNumber: ptr(snap.SequenceNumber), FileSequenceNumber: ptr(snap.SequenceNumber)},
+		ContentType: v4manifest.ContentDataManifest, FormatVersion: formatV4, Location: snap.LeafLocation(),
+		FileFormat: "parquet", RecordCount: int64(len(rows)), ManifestInfo: &mi, ContentStats: stats,
+	}, nil
+}
+
+// summary is the conversion snapshot's summary: no file is added or
+// removed, the totals are those of the converted snapshot.
+func summary(out *Output, from int64) iceberg.Properties {
+	var size, eqRecords int64
+	for i := range out.Data {
+		size += out.Data[i].FileSizeInBytes
+	}
+	for i := range out.EqualityDeletes {
+		size += out.EqualityDeletes[i].FileSizeInBytes
+		eqRecords += out.EqualityDeletes[i].RecordCount
+	}
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	return iceberg.Properties{
+		SummaryConversion:         itoa(from),
+		"total-data-files":        itoa(int64(len(out.Data))),
+		"total-delete-files":      itoa(int64(len(out.EqualityDeletes) + out.DeletionVectors)),
+		"total-records":           itoa(out.Records),
+		"total-files-size":        itoa(size),
+		"total-position-deletes":  itoa(out.DeletedRows),
+		"total-equality-deletes":  itoa(eqRecords),
+		"changed-partition-count": "0",
+	}
+}

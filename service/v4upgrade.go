@@ -1,0 +1,224 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/internal/v4convert"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// Upgrading a table with snapshots to format version 4 (docs/column-files.md,
+// "Upgrading to v4"): the commit that carries `upgrade-format-version: 4`
+// reads the live entries of the current snapshot from its Avro manifests,
+// converts them into v4 leaves and a root (internal/v4convert) and adds a
+// "replace" snapshot pointing at that root, in the same CAS that sets the
+// format version. Older snapshots keep their Avro manifest lists; planning
+// reads each snapshot with the planner of its manifest list's format.
+
+// ReasonNotConvertible is the reason code of an upgrade refused because
+// the current snapshot holds files v4 cannot express.
+const ReasonNotConvertible = "not-convertible-to-v4"
+
+// legacyManifestList reports whether a snapshot's manifest list is a
+// v1–v3 Avro manifest list rather than a v4 root. Every writer (Java,
+// PyIceberg, iceberg-go) names manifest lists *.avro; this server names v4
+// roots *.parquet.
+func legacyManifestList(loc string) bool {
+	return strings.HasSuffix(strings.ToLower(loc), ".avro")
+}
+
+// errLegacySnapshot is the 400 for a v4 operation that needs a v4 root
+// but met the Avro manifest list of a snapshot older than the upgrade.
+func errLegacySnapshot(name string) error {
+	return newErr(KindBadRequest, "Manifest list %s is a format v1-v3 (Avro) manifest list: its snapshot predates the table's upgrade to format version 4, and this operation needs a v4 snapshot. Commit `upgrade-format-version: 4` again to convert the current snapshot", name)
+}
+
+// plansFromAvro reports whether a plan of md (a v4 table) reads a pre-v4
+// snapshot and so goes to the Avro planner: the snapshot planned (or the
+// end of an incremental range) has an Avro manifest list.
+func plansFromAvro(md table.Metadata, req PlanRequest) bool {
+	id := req.SnapshotID
+	if id == nil {
+		id = req.EndSnapshotID
+	}
+	snap := md.CurrentSnapshot()
+	if id != nil {
+		snap = md.SnapshotByID(*id)
+	}
+	return snap != nil && legacyManifestList(snap.ManifestList)
+}
+
+// wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
+func wantsV4Upgrade(raw json.RawMessage) bool {
+	for _, u := range rawUpdates(raw) {
+		if u.Action == "upgrade-format-version" && u.FormatVersion == FormatV4 {
+			return true
+		}
+	}
+	return false
+}
+
+// commitV4Upgrade commits a single-table change that upgrades to format
+// version 4. When the table's current snapshot is a v1–v3 one it is
+// converted (stageV4Upgrade); otherwise the change is staged as any other.
+// Errors are those of CommitTable, plus 400 ValidationException (reason
+// not-convertible-to-v4) naming what cannot be converted.
+func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange) (*TableResult, error) {
+	var res *TableResult
+	err := s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
+		a := &attempt{}
+		var err error
+		res, err = s.stageV4Upgrade(ctx, w, c, a)
+		return a, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// stageV4Upgrade stages one attempt of an upgrade commit into a.
+func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange, a *attempt) (*TableResult, error) {
+	obj, prev, err := s.loadForCommit(ctx, w, c.Ident)
+	if err != nil {
+		return nil, err
+	}
+	cur := prev.meta.CurrentSnapshot()
+	if cur == nil || (prev.version == FormatV4 && !legacyManifestList(cur.ManifestList)) {
+		return s.stagePlain(ctx, w, c, a)
+	}
+	if err := checkRequirements(c.reqs, prev.meta); err != nil {
+		return nil, err
+	}
+	if prev.version < 3 {
+		return nil, newErr(KindBadRequest, "Cannot upgrade a format version %d table with snapshots to format version 4: upgrade it to format version 3 first (v4 needs row lineage)", prev.version)
+	}
+	_, ups, err := v4Plan(FormatV4, false, c.updates, c.Updates)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := applyUpdates(prev.meta, ups)
+	if err != nil {
+		return nil, err
+	}
+	if cur = meta.CurrentSnapshot(); cur == nil || !legacyManifestList(cur.ManifestList) {
+		return nil, newErr(KindBadRequest, "An upgrade to format version 4 cannot also change the current snapshot: commit those updates separately")
+	}
+	out, err := s.convertSnapshot(ctx, w, meta, cur)
+	if err != nil {
+		return nil, err
+	}
+	st := &v4State{obj: obj, meta: meta, location: meta.Location()}
+	t := s.newV4Tx(w, st, a)
+	res, err := v4convert.Tree(t.snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "lay out the converted manifests")
+	}
+	return s.stageV4Snapshot(ctx, t, res)
+}
+
+// stagePlain stages a change as CommitTable does for any single table.
+func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedChange, a *attempt) (*TableResult, error) {
+	st, err := s.stage(ctx, w, c)
+	if err != nil {
+		return nil, err
+	}
+	if st.changed {
+		a.addFile(st.metaLoc)
+		a.swaps = []store.Swap{st.swap}
+		a.landed = func(ctx context.Context) {
+			s.metaCache.add(st.metaLoc, st.entry)
+			s.deleteDroppedMetadata(ctx, w, st)
+		}
+	}
+	return &TableResult{MetadataLocation: st.metaLoc, Metadata: st.data, Config: map[string]string{}}, nil
+}
+
+// applyUpdates applies updates (the v3 view's) to base in memory: 400 for
+// an update that does not apply.
+func applyUpdates(base table.Metadata, ups table.Updates) (table.Metadata, error) {
+	if len(ups) == 0 {
+		return base, nil
+	}
+	// No metadata location: stageV4Snapshot's builder logs the file this
+	// commit replaces, once.
+	b, err := table.MetadataBuilderFromBase(base, "")
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "metadata builder")
+	}
+	for _, u := range ups {
+		if err := u.Apply(b); err != nil {
+			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+		}
+	}
+	meta, err := b.Build()
+	if err != nil {
+		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+	}
+	return meta, nil
+}
+
+// convertSnapshot reads the live entries of snap's Avro manifests and
+// converts them: 400 ValidationException (reason not-convertible-to-v4)
+// naming what cannot be converted, 500 when a manifest cannot be read.
+func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) (*v4convert.Output, error) {
+	entries, err := s.liveEntries(ctx, w, meta, snap)
+	if err != nil {
+		return nil, err
+	}
+	out, err := v4convert.Convert(v4convert.Input{Schema: meta.CurrentSchema(), Specs: meta.PartitionSpecs(), Entries: entries})
+	var ue *v4convert.UnsupportedError
+	if errors.As(err, &ue) {
+		name := ue.Example
+		if v4manifest.IsAbsolute(name) || strings.HasPrefix(name, "/") {
+			name = fileName(w, meta.Location(), name) // never a server path
+		}
+		e := rejectV4(ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
+			snap.SnapshotID, ue.Count, ue.What, name, ue.Hint)
+		e.Details = map[string]any{"count": ue.Count, "example": name}
+		return nil, e
+	}
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "convert snapshot %d", snap.SnapshotID)
+	}
+	return out, nil
+}
+
+// liveEntries reads the ADDED and EXISTING entries of every manifest of
+// snap (through the planning IO: files outside the table are refused).
+func (s *Service) liveEntries(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) ([]iceberg.ManifestEntry, error) {
+	fs, err := s.planIO(w, meta.Location())(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return nil, upgradeReadErr(err, snap.SnapshotID)
+	}
+	var entries []iceberg.ManifestEntry
+	for _, m := range manifests {
+		es, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return nil, upgradeReadErr(err, snap.SnapshotID)
+		}
+		entries = append(entries, es...)
+	}
+	return entries, nil
+}
+
+// upgradeReadErr is the 500 for a manifest list or manifest that cannot be
+// read, without its path.
+func upgradeReadErr(err error, snapID int64) error {
+	if errors.Is(err, errOutsideTable) {
+		return newErr(KindInternal, "Cannot upgrade: snapshot %d references a manifest outside the table's location", snapID)
+	}
+	return wrapErr(KindInternal, errors.New(uriOrPath.ReplaceAllString(err.Error(), "<file>")),
+		"Cannot upgrade: a manifest of snapshot %d cannot be read", snapID)
+}
