@@ -18,11 +18,6 @@ import (
 	"github.com/lakehold/catalog/validation"
 )
 
-// ReasonRowIDsNotMaterialized refuses a rewritten file without a _row_id
-// column: after dropping deleted rows the survivors' ids are no longer
-// first_row_id+position, so they must be stored.
-const ReasonRowIDsNotMaterialized = "row-ids-not-materialized"
-
 // CompactionCandidate is a base data file the plan picks for folding, with
 // what a rewrite reads and why it was picked.
 type CompactionCandidate struct {
@@ -317,7 +312,7 @@ func (s *Service) foldOf(ctx context.Context, w *store.Warehouse, st *v4State, r
 		return f, rejectV4(validation.ReasonFileSizeMismatch, "Rewritten data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, rw.FileSizeInBytes)
 	}
 	if _, ok := fi.Nodes[v4manifest.FieldRowID]; !ok {
-		return f, rejectV4(ReasonRowIDsNotMaterialized, "Rewritten data file %s has no _row_id column (field id %d)", name, v4manifest.FieldRowID)
+		return f, rejectV4(validation.ReasonRowIDsNotMaterialized, "Rewritten data file %s has no _row_id column (field id %d)", name, v4manifest.FieldRowID)
 	}
 	f.New = v4manifest.TrackedFile{Location: loc, RecordCount: rw.RecordCount, FileSizeInBytes: rw.FileSizeInBytes,
 		ContentStats: map[int]*v4manifest.FieldStats{}}

@@ -24,6 +24,7 @@ import (
 	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 // compactRows is the row count of the round-trip fixture's files.
@@ -353,7 +354,7 @@ func TestCompactionCommitValidation(t *testing.T) {
 		name, reason string
 		edit         func(*service.CompactionRewrite)
 	}{
-		{"no-row-ids", service.ReasonRowIDsNotMaterialized, func(r *service.CompactionRewrite) {
+		{"no-row-ids", validation.ReasonRowIDsNotMaterialized, func(r *service.CompactionRewrite) {
 			r.Location, r.FileSizeInBytes = "data/no-ids.parquet", size
 		}},
 		{"size", "file-size-mismatch", func(r *service.CompactionRewrite) { r.FileSizeInBytes++ }},

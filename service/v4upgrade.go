@@ -12,6 +12,7 @@ import (
 	"github.com/lakehold/catalog/internal/v4convert"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 // Upgrading a table with snapshots to format version 4 (docs/column-files.md,
@@ -21,10 +22,6 @@ import (
 // "replace" snapshot pointing at that root, in the same CAS that sets the
 // format version. Older snapshots keep their Avro manifest lists; planning
 // reads each snapshot with the planner of its manifest list's format.
-
-// ReasonNotConvertible is the reason code of an upgrade refused because
-// the current snapshot holds files v4 cannot express.
-const ReasonNotConvertible = "not-convertible-to-v4"
 
 // legacyManifestList reports whether a snapshot's manifest list is a
 // v1–v3 Avro manifest list rather than a v4 root. Every writer (Java,
@@ -180,7 +177,7 @@ func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta 
 		if v4manifest.IsAbsolute(name) || strings.HasPrefix(name, "/") {
 			name = fileName(w, meta.Location(), name) // never a server path
 		}
-		e := rejectV4(ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
+		e := rejectV4(validation.ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
 			snap.SnapshotID, ue.Count, ue.What, name, ue.Hint)
 		e.Details = map[string]any{"count": ue.Count, "example": name}
 		return nil, e

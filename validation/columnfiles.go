@@ -43,6 +43,15 @@ const (
 	// ReasonFileMissing: a data or delete file named with its stats (so
 	// not read by the server) does not exist.
 	ReasonFileMissing = "file-missing"
+
+	// ReasonNotConvertible is the reason code of an upgrade refused because
+	// the current snapshot holds files v4 cannot express.
+	ReasonNotConvertible = "not-convertible-to-v4"
+
+	// ReasonRowIDsNotMaterialized refuses a rewritten file without a _row_id
+	// column: after dropping deleted rows the survivors' ids are no longer
+	// first_row_id+position, so they must be stored.
+	ReasonRowIDsNotMaterialized = "row-ids-not-materialized"
 )
 
 // Error is a rejected commit: nothing is committed.
