@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
-	"os"
-	"strings"
 
-	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -21,37 +16,18 @@ const compactUsage = "usage: catalog compact NAMESPACE.TABLE --warehouse NAME [-
 // directly as the local operator. It prints the report as JSON and fails
 // when any picked base could not be folded.
 func cmdCompact(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sf storageFlags
-	sf.register(fs)
-	warehouse := fs.String("warehouse", "default", "the table's warehouse")
-	dry := fs.Bool("dry-run", false, "print the plan; write and commit nothing")
-	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets [CATALOG_SECRET_KEY]")
-	var name string
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	dot := strings.LastIndexByte(name, '.')
-	if dot <= 0 || dot == len(name)-1 {
-		return errors.New(compactUsage)
-	}
-	id := service.Ident{Namespace: strings.Split(name[:dot], "."), Name: name[dot+1:]}
-	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
-	st, err := openStore(ctx, sf, true)
+	c := newTableCmd("compact", compactUsage, stderr)
+	dry := c.fs.Bool("dry-run", false, "print the plan; write and commit nothing")
+	id, err := c.parse(args)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	sealer, err := loadSealer(*secretKey, sf)
+	ctx, svc, closeStore, err := c.open()
 	if err != nil {
 		return err
 	}
-	svc := service.New(st, storage.NewProvider(), service.Options{Sealer: sealer})
-	rep, err := svc.Compact(ctx, *warehouse, id, service.CompactOptions{DryRun: *dry})
+	defer closeStore()
+	rep, err := svc.Compact(ctx, *c.warehouse, id, service.CompactOptions{DryRun: *dry})
 	if err != nil {
 		return err
 	}

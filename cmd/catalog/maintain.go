@@ -1,17 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
-	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -22,27 +16,14 @@ const maintainUsage = "usage: catalog maintain NAMESPACE.TABLE --warehouse NAME 
 // the database directly as the local operator. It prints the report as
 // JSON.
 func cmdMaintain(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("maintain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sf storageFlags
-	sf.register(fs)
-	warehouse := fs.String("warehouse", "default", "the table's warehouse")
-	olderThan := fs.String("expire-older-than", "", "expire snapshots committed before this: a duration back from now (72h) or an RFC 3339 time (default: the table's history.expire.max-snapshot-age-ms, else 5 days)")
-	retain := fs.Int("retain-last", 0, "keep at least this many ancestors of each branch head (default: history.expire.min-snapshots-to-keep, else 1)")
-	dry := fs.Bool("dry-run", false, "list what would be expired and deleted; change nothing")
-	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets [CATALOG_SECRET_KEY]")
-	var name string
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
+	c := newTableCmd("maintain", maintainUsage, stderr)
+	olderThan := c.fs.String("expire-older-than", "", "expire snapshots committed before this: a duration back from now (72h) or an RFC 3339 time (default: the table's history.expire.max-snapshot-age-ms, else 5 days)")
+	retain := c.fs.Int("retain-last", 0, "keep at least this many ancestors of each branch head (default: history.expire.min-snapshots-to-keep, else 1)")
+	dry := c.fs.Bool("dry-run", false, "list what would be expired and deleted; change nothing")
+	id, err := c.parse(args)
+	if err != nil {
 		return err
 	}
-	dot := strings.LastIndexByte(name, '.')
-	if dot <= 0 || dot == len(name)-1 {
-		return errors.New(maintainUsage)
-	}
-	id := service.Ident{Namespace: strings.Split(name[:dot], "."), Name: name[dot+1:]}
 	opt := service.MaintainOptions{RetainLast: *retain, DryRun: *dry}
 	if *olderThan != "" {
 		t, err := parseCutoff(*olderThan, time.Now())
@@ -51,18 +32,12 @@ func cmdMaintain(args []string, stdout, stderr io.Writer) error {
 		}
 		opt.ExpireOlderThan = t
 	}
-	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
-	st, err := openStore(ctx, sf, true)
+	ctx, svc, closeStore, err := c.open()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	sealer, err := loadSealer(*secretKey, sf)
-	if err != nil {
-		return err
-	}
-	svc := service.New(st, storage.NewProvider(), service.Options{Sealer: sealer})
-	rep, err := svc.Maintain(ctx, *warehouse, id, opt)
+	defer closeStore()
+	rep, err := svc.Maintain(ctx, *c.warehouse, id, opt)
 	if err != nil {
 		return err
 	}
