@@ -277,9 +277,8 @@ func requireTracking(t *testing.T, tbl *table.Table, loc, root string) {
 	entries := map[string]iceberg.ManifestEntry{}
 	dvSnap := map[string]int64{}
 	for _, m := range manifests {
-		es, err := m.FetchEntries(fs, true)
-		require.NoError(t, err)
-		for _, e := range es {
+		for e, err := range m.Entries(fs, true) {
+			require.NoError(t, err)
 			if ref := e.DataFile().ReferencedDataFile(); ref != nil {
 				dvSnap[*ref] = e.SnapshotID()
 				continue

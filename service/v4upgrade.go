@@ -201,11 +201,12 @@ func (s *Service) liveEntries(ctx context.Context, w *store.Warehouse, meta tabl
 	}
 	var entries []iceberg.ManifestEntry
 	for _, m := range manifests {
-		es, err := m.FetchEntries(fs, true)
-		if err != nil {
-			return nil, upgradeReadErr(err, snap.SnapshotID)
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, upgradeReadErr(err, snap.SnapshotID)
+			}
+			entries = append(entries, e)
 		}
-		entries = append(entries, es...)
 	}
 	return entries, nil
 }
