@@ -117,75 +117,32 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, err
 	}
-	b, err := table.MetadataBuilderFromBase(base, obj.MetadataLocation)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "metadata builder for %s", c.Ident)
-	}
-	for _, u := range updates {
-		if err := u.Apply(b); err != nil {
-			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
-		}
-	}
-	if target != version && !b.HasChanges() {
-		// The upgrade alone is a change: log the file it replaces, as the
-		// builder does for its own updates.
-		b.AppendMetadataLog(table.MetadataLogEntry{MetadataFile: obj.MetadataLocation, TimestampMs: base.LastUpdatedMillis()})
-	}
 	st := &staged{obj: obj, base: base, meta: base, data: prev.data, metaLoc: obj.MetadataLocation}
-	if !b.HasChanges() && target == version {
-		return st, nil
-	}
-	meta, err := b.Build()
+	meta, changed, err := buildChange(prev, obj.MetadataLocation, target != version, updates, c.Updates)
 	if err != nil {
-		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+		return nil, err
+	}
+	if !changed {
+		return st, nil
 	}
 	if err := s.checkTableMetadataLocations(w, addedView(base, meta)); err != nil {
 		return nil, err
 	}
-	data, refs, entry, err := s.encodeChecked(prev, meta, target)
+	enc, err := s.encodeChange(prev, meta, target)
 	if err != nil {
 		return nil, err
 	}
-	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
-	if err != nil {
-		return nil, err
-	}
-	st.meta, st.data, st.metaLoc, st.changed, st.entry = meta, data, metaLoc, true, entry
 	st.swap = store.Swap{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
-		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: target, NewLocation: newLoc,
-		NewRefsMetadata: refs,
+		NewMetadata: enc.data, NewFormatVersion: target, NewRefsMetadata: enc.refs,
 	}
-	return st, nil
-}
-
-// encodeChecked serialises meta, built from prev's metadata, as format
-// target and checks it (checkNewMetadata): through the fast path when the
-// format stays the same, else by encoding and reading back everything. It
-// returns the document, its refs-only form and the cache entry for it
-// (nil on the slow path). Rejections are 400 ValidationExceptions.
-func (s *Service) encodeChecked(prev *metaEntry, meta table.Metadata, target int) ([]byte, []byte, *metaEntry, error) {
-	if target == prev.version && meta.Version() == prev.meta.Version() {
-		enc, ok, err := encodeFast(meta, target, prev)
-		if err != nil {
-			return nil, nil, nil, wrapErr(KindInternal, err, "encode metadata")
-		}
-		if ok {
-			if err := s.checkEncoded(prev.meta, meta, enc); err != nil {
-				return nil, nil, nil, err
-			}
-			e := &metaEntry{meta: meta, version: target, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)}
-			return enc.data, enc.refs, e, nil
-		}
-	}
-	data, err := marshalTableMetadata(meta, target)
+	metaLoc, newLoc, err := s.writeChecked(ctx, w, obj, meta, enc, &st.swap)
 	if err != nil {
-		return nil, nil, nil, wrapErr(KindInternal, err, "encode metadata")
+		return nil, err
 	}
-	if err := s.checkNewMetadata(prev.meta, meta, data); err != nil {
-		return nil, nil, nil, err
-	}
-	return data, refsDocument(meta, data), nil, nil
+	st.swap.NewMetadataLocation, st.swap.NewLocation = metaLoc, newLoc
+	st.meta, st.data, st.metaLoc, st.changed, st.entry = meta, enc.data, metaLoc, true, enc.entry
+	return st, nil
 }
 
 // CommitTable applies one table change with server-side retries on lost

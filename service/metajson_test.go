@@ -2,6 +2,7 @@ package service
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -94,6 +95,21 @@ func applyJSON(t *testing.T, base table.Metadata, loc string, ups []string) (tab
 	return b.Build()
 }
 
+func parseUpdates(t *testing.T, ups []string) table.Updates {
+	t.Helper()
+	var parsed table.Updates
+	require.NoError(t, json.Unmarshal([]byte("["+strings.Join(ups, ",")+"]"), &parsed))
+	return parsed
+}
+
+// buildJSON applies updates (JSON) to a cached entry as a commit does
+// (buildChange: the light builder when it applies).
+func buildJSON(t *testing.T, prev *metaEntry, loc string, ups []string) (table.Metadata, error) {
+	t.Helper()
+	meta, _, err := buildChange(prev, loc, false, parseUpdates(t, ups), []byte("["+strings.Join(ups, ",")+"]"))
+	return meta, err
+}
+
 // withoutClock is a document's JSON value without what a build stamps with
 // the clock: last-updated-ms and the snapshot-log timestamps (a rollback
 // logs the time of the build). The encoding itself is compared exactly.
@@ -147,7 +163,7 @@ func roundTrip(t *testing.T, version int, seed int64) {
 	require.NoError(t, err)
 	loc := "file:///wh/t/metadata/00000.metadata.json"
 	g := &updateGen{r: rand.New(rand.NewSource(seed)), version: view, nextID: 1}
-	applied := 0
+	applied, light := 0, 0
 	for commit := 0; commit < 40; commit++ {
 		stored, _, err := parseTableMetadata(entry.data) // what the slow path builds on
 		require.NoError(t, err)
@@ -156,9 +172,13 @@ func roundTrip(t *testing.T, version int, seed int64) {
 			ups[i] = g.update(stored)
 		}
 		want, errSlow := applyJSON(t, stored, loc, ups)
-		got, errFast := applyJSON(t, entry.meta, loc, ups)
+		got, errFast := buildJSON(t, entry, loc, ups)
+		if _, _, ok := lightBase(entry.meta, parseUpdates(t, ups), []byte("["+strings.Join(ups, ",")+"]")); ok {
+			light++
+		}
 		require.Equal(t, errSlow == nil, errFast == nil, "commit %d %v: slow path error %v, fast path error %v", commit, ups, errSlow, errFast)
 		if errSlow != nil {
+			require.Equal(t, ClientText(errSlow), ClientText(errors.Unwrap(errFast)), "commit %d %v: the errors differ", commit, ups)
 			continue
 		}
 		applied++
@@ -193,7 +213,8 @@ func roundTrip(t *testing.T, version int, seed int64) {
 		entry = &metaEntry{meta: got, version: version, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)}
 	}
 	require.Greater(t, applied, 10, "too few commits applied for the property to mean anything")
-	t.Logf("%d commits applied, %d snapshots at the end", applied, entry.nSnaps)
+	require.Greater(t, light, 5, "too few commits took the light builder for the property to cover it")
+	t.Logf("%d commits applied (%d on the light builder), %d snapshots at the end", applied, light, entry.nSnaps)
 }
 
 // TestEncodeFastReusesSnapshotBytes: snapshots the previous document held

@@ -170,6 +170,14 @@ type Swap struct {
 	// transaction (FileIndex): a swap that does not land leaves no entries.
 	// The leaves must be new (not indexed yet) and their new lineages too.
 	Index []IndexedLeaf
+	// Packed is the stored form of NewMetadata and NewRefsMetadata, set by
+	// Store.PrepareSwap; nil until then. Callers do not set it themselves.
+	Packed *PackedMetadata
+}
+
+// PackedMetadata is a swap's documents as the store keeps them (compressed).
+type PackedMetadata struct {
+	Metadata, Refs []byte
 }
 
 // Page asks for one page of a listing. Token is the opaque value a previous
@@ -316,6 +324,11 @@ type Store interface {
 	// when any pointer moved, ErrLocationOverlap for a bad new location,
 	// ErrOutcomeUnknown when the commit itself failed mid-flight.
 	ObjectsSwap(ctx context.Context, swaps []Swap) error
+	// PrepareSwap encodes sw's documents into sw.Packed ahead of
+	// ObjectsSwap: compressing a large document is most of its swap's cost,
+	// and a caller can overlap it with other work (the metadata file
+	// write). Optional: ObjectsSwap encodes a swap that was not prepared.
+	PrepareSwap(sw *Swap)
 
 	// IdempotencyBegin claims c.Key for c.Owner. It returns (nil, nil) when
 	// the caller now holds the key: it was free, its record was older than

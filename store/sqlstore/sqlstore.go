@@ -743,13 +743,24 @@ func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
 func swapStatement(sw store.Swap) (string, []any) {
 	sql := `UPDATE catalog_objects SET metadata_location = $1, previous_metadata_location = metadata_location,
 	        metadata = $2, refs_metadata = $3, format_version = $4, updated_at = $5`
-	args := []any{sw.NewMetadataLocation, pack(sw.NewMetadata), packRefs(sw.NewMetadata, sw.NewRefsMetadata),
+	p := sw.Packed
+	if p == nil {
+		p = packSwap(sw)
+	}
+	args := []any{sw.NewMetadataLocation, p.Metadata, p.Refs,
 		sw.NewFormatVersion, nowMillis(), sw.ObjectID, sw.ExpectedMetadataLocation}
 	if sw.NewLocation != "" {
 		sql += `, location = $8`
 		args = append(args, sw.NewLocation)
 	}
 	return sql + ` WHERE id = $6 AND metadata_location = $7`, args
+}
+
+// PrepareSwap compresses sw's documents into sw.Packed.
+func (s *Store) PrepareSwap(sw *store.Swap) { sw.Packed = packSwap(*sw) }
+
+func packSwap(sw store.Swap) *store.PackedMetadata {
+	return &store.PackedMetadata{Metadata: pack(sw.NewMetadata), Refs: packRefs(sw.NewMetadata, sw.NewRefsMetadata)}
 }
 
 func swapConflict(sw store.Swap) error {

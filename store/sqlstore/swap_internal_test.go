@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -119,4 +120,22 @@ func TestSwapAloneConnectionLostIsUnknown(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	require.Contains(t, []string{"m0", "m1"}, loc)
 	t.Logf("the lost statement left the pointer at %s", loc)
+}
+
+// TestPackStoresSmallDocumentsRaw: a small document is stored as it is, a
+// large one compressed, and both (and a small one compressed by an older
+// version) read back.
+func TestPackStoresSmallDocumentsRaw(t *testing.T) {
+	small := []byte(`{"format-version":2,"table-uuid":"x"}`)
+	require.Equal(t, small, pack(small))
+	large := []byte(`{"k":"` + strings.Repeat("v", rawBelow) + `"}`)
+	packed := pack(large)
+	require.Less(t, len(packed), len(large)/10)
+	for _, doc := range [][]byte{small, large} {
+		for _, stored := range [][]byte{pack(doc), encoder.EncodeAll(doc, nil)} {
+			back, err := unpack(stored)
+			require.NoError(t, err)
+			require.Equal(t, doc, back)
+		}
+	}
 }

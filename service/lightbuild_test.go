@@ -1,0 +1,79 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+)
+
+// indexCurrent reports whether meta's snapshot index was built for its
+// snapshot list, as iceberg-go checks before using it.
+func indexCurrent(t *testing.T, meta table.Metadata) bool {
+	e, ok := metaStruct(meta)
+	require.True(t, ok)
+	f := e.FieldByName("snapshotIndex")
+	if f.IsNil() {
+		return false
+	}
+	list := sharedSnapshots(meta)
+	pos := writable(f.Elem().FieldByName("positions")).Interface().(map[int64]int)
+	first := writable(f.Elem().FieldByName("firstSnapshot")).Interface().(*table.Snapshot)
+	return len(pos) == len(list) && (len(list) == 0 || first == &list[0])
+}
+
+// TestLightBuildKeepsHistoryAndIndex: appends built on the light base
+// carry every earlier snapshot, keep a current snapshot index (else every
+// lookup rebuilds it), and find every snapshot by id; a removal, which
+// needs the whole list, takes the full builder and still works.
+func TestLightBuildKeepsHistoryAndIndex(t *testing.T) {
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	start, err := table.NewMetadata(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///wh/t", iceberg.Properties{"format-version": "2"})
+	require.NoError(t, err)
+	data, err := marshalTableMetadata(start, 2)
+	require.NoError(t, err)
+	entry, err := newMetaEntry(data)
+	require.NoError(t, err)
+	ts := start.LastUpdatedMillis()
+	for id := int64(1); id <= 50; id++ {
+		ups := fmt.Sprintf(`[{"action":"add-snapshot","snapshot":{"snapshot-id":%d,"sequence-number":%d,"timestamp-ms":%d,"manifest-list":"file:///wh/t/m%d.avro","summary":{"operation":"append"}}},`+
+			`{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":%d}]`, id, id, ts+id, id, id)
+		if id > 1 {
+			ups = strings.Replace(ups, `"sequence-number"`, fmt.Sprintf(`"parent-snapshot-id":%d,"sequence-number"`, id-1), 1)
+		}
+		var parsed table.Updates
+		require.NoError(t, json.Unmarshal([]byte(ups), &parsed))
+		_, kept, light := lightBase(entry.meta, parsed, []byte(ups))
+		require.True(t, light, "an append takes the light base")
+		require.LessOrEqual(t, kept, 1, "the light base holds only the head of main")
+		meta, changed, err := buildChange(entry, "file:///wh/t/metadata/x.json", false, parsed, []byte(ups))
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Len(t, meta.Snapshots(), int(id))
+		require.True(t, indexCurrent(t, meta), "snapshot %d: stale index", id)
+		for i := int64(1); i <= id; i++ {
+			s := meta.SnapshotByID(i)
+			require.NotNil(t, s)
+			require.Equal(t, fmt.Sprintf("file:///wh/t/m%d.avro", i), s.ManifestList)
+		}
+		enc, ok, err := encodeFast(meta, 2, entry)
+		require.NoError(t, err)
+		require.True(t, ok)
+		entry = &metaEntry{meta: meta, version: 2, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)}
+	}
+	rm := `[{"action":"remove-snapshots","snapshot-ids":[1,2,3]}]`
+	var parsed table.Updates
+	require.NoError(t, json.Unmarshal([]byte(rm), &parsed))
+	_, _, light := lightBase(entry.meta, parsed, []byte(rm))
+	require.False(t, light, "a removal needs the whole list")
+	meta, _, err := buildChange(entry, "file:///wh/t/metadata/y.json", false, parsed, []byte(rm))
+	require.NoError(t, err)
+	require.Len(t, meta.Snapshots(), 47)
+	require.Nil(t, meta.SnapshotByID(2))
+	require.Equal(t, reflect.TypeOf(entry.meta), reflect.TypeOf(meta))
+}
