@@ -27,6 +27,21 @@ const allowedLocationsKey = "allowed-locations"
 // writePathKeys are the table properties that direct where files go.
 var writePathKeys = []string{metadataPathKey, "write.data.path", "write.object-storage.path", "write.folder-storage.path"}
 
+// dataLocation is where the catalog writes a table's new data files
+// (compaction), as Iceberg's location provider picks it: write.data.path,
+// else the object-storage and folder-storage paths (older names of the
+// same setting), else the table location's data/ directory. Commits vet
+// these properties with checkWritePaths, so the result lies inside the
+// table's prefixes.
+func dataLocation(tableLoc string, props map[string]string) string {
+	for _, k := range []string{"write.data.path", "write.object-storage.path", "write.folder-storage.path"} {
+		if v := strings.TrimRight(props[k], "/"); v != "" {
+			return v
+		}
+	}
+	return strings.TrimRight(tableLoc, "/") + "/data"
+}
+
 // extraPrefixes returns a warehouse's allowed-locations, canonical. An
 // entry that does not normalise is ignored: CreateWarehouse refuses it, so
 // only a row written before the policy can have one, and ignoring it only

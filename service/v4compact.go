@@ -350,7 +350,7 @@ type CompactionReport struct {
 
 // Compact plans a v4 table's compaction and runs it in this process: each
 // picked base is rewritten with package compact (row ids kept, deleted
-// rows dropped) into a new file under the table's data/ directory and
+// rows dropped) into a new file in the table's data location (dataLocation) and
 // committed on its own, so that one base updated meanwhile (a 409, its new
 // file deleted again) does not undo the others. Errors are those of
 // PlanCompaction; a failed fold is reported in its FoldReport.
@@ -400,7 +400,7 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 		fr.Error = "cannot rewrite the base file"
 		return fr
 	}
-	newLoc := st.location + "/data/compacted-" + uuid.NewString() + ".parquet"
+	newLoc := dataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
 	if err := s.writeMetadataFile(ctx, w, newLoc, buf.Bytes()); err != nil {
 		fr.Error = "cannot write the rewritten file"
 		return fr

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -374,4 +375,21 @@ func TestCompactionCommitValidation(t *testing.T) {
 	live, err := fx.svc.LiveColumnFiles(ctx, "wh", fx.id, nil)
 	require.NoError(t, err)
 	require.Len(t, live, 1, "nothing was committed")
+}
+
+// TestCompactionWritesToDataPath: the folded file goes where the table
+// writes data (write.data.path), as an engine's rewrite would.
+func TestCompactionWritesToDataPath(t *testing.T) {
+	fx := compactFixture(t, "sqlite")
+	ctx := context.Background()
+	_, err := fx.svc.CommitTable(ctx, "wh", service.TableChange{Ident: fx.id, Requirements: json.RawMessage(`[]`),
+		Updates: json.RawMessage(`[{"action":"set-properties","updates":{"write.data.path":"` + fx.loc + `/custom-data"}}]`)})
+	require.NoError(t, err)
+	rep, err := fx.svc.Compact(ctx, "wh", fx.id, service.CompactOptions{})
+	require.NoError(t, err)
+	require.Len(t, rep.Folds, 1)
+	require.Empty(t, rep.Folds[0].Error)
+	require.True(t, strings.HasPrefix(rep.Folds[0].NewFile, "custom-data/compacted-"), rep.Folds[0].NewFile)
+	_, err = os.Stat(filepath.Join(fx.dir, rep.Folds[0].NewFile))
+	require.NoError(t, err)
 }
