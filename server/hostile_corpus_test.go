@@ -30,8 +30,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -166,14 +164,7 @@ func newHostileEnv(t *testing.T, backend string) *hostileEnv {
 // seqTable creates ns.<name> with one real snapshot and returns it.
 func seqTable(t *testing.T, b *bundle, name string) hostileSnap {
 	t.Helper()
-	ctx := context.Background()
-	cat := restCatalog(t, b)
-	tbl, err := cat.CreateTable(ctx, table.Identifier{"ns", name}, iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String}))
-	require.NoError(t, err)
-	_, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3), 10, nil)
-	require.NoError(t, err)
+	goTable(t, b, "ns", name, []int64{1, 2, 3})
 	return seqState(t, b, name)
 }
 

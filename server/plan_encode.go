@@ -33,7 +33,9 @@ type countMap struct {
 	Values []int64 `json:"values"`
 }
 
-type dataFileJSON struct {
+// contentFileJSON holds the fields the spec's DataFile and DeleteFile
+// share (ContentFile).
+type contentFileJSON struct {
 	Content         string            `json:"content"`
 	FilePath        string            `json:"file-path"`
 	FileFormat      string            `json:"file-format"`
@@ -41,13 +43,24 @@ type dataFileJSON struct {
 	Partition       []json.RawMessage `json:"partition"`
 	FileSizeInBytes int64             `json:"file-size-in-bytes"`
 	RecordCount     int64             `json:"record-count"`
-	SplitOffsets    []int64           `json:"split-offsets,omitempty"`
-	SortOrderID     *int32            `json:"sort-order-id,omitempty"`
-	FirstRowID      *int64            `json:"first-row-id,omitempty"`
-	ValueCounts     *countMap         `json:"value-counts,omitempty"`
-	NullValueCounts *countMap         `json:"null-value-counts,omitempty"`
-	NaNValueCounts  *countMap         `json:"nan-value-counts,omitempty"`
-	ColumnFiles     []columnFileJSON  `json:"column-files,omitempty"`
+}
+
+// contentFile fills the shared fields; the format is written lower-case,
+// as Java's FileFormat parser expects.
+func contentFile(content, location, format string, spec int32, values []any, types []iceberg.Type, size, records int64) contentFileJSON {
+	return contentFileJSON{Content: content, FilePath: location, FileFormat: strings.ToLower(format), SpecID: spec,
+		Partition: partitionJSON(values, types), FileSizeInBytes: size, RecordCount: records}
+}
+
+type dataFileJSON struct {
+	contentFileJSON
+	SplitOffsets    []int64          `json:"split-offsets,omitempty"`
+	SortOrderID     *int32           `json:"sort-order-id,omitempty"`
+	FirstRowID      *int64           `json:"first-row-id,omitempty"`
+	ValueCounts     *countMap        `json:"value-counts,omitempty"`
+	NullValueCounts *countMap        `json:"null-value-counts,omitempty"`
+	NaNValueCounts  *countMap        `json:"nan-value-counts,omitempty"`
+	ColumnFiles     []columnFileJSON `json:"column-files,omitempty"`
 	// Row-lineage and change-detection extensions of v4 plans
 	// (docs/column-files.md).
 	DataSequenceNumber         *int64 `json:"data-sequence-number,omitempty"`
@@ -62,17 +75,11 @@ type fileScanTaskJSON struct {
 }
 
 type deleteFileJSON struct {
-	Content            string            `json:"content"`
-	FilePath           string            `json:"file-path"`
-	FileFormat         string            `json:"file-format"`
-	SpecID             int32             `json:"spec-id"`
-	Partition          []json.RawMessage `json:"partition"`
-	FileSizeInBytes    int64             `json:"file-size-in-bytes"`
-	RecordCount        int64             `json:"record-count"`
-	EqualityIDs        []int             `json:"equality-ids,omitempty"`
-	ReferencedDataFile *string           `json:"referenced-data-file,omitempty"`
-	ContentOffset      *int64            `json:"content-offset,omitempty"`
-	ContentSizeInBytes *int64            `json:"content-size-in-bytes,omitempty"`
+	contentFileJSON
+	EqualityIDs        []int   `json:"equality-ids,omitempty"`
+	ReferencedDataFile *string `json:"referenced-data-file,omitempty"`
+	ContentOffset      *int64  `json:"content-offset,omitempty"`
+	ContentSizeInBytes *int64  `json:"content-size-in-bytes,omitempty"`
 }
 
 // encodePlan turns a plan into the JSON arrays of a REST ScanTasks object.
@@ -93,9 +100,9 @@ func encodePlan(res service.PlanResult) (tasks, deletes []openapi.RawJSON, err e
 	}
 	deletes = make([]openapi.RawJSON, 0, len(res.DeleteFiles))
 	for _, d := range res.DeleteFiles {
-		b, err := json.Marshal(deleteFileJSON{Content: d.Content, FilePath: d.Location, FileFormat: strings.ToLower(d.FileFormat),
-			SpecID: d.SpecID, Partition: partitionJSON(d.PartitionValues, d.PartitionTypes), FileSizeInBytes: d.FileSizeInBytes,
-			RecordCount: d.RecordCount, EqualityIDs: d.EqualityIDs, ReferencedDataFile: d.ReferencedDataFile,
+		b, err := json.Marshal(deleteFileJSON{
+			contentFileJSON: contentFile(d.Content, d.Location, d.FileFormat, d.SpecID, d.PartitionValues, d.PartitionTypes, d.FileSizeInBytes, d.RecordCount),
+			EqualityIDs:     d.EqualityIDs, ReferencedDataFile: d.ReferencedDataFile,
 			ContentOffset: d.ContentOffset, ContentSizeInBytes: d.ContentSize})
 		if err != nil {
 			return nil, nil, err
@@ -106,9 +113,9 @@ func encodePlan(res service.PlanResult) (tasks, deletes []openapi.RawJSON, err e
 }
 
 func dataFile(t service.ScanTask) dataFileJSON {
-	df := dataFileJSON{Content: "data", FilePath: t.Location, FileFormat: strings.ToLower(t.FileFormat), SpecID: t.SpecID,
-		Partition: partitionJSON(t.PartitionValues, t.PartitionTypes), FileSizeInBytes: t.FileSizeInBytes, RecordCount: t.RecordCount,
-		SplitOffsets: t.SplitOffsets, SortOrderID: t.SortOrderID, FirstRowID: t.FirstRowID,
+	df := dataFileJSON{
+		contentFileJSON: contentFile("data", t.Location, t.FileFormat, t.SpecID, t.PartitionValues, t.PartitionTypes, t.FileSizeInBytes, t.RecordCount),
+		SplitOffsets:    t.SplitOffsets, SortOrderID: t.SortOrderID, FirstRowID: t.FirstRowID,
 		ValueCounts: counts(t.ValueCounts), NullValueCounts: counts(t.NullValueCounts), NaNValueCounts: counts(t.NaNValueCounts)}
 	for i, cf := range t.ColumnFiles {
 		df.ColumnFiles = append(df.ColumnFiles, columnFileJSON{Location: cf.Location, FileFormat: strings.ToLower(cf.FileFormat),

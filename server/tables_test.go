@@ -33,6 +33,29 @@ func arrowRows(t *testing.T, sc *iceberg.Schema, ids ...int64) arrow.Table {
 	return array.NewTableFromRecords(asc, []arrow.RecordBatch{rec})
 }
 
+// idDataSchema is the schema the iceberg-go tables of these tests use.
+func idDataSchema() *iceberg.Schema {
+	return iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
+}
+
+// goTable creates ns.name (and ns, when missing) with idDataSchema through
+// iceberg-go's REST client, then appends the rows ids when there are any.
+func goTable(t *testing.T, b *bundle, ns, name string, ids []int64, opts ...catalog.CreateTableOpt) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	cat := restCatalog(t, b)
+	_ = cat.CreateNamespace(ctx, table.Identifier{ns}, nil)
+	tbl, err := cat.CreateTable(ctx, table.Identifier{ns, name}, idDataSchema(), opts...)
+	require.NoError(t, err)
+	if len(ids) > 0 {
+		tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), ids...), 100, nil)
+		require.NoError(t, err)
+	}
+	return tbl
+}
+
 // TestAppendThroughIcebergGo commits real snapshots (parquet data files,
 // manifests) with iceberg-go's REST client and reads them back.
 func TestAppendThroughIcebergGo(t *testing.T) {
@@ -41,15 +64,8 @@ func TestAppendThroughIcebergGo(t *testing.T) {
 			b := setup(t, backend)
 			ctx := context.Background()
 			cat := restCatalog(t, b)
-			require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"db"}, nil))
-			sc := iceberg.NewSchema(0,
-				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-				iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
-			tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "events"}, sc)
-			require.NoError(t, err)
-			tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3), 100, nil)
-			require.NoError(t, err)
-			tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 4, 5), 100, nil)
+			tbl := goTable(t, b, "db", "events", []int64{1, 2, 3})
+			tbl, err := tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 4, 5), 100, nil)
 			require.NoError(t, err)
 
 			loaded, err := cat.LoadTable(ctx, table.Identifier{"db", "events"})

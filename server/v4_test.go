@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/stretchr/testify/require"
@@ -69,12 +68,7 @@ func TestV4Tables(t *testing.T) {
 			cat := restCatalog(t, b)
 			_, err := cat.LoadTable(ctx, table.Identifier{"ns", "v2b"})
 			require.Error(t, err)
-			tbl, err := cat.CreateTable(ctx, table.Identifier{"ns", "v2b"}, iceberg.NewSchema(0,
-				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-				iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String}))
-			require.NoError(t, err)
-			_, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1), 10, nil)
-			require.NoError(t, err)
+			goTable(t, b, "ns", "v2b", []int64{1})
 			r = b.do(t, "POST", "/v1/wh/namespaces/ns/tables/v2b", up)
 			require.Equal(t, 400, r.status)
 			_, msg = r.errorOf(t)

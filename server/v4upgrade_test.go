@@ -28,19 +28,11 @@ import (
 func upgradeTable(t *testing.T, b *bundle, name string) *table.Table {
 	t.Helper()
 	ctx := context.Background()
-	cat := restCatalog(t, b)
-	_ = cat.CreateNamespace(ctx, table.Identifier{"db"}, nil)
-	sc := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_bucket",
 		Transform: iceberg.BucketTransform{NumBuckets: 3}})
-	tbl, err := cat.CreateTable(ctx, table.Identifier{"db", name}, sc, catalog.WithPartitionSpec(&spec),
+	tbl := goTable(t, b, "db", name, []int64{1, 2, 3, 4, 5, 6, 7, 8}, catalog.WithPartitionSpec(&spec),
 		catalog.WithProperties(iceberg.Properties{"format-version": "3"}))
-	require.NoError(t, err)
-	tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3, 4, 5, 6, 7, 8), 100, nil)
-	require.NoError(t, err)
-	tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 9, 10, 11, 12), 100, nil)
+	tbl, err := tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 9, 10, 11, 12), 100, nil)
 	require.NoError(t, err)
 	return tbl
 }
@@ -319,15 +311,7 @@ func TestUpgradeRefusesPositionDeleteFiles(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			b := setup(t, backend)
 			ctx := context.Background()
-			cat := restCatalog(t, b)
-			require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"db"}, nil))
-			sc := iceberg.NewSchema(0,
-				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-				iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
-			tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "posdel"}, sc, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
-			require.NoError(t, err)
-			tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3), 100, nil)
-			require.NoError(t, err)
+			tbl := goTable(t, b, "db", "posdel", []int64{1, 2, 3}, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
 			tasks, err := tbl.Scan().PlanFiles(ctx)
 			require.NoError(t, err)
 			// Metadata only: the refusal happens before any delete file is read.
@@ -360,7 +344,7 @@ func TestUpgradeRefusesPositionDeleteFiles(t *testing.T) {
 			require.NotContains(t, msg, strings.TrimPrefix(b.warehouse, "file://"))
 			require.Equal(t, "not-convertible-to-v4", r.json(t)["error"].(map[string]any)["reason"])
 
-			loaded, err := cat.LoadTable(ctx, table.Identifier{"db", "posdel"})
+			loaded, err := restCatalog(t, b).LoadTable(ctx, table.Identifier{"db", "posdel"})
 			require.NoError(t, err)
 			require.Equal(t, 3, loaded.Metadata().Version(), "nothing committed")
 		})
@@ -453,16 +437,7 @@ func TestUpgradeFromV2ThroughV3(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			b := setup(t, backend)
-			ctx := context.Background()
-			cat := restCatalog(t, b)
-			require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"db"}, nil))
-			sc := iceberg.NewSchema(0,
-				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-				iceberg.NestedField{ID: 2, Name: "data", Type: iceberg.PrimitiveTypes.String})
-			tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "old"}, sc, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
-			require.NoError(t, err)
-			tbl, err = tbl.AppendTable(ctx, arrowRows(t, tbl.Schema(), 1, 2, 3), 100, nil)
-			require.NoError(t, err)
+			tbl := goTable(t, b, "db", "old", []int64{1, 2, 3}, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
 			want := scanRows(t, tbl)
 			path := "/v1/wh/namespaces/db/tables/old"
 			r := b.do(t, "POST", path, map[string]any{"requirements": []any{}, "updates": []any{
