@@ -56,3 +56,5 @@ fuzz ./internal/v4commit/ FuzzCommitFiles
 fuzz ./internal/scanplan/ FuzzFilter
 fuzz ./internal/v4commit/ FuzzCommitCompaction
 fuzz ./internal/v4convert/ FuzzDecodeBound
+fuzz ./internal/v4commit/ FuzzColumnsThenFiles
+fuzz ./internal/mumbling/ FuzzRoundTrip

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,6 +126,36 @@ func (vt *v4Table) liveRow(t *testing.T, base string) (v4manifest.TrackedFile, [
 	return *live, all
 }
 
+// replacedRows reads the rows that snapshot snap masked as replaced: for
+// each root row whose manifest deletion vector snap changed, the rows of
+// its leaf at its replaced_positions.
+func (vt *v4Table) replacedRows(t *testing.T, snap int64) []v4manifest.TrackedFile {
+	t.Helper()
+	_, snaps, _ := v4Meta(t, vt.b.do(t, "GET", vt.path, nil))
+	var out []v4manifest.TrackedFile
+	for _, rr := range readManifestFile(t, snaps[len(snaps)-1].RootManifest, vt.loc, nil) {
+		if rr.Tracking.Status != v4manifest.StatusModified || rr.Tracking.DVSnapshotID == nil || *rr.Tracking.DVSnapshotID != snap {
+			continue
+		}
+		positions, err := rr.ReplacedInSnapshot()
+		require.NoError(t, err)
+		f, err := os.Open(strings.TrimPrefix(v4manifest.Resolve(vt.loc, rr.Location), "file://"))
+		require.NoError(t, err)
+		r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{TableLocation: vt.loc, InheritFrom: &rr, IncludeMasked: true})
+		require.NoError(t, err)
+		rows, err := r.All(context.Background())
+		require.NoError(t, err)
+		f.Close()
+		for _, row := range rows {
+			if positions[row.Pos] {
+				row.Pos = 0
+				out = append(out, row)
+			}
+		}
+	}
+	return out
+}
+
 func cfIDs(tf v4manifest.TrackedFile) map[string][]int32 {
 	out := map[string][]int32{}
 	for _, c := range tf.ColumnFiles {
@@ -152,10 +183,12 @@ func TestColumnFileCommits(t *testing.T) {
 			require.Equal(t, "embedding-refresh", last.Summary["job"])
 			require.Equal(t, int64(5), nextRowID, "column files assign no row ids")
 
-			mod, pair := vt.liveRow(t, "a.parquet")
-			require.Len(t, pair, 2, "REPLACED and MODIFIED rows in the rewritten leaf")
-			require.Equal(t, v4manifest.StatusReplaced, pair[0].Tracking.Status)
-			require.Equal(t, last.SnapshotID, *pair[0].Tracking.SnapshotID, "REPLACED carries the commit's snapshot")
+			mod, seen := vt.liveRow(t, "a.parquet")
+			require.Len(t, seen, 1, "the old row is masked in its leaf, not rewritten")
+			replaced := vt.replacedRows(t, last.SnapshotID)
+			require.Len(t, replaced, 1, "the commit's manifest deletion vector replaced one row")
+			require.Equal(t, vt.loc+"/data/a.parquet", replaced[0].Location)
+			require.Equal(t, baseRow.Tracking, replaced[0].Tracking, "the replaced row is the base as it was")
 			require.Equal(t, v4manifest.StatusModified, mod.Tracking.Status)
 			require.Equal(t, *baseRow.Tracking.SnapshotID, *mod.Tracking.SnapshotID, "MODIFIED keeps the adding snapshot")
 			require.Equal(t, *baseRow.Tracking.FileSequenceNumber, *mod.Tracking.FileSequenceNumber)

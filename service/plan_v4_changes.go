@@ -89,7 +89,8 @@ func (p *scanPlanV4) onlyAddedColumnFiles(t *ScanTask, added map[string]int64, s
 
 // columnFilesAdded reads the REPLACED/MODIFIED pairs that the column
 // updates of chain wrote: a MODIFIED row whose column files changed in
-// its snapshot, against the REPLACED row of the same file.
+// its snapshot, against the REPLACED row of the same file (a row of a new
+// leaf, or a row the snapshot masked in an older leaf).
 func (p *scanPlanV4) columnFilesAdded(ctx context.Context, chain []*table.Snapshot) (addedColumnFiles, error) {
 	added := addedColumnFiles{}
 	for _, snap := range chain {
@@ -100,27 +101,61 @@ func (p *scanPlanV4) columnFilesAdded(ctx context.Context, chain []*table.Snapsh
 		if err != nil {
 			return nil, err
 		}
-		added.pairs(root, snap)
+		rows := slices.Clone(root)
 		for i := range root {
 			rr := &root[i]
-			if rr.ContentType != v4manifest.ContentDataManifest || rr.Tracking.Status != v4manifest.StatusAdded ||
-				deref(rr.Tracking.SnapshotID) != snap.SnapshotID {
+			if rr.ContentType != v4manifest.ContentDataManifest {
 				continue
 			}
-			rows, err := p.s.readLeaf(ctx, p.w, p.st, rr, nil)
-			if err != nil {
-				return nil, err
+			switch {
+			case rr.Tracking.Status == v4manifest.StatusAdded && deref(rr.Tracking.SnapshotID) == snap.SnapshotID:
+				leaf, err := p.s.readLeaf(ctx, p.w, p.st, rr, nil)
+				if err != nil {
+					return nil, err
+				}
+				rows = append(rows, leaf...)
+			case rr.Tracking.Status == v4manifest.StatusModified && deref(rr.Tracking.DVSnapshotID) == snap.SnapshotID:
+				replaced, err := p.replacedRows(ctx, rr)
+				if err != nil {
+					return nil, err
+				}
+				rows = append(rows, replaced...)
 			}
-			added.pairs(rows, snap)
 		}
+		added.pairs(rows, snap)
 	}
 	return added, nil
 }
 
+// replacedRows are the rows of the leaf of root row rr that rr's snapshot
+// masked as replaced (its replaced_positions), as REPLACED rows: the
+// earlier versions of the files that snapshot modified.
+func (p *scanPlanV4) replacedRows(ctx context.Context, rr *v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
+	positions, err := rr.ReplacedInSnapshot()
+	if err != nil || len(positions) == 0 {
+		return nil, err
+	}
+	loc := v4manifest.Resolve(p.st.location, rr.Location)
+	all, err := p.s.readManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr, IncludeMasked: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []v4manifest.TrackedFile
+	for _, r := range all {
+		if positions[r.Pos] {
+			r.Tracking.Status = v4manifest.StatusReplaced
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // pairs records the column files that snap's column update added to the
-// data rows of one manifest. A MODIFIED row without a REPLACED twin in the
-// same manifest counts all its column files as added (a superset is safe
-// for change detection).
+// data rows it wrote (the MODIFIED rows of its new leaves), against their
+// REPLACED twins (in the same rewritten leaf, or masked in their old leaf
+// by the snapshot's manifest deletion vectors). A MODIFIED row without a
+// twin counts all its column files as added (a superset is safe for
+// change detection).
 func (a addedColumnFiles) pairs(rows []v4manifest.TrackedFile, snap *table.Snapshot) {
 	replaced := map[string]*v4manifest.TrackedFile{}
 	for i := range rows {

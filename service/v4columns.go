@@ -149,6 +149,10 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 	res, err := v4commit.CommitColumns(st.rootRows, read, t.snapshot(), v4commit.Columns{
 		ByBase: byBase, Found: found, Deletes: deletes, Stats: cc.columnStats(files),
 		SortOrders: st.meta.SortOrders(), SnapshotProperties: cc.SnapshotProperties,
+		ReadRows: func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error) {
+			return s.readManifestWith(ctx, w, v4manifest.Resolve(st.location, rr.Location),
+				v4manifest.ReaderOptions{TableLocation: st.location, InheritFrom: rr, Positions: positions})
+		},
 	})
 	if err != nil {
 		return nil, engineErr(err)
@@ -262,7 +266,8 @@ func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc 
 	return &columnFooter{err: "cannot read the file's Parquet footer"}
 }
 
-// readLeaf reads a leaf referenced by root row rr with inheritance applied.
+// readLeaf reads a leaf referenced by root row rr with inheritance applied
+// and the rows rr's manifest deletion vector masks left out.
 // Narrow reads (a column projection) are cached: manifests are immutable
 // once written, so a cached read never goes stale and replicas need not
 // agree on it; the key includes what the rows inherit from rr.
@@ -271,8 +276,12 @@ func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State,
 	if cols == nil {
 		return s.readManifest(ctx, w, loc, st.location, rr, nil)
 	}
-	key := fmt.Sprintf("%s|%v|%d|%d|%d|%d", loc, cols, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
-		deref(rr.Tracking.FileSequenceNumber), deref(rr.Tracking.FirstRowID))
+	var dv []byte
+	if rr.ManifestInfo != nil {
+		dv = rr.ManifestInfo.DV // which rows are masked differs by snapshot
+	}
+	key := fmt.Sprintf("%s|%v|%d|%d|%d|%d|%x", loc, cols, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
+		deref(rr.Tracking.FileSequenceNumber), deref(rr.Tracking.FirstRowID), dv)
 	if rows, ok := s.leafCache.Get(key); ok {
 		return rows, nil
 	}

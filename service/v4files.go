@@ -114,6 +114,12 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 // An Avro manifest list (a snapshot older than the table's upgrade to v4)
 // is a 400 naming it, never parsed as a v4 root.
 func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tableLoc string, inherit *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+	return s.readManifestWith(ctx, w, loc, v4manifest.ReaderOptions{Columns: cols, TableLocation: tableLoc, InheritFrom: inherit})
+}
+
+// readManifestWith is readManifest with all the reader's options.
+func (s *Service) readManifestWith(ctx context.Context, w *store.Warehouse, loc string, opts v4manifest.ReaderOptions) ([]v4manifest.TrackedFile, error) {
+	tableLoc := opts.TableLocation
 	if legacyManifestList(loc) {
 		return nil, errLegacySnapshot(fileName(w, tableLoc, loc))
 	}
@@ -126,7 +132,7 @@ func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tab
 		return nil, wrapErr(KindInternal, err, "open manifest %s", fileName(w, tableLoc, loc))
 	}
 	defer f.Close()
-	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{Columns: cols, TableLocation: tableLoc, InheritFrom: inherit})
+	r, err := v4manifest.NewReader(f, opts)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/lakehold/catalog/internal/mumbling"
 )
 
 // Status is a TrackedFile's entry status.
@@ -78,8 +80,9 @@ type ManifestInfo struct {
 	AddedFiles, ExistingFiles, DeletedFiles, ReplacedFiles, ModifiedFiles int32
 	AddedRows, ExistingRows, DeletedRows, ReplacedRows, ModifiedRows      int64
 	MinSequenceNumber                                                     int64
-	// DV is the manifest deletion vector; rows carrying one are refused by
-	// the reader for now.
+	// DV is the manifest deletion vector: a Mumbling bitmap of the leaf
+	// positions that are not live (cumulative). Readers of the leaf leave
+	// those rows out (ReaderOptions.InheritFrom).
 	DV []byte
 }
 
@@ -127,6 +130,41 @@ type TrackedFile struct {
 	SplitOffsets   []int64
 	EqualityIDs    []int32
 	ColumnFiles    []ColumnFile
+	// Pos is the row's 0-based position in its leaf, set when the leaf is
+	// read for a root row (ReaderOptions.InheritFrom); never written.
+	Pos int64
+}
+
+// MaskedPositions decodes the manifest deletion vector of a root row: the
+// positions of its leaf that are not live (nil when it has none). It fails
+// when the bitmap does not decode.
+func (tf *TrackedFile) MaskedPositions() (map[int64]bool, error) {
+	if tf.ManifestInfo == nil || tf.ManifestInfo.DV == nil {
+		return nil, nil
+	}
+	return decodePositions(tf.ManifestInfo.DV)
+}
+
+// decodePositions turns a Mumbling bitmap into a position set.
+func decodePositions(b []byte) (map[int64]bool, error) {
+	ps, err := mumbling.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(ps))
+	for _, p := range ps {
+		out[int64(p)] = true
+	}
+	return out, nil
+}
+
+// ReplacedInSnapshot decodes a root row's replaced_positions: the leaf
+// positions its snapshot replaced (nil when none).
+func (tf *TrackedFile) ReplacedInSnapshot() (map[int64]bool, error) {
+	if tf.Tracking.ReplacedPositions == nil {
+		return nil, nil
+	}
+	return decodePositions(tf.Tracking.ReplacedPositions)
 }
 
 // Content is the kind of manifest a file holds.

@@ -13,27 +13,31 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// Errors returned by the reader.
-var (
-	// ErrManifestDV is returned for a root row that carries a manifest
-	// deletion vector (manifest_info.dv): not supported yet, and never
-	// silently ignored, because it changes which leaf rows are live.
-	ErrManifestDV = errors.New("v4manifest: manifest deletion vectors (manifest_info.dv) are not supported")
-	// ErrMalformed is returned when the file is not a readable v4 manifest.
-	ErrMalformed = errors.New("v4manifest: malformed manifest")
-)
+// ErrMalformed is returned when the file is not a readable v4 manifest (or
+// the manifest deletion vector of the root row it is read for is not a
+// readable bitmap).
+var ErrMalformed = errors.New("v4manifest: malformed manifest")
 
 // ReaderOptions configure a manifest reader.
 type ReaderOptions struct {
 	// Columns are the top-level field ids to read (nil reads all).
-	// content_type and manifest_info are always read, so that rows with a
-	// manifest deletion vector are refused.
+	// content_type is always read.
 	Columns []int
 	// TableLocation resolves relative locations (kept as stored when empty).
 	TableLocation string
 	// InheritFrom is the root row that references this leaf: null snapshot
-	// ids, sequence numbers and first row ids inherit from it.
+	// ids, sequence numbers and first row ids inherit from it, rows get
+	// their position (TrackedFile.Pos), and rows at the positions of its
+	// manifest deletion vector (manifest_info.dv) are left out: they are
+	// not live in the root's snapshot.
 	InheritFrom *TrackedFile
+	// IncludeMasked keeps the rows the manifest deletion vector leaves out
+	// (change detection reads the rows a snapshot replaced).
+	IncludeMasked bool
+	// Positions, when set (with InheritFrom), limits the rows returned to
+	// those at these positions; the others are decoded only as far as
+	// inheritance needs, which is most of the saving on a wide leaf.
+	Positions map[int64]bool
 	// BatchSize is the number of rows decoded at a time (default 8192).
 	BatchSize int
 }
@@ -64,7 +68,7 @@ func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err er
 	rd = &Reader{pf: pf, fr: fr, opts: opts}
 	want := map[int]bool{}
 	if opts.Columns != nil {
-		for _, c := range append(opts.Columns, IDContentType, IDManifestInfo) {
+		for _, c := range append(opts.Columns, IDContentType) {
 			want[c] = true
 		}
 	}
@@ -125,10 +129,15 @@ func (r *Reader) Each(ctx context.Context, fn func(*TrackedFile) error) (err err
 	}
 	defer rr.Release()
 	var inh *inheritState
+	var masked map[int64]bool
 	if r.opts.InheritFrom != nil {
 		inh = newInheritState(*r.opts.InheritFrom)
+		if masked, err = r.opts.InheritFrom.MaskedPositions(); err != nil {
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
 	}
 	var tf TrackedFile
+	pos := int64(-1)
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		dec, err := newDecoder(rec)
@@ -137,17 +146,28 @@ func (r *Reader) Each(ctx context.Context, fn func(*TrackedFile) error) (err err
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			tf = TrackedFile{}
+			pos++
+			if inh != nil && r.opts.Positions != nil && !r.opts.Positions[pos] {
+				if err := dec.head(i, &tf); err != nil {
+					return err
+				}
+				inh.apply(&tf)
+				continue
+			}
 			if err := dec.row(i, &tf); err != nil {
 				return err
-			}
-			if tf.ManifestInfo != nil && tf.ManifestInfo.DV != nil {
-				return fmt.Errorf("%w: row %s", ErrManifestDV, tf.Location)
 			}
 			if r.opts.TableLocation != "" {
 				resolveLocations(r.opts.TableLocation, &tf)
 			}
 			if inh != nil {
+				// Masked rows still take part in inheritance: first row
+				// ids are assigned over the leaf as written.
 				inh.apply(&tf)
+				tf.Pos = pos
+				if masked[pos] && !r.opts.IncludeMasked {
+					continue
+				}
 			}
 			if err := fn(&tf); err != nil {
 				return err
@@ -331,8 +351,17 @@ func listAt[T any](a arrow.Array, i int, get func(arrow.Array, int) T) []T {
 func int64Val(a arrow.Array, j int) int64 { v, _ := int64At(a, j); return v }
 func int32Val(a arrow.Array, j int) int32 { v, _ := int32At(a, j); return v }
 
+// row decodes row i into tf.
 func (d *decoder) row(i int, tf *TrackedFile) error {
-	var err error
+	if err := d.head(i, tf); err != nil {
+		return err
+	}
+	return d.rest(i, tf)
+}
+
+// head decodes what inheritance needs of row i: content type, tracking and
+// record count.
+func (d *decoder) head(i int, tf *TrackedFile) error {
 	ct, err := int32At(d.cols[IDContentType], i)
 	if err != nil {
 		return err
@@ -356,6 +385,17 @@ func (d *decoder) row(i int, tf *TrackedFile) error {
 			LatestColumnFileSnapshotID: optInt64(c[IDLatestColumnFileSnapshotID], i),
 		}
 	}
+	if a, ok := d.cols[IDRecordCount]; ok {
+		if tf.RecordCount, err = int64At(a, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rest decodes the other fields of row i.
+func (d *decoder) rest(i int, tf *TrackedFile) error {
+	var err error
 	if a, ok := d.cols[IDFormatVersion]; ok {
 		if tf.FormatVersion, err = int32At(a, i); err != nil {
 			return err
@@ -366,11 +406,6 @@ func (d *decoder) row(i int, tf *TrackedFile) error {
 	}
 	if a, ok := d.cols[IDFileFormat]; ok {
 		tf.FileFormat = strAt(a, i)
-	}
-	if a, ok := d.cols[IDRecordCount]; ok {
-		if tf.RecordCount, err = int64At(a, i); err != nil {
-			return err
-		}
 	}
 	if a, ok := d.cols[IDFileSize]; ok {
 		if tf.FileSizeInBytes, err = int64At(a, i); err != nil {

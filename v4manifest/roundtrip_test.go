@@ -9,6 +9,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/mumbling"
 )
 
 // allTypesSchema has one field of every primitive type, a nested struct
@@ -224,17 +226,51 @@ func TestRootManifestAndInheritance(t *testing.T) {
 	require.Equal(t, int64(0), *got[2].Tracking.FirstRowID)
 }
 
-func TestManifestDVIsRefused(t *testing.T) {
-	row := TrackedFile{
-		Tracking:    Tracking{Status: StatusModified, SnapshotID: ptr(int64(4)), SequenceNumber: ptr(int64(4)), FileSequenceNumber: ptr(int64(4))},
-		ContentType: ContentDataManifest, FormatVersion: 4, Location: "m.parquet", FileFormat: "parquet", RecordCount: 3, FileSizeInBytes: 1,
-		ManifestInfo: &ManifestInfo{DV: []byte{1, 1, 0, 0, 1, 0}},
+// TestManifestDVMasksLeafRows: a root row's manifest deletion vector
+// survives the root's round trip, and a leaf read for that row leaves the
+// masked rows out (they still count for inherited first row ids), gives
+// each row its position, and keeps them all on request. A DV that is not
+// a bitmap is a malformed manifest.
+func TestManifestDVMasksLeafRows(t *testing.T) {
+	leafRows := []TrackedFile{
+		{Tracking: Tracking{Status: StatusAdded}, ContentType: ContentData, FormatVersion: 4, Location: "a", FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: 1},
+		{Tracking: Tracking{Status: StatusAdded}, ContentType: ContentData, FormatVersion: 4, Location: "b", FileFormat: "parquet", RecordCount: 5, FileSizeInBytes: 1},
+		{Tracking: Tracking{Status: StatusAdded}, ContentType: ContentData, FormatVersion: 4, Location: "c", FileFormat: "parquet", RecordCount: 7, FileSizeInBytes: 1},
 	}
-	data := writeAll(t, WriterOptions{Content: ContentRoot}, []TrackedFile{row})
-	r, err := NewReader(bytes.NewReader(data), ReaderOptions{Columns: []int{IDLocation}})
+	leaf := writeAll(t, WriterOptions{Content: ContentDataLeaf}, leafRows)
+	dv, err := mumbling.Encode([]uint32{1})
+	require.NoError(t, err)
+	mi := ComputeManifestInfo(leafRows)
+	mi.DV = dv
+	rootRow := TrackedFile{
+		Tracking: Tracking{Status: StatusModified, SnapshotID: ptr(int64(4)), SequenceNumber: ptr(int64(4)), FileSequenceNumber: ptr(int64(4)),
+			FirstRowID: ptr(int64(100)), DVSnapshotID: ptr(int64(5)), ReplacedPositions: dv},
+		ContentType: ContentDataManifest, FormatVersion: 4, Location: "m.parquet", FileFormat: "parquet", RecordCount: 3, FileSizeInBytes: int64(len(leaf)),
+		ManifestInfo: &mi,
+	}
+	roots := readAll(t, writeAll(t, WriterOptions{Content: ContentRoot}, []TrackedFile{rootRow}), ReaderOptions{})
+	require.Equal(t, rootRow, roots[0])
+	got := readAll(t, leaf, ReaderOptions{InheritFrom: &roots[0]})
+	require.Len(t, got, 2)
+	require.Equal(t, []string{"a", "c"}, []string{got[0].Location, got[1].Location})
+	require.Equal(t, []int64{0, 2}, []int64{got[0].Pos, got[1].Pos})
+	require.Equal(t, int64(115), *got[1].Tracking.FirstRowID, "the masked row's 5 rows still count")
+	all := readAll(t, leaf, ReaderOptions{InheritFrom: &roots[0], IncludeMasked: true})
+	require.Len(t, all, 3)
+	some := readAll(t, leaf, ReaderOptions{InheritFrom: &roots[0], Positions: map[int64]bool{2: true}})
+	require.Len(t, some, 1, "only the row asked for")
+	require.Equal(t, "c", some[0].Location)
+	require.Equal(t, int64(115), *some[0].Tracking.FirstRowID, "rows not asked for still count for inheritance")
+	replaced, err := roots[0].ReplacedInSnapshot()
+	require.NoError(t, err)
+	require.Equal(t, map[int64]bool{1: true}, replaced)
+
+	bad := roots[0]
+	bad.ManifestInfo = &ManifestInfo{DV: []byte{1, 1, 0, 0, 1, 0}}
+	r, err := NewReader(bytes.NewReader(leaf), ReaderOptions{InheritFrom: &bad})
 	require.NoError(t, err)
 	_, err = r.All(context.Background())
-	require.ErrorIs(t, err, ErrManifestDV, "even a projection without manifest_info must refuse it")
+	require.ErrorIs(t, err, ErrMalformed)
 }
 
 func TestWriterRejectsInvalidRows(t *testing.T) {

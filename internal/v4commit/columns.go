@@ -143,14 +143,26 @@ type Columns struct {
 	Stats              map[string]map[int]*v4manifest.FieldStats
 	SortOrders         []table.SortOrder
 	SnapshotProperties map[string]string
+	// ReadRows, when set, reads only the rows at the given positions of a
+	// leaf (in full); the commit then reads each base's leaf narrow and its
+	// bases in full, instead of the whole leaf in full.
+	ReadRows RowsReader
 }
+
+// RowsReader reads the rows at positions of the leaf root row rr
+// references, as LeafReader would read them. Its errors are returned by
+// this package unchanged.
+type RowsReader func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error)
 
 // columnCounts are the summary counts of a column-file commit.
 type columnCounts struct{ added, retired, modified int }
 
-// CommitColumns rewrites the tree for a column-file commit: every leaf
-// holding a base file is rewritten in full (the base's row REPLACED, a
-// MODIFIED row with the merged column files and stats added), every other
+// CommitColumns rewrites the tree for a column-file commit without
+// rewriting the leaves that hold the base files: each base's position in
+// its leaf goes into the manifest deletion vector on that leaf's root row
+// (which becomes MODIFIED, with the positions as its replaced_positions),
+// and the bases' MODIFIED rows (merged column files and stats) go into one
+// new leaf. A leaf left with no live row is retired instead. Every other
 // live root row is carried. It returns a *validation.Error when an
 // equality delete could apply to a base file's rows, and the LeafReader's
 // errors unchanged.
@@ -161,6 +173,7 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	}
 	b := newBuilder(&snap, len(root))
 	var n columnCounts
+	var modified []v4manifest.TrackedFile
 	for i := range root {
 		rr := root[i]
 		if !rr.Tracking.Status.Live() {
@@ -172,15 +185,25 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 			}
 			continue
 		}
-		rows, err := read(&rr, nil)
+		rows, live, err := c.baseRows(&rr, read)
 		if err != nil {
 			return nil, err
 		}
-		out, err := c.rewriteLeaf(&snap, rows, &n)
+		mods, positions, err := c.modifyBases(&snap, rows, &n)
 		if err != nil {
 			return nil, err
 		}
-		if err := b.replaceLeaf(rr, out); err != nil {
+		modified = append(modified, mods...)
+		if len(positions) == live {
+			b.retire(rr)
+			continue
+		}
+		if err := b.mask(rr, positions); err != nil {
+			return nil, err
+		}
+	}
+	if len(modified) > 0 {
+		if err := b.addLeaf(v4manifest.ContentDataLeaf, modified, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -193,22 +216,50 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	return &b.res, nil
 }
 
-// rewriteLeaf turns each base file of one leaf into its REPLACED +
-// MODIFIED pair and carries the other live rows forward.
-func (c *Columns) rewriteLeaf(snap *Snapshot, rows []v4manifest.TrackedFile, n *columnCounts) ([]v4manifest.TrackedFile, error) {
+// baseRows reads the rows of the leaf rr references that a column commit
+// needs (the live base files, at least) and counts the leaf's live rows.
+// With ReadRows it reads the leaf narrow (cached by the base lookup), then
+// only the bases' rows in full.
+func (c *Columns) baseRows(rr *v4manifest.TrackedFile, read LeafReader) ([]v4manifest.TrackedFile, int, error) {
+	if c.ReadRows == nil {
+		rows, err := read(rr, nil)
+		return rows, countLive(rows), err
+	}
+	narrow, err := read(rr, baseCols)
+	if err != nil {
+		return nil, 0, err
+	}
+	positions := map[int64]bool{}
+	for _, r := range narrow {
+		if _, isBase := c.ByBase[r.Location]; isBase && r.Tracking.Status.Live() {
+			positions[r.Pos] = true
+		}
+	}
+	rows, err := c.ReadRows(rr, positions)
+	return rows, countLive(narrow), err
+}
+
+func countLive(rows []v4manifest.TrackedFile) int {
+	n := 0
+	for i := range rows {
+		if rows[i].Tracking.Status.Live() {
+			n++
+		}
+	}
+	return n
+}
+
+// modifyBases builds the MODIFIED row of each base file among one leaf's
+// rows (read for its root row: masked rows left out, positions set) and
+// returns them with the bases' positions.
+func (c *Columns) modifyBases(snap *Snapshot, rows []v4manifest.TrackedFile, n *columnCounts) (mods []v4manifest.TrackedFile, positions []uint32, err error) {
 	eq := func(a, b any) bool { c, err := parquetstats.Compare(a, b); return err == nil && c == 0 }
-	out := make([]v4manifest.TrackedFile, 0, len(rows)+len(c.ByBase))
 	for _, r := range rows {
 		if !r.Tracking.Status.Live() {
 			continue
 		}
 		fs, isBase := c.ByBase[r.Location]
 		if !isBase {
-			cf, err := v4manifest.CarryForward(r)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, cf)
 			continue
 		}
 		baseSeq, spec := deref(r.Tracking.SequenceNumber), 0
@@ -217,23 +268,22 @@ func (c *Columns) rewriteLeaf(snap *Snapshot, rows []v4manifest.TrackedFile, n *
 		}
 		for _, f := range fs {
 			if err := validation.CheckEqualityDeletes(f, baseSeq, spec, r.Partition, c.Deletes, eq); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		replaced := r
-		replaced.Tracking.Status = v4manifest.StatusReplaced
-		replaced.Tracking.SnapshotID = ptrTo(snap.ID)
 		mod, nAdded, nRetired := modifiedRow(r, fs, c.Stats, snap.ID, snap.SequenceNumber)
 		if mod.SortOrderID != nil && sortedBy(c.SortOrders, int(*mod.SortOrderID), fs) {
 			// The file is no longer known to be sorted by that order.
 			mod.SortOrderID = nil
 		}
-		out = append(out, replaced, mod)
+		mod.Pos = 0
+		mods = append(mods, mod)
+		positions = append(positions, uint32(r.Pos))
 		n.added += nAdded
 		n.retired += nRetired
 		n.modified++
 	}
-	return out, nil
+	return mods, positions, nil
 }
 
 // sortedBy reports whether sort order id uses a field the column files

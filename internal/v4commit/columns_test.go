@@ -2,6 +2,7 @@ package v4commit
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 
@@ -54,20 +55,34 @@ func TestCommitColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := statuses(res.Root), []v4manifest.Status{0, 2, 1, 0, 0}; !slices.Equal(got, want) {
+	// The base's leaf is not rewritten: its root row masks the base
+	// (MODIFIED, replaced_positions = dv = {0}) and a new leaf holds the
+	// MODIFIED row.
+	if got, want := statuses(res.Root), []v4manifest.Status{0, 4, 0, 0, 1}; !slices.Equal(got, want) {
 		t.Errorf("root statuses %v, want %v", got, want)
 	}
 	if !slices.Equal(tr.reads, []string{root[2].Location}) {
 		t.Errorf("read %v, want only the base's leaf", tr.reads)
 	}
+	masked := res.Root[1]
+	if masked.Location != root[2].Location || *masked.Tracking.DVSnapshotID != 99 || *masked.Tracking.SnapshotID != 1 || *masked.Tracking.SequenceNumber != 1 {
+		t.Errorf("masked root row %+v", masked.Tracking)
+	}
+	dv, err := masked.MaskedPositions()
+	if err != nil || !maps.Equal(dv, map[int64]bool{0: true}) {
+		t.Errorf("dv %v (%v), want position 0", dv, err)
+	}
+	if delta, err := masked.ReplacedInSnapshot(); err != nil || !maps.Equal(delta, map[int64]bool{0: true}) {
+		t.Errorf("replaced positions %v (%v), want position 0", delta, err)
+	}
+	if len(res.Leaves) != 1 || res.Leaves[0].Parent != "" || res.Leaves[0].RootIndex != 4 {
+		t.Fatalf("leaves %+v: want one new leaf", res.Leaves)
+	}
 	rows := res.Leaves[0].Rows
-	if got, want := statuses(rows), []v4manifest.Status{3, 4, 0}; !slices.Equal(got, want) {
+	if got, want := statuses(rows), []v4manifest.Status{4}; !slices.Equal(got, want) {
 		t.Fatalf("leaf statuses %v, want %v", got, want)
 	}
-	rep, mod := rows[0], rows[1]
-	if *rep.Tracking.SnapshotID != 99 || *rep.Tracking.SequenceNumber != 1 {
-		t.Errorf("replaced tracking %+v", rep.Tracking)
-	}
+	rep, mod := tr.leaves[root[2].Location][0], rows[0]
 	if *mod.Tracking.SequenceNumber != 7 || *mod.Tracking.LatestColumnFileSnapshotID != 99 || *mod.Tracking.FileSequenceNumber != 1 {
 		t.Errorf("modified tracking %+v", mod.Tracking)
 	}
@@ -82,6 +97,10 @@ func TestCommitColumns(t *testing.T) {
 	}
 	if rep.ContentStats[1].LowerBound != int64(1) {
 		t.Error("the replaced row's stats changed")
+	}
+	live := liveFiles(t, tr, res)
+	if got := live[loc("b1")]; got.Tracking.Status != v4manifest.StatusModified {
+		t.Errorf("live b1 is %v, want the MODIFIED row", got.Tracking.Status)
 	}
 	want := map[string]string{"added-column-files": "1", "retired-column-files": "0", "modified-data-files": "1", "who": "test"}
 	for k, v := range want {
@@ -102,7 +121,7 @@ func TestCommitColumnsStatsAndSortOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := res.Leaves[0].Rows[1]
+	mod := res.Leaves[0].Rows[0]
 	if _, ok := mod.ContentStats[2]; ok || mod.ContentStats[1] == nil {
 		t.Errorf("stats %v: want field 1 kept and field 2 dropped", mod.ContentStats)
 	}
@@ -120,7 +139,7 @@ func TestCommitColumnsMergesOlderColumnFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, cf := range res.Leaves[0].Rows[1].ColumnFiles {
+	for _, cf := range res.Leaves[0].Rows[0].ColumnFiles {
 		got = append(got, cf.Location[len(tableLoc+"/data/"):])
 	}
 	if !slices.Equal(got, []string{"new", "old2"}) {

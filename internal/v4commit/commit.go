@@ -13,10 +13,12 @@ package v4commit
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/mumbling"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -133,14 +135,57 @@ func (b *builder) replaceLeaf(old v4manifest.TrackedFile, rows []v4manifest.Trac
 	if old.ContentType == v4manifest.ContentDeleteManifest {
 		content = v4manifest.ContentDeleteLeaf
 	}
-	gone := old
-	gone.Tracking.Status = v4manifest.StatusDeleted
-	gone.Tracking.SnapshotID = ptrTo(b.snap.ID)
-	b.res.Root = append(b.res.Root, gone)
+	b.retire(old)
 	if err := b.addLeaf(content, rows, nil); err != nil {
 		return err
 	}
 	b.res.Leaves[len(b.res.Leaves)-1].Parent = old.Location
+	return nil
+}
+
+// retire drops leaf root row old from the tree (DELETED in this snapshot).
+func (b *builder) retire(old v4manifest.TrackedFile) {
+	gone := old
+	gone.Tracking.Status = v4manifest.StatusDeleted
+	gone.Tracking.SnapshotID = ptrTo(b.snap.ID)
+	b.res.Root = append(b.res.Root, gone)
+}
+
+// mask carries leaf root row old forward with positions added to its
+// manifest deletion vector: MODIFIED, with positions as this snapshot's
+// replaced_positions. The leaf file and what its rows inherit (the row's
+// snapshot id and sequence numbers) are unchanged.
+func (b *builder) mask(old v4manifest.TrackedFile, positions []uint32) error {
+	row, err := v4manifest.CarryForward(old)
+	if err != nil {
+		return fmt.Errorf("carry forward a root row: %w", err)
+	}
+	prev, err := old.MaskedPositions()
+	if err != nil {
+		return fmt.Errorf("manifest deletion vector of %s: %w", b.snap.name(old.Location), err)
+	}
+	all := slices.Clone(positions)
+	for p := range prev {
+		all = append(all, uint32(p))
+	}
+	dv, err := mumbling.Encode(all)
+	if err != nil {
+		return err
+	}
+	delta, err := mumbling.Encode(positions)
+	if err != nil {
+		return err
+	}
+	mi := v4manifest.ManifestInfo{}
+	if old.ManifestInfo != nil {
+		mi = *old.ManifestInfo
+	}
+	mi.DV = dv
+	row.ManifestInfo = &mi
+	row.Tracking.Status = v4manifest.StatusModified
+	row.Tracking.ReplacedPositions = delta
+	row.Tracking.DVSnapshotID = ptrTo(b.snap.ID)
+	b.res.Root = append(b.res.Root, row)
 	return nil
 }
 

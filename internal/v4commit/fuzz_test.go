@@ -3,6 +3,8 @@ package v4commit
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -118,4 +120,96 @@ func buildFuzzTree(nLeaves, perLeaf uint8, removeMask, dvMask uint64) *fuzzTree 
 		ft.root = append(ft.root, ft.tr.addLeaf(fmt.Sprintf("leaf%d", l), v4manifest.ContentDataManifest, rows...))
 	}
 	return ft
+}
+
+// FuzzColumnsThenFiles applies a column commit to the bases picked by
+// colMask (their leaves masked, MODIFIED rows in a new leaf), then a files
+// commit removing the files picked by removeMask on the resulting tree,
+// and checks both trees: every file live exactly once, updated bases live
+// with their column file, removed files gone, masked rows never back.
+func FuzzColumnsThenFiles(f *testing.F) {
+	f.Add(uint8(3), uint8(3), uint64(0b101), uint64(0b10))
+	f.Add(uint8(1), uint8(2), uint64(0b11), uint64(0b1))
+	f.Add(uint8(4), uint8(5), uint64(1<<20-1), uint64(1<<19))
+	f.Fuzz(func(t *testing.T, nLeaves, perLeaf uint8, colMask, removeMask uint64) {
+		ft := buildFuzzTree(nLeaves%6+1, perLeaf%6+1, 0, 0)
+		tr, root := ft.tr, ft.root
+		var files []validation.ColumnFile
+		updated := map[string]bool{}
+		bit := uint(0)
+		for _, rr := range root {
+			for _, r := range tr.leaves[rr.Location] {
+				if colMask&(1<<(bit%64)) != 0 {
+					files = append(files, validation.ColumnFile{DataFile: r.Location, Location: loc("cf-" + r.Location[len(tableLoc+"/data/"):]),
+						FileFormat: "parquet", FieldIDs: []int{1}, RecordCount: r.RecordCount, FileSizeInBytes: 1})
+					updated[r.Location] = true
+				}
+				bit++
+			}
+		}
+		if len(files) > 0 {
+			byBase := GroupByBase(files)
+			found, deletes, err := FindBases(root, tr.read, byBase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := CheckBases(byBase, found); err != nil {
+				t.Fatal(err)
+			}
+			snap := newSnap()
+			res, err := CommitColumns(root, tr.read, snap, Columns{ByBase: byBase, Found: found, Deletes: deletes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := liveFiles(t, tr, res)
+			if len(live) != len(ft.before) {
+				t.Fatalf("%d live files after the column commit, want %d", len(live), len(ft.before))
+			}
+			for l := range updated {
+				if r := live[l]; r.Tracking.Status != v4manifest.StatusModified || len(r.ColumnFiles) != 1 {
+					t.Fatalf("%s: %v with %d column files after its update", l, r.Tracking.Status, len(r.ColumnFiles))
+				}
+			}
+			for _, l := range res.Leaves {
+				tr.leaves[l.Location] = l.Rows
+			}
+			root = nil
+			for _, rr := range res.Root {
+				if rr.Tracking.Status.Live() {
+					root = append(root, rr)
+				}
+			}
+		}
+		var in Files
+		removed := map[string]bool{}
+		bit = 0
+		for _, l := range slices.Sorted(maps.Keys(ft.before)) {
+			if removeMask&(1<<(bit%64)) != 0 {
+				in.Remove = append(in.Remove, l)
+				removed[l] = true
+			}
+			bit++
+		}
+		snap := newSnap()
+		snap.ID, snap.SequenceNumber = 100, 8
+		n := 0
+		snap.LeafLocation = func() string { n++; return fmt.Sprintf("%s/metadata/second-%d.parquet", tableLoc, n) }
+		res, err := CommitFiles(root, tr.read, snap, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := liveFiles(t, tr, res)
+		if len(live) != len(ft.before)-len(removed) {
+			t.Fatalf("%d live files after the removal, want %d", len(live), len(ft.before)-len(removed))
+		}
+		for l := range ft.before {
+			r, ok := live[l]
+			if ok == removed[l] {
+				t.Fatalf("%s: live %v, removed %v", l, ok, removed[l])
+			}
+			if ok && updated[l] && len(r.ColumnFiles) != 1 {
+				t.Fatalf("%s lost its column file", l)
+			}
+		}
+	})
 }

@@ -3,7 +3,6 @@ package v4commit
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/lakehold/catalog/v4manifest"
@@ -31,7 +30,25 @@ func (tr *tree) read(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.Track
 	if !ok {
 		return nil, fmt.Errorf("no leaf %s", rr.Location)
 	}
-	return slices.Clone(rows), nil
+	return unmasked(rr, rows)
+}
+
+// unmasked is what a real leaf read returns for root row rr: copies of the
+// rows with their positions, those rr's manifest deletion vector masks
+// left out.
+func unmasked(rr *v4manifest.TrackedFile, rows []v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
+	masked, err := rr.MaskedPositions()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]v4manifest.TrackedFile, 0, len(rows))
+	for i, r := range rows {
+		if !masked[int64(i)] {
+			r.Pos = int64(i)
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // addLeaf stores rows as a leaf and returns its live root row.
@@ -84,6 +101,10 @@ func liveFiles(t *testing.T, tr *tree, res *Result) map[string]v4manifest.Tracke
 		rows, ok := written[rr.Location]
 		if !ok {
 			rows = tr.leaves[rr.Location]
+		}
+		rows, err := unmasked(&rr, rows)
+		if err != nil {
+			t.Fatal(err)
 		}
 		for _, r := range rows {
 			if !r.Tracking.Status.Live() {
