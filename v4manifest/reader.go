@@ -60,7 +60,11 @@ func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err er
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize)}, memory.DefaultAllocator)
+	// The column readers reserve a whole batch per column up front: on a
+	// leaf smaller than a batch (most are) with hundreds of stats columns
+	// that was most of what a read allocated.
+	batch := min(int64(opts.BatchSize), max(pf.NumRows(), 1))
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
 	if err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)

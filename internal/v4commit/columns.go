@@ -162,8 +162,9 @@ type columnCounts struct{ added, retired, modified int }
 // its leaf goes into the manifest deletion vector on that leaf's root row
 // (which becomes MODIFIED, with the positions as its replaced_positions),
 // and the bases' MODIFIED rows (merged column files and stats) go into one
-// new leaf. A leaf left with no live row is retired instead. Every other
-// live root row is carried. It returns a *validation.Error when an
+// new leaf, with the live rows of small leaves when enough have piled up
+// (smallLeaves). A leaf left with no live row is retired instead. Every
+// other live root row is carried. It returns a *validation.Error when an
 // equality delete could apply to a base file's rows, and the LeafReader's
 // errors unchanged.
 func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot, c Columns) (*Result, error) {
@@ -174,9 +175,27 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	b := newBuilder(&snap, len(root))
 	var n columnCounts
 	var modified []v4manifest.TrackedFile
+	merge := smallLeaves(root, affected)
 	for i := range root {
 		rr := root[i]
 		if !rr.Tracking.Status.Live() {
+			continue
+		}
+		if merge[i] {
+			rows, err := read(&rr, nil)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				if r.Tracking.Status.Live() {
+					cf, err := v4manifest.CarryForward(r)
+					if err != nil {
+						return nil, err
+					}
+					modified = append(modified, cf)
+				}
+			}
+			b.retire(rr)
 			continue
 		}
 		if !affected[i] {
@@ -214,6 +233,33 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	summary["modified-data-files"] = strconv.Itoa(n.modified)
 	b.res.Operation, b.res.Summary = table.OpOverwrite, summary
 	return &b.res, nil
+}
+
+// Small leaves accumulate: every column commit writes one for its
+// MODIFIED rows. Once mergeSmallAt of them are live, the next column
+// commit folds them into its own new leaf (their live rows carried
+// forward, the leaves retired), so the tree stays at about one small leaf
+// per mergeSmallAt commits and planning reads few small leaves.
+const (
+	smallLeafRows = 256
+	mergeSmallAt  = 8
+)
+
+// smallLeaves picks the live data leaves of root to fold into this
+// commit's new leaf: none until mergeSmallAt small ones that the commit
+// does not otherwise touch are live, then those.
+func smallLeaves(root []v4manifest.TrackedFile, affected map[int]bool) map[int]bool {
+	pick := map[int]bool{}
+	for i := range root {
+		rr := &root[i]
+		if rr.Tracking.Status.Live() && rr.ContentType == v4manifest.ContentDataManifest && !affected[i] && rr.RecordCount <= smallLeafRows {
+			pick[i] = true
+		}
+	}
+	if len(pick) < mergeSmallAt {
+		return nil
+	}
+	return pick
 }
 
 // baseRows reads the rows of the leaf rr references that a column commit

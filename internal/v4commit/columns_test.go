@@ -2,6 +2,7 @@ package v4commit
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -219,5 +220,38 @@ func TestCheckBases(t *testing.T) {
 				t.Errorf("got %v, want %s", err, tc.reason)
 			}
 		})
+	}
+}
+
+// TestCommitColumnsFoldsSmallLeaves: once enough small leaves are live, a
+// column commit folds their live rows into its new leaf and retires them;
+// every file stays live exactly once.
+func TestCommitColumnsFoldsSmallLeaves(t *testing.T) {
+	tr := newTree()
+	var root []v4manifest.TrackedFile
+	for i := 0; i < mergeSmallAt; i++ {
+		root = append(root, tr.addLeaf(fmt.Sprintf("small%d.parquet", i), v4manifest.ContentDataManifest, data(fmt.Sprintf("s%d", i), 1)))
+	}
+	root = append(root, tr.addLeaf("base.parquet", v4manifest.ContentDataManifest, data("b1", 30), data("b2", 30)))
+	files := []validation.ColumnFile{colFile("b1", "cf1", 1)}
+	byBase := GroupByBase(files)
+	found, deletes, err := FindBases(root, tr.read, byBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := CommitColumns(root, tr.read, newSnap(), Columns{ByBase: byBase, Found: found, Deletes: deletes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Repeat([]v4manifest.Status{v4manifest.StatusDeleted}, mergeSmallAt)
+	want = append(want, v4manifest.StatusModified, v4manifest.StatusAdded)
+	if got := statuses(res.Root); !slices.Equal(got, want) {
+		t.Fatalf("root statuses %v, want %v", got, want)
+	}
+	if rows := res.Leaves[0].Rows; len(rows) != mergeSmallAt+1 {
+		t.Fatalf("new leaf holds %d rows, want the %d folded ones and the MODIFIED one", len(rows), mergeSmallAt)
+	}
+	if live := liveFiles(t, tr, res); len(live) != mergeSmallAt+2 || live[loc("b1")].Tracking.Status != v4manifest.StatusModified {
+		t.Fatalf("live files %v", live)
 	}
 }

@@ -132,7 +132,7 @@ func FuzzColumnsThenFiles(f *testing.F) {
 	f.Add(uint8(1), uint8(2), uint64(0b11), uint64(0b1))
 	f.Add(uint8(4), uint8(5), uint64(1<<20-1), uint64(1<<19))
 	f.Fuzz(func(t *testing.T, nLeaves, perLeaf uint8, colMask, removeMask uint64) {
-		ft := buildFuzzTree(nLeaves%6+1, perLeaf%6+1, 0, 0)
+		ft := buildFuzzTree(nLeaves%12+1, perLeaf%6+1, 0, 0)
 		tr, root := ft.tr, ft.root
 		var files []validation.ColumnFile
 		updated := map[string]bool{}
