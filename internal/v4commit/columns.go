@@ -163,8 +163,9 @@ type columnCounts struct{ added, retired, modified int }
 // (which becomes MODIFIED, with the positions as its replaced_positions),
 // and the bases' MODIFIED rows (merged column files and stats) go into one
 // new leaf, with the live rows of small leaves when enough have piled up
-// (smallLeaves). A leaf left with no live row is retired instead. Every
-// other live root row is carried. It returns a *validation.Error when an
+// (smallLeaves). A leaf whose live rows are all bases is rewritten instead
+// (REPLACED/MODIFIED pairs, as a copy-on-write commit would). Every other
+// live root row is carried. It returns a *validation.Error when an
 // equality delete could apply to a base file's rows, and the LeafReader's
 // errors unchanged.
 func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot, c Columns) (*Result, error) {
@@ -208,14 +209,21 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 		if err != nil {
 			return nil, err
 		}
-		mods, positions, err := c.modifyBases(&snap, rows, &n)
+		pairs, positions, err := c.modifyBases(&snap, rows, &n)
 		if err != nil {
 			return nil, err
 		}
-		modified = append(modified, mods...)
 		if len(positions) == live {
-			b.retire(rr)
+			// Every live row is a base: the leaf is rewritten with the
+			// REPLACED/MODIFIED pairs (a mask of every row would leave a
+			// leaf of nothing live in the tree).
+			if err := b.replaceLeaf(rr, pairs); err != nil {
+				return nil, err
+			}
 			continue
+		}
+		for i := 1; i < len(pairs); i += 2 {
+			modified = append(modified, pairs[i])
 		}
 		if err := b.mask(rr, positions); err != nil {
 			return nil, err
@@ -295,10 +303,11 @@ func countLive(rows []v4manifest.TrackedFile) int {
 	return n
 }
 
-// modifyBases builds the MODIFIED row of each base file among one leaf's
-// rows (read for its root row: masked rows left out, positions set) and
-// returns them with the bases' positions.
-func (c *Columns) modifyBases(snap *Snapshot, rows []v4manifest.TrackedFile, n *columnCounts) (mods []v4manifest.TrackedFile, positions []uint32, err error) {
+// modifyBases builds, for each base file among one leaf's rows (read for
+// its root row: masked rows left out, positions set), its REPLACED row and
+// its MODIFIED row, in that order, and returns the pairs with the bases'
+// positions.
+func (c *Columns) modifyBases(snap *Snapshot, rows []v4manifest.TrackedFile, n *columnCounts) (pairs []v4manifest.TrackedFile, positions []uint32, err error) {
 	eq := func(a, b any) bool { c, err := parquetstats.Compare(a, b); return err == nil && c == 0 }
 	for _, r := range rows {
 		if !r.Tracking.Status.Live() {
@@ -322,14 +331,17 @@ func (c *Columns) modifyBases(snap *Snapshot, rows []v4manifest.TrackedFile, n *
 			// The file is no longer known to be sorted by that order.
 			mod.SortOrderID = nil
 		}
-		mod.Pos = 0
-		mods = append(mods, mod)
+		replaced := r
+		replaced.Tracking.Status = v4manifest.StatusReplaced
+		replaced.Tracking.SnapshotID = ptrTo(snap.ID)
+		replaced.Pos, mod.Pos = 0, 0
+		pairs = append(pairs, replaced, mod)
 		positions = append(positions, uint32(r.Pos))
 		n.added += nAdded
 		n.retired += nRetired
 		n.modified++
 	}
-	return mods, positions, nil
+	return pairs, positions, nil
 }
 
 // sortedBy reports whether sort order id uses a field the column files
