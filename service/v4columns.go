@@ -70,9 +70,10 @@ func validationErr(err error) error {
 }
 
 // CommitColumnFiles validates a column-file commit (every rule a 400 with a
-// reason, nothing changed), rewrites only the leaves that hold affected base
-// files (old row REPLACED, new row MODIFIED with the merged column files and
-// stats) and commits an overwrite snapshot. Concurrent commits on other base
+// reason, nothing changed), marks each base's old row REPLACED through its
+// leaf's manifest deletion vector (or rewrites a leaf whose live rows are
+// all bases), writes the MODIFIED rows with the merged column files and
+// stats (v4commit.CommitColumns) and commits an overwrite snapshot. Concurrent commits on other base
 // files are re-based; a concurrent change to one of ours is a 409.
 func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c ColumnFilesCommit) (*TableResult, error) {
 	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)

@@ -1,6 +1,7 @@
 // The REPLACED/MODIFIED history of a v4 table's column files. A column
-// update rewrites each touched base file's manifest row as a REPLACED row
-// (what it carried before) plus a MODIFIED row (what it carries now); the
+// update marks each touched base file's manifest row REPLACED (what it
+// carried before; in a rewritten leaf, or through the leaf's manifest
+// deletion vector) and writes a MODIFIED row (what it carries now); the
 // snapshot summary counts them (modified-data-files, added- and
 // retired-column-files). The pairs themselves are read back from the API:
 // GET …/column-files at the snapshot and at its parent, compared per base
