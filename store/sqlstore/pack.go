@@ -5,10 +5,14 @@ import (
 )
 
 // Metadata JSON is stored zstd-compressed: large tables (thousands of
-// snapshots) shrink about tenfold, so the database reads and ships far fewer
-// bytes on every load. Both coders are safe for concurrent use.
+// snapshots) shrink sixfold or more, so the database reads and ships far
+// fewer bytes on every load. The fastest level: on a 3.6 MB document of
+// 10,000 snapshots with random ids it took 10.7 ms against the default
+// level's 16.7 ms, and came out smaller (591 KB against 632 KB); the
+// compression sits on every commit's path. Both coders are safe for
+// concurrent use.
 var (
-	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 )
 
