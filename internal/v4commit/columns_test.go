@@ -32,19 +32,13 @@ func columnsSetup(t *testing.T, files ...validation.ColumnFile) (*tree, []v4mani
 	tr, root := threeLeaves()
 	rows := tr.leaves[root[2].Location]
 	rows[0] = withStats(rows[0])
-	byBase := GroupByBase(files)
-	found, deletes, err := FindBases(root, tr.read, byBase)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := CheckBases(byBase, found); err != nil {
-		t.Fatal(err)
-	}
+	c := columnsFor(t, tr, root, files)
 	order, err := table.NewSortOrder(1, []table.SortField{{SourceIDs: []int{2}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tr, root, Columns{ByBase: byBase, Found: found, Deletes: deletes, SortOrders: []table.SortOrder{order}}
+	c.SortOrders = []table.SortOrder{order}
+	return tr, root, c
 }
 
 func TestCommitColumns(t *testing.T) {
@@ -233,13 +227,8 @@ func TestCommitColumnsFoldsSmallLeaves(t *testing.T) {
 		root = append(root, tr.addLeaf(fmt.Sprintf("small%d.parquet", i), v4manifest.ContentDataManifest, data(fmt.Sprintf("s%d", i), 1)))
 	}
 	root = append(root, tr.addLeaf("base.parquet", v4manifest.ContentDataManifest, data("b1", 30), data("b2", 30)))
-	files := []validation.ColumnFile{colFile("b1", "cf1", 1)}
-	byBase := GroupByBase(files)
-	found, deletes, err := FindBases(root, tr.read, byBase)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := CommitColumns(root, tr.read, newSnap(), Columns{ByBase: byBase, Found: found, Deletes: deletes})
+	c := columnsFor(t, tr, root, []validation.ColumnFile{colFile("b1", "cf1", 1)})
+	res, err := CommitColumns(root, tr.read, newSnap(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

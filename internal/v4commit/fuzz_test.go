@@ -148,16 +148,7 @@ func FuzzColumnsThenFiles(f *testing.F) {
 			}
 		}
 		if len(files) > 0 {
-			byBase := GroupByBase(files)
-			found, deletes, err := FindBases(root, tr.read, byBase)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := CheckBases(byBase, found); err != nil {
-				t.Fatal(err)
-			}
-			snap := newSnap()
-			res, err := CommitColumns(root, tr.read, snap, Columns{ByBase: byBase, Found: found, Deletes: deletes})
+			res, err := CommitColumns(root, tr.read, newSnap(), columnsFor(t, tr, root, files))
 			if err != nil {
 				t.Fatal(err)
 			}

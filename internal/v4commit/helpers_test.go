@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 const tableLoc = "s3://bucket/wh/ns/t"
@@ -129,3 +130,18 @@ func statuses(rows []v4manifest.TrackedFile) []v4manifest.Status {
 }
 
 var errRead = errors.New("leaf store unavailable")
+
+// columnsFor finds and checks the bases of files in the tree: the Columns
+// of a column commit, without stats or sort orders.
+func columnsFor(t *testing.T, tr *tree, root []v4manifest.TrackedFile, files []validation.ColumnFile) Columns {
+	t.Helper()
+	byBase := GroupByBase(files)
+	found, deletes, err := FindBases(root, tr.read, byBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckBases(byBase, found); err != nil {
+		t.Fatal(err)
+	}
+	return Columns{ByBase: byBase, Found: found, Deletes: deletes}
+}
