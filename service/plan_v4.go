@@ -212,7 +212,7 @@ func (p *scanPlanV4) root(ctx context.Context, snap *table.Snapshot) ([]v4manife
 	if rows, ok := p.roots[snap.SnapshotID]; ok {
 		return rows, nil
 	}
-	rows, err := p.s.readManifest(ctx, p.w, snap.ManifestList, p.st.location, nil, nil)
+	rows, err := p.s.readRoot(ctx, p.w, snap.ManifestList, p.st.location)
 	if err != nil {
 		return nil, err
 	}

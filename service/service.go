@@ -70,6 +70,7 @@ type Service struct {
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
 	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
+	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
 	metaCache metaCache
 }
 
@@ -98,7 +99,8 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	}
 	refs, _ := lru.New[string, []byte](512)
 	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
-	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves}
+	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
+	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots}
 }
 
 // commitOutcome reports a commit's final outcome to Options.OnCommit.

@@ -320,7 +320,7 @@ func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snap
 		if snap == nil {
 			return nil, nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
 		}
-		if st.rootRows, err = s.readManifest(ctx, w, snap.ManifestList, st.location, nil, nil); err != nil {
+		if st.rootRows, err = s.readRoot(ctx, w, snap.ManifestList, st.location); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -102,11 +102,30 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 	}
 	st := &v4State{obj: obj, meta: meta, location: meta.Location()}
 	if cur := meta.CurrentSnapshot(); cur != nil && cur.ManifestList != "" {
-		if st.rootRows, err = s.readManifest(ctx, w, cur.ManifestList, st.location, nil, nil); err != nil {
+		if st.rootRows, err = s.readRoot(ctx, w, cur.ManifestList, st.location); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
+}
+
+// readRoot reads a root manifest, cached by location: a manifest is never
+// rewritten once named, so a cached read is right on every replica. On a
+// wide table the root is read on every v4 commit and plan, and its
+// hundreds of stats columns cost more to decode than its few rows. The
+// rows are shared: callers must not modify them (copying a row and
+// changing the copy's fields is fine).
+func (s *Service) readRoot(ctx context.Context, w *store.Warehouse, loc, tableLoc string) ([]v4manifest.TrackedFile, error) {
+	key := tableLoc + "|" + loc
+	if rows, ok := s.rootCache.Get(key); ok {
+		return rows, nil
+	}
+	rows, err := s.readManifest(ctx, w, loc, tableLoc, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.rootCache.Add(key, rows)
+	return rows, nil
 }
 
 // readManifest reads a manifest (only the columns cols when given),
