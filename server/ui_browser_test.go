@@ -65,7 +65,9 @@ func newBrowser(t *testing.T, origin, shots string) *browser {
 		chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
+	// Generous: make check runs these beside race-detector packages on two
+	// cores; a wait only ends early when what it waits for appears.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 8*time.Minute)
 	b := &browser{ctx: ctx, base: origin + "/ui/", shots: shots}
 	msgs := chromedp.Console(ctx)
 	done := make(chan struct{})
@@ -115,7 +117,7 @@ func (b *browser) open(t *testing.T, hash, sel string) {
 		act = chromedp.Steps(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById('main').replaceChildren();
 			if (location.hash === %[1]q) window.dispatchEvent(new HashChangeEvent('hashchange')); else location.hash = %[1]q;`, hash)))
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
 	require.NoError(t, chromedp.Do(ctx, act, chromedp.WaitVisible(chromedp.CSS(sel))), "open %s, wait for %s", hash, sel)
 }
@@ -154,9 +156,12 @@ func (b *browser) click(t *testing.T, sel string) {
 	require.NoError(t, chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS(sel))))
 }
 
+// stepTimeout bounds one wait of a browser test.
+const stepTimeout = time.Minute
+
 func (b *browser) waitFor(t *testing.T, sel string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))), "wait for %s", sel)
 }
