@@ -27,6 +27,7 @@ type refWalker struct {
 	strict bool
 	files  map[string]bool
 	seen   map[string]bool
+	stats  map[int64][]string // statistics files by snapshot, built on first use
 }
 
 // referencedFiles returns the files referenced by the snapshots of meta
@@ -98,6 +99,7 @@ func (rw *refWalker) add(loc, what string) error {
 }
 
 func (rw *refWalker) snapshot(ctx context.Context, snap table.Snapshot, version int) error {
+	rw.statistics(snap.SnapshotID)
 	ok, err := rw.inside(snap.ManifestList, "manifest list")
 	if !ok || err != nil {
 		return err
@@ -107,6 +109,28 @@ func (rw *refWalker) snapshot(ctx context.Context, snap table.Snapshot, version 
 		return rw.v4Root(ctx, snap.ManifestList)
 	}
 	return rw.manifests(ctx, snap)
+}
+
+// statistics adds the statistics and partition-statistics files of
+// snapshot id (table metadata lists them by snapshot; expiry drops the
+// entries of the snapshots it removes, so their files go with them). A
+// file outside the table is skipped, whatever the walk: it is never
+// deleted, so it cannot make a kept reference unsafe.
+func (rw *refWalker) statistics(id int64) {
+	if rw.stats == nil {
+		rw.stats = map[int64][]string{}
+		for st := range rw.meta.Statistics() {
+			rw.stats[st.SnapshotID] = append(rw.stats[st.SnapshotID], st.StatisticsPath)
+		}
+		for ps := range rw.meta.PartitionStatistics() {
+			rw.stats[ps.SnapshotID] = append(rw.stats[ps.SnapshotID], ps.StatisticsPath)
+		}
+	}
+	for _, loc := range rw.stats[id] {
+		if loc != "" && rw.allowed.Contains(loc) {
+			rw.files[loc] = true
+		}
+	}
 }
 
 // manifests walks a v1–v3 snapshot's manifest list.

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -265,4 +266,37 @@ func (e *maintEnv) queue(t *testing.T, dry *service.MaintainReport) {
 		rows = append(rows, store.PendingDelete{TableUUID: e.uuid, Location: loc + "/" + f, SnapshotIDs: slices.Clone(dry.ExpiredSnapshots), CreatedAt: time.Now()})
 	}
 	require.NoError(t, e.st.AddPendingDeletes(e.ctx, rows))
+}
+
+// TestMaintainDeletesExpiredStatistics: the statistics and partition
+// statistics files of expired snapshots are deleted with them; those of
+// the kept snapshot stay.
+func TestMaintainDeletesExpiredStatistics(t *testing.T) {
+	e := newMaintEnv(t)
+	snaps := e.snapshots(t)
+	var ups []string
+	for i, id := range []int64{snaps[0], snaps[3]} {
+		for _, kind := range []string{"stats", "pstats"} {
+			name := fmt.Sprintf("metadata/%s-%d.puffin", kind, i)
+			require.NoError(t, os.WriteFile(filepath.Join(e.dir, name), []byte("x"), 0o644))
+			loc := "file://" + filepath.Join(e.dir, name)
+			if kind == "stats" {
+				ups = append(ups, fmt.Sprintf(`{"action":"set-statistics","snapshot-id":%d,"statistics":{"snapshot-id":%d,"statistics-path":%q,"file-size-in-bytes":1,"file-footer-size-in-bytes":1,"blob-metadata":[]}}`, id, id, loc))
+			} else {
+				ups = append(ups, fmt.Sprintf(`{"action":"set-partition-statistics","partition-statistics":{"snapshot-id":%d,"statistics-path":%q,"file-size-in-bytes":1}}`, id, loc))
+			}
+		}
+	}
+	_, err := e.svc.CommitTable(e.ctx, "wh", service.TableChange{Ident: e.id, Requirements: json.RawMessage(`[]`), Updates: json.RawMessage("[" + strings.Join(ups, ",") + "]")})
+	require.NoError(t, err)
+	rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1})
+	require.NoError(t, err)
+	require.Equal(t, snaps[:3], rep.ExpiredSnapshots)
+	require.Contains(t, rep.DeletedFiles, "metadata/stats-0.puffin")
+	require.Contains(t, rep.DeletedFiles, "metadata/pstats-0.puffin")
+	after := e.files(t)
+	require.NotContains(t, after, "metadata/stats-0.puffin")
+	require.NotContains(t, after, "metadata/pstats-0.puffin")
+	require.Contains(t, after, "metadata/stats-1.puffin", "the kept snapshot's statistics stay")
+	require.Contains(t, after, "metadata/pstats-1.puffin")
 }
