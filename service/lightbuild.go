@@ -35,16 +35,6 @@ var lightActions = map[string]bool{
 	"set-partition-statistics": true, "remove-partition-statistics": true,
 }
 
-// updateRefs is what the light base needs to know of one update.
-type updateRefs struct {
-	Action     string `json:"action"`
-	RefName    string `json:"ref-name"`
-	SnapshotID *int64 `json:"snapshot-id"`
-	Snapshot   *struct {
-		SnapshotID int64 `json:"snapshot-id"`
-	} `json:"snapshot"`
-}
-
 // lightBase returns base with only the snapshots ups can touch (the
 // current one, the heads of refs, the targets of set-snapshot-ref and
 // statistics updates), and the number of them; ok is false when ups (raw
@@ -55,8 +45,8 @@ func lightBase(base table.Metadata, ups table.Updates, raw json.RawMessage) (lig
 	if !ok {
 		return nil, 0, false
 	}
-	var refs []updateRefs
-	if err := json.Unmarshal(raw, &refs); err != nil || len(refs) != len(ups) {
+	refs := rawUpdates(raw)
+	if len(refs) != len(ups) {
 		return nil, 0, false
 	}
 	want := map[int64]bool{}

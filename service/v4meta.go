@@ -84,17 +84,26 @@ func marshalTableMetadata(m table.Metadata, version int) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// rawUpdates is the action and format version of each update of a commit,
-// read from the JSON (iceberg-go's update types are unexported).
-func rawUpdates(raw json.RawMessage) []struct {
+// updateInfo is what the service reads of one update of a commit from its
+// JSON (iceberg-go's update types are unexported): the action, the format
+// version of an upgrade, and the ref and snapshot ids it names.
+type updateInfo struct {
 	Action        string `json:"action"`
 	FormatVersion int    `json:"format-version"`
-} {
-	var ups []struct {
-		Action        string `json:"action"`
-		FormatVersion int    `json:"format-version"`
+	RefName       string `json:"ref-name"`
+	SnapshotID    *int64 `json:"snapshot-id"`
+	Snapshot      *struct {
+		SnapshotID int64 `json:"snapshot-id"`
+	} `json:"snapshot"`
+}
+
+// rawUpdates reads the updateInfo of each update of a commit; nil when raw
+// is not a list of objects.
+func rawUpdates(raw json.RawMessage) []updateInfo {
+	var ups []updateInfo
+	if err := json.Unmarshal(raw, &ups); err != nil {
+		return nil
 	}
-	_ = json.Unmarshal(raw, &ups)
 	return ups
 }
 
