@@ -401,6 +401,12 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 		return fr
 	}
 	newLoc := dataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
+	if !tablePrefixes(w, st.location).Contains(newLoc) {
+		// Commits vet write.data.path; metadata from before that rule may
+		// still name a place outside the table.
+		fr.Error = "the table's data location (write.data.path) lies outside the table"
+		return fr
+	}
 	if err := s.writeMetadataFile(ctx, w, newLoc, buf.Bytes()); err != nil {
 		fr.Error = "cannot write the rewritten file"
 		return fr
