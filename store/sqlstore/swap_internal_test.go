@@ -96,13 +96,24 @@ func TestSwapAloneConnectionLostIsUnknown(t *testing.T) {
 		done <- st.ObjectsSwap(ctx, []store.Swap{{ObjectID: o.ID, ExpectedMetadataLocation: "m0",
 			NewMetadataLocation: "m1", NewMetadata: []byte(`{"v":1}`), NewFormatVersion: 2}})
 	}()
-	require.Eventually(t, func() bool {
+	// Under a loaded make check (race-detector packages beside this one)
+	// the swap may take a while to reach the server: wait up to 30 s, but
+	// say at once if it returned instead of waiting.
+	waiting := func() bool {
 		var n int
 		// pg_stat_activity spans the cluster: other test packages share it.
 		_ = locker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
 			AND wait_event_type = 'Lock' AND query LIKE 'UPDATE catalog_objects%'`).Scan(&n)
 		return n == 1
-	}, 10*time.Second, 10*time.Millisecond, "the swap waits on the row lock")
+	}
+	for deadline := time.Now().Add(30 * time.Second); !waiting(); time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("the swap returned (%v) instead of waiting on the row lock", err)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "the swap waits on the row lock")
+	}
 	proxy.cut()
 	select {
 	case err = <-done:
