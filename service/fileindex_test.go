@@ -16,6 +16,7 @@ import (
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
+	"github.com/lakehold/catalog/v4manifest"
 )
 
 // countingStore counts the rebuilds of the base-file index.
@@ -236,4 +237,33 @@ func TestFileIndexAfterRollback(t *testing.T) {
 			require.Len(t, live, 1)
 		})
 	}
+}
+
+// TestRootCachedOnWrite: the root rows a commit caches when it writes the
+// root are the rows a read of that root returns, after files and column
+// commits (stats of several types, a deletion vector, a masked leaf).
+func TestRootCachedOnWrite(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t, "sqlite")
+	close(fx.gate.release)
+	check := func(what string) {
+		t.Helper()
+		cached, read, ok, err := fx.svc.CurrentRoot(ctx, "wh", fx.id)
+		require.NoError(t, err)
+		require.True(t, ok, "%s: the root is cached", what)
+		require.Equal(t, read, cached, "%s: cached root rows", what)
+	}
+	check("files commit")
+	_, err := fx.svc.CommitColumnFiles(ctx, "wh", fx.columnCommit(t, "a.parquet", "cfa.parquet"))
+	require.NoError(t, err)
+	check("column commit")
+	n := int64(4)
+	_, err = fx.svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: fx.id, AddDataFiles: []service.DataFileInput{{
+		Location: "data/c.parquet", FileFormat: "parquet", RecordCount: n, FileSizeInBytes: 100,
+		Stats: map[int]*v4manifest.FieldStats{
+			1: {LowerBound: int64(1), UpperBound: int64(9), ValueCount: &n, NullValueCount: ptr(int64(0))},
+			2: {LowerBound: 0.5, UpperBound: 2.5, ValueCount: &n, NullValueCount: ptr(int64(1)), NaNValueCount: ptr(int64(0))},
+		}}}, RemoveFiles: []string{"data/b.parquet"}})
+	require.NoError(t, err)
+	check("files commit with stats and a removal")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -126,6 +127,14 @@ func (s *Service) readRoot(ctx context.Context, w *store.Warehouse, loc, tableLo
 	}
 	s.rootCache.Add(key, rows)
 	return rows, nil
+}
+
+// rememberRoot caches the rows of a root manifest this replica just wrote,
+// as readRoot would read them back: the next commit or plan on the table
+// then starts without decoding it. If the commit does not land, no
+// snapshot ever names the location and the entry is never asked for.
+func (s *Service) rememberRoot(loc, tableLoc string, rows []v4manifest.TrackedFile) {
+	s.rootCache.Add(tableLoc+"|"+loc, slices.Clone(rows))
 }
 
 // readManifest reads a manifest (only the columns cols when given),

@@ -101,6 +101,7 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 		return nil, err
 	}
 	t.a.addFile(rootLoc)
+	s.rememberRoot(rootLoc, st.location, res.Root)
 	snap := &table.Snapshot{
 		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),

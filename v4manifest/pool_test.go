@@ -188,3 +188,24 @@ func TestWriteKeepsNothingOfTheRow(t *testing.T) {
 		require.Equal(t, want[i], got[i], "row %d", i)
 	}
 }
+
+// TestReadRowsOutliveTheirReader reads several manifests, then checks every
+// row: a row must own its values (strings, bytes, bounds), not point into
+// a reader buffer that a later read recycles.
+func TestReadRowsOutliveTheirReader(t *testing.T) {
+	poisoned(t)
+	sc := allTypesSchema()
+	opts := WriterOptions{Content: ContentDataLeaf, Schema: sc, Specs: twoSpecs(t, sc), RowGroupRows: 700}
+	const files, n = 3, 1500
+	got := make([][]TrackedFile, files)
+	for w := range files {
+		got[w] = readAll(t, writeAll(t, opts, concurrentRows(w, n)), ReaderOptions{})
+	}
+	for w := range files {
+		want := concurrentRows(w, n)
+		require.Len(t, got[w], n)
+		for i := range want {
+			require.Equal(t, want[i], got[w][i], "file %d row %d", w, i)
+		}
+	}
+}

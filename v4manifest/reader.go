@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -56,8 +57,24 @@ func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err er
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 8192
 	}
-	pf, err := file.NewParquetReader(r)
+	// Page buffers (read, decompressed, decoded levels) come from the pool:
+	// every column of a wide manifest gets its own, and nothing outlives
+	// the page. Arrow arrays are the garbage collector's: rows keep
+	// strings that point into them.
+	pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(bufferPool)))
 	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	// Manifests carry no page index. Unless told which row groups will need
+	// one, the Parquet reader works that out again for every column it
+	// opens, over every column of the row group: quadratic in the columns,
+	// milliseconds on a wide leaf. Saying none are needed makes it a lookup.
+	groups := make([]int32, pf.NumRowGroups())
+	for i := range groups {
+		groups[i] = int32(i)
+	}
+	if err := pf.GetPageIndexReader().WillNeed(groups, []int32{0}, metadata.PageIndexSelection{}); err != nil {
+		pf.Close()
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	// The column readers reserve a whole batch per column up front: on a

@@ -1,0 +1,25 @@
+package service
+
+import (
+	"context"
+
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// CurrentRoot returns the root rows of the table's current snapshot as the
+// root cache holds them (ok false when it holds none) and as read from the
+// root manifest itself, bypassing the cache.
+func (s *Service) CurrentRoot(ctx context.Context, warehouse string, id Ident) (cached, read []v4manifest.TrackedFile, ok bool, err error) {
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	st, err := s.loadV4(ctx, w, id)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	loc := st.meta.CurrentSnapshot().ManifestList
+	cached, ok = s.rootCache.Peek(st.location + "|" + loc)
+	read, err = s.readManifest(ctx, w, loc, st.location, nil, nil)
+	return cached, read, ok, err
+}
