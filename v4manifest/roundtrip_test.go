@@ -415,3 +415,59 @@ func TestStatsDoNotLeakBetweenRows(t *testing.T) {
 	}
 	require.Len(t, got[2].ContentStats, 1, "partial stats read back partial")
 }
+
+// TestPositionsReadMatchesFullRead reads rows at chosen positions of a leaf
+// of every kind of row (several row groups, lists, nulls, rows that inherit
+// their first row id, some masked) and expects exactly the rows a full read
+// returns at those positions.
+func TestPositionsReadMatchesFullRead(t *testing.T) {
+	sc := allTypesSchema()
+	rows := concurrentRows(1, 1300)
+	for i := range rows {
+		if i%3 != 0 && rows[i].ContentType == ContentData {
+			rows[i].Tracking.FirstRowID = nil // inherited
+			rows[i].Tracking.SnapshotID = nil
+		}
+	}
+	leaf := writeAll(t, WriterOptions{Content: ContentDataLeaf, Schema: sc, Specs: twoSpecs(t, sc), RowGroupRows: 500}, rows)
+	dv, err := mumbling.Encode([]uint32{5, 501, 777})
+	require.NoError(t, err)
+	mi := ComputeManifestInfo(rows)
+	mi.DV = dv
+	root := TrackedFile{
+		Tracking:    Tracking{Status: StatusModified, SnapshotID: ptr(int64(9)), SequenceNumber: ptr(int64(9)), FileSequenceNumber: ptr(int64(9)), FirstRowID: ptr(int64(1 << 20))},
+		ContentType: ContentDataManifest, FormatVersion: 4, Location: "m.parquet", FileFormat: "parquet", RecordCount: int64(len(rows)), FileSizeInBytes: int64(len(leaf)),
+		ManifestInfo: &mi,
+	}
+	full := readAll(t, leaf, ReaderOptions{InheritFrom: &root, IncludeMasked: true})
+	require.Len(t, full, len(rows))
+	for _, c := range []struct {
+		name          string
+		positions     []int64
+		includeMasked bool
+	}{
+		{"first", []int64{0}, false},
+		{"last", []int64{1299}, false},
+		{"across row groups", []int64{3, 499, 500, 998, 1001, 1250}, false},
+		{"masked left out", []int64{5, 6, 777}, false},
+		{"masked kept", []int64{5, 6, 777}, true},
+		{"none", nil, false},
+		{"past the end", []int64{1300, 2}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := []TrackedFile{}
+			set := map[int64]bool{}
+			for _, p := range c.positions {
+				set[p] = true
+				if p < int64(len(full)) && (c.includeMasked || (p != 5 && p != 777)) {
+					want = append(want, full[p])
+				}
+			}
+			got := readAll(t, leaf, ReaderOptions{InheritFrom: &root, Positions: set, IncludeMasked: c.includeMasked})
+			if got == nil {
+				got = []TrackedFile{}
+			}
+			require.Equal(t, want, got)
+		})
+	}
+}
