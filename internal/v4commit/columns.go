@@ -151,7 +151,7 @@ type Columns struct {
 
 // RowsReader reads the rows at positions of the leaf root row rr
 // references, as LeafReader would read them. Its errors are returned by
-// this package unchanged.
+// this package unchanged. Like LeafReader, it is called concurrently.
 type RowsReader func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error)
 
 // columnCounts are the summary counts of a column-file commit.
@@ -177,17 +177,17 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	var n columnCounts
 	var modified []v4manifest.TrackedFile
 	merge := smallLeaves(root, affected)
+	reads, err := c.readLeaves(root, read, affected, merge)
+	if err != nil {
+		return nil, err
+	}
 	for i := range root {
 		rr := root[i]
 		if !rr.Tracking.Status.Live() {
 			continue
 		}
 		if merge[i] {
-			rows, err := read(&rr, nil)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rows {
+			for _, r := range reads[i].rows {
 				if r.Tracking.Status.Live() {
 					cf, err := v4manifest.CarryForward(r)
 					if err != nil {
@@ -205,15 +205,11 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 			}
 			continue
 		}
-		rows, live, err := c.baseRows(&rr, read)
+		pairs, positions, err := c.modifyBases(&snap, reads[i].rows, &n)
 		if err != nil {
 			return nil, err
 		}
-		pairs, positions, err := c.modifyBases(&snap, rows, &n)
-		if err != nil {
-			return nil, err
-		}
-		if len(positions) == live {
+		if len(positions) == reads[i].live {
 			// Every live row is a base: the leaf is rewritten with the
 			// REPLACED/MODIFIED pairs (a mask of every row would leave a
 			// leaf of nothing live in the tree).
@@ -268,6 +264,45 @@ func smallLeaves(root []v4manifest.TrackedFile, affected map[int]bool) map[int]b
 		return nil
 	}
 	return pick
+}
+
+// leafRows are the rows a column commit read from one leaf, and how many
+// of the leaf's rows are live.
+type leafRows struct {
+	rows []v4manifest.TrackedFile
+	live int
+}
+
+// readLeaves reads, a few at a time, the leaves a column commit needs by
+// root index: the bases' rows of each affected leaf (baseRows) and every
+// row of each small leaf it folds in.
+func (c *Columns) readLeaves(root []v4manifest.TrackedFile, read LeafReader, affected, merge map[int]bool) (map[int]leafRows, error) {
+	var idx []int
+	for i := range root {
+		if root[i].Tracking.Status.Live() && (affected[i] || merge[i]) {
+			idx = append(idx, i)
+		}
+	}
+	got := make([]leafRows, len(idx))
+	err := readEach(len(idx), func(k int) error {
+		rr := &root[idx[k]]
+		if merge[idx[k]] {
+			rows, err := read(rr, nil)
+			got[k] = leafRows{rows: rows}
+			return err
+		}
+		rows, live, err := c.baseRows(rr, read)
+		got[k] = leafRows{rows: rows, live: live}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]leafRows, len(idx))
+	for k, i := range idx {
+		out[i] = got[k]
+	}
+	return out, nil
 }
 
 // baseRows reads the rows of the leaf rr references that a column commit

@@ -28,7 +28,8 @@ const formatV4 = 4
 // LeafReader reads the rows of the leaf that root row rr references, with
 // what the rows inherit from rr applied. cols, when not nil, projects the
 // read to those v4manifest field ids (other fields stay zero). Its errors
-// are returned by this package unchanged.
+// are returned by this package unchanged. A commit reads a few leaves at
+// a time (readFanOut), so it must be safe for concurrent use.
 type LeafReader func(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error)
 
 // Snapshot identifies the snapshot a commit builds.

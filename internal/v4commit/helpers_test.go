@@ -3,6 +3,7 @@ package v4commit
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/lakehold/catalog/v4manifest"
@@ -15,6 +16,7 @@ const tableLoc = "s3://bucket/wh/ns/t"
 // the commit read.
 type tree struct {
 	leaves map[string][]v4manifest.TrackedFile
+	mu     sync.Mutex // guards reads: a commit reads leaves concurrently
 	reads  []string
 	fail   error // returned by every read when set
 }
@@ -23,7 +25,9 @@ func newTree() *tree { return &tree{leaves: map[string][]v4manifest.TrackedFile{
 
 // read is the tree's LeafReader; it returns copies, as a real read would.
 func (tr *tree) read(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+	tr.mu.Lock()
 	tr.reads = append(tr.reads, rr.Location)
+	tr.mu.Unlock()
 	if tr.fail != nil {
 		return nil, tr.fail
 	}

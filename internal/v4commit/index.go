@@ -107,13 +107,17 @@ func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map
 			leaves = append(leaves, i)
 		}
 	}
+	slices.Sort(leaves)
+	read2 := make([][]v4manifest.TrackedFile, len(leaves))
+	if err := readEach(len(leaves), func(k int) (err error) {
+		read2[k], err = read(&root[leaves[k]], baseCols)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
 	found := map[string]*BaseHit{}
-	for _, i := range slices.Sorted(slices.Values(leaves)) {
-		rows, err := read(&root[i], baseCols)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, r := range rows {
+	for k, i := range leaves {
+		for _, r := range read2[k] {
 			if _, want := byBase[r.Location]; !want {
 				continue
 			}
