@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -57,10 +57,9 @@ func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err er
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 8192
 	}
-	// Page buffers (read, decompressed, decoded levels) come from the pool:
-	// every column of a wide manifest gets its own, and nothing outlives
-	// the page. Arrow arrays are the garbage collector's: rows keep
-	// strings that point into them.
+	// Page and array buffers come from the pool: every column of a wide
+	// manifest gets its own, and none outlives its batch (decoded rows copy
+	// what they keep, strings included).
 	pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(bufferPool)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -81,7 +80,7 @@ func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err er
 	// leaf smaller than a batch (most are) with hundreds of stats columns
 	// that was most of what a read allocated.
 	batch := min(int64(opts.BatchSize), max(pf.NumRows(), 1))
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, bufferPool)
 	if err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -344,7 +343,7 @@ func int32At(a arrow.Array, i int) (int32, error) {
 
 func strAt(a arrow.Array, i int) string {
 	if s, ok := a.(*array.String); ok && !s.IsNull(i) {
-		return s.Value(i)
+		return strings.Clone(s.Value(i)) // the array's buffer goes back to the pool
 	}
 	return ""
 }

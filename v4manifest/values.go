@@ -2,6 +2,7 @@ package v4manifest
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -177,7 +178,7 @@ func valueAt(a arrow.Array, i int) (any, error) {
 		}
 		return iceberg.Timestamp(a.Value(i)), nil
 	case *array.String:
-		return a.Value(i), nil
+		return strings.Clone(a.Value(i)), nil // the array's buffer is recycled
 	case *array.Binary:
 		return append([]byte(nil), a.Value(i)...), nil
 	case *extensions.UUIDArray:
