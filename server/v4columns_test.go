@@ -100,7 +100,8 @@ func (vt *v4Table) commit(t *testing.T, files ...map[string]any) response {
 	return vt.b.do(t, "POST", vt.path+"/column-files", map[string]any{"column-files": list, "snapshot-properties": map[string]string{"job": "embedding-refresh"}})
 }
 
-// liveRow returns the live leaf row of a base file at the current snapshot.
+// liveRow returns the live row of a base file at the current snapshot (in
+// a leaf or in the root itself), and every row of it seen.
 func (vt *v4Table) liveRow(t *testing.T, base string) (v4manifest.TrackedFile, []v4manifest.TrackedFile) {
 	t.Helper()
 	_, snaps, _ := v4Meta(t, vt.b.do(t, "GET", vt.path, nil))
@@ -111,7 +112,10 @@ func (vt *v4Table) liveRow(t *testing.T, base string) (v4manifest.TrackedFile, [
 		if !root[i].Tracking.Status.Live() {
 			continue
 		}
-		rows := readManifestFile(t, root[i].Location, vt.loc, &root[i])
+		rows := []v4manifest.TrackedFile{root[i]} // a file in the root itself
+		if root[i].ContentType == v4manifest.ContentDataManifest {
+			rows = readManifestFile(t, root[i].Location, vt.loc, &root[i])
+		}
 		for j := range rows {
 			if rows[j].Location == vt.loc+"/data/"+base {
 				all = append(all, rows[j])
@@ -126,15 +130,20 @@ func (vt *v4Table) liveRow(t *testing.T, base string) (v4manifest.TrackedFile, [
 	return *live, all
 }
 
-// replacedRows reads the rows that snapshot snap masked as replaced: for
-// each root row whose manifest deletion vector snap changed, the rows of
-// its leaf at its replaced_positions.
+// replacedRows reads the rows that snapshot snap replaced: for each root
+// row whose manifest deletion vector snap changed, the rows of its leaf at
+// its replaced_positions, and the REPLACED rows in the root itself.
 func (vt *v4Table) replacedRows(t *testing.T, snap int64) []v4manifest.TrackedFile {
 	t.Helper()
 	_, snaps, _ := v4Meta(t, vt.b.do(t, "GET", vt.path, nil))
 	var out []v4manifest.TrackedFile
 	for _, rr := range readManifestFile(t, snaps[len(snaps)-1].RootManifest, vt.loc, nil) {
-		if rr.Tracking.Status != v4manifest.StatusModified || rr.Tracking.DVSnapshotID == nil || *rr.Tracking.DVSnapshotID != snap {
+		if rr.ContentType == v4manifest.ContentData && rr.Tracking.Status == v4manifest.StatusReplaced && *rr.Tracking.SnapshotID == snap {
+			out = append(out, rr) // replaced in the root itself
+			continue
+		}
+		if rr.ContentType != v4manifest.ContentDataManifest || rr.Tracking.Status != v4manifest.StatusModified ||
+			rr.Tracking.DVSnapshotID == nil || *rr.Tracking.DVSnapshotID != snap {
 			continue
 		}
 		positions, err := rr.ReplacedInSnapshot()

@@ -337,12 +337,17 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 	var out []BaseColumnFiles
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
-		if !rr.Tracking.Status.Live() || rr.ContentType != v4manifest.ContentDataManifest {
+		var rows []v4manifest.TrackedFile
+		switch {
+		case !rr.Tracking.Status.Live():
 			continue
-		}
-		rows, err := s.readLeaf(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles})
-		if err != nil {
-			return nil, err
+		case rr.ContentType == v4manifest.ContentData:
+			rows = []v4manifest.TrackedFile{*rr} // a file in the root itself
+		case rr.ContentType == v4manifest.ContentDataManifest:
+			var err error
+			if rows, err = s.readLeaf(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles}); err != nil {
+				return nil, err
+			}
 		}
 		for _, r := range rows {
 			if r.Tracking.Status.Live() && len(r.ColumnFiles) > 0 {

@@ -262,6 +262,10 @@ func (w *Writer) validate(tf *TrackedFile) error {
 		if tf.Tracking.SnapshotID == nil || tf.Tracking.SequenceNumber == nil {
 			return bad("root rows need explicit snapshot_id and sequence_number")
 		}
+		// A data row in the root has no parent to inherit a row id from.
+		if ct == ContentData && w.opts.RowLineage && tf.Tracking.FirstRowID == nil {
+			return bad("data rows in the root need an explicit first_row_id")
+		}
 	}
 	switch ct {
 	case ContentData, ContentEqualityDeletes, ContentDataManifest, ContentDeleteManifest:

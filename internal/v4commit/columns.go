@@ -51,9 +51,9 @@ func GroupByBase(files []validation.ColumnFile) map[string][]validation.ColumnFi
 	return byBase
 }
 
-// FindBases finds the leaves holding the base files of byBase (a narrow
-// projection of every live data leaf; a live row wins over a dead one) and
-// collects the live equality deletes. It returns the LeafReader's errors
+// FindBases finds the leaves (or root rows) holding the base files of
+// byBase (a narrow projection of every live data leaf; a live row wins
+// over a dead one) and collects the live equality deletes. It returns the LeafReader's errors
 // unchanged.
 func FindBases(root []v4manifest.TrackedFile, read LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*BaseHit, []validation.DeleteFile, error) {
 	found := map[string]*BaseHit{}
@@ -64,6 +64,10 @@ func FindBases(root []v4manifest.TrackedFile, read LeafReader, byBase map[string
 			continue
 		}
 		switch rr.ContentType {
+		case v4manifest.ContentData:
+			if _, want := byBase[rr.Location]; want {
+				found[rr.Location] = &BaseHit{RootIndex: i, Row: *rr}
+			}
 		case v4manifest.ContentDataManifest:
 			rows, err := read(rr, baseCols)
 			if err != nil {
@@ -175,7 +179,7 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	}
 	b := newBuilder(&snap, len(root))
 	var n columnCounts
-	var modified []v4manifest.TrackedFile
+	var modified, rootData []v4manifest.TrackedFile
 	merge := smallLeaves(root, affected)
 	reads, err := c.readLeaves(root, read, affected, merge)
 	if err != nil {
@@ -197,6 +201,22 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 				}
 			}
 			b.retire(rr)
+			continue
+		}
+		if rr.ContentType == v4manifest.ContentData {
+			// A data row in the root itself (the MODIFIED row of an
+			// earlier column commit): its REPLACED twin stays in this
+			// root, its MODIFIED row joins the others.
+			if !affected[i] {
+				rootData = append(rootData, rr)
+				continue
+			}
+			pairs, _, err := c.modifyBases(&snap, []v4manifest.TrackedFile{rr}, &n)
+			if err != nil {
+				return nil, err
+			}
+			b.res.Root = append(b.res.Root, pairs[0])
+			modified = append(modified, pairs[1])
 			continue
 		}
 		if !affected[i] {
@@ -225,10 +245,8 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 			return nil, err
 		}
 	}
-	if len(modified) > 0 {
-		if err := b.addLeaf(v4manifest.ContentDataLeaf, modified, nil); err != nil {
-			return nil, err
-		}
+	if err := b.placeModified(rootData, modified); err != nil {
+		return nil, err
 	}
 	summary := iceberg.Properties{}
 	maps.Copy(summary, c.SnapshotProperties)
@@ -239,8 +257,40 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	return &b.res, nil
 }
 
-// Small leaves accumulate: every column commit writes one for its
-// MODIFIED rows. Once mergeSmallAt of them are live, the next column
+// maxRootData bounds the data rows kept in the root itself. A column
+// commit puts its MODIFIED rows there (the v4 single-file commit: the
+// root is the only manifest it writes) until they would pass the bound;
+// then that commit moves them all into one new leaf. The root is read and
+// rewritten by every commit, so it stays small; the bound makes the leaf
+// write one commit in about maxRootData/2 for two-file updates.
+const maxRootData = 64
+
+// placeModified puts a column commit's MODIFIED rows, and the data rows
+// the root already held (carried forward), in the new root, or all of
+// them in one new leaf when they would be more than maxRootData.
+func (b *builder) placeModified(rootData, modified []v4manifest.TrackedFile) error {
+	if len(rootData)+len(modified) <= maxRootData {
+		for _, r := range rootData {
+			if err := b.carry(r); err != nil {
+				return err
+			}
+		}
+		b.res.Root = append(b.res.Root, modified...)
+		return nil
+	}
+	rows := make([]v4manifest.TrackedFile, 0, len(rootData)+len(modified))
+	for _, r := range rootData {
+		cf, err := v4manifest.CarryForward(r)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, cf)
+	}
+	return b.addLeaf(v4manifest.ContentDataLeaf, append(rows, modified...), nil)
+}
+
+// Small leaves accumulate: column commits used to write one for their
+// MODIFIED rows, and small files commits still do. Once mergeSmallAt of them are live, the next column
 // commit folds them into its own new leaf (their live rows carried
 // forward, the leaves retired), so the tree stays at about one small leaf
 // per mergeSmallAt commits and planning reads few small leaves.
@@ -279,7 +329,7 @@ type leafRows struct {
 func (c *Columns) readLeaves(root []v4manifest.TrackedFile, read LeafReader, affected, merge map[int]bool) (map[int]leafRows, error) {
 	var idx []int
 	for i := range root {
-		if root[i].Tracking.Status.Live() && (affected[i] || merge[i]) {
+		if root[i].Tracking.Status.Live() && isLeaf(&root[i]) && (affected[i] || merge[i]) {
 			idx = append(idx, i)
 		}
 	}

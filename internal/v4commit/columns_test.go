@@ -51,9 +51,9 @@ func TestCommitColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The base's leaf is not rewritten: its root row masks the base
-	// (MODIFIED, replaced_positions = dv = {0}) and a new leaf holds the
-	// MODIFIED row.
-	if got, want := statuses(res.Root), []v4manifest.Status{0, 4, 0, 0, 1}; !slices.Equal(got, want) {
+	// (MODIFIED, replaced_positions = dv = {0}) and the root itself holds
+	// the MODIFIED row: the root is the only manifest written.
+	if got, want := statuses(res.Root), []v4manifest.Status{0, 4, 0, 0, 4}; !slices.Equal(got, want) {
 		t.Errorf("root statuses %v, want %v", got, want)
 	}
 	if !slices.Equal(tr.reads, []string{root[2].Location}) {
@@ -70,12 +70,12 @@ func TestCommitColumns(t *testing.T) {
 	if delta, err := masked.ReplacedInSnapshot(); err != nil || !maps.Equal(delta, map[int64]bool{0: true}) {
 		t.Errorf("replaced positions %v (%v), want position 0", delta, err)
 	}
-	if len(res.Leaves) != 1 || res.Leaves[0].Parent != "" || res.Leaves[0].RootIndex != 4 {
-		t.Fatalf("leaves %+v: want one new leaf", res.Leaves)
+	if len(res.Leaves) != 0 {
+		t.Fatalf("leaves %+v: want none", res.Leaves)
 	}
-	rows := res.Leaves[0].Rows
-	if got, want := statuses(rows), []v4manifest.Status{4}; !slices.Equal(got, want) {
-		t.Fatalf("leaf statuses %v, want %v", got, want)
+	rows := res.Root[4:]
+	if rows[0].ContentType != v4manifest.ContentData || rows[0].Location != loc("b1") {
+		t.Fatalf("root row 4 is %v %s, want b1's data row", rows[0].ContentType, rows[0].Location)
 	}
 	rep, mod := tr.leaves[root[2].Location][0], rows[0]
 	if *mod.Tracking.SequenceNumber != 7 || *mod.Tracking.LatestColumnFileSnapshotID != 99 || *mod.Tracking.FileSequenceNumber != 1 {
@@ -116,7 +116,7 @@ func TestCommitColumnsStatsAndSortOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := res.Leaves[0].Rows[0]
+	mod := rowIn(t, res, "b1")
 	if _, ok := mod.ContentStats[2]; ok || mod.ContentStats[1] == nil {
 		t.Errorf("stats %v: want field 1 kept and field 2 dropped", mod.ContentStats)
 	}
@@ -134,7 +134,7 @@ func TestCommitColumnsMergesOlderColumnFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, cf := range res.Leaves[0].Rows[0].ColumnFiles {
+	for _, cf := range rowIn(t, res, "b1").ColumnFiles {
 		got = append(got, cf.Location[len(tableLoc+"/data/"):])
 	}
 	if !slices.Equal(got, []string{"new", "old2"}) {
@@ -232,15 +232,106 @@ func TestCommitColumnsFoldsSmallLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Few rows: the folded ones and the MODIFIED one go in the root.
 	want := slices.Repeat([]v4manifest.Status{v4manifest.StatusDeleted}, mergeSmallAt)
-	want = append(want, v4manifest.StatusModified, v4manifest.StatusAdded)
+	want = append(want, v4manifest.StatusModified)
+	want = append(want, slices.Repeat([]v4manifest.Status{v4manifest.StatusExisting}, mergeSmallAt)...)
+	want = append(want, v4manifest.StatusModified)
 	if got := statuses(res.Root); !slices.Equal(got, want) {
 		t.Fatalf("root statuses %v, want %v", got, want)
 	}
-	if rows := res.Leaves[0].Rows; len(rows) != mergeSmallAt+1 {
-		t.Fatalf("new leaf holds %d rows, want the %d folded ones and the MODIFIED one", len(rows), mergeSmallAt)
+	if len(res.Leaves) != 0 {
+		t.Fatalf("%d new leaves, want none", len(res.Leaves))
 	}
 	if live := liveFiles(t, tr, res); len(live) != mergeSmallAt+2 || live[loc("b1")].Tracking.Status != v4manifest.StatusModified {
 		t.Fatalf("live files %v", live)
+	}
+}
+
+// TestCommitColumnsBaseInRoot: a base held by the root itself (the MODIFIED
+// row of an earlier column commit) is updated without reading any leaf:
+// its REPLACED twin and new MODIFIED row both go in the root, with the
+// column files merged and its tracking explicit.
+func TestCommitColumnsBaseInRoot(t *testing.T) {
+	tr, root, c := columnsSetup(t, colFile("b1", "cf1", 1))
+	first, err := CommitColumns(root, tr.read, newSnap(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = nil
+	for _, rr := range first.Root {
+		if rr.Tracking.Status.Live() {
+			root = append(root, rr)
+		}
+	}
+	c = columnsFor(t, tr, root, []validation.ColumnFile{colFile("b1", "cf2", 2)})
+	if h := c.Found[loc("b1")]; h == nil || root[h.RootIndex].ContentType != v4manifest.ContentData {
+		t.Fatalf("b1 found at %+v, want its row in the root", h)
+	}
+	tr.reads = nil
+	snap := newSnap()
+	snap.ID, snap.SequenceNumber = 100, 8
+	res, err := CommitColumns(root, tr.read, snap, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.reads) != 0 || len(res.Leaves) != 0 {
+		t.Errorf("read %v, wrote %d leaves: want neither", tr.reads, len(res.Leaves))
+	}
+	var rep, mod *v4manifest.TrackedFile
+	for i := range res.Root {
+		if r := &res.Root[i]; r.Location == loc("b1") {
+			switch r.Tracking.Status {
+			case v4manifest.StatusReplaced:
+				rep = r
+			case v4manifest.StatusModified:
+				mod = r
+			}
+		}
+	}
+	if rep == nil || mod == nil {
+		t.Fatalf("root %v: want b1 REPLACED and MODIFIED", statuses(res.Root))
+	}
+	if *rep.Tracking.SnapshotID != 100 || len(rep.ColumnFiles) != 1 {
+		t.Errorf("replaced row %+v", rep.Tracking)
+	}
+	if *mod.Tracking.SequenceNumber != 8 || *mod.Tracking.LatestColumnFileSnapshotID != 100 || mod.Tracking.FirstRowID == nil || len(mod.ColumnFiles) != 2 {
+		t.Errorf("modified row %+v with %d column files", mod.Tracking, len(mod.ColumnFiles))
+	}
+	if live := liveFiles(t, tr, res); live[loc("b1")].Tracking.Status != v4manifest.StatusModified || len(live) != len(liveFiles(t, tr, first)) {
+		t.Errorf("live files %d, b1 %v", len(live), live[loc("b1")].Tracking.Status)
+	}
+}
+
+// TestCommitColumnsMovesRootRowsToALeaf: when the root would hold more
+// than maxRootData data rows, the commit moves them all, carried forward,
+// into one new leaf.
+func TestCommitColumnsMovesRootRowsToALeaf(t *testing.T) {
+	tr, root := threeLeaves()
+	for i := range maxRootData {
+		r := data(fmt.Sprintf("r%d", i), 5)
+		r.Tracking = v4manifest.Tracking{Status: v4manifest.StatusModified, SnapshotID: ptrTo(int64(1)), SequenceNumber: ptrTo(int64(2)),
+			FileSequenceNumber: ptrTo(int64(1)), FirstRowID: ptrTo(int64(1000 + 5*i))}
+		root = append(root, r)
+	}
+	before := liveFiles(t, tr, &Result{Root: root})
+	c := columnsFor(t, tr, root, []validation.ColumnFile{colFile("b1", "cf1", 1)})
+	res, err := CommitColumns(root, tr.read, newSnap(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Leaves) != 1 || len(res.Leaves[0].Rows) != maxRootData+1 {
+		t.Fatalf("leaves %d: want one with the %d root rows and the MODIFIED one", len(res.Leaves), maxRootData)
+	}
+	for _, rr := range res.Root {
+		if rr.ContentType == v4manifest.ContentData {
+			t.Fatalf("%s is still in the root", rr.Location)
+		}
+	}
+	if r := rowIn(t, res, "r3"); r.Tracking.Status != v4manifest.StatusExisting || *r.Tracking.FirstRowID != 1015 {
+		t.Errorf("moved row %+v, want EXISTING with its row id", r.Tracking)
+	}
+	if live := liveFiles(t, tr, res); len(live) != len(before) || live[loc("b1")].Tracking.Status != v4manifest.StatusModified {
+		t.Errorf("live files %d", len(live))
 	}
 }

@@ -97,12 +97,26 @@ func CommitCompaction(root []v4manifest.TrackedFile, read LeafReader, snap Snaps
 	return &b.res, nil
 }
 
-// rewrite carries every live root row, rewriting the data leaves that hold
-// a folded base (reading only cp.leaves when set).
+// rewrite carries every live root row, rewriting the data leaves (and the
+// data rows of the root itself) that hold a folded base (reading only
+// cp.leaves when set).
 func (cp *compaction) rewrite(b *builder, root []v4manifest.TrackedFile, read LeafReader) error {
 	for i := range root {
 		rr := &root[i]
 		if !rr.Tracking.Status.Live() {
+			continue
+		}
+		if rr.ContentType == v4manifest.ContentData {
+			// A file in the root itself: folded there, in place.
+			out, hit, err := cp.rewriteLeaf(b.snap, []v4manifest.TrackedFile{*rr})
+			if err != nil {
+				return err
+			}
+			if hit {
+				b.res.Root = append(b.res.Root, out...)
+			} else if err := b.carry(*rr); err != nil {
+				return err
+			}
 			continue
 		}
 		if rr.ContentType != v4manifest.ContentDataManifest || (cp.leaves != nil && !cp.leaves[i]) {

@@ -127,13 +127,25 @@ func (fc *filesChange) hits(rows []v4manifest.TrackedFile) bool {
 }
 
 // rewrite carries every live root row into the new root, rewriting the
-// leaves that hold a file the change affects, then checks that every named
+// leaves (and the rows of the root itself) that hold a file the change
+// affects, then checks that every named
 // file was found live.
 func (fc *filesChange) rewrite(b *builder, root []v4manifest.TrackedFile, read LeafReader) error {
 	for i := range root {
 		rr := &root[i]
 		if !rr.Tracking.Status.Live() {
 			continue // DELETED/REPLACED rows live one snapshot only
+		}
+		if !isLeaf(rr) {
+			// A file in the root itself: changed there, in place.
+			if one := []v4manifest.TrackedFile{*rr}; fc.hits(one) {
+				out, err := fc.rewriteLeaf(b.snap, one)
+				if err != nil {
+					return err
+				}
+				b.res.Root = append(b.res.Root, out...)
+				continue
+			}
 		}
 		if !isLeaf(rr) || !fc.touches(rr.ContentType) {
 			if err := b.carry(*rr); err != nil {

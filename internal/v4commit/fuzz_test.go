@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 	"strconv"
 	"testing"
@@ -122,8 +123,9 @@ func buildFuzzTree(nLeaves, perLeaf uint8, removeMask, dvMask uint64) *fuzzTree 
 	return ft
 }
 
-// FuzzColumnsThenFiles applies a column commit to the bases picked by
-// colMask (their leaves masked, MODIFIED rows in a new leaf), then a files
+// FuzzColumnsThenFiles applies two column commits (the bases picked by
+// colMask, then some of those and others: their leaves masked, MODIFIED
+// rows in the root or, past maxRootData, a new leaf), then a files
 // commit removing the files picked by removeMask on the resulting tree,
 // and checks both trees: every file live exactly once, updated bases live
 // with their column file, removed files gone, masked rows never back.
@@ -134,31 +136,44 @@ func FuzzColumnsThenFiles(f *testing.F) {
 	f.Fuzz(func(t *testing.T, nLeaves, perLeaf uint8, colMask, removeMask uint64) {
 		ft := buildFuzzTree(nLeaves%12+1, perLeaf%6+1, 0, 0)
 		tr, root := ft.tr, ft.root
-		var files []validation.ColumnFile
-		updated := map[string]bool{}
-		bit := uint(0)
-		for _, rr := range root {
-			for _, r := range tr.leaves[rr.Location] {
-				if colMask&(1<<(bit%64)) != 0 {
-					files = append(files, validation.ColumnFile{DataFile: r.Location, Location: loc("cf-" + r.Location[len(tableLoc+"/data/"):]),
-						FileFormat: "parquet", FieldIDs: []int{1}, RecordCount: r.RecordCount, FileSizeInBytes: 1})
-					updated[r.Location] = true
+		updated := map[string]int{} // column files per updated file
+		records := map[string]int64{}
+		for _, rows := range tr.leaves {
+			for _, r := range rows {
+				records[r.Location] = r.RecordCount
+			}
+		}
+		// Two column commits: the second updates some files the first left
+		// in the root itself and some still in leaves.
+		for round, mask := range []uint64{colMask, bits.RotateLeft64(colMask, 3) & (colMask | colMask>>1)} {
+			var files []validation.ColumnFile
+			bit := uint(0)
+			for _, l := range slices.Sorted(maps.Keys(ft.before)) {
+				if mask&(1<<(bit%64)) != 0 {
+					files = append(files, validation.ColumnFile{DataFile: l, Location: loc(fmt.Sprintf("cf%d-%s", round, l[len(tableLoc+"/data/"):])),
+						FileFormat: "parquet", FieldIDs: []int{round + 1}, RecordCount: records[l], FileSizeInBytes: 1})
+					updated[l]++
 				}
 				bit++
 			}
-		}
-		if len(files) > 0 {
-			res, err := CommitColumns(root, tr.read, newSnap(), columnsFor(t, tr, root, files))
+			if len(files) == 0 {
+				continue
+			}
+			snap := newSnap()
+			snap.ID, snap.SequenceNumber = int64(90+round), int64(5+round)
+			k := 0
+			snap.LeafLocation = func() string { k++; return fmt.Sprintf("%s/metadata/round%d-%d.parquet", tableLoc, round, k) }
+			res, err := CommitColumns(root, tr.read, snap, columnsFor(t, tr, root, files))
 			if err != nil {
 				t.Fatal(err)
 			}
 			live := liveFiles(t, tr, res)
 			if len(live) != len(ft.before) {
-				t.Fatalf("%d live files after the column commit, want %d", len(live), len(ft.before))
+				t.Fatalf("%d live files after column commit %d, want %d", len(live), round, len(ft.before))
 			}
-			for l := range updated {
-				if r := live[l]; r.Tracking.Status != v4manifest.StatusModified || len(r.ColumnFiles) != 1 {
-					t.Fatalf("%s: %v with %d column files after its update", l, r.Tracking.Status, len(r.ColumnFiles))
+			for l, n := range updated {
+				if r := live[l]; r.Tracking.Status.Live() && len(r.ColumnFiles) != n {
+					t.Fatalf("%s: %v with %d column files after %d updates", l, r.Tracking.Status, len(r.ColumnFiles), n)
 				}
 			}
 			for _, l := range res.Leaves {
@@ -173,7 +188,7 @@ func FuzzColumnsThenFiles(f *testing.F) {
 		}
 		var in Files
 		removed := map[string]bool{}
-		bit = 0
+		bit := uint(0)
 		for _, l := range slices.Sorted(maps.Keys(ft.before)) {
 			if removeMask&(1<<(bit%64)) != 0 {
 				in.Remove = append(in.Remove, l)
@@ -198,8 +213,8 @@ func FuzzColumnsThenFiles(f *testing.F) {
 			if ok == removed[l] {
 				t.Fatalf("%s: live %v, removed %v", l, ok, removed[l])
 			}
-			if ok && updated[l] && len(r.ColumnFiles) != 1 {
-				t.Fatalf("%s lost its column file", l)
+			if ok && len(r.ColumnFiles) != updated[l] {
+				t.Fatalf("%s has %d column files, want %d", l, len(r.ColumnFiles), updated[l])
 			}
 		}
 	})

@@ -3,6 +3,7 @@ package v4commit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -90,7 +91,7 @@ func newSnap() Snapshot {
 }
 
 // liveFiles resolves a result's tree (new leaves from res, carried leaves
-// from tr) and returns its live rows by location; it fails the test when
+// from tr, files in the root itself) and returns its live rows by location; it fails the test when
 // a location is live twice.
 func liveFiles(t *testing.T, tr *tree, res *Result) map[string]v4manifest.TrackedFile {
 	t.Helper()
@@ -103,13 +104,18 @@ func liveFiles(t *testing.T, tr *tree, res *Result) map[string]v4manifest.Tracke
 		if !rr.Tracking.Status.Live() {
 			continue
 		}
-		rows, ok := written[rr.Location]
-		if !ok {
-			rows = tr.leaves[rr.Location]
-		}
-		rows, err := unmasked(&rr, rows)
-		if err != nil {
-			t.Fatal(err)
+		var rows []v4manifest.TrackedFile
+		if isLeaf(&rr) {
+			var ok bool
+			if rows, ok = written[rr.Location]; !ok {
+				rows = tr.leaves[rr.Location]
+			}
+			var err error
+			if rows, err = unmasked(&rr, rows); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			rows = []v4manifest.TrackedFile{rr} // a file in the root itself
 		}
 		for _, r := range rows {
 			if !r.Tracking.Status.Live() {
@@ -148,4 +154,21 @@ func columnsFor(t *testing.T, tr *tree, root []v4manifest.TrackedFile, files []v
 		t.Fatal(err)
 	}
 	return Columns{ByBase: byBase, Found: found, Deletes: deletes}
+}
+
+// rowIn returns the live row of file base in res: in the root itself or in
+// one of the leaves res writes.
+func rowIn(t *testing.T, res *Result, base string) v4manifest.TrackedFile {
+	t.Helper()
+	rows := slices.Clone(res.Root)
+	for _, l := range res.Leaves {
+		rows = append(rows, l.Rows...)
+	}
+	for _, r := range rows {
+		if r.Location == loc(base) && r.ContentType == v4manifest.ContentData && r.Tracking.Status.Live() {
+			return r
+		}
+	}
+	t.Fatalf("no live row of %s in the result", base)
+	return v4manifest.TrackedFile{}
 }

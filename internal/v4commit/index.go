@@ -95,9 +95,19 @@ func (r *Result) DataLeafIndex(resolve func(string) string) []LeafIndex {
 // returns the LeafReader's errors unchanged.
 func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map[string][]validation.ColumnFile,
 	lineages map[string]string, entries []IndexEntry, resolve func(string) string) (map[string]*BaseHit, []validation.DeleteFile, error) {
+	// Files in the root itself (MODIFIED rows of earlier column commits)
+	// are found without reading a leaf; the leaves of their lineages no
+	// longer hold them live.
+	found := map[string]*BaseHit{}
+	for i := range root {
+		rr := &root[i]
+		if _, ok := byBase[rr.Location]; ok && rr.Tracking.Status.Live() && rr.ContentType == v4manifest.ContentData {
+			found[rr.Location] = &BaseHit{RootIndex: i, Row: *rr}
+		}
+	}
 	want := map[string]bool{}
 	for _, e := range entries {
-		if _, ok := byBase[e.Location]; ok {
+		if _, ok := byBase[e.Location]; ok && found[e.Location] == nil {
 			want[e.Lineage] = true
 		}
 	}
@@ -115,7 +125,6 @@ func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map
 	}); err != nil {
 		return nil, nil, err
 	}
-	found := map[string]*BaseHit{}
 	for k, i := range leaves {
 		for _, r := range read2[k] {
 			if _, want := byBase[r.Location]; !want {
