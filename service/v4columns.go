@@ -271,27 +271,40 @@ func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc 
 // and the rows rr's manifest deletion vector masks left out.
 // Narrow reads (a column projection) are cached: manifests are immutable
 // once written, so a cached read never goes stale and replicas need not
-// agree on it; the key includes what the rows inherit from rr.
+// agree on it; the key includes what the rows inherit from rr. The cache
+// holds every row, masked or not, and the mask is applied on the way
+// out: a column commit changes the mask of the leaves it touches, and the
+// next commit should not have to decode them again for that.
 func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(st.location, rr.Location)
 	if cols == nil {
 		return s.readManifest(ctx, w, loc, st.location, rr, nil)
 	}
-	var dv []byte
-	if rr.ManifestInfo != nil {
-		dv = rr.ManifestInfo.DV // which rows are masked differs by snapshot
+	key := fmt.Sprintf("%s|%v|%d|%d|%d|%d", loc, cols, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
+		deref(rr.Tracking.FileSequenceNumber), deref(rr.Tracking.FirstRowID))
+	rows, ok := s.leafCache.Get(key)
+	if !ok {
+		var err error
+		rows, err = s.readManifestWith(ctx, w, loc, v4manifest.ReaderOptions{Columns: cols, TableLocation: st.location, InheritFrom: rr, IncludeMasked: true})
+		if err != nil {
+			return nil, err
+		}
+		s.leafCache.Add(key, rows)
 	}
-	key := fmt.Sprintf("%s|%v|%d|%d|%d|%d|%x", loc, cols, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
-		deref(rr.Tracking.FileSequenceNumber), deref(rr.Tracking.FirstRowID), dv)
-	if rows, ok := s.leafCache.Get(key); ok {
+	masked, err := rr.MaskedPositions()
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, st.location, loc))
+	}
+	if len(masked) == 0 {
 		return rows, nil
 	}
-	rows, err := s.readManifest(ctx, w, loc, st.location, rr, cols)
-	if err != nil {
-		return nil, err
+	live := make([]v4manifest.TrackedFile, 0, len(rows)-len(masked))
+	for _, r := range rows {
+		if !masked[r.Pos] {
+			live = append(live, r)
+		}
 	}
-	s.leafCache.Add(key, rows)
-	return rows, nil
+	return live, nil
 }
 
 func deref(p *int64) int64 {
