@@ -11,20 +11,27 @@ import (
 
 // poolAllocator is an Arrow allocator that recycles the buffers released to
 // it. A manifest writer builds every batch into fresh builder buffers and
-// the Parquet encoder allocates its level and page buffers per batch; with
-// Go's allocator each batch costs a full set of new, zeroed buffers
-// (kilobytes per row for a wide stats column). Recycling them keeps the
-// writer's allocation per row near the size of what it writes. Buffers are
-// grouped by power-of-two capacity and handed out zeroed and 64-byte
-// aligned, as memory.GoAllocator does. Free buffers sit in sync.Pools, so
-// writers share them and the garbage collector reclaims them when idle.
-// It is safe for concurrent use.
+// the Parquet encoder allocates its level and page buffers per batch; a
+// reader gets a page and an array per column of a wide manifest. With Go's
+// allocator each costs a new, zeroed buffer, and a column commit's reads
+// alone were tens of megabytes of garbage: collections that took the
+// second core from the work. Buffers are grouped by power-of-two capacity
+// and handed out zeroed and 64-byte aligned, as memory.GoAllocator does.
+// Free buffers are kept up to limit bytes, on lists the garbage collector
+// does not empty (a sync.Pool is emptied by every collection, which a wide
+// read triggers); beyond it they are left to the collector. It is safe for
+// concurrent use.
 type poolAllocator struct {
-	free [64]sync.Pool // of *[]byte, by log2 of capacity
+	mu    sync.Mutex
+	free  [64][][]byte // by log2 of capacity
+	idle  int          // bytes on the free lists
+	limit int          // most idle bytes kept
 }
 
-// bufferPool is shared by all writers.
-var bufferPool = &poolAllocator{}
+// bufferPool is shared by all readers and writers. It keeps up to 64 MiB
+// of free buffers: about what two concurrent reads of the widest leaves
+// (hundreds of stats columns, 2,048 rows) hold at once.
+var bufferPool = &poolAllocator{limit: 64 << 20}
 
 var _ memory.Allocator = (*poolAllocator)(nil)
 
@@ -42,9 +49,14 @@ func sizeClass(size int) int {
 func (p *poolAllocator) Allocate(size int) []byte {
 	c := sizeClass(size)
 	var b []byte
-	if bp, _ := p.free[c].Get().(*[]byte); bp != nil {
-		b = *bp
+	p.mu.Lock()
+	if n := len(p.free[c]); n > 0 {
+		b = p.free[c][n-1]
+		p.free[c][n-1] = nil
+		p.free[c] = p.free[c][:n-1]
+		p.idle -= cap(b)
 	}
+	p.mu.Unlock()
 	if b == nil {
 		raw := make([]byte, 1<<c+poolAlign)
 		shift := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & (poolAlign - 1))
@@ -99,20 +111,30 @@ func takeBack(b []byte) int {
 	return bits.Len(uint(c)) - 1
 }
 
-// Free keeps b for reuse when it is one of the pool's buffers.
+// Free keeps b for reuse when it is one of the pool's buffers and the
+// pool holds less than its limit.
 func (p *poolAllocator) Free(b []byte) {
 	if c := takeBack(b); c >= 0 {
-		b = b[:0]
-		p.free[c].Put(&b)
+		p.put(c, b)
 	}
 }
 
+// put keeps b, of size class c, unless that would pass the limit.
+func (p *poolAllocator) put(c int, b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idle+cap(b) > p.limit {
+		return
+	}
+	p.free[c] = append(p.free[c], b[:0])
+	p.idle += cap(b)
+}
+
 // writerAlloc is one writer's allocator. The buffers its writer frees are
-// kept for that writer's next batches: the shared pool's sync.Pools are
-// emptied by every garbage collection, which a wide leaf triggers several
-// times, so a writer relying on them alone regrows its buffers again and
-// again. When the writer closes, its buffers go to the shared pool for
-// the next writers. Each buffer sits in one place at a time (the mutex
+// kept for that writer's next batches, whatever the shared pool's limit:
+// a large leaf would otherwise regrow them again and again while other
+// reads and writes fill the pool. When the writer closes, its buffers go
+// to the shared pool (up to its limit) for the next readers and writers. Each buffer sits in one place at a time (the mutex
 // guards the lists; the writer and its encoding goroutine both use it).
 type writerAlloc struct {
 	mu     sync.Mutex
@@ -157,8 +179,7 @@ func (a *writerAlloc) Free(b []byte) {
 		return
 	}
 	a.mu.Unlock()
-	b = b[:0]
-	bufferPool.free[c].Put(&b)
+	bufferPool.put(c, b)
 }
 
 // release hands the kept buffers to the shared pool; buffers freed later
@@ -169,7 +190,7 @@ func (a *writerAlloc) release() {
 	a.closed = true
 	for c := range a.free {
 		for _, b := range a.free[c] {
-			bufferPool.free[c].Put(&b)
+			bufferPool.put(c, b)
 		}
 		a.free[c] = nil
 	}
