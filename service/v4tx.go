@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
@@ -89,47 +90,25 @@ func (s *Service) writeLeaves(ctx context.Context, t *v4Tx, res *v4commit.Result
 
 // stageV4Snapshot writes the new leaves and root manifest of res and the
 // metadata file that adds the snapshot as the head of main, and stages the
-// pointer swap.
+// pointer swap. The metadata names the root by location only, so it is
+// built while the manifests are encoded: each is a few milliseconds of
+// one core.
 func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Result) (*TableResult, error) {
 	st := t.st
-	firstRowID := st.meta.NextRowID()
-	if err := s.writeLeaves(ctx, t, res); err != nil {
-		return nil, err
-	}
 	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, t.snapID, t.uuid)
-	if _, err := s.writeManifest(ctx, t.w, st, rootLoc, v4manifest.ContentRoot, res.Root); err != nil {
+	var meta table.Metadata
+	var data []byte
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		meta, data, err = s.snapshotMetadata(t, res, rootLoc)
+		return err
+	})
+	treeErr := s.writeTree(ctx, t, res, rootLoc)
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	t.a.addFile(rootLoc)
-	s.rememberRoot(rootLoc, st.location, res.Root)
-	snap := &table.Snapshot{
-		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
-		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
-		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
-	}
-	if cur := st.meta.CurrentSnapshot(); cur != nil {
-		snap.ParentSnapshotID = ptrTo(cur.SnapshotID)
-	}
-	b, err := table.MetadataBuilderFromBase(st.meta, st.obj.MetadataLocation)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "metadata builder")
-	}
-	if err := b.AddSnapshot(snap); err != nil {
-		return nil, wrapErr(KindInternal, err, "add snapshot")
-	}
-	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
-		return nil, wrapErr(KindInternal, err, "set main")
-	}
-	meta, err := b.Build()
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "build metadata")
-	}
-	data, err := marshalTableMetadata(meta, FormatV4)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode metadata")
-	}
-	if err := s.checkNewMetadata(st.meta, meta, data); err != nil {
-		return nil, err
+	if treeErr != nil {
+		return nil, treeErr
 	}
 	index, err := s.newLeafIndex(ctx, t, res)
 	if err != nil {
@@ -144,4 +123,55 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 		NewMetadataLocation: metaLoc, NewMetadata: data, NewFormatVersion: FormatV4, NewLocation: newLoc,
 		NewRefsMetadata: refsDocument(meta, data), Index: index}}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
+}
+
+// writeTree writes the new leaves of res, then its root at rootLoc (the
+// root records the leaves' sizes), and caches the root's rows.
+func (s *Service) writeTree(ctx context.Context, t *v4Tx, res *v4commit.Result, rootLoc string) error {
+	if err := s.writeLeaves(ctx, t, res); err != nil {
+		return err
+	}
+	if _, err := s.writeManifest(ctx, t.w, t.st, rootLoc, v4manifest.ContentRoot, res.Root); err != nil {
+		return err
+	}
+	t.a.addFile(rootLoc)
+	s.rememberRoot(rootLoc, t.st.location, res.Root)
+	return nil
+}
+
+// snapshotMetadata builds and checks the table metadata that adds res's
+// snapshot (root manifest rootLoc) as the head of main, and encodes it.
+func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string) (table.Metadata, []byte, error) {
+	st := t.st
+	firstRowID := st.meta.NextRowID()
+	snap := &table.Snapshot{
+		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
+		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
+		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
+	}
+	if cur := st.meta.CurrentSnapshot(); cur != nil {
+		snap.ParentSnapshotID = ptrTo(cur.SnapshotID)
+	}
+	b, err := table.MetadataBuilderFromBase(st.meta, st.obj.MetadataLocation)
+	if err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "metadata builder")
+	}
+	if err := b.AddSnapshot(snap); err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "add snapshot")
+	}
+	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "set main")
+	}
+	meta, err := b.Build()
+	if err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "build metadata")
+	}
+	data, err := marshalTableMetadata(meta, FormatV4)
+	if err != nil {
+		return nil, nil, wrapErr(KindInternal, err, "encode metadata")
+	}
+	if err := s.checkNewMetadata(st.meta, meta, data); err != nil {
+		return nil, nil, err
+	}
+	return meta, data, nil
 }
