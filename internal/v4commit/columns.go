@@ -165,9 +165,10 @@ type columnCounts struct{ added, retired, modified int }
 // rewriting the leaves that hold the base files: each base's position in
 // its leaf goes into the manifest deletion vector on that leaf's root row
 // (which becomes MODIFIED, with the positions as its replaced_positions),
-// and the bases' MODIFIED rows (merged column files and stats) go into one
-// new leaf, with the live rows of small leaves when enough have piled up
-// (smallLeaves). A leaf whose live rows are all bases is rewritten instead
+// and the bases' MODIFIED rows (merged column files and stats) go into the
+// root itself (placeModified), with the live rows of small leaves when
+// enough have piled up (smallLeaves). A base held by the root is replaced
+// there. A leaf whose live rows are all bases is rewritten instead
 // (REPLACED/MODIFIED pairs, as a copy-on-write commit would). Every other
 // live root row is carried. It returns a *validation.Error when an
 // equality delete could apply to a base file's rows, and the LeafReader's
@@ -177,84 +178,98 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	for _, h := range c.Found {
 		affected[h.RootIndex] = true
 	}
-	b := newBuilder(&snap, len(root))
-	var n columnCounts
-	var modified, rootData []v4manifest.TrackedFile
 	merge := smallLeaves(root, affected)
 	reads, err := c.readLeaves(root, read, affected, merge)
 	if err != nil {
 		return nil, err
 	}
+	cb := &columnsBuild{c: &c, b: newBuilder(&snap, len(root))}
 	for i := range root {
 		rr := root[i]
-		if !rr.Tracking.Status.Live() {
-			continue
+		switch {
+		case !rr.Tracking.Status.Live():
+		case merge[i]:
+			err = cb.fold(rr, reads[i].rows)
+		case rr.ContentType == v4manifest.ContentData:
+			err = cb.rootRow(rr, affected[i])
+		case !affected[i]:
+			err = cb.b.carry(rr)
+		default:
+			err = cb.baseLeaf(rr, reads[i])
 		}
-		if merge[i] {
-			for _, r := range reads[i].rows {
-				if r.Tracking.Status.Live() {
-					cf, err := v4manifest.CarryForward(r)
-					if err != nil {
-						return nil, err
-					}
-					modified = append(modified, cf)
-				}
-			}
-			b.retire(rr)
-			continue
-		}
-		if rr.ContentType == v4manifest.ContentData {
-			// A data row in the root itself (the MODIFIED row of an
-			// earlier column commit): its REPLACED twin stays in this
-			// root, its MODIFIED row joins the others.
-			if !affected[i] {
-				rootData = append(rootData, rr)
-				continue
-			}
-			pairs, _, err := c.modifyBases(&snap, []v4manifest.TrackedFile{rr}, &n)
-			if err != nil {
-				return nil, err
-			}
-			b.res.Root = append(b.res.Root, pairs[0])
-			modified = append(modified, pairs[1])
-			continue
-		}
-		if !affected[i] {
-			if err := b.carry(rr); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		pairs, positions, err := c.modifyBases(&snap, reads[i].rows, &n)
 		if err != nil {
 			return nil, err
 		}
-		if len(positions) == reads[i].live {
-			// Every live row is a base: the leaf is rewritten with the
-			// REPLACED/MODIFIED pairs (a mask of every row would leave a
-			// leaf of nothing live in the tree).
-			if err := b.replaceLeaf(rr, pairs); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for i := 1; i < len(pairs); i += 2 {
-			modified = append(modified, pairs[i])
-		}
-		if err := b.mask(rr, positions); err != nil {
-			return nil, err
-		}
 	}
-	if err := b.placeModified(rootData, modified); err != nil {
+	if err := cb.b.placeModified(cb.rootData, cb.modified); err != nil {
 		return nil, err
 	}
 	summary := iceberg.Properties{}
 	maps.Copy(summary, c.SnapshotProperties)
-	summary["added-column-files"] = strconv.Itoa(n.added)
-	summary["retired-column-files"] = strconv.Itoa(n.retired)
-	summary["modified-data-files"] = strconv.Itoa(n.modified)
-	b.res.Operation, b.res.Summary = table.OpOverwrite, summary
-	return &b.res, nil
+	summary["added-column-files"] = strconv.Itoa(cb.n.added)
+	summary["retired-column-files"] = strconv.Itoa(cb.n.retired)
+	summary["modified-data-files"] = strconv.Itoa(cb.n.modified)
+	cb.b.res.Operation, cb.b.res.Summary = table.OpOverwrite, summary
+	return &cb.b.res, nil
+}
+
+// columnsBuild is a column commit's tree rewrite in progress: the MODIFIED
+// (and folded) rows and the root's own data rows wait for placeModified.
+type columnsBuild struct {
+	c                  *Columns
+	b                  *builder
+	n                  columnCounts
+	modified, rootData []v4manifest.TrackedFile
+}
+
+// fold retires small leaf rr, its live rows carried forward with the
+// MODIFIED rows.
+func (cb *columnsBuild) fold(rr v4manifest.TrackedFile, rows []v4manifest.TrackedFile) error {
+	for _, r := range rows {
+		if r.Tracking.Status.Live() {
+			cf, err := v4manifest.CarryForward(r)
+			if err != nil {
+				return err
+			}
+			cb.modified = append(cb.modified, cf)
+		}
+	}
+	cb.b.retire(rr)
+	return nil
+}
+
+// rootRow handles a data row of the root itself (the MODIFIED row of an
+// earlier column commit): kept with the root's data rows, or, when it is a
+// base, replaced in this root with its MODIFIED row joining the others.
+func (cb *columnsBuild) rootRow(rr v4manifest.TrackedFile, isBase bool) error {
+	if !isBase {
+		cb.rootData = append(cb.rootData, rr)
+		return nil
+	}
+	pairs, _, err := cb.c.modifyBases(cb.b.snap, []v4manifest.TrackedFile{rr}, &cb.n)
+	if err != nil {
+		return err
+	}
+	cb.b.res.Root = append(cb.b.res.Root, pairs[0])
+	cb.modified = append(cb.modified, pairs[1])
+	return nil
+}
+
+// baseLeaf masks the bases in leaf rr, their MODIFIED rows joining the
+// others, or rewrites the leaf when every live row of it is a base (a
+// mask of every row would leave a leaf of nothing live in the tree).
+func (cb *columnsBuild) baseLeaf(rr v4manifest.TrackedFile, read leafRows) error {
+	pairs, positions, err := cb.c.modifyBases(cb.b.snap, read.rows, &cb.n)
+	if err != nil {
+		return err
+	}
+	if len(positions) == read.live {
+		return cb.b.replaceLeaf(rr, pairs)
+	}
+	for i := 1; i < len(pairs); i += 2 {
+		cb.modified = append(cb.modified, pairs[i])
+	}
+	return cb.b.mask(rr, positions)
 }
 
 // maxRootData bounds the data rows kept in the root itself. A column
