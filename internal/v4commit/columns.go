@@ -53,10 +53,10 @@ func GroupByBase(files []validation.ColumnFile) map[string][]validation.ColumnFi
 
 // FindBases finds the leaves (or root rows) holding the base files of
 // byBase (a narrow projection of every live data leaf; a live row wins
-// over a dead one) and collects the live equality deletes. It returns the LeafReader's errors
-// unchanged.
+// over a dead one) and collects the live equality deletes. It returns the
+// LeafReader's errors unchanged.
 func FindBases(root []v4manifest.TrackedFile, read LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*BaseHit, []validation.DeleteFile, error) {
-	found := map[string]*BaseHit{}
+	found := rootHits(root, byBase)
 	var deletes []validation.DeleteFile
 	for i := range root {
 		rr := &root[i]
@@ -64,10 +64,6 @@ func FindBases(root []v4manifest.TrackedFile, read LeafReader, byBase map[string
 			continue
 		}
 		switch rr.ContentType {
-		case v4manifest.ContentData:
-			if _, want := byBase[rr.Location]; want {
-				found[rr.Location] = &BaseHit{RootIndex: i, Row: *rr}
-			}
 		case v4manifest.ContentDataManifest:
 			rows, err := read(rr, baseCols)
 			if err != nil {
@@ -90,6 +86,19 @@ func FindBases(root []v4manifest.TrackedFile, read LeafReader, byBase map[string
 		}
 	}
 	return found, deletes, nil
+}
+
+// rootHits finds the base files of byBase that the root holds itself, live
+// (MODIFIED rows of earlier column commits): no leaf read needed.
+func rootHits(root []v4manifest.TrackedFile, byBase map[string][]validation.ColumnFile) map[string]*BaseHit {
+	found := map[string]*BaseHit{}
+	for i := range root {
+		rr := &root[i]
+		if _, ok := byBase[rr.Location]; ok && rr.Tracking.Status.Live() && rr.ContentType == v4manifest.ContentData {
+			found[rr.Location] = &BaseHit{RootIndex: i, Row: *rr}
+		}
+	}
+	return found
 }
 
 // liveEqualityDeletes lists the live equality-delete files of a delete leaf.
@@ -238,8 +247,8 @@ func (cb *columnsBuild) fold(rr v4manifest.TrackedFile, rows []v4manifest.Tracke
 	return nil
 }
 
-// rootRow handles a data row of the root itself (the MODIFIED row of an
-// earlier column commit): kept with the root's data rows, or, when it is a
+// rootRow handles a data row of the root itself (put there by an earlier
+// column commit): kept with the root's data rows, or, when it is a
 // base, replaced in this root with its MODIFIED row joining the others.
 func (cb *columnsBuild) rootRow(rr v4manifest.TrackedFile, isBase bool) error {
 	if !isBase {
@@ -305,10 +314,10 @@ func (b *builder) placeModified(rootData, modified []v4manifest.TrackedFile) err
 }
 
 // Small leaves accumulate: column commits used to write one for their
-// MODIFIED rows, and small files commits still do. Once mergeSmallAt of them are live, the next column
-// commit folds them into its own new leaf (their live rows carried
-// forward, the leaves retired), so the tree stays at about one small leaf
-// per mergeSmallAt commits and planning reads few small leaves.
+// MODIFIED rows, and small files commits still do. Once mergeSmallAt of
+// them are live, the next column commit folds their live rows (carried
+// forward) in with its MODIFIED rows and retires them, so planning reads
+// few small leaves.
 const (
 	smallLeafRows = 256
 	mergeSmallAt  = 8

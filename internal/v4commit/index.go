@@ -95,16 +95,9 @@ func (r *Result) DataLeafIndex(resolve func(string) string) []LeafIndex {
 // returns the LeafReader's errors unchanged.
 func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map[string][]validation.ColumnFile,
 	lineages map[string]string, entries []IndexEntry, resolve func(string) string) (map[string]*BaseHit, []validation.DeleteFile, error) {
-	// Files in the root itself (MODIFIED rows of earlier column commits)
-	// are found without reading a leaf; the leaves of their lineages no
-	// longer hold them live.
-	found := map[string]*BaseHit{}
-	for i := range root {
-		rr := &root[i]
-		if _, ok := byBase[rr.Location]; ok && rr.Tracking.Status.Live() && rr.ContentType == v4manifest.ContentData {
-			found[rr.Location] = &BaseHit{RootIndex: i, Row: *rr}
-		}
-	}
+	// Files in the root itself are found without reading a leaf; the
+	// leaves of their lineages no longer hold them live.
+	found := rootHits(root, byBase)
 	want := map[string]bool{}
 	for _, e := range entries {
 		if _, ok := byBase[e.Location]; ok && found[e.Location] == nil {
@@ -118,15 +111,15 @@ func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map
 		}
 	}
 	slices.Sort(leaves)
-	read2 := make([][]v4manifest.TrackedFile, len(leaves))
+	narrow := make([][]v4manifest.TrackedFile, len(leaves))
 	if err := readEach(len(leaves), func(k int) (err error) {
-		read2[k], err = read(&root[leaves[k]], baseCols)
+		narrow[k], err = read(&root[leaves[k]], baseCols)
 		return err
 	}); err != nil {
 		return nil, nil, err
 	}
 	for k, i := range leaves {
-		for _, r := range read2[k] {
+		for _, r := range narrow[k] {
 			if _, want := byBase[r.Location]; !want {
 				continue
 			}
