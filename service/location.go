@@ -24,8 +24,13 @@ import (
 // (comma-separated) where its tables may live and write. Empty by default.
 const allowedLocationsKey = "allowed-locations"
 
+// dataPathKeys are the table properties that direct where data files go,
+// in the order Iceberg's location provider reads them (the last two are
+// older names of the first).
+var dataPathKeys = []string{"write.data.path", "write.object-storage.path", "write.folder-storage.path"}
+
 // writePathKeys are the table properties that direct where files go.
-var writePathKeys = []string{metadataPathKey, "write.data.path", "write.object-storage.path", "write.folder-storage.path"}
+var writePathKeys = append([]string{metadataPathKey}, dataPathKeys...)
 
 // dataLocation is where the catalog writes a table's new data files
 // (compaction), as Iceberg's location provider picks it: write.data.path,
@@ -34,7 +39,7 @@ var writePathKeys = []string{metadataPathKey, "write.data.path", "write.object-s
 // these properties with checkWritePaths, so the result lies inside the
 // table's prefixes.
 func dataLocation(tableLoc string, props map[string]string) string {
-	for _, k := range []string{"write.data.path", "write.object-storage.path", "write.folder-storage.path"} {
+	for _, k := range dataPathKeys {
 		if v := strings.TrimRight(props[k], "/"); v != "" {
 			return v
 		}

@@ -89,8 +89,8 @@ func (p *scanPlanV4) onlyAddedColumnFiles(t *ScanTask, added map[string]int64, s
 
 // columnFilesAdded reads the REPLACED/MODIFIED pairs that the column
 // updates of chain wrote: a MODIFIED row whose column files changed in
-// its snapshot, against the REPLACED row of the same file (a row of a new
-// leaf, or a row the snapshot masked in an older leaf).
+// its snapshot, against the REPLACED row of the same file (a row of the
+// root or of a new leaf, or a row the snapshot masked in an older leaf).
 func (p *scanPlanV4) columnFilesAdded(ctx context.Context, chain []*table.Snapshot) (addedColumnFiles, error) {
 	added := addedColumnFiles{}
 	for _, snap := range chain {
@@ -136,23 +136,20 @@ func (p *scanPlanV4) replacedRows(ctx context.Context, rr *v4manifest.TrackedFil
 		return nil, err
 	}
 	loc := v4manifest.Resolve(p.st.location, rr.Location)
-	all, err := p.s.readManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr, IncludeMasked: true})
+	out, err := p.s.readManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr,
+		IncludeMasked: true, Positions: positions})
 	if err != nil {
 		return nil, err
 	}
-	var out []v4manifest.TrackedFile
-	for _, r := range all {
-		if positions[r.Pos] {
-			r.Tracking.Status = v4manifest.StatusReplaced
-			out = append(out, r)
-		}
+	for i := range out {
+		out[i].Tracking.Status = v4manifest.StatusReplaced
 	}
 	return out, nil
 }
 
 // pairs records the column files that snap's column update added to the
-// data rows it wrote (the MODIFIED rows of its new leaves), against their
-// REPLACED twins (in the same rewritten leaf, or masked in their old leaf
+// data rows it wrote (the MODIFIED rows in its root and new leaves),
+// against their REPLACED twins (beside them, or masked in their old leaf
 // by the snapshot's manifest deletion vectors). A MODIFIED row without a
 // twin counts all its column files as added (a superset is safe for
 // change detection).

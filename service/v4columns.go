@@ -72,9 +72,10 @@ func validationErr(err error) error {
 // CommitColumnFiles validates a column-file commit (every rule a 400 with a
 // reason, nothing changed), marks each base's old row REPLACED through its
 // leaf's manifest deletion vector (or rewrites a leaf whose live rows are
-// all bases), writes the MODIFIED rows with the merged column files and
-// stats (v4commit.CommitColumns) and commits an overwrite snapshot. Concurrent commits on other base
-// files are re-based; a concurrent change to one of ours is a 409.
+// all bases), puts the MODIFIED rows with the merged column files and
+// stats in the root manifest (v4commit.CommitColumns) and commits an
+// overwrite snapshot. Concurrent commits on other base files are
+// re-based; a concurrent change to one of ours is a 409.
 func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c ColumnFilesCommit) (*TableResult, error) {
 	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)
 	if err != nil {
@@ -307,6 +308,21 @@ func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State,
 	return live, nil
 }
 
+// dataRows are the data-file rows root row rr stands for: itself when it
+// is a file in the root, its leaf's rows (projected to cols, through
+// readLeaf) when it is a live data manifest, none otherwise.
+func (s *Service) dataRows(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+	switch {
+	case !rr.Tracking.Status.Live():
+		return nil, nil
+	case rr.ContentType == v4manifest.ContentData:
+		return []v4manifest.TrackedFile{*rr}, nil
+	case rr.ContentType == v4manifest.ContentDataManifest:
+		return s.readLeaf(ctx, w, st, rr, cols)
+	}
+	return nil, nil
+}
+
 func deref(p *int64) int64 {
 	if p == nil {
 		return -1
@@ -350,17 +366,9 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 	var out []BaseColumnFiles
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
-		var rows []v4manifest.TrackedFile
-		switch {
-		case !rr.Tracking.Status.Live():
-			continue
-		case rr.ContentType == v4manifest.ContentData:
-			rows = []v4manifest.TrackedFile{*rr} // a file in the root itself
-		case rr.ContentType == v4manifest.ContentDataManifest:
-			var err error
-			if rows, err = s.readLeaf(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles}); err != nil {
-				return nil, err
-			}
+		rows, err := s.dataRows(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles})
+		if err != nil {
+			return nil, err
 		}
 		for _, r := range rows {
 			if r.Tracking.Status.Live() && len(r.ColumnFiles) > 0 {

@@ -97,17 +97,9 @@ func (s *Service) foldableRows(ctx context.Context, w *store.Warehouse, st *v4St
 	var out []v4manifest.TrackedFile
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
-		var rows []v4manifest.TrackedFile
-		switch {
-		case !rr.Tracking.Status.Live():
-			continue
-		case rr.ContentType == v4manifest.ContentData:
-			rows = []v4manifest.TrackedFile{*rr} // a file in the root itself
-		case rr.ContentType == v4manifest.ContentDataManifest:
-			var err error
-			if rows, err = s.readLeaf(ctx, w, st, rr, compactCols); err != nil {
-				return nil, err
-			}
+		rows, err := s.dataRows(ctx, w, st, rr, compactCols)
+		if err != nil {
+			return nil, err
 		}
 		for _, r := range rows {
 			if r.Tracking.Status.Live() && r.ContentType == v4manifest.ContentData && (len(r.ColumnFiles) > 0 || r.DeletionVector != nil) {

@@ -117,7 +117,7 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 // rows are shared: callers must not modify them (copying a row and
 // changing the copy's fields is fine).
 func (s *Service) readRoot(ctx context.Context, w *store.Warehouse, loc, tableLoc string) ([]v4manifest.TrackedFile, error) {
-	key := tableLoc + "|" + loc
+	key := rootKey(tableLoc, loc)
 	if rows, ok := s.rootCache.Get(key); ok {
 		return rows, nil
 	}
@@ -134,8 +134,12 @@ func (s *Service) readRoot(ctx context.Context, w *store.Warehouse, loc, tableLo
 // then starts without decoding it. If the commit does not land, no
 // snapshot ever names the location and the entry is never asked for.
 func (s *Service) rememberRoot(loc, tableLoc string, rows []v4manifest.TrackedFile) {
-	s.rootCache.Add(tableLoc+"|"+loc, slices.Clone(rows))
+	s.rootCache.Add(rootKey(tableLoc, loc), slices.Clone(rows))
 }
+
+// rootKey is a root manifest's key in the root cache: its location
+// resolves against the table's.
+func rootKey(tableLoc, loc string) string { return tableLoc + "|" + loc }
 
 // readManifest reads a manifest (only the columns cols when given),
 // resolving locations against tableLoc and inheriting from the root row.
