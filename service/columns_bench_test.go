@@ -111,9 +111,10 @@ func peakHeap(fn func()) (peakBytes, startBytes uint64) {
 // latency, manifest and metadata bytes written, base-file index rows
 // written, peak heap (and commit-heap-MB: its growth over the heap before
 // the commit, the benchmark's own data and the caches), and the bytes of
-// the column-file path (column
-// files + manifests) relative to a copy-on-write rewrite of the same base
-// files (base file sizes + the same manifests). Reported once: the time and
+// the column-file path (column files + manifests) relative to a
+// copy-on-write rewrite of the same base files (base file sizes + the same
+// manifests). Run it with -benchtime=100x or more: the root's data rows
+// move to a leaf one commit in 32, and shorter runs leave that out. Reported once: the time and
 // index rows of the files commit that adds the bases, and the time of a
 // column commit that first rebuilds the whole index (a table from before
 // the index).
