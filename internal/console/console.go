@@ -25,25 +25,44 @@ const Prefix = "/ui"
 // Options configures the console.
 type Options struct {
 	// OIDCIssuer is the OpenID provider the browser signs in against
-	// (authorization code with PKCE). Empty means authentication is off
-	// and the console offers no sign-in.
+	// (authorization code with PKCE). Empty means no OIDC sign-in.
 	OIDCIssuer string
 	// OIDCClientID is the public client the console signs in as.
 	OIDCClientID string
 	// OIDCScopes are requested at sign-in; empty means "openid".
 	OIDCScopes string
+	// BuiltinSignIn offers sign-in as a built-in service principal: the
+	// person enters a client id and secret, which the browser exchanges at
+	// TokenEndpoint (client-credentials grant). Set it when the catalog
+	// issues built-in tokens (authentication on). With neither this nor
+	// OIDCIssuer, authentication is off and the console offers no sign-in.
+	BuiltinSignIn bool
 }
 
+// TokenEndpoint is the catalog's OAuth2 token endpoint, fixed by the
+// Iceberg REST spec (server/oauth.go serves it). It is same-origin, so the
+// CSP's connect-src 'self' covers it.
+const TokenEndpoint = "/v1/oauth/tokens"
+
 // clientConfig is /ui/config.json: what the SPA needs before its first
-// API call. It carries no secret: a public PKCE client has none.
+// API call. It carries no secret: a public PKCE client has none, and a
+// built-in principal's secret is typed by the person. Auth is null when
+// authentication is off; otherwise it names the sign-in methods offered:
+// the OIDC fields when a provider is configured (the shape they always
+// had), builtin when built-in principals may sign in, or both.
 type clientConfig struct {
 	Auth *authConfig `json:"auth"`
 }
 
 type authConfig struct {
-	Issuer   string `json:"issuer"`
-	ClientID string `json:"client-id"`
-	Scopes   string `json:"scopes"`
+	Issuer   string         `json:"issuer,omitempty"`
+	ClientID string         `json:"client-id,omitempty"`
+	Scopes   string         `json:"scopes,omitempty"`
+	Builtin  *builtinConfig `json:"builtin,omitempty"`
+}
+
+type builtinConfig struct {
+	TokenEndpoint string `json:"token-endpoint"`
 }
 
 // Handler returns the handler for every path under Prefix. It answers
@@ -103,12 +122,19 @@ func configJSON(opts Options) []byte {
 		}
 		c.Auth = &authConfig{Issuer: opts.OIDCIssuer, ClientID: opts.OIDCClientID, Scopes: scopes}
 	}
+	if opts.BuiltinSignIn {
+		if c.Auth == nil {
+			c.Auth = &authConfig{}
+		}
+		c.Auth.Builtin = &builtinConfig{TokenEndpoint: TokenEndpoint}
+	}
 	b, _ := json.Marshal(c) // plain strings: cannot fail
 	return b
 }
 
-// contentSecurityPolicy allows only the catalog's own origin, plus the
-// OIDC provider's origin for discovery and the token exchange. No inline
+// contentSecurityPolicy allows only the catalog's own origin (its API and
+// its token endpoint, for built-in sign-in), plus the OIDC provider's
+// origin for discovery and the token exchange. No inline
 // script or style: the SPA builds its DOM from modules.
 func contentSecurityPolicy(issuer string) string {
 	connect := "'self'"

@@ -90,6 +90,39 @@ func TestConfigWithOIDC(t *testing.T) {
 	}
 }
 
+// TestConfigWithBuiltin: built-in sign-in alone, and beside OIDC, keeps
+// the OIDC fields where they were and allows no origin but the catalog's
+// own for the token endpoint.
+func TestConfigWithBuiltin(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts Options
+		want string
+		csp  string
+	}{
+		{"builtin", Options{BuiltinSignIn: true}, `{"auth":{"builtin":{"token-endpoint":"/v1/oauth/tokens"}}}`, "connect-src 'self';"},
+		{"both", Options{OIDCIssuer: "https://idp.example/realms/lake", OIDCClientID: "console", BuiltinSignIn: true},
+			`{"auth":{"issuer":"https://idp.example/realms/lake","client-id":"console","scopes":"openid","builtin":{"token-endpoint":"/v1/oauth/tokens"}}}`,
+			"connect-src 'self' https://idp.example;"},
+		{"oidc", Options{OIDCIssuer: "https://idp.example/realms/lake", OIDCClientID: "console"},
+			`{"auth":{"issuer":"https://idp.example/realms/lake","client-id":"console","scopes":"openid"}}`, "connect-src 'self' https://idp.example;"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := get(t, Handler(c.opts), "GET", "/ui/config.json")
+			body, _ := io.ReadAll(res.Body)
+			if string(body) != c.want {
+				t.Errorf("config %s, want %s", body, c.want)
+			}
+			if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, c.csp) {
+				t.Errorf("CSP %q lacks %q", csp, c.csp)
+			}
+			if res.Header.Get("Cache-Control") != "no-store" {
+				t.Errorf("Cache-Control %q", res.Header.Get("Cache-Control"))
+			}
+		})
+	}
+}
+
 // TestNoInlineScript keeps index.html free of inline script and style,
 // which the CSP would block anyway.
 func TestNoInlineScript(t *testing.T) {
