@@ -165,7 +165,10 @@ func cmdServe(args []string, stderr io.Writer) error {
 	srv := server.New(svc, server.Config{
 		DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
 		MaxRequestBody: int64(lf.maxBody), Auth: auth,
-		Console: console.Options{OIDCIssuer: af.oidcIssuer, OIDCClientID: af.consoleClientID},
+		// Built-in tokens exist whenever authentication is on (build
+		// returns a signer then), so built-in principals may sign in to
+		// the console too, beside the OIDC provider if one is set.
+		Console: console.Options{OIDCIssuer: af.oidcIssuer, OIDCClientID: af.consoleClientID, BuiltinSignIn: tokens != nil},
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
