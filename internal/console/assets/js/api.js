@@ -30,10 +30,11 @@ export async function api(method, path, body) {
   const tok = token();
   if (tok) headers.Authorization = 'Bearer ' + tok;
   const init = {method, headers, credentials: 'omit', cache: 'no-store'};
-  if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
+  if (body !== undefined) init.body = JSON.stringify(body);
+  // A JSON body, and any call that may change something even without one
+  // (rotate, delete), says application/json: the catalog's JSON routes
+  // refuse other content types (a form posted cross-site cannot send it).
+  if (body !== undefined || (method !== 'GET' && method !== 'HEAD')) headers['Content-Type'] = 'application/json';
   let res;
   try {
     res = await fetch(path, init);
@@ -82,6 +83,13 @@ export function setAuthOn(on) { authOn = on; }
 // newPage forgets the privileges asked for the previous page, so that a
 // grant or revoke is seen on the next navigation.
 export function newPage() { held = new Map(); }
+
+// forgetPrivileges forgets everything learnt about the signed-in person,
+// 403s included: someone else may have signed in.
+export function forgetPrivileges() {
+  denied.clear();
+  held = new Map();
+}
 
 function keys(resource) {
   const out = [`${resource.kind}:*`];

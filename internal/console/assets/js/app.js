@@ -1,7 +1,8 @@
 // The console's entry point: sign-in state, breadcrumbs and the router.
 import {h, replace, errorBox} from './dom.js';
-import {setAuthOn, newPage, can} from './api.js';
-import {initAuth, signIn, signOut, signedIn} from './auth.js';
+import {setAuthOn, newPage, can, forgetPrivileges} from './api.js';
+import {initAuth, signIn, signOut, signedIn, onSessionEnd} from './auth.js';
+import {signInPage} from './signin.js';
 import {href, parse} from './nav.js';
 import {warehousesPage, namespacePage} from './browse.js';
 import {tablePage} from './table.js';
@@ -12,6 +13,7 @@ const ADMIN = {principals: 'Service principals', roles: 'Roles', audit: 'Audit l
 
 const main = document.getElementById('main');
 let config = {auth: null};
+let ended = null; // why the last built-in session ended, shown on the sign-in page
 
 function crumbs(r) {
   const parts = [h('a', {href: '#/'}, 'Warehouses')];
@@ -34,6 +36,7 @@ function who() {
   if (signedIn()) {
     return replace(box, h('button', {type: 'button', class: 'small', onclick: () => { signOut(); location.reload(); }}, 'Sign out'));
   }
+  if (!config.auth.issuer) return replace(box); // the page itself is the sign-in form
   replace(box, h('button', {type: 'button', class: 'small', onclick: () => signIn().catch((e) => replace(main, errorBox(e, 'Sign-in')))}, 'Sign in'));
 }
 
@@ -51,8 +54,11 @@ async function route() {
   crumbs(r);
   who();
   if (config.auth && !signedIn()) {
-    replace(main, h('h1', {tabindex: -1}, 'Sign in'), h('p', {}, 'This catalog requires sign-in with your organisation account.'),
-      h('button', {type: 'button', onclick: () => signIn().catch((e) => replace(main, errorBox(e, 'Sign-in')))}, 'Sign in'));
+    signInPage(main, config.auth, () => {
+      ended = null;
+      forgetPrivileges(); // someone else may have signed in
+      route();
+    }, ended);
     return;
   }
   document.title = [r.t || r.v || r.role || ADMIN[r.admin], r.ns.join('.'), r.wh, 'Lakehold console'].filter(Boolean).join(' · ');
@@ -84,6 +90,8 @@ async function start() {
     return;
   }
   setAuthOn(!!config.auth);
+  // A built-in token that could not be renewed: back to the sign-in page.
+  onSessionEnd((e) => { ended = e; route(); });
   window.addEventListener('hashchange', () => { document.activeElement?.blur?.(); route(); });
   route();
 }

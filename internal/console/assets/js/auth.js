@@ -1,10 +1,18 @@
-// Sign-in with OpenID Connect: authorization code with PKCE, done in the
-// browser as a public client (no client secret). The access token is kept
-// in sessionStorage (this tab only, gone when it closes) and sent as a
-// bearer header; the catalog validates it like any engine's token.
+// Sign-in, by the methods /ui/config.json offers (either or both):
 //
-// Not yet exercised against a real provider by the tests (see
-// docs/console.md): the flow follows RFC 7636 and OIDC discovery.
+// - OpenID Connect (auth.issuer): authorization code with PKCE, done in
+//   the browser as a public client (no client secret). The access token
+//   is kept in sessionStorage (this tab only, gone when it closes).
+// - A built-in service principal (auth.builtin): client id and secret
+//   exchanged at the catalog's token endpoint; the token is held in
+//   memory only (builtin.js).
+//
+// Either token is sent as a bearer header; the catalog validates it like
+// any engine's token. The OIDC flow follows RFC 7636 and OIDC discovery
+// and is tested against a real Keycloak (docs/console.md).
+import {builtinToken, dropBuiltin, configureBuiltin} from './builtin.js';
+
+export {signInBuiltin, onSessionEnd} from './builtin.js';
 
 const KEY = 'lakehold.token';
 const PENDING = 'lakehold.pkce';
@@ -13,6 +21,9 @@ let config = {auth: null};
 
 // token returns the current access token, or '' when signed out or expired.
 export function token() {
+  const b = builtinToken();
+  if (b) return b;
+  if (!config.auth || !config.auth.issuer) return '';
   try {
     const t = JSON.parse(sessionStorage.getItem(KEY) || 'null');
     if (t && t.expires > Date.now()) return t.access;
@@ -22,7 +33,10 @@ export function token() {
 
 export function signedIn() { return token() !== ''; }
 
-export function signOut() { sessionStorage.removeItem(KEY); }
+export function signOut() {
+  dropBuiltin();
+  sessionStorage.removeItem(KEY);
+}
 
 function b64url(bytes) {
   let s = '';
@@ -84,11 +98,12 @@ async function finishSignIn() {
   return true;
 }
 
-// initAuth loads /ui/config.json and finishes a pending sign-in. It
+// initAuth loads /ui/config.json and finishes a pending OIDC sign-in. It
 // returns the config ({auth: null} when authentication is off).
 export async function initAuth() {
   const res = await fetch('config.json', {credentials: 'omit', cache: 'no-store'});
   config = res.ok ? await res.json() : {auth: null};
-  if (config.auth) await finishSignIn();
+  if (config.auth && config.auth.builtin) configureBuiltin(config.auth.builtin);
+  if (config.auth && config.auth.issuer) await finishSignIn();
   return config;
 }
