@@ -347,7 +347,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 		RefsMetadata: refsDocument(meta, data),
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
-		s.deleteOrphan(ctx, w, metaLoc)
+		s.dropUnlanded(ctx, w, err, metaLoc)
 		var ae *store.AlreadyExistsError
 		if errors.As(err, &ae) {
 			if ae.Kind == store.KindView {

@@ -19,10 +19,12 @@ import (
 // pointers in one database transaction. The outcome contract, for every
 // kind:
 //   - 409 CommitFailedException: nothing was committed; the client may retry.
-//   - 500 CommitStateUnknownException: only when COMMIT itself failed, so the
-//     change may have landed; the files it wrote are kept.
+//   - 500 CommitStateUnknownException: only when the swap (or its COMMIT)
+//     was sent and its answer was lost or came too late, and a re-read of
+//     the pointer could not prove that it landed; the change may have
+//     landed, so the files it wrote are kept (for the orphan clean-up).
 //   - 503 ServiceUnavailableException: the database was unreachable before
-//     COMMIT; nothing was committed. (Java's REST client surfaces a 503 on a
+//     the swap was sent, or refused it; nothing was committed. (Java's REST client surfaces a 503 on a
 //     commit route as CommitStateUnknownException: it keeps its files and
 //     does not clean up, which is safe; a retry, ideally with the same
 //     Idempotency-Key, is correct.)
@@ -156,6 +158,23 @@ func (s *Service) removeFiles(ctx context.Context, w *store.Warehouse, files []s
 	for _, f := range files {
 		s.deleteOrphan(ctx, w, f)
 	}
+}
+
+// mayHaveLanded reports whether err leaves a write's outcome unknown: the
+// database may have applied it, so the files it names must stay.
+func mayHaveLanded(err error) bool {
+	return errors.Is(err, store.ErrOutcomeUnknown) || KindOf(err) == KindCommitStateUnknown
+}
+
+// dropUnlanded deletes files written for a write that failed with err,
+// unless err leaves the outcome unknown: a pointer that did land must never
+// name a deleted file. Files kept that way are left to the orphan clean-up.
+func (s *Service) dropUnlanded(ctx context.Context, w *store.Warehouse, err error, files ...string) {
+	if mayHaveLanded(err) {
+		s.log.WarnContext(ctx, "kept the files of a write whose outcome is unknown", "files", len(files))
+		return
+	}
+	s.removeFiles(ctx, w, files)
 }
 
 // conflictBackoff waits a jittered, growing moment before re-basing a commit

@@ -41,6 +41,15 @@ const (
 type faultStore struct {
 	store.Store
 	fault swapFault
+	// createLost makes ObjectCreate run and then report its COMMIT lost.
+	createLost bool
+}
+
+func (f *faultStore) ObjectCreate(ctx context.Context, o *store.Object) error {
+	if err := f.Store.ObjectCreate(ctx, o); err != nil || !f.createLost {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", store.ErrOutcomeUnknown, driverText, context.DeadlineExceeded)
 }
 
 // driverText stands for what a driver puts in its errors (addresses, SQL).
@@ -204,4 +213,26 @@ func TestViewAndTransactionCommitsShareTheOutcomeContract(t *testing.T) {
 	res, err := fx.svc.ReplaceView(ctx, "wh", vid, nil, up)
 	require.NoError(t, err)
 	require.Contains(t, string(res.Metadata), `"k":"v"`)
+}
+
+// TestCreateWhoseCommitWasLostKeepsItsMetadata: a create whose COMMIT
+// answer was lost (it landed) is answered CommitStateUnknown, and the
+// metadata file the new pointer names is kept, so the table loads.
+// Deleting it, as for a create that failed, would leave a table whose
+// every load is a 404 for its own metadata file.
+func TestCreateWhoseCommitWasLostKeepsItsMetadata(t *testing.T) {
+	ctx := context.Background()
+	fx := newEngineFixture(t, "sqlite")
+	fx.faults.createLost = true
+	_, err := fx.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+		Name:   "lost",
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`),
+	})
+	require.Equal(t, service.KindCommitStateUnknown, service.KindOf(err), "%v", err)
+	require.NotContains(t, err.(*service.Error).Message, "SQLSTATE")
+	fx.faults.createLost = false
+	res, err := fx.svc.LoadTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "lost"}, "", false)
+	require.NoError(t, err, "the created table loads")
+	_, statErr := os.Stat(strings.TrimPrefix(res.MetadataLocation, "file://"))
+	require.NoError(t, statErr, "its metadata file was kept")
 }

@@ -45,6 +45,16 @@ type Options struct {
 	// Tokens signs built-in access tokens (POST /v1/oauth/tokens); nil
 	// when authentication is off.
 	Tokens TokenIssuer
+	// MaxSessionAge bounds how long token exchanges may renew a session
+	// begun by a client-credentials sign-in (default DefaultMaxSessionAge):
+	// no token expires later than its session's start plus this, and
+	// RefreshToken fails (ErrSessionExpired) once it is reached.
+	MaxSessionAge time.Duration
+	// VerifySecret checks a client secret against its stored hash
+	// (default secret.Verify, argon2id); tests count calls with it.
+	VerifySecret func(plain, encoded string) (bool, error)
+	// Now is the clock of session ages (default time.Now); tests.
+	Now func() time.Time
 	// Credentials vends storage credentials on load; nil vends none.
 	Credentials CredentialVendor
 	// Sealer encrypts storage-profile secrets at rest; without a key,
@@ -97,6 +107,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts = withTokenDefaults(opts)
 	refs, _ := lru.New[string, []byte](512)
 	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
 	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
@@ -123,6 +134,9 @@ func storeErr(err error, what string) error {
 		return err
 	}
 	switch {
+	case errors.Is(err, store.ErrOutcomeUnknown):
+		// Before the context cases: a write cut short may have landed.
+		return wrapErr(KindCommitStateUnknown, err, msgStateUnknown)
 	case errors.Is(err, store.ErrNoSuchWarehouse):
 		return wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", what)
 	case errors.Is(err, store.ErrInvalidPageToken):

@@ -195,7 +195,9 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, RefsMetadata: data, FormatVersion: version,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
-		s.deleteTableFile(ctx, w, canon, metaLoc)
+		if !mayHaveLanded(err) {
+			s.deleteTableFile(ctx, w, canon, metaLoc)
+		}
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, data, canon, in.VendCredentials)

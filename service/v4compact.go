@@ -410,7 +410,7 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 	}
 	rw.Location, rw.FileSizeInBytes, rw.RecordCount = newLoc, out.Bytes, out.Rows
 	if _, err := s.CommitCompaction(ctx, warehouse, CompactionCommit{Ident: id, Rewrites: []CompactionRewrite{rw}}); err != nil {
-		s.deleteOrphan(ctx, w, newLoc)
+		s.dropUnlanded(ctx, w, err, newLoc)
 		fr.Error = ClientText(err)
 		return fr
 	}

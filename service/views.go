@@ -77,7 +77,7 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
-		s.deleteOrphan(ctx, w, metaLoc)
+		s.dropUnlanded(ctx, w, err, metaLoc)
 		return nil, putErr(err, store.KindView, id, warehouse)
 	}
 	return &ViewResult{MetadataLocation: metaLoc, Metadata: data}, nil

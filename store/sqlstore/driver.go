@@ -145,6 +145,13 @@ func (s *Store) wrap(err error, what string) error {
 	}
 	e := &dbError{sentinel: store.ErrDatabase, what: what, code: s.db.code(err), cause: err}
 	switch {
+	case s.db.classify(err) == classUnknown:
+		// First: a COMMIT (or autocommit statement) cut short by a deadline
+		// or a lost connection carries context.DeadlineExceeded too, and
+		// may have landed. Calling it "unavailable" would tell the caller
+		// nothing was written, and the commit engine would then delete the
+		// files the landed pointer names.
+		e.sentinel = store.ErrOutcomeUnknown
 	case errors.Is(err, errRetryTx):
 		// Lost the same race maxTxAttempts times: not now, nothing written.
 		e.sentinel, e.code = store.ErrUnavailable, "contention"
@@ -154,8 +161,6 @@ func (s *Store) wrap(err error, what string) error {
 		switch s.db.classify(err) {
 		case classNoRows:
 			return fmt.Errorf("%w: %s", store.ErrNotFound, what)
-		case classUnknown:
-			e.sentinel = store.ErrOutcomeUnknown
 		case classUnavailable, classRetry:
 			e.sentinel = store.ErrUnavailable
 		case classInvalid:

@@ -21,6 +21,9 @@ type pgDriver struct {
 	// stuck or exhausted database answers "unavailable" instead of queueing
 	// requests without end.
 	acquireTimeout time.Duration
+	// swapTimeout bounds a statement execAlone runs and a COMMIT, both
+	// detached from the request's cancellation.
+	swapTimeout time.Duration
 }
 
 // errAcquireTimeout marks a request that got no pooled connection in time.
@@ -140,7 +143,12 @@ func (d *pgDriver) begin(ctx context.Context, fn func(q querier) error) error {
 	if err := fn(pgq{tx}); err != nil {
 		return err
 	}
-	if err := tx.Commit(ctx); err != nil {
+	// COMMIT runs detached from the request, like execAlone: a client that
+	// hangs up now would otherwise turn a commit that lands into one whose
+	// outcome nobody knows.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.swapTimeout)
+	defer cancel()
+	if err := tx.Commit(cctx); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {
 			// The server answered: it refused the commit, nothing landed.
@@ -151,20 +159,18 @@ func (d *pgDriver) begin(ctx context.Context, fn func(q querier) error) error {
 	return nil
 }
 
-// aloneTimeout bounds a statement execAlone runs detached from its request.
-const aloneTimeout = 10 * time.Second
-
 // execAlone implements driver. Once the statement is on its way it runs
-// detached from the request's cancellation (bounded by aloneTimeout): a
+// detached from the request's cancellation (bounded by swapTimeout): a
 // client hanging up mid-commit would otherwise turn a commit that lands
-// into one whose outcome nobody knows.
+// into one whose outcome nobody knows. A statement that outlives the bound
+// may still land, so it too is errCommitUnknown.
 func (d *pgDriver) execAlone(ctx context.Context, sql string, args ...any) (int64, error) {
 	c, err := d.acquire(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Release()
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), aloneTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.swapTimeout)
 	defer cancel()
 	tag, err := c.Exec(rctx, sql, args...)
 	if err == nil {

@@ -39,11 +39,13 @@ type options struct {
 	busyTimeout    time.Duration
 	acquireTimeout time.Duration
 	connectTimeout time.Duration
+	swapTimeout    time.Duration
 	maxConns       int32
 }
 
 func defaultOptions(opts []Option) options {
-	o := options{busyTimeout: 10 * time.Second, acquireTimeout: 10 * time.Second, connectTimeout: 5 * time.Second}
+	o := options{busyTimeout: 10 * time.Second, acquireTimeout: 10 * time.Second, connectTimeout: 5 * time.Second,
+		swapTimeout: 10 * time.Second}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -57,6 +59,12 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 // WithAcquireTimeout sets how long a Postgres query waits for a pooled
 // connection before the store reports store.ErrUnavailable (default 10s).
 func WithAcquireTimeout(d time.Duration) Option { return func(o *options) { o.acquireTimeout = d } }
+
+// WithSwapTimeout sets how long a Postgres pointer swap or COMMIT may take
+// once sent, whatever the request's own deadline (default 10s). Past it the
+// outcome is unknown (store.ErrOutcomeUnknown) unless a re-read of the
+// pointer shows the swap landed.
+func WithSwapTimeout(d time.Duration) Option { return func(o *options) { o.swapTimeout = d } }
 
 // WithMaxConns sets the size of the Postgres connection pool; n <= 0 keeps
 // pool_max_conns from the database URL, or else DefaultMaxConns.
@@ -125,7 +133,7 @@ func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool, opts ...Op
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	return &Store{db: &pgDriver{pool: pool, acquireTimeout: o.acquireTimeout}}, nil
+	return &Store{db: &pgDriver{pool: pool, acquireTimeout: o.acquireTimeout, swapTimeout: o.swapTimeout}}, nil
 }
 
 // MigratePostgres applies pending migrations to the database at dsn.

@@ -703,6 +703,37 @@ func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamesp
 // Everything else (several tables, a moved table, a fenced key, a v4
 // commit that wrote data leaves) runs in one explicit transaction.
 func (s *Store) ObjectsSwap(ctx context.Context, swaps []store.Swap) error {
+	err := s.objectsSwap(ctx, swaps)
+	if errors.Is(err, store.ErrOutcomeUnknown) && s.swapLanded(ctx, swaps) {
+		return nil
+	}
+	return err
+}
+
+// resolveTimeout bounds the re-read that settles an unknown swap outcome.
+const resolveTimeout = 5 * time.Second
+
+// swapLanded re-reads the first swapped pointer after an unknown outcome,
+// on a fresh statement within resolveTimeout. Metadata locations are never
+// reused, so a pointer (or its predecessor, if another commit has already
+// followed) naming this swap's new location proves the swap — and, being
+// one transaction, every swap with it — landed. Anything else, including a
+// failed re-read, proves nothing: the lost statement may still be on its
+// way, so the outcome stays unknown.
+func (s *Store) swapLanded(ctx context.Context, swaps []store.Swap) bool {
+	if len(swaps) == 0 {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	var cur, prev string
+	err := s.db.queryRow(rctx, `SELECT COALESCE(metadata_location, ''), COALESCE(previous_metadata_location, '')
+		FROM catalog_objects WHERE id = $1`, swaps[0].ObjectID).Scan(&cur, &prev)
+	want := swaps[0].NewMetadataLocation
+	return err == nil && want != "" && (cur == want || prev == want)
+}
+
+func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && len(swaps[0].Index) == 0 && !fenced {
 		sql, args := swapStatement(swaps[0])
 		n, err := s.db.execAlone(ctx, sql, args...)

@@ -58,7 +58,7 @@ func TestPostgresRefusedIsUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
-	s := &Store{db: &pgDriver{pool: pool, acquireTimeout: 5 * time.Second}}
+	s := &Store{db: &pgDriver{pool: pool, acquireTimeout: 5 * time.Second, swapTimeout: 5 * time.Second}}
 	defer s.Close()
 	ctx := context.Background()
 	_, err = s.WarehouseGet(ctx, "wh")
