@@ -178,6 +178,16 @@ func AuditWriteFailures(reg *prometheus.Registry) func(rows int) {
 	return func(n int) { c.Add(float64(n)) }
 }
 
+// AuditWriteRetries returns the hook service.AuditLogOptions.OnWriteRetry
+// should call: it counts audit rows whose write failed and is retried.
+func AuditWriteRetries(reg *prometheus.Registry) func(rows int) {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "catalog_audit_write_retries_total", Help: "Audit rows whose write failed and was retried (the database was away or its answer lost).",
+	})
+	reg.MustRegister(c)
+	return func(n int) { c.Add(float64(n)) }
+}
+
 // ListAuditEvents implements openapi.StrictServerInterface.
 func (s *Server) ListAuditEvents(ctx context.Context, req openapi.ListAuditEventsRequestObject) (openapi.ListAuditEventsResponseObject, error) {
 	p := req.Params

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/lakehold/catalog/store"
 )
 
@@ -61,22 +63,38 @@ type AuditLogOptions struct {
 	Batch int
 	// WriteTimeout bounds one batch write (default 10s).
 	WriteTimeout time.Duration
-	// OnWriteFailure is told how many rows a failed write lost; may be nil.
+	// RetryMax caps the pause between retries of a batch the database
+	// could not take (default 5s; the first pause is 100ms, doubling).
+	RetryMax time.Duration
+	// ShutdownWait bounds how long Close keeps retrying batches while the
+	// database is away (default 30s); what is still unwritten then is
+	// counted by OnWriteFailure and logged.
+	ShutdownWait time.Duration
+	// OnWriteRetry is told how many rows a batch held each time its write
+	// failed and is retried; may be nil.
+	OnWriteRetry func(rows int)
+	// OnWriteFailure is told how many rows could not be written at all: a
+	// row the database refuses for good, or rows still unwritten when
+	// ShutdownWait ran out; may be nil.
 	OnWriteFailure func(rows int)
 	Logger         *slog.Logger
 }
 
 // AuditLog persists audit events through one background writer: events
 // are queued on a bounded channel and written in batches. It never drops
-// an event: when the queue is full, Record waits.
+// an event: a batch the database cannot take now is retried, with the same
+// event ids (the store ignores ids it already holds, so a retry whose first
+// insert landed adds nothing), until it is written; meanwhile the queue
+// fills and Record waits, which holds back the requests that record.
 type AuditLog struct {
 	st   store.AuditStore
 	opts AuditLogOptions
 
-	mu     sync.RWMutex // held shared while sending, exclusively to close ch
-	closed bool
-	ch     chan auditItem
-	done   chan struct{}
+	mu      sync.RWMutex // held shared while sending, exclusively to close ch
+	closed  bool
+	ch      chan auditItem
+	done    chan struct{}
+	closing chan struct{} // closed by Close: retries end ShutdownWait later
 }
 
 // auditItem is an event to write, or (flushed != nil) a request to be told
@@ -97,10 +115,17 @@ func NewAuditLog(st store.AuditStore, opts AuditLogOptions) *AuditLog {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 10 * time.Second
 	}
+	if opts.RetryMax <= 0 {
+		opts.RetryMax = 5 * time.Second
+	}
+	if opts.ShutdownWait <= 0 {
+		opts.ShutdownWait = 30 * time.Second
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &AuditLog{st: st, opts: opts, ch: make(chan auditItem, opts.Queue), done: make(chan struct{})}
+	a := &AuditLog{st: st, opts: opts, ch: make(chan auditItem, opts.Queue), done: make(chan struct{}),
+		closing: make(chan struct{})}
 	go a.run()
 	return a
 }
@@ -142,6 +167,7 @@ func (a *AuditLog) Close() {
 	if !a.closed {
 		a.closed = true
 		close(a.ch)
+		close(a.closing)
 	}
 	a.mu.Unlock()
 	<-a.done
@@ -181,30 +207,98 @@ func (a *AuditLog) add(batch []store.AuditEvent, waiting []chan struct{}, it aud
 	return append(batch, it.ev), waiting
 }
 
-// write appends events, retrying once after a short pause; a batch that
-// still fails is logged (count and error code, never the rows) and counted.
+// write appends events until they are written. Errors that mean "not
+// now" (the database unreachable, or an answer lost) are retried with a
+// growing pause for as long as it takes, and for at most ShutdownWait once
+// Close was called. Any other error is tried twice more and then row by
+// row, so that one row the database refuses for good costs only itself.
+// Failures are logged with counts and error codes, never the rows.
 func (a *AuditLog) write(events []store.AuditEvent) {
 	if len(events) == 0 {
 		return
 	}
-	var err error
-	for attempt := 0; attempt < 2; attempt++ {
-		if attempt > 0 {
-			time.Sleep(200 * time.Millisecond)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), a.opts.WriteTimeout)
-		err = a.st.AppendAudit(ctx, events)
-		cancel()
-		if err == nil {
-			return
+	for i := range events {
+		if events[i].ID == "" {
+			// Fixed before the first attempt: every retry inserts the same
+			// ids, which the store then ignores if they landed.
+			events[i].ID = newAuditID()
 		}
 	}
+	err := a.attempts(events, 3)
+	if err == nil {
+		return
+	}
+	if transient(err) || len(events) == 1 {
+		a.lost(len(events), err)
+		return
+	}
+	for i := range events {
+		if err := a.attempts(events[i:i+1], 3); err != nil {
+			a.lost(1, err)
+		}
+	}
+}
+
+// attempts tries one append; a transient failure is retried without a
+// limit of tries (ShutdownWait bounds it after Close), others up to tries
+// times in all.
+func (a *AuditLog) attempts(events []store.AuditEvent, tries int) error {
+	pause := 100 * time.Millisecond
+	var giveUp <-chan time.Time
+	for n := 1; ; n++ {
+		ctx, cancel := context.WithTimeout(context.Background(), a.opts.WriteTimeout)
+		err := a.st.AppendAudit(ctx, events)
+		cancel()
+		if err == nil || (!transient(err) && n >= tries) {
+			return err
+		}
+		if n == 1 || n%20 == 0 {
+			a.opts.Logger.Warn("audit write failed; retrying", "rows", len(events), "attempt", n, "error", err.Error())
+		}
+		if a.opts.OnWriteRetry != nil {
+			a.opts.OnWriteRetry(len(events))
+		}
+		if giveUp == nil {
+			select {
+			case <-a.closing:
+				giveUp = time.After(a.opts.ShutdownWait)
+			default:
+			}
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-giveUp:
+			t.Stop()
+			return err
+		}
+		pause = min(2*pause, a.opts.RetryMax)
+	}
+}
+
+// transient reports whether an append may succeed later unchanged.
+func transient(err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrOutcomeUnknown) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
+
+// lost logs and counts rows that could not be written.
+func (a *AuditLog) lost(rows int, err error) {
 	// Store errors carry a sentinel, the operation and the driver's code,
 	// never driver text or values.
-	a.opts.Logger.Error("audit write failed", "rows", len(events), "error", err.Error())
+	a.opts.Logger.Error("audit write failed", "rows", rows, "error", err.Error())
 	if a.opts.OnWriteFailure != nil {
-		a.opts.OnWriteFailure(len(events))
+		a.opts.OnWriteFailure(rows)
 	}
+}
+
+// newAuditID returns a time-ordered id (UUIDv7), or a random one should
+// the clock source fail.
+func newAuditID() string {
+	if id, err := uuid.NewV7(); err == nil {
+		return id.String()
+	}
+	return uuid.NewString()
 }
 
 // maxAuditField bounds each text field of an event.

@@ -27,17 +27,47 @@ type memAudit struct {
 	batches []int
 	delay   time.Duration
 	fail    error
+	// failTimes fails that many appends with fail, then lets them through;
+	// with landFirst the failed appends are stored anyway (an answer lost
+	// after the insert landed).
+	failTimes, calls int
+	landFirst        bool
+	// poison is a Detail value refused for good (ErrInvalidValue).
+	poison string
+	ids    map[string]bool
 }
 
 func (m *memAudit) AppendAudit(_ context.Context, evs []store.AuditEvent) error {
 	time.Sleep(m.delay)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fail != nil {
+	m.calls++
+	if m.poison != "" {
+		for _, e := range evs {
+			if e.Detail == m.poison {
+				return fmt.Errorf("%w: append audit events", store.ErrInvalidValue)
+			}
+		}
+	}
+	failing := m.fail != nil && (m.failTimes == 0 || m.calls <= m.failTimes)
+	if failing && !m.landFirst {
 		return m.fail
 	}
-	m.batches = append(m.batches, len(evs))
-	m.events = append(m.events, evs...)
+	if m.ids == nil {
+		m.ids = map[string]bool{}
+	}
+	n := 0
+	for _, e := range evs {
+		if e.ID == "" || !m.ids[e.ID] { // the store skips ids it holds
+			m.ids[e.ID] = true
+			m.events = append(m.events, e)
+			n++
+		}
+	}
+	m.batches = append(m.batches, n)
+	if failing {
+		return m.fail
+	}
 	return nil
 }
 
@@ -112,15 +142,16 @@ func TestAuditLogBatches(t *testing.T) {
 	a.Close()
 }
 
-// TestAuditLogWriteFailure: a batch the store refuses twice is counted and
-// logged with its size and the store's error, never the rows.
+// TestAuditLogWriteFailure: a batch the database never takes is retried
+// until Close's ShutdownWait, then counted and logged with its size and
+// the store's error, never the rows.
 func TestAuditLogWriteFailure(t *testing.T) {
 	m := &memAudit{fail: fmt.Errorf("%w: append audit events (08006)", store.ErrUnavailable)}
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	lost := 0
 	a := service.NewAuditLog(m, service.AuditLogOptions{
-		Logger:         slog.New(slog.NewJSONHandler(&logs, nil)),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)), RetryMax: 10 * time.Millisecond, ShutdownWait: 300 * time.Millisecond,
 		OnWriteFailure: func(n int) { mu.Lock(); lost += n; mu.Unlock() },
 	})
 	a.Record(store.AuditEvent{Principal: "oidc:secret-subject", Resource: "table:wh/ns/secret-table", Detail: "access=read"})
@@ -133,6 +164,63 @@ func TestAuditLogWriteFailure(t *testing.T) {
 	require.Contains(t, out, "08006")
 	require.NotContains(t, out, "secret-subject")
 	require.NotContains(t, out, "secret-table")
+}
+
+// TestAuditLogRetriesUntilWritten: while the database is away (a run of
+// ErrUnavailable, or answers lost after the insert landed) every batch is
+// retried with the same ids until it is written: every event lands exactly
+// once, nothing is counted lost, and every retry is counted.
+func TestAuditLogRetriesUntilWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    *memAudit
+	}{
+		{"unavailable", &memAudit{fail: fmt.Errorf("%w: append audit events (network)", store.ErrUnavailable), failTimes: 8}},
+		{"answer lost after landing", &memAudit{fail: fmt.Errorf("%w: append audit events", store.ErrOutcomeUnknown),
+			failTimes: 3, landFirst: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			lost, retried := 0, 0
+			a := service.NewAuditLog(tc.m, service.AuditLogOptions{Batch: 10, RetryMax: 20 * time.Millisecond,
+				OnWriteFailure: func(n int) { mu.Lock(); lost += n; mu.Unlock() },
+				OnWriteRetry:   func(n int) { mu.Lock(); retried += n; mu.Unlock() }})
+			for i := 0; i < 25; i++ {
+				a.Record(store.AuditEvent{RequestID: fmt.Sprint(i), Action: "a"})
+			}
+			a.Close()
+			evs, _ := tc.m.snapshot()
+			require.Len(t, evs, 25, "every event written exactly once")
+			seen := map[string]bool{}
+			for _, e := range evs {
+				require.False(t, seen[e.RequestID], "event %s written twice", e.RequestID)
+				seen[e.RequestID] = true
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			require.Zero(t, lost)
+			require.Positive(t, retried)
+		})
+	}
+}
+
+// TestAuditLogIsolatesARefusedRow: a row the database refuses for good
+// costs only itself; the rest of its batch is written.
+func TestAuditLogIsolatesARefusedRow(t *testing.T) {
+	m := &memAudit{poison: "bad"}
+	lost := 0
+	a := service.NewAuditLog(m, service.AuditLogOptions{Batch: 50, OnWriteFailure: func(n int) { lost += n }})
+	for i := 0; i < 10; i++ {
+		e := store.AuditEvent{RequestID: fmt.Sprint(i)}
+		if i == 4 {
+			e.Detail = "bad"
+		}
+		a.Record(e)
+	}
+	a.Close()
+	evs, _ := m.snapshot()
+	require.Len(t, evs, 9)
+	require.Equal(t, 1, lost)
 }
 
 // TestRecordAuditLogsAndPersists: one log line with the documented fields

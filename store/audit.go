@@ -31,8 +31,10 @@ type AuditFilter struct {
 
 // AuditStore persists the audit trail.
 type AuditStore interface {
-	// AppendAudit inserts events in one statement: all or none. It fails
-	// like any write (ErrUnavailable when the database is out of reach,
+	// AppendAudit inserts events in one statement: all or none. Events
+	// whose ID is already stored are skipped, so appending the same batch
+	// again is harmless. It fails like any write (ErrUnavailable when the
+	// database is out of reach, ErrOutcomeUnknown when the answer was lost,
 	// ErrDatabase otherwise); events with an empty ID get a new one.
 	AppendAudit(ctx context.Context, events []AuditEvent) error
 	// ListAudit returns the events matching f, newest first (ties broken by

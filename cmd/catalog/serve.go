@@ -53,8 +53,11 @@ func cmdServe(args []string, stderr io.Writer) error {
 	authz := fs.String("authorization", os.Getenv("CATALOG_AUTHORIZATION"), "allow-all or rbac (roles and grants, docs/access.md); default rbac with --auth on, allow-all without [CATALOG_AUTHORIZATION]")
 	authzTTL := fs.Duration("authorization-cache-ttl", envDuration("CATALOG_AUTHORIZATION_CACHE_TTL", time.Second), "rbac: how long a replica reuses an authorization decision (0: never; grants and revokes apply within this time) [CATALOG_AUTHORIZATION_CACHE_TTL]")
 	bootstrapAdmin := fs.String("bootstrap-admin", os.Getenv("CATALOG_BOOTSTRAP_ADMIN"), "KIND:NAME (builtin:admin, oidc:<sub>, group:admins) given role server-admin, every privilege, at start [CATALOG_BOOTSTRAP_ADMIN]")
+	allowedOrigins := fs.String("allowed-origins", os.Getenv("CATALOG_ALLOWED_ORIGINS"), "comma-separated browser origins (scheme://host[:port]) accepted besides the catalog's own, e.g. the public URL of a proxy that rewrites Host; a request with any other Origin header gets 403 [CATALOG_ALLOWED_ORIGINS]")
+	allowedHosts := fs.String("allowed-hosts", os.Getenv("CATALOG_ALLOWED_HOSTS"), "comma-separated Host names or addresses accepted besides loopback ones (any port; .example.com: the domain and its subdomains; *: any). With --auth none any other Host gets 403, against DNS rebinding; with --auth on the Host is checked only when this is set [CATALOG_ALLOWED_HOSTS]")
 	lf := registerLimitFlags(fs)
 	af := registerAuthFlags(fs)
+	sif := registerSignInFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,13 +67,27 @@ func cmdServe(args []string, stderr io.Writer) error {
 	if *dbMaxConns < 0 {
 		return errors.New("--db-max-conns must not be negative")
 	}
+	origins, err := server.ParseAllowedOrigins(*allowedOrigins)
+	if err != nil {
+		return fmt.Errorf("--allowed-origins: %w", err)
+	}
+	hosts, err := server.ParseAllowedHosts(*allowedHosts)
+	if err != nil {
+		return fmt.Errorf("--allowed-hosts: %w", err)
+	}
 	if err := lf.check(); err != nil {
+		return err
+	}
+	if err := sif.check(); err != nil {
 		return err
 	}
 	if v := os.Getenv("CATALOG_WAREHOUSES"); v != "" && len(warehouses) == 0 {
 		warehouses = strings.Split(v, ",")
 	}
 	log := newLogger(stderr, *logLevel)
+	if af.mode != "on" && !loopbackAddr(*listen) && len(hosts) == 0 {
+		log.Warn("authentication is off: only requests naming a loopback host (localhost, 127.0.0.1, [::1]) are answered; clients that connect by another name or address need --allowed-hosts")
+	}
 	ctx, stop := signalContext()
 	defer stop()
 
@@ -116,10 +133,12 @@ func cmdServe(args []string, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	// Closed (flushing queued audit rows) after the HTTP server stopped and
 	// before the store closes.
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg)})
+	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
+		OnWriteRetry: server.AuditWriteRetries(reg)})
 	defer audit.Close()
 	svc = service.New(st, storage.NewProvider(), service.Options{
 		Tokens:               tokens,
+		MaxSessionAge:        sif.maxSessionAge,
 		Authorizer:           authorizer,
 		VerifyMetadataOnLoad: *verify,
 		MaxClockSkew:         *skew,
@@ -164,7 +183,8 @@ func cmdServe(args []string, stderr io.Writer) error {
 
 	srv := server.New(svc, server.Config{
 		DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
-		MaxRequestBody: int64(lf.maxBody), Auth: auth,
+		MaxRequestBody: int64(lf.maxBody), Auth: auth, AllowedOrigins: origins, AllowedHosts: hosts,
+		SignIn: sif.cfg,
 		// Built-in tokens exist whenever authentication is on (build
 		// returns a signer then), so built-in principals may sign in to
 		// the console too, beside the OIDC provider if one is set.

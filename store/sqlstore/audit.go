@@ -21,7 +21,9 @@ const auditColCount = 9
 
 // AppendAudit implements store.AuditStore with one multi-row INSERT. It does
 // not run under the Idempotency-Key fence: an audit row is not a catalog
-// change, and it must land even when the request's change did not.
+// change, and it must land even when the request's change did not. Rows
+// whose id is already stored are skipped, so a retry of a batch whose first
+// insert landed (its answer lost) succeeds and adds nothing.
 func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) error {
 	if len(events) == 0 {
 		return nil
@@ -47,6 +49,7 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 		b.WriteByte(')')
 		args = append(args, e.ID, e.At.UnixMilli(), e.RequestID, e.Principal, e.Action, e.Resource, e.Decision, e.Status, e.Detail)
 	}
+	b.WriteString(` ON CONFLICT (id) DO NOTHING`)
 	_, err := s.db.exec(ctx, b.String(), args...)
 	return s.wrap(err, "append audit events")
 }

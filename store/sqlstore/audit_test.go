@@ -143,3 +143,34 @@ func TestAuditPaging(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditAppendIsIdempotent: appending a batch again (a retry whose
+// first insert landed but whose answer was lost) succeeds and adds
+// nothing; a batch mixing stored and new ids adds only the new ones.
+func TestAuditAppendIsIdempotent(t *testing.T) {
+	auditBackends(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		base := time.UnixMilli(1_700_000_000_000)
+		evs := []store.AuditEvent{
+			{ID: "a1", At: base, Principal: "p", Action: "x", Decision: "allowed", Status: 200},
+			{ID: "a2", At: base, Principal: "p", Action: "x", Decision: "allowed", Status: 200},
+		}
+		if err := st.AppendAudit(ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendAudit(ctx, evs); err != nil {
+			t.Fatalf("a repeated batch failed: %v", err)
+		}
+		more := append(evs, store.AuditEvent{ID: "a3", At: base, Principal: "p", Action: "x", Decision: "allowed", Status: 200})
+		if err := st.AppendAudit(ctx, more); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := st.ListAudit(ctx, store.AuditFilter{}, store.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 {
+			t.Fatalf("want 3 rows, got %d", len(got))
+		}
+	})
+}
