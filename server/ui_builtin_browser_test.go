@@ -115,7 +115,7 @@ func noStoredToken(t *testing.T, br *browser) {
 // signs in and the catalog is shown; the token is renewed by token
 // exchange before it expires and is held in memory only (nothing in
 // localStorage, sessionStorage or cookies, gone on reload); sign-out drops
-// it.
+// it; a rotated secret ends the session at the next renewal.
 func TestConsoleSignInWithBuiltinPrincipal(t *testing.T) {
 	chromiumPath(t)
 	const lifetime = 20 * time.Second
@@ -232,6 +232,21 @@ func TestConsoleSignInWithBuiltinPrincipal(t *testing.T) {
 			require.Contains(t, apiFromPage(t, br, "GET", "/v1/wh/namespaces"), "401")
 			noStoredToken(t, br)
 			br.shot(t, "05-signed-out")
+
+			// A rotated secret ends the session at the next renewal: the
+			// exchange is refused and the sign-in page says why.
+			br.fill(t, "#signin-client-id", creds.ClientID)
+			br.fill(t, "#signin-secret", creds.ClientSecret)
+			br.click(t, "#signin-form button[type=submit]")
+			br.waitFor(t, "#tables-list + p")
+			_, err = svc.RotatePrincipalSecret(ctx, "viewer")
+			require.NoError(t, err)
+			ctxEnd, cancel := context.WithTimeout(br.ctx, 2*lifetime)
+			defer cancel()
+			require.NoError(t, chromedp.Do(ctxEnd, chromedp.WaitVisible(chromedp.CSS("#session-ended"))))
+			require.Contains(t, br.text(t, "#session-ended"), "Sign in again.")
+			require.Equal(t, 1, eval[int](t, br, `document.querySelectorAll('#signin-form').length`))
+			br.shot(t, "06-session-ended")
 		})
 	}
 }

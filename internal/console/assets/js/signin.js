@@ -12,7 +12,7 @@ export function signInPage(main, auth, done, notice) {
   const parts = [h('h1', {tabindex: -1}, 'Sign in')];
   if (notice) {
     parts.push(h('div', {class: 'error', role: 'alert', id: 'session-ended'},
-      h('strong', {}, 'Your session ended'), ' — ', notice.message || String(notice), ' Sign in again.'));
+      h('strong', {}, 'Your session ended'), ' — ', String(notice.message || notice).replace(/\.?$/, '.'), ' Sign in again.'));
   }
   if (auth.issuer) {
     parts.push(h('p', {}, 'This catalog requires sign-in with your organisation account.'),
