@@ -90,6 +90,7 @@ func TestBodyLimit(t *testing.T) {
 			req, err := http.NewRequest("POST", b.url+"/v1/wh/namespaces", io.MultiReader(strings.NewReader(data)))
 			require.NoError(t, err)
 			req.ContentLength = -1
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := b.client.Do(req)
 			require.NoError(t, err)
 			body, _ := io.ReadAll(resp.Body)

@@ -35,6 +35,7 @@ var errorKinds = map[service.Kind]struct {
 	service.KindUnauthorized:       {http.StatusUnauthorized, "NotAuthorizedException"},
 	service.KindNoSuchPlanID:       {http.StatusNotFound, "NoSuchPlanIdException"},
 	service.KindNoSuchPlanTask:     {http.StatusNotFound, "NoSuchPlanTaskException"},
+	service.KindUnsupportedMedia:   {http.StatusUnsupportedMediaType, "UnsupportedMediaTypeException"},
 }
 
 // ErrorModel is the body of every error response.

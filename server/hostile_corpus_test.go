@@ -40,7 +40,7 @@ type hostileCase struct {
 	method  string
 	path    string
 	body    any      // nil; string or []byte sent as is; func(*testing.T) any built at run time; anything else as JSON
-	headers []string // name/value pairs; a repeated name adds, an empty value removes
+	headers []string // name/value pairs; a repeated name adds, an empty value removes; "Host" sets the Host header
 	chunked bool     // sent without Content-Length
 	// want is the exact status the issue demands; 0 means any 4xx.
 	want int
@@ -410,6 +410,8 @@ func (e *hostileEnv) send(t *testing.T, c hostileCase) response {
 	for i := 0; i+1 < len(c.headers); i += 2 {
 		k, v := c.headers[i], c.headers[i+1]
 		switch {
+		case k == "Host":
+			req.Host = v
 		case v == "":
 			req.Header.Del(k)
 		case seen[k]:
@@ -1079,7 +1081,8 @@ func (e *hostileEnv) oversizedCases() []hostileCase {
 }
 
 // contentTypeCases: bodies that are not JSON whatever they claim, JSON
-// under other content types, odd methods.
+// under other content types (415: what a page of another site can send
+// without a preflight), cross-site requests (403), odd methods.
 func (e *hostileEnv) contentTypeCases() []hostileCase {
 	ns := "/v1/wh/namespaces"
 	nsBody := func(level string) string { return `{"namespace":["` + level + `"]}` }
@@ -1092,12 +1095,19 @@ func (e *hostileEnv) contentTypeCases() []hostileCase {
 		utf16 = append(utf16, byte(r), 0)
 	}
 	return []hostileCase{
-		hostilePost("text-plain", ns, nsBody("ct1")).with("Content-Type", "text/plain").ok(),
-		hostilePost("no-content-type", ns, nsBody("ct2")).with("Content-Type", "").ok(),
-		hostilePost("form-encoded", ns, "namespace=ct3").with("Content-Type", "application/x-www-form-urlencoded"),
+		hostilePost("text-plain", ns, nsBody("ct1")).with("Content-Type", "text/plain").status(415),
+		hostilePost("no-content-type", ns, nsBody("ct2")).with("Content-Type", "").status(415),
+		hostilePost("form-encoded", ns, "namespace=ct3").with("Content-Type", "application/x-www-form-urlencoded").status(415),
 		hostilePost("multipart", ns, "--b\r\nContent-Disposition: form-data; name=\"namespace\"\r\n\r\nct4\r\n--b--\r\n").
-			with("Content-Type", "multipart/form-data; boundary=b"),
-		hostilePost("xml", ns, "<namespace>ct5</namespace>").with("Content-Type", "application/xml"),
+			with("Content-Type", "multipart/form-data; boundary=b").status(415),
+		hostilePost("xml", ns, "<namespace>ct5</namespace>").with("Content-Type", "application/xml").status(415),
+		// The three cross-site shapes (crosssite.go): a form with
+		// enctype=text/plain whose body is JSON, a foreign Origin on a
+		// proper JSON request, and a DNS-rebound Host.
+		hostilePost("cross-site-text-plain-form", "/management/v1/warehouses", `{"name":"xs1","location":"file:///tmp/xs1","x":"=y"}`).
+			with("Content-Type", "text/plain").status(415),
+		hostilePost("cross-site-origin", ns, nsBody("xs2")).with("Origin", "https://evil.example").status(403),
+		hostilePost("dns-rebinding-host", ns, nsBody("xs3")).with("Host", "rebind.evil.example:8181", "Origin", "http://rebind.evil.example:8181").status(403),
 		hostilePost("utf16", ns, utf16).with("Content-Type", "application/json; charset=utf-16le"),
 		hostilePost("gzip", ns, gz.Bytes()).with("Content-Encoding", "gzip").ok(),
 		hostilePost("byte-order-mark", ns, "\xef\xbb\xbf"+nsBody("bom")).ok(),

@@ -137,13 +137,11 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// hasJSONBody reports whether r carries a body the catalog decodes as JSON
-// (every body but the form-encoded OAuth token request).
+// hasJSONBody reports whether r carries a body the catalog decodes as JSON:
+// a body on a JSON route (crosssite.go has refused any Content-Type but
+// JSON there; the form-encoded token request is not one).
 func hasJSONBody(r *http.Request) bool {
-	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return false
-	}
-	return !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded")
+	return jsonRoute(r.URL.Path) && r.Method != http.MethodGet && r.Method != http.MethodHead && hasBody(r)
 }
 
 // checkNames refuses, with the same 400 on every backend, path segments and

@@ -44,6 +44,16 @@ type Config struct {
 	Logger   *slog.Logger
 	// Auth authenticates callers (auth.go); nil serves everyone anonymously.
 	Auth Authenticator
+	// AllowedOrigins lists browser origins (scheme://host[:port]) accepted
+	// in an Origin header besides the catalog's own, e.g. the public URL
+	// of a proxy that rewrites Host (crosssite.go). Requests with any other
+	// Origin are refused with 403. No CORS headers are sent for them.
+	AllowedOrigins []string
+	// AllowedHosts lists Host names or addresses (any port; ".example.com"
+	// for a domain and its subdomains; "*" for any) accepted besides the
+	// loopback ones. With Auth nil, or when this is set, other Host values
+	// are refused with 403, which defeats DNS rebinding (crosssite.go).
+	AllowedHosts []string
 	// Console configures the admin console at /ui (sign-in provider);
 	// the zero value serves it with no sign-in.
 	Console console.Options
@@ -57,11 +67,13 @@ type Server struct {
 	metrics   *metrics
 	endpoints []string
 	handler   http.Handler
+	sites     crossSitePolicy
 }
 
 // New builds the HTTP handler: routing on the escaped path, request ids and
-// logs, metrics, the body size limit, the name check on paths, idempotency
-// keys, then the generated routes.
+// logs, the audit trail, the refusal of cross-site requests, authentication,
+// metrics, the body size limit, the name check on paths, idempotency keys,
+// then the generated routes.
 func New(svc *service.Service, cfg Config) *Server {
 	if cfg.IdempotencyLifetime <= 0 {
 		cfg.IdempotencyLifetime = 30 * time.Minute
@@ -75,11 +87,11 @@ func New(svc *service.Service, cfg Config) *Server {
 	if cfg.MaxRequestBody <= 0 {
 		cfg.MaxRequestBody = DefaultMaxRequestBody
 	}
-	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger}
+	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, sites: newCrossSitePolicy(cfg)}
 	s.metrics = newMetrics(cfg.Registry, svc)
 
 	r := chi.NewRouter()
-	r.Use(escapedRouting, s.requestContext, s.audit, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
+	r.Use(escapedRouting, s.requestContext, s.audit, s.crossSite, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
 	})

@@ -32,6 +32,7 @@ const (
 	KindUnauthorized                   // 401 NotAuthorizedException: no valid credentials
 	KindNoSuchPlanID                   // 404 NoSuchPlanIdException: the scan plan is not (or no longer) known
 	KindNoSuchPlanTask                 // 404 NoSuchPlanTaskException: the plan task is not one of this table's
+	KindUnsupportedMedia               // 415 UnsupportedMediaTypeException: a request body not declared as JSON
 )
 
 // Error is a failure with the exact message clients see. Messages follow
