@@ -50,6 +50,11 @@ var httpClient = &http.Client{
 
 // call sends one request to a replica and reads the whole answer.
 func call(ctx context.Context, method, addr, path string, body any) response {
+	return callWith(ctx, httpClient, method, addr, path, body)
+}
+
+// callWith is call through the given client.
+func callWith(ctx context.Context, client *http.Client, method, addr, path string, body any) response {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -63,7 +68,7 @@ func call(ctx context.Context, method, addr, path string, body any) response {
 		panic(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := httpClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return response{errType: err.Error(), refused: errors.Is(err, syscall.ECONNREFUSED)}
 	}

@@ -300,7 +300,7 @@ type replica struct {
 
 // startReplica starts replica idx (retrying on another port if the first
 // one was taken meanwhile) and registers its cleanup.
-func startReplica(t *testing.T, idx int, bin, dbURL, warehouse, logDir string, migrate bool) *replica {
+func startReplica(t *testing.T, idx int, bin, dbURL, warehouse, logDir string, migrate bool, extra ...string) *replica {
 	t.Helper()
 	r := &replica{idx: idx, bin: bin, logDir: logDir}
 	t.Cleanup(func() {
@@ -313,6 +313,7 @@ func startReplica(t *testing.T, idx int, bin, dbURL, warehouse, logDir string, m
 		r.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		r.args = []string{"serve", "--database-url", dbURL, "--listen", r.addr,
 			"--warehouse", "lake=file://" + warehouse, "--migrate=" + strconv.FormatBool(migrate), "--log-level", "warn"}
+		r.args = append(r.args, extra...)
 		err := r.start()
 		if err == nil {
 			return r
