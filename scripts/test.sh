@@ -49,6 +49,7 @@ go test -count=1 -timeout 20m "$@" "${others[@]}"
 fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" -fuzzminimizetime 3s "$1"; }
 fuzz ./internal/location/ FuzzNormalize
 fuzz ./server/ FuzzCommitUpdates
+fuzz ./server/ FuzzTokenEndpoint
 fuzz ./service/ FuzzRefsOnly
 fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer

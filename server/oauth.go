@@ -43,8 +43,10 @@ func oauthFail(w http.ResponseWriter, status int, code, desc string) {
 
 // token serves POST /v1/oauth/tokens: the client credentials grant for
 // built-in service principals, with the credentials in the form (what the
-// Java and Python clients send) or in HTTP Basic auth. Server failures
-// (503, 500) are answered as Iceberg errors.
+// Java and Python clients send) or in HTTP Basic auth, admitted by the
+// sign-in gate (signIn: 429 when locked out, 503 when no verification slot
+// is free, both OAuth errors with Retry-After). Server failures (503,
+// 500) are answered as Iceberg errors.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Auth == nil {
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "authentication is not enabled on this catalog")
@@ -75,16 +77,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	tok, err := s.svc.IssueToken(r.Context(), id, secret)
-	if err != nil {
-		if service.KindOf(err) != service.KindUnauthorized {
-			writeError(w, r, err)
-			return
-		}
-		if basic {
-			w.Header().Set("WWW-Authenticate", `Basic realm="lakehold"`)
-		}
-		oauthFail(w, http.StatusUnauthorized, "invalid_client", "invalid client credentials")
+	tok, ok := s.signIn(w, r, id, secret, basic)
+	if !ok {
 		return
 	}
 	issued(w, tok, hasScope)
@@ -107,9 +101,17 @@ func issued(w http.ResponseWriter, tok *service.IssuedToken, scope bool) {
 
 // exchange serves the token-exchange grant (RFC 8693) the way the Java
 // client uses it to refresh: a still-valid built-in access token as
-// subject_token buys a fresh one for the same principal. Other subject
-// tokens (OIDC) are refused with invalid_grant: their refresh belongs to
-// the provider.
+// subject_token buys a fresh one for the same principal, in the same
+// session (auth_time kept), until the session is MaxSessionAge old; then
+// invalid_grant. Other subject tokens (OIDC) are refused with
+// invalid_grant: their refresh belongs to the provider.
+//
+// A request that also authenticates the client (HTTP Basic, or
+// client_secret in the form) is a sign-in: the credentials are checked as
+// for the client-credentials grant, through the same gate, and a token of
+// a new session is issued for that client, whatever the subject token.
+// This is how the Java client carries on once an exchange is refused: it
+// retries the exchange with its credential in Basic auth.
 func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Values) {
 	subject := form.Get("subject_token")
 	if subject == "" {
@@ -125,6 +127,17 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Value
 		oauthFail(w, http.StatusBadRequest, "invalid_scope", "scope holds characters RFC 6749 does not allow")
 		return
 	}
+	if _, _, basic := r.BasicAuth(); basic || form.Get("client_secret") != "" {
+		id, secret, basic, ok := clientCredentials(w, r, form)
+		if !ok {
+			return
+		}
+		tok, ok := s.signIn(w, r, id, secret, basic)
+		if ok {
+			issued(w, tok, hasScope)
+		}
+		return
+	}
 	p, err := s.cfg.Auth.Authenticate(r.Context(), "Bearer "+subject)
 	if errors.Is(err, authn.ErrUnavailable) {
 		authFailed(w, r, err)
@@ -134,7 +147,12 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Value
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
 		return
 	}
-	tok, err := s.svc.RefreshToken(r.Context(), p.Subject)
+	tok, err := s.svc.RefreshToken(r.Context(), p.Subject, p.AuthTime)
+	if errors.Is(err, service.ErrSessionExpired) {
+		s.signin.refused.WithLabelValues(refusedSessionExpired).Inc()
+		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the session is older than the maximum session age; sign in again with the client credentials")
+		return
+	}
 	if service.KindOf(err) == service.KindUnauthorized {
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lakehold/catalog/internal/console"
+	"github.com/lakehold/catalog/internal/signin"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -44,6 +45,13 @@ type Config struct {
 	Logger   *slog.Logger
 	// Auth authenticates callers (auth.go); nil serves everyone anonymously.
 	Auth Authenticator
+	// SignIn bounds the client-credentials sign-ins of POST
+	// /v1/oauth/tokens, per replica (signin.go): secrets verified at once
+	// (a sign-in that finds no slot within SignIn.Wait is answered 503
+	// temporarily_unavailable) and failures per client id and source
+	// address (past the limit, 429 slow_down until the lockout ends, with
+	// Retry-After). The zero value takes internal/signin's defaults.
+	SignIn signin.Config
 	// AllowedOrigins lists browser origins (scheme://host[:port]) accepted
 	// in an Origin header besides the catalog's own, e.g. the public URL
 	// of a proxy that rewrites Host (crosssite.go). Requests with any other
@@ -65,6 +73,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	metrics   *metrics
+	signin    *signInGate
 	endpoints []string
 	handler   http.Handler
 	sites     crossSitePolicy
@@ -89,6 +98,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	}
 	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, sites: newCrossSitePolicy(cfg)}
 	s.metrics = newMetrics(cfg.Registry, svc)
+	s.signin = newSignInGate(cfg.SignIn, cfg.Registry)
 
 	r := chi.NewRouter()
 	r.Use(escapedRouting, s.requestContext, s.audit, s.crossSite, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)

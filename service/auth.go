@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lakehold/catalog/store"
 )
@@ -33,6 +34,10 @@ type Principal struct {
 	Source  PrincipalSource
 	Subject string
 	Groups  []string
+	// AuthTime is when a built-in token's session began (its auth_time
+	// claim, or its iat for tokens issued before the claim existed); zero
+	// for other principals. Token exchanges carry it over (RefreshToken).
+	AuthTime time.Time
 }
 
 // String names the principal for logs and audit rows ("oidc:<sub>").

@@ -13,9 +13,12 @@ import (
 // TokenIssuer signs the catalog's own access tokens (internal/authn's
 // Builtin implements it). The service only decides whom to issue for.
 type TokenIssuer interface {
-	// Sign issues a token for the principal name with its id and secret
-	// generation; it fails only if the random source does.
-	Sign(name, id string, generation int64) (string, error)
+	// SignSession issues a token for the principal name with its id and
+	// secret generation, for a session that began at authTime (zero: now;
+	// its auth_time claim), valid for Lifetime or until notAfter if that
+	// is earlier (zero: no bound); expiresIn is how long it is valid. It
+	// fails only if the random source does.
+	SignSession(name, id string, generation int64, authTime, notAfter time.Time) (token string, expiresIn time.Duration, err error)
 	// Lifetime is how long issued tokens are valid.
 	Lifetime() time.Duration
 	// Forget drops any cached state of name, so that a rotation or
@@ -80,6 +83,24 @@ func principalErr(err error, name string) error {
 		return wrapErr(KindNotFound, err, "Principal does not exist: %s", name)
 	}
 	return storeErr(err, name)
+}
+
+// DefaultMaxSessionAge is the default of Options.MaxSessionAge: a day's
+// work, after which a client signs in again with its credentials.
+const DefaultMaxSessionAge = 12 * time.Hour
+
+// withTokenDefaults fills in the sign-in options of o.
+func withTokenDefaults(o Options) Options {
+	if o.MaxSessionAge <= 0 {
+		o.MaxSessionAge = DefaultMaxSessionAge
+	}
+	if o.VerifySecret == nil {
+		o.VerifySecret = secret.Verify
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
 }
 
 // secretHashParams may be lowered by tests.
@@ -212,7 +233,10 @@ func (s *Service) PrincipalGeneration(ctx context.Context, name string) (string,
 }
 
 // dummyHash is compared against when the client id is unknown, so that a
-// wrong id takes as long as a wrong secret and ids cannot be probed.
+// wrong id takes as long as a wrong secret and ids cannot be probed: it has
+// the parameters every stored hash is made with (secretHashParams), so one
+// verification costs the same time and memory. It is made on first use,
+// which costs that one request a hash more.
 var dummyHash = sync.OnceValue(func() string {
 	h, _ := secret.Hash("no such client", secretHashParams)
 	return h
@@ -224,23 +248,27 @@ func errInvalidClient() error {
 }
 
 // IssueToken checks a client id and secret and issues an access token for
-// the principal. It fails with KindUnauthorized for an unknown client id or
-// a wrong secret (one message for both), KindBadRequest when the catalog
-// issues no tokens (authentication off), and KindUnavailable when the store
-// cannot be reached.
+// the principal, starting a session of at most Options.MaxSessionAge. It
+// verifies exactly one argon2id hash whether or not the client id exists.
+// It does not bound how many verifications run at once or how often a
+// client may fail: the token endpoint does (internal/signin). It fails with
+// KindUnauthorized for an unknown client id or a wrong secret (one message
+// for both), KindBadRequest when the catalog issues no tokens
+// (authentication off), and KindUnavailable when the store cannot be
+// reached.
 func (s *Service) IssueToken(ctx context.Context, clientID, clientSecret string) (*IssuedToken, error) {
 	if s.opts.Tokens == nil {
 		return nil, newErr(KindBadRequest, "authentication is not enabled on this catalog")
 	}
 	p, err := s.store.PrincipalByClientID(ctx, clientID)
 	if errors.Is(err, store.ErrNotFound) {
-		_, _ = secret.Verify(clientSecret, dummyHash())
+		_, _ = s.opts.VerifySecret(clientSecret, dummyHash())
 		return nil, errInvalidClient()
 	}
 	if err != nil {
 		return nil, storeErr(err, "")
 	}
-	ok, err := secret.Verify(clientSecret, p.SecretHash)
+	ok, err := s.opts.VerifySecret(clientSecret, p.SecretHash)
 	if err != nil {
 		s.log.ErrorContext(ctx, "stored secret hash is malformed", "principal", p.Name)
 		return nil, errInvalidClient()
@@ -248,21 +276,29 @@ func (s *Service) IssueToken(ctx context.Context, clientID, clientSecret string)
 	if !ok {
 		return nil, errInvalidClient()
 	}
-	tok, err := s.opts.Tokens.Sign(p.Name, p.ID, p.SecretGeneration)
-	if err != nil {
-		return nil, wrapErr(KindInternal, err, "Internal server error")
-	}
-	return &IssuedToken{AccessToken: tok, ExpiresIn: s.opts.Tokens.Lifetime()}, nil
+	now := s.opts.Now()
+	return s.sign(p, now, now.Add(s.opts.MaxSessionAge))
 }
+
+// ErrSessionExpired is wrapped by the RefreshToken error of a session older
+// than Options.MaxSessionAge.
+var ErrSessionExpired = errors.New("the session is older than the maximum session age")
 
 // RefreshToken issues a fresh token for a built-in principal whose current
 // token the caller has already verified (the token-exchange grant Java
-// clients use to refresh before expiry). It fails with KindUnauthorized when
-// the principal is gone and KindBadRequest when the catalog issues no
-// tokens.
-func (s *Service) RefreshToken(ctx context.Context, name string) (*IssuedToken, error) {
+// clients use to refresh before expiry), in the same session: the new
+// token keeps authTime, the session start of the old one, and expires no
+// later than authTime + Options.MaxSessionAge. It fails with
+// KindUnauthorized when the principal is gone, or, wrapping
+// ErrSessionExpired, when the session is that old already (or authTime is
+// zero); and with KindBadRequest when the catalog issues no tokens.
+func (s *Service) RefreshToken(ctx context.Context, name string, authTime time.Time) (*IssuedToken, error) {
 	if s.opts.Tokens == nil {
 		return nil, newErr(KindBadRequest, "authentication is not enabled on this catalog")
+	}
+	end := authTime.Add(s.opts.MaxSessionAge)
+	if authTime.IsZero() || !s.opts.Now().Before(end) {
+		return nil, wrapErr(KindUnauthorized, ErrSessionExpired, "The session is older than %s; sign in again with the client credentials", s.opts.MaxSessionAge)
 	}
 	p, err := s.store.PrincipalGet(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -271,9 +307,15 @@ func (s *Service) RefreshToken(ctx context.Context, name string) (*IssuedToken, 
 	if err != nil {
 		return nil, storeErr(err, "")
 	}
-	tok, err := s.opts.Tokens.Sign(p.Name, p.ID, p.SecretGeneration)
+	return s.sign(p, authTime, end)
+}
+
+// sign issues a token for p in the session that began at authTime and
+// ends at end.
+func (s *Service) sign(p *store.Principal, authTime, end time.Time) (*IssuedToken, error) {
+	tok, life, err := s.opts.Tokens.SignSession(p.Name, p.ID, p.SecretGeneration, authTime, end)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "Internal server error")
 	}
-	return &IssuedToken{AccessToken: tok, ExpiresIn: s.opts.Tokens.Lifetime()}, nil
+	return &IssuedToken{AccessToken: tok, ExpiresIn: life}, nil
 }

@@ -52,12 +52,17 @@ type Generations interface {
 
 // builtinClaims are the claims of a built-in token: the registered ones,
 // the principal's id (a principal deleted and created again under the same
-// name does not inherit old tokens) and its secret generation (a rotated
-// secret invalidates the tokens issued under the old one).
+// name does not inherit old tokens), its secret generation (a rotated
+// secret invalidates the tokens issued under the old one) and auth_time
+// (OpenID Connect Core §2): when the session began with a client-credentials
+// sign-in, carried unchanged through token exchanges so that a chain of
+// exchanges cannot outlive the maximum session age. Tokens issued before
+// the claim existed lack it; their session counts from their iat.
 type builtinClaims struct {
 	jwt.Claims
-	PrincipalID string `json:"pid"`
-	Generation  int64  `json:"gen"`
+	PrincipalID string           `json:"pid"`
+	Generation  int64            `json:"gen"`
+	AuthTime    *jwt.NumericDate `json:"auth_time,omitempty"`
 }
 
 // Builtin signs and verifies the catalog's own tokens.
@@ -114,23 +119,43 @@ func NewBuiltin(c BuiltinConfig) (*Builtin, error) {
 // Lifetime is how long the tokens Sign issues are valid.
 func (b *Builtin) Lifetime() time.Duration { return b.lifetime }
 
-// Sign issues a token for the principal name with id and secret generation.
-// It fails only if the system random source does.
+// Sign issues a token for the principal name with id and secret generation,
+// for a session that begins now. It fails only if the system random source
+// does.
 func (b *Builtin) Sign(name, id string, generation int64) (string, error) {
+	tok, _, err := b.SignSession(name, id, generation, time.Time{}, time.Time{})
+	return tok, err
+}
+
+// SignSession issues a token for the principal name with id and secret
+// generation, for a session that began at authTime (zero: now), written
+// to the auth_time claim. The token expires after Lifetime, or at
+// notAfter when that is earlier (zero: no bound); expiresIn is how long
+// it is valid, to the second. It fails only if the system random source
+// does.
+func (b *Builtin) SignSession(name, id string, generation int64, authTime, notAfter time.Time) (tok string, expiresIn time.Duration, err error) {
 	var jti [16]byte
 	if _, err := rand.Read(jti[:]); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	now := b.now()
+	now := b.now().Truncate(time.Second)
+	if authTime.IsZero() {
+		authTime = now
+	}
+	exp := now.Add(b.lifetime)
+	if !notAfter.IsZero() && notAfter.Before(exp) {
+		exp = notAfter.Truncate(time.Second)
+	}
 	c := builtinClaims{
 		Claims: jwt.Claims{
 			Issuer: BuiltinIssuer, Subject: name, Audience: jwt.Audience{BuiltinIssuer},
-			Expiry: jwt.NewNumericDate(now.Add(b.lifetime)), IssuedAt: jwt.NewNumericDate(now),
+			Expiry: jwt.NewNumericDate(exp), IssuedAt: jwt.NewNumericDate(now),
 			ID: hex.EncodeToString(jti[:]),
 		},
-		PrincipalID: id, Generation: generation,
+		PrincipalID: id, Generation: generation, AuthTime: jwt.NewNumericDate(authTime),
 	}
-	return jwt.Signed(b.signer).Claims(c).Serialize()
+	tok, err = jwt.Signed(b.signer).Claims(c).Serialize()
+	return tok, exp.Sub(now), err
 }
 
 // verify checks signature and claims of a built-in token, not whether the
@@ -196,7 +221,14 @@ func (b *Builtin) admit(ctx context.Context, c builtinClaims) (service.Principal
 	if st.missing || st.id != c.PrincipalID || st.gen != c.Generation {
 		return service.Principal{}, ErrRevoked
 	}
-	return service.Principal{Source: service.SourceBuiltin, Subject: c.Subject}, nil
+	p := service.Principal{Source: service.SourceBuiltin, Subject: c.Subject}
+	switch {
+	case c.AuthTime != nil:
+		p.AuthTime = c.AuthTime.Time()
+	case c.IssuedAt != nil: // issued before auth_time existed
+		p.AuthTime = c.IssuedAt.Time()
+	}
+	return p, nil
 }
 
 // genState is a cached principal lookup.
