@@ -19,6 +19,10 @@ const idempotencyGrace = 5 * time.Minute
 type recorder struct {
 	statusWriter
 	body bytes.Buffer
+	// replay, when set, is what a replay answers instead of body: the
+	// response without the secrets it carried.
+	replay    []byte
+	hasReplay bool
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
@@ -26,14 +30,44 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.statusWriter.Write(b)
 }
 
+func (r *recorder) setReplay(b []byte) { r.replay, r.hasReplay = b, true }
+
+// replaySetter is implemented by the idempotency recorder: a handler whose
+// response carries secrets (vended credentials) hands it the same response
+// without them, which is all a replay may answer.
+type replaySetter interface{ setReplay(body []byte) }
+
+// replayedWithoutSecrets is the header a replay carries when its stored
+// answer had secrets removed; load the object again for fresh ones.
+const replayedWithoutSecrets = "Idempotent-Replay-Redacted"
+
+// storable decides what of a finished response may be kept for replay. A
+// response marked Cache-Control: no-store carries a secret (a token, vended
+// credentials, a principal's secret): only a version without the secret,
+// if the handler gave one, is stored; otherwise nothing is, and a retry
+// runs the request again. A secret is never written at rest.
+func storable(rw *recorder) (body []byte, redacted, ok bool) {
+	switch {
+	case rw.hasReplay:
+		return rw.replay, true, true
+	case strings.Contains(strings.ToLower(rw.Header().Get("Cache-Control")), "no-store"):
+		return nil, false, false
+	}
+	return rw.body.Bytes(), false, true
+}
+
 // idempotentRoute reports whether a request may carry an Idempotency-Key:
-// every mutating catalog route except metrics reports.
+// every mutating catalog route except metrics reports and the OAuth token
+// endpoint. The token endpoint answers a secret to whoever presents the
+// credentials, and its callers are not yet authenticated, so a stored
+// answer could be replayed to anyone who repeats the key; sign-in changes
+// no catalog state, so a repeat simply signs in again.
 func idempotentRoute(r *http.Request) bool {
 	if r.Method != http.MethodPost && r.Method != http.MethodDelete {
 		return false
 	}
 	p := r.URL.Path
-	return strings.HasPrefix(p, "/v1/") && !strings.HasSuffix(p, "/metrics")
+	return strings.HasPrefix(p, "/v1/") && !strings.HasSuffix(p, "/metrics") && p != tokenPath
 }
 
 // validKey accepts 1 to 128 printable ASCII characters (a UUIDv7 is 36).
@@ -104,7 +138,8 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Ha
 		// Runs also when the handler panicked: release the key then.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
-		if !completed || rw.status >= 500 || rw.status == 0 {
+		body, redacted, ok := storable(rw)
+		if !completed || rw.status >= 500 || rw.status == 0 || !ok {
 			claim.Abandon(ctx)
 			return
 		}
@@ -114,7 +149,10 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Ha
 				hdr[h] = v
 			}
 		}
-		if err := claim.Finish(ctx, service.IdempotentOutcome{Status: rw.status, Headers: hdr, Body: rw.body.Bytes()}); err != nil {
+		if redacted {
+			hdr[replayedWithoutSecrets] = "true"
+		}
+		if err := claim.Finish(ctx, service.IdempotentOutcome{Status: rw.status, Headers: hdr, Body: body}); err != nil {
 			loggerFrom(r.Context()).WarnContext(ctx, "could not store idempotent outcome", "error", err)
 		}
 	}()

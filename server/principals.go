@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
@@ -35,7 +36,28 @@ func (s *Server) CreatePrincipal(ctx context.Context, req openapi.CreatePrincipa
 	if err != nil {
 		return nil, err
 	}
-	return openapi.CreatePrincipal201JSONResponse{Name: c.Name, ClientId: c.ClientID, ClientSecret: c.ClientSecret}, nil
+	return secretCreated{openapi.CreatePrincipal201JSONResponse{Name: c.Name, ClientId: c.ClientID, ClientSecret: c.ClientSecret}}, nil
+}
+
+// secretCreated and secretRotated mark the answers that carry a
+// principal's secret Cache-Control: no-store, so that no cache keeps them
+// and no Idempotency-Key store ever would (idempotency.go, storable).
+type secretCreated struct {
+	openapi.CreatePrincipal201JSONResponse
+}
+
+func (r secretCreated) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+	w.Header().Set("Cache-Control", "no-store")
+	return r.CreatePrincipal201JSONResponse.VisitCreatePrincipalResponse(w)
+}
+
+type secretRotated struct {
+	openapi.RotatePrincipalSecret200JSONResponse
+}
+
+func (r secretRotated) VisitRotatePrincipalSecretResponse(w http.ResponseWriter) error {
+	w.Header().Set("Cache-Control", "no-store")
+	return r.RotatePrincipalSecret200JSONResponse.VisitRotatePrincipalSecretResponse(w)
 }
 
 // GetPrincipal implements openapi.StrictServerInterface.
@@ -53,7 +75,7 @@ func (s *Server) RotatePrincipalSecret(ctx context.Context, req openapi.RotatePr
 	if err != nil {
 		return nil, err
 	}
-	return openapi.RotatePrincipalSecret200JSONResponse{Name: c.Name, ClientId: c.ClientID, ClientSecret: c.ClientSecret}, nil
+	return secretRotated{openapi.RotatePrincipalSecret200JSONResponse{Name: c.Name, ClientId: c.ClientID, ClientSecret: c.ClientSecret}}, nil
 }
 
 // DeletePrincipal implements openapi.StrictServerInterface.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/lakehold/catalog/service"
@@ -55,6 +56,14 @@ func (t tableResponse) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Length", strconv.Itoa(head.Len()+len(t.res.Metadata)+tail.Len()))
 	if t.etag != "" {
 		w.Header().Set("ETag", t.etag)
+	}
+	if len(cfg) > 0 || len(t.res.StorageCredentials) > 0 {
+		// Vended credentials: no cache may keep this answer, and an
+		// Idempotency-Key replay gets it without them (idempotency.go).
+		w.Header().Set("Cache-Control", "no-store")
+		if rs, ok := w.(replaySetter); ok {
+			rs.setReplay(slices.Concat(head.Bytes(), t.res.Metadata, []byte(`,"config":{}}`)))
+		}
 	}
 	w.WriteHeader(http.StatusOK)
 	for _, part := range [][]byte{head.Bytes(), t.res.Metadata, tail.Bytes()} {
