@@ -50,6 +50,7 @@ fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" -fuzzmini
 fuzz ./internal/location/ FuzzNormalize
 fuzz ./server/ FuzzCommitUpdates
 fuzz ./server/ FuzzTokenEndpoint
+fuzz ./server/ FuzzIdempotencyKey
 fuzz ./service/ FuzzRefsOnly
 fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer
