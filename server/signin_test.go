@@ -162,6 +162,7 @@ func TestSixthWrongSecretIsLockedOut(t *testing.T) {
 	// The right secret waits too, over HTTP Basic as well.
 	status, h, _, _ = a.post(clientCreds(c.ClientID, c.ClientSecret))
 	require.Equal(t, 429, status)
+	require.NotEmpty(t, h.Get("Retry-After"))
 	basic := base64.StdEncoding.EncodeToString([]byte(c.ClientID + ":" + c.ClientSecret))
 	status, _, _, _ = a.post(url.Values{"grant_type": {"client_credentials"}}, "Authorization", "Basic "+basic)
 	require.Equal(t, 429, status)
