@@ -118,7 +118,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 		return nil, err
 	}
 	st := &staged{obj: obj, base: base, meta: base, data: prev.data, metaLoc: obj.MetadataLocation}
-	meta, changed, err := buildChange(prev, obj.MetadataLocation, target != version, updates, c.Updates)
+	meta, changed, err := buildChangeAt(prev, obj.MetadataLocation, target != version, updates, c.Updates, s.clock.now())
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +319,8 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 			return nil, wrapErr(KindInternal, err, "set default location")
 		}
 	}
-	meta, err := b.Build()
+	_ = s.clock.sync(ctx, false)
+	meta, err := buildDated(b, nil, s.clock.now())
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -101,7 +102,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, err
 	}
-	meta, err := applyUpdates(prev.meta, ups)
+	meta, err := applyUpdates(prev.meta, ups, s.clock.now())
 	if err != nil {
 		return nil, err
 	}
@@ -138,9 +139,10 @@ func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedC
 	return &TableResult{MetadataLocation: st.metaLoc, Metadata: st.data, Config: map[string]string{}}, nil
 }
 
-// applyUpdates applies updates (the v3 view's) to base in memory: 400 for
-// an update that does not apply.
-func applyUpdates(base table.Metadata, ups table.Updates) (table.Metadata, error) {
+// applyUpdates applies updates (the v3 view's) to base in memory, dated
+// by the catalog clock at now (buildDated): 400 for an update that does
+// not apply.
+func applyUpdates(base table.Metadata, ups table.Updates, now time.Time) (table.Metadata, error) {
 	if len(ups) == 0 {
 		return base, nil
 	}
@@ -155,7 +157,7 @@ func applyUpdates(base table.Metadata, ups table.Updates) (table.Metadata, error
 			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 		}
 	}
-	meta, err := b.Build()
+	meta, err := buildDated(b, base, now)
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}

@@ -26,11 +26,17 @@ func cmdMaintain(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := service.MaintainOptions{RetainLast: *retain, DryRun: *dry}
 	if *olderThan != "" {
-		t, err := parseCutoff(*olderThan, time.Now())
+		t, age, err := parseCutoff(*olderThan)
 		if err != nil {
 			return err
 		}
+		// A duration is an age on the catalog clock (checked against the
+		// database's), not on this host's. Timestamps are milliseconds: an
+		// age of 1ns expires what 0 would.
 		opt.ExpireOlderThan = t
+		if t.IsZero() {
+			opt.MaxSnapshotAge = max(age, time.Nanosecond)
+		}
 	}
 	ctx, svc, closeStore, err := c.open()
 	if err != nil {
@@ -49,18 +55,18 @@ func cmdMaintain(args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// parseCutoff reads --expire-older-than: a duration back from now or an
-// RFC 3339 time.
-func parseCutoff(s string, now time.Time) (time.Time, error) {
+// parseCutoff reads --expire-older-than: a duration back from now (age;
+// the time is zero) or an RFC 3339 time.
+func parseCutoff(s string) (time.Time, time.Duration, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
-			return time.Time{}, fmt.Errorf("--expire-older-than %q: a duration must not be negative", s)
+			return time.Time{}, 0, fmt.Errorf("--expire-older-than %q: a duration must not be negative", s)
 		}
-		return now.Add(-d), nil
+		return time.Time{}, d, nil
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("--expire-older-than %q: want a duration (72h) or an RFC 3339 time", s)
+		return time.Time{}, 0, fmt.Errorf("--expire-older-than %q: want a duration (72h) or an RFC 3339 time", s)
 	}
-	return t, nil
+	return t, 0, nil
 }
