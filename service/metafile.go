@@ -126,14 +126,23 @@ func (s *Service) ioProps(w *store.Warehouse, loc string) (map[string]string, er
 	return props, nil
 }
 
+// msgStorageUnavailable answers a write the object store or disk could
+// not do now; the argument names the file relative to its table.
+const msgStorageUnavailable = "Storage unavailable: cannot write metadata file %s, nothing was committed; retry later"
+
 // writeMetadataFile writes data at loc. A failure means nothing was
-// committed, so it maps to a retryable 409 on commit paths.
+// committed: 503 when the store could not do it now (storage.Unavailable:
+// a timeout, a cut connection, S3 answering 5xx or SlowDown, a full
+// disk), else a retryable 409 on commit paths.
 func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc string, data []byte) error {
 	io, err := s.fileIO(ctx, w, loc)
 	if err != nil {
 		return err
 	}
 	if err := io.Write(ctx, loc, data); err != nil {
+		if storage.Unavailable(err) {
+			return wrapErr(KindUnavailable, err, msgStorageUnavailable, fileName(w, w.Location, loc))
+		}
 		return wrapErr(KindInternal, err, "Failed to write metadata file %s", fileName(w, w.Location, loc))
 	}
 	return nil
@@ -144,8 +153,9 @@ func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc
 // given. It returns the new file's location and, when the object moved, its
 // normalized new location ("" otherwise). 400 when the location is outside
 // the warehouse or a write.*.path property outside the object's prefixes
-// (location policy); a write failure is KindCommitFailed: nothing points at
-// the new file yet, so nothing was committed.
+// (location policy); a write failure is KindUnavailable when the store
+// could not do it now, else KindCommitFailed: nothing points at the new
+// file yet, so nothing was committed.
 func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj *store.Object, loc string, props map[string]string, data []byte) (metaLoc, newLoc string, err error) {
 	canon, err := checkObjectLocation(w, loc)
 	if err != nil {
@@ -159,8 +169,11 @@ func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj
 	}
 	metaLoc = newMetadataLocation(loc, props, obj.MetadataLocation)
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-		if KindOf(err) == KindBadRequest {
+		switch KindOf(err) {
+		case KindBadRequest:
 			return "", "", err
+		case KindUnavailable:
+			return "", "", wrapErr(KindUnavailable, err, msgStorageUnavailable, fileName(w, canon, metaLoc))
 		}
 		return "", "", wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", fileName(w, canon, metaLoc))
 	}

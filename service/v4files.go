@@ -197,6 +197,9 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 		return 0, wrapErr(KindInternal, err, "close manifest")
 	}
 	if err := s.writeMetadataFile(ctx, w, loc, buf.Bytes()); err != nil {
+		if KindOf(err) == KindUnavailable {
+			return 0, wrapErr(KindUnavailable, err, "Storage unavailable: cannot write manifest %s, nothing was committed; retry later", v4manifest.Relativize(st.location, loc))
+		}
 		return 0, wrapErr(KindCommitFailed, err, "Commit failed: cannot write manifest %s, nothing was committed", v4manifest.Relativize(st.location, loc))
 	}
 	return int64(buf.Len()), nil

@@ -51,6 +51,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	}
 	dbMaxConns := fs.Int("db-max-conns", dbMaxEnv, fmt.Sprintf("Postgres connection pool size; 0 takes pool_max_conns from the database URL, else max(16, 4×GOMAXPROCS) = %d here [CATALOG_DB_MAX_CONNS]", sqlstore.DefaultMaxConns()))
 	dbSwapTimeout := fs.Duration("db-swap-timeout", envDuration("CATALOG_DB_SWAP_TIMEOUT", 10*time.Second), "Postgres: how long a commit's pointer swap or COMMIT may take once sent; past it the commit is answered 500 CommitStateUnknown (its files kept) unless a re-read shows it landed [CATALOG_DB_SWAP_TIMEOUT]")
+	storageTimeout := fs.Duration("storage-timeout", envDuration("CATALOG_STORAGE_TIMEOUT", 30*time.Second), "S3: how long a request to the object store may go without receiving data before it is given up (the SDK retries it, 3 attempts in all; a commit whose metadata file cannot be written is answered 503); 0: no bound [CATALOG_STORAGE_TIMEOUT]")
 	authz := fs.String("authorization", os.Getenv("CATALOG_AUTHORIZATION"), "allow-all or rbac (roles and grants, docs/access.md); default rbac with --auth on, allow-all without [CATALOG_AUTHORIZATION]")
 	authzTTL := fs.Duration("authorization-cache-ttl", envDuration("CATALOG_AUTHORIZATION_CACHE_TTL", time.Second), "rbac: how long a replica reuses an authorization decision (0: never; grants and revokes apply within this time) [CATALOG_AUTHORIZATION_CACHE_TTL]")
 	bootstrapAdmin := fs.String("bootstrap-admin", os.Getenv("CATALOG_BOOTSTRAP_ADMIN"), "KIND:NAME (builtin:admin, oidc:<sub>, group:admins) given role server-admin, every privilege, at start [CATALOG_BOOTSTRAP_ADMIN]")
@@ -67,6 +68,9 @@ func cmdServe(args []string, stderr io.Writer) error {
 	}
 	if *dbMaxConns < 0 {
 		return errors.New("--db-max-conns must not be negative")
+	}
+	if *storageTimeout < 0 {
+		return errors.New("--storage-timeout must not be negative")
 	}
 	if *dbSwapTimeout <= 0 {
 		return errors.New("--db-swap-timeout must be positive")
@@ -140,7 +144,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
 		OnWriteRetry: server.AuditWriteRetries(reg)})
 	defer audit.Close()
-	svc = service.New(st, storage.NewProvider(), service.Options{
+	svc = service.New(st, storage.NewProvider(storage.WithS3ReadTimeout(*storageTimeout)), service.Options{
 		Tokens:               tokens,
 		MaxSessionAge:        sif.maxSessionAge,
 		Authorizer:           authorizer,

@@ -9,15 +9,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
+	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud" // registers s3://, gs:// (and more) FileIO factories
+	s3io "github.com/apache/iceberg-go/io/gocloud/s3"
+	"github.com/apache/iceberg-go/utils"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"github.com/lakehold/catalog/internal/location"
 )
@@ -60,12 +68,31 @@ type FileIO interface {
 // Provider hands out a FileIO for a location, configured with the
 // warehouse's storage properties. IOs are cached per bucket and properties.
 type Provider struct {
-	mu    sync.Mutex
-	cache map[string]icebergio.IO
+	mu            sync.Mutex
+	cache         map[string]icebergio.IO
+	s3ReadTimeout time.Duration
 }
 
+// Option configures a Provider.
+type Option func(*Provider)
+
+// WithS3ReadTimeout bounds how long an S3 request may go without receiving
+// a byte (a rolling window: a slow but progressing transfer survives)
+// before it fails; the SDK then retries it (3 attempts in all). The AWS
+// SDK exempts S3 from read timeouts, and iceberg-go's IO runs every call
+// on a context without deadline, so without this bound a request into a
+// blackholed or stalled connection never returns. 0 leaves the SDK
+// default (no bound).
+func WithS3ReadTimeout(d time.Duration) Option { return func(p *Provider) { p.s3ReadTimeout = d } }
+
 // NewProvider returns an empty Provider.
-func NewProvider() *Provider { return &Provider{cache: map[string]icebergio.IO{}} }
+func NewProvider(opts ...Option) *Provider {
+	p := &Provider{cache: map[string]icebergio.IO{}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
 
 // For returns a FileIO for location. props are iceberg FileIO properties
 // (s3.endpoint, s3.access-key-id, ...). It fails when the scheme is not
@@ -86,7 +113,13 @@ func (p *Provider) For(ctx context.Context, location string, props map[string]st
 	if !ok {
 		// The IO outlives this request (it is cached): it must not carry
 		// the request's cancellation.
-		io, err = icebergio.LoadFS(context.WithoutCancel(ctx), props, location)
+		loadCtx := context.WithoutCancel(ctx)
+		if p.s3ReadTimeout > 0 && (u.Scheme == "s3" || u.Scheme == "s3a") {
+			if loadCtx, err = p.withS3Config(loadCtx, props); err != nil {
+				return nil, fmt.Errorf("storage for %s: %w", location, err)
+			}
+		}
+		io, err = icebergio.LoadFS(loadCtx, props, location)
 		if err != nil {
 			return nil, fmt.Errorf("storage for %s: %w", location, err)
 		}
@@ -95,6 +128,58 @@ func (p *Provider) For(ctx context.Context, location string, props map[string]st
 		p.mu.Unlock()
 	}
 	return fileIO{io}, nil
+}
+
+// withS3Config returns ctx carrying the AWS config iceberg-go would build
+// from props (ParseAWSConfig, which its S3 IO then takes from the context
+// instead), with the read timeout on its HTTP client. Without a proxy or
+// connect timeout in props iceberg-go would use its tuned default client;
+// that one is built here the same way.
+func (p *Provider) withS3Config(ctx context.Context, props map[string]string) (context.Context, error) {
+	cfg, err := s3io.ParseAWSConfig(ctx, props)
+	if err != nil {
+		return nil, err
+	}
+	hc, ok := cfg.HTTPClient.(*awshttp.BuildableClient)
+	if !ok || hc == nil {
+		hc = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConns, t.MaxIdleConnsPerHost, t.MaxConnsPerHost = 256, 256, 2048
+			t.IdleConnTimeout = 90 * time.Second
+		})
+	}
+	cfg.HTTPClient = hc.WithReadTimeout(p.s3ReadTimeout)
+	return utils.WithAwsConfig(ctx, cfg), nil
+}
+
+// Unavailable reports whether err, from a storage call, means the store
+// could not do it now, as opposed to refusing it: a timeout or a cut or
+// refused connection, an answer 5xx or 429 (SlowDown, InternalError,
+// ServiceUnavailable), or a full disk or quota. A retry later may succeed.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var status interface{ HTTPStatusCode() int }
+	if errors.As(err, &status) {
+		if c := status.HTTPStatusCode(); c >= 500 || c == http.StatusTooManyRequests {
+			return true
+		}
+	}
+	var code interface{ ErrorCode() string }
+	if errors.As(err, &code) {
+		switch code.ErrorCode() {
+		case "SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "ServiceUnavailable", "InternalError":
+			return true
+		}
+	}
+	var timeout interface{ Timeout() bool }
+	var netErr *net.OpError
+	return errors.As(err, &timeout) && timeout.Timeout() ||
+		errors.As(err, &netErr) ||
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 func fingerprint(props map[string]string) string {
