@@ -137,6 +137,11 @@ func tablePath() string { return "/namespaces/" + nsName + "/tables/" + tableNam
 // returns the table uuid. The metadata log keeps every version, so the
 // whole property history can be checked at the end.
 func createTable(ctx context.Context, addr string) (string, error) {
+	return createTableWith(ctx, addr, map[string]string{"write.metadata.previous-versions-max": strconv.Itoa(maxVersions)})
+}
+
+// createTableWith is createTable with the given table properties.
+func createTableWith(ctx context.Context, addr string, props map[string]string) (string, error) {
 	if r := call(ctx, http.MethodPost, addr, "/namespaces", map[string]any{"namespace": []string{nsName}}); r.status != http.StatusOK {
 		return "", fmt.Errorf("create namespace: %d %s %s", r.status, r.errType, r.body)
 	}
@@ -144,8 +149,7 @@ func createTable(ctx context.Context, addr string) (string, error) {
 		map[string]any{"id": 1, "name": "id", "type": "long", "required": true},
 	}}
 	r := call(ctx, http.MethodPost, addr, "/namespaces/"+nsName+"/tables", map[string]any{
-		"name": tableName, "schema": schema,
-		"properties": map[string]string{"write.metadata.previous-versions-max": strconv.Itoa(maxVersions)},
+		"name": tableName, "schema": schema, "properties": props,
 	})
 	if r.status != http.StatusOK {
 		return "", fmt.Errorf("create table: %d %s %s", r.status, r.errType, r.body)

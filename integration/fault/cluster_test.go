@@ -299,10 +299,14 @@ type replica struct {
 }
 
 // startReplica starts replica idx (retrying on another port if the first
-// one was taken meanwhile) and registers its cleanup.
+// one was taken meanwhile) and registers its cleanup. warehouse is the
+// location of warehouse "lake": a local directory, or a URI (s3://...).
 func startReplica(t *testing.T, idx int, bin, dbURL, warehouse, logDir string, migrate bool, extra ...string) *replica {
 	t.Helper()
 	r := &replica{idx: idx, bin: bin, logDir: logDir}
+	if !strings.Contains(warehouse, "://") {
+		warehouse = "file://" + warehouse
+	}
 	t.Cleanup(func() {
 		r.proc.signal(syscall.SIGKILL, 5*time.Second)
 		if t.Failed() {
@@ -312,7 +316,7 @@ func startReplica(t *testing.T, idx int, bin, dbURL, warehouse, logDir string, m
 	for try := 0; ; try++ {
 		r.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		r.args = []string{"serve", "--database-url", dbURL, "--listen", r.addr,
-			"--warehouse", "lake=file://" + warehouse, "--migrate=" + strconv.FormatBool(migrate), "--log-level", "warn"}
+			"--warehouse", "lake=" + warehouse, "--migrate=" + strconv.FormatBool(migrate), "--log-level", "warn"}
 		r.args = append(r.args, extra...)
 		err := r.start()
 		if err == nil {
