@@ -118,7 +118,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 		return nil, err
 	}
 	st := &staged{obj: obj, base: base, meta: base, data: prev.data, metaLoc: obj.MetadataLocation}
-	meta, changed, err := buildChangeAt(prev, obj.MetadataLocation, target != version, updates, c.Updates, s.clock.now())
+	meta, changed, err := buildChange(prev, obj.MetadataLocation, target != version, updates, c.Updates)
 	if err != nil {
 		return nil, err
 	}
@@ -319,8 +319,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 			return nil, wrapErr(KindInternal, err, "set default location")
 		}
 	}
-	_ = s.clock.sync(ctx, false)
-	meta, err := buildDated(b, nil, s.clock.now())
+	meta, err := b.Build()
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}

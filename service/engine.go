@@ -77,9 +77,6 @@ const (
 // jittered backoff. It returns nil once the attempt landed (or was a
 // no-op); errors follow the outcome contract above.
 func (s *Service) runCommit(ctx context.Context, w *store.Warehouse, subject string, stage stageFunc) error {
-	// Stages date what they write by s.clock; a failed re-measurement
-	// keeps the last one (clock.go).
-	_ = s.clock.sync(ctx, false)
 	for try := 1; ; try++ {
 		a, err := stage(ctx)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
-	"time"
 	"unsafe"
 
 	"github.com/apache/iceberg-go/table"
@@ -182,20 +181,14 @@ func writable(v reflect.Value) reflect.Value {
 	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
 }
 
-// buildChange is buildChangeAt dated by the local clock.
+// buildChange applies ups (raw is their JSON) to prev's metadata, stored at
+// loc, and builds the result; upgrade says the commit also changes the
+// format version, which by itself is a change. changed is false (and meta
+// is prev's) when nothing changed. Errors are service errors: 400
+// IllegalArgument for updates the builder refuses.
 func buildChange(prev *metaEntry, loc string, upgrade bool, ups table.Updates, raw json.RawMessage) (meta table.Metadata, changed bool, err error) {
-	return buildChangeAt(prev, loc, upgrade, ups, raw, time.Now())
-}
-
-// buildChangeAt applies ups (raw is their JSON) to prev's metadata, stored
-// at loc, and builds the result dated by the catalog clock at now
-// (buildDated); upgrade says the commit also changes the format version,
-// which by itself is a change. changed is false (and meta is prev's) when
-// nothing changed. Errors are service errors: 400 IllegalArgument for
-// updates the builder refuses.
-func buildChangeAt(prev *metaEntry, loc string, upgrade bool, ups table.Updates, raw json.RawMessage, now time.Time) (meta table.Metadata, changed bool, err error) {
 	if light, kept, ok := lightBase(prev.meta, ups, raw); ok {
-		meta, changed, err := buildOn(light, prev.meta, loc, upgrade, ups, now)
+		meta, changed, err := buildOn(light, prev.meta, loc, upgrade, ups)
 		if err == nil && !changed {
 			return prev.meta, false, nil
 		}
@@ -205,7 +198,7 @@ func buildChangeAt(prev *metaEntry, loc string, upgrade bool, ups table.Updates,
 			}
 		}
 	}
-	meta, changed, err = buildOn(prev.meta, prev.meta, loc, upgrade, ups, now)
+	meta, changed, err = buildOn(prev.meta, prev.meta, loc, upgrade, ups)
 	if err == nil && !changed {
 		return prev.meta, false, nil
 	}
@@ -213,7 +206,7 @@ func buildChangeAt(prev *metaEntry, loc string, upgrade bool, ups table.Updates,
 }
 
 // buildOn is one build of ups on base (prev's metadata or its light form).
-func buildOn(base, prev table.Metadata, loc string, upgrade bool, ups table.Updates, now time.Time) (table.Metadata, bool, error) {
+func buildOn(base, prev table.Metadata, loc string, upgrade bool, ups table.Updates) (table.Metadata, bool, error) {
 	b, err := table.MetadataBuilderFromBase(base, loc)
 	if err != nil {
 		return nil, false, wrapErr(KindInternal, err, "metadata builder")
@@ -231,7 +224,7 @@ func buildOn(base, prev table.Metadata, loc string, upgrade bool, ups table.Upda
 	if !b.HasChanges() && !upgrade {
 		return nil, false, nil
 	}
-	meta, err := buildDated(b, prev, now)
+	meta, err := b.Build()
 	if err != nil {
 		return nil, false, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}

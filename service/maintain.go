@@ -27,12 +27,8 @@ const (
 // MaintainOptions says what a maintenance run expires. Zero values take
 // the table's history.expire.* properties (or Iceberg's defaults).
 type MaintainOptions struct {
-	// ExpireOlderThan expires snapshots committed before this time (the
-	// caller's clock decides).
+	// ExpireOlderThan expires snapshots committed before this time.
 	ExpireOlderThan time.Time
-	// MaxSnapshotAge, when ExpireOlderThan is zero, expires snapshots
-	// committed longer ago than this by the catalog clock (clock.go).
-	MaxSnapshotAge time.Duration
 	// RetainLast keeps at least this many ancestors of every branch head.
 	RetainLast int
 	// DryRun computes and reports, commits and deletes nothing.
@@ -89,13 +85,7 @@ func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt 
 			return nil, err
 		}
 	}
-	// Ages are measured on the catalog clock, checked against the
-	// database's now: a replica whose own clock runs ahead must not
-	// expire snapshots early (clock.go).
-	if err := s.clock.sync(ctx, true); err != nil {
-		return nil, wrapErr(KindUnavailable, err, "Cannot read the catalog database clock to measure snapshot ages; nothing was expired, retry later")
-	}
-	expire := snapshotsToExpire(meta, opt, s.clock.now())
+	expire := snapshotsToExpire(meta, opt, time.Now())
 	rep.MetadataLocation = obj.MetadataLocation
 	if len(expire) == 0 {
 		return rep, nil
@@ -143,8 +133,7 @@ func (s *Service) loadForMaintain(ctx context.Context, w *store.Warehouse, id Id
 
 // snapshotsToExpire picks the snapshots to expire, oldest first: those
 // committed before the cut-off that no ref points at and that are not among
-// the newest RetainLast ancestors of a branch head. now is the catalog
-// clock.
+// the newest RetainLast ancestors of a branch head.
 func snapshotsToExpire(meta table.Metadata, opt MaintainOptions, now time.Time) []int64 {
 	props := meta.Properties()
 	cutoff := opt.ExpireOlderThan
@@ -152,9 +141,6 @@ func snapshotsToExpire(meta table.Metadata, opt MaintainOptions, now time.Time) 
 		age := defaultMaxSnapshotAge
 		if ms, err := strconv.ParseInt(props[PropMaxSnapshotAge], 10, 64); err == nil && ms >= 0 {
 			age = time.Duration(ms) * time.Millisecond
-		}
-		if opt.MaxSnapshotAge > 0 {
-			age = opt.MaxSnapshotAge
 		}
 		cutoff = now.Add(-age)
 	}
@@ -191,7 +177,7 @@ func snapshotsToExpire(meta table.Metadata, opt MaintainOptions, now time.Time) 
 
 // queueDeletes records the files an expiry will delete, before its commit.
 func (s *Service) queueDeletes(ctx context.Context, meta table.Metadata, files []string, expire []int64) error {
-	now := s.clock.now()
+	now := time.Now()
 	rows := make([]store.PendingDelete, len(files))
 	for i, f := range files {
 		rows[i] = store.PendingDelete{TableUUID: meta.TableUUID().String(), Location: f, SnapshotIDs: expire, CreatedAt: now}

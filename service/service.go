@@ -38,9 +38,7 @@ type Options struct {
 	// MaxClockSkew is how far ahead of the catalog's clock a committed
 	// snapshot may be dated (default validation.DefaultMaxClockSkew, one
 	// minute: a snapshot dated further ahead would make later commits from
-	// writers with correct clocks fail until the clock caught up). It is
-	// also how far this replica's clock may differ from the database's
-	// before the catalog uses the database's instead (clock.go).
+	// writers with correct clocks fail until the clock caught up).
 	MaxClockSkew time.Duration
 	// Authorizer decides access; nil allows everything.
 	Authorizer Authorizer
@@ -55,10 +53,7 @@ type Options struct {
 	// VerifySecret checks a client secret against its stored hash
 	// (default secret.Verify, argon2id); tests count calls with it.
 	VerifySecret func(plain, encoded string) (bool, error)
-	// Now is this replica's clock (default time.Now; tests pass a fake):
-	// session ages, and, corrected against the database clock when the two
-	// differ by more than MaxClockSkew (see clock.go), the times written
-	// into table metadata and snapshot expiry's cut-off.
+	// Now is the clock of session ages (default time.Now); tests.
 	Now func() time.Time
 	// Credentials vends storage credentials on load; nil vends none.
 	Credentials CredentialVendor
@@ -87,7 +82,6 @@ type Service struct {
 	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
 	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
 	metaCache metaCache
-	clock     *clock
 }
 
 // New returns a Service over st, writing files through files.
@@ -117,13 +111,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	refs, _ := lru.New[string, []byte](512)
 	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
 	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
-	clk := &clock{local: opts.Now, db: func(ctx context.Context) (time.Time, error) {
-		if st == nil {
-			return time.Time{}, errors.New("no store")
-		}
-		return st.Clock(ctx)
-	}, skew: opts.MaxClockSkew, warn: opts.Logger.Warn}
-	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots, clock: clk}
+	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots}
 }
 
 // commitOutcome reports a commit's final outcome to Options.OnCommit.

@@ -166,8 +166,6 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %s", ClientText(err))
 	}
-	_ = s.clock.sync(ctx, false)
-	dateCreated(meta, s.clock.now())
 	data, err := marshalTableMetadata(meta, version)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "encode metadata")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -144,7 +145,7 @@ func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string
 	st := t.st
 	firstRowID := st.meta.NextRowID()
 	snap := &table.Snapshot{
-		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: max(s.clock.now().UnixMilli(), st.meta.LastUpdatedMillis()+1), ManifestList: rootLoc,
+		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
 		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
 	}
@@ -161,7 +162,7 @@ func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string
 	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
 		return nil, nil, wrapErr(KindInternal, err, "set main")
 	}
-	meta, err := buildDated(b, st.meta, s.clock.now())
+	meta, err := b.Build()
 	if err != nil {
 		return nil, nil, wrapErr(KindInternal, err, "build metadata")
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -102,7 +101,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, err
 	}
-	meta, err := applyUpdates(prev.meta, ups, s.clock.now())
+	meta, err := applyUpdates(prev.meta, ups)
 	if err != nil {
 		return nil, err
 	}
@@ -139,10 +138,9 @@ func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedC
 	return &TableResult{MetadataLocation: st.metaLoc, Metadata: st.data, Config: map[string]string{}}, nil
 }
 
-// applyUpdates applies updates (the v3 view's) to base in memory, dated
-// by the catalog clock at now (buildDated): 400 for an update that does
-// not apply.
-func applyUpdates(base table.Metadata, ups table.Updates, now time.Time) (table.Metadata, error) {
+// applyUpdates applies updates (the v3 view's) to base in memory: 400 for
+// an update that does not apply.
+func applyUpdates(base table.Metadata, ups table.Updates) (table.Metadata, error) {
 	if len(ups) == 0 {
 		return base, nil
 	}
@@ -157,7 +155,7 @@ func applyUpdates(base table.Metadata, ups table.Updates, now time.Time) (table.
 			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 		}
 	}
-	meta, err := buildDated(b, base, now)
+	meta, err := b.Build()
 	if err != nil {
 		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
 	}

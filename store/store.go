@@ -351,9 +351,6 @@ type Store interface {
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
-	// Clock returns the database server's current time: the one clock all
-	// replicas share (service/clock.go measures its own against it).
-	Clock(ctx context.Context) (time.Time, error)
 	// Close releases connections.
 	Close()
 }

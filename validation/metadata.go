@@ -73,8 +73,7 @@ type MetadataRules struct {
 //     main ref is the current snapshot;
 //   - every snapshot added by this commit has a non-negative id, an existing
 //     (or earlier added) parent, an existing schema id, a timestamp between
-//     the epoch and now plus the allowed skew (or prev's last-updated-ms
-//     plus 1 ms, when that is later), row ids within range, and (v2+) a sequence number greater
+//     the epoch and now plus the allowed skew, row ids within range, and (v2+) a sequence number greater
 //     than its parent's and than the last sequence number before it (v1: 0);
 //   - last-sequence-number covers every snapshot and never decreases, and
 //     next-row-id never decreases (v3+); neither may jump beyond 2^62, which
@@ -100,12 +99,6 @@ func TableMetadata(prev, next table.Metadata, now time.Time, rules MetadataRules
 		skew = DefaultMaxClockSkew
 	}
 	c := &metaCheck{prev: prev, next: next, latest: now.Add(skew).UnixMilli(), skew: skew}
-	if prev != nil {
-		// A table already dated later (by a replica or writer within the
-		// skew of its own clock) still takes commits in order: one past its
-		// last update is never "in the future".
-		c.latest = max(c.latest, prev.LastUpdatedMillis()+1)
-	}
 	c.index()
 	for _, step := range []func() error{c.pointers, c.snapshots, c.sequence, c.schemas, c.specs, c.sortOrders, c.logs} {
 		if err := step(); err != nil {
@@ -118,7 +111,7 @@ func TableMetadata(prev, next table.Metadata, now time.Time, rules MetadataRules
 // metaCheck holds one TableMetadata run and the id sets it looks things up in.
 type metaCheck struct {
 	prev, next table.Metadata
-	latest     int64 // newest timestamp (ms) accepted for new entries: max(now+skew, prev last-updated-ms+1)
+	latest     int64 // newest timestamp (ms) accepted for new entries
 	addedMax   int64 // highest sequence number among the snapshots added so far
 	skew       time.Duration
 

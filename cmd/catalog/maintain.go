@@ -26,17 +26,11 @@ func cmdMaintain(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := service.MaintainOptions{RetainLast: *retain, DryRun: *dry}
 	if *olderThan != "" {
-		t, age, err := parseCutoff(*olderThan)
+		t, err := parseCutoff(*olderThan, time.Now())
 		if err != nil {
 			return err
 		}
-		// A duration is an age on the catalog clock (checked against the
-		// database's), not on this host's. Timestamps are milliseconds: an
-		// age of 1ns expires what 0 would.
 		opt.ExpireOlderThan = t
-		if t.IsZero() {
-			opt.MaxSnapshotAge = max(age, time.Nanosecond)
-		}
 	}
 	ctx, svc, closeStore, err := c.open()
 	if err != nil {
@@ -55,18 +49,18 @@ func cmdMaintain(args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// parseCutoff reads --expire-older-than: a duration back from now (age;
-// the time is zero) or an RFC 3339 time.
-func parseCutoff(s string) (time.Time, time.Duration, error) {
+// parseCutoff reads --expire-older-than: a duration back from now or an
+// RFC 3339 time.
+func parseCutoff(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
-			return time.Time{}, 0, fmt.Errorf("--expire-older-than %q: a duration must not be negative", s)
+			return time.Time{}, fmt.Errorf("--expire-older-than %q: a duration must not be negative", s)
 		}
-		return time.Time{}, d, nil
+		return now.Add(-d), nil
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return time.Time{}, 0, fmt.Errorf("--expire-older-than %q: want a duration (72h) or an RFC 3339 time", s)
+		return time.Time{}, fmt.Errorf("--expire-older-than %q: want a duration (72h) or an RFC 3339 time", s)
 	}
-	return t, 0, nil
+	return t, nil
 }
