@@ -20,6 +20,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // syncBuffer collects log output from concurrent handlers.
@@ -50,7 +51,12 @@ type authBundle struct {
 // only), logging everything at Debug into logs.
 func setupAuth(t *testing.T, backend string) *authBundle {
 	t.Helper()
-	st := openStore(t, backend)
+	return authOver(t, openStore(t, backend))
+}
+
+// authOver is setupAuth over a store the caller opened.
+func authOver(t *testing.T, st store.Store) *authBundle {
+	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var svc *service.Service

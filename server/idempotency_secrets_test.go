@@ -20,7 +20,6 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/credentials/vending"
-	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
@@ -109,25 +108,6 @@ func dumpPostgres(t *testing.T, dsn string) string {
 		}
 	}
 	return out.String()
-}
-
-// authOver starts a catalog with built-in tokens over st.
-func authOver(t *testing.T, st store.Store) *authBundle {
-	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	var svc *service.Service
-	b, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: bytes.Repeat([]byte{7}, 32),
-		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
-		})})
-	require.NoError(t, err)
-	svc = service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Tokens: b})
-	_, err = svc.CreateWarehouse(context.Background(), "wh", "file://"+filepath.Join(t.TempDir(), "wh"), nil)
-	require.NoError(t, err)
-	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet, Auth: authn.New(b, nil)})
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	return &authBundle{bundle: &bundle{url: hs.URL, store: st, client: hs.Client()}, svc: svc, logs: &syncBuffer{}}
 }
 
 // TestTokenNeverReplayedThroughIdempotencyKey is the regression of the
