@@ -25,10 +25,24 @@ type cutProxy struct {
 }
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
+	p := &cutProxy{}
+	p.ln = serveProxy(t, target, func(c, up net.Conn) {
+		p.mu.Lock()
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(up, c); up.Close() }()
+		go func() { _, _ = io.Copy(c, up); c.Close() }()
+	})
+	t.Cleanup(p.cut)
+	return p
+}
+
+// serveProxy listens on a loopback port and hands each accepted connection,
+// with a fresh connection to target, to pipe; cleanup closes the listener.
+func serveProxy(t *testing.T, target string, pipe func(c, up net.Conn)) net.Listener {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	p := &cutProxy{ln: ln}
-	t.Cleanup(func() { ln.Close(); p.cut() })
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -40,14 +54,10 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 				c.Close()
 				continue
 			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
+			pipe(c, up)
 		}
 	}()
-	return p
+	return ln
 }
 
 func (p *cutProxy) cut() {

@@ -152,26 +152,13 @@ type lateProxy struct {
 }
 
 func newLateProxy(t *testing.T, target string) *lateProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &lateProxy{ln: ln}
-	t.Cleanup(func() { ln.Close(); p.release() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			var gate atomic.Pointer[chan struct{}]
-			go p.requests(c, up, &gate)
-			go p.answers(c, up, &gate)
-		}
-	}()
+	p := &lateProxy{}
+	p.ln = serveProxy(t, target, func(c, up net.Conn) {
+		var gate atomic.Pointer[chan struct{}]
+		go p.requests(c, up, &gate)
+		go p.answers(c, up, &gate)
+	})
+	t.Cleanup(p.release)
 	return p
 }
 
