@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyroaring import BitMap64
 
-from lakehold._errors import LakeholdError
+from lakehold.errors import LakeholdError
 
 DV_BLOB_TYPE = "deletion-vector-v1"
 _DV_MAGIC = b"\xd1\xd3\x39\x64"

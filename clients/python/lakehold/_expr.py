@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakehold._errors import LakeholdError
+from lakehold.errors import LakeholdError
 
 Expression = dict[str, Any] | bool
 

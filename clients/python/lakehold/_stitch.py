@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakehold._deletes import DeletesError, anti_join, keep_mask, positions_from_file, read_dv
-from lakehold._errors import LakeholdError
+from lakehold.errors import LakeholdError
 
 ROW_ID_FIELD_ID = 2147483540
 LAST_UPDATED_FIELD_ID = 2147483539

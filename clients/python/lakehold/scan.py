@@ -1,0 +1,231 @@
+"""Scans of a v4 table: plan on the catalog, stitch and filter here.
+
+A scan asks the catalog for a plan (``POST .../plan`` with
+``X-Iceberg-Column-Files: true``), reads every task with ``_stitch``
+(column files, deletion vectors, equality deletes, row lineage) on a small
+thread pool, and applies the row filter to the stitched rows: planning is
+inclusive, so a returned file may hold rows that do not match.
+``Table.scan`` and ``Table.changes`` build these; nothing is read until a
+``to_*`` method runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakehold import _expr, _schema
+from lakehold._stitch import LAST_UPDATED, NotChangedError, output_schema, read_task
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas
+    import polars
+
+    from lakehold.table import Table
+
+__all__ = ["Scan", "NotChangedError"]
+
+
+def _workers() -> int:
+    return min(8, (os.cpu_count() or 1) * 2)
+
+
+class Scan:
+    """A lazy read of a table (or of what changed in a snapshot range).
+
+    Build it with ``Table.scan(...)`` or ``Table.changes(...)``. Every
+    ``to_*`` method plans again, so a Scan can be read more than once.
+    """
+
+    def __init__(self, table: Table, row_filter: Any = None, selected_fields: Sequence[str] = ("*",),
+                 snapshot_id: int | None = None, with_row_lineage: bool = False, limit: int | None = None,
+                 *, since_snapshot_id: int | None = None, to_snapshot_id: int | None = None) -> None:
+        """Raises FilterError for a row filter that does not convert, and
+        StitchError for a selected column not in the schema."""
+        self._table = table
+        self._snapshot_id = snapshot_id
+        self._since = since_snapshot_id
+        self._to = to_snapshot_id
+        self._schema = self._read_schema()
+        self._filter = _expr.to_json(row_filter, self._schema)
+        self._lineage = with_row_lineage or since_snapshot_id is not None
+        self._limit = limit
+        self._columns = self._resolve(selected_fields)
+        needed = _expr.referenced_names(self._filter, self._schema)
+        self._read_columns = self._columns + [n for n in needed if n not in self._columns]
+        self._predicate = _expr.to_pyarrow(self._filter, self._schema)
+        self._out = output_schema(self._schema, self._columns, self._lineage)
+
+    @classmethod
+    def changes(cls, table: Table, since_snapshot_id: int, to_snapshot_id: int | None = None,
+                selected_fields: Sequence[str] = ("*",)) -> Scan:
+        """What changed after ``since_snapshot_id`` up to ``to_snapshot_id``
+        (default: the current snapshot): every row of the files appended in
+        the range, and the rows of updated base files whose
+        ``_last_updated_sequence_number`` is past the start snapshot's. Rows
+        carry ``_row_id`` and ``_last_updated_sequence_number``. Reading a
+        column that an updated base did not change in the range raises
+        NotChangedError: select the changed columns, or scan the end
+        snapshot for the others."""
+        return cls(table, selected_fields=selected_fields, since_snapshot_id=since_snapshot_id,
+                   to_snapshot_id=to_snapshot_id)
+
+    def _read_schema(self) -> pa.Schema:
+        """The schema rows are read with: the snapshot's for time travel,
+        the current one otherwise."""
+        if self._snapshot_id is None or self._since is not None:
+            return self._table.schema()
+        sid = self._table.snapshot(self._snapshot_id).get("schema-id")
+        return _schema.to_arrow_schema(self._table.schema_json(sid))
+
+    def _resolve(self, selected: Sequence[str]) -> list[str]:
+        if isinstance(selected, str):
+            selected = (selected,)
+        if "*" in selected:
+            return list(self._schema.names)
+        output_schema(self._schema, list(selected), False)  # raises for unknown names
+        return list(selected)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of the rows this scan returns."""
+        return self._out
+
+    def plan_body(self) -> dict[str, Any]:
+        """The ``/plan`` request body of this scan."""
+        body: dict[str, Any] = {"case-sensitive": True}
+        if self._read_columns != list(self._schema.names):
+            body["select"] = self._read_columns
+        if self._filter is not None and self._filter is not True:
+            body["filter"] = self._filter
+        if self._since is not None:
+            body["start-snapshot-id"] = self._since
+            body["end-snapshot-id"] = self._to if self._to is not None else self._table.current_snapshot_id
+        elif self._snapshot_id is not None:
+            body["snapshot-id"] = self._snapshot_id
+            body["use-snapshot-schema"] = True
+        return body
+
+    def plan_files(self) -> list[dict[str, Any]]:
+        """The file-scan tasks of this scan (delete files resolved).
+
+        Raises the catalog's errors (NoSuchTableError, ValidationError, ...).
+        """
+        if self._since is None and self._snapshot_id is None and self._table.current_snapshot_id is None:
+            return []
+        return self._table._plan(self.plan_body())
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Yield the rows as record batches, task by task, in plan order.
+
+        At most a few tasks are in memory at once: reads run ahead on a
+        bounded thread pool. Raises StitchError, DeletesError, OSError or
+        the catalog's errors.
+        """
+        tasks = self.plan_files()
+        remaining = self._limit
+        for table in self._tables(tasks):
+            if remaining is not None:
+                table = table.slice(0, remaining)
+                remaining -= table.num_rows
+            for batch in table.to_batches():
+                yield batch
+            if remaining is not None and remaining <= 0:
+                return
+
+    def _tables(self, tasks: list[dict[str, Any]]) -> Iterator[pa.Table]:
+        workers = _workers()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: deque[Future[pa.Table]] = deque()
+            it = iter(tasks)
+            try:
+                for task in it:
+                    pending.append(pool.submit(self._read, task))
+                    if len(pending) >= workers * 2:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for f in pending:
+                    f.cancel()
+
+    def _read(self, task: dict[str, Any]) -> pa.Table:
+        """One task's matching rows, as this scan's schema."""
+        table = read_task(self._table._io, task, self._read_columns, self._lineage, schema=self._schema)
+        if self._since is not None and task["data-file"].get("column-files-changed-since") is not None:
+            table = table.filter(pc.greater(table.column(LAST_UPDATED), self._start_sequence_number()))
+        if self._predicate is not None:
+            table = table.filter(self._predicate)
+        if table.num_columns != len(self._out):
+            table = table.select(self._out.names)
+        return table
+
+    def _start_sequence_number(self) -> int:
+        for snap in self._table.metadata.get("snapshots", []):
+            if snap.get("snapshot-id") == self._since:
+                return int(snap.get("sequence-number", 0))
+        raise ValueError(f"snapshot {self._since} is not in the table's metadata")
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """A RecordBatchReader over ``to_batches()`` (nothing materialized)."""
+        return pa.RecordBatchReader.from_batches(self._out, self.to_batches())
+
+    def to_arrow(self) -> pa.Table:
+        """All matching rows as one pyarrow Table."""
+        return pa.Table.from_batches(list(self.to_batches()), schema=self._out)
+
+    def to_pandas(self, **kwargs: Any) -> pandas.DataFrame:
+        """The rows as a pandas DataFrame (``kwargs`` go to ``Table.to_pandas``)."""
+        return self.to_arrow().to_pandas(**kwargs)
+
+    def to_polars(self) -> polars.DataFrame:
+        """The rows as a Polars DataFrame (needs polars installed)."""
+        import polars as pl
+
+        frame = pl.from_arrow(self.to_arrow())
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+
+    def to_duckdb(self, table_name: str, connection: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
+        """Register the rows as view ``table_name`` in a DuckDB connection
+        (a new in-memory one when none is given) and return the connection.
+        """
+        import duckdb
+
+        con = connection if connection is not None else duckdb.connect()
+        con.register(table_name, self.to_arrow())
+        return con
+
+    def count(self) -> int:
+        """The number of matching rows. Without a filter or equality
+        deletes it is taken from the plan (record counts less deletion
+        vector cardinalities) without reading data."""
+        tasks = self.plan_files()
+        if self._predicate is None and self._since is None and all(_countable(t) for t in tasks):
+            total = sum(_live_rows(t) for t in tasks)
+            return total if self._limit is None else min(total, self._limit)
+        saved = self._read_columns, self._out
+        self._read_columns = _expr.referenced_names(self._filter, self._schema)
+        self._out = pa.schema([])
+        try:
+            rows = sum(t.num_rows for t in self._tables(tasks))
+        finally:
+            self._read_columns, self._out = saved
+        return rows if self._limit is None else min(rows, self._limit)
+
+
+def _countable(task: dict[str, Any]) -> bool:
+    return all(d.get("content") == "position-deletes" and d.get("content-offset") is not None
+               for d in task.get("delete-files", []))
+
+
+def _live_rows(task: dict[str, Any]) -> int:
+    dv = sum(int(d.get("record-count", 0)) for d in task.get("delete-files", []))
+    return int(task["data-file"]["record-count"]) - dv
