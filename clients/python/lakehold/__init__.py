@@ -1,0 +1,37 @@
+"""Lakehold: a typed Python client for v4 Iceberg tables on a Lakehold catalog.
+
+Connect with :func:`load_catalog` (PyIceberg REST properties), create tables
+from Arrow schemas, append Arrow data, update columns with row-aligned
+column files (:meth:`Table.update_columns`, :meth:`Table.merge_columns`)
+and scan with column files, deletion vectors and row lineage applied.
+"""
+
+from .catalog import Catalog, load_catalog
+from .errors import (
+    AlreadyExistsError,
+    CommitFailedError,
+    CommitStateUnknownError,
+    ForbiddenError,
+    LakeholdError,
+    MergeKeyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NotAuthorizedError,
+    NotFoundError,
+    ServiceUnavailableError,
+    TransportError,
+    ValidationError,
+)
+from .table import Table
+
+try:  # scan.py is written alongside; the package imports without it.
+    from .scan import Scan
+except ImportError:  # pragma: no cover
+    Scan = None  # type: ignore[assignment,misc]
+
+__all__ = [
+    "AlreadyExistsError", "Catalog", "CommitFailedError", "CommitStateUnknownError", "ForbiddenError",
+    "LakeholdError", "MergeKeyError", "NoSuchNamespaceError", "NoSuchTableError", "NotAuthorizedError",
+    "NotFoundError", "Scan", "ServiceUnavailableError", "Table", "TransportError", "ValidationError",
+    "load_catalog",
+]

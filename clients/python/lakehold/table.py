@@ -1,0 +1,153 @@
+"""Table: metadata, planning and the write paths of one v4 table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import pyarrow as pa
+
+from . import _schema
+from ._io import FileIO
+from ._rest import RestSession
+from .errors import LakeholdError
+
+if TYPE_CHECKING:
+    from .scan import Scan
+
+
+class Table:
+    """A loaded table. Metadata is as of the last load, commit or
+    :meth:`refresh`; writes refresh it themselves. Methods raise the
+    :mod:`lakehold.errors` class of the catalog's answer."""
+
+    def __init__(self, identifier: tuple[str, ...], load_result: dict[str, Any], rest: RestSession) -> None:
+        self.identifier = identifier
+        self._rest = rest
+        self._apply(load_result)
+
+    def _apply(self, res: dict[str, Any]) -> None:
+        """Take a LoadTableResult (or CommitTableResponse: no config, keep
+        the vended credentials we have)."""
+        self.metadata: dict[str, Any] = res["metadata"]
+        self.metadata_location: str | None = res.get("metadata-location")
+        if "config" in res or "storage-credentials" in res or not hasattr(self, "_io"):
+            props = {**self._rest.properties, **(res.get("config") or {})}
+            self._io = FileIO(props, res.get("storage-credentials"), self.location)
+
+    # --- paths ----------------------------------------------------------------
+
+    @property
+    def _path(self) -> str:
+        from .catalog import namespace_path
+        return f"namespaces/{namespace_path(self.identifier[:-1])}/tables/{quote(self.identifier[-1], safe='')}"
+
+    # --- metadata -------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """The table's base location."""
+        return str(self.metadata["location"]).rstrip("/")
+
+    @property
+    def format_version(self) -> int:
+        """The table's format version."""
+        return int(self.metadata.get("format-version", 1))
+
+    def schema_json(self, schema_id: int | None = None) -> dict[str, Any]:
+        """The Iceberg schema JSON (current, or ``schema_id``); LakeholdError when unknown."""
+        sid = self.metadata.get("current-schema-id", 0) if schema_id is None else schema_id
+        for s in self.metadata.get("schemas", []):
+            if s.get("schema-id") == sid:
+                return s
+        raise LakeholdError(f"schema {sid} is not in the table metadata")
+
+    def schema(self) -> pa.Schema:
+        """The current schema as Arrow, field ids as ``PARQUET:field_id``."""
+        return _schema.to_arrow_schema(self.schema_json())
+
+    def _schema_of_snapshot(self, snapshot_id: int | None) -> pa.Schema:
+        """The Arrow schema rows of ``snapshot_id`` are read with (its
+        ``schema-id``; the current schema for None or a snapshot without one)."""
+        if snapshot_id is None:
+            return self.schema()
+        sid = self.snapshot(snapshot_id).get("schema-id")
+        return _schema.to_arrow_schema(self.schema_json(sid))
+
+    def spec_json(self) -> dict[str, Any]:
+        """The default partition spec JSON."""
+        sid = self.metadata.get("default-spec-id", 0)
+        for s in self.metadata.get("partition-specs", []):
+            if s.get("spec-id") == sid:
+                return s
+        return {"spec-id": sid, "fields": []}
+
+    @property
+    def current_snapshot_id(self) -> int | None:
+        """The current snapshot id, None for an empty table."""
+        sid = self.metadata.get("current-snapshot-id")
+        return None if sid in (None, -1) else int(sid)
+
+    def snapshots(self) -> list[dict[str, Any]]:
+        """The snapshots in the metadata, oldest first."""
+        return list(self.metadata.get("snapshots") or [])
+
+    def snapshot(self, snapshot_id: int) -> dict[str, Any]:
+        """The snapshot ``snapshot_id``; LakeholdError when unknown."""
+        for s in self.snapshots():
+            if s["snapshot-id"] == snapshot_id:
+                return s
+        raise LakeholdError(f"snapshot {snapshot_id} is not in the table metadata")
+
+    def refresh(self) -> Table:
+        """Reload metadata and vended credentials; returns self."""
+        self._apply(self._rest.request("GET", self._path))
+        return self
+
+    # --- planning (used by scan.py) -------------------------------------------
+
+    def _plan(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """Plan on the server and return every file-scan task, following
+        ``plan-tasks`` through ``/tasks``; each task's ``delete-files`` holds
+        the delete-file objects it references. LakeholdError for a failed plan."""
+        res = self._rest.request("POST", f"{self._path}/plan", json=body)
+        if res.get("status") not in (None, "completed"):
+            raise LakeholdError(f"scan planning answered status {res.get('status')!r}")
+        tasks = _resolve(res)
+        pending = list(res.get("plan-tasks") or [])
+        while pending:
+            sub = self._rest.request("POST", f"{self._path}/tasks", json={"plan-task": pending.pop(0)})
+            tasks.extend(_resolve(sub))
+            pending.extend(sub.get("plan-tasks") or [])
+        return tasks
+
+    # --- reads (scan.py) ------------------------------------------------------
+
+    def scan(self, row_filter: Any = None, selected_fields: tuple[str, ...] = ("*",), snapshot_id: int | None = None,
+             with_row_lineage: bool = False, limit: int | None = None) -> Scan:
+        """A scan of the table (see :class:`lakehold.Scan`)."""
+        from .scan import Scan
+        return Scan(self, row_filter=row_filter, selected_fields=selected_fields, snapshot_id=snapshot_id,
+                    with_row_lineage=with_row_lineage, limit=limit)
+
+    def changes(self, since_snapshot_id: int, to_snapshot_id: int | None = None,
+                selected_fields: tuple[str, ...] = ("*",)) -> Scan:
+        """The rows added or changed after ``since_snapshot_id`` up to
+        ``to_snapshot_id`` (default: current)."""
+        from .scan import Scan
+        return Scan(self, selected_fields=selected_fields, since_snapshot_id=since_snapshot_id,
+                    to_snapshot_id=to_snapshot_id)
+
+
+def _resolve(res: dict[str, Any]) -> list[dict[str, Any]]:
+    deletes = res.get("delete-files") or []
+    out = []
+    for task in res.get("file-scan-tasks") or []:
+        task = dict(task)
+        task["delete-files"] = [deletes[i] for i in task.pop("delete-file-references", None) or []]
+        out.append(task)
+    return out
+
+
+__all__ = ["Table"]
