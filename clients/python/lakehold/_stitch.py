@@ -110,8 +110,9 @@ def read_task(io: Any, task: dict[str, Any], columns: Sequence[str | int], with_
     eq_files = [] if keep_deleted_rows else [d for d in task.get("delete-files", []) if d.get("content") == "equality-deletes"]
     extra = _equality_targets(schema, eq_files, targets)
     reader = _TaskReader(io, df)
-    cols = reader.read([field_id(t) for t in targets + extra], with_row_lineage)
-    arrays = [_conform(cols.get(field_id(t)), t, reader.rows) for t in targets + extra]
+    ids = [_id(t) for t in targets + extra]
+    cols = reader.read(ids, with_row_lineage)
+    arrays = [_conform(cols.get(i), t, reader.rows) for i, t in zip(ids, targets + extra)]
     fields = targets + extra
     if with_row_lineage:
         arrays += [reader.row_ids(cols.get(ROW_ID_FIELD_ID)), reader.last_updated(cols.get(LAST_UPDATED_FIELD_ID))]
@@ -122,6 +123,13 @@ def read_task(io: Any, task: dict[str, Any], columns: Sequence[str | int], with_
         for eq in eq_files:
             table = _apply_equality(io, eq, table, schema)
     return table.select([f.name for f in out_schema]) if extra else table
+
+
+def _id(field: pa.Field) -> int:
+    fid = field_id(field)
+    if fid is None:
+        raise StitchError(f"column {field.name!r} has no field id in the table schema")
+    return fid
 
 
 def _table(arrays: list[Any], fields: list[pa.Field], rows: int) -> pa.Table:
@@ -161,14 +169,12 @@ class _TaskReader:
         self.updated = bool(self.column_files) or df.get("latest-column-file-snapshot-id") is not None
         self.changed_only = df.get("column-files-changed-since") is not None
 
-    def sources(self, ids: list[int | None], lineage: bool) -> tuple[dict[int, str], set[int]]:
+    def sources(self, ids: list[int], lineage: bool) -> tuple[dict[int, str], set[int]]:
         """The file of every field, and the fields that may be missing from
         theirs (materialized lineage, fields an old base predates)."""
         src: dict[int, str] = {}
         optional: set[int] = set()
         for fid in ids:
-            if fid is None:
-                raise StitchError("a selected field has no field id in the table schema")
             src[fid] = self.base
             optional.add(fid)
         if lineage:
@@ -190,9 +196,11 @@ class _TaskReader:
     def _stale(self, cf: dict[str, Any]) -> bool:
         # A lineage column written before the entry's last update predates it.
         cf_seq = cf.get("sequence-number")
-        return bool(cf_seq) and self.seq is not None and cf_seq < self.seq
+        if not cf_seq or self.seq is None:
+            return False
+        return int(cf_seq) < self.seq
 
-    def read(self, ids: list[int | None], lineage: bool) -> dict[int, pa.ChunkedArray]:
+    def read(self, ids: list[int], lineage: bool) -> dict[int, pa.ChunkedArray]:
         """Read every field of ``ids`` (and the lineage columns) by file."""
         src, optional = self.sources(ids, lineage)
         if self.changed_only:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from lakehold.table import Table
 
-__all__ = ["Scan", "NotChangedError"]
+__all__ = ["NotChangedError", "Scan"]
 
 
 def _workers() -> int:
@@ -135,8 +135,7 @@ class Scan:
             if remaining is not None:
                 table = table.slice(0, remaining)
                 remaining -= table.num_rows
-            for batch in table.to_batches():
-                yield batch
+            yield from table.to_batches()
             if remaining is not None and remaining <= 0:
                 return
 
