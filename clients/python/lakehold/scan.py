@@ -167,10 +167,10 @@ class Scan:
         return table
 
     def _start_sequence_number(self) -> int:
-        for snap in self._table.metadata.get("snapshots", []):
-            if snap.get("snapshot-id") == self._since:
-                return int(snap.get("sequence-number", 0))
-        raise ValueError(f"snapshot {self._since} is not in the table's metadata")
+        """The change range's start sequence number; LakeholdError when the
+        start snapshot is not in the table's metadata."""
+        assert self._since is not None
+        return int(self._table.snapshot(self._since).get("sequence-number", 0))
 
     def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
         """A RecordBatchReader over ``to_batches()`` (nothing materialized)."""

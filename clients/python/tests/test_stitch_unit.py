@@ -144,6 +144,19 @@ def test_stale_lineage_column_is_ignored(base: str, tmp_path: Path) -> None:
         "_last_updated_sequence_number").to_pylist() == [4] * 10
 
 
+def test_struct_children_matched_by_field_id(tmp_path: Path) -> None:
+    old = pa.struct([fld("lat", pa.float64(), 11), fld("lon", pa.float64(), 12)])
+    new = pa.struct([fld("longitude", pa.float64(), 12), fld("lat", pa.float64(), 11), fld("alt", pa.int64(), 13)])
+    schema = pa.schema([fld("id", pa.int64(), 1), fld("pos", new, 10), fld("tags", pa.list_(fld("element", pa.string(), 21)), 20)])
+    b = tmp_path / "s.parquet"
+    file_schema = pa.schema([fld("id", pa.int64(), 1), fld("pos", old, 10), fld("tags", pa.list_(fld("element", pa.string(), 21)), 20)])
+    pq.write_table(pa.table([pa.array([1, 2]), pa.array([{"lat": 1.0, "lon": 2.0}, None], old),
+                             pa.array([["a"], []], pa.list_(pa.string()))], schema=file_schema), b)
+    t = read_task(LocalIO(), {"data-file": {"file-path": str(b), "record-count": 2}}, ["pos", "tags"], schema=schema)
+    assert t.column("pos").to_pylist() == [{"longitude": 2.0, "lat": 1.0, "alt": None}, None]
+    assert t.column("tags").to_pylist() == [["a"], []]
+
+
 def test_no_columns_counts_rows(base: str) -> None:
     assert read_task(LocalIO(), task(base), [], schema=SCHEMA).num_rows == 10
 
