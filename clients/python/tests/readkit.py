@@ -101,6 +101,18 @@ def set_properties(table: lakehold.Table, props: dict[str, str]) -> None:
     table.refresh()
 
 
+def compact_skip_reason(deployment: Any) -> str | None:
+    """Why ``catalog compact`` cannot run on this deployment, None if it can:
+    on Postgres it needs the key that seals the warehouse's storage profile
+    (CATALOG_SECRET_KEY in the environment or the deployment's extra)."""
+    import os
+
+    if deployment.backend == "sqlite" or os.environ.get("CATALOG_SECRET_KEY") or \
+            deployment.extra.get("CATALOG_SECRET_KEY"):
+        return None
+    return "catalog compact on the Postgres deployment needs CATALOG_SECRET_KEY shared with the server"
+
+
 def compact(catalog_bin: str, deployment: Any, ident: str) -> dict[str, Any]:
     """Run ``catalog compact`` on the deployment's database, picking every
     base with a column file or DV; its report."""

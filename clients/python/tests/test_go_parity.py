@@ -8,7 +8,6 @@ columns, a select with a filter, and time travel to before the compaction."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import uuid
 from typing import Any
@@ -36,8 +35,8 @@ def _has_read(catalog_bin: str) -> bool:
 def shared(catalog: lakehold.Catalog, namespace: str, catalog_bin: str, deployment: Any) -> dict[str, Any]:
     if not _has_read(catalog_bin):
         pytest.skip("catalog read not available in this catalog binary")
-    if deployment.backend != "sqlite" and not os.environ.get("CATALOG_SECRET_KEY"):
-        pytest.skip("catalog compact on the Postgres deployment needs CATALOG_SECRET_KEY shared with the server")
+    if reason := readkit.compact_skip_reason(deployment):
+        pytest.skip(reason)
     t = catalog.create_table((namespace, "p_" + uuid.uuid4().hex[:6]), SCHEMA)
     a = readkit.append_file(t, rows(0, 20))
     b = readkit.append_file(t, rows(20, 20))

@@ -5,7 +5,6 @@ equality deletes and a compacted file (materialized ``_row_id``)."""
 
 from __future__ import annotations
 
-import os
 import uuid
 
 import pyarrow as pa
@@ -114,9 +113,8 @@ def test_deletion_vector_and_equality_deletes(table: lakehold.Table) -> None:
 
 
 def test_compacted_file_keeps_row_ids(table: lakehold.Table, catalog_bin: str, deployment) -> None:
-    if deployment.backend != "sqlite" and not os.environ.get("CATALOG_SECRET_KEY"):
-        pytest.skip("catalog compact on the Postgres deployment needs the key that seals its storage profile: "
-                    "set CATALOG_SECRET_KEY for the test session")
+    if reason := readkit.compact_skip_reason(deployment):
+        pytest.skip(reason)
     base = readkit.append_file(table, rows(0, 10))
     readkit.column_file(table, base, pa.table({"score": [1.0] * 10}))
     readkit.deletion_vector(table, base, [2, 5])
