@@ -167,8 +167,12 @@ type Columns struct {
 // this package unchanged. Like LeafReader, it is called concurrently.
 type RowsReader func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error)
 
-// columnCounts are the summary counts of a column-file commit.
-type columnCounts struct{ added, retired, modified int }
+// columnCounts are the summary counts of a column-file commit and its
+// change of the file totals (column files' bytes).
+type columnCounts struct {
+	added, retired, modified int
+	delta                    Delta
+}
 
 // CommitColumns rewrites the tree for a column-file commit without
 // rewriting the leaves that hold the base files: each base's position in
@@ -213,12 +217,12 @@ func CommitColumns(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot
 	if err := cb.b.placeModified(cb.rootData, cb.modified); err != nil {
 		return nil, err
 	}
-	summary := iceberg.Properties{}
-	maps.Copy(summary, c.SnapshotProperties)
-	summary["added-column-files"] = strconv.Itoa(cb.n.added)
-	summary["retired-column-files"] = strconv.Itoa(cb.n.retired)
-	summary["modified-data-files"] = strconv.Itoa(cb.n.modified)
-	cb.b.res.Operation, cb.b.res.Summary = table.OpOverwrite, summary
+	cb.b.res.Summary = summarize(c.SnapshotProperties, &cb.n.delta, iceberg.Properties{
+		"added-column-files":   strconv.Itoa(cb.n.added),
+		"retired-column-files": strconv.Itoa(cb.n.retired),
+		"modified-data-files":  strconv.Itoa(cb.n.modified),
+	})
+	cb.b.res.Operation, cb.b.res.Delta = table.OpOverwrite, cb.n.delta
 	return &cb.b.res, nil
 }
 
@@ -265,18 +269,26 @@ func (cb *columnsBuild) rootRow(rr v4manifest.TrackedFile, isBase bool) error {
 }
 
 // baseLeaf masks the bases in leaf rr, their MODIFIED rows joining the
-// others, or rewrites the leaf when every live row of it is a base (a
-// mask of every row would leave a leaf of nothing live in the tree).
+// others. When every live row of the leaf is a base, a mask would leave a
+// leaf of nothing live in the tree, and a rewrite would write the whole
+// leaf again: the leaf is retired instead (DELETED) and its bases' REPLACED
+// rows go into the root, as for bases the root holds, beside the MODIFIED
+// rows (which placeModified moves to a new leaf if the root would hold too
+// many).
 func (cb *columnsBuild) baseLeaf(rr v4manifest.TrackedFile, read leafRows) error {
 	pairs, positions, err := cb.c.modifyBases(cb.b.snap, read.rows, &cb.n)
 	if err != nil {
 		return err
 	}
-	if len(positions) == read.live {
-		return cb.b.replaceLeaf(rr, pairs)
-	}
 	for i := 1; i < len(pairs); i += 2 {
 		cb.modified = append(cb.modified, pairs[i])
+	}
+	if len(positions) == read.live {
+		cb.b.retire(rr)
+		for i := 0; i < len(pairs); i += 2 {
+			cb.b.res.Root = append(cb.b.res.Root, pairs[i])
+		}
+		return nil
 	}
 	return cb.b.mask(rr, positions)
 }
@@ -449,8 +461,27 @@ func (c *Columns) modifyBases(snap *Snapshot, rows []v4manifest.TrackedFile, n *
 		n.added += nAdded
 		n.retired += nRetired
 		n.modified++
+		columnFilesDelta(&n.delta, r.ColumnFiles, mod.ColumnFiles)
 	}
 	return pairs, positions, nil
+}
+
+// columnFilesDelta counts the column files of a base that a commit adds
+// (in after, not before) and retires (in before, not after), by location.
+func columnFilesDelta(d *Delta, before, after []v4manifest.ColumnFile) {
+	has := func(fs []v4manifest.ColumnFile, loc string) bool {
+		return slices.ContainsFunc(fs, func(cf v4manifest.ColumnFile) bool { return cf.Location == loc })
+	}
+	for _, cf := range after {
+		if !has(before, cf.Location) {
+			d.addColumnFile(cf.FileSizeInBytes)
+		}
+	}
+	for _, cf := range before {
+		if !has(after, cf.Location) {
+			d.removeColumnFile(cf.FileSizeInBytes)
+		}
+	}
 }
 
 // sortedBy reports whether sort order id uses a field the column files

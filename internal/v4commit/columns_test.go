@@ -335,3 +335,40 @@ func TestCommitColumnsMovesRootRowsToALeaf(t *testing.T) {
 		t.Errorf("live files %d", len(live))
 	}
 }
+
+// TestCommitColumnsRetiresAllBaseLeaf: when every live row of a leaf is a
+// base, the leaf is neither masked whole nor rewritten: its root row is
+// DELETED and the bases' REPLACED and MODIFIED rows go in the root, so the
+// root is the only manifest written.
+func TestCommitColumnsRetiresAllBaseLeaf(t *testing.T) {
+	tr, root := threeLeaves()
+	f2 := colFile("b2", "cf1", 1)
+	f2.RecordCount = 40
+	c := columnsFor(t, tr, root, []validation.ColumnFile{colFile("b1", "cf1", 1), f2})
+	before := liveFiles(t, tr, &Result{Root: root})
+	res, err := CommitColumns(root, tr.read, newSnap(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Leaves) != 0 {
+		t.Fatalf("%d leaves written, want none", len(res.Leaves))
+	}
+	if got := res.Root[1]; got.Location != root[2].Location || got.Tracking.Status != v4manifest.StatusDeleted || *got.Tracking.SnapshotID != 99 {
+		t.Errorf("leaf b's root row %v %+v, want it DELETED in this snapshot", got.Location, got.Tracking)
+	}
+	pairs := map[string][]v4manifest.Status{}
+	for _, r := range res.Root {
+		if r.ContentType == v4manifest.ContentData {
+			pairs[r.Location] = append(pairs[r.Location], r.Tracking.Status)
+		}
+	}
+	for _, b := range []string{"b1", "b2"} {
+		if got := pairs[loc(b)]; !slices.Contains(got, v4manifest.StatusReplaced) || !slices.Contains(got, v4manifest.StatusModified) {
+			t.Errorf("%s rows in the root %v, want REPLACED and MODIFIED", b, got)
+		}
+	}
+	live := liveFiles(t, tr, res)
+	if len(live) != len(before) || live[loc("b2")].Tracking.Status != v4manifest.StatusModified || live[loc("b2")].Tracking.FirstRowID == nil {
+		t.Errorf("live files %d (want %d), b2 %+v", len(live), len(before), live[loc("b2")].Tracking)
+	}
+}

@@ -77,6 +77,10 @@ type Result struct {
 	Summary   iceberg.Properties
 	// AddedRows is the number of rows the commit adds (row lineage).
 	AddedRows int64
+	// Delta is what the commit changes in the table's live files; the
+	// summary's counters are made from it, and AddTotals adds it to the
+	// parent's totals.
+	Delta Delta
 }
 
 // SetLeafSize records the size of leaf i once written.

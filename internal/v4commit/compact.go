@@ -53,8 +53,8 @@ type compaction struct {
 	leaves  map[int]bool
 	newRows []v4manifest.TrackedFile
 
-	removedRecords, addedRecords int64
-	columnFiles, dvs             int
+	delta            Delta
+	columnFiles, dvs int
 }
 
 // CommitCompaction rewrites the tree for a compaction: the leaves holding a
@@ -92,7 +92,7 @@ func CommitCompaction(root []v4manifest.TrackedFile, read LeafReader, snap Snaps
 			return nil, err
 		}
 	}
-	b.res.Operation = table.OpReplace
+	b.res.Operation, b.res.Delta = table.OpReplace, cp.delta
 	b.res.Summary = cp.summary(c.SnapshotProperties)
 	return &b.res, nil
 }
@@ -207,8 +207,8 @@ func (cp *compaction) fold(snap *Snapshot, r v4manifest.TrackedFile, f *Fold) (v
 	row.Tracking = v4manifest.Tracking{Status: v4manifest.StatusAdded, SnapshotID: ptrTo(snap.ID),
 		SequenceNumber: ptrTo(*r.Tracking.SequenceNumber), FileSequenceNumber: ptrTo(snap.SequenceNumber),
 		FirstRowID: ptrTo(*r.Tracking.FirstRowID)}
-	cp.removedRecords += r.RecordCount
-	cp.addedRecords += row.RecordCount
+	cp.delta.removeData(&r)
+	cp.delta.addData(&row)
 	cp.columnFiles += len(r.ColumnFiles)
 	if r.DeletionVector != nil {
 		cp.dvs++
@@ -235,13 +235,8 @@ func sameDV(have, read *v4manifest.DeletionVector) bool {
 
 // summary is the snapshot summary of a compaction.
 func (cp *compaction) summary(props map[string]string) iceberg.Properties {
-	s := iceberg.Properties{}
-	maps.Copy(s, props)
-	s["added-data-files"] = strconv.Itoa(len(cp.newRows))
-	s["deleted-data-files"] = strconv.Itoa(len(cp.newRows))
-	s["added-records"] = strconv.FormatInt(cp.addedRecords, 10)
-	s["deleted-records"] = strconv.FormatInt(cp.removedRecords, 10)
-	s["retired-column-files"] = strconv.Itoa(cp.columnFiles)
-	s["removed-deletion-vectors"] = strconv.Itoa(cp.dvs)
-	return s
+	return summarize(props, &cp.delta, iceberg.Properties{
+		"retired-column-files":     strconv.Itoa(cp.columnFiles),
+		"removed-deletion-vectors": strconv.Itoa(cp.dvs),
+	})
 }

@@ -42,9 +42,9 @@ type filesChange struct {
 	dvs     map[string]v4manifest.DeletionVector
 	dvMax   map[string]int64
 	dvFound map[string]bool
+	delta   Delta
 
-	removedRecords, deletedRows                 int64
-	removedFiles, removedDeleteFiles, changedDV int
+	removedFiles, changedDV int
 }
 
 // CommitFiles rewrites the tree for a files commit: the leaves holding a
@@ -66,6 +66,9 @@ func CommitFiles(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot, 
 		return nil, err
 	}
 	added, addedRecords := withTracking(f.Added, snap, f.FirstRowID)
+	for i := range added {
+		fc.delta.addData(&added[i])
+	}
 	chunk := f.MaxLeafEntries
 	if chunk <= 0 {
 		chunk = max(len(added), 1)
@@ -78,13 +81,16 @@ func CommitFiles(root []v4manifest.TrackedFile, read LeafReader, snap Snapshot, 
 	}
 	if len(f.EqualityDeletes) > 0 {
 		dels, _ := withTracking(f.EqualityDeletes, snap, -1)
+		for i := range dels {
+			fc.delta.addEqDeletes(&dels[i])
+		}
 		if err := b.addLeaf(v4manifest.ContentDeleteLeaf, dels, nil); err != nil {
 			return nil, err
 		}
 	}
 	b.res.Operation = filesOperation(len(added), fc, len(f.EqualityDeletes))
-	b.res.Summary = filesSummary(f, fc, len(added), addedRecords)
-	b.res.AddedRows = addedRecords
+	b.res.Summary = summarize(f.SnapshotProperties, &fc.delta, iceberg.Properties{"changed-deletion-vectors": strconv.Itoa(fc.changedDV)})
+	b.res.AddedRows, b.res.Delta = addedRecords, fc.delta
 	return &b.res, nil
 }
 
@@ -206,10 +212,10 @@ func (fc *filesChange) rewriteLeaf(snap *Snapshot, rows []v4manifest.TrackedFile
 			r.Tracking.Status = v4manifest.StatusDeleted
 			r.Tracking.SnapshotID = ptrTo(snap.ID)
 			if r.ContentType == v4manifest.ContentData {
-				fc.removedRecords += r.RecordCount
+				fc.delta.removeData(&r)
 				fc.removedFiles++
 			} else {
-				fc.removedDeleteFiles++
+				fc.delta.removeEqDeletes(&r)
 			}
 			out = append(out, r)
 			continue
@@ -252,7 +258,10 @@ func (fc *filesChange) setDV(snap *Snapshot, r v4manifest.TrackedFile, d v4manif
 	mod.Tracking.DVSnapshotID = ptrTo(snap.ID)
 	mod.DeletionVector = &d
 	fc.changedDV++
-	fc.deletedRows += d.Cardinality
+	if r.DeletionVector != nil {
+		fc.delta.removeDV(r.DeletionVector)
+	}
+	fc.delta.addDV(&d)
 	return []v4manifest.TrackedFile{replaced, mod}, nil
 }
 
@@ -265,19 +274,4 @@ func filesOperation(added int, fc *filesChange, eqDeletes int) table.Operation {
 		return table.OpDelete
 	}
 	return table.OpAppend
-}
-
-// filesSummary is the snapshot summary of a files commit.
-func filesSummary(f Files, fc *filesChange, added int, addedRecords int64) iceberg.Properties {
-	summary := iceberg.Properties{}
-	maps.Copy(summary, f.SnapshotProperties)
-	summary["added-data-files"] = strconv.Itoa(added)
-	summary["added-records"] = strconv.FormatInt(addedRecords, 10)
-	summary["deleted-data-files"] = strconv.Itoa(fc.removedFiles)
-	summary["deleted-records"] = strconv.FormatInt(fc.removedRecords, 10)
-	summary["added-delete-files"] = strconv.Itoa(len(f.EqualityDeletes))
-	summary["removed-delete-files"] = strconv.Itoa(fc.removedDeleteFiles)
-	summary["changed-deletion-vectors"] = strconv.Itoa(fc.changedDV)
-	summary["added-position-deletes"] = strconv.FormatInt(fc.deletedRows, 10)
-	return summary
 }
