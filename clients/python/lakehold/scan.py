@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakehold import _expr, _schema
-from lakehold._stitch import LAST_UPDATED, NotChangedError, output_schema, read_task
+from lakehold._stitch import LAST_UPDATED, ROW_ID, NotChangedError, output_schema, read_task
 
 if TYPE_CHECKING:
     import duckdb
@@ -86,8 +86,13 @@ class Scan:
         return _schema.to_arrow_schema(self._table.schema_json(sid))
 
     def _resolve(self, selected: Sequence[str]) -> list[str]:
+        """The selected table columns; naming a row-lineage column asks for
+        both (they come last)."""
         if isinstance(selected, str):
             selected = (selected,)
+        if any(n in (ROW_ID, LAST_UPDATED) for n in selected):
+            self._lineage = True
+            selected = tuple(n for n in selected if n not in (ROW_ID, LAST_UPDATED))
         if "*" in selected:
             return list(self._schema.names)
         output_schema(self._schema, list(selected), False)  # raises for unknown names

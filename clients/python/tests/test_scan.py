@@ -92,11 +92,17 @@ def test_column_files_lineage_and_schema_evolution(table: lakehold.Table) -> Non
     fields = [dict(f, name="label") if f["name"] == "name" else f for f in sj["fields"]]
     new_id = max(f["id"] for f in fields) + 1
     fields.append({"id": new_id, "name": "extra", "required": False, "type": "int"})
+    before_rename = table.current_snapshot_id
     readkit.update_schema(table, {"type": "struct", "schema-id": sj["schema-id"] + 1, "fields": fields})
     evolved = by_id(table.scan().to_arrow())
     assert evolved.column_names == ["id", "label", "score", "extra"]
     assert evolved.column("label").to_pylist() == [f"r{i}" for i in range(10)]
     assert evolved.column("extra").null_count == 10
+    # Time travel reads with the snapshot's schema.
+    assert table.scan(snapshot_id=before_rename).to_arrow().column_names == ["id", "name", "score"]
+    # Naming a lineage column in the selection asks for row lineage.
+    sel = table.scan(selected_fields=("label", "_row_id")).to_arrow()
+    assert sel.column_names == ["label", "_row_id", "_last_updated_sequence_number"]
 
 
 def test_deletion_vector_and_equality_deletes(table: lakehold.Table) -> None:
