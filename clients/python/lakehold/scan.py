@@ -136,7 +136,7 @@ class Scan:
         """
         tasks = self.plan_files()
         remaining = self._limit
-        for table in self._tables(tasks):
+        for table in self._tables(tasks, self._read_columns, self._out.names):
             if remaining is not None:
                 table = table.slice(0, remaining)
                 remaining -= table.num_rows
@@ -144,14 +144,16 @@ class Scan:
             if remaining is not None and remaining <= 0:
                 return
 
-    def _tables(self, tasks: list[dict[str, Any]]) -> Iterator[pa.Table]:
+    def _tables(self, tasks: list[dict[str, Any]], columns: list[str], out: list[str]) -> Iterator[pa.Table]:
+        """Each task's rows of ``out`` (read: ``columns``), in plan order,
+        read ahead on the pool by at most twice its size."""
         workers = _workers()
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: deque[Future[pa.Table]] = deque()
             it = iter(tasks)
             try:
                 for task in it:
-                    pending.append(pool.submit(self._read, task))
+                    pending.append(pool.submit(self._read, task, columns, out))
                     if len(pending) >= workers * 2:
                         yield pending.popleft().result()
                 while pending:
@@ -160,16 +162,15 @@ class Scan:
                 for f in pending:
                     f.cancel()
 
-    def _read(self, task: dict[str, Any]) -> pa.Table:
-        """One task's matching rows, as this scan's schema."""
-        table = read_task(self._table._io, task, self._read_columns, self._lineage, schema=self._schema)
+    def _read(self, task: dict[str, Any], columns: list[str], out: list[str]) -> pa.Table:
+        """One task's matching rows: read ``columns`` (and lineage when
+        asked), filter, keep ``out``."""
+        table = read_task(self._table._io, task, columns, self._lineage, schema=self._schema)
         if self._since is not None and task["data-file"].get("column-files-changed-since") is not None:
             table = table.filter(pc.greater(table.column(LAST_UPDATED), self._start_sequence_number()))
         if self._predicate is not None:
             table = table.filter(self._predicate)
-        if table.num_columns != len(self._out):
-            table = table.select(self._out.names)
-        return table
+        return table if table.column_names == out else table.select(out)
 
     def _start_sequence_number(self) -> int:
         """The change range's start sequence number; LakeholdError when the
@@ -178,19 +179,22 @@ class Scan:
         return int(self._table.snapshot(self._since).get("sequence-number", 0))
 
     def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
-        """A RecordBatchReader over ``to_batches()`` (nothing materialized)."""
+        """A RecordBatchReader over ``to_batches()`` (nothing materialized);
+        it raises what ``to_batches`` raises, when read."""
         return pa.RecordBatchReader.from_batches(self._out, self.to_batches())
 
     def to_arrow(self) -> pa.Table:
-        """All matching rows as one pyarrow Table."""
+        """All matching rows as one pyarrow Table; raises what ``to_batches`` raises."""
         return pa.Table.from_batches(list(self.to_batches()), schema=self._out)
 
     def to_pandas(self, **kwargs: Any) -> pandas.DataFrame:
-        """The rows as a pandas DataFrame (``kwargs`` go to ``Table.to_pandas``)."""
+        """The rows as a pandas DataFrame (``kwargs`` go to
+        ``pyarrow.Table.to_pandas``); raises what ``to_batches`` raises."""
         return self.to_arrow().to_pandas(**kwargs)
 
     def to_polars(self) -> polars.DataFrame:
-        """The rows as a Polars DataFrame (needs polars installed)."""
+        """The rows as a Polars DataFrame; ImportError without polars, else
+        what ``to_batches`` raises."""
         import polars as pl
 
         frame = pl.from_arrow(self.to_arrow())
@@ -200,6 +204,8 @@ class Scan:
     def to_duckdb(self, table_name: str, connection: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
         """Register the rows as view ``table_name`` in a DuckDB connection
         (a new in-memory one when none is given) and return the connection.
+        The rows are materialized, so the view can be queried many times.
+        ImportError without duckdb, else what ``to_batches`` raises.
         """
         import duckdb
 
@@ -210,18 +216,14 @@ class Scan:
     def count(self) -> int:
         """The number of matching rows. Without a filter or equality
         deletes it is taken from the plan (record counts less deletion
-        vector cardinalities) without reading data."""
+        vector cardinalities) without reading data; otherwise only the
+        columns the filter needs are read. Raises what ``to_batches`` raises."""
         tasks = self.plan_files()
         if self._predicate is None and self._since is None and all(_countable(t) for t in tasks):
             total = sum(_live_rows(t) for t in tasks)
             return total if self._limit is None else min(total, self._limit)
-        saved = self._read_columns, self._out
-        self._read_columns = _expr.referenced_names(self._filter, self._schema)
-        self._out = pa.schema([])
-        try:
-            rows = sum(t.num_rows for t in self._tables(tasks))
-        finally:
-            self._read_columns, self._out = saved
+        needed = _expr.referenced_names(self._filter, self._schema)
+        rows = sum(t.num_rows for t in self._tables(tasks, needed, []))
         return rows if self._limit is None else min(rows, self._limit)
 
 
