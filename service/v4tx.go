@@ -89,12 +89,13 @@ func (s *Service) writeLeaves(ctx context.Context, t *v4Tx, res *v4commit.Result
 }
 
 // stageV4Snapshot writes the new leaves and root manifest of res and the
-// metadata file that adds the snapshot as the head of main, and stages the
-// pointer swap. The metadata names the root by location only, so it is
-// built while the manifests are encoded: each is a few milliseconds of
-// one core.
+// metadata file that adds the snapshot as the head of main (its summary
+// with the table totals, addTotals), and stages the pointer swap. The
+// metadata names the root by location only, so it is built while the
+// manifests are encoded: each is a few milliseconds of one core.
 func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Result) (*TableResult, error) {
 	st := t.st
+	s.addTotals(ctx, t, res)
 	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, t.snapID, t.uuid)
 	var meta table.Metadata
 	var data []byte

@@ -71,25 +71,15 @@ func leafRow(snap v4commit.Snapshot, rows []v4manifest.TrackedFile) (v4manifest.
 }
 
 // summary is the conversion snapshot's summary: no file is added or
-// removed, the totals are those of the converted snapshot.
+// removed, the totals are those of the converted snapshot's live files,
+// counted as v4commit counts them (a deletion vector is a delete file of
+// its blob's size).
 func summary(out *Output, from int64) iceberg.Properties {
-	var size, eqRecords int64
-	for i := range out.Data {
-		size += out.Data[i].FileSizeInBytes
+	rows := make([]v4manifest.TrackedFile, 0, len(out.Data)+len(out.EqualityDeletes))
+	rows = append(append(rows, out.Data...), out.EqualityDeletes...)
+	props := iceberg.Properties{SummaryConversion: strconv.FormatInt(from, 10), "changed-partition-count": "0"}
+	for k, v := range v4commit.Totals(rows) {
+		props[k] = strconv.FormatInt(v, 10)
 	}
-	for i := range out.EqualityDeletes {
-		size += out.EqualityDeletes[i].FileSizeInBytes
-		eqRecords += out.EqualityDeletes[i].RecordCount
-	}
-	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
-	return iceberg.Properties{
-		SummaryConversion:         itoa(from),
-		"total-data-files":        itoa(int64(len(out.Data))),
-		"total-delete-files":      itoa(int64(len(out.EqualityDeletes) + out.DeletionVectors)),
-		"total-records":           itoa(out.Records),
-		"total-files-size":        itoa(size),
-		"total-position-deletes":  itoa(out.DeletedRows),
-		"total-equality-deletes":  itoa(eqRecords),
-		"changed-partition-count": "0",
-	}
+	return props
 }
