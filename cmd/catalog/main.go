@@ -34,6 +34,11 @@ Usage:
            [--retain-last N] [--dry-run]    expire snapshots, delete the files only they used
   catalog compact NAMESPACE.TABLE [--warehouse NAME] [--dry-run]
                                              fold v4 column files and deletion vectors back
+  catalog read --uri URI [--warehouse W] [--credential ID:SECRET | --token T]
+           [--select a,b] [--filter EXPR_JSON] [--snapshot-id N] [--row-lineage]
+           [--format csv|jsonl|arrow] NAMESPACE.TABLE
+                                             read a table through the REST API (v4 column
+                                             files, deletion vectors) to stdout
   catalog role create|list|show|delete|grant|revoke|assign|unassign ...
                                              roles and grants (run 'catalog role' for usage)
   catalog help
@@ -75,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdMaintain(args[1:], stdout, stderr)
 	case "compact":
 		return cmdCompact(args[1:], stdout, stderr)
+	case "read":
+		return cmdRead(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table/dv"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/parquettest"
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/server"
+	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store/sqlstore"
+)
+
+// readFixture is a served catalog with v4 table ns.t: 100 rows k=0..99,
+// v=k and s="row-k" in a base file, v then replaced by a column file
+// (v=10k), rows 0 and 2 deleted by a deletion vector.
+type readFixture struct {
+	url       string
+	svc       *service.Service
+	ctx       context.Context
+	dir       string // table directory
+	seq       int64  // data sequence number of the column commit
+	unflagged atomic.Int64
+}
+
+func newReadFixture(t *testing.T) *readFixture {
+	t.Helper()
+	root := t.TempDir()
+	fx := &readFixture{ctx: service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "test"})}
+	st, err := sqlstore.OpenSQLite(fx.ctx, filepath.Join(root, "catalog.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	fx.svc = service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
+	_, err = fx.svc.CreateWarehouse(fx.ctx, "wh", "file://"+filepath.Join(root, "wh"), nil)
+	require.NoError(t, err)
+	_, err = fx.svc.CreateNamespace(fx.ctx, "wh", []string{"ns"}, nil)
+	require.NoError(t, err)
+	fx.dir = fx.createTable(t, "t")
+	fx.fill(t, "t")
+
+	srv := server.New(fx.svc, server.Config{DefaultWarehouse: "wh", Logger: quiet})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Iceberg-Column-Files") != "true" || r.Header.Get("X-Iceberg-Access-Delegation") != "vended-credentials" {
+			fx.unflagged.Add(1)
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	fx.url = hs.URL
+	return fx
+}
+
+func (fx *readFixture) createTable(t *testing.T, name string) string {
+	res, err := fx.svc.CreateTable(fx.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: name, Properties: map[string]string{"format-version": "4"},
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"k","type":"long","required":true},{"id":2,"name":"v","type":"long","required":false},{"id":3,"name":"s","type":"string","required":false}]}`)})
+	require.NoError(t, err)
+	var meta struct {
+		Location string `json:"location"`
+	}
+	require.NoError(t, json.Unmarshal(res.Metadata, &meta))
+	return strings.TrimPrefix(meta.Location, "file://")
+}
+
+func longField(name, id string, nullable bool) arrow.Field {
+	return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: nullable, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{id})}
+}
+
+// fill commits the base file, the column file for v and the DV.
+func (fx *readFixture) fill(t *testing.T, name string) {
+	id := service.Ident{Namespace: []string{"ns"}, Name: name}
+	base := []arrow.Field{longField("k", "1", false), longField("v", "2", true),
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"3"})}}
+	size := parquettest.Write(t, filepath.Join(fx.dir, "data/base.parquet"), base, func(b *array.RecordBuilder) {
+		for i := 0; i < 100; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.Int64Builder).Append(int64(i))
+			b.Field(2).(*array.StringBuilder).Append("row-" + string(rune('a'+i%26)))
+		}
+	})
+	_, err := fx.svc.CommitFiles(fx.ctx, "wh", service.FilesCommit{Ident: id, AddDataFiles: []service.DataFileInput{
+		{Location: "data/base.parquet", FileFormat: "parquet", RecordCount: 100, FileSizeInBytes: size}}})
+	require.NoError(t, err)
+	csize := parquettest.Write(t, filepath.Join(fx.dir, "data/v.parquet"), []arrow.Field{longField("v", "2", true)}, func(b *array.RecordBuilder) {
+		for i := 0; i < 100; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(10 * i))
+		}
+	})
+	res, err := fx.svc.CommitColumnFiles(fx.ctx, "wh", service.ColumnFilesCommit{Ident: id, ColumnFiles: []service.ColumnFileInput{{
+		DataFile: "data/base.parquet", Location: "data/v.parquet", FileFormat: "parquet", FieldIDs: []int{2}, FileSizeInBytes: csize, RecordCount: 100}}})
+	require.NoError(t, err)
+	var meta struct {
+		LastSeq int64 `json:"last-sequence-number"`
+	}
+	require.NoError(t, json.Unmarshal(res.Metadata, &meta))
+	fx.seq = meta.LastSeq
+
+	w := dv.NewDVWriter(icebergio.LocalFS{}, func(int32) *iceberg.PartitionSpec { return iceberg.UnpartitionedSpec })
+	require.NoError(t, w.Add("file://"+filepath.Join(fx.dir, "data/base.parquet"), []int64{0, 2}, 0, nil))
+	files, err := w.Flush(context.Background(), "file://"+filepath.Join(fx.dir, "data/dv.puffin"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	_, err = fx.svc.CommitFiles(fx.ctx, "wh", service.FilesCommit{Ident: id, SetDeletionVectors: []service.DeletionVectorInput{{
+		DataFile: "data/base.parquet", Location: "data/dv.puffin", Offset: *files[0].ContentOffset(), SizeInBytes: *files[0].ContentSizeInBytes(), Cardinality: files[0].Count()}}})
+	require.NoError(t, err)
+}
+
+// read runs `catalog read` and returns stdout.
+func (fx *readFixture) read(t *testing.T, args ...string) ([]byte, error) {
+	var out, errb bytes.Buffer
+	err := run(append([]string{"read", "--uri", fx.url}, args...), &out, &errb)
+	return out.Bytes(), err
+}
+
+func jsonlRows(t *testing.T, data []byte) []map[string]any {
+	var rows []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var m map[string]any
+		d := json.NewDecoder(strings.NewReader(sc.Text()))
+		d.UseNumber()
+		require.NoError(t, d.Decode(&m), sc.Text())
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+func num(t *testing.T, v any) int64 {
+	n, err := v.(json.Number).Int64()
+	require.NoError(t, err)
+	return n
+}
+
+// TestReadCLI: the stitched table as jsonl (column file wins, DV rows
+// gone, row lineage per docs/column-files.md), a filter on the updated
+// column applied to rows, select, csv and an Arrow IPC stream, every
+// request carrying the v4 and vended-credentials headers.
+func TestReadCLI(t *testing.T) {
+	fx := newReadFixture(t)
+
+	out, err := fx.read(t, "--row-lineage", "ns.t")
+	require.NoError(t, err)
+	rows := jsonlRows(t, out)
+	require.Len(t, rows, 98)
+	for _, r := range rows {
+		k := num(t, r["k"])
+		require.NotContains(t, []int64{0, 2}, k)
+		require.Equal(t, 10*k, num(t, r["v"]), "v of k=%d comes from the column file", k)
+		require.Equal(t, k, num(t, r["_row_id"]), "first_row_id 0 + position")
+		require.Equal(t, fx.seq, num(t, r["_last_updated_sequence_number"]))
+		require.Equal(t, "row-"+string(rune('a'+k%26)), r["s"])
+	}
+
+	// v < 50 holds for k = 0..4 of the column file's values; 0 and 2 are deleted.
+	out, err = fx.read(t, "ns.t", "--select", "s", "--filter", `{"type":"lt","term":"v","value":50}`)
+	require.NoError(t, err)
+	rows = jsonlRows(t, out)
+	require.Len(t, rows, 3)
+	for _, r := range rows {
+		require.Len(t, r, 1, "only the selected column")
+	}
+	require.Equal(t, []any{"row-b", "row-d", "row-e"}, []any{rows[0]["s"], rows[1]["s"], rows[2]["s"]})
+
+	out, err = fx.read(t, "--format", "csv", "--select", "k,v", "--filter", `{"type":"eq","term":"k","value":3}`, "ns.t")
+	require.NoError(t, err)
+	require.Equal(t, "k,v\n3,30\n", string(out))
+
+	out, err = fx.read(t, "--format", "arrow", "--row-lineage", "ns.t")
+	require.NoError(t, err)
+	rd, err := ipc.NewReader(bytes.NewReader(out))
+	require.NoError(t, err)
+	defer rd.Release()
+	var n int64
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		n += rec.NumRows()
+		vals := rec.Column(1).(*array.Int64).Int64Values()
+		keys := rec.Column(0).(*array.Int64).Int64Values()
+		for i := range keys {
+			require.Equal(t, 10*keys[i], vals[i])
+		}
+	}
+	require.NoError(t, rd.Err())
+	require.Equal(t, int64(98), n)
+	var names []string
+	for _, f := range rd.Schema().Fields() {
+		id, _ := f.Metadata.GetValue("PARQUET:field_id")
+		names = append(names, f.Name+"="+id)
+	}
+	require.Equal(t, []string{"k=1", "v=2", "s=3", "_row_id=2147483540", "_last_updated_sequence_number=2147483539"}, names)
+	require.Zero(t, fx.unflagged.Load(), "every request carries X-Iceberg-Column-Files and vended-credentials")
+}
+
+// TestReadCLIRefusals: clear errors for a missing table, an unknown
+// column, a bad filter, a bad format and a missing --uri; no rows written.
+func TestReadCLIRefusals(t *testing.T) {
+	fx := newReadFixture(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ns.nope"}, "NoSuchTableException"},
+		{[]string{"--select", "zz", "ns.t"}, `"zz" is not a top-level column`},
+		{[]string{"--filter", `{"type":"lt","term":"zz","value":1}`, "ns.t"}, "--filter"},
+		{[]string{"--filter", `{`, "ns.t"}, "not valid JSON"},
+		{[]string{"--format", "xml", "ns.t"}, "want csv, jsonl or arrow"},
+		{[]string{"--snapshot-id", "12345", "ns.t"}, "no snapshot 12345"},
+		{[]string{"nodot"}, "want NAMESPACE.TABLE"},
+		{[]string{"--credential", "nocolon", "ns.t"}, "CLIENT_ID:SECRET"},
+	} {
+		out, err := fx.read(t, tc.args...)
+		require.ErrorContains(t, err, tc.want, "%v", tc.args)
+		require.Empty(t, out, "%v", tc.args)
+	}
+	var out, errb bytes.Buffer
+	require.ErrorContains(t, run([]string{"read", "ns.t"}, &out, &errb), "--uri is required")
+}
