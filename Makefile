@@ -1,4 +1,4 @@
-.PHONY: run build check test interop generate check-generate bench bench-peers fmt
+.PHONY: run build check test interop generate check-generate bench bench-peers bench-column-updates fmt
 
 # Run the catalog on the embedded default (SQLite + local warehouse in ./data).
 run:
@@ -35,6 +35,11 @@ bench:
 # ceiling from pgbench; not part of check (README, "Benchmarks").
 bench-peers:
 	scripts/bench-peers.sh
+
+# Write amplification of a column refresh: copy-on-write vs column files vs
+# Lance; not part of check (README, "Benchmarks"). ARGS go to bench.py.
+bench-column-updates:
+	scripts/bench-column-updates.sh $(ARGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
