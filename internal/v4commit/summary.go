@@ -150,7 +150,9 @@ func reservedKeys(own iceberg.Properties) map[string]bool {
 
 // summarize is a commit's snapshot summary: the caller's properties
 // (without the keys the server computes: operation, counters, totals and
-// the commit kind's own keys), then d's counters, then own. Totals are
+// the commit kind's own keys), then d's counters that are not zero (as
+// Iceberg's writers do: every snapshot's summary is in every later
+// metadata file), then own. Totals are
 // added by AddTotals, which needs the parent snapshot.
 func summarize(props map[string]string, d *Delta, own iceberg.Properties) iceberg.Properties {
 	reserved := reservedKeys(own)
@@ -161,7 +163,9 @@ func summarize(props map[string]string, d *Delta, own iceberg.Properties) iceber
 		}
 	}
 	for k, v := range d.counters() {
-		out[k] = strconv.FormatInt(v, 10)
+		if v != 0 {
+			out[k] = strconv.FormatInt(v, 10)
+		}
 	}
 	for k, v := range own {
 		out[k] = v
