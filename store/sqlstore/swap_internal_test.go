@@ -82,7 +82,10 @@ func TestSwapAloneConnectionLostIsUnknown(t *testing.T) {
 	proxy := newCutProxy(t, u.Host)
 	viaProxy := *u
 	viaProxy.Host = proxy.ln.Addr().String()
-	st, err := OpenPostgres(ctx, viaProxy.String(), true, WithMaxConns(2))
+	st, err := OpenPostgres(ctx, viaProxy.String(), true, WithMaxConns(2),
+		// The swap's own bound must not end it before the cut: under a
+		// loaded make check, seeing it wait can take longer than 10 s.
+		WithSwapTimeout(2*time.Minute))
 	require.NoError(t, err)
 	defer st.Close()
 	require.NoError(t, st.WarehouseCreate(ctx, &store.Warehouse{Name: "wh", Location: "file:///wh"}))
