@@ -122,6 +122,90 @@ class Table:
             pending.extend(sub.get("plan-tasks") or [])
         return tasks
 
+    # --- writes ---------------------------------------------------------------
+
+    def append(self, data: Any, snapshot_properties: dict[str, str] | None = None) -> int:
+        """Append rows (a pyarrow Table, RecordBatch or RecordBatchReader, or a
+        pandas/polars DataFrame): Parquet files with field ids under
+        ``{location}/data/``, split by the partition spec, committed with
+        their content stats in one ``/files`` request. Returns the new
+        snapshot id. LakeholdError when the data does not fit the schema;
+        the catalog's errors otherwise (files are removed when it refuses)."""
+        from . import _append
+
+        return _append.append(self, data, snapshot_properties)
+
+    def update_columns(self, fn: Callable[[pa.Table], Any], inputs: list[str], outputs: list[str] | pa.Schema,
+                       row_filter: Any = None, snapshot_properties: dict[str, str] | None = None) -> int:
+        """Compute columns ``outputs`` with ``fn`` for every base data file.
+
+        ``fn`` gets every row of one base (deleted rows included, in file
+        order) with the current values of ``inputs`` and returns a table
+        (Arrow, pandas or polars) with the ``outputs`` columns and as many
+        rows. With ``outputs`` as a pa.Schema, columns the table lacks are
+        added to its schema first. With ``row_filter`` (expression JSON or
+        PyIceberg string) only matching rows change; the others keep their
+        values. One row-aligned column file per base, one commit. Returns the
+        new snapshot id. Raises LakeholdError for bad outputs or fn results,
+        CommitFailedError after repeated conflicts, the catalog's errors."""
+        from . import _colupdate
+
+        fields = self._output_fields(outputs)
+        return _colupdate.run(self, _colupdate.map_job(self, fn, list(inputs), fields, row_filter,
+                                                       snapshot_properties))
+
+    def merge_columns(self, source: Any, key: str, columns: list[str] | None = None,
+                      snapshot_properties: dict[str, str] | None = None) -> int:
+        """Set ``columns`` (default: every source column but ``key``) of the
+        rows whose ``key`` matches a source row; other rows keep their
+        values. Only bases holding a matched row get a column file; one
+        commit. ``source`` is an Arrow table or a pandas/polars DataFrame.
+        Raises MergeKeyError for null or duplicate source keys or keys no
+        live row has (nothing is committed), LakeholdError for unknown
+        columns, CommitFailedError after repeated conflicts."""
+        from . import _colupdate
+
+        src = _colupdate.to_arrow(source)
+        cols = list(columns) if columns is not None else [c for c in src.column_names if c != key]
+        if not cols:
+            raise LakeholdError("merge_columns needs at least one column besides the key")
+        self.refresh()
+        self._output_fields(cols)
+        return _colupdate.run(self, _colupdate.merge_job(self, src, key, cols, snapshot_properties))
+
+    def _output_fields(self, outputs: list[str] | pa.Schema) -> list[pa.Field]:
+        """Table fields for ``outputs``, adding a pa.Schema's new columns to
+        the table schema; LakeholdError for unknown or nested names."""
+        if isinstance(outputs, pa.Schema):
+            new = [f for f in outputs if f.name not in self.schema().names]
+            if new:
+                self._add_columns(new)
+            names = list(outputs.names)
+        else:
+            names = list(outputs)
+        schema = self.schema()
+        unknown = [n for n in names if n not in schema.names]
+        if unknown:
+            raise LakeholdError(f"columns {unknown} are not in the table (pass outputs as a pa.Schema to add them)")
+        return [schema.field(n) for n in names]
+
+    def _add_columns(self, fields: list[pa.Field]) -> None:
+        """Add nullable top-level columns in one schema commit."""
+        cur = self.schema_json()
+        last = int(self.metadata.get("last-column-id", _schema.max_field_id(cur)))
+        added = _schema.from_arrow_schema(pa.schema([f.with_nullable(True) for f in fields]), first_id=last)
+        for f in added["fields"]:
+            f["required"] = False
+        sid = max(s.get("schema-id", 0) for s in self.metadata.get("schemas", [])) + 1
+        new_schema = {**cur, "schema-id": sid, "fields": [*cur["fields"], *added["fields"]]}
+        body = {"requirements": [{"type": "assert-current-schema-id", "current-schema-id": cur.get("schema-id", 0)}],
+                "updates": [{"action": "add-schema", "schema": new_schema,
+                             "last-column-id": max(last, _schema.max_field_id(new_schema))},
+                            {"action": "set-current-schema", "schema-id": -1}]}
+        from . import _commit
+
+        self._apply(_commit.post(self._rest, self._path, body))
+
     # --- reads (scan.py) ------------------------------------------------------
 
     def scan(self, row_filter: Any = None, selected_fields: tuple[str, ...] = ("*",), snapshot_id: int | None = None,

@@ -1,0 +1,300 @@
+"""Column updates: row-aligned column files, one ``/column-files`` commit per call.
+
+A column file holds new values of some top-level fields for every row of
+one base data file, in the base's order, deleted rows included (positions
+matter). It also carries ``_last_updated_sequence_number`` when only some
+rows change: null for the changed rows, the row's current effective value
+for the others (docs/column-files.md, "Row lineage"), so change scans
+report exactly the changed rows. A map over every row leaves it out: the
+catalog then takes every row as changed.
+
+A 409 means nothing was committed: the table is planned again and only
+the bases whose files changed meanwhile are rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _commit, _schema, _write
+from .errors import CommitFailedError, CommitStateUnknownError, LakeholdError, MergeKeyError
+
+if TYPE_CHECKING:
+    from .table import Table
+
+CONFLICT_TRIES = 3
+_WORKERS = 4
+
+
+def to_arrow(data: Any) -> pa.Table:
+    """An Arrow table from a pyarrow Table/RecordBatch/reader, a pandas or
+    polars DataFrame, or a dict of columns; LakeholdError otherwise."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    if isinstance(data, dict):
+        return pa.table(data)
+    mod = type(data).__module__.split(".")[0]
+    if mod == "pandas":
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if mod == "polars":
+        return data.to_arrow()
+    raise LakeholdError(f"cannot turn {type(data).__name__} into an Arrow table")
+
+
+def nullable(f: pa.Field) -> pa.Field:
+    """``f`` with itself and every nested field nullable, field ids kept:
+    column files may not hold REQUIRED columns."""
+    t = f.type
+    if pa.types.is_struct(t):
+        t = pa.struct([nullable(t.field(i)) for i in range(t.num_fields)])
+    elif pa.types.is_list(t):
+        t = pa.list_(nullable(t.value_field))
+    elif pa.types.is_large_list(t):
+        t = pa.large_list(nullable(t.value_field))
+    elif pa.types.is_map(t):
+        t = pa.map_(t.key_field, nullable(t.item_field))
+    return pa.field(f.name, t, True, f.metadata)
+
+
+def _lineage() -> pa.Field:
+    return _schema.lineage_field(_schema.LAST_UPDATED)
+
+
+def base_state(task: dict[str, Any]) -> tuple[Any, ...]:
+    """What a base's column file depends on: its location, data sequence
+    number, column files and deletes. Equal states need no rewrite."""
+    df = task["data-file"]
+    cfs = tuple(sorted((c["location"], tuple(c.get("field-ids") or [])) for c in df.get("column-files") or []))
+    dels = tuple(sorted((d.get("file-path"), d.get("content-offset")) for d in task.get("delete-files") or []))
+    return df["file-path"], df.get("data-sequence-number"), cfs, dels
+
+
+def live_mask(table: Table, task: dict[str, Any]) -> np.ndarray:
+    """Per base position, whether the row is live (not in a deletion vector).
+    LakeholdError for equality deletes (convert them to deletion vectors)."""
+    from . import _deletes
+
+    rows = int(task["data-file"]["record-count"])
+    keep = np.ones(rows, dtype=bool)
+    for d in task.get("delete-files") or []:
+        if d.get("content") == "equality-deletes":
+            raise LakeholdError(f"{task['data-file']['file-path']} has equality deletes: convert them to "
+                                "deletion vectors before updating its columns")
+        if d.get("content-offset") is not None:
+            bitmap = _deletes.read_dv(table._io, d["file-path"], int(d["content-offset"]),
+                                      int(d["content-size-in-bytes"]), d.get("record-count"))
+            keep &= np.asarray(_deletes.keep_mask(bitmap, rows))
+        else:
+            pos = _deletes.positions_from_file(table._io, d["file-path"], task["data-file"]["file-path"])
+            keep[pos[pos < rows]] = False
+    return keep
+
+
+def read_base(table: Table, task: dict[str, Any], columns: list[str], lineage: bool) -> pa.Table:
+    """Every row of a base (deleted ones too, in base order) with the
+    current values of ``columns``, stitched."""
+    from ._stitch import read_task
+
+    return read_task(table._io, task, columns, with_row_lineage=lineage, keep_deleted_rows=True,
+                     schema=table.schema())
+
+
+def blend(changed: pa.Array, new: pa.Table, current: pa.Table, fields: list[pa.Field]) -> pa.Table:
+    """Column-file rows: ``new`` where ``changed``, ``current`` elsewhere,
+    plus the lineage column (null where changed, carried elsewhere)."""
+    arrays = [pc.if_else(changed, new.column(f.name), current.column(f.name)) for f in fields]
+    carried = current.column(_schema.LAST_UPDATED)
+    arrays.append(pc.if_else(changed, pa.scalar(None, pa.int64()), carried))
+    return pa.Table.from_arrays(arrays, schema=pa.schema([*fields, _lineage()]))
+
+
+@dataclass
+class _Built:
+    entry: dict[str, Any] | None
+    info: Any = None
+
+
+@dataclass
+class Job:
+    """One column update: ``build(task)`` returns the column-file rows for a
+    base (None to leave it alone) and something ``check`` sees for every
+    base of the plan before the commit goes out."""
+
+    build: Callable[[dict[str, Any]], tuple[pa.Table | None, Any]]
+    check: Callable[[list[Any]], None] = lambda infos: None
+    plan_filter: dict[str, Any] | None = None
+    snapshot_properties: dict[str, str] | None = None
+    _cache: dict[tuple[Any, ...], _Built] = field(default_factory=dict)
+    _written: list[str] = field(default_factory=list)
+
+
+def _build(table: Table, job: Job, task: dict[str, Any]) -> _Built:
+    data, info = job.build(task)
+    df = task["data-file"]
+    if data is None:
+        return _Built(None, info)
+    if data.num_rows != int(df["record-count"]):
+        raise LakeholdError(f"column rows for {df['file-path']}: {data.num_rows} rows, the base has "
+                            f"{df['record-count']}")
+    loc = _write.new_location(table.location, suffix="-cols")
+    job._written.append(loc)
+    size = _write.write(table._io, loc, data)
+    ids = [_schema.field_id(f) for f in data.schema]
+    return _Built({"data-file": df["file-path"], "location": loc, "file-format": "parquet", "field-ids": ids,
+                   "file-size-in-bytes": size, "record-count": data.num_rows}, info)
+
+
+def run(table: Table, job: Job) -> int:
+    """Plan, write column files for every base ``job`` changes, commit them
+    in one request; returns the new (or, when nothing changed, current)
+    snapshot id. Retries a 409 up to CONFLICT_TRIES times, rewriting only
+    bases that changed. Written files are deleted when the commit is
+    refused, kept when its outcome is unknown."""
+    try:
+        for _ in range(CONFLICT_TRIES):
+            table.refresh()
+            snap = table.current_snapshot_id
+            if snap is None:
+                raise LakeholdError("the table has no snapshot: append data before updating columns")
+            body: dict[str, Any] = {"snapshot-id": snap}
+            if job.plan_filter is not None:
+                body["filter"] = job.plan_filter
+            tasks = table._plan(body)
+            todo = [t for t in tasks if base_state(t) not in job._cache]
+            with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+                for t, built in zip(todo, pool.map(lambda t: _build(table, job, t), todo)):
+                    job._cache[base_state(t)] = built
+            current = [job._cache[base_state(t)] for t in tasks]
+            job.check([b.info for b in current])
+            entries = [b.entry for b in current if b.entry is not None]
+            if not entries:
+                _cleanup(table, job, keep=set())
+                return snap
+            req: dict[str, Any] = {"column-files": entries}
+            if job.snapshot_properties:
+                req["snapshot-properties"] = job.snapshot_properties
+            try:
+                res = _commit.post(table._rest, f"{table._path}/column-files", req)
+            except CommitFailedError:
+                continue
+            table._apply(res)
+            _cleanup(table, job, keep={e["location"] for e in entries})
+            return int(table.current_snapshot_id or 0)
+        raise CommitFailedError(f"column update of {'.'.join(table.identifier)} conflicted {CONFLICT_TRIES} times")
+    except CommitStateUnknownError:
+        raise
+    except BaseException:
+        _cleanup(table, job, keep=set())
+        raise
+
+
+def _cleanup(table: Table, job: Job, keep: set[str]) -> None:
+    for loc in job._written:
+        if loc not in keep:
+            try:
+                table._io.delete(loc)
+            except OSError:
+                pass  # an orphan for maintenance; the commit's outcome is what matters
+
+
+# --- update_columns -----------------------------------------------------------
+
+def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_fields: list[pa.Field],
+            row_filter: Any, snapshot_properties: dict[str, str] | None) -> Job:
+    """The job of ``Table.update_columns``: ``fn`` over every base's rows."""
+    from . import _expr
+
+    schema = table.schema()
+    cf_fields = [nullable(f) for f in out_fields]
+    cf_schema = pa.schema(cf_fields)
+    filt = _expr.to_json(row_filter, schema) if row_filter is not None else None
+    pred = _expr.to_pyarrow(filt, schema) if filt is not None else None
+    filter_cols = _expr.referenced_names(filt, schema) if filt is not None else []
+
+    def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
+        rows = read_base(table, task, inputs, False)
+        out = to_arrow(fn(rows))
+        missing = [f.name for f in out_fields if f.name not in out.column_names]
+        if missing:
+            raise LakeholdError(f"update_columns: fn returned no column {missing}")
+        if out.num_rows != rows.num_rows:
+            raise LakeholdError(f"update_columns: fn returned {out.num_rows} rows for {rows.num_rows}")
+        new = _write.conform(out.select([f.name for f in cf_fields]), cf_schema)
+        if pred is None:
+            return new, None
+        cur = read_base(table, task, sorted({*(f.name for f in out_fields), *filter_cols}), True)
+        changed = _mask(cur, pred)
+        if not pc.any(changed).as_py():
+            return None, None
+        return blend(changed, new, cur, cf_fields), None
+
+    return Job(build=build, plan_filter=filt, snapshot_properties=snapshot_properties)
+
+
+def _mask(rows: pa.Table, pred: pc.Expression) -> pa.Array:
+    """Per row, whether ``pred`` holds (null counts as false)."""
+    import pyarrow.dataset as ds
+
+    res = ds.dataset(rows).to_table(columns={"m": pred}).column("m")
+    return pc.fill_null(res.combine_chunks(), False)
+
+
+# --- merge_columns ------------------------------------------------------------
+
+def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
+              snapshot_properties: dict[str, str] | None) -> Job:
+    """The job of ``Table.merge_columns``: new values by key; MergeKeyError
+    for null or duplicate source keys and keys no live row has."""
+    schema = table.schema()
+    if key not in schema.names:
+        raise LakeholdError(f"key column {key!r} is not in the table")
+    if key not in source.column_names:
+        raise LakeholdError(f"key column {key!r} is not in the source")
+    fields = [schema.field(c) for c in columns]
+    cf_fields = [nullable(f) for f in fields]
+    keys = source.column(key).cast(schema.field(key).type).combine_chunks()
+    _check_keys(keys)
+    src = _write.conform(source.select(columns), pa.schema(cf_fields))
+
+    def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
+        cur = read_base(table, task, [key, *columns], True)
+        idx = pc.index_in(cur.column(key), value_set=keys)
+        live = pa.array(live_mask(table, task))
+        idx = pc.if_else(live, idx, pa.scalar(None, idx.type))
+        changed = pc.is_valid(idx)
+        matched = pc.drop_null(idx).to_numpy(zero_copy_only=False)
+        if len(matched) == 0:
+            return None, matched
+        return blend(changed, src.take(idx), cur, cf_fields), matched
+
+    def check(infos: list[Any]) -> None:
+        hit = np.zeros(len(keys), dtype=bool)
+        for m in infos:
+            if m is not None and len(m):
+                hit[m] = True
+        if not hit.all():
+            missing = keys.filter(pa.array(~hit)).to_pylist()
+            raise MergeKeyError(f"{len(missing)} source key(s) match no live row of the table, e.g. {missing[:5]}",
+                                missing[:20])
+
+    return Job(build=build, check=check, snapshot_properties=snapshot_properties)
+
+
+def _check_keys(keys: pa.Array) -> None:
+    if keys.null_count:
+        raise MergeKeyError(f"the source has {keys.null_count} null key(s)")
+    counts = pc.value_counts(keys)
+    dup = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
+    if dup:
+        raise MergeKeyError(f"{len(dup)} key(s) appear more than once in the source, e.g. {dup[:5]}", dup[:20])
