@@ -82,7 +82,9 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 		return nil, err
 	}
 	if len(c.ColumnFiles) == 0 {
-		return nil, newErr(KindBadRequest, "A column-files commit needs at least one column file")
+		e := newErr(KindBadRequest, "A column-files commit needs at least one column file")
+		e.Reason = validation.ReasonEmptyCommit
+		return nil, e
 	}
 	cc := &columnsCommit{ColumnFilesCommit: c, reqs: reqs, footers: map[string]*columnFooter{}}
 	var res *TableResult
@@ -247,6 +249,12 @@ func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []v
 		vf := validation.Footer{Err: cf.err, NumRows: -1, Size: -1, Nodes: map[int]validation.FooterColumn{}}
 		if cf.fi != nil {
 			vf = validation.Footer{Readable: true, NumRows: cf.fi.NumRows, Size: cf.fi.Size, Nodes: cf.fi.Nodes}
+			// Same reason as the files route: a column without a field id
+			// (column files get no name mapping: readers find their
+			// columns by id only).
+			if err := validation.CheckFieldIDs("Column file", f.Location, cf.fi.Unidentified); err != nil {
+				return err
+			}
 		}
 		if err := validation.CheckFooter(vt, f, vf); err != nil {
 			return err

@@ -69,6 +69,14 @@ type DeletionVectorInput struct {
 	Cardinality int64
 }
 
+// badEntry builds a 400 BadRequestException for a malformed files-commit
+// entry, with reason validation.ReasonInvalidFileEntry.
+func badEntry(format string, args ...any) *Error {
+	e := newErr(KindBadRequest, format, args...)
+	e.Reason = validation.ReasonInvalidFileEntry
+	return e
+}
+
 // rejectV4 builds a 400 ValidationException with a reason code.
 func rejectV4(reason string, format string, args ...any) *Error {
 	e := newErr(KindValidation, format, args...)
@@ -209,7 +217,7 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 // filled in later).
 func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4State, in DataFileInput) (*v4manifest.TrackedFile, error) {
 	if in.Location == "" {
-		return nil, newErr(KindBadRequest, "Data file: location is required")
+		return nil, badEntry("Data file: location is required")
 	}
 	loc := v4manifest.Resolve(st.location, in.Location)
 	name := tableFileName(st.location, loc) // messages never show server paths
@@ -221,7 +229,7 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	}
 	spec := st.meta.PartitionSpecByID(in.SpecID)
 	if spec == nil {
-		return nil, newErr(KindBadRequest, "Data file %s: unknown spec-id %d", name, in.SpecID)
+		return nil, badEntry("Data file %s: unknown spec-id %d", name, in.SpecID)
 	}
 	sc := st.meta.CurrentSchema()
 	row := &v4manifest.TrackedFile{
@@ -234,7 +242,7 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 			known = known || o.OrderID() == *in.SortOrderID
 		}
 		if !known {
-			return nil, newErr(KindBadRequest, "Data file %s: unknown sort-order-id %d", name, *in.SortOrderID)
+			return nil, badEntry("Data file %s: unknown sort-order-id %d", name, *in.SortOrderID)
 		}
 		row.SortOrderID = ptrTo(int32(*in.SortOrderID))
 	}
@@ -248,9 +256,9 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 		return row, nil
 	}
 	if len(in.ContentStats) > 0 && string(in.ContentStats) != "null" {
-		stats, err := parquetstats.ParseContentStats(sc, in.ContentStats)
+		stats, err := parquetstats.ParseContentStats(sc, in.ContentStats, in.RecordCount)
 		if err != nil {
-			return nil, newErr(KindBadRequest, "Data file %s: %s", name, ClientText(err))
+			return nil, fileRejection("Data file "+name, err)
 		}
 		row.ContentStats = stats
 		return row, s.requireFile(ctx, w, loc, "Data file "+name)
@@ -259,9 +267,16 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	if err != nil {
 		return nil, err
 	}
-	fi, err := readFooter(ctx, io, loc, sc)
+	nm, err := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
+	if err != nil {
+		return nil, fileRejection("Data file "+name, err)
+	}
+	fi, err := readFooterMapped(ctx, io, loc, sc, nm)
 	if err != nil {
 		return nil, rejectV4(validation.ReasonDataFileUnreadable, "Data file %s: cannot read its Parquet footer", name)
+	}
+	if err := validation.CheckFieldIDs("Data file", name, fi.Unidentified); err != nil {
+		return nil, validationErr(err)
 	}
 	if fi.NumRows != in.RecordCount {
 		return nil, rejectV4(validation.ReasonRecordCountMismatch, "Data file %s has %d rows, not record-count %d", name, fi.NumRows, in.RecordCount)
@@ -283,7 +298,7 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 func partitionValues(sc *iceberg.Schema, spec *iceberg.PartitionSpec, loc string, in map[string]json.RawMessage) (map[int]any, error) {
 	if spec.NumFields() == 0 {
 		if len(in) > 0 {
-			return nil, newErr(KindBadRequest, "File %s: spec %d is unpartitioned but a partition was given", loc, spec.ID())
+			return nil, badEntry("File %s: spec %d is unpartitioned but a partition was given", loc, spec.ID())
 		}
 		return nil, nil
 	}
@@ -293,17 +308,17 @@ func partitionValues(sc *iceberg.Schema, spec *iceberg.PartitionSpec, loc string
 		names[pf.Name] = true
 		src, ok := sc.FindFieldByID(pf.SourceID())
 		if !ok {
-			return nil, newErr(KindBadRequest, "Partition field %s: source column %d is not in the current schema", pf.Name, pf.SourceID())
+			return nil, badEntry("Partition field %s: source column %d is not in the current schema", pf.Name, pf.SourceID())
 		}
 		v, err := parquetstats.JSONValue(pf.Transform.ResultType(src.Type), in[pf.Name])
 		if err != nil {
-			return nil, newErr(KindBadRequest, "File %s: partition value %s: %v", loc, pf.Name, err)
+			return nil, badEntry("File %s: partition value %s: %v", loc, pf.Name, err)
 		}
 		out[pf.FieldID] = v
 	}
 	for k := range in {
 		if !names[k] {
-			return nil, newErr(KindBadRequest, "File %s: %q is not a field of partition spec %d", loc, k, spec.ID())
+			return nil, badEntry("File %s: %q is not a field of partition spec %d", loc, k, spec.ID())
 		}
 	}
 	return out, nil
@@ -325,7 +340,9 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 		return nil, err
 	}
 	if len(c.AddDataFiles) == 0 && len(c.RemoveFiles) == 0 && len(c.AddEqualityDeleteFiles) == 0 && len(c.SetDeletionVectors) == 0 {
-		return nil, newErr(KindBadRequest, "A files commit needs at least one non-empty list")
+		e := newErr(KindBadRequest, "A files commit needs at least one non-empty list")
+		e.Reason = validation.ReasonEmptyCommit
+		return nil, e
 	}
 	var res *TableResult
 	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
@@ -369,10 +386,10 @@ func resolveFilesChange(w *store.Warehouse, st *v4State, c FilesCommit) ([]strin
 	for _, d := range c.SetDeletionVectors {
 		base := v4manifest.Resolve(st.location, d.DataFile)
 		if _, dup := dvs[base]; dup {
-			return nil, nil, newErr(KindBadRequest, "set-deletion-vectors: %s appears twice", tableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: %s appears twice", tableFileName(st.location, base))
 		}
 		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
-			return nil, nil, newErr(KindBadRequest, "set-deletion-vectors: invalid deletion vector for %s", tableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: invalid deletion vector for %s", tableFileName(st.location, base))
 		}
 		loc := v4manifest.Resolve(st.location, d.Location)
 		if err := fileInTable(w, st, loc, "deletion vector file"); err != nil {
@@ -432,7 +449,7 @@ func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4S
 			return nil, err
 		}
 		if seen[row.Location] {
-			return nil, newErr(KindBadRequest, "Data file %s is added twice", v4manifest.Relativize(st.location, row.Location))
+			return nil, badEntry("Data file %s is added twice", v4manifest.Relativize(st.location, row.Location))
 		}
 		seen[row.Location] = true
 		added = append(added, *row)
@@ -460,7 +477,7 @@ func (s *Service) equalityDeleteRows(ctx context.Context, w *store.Warehouse, st
 // equalityDeleteRow validates one added equality-delete file.
 func equalityDeleteRow(w *store.Warehouse, st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
 	if in.Location == "" {
-		return nil, newErr(KindBadRequest, "Delete file: location is required")
+		return nil, badEntry("Delete file: location is required")
 	}
 	loc := v4manifest.Resolve(st.location, in.Location)
 	if err := fileInTable(w, st, loc, "delete file"); err != nil {
@@ -471,19 +488,19 @@ func equalityDeleteRow(w *store.Warehouse, st *v4State, in EqualityDeleteInput) 
 		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
 	if len(in.EqualityIDs) == 0 {
-		return nil, newErr(KindBadRequest, "Delete file %s: equality-ids are required", name)
+		return nil, badEntry("Delete file %s: equality-ids are required", name)
 	}
 	sc := st.meta.CurrentSchema()
 	ids := make([]int32, len(in.EqualityIDs))
 	for i, id := range in.EqualityIDs {
 		if _, ok := sc.FindFieldByID(id); !ok {
-			return nil, newErr(KindBadRequest, "Delete file %s: equality id %d is not in the schema", name, id)
+			return nil, badEntry("Delete file %s: equality id %d is not in the schema", name, id)
 		}
 		ids[i] = int32(id)
 	}
 	spec := st.meta.PartitionSpecByID(in.SpecID)
 	if spec == nil {
-		return nil, newErr(KindBadRequest, "Delete file %s: unknown spec-id %d", name, in.SpecID)
+		return nil, badEntry("Delete file %s: unknown spec-id %d", name, in.SpecID)
 	}
 	part, err := partitionValues(sc, spec, name, in.Partition)
 	if err != nil {
@@ -539,6 +556,12 @@ func (s *Service) requireFile(ctx context.Context, w *store.Warehouse, loc, what
 // parquetstats.Read): an error when the file cannot be opened or its
 // footer read.
 func readFooter(ctx context.Context, io storage.FileIO, location string, sc *iceberg.Schema) (*parquetstats.Footer, error) {
+	return readFooterMapped(ctx, io, location, sc, nil)
+}
+
+// readFooterMapped is readFooter resolving columns without field ids
+// through the name mapping nm (nil: none).
+func readFooterMapped(ctx context.Context, io storage.FileIO, location string, sc *iceberg.Schema, nm iceberg.NameMapping) (*parquetstats.Footer, error) {
 	f, err := io.Open(ctx, location)
 	if err != nil {
 		return nil, err
@@ -548,5 +571,18 @@ func readFooter(ctx context.Context, io storage.FileIO, location string, sc *ice
 	if err != nil {
 		return nil, err
 	}
-	return parquetstats.Read(f, st.Size(), sc)
+	return parquetstats.ReadMapped(f, st.Size(), sc, nm)
+}
+
+// fileRejection turns a validation rejection about one file (content
+// stats, name mapping) into a 400 ValidationException whose message
+// starts with what (e.g. "Data file data/a.parquet"); other errors pass.
+func fileRejection(what string, err error) error {
+	var ve *validation.Error
+	if !errors.As(err, &ve) {
+		return err
+	}
+	e := rejectV4(ve.Reason, "%s: %s", what, ve.Message)
+	e.Details = ve.Details
+	return e
 }

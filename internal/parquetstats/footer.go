@@ -26,6 +26,10 @@ type Footer struct {
 	Columns map[int]Column
 	// Nodes is every schema node that carries a field id (groups too).
 	Nodes map[int]validation.FooterColumn
+	// Unidentified are the name paths (a.b.element) of the schema nodes
+	// that stand for a field but have no field id, neither written nor
+	// from the name mapping.
+	Unidentified []string
 }
 
 // Column is one top-level primitive column of a footer.
@@ -42,6 +46,15 @@ type Column struct {
 // when the footer cannot be read or is corrupt (a panic of the Parquet
 // library included).
 func Read(r parquet.ReaderAtSeeker, size int64, sc *iceberg.Schema) (fi *Footer, err error) {
+	return ReadMapped(r, size, sc, nil)
+}
+
+// ReadMapped is Read for a file whose columns without a field id take the
+// one name mapping nm (the table's schema.name-mapping.default) gives
+// their name path, as the Iceberg spec says readers resolve such files.
+// Columns that stay without an id are listed in Footer.Unidentified and
+// left out of Columns and Nodes.
+func ReadMapped(r parquet.ReaderAtSeeker, size int64, sc *iceberg.Schema, nm iceberg.NameMapping) (fi *Footer, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fi, err = nil, fmt.Errorf("corrupt parquet footer: %v", p)
@@ -54,14 +67,21 @@ func Read(r parquet.ReaderAtSeeker, size int64, sc *iceberg.Schema) (fi *Footer,
 	defer pf.Close()
 	md := pf.MetaData()
 	fi = &Footer{NumRows: md.NumRows, Size: size, Columns: map[int]Column{}, Nodes: map[int]validation.FooterColumn{}}
-	walkNodes(md.Schema.Root(), fi.Nodes)
+	ids := resolveIDs(md.Schema.Root(), nm)
+	fi.Unidentified = ids.unidentified
+	for n, id := range ids.ids {
+		fi.Nodes[id] = footerNode(n)
+	}
 	for c := 0; c < md.Schema.NumColumns(); c++ {
 		col := md.Schema.Column(c)
 		if col.MaxRepetitionLevel() > 0 {
 			continue // inside a list or map: no stats
 		}
 		node := col.SchemaNode()
-		id := int(node.FieldID())
+		id, ok := ids.ids[node]
+		if !ok {
+			continue
+		}
 		fc := Column{Required: node.RepetitionType() == parquet.Repetitions.Required, Physical: col.PhysicalType()}
 		if sc != nil {
 			if field, ok := sc.FindFieldByID(id); ok {
@@ -75,22 +95,15 @@ func Read(r parquet.ReaderAtSeeker, size int64, sc *iceberg.Schema) (fi *Footer,
 	return fi, nil
 }
 
-// walkNodes records every schema node under n that carries a field id.
-func walkNodes(n pqschema.Node, out map[int]validation.FooterColumn) {
-	if id := int(n.FieldID()); id >= 0 {
-		fc := validation.FooterColumn{Required: n.RepetitionType() == parquet.Repetitions.Required}
-		if p, ok := n.(*pqschema.PrimitiveNode); ok {
-			fc.Leaf = true
-			fc.Physical = p.PhysicalType().String()
-			fc.TypeLength = p.TypeLength()
-		}
-		out[id] = fc
+// footerNode is what validation needs of one schema node.
+func footerNode(n pqschema.Node) validation.FooterColumn {
+	fc := validation.FooterColumn{Required: n.RepetitionType() == parquet.Repetitions.Required}
+	if p, ok := n.(*pqschema.PrimitiveNode); ok {
+		fc.Leaf = true
+		fc.Physical = p.PhysicalType().String()
+		fc.TypeLength = p.TypeLength()
 	}
-	if g, ok := n.(*pqschema.GroupNode); ok {
-		for i := 0; i < g.NumFields(); i++ {
-			walkNodes(g.Field(i), out)
-		}
-	}
+	return fc
 }
 
 func columnStats(md *metadata.FileMetaData, c int, t iceberg.PrimitiveType) *v4manifest.FieldStats {

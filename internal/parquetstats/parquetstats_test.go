@@ -2,6 +2,7 @@ package parquetstats
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/internal/parquettest"
+	"github.com/lakehold/catalog/validation"
 )
 
 func TestJSONValue(t *testing.T) {
@@ -50,15 +52,47 @@ func TestJSONValue(t *testing.T) {
 	}
 }
 
+// TestParseContentStats: good stats are typed; every malformed one is a
+// *validation.Error with the reason a client gets.
 func TestParseContentStats(t *testing.T) {
-	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64})
-	got, err := ParseContentStats(sc, json.RawMessage(`{"1":{"lower-bound":1,"upper-bound":9,"value-count":3,"null-value-count":1}}`))
-	if err != nil || got[1].LowerBound != int64(1) || got[1].UpperBound != int64(9) || *got[1].NullValueCount != 1 {
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 2, Name: "st", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 3, Name: "x", Type: iceberg.PrimitiveTypes.Int32}}}},
+		iceberg.NestedField{ID: 4, Name: "l", Type: &iceberg.ListType{ElementID: 5, Element: iceberg.PrimitiveTypes.String}},
+		iceberg.NestedField{ID: 6, Name: "m", Type: &iceberg.MapType{KeyID: 7, KeyType: iceberg.PrimitiveTypes.String, ValueID: 8, ValueType: iceberg.PrimitiveTypes.Float64}},
+		iceberg.NestedField{ID: 9, Name: "d", Type: iceberg.PrimitiveTypes.Float64})
+	got, err := ParseContentStats(sc, json.RawMessage(`{"1":{"lower-bound":1,"upper-bound":9,"value-count":3,"null-value-count":1},"3":{"lower-bound":2,"upper-bound":2},"9":{"nan-value-count":1,"value-count":2}}`), 3)
+	if err != nil || got[1].LowerBound != int64(1) || got[1].UpperBound != int64(9) || *got[1].NullValueCount != 1 || got[3].LowerBound != int32(2) || *got[9].NaNValueCount != 1 {
 		t.Fatalf("got %v, %v", got, err)
 	}
-	for _, bad := range []string{`{"x":{}}`, `{"2":{}}`, `{"1":{"value-count":-1}}`, `{"1":{"value-count":1,"null-value-count":2}}`, `{"1":{"lower-bound":"a"}}`, `[]`} {
-		if _, err := ParseContentStats(sc, json.RawMessage(bad)); err == nil {
-			t.Errorf("%s: no error", bad)
+	for _, tc := range []struct{ body, reason string }{
+		{`{"x":{}}`, validation.ReasonInvalidContentStats},
+		{`{"01":{}}`, validation.ReasonInvalidContentStats},
+		{`[]`, validation.ReasonInvalidContentStats},
+		{`{"1":[]}`, validation.ReasonInvalidContentStats},
+		{`{"1":{"value-count":"3"}}`, validation.ReasonInvalidContentStats},
+		{`{"99":{}}`, validation.ReasonContentStatsUnknownField},
+		{`{"2147483540":{}}`, validation.ReasonContentStatsUnknownField},
+		{`{"2":{"value-count":1}}`, validation.ReasonContentStatsNotPrimitive},
+		{`{"4":{}}`, validation.ReasonContentStatsNotPrimitive},
+		{`{"5":{"lower-bound":"a"}}`, validation.ReasonContentStatsNotPrimitive},
+		{`{"6":{}}`, validation.ReasonContentStatsNotPrimitive},
+		{`{"8":{}}`, validation.ReasonContentStatsNotPrimitive},
+		{`{"1":{"value-count":-1}}`, validation.ReasonInvalidContentStats},
+		{`{"1":{"value-count":1,"null-value-count":2}}`, validation.ReasonInvalidContentStats},
+		{`{"1":{"value-count":4}}`, validation.ReasonInvalidContentStats},
+		{`{"1":{"nan-value-count":0}}`, validation.ReasonInvalidContentStats},
+		{`{"9":{"value-count":1,"null-value-count":1,"nan-value-count":1}}`, validation.ReasonInvalidContentStats},
+		{`{"1":{"lower-bound":"a"}}`, validation.ReasonInvalidContentStats},
+		{`{"1":{"lower-bound":1.5}}`, validation.ReasonInvalidContentStats},
+		{`{"3":{"upper-bound":3000000000}}`, validation.ReasonInvalidContentStats},
+		{`{"1":{"lower-bound":9,"upper-bound":1}}`, validation.ReasonInvalidContentStats},
+	} {
+		_, err := ParseContentStats(sc, json.RawMessage(tc.body), 3)
+		var ve *validation.Error
+		if !errors.As(err, &ve) || ve.Reason != tc.reason {
+			t.Errorf("%s: got %v, want reason %s", tc.body, err, tc.reason)
 		}
 	}
 }

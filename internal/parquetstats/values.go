@@ -2,15 +2,18 @@ package parquetstats
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
 )
 
 // JSONValue decodes an Iceberg single-value JSON literal (numbers, date
@@ -131,40 +134,92 @@ type statsInput struct {
 }
 
 // ParseContentStats decodes content-stats, an object keyed by field id,
-// typing the bounds by schema sc. It returns an error for a key that is not
-// a field of sc, a negative count, more nulls than values, or a bound that
-// does not fit its field's type.
-func ParseContentStats(sc *iceberg.Schema, raw json.RawMessage) (map[int]*v4manifest.FieldStats, error) {
+// typing the bounds by schema sc; recordCount (when positive) bounds the
+// value counts. Every refusal is a *validation.Error: a key that is not a
+// field of sc (validation.ReasonContentStatsUnknownField), a field that
+// cannot carry stats (struct, list, map, inside a list or map, or a type
+// without a stats column: ReasonContentStatsNotPrimitive), or malformed
+// stats (ReasonInvalidContentStats: not an object, bad counts, a bound
+// that does not decode for its type, lower above upper).
+func ParseContentStats(sc *iceberg.Schema, raw json.RawMessage, recordCount int64) (map[int]*v4manifest.FieldStats, error) {
 	var in map[string]statsInput
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("content-stats: %w", err)
+		return nil, validation.InvalidStats(0, "want an object of per-field objects keyed by field id (%s)", jsonProblem(err))
+	}
+	withColumn, err := statsColumns(sc)
+	if err != nil {
+		return nil, err
 	}
 	out := map[int]*v4manifest.FieldStats{}
 	for k, st := range in {
 		id, err := strconv.Atoi(k)
-		if err != nil {
-			return nil, fmt.Errorf("content-stats key %q is not a field id", k)
+		if err != nil || strconv.Itoa(id) != k {
+			return nil, validation.InvalidStats(0, "key %q is not a field id", k)
 		}
-		f, ok := sc.FindFieldByID(id)
-		if !ok {
-			return nil, fmt.Errorf("content-stats: field %d is not in the schema", id)
+		if err := validation.CheckStatsField(sc, id, withColumn[id]); err != nil {
+			return nil, err
 		}
-		for _, c := range []*int64{st.ValueCount, st.NullValueCount, st.NaNValueCount} {
-			if c != nil && *c < 0 {
-				return nil, fmt.Errorf("content-stats %d: counts cannot be negative", id)
-			}
-		}
-		if st.ValueCount != nil && st.NullValueCount != nil && *st.NullValueCount > *st.ValueCount {
-			return nil, fmt.Errorf("content-stats %d: null-value-count exceeds value-count", id)
+		f, _ := sc.FindFieldByID(id)
+		if err := validation.CheckStatsCounts(id, f.Type, validation.StatsCounts{Value: st.ValueCount, Null: st.NullValueCount, NaN: st.NaNValueCount}, recordCount); err != nil {
+			return nil, err
 		}
 		fs := &v4manifest.FieldStats{TightBounds: st.TightBounds, ValueCount: st.ValueCount, NullValueCount: st.NullValueCount, NaNValueCount: st.NaNValueCount}
 		if fs.LowerBound, err = JSONValue(f.Type, st.LowerBound); err != nil {
-			return nil, fmt.Errorf("content-stats %d lower-bound: %w", id, err)
+			return nil, validation.InvalidStats(id, "field %d lower-bound: %v", id, err)
 		}
 		if fs.UpperBound, err = JSONValue(f.Type, st.UpperBound); err != nil {
-			return nil, fmt.Errorf("content-stats %d upper-bound: %w", id, err)
+			return nil, validation.InvalidStats(id, "field %d upper-bound: %v", id, err)
+		}
+		if fs.LowerBound != nil && fs.UpperBound != nil {
+			if c, err := Compare(fs.LowerBound, fs.UpperBound); err == nil && c > 0 {
+				return nil, validation.InvalidStats(id, "field %d: lower-bound is above upper-bound", id)
+			}
 		}
 		out[id] = fs
 	}
 	return out, nil
+}
+
+// statsColumns is the set of field ids of sc that v4 manifests keep stats
+// for, read from the manifest schema itself so the two cannot disagree.
+func statsColumns(sc *iceberg.Schema) (map[int]bool, error) {
+	as, err := v4manifest.ArrowSchema(sc, nil, false)
+	if err != nil {
+		return nil, validation.InvalidStats(0, "the table schema has no manifest form: %v", err)
+	}
+	out := map[int]bool{}
+	idx := as.FieldIndices("content_stats")
+	if len(idx) == 0 {
+		return out, nil
+	}
+	st, ok := as.Field(idx[0]).Type.(*arrow.StructType)
+	if !ok {
+		return out, nil
+	}
+	for _, f := range st.Fields() {
+		v, ok := f.Metadata.GetValue("PARQUET:field_id")
+		if !ok {
+			continue
+		}
+		base, err := strconv.Atoi(v)
+		if err != nil {
+			continue
+		}
+		if fid, ok := v4manifest.FieldForStatsBase(base); ok {
+			out[fid] = true
+		}
+	}
+	return out, nil
+}
+
+// jsonProblem describes a JSON decoding error without echoing the input.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("%s must be a %s, not a %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Sprintf("got a %s", te.Value)
+	}
+	return "not valid JSON"
 }

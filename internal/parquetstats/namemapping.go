@@ -1,0 +1,133 @@
+package parquetstats
+
+import (
+	"encoding/json"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakehold/catalog/validation"
+)
+
+// ParseNameMapping parses a table's schema.name-mapping.default property
+// (Iceberg name mapping JSON: a list of {"field-id", "names", "fields"}).
+// An empty property is no mapping (nil). It fails with a
+// *validation.Error, reason validation.ReasonInvalidNameMapping, when the
+// JSON is not a name mapping.
+func ParseNameMapping(prop string) (iceberg.NameMapping, error) {
+	if prop == "" {
+		return nil, nil
+	}
+	var nm iceberg.NameMapping
+	if err := json.Unmarshal([]byte(prop), &nm); err != nil {
+		return nil, &validation.Error{Reason: validation.ReasonInvalidNameMapping,
+			Message: "The table's schema.name-mapping.default is not an Iceberg name mapping (" + jsonProblem(err) + ")", Details: map[string]any{}}
+	}
+	return nm, nil
+}
+
+// idResolver gives every node of a Parquet schema that stands for an
+// Iceberg field its field id: the one written in the file, else the one
+// the name mapping gives its name path. The repeated groups that only
+// encode a list or map (list, key_value) stand for no field.
+type idResolver struct {
+	ids          map[pqschema.Node]int
+	unidentified []string
+}
+
+func resolveIDs(root *pqschema.GroupNode, nm iceberg.NameMapping) *idResolver {
+	r := &idResolver{ids: map[pqschema.Node]int{}}
+	for i := 0; i < root.NumFields(); i++ {
+		c := root.Field(i)
+		r.field(c, nm, c.Name(), c.Name())
+	}
+	return r
+}
+
+// field resolves node n, looked up as name among the mapped fields scope
+// (the parent's), and its children.
+func (r *idResolver) field(n pqschema.Node, scope []iceberg.MappedField, name, path string) {
+	m := lookup(scope, name)
+	id := int(n.FieldID())
+	if id < 0 && m != nil && m.FieldID != nil {
+		id = *m.FieldID
+	}
+	if id >= 0 {
+		r.ids[n] = id
+	} else {
+		r.unidentified = append(r.unidentified, path)
+	}
+	g, ok := n.(*pqschema.GroupNode)
+	if !ok {
+		return
+	}
+	var kids []iceberg.MappedField
+	if m != nil {
+		kids = m.Fields
+	}
+	if elem := listElement(g); elem != nil {
+		// The name mapping names a list's element "element", whatever
+		// the file calls it (element, item, array).
+		r.field(elem, kids, "element", path+".element")
+		return
+	}
+	if key, value := mapEntries(g); key != nil {
+		r.field(key, kids, "key", path+".key")
+		if value != nil {
+			r.field(value, kids, "value", path+".value")
+		}
+		return
+	}
+	for i := 0; i < g.NumFields(); i++ {
+		c := g.Field(i)
+		r.field(c, kids, c.Name(), path+"."+c.Name())
+	}
+}
+
+func lookup(scope []iceberg.MappedField, name string) *iceberg.MappedField {
+	for i := range scope {
+		for _, n := range scope[i].Names {
+			if n == name {
+				return &scope[i]
+			}
+		}
+	}
+	return nil
+}
+
+// listElement is the element node of a LIST-annotated group: the one
+// child of its repeated group (three-level lists), or the repeated child
+// itself (two-level); nil when g is not a list.
+func listElement(g *pqschema.GroupNode) pqschema.Node {
+	_, isList := g.LogicalType().(pqschema.ListLogicalType)
+	if (!isList && g.ConvertedType() != pqschema.ConvertedTypes.List) || g.NumFields() != 1 {
+		return nil
+	}
+	rep := g.Field(0)
+	if rep.RepetitionType() != parquet.Repetitions.Repeated {
+		return nil
+	}
+	if rg, ok := rep.(*pqschema.GroupNode); ok && rg.NumFields() == 1 {
+		return rg.Field(0)
+	}
+	return rep
+}
+
+// mapEntries are the key and value nodes of a MAP-annotated group (its
+// repeated key_value group's two children); nil when g is not a map.
+func mapEntries(g *pqschema.GroupNode) (key, value pqschema.Node) {
+	_, isMap := g.LogicalType().(pqschema.MapLogicalType)
+	ct := g.ConvertedType()
+	if (!isMap && ct != pqschema.ConvertedTypes.Map && ct != pqschema.ConvertedTypes.MapKeyValue) || g.NumFields() != 1 {
+		return nil, nil
+	}
+	kv, ok := g.Field(0).(*pqschema.GroupNode)
+	if !ok || kv.RepetitionType() != parquet.Repetitions.Repeated || kv.NumFields() < 1 || kv.NumFields() > 2 {
+		return nil, nil
+	}
+	if kv.NumFields() == 2 {
+		return kv.Field(0), kv.Field(1)
+	}
+	return kv.Field(0), nil
+}
