@@ -117,6 +117,9 @@ func (b *bundle) doTB(t testing.TB, method, path string, body any, headers ...st
 	req, err := http.NewRequest(method, b.url+path, rd)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
+	// The tests are a client of v4 tables; a test of what other clients
+	// get passes service.ColumnFilesHeader with "" (not a v4 reader).
+	req.Header.Set(service.ColumnFilesHeader, "true")
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}

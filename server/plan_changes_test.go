@@ -75,7 +75,8 @@ func TestPlanColumnChangesJSON(t *testing.T) {
 			require.JSONEq(t, "2", string(cfs[0]["sequence-number"]))
 
 			// Without the header the incremental plan is the append scan.
-			plan = b.do(t, "POST", path+"/plan", map[string]any{"start-snapshot-id": start, "end-snapshot-id": end.SnapshotID})
+			plan = b.do(t, "POST", path+"/plan", map[string]any{"start-snapshot-id": start, "end-snapshot-id": end.SnapshotID},
+				"X-Iceberg-Column-Files", "")
 			require.Equal(t, 200, plan.status, "%s", plan.body)
 			require.NoError(t, json.Unmarshal(plan.body, &res))
 			require.Empty(t, res.Tasks)

@@ -57,6 +57,9 @@ func (t tableResponse) write(w http.ResponseWriter) error {
 	if t.etag != "" {
 		w.Header().Set("ETag", t.etag)
 	}
+	if t.res.Warning != "" {
+		w.Header().Set("Warning", warning(t.res.Warning))
+	}
 	if len(cfg) > 0 || len(t.res.StorageCredentials) > 0 {
 		// Vended credentials: no cache may keep this answer, and an
 		// Idempotency-Key replay gets it without them (idempotency.go).

@@ -101,7 +101,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	s.signin = newSignInGate(cfg.SignIn, cfg.Registry)
 
 	r := chi.NewRouter()
-	r.Use(escapedRouting, s.requestContext, s.audit, s.crossSite, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
+	r.Use(escapedRouting, s.requestContext, v4Readers, s.audit, s.crossSite, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
 	})

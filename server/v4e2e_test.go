@@ -118,7 +118,7 @@ func TestColumnFilesEndToEnd(t *testing.T) {
 			require.Equal(t, 200, r.status, "%s", r.body)
 			deleted := map[int]bool{0: true, 10: true, 49: true}
 
-			noHeader := b.do(t, "POST", path+"/plan", map[string]any{})
+			noHeader := b.do(t, "POST", path+"/plan", map[string]any{}, "X-Iceberg-Column-Files", "")
 			require.Equal(t, 400, noHeader.status)
 			require.Equal(t, "column-files-unsupported-by-client", noHeader.json(t)["error"].(map[string]any)["reason"])
 

@@ -117,6 +117,9 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, err
 	}
+	if err := guardV4(ctx, target, "Cannot commit to "+c.Ident.String()); err != nil {
+		return nil, err
+	}
 	st := &staged{obj: obj, base: base, meta: base, data: prev.data, metaLoc: obj.MetadataLocation}
 	meta, changed, err := buildChange(prev, obj.MetadataLocation, target != version, updates, c.Updates)
 	if err != nil {
@@ -164,6 +167,9 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 	if err != nil {
 		return nil, err
 	}
+	if err := guardV4Change(ctx, c); err != nil {
+		return nil, err
+	}
 	w, err := s.warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
@@ -174,7 +180,11 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 		}
 	}
 	if wantsV4Upgrade(c.Updates) {
-		return s.commitV4Upgrade(ctx, w, c)
+		res, err := s.commitV4Upgrade(ctx, w, c)
+		if res != nil {
+			res.Warning = V4UpgradeWarning
+		}
+		return res, err
 	}
 	results, err := s.commit(ctx, w, []*parsedChange{c})
 	if err != nil {
@@ -210,6 +220,9 @@ func (s *Service) CommitTransaction(ctx context.Context, warehouse string, chang
 			return newErr(KindBadRequest, "Invalid transaction: assert-create is not supported in multi-table transactions (%s)", key)
 		}
 		if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident)); err != nil {
+			return err
+		}
+		if err := guardV4Change(ctx, c); err != nil {
 			return err
 		}
 		parsed = append(parsed, c)

@@ -47,6 +47,9 @@ type TableResult struct {
 	Metadata           []byte
 	Config             map[string]string
 	StorageCredentials []StorageCredential
+	// Warning, when set, is a caution about what the change costs (the
+	// HTTP layer sends it as a Warning header): V4UpgradeWarning.
+	Warning string
 }
 
 func tableNotFound(err error, id Ident) error {
@@ -136,6 +139,9 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		default:
 			return nil, newErr(KindBadRequest, "Unsupported format version: %s (supported: 1 to 4)", v)
 		}
+	}
+	if err := guardV4(ctx, version, "Cannot create "+id.String()); err != nil {
+		return nil, err
 	}
 	loc := in.Location
 	if loc == "" {
@@ -357,6 +363,9 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		// The parser's text may quote the file: not for clients.
 		return nil, wrapErr(KindBadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
 	}
+	if err := guardV4(ctx, version, "Cannot register "+id.String()); err != nil {
+		return nil, err
+	}
 	if err := s.checkTableMetadataLocations(w, meta); err != nil {
 		return nil, err
 	}
@@ -533,6 +542,9 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	}
 	if err != nil {
 		return nil, storeErr(err, warehouse)
+	}
+	if err := guardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
+		return nil, err
 	}
 	var w *store.Warehouse
 	if s.opts.VerifyMetadataOnLoad || vend {

@@ -52,6 +52,11 @@ const (
 	// column: after dropping deleted rows the survivors' ids are no longer
 	// first_row_id+position, so they must be stored.
 	ReasonRowIDsNotMaterialized = "row-ids-not-materialized"
+
+	// ReasonV4UnsupportedByClient refuses to answer with format version 4
+	// table metadata (load, create, register, commit) a client that did
+	// not send X-Iceberg-Column-Files: true.
+	ReasonV4UnsupportedByClient = "format-version-4-unsupported-by-client"
 )
 
 // Error is a rejected commit: nothing is committed.

@@ -1,0 +1,72 @@
+package service
+
+import (
+	"context"
+
+	"github.com/lakehold/catalog/validation"
+)
+
+// Format 4 table metadata breaks every client that models versions 1–3
+// only (PyIceberg ≤ 0.12 fails in its pydantic model, iceberg-java 1.x and
+// DuckDB fail on the missing manifest-list, iceberg-go refuses the
+// version). So a v4 answer goes only to a client that said it reads v4;
+// any other gets one documented 400 before anything is created or
+// committed (docs/column-files.md, "Who can read a v4 table").
+
+// ColumnFilesHeader is the request header by which a client says it reads
+// format version 4 metadata and column files ("true").
+const ColumnFilesHeader = "X-Iceberg-Column-Files"
+
+type v4ReaderKey struct{}
+
+// WithV4Reader records on ctx whether the client of this request reads
+// format version 4 (sent ColumnFilesHeader: true). The HTTP layer sets it
+// on every request; a context without it is an in-process caller (the
+// catalog CLI, tests), which is this module's own code and reads v4.
+func WithV4Reader(ctx context.Context, reads bool) context.Context {
+	return context.WithValue(ctx, v4ReaderKey{}, reads)
+}
+
+// readsV4 reports whether the caller of ctx reads format version 4.
+func readsV4(ctx context.Context) bool {
+	reads, set := ctx.Value(v4ReaderKey{}).(bool)
+	return !set || reads
+}
+
+// V4ClientHint is the part of the refusal that says what to use instead;
+// it is documented in docs/column-files.md.
+const V4ClientHint = "Read it with the lakehold Python library (pip install ./clients/python), with server-side planning " +
+	"(POST .../plan), or with any client that sends the header " + ColumnFilesHeader + ": true; " +
+	"see docs/column-files.md, \"Who can read a v4 table\""
+
+// guardV4 returns nil when the caller reads format version 4 or version
+// is below 4, else the 400 BadRequestException (reason
+// format-version-4-unsupported-by-client) that doing what names would
+// answer the caller with v4 metadata it cannot parse.
+func guardV4(ctx context.Context, version int, what string) error {
+	if version < FormatV4 || readsV4(ctx) {
+		return nil
+	}
+	e := newErr(KindBadRequest, "%s: it is a format version 4 table, which this client did not say it reads "+
+		"(PyIceberg 0.12, iceberg-java 1.x engines, DuckDB and iceberg-go cannot parse v4 metadata). %s", what, V4ClientHint)
+	e.Reason = validation.ReasonV4UnsupportedByClient
+	return e
+}
+
+// V4UpgradeWarning is the Warning (RFC 9111 warn-text) of a commit that
+// upgrades a table to format version 4: what the upgrade costs. It holds
+// no double quote, so it goes in a quoted-string as is.
+const V4UpgradeWarning = "The table is now format version 4, for good (there is no downgrade): PyIceberg, " +
+	"Spark, Trino and Flink on iceberg-java 1.x, DuckDB and iceberg-go no longer read it; the lakehold " +
+	"Python library and server-side planning with " + ColumnFilesHeader + ": true do. See docs/column-files.md, section Upgrading to v4"
+
+// guardV4Change refuses, before the table is read, a change that upgrades
+// to format version 4 for a caller that does not read v4 (the 400 of
+// guardV4). A change to a table that already is v4 is refused once its
+// version is known (stage).
+func guardV4Change(ctx context.Context, c *parsedChange) error {
+	if !wantsV4Upgrade(c.Updates) {
+		return nil
+	}
+	return guardV4(ctx, FormatV4, "Cannot commit to "+c.Ident.String())
+}
