@@ -181,7 +181,11 @@ def run(table: Table, job: Job) -> int:
             if not entries:
                 _cleanup(table, job, keep=set())
                 return snap
-            req: dict[str, Any] = {"column-files": entries}
+            # Pin the planned snapshot: a column file carries lineage values
+            # read from it, which a concurrent update of the base would make
+            # stale even where the catalog could merge the files.
+            req: dict[str, Any] = {"column-files": entries, "requirements": [
+                {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snap}]}
             if job.snapshot_properties:
                 req["snapshot-properties"] = job.snapshot_properties
             try:

@@ -32,7 +32,7 @@ class Table:
         the vended credentials we have)."""
         self.metadata: dict[str, Any] = res["metadata"]
         self.metadata_location: str | None = res.get("metadata-location")
-        if "config" in res or "storage-credentials" in res or not hasattr(self, "_io"):
+        if res.get("config") or res.get("storage-credentials") or not hasattr(self, "_io"):
             props = {**self._rest.properties, **(res.get("config") or {})}
             self._io = FileIO(props, res.get("storage-credentials"), self.location)
 

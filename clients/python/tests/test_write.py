@@ -1,0 +1,240 @@
+"""The write side against a real catalog: append, update_columns,
+merge_columns, idempotent retries of a commit whose answer was lost."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import requests
+
+import lakehold
+from lakehold import _schema
+
+DIM = 64
+
+
+def _snapshots(t: lakehold.Table) -> int:
+    return len(t.refresh().snapshots())
+
+
+def _events(t0: int, n: int) -> pa.Table:
+    return pa.table({
+        "id": pa.array(range(t0, t0 + n), pa.int64()),
+        "ts": pa.array([dt.datetime(2026, 1, 1 + (i % 3)) for i in range(t0, t0 + n)], pa.timestamp("us")),
+        "score": pa.array([None if i % 5 == 0 else float(i) for i in range(t0, t0 + n)], pa.float64()),
+        "label": pa.array([f"l{i % 4}" for i in range(t0, t0 + n)]),
+    })
+
+
+def test_append_writes_field_ids_and_stats_in_one_commit(catalog: lakehold.Catalog, namespace: str) -> None:
+    t = catalog.create_table(f"{namespace}.ev", _events(0, 1).schema, partition_spec=[("day", "ts")])
+    data = _events(0, 30)
+    before = _snapshots(t)
+    sid = t.append(data, snapshot_properties={"job": "test-append"})
+    assert _snapshots(t) == before + 1, "one commit"
+    summary = t.snapshot(sid)["summary"]
+    assert summary["added-data-files"] == "3" and summary["added-records"] == "30", summary
+    assert summary.get("job") == "test-append", summary
+    tasks = t._plan({})
+    assert len(tasks) == 3
+    ids = {f.name: _schema.field_id(f) for f in t.schema()}
+    for task in tasks:
+        df = task["data-file"]
+        assert df["file-path"].startswith(t.location + "/data/ts_day=")
+        with t._io.open_input(df["file-path"]) as f:
+            written = pq.ParquetFile(f).schema_arrow
+        assert {f.name: _schema.field_id(f) for f in written} == ids
+        # content-stats reached the manifest: the plan reports its counts.
+        nulls = dict(zip(df["null-value-counts"]["keys"], df["null-value-counts"]["values"]))
+        day = dt.date.fromisoformat(df["partition"][0]) if isinstance(df["partition"][0], str) else \
+            dt.date(1970, 1, 1) + dt.timedelta(days=df["partition"][0])
+        rows = [r for r in data.to_pylist() if r["ts"].date() == day]
+        assert df["record-count"] == len(rows)
+        assert nulls[ids["score"]] == sum(r["score"] is None for r in rows)
+    # Pruning works off the sent stats: a filter outside every bound plans nothing.
+    assert t._plan({"filter": {"type": "gt", "term": "id", "value": 1000}}) == []
+    assert t.scan().to_arrow().sort_by("id").to_pylist() == data.to_pylist()
+
+
+def test_update_columns_refreshes_an_embedding(catalog: lakehold.Catalog, namespace: str) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), False), pa.field("text", pa.string()),
+                        pa.field("embedding", pa.list_(pa.float32()))])
+    t = catalog.create_table(f"{namespace}.docs", schema)
+    for start in (0, 100, 200):  # three base files
+        n = 40
+        t.append(pa.table({"id": pa.array(range(start, start + n), pa.int64()),
+                           "text": [f"doc {i}" for i in range(start, start + n)],
+                           "embedding": pa.array([[0.0] * DIM] * n, pa.list_(pa.float32()))}))
+    first = t.current_snapshot_id
+    assert first is not None
+
+    def embed(batch: pa.Table) -> pa.Table:
+        ids = batch["id"].to_numpy()
+        vecs = (ids[:, None] + np.arange(DIM)[None, :] / DIM).astype("float32")
+        return pa.table({"embedding": pa.array(list(vecs), pa.list_(pa.float32()))})
+
+    before = _snapshots(t)
+    sid = t.update_columns(embed, inputs=["id"], outputs=["embedding"])
+    assert _snapshots(t) == before + 1
+    assert t.snapshot(sid)["summary"]["added-column-files"] == "3"
+    got = t.scan(selected_fields=("id", "embedding")).to_arrow().sort_by("id")
+    for row in got.to_pylist():
+        assert len(row["embedding"]) == DIM
+        assert row["embedding"][1] == pytest.approx(row["id"] + 1 / DIM)
+    assert t.scan(selected_fields=("text",)).to_arrow().num_rows == 120
+    # No lineage column written: every row counts as changed.
+    assert t.changes(first, selected_fields=("embedding",)).count() == 120
+
+    # A new column from a pa.Schema is added to the table, then written.
+    sid2 = t.update_columns(lambda b: pa.table({"n": pc_len(b["text"])}), inputs=["text"],
+                            outputs=pa.schema([pa.field("n", pa.int32())]))
+    assert "n" in t.schema().names and t.current_snapshot_id == sid2
+    lens = {r["id"]: r["n"] for r in t.scan(selected_fields=("id", "n")).to_pylist()} if False else \
+        {r["id"]: r["n"] for r in t.scan(selected_fields=("id", "n")).to_arrow().to_pylist()}
+    assert lens[5] == len("doc 5") and lens[205] == len("doc 205")
+
+
+def pc_len(arr: pa.ChunkedArray) -> pa.Array:
+    import pyarrow.compute as pc
+
+    return pc.cast(pc.utf8_length(arr), pa.int32())
+
+
+def test_merge_columns_changes_only_the_given_keys(catalog: lakehold.Catalog, namespace: str) -> None:
+    t = catalog.create_table(f"{namespace}.scores", _events(0, 1).schema)
+    t.append(_events(0, 50))
+    t.append(_events(50, 50))
+    start = t.current_snapshot_id
+    assert start is not None
+    before = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
+    new = {3: 0.5, 7: 0.25, 11: None}
+    sid = t.merge_columns(pa.table({"id": pa.array(list(new), pa.int64()), "score": list(new.values())}), key="id")
+    assert t.snapshot(sid)["summary"]["added-column-files"] == "1", "only the base holding the keys"
+    after = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
+    assert set(after) == set(before)
+    for k, row in after.items():
+        want = dict(before[k], score=new[k]) if k in new else before[k]
+        assert row == want, k
+    # changes() reports exactly the merged rows, by their row ids.
+    row_ids = {r["_row_id"]: r["id"] for r in t.scan(selected_fields=("id",), with_row_lineage=True)
+               .to_arrow().to_pylist()}
+    changed = t.changes(start, selected_fields=("score",)).to_arrow().to_pylist()
+    assert sorted(row_ids[r["_row_id"]] for r in changed) == sorted(new)
+
+    # A second merge on the same base carries the first one's lineage.
+    mid = t.current_snapshot_id
+    t.merge_columns(pa.table({"id": pa.array([4], pa.int64()), "score": [9.0]}), key="id")
+    changed = t.changes(mid, selected_fields=("score",)).to_arrow().to_pylist()
+    assert [row_ids[r["_row_id"]] for r in changed] == [4]
+    changed = t.changes(start, selected_fields=("score",)).to_arrow().to_pylist()
+    assert sorted(row_ids[r["_row_id"]] for r in changed) == sorted([*new, 4])
+
+
+def test_merge_columns_refuses_bad_keys(catalog: lakehold.Catalog, namespace: str) -> None:
+    t = catalog.create_table(f"{namespace}.k", _events(0, 1).schema)
+    t.append(_events(0, 10))
+    n = _snapshots(t)
+    with pytest.raises(lakehold.MergeKeyError) as e:
+        t.merge_columns(pa.table({"id": pa.array([1, 77], pa.int64()), "score": [1.0, 2.0]}), key="id")
+    assert e.value.keys == [77]
+    with pytest.raises(lakehold.MergeKeyError) as e:
+        t.merge_columns(pa.table({"id": pa.array([2, 2], pa.int64()), "score": [1.0, 2.0]}), key="id")
+    assert e.value.keys == [2]
+    with pytest.raises(lakehold.MergeKeyError):
+        t.merge_columns(pa.table({"id": pa.array([None], pa.int64()), "score": [1.0]}), key="id")
+    assert _snapshots(t) == n, "nothing committed"
+    # pandas and polars sources.
+    import pandas as pd
+    import polars as pl
+
+    t.merge_columns(pd.DataFrame({"id": [1], "score": [0.125]}), key="id")
+    t.merge_columns(pl.DataFrame({"id": [2], "label": ["polars"]}), key="id")
+    rows = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
+    assert rows[1]["score"] == 0.125 and rows[2]["label"] == "polars" and rows[3]["score"] == 3.0
+
+
+class LoseFirstAnswer:
+    """A transport that sends the first commit POST to ``suffix`` for real
+    and then acts as if the connection dropped before the answer came."""
+
+    def __init__(self, session: requests.Session, suffix: str) -> None:
+        self.real = session.request
+        self.suffix = suffix
+        self.keys: list[str] = []
+
+    def __call__(self, method: str, url: str, **kw):  # type: ignore[no-untyped-def]
+        resp = self.real(method, url, **kw)
+        if method == "POST" and url.endswith(self.suffix):
+            self.keys.append((kw.get("headers") or {}).get("Idempotency-Key", ""))
+            if len(self.keys) == 1:
+                raise requests.ConnectionError("connection reset by peer")
+        return resp
+
+
+@pytest.mark.parametrize("route", ["/files", "/column-files"])
+def test_commit_whose_answer_was_lost_is_applied_once(catalog: lakehold.Catalog, namespace: str,
+                                                      monkeypatch: pytest.MonkeyPatch, route: str) -> None:
+    t = catalog.create_table(f"{namespace}.idem", _events(0, 1).schema)
+    t.append(_events(0, 10))
+    n = _snapshots(t)
+    lose = LoseFirstAnswer(t._rest.http, route)
+    monkeypatch.setattr(t._rest.http, "request", lose)
+    monkeypatch.setattr(lakehold._commit, "BACKOFF_S", 0.01)
+    if route == "/files":
+        t.append(_events(10, 5))
+    else:
+        t.merge_columns(pa.table({"id": pa.array([1], pa.int64()), "score": [5.0]}), key="id")
+    assert len(lose.keys) == 2 and lose.keys[0] == lose.keys[1] and lose.keys[0], lose.keys
+    assert _snapshots(t) == n + 1, "the retry replayed the first commit, no second snapshot"
+    rows = t.scan().to_arrow()
+    assert rows.num_rows == (15 if route == "/files" else 10)
+
+
+def test_unanswered_commit_is_state_unknown(catalog: lakehold.Catalog, namespace: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    t = catalog.create_table(f"{namespace}.lost", _events(0, 1).schema)
+
+    def never(method: str, url: str, **kw):  # type: ignore[no-untyped-def]
+        if method == "POST" and url.endswith("/files"):
+            raise requests.Timeout("read timed out")
+        return real(method, url, **kw)
+
+    real = t._rest.http.request
+    monkeypatch.setattr(t._rest.http, "request", never)
+    monkeypatch.setattr(lakehold._commit, "BACKOFF_S", 0.0)
+    with pytest.raises(lakehold.CommitStateUnknownError):
+        t.append(_events(0, 3))
+
+
+def test_conflicting_update_is_replanned(catalog: lakehold.Catalog, namespace: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A concurrent commit to the same base between plan and commit: 409,
+    nothing committed; the library re-plans, rewrites and lands once."""
+    t = catalog.create_table(f"{namespace}.race", _events(0, 1).schema)
+    t.append(_events(0, 10))
+    start = t.current_snapshot_id
+    assert start is not None
+    other = catalog.load_table(f"{namespace}.race")
+    real = lakehold._commit.post
+    calls: list[int] = []
+
+    def racing(rest, path, body, **kw):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 1 and path.endswith("/column-files"):
+            other.merge_columns(pa.table({"id": pa.array([2], pa.int64()), "label": ["other"]}), key="id")
+        return real(rest, path, body, **kw)
+
+    monkeypatch.setattr(lakehold._commit, "post", racing)
+    t.merge_columns(pa.table({"id": pa.array([1], pa.int64()), "score": [42.0]}), key="id")
+    rows = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
+    assert rows[1]["score"] == 42.0 and rows[2]["label"] == "other"
+    assert len(calls) >= 3, "ours, the other's, ours again after the 409"
+    # Our rewrite carried the other update's lineage: both rows read as changed.
+    row_ids = {r["_row_id"]: r["id"] for r in t.scan(selected_fields=("id",), with_row_lineage=True)
+               .to_arrow().to_pylist()}
+    changed = t.changes(start, selected_fields=("score", "label")).to_arrow().to_pylist()
+    assert sorted(row_ids[r["_row_id"]] for r in changed) == [1, 2]
