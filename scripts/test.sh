@@ -51,6 +51,8 @@ fuzz ./internal/location/ FuzzNormalize
 fuzz ./server/ FuzzCommitUpdates
 fuzz ./server/ FuzzTokenEndpoint
 fuzz ./server/ FuzzIdempotencyKey
+fuzz ./server/ FuzzFilesBody
+fuzz ./server/ FuzzColumnFilesBody
 fuzz ./service/ FuzzRefsOnly
 fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer
