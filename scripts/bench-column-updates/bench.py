@@ -290,19 +290,31 @@ class ColumnFiles:
     name = "cf"
     how = "lakehold: merge_columns(key=id) / update_columns(fn) on v4, one /column-files commit"
 
-    def __init__(self, uri: str, warehouse: str, ns: str, per_file: bool = False) -> None:
+    def __init__(self, uri: str, warehouse: str, ns: str, layout: str, per_file: bool = False) -> None:
         import lakehold
 
         self.cat = lakehold.load_catalog(uri=uri, warehouse=warehouse)
         self.ns = ns
+        self.layout = layout
         self.per_file = per_file
         if per_file:
             self.name = "cf-per-file"
             self.how = "lakehold: one merge_columns call (one commit) per base file"
 
     def setup(self, base: pa.Table, files: int):
-        tbl = self.cat.create_table(f"{self.ns}.cf_{uuid.uuid4().hex[:8]}", schema=base.schema)
-        for part in chunks(base, files):
+        """The base files, laid out as --layout says.
+
+        one-commit: all files in one append (one /files commit, one leaf
+        manifest), as a bulk load writes them. append() has no rows-per-file
+        option, so the files come from a truncate[rows/files](id) spec (one
+        file per id range); id is never updated, so the spec changes nothing
+        a column commit does. appends: one append per file, as a table grown
+        by periodic loads is (one leaf per append).
+        """
+        per = -(-base.num_rows // files)
+        spec = [(f"truncate[{per}]", "id")] if self.layout == "one-commit" else None
+        tbl = self.cat.create_table(f"{self.ns}.cf_{uuid.uuid4().hex[:8]}", schema=base.schema, partition_spec=spec)
+        for part in ([base] if spec else chunks(base, files)):
             tbl.append(part)
         self.files = files
         return tbl
@@ -408,7 +420,7 @@ def bench_case(contenders: list, rows: int, files: int, column: str, runs: int, 
         res = results[c.name]
         res.read_s = timed_read(lambda: c.read(tbl), read_runs)
         if isinstance(c, ColumnFiles):
-            res.plain_read_s = timed_read(lambda: pq.read_table(bases), read_runs)
+            res.plain_read_s = timed_read(lambda: pq.read_table(bases, partitioning=None), read_runs)
         c.drop(tbl)
     return list(results.values())
 
@@ -483,6 +495,8 @@ def main() -> None:
     ap.add_argument("--cases", default="score,embedding",
                     help="score (every size) and embedding (a 64-float list<float>; not at 2m)")
     ap.add_argument("--contenders", default="cow,cf,lance,cf-per-file")
+    ap.add_argument("--layout", choices=("one-commit", "appends"), default="one-commit",
+                    help="the column-file table's base files: all in one append commit, or one append per file")
     ap.add_argument("--runs", type=int, default=3, help="fresh tables per contender and case (median printed)")
     ap.add_argument("--read-runs", type=int, default=3, help="timed full reads after one warm-up")
     args = ap.parse_args()
@@ -503,9 +517,9 @@ def main() -> None:
                 if name == "cow":
                     contenders.append(Cow(args.uri, args.warehouse, ns))
                 elif name == "cf":
-                    contenders.append(ColumnFiles(args.uri, args.warehouse, ns))
+                    contenders.append(ColumnFiles(args.uri, args.warehouse, ns, args.layout))
                 elif name == "cf-per-file" and case == "score":
-                    contenders.append(ColumnFiles(args.uri, args.warehouse, ns, per_file=True))
+                    contenders.append(ColumnFiles(args.uri, args.warehouse, ns, args.layout, per_file=True))
                 elif name == "lance":
                     contenders.append(Lance(args.workdir))
             label = f"{rows:,} rows, {files} files, {case}"
@@ -513,7 +527,8 @@ def main() -> None:
             results = bench_case(contenders, rows, files, case, args.runs, args.read_runs)
             summary.append(summary_row(label, {r.name: r for r in results}))
             details.append(f"### {label}\n\n{detail(results)}")
-    print(f"## Column refresh, {args.runs} fresh tables per contender (medians; MB = 10^6 bytes)\n")
+    print(f"## Column refresh, {args.runs} fresh tables per contender (medians; MB = 10^6 bytes; "
+          f"column-file layout: {args.layout})\n")
     print(SUMMARY_HEAD)
     print("\n".join(summary))
     print()
