@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 import readkit
 
@@ -72,3 +73,23 @@ def test_unchanged_column_is_refused(history: tuple[lakehold.Table, list[int]]) 
 def test_count_of_changes(history: tuple[lakehold.Table, list[int]]) -> None:
     t, (s1, _, s3, _) = history
     assert t.changes(s1, s3, selected_fields=("score",)).count() == 10
+
+
+def test_library_writes_read_back_and_change(catalog: lakehold.Catalog, namespace: str) -> None:
+    """The library's own writers, then its reader: append, update_columns
+    (every row), merge_columns (two rows): the scan shows the merged values,
+    and the change scan since the update returns exactly the merged rows."""
+    t = catalog.create_table((namespace, "w_" + uuid.uuid4().hex[:6]), SCHEMA)
+    t.append(rows(0, 10))
+    t.refresh()
+    t.update_columns(lambda b: pa.table({"score": pc.multiply(b.column("id"), 2.0)}), inputs=["id"],
+                     outputs=["score"])
+    t.refresh()
+    after_update = t.current_snapshot_id
+    t.merge_columns(pa.table({"id": [3, 7], "score": [-1.0, -2.0]}), key="id")
+    t.refresh()
+    got = t.scan(selected_fields=("id", "score")).to_arrow().sort_by("id")
+    want = [-1.0 if i == 3 else -2.0 if i == 7 else 2.0 * i for i in range(10)]
+    assert got.column("score").to_pylist() == want
+    changed = t.changes(after_update, selected_fields=("score",)).to_arrow()
+    assert sorted(changed.column("score").to_pylist()) == [-2.0, -1.0]
