@@ -134,6 +134,25 @@ def test_merge_columns_changes_only_the_given_keys(catalog: lakehold.Catalog, na
     assert sorted(row_ids[r["_row_id"]] for r in changed) == sorted([*new, 4])
 
 
+def test_update_columns_with_a_row_filter_keeps_other_rows(catalog: lakehold.Catalog, namespace: str) -> None:
+    t = catalog.create_table(f"{namespace}.flt", _events(0, 1).schema)
+    t.append(_events(0, 20))
+    start = t.current_snapshot_id
+    assert start is not None
+    before = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
+    t.update_columns(lambda b: pa.table({"label": pa.array(["hot"] * b.num_rows)}), inputs=["id"],
+                     outputs=["label"], row_filter={"type": "gt", "term": "score", "value": 15.0})
+    after = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
+    hot = {k for k, r in before.items() if r["score"] is not None and r["score"] > 15.0}
+    assert hot == {16, 17, 18, 19}
+    for k, row in after.items():
+        assert row == (dict(before[k], label="hot") if k in hot else before[k]), k
+    row_ids = {r["_row_id"]: r["id"] for r in t.scan(selected_fields=("id",), with_row_lineage=True)
+               .to_arrow().to_pylist()}
+    changed = t.changes(start, selected_fields=("label",)).to_arrow().to_pylist()
+    assert sorted(row_ids[r["_row_id"]] for r in changed) == sorted(hot)
+
+
 def test_merge_columns_refuses_bad_keys(catalog: lakehold.Catalog, namespace: str) -> None:
     t = catalog.create_table(f"{namespace}.k", _events(0, 1).schema)
     t.append(_events(0, 10))
