@@ -436,6 +436,8 @@ func checkV4Page(t *testing.T, b *bundle, br *browser) {
 	require.Equal(t, fmt.Sprint(el["eligible"]), eligible)
 	require.Contains(t, br.text(t, "#eligibility-table"), "write.parquet.bloom-filter-enabled.column.id")
 	require.Equal(t, "4", br.text(t, "#format-version"))
+	require.Contains(t, br.text(t, "#v4-notice"), "cannot go back", "the v4 page says what v4 costs")
+	require.Contains(t, br.text(t, "#v4-badge"), "v4")
 	br.shot(t, "05-table-v4")
 }
 

@@ -303,9 +303,9 @@ func requireTracking(t *testing.T, tbl *table.Table, loc, root string) {
 }
 
 // TestUpgradeRefusesPositionDeleteFiles: a v2 table with a position delete
-// file is refused on the way to v4 (first because v2 lacks row lineage,
-// then, once at v3, because position delete files have no v4 form), with
-// a 400 naming the count and one file, relative to the table.
+// file is refused on the way to v4, straight from v2 and once at v3
+// (position delete files have no v4 form), with a 400 naming the count and
+// one file, relative to the table; nothing is committed.
 func TestUpgradeRefusesPositionDeleteFiles(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
@@ -328,7 +328,9 @@ func TestUpgradeRefusesPositionDeleteFiles(t *testing.T) {
 			r := upgradeTo4(t, b, path)
 			require.Equal(t, 400, r.status, "%s", r.body)
 			_, msg := r.errorOf(t)
-			require.Contains(t, msg, "upgrade it to format version 3 first")
+			require.Contains(t, msg, "1 position delete files")
+			require.Contains(t, msg, "rewrite_data_files")
+			require.Equal(t, 2, formatVersion(t, b.do(t, "GET", path, nil)), "nothing committed")
 
 			r = b.do(t, "POST", path, map[string]any{"requirements": []any{}, "updates": []any{
 				map[string]any{"action": "upgrade-format-version", "format-version": 3}}})
@@ -431,7 +433,8 @@ func TestUpgradeCarriesEqualityDeletes(t *testing.T) {
 }
 
 // TestUpgradeFromV2ThroughV3: files written while the table was v2 have no
-// first_row_id and keep none; the table still converts and reads back.
+// first_row_id until the conversion assigns them one (as the first v3
+// manifest list would); the table converts and reads back.
 // Inside a multi-table transaction the conversion is refused.
 func TestUpgradeFromV2ThroughV3(t *testing.T) {
 	for _, backend := range backends {
@@ -455,7 +458,8 @@ func TestUpgradeFromV2ThroughV3(t *testing.T) {
 			require.Equal(t, 200, r.status, "%s", r.body)
 			now := planOf(t, b, path, map[string]any{})
 			require.Len(t, now.Tasks, 1)
-			require.Nil(t, now.Tasks[0].DataFile.FirstRowID, "a file written at v2 has no row ids")
+			require.NotNil(t, now.Tasks[0].DataFile.FirstRowID, "a file written at v2 gets row ids")
+			require.EqualValues(t, 0, *now.Tasks[0].DataFile.FirstRowID)
 			require.Equal(t, want, stitchRows(t, tbl.Schema(), now))
 		})
 	}

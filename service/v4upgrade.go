@@ -94,14 +94,11 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err := checkRequirements(c.reqs, prev.meta); err != nil {
 		return nil, err
 	}
-	if prev.version < 3 {
-		return nil, newErr(KindBadRequest, "Cannot upgrade a format version %d table with snapshots to format version 4: upgrade it to format version 3 first (v4 needs row lineage)", prev.version)
-	}
 	_, ups, err := v4Plan(FormatV4, false, c.updates, c.Updates)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := applyUpdates(prev.meta, ups)
+	meta, err := applyUpdates(prev.meta, withRowLineage(prev.version, ups))
 	if err != nil {
 		return nil, err
 	}
@@ -112,13 +109,26 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, err
 	}
+	assigned := v4convert.AssignRowIDs(out, meta.NextRowID())
 	st := &v4State{obj: obj, meta: meta, location: meta.Location()}
 	t := s.newV4Tx(w, st, a)
 	res, err := v4convert.Tree(t.snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "lay out the converted manifests")
 	}
+	res.AddedRows = assigned // next-row-id moves past the ids just assigned
 	return s.stageV4Snapshot(ctx, t, res)
+}
+
+// withRowLineage puts an upgrade to format version 3 before ups when the
+// table is older (v1 or v2): the conversion then starts from a v3 view
+// with row lineage (next-row-id 0, as the spec's v3 upgrade sets it) and
+// assigns row ids to the files written before it (AssignRowIDs).
+func withRowLineage(version int, ups table.Updates) table.Updates {
+	if version >= 3 {
+		return ups
+	}
+	return append(table.Updates{table.NewUpgradeFormatVersionUpdate(3)}, ups...)
 }
 
 // stagePlain stages a change as CommitTable does for any single table.

@@ -112,7 +112,8 @@ func Convert(in Input) (*Output, error) {
 	}
 	if len(posDeletes) > 0 {
 		return nil, &UnsupportedError{What: "position delete files", Count: len(posDeletes), Example: posDeletes[0],
-			Hint: "rewrite them into deletion vectors first (Spark: rewrite_position_delete_files on a v3 table)"}
+			Hint: "apply them first: rewrite the data files they delete from (Spark: rewrite_data_files with delete-file-threshold 1), " +
+				"or, on a v3 table, turn them into deletion vectors (Spark: rewrite_position_delete_files)"}
 	}
 	attachDVs(out, dvs)
 	return out, nil

@@ -26,7 +26,9 @@ function exactIntegers(key, value, context) {
 // empty one). It throws an ApiError for a non-2xx answer or a network
 // failure (status 0).
 export async function api(method, path, body) {
-  const headers = {Accept: 'application/json'};
+  // The console reads format version 4 tables: it says so on every call,
+  // or the catalog refuses to answer with v4 metadata (docs/column-files.md).
+  const headers = {Accept: 'application/json', 'X-Iceberg-Column-Files': 'true'};
   const tok = token();
   if (tok) headers.Authorization = 'Bearer ' + tok;
   const init = {method, headers, credentials: 'omit', cache: 'no-store'};

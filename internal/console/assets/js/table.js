@@ -37,10 +37,12 @@ export async function tablePage(box, wh, ns, name) {
       fv >= 4 && 'column-files', fv >= 4 && 'column-history', 'eligibility', mayDrop && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
     h('dl', {class: 'facts', id: 'facts'},
       h('dt', {}, 'Format version'), h('dd', {id: 'format-version'}, fv),
+      fv >= 4 && h('dt', {}, 'Readers'), fv >= 4 && h('dd', {id: 'v4-badge'}, h('span', {class: 'kind'}, 'v4 · column files'), ' lakehold library and server-side planning only'),
       h('dt', {}, 'Location'), h('dd', {class: 'mono'}, m.location),
       h('dt', {}, 'Table UUID'), h('dd', {class: 'mono'}, m['table-uuid']),
       h('dt', {}, 'Last updated'), h('dd', {}, fmtTime(m['last-updated-ms'])),
       h('dt', {}, 'Current snapshot'), h('dd', {class: 'mono'}, m['current-snapshot-id'] ?? 'none')),
+    fv >= 4 && v4Notice(),
     section(`Schema ${schema ? schema['schema-id'] : ''}`, 'schema', schemaTable(schema, 'schema-fields'),
       (m.schemas || []).length > 1 && h('p', {class: 'muted'}, `${m.schemas.length} schemas in the history; the current one is shown.`)),
     section('Partitioning and sort order', 'partitioning', h('h3', {}, 'Partition specs'), specsTable(m, schema),
@@ -60,6 +62,15 @@ export async function tablePage(box, wh, ns, name) {
     if (all) await columnHistory(history, path, all, schema);
     else replace(history, empty('Needs the snapshot list, which did not load.'));
   }
+}
+
+// v4Notice says who can no longer read a format version 4 table, and that
+// there is no way back (docs/column-files.md, "Upgrading to v4").
+function v4Notice() {
+  return h('p', {class: 'muted', id: 'v4-notice', role: 'note'},
+    'Format version 4: PyIceberg, Spark, Trino and Flink on iceberg-java 1.x, DuckDB and iceberg-go cannot read this table ' +
+    '(the catalog refuses to send them its metadata). Read it with the lakehold Python library (pip install ./clients/python) ' +
+    'or server-side planning with X-Iceberg-Column-Files: true. A table cannot go back from v4 to an older format version.');
 }
 
 function jump(ev) {
