@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/storage"
@@ -155,11 +157,13 @@ func (r *swapRecorder) ObjectsSwap(ctx context.Context, swaps []store.Swap) erro
 
 // TestFileIndexLostRaceWritesNothing: a commit that loses the race for
 // its bases (409) leaves no index entries; the winner's leaf is indexed.
-// Both update every file of the leaf, so each rewrites it.
+// The root already holds maxRootData data rows (fullRoot), so each of the
+// two commits moves them, with its own, to a new leaf.
 func TestFileIndexLostRaceWritesNothing(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			fx := newFixture(t, backend)
+			fx.fullRoot(t)
 			rec := &swapRecorder{Store: fx.gate.Store}
 			fx.gate.Store = rec
 			both := func(prefix string) service.ColumnFilesCommit {
@@ -197,7 +201,7 @@ func TestFileIndexRebuild(t *testing.T) {
 			ix.commit(t, "b.parquet", "cf2.parquet")
 			require.EqualValues(t, 1, ix.count.adds.Load(), "the live leaves were indexed once")
 			after := ix.lineages(t, "b.parquet")
-			require.Len(t, after, 1, "b: the rebuilt first leaf, rewritten by this commit")
+			require.Len(t, after, 1, "b: in the rebuilt first leaf (which this commit retires, b going to the root)")
 			require.Empty(t, ix.lineages(t, "a.parquet"), "a is live in the root only: the rebuild skipped its masked row")
 			require.NotContains(t, before, after[0], "a new lineage")
 			ix.commit(t, "a.parquet", "cf3.parquet")
@@ -264,4 +268,30 @@ func TestRootCachedOnWrite(t *testing.T) {
 		}}}, RemoveFiles: []string{"data/b.parquet"}})
 	require.NoError(t, err)
 	check("files commit with stats and a removal")
+}
+
+// fullRoot puts 64 data rows (the most a root holds) in fx's root: 64 more
+// files added in one leaf, then one column commit on all of them (the
+// leaf's rows are all bases, so it is retired and their rows go to the
+// root). Both commits pass the gate.
+func (fx *fixture) fullRoot(t *testing.T) {
+	ctx := context.Background()
+	close(fx.gate.release)
+	var adds []service.DataFileInput
+	var cfs []service.ColumnFileInput
+	for i := range 64 {
+		name := fmt.Sprintf("f%02d.parquet", i)
+		size := writeFile(t, filepath.Join(fx.dir, "data", name), []arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: md(1)},
+			{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md(2)}}, 4)
+		adds = append(adds, service.DataFileInput{Location: "data/" + name, FileFormat: "parquet", RecordCount: 4, FileSizeInBytes: size})
+		cfs = append(cfs, fx.columnCommit(t, name, "cf-"+name).ColumnFiles...)
+	}
+	_, err := fx.svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: fx.id, AddDataFiles: adds})
+	require.NoError(t, err)
+	_, err = fx.svc.CommitColumnFiles(ctx, "wh", service.ColumnFilesCommit{Ident: fx.id, ColumnFiles: cfs})
+	require.NoError(t, err)
+	<-fx.gate.reached
+	fx.gate.once = sync.Once{}
+	fx.gate.reached, fx.gate.release = make(chan struct{}), make(chan struct{})
 }
