@@ -89,6 +89,27 @@ run_pytest Spark-planning test_spark_planning.py
 run_pytest column-files test_column_files.py
 run_pytest v4-upgrade test_v4_upgrade.py
 run_pytest PyIceberg-vended test_vended.py
+# The lakehold Python library (clients/python): its own venv, keyed by its
+# pyproject, with PyIceberg for string filters; the tests start their own
+# catalogs (SQLite + file:// and Postgres + SeaweedFS with vending).
+run_lakehold_python() {
+  local pyproject="$root/clients/python/pyproject.toml" reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
+  local lvenv; lvenv="$CACHE/venv-lakehold-$(sha256sum "$pyproject" | cut -c1-12)"
+  if [ ! -x "$lvenv/bin/pytest" ]; then
+    python3 -m venv "$lvenv" && "$lvenv/bin/pip" install -q "$root/clients/python[test]" "pyiceberg==0.12.0" ||
+      { rm -rf "$lvenv"; record "lakehold-python: 0 passed, 1 failed, 0 skipped (pip install failed)" 1; return; }
+  fi
+  # Reinstall the library itself (not its dependencies) so the tests run today's code.
+  "$lvenv/bin/pip" install -q --no-deps --force-reinstall "$root/clients/python" >/dev/null 2>&1 ||
+    { record "lakehold-python: 0 passed, 1 failed, 0 skipped (pip install failed)" 1; return; }
+  (cd "$root/clients/python" && CATALOG_BIN=$CATALOG_BIN LAKEHOLD_TEST_REQUIRE_ALL=1 \
+    "$lvenv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" tests) >"$reports/out.txt" 2>&1
+  local s; s=$(python3 "$here/summarize_junit.py" lakehold-python "$reports"); local rc=$?
+  echo "$s" | grep -E '^  ' || true
+  [ $rc = 0 ] || tail -40 "$reports/out.txt"
+  record "$(echo "$s" | tail -1)" $rc
+}
+run_lakehold_python
 # Trino: a catalog and a Trino server configured as the README shows. It
 # prints the failures and, last, its "Trino: ..." line; it runs beside the
 # Comet client (both are JVMs, Trino with a 1.5 GB heap, Spark with 1 GB
