@@ -23,7 +23,7 @@ def append(table: Table, data: Any, snapshot_properties: dict[str, str] | None) 
     if rows.num_rows == 0:
         raise LakeholdError("append needs at least one row")
     spec = table.spec_json()
-    names = {_schema.field_id(f): f.name for f in table.schema()}
+    names = {int(_schema.field_id(f) or 0): f.name for f in table.schema()}
     entries: list[dict[str, Any]] = []
     try:
         for partition, subdir, part in _partition.split(rows, spec, names):

@@ -133,7 +133,7 @@ class Job:
 
     build: Callable[[dict[str, Any]], tuple[pa.Table | None, Any]]
     check: Callable[[list[Any]], None] = lambda infos: None
-    plan_filter: dict[str, Any] | None = None
+    plan_filter: Any = None  # expression JSON (a dict, or true/false)
     snapshot_properties: dict[str, str] | None = None
     _cache: dict[tuple[Any, ...], _Built] = field(default_factory=dict)
     _written: list[str] = field(default_factory=list)

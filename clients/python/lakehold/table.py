@@ -87,7 +87,7 @@ class Table:
     def current_snapshot_id(self) -> int | None:
         """The current snapshot id, None for an empty table."""
         sid = self.metadata.get("current-snapshot-id")
-        return None if sid in (None, -1) else int(sid)
+        return None if sid is None or sid == -1 else int(sid)
 
     def snapshots(self) -> list[dict[str, Any]]:
         """The snapshots in the metadata, oldest first."""
