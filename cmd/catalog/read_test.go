@@ -39,9 +39,13 @@ type readFixture struct {
 	dir       string // table directory
 	seq       int64  // data sequence number of the column commit
 	unflagged atomic.Int64
+	bearer    atomic.Value // the last request's Authorization header
 }
 
-func newReadFixture(t *testing.T) *readFixture {
+func newReadFixture(t *testing.T) *readFixture { return newReadFixtureWith(t, service.Options{}) }
+
+// newReadFixtureWith is newReadFixture with service options.
+func newReadFixtureWith(t *testing.T, opts service.Options) *readFixture {
 	t.Helper()
 	root := t.TempDir()
 	fx := &readFixture{ctx: service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "test"})}
@@ -49,7 +53,8 @@ func newReadFixture(t *testing.T) *readFixture {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	fx.svc = service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
+	opts.Logger = quiet
+	fx.svc = service.New(st, storage.NewProvider(), opts)
 	_, err = fx.svc.CreateWarehouse(fx.ctx, "wh", "file://"+filepath.Join(root, "wh"), nil)
 	require.NoError(t, err)
 	_, err = fx.svc.CreateNamespace(fx.ctx, "wh", []string{"ns"}, nil)
@@ -62,6 +67,7 @@ func newReadFixture(t *testing.T) *readFixture {
 		if r.Header.Get("X-Iceberg-Column-Files") != "true" || r.Header.Get("X-Iceberg-Access-Delegation") != "vended-credentials" {
 			fx.unflagged.Add(1)
 		}
+		fx.bearer.Store(r.Header.Get("Authorization"))
 		srv.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
@@ -207,6 +213,14 @@ func TestReadCLI(t *testing.T) {
 	}
 	require.Equal(t, []string{"k=1", "v=2", "s=3", "_row_id=2147483540", "_last_updated_sequence_number=2147483539"}, names)
 	require.Zero(t, fx.unflagged.Load(), "every request carries X-Iceberg-Column-Files and vended-credentials")
+
+	_, err = fx.read(t, "--token", "tok123", "--select", "k", "ns.t")
+	require.NoError(t, err)
+	require.Equal(t, "Bearer tok123", fx.bearer.Load())
+	// This catalog runs without authentication: the sign-in's refusal is
+	// shown as the catalog gave it.
+	_, err = fx.read(t, "--credential", "id:secret", "ns.t")
+	require.ErrorContains(t, err, "authentication is not enabled")
 }
 
 // TestReadCLIRefusals: clear errors for a missing table, an unknown
@@ -232,4 +246,57 @@ func TestReadCLIRefusals(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	require.ErrorContains(t, run([]string{"read", "ns.t"}, &out, &errb), "--uri is required")
+}
+
+// TestReadCLIPlanTasks: a plan too large to answer inline comes back as
+// plan tasks, which the CLI fetches (POST .../tasks) to read every file.
+func TestReadCLIPlanTasks(t *testing.T) {
+	fx := newReadFixtureWith(t, service.Options{MaxPlanTasks: 1})
+	id := service.Ident{Namespace: []string{"ns"}, Name: "t"}
+	for _, name := range []string{"more1.parquet", "more2.parquet"} {
+		size := parquettest.Write(t, filepath.Join(fx.dir, "data", name), []arrow.Field{longField("k", "1", false)}, func(b *array.RecordBuilder) {
+			for i := 0; i < 10; i++ {
+				b.Field(0).(*array.Int64Builder).Append(int64(1000 + i))
+			}
+		})
+		_, err := fx.svc.CommitFiles(fx.ctx, "wh", service.FilesCommit{Ident: id, AddDataFiles: []service.DataFileInput{
+			{Location: "data/" + name, FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: size}}})
+		require.NoError(t, err)
+	}
+	var ans struct {
+		PlanTasks []string `json:"plan-tasks"`
+	}
+	c := &restClient{uri: fx.url, prefix: "wh", hc: http.DefaultClient}
+	require.NoError(t, c.do(fx.ctx, http.MethodPost, c.tablePath([]string{"ns"}, "t")+"/plan", nil, planRequest{CaseSensitive: true}, &ans))
+	require.NotEmpty(t, ans.PlanTasks, "the fixture must exercise plan tasks")
+	out, err := fx.read(t, "--select", "k", "ns.t")
+	require.NoError(t, err)
+	rows := jsonlRows(t, out)
+	require.Len(t, rows, 98+20)
+}
+
+// TestReadCLIRefusesEqualityDeletes: stitch does not apply equality
+// deletes, so a plan that has them is refused rather than read with
+// deleted rows in it.
+func TestReadCLIRefusesEqualityDeletes(t *testing.T) {
+	fx := newReadFixture(t)
+	dir := fx.createTable(t, "eq")
+	id := service.Ident{Namespace: []string{"ns"}, Name: "eq"}
+	size := parquettest.Write(t, filepath.Join(dir, "data/base.parquet"), []arrow.Field{longField("k", "1", false)}, func(b *array.RecordBuilder) {
+		for i := 0; i < 5; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+		}
+	})
+	_, err := fx.svc.CommitFiles(fx.ctx, "wh", service.FilesCommit{Ident: id, AddDataFiles: []service.DataFileInput{
+		{Location: "data/base.parquet", FileFormat: "parquet", RecordCount: 5, FileSizeInBytes: size}}})
+	require.NoError(t, err)
+	dsize := parquettest.Write(t, filepath.Join(dir, "data/eq.parquet"), []arrow.Field{longField("k", "1", false)}, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.Int64Builder).Append(3)
+	})
+	_, err = fx.svc.CommitFiles(fx.ctx, "wh", service.FilesCommit{Ident: id, AddEqualityDeleteFiles: []service.EqualityDeleteInput{
+		{Location: "data/eq.parquet", FileFormat: "parquet", RecordCount: 1, FileSizeInBytes: dsize, EqualityIDs: []int{1}}}})
+	require.NoError(t, err)
+	out, err := fx.read(t, "ns.eq")
+	require.ErrorContains(t, err, "equality deletes")
+	require.Empty(t, out)
 }
