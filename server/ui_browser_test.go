@@ -424,6 +424,23 @@ func checkV4Page(t *testing.T, b *bundle, br *browser) {
 	require.ElementsMatch(t, want, got)
 	require.Contains(t, br.text(t, ".cf-row:last-child"), "score (3)")
 
+	// v4 snapshot summaries carry the Iceberg totals, and the snapshot
+	// table (newest first) shows them.
+	meta := b.do(t, "GET", path, nil).json(t)["metadata"].(map[string]any)
+	var sum map[string]any
+	for _, sn := range meta["snapshots"].([]any) {
+		if sn := sn.(map[string]any); fmt.Sprint(sn["snapshot-id"]) == fmt.Sprint(meta["current-snapshot-id"]) {
+			sum = sn["summary"].(map[string]any)
+		}
+	}
+	require.Equal(t, "20", sum["total-records"], "a.parquet and b.parquet, 10 rows each")
+	require.NotEqual(t, "0", sum["total-files-size"])
+	br.waitFor(t, "#snapshot-table tbody tr")
+	cells := eval[[]string](t, br, `[...document.querySelector('#snapshot-table tbody tr').children].map(c => c.textContent)`)
+	require.Equal(t, "20", cells[5], "total records")
+	require.Equal(t, sum["total-data-files"], cells[6])
+	require.NotEmpty(t, cells[7], "size")
+
 	el := b.do(t, "GET", path+"/native-write-eligibility", nil).json(t)
 	var wantCodes, gotCodes []string
 	for _, r := range el["reasons"].([]any) {
