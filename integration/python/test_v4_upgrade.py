@@ -28,7 +28,8 @@ WH = os.environ["CATALOG_WAREHOUSE"]
 
 
 def call(method, path, body=None, headers=None):
-    h = {"Content-Type": "application/json", **(headers or {})}
+    # A client of v4 tables says so, or the catalog refuses v4 metadata.
+    h = {"Content-Type": "application/json", "X-Iceberg-Column-Files": "true", **(headers or {})}
     req = urllib.request.Request(f"{URI}/v1/{WH}{path}", method=method,
                                  data=json.dumps(body).encode() if body is not None else None, headers=h)
     try:
@@ -106,7 +107,12 @@ def same_files(before, after):
     b, a = files(before), files(after)
     assert b.keys() == a.keys()
     for k in b:
-        assert {**b[k][0], "file-format": b[k][0]["file-format"].lower()} == {**a[k][0], "file-format": a[k][0]["file-format"].lower()}, k
+        # A file written before row lineage has no first-row-id until the
+        # conversion assigns it one; every other file keeps its own.
+        fb, fa = b[k][0]["first-row-id"], a[k][0]["first-row-id"]
+        assert fa == fb if fb is not None else isinstance(fa, int), k
+        rest = lambda d: {**d, "file-format": d["file-format"].lower(), "first-row-id": None}
+        assert rest(b[k][0]) == rest(a[k][0]), k
         assert b[k][1] == a[k][1], k
 
 
