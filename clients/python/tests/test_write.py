@@ -12,7 +12,7 @@ import pytest
 import requests
 
 import lakehold
-from lakehold import _schema
+from lakehold import _commit, _schema
 
 DIM = 64
 
@@ -202,7 +202,7 @@ def test_commit_whose_answer_was_lost_is_applied_once(catalog: lakehold.Catalog,
     n = _snapshots(t)
     lose = LoseFirstAnswer(t._rest.http, route)
     monkeypatch.setattr(t._rest.http, "request", lose)
-    monkeypatch.setattr(lakehold._commit, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(_commit, "BACKOFF_S", 0.01)
     if route == "/files":
         t.append(_events(10, 5))
     else:
@@ -224,7 +224,7 @@ def test_unanswered_commit_is_state_unknown(catalog: lakehold.Catalog, namespace
 
     real = t._rest.http.request
     monkeypatch.setattr(t._rest.http, "request", never)
-    monkeypatch.setattr(lakehold._commit, "BACKOFF_S", 0.0)
+    monkeypatch.setattr(_commit, "BACKOFF_S", 0.0)
     with pytest.raises(lakehold.CommitStateUnknownError):
         t.append(_events(0, 3))
 
@@ -238,7 +238,7 @@ def test_conflicting_update_is_replanned(catalog: lakehold.Catalog, namespace: s
     start = t.current_snapshot_id
     assert start is not None
     other = catalog.load_table(f"{namespace}.race")
-    real = lakehold._commit.post
+    real = _commit.post
     calls: list[int] = []
 
     def racing(rest, path, body, **kw):  # type: ignore[no-untyped-def]
@@ -247,7 +247,7 @@ def test_conflicting_update_is_replanned(catalog: lakehold.Catalog, namespace: s
             other.merge_columns(pa.table({"id": pa.array([2], pa.int64()), "label": ["other"]}), key="id")
         return real(rest, path, body, **kw)
 
-    monkeypatch.setattr(lakehold._commit, "post", racing)
+    monkeypatch.setattr(_commit, "post", racing)
     t.merge_columns(pa.table({"id": pa.array([1], pa.int64()), "score": [42.0]}), key="id")
     rows = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
     assert rows[1]["score"] == 42.0 and rows[2]["label"] == "other"
@@ -257,3 +257,40 @@ def test_conflicting_update_is_replanned(catalog: lakehold.Catalog, namespace: s
                .to_arrow().to_pylist()}
     changed = t.changes(start, selected_fields=("score", "label")).to_arrow().to_pylist()
     assert sorted(row_ids[r["_row_id"]] for r in changed) == [1, 2]
+
+
+def _answer(status: int, body: dict) -> requests.Response:  # type: ignore[type-arg]
+    import json
+
+    resp = requests.Response()
+    resp.status_code = status
+    resp._content = json.dumps(body).encode()  # a stand-in answer built by the test, not a real request
+    return resp
+
+
+def test_503_is_retried_with_the_same_key_and_500_is_state_unknown(catalog: lakehold.Catalog, namespace: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    t = catalog.create_table(f"{namespace}.busy", _events(0, 1).schema)
+    real = t._rest.http.request
+    keys: list[str] = []
+    status = {"next": 503}
+
+    def busy_once(method: str, url: str, **kw):  # type: ignore[no-untyped-def]
+        if method == "POST" and url.endswith("/files"):
+            keys.append(kw["headers"]["Idempotency-Key"])
+            if status["next"]:
+                code, status["next"] = status["next"], 0
+                kind = "ServiceUnavailableException" if code == 503 else "InternalServerError"
+                return _answer(code, {"error": {"message": "not now", "type": kind, "code": code}})
+        return real(method, url, **kw)
+
+    monkeypatch.setattr(t._rest.http, "request", busy_once)
+    monkeypatch.setattr(_commit, "BACKOFF_S", 0.01)
+    n = _snapshots(t)
+    t.append(_events(0, 4))
+    assert len(keys) == 2 and keys[0] == keys[1]
+    assert _snapshots(t) == n + 1
+    status["next"] = 500
+    with pytest.raises(lakehold.CommitStateUnknownError):
+        t.append(_events(4, 4))
+    assert _snapshots(t) == n + 1
