@@ -294,3 +294,32 @@ def test_503_is_retried_with_the_same_key_and_500_is_state_unknown(catalog: lake
     with pytest.raises(lakehold.CommitStateUnknownError):
         t.append(_events(4, 4))
     assert _snapshots(t) == n + 1
+
+
+def test_column_files_stay_aligned_over_deleted_rows(catalog: lakehold.Catalog, namespace: str) -> None:
+    """A base with a deletion vector: the column file still has a row per
+    base position, a deleted row's key is not a match, live rows update."""
+    import io as _pyio
+
+    from lakehold import _deletes
+
+    t = catalog.create_table(f"{namespace}.dv", _events(0, 1).schema)
+    t.append(_events(0, 6))
+    (task,) = t._plan({})
+    base = task["data-file"]["file-path"]
+    buf = _pyio.BytesIO()
+    (blob,) = _deletes.write_puffin(buf, [(base, [1, 4])])  # ids 1 and 4
+    loc = f"{t.location}/data/dv-test.puffin"
+    with t._io.open_output(loc) as out:
+        out.write(buf.getvalue())
+    t._rest.request("POST", f"{t._path}/files", json={"set-deletion-vectors": [blob.request(base, loc)]}, commit=True)
+    n = _snapshots(t)
+    with pytest.raises(lakehold.MergeKeyError) as e:
+        t.merge_columns(pa.table({"id": pa.array([4], pa.int64()), "score": [1.0]}), key="id")
+    assert e.value.keys == [4] and _snapshots(t) == n
+    t.merge_columns(pa.table({"id": pa.array([5, 2], pa.int64()), "score": [50.0, 20.0]}), key="id")
+    rows = {r["id"]: r["score"] for r in t.scan().to_arrow().to_pylist()}
+    assert rows == {0: None, 2: 20.0, 3: 3.0, 5: 50.0}
+    t.update_columns(lambda b: pa.table({"score": pc_len(b["label"]).cast(pa.float64())}), inputs=["label"],
+                     outputs=["score"])
+    assert sorted(t.scan().to_arrow().column("id").to_pylist()) == [0, 2, 3, 5]
