@@ -323,3 +323,20 @@ def test_column_files_stay_aligned_over_deleted_rows(catalog: lakehold.Catalog, 
     t.update_columns(lambda b: pa.table({"score": pc_len(b["label"]).cast(pa.float64())}), inputs=["label"],
                      outputs=["score"])
     assert sorted(t.scan().to_arrow().column("id").to_pylist()) == [0, 2, 3, 5]
+
+
+def test_refused_column_commit_reports_reason_and_removes_its_files(catalog: lakehold.Catalog, namespace: str) -> None:
+    import pyarrow.fs as pafs
+
+    t = catalog.create_table(f"{namespace}.refused", _events(0, 1).schema, partition_spec=[("identity", "label")])
+    t.append(_events(0, 8))
+    fs, path = t._io.filesystem_and_path(f"{t.location}/data")
+
+    def files() -> set[str]:
+        return {i.path for i in fs.get_file_info(pafs.FileSelector(path, recursive=True)) if i.type == pafs.FileType.File}
+
+    before = files()
+    with pytest.raises(lakehold.ValidationError) as e:
+        t.update_columns(lambda b: pa.table({"label": pa.array(["x"] * b.num_rows)}), inputs=[], outputs=["label"])
+    assert e.value.reason == "partition-source-field", (e.value.reason, e.value.message)
+    assert files() == before, "the refused commit's column files were deleted"
