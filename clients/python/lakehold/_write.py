@@ -22,6 +22,7 @@ from ._io import FileIO
 from .errors import LakeholdError
 
 _COMPRESSION = "zstd"
+STRING_BOUND_CHARS = 16
 
 
 def conform(data: pa.Table, target: pa.Schema) -> pa.Table:
@@ -118,10 +119,33 @@ def content_stats(data: pa.Table) -> dict[str, dict[str, Any]]:
                     lo, hi = _int_scalar(lo), _int_scalar(hi)
             else:
                 lo, hi = _bound(lo.as_py(), t), _bound(hi.as_py(), t)
+            tight = True
+            if isinstance(lo, str) and isinstance(hi, str):
+                lo, hi, tight = _truncate_bounds(lo, hi)
             if lo is not None and hi is not None:
-                st.update({"lower-bound": lo, "upper-bound": hi, "tight-bounds": True})
+                st.update({"lower-bound": lo, "upper-bound": hi, "tight-bounds": tight})
         out[str(fid)] = st
     return out
+
+
+def _truncate_bounds(lo: str, hi: str) -> tuple[str | None, str | None, bool]:
+    """String bounds cut to STRING_BOUND_CHARS characters, as Iceberg's
+    default ``truncate(16)`` metrics do, so long values do not bloat the
+    manifests: a prefix is still a lower bound; the upper bound's last kept
+    character is incremented. Bounds are then no longer tight."""
+    tight = True
+    if len(lo) > STRING_BOUND_CHARS:
+        lo, tight = lo[:STRING_BOUND_CHARS], False
+    if len(hi) > STRING_BOUND_CHARS:
+        tight = False
+        cut = hi[:STRING_BOUND_CHARS]
+        while cut:
+            last = ord(cut[-1]) + 1
+            if last <= 0x10FFFF and not 0xD800 <= last <= 0xDFFF:
+                return lo, cut[:-1] + chr(last), tight
+            cut = cut[:-1]
+        return lo, None, tight
+    return lo, hi, tight
 
 
 def data_file_entry(location: str, data: pa.Table, size: int, spec_id: int, partition: dict[str, Any]) -> dict[str, Any]:

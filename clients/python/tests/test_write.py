@@ -340,3 +340,30 @@ def test_refused_column_commit_reports_reason_and_removes_its_files(catalog: lak
         t.update_columns(lambda b: pa.table({"label": pa.array(["x"] * b.num_rows)}), inputs=[], outputs=["label"])
     assert e.value.reason == "partition-source-field", (e.value.reason, e.value.message)
     assert files() == before, "the refused commit's column files were deleted"
+
+
+def test_partition_transforms_match_the_spec_vectors() -> None:
+    from lakehold import _partition
+
+    # Iceberg spec, "Appendix B": 32-bit Murmur3 hash values.
+    assert _partition.murmur3_32(_partition._hash_bytes(34, pa.int64())) == 2017239379
+    assert _partition.murmur3_32(_partition._hash_bytes(17486, pa.date32())) == -653330422
+    assert _partition.murmur3_32(b"iceberg") == 1210000089
+    ts = pa.array([dt.datetime(2017, 11, 16, 22, 31, 8), None], pa.timestamp("us"))
+    assert _partition.apply("year", ts).to_pylist() == [47, None]
+    assert _partition.apply("month", ts).to_pylist() == [574, None]
+    assert _partition.apply("day", ts).to_pylist() == [dt.date(2017, 11, 16), None]
+    assert _partition.apply("hour", ts).to_pylist() == [419686, None]
+    assert _partition.apply("bucket[16]", pa.array([34, None], pa.int64())).to_pylist() == [2017239379 % 16, None]
+    assert _partition.apply("truncate[10]", pa.array([1, -1, 15])).to_pylist() == [0, -10, 10]
+    assert _partition.apply("truncate[3]", pa.array(["iceberg"])).to_pylist() == ["ice"]
+
+
+def test_long_string_bounds_are_truncated_and_not_tight() -> None:
+    from lakehold import _write
+
+    f = pa.field("s", pa.string(), True, {b"PARQUET:field_id": b"1"})
+    st = _write.content_stats(pa.table({"s": pa.array(["a" * 40, "b" * 40])}, schema=pa.schema([f])))["1"]
+    assert st["lower-bound"] == "a" * 16 and st["upper-bound"] == "b" * 15 + "c" and st["tight-bounds"] is False
+    st = _write.content_stats(pa.table({"s": pa.array(["x", None])}, schema=pa.schema([f])))["1"]
+    assert st == {"value-count": 2, "null-value-count": 1, "lower-bound": "x", "upper-bound": "x", "tight-bounds": True}
