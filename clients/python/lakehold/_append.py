@@ -19,6 +19,7 @@ def append(table: Table, data: Any, snapshot_properties: dict[str, str] | None) 
     """See :meth:`Table.append`."""
     from ._colupdate import to_arrow
 
+    table.refresh()  # the current schema and spec, and fresh vended credentials
     rows = _write.conform(to_arrow(data), table.schema())
     if rows.num_rows == 0:
         raise LakeholdError("append needs at least one row")
