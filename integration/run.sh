@@ -95,9 +95,10 @@ run_pytest PyIceberg-vended test_vended.py
 # catalogs (SQLite + file:// and Postgres + SeaweedFS with vending).
 run_lakehold_python() {
   local pyproject="$root/clients/python/pyproject.toml" reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
-  local lvenv; lvenv="$CACHE/venv-lakehold-$(sha256sum "$pyproject" | cut -c1-12)"
+  local pins="$root/clients/python/constraints.txt"
+  local lvenv; lvenv="$CACHE/venv-lakehold-$(cat "$pyproject" "$pins" | sha256sum | cut -c1-12)"
   if [ ! -x "$lvenv/bin/pytest" ]; then
-    python3 -m venv "$lvenv" && "$lvenv/bin/pip" install -q "$root/clients/python[test]" "pyiceberg==0.12.0" ||
+    python3 -m venv "$lvenv" && "$lvenv/bin/pip" install -q -c "$pins" "$root/clients/python[test]" "pyiceberg==0.12.0" ||
       { rm -rf "$lvenv"; record "lakehold-python: 0 passed, 1 failed, 0 skipped (pip install failed)" 1; return; }
   fi
   # Reinstall the library itself (not its dependencies) so the tests run today's code.
