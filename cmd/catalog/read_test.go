@@ -300,3 +300,25 @@ func TestReadCLIRefusesEqualityDeletes(t *testing.T) {
 	require.ErrorContains(t, err, "equality deletes")
 	require.Empty(t, out)
 }
+
+// TestReadCLIEmptyTable: a table without snapshots still gives a
+// well-formed answer: an Arrow stream with the schema and no rows, a csv
+// header, no jsonl lines.
+func TestReadCLIEmptyTable(t *testing.T) {
+	fx := newReadFixture(t)
+	fx.createTable(t, "empty")
+	out, err := fx.read(t, "--format", "arrow", "ns.empty")
+	require.NoError(t, err)
+	rd, err := ipc.NewReader(bytes.NewReader(out))
+	require.NoError(t, err)
+	defer rd.Release()
+	require.Equal(t, 3, rd.Schema().NumFields())
+	require.False(t, rd.Next())
+	require.NoError(t, rd.Err())
+	out, err = fx.read(t, "--format", "csv", "ns.empty")
+	require.NoError(t, err)
+	require.Equal(t, "k,v,s\n", string(out))
+	out, err = fx.read(t, "ns.empty")
+	require.NoError(t, err)
+	require.Empty(t, out)
+}
