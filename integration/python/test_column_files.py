@@ -53,9 +53,12 @@ def manifest_rows(loc, table_loc):
 
 
 def live_rows(table_loc, root_loc):
+    """Data rows of the tree: those of live leaves and those the root holds itself."""
     out = []
     for r in manifest_rows(root_loc, table_loc):
-        if r["tracking"]["status"] in (0, 1, 4) and r["content_type"] == 3:
+        if r["content_type"] != 3:
+            out.append(r)
+        elif r["tracking"]["status"] in (0, 1, 4):
             out.extend(manifest_rows(r["location"], table_loc))
     return out
 
@@ -89,12 +92,12 @@ def test_column_file_manifests_read_by_pyarrow():
     assert st == 200, res
     snap = res["metadata"]["snapshots"][-1]
     root = manifest_rows(snap["root-manifest"], loc)
-    rewritten = [r for r in root if r["tracking"]["status"] == 1]
-    assert len(rewritten) == 1 and rewritten[0]["content_type"] == 3
-    leaf = manifest_rows(rewritten[0]["location"], loc)
-    statuses = [r["tracking"]["status"] for r in leaf]
-    assert statuses == [3, 4], "REPLACED then MODIFIED"
-    replaced, modified = leaf
+    # The only leaf held nothing but the base: it is retired (DELETED) and
+    # the base's REPLACED and MODIFIED rows go side by side into the root,
+    # the single manifest this commit writes.
+    assert [(r["tracking"]["status"], r["content_type"]) for r in root] == [(2, 3), (3, 0), (4, 0)], \
+        "leaf DELETED, then REPLACED and MODIFIED data rows in the root"
+    replaced, modified = root[1], root[2]
     assert replaced["location"] == modified["location"]
     assert replaced["tracking"]["snapshot_id"] == snap["snapshot-id"]
     assert modified["tracking"]["latest_column_file_snapshot_id"] == snap["snapshot-id"]
