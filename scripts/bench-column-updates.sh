@@ -9,7 +9,8 @@
 # ${LAKEHOLD_CACHE:-~/.cache/lakehold} keyed by the pinned requirements, and
 # stops everything. Arguments go to bench.py, e.g.
 #   scripts/bench-column-updates.sh --sizes 400k,2m --runs 3
-# (default: --sizes 400k; the 2M-row size takes several minutes on 2 cores).
+# (default: --sizes 400k; the 2M-row size takes several minutes on 2 cores;
+# --help lists bench.py's options).
 # CATALOG_BIN=path skips the build; PYTHON picks the interpreter (>= 3.11).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,10 @@ fi
 # The library under test is the working tree's, installed afresh each run.
 "$venv/bin/pip" install -q --force-reinstall --no-deps "$root/clients/python" >&2
 "$venv/bin/pip" install -q "$root/clients/python" >&2 # its own dependencies, if new
+
+for a in "$@"; do
+  case $a in -h|--help) exec "$venv/bin/python" "$here/bench.py" --help ;; esac
+done
 
 work=$(mktemp -d /tmp/bench-column-updates.XXXXXX)
 catalog_dir=

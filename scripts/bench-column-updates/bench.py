@@ -489,12 +489,13 @@ def detail(results: list[Result]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--uri", required=True, help="the catalog's base URI")
-    ap.add_argument("--warehouse", required=True)
+    ap.add_argument("--warehouse", required=True, help="the catalog's warehouse name")
     ap.add_argument("--workdir", required=True, type=Path, help="where Lance datasets go")
-    ap.add_argument("--sizes", default="400k", help="comma list of 400k (400k rows, 10 files), 2m (2M rows, 20 files)")
+    ap.add_argument("--sizes", default="400k", help="comma list of 400k (400k rows, 10 files), 2m (2M rows, 20 files), 20k (4 files, a smoke run)")
     ap.add_argument("--cases", default="score,embedding",
                     help="score (every size) and embedding (a 64-float list<float>; not at 2m)")
-    ap.add_argument("--contenders", default="cow,cf,lance,cf-per-file")
+    ap.add_argument("--contenders", default="cow,cf,lance,cf-per-file",
+                    help="cow, cf (column files), lance, cf-per-file (one commit per base file, score only)")
     ap.add_argument("--layout", choices=("one-commit", "appends"), default="one-commit",
                     help="the column-file table's base files: all in one append commit, or one append per file")
     ap.add_argument("--runs", type=int, default=3, help="fresh tables per contender and case (median printed)")
