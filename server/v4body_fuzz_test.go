@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,36 +111,52 @@ func (fx *v4FuzzFiles) expand(body []byte, loc string) string {
 
 // fuzzV4Body posts each fuzzed body (the seeds, under
 // testdata/fuzz/<target>, write TABLE for the table location and SIZE_A,
-// SIZE_B, SIZE_NOIDS, SIZE_SCORE for the files' sizes) to route (files or column-files) of a
-// fresh v4 table: the answer is a 200 or an Iceberg ErrorModel whose code
-// is the status and below 500, and the table then still loads and takes
-// a valid files commit.
+// SIZE_B, SIZE_NOIDS, SIZE_SCORE for the files' sizes) to route (files or
+// column-files) of a v4 table holding a.parquet: the answer is a 200 or an
+// Iceberg ErrorModel whose code is the status and below 500. A refused
+// body changed nothing (same metadata location), so the next body goes to
+// the same table; after a 200 the table must still take a valid commit,
+// and the next body gets a fresh table.
 func fuzzV4Body(f *testing.F, route string) {
 	b := setupTB(f, "sqlite", nil)
 	b.createNamespaceTB(f, "ns")
 	fx := writeV4FuzzFiles(f)
-	var n atomic.Int64
+	var mu sync.Mutex
+	var n int
+	var loc, path string // the current table; "" when the last body landed
 	f.Fuzz(func(t *testing.T, body []byte) {
-		name := "f" + strconv.FormatInt(n.Add(1), 10)
-		loc, path := fx.newTable(t, b, name)
+		mu.Lock()
+		defer mu.Unlock()
+		if path == "" {
+			n++
+			loc, path = fx.newTable(t, b, "f"+strconv.Itoa(n))
+		}
+		before := metadataLocation(t, b, path)
 		r := b.do(t, "POST", path+"/"+route, fx.expand(body, loc), "X-Iceberg-Column-Files", "true")
 		if r.status != 200 {
 			r.errorOf(t)
 			require.Less(t, r.status, 500, "%s", r.body)
+			require.Equal(t, before, metadataLocation(t, b, path), "a refused body committed something: %s", r.body)
+			return
 		}
-		r = b.do(t, "GET", path, nil, "X-Iceberg-Column-Files", "true")
-		require.Equal(t, 200, r.status, "%s", r.body)
+		n++
+		extra := "b-" + strconv.Itoa(n) + ".parquet"
+		require.NoError(t, os.Link(filepath.Join(fx.dir, "b.parquet"), filepath.Join(strings.TrimPrefix(loc, "file://"), "data", extra)))
 		r = b.do(t, "POST", path+"/files", map[string]any{"add-data-files": []any{map[string]any{
-			"location": "data/b-" + name + ".parquet", "file-format": "parquet", "record-count": 3, "file-size-in-bytes": fx.sizes["b.parquet"]}}},
-			"X-Iceberg-Column-Files", "true")
-		// b-NAME does not exist: refused with a reason, never a 5xx.
-		require.Equal(t, 400, r.status, "%s", r.body)
-		require.NoError(t, os.Link(filepath.Join(fx.dir, "b.parquet"), filepath.Join(strings.TrimPrefix(loc, "file://"), "data", "b-"+name+".parquet")))
-		r = b.do(t, "POST", path+"/files", map[string]any{"add-data-files": []any{map[string]any{
-			"location": "data/b-" + name + ".parquet", "file-format": "parquet", "record-count": 3, "file-size-in-bytes": fx.sizes["b.parquet"]}}},
+			"location": "data/" + extra, "file-format": "parquet", "record-count": 3, "file-size-in-bytes": fx.sizes["b.parquet"]}}},
 			"X-Iceberg-Column-Files", "true")
 		require.Equal(t, 200, r.status, "the table takes a valid commit after the fuzzed body: %s", r.body)
+		path = ""
 	})
+}
+
+// metadataLocation is the table's current metadata file.
+func metadataLocation(t *testing.T, b *bundle, path string) string {
+	r := b.do(t, "GET", path, nil, "X-Iceberg-Column-Files", "true")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	loc, _ := r.json(t)["metadata-location"].(string)
+	require.NotEmpty(t, loc)
+	return loc
 }
 
 // FuzzFilesBody fuzzes POST .../files bodies end to end (real router,
