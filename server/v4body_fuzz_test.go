@@ -192,6 +192,9 @@ func TestV4BodyReasons(t *testing.T) {
 	stats := func(s string) string { return `,"content-stats":` + s }
 	for i, tc := range []struct{ route, body, reason string }{
 		{"files", add("noids.parquet", ""), "missing-field-ids"},
+		// Given stats do not skip the footer: the ids are checked all the same.
+		{"files", add("noids.parquet", stats(`{"1":{"value-count":3}}`)), "missing-field-ids"},
+		{"files", add("b.parquet", `,"record-count":4`+stats(`{"1":{"value-count":3}}`)), "record-count-mismatch"},
 		{"column-files", `{"column-files":[{"data-file":"data/a.parquet","location":"data/noids.parquet","file-format":"parquet","field-ids":[3],"file-size-in-bytes":SIZE_NOIDS,"record-count":3}]}`, "missing-field-ids"},
 		{"files", add("b.parquet", stats(`{"4":{"value-count":3}}`)), "content-stats-not-primitive"},
 		{"files", add("b.parquet", stats(`{"6":{"value-count":3}}`)), "content-stats-not-primitive"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/storage"
@@ -172,7 +173,11 @@ func (s *Service) readManifestWith(ctx context.Context, w *store.Warehouse, loc 
 		return nil, wrapErr(KindInternal, err, "open manifest %s", fileName(w, tableLoc, loc))
 	}
 	defer f.Close()
-	r, err := v4manifest.NewReader(f, opts)
+	src, err := manifestSource(f, opts.Columns == nil)
+	if err != nil {
+		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
+	}
+	r, err := v4manifest.NewReader(src, opts)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
@@ -255,13 +260,14 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 		row.ContentStats = in.Stats
 		return row, nil
 	}
+	// Given stats are kept, but the footer is read either way: field ids,
+	// row count and size are checked for every added file, so the two
+	// routes agree on what a readable file is.
+	var given map[int]*v4manifest.FieldStats
 	if len(in.ContentStats) > 0 && string(in.ContentStats) != "null" {
-		stats, err := parquetstats.ParseContentStats(sc, in.ContentStats, in.RecordCount)
-		if err != nil {
+		if given, err = parquetstats.ParseContentStats(sc, in.ContentStats, in.RecordCount); err != nil {
 			return nil, fileRejection("Data file "+name, err)
 		}
-		row.ContentStats = stats
-		return row, s.requireFile(ctx, w, loc, "Data file "+name)
 	}
 	io, err := s.fileIO(ctx, w, loc)
 	if err != nil {
@@ -272,6 +278,12 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 		return nil, fileRejection("Data file "+name, err)
 	}
 	fi, err := readFooterMapped(ctx, io, loc, sc, nm)
+	if err != nil && given != nil {
+		// With stats the answer for an absent file was always file-missing.
+		if err := s.requireFile(ctx, w, loc, "Data file "+name); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil {
 		return nil, rejectV4(validation.ReasonDataFileUnreadable, "Data file %s: cannot read its Parquet footer", name)
 	}
@@ -283,6 +295,10 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	}
 	if fi.Size != in.FileSizeInBytes {
 		return nil, rejectV4(validation.ReasonFileSizeMismatch, "Data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, in.FileSizeInBytes)
+	}
+	if given != nil {
+		row.ContentStats = given
+		return row, nil
 	}
 	row.ContentStats = map[int]*v4manifest.FieldStats{}
 	for id, c := range fi.Columns {
@@ -441,12 +457,25 @@ func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCom
 // addedDataRows validates the added data files and builds their rows
 // (tracking is the tree rewrite's): 400 for an invalid or repeated file.
 func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4State, in []DataFileInput) ([]v4manifest.TrackedFile, error) {
+	// Each file costs a footer read, a storage round trip or more on S3:
+	// read them a few at a time rather than one after another.
+	rows := make([]*v4manifest.TrackedFile, len(in))
+	errs := make([]error, len(in))
+	var g errgroup.Group
+	g.SetLimit(footerReaders)
+	for i, f := range in {
+		g.Go(func() error {
+			rows[i], errs[i] = s.dataFileRow(ctx, w, st, f)
+			return nil
+		})
+	}
+	_ = g.Wait()
 	added := make([]v4manifest.TrackedFile, 0, len(in))
 	seen := map[string]bool{}
-	for _, f := range in {
-		row, err := s.dataFileRow(ctx, w, st, f)
-		if err != nil {
-			return nil, err
+	for i, row := range rows {
+		// The first failing entry in request order answers, as before.
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
 		if seen[row.Location] {
 			return nil, badEntry("Data file %s is added twice", v4manifest.Relativize(st.location, row.Location))
