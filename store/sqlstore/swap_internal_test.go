@@ -112,10 +112,16 @@ func TestSwapAloneConnectionLostIsUnknown(t *testing.T) {
 	// Under a loaded make check (race-detector packages beside this one)
 	// the swap may take a while to reach the server: wait up to 30 s, but
 	// say at once if it returned instead of waiting.
+	// Watch from a connection of its own: inside the locker's open
+	// transaction pg_stat_activity is a snapshot taken at its first read,
+	// so a swap that arrives after the first poll would never show.
+	watcher, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer watcher.Close(ctx)
 	waiting := func() bool {
 		var n int
 		// pg_stat_activity spans the cluster: other test packages share it.
-		_ = locker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+		_ = watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
 			AND wait_event_type = 'Lock' AND query LIKE 'UPDATE catalog_objects%'`).Scan(&n)
 		return n == 1
 	}
