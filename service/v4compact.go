@@ -7,10 +7,12 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/internal/compact"
+	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
@@ -162,7 +164,9 @@ func (s *Service) columnBytes(ctx context.Context, w *store.Warehouse, st *v4Sta
 		return nil, wrapErr(KindInternal, err, "cannot open %s to plan compaction", tableFileName(st.location, loc))
 	}
 	defer f.Close()
-	out, err := compact.ColumnBytes(f)
+	// Planning only: an invalid mapping counts as none (the fold reports it).
+	nm, _ := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
+	out, err := compact.ColumnBytes(f, nm)
 	if err != nil {
 		return nil, wrapErr(KindInternal, err, "cannot read the footer of %s to plan compaction", tableFileName(st.location, loc))
 	}
@@ -379,6 +383,14 @@ func (s *Service) Compact(ctx context.Context, warehouse string, id Ident, opt C
 func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, id Ident, warehouse string, c CompactionCandidate) FoldReport {
 	fr := FoldReport{DataFile: v4manifest.Relativize(st.location, c.DataFile), RowsBefore: c.RecordCount, BytesBefore: c.FileSizeInBytes}
 	task := stitch.Task{DataFile: c.DataFile, RecordCount: c.RecordCount}
+	nm, err := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
+	if err != nil {
+		fr.Error = "the table's schema.name-mapping.default is not a name mapping"
+		return fr
+	}
+	// A base written without field ids is read through the mapping (the
+	// folded file carries the ids).
+	task.NameMapping = nm
 	rw := CompactionRewrite{DataFile: c.DataFile, DeletionVector: c.DeletionVector}
 	for _, cf := range c.ColumnFiles {
 		loc := v4manifest.Resolve(st.location, cf.Location)

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergtable "github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/scanplan"
 	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
@@ -184,8 +186,13 @@ func readTable(ctx context.Context, f readFlags, ns []string, table string, stdo
 	if err != nil {
 		return err
 	}
+	nm, err := readNameMapping(lt.Metadata)
+	if err != nil {
+		return err
+	}
 	open := opener(&lt)
 	for _, t := range tasks {
+		t.NameMapping = nm
 		if err := readTask(ctx, open, sc, cols, t, out); err != nil {
 			return fmt.Errorf("read %s: %w", t.DataFile, err)
 		}
@@ -219,6 +226,22 @@ func opener(lt *loadedTable) stitch.Opener {
 		}
 		return fio.Open(ctx, loc)
 	}
+}
+
+// readNameMapping is the table's schema.name-mapping.default: files
+// written without field ids are read through it (nil when unset).
+func readNameMapping(raw json.RawMessage) (iceberg.NameMapping, error) {
+	var md struct {
+		Properties map[string]string `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &md); err != nil {
+		return nil, fmt.Errorf("load table: metadata: %w", err)
+	}
+	nm, err := parquetstats.ParseNameMapping(md.Properties[icebergtable.DefaultNameMappingKey])
+	if err != nil {
+		return nil, fmt.Errorf("load table: %w", err)
+	}
+	return nm, nil
 }
 
 // readSchema is the current schema of the metadata, or the schema of

@@ -25,6 +25,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table/dv"
 
+	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/stitch"
 )
 
@@ -54,13 +55,20 @@ type Output struct {
 // rows it removes disagree, or the result's count is not base − deleted.
 var ErrRowCount = errors.New("compact: rewritten row count does not match base rows minus deleted rows")
 
+// ErrUnidentifiedColumn is returned for a base file with a top-level
+// column that has no field id, written or given by the table's name
+// mapping (Task.NameMapping): folding it would drop that column's data.
+var ErrUnidentifiedColumn = errors.New("compact: base file column without a field id")
+
 // Rewrite reads the base of in (with its column files and deletion vector)
 // through open and writes the folded file to w as zstd Parquet. It returns
 // an error when a file cannot be read, a column file is misaligned
-// (stitch.ErrMisaligned), a required field holds a null, or the row count
-// does not add up (ErrRowCount).
+// (stitch.ErrMisaligned), a required field holds a null, the row count
+// does not add up (ErrRowCount), or a base column has no field id
+// (ErrUnidentifiedColumn). A base written without field ids is read
+// through in.Task.NameMapping; the folded file carries the ids.
 func Rewrite(ctx context.Context, open stitch.Opener, w io.Writer, in Input) (Output, error) {
-	baseIDs, err := fileFieldIDs(ctx, open, in.Task.DataFile)
+	baseIDs, err := fileFieldIDs(ctx, open, in.Task.DataFile, in.Task.NameMapping)
 	if err != nil {
 		return Output{}, err
 	}
@@ -114,8 +122,10 @@ func presentFields(sc *iceberg.Schema, base map[int]bool, cfs []stitch.ColumnFil
 	return ids
 }
 
-// fileFieldIDs lists the field ids of a Parquet file's top-level columns.
-func fileFieldIDs(ctx context.Context, open stitch.Opener, loc string) (map[int]bool, error) {
+// fileFieldIDs lists the field ids of a Parquet file's top-level columns:
+// written in the file, else given by the table's name mapping nm (nil for
+// none); a column with neither has no field and is left out.
+func fileFieldIDs(ctx context.Context, open stitch.Opener, loc string, nm iceberg.NameMapping) (map[int]bool, error) {
 	f, err := open(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("compact: open %s: %w", loc, err)
@@ -127,9 +137,17 @@ func fileFieldIDs(ctx context.Context, open stitch.Opener, loc string) (map[int]
 	}
 	defer pf.Close()
 	sch := pf.MetaData().Schema
+	ids := parquetstats.FieldIDs(sch.Root(), nm)
 	out := map[int]bool{}
 	for c := 0; c < sch.NumColumns(); c++ {
-		out[int(sch.ColumnRoot(c).FieldID())] = true
+		root := sch.ColumnRoot(c)
+		id, ok := ids[root]
+		if !ok {
+			// A reader ignores such a column, but the rewrite would drop
+			// its data for good (and the base is the only copy).
+			return nil, fmt.Errorf("%w: %s: column %q has no field id and the table's name mapping gives it none", ErrUnidentifiedColumn, loc, root.Name())
+		}
+		out[id] = true
 	}
 	return out, nil
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
 
+	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -26,7 +28,7 @@ func withLineage(ctx context.Context, open stitch.Opener, rec arrow.RecordBatch,
 	var stored *array.Int64
 	if baseIDs[v4manifest.FieldRowID] {
 		var err error
-		if stored, err = readInt64(ctx, open, in.Task.DataFile, v4manifest.FieldRowID, n); err != nil {
+		if stored, err = readInt64(ctx, open, in.Task.DataFile, v4manifest.FieldRowID, n, in.Task.NameMapping); err != nil {
 			return nil, err
 		}
 		defer stored.Release()
@@ -47,7 +49,7 @@ func withLineage(ctx context.Context, open stitch.Opener, rec arrow.RecordBatch,
 		Metadata: fieldMeta(v4manifest.FieldRowID)})
 	cols := append(append([]arrow.Array{}, rec.Columns()...), ids)
 	if src := lastUpdatedSource(in.Task, baseIDs); src != "" {
-		lus, err := readInt64(ctx, open, src, v4manifest.FieldLastUpdatedSequenceNumber, n)
+		lus, err := readInt64(ctx, open, src, v4manifest.FieldLastUpdatedSequenceNumber, n, in.Task.NameMapping)
 		if err != nil {
 			return nil, err
 		}
@@ -78,8 +80,9 @@ func lastUpdatedSource(task stitch.Task, baseIDs map[int]bool) string {
 
 // readInt64 reads the top-level long column with field id fieldID of the
 // file at loc, which must have rows rows: an error when the column is
-// missing, not a long, or the file is misaligned.
-func readInt64(ctx context.Context, open stitch.Opener, loc string, fieldID int, rows int64) (*array.Int64, error) {
+// missing, not a long, or the file is misaligned. Columns without a field
+// id take the one the name mapping nm gives them.
+func readInt64(ctx context.Context, open stitch.Opener, loc string, fieldID int, rows int64, nm iceberg.NameMapping) (*array.Int64, error) {
 	f, err := open(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("compact: open %s: %w", loc, err)
@@ -95,8 +98,9 @@ func readInt64(ctx context.Context, open stitch.Opener, loc string, fieldID int,
 	}
 	leaf := -1
 	sch := pf.MetaData().Schema
+	ids := parquetstats.FieldIDs(sch.Root(), nm)
 	for c := 0; c < sch.NumColumns(); c++ {
-		if int(sch.ColumnRoot(c).FieldID()) == fieldID {
+		if id, ok := ids[sch.ColumnRoot(c)]; ok && id == fieldID {
 			leaf = c
 		}
 	}

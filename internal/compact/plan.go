@@ -7,6 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakehold/catalog/internal/parquetstats"
 )
 
 // Table properties that set the planning thresholds.
@@ -161,8 +164,10 @@ func Retired(base map[int]int64, files []FileColumns, rows, deleted int64) int64
 }
 
 // ColumnBytes reads a Parquet footer and sums the compressed bytes of each
-// top-level field's column chunks: an error when the footer is unreadable.
-func ColumnBytes(r parquet.ReaderAtSeeker) (out map[int]int64, err error) {
+// top-level field's column chunks (a column without a field id counts
+// under the one the table's name mapping nm gives it, else under -1): an
+// error when the footer is unreadable.
+func ColumnBytes(r parquet.ReaderAtSeeker, nm iceberg.NameMapping) (out map[int]int64, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a corrupt footer can panic the library
 			out, err = nil, fmt.Errorf("compact: corrupt parquet footer: %v", p)
@@ -174,6 +179,7 @@ func ColumnBytes(r parquet.ReaderAtSeeker) (out map[int]int64, err error) {
 	}
 	defer pf.Close()
 	md := pf.MetaData()
+	ids := parquetstats.FieldIDs(md.Schema.Root(), nm)
 	out = map[int]int64{}
 	for g := 0; g < md.NumRowGroups(); g++ {
 		rg := md.RowGroup(g)
@@ -182,7 +188,11 @@ func ColumnBytes(r parquet.ReaderAtSeeker) (out map[int]int64, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("compact: %w", err)
 			}
-			out[int(md.Schema.ColumnRoot(c).FieldID())] += cc.TotalCompressedSize()
+			id, ok := ids[md.Schema.ColumnRoot(c)]
+			if !ok {
+				id = -1
+			}
+			out[id] += cc.TotalCompressedSize()
 		}
 	}
 	return out, nil

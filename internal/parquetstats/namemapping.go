@@ -131,3 +131,63 @@ func mapEntries(g *pqschema.GroupNode) (key, value pqschema.Node) {
 	}
 	return kv.Field(0), nil
 }
+
+// FieldIDs gives every node of a Parquet schema that stands for an Iceberg
+// field its field id, as the Iceberg spec resolves it: the id written in
+// the file (PARQUET:field_id), else the one the name mapping nm (nil for
+// none) gives the node's name path (nested fields, a list's "element", a
+// map's "key" and "value", any of a mapped field's names). Nodes with
+// neither are absent: readers ignore them. The repeated groups that only
+// encode a list or map are absent too.
+func FieldIDs(root *pqschema.GroupNode, nm iceberg.NameMapping) map[pqschema.Node]int {
+	return resolveIDs(root, nm).ids
+}
+
+// SameFields reports whether the nested fields of Parquet node n (ids
+// from FieldIDs) are exactly those of the Iceberg type t, in t's order
+// (struct fields, a list's element, a map's key and value), so that the
+// column can be read as t by position. A primitive t matches any node
+// (its type is checked by the reader).
+func SameFields(n pqschema.Node, ids map[pqschema.Node]int, t iceberg.Type) bool {
+	g, isGroup := n.(*pqschema.GroupNode)
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		if !isGroup || listElement(g) != nil || func() bool { k, _ := mapEntries(g); return k != nil }() {
+			return false
+		}
+		fs := t.FieldList
+		if g.NumFields() != len(fs) {
+			return false
+		}
+		for i, f := range fs {
+			c := g.Field(i)
+			if id, ok := ids[c]; !ok || id != f.ID || !SameFields(c, ids, f.Type) {
+				return false
+			}
+		}
+		return true
+	case *iceberg.ListType:
+		if !isGroup {
+			return false
+		}
+		e := listElement(g)
+		if e == nil {
+			return false
+		}
+		id, ok := ids[e]
+		return ok && id == t.ElementID && SameFields(e, ids, t.Element)
+	case *iceberg.MapType:
+		if !isGroup {
+			return false
+		}
+		k, v := mapEntries(g)
+		if k == nil || v == nil {
+			return false
+		}
+		kid, kok := ids[k]
+		vid, vok := ids[v]
+		return kok && vok && kid == t.KeyID && vid == t.ValueID && SameFields(k, ids, t.KeyType) && SameFields(v, ids, t.ValueType)
+	default:
+		return !isGroup
+	}
+}

@@ -2,7 +2,9 @@
 // column files and returns the requested columns as one Arrow record: each
 // column comes from the newest file that carries its field id (a column
 // file) or else from the base file. Column files are dense and row-aligned,
-// so columns are stitched by position.
+// so columns are stitched by position. A Parquet column without a field id
+// takes the one the table's name mapping (Task.NameMapping) gives its name
+// path, as the Iceberg spec says; columns with neither are ignored.
 package stitch
 
 import (
@@ -19,9 +21,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/lakehold/catalog/internal/parquetstats"
 )
 
 // Reserved field ids of the row-lineage metadata columns (Iceberg v3+).
@@ -72,6 +77,10 @@ type Task struct {
 	// the plan's range, so only their fields and the row-lineage columns
 	// can be read from it.
 	ChangedOnly bool
+	// NameMapping is the table's schema.name-mapping.default, parsed
+	// (parquetstats.ParseNameMapping); nil when the table has none. It
+	// resolves the columns of the task's files that carry no field id.
+	NameMapping iceberg.NameMapping
 }
 
 // File is an open file for ranged reads.
@@ -160,7 +169,7 @@ func Read(ctx context.Context, open Opener, sc *iceberg.Schema, task Task, field
 		}
 	}()
 	for loc, ids := range byFile {
-		got, err := readColumns(ctx, open, loc, ids, src.optional, task.RecordCount)
+		got, err := readColumns(ctx, open, sc, loc, ids, src.optional, task.RecordCount, task.NameMapping)
 		if err != nil {
 			return nil, err
 		}
@@ -277,9 +286,10 @@ func applyDV(ctx context.Context, open Opener, rec arrow.RecordBatch, dvr Deleti
 	return out, nil
 }
 
-// readColumns reads the top-level fields ids of one file; an optional one
+// readColumns reads the top-level fields ids of one file, its columns
+// resolved to field ids through nm where they carry none; an optional one
 // may be missing from it.
-func readColumns(ctx context.Context, open Opener, loc string, ids []int, optional map[int]bool, rows int64) (map[int]arrow.Array, error) {
+func readColumns(ctx context.Context, open Opener, sc *iceberg.Schema, loc string, ids []int, optional map[int]bool, rows int64, nm iceberg.NameMapping) (map[int]arrow.Array, error) {
 	f, err := open(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("stitch: open %s: %w", loc, err)
@@ -302,16 +312,28 @@ func readColumns(ctx context.Context, open Opener, loc string, ids []int, option
 		want[id] = true
 	}
 	sch := pf.MetaData().Schema
+	resolved := parquetstats.FieldIDs(sch.Root(), nm)
+	// Top-level names are unique in a Parquet schema: the read record's
+	// fields are keyed back to their field ids by name.
+	byName := map[string]int{}
+	roots := map[int]pqschema.Node{}
 	var leaves []int
 	for c := 0; c < sch.NumColumns(); c++ {
-		if want[int(sch.ColumnRoot(c).FieldID())] {
+		root := sch.ColumnRoot(c)
+		id, ok := resolved[root]
+		if ok && want[id] {
+			if prev, dup := roots[id]; dup && prev != root {
+				return nil, fmt.Errorf("stitch: %s has two columns for field id %d (%s, %s)", loc, id, prev.Name(), root.Name())
+			}
 			leaves = append(leaves, c)
+			byName[root.Name()] = id
+			roots[id] = root
 		}
 	}
 	chunks := map[int][]arrow.Array{}
 	if len(leaves) > 0 {
 		// (nil leaves would read every column)
-		if err := readLeaves(ctx, fr, leaves, chunks); err != nil {
+		if err := readLeaves(ctx, fr, leaves, byName, chunks); err != nil {
 			return nil, err
 		}
 	}
@@ -322,6 +344,9 @@ func readColumns(ctx context.Context, open Opener, loc string, ids []int, option
 			continue
 		}
 		if !ok {
+			if un := unresolved(sch.Root(), resolved); un != "" {
+				return nil, fmt.Errorf("stitch: %s has no column with field id %d (column %q has no field id and the table's name mapping gives it none)", loc, id, un)
+			}
 			return nil, fmt.Errorf("stitch: %s has no column with field id %d", loc, id)
 		}
 		a, err := array.Concatenate(parts, memory.DefaultAllocator)
@@ -331,13 +356,105 @@ func readColumns(ctx context.Context, open Opener, loc string, ids []int, option
 		if err != nil {
 			return nil, err
 		}
+		if a, err = relabelField(sc, id, a, roots[id], resolved, loc); err != nil {
+			return nil, err
+		}
 		out[id] = a
 	}
 	return out, nil
 }
 
-// readLeaves reads the leaf columns of a file into chunks by field id.
-func readLeaves(ctx context.Context, fr *pqarrow.FileReader, leaves []int, chunks map[int][]arrow.Array) error {
+// unresolved is the name of a top-level column without a field id
+// (written or name-mapped), "" when every column has one.
+func unresolved(root *pqschema.GroupNode, ids map[pqschema.Node]int) string {
+	for i := 0; i < root.NumFields(); i++ {
+		if _, ok := ids[root.Field(i)]; !ok {
+			return root.Field(i).Name()
+		}
+	}
+	return ""
+}
+
+// relabelField gives a nested column the schema's Arrow type when the
+// file names its nested fields otherwise (a name mapping's alias, a list
+// element called "item") but holds the same fields by id in the same
+// order. Anything else is left for column's type check to refuse.
+func relabelField(sc *iceberg.Schema, id int, a arrow.Array, n pqschema.Node, ids map[pqschema.Node]int, loc string) (arrow.Array, error) {
+	f, ok := sc.FindFieldByID(id)
+	if !ok || n == nil {
+		return a, nil
+	}
+	switch f.Type.(type) {
+	case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType:
+	default:
+		return a, nil
+	}
+	at, err := table.TypeToArrowType(f.Type, true, false)
+	if err != nil || arrow.TypeEqual(a.DataType(), at) {
+		return a, nil
+	}
+	if !parquetstats.SameFields(n, ids, f.Type) {
+		defer a.Release()
+		return nil, fmt.Errorf("stitch: %s: column %q (field %d) does not hold the schema's nested fields by id in the schema's order; this reader cannot read it", loc, n.Name(), id)
+	}
+	d, ok := relabel(a.Data(), at)
+	if !ok {
+		return a, nil
+	}
+	defer a.Release()
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+// relabel rebuilds array data d with type want when the two differ only in
+// field names, nullability flags and metadata; false when their layouts
+// differ.
+func relabel(d arrow.ArrayData, want arrow.DataType) (arrow.ArrayData, bool) {
+	got := d.DataType()
+	var children []arrow.ArrayData
+	switch w := want.(type) {
+	case *arrow.StructType:
+		g, ok := got.(*arrow.StructType)
+		if !ok || g.NumFields() != w.NumFields() {
+			return nil, false
+		}
+		for i := range w.Fields() {
+			c, ok := relabel(d.Children()[i], w.Field(i).Type)
+			if !ok {
+				releaseAll(children)
+				return nil, false
+			}
+			children = append(children, c)
+		}
+	case *arrow.MapType, *arrow.ListType:
+		if got.ID() != want.ID() {
+			return nil, false
+		}
+		c, ok := relabel(d.Children()[0], w.(arrow.ListLikeType).Elem())
+		if !ok {
+			return nil, false
+		}
+		children = []arrow.ArrayData{c}
+	default:
+		if !arrow.TypeEqual(got, want) {
+			return nil, false
+		}
+		d.Retain()
+		return d, true
+	}
+	defer releaseAll(children)
+	return array.NewData(want, d.Len(), d.Buffers(), children, d.NullN(), d.Offset()), true
+}
+
+func releaseAll(ds []arrow.ArrayData) {
+	for _, d := range ds {
+		d.Release()
+	}
+}
+
+// readLeaves reads the leaf columns of a file into chunks by field id
+// (byName: the id of each top-level column read).
+func readLeaves(ctx context.Context, fr *pqarrow.FileReader, leaves []int, byName map[string]int, chunks map[int][]arrow.Array) error {
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
 		return err
@@ -346,8 +463,10 @@ func readLeaves(ctx context.Context, fr *pqarrow.FileReader, leaves []int, chunk
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		for i, fld := range rec.Schema().Fields() {
-			v, _ := fld.Metadata.GetValue("PARQUET:field_id")
-			id, _ := strconv.Atoi(v)
+			id, ok := byName[fld.Name]
+			if !ok {
+				continue
+			}
 			a := rec.Column(i)
 			a.Retain()
 			chunks[id] = append(chunks[id], a)

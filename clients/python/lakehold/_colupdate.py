@@ -104,10 +104,10 @@ def live_mask(table: Table, task: dict[str, Any]) -> np.ndarray:
 def read_base(table: Table, task: dict[str, Any], columns: list[str], lineage: bool) -> pa.Table:
     """Every row of a base (deleted ones too, in base order) with the
     current values of ``columns``, stitched."""
-    from ._stitch import read_task
+    from ._stitch import name_mapping, read_task
 
     return read_task(table._io, task, columns, with_row_lineage=lineage, keep_deleted_rows=True,
-                     schema=table.schema())
+                     schema=table.schema(), name_mapping=name_mapping(table.metadata))
 
 
 def blend(changed: pa.Array, new: pa.Table, current: pa.Table, fields: list[pa.Field]) -> pa.Table:

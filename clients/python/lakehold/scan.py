@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakehold import _expr, _schema
-from lakehold._stitch import LAST_UPDATED, ROW_ID, NotChangedError, output_schema, read_task
+from lakehold._stitch import LAST_UPDATED, ROW_ID, NotChangedError, name_mapping, output_schema, read_task
 
 if TYPE_CHECKING:
     import duckdb
@@ -165,7 +165,8 @@ class Scan:
     def _read(self, task: dict[str, Any], columns: list[str], out: list[str]) -> pa.Table:
         """One task's matching rows: read ``columns`` (and lineage when
         asked), filter, keep ``out``."""
-        table = read_task(self._table._io, task, columns, self._lineage, schema=self._schema)
+        table = read_task(self._table._io, task, columns, self._lineage, schema=self._schema,
+                          name_mapping=name_mapping(self._table.metadata))
         if self._since is not None and task["data-file"].get("column-files-changed-since") is not None:
             table = table.filter(pc.greater(table.column(LAST_UPDATED), self._start_sequence_number()))
         if self._predicate is not None:

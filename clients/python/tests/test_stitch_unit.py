@@ -214,3 +214,69 @@ def test_string_filter_without_pyiceberg_is_a_clear_error(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "pyiceberg.expressions.parser", None)
     with pytest.raises(_expr.FilterError, match="pip install pyiceberg"):
         _expr.to_json("id < 3")
+
+
+# Name mapping (schema.name-mapping.default): files without field ids.
+
+NM_SCHEMA = pa.schema([
+    fld("id", pa.int64(), 1),
+    fld("pts", pa.list_(fld("element", pa.struct([fld("x", pa.int64(), 5), fld("y", pa.string(), 6)]), 4)), 2),
+    fld("m", pa.map_(fld("key", pa.string(), 7).with_nullable(False), fld("value", pa.struct([fld("z", pa.int64(), 9)]), 8)), 3),
+])
+NM = [{"field-id": 1, "names": ["id"]},
+      {"field-id": 2, "names": ["pts", "points"], "fields": [{"field-id": 4, "names": ["element"], "fields": [
+          {"field-id": 5, "names": ["x"]}, {"field-id": 6, "names": ["y", "why"]}]}]},
+      {"field-id": 3, "names": ["m"], "fields": [{"field-id": 7, "names": ["key"]},
+                                                  {"field-id": 8, "names": ["value"], "fields": [
+                                                      {"field-id": 9, "names": ["z", "zed"]}]}]}]
+
+
+def nm_file(tmp_path: Path) -> str:
+    """Three rows without any field id: aliases inside a list's struct and
+    a map value's struct, fields in another order, an unmapped column."""
+    el = pa.struct([pa.field("why", pa.string()), pa.field("x", pa.int64())])
+    data = pa.table({
+        "junk": [7, 8, 9],
+        "points": pa.array([[{"why": "a", "x": 1}, None], [], None], pa.list_(el)),
+        "m": pa.array([[("k", {"zed": 5})], None, [("q", None)]], pa.map_(pa.string(), pa.struct([pa.field("zed", pa.int64())]))),
+        "id": [1, 2, 3],
+    })
+    path = str(tmp_path / "nm.parquet")
+    pq.write_table(data, path)
+    assert all(f.metadata is None for f in pq.read_schema(path))
+    return path
+
+
+def nm_task(base: str) -> dict[str, Any]:
+    return {"data-file": {"file-path": base, "record-count": 3}, "delete-files": []}
+
+
+def test_name_mapping_resolves_columns_without_ids(tmp_path: Path) -> None:
+    base = nm_file(tmp_path)
+    got = read_task(LocalIO(), nm_task(base), ["id", "pts", "m"], schema=NM_SCHEMA, name_mapping=NM)
+    assert got.schema.equals(NM_SCHEMA, check_metadata=True)
+    assert got.to_pylist() == [
+        {"id": 1, "pts": [{"x": 1, "y": "a"}, None], "m": [("k", {"z": 5})]},
+        {"id": 2, "pts": [], "m": None},
+        {"id": 3, "pts": None, "m": [("q", None)]},
+    ]
+    # Without the mapping no column has an id: refused, not read as nulls.
+    with pytest.raises(StitchError, match="no column with a field id"):
+        read_task(LocalIO(), nm_task(base), ["id"], schema=NM_SCHEMA)
+
+
+def test_name_mapping_written_id_wins(tmp_path: Path) -> None:
+    # "id" carries field id 3 and "other" carries 1: ids, not names, decide.
+    path = str(tmp_path / "ids.parquet")
+    pq.write_table(pa.table([pa.array([10, 20, 30]), pa.array([1, 2, 3])],
+                            schema=pa.schema([fld("id", pa.int64(), 3), fld("other", pa.int64(), 1)])), path)
+    got = read_task(LocalIO(), nm_task(path), ["id"], schema=NM_SCHEMA, name_mapping=NM)
+    assert got.column("id").to_pylist() == [1, 2, 3]
+
+
+def test_name_mapping_two_columns_one_id(tmp_path: Path) -> None:
+    path = str(tmp_path / "two.parquet")
+    pq.write_table(pa.table({"pts": pa.array([None], pa.list_(pa.int64())), "points": pa.array([None], pa.list_(pa.int64()))}), path)
+    with pytest.raises(StitchError, match="two columns for field id 2"):
+        read_task(LocalIO(), {"data-file": {"file-path": path, "record-count": 1}, "delete-files": []}, ["pts"],
+                  schema=NM_SCHEMA, name_mapping=NM)
