@@ -270,10 +270,8 @@ func (p *scanPlanV4) plan(ctx context.Context) (PlanResult, error) {
 		res.out.PlanTasks = tokens
 		return res.result(), nil
 	}
-	for _, u := range units {
-		if err := p.planLeaf(ctx, res, u); err != nil {
-			return PlanResult{}, err
-		}
+	if err := p.planLeaves(ctx, res, units); err != nil {
+		return PlanResult{}, err
 	}
 	return res.result(), nil
 }
@@ -401,12 +399,20 @@ func (p *scanPlanV4) leafMightMatch(rr *v4manifest.TrackedFile) bool {
 		Usable: func(id int) bool { return p.top[id] == id }})
 }
 
-// planLeaf reads one leaf and adds the tasks of its matching rows.
-func (p *scanPlanV4) planLeaf(ctx context.Context, res *planBuilder, u planUnit) error {
-	rows, err := p.s.readLeaf(ctx, p.w, p.st, u.Leaf, nil)
-	if err != nil {
-		return err
+// planLeaves reads the units' leaves (several at a time) and adds the
+// tasks of their matching rows, unit by unit in order.
+func (p *scanPlanV4) planLeaves(ctx context.Context, res *planBuilder, units []planUnit) error {
+	leaves := make([]*v4manifest.TrackedFile, len(units))
+	for i, u := range units {
+		leaves[i] = u.Leaf
 	}
+	return p.readLeavesInOrder(ctx, leaves, func(i int, rows []v4manifest.TrackedFile) error {
+		return p.planLeafRows(res, units[i], rows)
+	})
+}
+
+// planLeafRows adds the tasks of the matching rows of unit u's leaf.
+func (p *scanPlanV4) planLeafRows(res *planBuilder, u planUnit, rows []v4manifest.TrackedFile) error {
 	p.leavesRead++
 	prs := make([]planRow, 0, len(rows))
 	for i := range rows {

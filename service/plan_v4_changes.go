@@ -202,16 +202,20 @@ func (p *scanPlanV4) liveRowsWrittenAfter(ctx context.Context, end *table.Snapsh
 		}
 	}
 	keep(root)
+	var leaves []*v4manifest.TrackedFile
 	for i := range root {
 		rr := &root[i]
 		if rr.ContentType != v4manifest.ContentDataManifest || !rr.Tracking.Status.Live() || deref(rr.Tracking.SequenceNumber) <= seq {
 			continue
 		}
-		rows, err := p.s.readLeaf(ctx, p.w, p.st, rr, nil)
-		if err != nil {
-			return nil, err
-		}
+		leaves = append(leaves, rr)
+	}
+	err = p.readLeavesInOrder(ctx, leaves, func(_ int, rows []v4manifest.TrackedFile) error {
 		keep(rows)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

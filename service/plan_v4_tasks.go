@@ -72,6 +72,26 @@ type eqDelete struct {
 // eqDeletes reads the live equality deletes of a snapshot: rows of its
 // delete leaves and equality-delete rows in the root itself.
 func (p *scanPlanV4) eqDeletes(ctx context.Context, snap *table.Snapshot, root []v4manifest.TrackedFile) ([]eqDelete, error) {
+	// The delete leaves are read first, several at a time; their deletes
+	// then take their root rows' places.
+	var leaves []*v4manifest.TrackedFile
+	for i := range root {
+		if rr := &root[i]; rr.Tracking.Status.Live() && rr.ContentType == v4manifest.ContentDeleteManifest {
+			leaves = append(leaves, rr)
+		}
+	}
+	inLeaf := make([][]eqDelete, len(leaves))
+	err := p.readLeavesInOrder(ctx, leaves, func(i int, rows []v4manifest.TrackedFile) error {
+		for j := range rows {
+			if rows[j].Tracking.Status.Live() && rows[j].ContentType == v4manifest.ContentEqualityDeletes {
+				inLeaf[i] = append(inLeaf[i], p.eqDelete(&rows[j]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var out []eqDelete
 	for i := range root {
 		rr := &root[i]
@@ -82,15 +102,8 @@ func (p *scanPlanV4) eqDeletes(ctx context.Context, snap *table.Snapshot, root [
 		case v4manifest.ContentEqualityDeletes:
 			out = append(out, p.eqDelete(rr))
 		case v4manifest.ContentDeleteManifest:
-			rows, err := p.s.readLeaf(ctx, p.w, p.st, rr, nil)
-			if err != nil {
-				return nil, err
-			}
-			for j := range rows {
-				if rows[j].Tracking.Status.Live() && rows[j].ContentType == v4manifest.ContentEqualityDeletes {
-					out = append(out, p.eqDelete(&rows[j]))
-				}
-			}
+			out = append(out, inLeaf[0]...)
+			inLeaf = inLeaf[1:]
 		}
 	}
 	return out, nil
@@ -257,14 +270,24 @@ func (p *scanPlanV4) fetch(ctx context.Context, tok planToken) (PlanResult, erro
 			return PlanResult{}, err
 		}
 	}
+	// The leaves are verified first and then read several at a time; the
+	// error is the one a leaf-by-leaf loop would meet first: a read of a
+	// leaf before the first that fails verification, else that one's.
+	var units []planUnit
+	var verr error
 	for _, l := range tok.Leaves {
 		u, err := p.verifyLeaf(ctx, l, tok.Inc)
 		if err != nil {
-			return PlanResult{}, err
+			verr = err
+			break
 		}
-		if err := p.planLeaf(ctx, res, u); err != nil {
-			return PlanResult{}, err
-		}
+		units = append(units, u)
+	}
+	if err := p.planLeaves(ctx, res, units); err != nil {
+		return PlanResult{}, err
+	}
+	if verr != nil {
+		return PlanResult{}, verr
 	}
 	return res.result(), nil
 }

@@ -1,0 +1,152 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/store/sqlstore"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// TestReadLeavesInOrder: leaves read several at a time reach the caller in
+// order, so a plan over more leaves than are read at once lists its tasks
+// as a leaf-by-leaf loop would; the first error in leaf order wins, and no
+// leaf after it is handed on.
+func TestReadLeavesInOrder(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	dir := t.TempDir()
+	svc := New(st, storage.NewProvider(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxLeafEntries: 1})
+	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+dir, nil)
+	require.NoError(t, err)
+	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
+	require.NoError(t, err)
+	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
+	require.NoError(t, err)
+	id := Ident{Namespace: []string{"ns"}, Name: "t"}
+	const n = 3*planLeafReads + 1
+	adds := make([]DataFileInput, n)
+	for i := range adds {
+		adds[i] = DataFileInput{Location: fmt.Sprintf("data/f%02d.parquet", i), FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: 100,
+			Stats: map[int]*v4manifest.FieldStats{1: {LowerBound: int64(10 * i), UpperBound: int64(10*i + 9)}}}
+	}
+	_, err = svc.CommitFiles(ctx, "wh", FilesCommit{Ident: id, AddDataFiles: adds})
+	require.NoError(t, err)
+
+	newPlan := func() *scanPlanV4 {
+		w, err := svc.warehouse(ctx, "wh")
+		require.NoError(t, err)
+		md, _, err := svc.loadPlanTable(ctx, w, id)
+		require.NoError(t, err)
+		p, err := svc.newV4Plan(w, id, md, PlanRequest{CaseSensitive: true})
+		require.NoError(t, err)
+		return p
+	}
+	p := newPlan()
+	units, _, _, err := p.units(ctx)
+	require.NoError(t, err)
+	require.Len(t, units, n, "one leaf per file")
+	leaves := make([]*v4manifest.TrackedFile, len(units))
+	var want []string
+	for i, u := range units {
+		leaves[i] = u.Leaf
+		rows, err := svc.readLeaf(ctx, p.w, p.st, u.Leaf, nil)
+		require.NoError(t, err)
+		for _, r := range rows {
+			want = append(want, r.Location)
+		}
+	}
+	res, err := p.plan(ctx)
+	require.NoError(t, err)
+	var got []string
+	for _, task := range res.Tasks {
+		got = append(got, task.Location)
+	}
+	require.Equal(t, want, got, "tasks in leaf order")
+	require.Equal(t, n, p.leavesRead)
+
+	// use fails at leaf 3: that error, and nothing after leaf 3 handed on.
+	boom := errors.New("boom")
+	last := -1
+	err = p.readLeavesInOrder(ctx, leaves, func(i int, _ []v4manifest.TrackedFile) error {
+		require.Equal(t, last+1, i)
+		last = i
+		if i == 3 {
+			return boom
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, 3, last)
+
+	// Leaf 12 is missing: the leaves before it are handed on, then its
+	// read error; a use error at an earlier leaf comes first.
+	missing := v4manifest.Resolve(p.st.location, leaves[12].Location)
+	require.NoError(t, os.Remove(strings.TrimPrefix(missing, "file://")))
+	last = -1
+	err = p.readLeavesInOrder(ctx, leaves, func(i int, _ []v4manifest.TrackedFile) error {
+		last = i
+		return nil
+	})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), filepath.Base(missing))
+	require.Equal(t, 11, last)
+	err = p.readLeavesInOrder(ctx, leaves, func(i int, _ []v4manifest.TrackedFile) error {
+		if i == 5 {
+			return boom
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, boom)
+	_, err = newPlan().plan(ctx)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), filepath.Base(missing))
+}
+
+// TestManifestSource: a manifest read for all its columns, or small, is
+// read whole into memory; a large one read for some columns is read in
+// ranges from the open file.
+func TestManifestSource(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.parquet")
+	data := bytes.Repeat([]byte("x"), wholeManifestBytes+1)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	io, err := storage.NewProvider().For(context.Background(), "file://"+path, nil)
+	require.NoError(t, err)
+	for _, whole := range []bool{true, false} {
+		f, err := io.Open(context.Background(), "file://"+path)
+		require.NoError(t, err)
+		src, err := manifestSource(f, whole)
+		require.NoError(t, err)
+		if whole {
+			br, ok := src.(*bytes.Reader)
+			require.True(t, ok, "read whole")
+			require.EqualValues(t, len(data), br.Size())
+		} else {
+			require.Same(t, f, src, "read in ranges")
+		}
+		require.NoError(t, f.Close())
+	}
+	small := filepath.Join(t.TempDir(), "s.parquet")
+	require.NoError(t, os.WriteFile(small, []byte("PAR1small"), 0o644))
+	f, err := io.Open(context.Background(), "file://"+small)
+	require.NoError(t, err)
+	defer f.Close()
+	src, err := manifestSource(f, false)
+	require.NoError(t, err)
+	_, ok := src.(*bytes.Reader)
+	require.True(t, ok, "a small manifest is read whole")
+}
