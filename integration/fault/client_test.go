@@ -40,6 +40,7 @@ type response struct {
 	status  int
 	body    []byte
 	errType string // Iceberg error type, or the transport error
+	message string // the Iceberg error message
 	refused bool   // the connection was refused: the request never arrived
 }
 
@@ -81,11 +82,12 @@ func callWith(ctx context.Context, client *http.Client, method, addr, path strin
 	if r.status != http.StatusOK {
 		var e struct {
 			Error struct {
-				Type string `json:"type"`
+				Type    string `json:"type"`
+				Message string `json:"message"`
 			} `json:"error"`
 		}
 		_ = json.Unmarshal(data, &e)
-		r.errType = e.Error.Type
+		r.errType, r.message = e.Error.Type, e.Error.Message
 	}
 	return r
 }

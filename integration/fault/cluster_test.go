@@ -150,6 +150,9 @@ type postgres struct {
 	port                 int
 	cred                 *syscall.Credential
 	proc                 *child
+	// settings are extra server settings, name=value, passed as -c.
+	settings []string
+	name     string // names the cluster in failure reports
 }
 
 // findPGBin returns the newest /usr/lib/postgresql/*/bin with initdb,
@@ -185,11 +188,28 @@ func pgMajor(bin string) int {
 }
 
 // startPostgres runs initdb in a fresh directory and starts the server on
-// a free port; as root the cluster belongs to the postgres user. Cleanup
-// stops it and removes the directory.
-func startPostgres(t *testing.T) *postgres {
+// a free port with the given extra settings (name=value); as root the
+// cluster belongs to the postgres user. Cleanup stops it and removes the
+// directory.
+func startPostgres(t *testing.T, settings ...string) *postgres {
 	t.Helper()
-	p := &postgres{bin: findPGBin(t)}
+	p := newPostgresDir(t, "cluster")
+	p.settings = settings
+	if out, err := p.tool("initdb", "-D", p.data, "-U", "postgres", "-A", "trust",
+		"-E", "UTF8", "--no-locale", "--no-sync").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	p.listen(t)
+	return p
+}
+
+// newPostgresDir makes the directory of a cluster that does not exist yet
+// (owned by the postgres user when running as root) and registers the
+// cleanup that stops its server and removes it. name tells clusters apart
+// in failure reports ("primary", "standby").
+func newPostgresDir(t *testing.T, name string) *postgres {
+	t.Helper()
+	p := &postgres{bin: findPGBin(t), name: name}
 	root, err := os.MkdirTemp("", "catalog-fault-pg.")
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +218,7 @@ func startPostgres(t *testing.T) *postgres {
 	t.Cleanup(func() {
 		p.proc.signal(syscall.SIGQUIT, 10*time.Second)
 		if t.Failed() {
-			t.Logf("postgres log tail:\n%s", tail(p.log, 30))
+			t.Logf("postgres %s log tail:\n%s", p.name, tail(p.log, 30))
 		}
 		os.RemoveAll(root)
 	})
@@ -214,18 +234,27 @@ func startPostgres(t *testing.T) *postgres {
 			t.Fatal(err)
 		}
 	}
-	initdb := exec.Command(filepath.Join(p.bin, "initdb"), "-D", p.data, "-U", "postgres", "-A", "trust",
-		"-E", "UTF8", "--no-locale", "--no-sync")
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
-	initdb.Env = cleanEnv()
-	if out, err := initdb.CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
+	return p
+}
+
+// tool is a command of the server's bin directory (initdb, pg_ctl, ...)
+// run as the cluster's owner.
+func (p *postgres) tool(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(p.bin, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	cmd.Env = cleanEnv()
+	return cmd
+}
+
+// listen starts the server on a free port, trying another port a few
+// times when the start fails (the port was taken meanwhile).
+func (p *postgres) listen(t *testing.T) {
+	t.Helper()
 	for try := 0; ; try++ {
 		p.port = freePort(t)
 		err := p.start()
 		if err == nil {
-			return p
+			return
 		}
 		if try == 4 {
 			t.Fatalf("start postgres: %v\n%s", err, tail(p.log, 20))
@@ -244,6 +273,9 @@ func (p *postgres) start() error {
 	args := []string{"-D", p.data, "-p", strconv.Itoa(p.port), "-k", p.root,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100",
 		"-c", "fsync=on", "-c", "synchronous_commit=on", "-c", "full_page_writes=on"}
+	for _, kv := range p.settings {
+		args = append(args, "-c", kv)
+	}
 	proc, err := startChild(filepath.Join(p.bin, "postgres"), args, p.log, p.cred)
 	if err != nil {
 		return err
@@ -273,10 +305,7 @@ func (p *postgres) start() error {
 // stopImmediate is `pg_ctl stop -m immediate`: every backend dies at once
 // without a checkpoint, as in a crash; the next start runs WAL recovery.
 func (p *postgres) stopImmediate() error {
-	cmd := exec.Command(filepath.Join(p.bin, "pg_ctl"), "stop", "-D", p.data, "-m", "immediate", "-w", "-t", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
-	cmd.Env = cleanEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := p.tool("pg_ctl", "stop", "-D", p.data, "-m", "immediate", "-w", "-t", "30").CombinedOutput(); err != nil {
 		return fmt.Errorf("pg_ctl stop -m immediate: %v: %s", err, out)
 	}
 	select {

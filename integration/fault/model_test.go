@@ -59,6 +59,15 @@ func (s keySet) hash() uint64 {
 	return h
 }
 
+// minus is s without the members of o.
+func (s keySet) minus(o keySet) keySet {
+	out := make(keySet, len(s))
+	for i := range s {
+		out[i] = s[i] &^ o.word(i)
+	}
+	return out
+}
+
 // keys lists the members in order.
 func (s keySet) keys() []int {
 	var out []int
@@ -97,6 +106,7 @@ type op struct {
 	seen     keySet  // reads that returned 200
 	status   int     // HTTP status, 0 on a transport error
 	errType  string  // Iceberg error type or transport error text
+	message  string  // Iceberg error message
 	replica  int
 	phase    string
 	leak     string // an internal string found in an error answer
