@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _commit, _schema, _write
+from ._keyindex import KeyIndex
 from .errors import CommitFailedError, CommitStateUnknownError, LakeholdError, MergeKeyError
 
 if TYPE_CHECKING:
@@ -268,12 +269,12 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
     fields = [schema.field(c) for c in columns]
     cf_fields = [nullable(f) for f in fields]
     keys = source.column(key).cast(schema.field(key).type).combine_chunks()
-    _check_keys(keys)
+    index = KeyIndex(keys)
     src = _write.conform(source.select(columns), pa.schema(cf_fields))
 
     def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
         cur = read_base(table, task, [key, *columns], True)
-        idx = pc.index_in(cur.column(key), value_set=keys)
+        idx = index.lookup(cur.column(key))
         live = pa.array(live_mask(table, task))
         idx = pc.if_else(live, idx, pa.scalar(None, idx.type))
         changed = pc.is_valid(idx)
@@ -293,12 +294,3 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
                                 missing[:20])
 
     return Job(build=build, check=check, snapshot_properties=snapshot_properties)
-
-
-def _check_keys(keys: pa.Array) -> None:
-    if keys.null_count:
-        raise MergeKeyError(f"the source has {keys.null_count} null key(s)")
-    counts = pc.value_counts(keys)
-    dup = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
-    if dup:
-        raise MergeKeyError(f"{len(dup)} key(s) appear more than once in the source, e.g. {dup[:5]}", dup[:20])
