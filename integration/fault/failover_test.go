@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/anishathalye/porcupine"
 	"github.com/jackc/pgx/v5"
 )
@@ -26,7 +28,14 @@ type failoverScenario struct {
 	// sync: the primary has synchronous_standby_names = '*', so a COMMIT
 	// is answered only once the standby has flushed its WAL.
 	sync bool
+	// stall: the replication link drops everything for standbyStall before
+	// the kill, so the standby is that far behind when the primary dies.
+	stall bool
 }
+
+// standbyStall is how long the stalled scenarios' replication link drops
+// the WAL before the primary is killed.
+const standbyStall = time.Second
 
 // failoverFigures is what one scenario measured.
 type failoverFigures struct {
@@ -49,7 +58,8 @@ type failoverFigures struct {
 // whichever is the primary. Mid-run the primary is killed (SIGKILL to the
 // postmaster and every backend at once, as a crash of its host), the
 // catalog is probed while no server accepts writes, and the standby is
-// promoted with pg_ctl promote; the writers keep going. Two scenarios:
+// promoted with pg_ctl promote; the writers keep going. The standby
+// streams through toxiproxy. Four scenarios:
 //
 //   - sync (synchronous_standby_names = '*'): every acknowledged commit must
 //     be in the table after promotion;
@@ -59,49 +69,80 @@ type failoverFigures struct {
 //     data directory is started again afterwards (on a port the catalog
 //     does not know) and its table pointer read: a lost acknowledged commit
 //     must be there, i.e. it landed on the old timeline and was cut off by
-//     the failover, not dropped by the catalog.
+//     the failover, not dropped by the catalog;
+//   - sync-stalled and async-stalled: the same, but the replication link
+//     drops the WAL for standbyStall before the kill, so the standby is
+//     behind when the primary dies (on loopback it is otherwise 0 bytes
+//     behind, and async loses nothing). Sync commits wait through the stall
+//     and are answered 500 CommitStateUnknown at the kill, never 200 (the
+//     one holding the row may or may not have reached the standby: its
+//     commit record can arrive without its confirmation getting back);
+//     async ones are acknowledged and lost, which is what the scenario
+//     measures.
 //
 // In both it asserts: no commit answered "nothing committed" (409, 503,
 // another 500) landed; no metadata file named by the table is missing;
 // every replica agrees at the end; reads while no primary is up answer 503;
 // no error answer shows internals; commits are acknowledged before the
 // kill and after the promotion; and the history is linearizable
-// (porcupine). When the old primary holds commits the standby never got
-// (acknowledged ones in async; in either mode, unacknowledged ones a
-// reader may have seen, since Postgres shows a commit to other sessions
-// before the standby confirms it), the history checked is the surviving
-// timeline's: those commits' attempts are dropped and reads forget their
-// keys. That is sound because the standby's WAL is a prefix of the
-// primary's: whatever it has, it has with everything committed before it.
-// It prints one line of figures per scenario.
+// (porcupine).
+//
+// The killed primary may hold commits the standby never got. With a
+// synchronous standby these were never acknowledged and never seen:
+// Postgres makes a commit visible to other sessions only once the standby
+// has confirmed it (the backend leaves the running set after the
+// synchronous wait), so no read may have seen one ("phantom" reads must
+// be 0), and the whole history must be linearizable as recorded. With an
+// asynchronous standby a commit is visible, and may be acknowledged, before
+// the standby has it: a read may have seen one that the failover then cut
+// off. There the history checked is the surviving timeline's: the attempts
+// of those commits are dropped and reads forget their keys. That is sound
+// because the standby's WAL is a prefix of the primary's: whatever it has,
+// it has with everything committed before it; what is checked is that the
+// catalog served that timeline linearizably. It prints one line of figures
+// per scenario.
 func TestPostgresFailover(t *testing.T) {
 	requireFault(t)
 	begin := time.Now()
 	work := t.TempDir()
 	bin := buildCatalog(t, work)
 	t.Logf("built the catalog in %v", time.Since(begin).Round(time.Millisecond))
-	var figs []failoverFigures
-	for _, sc := range []failoverScenario{{name: "sync", sync: true}, {name: "async"}} {
-		t.Run(sc.name, func(t *testing.T) { figs = append(figs, runFailover(t, bin, sc)) })
-	}
+	tmpl := newPostgresDir(t, "template")
+	tmpl.initdb(t)
+	scenarios := []failoverScenario{{name: "sync", sync: true}, {name: "async"},
+		{name: "sync-stalled", sync: true, stall: true}, {name: "async-stalled", stall: true}}
+	figs := make([]failoverFigures, len(scenarios))
+	// The scenarios run -parallel at a time (GOMAXPROCS, 2 here): most of
+	// their time is the timeline's waiting.
+	t.Run("scenarios", func(t *testing.T) {
+		for i, sc := range scenarios {
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				figs[i] = runFailover(t, bin, tmpl, sc)
+			})
+		}
+	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-6s %8s %5s %4s %5s %7s %4s %7s %12s %8s %7s %9s %8s %9s %6s  statuses\n", "mode", "attempts", "acked", "lost", "wrong",
+	fmt.Fprintf(&b, "%-13s %8s %5s %4s %5s %7s %4s %7s %12s %8s %7s %9s %8s %9s %6s  statuses\n", "mode", "attempts", "acked", "lost", "wrong",
 		"unknown", "503", "missing", "linearizable", "old-only", "phantom", "lag-bytes", "outage", "first-ack", "wall")
 	for _, f := range figs {
+		if f.scenario == "" {
+			continue // failed before its figures
+		}
 		c := f.commits
-		fmt.Fprintf(&b, "%-6s %8d %5d %4d %5d %7d %4d %7d %12s %8d %7d %9d %8v %9v %6v  %s\n", f.scenario, c.attempts, c.acked, len(c.lost), len(c.wrong),
+		fmt.Fprintf(&b, "%-13s %8d %5d %4d %5d %7d %4d %7d %12s %8d %7d %9d %8v %9v %6v  %s\n", f.scenario, c.attempts, c.acked, len(c.lost), len(c.wrong),
 			c.unknown, c.unavailable, f.missingFiles, f.linearizable, f.onlyOld, f.phantomReads, f.lagBytes,
 			f.outage.Round(time.Millisecond), f.firstAckAfter.Round(time.Millisecond), f.wall.Round(time.Second), c.statusList())
 	}
-	t.Logf("Postgres failover under %d writers (lost: acknowledged but not in the table after promotion; wrong: answered "+
+	t.Logf("Postgres failover under %d writers (-stalled: the replication link dropped the WAL for %v before the kill; lost: acknowledged but not in the table after promotion; wrong: answered "+
 		"not-applied but landed; missing: metadata files the table names that do not exist; old-only: commits only the killed "+
-		"primary had; phantom: reads that saw one of those; lag-bytes: standby flush behind the primary's WAL just before the "+
-		"kill; outage: kill to promotion done; first-ack: promotion to the first acknowledged commit):\n%s", writers, b.String())
+		"primary had; linearizable yes (surv.): on the surviving timeline, those commits left out; phantom: reads that saw one of those; lag-bytes: standby flush behind the primary's WAL just before the "+
+		"kill; outage: kill to promotion done; first-ack: promotion to the first acknowledged commit):\n%s", writers, standbyStall, b.String())
 }
 
 // runFailover runs one scenario and returns its figures; it fails t on a
 // broken promise.
-func runFailover(t *testing.T, bin string, sc failoverScenario) failoverFigures {
+func runFailover(t *testing.T, bin string, tmpl *postgres, sc failoverScenario) failoverFigures {
 	begin := time.Now()
 	figs := failoverFigures{scenario: sc.name, lagBytes: -1, linearizable: "not run"}
 	work := t.TempDir()
@@ -109,11 +150,14 @@ func runFailover(t *testing.T, bin string, sc failoverScenario) failoverFigures 
 	if sc.sync {
 		primarySettings = append(primarySettings, "synchronous_standby_names=*")
 	}
-	primary := startPostgres(t, primarySettings...)
+	primary := startPostgresCopy(t, tmpl, primarySettings...)
 	primary.name = "primary"
-	// The standby's own settings must not ask for a synchronous standby:
-	// once promoted it has none, and every COMMIT would wait for ever.
-	standby := startStandby(t, primary, "hot_standby=on")
+	// The standby streams through toxiproxy, so that the stalled scenarios
+	// can cut its link. Its own settings must not ask for a synchronous
+	// standby: once promoted it has none, and every COMMIT would wait for
+	// ever.
+	link := startToxiproxy(t, "replication", "127.0.0.1:"+strconv.Itoa(primary.port))
+	standby := startStandby(t, link.Listen, "hot_standby=on")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if err := waitStreaming(ctx, primary, sc.sync); err != nil {
@@ -144,7 +188,11 @@ func runFailover(t *testing.T, bin string, sc failoverScenario) failoverFigures 
 	for i := range readers {
 		wg.Go(func() { w.reader(ctx, i) })
 	}
-	tl, tlErr := w.failover(ctx, primary, standby)
+	var stall *toxiproxy.Proxy
+	if sc.stall {
+		stall = link
+	}
+	tl, tlErr := w.failover(ctx, primary, standby, stall)
 	w.stop.Store(true)
 	wg.Wait()
 	if tlErr != nil {
@@ -193,14 +241,29 @@ func runFailover(t *testing.T, bin string, sc failoverScenario) failoverFigures 
 		}
 	}
 
-	checked := ops
-	if onlyOld.len() > 0 {
-		checked = withoutKeys(ops, onlyOld)
+	if sc.stall {
+		// The stall must have bitten: WAL the standby never flushed, and
+		// under sync not one commit sent during it acknowledged.
+		if tl.lagBytes <= 0 {
+			t.Errorf("the standby was %d bytes behind at the kill; the stalled link should have kept WAL from it", tl.lagBytes)
+		}
+		for _, o := range ops {
+			if sc.sync && o.write && o.out == applied && o.phase == "standby-stalled" {
+				t.Errorf("%s was acknowledged while the synchronous standby received nothing", describeAttempt(o))
+			}
+		}
+	}
+	checked, projected := ops, false
+	if sc.sync && figs.phantomReads > 0 {
+		t.Errorf("%d reads saw a commit that only the killed primary had, under synchronous replication", figs.phantomReads)
+	}
+	if !sc.sync && onlyOld.len() > 0 {
+		checked, projected = withoutKeys(ops, onlyOld), true
 		t.Logf("%s: %d commits reached only the killed primary (%d of them acknowledged, %d reads saw one); checking the surviving timeline's history",
 			sc.name, onlyOld.len(), len(figs.commits.lost), figs.phantomReads)
 	}
 	switch res := checkLinearizable(t, checked, have); {
-	case res == porcupine.Ok && onlyOld.len() > 0:
+	case res == porcupine.Ok && projected:
 		figs.linearizable = "yes (surv.)"
 	case res == porcupine.Ok:
 		figs.linearizable = "yes"
@@ -223,12 +286,21 @@ type failoverTimeline struct {
 	probes           []response
 }
 
-// failover is the timeline: a steady stretch, the primary killed, probes
-// while no server accepts writes, the standby promoted, a stretch on the
-// new primary.
-func (w *workload) failover(ctx context.Context, primary, standby *postgres) (failoverTimeline, error) {
+// failover is the timeline: a steady stretch, (with a stall link) the
+// replication link dropping the WAL for standbyStall, the primary killed,
+// probes while no server accepts writes, the standby promoted, a stretch
+// on the new primary.
+func (w *workload) failover(ctx context.Context, primary, standby *postgres, stall *toxiproxy.Proxy) (failoverTimeline, error) {
 	tl := failoverTimeline{lagBytes: -1}
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * time.Second)
+	if stall != nil {
+		w.setPhase("standby-stalled")
+		if _, err := stall.Toxics.AddToxicJson(strings.NewReader(
+			`{"name":"drop","type":"timeout","stream":"downstream","toxicity":1,"attributes":{"timeout":0}}`)); err != nil {
+			return tl, fmt.Errorf("stall the replication link: %w", err)
+		}
+		time.Sleep(standbyStall)
+	}
 	if lag, err := replicationLag(ctx, primary); err == nil {
 		tl.lagBytes = lag
 	}
@@ -237,25 +309,30 @@ func (w *workload) failover(ctx context.Context, primary, standby *postgres) (fa
 	if err := primary.crash(); err != nil {
 		return tl, err
 	}
-	tl.probes = w.probe(1500*time.Millisecond, w.reps...)
+	tl.probes = w.probe(700*time.Millisecond, w.reps...)
 	w.setPhase("promoting")
 	if out, err := standby.tool("pg_ctl", "promote", "-D", standby.data, "-w", "-t", "30").CombinedOutput(); err != nil {
 		return tl, fmt.Errorf("pg_ctl promote: %v: %s", err, out)
 	}
 	tl.promoted = w.rec.now()
 	w.setPhase("after-promotion")
-	time.Sleep(4 * time.Second)
+	time.Sleep(2500 * time.Millisecond)
 	return tl, nil
 }
 
-// startStandby makes a streaming standby of primary with pg_basebackup -R
-// (standby.signal, and primary_conninfo in postgresql.auto.conf) and
-// starts it with the given extra settings.
-func startStandby(t *testing.T, primary *postgres, settings ...string) *postgres {
+// startStandby makes a streaming standby of the primary at addr
+// (host:port) with pg_basebackup -R (standby.signal, and primary_conninfo
+// naming addr in postgresql.auto.conf) and starts it with the given extra
+// settings.
+func startStandby(t *testing.T, addr string, settings ...string) *postgres {
 	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := newPostgresDir(t, "standby")
 	p.settings = settings
-	out, err := p.tool("pg_basebackup", "-D", p.data, "-h", "127.0.0.1", "-p", strconv.Itoa(primary.port), "-U", "postgres",
+	out, err := p.tool("pg_basebackup", "-D", p.data, "-h", host, "-p", port, "-U", "postgres",
 		"-X", "stream", "-R", "--checkpoint=fast", "--no-sync").CombinedOutput()
 	if err != nil {
 		t.Fatalf("pg_basebackup: %v\n%s", err, out)

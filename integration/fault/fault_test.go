@@ -116,13 +116,14 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // writer commits its own changes one after another, each retried a
-// bounded number of times on the next replica until it is acknowledged.
+// bounded number of times on the next replica until it is acknowledged
+// (or the run stops).
 // Every attempt sets a key of its own (attemptKey), so that the final
 // properties tell which attempts landed: a refused attempt that landed is
 // caught even when a retry of the same change was acknowledged.
 func (w *workload) writer(ctx context.Context, id int) {
 	for j := 0; j < opsPerWriter && !w.stop.Load() && ctx.Err() == nil; j++ {
-		for attempt := range maxAttempts {
+		for attempt := 0; attempt < maxAttempts && !w.stop.Load(); attempt++ {
 			k := attemptKey(id, j, attempt)
 			rep := w.reps[(id+attempt)%len(w.reps)]
 			o := op{client: id, write: true, key: k, replica: rep.idx, phase: w.phaseName(), call: w.rec.now()}
