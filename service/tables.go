@@ -215,7 +215,7 @@ func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec,
 	order := table.UnsortedSortOrder
 	var reqSchema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
-		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid schema: %s", ClientText(err))
+		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
 	}
 	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
 	if err != nil {

@@ -38,7 +38,7 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	}
 	var schema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &schema); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %s", ClientText(err))
+		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
 	}
 	var version view.Version
 	if err := json.Unmarshal(in.ViewVersion, &version); err != nil {
