@@ -50,12 +50,16 @@ func (a *attempt) addFile(loc string) { a.written = append(a.written, loc) }
 // error, so that the files it wrote before failing are removed.
 type stageFunc func(ctx context.Context) (*attempt, error)
 
-// Commit outcome labels, as exported through Options.OnCommit.
+// Commit outcome labels, as exported through Options.OnCommit. rejected
+// is the client's mistake (a 4xx other than a failed requirement: an
+// invalid update, a validation failure, a location overlap), error is
+// ours (5xx).
 const (
 	outcomeCommitted         = "committed"
 	outcomeNoop              = "noop"
 	outcomeConflict          = "conflict"
 	outcomeRequirementFailed = "requirement_failed"
+	outcomeRejected          = "rejected"
 	outcomeUnknown           = "unknown"
 	outcomeUnavailable       = "unavailable"
 	outcomeError             = "error"
@@ -123,7 +127,7 @@ func swapFailure(err error, subject string, tries int) (string, error) {
 	case errors.Is(err, store.ErrConflict):
 		return outcomeConflict, wrapErr(KindCommitFailed, err, msgConflictTimes, subject, tries)
 	case errors.Is(err, store.ErrLocationOverlap):
-		return outcomeError, wrapErr(KindBadRequest, err, msgOverlap)
+		return outcomeRejected, wrapErr(KindBadRequest, err, msgOverlap)
 	case isUnavailable(err):
 		return outcomeUnavailable, wrapErr(KindUnavailable, err, msgUnavailable)
 	}
@@ -136,15 +140,19 @@ func isUnavailable(err error) bool {
 	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// stageOutcome labels a stage failure for metrics.
+// stageOutcome labels a stage failure for metrics: a failed requirement
+// (409), the database unavailable (503), a failure of ours (500) or else
+// the client's mistake (every other kind is a 4xx).
 func stageOutcome(err error) string {
 	switch KindOf(err) {
 	case KindCommitFailed:
 		return outcomeRequirementFailed
 	case KindUnavailable:
 		return outcomeUnavailable
+	case KindInternal, KindCommitStateUnknown:
+		return outcomeError
 	}
-	return outcomeError
+	return outcomeRejected
 }
 
 // removeFiles deletes files an attempt wrote that no commit references. It

@@ -61,8 +61,9 @@ type Options struct {
 	// profiles with secrets are refused.
 	Sealer *credentials.Sealer
 	// OnCommit observes the final outcome of every commit, of every kind
-	// ("committed", "noop", "conflict", "requirement_failed", "unknown",
-	// "unavailable", "error") for metrics; may be nil.
+	// ("committed", "noop", "conflict", "requirement_failed", "rejected":
+	// the client's mistake, 4xx; "unknown", "unavailable", "error": ours,
+	// 5xx) for metrics; may be nil.
 	OnCommit func(outcome string)
 	Logger   *slog.Logger
 
