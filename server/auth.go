@@ -16,12 +16,13 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, authorization string) (service.Principal, error)
 }
 
-// publicRoute reports whether a request needs no token: probes, metrics
-// and the token endpoint itself. GET /v1/config does need one (Java and
-// PyIceberg fetch a token before calling it).
+// publicRoute reports whether a request needs no token: probes, metrics,
+// the console's files (and / redirecting to it, /favicon.ico) and the
+// token endpoint itself. GET /v1/config does need one (Java and PyIceberg
+// fetch a token before calling it).
 func publicRoute(r *http.Request) bool {
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-		(r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")) {
+		(r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/") || r.URL.Path == "/" || r.URL.Path == "/favicon.ico") {
 		return true // the console's static files; its API calls carry the token
 	}
 	switch r.URL.Path {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,11 +29,18 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 	return slog.Default()
 }
 
-// statusWriter remembers the status code written.
+// statusWriter remembers the status code written and, when keepError is
+// set (the access log's writer), the start of an error response's body.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status    int
+	keepError bool
+	errBody   []byte
 }
+
+// maxErrorBody bounds what the access log keeps of an error body: enough
+// for the ErrorModel's type and reason ahead of a long message.
+const maxErrorBody = 4 << 10
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
@@ -45,7 +53,41 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.keepError && w.status >= 400 && len(w.errBody) < maxErrorBody {
+		w.errBody = append(w.errBody, b[:min(len(b), maxErrorBody-len(w.errBody))]...)
+	}
 	return w.ResponseWriter.Write(b)
+}
+
+// errorAttrs are the access log's attributes of an error response: the
+// ErrorModel's type and reason (error_type, error_reason), or the error
+// code of an OAuth error body ({"error": "invalid_client"}); none when the
+// body is neither or was cut off before them.
+func (w *statusWriter) errorAttrs() []any {
+	if w.status < 400 || len(w.errBody) == 0 {
+		return nil
+	}
+	var body struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(w.errBody, &body) != nil || len(body.Error) == 0 {
+		return nil
+	}
+	var oauth string
+	if json.Unmarshal(body.Error, &oauth) == nil {
+		return []any{"error_type", oauth}
+	}
+	var m struct {
+		Type   string `json:"type"`
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal(body.Error, &m) != nil || m.Type == "" {
+		return nil
+	}
+	if m.Reason != "" {
+		return []any{"error_type", m.Type, "error_reason", m.Reason}
+	}
+	return []any{"error_type", m.Type}
 }
 
 func (w *statusWriter) code() int {
@@ -63,7 +105,8 @@ func newRequestID() string {
 
 // requestContext gives each request an id (X-Request-ID, echoed back), a
 // logger carrying it, the anonymous principal, panic recovery and one
-// access log line.
+// access log line ("msg":"request", with request_id; for a 4xx or 5xx also
+// the error_type and error_reason of its ErrorModel).
 func (s *Server) requestContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-ID")
@@ -75,7 +118,7 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), loggerKey{}, log)
 		ctx = service.WithPrincipal(ctx, service.PrincipalFrom(ctx)) // anonymous unless a wrapping handler (tests) set one
 		r = r.WithContext(ctx)
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &statusWriter{ResponseWriter: w, keepError: true}
 		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
@@ -84,8 +127,9 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 					writeErrorModel(sw, ErrorModel{Message: "Internal server error", Type: "InternalServerError", Code: http.StatusInternalServerError})
 				}
 			}
-			log.InfoContext(ctx, "request", "method", r.Method, "path", r.URL.EscapedPath(), "status", sw.code(),
-				"duration_ms", float64(time.Since(start).Microseconds())/1000)
+			attrs := append([]any{"method", r.Method, "path", r.URL.EscapedPath(), "status", sw.code(),
+				"duration_ms", float64(time.Since(start).Microseconds()) / 1000}, sw.errorAttrs()...)
+			log.InfoContext(ctx, "request", attrs...)
 		}()
 		next.ServeHTTP(sw, r)
 	})

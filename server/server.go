@@ -108,6 +108,12 @@ func New(svc *service.Service, cfg Config) *Server {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		writeErrorModel(w, ErrorModel{Message: fmt.Sprintf("Method %s not allowed on %s", r.Method, r.URL.Path), Type: "MethodNotAllowedException", Code: http.StatusMethodNotAllowed})
 	})
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		// A person who opens the catalog's URL in a browser lands on the
+		// console; the browser's icon request is answered without an error.
+		r.Method(method, "/", http.RedirectHandler(console.Prefix+"/", http.StatusFound))
+		r.MethodFunc(method, "/favicon.ico", noFavicon)
+	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	r.Get("/readyz", s.ready)
 	r.Handle("/metrics", s.metrics.handler(cfg.Registry))
@@ -160,6 +166,14 @@ func servedEndpoints(r chi.Routes) []string {
 	})
 	sort.Strings(out)
 	return out
+}
+
+// noFavicon answers /favicon.ico with 204 No Content, cached for a day:
+// the catalog has no icon, and a 4xx for every page a browser opens would
+// only be noise in the log.
+func noFavicon(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
