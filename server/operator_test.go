@@ -124,22 +124,28 @@ func TestRequestLogLines(t *testing.T) {
 	b := setupOperator(t, nil)
 	b.createNamespace(t, "ns")
 	require.Equal(t, 200, b.createTable(t, "ns", "t", nil).status)
+	ns := map[string]any{"namespace": []string{"ns"}}
+	require.Equal(t, 409, b.do(t, "POST", "/v1/wh/namespaces", ns, "Idempotency-Key", "k-dup").status)
 	for _, tc := range []struct {
 		name, method, path string
 		body               any
 		headers            []string
 		status             int
+		wantType           string // when the body is not an ErrorModel
 	}{
-		{"ok", "GET", "/v1/wh/namespaces/ns/tables/t", nil, nil, 200},
-		{"no such table", "GET", "/v1/wh/namespaces/ns/tables/nope", nil, nil, 404},
-		{"no such namespace", "GET", "/v1/wh/namespaces/nope/tables", nil, nil, 404},
+		{"ok", "GET", "/v1/wh/namespaces/ns/tables/t", nil, nil, 200, ""},
+		{"no such table", "GET", "/v1/wh/namespaces/ns/tables/nope", nil, nil, 404, ""},
+		{"no such namespace", "GET", "/v1/wh/namespaces/nope/tables", nil, nil, 404, ""},
 		{"bad schema", "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "u",
-			"schema": json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"a","required":false,"type":"strin"}]}`)}, nil, 400},
-		{"with a reason", "POST", "/v1/wh/namespaces/ns/tables/t/files", map[string]any{"add-data-files": []any{}}, nil, 400},
-		{"method not allowed", "PUT", "/v1/wh/namespaces/ns/tables/t", "{}", nil, 405},
-		{"unsupported media", "POST", "/v1/wh/namespaces", "{}", []string{"Content-Type", "text/plain"}, 415},
-		{"no route", "GET", "/nowhere", nil, nil, 400},
-		{"client's request id", "GET", "/v1/wh/namespaces/ns/tables/nope", nil, []string{"X-Request-ID", "trace-42"}, 404},
+			"schema": json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"a","required":false,"type":"strin"}]}`)}, nil, 400, ""},
+		{"with a reason", "POST", "/v1/wh/namespaces/ns/tables/t/files", map[string]any{"add-data-files": []any{}}, nil, 400, ""},
+		{"method not allowed", "PUT", "/v1/wh/namespaces/ns/tables/t", "{}", nil, 405, ""},
+		{"unsupported media", "POST", "/v1/wh/namespaces", "{}", []string{"Content-Type", "text/plain"}, 415, ""},
+		{"no route", "GET", "/nowhere", nil, nil, 400, ""},
+		{"client's request id", "GET", "/v1/wh/namespaces/ns/tables/nope", nil, []string{"X-Request-ID", "trace-42"}, 404, ""},
+		{"replayed", "POST", "/v1/wh/namespaces", ns, []string{"Idempotency-Key", "k-dup"}, 409, ""},
+		{"oauth error", "POST", "/v1/oauth/tokens", "grant_type=client_credentials",
+			[]string{"Content-Type", "application/x-www-form-urlencoded"}, 400, "invalid_request"},
 	} {
 		r := b.do(t, tc.method, tc.path, tc.body, tc.headers...)
 		require.Equal(t, tc.status, r.status, "%s: %s", tc.name, r.body)
@@ -155,6 +161,13 @@ func TestRequestLogLines(t *testing.T) {
 		require.EqualValues(t, tc.status, line["status"], tc.name)
 		if tc.status < 400 {
 			require.NotContains(t, line, "error_type", tc.name)
+			continue
+		}
+		if tc.name == "replayed" {
+			require.Equal(t, "true", r.header.Get("Idempotent-Replayed"))
+		}
+		if tc.wantType != "" {
+			require.Equal(t, tc.wantType, line["error_type"], tc.name)
 			continue
 		}
 		var body struct {
