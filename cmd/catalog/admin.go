@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/lakehold/catalog/internal/storage"
@@ -13,95 +11,92 @@ import (
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
-func cmdMigrate(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// setupMigrate applies the migrations: SQLite's on open, Postgres's
+// explicitly.
+func setupMigrate(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	var sf storageFlags
 	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if sf.embedded() {
-		if err := os.MkdirAll(sf.dataDir, 0o755); err != nil {
+	return func([]string) error {
+		if sf.embedded() {
+			if err := os.MkdirAll(sf.dataDir, 0o755); err != nil {
+				return err
+			}
+			st, err := sqlstore.OpenSQLite(context.Background(), sf.sqlitePath())
+			if err != nil {
+				return err
+			}
+			st.Close()
+			fmt.Fprintln(e.stdout, "migrated", sf.sqlitePath())
+			return nil
+		}
+		if err := sqlstore.MigratePostgres(sf.databaseURL); err != nil {
 			return err
 		}
-		st, err := sqlstore.OpenSQLite(context.Background(), sf.sqlitePath())
-		if err != nil {
-			return err
-		}
-		st.Close()
-		fmt.Fprintln(stdout, "migrated", sf.sqlitePath())
+		fmt.Fprintln(e.stdout, "migrated postgres")
 		return nil
 	}
-	if err := sqlstore.MigratePostgres(sf.databaseURL); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "migrated postgres")
-	return nil
 }
 
-func cmdWarehouse(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("usage: catalog warehouse create NAME --location URI | set-profile NAME --profile FILE | list")
+// setupWarehouse returns the setup of `catalog warehouse sub`: each
+// subcommand registers only the flags it reads.
+func setupWarehouse(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
+	return func(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+		var sf storageFlags
+		sf.register(fs)
+		var location, profileFile, secretKey *string
+		switch sub {
+		case "create":
+			location = fs.String("location", "", "storage location: file:///path, s3://bucket/prefix or gs://bucket/prefix (required)")
+		case "set-profile":
+			profileFile = fs.String("profile", "", "JSON storage profile file (see docs/credentials.md) (required)")
+			secretKey = fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing the profile's secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
+		}
+		return func(args []string) error {
+			if location != nil && *location == "" {
+				return e.usagef("--location is required")
+			}
+			if profileFile != nil && *profileFile == "" {
+				return e.usagef("--profile is required")
+			}
+			ctx := context.Background()
+			st, err := openStore(ctx, sf, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			opts := service.Options{}
+			if secretKey != nil {
+				if opts.Sealer, err = loadSealer(*secretKey, sf); err != nil {
+					return err
+				}
+			}
+			svc := service.New(st, storage.NewProvider(), opts)
+			switch sub {
+			case "create":
+				w, err := svc.CreateWarehouse(ctx, args[0], *location, nil)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "created warehouse %s at %s\n", w.Name, w.Location)
+			case "set-profile":
+				raw, err := os.ReadFile(*profileFile)
+				if err != nil {
+					return err
+				}
+				if _, err := svc.SetStorageProfile(ctx, args[0], raw); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "storage profile of %s set\n", args[0])
+			case "list":
+				ws, err := svc.ListWarehouses(ctx)
+				if err != nil {
+					return err
+				}
+				for _, w := range ws {
+					fmt.Fprintf(e.stdout, "%s\t%s\n", w.Name, w.Location)
+				}
+			}
+			return nil
+		}
 	}
-	sub, rest := args[0], args[1:]
-	fs := flag.NewFlagSet("warehouse "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sf storageFlags
-	sf.register(fs)
-	location := fs.String("location", "", "storage location: file:///path, s3://bucket/prefix or gs://bucket/prefix")
-	profileFile := fs.String("profile", "", "set-profile: JSON storage profile file (see docs/credentials.md)")
-	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "set-profile: base64 32-byte key sealing secrets [CATALOG_SECRET_KEY]")
-	var name string
-	if (sub == "create" || sub == "set-profile") && len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
-		name, rest = rest[0], rest[1:]
-	}
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	st, err := openStore(ctx, sf, true)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	sealer, err := loadSealer(*secretKey, sf)
-	if err != nil {
-		return err
-	}
-	svc := service.New(st, storage.NewProvider(), service.Options{Sealer: sealer})
-	switch sub {
-	case "create":
-		if name == "" || *location == "" {
-			return errors.New("usage: catalog warehouse create NAME --location URI")
-		}
-		w, err := svc.CreateWarehouse(ctx, name, *location, nil)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "created warehouse %s at %s\n", w.Name, w.Location)
-	case "set-profile":
-		if name == "" || *profileFile == "" {
-			return errors.New("usage: catalog warehouse set-profile NAME --profile FILE")
-		}
-		raw, err := os.ReadFile(*profileFile)
-		if err != nil {
-			return err
-		}
-		if _, err := svc.SetStorageProfile(ctx, name, raw); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "storage profile of %s set\n", name)
-	case "list":
-		ws, err := svc.ListWarehouses(ctx)
-		if err != nil {
-			return err
-		}
-		for _, w := range ws {
-			fmt.Fprintf(stdout, "%s\t%s\n", w.Name, w.Location)
-		}
-	default:
-		return fmt.Errorf("unknown warehouse command %q", sub)
-	}
-	return nil
 }

@@ -3,37 +3,42 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 
 	"github.com/lakehold/catalog/service"
 )
 
-const compactUsage = "usage: catalog compact NAMESPACE.TABLE --warehouse NAME [--dry-run] [storage flags]"
-
-// cmdCompact implements `catalog compact`: it plans which base files of a
-// v4 table carry too many column files or retired bytes, rewrites each in
+// setupCompact implements `catalog compact`: it plans which base files of
+// a v4 table carry too many column files or retired bytes, rewrites each in
 // this process (no Spark needed) and commits it, run against the database
 // directly as the local operator. It prints the report as JSON and fails
 // when any picked base could not be folded.
-func cmdCompact(args []string, stdout, stderr io.Writer) error {
-	c := newTableCmd("compact", compactUsage, stderr)
-	dry := c.fs.Bool("dry-run", false, "print the plan; write and commit nothing")
-	id, err := c.parse(args)
-	if err != nil {
-		return err
+func setupCompact(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+	c := newTableCmd(fs)
+	dry := fs.Bool("dry-run", false, "print the plan; write and commit nothing")
+	return func(args []string) error {
+		id, err := tableIdent(e, args[0])
+		if err != nil {
+			return err
+		}
+		return compact(c, id, *dry, e.stdout)
 	}
+}
+
+func compact(c *tableCmd, id service.Ident, dry bool, stdout io.Writer) error {
 	ctx, svc, closeStore, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	rep, err := svc.Compact(ctx, *c.warehouse, id, service.CompactOptions{DryRun: *dry})
+	rep, err := svc.Compact(ctx, *c.warehouse, id, service.CompactOptions{DryRun: dry})
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(compactJSON(rep, *dry)); err != nil {
+	if err := enc.Encode(compactJSON(rep, dry)); err != nil {
 		return err
 	}
 	for _, f := range rep.Folds {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -9,24 +10,28 @@ import (
 	"github.com/lakehold/catalog/service"
 )
 
-const maintainUsage = "usage: catalog maintain NAMESPACE.TABLE --warehouse NAME [--expire-older-than DURATION|TIME] [--retain-last N] [--dry-run] [storage flags]"
-
-// cmdMaintain implements `catalog maintain`: snapshot expiry and the
+// setupMaintain implements `catalog maintain`: snapshot expiry and the
 // clean-up of the files only the expired snapshots referenced, run against
 // the database directly as the local operator. It prints the report as
 // JSON.
-func cmdMaintain(args []string, stdout, stderr io.Writer) error {
-	c := newTableCmd("maintain", maintainUsage, stderr)
-	olderThan := c.fs.String("expire-older-than", "", "expire snapshots committed before this: a duration back from now (72h) or an RFC 3339 time (default: the table's history.expire.max-snapshot-age-ms, else 5 days)")
-	retain := c.fs.Int("retain-last", 0, "keep at least this many ancestors of each branch head (default: history.expire.min-snapshots-to-keep, else 1)")
-	dry := c.fs.Bool("dry-run", false, "list what would be expired and deleted; change nothing")
-	id, err := c.parse(args)
-	if err != nil {
-		return err
+func setupMaintain(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+	c := newTableCmd(fs)
+	olderThan := fs.String("expire-older-than", "", "expire snapshots committed before this: a duration back from now (72h) or an RFC 3339 time (default: the table's history.expire.max-snapshot-age-ms, else 5 days)")
+	retain := fs.Int("retain-last", 0, "keep at least this many ancestors of each branch head (default: history.expire.min-snapshots-to-keep, else 1)")
+	dry := fs.Bool("dry-run", false, "list what would be expired and deleted; change nothing")
+	return func(args []string) error {
+		id, err := tableIdent(e, args[0])
+		if err != nil {
+			return err
+		}
+		return maintain(c, id, *olderThan, *retain, *dry, e.stdout)
 	}
-	opt := service.MaintainOptions{RetainLast: *retain, DryRun: *dry}
-	if *olderThan != "" {
-		t, err := parseCutoff(*olderThan, time.Now())
+}
+
+func maintain(c *tableCmd, id service.Ident, olderThan string, retain int, dry bool, stdout io.Writer) error {
+	opt := service.MaintainOptions{RetainLast: retain, DryRun: dry}
+	if olderThan != "" {
+		t, err := parseCutoff(olderThan, time.Now())
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,36 +12,23 @@ import (
 	"github.com/lakehold/catalog/v4manifest"
 )
 
-// cmdManifest implements `catalog manifest inspect FILE`: one JSON object
-// per manifest row, so a person can see what the server wrote.
-func cmdManifest(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "inspect" {
-		return errors.New("usage: catalog manifest inspect FILE [--table-location URI] [--metadata]")
-	}
-	fs := flag.NewFlagSet("manifest inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// setupManifestInspect implements `catalog manifest inspect FILE`: one
+// JSON object per manifest row, so a person can see what the server wrote.
+func setupManifestInspect(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	tableLoc := fs.String("table-location", "", "resolve relative locations against this table location")
 	showMeta := fs.Bool("metadata", false, "print the file's key/value metadata first, as one JSON object")
-	rest := args[1:]
-	var path string
-	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
-		path, rest = rest[0], rest[1:]
+	return func(args []string) error {
+		return inspectManifest(args[0], *tableLoc, *showMeta, e.stdout)
 	}
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	if path == "" && fs.NArg() > 0 {
-		path = fs.Arg(0)
-	}
-	if path == "" {
-		return errors.New("usage: catalog manifest inspect FILE")
-	}
+}
+
+func inspectManifest(path, tableLoc string, showMeta bool, stdout io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{TableLocation: *tableLoc})
+	r, err := v4manifest.NewReader(f, v4manifest.ReaderOptions{TableLocation: tableLoc})
 	if err != nil {
 		return err
 	}
@@ -50,7 +36,7 @@ func cmdManifest(args []string, stdout, stderr io.Writer) error {
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
-	if *showMeta {
+	if showMeta {
 		if err := enc.Encode(r.Metadata()); err != nil {
 			return err
 		}

@@ -20,11 +20,8 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 )
 
-const readUsage = `Usage: catalog read --uri URI [--warehouse W] [--credential ID:SECRET | --token T]
-         [--select a,b] [--filter EXPR_JSON] [--snapshot-id N] [--row-lineage]
-         [--format csv|jsonl|arrow] NAMESPACE.TABLE
-
-Reads a table through the catalog's REST API, as any remote client would:
+// readAbout is the help text of `catalog read`.
+const readAbout = `Reads a table through the catalog's REST API, as any remote client would:
 it plans the scan (POST .../plan, then .../tasks for plan tasks) with
 X-Iceberg-Column-Files: true and X-Iceberg-Access-Delegation:
 vended-credentials on every request, reads each planned file with its
@@ -36,15 +33,12 @@ the rows to stdout:
   jsonl  one JSON object per row
   csv    a header line, then one line per row (top-level primitive columns)
 
---select names top-level columns (default: all of the schema's). --filter
-is an Iceberg expression in REST JSON; the plan prunes files with it and
-the reader drops the rows it does not match. --row-lineage adds _row_id
-and _last_updated_sequence_number as the last two columns. Equality
-deletes are refused (the plan says which tasks they apply to, but stitch
-does not apply them).
-
-Flags:
-`
+--uri is required. --select names top-level columns (default: all of the
+schema's). --filter is an Iceberg expression in REST JSON; the plan prunes
+files with it and the reader drops the rows it does not match.
+--row-lineage adds _row_id and _last_updated_sequence_number as the last
+two columns. Equality deletes are refused (the plan says which tasks they
+apply to, but stitch does not apply them).`
 
 // readFlags are the options of `catalog read`.
 type readFlags struct {
@@ -55,10 +49,7 @@ type readFlags struct {
 	timeout                           time.Duration
 }
 
-func cmdRead(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("read", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), readUsage); fs.PrintDefaults() }
+func setupRead(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	var f readFlags
 	fs.StringVar(&f.uri, "uri", "", "catalog base URI, e.g. http://127.0.0.1:8181 (required)")
 	fs.StringVar(&f.warehouse, "warehouse", "", "warehouse name sent to /v1/config (default: the catalog's default warehouse)")
@@ -70,28 +61,20 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.rowLineage, "row-lineage", false, "add the _row_id and _last_updated_sequence_number columns")
 	fs.StringVar(&f.format, "format", "jsonl", "output: csv, jsonl or arrow")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "give up after this long")
-	if err := fs.Parse(reorderFlags(args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	return func(args []string) error {
+		ns, table, err := splitTableName(args[0])
+		if err == nil {
+			err = f.check()
 		}
-		return err
+		if err != nil {
+			return e.usagef("%s", strings.TrimPrefix(err.Error(), "read: "))
+		}
+		ctx, cancel := signalContext()
+		defer cancel()
+		ctx, cancelT := context.WithTimeout(ctx, f.timeout)
+		defer cancelT()
+		return readTable(ctx, f, ns, table, e.stdout)
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("read: want exactly one NAMESPACE.TABLE")
-	}
-	ns, table, err := splitTableName(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	if err := f.check(); err != nil {
-		return err
-	}
-	ctx, cancel := signalContext()
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, f.timeout)
-	defer cancelT()
-	return readTable(ctx, f, ns, table, stdout)
 }
 
 func (f *readFlags) check() error {
@@ -106,31 +89,6 @@ func (f *readFlags) check() error {
 		return errors.New("read: --filter is not valid JSON")
 	}
 	return nil
-}
-
-// reorderFlags moves the one positional argument behind the flags, so
-// `catalog read ns.t --uri ...` parses too (the flag package stops at the
-// first non-flag).
-func reorderFlags(args []string) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			pos = append(pos, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(a, "-"):
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && name != "row-lineage" && name != "h" && name != "help" && i+1 < len(args) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-		default:
-			pos = append(pos, a)
-		}
-	}
-	return append(flags, pos...)
 }
 
 // splitTableName splits NAMESPACE.TABLE at its last dot (the namespace

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,67 +11,35 @@ import (
 	"github.com/lakehold/catalog/service"
 )
 
-const roleUsage = `usage:
-  catalog role create NAME [--description TEXT]
-  catalog role list
-  catalog role show NAME                       grants and assignments
-  catalog role delete NAME
-  catalog role grant ROLE PRIVILEGE --on server|warehouse:W|namespace:W/a.b|table:W/a.b/t|view:W/a.b/v
-  catalog role revoke ROLE PRIVILEGE --on ...
-  catalog role assign ROLE builtin:NAME|oidc:SUB|group:GROUP
-  catalog role unassign ROLE builtin:NAME|oidc:SUB|group:GROUP`
-
-// splitArgs separates positional arguments from flags, so that flags may
-// follow the positional ones; every flag of these commands takes a value.
-func splitArgs(args []string) (pos, flags []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
+// setupRole returns the setup of `catalog role sub`: roles managed
+// directly in the database; the operator running it holds every privilege
+// (service.SourceLocal). Only create takes --description, only grant and
+// revoke take --on.
+func setupRole(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
+	return func(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+		var sf storageFlags
+		sf.register(fs)
+		var desc, on string
+		switch sub {
+		case "create":
+			fs.StringVar(&desc, "description", "", "what the role is for")
+		case "grant", "revoke":
+			fs.StringVar(&on, "on", "", "the securable: server, warehouse:W, namespace:W/a.b, table:W/a.b/t or view:W/a.b/v (required)")
 		}
-		flags = append(flags, a)
-		if !strings.Contains(a, "=") && i+1 < len(args) {
-			i++
-			flags = append(flags, args[i])
+		return func(pos []string) error {
+			if (sub == "grant" || sub == "revoke") && on == "" {
+				return e.usagef("--on is required")
+			}
+			ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
+			st, err := openStore(ctx, sf, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st)})
+			return runRole(ctx, svc, sub, pos, desc, on, e.stdout)
 		}
 	}
-	return pos, flags
-}
-
-// cmdRole manages roles directly in the database; the operator running it
-// holds every privilege (service.SourceLocal).
-func cmdRole(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New(roleUsage)
-	}
-	sub := args[0]
-	pos, flagArgs := splitArgs(args[1:])
-	fs := flag.NewFlagSet("role "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sf storageFlags
-	sf.register(fs)
-	desc := fs.String("description", "", "create: what the role is for")
-	on := fs.String("on", "", "grant/revoke: the securable")
-	if err := fs.Parse(flagArgs); err != nil {
-		return err
-	}
-	want := map[string]int{"create": 1, "list": 0, "show": 1, "delete": 1, "grant": 2, "revoke": 2, "assign": 2, "unassign": 2}
-	n, ok := want[sub]
-	if !ok {
-		return fmt.Errorf("unknown role command %q\n%s", sub, roleUsage)
-	}
-	if len(pos) != n {
-		return errors.New(roleUsage)
-	}
-	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
-	st, err := openStore(ctx, sf, true)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st)})
-	return runRole(ctx, svc, sub, pos, *desc, *on, stdout)
 }
 
 func runRole(ctx context.Context, svc *service.Service, sub string, pos []string, desc, on string, stdout io.Writer) error {

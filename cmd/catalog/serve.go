@@ -7,7 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -30,25 +30,23 @@ import (
 	"github.com/lakehold/catalog/validation"
 )
 
-func cmdServe(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// setupServe registers the flags of `catalog serve`; its run serves until
+// SIGINT or SIGTERM.
+func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+	stderr := e.stderr
 	var sf storageFlags
 	sf.register(fs)
 	listen := fs.String("listen", envOr("CATALOG_LISTEN", "127.0.0.1:8181"), "address to serve on [CATALOG_LISTEN]")
 	var warehouses multiFlag
-	fs.Var(&warehouses, "warehouse", "NAME=URI warehouse to create if missing; repeatable [CATALOG_WAREHOUSES, comma-separated]")
+	fs.Var(&warehouses, "warehouse", "a warehouse to create if missing; repeatable [CATALOG_WAREHOUSES, comma-separated]")
 	defaultWH := fs.String("default-warehouse", os.Getenv("CATALOG_DEFAULT_WAREHOUSE"), "warehouse served by /v1/config without ?warehouse= (embedded default: default) [CATALOG_DEFAULT_WAREHOUSE]")
 	migrate := fs.Bool("migrate", envBool("CATALOG_MIGRATE", true), "apply Postgres migrations at start [CATALOG_MIGRATE]")
 	verify := fs.Bool("verify-metadata-on-load", envBool("CATALOG_VERIFY_METADATA_ON_LOAD", true), "stat the metadata file on every loadTable (404 when it vanished) [CATALOG_VERIFY_METADATA_ON_LOAD]")
 	skew := fs.Duration("max-clock-skew", envDuration("CATALOG_MAX_CLOCK_SKEW", validation.DefaultMaxClockSkew), "how far ahead of the server clock a committed snapshot may be dated [CATALOG_MAX_CLOCK_SKEW]")
 	idemLife := fs.Duration("idempotency-lifetime", envDuration("CATALOG_IDEMPOTENCY_LIFETIME", 30*time.Minute), "how long Idempotency-Key outcomes are kept [CATALOG_IDEMPOTENCY_LIFETIME]")
-	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "debug, info, warn or error [CATALOG_LOG_LEVEL]")
+	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "level of the JSON log lines on stderr: debug (adds the cause of every 4xx), info (the start line and one line per request), warn or error [CATALOG_LOG_LEVEL]")
 	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
-	dbMaxEnv, err := envInt("CATALOG_DB_MAX_CONNS")
-	if err != nil {
-		return err
-	}
+	dbMaxEnv, envErr := envInt("CATALOG_DB_MAX_CONNS")
 	dbMaxConns := fs.Int("db-max-conns", dbMaxEnv, fmt.Sprintf("Postgres connection pool size; 0 takes pool_max_conns from the database URL, else max(16, 4×GOMAXPROCS) = %d here [CATALOG_DB_MAX_CONNS]", sqlstore.DefaultMaxConns()))
 	dbSwapTimeout := fs.Duration("db-swap-timeout", envDuration("CATALOG_DB_SWAP_TIMEOUT", 10*time.Second), "Postgres: how long a commit's pointer swap or COMMIT may take once sent; past it the commit is answered 500 CommitStateUnknown (its files kept) unless a re-read shows it landed [CATALOG_DB_SWAP_TIMEOUT]")
 	storageTimeout := fs.Duration("storage-timeout", envDuration("CATALOG_STORAGE_TIMEOUT", 30*time.Second), "S3: how long a request to the object store may go without receiving data before it is given up (the SDK retries it, 3 attempts in all; a commit whose metadata file cannot be written is answered 503); 0: no bound [CATALOG_STORAGE_TIMEOUT]")
@@ -60,168 +58,170 @@ func cmdServe(args []string, stderr io.Writer) error {
 	lf := registerLimitFlags(fs)
 	af := registerAuthFlags(fs)
 	sif := registerSignInFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := af.resolve(*listen); err != nil {
-		return err
-	}
-	if *dbMaxConns < 0 {
-		return errors.New("--db-max-conns must not be negative")
-	}
-	if *storageTimeout < 0 {
-		return errors.New("--storage-timeout must not be negative")
-	}
-	if *dbSwapTimeout <= 0 {
-		return errors.New("--db-swap-timeout must be positive")
-	}
-	origins, err := server.ParseAllowedOrigins(*allowedOrigins)
-	if err != nil {
-		return fmt.Errorf("--allowed-origins: %w", err)
-	}
-	hosts, err := server.ParseAllowedHosts(*allowedHosts)
-	if err != nil {
-		return fmt.Errorf("--allowed-hosts: %w", err)
-	}
-	if err := lf.check(); err != nil {
-		return err
-	}
-	if err := sif.check(); err != nil {
-		return err
-	}
-	if v := os.Getenv("CATALOG_WAREHOUSES"); v != "" && len(warehouses) == 0 {
-		warehouses = strings.Split(v, ",")
-	}
-	log := newLogger(stderr, *logLevel)
-	if af.mode != "on" && !loopbackAddr(*listen) && len(hosts) == 0 {
-		log.Warn("authentication is off: only requests naming a loopback host (localhost, 127.0.0.1, [::1]) are answered; clients that connect by another name or address need --allowed-hosts")
-	}
-	ctx, stop := signalContext()
-	defer stop()
-
-	st, err := openStore(ctx, sf, *migrate, sqlstore.WithMaxConns(*dbMaxConns), sqlstore.WithSwapTimeout(*dbSwapTimeout))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-
-	key, err := loadSecretKey(*secretKey, sf)
-	if err != nil {
-		return err
-	}
-	sealer, err := credentials.NewSealer(key)
-	if err != nil {
-		return err
-	}
-	var svc *service.Service
-	auth, tokens, err := af.build(ctx, key, func() *service.Service { return svc })
-	if err != nil {
-		return err
-	}
-	var authorizer service.Authorizer
-	if *authz == "" {
-		*authz = "allow-all"
-		if af.mode == "on" {
-			*authz = "rbac"
+	return func([]string) error {
+		if envErr != nil {
+			return envErr
 		}
-	}
-	if *authz == "allow-all" && af.mode == "on" {
-		log.Warn("authentication is on but authorization is allow-all: every caller with a valid token may do everything")
-	}
-	switch *authz {
-	case "allow-all":
-	case "rbac":
-		if *authzTTL > 2*time.Second {
-			return errors.New("--authorization-cache-ttl: at most 2s (revokes must apply quickly on every replica)")
+		if err := af.resolve(*listen); err != nil {
+			return err
 		}
-		authorizer = service.NewRBAC(st).WithDecisionCache(*authzTTL)
-	default:
-		return fmt.Errorf("--authorization %q: want allow-all or rbac", *authz)
-	}
-	reg := prometheus.NewRegistry()
-	// Closed (flushing queued audit rows) after the HTTP server stopped and
-	// before the store closes.
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
-		OnWriteRetry: server.AuditWriteRetries(reg)})
-	defer audit.Close()
-	svc = service.New(st, storage.NewProvider(storage.WithS3ReadTimeout(*storageTimeout)), service.Options{
-		Tokens:               tokens,
-		MaxSessionAge:        sif.maxSessionAge,
-		Authorizer:           authorizer,
-		VerifyMetadataOnLoad: *verify,
-		MaxClockSkew:         *skew,
-		OnCommit:             server.CommitObserver(reg),
-		Logger:               log,
-		Sealer:               sealer,
-		Credentials:          vending.New(sealer),
-		Audit:                audit,
-	})
-	if sf.embedded() {
-		abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
+		if *dbMaxConns < 0 {
+			return errors.New("--db-max-conns must not be negative")
+		}
+		if *storageTimeout < 0 {
+			return errors.New("--storage-timeout must not be negative")
+		}
+		if *dbSwapTimeout <= 0 {
+			return errors.New("--db-swap-timeout must be positive")
+		}
+		origins, err := server.ParseAllowedOrigins(*allowedOrigins)
+		if err != nil {
+			return fmt.Errorf("--allowed-origins: %w", err)
+		}
+		hosts, err := server.ParseAllowedHosts(*allowedHosts)
+		if err != nil {
+			return fmt.Errorf("--allowed-hosts: %w", err)
+		}
+		if err := lf.check(); err != nil {
+			return err
+		}
+		if err := sif.check(); err != nil {
+			return err
+		}
+		level, err := parseLogLevel(*logLevel)
 		if err != nil {
 			return err
 		}
-		warehouses = append([]string{"default=file://" + abs}, warehouses...)
-		if *defaultWH == "" {
-			*defaultWH = "default"
+		if v := os.Getenv("CATALOG_WAREHOUSES"); v != "" && len(warehouses) == 0 {
+			warehouses = strings.Split(v, ",")
 		}
-	}
-	for i, spec := range warehouses {
-		name, loc, ok := strings.Cut(spec, "=")
-		if !ok {
-			return fmt.Errorf("--warehouse %q: want NAME=URI", spec)
+		log := newLogger(stderr, level)
+		if af.mode != "on" && !loopbackAddr(*listen) && len(hosts) == 0 {
+			log.Warn("authentication is off: only requests naming a loopback host (localhost, 127.0.0.1, [::1]) are answered; clients that connect by another name or address need --allowed-hosts")
 		}
-		if _, err := svc.EnsureWarehouse(ctx, name, loc); err != nil {
-			return fmt.Errorf("warehouse %s: %w", name, err)
-		}
-		if i == 0 && *defaultWH == "" {
-			*defaultWH = name
-		}
-	}
+		ctx, stop := signalContext()
+		defer stop()
 
-	if *bootstrapAdmin != "" {
-		a, err := service.ParseAssignee(*bootstrapAdmin)
+		st, err := openStore(ctx, sf, *migrate, sqlstore.WithMaxConns(*dbMaxConns), sqlstore.WithSwapTimeout(*dbSwapTimeout))
 		if err != nil {
-			return fmt.Errorf("--bootstrap-admin: %w", err)
+			return err
 		}
-		if err := svc.EnsureBootstrapAdmin(ctx, a); err != nil {
-			return fmt.Errorf("--bootstrap-admin: %w", err)
-		}
-	}
+		defer st.Close()
 
-	srv := server.New(svc, server.Config{
-		DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
-		MaxRequestBody: int64(lf.maxBody), Auth: auth, AllowedOrigins: origins, AllowedHosts: hosts,
-		SignIn: sif.cfg,
-		// Built-in tokens exist whenever authentication is on (build
-		// returns a signer then), so built-in principals may sign in to
-		// the console too, beside the OIDC provider if one is set.
-		Console: console.Options{OIDCIssuer: af.oidcIssuer, OIDCClientID: af.consoleClientID, BuiltinSignIn: tokens != nil},
-	})
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return err
+		key, err := loadSecretKey(*secretKey, sf)
+		if err != nil {
+			return err
+		}
+		sealer, err := credentials.NewSealer(key)
+		if err != nil {
+			return err
+		}
+		var svc *service.Service
+		auth, tokens, err := af.build(ctx, key, func() *service.Service { return svc })
+		if err != nil {
+			return err
+		}
+		var authorizer service.Authorizer
+		if *authz == "" {
+			*authz = "allow-all"
+			if af.mode == "on" {
+				*authz = "rbac"
+			}
+		}
+		if *authz == "allow-all" && af.mode == "on" {
+			log.Warn("authentication is on but authorization is allow-all: every caller with a valid token may do everything")
+		}
+		switch *authz {
+		case "allow-all":
+		case "rbac":
+			if *authzTTL > 2*time.Second {
+				return errors.New("--authorization-cache-ttl: at most 2s (revokes must apply quickly on every replica)")
+			}
+			authorizer = service.NewRBAC(st).WithDecisionCache(*authzTTL)
+		default:
+			return fmt.Errorf("--authorization %q: want allow-all or rbac", *authz)
+		}
+		reg := prometheus.NewRegistry()
+		// Closed (flushing queued audit rows) after the HTTP server stopped and
+		// before the store closes.
+		audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
+			OnWriteRetry: server.AuditWriteRetries(reg)})
+		defer audit.Close()
+		svc = service.New(st, storage.NewProvider(storage.WithS3ReadTimeout(*storageTimeout)), service.Options{
+			Tokens:               tokens,
+			MaxSessionAge:        sif.maxSessionAge,
+			Authorizer:           authorizer,
+			VerifyMetadataOnLoad: *verify,
+			MaxClockSkew:         *skew,
+			OnCommit:             server.CommitObserver(reg),
+			Logger:               log,
+			Sealer:               sealer,
+			Credentials:          vending.New(sealer),
+			Audit:                audit,
+		})
+		if sf.embedded() {
+			abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
+			if err != nil {
+				return err
+			}
+			warehouses = append([]string{"default=file://" + abs}, warehouses...)
+			if *defaultWH == "" {
+				*defaultWH = "default"
+			}
+		}
+		for i, spec := range warehouses {
+			name, loc, ok := strings.Cut(spec, "=")
+			if !ok {
+				return fmt.Errorf("--warehouse %q: want NAME=URI", spec)
+			}
+			if _, err := svc.EnsureWarehouse(ctx, name, loc); err != nil {
+				return fmt.Errorf("warehouse %s: %w", name, err)
+			}
+			if i == 0 && *defaultWH == "" {
+				*defaultWH = name
+			}
+		}
+
+		if *bootstrapAdmin != "" {
+			a, err := service.ParseAssignee(*bootstrapAdmin)
+			if err != nil {
+				return fmt.Errorf("--bootstrap-admin: %w", err)
+			}
+			if err := svc.EnsureBootstrapAdmin(ctx, a); err != nil {
+				return fmt.Errorf("--bootstrap-admin: %w", err)
+			}
+		}
+
+		srv := server.New(svc, server.Config{
+			DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
+			MaxRequestBody: int64(lf.maxBody), Auth: auth, AllowedOrigins: origins, AllowedHosts: hosts,
+			SignIn: sif.cfg,
+			// Built-in tokens exist whenever authentication is on (build
+			// returns a signer then), so built-in principals may sign in to
+			// the console too, beside the OIDC provider if one is set.
+			Console: console.Options{OIDCIssuer: af.oidcIssuer, OIDCClientID: af.consoleClientID, BuiltinSignIn: tokens != nil},
+		})
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			return err
+		}
+		httpSrv := lf.limits.HTTPServer(srv)
+		log.Info("catalog listening", startAttrs(readVersion(), ln.Addr().String(), sf, *defaultWH, af.mode, *authz)...)
+		errc := make(chan error, 1)
+		go func() { errc <- httpSrv.Serve(ln) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
 	}
-	httpSrv := lf.limits.HTTPServer(srv)
-	mode := "postgres"
-	if sf.embedded() {
-		mode = "sqlite:" + sf.sqlitePath()
-	}
-	log.Info("catalog listening", "addr", ln.Addr().String(), "store", mode, "default_warehouse", *defaultWH, "auth", af.mode)
-	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 // loadSealer builds the secret sealer from the secret key (loadSecretKey).
@@ -300,13 +300,13 @@ type limitFlags struct {
 func registerLimitFlags(fs *flag.FlagSet) *limitFlags {
 	d := server.DefaultLimits
 	lf := &limitFlags{maxBody: byteSize(envSize("CATALOG_MAX_REQUEST_BODY", server.DefaultMaxRequestBody))}
-	fs.Var(&lf.maxBody, "max-request-body", "largest request body accepted, in bytes or with KiB/MiB/GiB; larger ones get 413 (default 8MiB) [CATALOG_MAX_REQUEST_BODY]")
+	fs.Var(&lf.maxBody, "max-request-body", "largest request body accepted, in bytes or with KiB/MiB/GiB; larger ones get 413 [CATALOG_MAX_REQUEST_BODY]")
 	fs.DurationVar(&lf.limits.ReadHeaderTimeout, "read-header-timeout", envDuration("CATALOG_READ_HEADER_TIMEOUT", d.ReadHeaderTimeout), "time a client has to send its request headers [CATALOG_READ_HEADER_TIMEOUT]")
 	fs.DurationVar(&lf.limits.ReadTimeout, "read-timeout", envDuration("CATALOG_READ_TIMEOUT", d.ReadTimeout), "time a client has to send its whole request, body included [CATALOG_READ_TIMEOUT]")
 	fs.DurationVar(&lf.limits.WriteTimeout, "write-timeout", envDuration("CATALOG_WRITE_TIMEOUT", d.WriteTimeout), "time from the end of the request headers to the end of the response [CATALOG_WRITE_TIMEOUT]")
 	fs.DurationVar(&lf.limits.IdleTimeout, "idle-timeout", envDuration("CATALOG_IDLE_TIMEOUT", d.IdleTimeout), "how long an idle keep-alive connection stays open [CATALOG_IDLE_TIMEOUT]")
 	lf.limits.MaxHeaderBytes = int(envSize("CATALOG_MAX_HEADER_BYTES", int64(d.MaxHeaderBytes)))
-	fs.Var((*intSize)(&lf.limits.MaxHeaderBytes), "max-header-bytes", "largest request header block accepted, in bytes or with KiB/MiB; larger ones get 431 (default 64KiB) [CATALOG_MAX_HEADER_BYTES]")
+	fs.Var((*intSize)(&lf.limits.MaxHeaderBytes), "max-header-bytes", "largest request header block accepted, in bytes or with KiB/MiB; larger ones get 431 [CATALOG_MAX_HEADER_BYTES]")
 	return lf
 }
 
@@ -327,7 +327,7 @@ func (lf *limitFlags) check() error {
 // optional KiB, MiB or GiB suffix.
 type byteSize int64
 
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *byteSize) String() string { return formatSize(int64(*b)) }
 
 func (b *byteSize) Set(v string) error {
 	n, err := parseSize(v)
@@ -341,7 +341,7 @@ func (b *byteSize) Set(v string) error {
 // intSize is byteSize for an int field.
 type intSize int
 
-func (i *intSize) String() string { return strconv.Itoa(int(*i)) }
+func (i *intSize) String() string { return formatSize(int64(*i)) }
 
 func (i *intSize) Set(v string) error {
 	n, err := parseSize(v)
@@ -353,6 +353,20 @@ func (i *intSize) Set(v string) error {
 	}
 	*i = intSize(n)
 	return nil
+}
+
+// formatSize writes n as parseSize reads it, in the largest unit that
+// divides it: 8MiB, 65537.
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func parseSize(v string) (int64, error) {
@@ -476,4 +490,49 @@ func (af *authFlags) build(ctx context.Context, key []byte, svc func() *service.
 		}
 	}
 	return authn.New(builtin, oidc), builtin, nil
+}
+
+// startAttrs are the attributes of the "catalog listening" line: the
+// version, the URLs to open, the store's kind (never its URL, which may
+// hold a password) and for the embedded store the absolute data directory,
+// the default warehouse, authentication and authorization.
+func startAttrs(v buildVersion, addr string, sf storageFlags, defaultWH, auth, authz string) []any {
+	url := listenURL(addr)
+	attrs := []any{"version", v.Version}
+	if r := v.shortRevision(); r != "" {
+		attrs = append(attrs, "revision", r)
+	}
+	attrs = append(attrs, "addr", addr, "url", url, "console", url+console.Prefix+"/")
+	if sf.embedded() {
+		dir, err := filepath.Abs(sf.dataDir)
+		if err != nil {
+			dir = sf.dataDir
+		}
+		attrs = append(attrs, "store", "sqlite", "data_dir", dir)
+	} else {
+		attrs = append(attrs, "store", "postgres")
+	}
+	return append(attrs, "default_warehouse", defaultWH, "auth", auth, "authorization", authz)
+}
+
+// listenURL is the http URL of a listening address; an unspecified host
+// (0.0.0.0, [::]) is shown as localhost, the name that reaches it here.
+func listenURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// parseLogLevel reads --log-level.
+func parseLogLevel(s string) (slog.Level, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
+	}
+	return lv, nil
 }

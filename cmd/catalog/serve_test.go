@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,6 +18,13 @@ func TestParseSize(t *testing.T) {
 	for _, in := range []string{"", "0", "-1", "8MB", "x", "1.5MiB", "99999999999GiB"} {
 		_, err := parseSize(in)
 		require.Error(t, err, in)
+	}
+	// Flag defaults are written the way they are typed, and read back.
+	for n, want := range map[int64]string{8 << 20: "8MiB", 64 << 10: "64KiB", 1 << 30: "1GiB", 3 << 30: "3GiB", 65537: "65537", 1536: "1536", 1: "1"} {
+		require.Equal(t, want, formatSize(n))
+		back, err := parseSize(want)
+		require.NoError(t, err, want)
+		require.Equal(t, n, back, want)
 	}
 }
 
@@ -66,5 +75,20 @@ func TestEnvInt(t *testing.T) {
 		t.Setenv("X_TEST_INT", bad)
 		_, err = envInt("X_TEST_INT")
 		require.Error(t, err, bad)
+	}
+}
+
+// TestServeLogLevel: an unknown --log-level is refused before anything is
+// opened, not silently taken as info.
+func TestServeLogLevel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	var errb bytes.Buffer
+	err := run([]string{"serve", "--data-dir", dir, "--log-level", "verbose"}, &errb, &errb)
+	require.ErrorContains(t, err, `--log-level "verbose": want debug, info, warn or error`)
+	_, statErr := os.Stat(dir)
+	require.True(t, os.IsNotExist(statErr), "data dir created before the refusal")
+	for _, ok := range []string{"debug", "info", "warn", "error", "INFO"} {
+		_, err := parseLogLevel(ok)
+		require.NoError(t, err, ok)
 	}
 }

@@ -31,7 +31,7 @@ func registerSignInFlags(fs *flag.FlagSet) *signInFlags {
 		fs.IntVar(p, name, v, usage+" ["+env+"]")
 	}
 	intVar(&sf.cfg.Concurrency, "signin-concurrency", "CATALOG_SIGNIN_CONCURRENCY", signin.DefaultConcurrency(),
-		"client secrets verified at once on this replica (argon2id, 19 MiB each); default 2×GOMAXPROCS within [4, 16]")
+		"client secrets verified at once on this replica (argon2id, 19 MiB each); unless set, 2×GOMAXPROCS within [4, 16]")
 	fs.DurationVar(&sf.cfg.Wait, "signin-wait", envDuration("CATALOG_SIGNIN_WAIT", signin.DefaultWait),
 		"how long a sign-in waits for a verification slot before it is answered 503 temporarily_unavailable with Retry-After [CATALOG_SIGNIN_WAIT]")
 	intVar(&sf.cfg.MaxFailures, "signin-max-failures", "CATALOG_SIGNIN_MAX_FAILURES", signin.DefaultMaxFailures,

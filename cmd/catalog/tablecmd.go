@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"io"
 	"os"
 	"strings"
 
@@ -13,39 +11,29 @@ import (
 )
 
 // tableCmd is what the table commands (maintain, compact) share: the
-// storage flags, --warehouse, --secret-key, and the table named by the
-// first argument as NAMESPACE.TABLE. They run against the database
-// directly as the local operator, who holds every privilege.
+// storage flags, --warehouse, --secret-key, and the table named by their
+// argument as NAMESPACE.TABLE. They run against the database directly as
+// the local operator, who holds every privilege.
 type tableCmd struct {
-	fs        *flag.FlagSet
 	sf        storageFlags
 	warehouse *string
 	secretKey *string
-	usage     string
 }
 
-func newTableCmd(name, usage string, stderr io.Writer) *tableCmd {
-	c := &tableCmd{fs: flag.NewFlagSet(name, flag.ContinueOnError), usage: usage}
-	c.fs.SetOutput(stderr)
-	c.sf.register(c.fs)
-	c.warehouse = c.fs.String("warehouse", "default", "the table's warehouse")
-	c.secretKey = c.fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets [CATALOG_SECRET_KEY]")
+func newTableCmd(fs *flag.FlagSet) *tableCmd {
+	c := &tableCmd{}
+	c.sf.register(fs)
+	c.warehouse = fs.String("warehouse", "default", "the table's warehouse")
+	c.secretKey = fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
 	return c
 }
 
-// parse reads the table name and the flags: the usage error when the name
-// is missing or not NAMESPACE.TABLE.
-func (c *tableCmd) parse(args []string) (service.Ident, error) {
-	var name string
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		name, args = args[0], args[1:]
-	}
-	if err := c.fs.Parse(args); err != nil {
-		return service.Ident{}, err
-	}
+// tableIdent reads NAMESPACE.TABLE (the namespace may have several
+// levels: a.b.table); a usage error when it is not one.
+func tableIdent(e *cmdEnv, name string) (service.Ident, error) {
 	dot := strings.LastIndexByte(name, '.')
 	if dot <= 0 || dot == len(name)-1 {
-		return service.Ident{}, errors.New(c.usage)
+		return service.Ident{}, e.usagef("%q: want NAMESPACE.TABLE", name)
 	}
 	return service.Ident{Namespace: strings.Split(name[:dot], "."), Name: name[dot+1:]}, nil
 }
