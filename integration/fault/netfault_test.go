@@ -92,7 +92,7 @@ func TestCommitOutcomesUnderPostgresLinkFaults(t *testing.T) {
 		run.faults = append(run.faults, f.name)
 		time.Sleep(2 * time.Second)
 		run.setPhase(f.name)
-		if err := applyFault(proxy, f); err != nil {
+		if err := applyFault(proxy, f, run.hold); err != nil {
 			t.Fatal(err)
 		}
 		run.setPhase(f.name + " (recovering)")
@@ -135,8 +135,9 @@ func startToxiproxy(t *testing.T, name, upstream string) *toxiproxy.Proxy {
 	return p
 }
 
-// applyFault adds the fault's toxics, waits its hold time and removes them.
-func applyFault(p *toxiproxy.Proxy, f linkFault) error {
+// applyFault adds the fault's toxics, holds them for the fault's hold time
+// (hold, e.g. linkRun.hold, may wait longer) and removes them.
+func applyFault(p *toxiproxy.Proxy, f linkFault, hold func(time.Duration)) error {
 	var names []string
 	for _, js := range f.toxics {
 		tw, err := p.Toxics.AddToxicJson(strings.NewReader(js))
@@ -145,7 +146,7 @@ func applyFault(p *toxiproxy.Proxy, f linkFault) error {
 		}
 		names = append(names, tw.Name)
 	}
-	time.Sleep(f.hold)
+	hold(f.hold)
 	for _, n := range names {
 		if err := p.Toxics.RemoveToxic(context.Background(), n); err != nil {
 			return fmt.Errorf("%s: remove toxic %s: %w", f.name, n, err)
@@ -169,11 +170,43 @@ type linkRun struct {
 	internals []string
 	mu        sync.Mutex
 	phase     string
+	started   map[string]int  // attempts begun per phase
+	refusing  map[string]bool // phases whose fault must refuse some commit (503)
 	tries     []linkAttempt
 	stopped   atomic.Bool
 }
 
 func (r *linkRun) setPhase(p string) { r.mu.Lock(); r.phase = p; r.mu.Unlock() }
+
+// hold waits d, then on (at most 4×d more) until the current phase has
+// been met: a writer began an attempt in it and, for a phase in refusing,
+// one of its attempts was answered 503. On a loaded machine every writer
+// can still be waiting on an answer from the phase before, and a fault no
+// commit met proves nothing; the checks afterwards still fail a phase
+// that was not met by then.
+func (r *linkRun) hold(d time.Duration) {
+	time.Sleep(d)
+	for end := time.Now().Add(4 * d); time.Now().Before(end) && !r.met(); time.Sleep(50 * time.Millisecond) {
+	}
+}
+
+// met reports whether the current phase has been met (see hold).
+func (r *linkRun) met() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started[r.phase] == 0 {
+		return false
+	}
+	if !r.refusing[r.phase] {
+		return true
+	}
+	for _, a := range r.tries {
+		if a.phase == r.phase && a.status == http.StatusServiceUnavailable {
+			return true
+		}
+	}
+	return false
+}
 
 // writer commits a fresh key per attempt (so that each attempt's landing
 // can be told from the final properties) until the run stops.
@@ -182,6 +215,10 @@ func (r *linkRun) writer(ctx context.Context, id int) {
 		k := id*1000 + j
 		r.mu.Lock()
 		phase := r.phase
+		if r.started == nil {
+			r.started = map[string]int{}
+		}
+		r.started[phase]++
 		r.mu.Unlock()
 		resp := callWith(ctx, r.client, http.MethodPost, r.rep.addr, tablePath(), commitBody(r.uuid, k))
 		a := linkAttempt{key: k, phase: phase, status: resp.status, errType: resp.errType, out: commitOutcome(resp)}

@@ -142,7 +142,11 @@ func TestCommitOutcomesUnderStorageFaults(t *testing.T) {
 		"SlowDown", "InternalError", "RequestId", "operation error", "StatusCode", "api error", "no space left", "ENOSPC",
 		"connection reset", "EOF", "i/o timeout", "deadline exceeded"}
 	s3Run := &linkRun{rep: s3Rep, client: &http.Client{Timeout: 90 * time.Second}, title: "commit outcomes under S3 faults (SeaweedFS)",
-		pause: [2]time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, internals: internals}
+		pause: [2]time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, internals: internals,
+		refusing: map[string]bool{}}
+	for _, f := range s3Faults {
+		s3Run.refusing[f.name] = f.refuses
+	}
 	diskRun := &linkRun{rep: diskRep, client: &http.Client{Timeout: 90 * time.Second}, title: "commit outcomes on a file:// warehouse whose disk fills up (tmpfs)",
 		pause: [2]time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, internals: internals}
 	for _, r := range []*linkRun{s3Run, diskRun} {
@@ -222,9 +226,9 @@ func s3Timeline(run *linkRun, link *toxiproxy.Proxy, fp *s3FaultProxy) error {
 		run.setPhase(f.name)
 		if f.answer != nil {
 			fp.fault.Store(f.answer)
-			time.Sleep(f.hold)
+			run.hold(f.hold)
 			fp.fault.Store(nil)
-		} else if err := applyFault(link, linkFault{name: f.name, toxics: f.toxics, hold: f.hold}); err != nil {
+		} else if err := applyFault(link, linkFault{name: f.name, toxics: f.toxics, hold: f.hold}, run.hold); err != nil {
 			return err
 		}
 		run.setPhase(f.name + " (recovering)")
