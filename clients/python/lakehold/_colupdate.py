@@ -150,7 +150,7 @@ def _build(table: Table, job: Job, task: dict[str, Any]) -> _Built:
                             f"{df['record-count']}")
     loc = _write.new_location(table.location, suffix="-cols")
     job._written.append(loc)
-    size = _write.write(table._io, loc, data)
+    size = _write.write(table._io, loc, data, dictionary_for_text_only=True)
     ids = [_schema.field_id(f) for f in data.schema]
     return _Built({"data-file": df["file-path"], "location": loc, "file-format": "parquet", "field-ids": ids,
                    "file-size-in-bytes": size, "record-count": data.num_rows}, info)

@@ -58,14 +58,26 @@ def new_location(table_location: str, subdir: str = "", suffix: str = "") -> str
     return f"{base}/{uuid.uuid4().hex}{suffix}.parquet"
 
 
-def write(io: FileIO, location: str, data: pa.Table) -> int:
+def write(io: FileIO, location: str, data: pa.Table, dictionary_for_text_only: bool = False) -> int:
     """Write ``data`` (already in its final schema) as Parquet at
-    ``location``; returns the file size. OSError when storage fails."""
+    ``location``; returns the file size. With
+    ``dictionary_for_text_only`` only string and binary columns are
+    dictionary-encoded (column files: refreshed scores and embeddings are
+    mostly distinct values, where trying a dictionary first doubled the
+    write time and grew the file). OSError when storage fails."""
+    use_dictionary: bool | list[str] = True
+    if dictionary_for_text_only:
+        use_dictionary = [f.name for f in data.schema if _is_text(f.type)]
     with io.open_output(location) as sink:
-        with pq.ParquetWriter(sink, data.schema, compression=_COMPRESSION) as writer:
+        with pq.ParquetWriter(sink, data.schema, compression=_COMPRESSION, use_dictionary=use_dictionary) as writer:
             writer.write_table(data, row_group_size=128 * 1024)
         size = sink.tell()
     return int(size)
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_dictionary(t))
 
 
 def _bound(value: Any, t: pa.DataType) -> Any:

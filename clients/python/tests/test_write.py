@@ -4,6 +4,7 @@ merge_columns, idempotent retries of a commit whose answer was lost."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -367,3 +368,36 @@ def test_long_string_bounds_are_truncated_and_not_tight() -> None:
     assert st["lower-bound"] == "a" * 16 and st["upper-bound"] == "b" * 15 + "c" and st["tight-bounds"] is False
     st = _write.content_stats(pa.table({"s": pa.array(["x", None])}, schema=pa.schema([f])))["1"]
     assert st == {"value-count": 2, "null-value-count": 1, "lower-bound": "x", "upper-bound": "x", "tight-bounds": True}
+
+
+class _MemoryIO:
+    """A FileIO stand-in holding one written file in memory (the encoding
+    choice is a pure function of the data; no catalog needed)."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def open_output(self, location: str) -> Any:
+        import contextlib
+        import io
+
+        @contextlib.contextmanager
+        def sink() -> Any:
+            b = io.BytesIO()
+            yield b
+            self.data = b.getvalue()
+
+        return sink()
+
+
+def test_column_files_dictionary_encode_only_text() -> None:
+    from lakehold import _write
+
+    data = pa.table({"label": ["a", "b"] * 50, "score": [float(i) for i in range(100)],
+                     "embedding": pa.array([[1.0, 2.0]] * 100, pa.list_(pa.float32()))})
+    for text_only, want in ((True, [True, False, False]), (False, [True, True, True])):
+        io = _MemoryIO()
+        _write.write(io, "mem://f.parquet", data, dictionary_for_text_only=text_only)
+        rg = pq.ParquetFile(pa.BufferReader(io.data)).metadata.row_group(0)
+        got = [any("DICTIONARY" in e for e in rg.column(i).encodings) for i in range(rg.num_columns)]
+        assert got == want, (text_only, got)
