@@ -48,12 +48,6 @@ class KeyIndex:
             if len(self._rows) < len(values):
                 _duplicates(_repeated(values))
 
-    def __len__(self) -> int:
-        if self._rows is not None:
-            return len(self._rows)
-        assert self._sorted is not None
-        return len(self._sorted)
-
     def lookup(self, keys: pa.Array | pa.ChunkedArray) -> pa.Int64Array:
         """Per key of ``keys`` (a base's key column), its source row, null
         where the source has no such key or the key is null."""
