@@ -101,6 +101,7 @@ run_lakehold_python() {
     python3 -m venv "$lvenv" && "$lvenv/bin/pip" install -q -c "$pins" "$root/clients/python[test]" "pyiceberg==0.12.0" ||
       { rm -rf "$lvenv"; record "lakehold-python: 0 passed, 1 failed, 0 skipped (pip install failed)" 1; return; }
   fi
+  LAKEHOLD_PYTHON="$lvenv/bin/python" # the README test runs the library's snippet with it
   # Reinstall the library itself (not its dependencies) so the tests run today's code.
   "$lvenv/bin/pip" install -q --no-deps --force-reinstall "$root/clients/python" >/dev/null 2>&1 ||
     { record "lakehold-python: 0 passed, 1 failed, 0 skipped (pip install failed)" 1; return; }
@@ -112,6 +113,18 @@ run_lakehold_python() {
   record "$(echo "$s" | tail -1)" $rc
 }
 run_lakehold_python
+# README.md: every fenced block run or checked against live catalogs it
+# starts itself (integration/python/test_readme.py).
+run_readme() {
+  local reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
+  (cd "$here/python" && CATALOG_BIN=$CATALOG_BIN LAKEHOLD_PYTHON=${LAKEHOLD_PYTHON:-} README_TEST_REQUIRE_ALL=1 \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" test_readme.py) >"$reports/out.txt" 2>&1
+  local s; s=$(python3 "$here/summarize_junit.py" README "$reports"); local rc=$?
+  echo "$s" | grep -E '^  ' || true
+  [ $rc = 0 ] || tail -40 "$reports/out.txt"
+  record "$(echo "$s" | tail -1)" $rc
+}
+run_readme
 # Trino: a catalog and a Trino server configured as the README shows. It
 # prints the failures and, last, its "Trino: ..." line; it runs beside the
 # Comet client (both are JVMs, Trino with a 1.5 GB heap, Spark with 1 GB
