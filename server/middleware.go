@@ -106,7 +106,9 @@ func newRequestID() string {
 // requestContext gives each request an id (X-Request-ID, echoed back), a
 // logger carrying it, the anonymous principal, panic recovery and one
 // access log line ("msg":"request", with request_id; for a 4xx or 5xx also
-// the error_type and error_reason of its ErrorModel).
+// the error_type and error_reason of its ErrorModel). With tracing on it
+// also starts the request's span (tracing.go), and every line logged for
+// the request carries its trace_id and span_id.
 func (s *Server) requestContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-ID")
@@ -115,10 +117,12 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-ID", id)
 		log := s.log.With("request_id", id)
-		ctx := context.WithValue(r.Context(), loggerKey{}, log)
+		sw := &statusWriter{ResponseWriter: w, keepError: true}
+		ctx, log, endSpan := s.traceRequest(r, sw, id, log)
+		defer endSpan() // after the access log line below: the route is known by then
+		ctx = context.WithValue(ctx, loggerKey{}, log)
 		ctx = service.WithPrincipal(ctx, service.PrincipalFrom(ctx)) // anonymous unless a wrapping handler (tests) set one
 		r = r.WithContext(ctx)
-		sw := &statusWriter{ResponseWriter: w, keepError: true}
 		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {

@@ -16,9 +16,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/internal/console"
 	"github.com/lakehold/catalog/internal/signin"
+	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -65,6 +67,9 @@ type Config struct {
 	// Console configures the admin console at /ui (sign-in provider);
 	// the zero value serves it with no sign-in.
 	Console console.Options
+	// TracerProvider receives a server span per request (tracing.go),
+	// continuing the client's W3C trace context; nil: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Server implements openapi.StrictServerInterface over a service.Service.
@@ -77,6 +82,8 @@ type Server struct {
 	endpoints []string
 	handler   http.Handler
 	sites     crossSitePolicy
+	tracer    trace.Tracer // nil when tracing is off
+	mux       *chi.Mux     // the routes, for naming spans (tracing.go)
 }
 
 // New builds the HTTP handler: routing on the escaped path, request ids and
@@ -96,7 +103,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	if cfg.MaxRequestBody <= 0 {
 		cfg.MaxRequestBody = DefaultMaxRequestBody
 	}
-	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, sites: newCrossSitePolicy(cfg)}
+	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, sites: newCrossSitePolicy(cfg), tracer: tracing.Tracer(cfg.TracerProvider)}
 	s.metrics = newMetrics(cfg.Registry, svc)
 	s.signin = newSignInGate(cfg.SignIn, cfg.Registry)
 
@@ -126,7 +133,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	})
 	openapi.HandlerWithOptions(strict, openapi.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: badRequest})
 	s.endpoints = servedEndpoints(r)
-	s.handler = r
+	s.handler, s.mux = r, r
 	return s
 }
 

@@ -63,6 +63,9 @@ const (
 	outcomeUnknown           = "unknown"
 	outcomeUnavailable       = "unavailable"
 	outcomeError             = "error"
+	// outcomeConflictRetry is an attempt's, never a commit's: its swap
+	// lost a race and the commit goes on with another attempt.
+	outcomeConflictRetry = "conflict_retry"
 )
 
 // Client-visible commit messages, one set for every kind of commit. subject
@@ -79,46 +82,54 @@ const (
 // runCommit runs the commit loop: stage, swap, and on a lost race start
 // over from the then-current state, at most MaxCommitAttempts times with a
 // jittered backoff. It returns nil once the attempt landed (or was a
-// no-op); errors follow the outcome contract above.
+// no-op); errors follow the outcome contract above. Each attempt is a span
+// when tracing is on (tracing.go).
 func (s *Service) runCommit(ctx context.Context, w *store.Warehouse, subject string, stage stageFunc) error {
 	for try := 1; ; try++ {
-		a, err := stage(ctx)
-		if err != nil {
-			if a != nil {
-				s.removeFiles(ctx, w, a.written)
-			}
-			s.commitOutcome(stageOutcome(err))
+		actx, span := s.startAttempt(ctx, try)
+		outcome, err := s.tryCommit(actx, w, subject, stage, try)
+		endAttempt(span, outcome)
+		if outcome != outcomeConflictRetry {
+			s.commitOutcome(outcome)
 			return err
 		}
-		if len(a.swaps) == 0 {
-			s.removeFiles(ctx, w, a.written)
-			s.commitOutcome(outcomeNoop)
-			return nil
+		if berr := conflictBackoff(ctx, try); berr != nil {
+			s.commitOutcome(outcomeError)
+			return wrapErr(KindCommitFailed, berr, msgCancelled)
 		}
-		err = s.store.ObjectsSwap(ctx, a.swaps)
-		if err == nil {
-			s.commitOutcome(outcomeCommitted)
-			if a.landed != nil {
-				a.landed(ctx)
-			}
-			return nil
-		}
-		if errors.Is(err, store.ErrOutcomeUnknown) {
-			s.commitOutcome(outcomeUnknown)
-			return wrapErr(KindCommitStateUnknown, err, msgStateUnknown)
-		}
-		s.removeFiles(ctx, w, a.written)
-		if errors.Is(err, store.ErrConflict) && try < s.opts.MaxCommitAttempts {
-			if berr := conflictBackoff(ctx, try); berr != nil {
-				s.commitOutcome(outcomeError)
-				return wrapErr(KindCommitFailed, berr, msgCancelled)
-			}
-			continue
-		}
-		outcome, ferr := swapFailure(err, subject, try)
-		s.commitOutcome(outcome)
-		return ferr
 	}
+}
+
+// tryCommit is attempt number try of runCommit: its outcome, which is
+// outcomeConflictRetry when the swap lost a race and another attempt may
+// follow, and the error to return otherwise.
+func (s *Service) tryCommit(ctx context.Context, w *store.Warehouse, subject string, stage stageFunc, try int) (string, error) {
+	a, err := stage(ctx)
+	if err != nil {
+		if a != nil {
+			s.removeFiles(ctx, w, a.written)
+		}
+		return stageOutcome(err), err
+	}
+	if len(a.swaps) == 0 {
+		s.removeFiles(ctx, w, a.written)
+		return outcomeNoop, nil
+	}
+	err = s.store.ObjectsSwap(ctx, a.swaps)
+	if err == nil {
+		if a.landed != nil {
+			a.landed(ctx)
+		}
+		return outcomeCommitted, nil
+	}
+	if errors.Is(err, store.ErrOutcomeUnknown) {
+		return outcomeUnknown, wrapErr(KindCommitStateUnknown, err, msgStateUnknown)
+	}
+	s.removeFiles(ctx, w, a.written)
+	if errors.Is(err, store.ErrConflict) && try < s.opts.MaxCommitAttempts {
+		return outcomeConflictRetry, nil
+	}
+	return swapFailure(err, subject, try)
 }
 
 // swapFailure maps a swap that did not commit to its outcome and error.

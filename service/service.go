@@ -12,9 +12,11 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -69,6 +71,10 @@ type Options struct {
 
 	// Audit persists audit events; nil only logs them. The caller closes it.
 	Audit *AuditLog
+
+	// TracerProvider receives a span per commit attempt (tracing.go); nil:
+	// no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Service implements the catalog operations.
@@ -83,6 +89,7 @@ type Service struct {
 	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
 	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
 	metaCache metaCache
+	tracer    trace.Tracer // nil when tracing is off
 }
 
 // New returns a Service over st, writing files through files.
@@ -112,7 +119,8 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	refs, _ := lru.New[string, []byte](512)
 	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
 	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
-	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots}
+	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots,
+		tracer: tracing.Tracer(opts.TracerProvider)}
 }
 
 // commitOutcome reports a commit's final outcome to Options.OnCommit.

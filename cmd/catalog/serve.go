@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/credentials/vending"
@@ -29,6 +30,10 @@ import (
 	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/validation"
 )
+
+// serveContext is the context serve runs in, cancelled by SIGINT or
+// SIGTERM; tests stop serve through it.
+var serveContext = signalContext
 
 // setupServe registers the flags of `catalog serve`; its run serves until
 // SIGINT or SIGTERM.
@@ -58,6 +63,7 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	lf := registerLimitFlags(fs)
 	af := registerAuthFlags(fs)
 	sif := registerSignInFlags(fs)
+	tf := registerTraceFlags(fs)
 	return func([]string) error {
 		if envErr != nil {
 			return envErr
@@ -99,14 +105,20 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		if af.mode != "on" && !loopbackAddr(*listen) && len(hosts) == 0 {
 			log.Warn("authentication is off: only requests naming a loopback host (localhost, 127.0.0.1, [::1]) are answered; clients that connect by another name or address need --allowed-hosts")
 		}
-		ctx, stop := signalContext()
+		ctx, stop := serveContext()
 		defer stop()
-
-		st, err := openStore(ctx, sf, *migrate, sqlstore.WithMaxConns(*dbMaxConns), sqlstore.WithSwapTimeout(*dbSwapTimeout))
+		tp, stopTracing, err := tf.start(ctx, log)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
+		defer stopTracing() // last: flushes the spans of everything below
+
+		opened, err := openStore(ctx, sf, *migrate, sqlstore.WithMaxConns(*dbMaxConns), sqlstore.WithSwapTimeout(*dbSwapTimeout))
+		if err != nil {
+			return err
+		}
+		defer opened.Close()
+		st := tracedStore(opened, tp, sf)
 
 		key, err := loadSecretKey(*secretKey, sf)
 		if err != nil {
@@ -117,7 +129,7 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 			return err
 		}
 		var svc *service.Service
-		auth, tokens, err := af.build(ctx, key, func() *service.Service { return svc })
+		auth, tokens, err := af.build(ctx, key, tp, func() *service.Service { return svc })
 		if err != nil {
 			return err
 		}
@@ -147,7 +159,8 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
 			OnWriteRetry: server.AuditWriteRetries(reg)})
 		defer audit.Close()
-		svc = service.New(st, storage.NewProvider(storage.WithS3ReadTimeout(*storageTimeout)), service.Options{
+		files := storage.NewProvider(storage.WithS3ReadTimeout(*storageTimeout), storage.WithTracerProvider(tp))
+		svc = service.New(st, files, service.Options{
 			Tokens:               tokens,
 			MaxSessionAge:        sif.maxSessionAge,
 			Authorizer:           authorizer,
@@ -156,8 +169,9 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 			OnCommit:             server.CommitObserver(reg),
 			Logger:               log,
 			Sealer:               sealer,
-			Credentials:          vending.New(sealer),
+			Credentials:          vending.New(sealer, vending.WithTracerProvider(tp)),
 			Audit:                audit,
+			TracerProvider:       tp,
 		})
 		if sf.embedded() {
 			abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
@@ -195,7 +209,7 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		srv := server.New(svc, server.Config{
 			DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
 			MaxRequestBody: int64(lf.maxBody), Auth: auth, AllowedOrigins: origins, AllowedHosts: hosts,
-			SignIn: sif.cfg,
+			SignIn: sif.cfg, TracerProvider: tp,
 			// Built-in tokens exist whenever authentication is on (build
 			// returns a signer then), so built-in principals may sign in to
 			// the console too, beside the OIDC provider if one is set.
@@ -464,8 +478,8 @@ func loopbackAddr(listen string) bool {
 
 // build returns the authenticator and token signer, both nil when
 // authentication is off. svc is called only once requests arrive, after
-// the service exists.
-func (af *authFlags) build(ctx context.Context, key []byte, svc func() *service.Service) (server.Authenticator, service.TokenIssuer, error) {
+// the service exists; tp (nil: none) traces the OIDC provider's fetches.
+func (af *authFlags) build(ctx context.Context, key []byte, tp trace.TracerProvider, svc func() *service.Service) (server.Authenticator, service.TokenIssuer, error) {
 	if af.mode != "on" {
 		return nil, nil, nil
 	}
@@ -484,7 +498,7 @@ func (af *authFlags) build(ctx context.Context, key []byte, svc func() *service.
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		oidc, err = authn.NewOIDC(dctx, authn.OIDCConfig{Issuer: af.oidcIssuer, Audience: af.oidcAudience,
-			SubjectClaim: af.subjectClaim, GroupsClaim: af.groupsClaim})
+			SubjectClaim: af.subjectClaim, GroupsClaim: af.groupsClaim, TracerProvider: tp})
 		if err != nil {
 			return nil, nil, err
 		}

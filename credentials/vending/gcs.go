@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"golang.org/x/oauth2/google/downscope"
@@ -29,6 +30,7 @@ type GCS struct {
 	sealer *credentials.Sealer
 	base   http.RoundTripper
 	now    func() time.Time
+	tracer trace.Tracer // nil: no spans (tracing.go)
 
 	mu    sync.Mutex
 	cache map[string]gcsEntry
@@ -138,7 +140,9 @@ func (v *GCS) token(ctx context.Context, key string, p *credentials.GCSProfile, 
 		if err != nil {
 			return nil, err
 		}
-		tok, err := ts.Token()
+		_, span := startCall(ctx, v.tracer, "gcs.downscope", cloudGCP, string(access))
+		tok, err := ts.Token() // the exchange runs on octx, which outlives a cancelled request
+		endCall(span, err)
 		if err != nil {
 			return nil, fmt.Errorf("downscope token: %w", err)
 		}
@@ -163,8 +167,12 @@ type Multi struct {
 var _ service.CredentialVendor = Multi{}
 
 // New returns the vendors for every supported profile type.
-func New(sealer *credentials.Sealer) Multi {
-	return Multi{S3: NewS3(sealer), GCS: NewGCS(sealer, nil)}
+func New(sealer *credentials.Sealer, opts ...Option) Multi {
+	m := Multi{S3: NewS3(sealer), GCS: NewGCS(sealer, nil)}
+	for _, o := range opts {
+		o(&m)
+	}
+	return m
 }
 
 // Vend implements service.CredentialVendor.

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awscreds "github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/lakehold/catalog/credentials"
@@ -41,6 +42,7 @@ type S3 struct {
 	sealer *credentials.Sealer
 	mint   MintFunc
 	now    func() time.Time
+	tracer trace.Tracer // nil: no spans (tracing.go)
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
@@ -133,7 +135,9 @@ func (v *S3) get(ctx context.Context, key string, p *credentials.S3Profile, loc 
 		session := "catalog-" + hex.EncodeToString(sum[:6])
 		life := p.Lifetime()
 		start := v.now()
-		m, err := v.mint(ctx, p, secret, policy, session, life)
+		sctx, span := startCall(ctx, v.tracer, "sts.AssumeRole", cloudAWS, string(access))
+		m, err := v.mint(sctx, p, secret, policy, session, life)
+		endCall(span, err)
 		if err != nil {
 			return Minted{}, err
 		}

@@ -15,7 +15,9 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -50,6 +52,9 @@ type OIDCConfig struct {
 	RefetchInterval time.Duration
 	HTTPClient      *http.Client
 	Now             func() time.Time
+	// TracerProvider receives a span per discovery and JWKS fetch
+	// (tracing.go); nil: none.
+	TracerProvider trace.TracerProvider
 }
 
 // OIDC verifies JWTs of one OpenID Connect provider.
@@ -86,7 +91,10 @@ func NewOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, cfg.HTTPClient), cfg.Issuer)
+	tracer := tracing.Tracer(cfg.TracerProvider)
+	dctx, span := startFetch(ctx, tracer, "oidc.discovery", cfg.Issuer, true)
+	p, err := oidc.NewProvider(oidc.ClientContext(dctx, cfg.HTTPClient), cfg.Issuer)
+	endFetch(span, err)
 	if err != nil {
 		return nil, fmt.Errorf("authn: OIDC discovery for %s: %w", cfg.Issuer, err)
 	}
@@ -97,7 +105,7 @@ func NewOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {
 		return nil, fmt.Errorf("authn: OIDC discovery for %s: no jwks_uri", cfg.Issuer)
 	}
 	o := &OIDC{cfg: cfg, algs: asymmetricAlgs}
-	o.keys = &keySet{url: meta.JWKSURI, client: cfg.HTTPClient, minInterval: cfg.RefetchInterval, now: cfg.Now, algs: o.algs}
+	o.keys = &keySet{url: meta.JWKSURI, client: cfg.HTTPClient, minInterval: cfg.RefetchInterval, now: cfg.Now, algs: o.algs, tracer: tracer}
 	names := make([]string, len(o.algs))
 	for i, a := range o.algs {
 		names[i] = string(a)
@@ -233,6 +241,7 @@ type keySet struct {
 	minInterval time.Duration
 	now         func() time.Time
 	algs        []jose.SignatureAlgorithm
+	tracer      trace.Tracer // nil: no spans
 
 	mu        sync.Mutex // held across a fetch: concurrent misses share it
 	keys      []jose.JSONWebKey
@@ -257,7 +266,9 @@ func (k *keySet) VerifySignature(ctx context.Context, tok string) ([]byte, error
 	}
 	k.lastFetch = k.now()
 	k.fetches++
-	keys, err := k.fetch(ctx)
+	fctx, span := startFetch(ctx, k.tracer, "oidc.jwks", k.url, false)
+	keys, err := k.fetch(fctx)
+	endFetch(span, err)
 	if err != nil {
 		return nil, k.failure(ctx)
 	}

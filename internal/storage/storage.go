@@ -26,6 +26,7 @@ import (
 	s3io "github.com/apache/iceberg-go/io/gocloud/s3"
 	"github.com/apache/iceberg-go/utils"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/internal/location"
 )
@@ -71,6 +72,7 @@ type Provider struct {
 	mu            sync.Mutex
 	cache         map[string]icebergio.IO
 	s3ReadTimeout time.Duration
+	tracer        trace.Tracer // nil: no spans (traced.go)
 }
 
 // Option configures a Provider.
@@ -126,6 +128,9 @@ func (p *Provider) For(ctx context.Context, location string, props map[string]st
 		p.mu.Lock()
 		p.cache[key] = io
 		p.mu.Unlock()
+	}
+	if p.tracer != nil {
+		return p.traced(fileIO{io}, u.Scheme, u.Host), nil
 	}
 	return fileIO{io}, nil
 }
@@ -292,6 +297,9 @@ func (p *Provider) IcebergIO(ctx context.Context, location string, props map[str
 	f, err := p.For(ctx, location, props)
 	if err != nil {
 		return nil, err
+	}
+	if t, ok := f.(tracedIO); ok {
+		return t.io, nil
 	}
 	return f.(fileIO).io, nil
 }
