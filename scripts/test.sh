@@ -3,7 +3,8 @@
 # CATALOG_TEST_DATABASE_URL is set), SeaweedFS S3+STS (unless
 # SEAWEED_S3_ENDPOINT is set; built once into ~/.cache/lakehold) and Keycloak
 # (unless KEYCLOAK_ISSUER is set; fetched once into the same cache), checks
-# generated code, then runs every Go test. Extra arguments go to `go test`.
+# generated code, then runs every Go test and the Kubernetes chart check
+# (scripts/chart-check.sh). Extra arguments go to `go test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,13 @@ fi
 
 cleanup=()
 trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
+# The Kubernetes chart check's tools (helm built from source: ~5 min cold)
+# install in the background, niced, while the services start and the tests
+# run; the check itself runs at the end.
+chart_log=$(mktemp)
+nice -n 10 scripts/chart-check.sh --install >"$chart_log" 2>&1 &
+chart_pid=$!
+cleanup+=("kill $chart_pid 2>/dev/null; rm -f $chart_log")
 if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
   eval "$(scripts/pg-start.sh | sed 's/^/export /')"
   cleanup+=("scripts/pg-stop.sh $PGROOT")
@@ -62,3 +70,7 @@ fuzz ./internal/v4commit/ FuzzCommitCompaction
 fuzz ./internal/v4convert/ FuzzDecodeBound
 fuzz ./internal/v4commit/ FuzzColumnsThenFiles
 fuzz ./internal/mumbling/ FuzzRoundTrip
+
+# The Helm chart and the plain manifests (deploy/), validated offline.
+wait "$chart_pid" || { cat "$chart_log" >&2; echo "test.sh: installing the chart check's tools failed" >&2; exit 1; }
+scripts/chart-check.sh
