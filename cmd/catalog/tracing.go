@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lakehold/catalog/internal/tracing"
+	"github.com/lakehold/catalog/internal/tracing/otlpexport"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -31,7 +31,7 @@ const flushTimeout = 5 * time.Second
 // queued spans and must run once the server has stopped. It fails on a
 // malformed --otlp-endpoint. Export failures are logged as warnings.
 func (tf *traceFlags) start(ctx context.Context, log *slog.Logger) (trace.TracerProvider, func(), error) {
-	tp, shutdown, err := tracing.Start(ctx, tracing.Config{Endpoint: tf.endpoint, ServiceVersion: readVersion().Version})
+	tp, shutdown, err := otlpexport.Start(ctx, otlpexport.Config{Endpoint: tf.endpoint, ServiceVersion: readVersion().Version})
 	if err != nil || tp == nil {
 		return nil, func() {}, err
 	}
