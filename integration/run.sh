@@ -15,7 +15,7 @@ source "$here/lib.sh"
 
 # Stop on exit only what this script started.
 cleanup=()
-trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
+trap 'rc=$?; for c in "${cleanup[@]}"; do eval "$c" || true; done; exit $rc' EXIT
 if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
   eval "$("$root/scripts/pg-start.sh" | sed 's/^/export /')"
   cleanup+=("\"$root/scripts/pg-stop.sh\" $PGROOT")

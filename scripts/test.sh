@@ -16,7 +16,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 cleanup=()
-trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
+trap 'rc=$?; for c in "${cleanup[@]}"; do eval "$c" || true; done; exit $rc' EXIT
 # The Kubernetes chart check's tools (helm built from source: ~5 min cold)
 # install in the background, niced, while the services start and the tests
 # run; the check itself runs at the end.
