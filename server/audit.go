@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -53,7 +54,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			if slot.set {
 				p := slot.p
 				if p.Source == "" {
-					p.Source = service.SourceAnonymous
+					p.Source = identity.SourceAnonymous
 				}
 				e.Principal = p.String()
 			}
@@ -67,7 +68,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 // principalSlot carries the authenticated principal back out to audit,
 // which may run before authentication put it in the context.
 type principalSlot struct {
-	p   service.Principal
+	p   identity.Principal
 	set bool
 }
 
@@ -78,7 +79,7 @@ type principalSlotKey struct{}
 func auditPrincipal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if slot, ok := r.Context().Value(principalSlotKey{}).(*principalSlot); ok {
-			slot.p, slot.set = service.PrincipalFrom(r.Context()), true
+			slot.p, slot.set = identity.From(r.Context()), true
 		}
 		next.ServeHTTP(w, r)
 	})

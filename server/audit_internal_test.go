@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
@@ -135,8 +136,8 @@ func TestAuditAroundAuthentication(t *testing.T) {
 				w.WriteHeader(http.StatusUnauthorized)
 				return
 			}
-			p := service.Principal{Source: service.SourceOIDC, Subject: "alice"}
-			next.ServeHTTP(w, r.WithContext(service.WithPrincipal(r.Context(), p)))
+			p := identity.Principal{Source: identity.SourceOIDC, Subject: "alice"}
+			next.ServeHTTP(w, r.WithContext(identity.With(r.Context(), p)))
 		})
 	}
 	r := chi.NewRouter()

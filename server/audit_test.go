@@ -13,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
@@ -24,23 +27,23 @@ type fakeVendor struct{}
 
 const vendedSecret = "vendedsecret-9f8e7d"
 
-func (fakeVendor) Vend(_ context.Context, _ service.WarehouseInfo, loc string, level service.AccessLevel) (map[string]string, []service.StorageCredential, error) {
+func (fakeVendor) Vend(_ context.Context, _ credentials.WarehouseInfo, loc string, level credentials.AccessLevel) (map[string]string, []credentials.StorageCredential, error) {
 	cfg := map[string]string{"s3.access-key-id": "AKIAVENDED", "s3.secret-access-key": vendedSecret, "s3.session-token": vendedSecret}
-	return map[string]string{}, []service.StorageCredential{{Prefix: loc, Config: cfg}}, nil
+	return map[string]string{}, []credentials.StorageCredential{{Prefix: loc, Config: cfg}}, nil
 }
 
 // denyAll refuses every privilege and every storage access.
 type denyAll struct{}
 
-func (denyAll) Authorize(context.Context, service.Principal, service.Privilege, service.Resource) error {
-	return &service.Error{Kind: service.KindForbidden, Message: "Forbidden"}
+func (denyAll) Authorize(context.Context, identity.Principal, service.Privilege, service.Resource) error {
+	return &fault.Error{Kind: fault.Forbidden, Message: "Forbidden"}
 }
 
-func (denyAll) TableAccess(context.Context, service.Principal, service.Resource) (service.AccessLevel, error) {
-	return "", &service.Error{Kind: service.KindForbidden, Message: "Forbidden"}
+func (denyAll) TableAccess(context.Context, identity.Principal, service.Resource) (credentials.AccessLevel, error) {
+	return "", &fault.Error{Kind: fault.Forbidden, Message: "Forbidden"}
 }
 
-func (denyAll) Held(context.Context, service.Principal, service.Resource, []service.Privilege) ([]service.Privilege, error) {
+func (denyAll) Held(context.Context, identity.Principal, service.Resource, []service.Privilege) ([]service.Privilege, error) {
 	return nil, nil
 }
 

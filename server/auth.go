@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/lakehold/catalog/internal/authn"
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 )
 
 // Authenticator identifies the caller from the Authorization header value
 // (internal/authn implements it). Errors wrap the authn sentinels.
 type Authenticator interface {
-	Authenticate(ctx context.Context, authorization string) (service.Principal, error)
+	Authenticate(ctx context.Context, authorization string) (identity.Principal, error)
 }
 
 // publicRoute reports whether a request needs no token: probes, metrics,
@@ -55,7 +56,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			authFailed(w, r, err)
 			return
 		}
-		ctx := service.WithPrincipal(r.Context(), p)
+		ctx := identity.With(r.Context(), p)
 		ctx = context.WithValue(ctx, loggerKey{}, loggerFrom(ctx).With("principal", p.String()))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -66,7 +67,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // token is missing or invalid.
 func authFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, authn.ErrUnavailable) {
-		writeError(w, r, &service.Error{Kind: service.KindUnavailable, Message: "Cannot check credentials now; retry later", Err: err})
+		writeError(w, r, &fault.Error{Kind: fault.Unavailable, Message: "Cannot check credentials now; retry later", Err: err})
 		return
 	}
 	challenge := `Bearer realm="lakehold"`
@@ -77,5 +78,5 @@ func authFailed(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	loggerFrom(r.Context()).DebugContext(r.Context(), "authentication failed", "reason", err.Error())
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeErrorModel(w, ErrorModel{Message: msg, Type: "NotAuthorizedException", Code: http.StatusUnauthorized})
+	writeErrorModel(w, errorModel(fault.New(fault.Unauthorized, "%s", msg)))
 }

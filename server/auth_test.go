@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/authn"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
@@ -81,7 +82,7 @@ func (f generationsFunc) PrincipalGeneration(ctx context.Context, name string) (
 }
 
 func localCtx() context.Context {
-	return service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "test"})
+	return identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
 }
 
 const formType = "application/x-www-form-urlencoded"
@@ -298,8 +299,8 @@ func TestPrincipalNamesInLogsOnly(t *testing.T) {
 
 type failingAuth struct{ err error }
 
-func (f failingAuth) Authenticate(context.Context, string) (service.Principal, error) {
-	return service.Principal{}, f.err
+func (f failingAuth) Authenticate(context.Context, string) (identity.Principal, error) {
+	return identity.Principal{}, f.err
 }
 
 // TestAuthUnavailable: a token that cannot be checked now (database or

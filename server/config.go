@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/openapi"
-	"github.com/lakehold/catalog/service"
 )
 
 // GetConfig implements openapi.StrictServerInterface. The warehouse may be
@@ -18,7 +18,7 @@ func (s *Server) GetConfig(ctx context.Context, req openapi.GetConfigRequestObje
 		name = *req.Params.Warehouse
 	}
 	if name == "" {
-		return nil, &service.Error{Kind: service.KindBadRequest, Message: "No warehouse given and no default warehouse configured: pass ?warehouse=NAME"}
+		return nil, &fault.Error{Kind: fault.BadRequest, Message: "No warehouse given and no default warehouse configured: pass ?warehouse=NAME"}
 	}
 	w, err := s.svc.ConfigWarehouse(ctx, name)
 	if err != nil {

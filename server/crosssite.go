@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 // Cross-site requests.
@@ -251,25 +251,25 @@ func (s *Server) crossSite(next http.Handler) http.Handler {
 		p := &s.sites
 		probe := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
 		if p.checkHost && !probe && !p.hostAllowed(r.Host) {
-			writeError(w, r, &service.Error{Kind: service.KindForbidden,
+			writeError(w, r, &fault.Error{Kind: fault.Forbidden,
 				Message: "Host not allowed: with authentication off the catalog answers only loopback host names (localhost, 127.0.0.1, [::1]) and those given with --allowed-hosts"})
 			return
 		}
 		if origin, ok := r.Header["Origin"]; ok {
 			if len(origin) != 1 || !p.originAllowed(r, origin[0]) {
-				writeError(w, r, &service.Error{Kind: service.KindForbidden,
+				writeError(w, r, &fault.Error{Kind: fault.Forbidden,
 					Message: "Cross-origin request refused: the Origin is neither the catalog's own nor one given with --allowed-origins"})
 				return
 			}
 		} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" &&
 			!((r.Method == http.MethodGet || r.Method == http.MethodHead) && r.Header.Get("Sec-Fetch-Mode") == "navigate") {
-			writeError(w, r, &service.Error{Kind: service.KindForbidden,
+			writeError(w, r, &fault.Error{Kind: fault.Forbidden,
 				Message: "Cross-site request refused (Sec-Fetch-Site: cross-site)"})
 			return
 		}
 		if jsonRoute(r.URL.Path) && r.Method != http.MethodGet && r.Method != http.MethodHead &&
 			hasBody(r) && !jsonMediaType(r.Header.Get("Content-Type")) {
-			writeError(w, r, &service.Error{Kind: service.KindUnsupportedMedia,
+			writeError(w, r, &fault.Error{Kind: fault.UnsupportedMedia,
 				Message: "Unsupported media type: a request body must be sent with Content-Type: application/json"})
 			return
 		}

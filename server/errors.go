@@ -5,38 +5,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/fault"
 )
-
-// errorKinds is the one table from failure kind to HTTP status and the
-// Iceberg error type clients branch on.
-var errorKinds = map[service.Kind]struct {
-	status int
-	typ    string
-}{
-	service.KindInternal:           {http.StatusInternalServerError, "InternalServerError"},
-	service.KindBadRequest:         {http.StatusBadRequest, "BadRequestException"},
-	service.KindIllegalArgument:    {http.StatusBadRequest, "IllegalArgumentException"},
-	service.KindValidation:         {http.StatusBadRequest, "ValidationException"},
-	service.KindForbidden:          {http.StatusForbidden, "ForbiddenException"},
-	service.KindNoSuchWarehouse:    {http.StatusNotFound, "NoSuchWarehouseException"},
-	service.KindNoSuchNamespace:    {http.StatusNotFound, "NoSuchNamespaceException"},
-	service.KindNoSuchTable:        {http.StatusNotFound, "NoSuchTableException"},
-	service.KindNoSuchView:         {http.StatusNotFound, "NoSuchViewException"},
-	service.KindNotFound:           {http.StatusNotFound, "NotFoundException"},
-	service.KindUnsupported:        {http.StatusNotAcceptable, "UnsupportedOperationException"},
-	service.KindAlreadyExists:      {http.StatusConflict, "AlreadyExistsException"},
-	service.KindNamespaceNotEmpty:  {http.StatusConflict, "NamespaceNotEmptyException"},
-	service.KindCommitFailed:       {http.StatusConflict, "CommitFailedException"},
-	service.KindUnprocessable:      {http.StatusUnprocessableEntity, "UnprocessableEntityException"},
-	service.KindCommitStateUnknown: {http.StatusInternalServerError, "CommitStateUnknownException"},
-	service.KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailableException"},
-	service.KindTooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException"},
-	service.KindUnauthorized:       {http.StatusUnauthorized, "NotAuthorizedException"},
-	service.KindNoSuchPlanID:       {http.StatusNotFound, "NoSuchPlanIdException"},
-	service.KindNoSuchPlanTask:     {http.StatusNotFound, "NoSuchPlanTaskException"},
-	service.KindUnsupportedMedia:   {http.StatusUnsupportedMediaType, "UnsupportedMediaTypeException"},
-}
 
 // ErrorModel is the body of every error response.
 type ErrorModel struct {
@@ -53,17 +23,17 @@ type errorResponse struct {
 	Error ErrorModel `json:"error"`
 }
 
-// errorModel classifies err.
+// errorModel classifies err through fault.Status.
 func errorModel(err error) ErrorModel {
-	var se *service.Error
-	kind, msg, reason := service.KindInternal, "Internal server error", ""
+	var se *fault.Error
+	kind, msg, reason := fault.Internal, "Internal server error", ""
 	var details map[string]any
 	if errors.As(err, &se) {
 		kind, reason, details = se.Kind, se.Reason, se.Details
 		msg = se.Message
 	}
-	k := errorKinds[kind]
-	return ErrorModel{Message: msg, Type: k.typ, Code: k.status, Reason: reason, Details: details}
+	code, typ := fault.Status(kind) // the one status table
+	return ErrorModel{Message: msg, Type: typ, Code: code, Reason: reason, Details: details}
 }
 
 // writeError renders err as an Iceberg error body. 5xx are logged at Error
@@ -99,5 +69,5 @@ func badRequest(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, r, e)
 		return
 	}
-	writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: "Malformed request: " + service.ClientText(err)})
+	writeError(w, r, &fault.Error{Kind: fault.BadRequest, Message: "Malformed request: " + fault.ClientText(err)})
 }

@@ -17,6 +17,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -121,14 +123,14 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 		ctx, log, endSpan := s.traceRequest(r, sw, id, log)
 		defer endSpan() // after the access log line below: the route is known by then
 		ctx = context.WithValue(ctx, loggerKey{}, log)
-		ctx = service.WithPrincipal(ctx, service.PrincipalFrom(ctx)) // anonymous unless a wrapping handler (tests) set one
+		ctx = identity.With(ctx, identity.From(ctx)) // anonymous unless a wrapping handler (tests) set one
 		r = r.WithContext(ctx)
 		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
 				log.ErrorContext(ctx, "panic serving request", "panic", p, "method", r.Method, "path", r.URL.Path)
 				if sw.status == 0 {
-					writeErrorModel(sw, ErrorModel{Message: "Internal server error", Type: "InternalServerError", Code: http.StatusInternalServerError})
+					writeErrorModel(sw, errorModel(fault.New(fault.Internal, "Internal server error")))
 				}
 			}
 			attrs := append([]any{"method", r.Method, "path", r.URL.EscapedPath(), "status", sw.code(),
@@ -140,14 +142,14 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 }
 
 // bodyTooLarge is the 413 for a body over limit bytes.
-func bodyTooLarge(limit int64) *service.Error {
-	return &service.Error{Kind: service.KindTooLarge,
+func bodyTooLarge(limit int64) *fault.Error {
+	return &fault.Error{Kind: fault.TooLarge,
 		Message: fmt.Sprintf("Request body is larger than the limit of %d bytes", limit)}
 }
 
 // tooLarge returns the 413 when err comes from reading a body past the
 // limit, and nil otherwise.
-func tooLarge(err error) *service.Error {
+func tooLarge(err error) *fault.Error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return bodyTooLarge(mbe.Limit)

@@ -8,6 +8,8 @@ import (
 	"net/url"
 
 	"github.com/lakehold/catalog/internal/authn"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -143,7 +145,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Value
 		authFailed(w, r, err)
 		return
 	}
-	if err != nil || p.Source != service.SourceBuiltin {
+	if err != nil || p.Source != identity.SourceBuiltin {
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
 		return
 	}
@@ -153,7 +155,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Value
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the session is older than the maximum session age; sign in again with the client credentials")
 		return
 	}
-	if service.KindOf(err) == service.KindUnauthorized {
+	if fault.KindOf(err) == fault.Unauthorized {
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
@@ -62,8 +63,8 @@ func setupOperator(t *testing.T, auth server.Authenticator) *operatorBundle {
 // refuseAll is authentication that accepts no token.
 type refuseAll struct{}
 
-func (refuseAll) Authenticate(context.Context, string) (service.Principal, error) {
-	return service.Principal{}, errors.New("no")
+func (refuseAll) Authenticate(context.Context, string) (identity.Principal, error) {
+	return identity.Principal{}, errors.New("no")
 }
 
 // TestRootAndFavicon: / sends a browser to the console, /favicon.ico is

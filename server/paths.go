@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -28,10 +29,10 @@ func escapedRouting(next http.Handler) http.Handler {
 // into levels. A literal 0x1F can only come from the separator.
 func decodeNamespace(p string) ([]string, error) {
 	if p == "" {
-		return nil, &service.Error{Kind: service.KindBadRequest, Message: "Invalid namespace: empty"}
+		return nil, &fault.Error{Kind: fault.BadRequest, Message: "Invalid namespace: empty"}
 	}
 	if !utf8.ValidString(p) {
-		return nil, &service.Error{Kind: service.KindBadRequest, Message: "Invalid namespace: not valid UTF-8"}
+		return nil, &fault.Error{Kind: fault.BadRequest, Message: "Invalid namespace: not valid UTF-8"}
 	}
 	levels := strings.Split(p, namespaceSep)
 	if err := service.ValidateNamespace(levels); err != nil {

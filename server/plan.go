@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -63,7 +64,7 @@ func (s *Server) FetchScanTasks(ctx context.Context, req openapi.FetchScanTasksR
 		return nil, err
 	}
 	if req.Body == nil || req.Body.PlanTask == "" {
-		return nil, &service.Error{Kind: service.KindBadRequest, Message: "plan-task is required"}
+		return nil, &fault.Error{Kind: fault.BadRequest, Message: "plan-task is required"}
 	}
 	res, err := s.svc.FetchScanTasks(ctx, req.Prefix, id, req.Body.PlanTask, columnFilesOK(req.Params.XIcebergColumnFiles))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
@@ -22,11 +23,11 @@ import (
 func withTestPrincipal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get("X-Test-Principal"); h != "" {
-			p := service.Principal{Source: service.SourceLocal, Subject: "test"}
+			p := identity.Principal{Source: identity.SourceLocal, Subject: "test"}
 			if src, sub, ok := strings.Cut(h, ":"); ok {
-				p = service.Principal{Source: service.PrincipalSource(src), Subject: sub}
+				p = identity.Principal{Source: identity.Source(src), Subject: sub}
 			}
-			r = r.WithContext(service.WithPrincipal(r.Context(), p))
+			r = r.WithContext(identity.With(r.Context(), p))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -39,7 +40,7 @@ func setupRBAC(t *testing.T, backend string) *bundle {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Logger: quiet})
 	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")
-	local := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal})
+	local := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal})
 	_, err := svc.CreateWarehouse(local, "wh", loc, nil)
 	require.NoError(t, err)
 	hs := httptest.NewServer(withTestPrincipal(server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet})))

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/internal/console"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/signin"
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/openapi"
@@ -110,10 +111,10 @@ func New(svc *service.Service, cfg Config) *Server {
 	r := chi.NewRouter()
 	r.Use(escapedRouting, s.requestContext, v4Readers, s.audit, s.crossSite, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
+		writeError(w, r, &fault.Error{Kind: fault.BadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeErrorModel(w, ErrorModel{Message: fmt.Sprintf("Method %s not allowed on %s", r.Method, r.URL.Path), Type: "MethodNotAllowedException", Code: http.StatusMethodNotAllowed})
+		writeErrorModel(w, errorModel(fault.New(fault.MethodNotAllowed, "Method %s not allowed on %s", r.Method, r.URL.Path)))
 	})
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		// A person who opens the catalog's URL in a browser lands on the
@@ -194,7 +195,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 }
 
 func badRequestf(format string, args ...any) error {
-	return &service.Error{Kind: service.KindBadRequest, Message: fmt.Sprintf(format, args...)}
+	return &fault.Error{Kind: fault.BadRequest, Message: fmt.Sprintf(format, args...)}
 }
 
 // DefaultMaxRequestBody is the default request body limit: far above any

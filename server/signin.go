@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/signin"
 	"github.com/lakehold/catalog/service"
 )
@@ -80,7 +81,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, id, secret strin
 	case err == nil:
 		done(signin.Succeeded)
 		return tok, true
-	case service.KindOf(err) == service.KindUnauthorized:
+	case fault.KindOf(err) == fault.Unauthorized:
 		if lock := done(signin.Failed); lock > 0 {
 			loggerFrom(ctx).InfoContext(ctx, "sign-in lockout", "client_id", loggableClientID(id), "source", source, "lockout", lock.String())
 		}

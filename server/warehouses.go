@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -84,7 +85,7 @@ func (p profileJSON) VisitGetStorageProfileResponse(w http.ResponseWriter) error
 func redactedProfile(p any) (profileJSON, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
-		return nil, &service.Error{Kind: service.KindInternal, Message: "Internal server error", Err: err}
+		return nil, &fault.Error{Kind: fault.Internal, Message: "Internal server error", Err: err}
 	}
 	return profileJSON(b), nil
 }
@@ -105,7 +106,7 @@ func (s *Server) GetStorageProfile(ctx context.Context, req openapi.GetStoragePr
 		return nil, err
 	}
 	if p == nil {
-		return nil, &service.Error{Kind: service.KindNotFound, Message: "Warehouse " + req.Name + " has no storage profile"}
+		return nil, &fault.Error{Kind: fault.NotFound, Message: "Warehouse " + req.Name + " has no storage profile"}
 	}
 	return redactedProfile(p)
 }

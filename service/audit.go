@@ -10,6 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -321,9 +324,9 @@ func auditText(s string) string {
 // Status. It waits only when the audit queue is full.
 func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 	if e.Principal == "" {
-		p := PrincipalFrom(ctx)
+		p := identity.From(ctx)
 		if p.Source == "" {
-			p.Source = SourceAnonymous
+			p.Source = identity.SourceAnonymous
 		}
 		e.Principal = p.String()
 	}
@@ -331,7 +334,7 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 		e.RequestID = RequestIDFrom(ctx)
 	}
 	if e.At.IsZero() {
-		e.At = time.Now()
+		e.At = s.now()
 	}
 	if e.Decision == "" {
 		e.Decision = DecisionForStatus(e.Status)
@@ -352,33 +355,16 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 
 // auditVend records a credential vend for table at level; err is why it
 // was refused or failed. The status is the one the request answers when
-// the vend fails (the server's error table maps these kinds the same way).
-func (s *Service) auditVend(ctx context.Context, table Resource, level AccessLevel, err error) {
+// the vend fails (fault's status table, which the server serves).
+func (s *Service) auditVend(ctx context.Context, table Resource, level credentials.AccessLevel, err error) {
 	e := AuditEvent{Action: ActionVendCredentials, Resource: table.String(), Status: 200}
 	if level != "" {
 		e.Detail = "access=" + string(level)
 	}
 	if err != nil {
-		e.Status = vendStatus(err)
+		e.Status = fault.StatusOf(err)
 	}
 	s.RecordAudit(ctx, e)
-}
-
-// vendStatus is the HTTP status of a failed vend.
-func vendStatus(err error) int {
-	var e *Error
-	if !errors.As(err, &e) {
-		return 500
-	}
-	switch e.Kind {
-	case KindForbidden:
-		return 403
-	case KindNoSuchWarehouse, KindNoSuchNamespace, KindNoSuchTable, KindNoSuchView, KindNotFound:
-		return 404
-	case KindUnavailable:
-		return 503
-	}
-	return 500
 }
 
 // Default and largest page of ListAudit.
@@ -399,10 +385,10 @@ func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page Page) ([]Au
 		page.Size = DefaultAuditPageSize
 	}
 	if page.Size > MaxAuditPageSize {
-		return nil, "", newErr(KindBadRequest, "pageSize must be at most %d", MaxAuditPageSize)
+		return nil, "", fault.New(fault.BadRequest, "pageSize must be at most %d", MaxAuditPageSize)
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && f.Since.After(f.Until) {
-		return nil, "", newErr(KindBadRequest, "since must not be after until")
+		return nil, "", fault.New(fault.BadRequest, "since must not be after until")
 	}
 	evs, next, err := s.store.ListAudit(ctx, f, page.store())
 	if err != nil {

@@ -14,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
@@ -233,8 +236,8 @@ func TestRecordAuditLogsAndPersists(t *testing.T) {
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log})
 			svc := service.New(st, storage.NewProvider(), service.Options{Logger: log, Audit: audit})
-			ctx := service.WithRequestID(service.WithPrincipal(context.Background(),
-				service.Principal{Source: service.SourceOIDC, Subject: "alice"}), "req-1")
+			ctx := service.WithRequestID(identity.With(context.Background(),
+				identity.Principal{Source: identity.SourceOIDC, Subject: "alice"}), "req-1")
 			svc.RecordAudit(ctx, service.AuditEvent{Action: "DELETE /v1/{prefix}/namespaces/{namespace}",
 				Resource: "namespace:wh/a\x00b", Status: 403})
 			audit.Close()
@@ -261,15 +264,15 @@ func TestRecordAuditLogsAndPersists(t *testing.T) {
 // denyAll refuses every privilege.
 type denyAll struct{}
 
-func (denyAll) Authorize(context.Context, service.Principal, service.Privilege, service.Resource) error {
-	return &service.Error{Kind: service.KindForbidden, Message: "Forbidden"}
+func (denyAll) Authorize(context.Context, identity.Principal, service.Privilege, service.Resource) error {
+	return &fault.Error{Kind: fault.Forbidden, Message: "Forbidden"}
 }
 
-func (denyAll) TableAccess(context.Context, service.Principal, service.Resource) (service.AccessLevel, error) {
-	return "", &service.Error{Kind: service.KindForbidden, Message: "Forbidden"}
+func (denyAll) TableAccess(context.Context, identity.Principal, service.Resource) (credentials.AccessLevel, error) {
+	return "", &fault.Error{Kind: fault.Forbidden, Message: "Forbidden"}
 }
 
-func (denyAll) Held(context.Context, service.Principal, service.Resource, []service.Privilege) ([]service.Privilege, error) {
+func (denyAll) Held(context.Context, identity.Principal, service.Resource, []service.Privilege) ([]service.Privilege, error) {
 	return nil, nil
 }
 
@@ -277,19 +280,19 @@ func TestListAuditRequiresManageGrants(t *testing.T) {
 	st := openStore(t, "sqlite")
 	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: denyAll{}})
 	_, _, err := svc.ListAudit(context.Background(), service.AuditFilter{}, service.Page{})
-	require.Equal(t, service.KindForbidden, service.KindOf(err))
+	require.Equal(t, fault.Forbidden, fault.KindOf(err))
 }
 
 func TestListAuditBounds(t *testing.T) {
 	st := openStore(t, "sqlite")
 	svc := service.New(st, storage.NewProvider(), service.Options{})
 	_, _, err := svc.ListAudit(context.Background(), service.AuditFilter{}, service.Page{Size: service.MaxAuditPageSize + 1})
-	require.Equal(t, service.KindBadRequest, service.KindOf(err))
+	require.Equal(t, fault.BadRequest, fault.KindOf(err))
 	now := time.Now()
 	_, _, err = svc.ListAudit(context.Background(), service.AuditFilter{Since: now, Until: now.Add(-time.Second)}, service.Page{})
-	require.Equal(t, service.KindBadRequest, service.KindOf(err))
+	require.Equal(t, fault.BadRequest, fault.KindOf(err))
 	_, _, err = svc.ListAudit(context.Background(), service.AuditFilter{}, service.Page{Token: "%%%"})
-	require.Equal(t, service.KindBadRequest, service.KindOf(err))
+	require.Equal(t, fault.BadRequest, fault.KindOf(err))
 }
 
 // FuzzAuditText: whatever a field holds, the stored value is valid UTF-8

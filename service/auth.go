@@ -5,60 +5,12 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/store"
 )
-
-// PrincipalSource says how a caller was identified.
-type PrincipalSource string
-
-// Principal sources.
-const (
-	// SourceAnonymous is a caller on a catalog with authentication off.
-	SourceAnonymous PrincipalSource = "anonymous"
-	// SourceOIDC is a caller holding a bearer JWT from the external OIDC
-	// provider; Subject is its subject claim, Groups its groups claim.
-	SourceOIDC PrincipalSource = "oidc"
-	// SourceBuiltin is a built-in service principal holding a token from
-	// POST /v1/oauth/tokens; Subject is the principal's name.
-	SourceBuiltin PrincipalSource = "builtin"
-	// SourceLocal is the operator running the catalog CLI against the
-	// database directly; it holds every privilege.
-	SourceLocal PrincipalSource = "local"
-)
-
-// Principal is who makes a request. The authentication middleware puts it
-// in the context; with authentication off every request is anonymous.
-type Principal struct {
-	Source  PrincipalSource
-	Subject string
-	Groups  []string
-	// AuthTime is when a built-in token's session began (its auth_time
-	// claim, or its iat for tokens issued before the claim existed); zero
-	// for other principals. Token exchanges carry it over (RefreshToken).
-	AuthTime time.Time
-}
-
-// String names the principal for logs and audit rows ("oidc:<sub>").
-func (p Principal) String() string {
-	return string(p.Source) + ":" + p.Subject
-}
-
-type principalKey struct{}
-
-// WithPrincipal returns ctx carrying p.
-func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-// PrincipalFrom returns the principal in ctx, or the anonymous one.
-func PrincipalFrom(ctx context.Context) Principal {
-	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
-		return p
-	}
-	return Principal{Source: SourceAnonymous, Subject: "anonymous"}
-}
 
 // Privilege is a right held on a securable. A privilege granted on a
 // warehouse or namespace is inherited by every namespace, table and view
@@ -129,31 +81,22 @@ func (r Resource) String() string {
 	return b.String()
 }
 
-// AccessLevel is what a principal may do with a table's files.
-type AccessLevel string
-
-// Access levels for vended storage credentials.
-const (
-	AccessRead      AccessLevel = "read"
-	AccessReadWrite AccessLevel = "read-write"
-)
-
 // Authorizer decides whether a principal may act on a securable.
 type Authorizer interface {
 	// Authorize returns nil when p holds priv on r, directly or inherited.
-	// When it does not, it returns a *Error of KindForbidden, or of the
+	// When it does not, it returns a *fault.Error of fault.Forbidden, or of the
 	// not-found kind for r when p holds no privilege at all on r (so that
 	// names the caller may not see do not leak).
-	Authorize(ctx context.Context, p Principal, priv Privilege, r Resource) error
+	Authorize(ctx context.Context, p identity.Principal, priv Privilege, r Resource) error
 	// TableAccess returns the storage access level for a table's files:
 	// read-write with table-write-data, read with table-read-data. It
-	// returns a KindForbidden *Error when p holds neither.
-	TableAccess(ctx context.Context, p Principal, table Resource) (AccessLevel, error)
+	// returns a fault.Forbidden *fault.Error when p holds neither.
+	TableAccess(ctx context.Context, p identity.Principal, table Resource) (credentials.AccessLevel, error)
 	// Held returns the privileges among asked that p holds on r, directly
 	// or inherited, in the order asked, answering in one decision. It
 	// checks no existence and hides nothing (it only tells p about p's
 	// own grants); it fails only when the grants cannot be read (503).
-	Held(ctx context.Context, p Principal, r Resource, asked []Privilege) ([]Privilege, error)
+	Held(ctx context.Context, p identity.Principal, r Resource, asked []Privilege) ([]Privilege, error)
 }
 
 // AllowAll permits everything and grants read-write storage access; it is
@@ -161,44 +104,21 @@ type Authorizer interface {
 type AllowAll struct{}
 
 // Authorize implements Authorizer; it never fails.
-func (AllowAll) Authorize(context.Context, Principal, Privilege, Resource) error { return nil }
+func (AllowAll) Authorize(context.Context, identity.Principal, Privilege, Resource) error { return nil }
 
 // TableAccess implements Authorizer; it always grants read-write.
-func (AllowAll) TableAccess(context.Context, Principal, Resource) (AccessLevel, error) {
-	return AccessReadWrite, nil
+func (AllowAll) TableAccess(context.Context, identity.Principal, Resource) (credentials.AccessLevel, error) {
+	return credentials.AccessReadWrite, nil
 }
 
 // Held implements Authorizer; p holds every privilege asked.
-func (AllowAll) Held(_ context.Context, _ Principal, _ Resource, asked []Privilege) ([]Privilege, error) {
+func (AllowAll) Held(_ context.Context, _ identity.Principal, _ Resource, asked []Privilege) ([]Privilege, error) {
 	return slices.Clone(asked), nil
-}
-
-// StorageCredential is one credential scoped to a location prefix.
-type StorageCredential struct {
-	Prefix string
-	Config map[string]string
-}
-
-// CredentialVendor hands out storage credentials scoped to one table.
-type CredentialVendor interface {
-	// Vend returns FileIO properties for LoadTableResult.config and scoped
-	// credentials for storage-credentials. It fails when the storage
-	// profile cannot mint credentials (e.g. STS refused).
-	Vend(ctx context.Context, warehouse WarehouseInfo, tableLocation string, level AccessLevel) (map[string]string, []StorageCredential, error)
-}
-
-// WarehouseInfo is what a CredentialVendor needs to know of a warehouse.
-type WarehouseInfo struct {
-	Name       string
-	Location   string
-	Properties map[string]string
-	// StorageProfile is the warehouse's storage profile JSON (secrets sealed).
-	StorageProfile string
 }
 
 // authorize checks that the caller in ctx holds priv on r.
 func (s *Service) authorize(ctx context.Context, priv Privilege, r Resource) error {
-	return s.opts.Authorizer.Authorize(ctx, PrincipalFrom(ctx), priv, r)
+	return s.opts.Authorizer.Authorize(ctx, identity.From(ctx), priv, r)
 }
 
 // tableResource names a table securable.
@@ -228,7 +148,7 @@ func (s *Service) authorizeLoad(ctx context.Context, priv Privilege, kind store.
 		res = viewResource(warehouse, id)
 	}
 	err := s.authorize(ctx, priv, res)
-	if KindOf(err) != KindForbidden {
+	if fault.KindOf(err) != fault.Forbidden {
 		return err
 	}
 	_, lookErr := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, kind))

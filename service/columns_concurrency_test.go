@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
@@ -152,7 +153,7 @@ func testSameBaseConflict(t *testing.T, backend string) {
 	fx := newFixture(t, backend)
 	err := fx.race(t, fx.columnCommit(t, "a.parquet", "cf1.parquet"), fx.columnCommit(t, "a.parquet", "cf2.parquet"))
 	require.Error(t, err)
-	require.Equal(t, service.KindCommitFailed, service.KindOf(err), "409: %v", err)
+	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "409: %v", err)
 	rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
 	require.NoError(t, err)
 	require.Len(t, rows, 1)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -46,14 +47,14 @@ func parseChange(c TableChange) (*parsedChange, error) {
 		return nil, err
 	}
 	if len(c.Updates) == 0 || string(c.Updates) == "null" {
-		return nil, newErr(KindBadRequest, "Invalid commit: updates must be a list (empty for none)")
+		return nil, fault.New(fault.BadRequest, "Invalid commit: updates must be a list (empty for none)")
 	}
 	var ups table.Updates
 	if err := json.Unmarshal(c.Updates, &ups); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid updates: %s", ClientText(err))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid updates: %s", fault.ClientText(err))
 	}
 	if len(ups) > MaxCommitUpdates || len(reqs) > MaxCommitRequirements {
-		return nil, newErr(KindBadRequest, "Invalid commit: at most %d updates and %d requirements per table", MaxCommitUpdates, MaxCommitRequirements)
+		return nil, fault.New(fault.BadRequest, "Invalid commit: at most %d updates and %d requirements per table", MaxCommitUpdates, MaxCommitRequirements)
 	}
 	return &parsedChange{TableChange: c, reqs: reqs, updates: ups}, nil
 }
@@ -95,7 +96,7 @@ func (s *Service) loadForCommit(ctx context.Context, w *store.Warehouse, id Iden
 	}
 	e, err := newMetaEntry(obj.Metadata)
 	if err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+		return nil, nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
 	}
 	s.metaCache.add(obj.MetadataLocation, e)
 	return obj, e, nil
@@ -199,10 +200,10 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 // table may appear once.
 func (s *Service) CommitTransaction(ctx context.Context, warehouse string, changes []TableChange) error {
 	if len(changes) == 0 {
-		return newErr(KindBadRequest, "Invalid transaction: no table changes")
+		return fault.New(fault.BadRequest, "Invalid transaction: no table changes")
 	}
 	if len(changes) > MaxTransactionTables {
-		return newErr(KindBadRequest, "Invalid transaction: at most %d tables per transaction", MaxTransactionTables)
+		return fault.New(fault.BadRequest, "Invalid transaction: at most %d tables per transaction", MaxTransactionTables)
 	}
 	parsed := make([]*parsedChange, 0, len(changes))
 	seen := map[string]bool{}
@@ -213,11 +214,11 @@ func (s *Service) CommitTransaction(ctx context.Context, warehouse string, chang
 		}
 		key := c.Ident.String()
 		if seen[key] {
-			return newErr(KindBadRequest, "Invalid transaction: table %s appears twice", key)
+			return fault.New(fault.BadRequest, "Invalid transaction: table %s appears twice", key)
 		}
 		seen[key] = true
 		if hasAssertCreate(c.reqs) {
-			return newErr(KindBadRequest, "Invalid transaction: assert-create is not supported in multi-table transactions (%s)", key)
+			return fault.New(fault.BadRequest, "Invalid transaction: assert-create is not supported in multi-table transactions (%s)", key)
 		}
 		if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident)); err != nil {
 			return err
@@ -303,7 +304,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	version := formatVersionOf(c.Updates)
 	if version > FormatV4 {
-		return nil, newErr(KindBadRequest, "Unsupported format version: %d (supported: 1 to 4)", version)
+		return nil, fault.New(fault.BadRequest, "Unsupported format version: %d (supported: 1 to 4)", version)
 	}
 	target, updates := version, c.updates
 	if version == FormatV4 {
@@ -314,11 +315,11 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	b, err := table.NewMetadataBuilder(version)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "%s", ClientText(err))
+		return nil, fault.Wrap(fault.BadRequest, err, "%s", fault.ClientText(err))
 	}
 	for _, u := range createOrder(updates) {
 		if err := u.Apply(b); err != nil {
-			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+			return nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 		}
 	}
 	hasLocation := false
@@ -329,12 +330,12 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	if !hasLocation {
 		if err := b.SetLoc(defaultLocation(w, ns, c.Ident.Name)); err != nil {
-			return nil, wrapErr(KindInternal, err, "set default location")
+			return nil, fault.Wrap(fault.Internal, err, "set default location")
 		}
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+		return nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 	}
 	if err := s.checkTableMetadataLocations(w, meta); err != nil {
 		return nil, err
@@ -345,7 +346,7 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	}
 	data, err := marshalTableMetadata(meta, target)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode metadata")
+		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
 	if err := s.checkNewMetadata(nil, meta, data); err != nil {
 		return nil, err
@@ -364,9 +365,9 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 		var ae *store.AlreadyExistsError
 		if errors.As(err, &ae) {
 			if ae.Kind == store.KindView {
-				return nil, wrapErr(KindCommitFailed, err, "View with same name already exists: %s", c.Ident)
+				return nil, fault.Wrap(fault.CommitFailed, err, "View with same name already exists: %s", c.Ident)
 			}
-			return nil, wrapErr(KindCommitFailed, err, "Requirement failed: table already exists")
+			return nil, fault.Wrap(fault.CommitFailed, err, "Requirement failed: table already exists")
 		}
 		return nil, putErr(err, store.KindTable, c.Ident, w.Name)
 	}

@@ -3,6 +3,8 @@ package service
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 // FuzzParseChange: arbitrary commit bodies decode to a change or to a 400,
@@ -34,7 +36,7 @@ func FuzzParseChange(f *testing.F) {
 		}
 		c, err := parseChange(TableChange{Ident: Ident{Namespace: []string{"ns"}, Name: "t"}, Requirements: req.Requirements, Updates: req.Updates})
 		if err != nil {
-			if k := KindOf(err); k != KindBadRequest {
+			if k := fault.KindOf(err); k != fault.BadRequest {
 				t.Fatalf("decode error of kind %v, want BadRequest: %v", k, err)
 			}
 			return

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -27,7 +28,7 @@ func (s *Service) encodeChange(prev *metaEntry, meta table.Metadata, target int)
 	if target == prev.version && meta.Version() == prev.meta.Version() {
 		enc, ok, err := encodeFast(meta, target, prev)
 		if err != nil {
-			return nil, wrapErr(KindInternal, err, "encode metadata")
+			return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 		}
 		if ok {
 			return &encodedChange{
@@ -39,7 +40,7 @@ func (s *Service) encodeChange(prev *metaEntry, meta table.Metadata, target int)
 	}
 	data, err := marshalTableMetadata(meta, target)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode metadata")
+		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
 	return &encodedChange{
 		data: data, refs: refsDocument(meta, data),
@@ -77,7 +78,7 @@ func (s *Service) writeChecked(ctx context.Context, w *store.Warehouse, obj *sto
 		defer close(done)
 		defer func() {
 			if p := recover(); p != nil {
-				werr = wrapErr(KindInternal, fmt.Errorf("panic: %v", p), "write metadata file")
+				werr = fault.Wrap(fault.Internal, fmt.Errorf("panic: %v", p), "write metadata file")
 			}
 		}()
 		metaLoc, newLoc, werr = write()

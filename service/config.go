@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -19,10 +20,10 @@ func (s *Service) ConfigWarehouse(ctx context.Context, ref string) (*Warehouse, 
 		return nil, err
 	}
 	err = s.authorize(ctx, PrivNamespaceList, warehouseResource(w.Name))
-	switch KindOf(err) {
-	case KindNoSuchWarehouse:
-		return nil, newErr(KindNoSuchWarehouse, "Warehouse does not exist: %s", ref)
-	case KindForbidden: // sees something inside: enough for the config
+	switch fault.KindOf(err) {
+	case fault.NoSuchWarehouse:
+		return nil, fault.New(fault.NoSuchWarehouse, "Warehouse does not exist: %s", ref)
+	case fault.Forbidden: // sees something inside: enough for the config
 	default:
 		if err != nil {
 			return nil, err
@@ -33,7 +34,7 @@ func (s *Service) ConfigWarehouse(ctx context.Context, ref string) (*Warehouse, 
 
 func (s *Service) resolveConfigWarehouse(ctx context.Context, ref string) (*store.Warehouse, error) {
 	w, err := s.getWarehouse(ctx, ref)
-	if KindOf(err) != KindNoSuchWarehouse || !strings.Contains(ref, "://") {
+	if fault.KindOf(err) != fault.NoSuchWarehouse || !strings.Contains(ref, "://") {
 		return w, err
 	}
 	ws, err := s.listWarehouses(ctx)
@@ -46,5 +47,5 @@ func (s *Service) resolveConfigWarehouse(ctx context.Context, ref string) (*stor
 			return w, nil
 		}
 	}
-	return nil, newErr(KindNoSuchWarehouse, "Warehouse does not exist: %s", ref)
+	return nil, fault.New(fault.NoSuchWarehouse, "Warehouse does not exist: %s", ref)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -95,7 +96,7 @@ func (s *Service) runCommit(ctx context.Context, w *store.Warehouse, subject str
 		}
 		if berr := conflictBackoff(ctx, try); berr != nil {
 			s.commitOutcome(outcomeError)
-			return wrapErr(KindCommitFailed, berr, msgCancelled)
+			return fault.Wrap(fault.CommitFailed, berr, msgCancelled)
 		}
 	}
 }
@@ -123,7 +124,7 @@ func (s *Service) tryCommit(ctx context.Context, w *store.Warehouse, subject str
 		return outcomeCommitted, nil
 	}
 	if errors.Is(err, store.ErrOutcomeUnknown) {
-		return outcomeUnknown, wrapErr(KindCommitStateUnknown, err, msgStateUnknown)
+		return outcomeUnknown, fault.Wrap(fault.CommitStateUnknown, err, msgStateUnknown)
 	}
 	s.removeFiles(ctx, w, a.written)
 	if errors.Is(err, store.ErrConflict) && try < s.opts.MaxCommitAttempts {
@@ -136,13 +137,13 @@ func (s *Service) tryCommit(ctx context.Context, w *store.Warehouse, subject str
 func swapFailure(err error, subject string, tries int) (string, error) {
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		return outcomeConflict, wrapErr(KindCommitFailed, err, msgConflictTimes, subject, tries)
+		return outcomeConflict, fault.Wrap(fault.CommitFailed, err, msgConflictTimes, subject, tries)
 	case errors.Is(err, store.ErrLocationOverlap):
-		return outcomeRejected, wrapErr(KindBadRequest, err, msgOverlap)
+		return outcomeRejected, fault.Wrap(fault.BadRequest, err, msgOverlap)
 	case isUnavailable(err):
-		return outcomeUnavailable, wrapErr(KindUnavailable, err, msgUnavailable)
+		return outcomeUnavailable, fault.Wrap(fault.Unavailable, err, msgUnavailable)
 	}
-	return outcomeError, wrapErr(KindCommitFailed, err, msgDatabase)
+	return outcomeError, fault.Wrap(fault.CommitFailed, err, msgDatabase)
 }
 
 // isUnavailable reports whether err means the request could not reach the
@@ -155,12 +156,12 @@ func isUnavailable(err error) bool {
 // (409), the database unavailable (503), a failure of ours (500) or else
 // the client's mistake (every other kind is a 4xx).
 func stageOutcome(err error) string {
-	switch KindOf(err) {
-	case KindCommitFailed:
+	switch fault.KindOf(err) {
+	case fault.CommitFailed:
 		return outcomeRequirementFailed
-	case KindUnavailable:
+	case fault.Unavailable:
 		return outcomeUnavailable
-	case KindInternal, KindCommitStateUnknown:
+	case fault.Internal, fault.CommitStateUnknown:
 		return outcomeError
 	}
 	return outcomeRejected
@@ -182,7 +183,7 @@ func (s *Service) removeFiles(ctx context.Context, w *store.Warehouse, files []s
 // mayHaveLanded reports whether err leaves a write's outcome unknown: the
 // database may have applied it, so the files it names must stay.
 func mayHaveLanded(err error) bool {
-	return errors.Is(err, store.ErrOutcomeUnknown) || KindOf(err) == KindCommitStateUnknown
+	return errors.Is(err, store.ErrOutcomeUnknown) || fault.KindOf(err) == fault.CommitStateUnknown
 }
 
 // dropUnlanded deletes files written for a write that failed with err,

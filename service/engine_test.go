@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
@@ -152,7 +153,7 @@ func TestCommitOutcomeContract(t *testing.T) {
 
 			fx.faults.fault = faultBeforeCommit
 			_, err := fx.svc.CommitTable(ctx, "wh", setProp("before"))
-			require.Equal(t, service.KindCommitFailed, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 			require.NotContains(t, err.Error(), "SQLSTATE")
 			require.NotContains(t, err.Error(), "10.1.2.3")
 			require.Equal(t, "", prop(), "409: nothing landed")
@@ -160,14 +161,14 @@ func TestCommitOutcomeContract(t *testing.T) {
 
 			fx.faults.fault = faultCommitNotLanded
 			_, err = fx.svc.CommitTable(ctx, "wh", setProp("unknown-not-landed"))
-			require.Equal(t, service.KindCommitStateUnknown, service.KindOf(err), "%v", err)
-			require.NotContains(t, err.(*service.Error).Message, "SQLSTATE")
+			require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
+			require.NotContains(t, err.(*fault.Error).Message, "SQLSTATE")
 			require.Equal(t, "", prop())
 			require.Len(t, fx.metadataFiles(t), files+1, "files of an unknown outcome are kept")
 
 			fx.faults.fault = faultCommitLost
 			_, err = fx.svc.CommitTable(ctx, "wh", setProp("unknown-landed"))
-			require.Equal(t, service.KindCommitStateUnknown, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 			require.Equal(t, "unknown-landed", prop(), "the commit landed although the client was told unknown")
 			res, err := fx.svc.LoadTable(ctx, "wh", id, "", false)
 			require.NoError(t, err)
@@ -198,16 +199,16 @@ func TestViewAndTransactionCommitsShareTheOutcomeContract(t *testing.T) {
 
 	fx.faults.fault = faultBeforeCommit
 	_, err = fx.svc.ReplaceView(ctx, "wh", vid, nil, up)
-	require.Equal(t, service.KindCommitFailed, service.KindOf(err), "%v", err)
+	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 	require.NotContains(t, err.Error(), "SQLSTATE")
 	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
-	require.Equal(t, service.KindCommitFailed, service.KindOf(err), "%v", err)
+	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultCommitNotLanded
 	_, err = fx.svc.ReplaceView(ctx, "wh", vid, nil, up)
-	require.Equal(t, service.KindCommitStateUnknown, service.KindOf(err), "%v", err)
+	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
-	require.Equal(t, service.KindCommitStateUnknown, service.KindOf(err), "%v", err)
+	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultNone
 	res, err := fx.svc.ReplaceView(ctx, "wh", vid, nil, up)
@@ -228,8 +229,8 @@ func TestCreateWhoseCommitWasLostKeepsItsMetadata(t *testing.T) {
 		Name:   "lost",
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`),
 	})
-	require.Equal(t, service.KindCommitStateUnknown, service.KindOf(err), "%v", err)
-	require.NotContains(t, err.(*service.Error).Message, "SQLSTATE")
+	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
+	require.NotContains(t, err.(*fault.Error).Message, "SQLSTATE")
 	fx.faults.createLost = false
 	res, err := fx.svc.LoadTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "lost"}, "", false)
 	require.NoError(t, err, "the created table loads")

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
@@ -121,9 +122,9 @@ func TestFileIndexUnknownBase(t *testing.T) {
 				}
 				_, err := ix.svc.CommitColumnFiles(context.Background(), "wh", ix.columnCommit(t, "nope.parquet", "cfx.parquet"))
 				require.Error(t, err)
-				var se *service.Error
+				var se *fault.Error
 				require.ErrorAs(t, err, &se)
-				require.Equal(t, service.KindValidation, se.Kind, "%v", err)
+				require.Equal(t, fault.Validation, se.Kind, "%v", err)
 				require.Equal(t, "unknown-data-file", se.Reason)
 			}
 		})
@@ -172,7 +173,7 @@ func TestFileIndexLostRaceWritesNothing(t *testing.T) {
 				return c
 			}
 			err := fx.race(t, both("cf1"), both("cf2"))
-			require.Equal(t, service.KindCommitFailed, service.KindOf(err), "409: %v", err)
+			require.Equal(t, fault.CommitFailed, fault.KindOf(err), "409: %v", err)
 			require.Len(t, rec.landed, 1, "the winner wrote one leaf")
 			require.Len(t, rec.refused, 1, "the loser's one attempt lost its swap")
 			o, err := rec.ObjectGet(context.Background(), store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "t", Kind: store.KindTable})

@@ -1,13 +1,17 @@
 package service
 
-import "context"
+import (
+	"context"
+
+	"github.com/lakehold/catalog/internal/fault"
+)
 
 // Ping checks that the catalog database answers. It returns a
-// KindUnavailable error when it does not (the cause stays in the error
+// fault.Unavailable error when it does not (the cause stays in the error
 // chain for logs, never in the message).
 func (s *Service) Ping(ctx context.Context) error {
 	if err := s.store.Ping(ctx); err != nil {
-		return wrapErr(KindUnavailable, err, "Catalog database unavailable")
+		return fault.Wrap(fault.Unavailable, err, "Catalog database unavailable")
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -61,8 +63,8 @@ func fingerprint(operation string, body []byte) string {
 // The anonymous principal (authentication off) keeps the bare key, which
 // leaves keys stored before authentication existed valid.
 func scopedKey(ctx context.Context, key string) string {
-	p := PrincipalFrom(ctx)
-	if p.Source == SourceAnonymous {
+	p := identity.From(ctx)
+	if p.Source == identity.SourceAnonymous {
 		return key
 	}
 	h := sha256.Sum256([]byte(p.String()))
@@ -110,10 +112,10 @@ func (s *Service) BeginIdempotent(ctx context.Context, req IdempotentRequest) (*
 			return &IdempotentOutcome{Status: rec.Status, Headers: rec.Headers, Body: rec.Body}, nil, nil
 		}
 		if rec.Mutated && time.Now().After(rec.LeaseUntil) {
-			return nil, nil, newErr(KindCommitStateUnknown, "The first request with this Idempotency-Key changed the catalog but its response was lost; reload to see the outcome")
+			return nil, nil, fault.New(fault.CommitStateUnknown, "The first request with this Idempotency-Key changed the catalog but its response was lost; reload to see the outcome")
 		}
 		if time.Now().After(deadline) {
-			return nil, nil, newErr(KindUnavailable, "A request with this Idempotency-Key is still in progress; retry later")
+			return nil, nil, fault.New(fault.Unavailable, "A request with this Idempotency-Key is still in progress; retry later")
 		}
 		// Poll: the holder finishes, abandons (we then run it), or dies
 		// (its lease runs out and we take over).
@@ -121,7 +123,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, req IdempotentRequest) (*
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, wrapErr(KindUnavailable, ctx.Err(), "Request cancelled or timed out")
+			return nil, nil, fault.Wrap(fault.Unavailable, ctx.Err(), "Request cancelled or timed out")
 		case <-t.C:
 		}
 	}
@@ -131,10 +133,10 @@ func (s *Service) BeginIdempotent(ctx context.Context, req IdempotentRequest) (*
 // record without a fingerprint predates them: only its operation counts.
 func sameRequest(rec *store.IdempotencyRecord, c store.IdempotencyClaim) error {
 	if rec.Operation != c.Operation {
-		return newErr(KindUnprocessable, "Idempotency-Key was already used for another operation: %s", rec.Operation)
+		return fault.New(fault.Unprocessable, "Idempotency-Key was already used for another operation: %s", rec.Operation)
 	}
 	if rec.Fingerprint != "" && rec.Fingerprint != c.Fingerprint {
-		return newErr(KindUnprocessable, "Idempotency-Key was already used with a different request body for %s", rec.Operation)
+		return fault.New(fault.Unprocessable, "Idempotency-Key was already used with a different request body for %s", rec.Operation)
 	}
 	return nil
 }

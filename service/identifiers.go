@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -64,24 +65,24 @@ func checkName(what, s string) error {
 // MaxNamespaceBytes in all, or holds a level that breaks the name rules.
 func ValidateNamespace(levels []string) error {
 	if len(levels) == 0 {
-		return newErr(KindBadRequest, "Invalid namespace: empty namespace")
+		return fault.New(fault.BadRequest, "Invalid namespace: empty namespace")
 	}
 	if len(levels) > MaxNamespaceDepth {
-		return newErr(KindBadRequest, "Invalid namespace: %d levels, the limit is %d", len(levels), MaxNamespaceDepth)
+		return fault.New(fault.BadRequest, "Invalid namespace: %d levels, the limit is %d", len(levels), MaxNamespaceDepth)
 	}
 	total := len(levels) - 1
 	for _, l := range levels {
 		total += len(l)
 	}
 	if total > MaxNamespaceBytes {
-		return newErr(KindBadRequest, "Invalid namespace: %d bytes long, the limit is %d", total, MaxNamespaceBytes)
+		return fault.New(fault.BadRequest, "Invalid namespace: %d bytes long, the limit is %d", total, MaxNamespaceBytes)
 	}
 	for _, l := range levels {
 		if err := checkName("namespace level", l); err != nil {
 			if len(levels) == 1 {
-				return newErr(KindBadRequest, "Invalid namespace: %s", ClientText(err))
+				return fault.New(fault.BadRequest, "Invalid namespace: %s", fault.ClientText(err))
 			}
-			return newErr(KindBadRequest, "Invalid namespace %q: %v", nsString(levels), err)
+			return fault.New(fault.BadRequest, "Invalid namespace %q: %v", nsString(levels), err)
 		}
 	}
 	return nil
@@ -92,7 +93,7 @@ func ValidateNamespace(levels []string) error {
 // or holds a control character.
 func ValidateName(name string) error {
 	if err := checkName("name", name); err != nil {
-		return newErr(KindBadRequest, "Invalid identifier: %s", ClientText(err))
+		return fault.New(fault.BadRequest, "Invalid identifier: %s", fault.ClientText(err))
 	}
 	return nil
 }

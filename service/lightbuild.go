@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 // Building a commit's metadata without copying the history. iceberg-go's
@@ -209,11 +210,11 @@ func buildChange(prev *metaEntry, loc string, upgrade bool, ups table.Updates, r
 func buildOn(base, prev table.Metadata, loc string, upgrade bool, ups table.Updates) (table.Metadata, bool, error) {
 	b, err := table.MetadataBuilderFromBase(base, loc)
 	if err != nil {
-		return nil, false, wrapErr(KindInternal, err, "metadata builder")
+		return nil, false, fault.Wrap(fault.Internal, err, "metadata builder")
 	}
 	for _, u := range ups {
 		if err := u.Apply(b); err != nil {
-			return nil, false, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+			return nil, false, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 		}
 	}
 	if upgrade && !b.HasChanges() {
@@ -226,7 +227,7 @@ func buildOn(base, prev table.Metadata, loc string, upgrade bool, ups table.Upda
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, false, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+		return nil, false, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 	}
 	return meta, true, nil
 }

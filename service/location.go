@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
 )
@@ -89,18 +90,18 @@ func tablePrefixes(w *store.Warehouse, tableLoc string) location.Set {
 func checkObjectLocation(w *store.Warehouse, loc string) (string, error) {
 	n, err := location.Normalize(loc)
 	if err != nil {
-		return "", wrapErr(KindBadRequest, err, "Invalid location: %s", ClientText(err))
+		return "", fault.Wrap(fault.BadRequest, err, "Invalid location: %s", fault.ClientText(err))
 	}
 	if len(n) > maxLocationBytes {
-		return "", newErr(KindBadRequest, "Invalid location: longer than %d bytes", maxLocationBytes)
+		return "", fault.New(fault.BadRequest, "Invalid location: longer than %d bytes", maxLocationBytes)
 	}
 	for _, seg := range strings.Split(n, "/") {
 		if len(seg) > maxSegmentBytes {
-			return "", newErr(KindBadRequest, "Invalid location: a path segment is longer than %d bytes", maxSegmentBytes)
+			return "", fault.New(fault.BadRequest, "Invalid location: a path segment is longer than %d bytes", maxSegmentBytes)
 		}
 	}
 	if !warehousePrefixes(w).ContainsBelow(n) {
-		return "", newErr(KindBadRequest, "Invalid location: it must be inside the warehouse location (or a prefix listed in its %s)", allowedLocationsKey)
+		return "", fault.New(fault.BadRequest, "Invalid location: it must be inside the warehouse location (or a prefix listed in its %s)", allowedLocationsKey)
 	}
 	return n, nil
 }
@@ -116,10 +117,10 @@ func checkWritePaths(w *store.Warehouse, tableLoc string, props map[string]strin
 			continue
 		}
 		if _, err := location.Normalize(v); err != nil {
-			return wrapErr(KindBadRequest, err, "Invalid %s: %v", k, err)
+			return fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", k, err)
 		}
 		if !allowed.Contains(v) {
-			return newErr(KindBadRequest, "Invalid %s: it must be inside the table location", k)
+			return fault.New(fault.BadRequest, "Invalid %s: it must be inside the table location", k)
 		}
 	}
 	return nil
@@ -142,17 +143,17 @@ func (s *Service) checkTableMetadataLocations(w *store.Warehouse, meta table.Met
 	allowed := tablePrefixes(w, loc)
 	for _, snap := range meta.Snapshots() {
 		if snap.ManifestList != "" && !allowed.Contains(snap.ManifestList) {
-			return newErr(KindBadRequest, "Invalid snapshot %d: its manifest-list must be inside the table location", snap.SnapshotID)
+			return fault.New(fault.BadRequest, "Invalid snapshot %d: its manifest-list must be inside the table location", snap.SnapshotID)
 		}
 	}
 	for st := range meta.Statistics() {
 		if !allowed.Contains(st.StatisticsPath) {
-			return newErr(KindBadRequest, "Invalid statistics of snapshot %d: statistics-path must be inside the table location", st.SnapshotID)
+			return fault.New(fault.BadRequest, "Invalid statistics of snapshot %d: statistics-path must be inside the table location", st.SnapshotID)
 		}
 	}
 	for st := range meta.PartitionStatistics() {
 		if !allowed.Contains(st.StatisticsPath) {
-			return newErr(KindBadRequest, "Invalid partition statistics of snapshot %d: statistics-path must be inside the table location", st.SnapshotID)
+			return fault.New(fault.BadRequest, "Invalid partition statistics of snapshot %d: statistics-path must be inside the table location", st.SnapshotID)
 		}
 	}
 	return nil
@@ -163,7 +164,7 @@ func (s *Service) checkTableMetadataLocations(w *store.Warehouse, meta table.Met
 // the table's prefixes. what names the file's role in the 400 message.
 func checkFileInTable(w *store.Warehouse, tableLoc, loc, what string) error {
 	if !tablePrefixes(w, tableLoc).Contains(loc) {
-		return newErr(KindBadRequest, "Invalid %s: it must be inside the table location", what)
+		return fault.New(fault.BadRequest, "Invalid %s: it must be inside the table location", what)
 	}
 	return nil
 }
@@ -240,7 +241,7 @@ func prepareStagedMetadataDir(w *store.Warehouse, tableLoc string, props map[str
 		return nil
 	}
 	if err := os.MkdirAll(u.Path, 0o755); err != nil {
-		return wrapErr(KindInternal, err, "Failed to create the metadata directory %s", fileName(w, tableLoc, dir))
+		return fault.Wrap(fault.Internal, err, "Failed to create the metadata directory %s", fileName(w, tableLoc, dir))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -82,8 +83,8 @@ func TestCheckTableMetadataLocations(t *testing.T) {
 				}
 				return
 			}
-			if KindOf(err) != KindBadRequest || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("got %v (kind %d), want a 400 mentioning %q", err, KindOf(err), c.want)
+			if fault.KindOf(err) != fault.BadRequest || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v (kind %d), want a 400 mentioning %q", err, fault.KindOf(err), c.want)
 			}
 			for _, leak := range []string{"shadow", "s3://other", "/ns/u/", "../"} {
 				if strings.Contains(err.Error(), leak) {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -85,7 +86,7 @@ func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt 
 			return nil, err
 		}
 	}
-	expire := snapshotsToExpire(meta, opt, time.Now())
+	expire := snapshotsToExpire(meta, opt, s.now())
 	rep.MetadataLocation = obj.MetadataLocation
 	if len(expire) == 0 {
 		return rep, nil
@@ -126,7 +127,7 @@ func (s *Service) loadForMaintain(ctx context.Context, w *store.Warehouse, id Id
 	}
 	meta, version, err := parseTableMetadata(obj.Metadata)
 	if err != nil {
-		return nil, nil, 0, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+		return nil, nil, 0, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
 	}
 	return obj, meta, version, nil
 }
@@ -177,7 +178,7 @@ func snapshotsToExpire(meta table.Metadata, opt MaintainOptions, now time.Time) 
 
 // queueDeletes records the files an expiry will delete, before its commit.
 func (s *Service) queueDeletes(ctx context.Context, meta table.Metadata, files []string, expire []int64) error {
-	now := time.Now()
+	now := s.now()
 	rows := make([]store.PendingDelete, len(files))
 	for i, f := range files {
 		rows[i] = store.PendingDelete{TableUUID: meta.TableUUID().String(), Location: f, SnapshotIDs: expire, CreatedAt: now}
@@ -200,11 +201,11 @@ func (s *Service) commitExpiry(ctx context.Context, w *store.Warehouse, id Ident
 	}
 	rawReqs, err := json.Marshal(reqs)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode requirements")
+		return nil, fault.Wrap(fault.Internal, err, "encode requirements")
 	}
 	rawUps, err := json.Marshal([]map[string]any{{"action": "remove-snapshots", "snapshot-ids": expire}})
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode updates")
+		return nil, fault.Wrap(fault.Internal, err, "encode updates")
 	}
 	c, err := parseChange(TableChange{Ident: id, Requirements: rawReqs, Updates: rawUps})
 	if err != nil {
@@ -302,5 +303,5 @@ func (s *Service) deleteFiles(ctx context.Context, w *store.Warehouse, files []s
 // errUnreadable wraps a manifest that could not be read while choosing
 // files: an expiry that cannot see every reference deletes nothing.
 func errUnreadable(what string, err error) error {
-	return wrapErr(KindInternal, err, "read %s", what)
+	return fault.Wrap(fault.Internal, err, "read %s", what)
 }

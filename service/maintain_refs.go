@@ -8,6 +8,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -84,7 +85,7 @@ func (rw *refWalker) inside(loc, what string) (bool, error) {
 		return true, nil
 	}
 	if rw.strict {
-		return false, newErr(KindBadRequest, "Cannot expire snapshots: a remaining snapshot references a %s outside the table (%s)",
+		return false, fault.New(fault.BadRequest, "Cannot expire snapshots: a remaining snapshot references a %s outside the table (%s)",
 			what, fileName(rw.w, rw.meta.Location(), loc))
 	}
 	return false, nil

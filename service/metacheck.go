@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"time"
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -22,7 +22,7 @@ import (
 // not parse back the way the loader parses stored metadata, or when what
 // parses back breaks a rule (so what is checked is what will be loaded).
 func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
-	now := time.Now()
+	now := s.now()
 	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
 	if err := validation.TableMetadata(viewOf(prev), viewOf(next), now, rules); err != nil {
 		return metadataRejected(err)
@@ -46,7 +46,7 @@ func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, dat
 // checkNewMetadata.
 func (s *Service) checkEncoded(prev, next table.Metadata, enc *encodedMeta) error {
 	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
-	if err := validation.TableMetadata(viewOf(prev), viewOf(next), time.Now(), rules); err != nil {
+	if err := validation.TableMetadata(viewOf(prev), viewOf(next), s.now(), rules); err != nil {
 		return metadataRejected(err)
 	}
 	back, _, err := parseTableMetadata(enc.check)
@@ -90,7 +90,7 @@ func sameEncoded(next, back table.Metadata, enc *encodedMeta) error {
 
 // doesNotLoad is the 400 for metadata that would not load back.
 func doesNotLoad(err error) error {
-	e := wrapErr(KindValidation, err, "Commit rejected: the new table metadata would not load back: %v", err)
+	e := fault.Wrap(fault.Validation, err, "Commit rejected: the new table metadata would not load back: %v", err)
 	e.Reason = validation.ReasonMetadataDoesNotLoad
 	return e
 }
@@ -100,9 +100,9 @@ func doesNotLoad(err error) error {
 func metadataRejected(err error) error {
 	var ve *validation.Error
 	if !errors.As(err, &ve) {
-		return wrapErr(KindValidation, err, "Commit rejected: %v", err)
+		return fault.Wrap(fault.Validation, err, "Commit rejected: %v", err)
 	}
-	e := wrapErr(KindValidation, err, "Commit rejected: %s", ve.Message)
+	e := fault.Wrap(fault.Validation, err, "Commit rejected: %s", ve.Message)
 	e.Reason, e.Details = ve.Reason, ve.Details
 	return e
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -50,12 +51,12 @@ func appendSnapshot(t *testing.T, prev table.Metadata, seq int64, ts time.Time, 
 	return next, data
 }
 
-func rejection(t *testing.T, err error) *Error {
+func rejection(t *testing.T, err error) *fault.Error {
 	t.Helper()
 	require.Error(t, err)
-	var e *Error
-	require.True(t, errors.As(err, &e), "want *Error, got %T", err)
-	require.Equal(t, KindValidation, e.Kind)
+	var e *fault.Error
+	require.True(t, errors.As(err, &e), "want *fault.Error, got %T", err)
+	require.Equal(t, fault.Validation, e.Kind)
 	require.NotEmpty(t, e.Reason)
 	require.NotEmpty(t, e.Message)
 	return e
@@ -118,4 +119,19 @@ func TestCheckNewMetadataClockSkew(t *testing.T) {
 	e := rejection(t, New(nil, nil, Options{}).checkNewMetadata(prev, next, data))
 	require.Equal(t, validation.ReasonTimestampInFuture, e.Reason)
 	require.NoError(t, New(nil, nil, Options{MaxClockSkew: time.Hour}).checkNewMetadata(prev, next, data))
+}
+
+// TestCheckNewMetadataClock: the skew check reads Options.Clock, so a
+// replica whose clock runs behind refuses what a correct one accepts, and
+// one whose clock runs ahead accepts a snapshot dated in the real future.
+func TestCheckNewMetadataClock(t *testing.T) {
+	prev, _ := metacheckTable(t)
+	next, data := appendSnapshot(t, prev, 2, time.Now().Add(10*time.Minute), 2)
+	ahead := func() time.Time { return time.Now().Add(20 * time.Minute) }
+	require.NoError(t, New(nil, nil, Options{Clock: ahead}).checkNewMetadata(prev, next, data))
+	next, data = appendSnapshot(t, prev, 2, time.Now(), 2)
+	require.NoError(t, New(nil, nil, Options{}).checkNewMetadata(prev, next, data))
+	behind := func() time.Time { return time.Now().Add(-10 * time.Minute) }
+	e := rejection(t, New(nil, nil, Options{Clock: behind}).checkNewMetadata(prev, next, data))
+	require.Equal(t, validation.ReasonTimestampInFuture, e.Reason)
 }

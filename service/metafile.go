@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 )
@@ -92,7 +93,7 @@ func (s *Service) fileIO(ctx context.Context, w *store.Warehouse, loc string) (s
 	}
 	io, err := s.files.For(ctx, loc, props)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Cannot access storage for %s", fileName(w, w.Location, loc))
+		return nil, fault.Wrap(fault.BadRequest, err, "Cannot access storage for %s", fileName(w, w.Location, loc))
 	}
 	return io, nil
 }
@@ -102,7 +103,7 @@ func (s *Service) fileIO(ctx context.Context, w *store.Warehouse, loc string) (s
 // uses the profile's identity for S3 locations.
 func (s *Service) ioProps(w *store.Warehouse, loc string) (map[string]string, error) {
 	if !warehousePrefixes(w).Contains(loc) {
-		return nil, newErr(KindBadRequest, "Refusing a location outside the warehouse")
+		return nil, fault.New(fault.BadRequest, "Refusing a location outside the warehouse")
 	}
 	props := w.Properties
 	if w.StorageProfile != "" && strings.HasPrefix(loc, "s3://") {
@@ -110,7 +111,7 @@ func (s *Service) ioProps(w *store.Warehouse, loc string) (map[string]string, er
 		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err == nil && p.Type == "s3" {
 			secret, err := s.opts.Sealer.Open(p.SealedSecret)
 			if err != nil {
-				return nil, wrapErr(KindUnavailable, err, "Cannot open the storage profile of %s", w.Name)
+				return nil, fault.Wrap(fault.Unavailable, err, "Cannot open the storage profile of %s", w.Name)
 			}
 			props = map[string]string{}
 			for k, v := range w.Properties {
@@ -141,9 +142,9 @@ func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc
 	}
 	if err := io.Write(ctx, loc, data); err != nil {
 		if storage.Unavailable(err) {
-			return wrapErr(KindUnavailable, err, msgStorageUnavailable, fileName(w, w.Location, loc))
+			return fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, fileName(w, w.Location, loc))
 		}
-		return wrapErr(KindInternal, err, "Failed to write metadata file %s", fileName(w, w.Location, loc))
+		return fault.Wrap(fault.Internal, err, "Failed to write metadata file %s", fileName(w, w.Location, loc))
 	}
 	return nil
 }
@@ -153,8 +154,8 @@ func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc
 // given. It returns the new file's location and, when the object moved, its
 // normalized new location ("" otherwise). 400 when the location is outside
 // the warehouse or a write.*.path property outside the object's prefixes
-// (location policy); a write failure is KindUnavailable when the store
-// could not do it now, else KindCommitFailed: nothing points at the new
+// (location policy); a write failure is fault.Unavailable when the store
+// could not do it now, else fault.CommitFailed: nothing points at the new
 // file yet, so nothing was committed.
 func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj *store.Object, loc string, props map[string]string, data []byte) (metaLoc, newLoc string, err error) {
 	canon, err := checkObjectLocation(w, loc)
@@ -169,13 +170,13 @@ func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj
 	}
 	metaLoc = newMetadataLocation(loc, props, obj.MetadataLocation)
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
-		switch KindOf(err) {
-		case KindBadRequest:
+		switch fault.KindOf(err) {
+		case fault.BadRequest:
 			return "", "", err
-		case KindUnavailable:
-			return "", "", wrapErr(KindUnavailable, err, msgStorageUnavailable, fileName(w, canon, metaLoc))
+		case fault.Unavailable:
+			return "", "", fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, fileName(w, canon, metaLoc))
 		}
-		return "", "", wrapErr(KindCommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", fileName(w, canon, metaLoc))
+		return "", "", fault.Wrap(fault.CommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", fileName(w, canon, metaLoc))
 	}
 	return metaLoc, newLoc, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/stretchr/testify/require"
 )
 
@@ -178,7 +179,7 @@ func roundTrip(t *testing.T, version int, seed int64) {
 		}
 		require.Equal(t, errSlow == nil, errFast == nil, "commit %d %v: slow path error %v, fast path error %v", commit, ups, errSlow, errFast)
 		if errSlow != nil {
-			require.Equal(t, ClientText(errSlow), ClientText(errors.Unwrap(errFast)), "commit %d %v: the errors differ", commit, ups)
+			require.Equal(t, fault.ClientText(errSlow), fault.ClientText(errors.Unwrap(errFast)), "commit %d %v: the errors differ", commit, ups)
 			continue
 		}
 		applied++

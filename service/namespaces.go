@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
 func nsNotFound(err error, levels []string) error {
-	return wrapErr(KindNoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels))
+	return fault.Wrap(fault.NoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels))
 }
 
 // CreateNamespace creates a namespace. Its parent must exist (404
@@ -26,9 +27,9 @@ func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels 
 	ns, err := s.store.NamespaceCreate(ctx, warehouse, levels, props)
 	switch {
 	case errors.Is(err, store.ErrAlreadyExists):
-		return nil, wrapErr(KindAlreadyExists, err, "Namespace already exists: %s", nsString(levels))
+		return nil, fault.Wrap(fault.AlreadyExists, err, "Namespace already exists: %s", nsString(levels))
 	case errors.Is(err, store.ErrNoSuchNamespace):
-		return nil, wrapErr(KindNoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels[:len(levels)-1]))
+		return nil, fault.Wrap(fault.NoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels[:len(levels)-1]))
 	}
 	return namespaceOf(ns), storeErr(err, warehouse)
 }
@@ -75,7 +76,7 @@ func (s *Service) UpdateNamespaceProperties(ctx context.Context, warehouse strin
 	}
 	for _, k := range removals {
 		if _, ok := updates[k]; ok {
-			return nil, nil, nil, newErr(KindUnprocessable, "Duplicate key to update and remove: %s", k)
+			return nil, nil, nil, fault.New(fault.Unprocessable, "Duplicate key to update and remove: %s", k)
 		}
 	}
 	if err := s.authorize(ctx, PrivNamespaceProperties, namespaceResource(warehouse, levels)); err != nil {
@@ -109,7 +110,7 @@ func (s *Service) DropNamespace(ctx context.Context, warehouse string, levels []
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return nsNotFound(err, levels)
 	case errors.Is(err, store.ErrNotEmpty):
-		return wrapErr(KindNamespaceNotEmpty, err, "Namespace is not empty: %s", nsString(levels))
+		return fault.Wrap(fault.NamespaceNotEmpty, err, "Namespace is not empty: %s", nsString(levels))
 	}
 	return storeErr(err, warehouse)
 }

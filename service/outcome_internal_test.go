@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -14,18 +15,18 @@ import (
 // 4xx but a failed requirement) is "rejected", never "error", which is
 // kept for failures of ours (5xx); every kind is labelled.
 func TestCommitOutcomeLabels(t *testing.T) {
-	ours := map[Kind]string{
-		KindInternal:           outcomeError,
-		KindCommitStateUnknown: outcomeError,
-		KindUnavailable:        outcomeUnavailable,
-		KindCommitFailed:       outcomeRequirementFailed,
+	ours := map[fault.Kind]string{
+		fault.Internal:           outcomeError,
+		fault.CommitStateUnknown: outcomeError,
+		fault.Unavailable:        outcomeUnavailable,
+		fault.CommitFailed:       outcomeRequirementFailed,
 	}
-	for k := KindInternal; k <= KindUnsupportedMedia; k++ {
+	for k := fault.Internal; k <= fault.UnsupportedMedia; k++ {
 		want, ok := ours[k]
 		if !ok {
 			want = outcomeRejected
 		}
-		err := fmt.Errorf("staging: %w", newErr(k, "kind %d", k))
+		err := fmt.Errorf("staging: %w", fault.New(k, "kind %d", k))
 		require.Equal(t, want, stageOutcome(err), "kind %d", k)
 	}
 	require.Equal(t, outcomeError, stageOutcome(errors.New("not classified")), "an unclassified error is a 500")
@@ -33,15 +34,15 @@ func TestCommitOutcomeLabels(t *testing.T) {
 	for _, tc := range []struct {
 		err     error
 		outcome string
-		kind    Kind
+		kind    fault.Kind
 	}{
-		{store.ErrConflict, outcomeConflict, KindCommitFailed},
-		{store.ErrLocationOverlap, outcomeRejected, KindBadRequest},
-		{store.ErrUnavailable, outcomeUnavailable, KindUnavailable},
-		{errors.New("disk on fire"), outcomeError, KindCommitFailed},
+		{store.ErrConflict, outcomeConflict, fault.CommitFailed},
+		{store.ErrLocationOverlap, outcomeRejected, fault.BadRequest},
+		{store.ErrUnavailable, outcomeUnavailable, fault.Unavailable},
+		{errors.New("disk on fire"), outcomeError, fault.CommitFailed},
 	} {
 		outcome, err := swapFailure(tc.err, "table", 6)
 		require.Equal(t, tc.outcome, outcome, "%v", tc.err)
-		require.Equal(t, tc.kind, KindOf(err), "%v", tc.err)
+		require.Equal(t, tc.kind, fault.KindOf(err), "%v", tc.err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
 )
@@ -32,14 +33,14 @@ var errOutsideTable = errors.New("file outside the table location")
 func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Metadata, req PlanRequest) (PlanResult, error) {
 	incremental := req.StartSnapshotID != nil || req.EndSnapshotID != nil
 	if req.SnapshotID != nil && incremental {
-		return PlanResult{}, newErr(KindBadRequest, "Invalid scan: snapshot-id cannot be combined with start-snapshot-id or end-snapshot-id")
+		return PlanResult{}, fault.New(fault.BadRequest, "Invalid scan: snapshot-id cannot be combined with start-snapshot-id or end-snapshot-id")
 	}
 	if req.StartSnapshotID != nil && req.EndSnapshotID == nil {
-		return PlanResult{}, newErr(KindBadRequest, "Invalid scan: end-snapshot-id is required with start-snapshot-id")
+		return PlanResult{}, fault.New(fault.BadRequest, "Invalid scan: end-snapshot-id is required with start-snapshot-id")
 	}
 	for _, id := range []*int64{req.SnapshotID, req.StartSnapshotID, req.EndSnapshotID} {
 		if id != nil && md.SnapshotByID(*id) == nil {
-			return PlanResult{}, newErr(KindNotFound, "Cannot find snapshot with ID %d", *id)
+			return PlanResult{}, fault.New(fault.NotFound, "Cannot find snapshot with ID %d", *id)
 		}
 	}
 	opts, err := planScanOptions(md, req)
@@ -53,7 +54,7 @@ func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Met
 	planned := md
 	if target != nil && !req.UseSnapshotSchema {
 		if planned, err = headAt(md, *target); err != nil {
-			return PlanResult{}, wrapErr(KindInternal, err, "Cannot plan the scan")
+			return PlanResult{}, fault.Wrap(fault.Internal, err, "Cannot plan the scan")
 		}
 		target = nil
 	}
@@ -100,16 +101,16 @@ func planScanOptions(md table.Metadata, req PlanRequest) ([]table.ScanOption, er
 		}
 		expr, err := iceberg.ParseExpr([]byte(f), parseSchema)
 		if err != nil {
-			return nil, newErr(KindBadRequest, "Invalid filter: %s", ClientText(err))
+			return nil, fault.New(fault.BadRequest, "Invalid filter: %s", fault.ClientText(err))
 		}
 		if _, err := iceberg.BindExpr(schema, expr, req.CaseSensitive); err != nil {
-			return nil, newErr(KindBadRequest, "Invalid filter: %s", ClientText(err))
+			return nil, fault.New(fault.BadRequest, "Invalid filter: %s", fault.ClientText(err))
 		}
 		opts = append(opts, table.WithRowFilter(expr))
 	}
 	if len(req.Select) > 0 {
 		if _, err := schema.Select(req.CaseSensitive, req.Select...); err != nil {
-			return nil, newErr(KindBadRequest, "Invalid select: %s", ClientText(err))
+			return nil, fault.New(fault.BadRequest, "Invalid select: %s", fault.ClientText(err))
 		}
 		opts = append(opts, table.WithSelectedFields(req.Select...))
 	}
@@ -158,7 +159,7 @@ func planIncremental(ctx context.Context, tbl *table.Table, start, end *int64, o
 		switch op {
 		case table.OpAppend, table.OpReplace:
 		default:
-			return nil, newErr(KindBadRequest, "Cannot plan an incremental append scan: snapshot %d in the range is a %q, not an append; plan the snapshot instead", sn.SnapshotID, string(op))
+			return nil, fault.New(fault.BadRequest, "Cannot plan an incremental append scan: snapshot %d in the range is a %q, not an append; plan the snapshot instead", sn.SnapshotID, string(op))
 		}
 		if sn.ParentSnapshotID == nil {
 			break
@@ -166,7 +167,7 @@ func planIncremental(ctx context.Context, tbl *table.Table, start, end *int64, o
 		sn = md.SnapshotByID(*sn.ParentSnapshotID)
 	}
 	if !found {
-		return nil, newErr(KindBadRequest, "Cannot plan an incremental append scan: start snapshot %d is not an ancestor of end snapshot %d", *start, head.SnapshotID)
+		return nil, fault.New(fault.BadRequest, "Cannot plan an incremental append scan: start snapshot %d is not an ancestor of end snapshot %d", *start, head.SnapshotID)
 	}
 	scan := tbl.NewIncrementalAppendScan(opts...)
 	if end != nil {
@@ -294,15 +295,15 @@ var uriOrPath = regexp.MustCompile(`(?:[a-zA-Z][a-zA-Z0-9+.-]*://|/)[^\s:"']+`)
 // kind; a file outside the table and unreadable manifests are 500 with a
 // message and log text free of paths.
 func planFailure(err error) error {
-	var se *Error
+	var se *fault.Error
 	if errors.As(err, &se) {
 		return err
 	}
 	if errors.Is(err, errOutsideTable) {
-		return newErr(KindInternal, "Refusing to plan: the table references a manifest list or manifest outside its location")
+		return fault.New(fault.Internal, "Refusing to plan: the table references a manifest list or manifest outside its location")
 	}
 	if errors.Is(err, iceberg.ErrInvalidArgument) {
-		return newErr(KindBadRequest, "Invalid scan: %s", uriOrPath.ReplaceAllString(ClientText(err), "<file>"))
+		return fault.New(fault.BadRequest, "Invalid scan: %s", uriOrPath.ReplaceAllString(fault.ClientText(err), "<file>"))
 	}
-	return wrapErr(KindInternal, errors.New(uriOrPath.ReplaceAllString(err.Error(), "<file>")), "Cannot plan the scan: a manifest of the table cannot be read")
+	return fault.Wrap(fault.Internal, errors.New(uriOrPath.ReplaceAllString(err.Error(), "<file>")), "Cannot plan the scan: a manifest of the table cannot be read")
 }

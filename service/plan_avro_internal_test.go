@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
@@ -246,7 +247,7 @@ func TestPlanAvroV2Deletes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []string{"b1.parquet"}, files(r))
 		_, err = f.plan(PlanRequest{Filter: []byte(`{"type":"eq","term":"CATEGORY","value":"b"}`), CaseSensitive: true})
-		require.Equal(t, KindBadRequest, KindOf(err), "%v", err)
+		require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
 
 		// Time travel to before the deletes: no delete files.
 		r, err = f.plan(PlanRequest{SnapshotID: &s1, UseSnapshotSchema: true})
@@ -265,23 +266,23 @@ func TestPlanAvroErrors(t *testing.T) {
 	missing := int64(424242)
 	for name, tc := range map[string]struct {
 		req  PlanRequest
-		kind Kind
+		kind fault.Kind
 		msg  string
 	}{
-		"malformed filter":  {PlanRequest{Filter: []byte(`{"type":`)}, KindBadRequest, "Invalid filter"},
-		"unknown column":    {PlanRequest{Filter: []byte(`{"type":"eq","term":"nope","value":1}`)}, KindBadRequest, "Invalid filter"},
-		"unknown operation": {PlanRequest{Filter: []byte(`{"type":"frobnicate","term":"id"}`)}, KindBadRequest, "Invalid filter"},
-		"unknown select":    {PlanRequest{Select: []string{"nope"}}, KindBadRequest, "Invalid select"},
-		"unknown snapshot":  {PlanRequest{SnapshotID: &missing}, KindNotFound, "424242"},
-		"unknown end":       {PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &missing}, KindNotFound, "424242"},
-		"start without end": {PlanRequest{StartSnapshotID: &s1}, KindBadRequest, "end-snapshot-id is required"},
-		"snapshot and range": {PlanRequest{SnapshotID: &s1, StartSnapshotID: &s1, EndSnapshotID: &s1}, KindBadRequest,
+		"malformed filter":  {PlanRequest{Filter: []byte(`{"type":`)}, fault.BadRequest, "Invalid filter"},
+		"unknown column":    {PlanRequest{Filter: []byte(`{"type":"eq","term":"nope","value":1}`)}, fault.BadRequest, "Invalid filter"},
+		"unknown operation": {PlanRequest{Filter: []byte(`{"type":"frobnicate","term":"id"}`)}, fault.BadRequest, "Invalid filter"},
+		"unknown select":    {PlanRequest{Select: []string{"nope"}}, fault.BadRequest, "Invalid select"},
+		"unknown snapshot":  {PlanRequest{SnapshotID: &missing}, fault.NotFound, "424242"},
+		"unknown end":       {PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &missing}, fault.NotFound, "424242"},
+		"start without end": {PlanRequest{StartSnapshotID: &s1}, fault.BadRequest, "end-snapshot-id is required"},
+		"snapshot and range": {PlanRequest{SnapshotID: &s1, StartSnapshotID: &s1, EndSnapshotID: &s1}, fault.BadRequest,
 			"cannot be combined"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := f.plan(tc.req)
 			require.Error(t, err)
-			require.Equal(t, tc.kind, KindOf(err), "%v", err)
+			require.Equal(t, tc.kind, fault.KindOf(err), "%v", err)
 			require.Contains(t, err.Error(), tc.msg)
 			require.NotContains(t, err.Error(), f.loc, "no server path in the message")
 		})
@@ -309,13 +310,13 @@ func TestPlanAvroIncremental(t *testing.T) {
 		require.Equal(t, []string{"b3.parquet"}, files(r), "the filter applies to incremental plans")
 
 		_, err = f.plan(PlanRequest{StartSnapshotID: &s3, EndSnapshotID: &s1})
-		require.Equal(t, KindBadRequest, KindOf(err), "%v", err)
+		require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
 		require.Contains(t, err.Error(), "not an ancestor")
 
 		pos := f.deletes(iceberg.EntryContentPosDeletes, "a1-pos.parquet", "a", 1, nil)
 		s4 := f.commit(table.OpDelete, nil, []iceberg.DataFile{pos})
 		_, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s4})
-		require.Equal(t, KindBadRequest, KindOf(err), "%v", err)
+		require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
 		require.Contains(t, err.Error(), "not an append")
 		r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3})
 		require.NoError(t, err, "a range before the delete still plans")
@@ -362,7 +363,7 @@ func TestPlanAvroRefusesManifestListOutsideTable(t *testing.T) {
 	f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil, other)
 	_, err := f.plan(PlanRequest{})
 	require.Error(t, err)
-	require.Equal(t, KindInternal, KindOf(err))
+	require.Equal(t, fault.Internal, fault.KindOf(err))
 	require.Contains(t, err.Error(), "outside its location")
 	require.NotContains(t, err.Error(), f.w.Location)
 }
@@ -389,7 +390,7 @@ func TestPlanAvroSnapshotSchema(t *testing.T) {
 	require.NoError(t, err, "note exists in the current schema")
 	require.Equal(t, []string{"a1.parquet"}, files(r), "but the plan is of snapshot 1")
 	_, err = f.plan(PlanRequest{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
-	require.Equal(t, KindBadRequest, KindOf(err), "note is not in snapshot 1's schema: %v", err)
+	require.Equal(t, fault.BadRequest, fault.KindOf(err), "note is not in snapshot 1's schema: %v", err)
 
 	// The same for an incremental plan ending before the head.
 	r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true})
@@ -399,7 +400,7 @@ func TestPlanAvroSnapshotSchema(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"a2.parquet", "a3.parquet"}, files(r))
 	_, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
-	require.Equal(t, KindBadRequest, KindOf(err), "%v", err)
+	require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
 }
 
 // TestPlanAvroV1 plans a format v1 table (no delete files in v1).

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/scanplan"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -124,7 +125,7 @@ func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Iden
 	}
 	md, version, err := parseTableMetadata(obj.Metadata)
 	if err != nil {
-		return nil, 0, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+		return nil, 0, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
 	}
 	return md, version, nil
 }
@@ -162,7 +163,7 @@ func (s *Service) newV4Plan(w *store.Warehouse, id Ident, md table.Metadata, req
 		}
 		if snap != nil && snap.SchemaID != nil {
 			if sc = schemaByID(md, *snap.SchemaID); sc == nil {
-				return nil, newErr(KindInternal, "schema %d of snapshot %d is missing", *snap.SchemaID, snap.SnapshotID)
+				return nil, fault.New(fault.Internal, "schema %d of snapshot %d is missing", *snap.SchemaID, snap.SnapshotID)
 			}
 		}
 	}
@@ -174,11 +175,11 @@ func (p *scanPlanV4) bind(sc *iceberg.Schema) error {
 	var err error
 	p.sc = sc
 	if p.filter, err = scanplan.Bind(p.req.Filter, sc, p.req.CaseSensitive); err != nil {
-		return newErr(KindBadRequest, "%s", err.Error())
+		return fault.New(fault.BadRequest, "%s", err.Error())
 	}
 	p.top = scanplan.TopLevel(sc)
 	if p.sel, err = scanplan.TopLevelIDs(sc, p.req.Select, p.req.CaseSensitive, p.filter.FieldIDs()); err != nil {
-		return newErr(KindBadRequest, "%s", err.Error())
+		return fault.New(fault.BadRequest, "%s", err.Error())
 	}
 	return nil
 }
@@ -199,7 +200,7 @@ func (p *scanPlanV4) snapshot(ids ...*int64) (*table.Snapshot, error) {
 		if id != nil {
 			snap := p.st.meta.SnapshotByID(*id)
 			if snap == nil {
-				return nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *id, p.id)
+				return nil, fault.New(fault.NotFound, "Snapshot %d does not exist in %s", *id, p.id)
 			}
 			return snap, nil
 		}
@@ -363,7 +364,7 @@ func (p *scanPlanV4) appendsBetween() ([]*table.Snapshot, error) {
 // either id is missing, 404 for an unknown snapshot.
 func (p *scanPlanV4) between() ([]*table.Snapshot, error) {
 	if p.req.StartSnapshotID == nil || p.req.EndSnapshotID == nil {
-		return nil, newErr(KindBadRequest, "An incremental scan needs both start-snapshot-id and end-snapshot-id")
+		return nil, fault.New(fault.BadRequest, "An incremental scan needs both start-snapshot-id and end-snapshot-id")
 	}
 	start, err := p.snapshot(p.req.StartSnapshotID)
 	if err != nil {
@@ -377,10 +378,10 @@ func (p *scanPlanV4) between() ([]*table.Snapshot, error) {
 	for snap.SnapshotID != start.SnapshotID {
 		chain = append([]*table.Snapshot{snap}, chain...)
 		if snap.ParentSnapshotID == nil {
-			return nil, newErr(KindBadRequest, "Snapshot %d is not an ancestor of snapshot %d", start.SnapshotID, *p.req.EndSnapshotID)
+			return nil, fault.New(fault.BadRequest, "Snapshot %d is not an ancestor of snapshot %d", start.SnapshotID, *p.req.EndSnapshotID)
 		}
 		if snap = p.st.meta.SnapshotByID(*snap.ParentSnapshotID); snap == nil {
-			return nil, newErr(KindBadRequest, "Snapshot %d is not an ancestor of snapshot %d", start.SnapshotID, *p.req.EndSnapshotID)
+			return nil, fault.New(fault.BadRequest, "Snapshot %d is not an ancestor of snapshot %d", start.SnapshotID, *p.req.EndSnapshotID)
 		}
 	}
 	return chain, nil
@@ -508,7 +509,7 @@ func (p *scanPlanV4) task(r *v4manifest.TrackedFile) (ScanTask, error) {
 		FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, SortOrderID: r.SortOrderID, SplitOffsets: r.SplitOffsets,
 		ColumnFiles: columnFileRefs(p.selectedColumnFiles(r.ColumnFiles)), DeletionVector: deletionVectorRef(r.DeletionVector)}
 	if len(t.ColumnFiles) > 0 && !p.req.ColumnFilesOK {
-		e := newErr(KindBadRequest, "Table %s has column files; send X-Iceberg-Column-Files: true to receive them", p.id)
+		e := fault.New(fault.BadRequest, "Table %s has column files; send X-Iceberg-Column-Files: true to receive them", p.id)
 		e.Reason = validation.ReasonColumnFilesUnsupported
 		return ScanTask{}, e
 	}
@@ -596,5 +597,5 @@ func (p *scanPlanV4) counts(r *v4manifest.TrackedFile) (vc, nc, nan map[int]int6
 // table's: malformed, for another table, or naming a leaf its snapshot does
 // not reference.
 func errNoPlanTask(id Ident) error {
-	return newErr(KindNoSuchPlanTask, "Plan task does not exist for table %s", id)
+	return fault.New(fault.NoSuchPlanTask, "Plan task does not exist for table %s", id)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/scanplan"
 
 	"github.com/lakehold/catalog/v4manifest"
@@ -321,7 +322,7 @@ func (s *Service) PlanStatus(ctx context.Context, warehouse string, id Ident, _ 
 	if err := s.checkPlanTable(ctx, warehouse, id); err != nil {
 		return err
 	}
-	return newErr(KindNoSuchPlanID, "No pending plan for table %s: plans complete synchronously and are not kept", id)
+	return fault.New(fault.NoSuchPlanID, "No pending plan for table %s: plans complete synchronously and are not kept", id)
 }
 
 // CancelPlan answers cancelPlanning: nothing runs after a plan completes,

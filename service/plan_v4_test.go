@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
@@ -179,22 +180,22 @@ func TestPlanScanErrors(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			f := newPlanFixture(t, backend, service.Options{})
-			bad := func(req service.PlanRequest, kind service.Kind, text string) {
+			bad := func(req service.PlanRequest, kind fault.Kind, text string) {
 				t.Helper()
 				_, _, err := f.plan(t, req)
 				require.Error(t, err)
-				require.Equal(t, kind, service.KindOf(err), "%v", err)
+				require.Equal(t, kind, fault.KindOf(err), "%v", err)
 				require.Contains(t, err.Error(), text)
 				require.NotContains(t, err.Error(), f.dir, "no server path in messages")
 			}
-			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"nope","value":1}`), CaseSensitive: true}, service.KindBadRequest, "nope")
-			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"REGION","value":"eu"}`), CaseSensitive: true}, service.KindBadRequest, "REGION")
-			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":`), CaseSensitive: true}, service.KindBadRequest, "not valid JSON")
-			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"id","value":"x"}`), CaseSensitive: true}, service.KindBadRequest, "invalid scan filter")
-			bad(service.PlanRequest{Select: []string{"nope"}, CaseSensitive: true}, service.KindBadRequest, "nope")
-			bad(service.PlanRequest{SnapshotID: ptr(int64(424242)), CaseSensitive: true}, service.KindNotFound, "424242")
-			bad(service.PlanRequest{StartSnapshotID: ptr(int64(424242)), EndSnapshotID: &f.snaps[0], CaseSensitive: true}, service.KindNotFound, "424242")
-			bad(service.PlanRequest{StartSnapshotID: &f.snaps[0], CaseSensitive: true}, service.KindBadRequest, "end-snapshot-id")
+			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"nope","value":1}`), CaseSensitive: true}, fault.BadRequest, "nope")
+			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"REGION","value":"eu"}`), CaseSensitive: true}, fault.BadRequest, "REGION")
+			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":`), CaseSensitive: true}, fault.BadRequest, "not valid JSON")
+			bad(service.PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"id","value":"x"}`), CaseSensitive: true}, fault.BadRequest, "invalid scan filter")
+			bad(service.PlanRequest{Select: []string{"nope"}, CaseSensitive: true}, fault.BadRequest, "nope")
+			bad(service.PlanRequest{SnapshotID: ptr(int64(424242)), CaseSensitive: true}, fault.NotFound, "424242")
+			bad(service.PlanRequest{StartSnapshotID: ptr(int64(424242)), EndSnapshotID: &f.snaps[0], CaseSensitive: true}, fault.NotFound, "424242")
+			bad(service.PlanRequest{StartSnapshotID: &f.snaps[0], CaseSensitive: true}, fault.BadRequest, "end-snapshot-id")
 		})
 	}
 }
@@ -227,7 +228,7 @@ func TestPlanScanSnapshots(t *testing.T) {
 				require.Equal(t, c.want, got, c.name)
 			}
 			_, _, err := f.plan(t, service.PlanRequest{StartSnapshotID: &s3, EndSnapshotID: &s1})
-			require.Equal(t, service.KindBadRequest, service.KindOf(err), "start after end: %v", err)
+			require.Equal(t, fault.BadRequest, fault.KindOf(err), "start after end: %v", err)
 		})
 	}
 }
@@ -302,7 +303,7 @@ func TestPlanScanColumnFileStats(t *testing.T) {
 }
 
 func reasonOf(err error) string {
-	var e *service.Error
+	var e *fault.Error
 	if err == nil {
 		return ""
 	}
@@ -341,7 +342,7 @@ func TestPlanScanPaging(t *testing.T) {
 			}
 			ctx := context.Background()
 			_, err := f.svc.FetchScanTasks(ctx, "wh", f.id, "forged", false)
-			require.Equal(t, service.KindNoSuchPlanTask, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.NoSuchPlanTask, fault.KindOf(err), "%v", err)
 
 			res, err := f.svc.PlanScan(ctx, "wh", f.id, service.PlanRequest{CaseSensitive: true})
 			require.NoError(t, err)
@@ -354,13 +355,13 @@ func TestPlanScanPaging(t *testing.T) {
 			tok["l"] = []any{map[string]any{"s": tok["s"], "p": planFile(0)}}
 			b, _ := json.Marshal(tok)
 			_, err = f.svc.FetchScanTasks(ctx, "wh", f.id, base64.RawURLEncoding.EncodeToString(b), false)
-			require.Equal(t, service.KindNoSuchPlanTask, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.NoSuchPlanTask, fault.KindOf(err), "%v", err)
 			// Another table's token is refused.
 			_, err = f.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "other", Properties: map[string]string{"format-version": "4"},
 				Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
 			require.NoError(t, err)
 			_, err = f.svc.FetchScanTasks(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "other"}, res.PlanTasks[0], false)
-			require.Equal(t, service.KindNoSuchPlanTask, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.NoSuchPlanTask, fault.KindOf(err), "%v", err)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/internal/authn/secret"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -56,12 +57,12 @@ const MaxPrincipalNameBytes = 128
 // the token subject and appears in logs and grants.
 func validatePrincipalName(name string) error {
 	if name == "" || len(name) > MaxPrincipalNameBytes {
-		return newErr(KindBadRequest, "Invalid principal name: it must be 1 to %d bytes long", MaxPrincipalNameBytes)
+		return fault.New(fault.BadRequest, "Invalid principal name: it must be 1 to %d bytes long", MaxPrincipalNameBytes)
 	}
 	for _, c := range name {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '@'
 		if !ok {
-			return newErr(KindBadRequest, "Invalid principal name: only letters, digits and . _ - @ are allowed")
+			return fault.New(fault.BadRequest, "Invalid principal name: only letters, digits and . _ - @ are allowed")
 		}
 	}
 	return nil
@@ -78,9 +79,9 @@ func principalErr(err error, name string) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &ae), errors.Is(err, store.ErrAlreadyExists):
-		return wrapErr(KindAlreadyExists, err, "Principal already exists: %s", name)
+		return fault.Wrap(fault.AlreadyExists, err, "Principal already exists: %s", name)
 	case errors.Is(err, store.ErrNotFound):
-		return wrapErr(KindNotFound, err, "Principal does not exist: %s", name)
+		return fault.Wrap(fault.NotFound, err, "Principal does not exist: %s", name)
 	}
 	return storeErr(err, name)
 }
@@ -109,10 +110,10 @@ var secretHashParams = secret.DefaultParams
 // newSecret returns a fresh secret and its hash.
 func newSecret() (plain, hash string, err error) {
 	if plain, err = secret.New(); err != nil {
-		return "", "", wrapErr(KindInternal, err, "Internal server error")
+		return "", "", fault.Wrap(fault.Internal, err, "Internal server error")
 	}
 	if hash, err = secret.Hash(plain, secretHashParams); err != nil {
-		return "", "", wrapErr(KindInternal, err, "Internal server error")
+		return "", "", fault.Wrap(fault.Internal, err, "Internal server error")
 	}
 	return plain, hash, nil
 }
@@ -124,8 +125,8 @@ func (s *Service) manageGrants(ctx context.Context) error {
 
 // CreatePrincipal creates a built-in service principal and returns its
 // client id and secret; the secret is never retrievable again. It fails
-// with KindBadRequest for an invalid name, KindAlreadyExists when the name
-// is taken, and KindForbidden without manage-grants on the server.
+// with fault.BadRequest for an invalid name, fault.AlreadyExists when the name
+// is taken, and fault.Forbidden without manage-grants on the server.
 func (s *Service) CreatePrincipal(ctx context.Context, name string) (*PrincipalCredentials, error) {
 	if err := s.manageGrants(ctx); err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func (s *Service) CreatePrincipal(ctx context.Context, name string) (*PrincipalC
 	}
 	clientID, err := secret.NewClientID()
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "Internal server error")
+		return nil, fault.Wrap(fault.Internal, err, "Internal server error")
 	}
 	p := &store.Principal{Name: name, ClientID: clientID, SecretHash: hash}
 	if err := s.store.PrincipalCreate(ctx, p); err != nil {
@@ -150,7 +151,7 @@ func (s *Service) CreatePrincipal(ctx context.Context, name string) (*PrincipalC
 }
 
 // ListPrincipals returns one page of principals by name. It fails with
-// KindBadRequest for a page token it did not issue and KindForbidden
+// fault.BadRequest for a page token it did not issue and fault.Forbidden
 // without manage-grants on the server.
 func (s *Service) ListPrincipals(ctx context.Context, page Page) ([]PrincipalInfo, string, error) {
 	if err := s.manageGrants(ctx); err != nil {
@@ -167,8 +168,8 @@ func (s *Service) ListPrincipals(ctx context.Context, page Page) ([]PrincipalInf
 	return out, next, nil
 }
 
-// GetPrincipal describes one principal. It fails with KindNotFound when
-// there is none of that name and KindForbidden without manage-grants.
+// GetPrincipal describes one principal. It fails with fault.NotFound when
+// there is none of that name and fault.Forbidden without manage-grants.
 func (s *Service) GetPrincipal(ctx context.Context, name string) (*PrincipalInfo, error) {
 	if err := s.manageGrants(ctx); err != nil {
 		return nil, err
@@ -184,7 +185,7 @@ func (s *Service) GetPrincipal(ctx context.Context, name string) (*PrincipalInfo
 // RotatePrincipalSecret replaces the principal's secret and returns the new
 // one. The old secret stops working at once; tokens issued under it stop
 // working on this replica at once and on others within the generation
-// cache TTL (5 s). It fails with KindNotFound or KindForbidden.
+// cache TTL (5 s). It fails with fault.NotFound or fault.Forbidden.
 func (s *Service) RotatePrincipalSecret(ctx context.Context, name string) (*PrincipalCredentials, error) {
 	if err := s.manageGrants(ctx); err != nil {
 		return nil, err
@@ -202,7 +203,7 @@ func (s *Service) RotatePrincipalSecret(ctx context.Context, name string) (*Prin
 }
 
 // DeletePrincipal removes the principal; its secret and tokens stop
-// working as for a rotation. It fails with KindNotFound or KindForbidden.
+// working as for a rotation. It fails with fault.NotFound or fault.Forbidden.
 func (s *Service) DeletePrincipal(ctx context.Context, name string) error {
 	if err := s.manageGrants(ctx); err != nil {
 		return err
@@ -222,8 +223,8 @@ func (s *Service) forgetPrincipal(name string) {
 
 // PrincipalGeneration returns the id and secret generation of a principal
 // for the token check of internal/authn. It is not authorized: it serves
-// authentication itself. It fails with KindNotFound when the principal is
-// gone, and KindUnavailable or KindInternal when the store fails.
+// authentication itself. It fails with fault.NotFound when the principal is
+// gone, and fault.Unavailable or fault.Internal when the store fails.
 func (s *Service) PrincipalGeneration(ctx context.Context, name string) (string, int64, error) {
 	p, err := s.store.PrincipalGet(ctx, name)
 	if err != nil {
@@ -244,7 +245,7 @@ var dummyHash = sync.OnceValue(func() string {
 
 // errInvalidClient is the one answer to wrong client ids and secrets.
 func errInvalidClient() error {
-	return newErr(KindUnauthorized, "Invalid client credentials")
+	return fault.New(fault.Unauthorized, "Invalid client credentials")
 }
 
 // IssueToken checks a client id and secret and issues an access token for
@@ -252,13 +253,13 @@ func errInvalidClient() error {
 // verifies exactly one argon2id hash whether or not the client id exists.
 // It does not bound how many verifications run at once or how often a
 // client may fail: the token endpoint does (internal/signin). It fails with
-// KindUnauthorized for an unknown client id or a wrong secret (one message
-// for both), KindBadRequest when the catalog issues no tokens
-// (authentication off), and KindUnavailable when the store cannot be
+// fault.Unauthorized for an unknown client id or a wrong secret (one message
+// for both), fault.BadRequest when the catalog issues no tokens
+// (authentication off), and fault.Unavailable when the store cannot be
 // reached.
 func (s *Service) IssueToken(ctx context.Context, clientID, clientSecret string) (*IssuedToken, error) {
 	if s.opts.Tokens == nil {
-		return nil, newErr(KindBadRequest, "authentication is not enabled on this catalog")
+		return nil, fault.New(fault.BadRequest, "authentication is not enabled on this catalog")
 	}
 	p, err := s.store.PrincipalByClientID(ctx, clientID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -289,16 +290,16 @@ var ErrSessionExpired = errors.New("the session is older than the maximum sessio
 // clients use to refresh before expiry), in the same session: the new
 // token keeps authTime, the session start of the old one, and expires no
 // later than authTime + Options.MaxSessionAge. It fails with
-// KindUnauthorized when the principal is gone, or, wrapping
+// fault.Unauthorized when the principal is gone, or, wrapping
 // ErrSessionExpired, when the session is that old already (or authTime is
-// zero); and with KindBadRequest when the catalog issues no tokens.
+// zero); and with fault.BadRequest when the catalog issues no tokens.
 func (s *Service) RefreshToken(ctx context.Context, name string, authTime time.Time) (*IssuedToken, error) {
 	if s.opts.Tokens == nil {
-		return nil, newErr(KindBadRequest, "authentication is not enabled on this catalog")
+		return nil, fault.New(fault.BadRequest, "authentication is not enabled on this catalog")
 	}
 	end := authTime.Add(s.opts.MaxSessionAge)
 	if authTime.IsZero() || !s.opts.Now().Before(end) {
-		return nil, wrapErr(KindUnauthorized, ErrSessionExpired, "The session is older than %s; sign in again with the client credentials", s.opts.MaxSessionAge)
+		return nil, fault.Wrap(fault.Unauthorized, ErrSessionExpired, "The session is older than %s; sign in again with the client credentials", s.opts.MaxSessionAge)
 	}
 	p, err := s.store.PrincipalGet(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -315,7 +316,7 @@ func (s *Service) RefreshToken(ctx context.Context, name string, authTime time.T
 func (s *Service) sign(p *store.Principal, authTime, end time.Time) (*IssuedToken, error) {
 	tok, life, err := s.opts.Tokens.SignSession(p.Name, p.ID, p.SecretGeneration, authTime, end)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "Internal server error")
+		return nil, fault.Wrap(fault.Internal, err, "Internal server error")
 	}
 	return &IssuedToken{AccessToken: tok, ExpiresIn: life}, nil
 }

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"slices"
+
+	"github.com/lakehold/catalog/internal/identity"
 )
 
 // Effective privileges: what the caller may do on a securable, asked
@@ -32,5 +34,5 @@ func (s *Service) EffectivePrivileges(ctx context.Context, r Resource) ([]Privil
 	if err := checkResource(r); err != nil {
 		return nil, err
 	}
-	return s.opts.Authorizer.Held(ctx, PrincipalFrom(ctx), r, PrivilegesOn(r.Kind))
+	return s.opts.Authorizer.Held(ctx, identity.From(ctx), r, PrivilegesOn(r.Kind))
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
@@ -69,7 +71,7 @@ func TestEffectivePrivileges(t *testing.T) {
 				require.Equal(t, int64(1), counter.n.Load()-before, "one decision per resource")
 				require.Equal(t, privs(c.want), got, "%v on %s", c.grants, c.on)
 				for _, p := range service.PrivilegesOn(r.Kind) {
-					err := fx.rbac.Authorize(ctx, service.PrincipalFrom(ctx), p, r)
+					err := fx.rbac.Authorize(ctx, identity.From(ctx), p, r)
 					require.Equal(t, err == nil, slices.Contains(got, p), "%s: Authorize says %v", p, err)
 				}
 			}
@@ -95,6 +97,6 @@ func TestEffectivePrivilegesAllowAllAndBadResources(t *testing.T) {
 	require.Len(t, got, len(service.AllPrivileges())-2, "everything but manage-warehouses and manage-grants")
 	for _, bad := range []string{"table:wh/a", "namespace:wh", "warehouse:", "server:wh", "column:wh/a/t", "table:/a/t"} {
 		_, err := svc.EffectivePrivileges(context.Background(), parseRes(bad))
-		require.Equal(t, service.KindBadRequest, service.KindOf(err), bad)
+		require.Equal(t, fault.BadRequest, fault.KindOf(err), bad)
 	}
 }

@@ -10,6 +10,9 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -66,7 +69,7 @@ func (a *RBAC) checkAccess(ctx context.Context, q store.AccessQuery) (store.Acce
 type ListFilter interface {
 	// Visibility returns the store filter for p's listings, or nil when p
 	// sees everything.
-	Visibility(p Principal) *store.Visibility
+	Visibility(p identity.Principal) *store.Visibility
 }
 
 // Assignee kinds: who a role can be assigned to.
@@ -78,11 +81,11 @@ const (
 
 // assigneesOf lists what p is known as to role assignments: nothing for an
 // anonymous caller.
-func assigneesOf(p Principal) []store.Assignee {
+func assigneesOf(p identity.Principal) []store.Assignee {
 	switch p.Source {
-	case SourceBuiltin:
+	case identity.SourceBuiltin:
 		return []store.Assignee{{Kind: AssigneeBuiltin, Name: p.Subject}}
-	case SourceOIDC:
+	case identity.SourceOIDC:
 		out := []store.Assignee{{Kind: AssigneeOIDC, Name: p.Subject}}
 		for _, g := range p.Groups {
 			out = append(out, store.Assignee{Kind: AssigneeGroup, Name: g})
@@ -93,8 +96,8 @@ func assigneesOf(p Principal) []store.Assignee {
 }
 
 // Visibility implements ListFilter: the CLI operator sees everything.
-func (a *RBAC) Visibility(p Principal) *store.Visibility {
-	if p.Source == SourceLocal {
+func (a *RBAC) Visibility(p identity.Principal) *store.Visibility {
+	if p.Source == identity.SourceLocal {
 		return nil
 	}
 	return &store.Visibility{Assignees: assigneesOf(p)}
@@ -102,10 +105,10 @@ func (a *RBAC) Visibility(p Principal) *store.Visibility {
 
 // Authorize implements Authorizer. It fails with the resource's not-found
 // error when p holds nothing on r, a container of it or anything below it,
-// with KindForbidden when p may see r but lacks priv, and with 503 when
+// with fault.Forbidden when p may see r but lacks priv, and with 503 when
 // the database cannot answer.
-func (a *RBAC) Authorize(ctx context.Context, p Principal, priv Privilege, r Resource) error {
-	if p.Source == SourceLocal {
+func (a *RBAC) Authorize(ctx context.Context, p identity.Principal, priv Privilege, r Resource) error {
+	if p.Source == identity.SourceLocal {
 		return nil
 	}
 	r = normalizeResource(r)
@@ -121,15 +124,15 @@ func (a *RBAC) Authorize(ctx context.Context, p Principal, priv Privilege, r Res
 	if !acc.Visible {
 		return hiddenErr(r)
 	}
-	return newErr(KindForbidden, "Forbidden: %s lacks privilege %s on %s", p, priv, r)
+	return fault.New(fault.Forbidden, "Forbidden: %s lacks privilege %s on %s", p, priv, r)
 }
 
 // TableAccess implements Authorizer: read-write with table-write-data,
-// read with table-read-data; KindForbidden when p may see the table but
+// read with table-read-data; fault.Forbidden when p may see the table but
 // holds neither, its not-found error when p may not see it.
-func (a *RBAC) TableAccess(ctx context.Context, p Principal, table Resource) (AccessLevel, error) {
-	if p.Source == SourceLocal {
-		return AccessReadWrite, nil
+func (a *RBAC) TableAccess(ctx context.Context, p identity.Principal, table Resource) (credentials.AccessLevel, error) {
+	if p.Source == identity.SourceLocal {
+		return credentials.AccessReadWrite, nil
 	}
 	acc, err := a.checkAccess(ctx, store.AccessQuery{
 		Assignees:  assigneesOf(p),
@@ -140,20 +143,20 @@ func (a *RBAC) TableAccess(ctx context.Context, p Principal, table Resource) (Ac
 	case err != nil:
 		return "", storeErr(err, table.Warehouse)
 	case slices.Contains(acc.Held, string(PrivTableWriteData)):
-		return AccessReadWrite, nil
+		return credentials.AccessReadWrite, nil
 	case slices.Contains(acc.Held, string(PrivTableReadData)):
-		return AccessRead, nil
+		return credentials.AccessRead, nil
 	case !acc.Visible:
 		return "", hiddenErr(table)
 	}
-	return "", newErr(KindForbidden, "Forbidden: %s lacks privilege %s or %s on %s", p, PrivTableReadData, PrivTableWriteData, table)
+	return "", fault.New(fault.Forbidden, "Forbidden: %s lacks privilege %s or %s on %s", p, PrivTableReadData, PrivTableWriteData, table)
 }
 
 // Held implements Authorizer with one store query for every privilege
 // asked; the CLI operator holds them all. 503 when the database cannot
 // answer.
-func (a *RBAC) Held(ctx context.Context, p Principal, r Resource, asked []Privilege) ([]Privilege, error) {
-	if p.Source == SourceLocal {
+func (a *RBAC) Held(ctx context.Context, p identity.Principal, r Resource, asked []Privilege) ([]Privilege, error) {
+	if p.Source == identity.SourceLocal {
 		return slices.Clone(asked), nil
 	}
 	r = normalizeResource(r)
@@ -199,9 +202,9 @@ func hiddenErr(r Resource) error {
 	case ResourceNamespace:
 		return nsNotFound(nil, r.Namespace)
 	case ResourceWarehouse:
-		return newErr(KindNoSuchWarehouse, "Warehouse does not exist: %s", r.Warehouse)
+		return fault.New(fault.NoSuchWarehouse, "Warehouse does not exist: %s", r.Warehouse)
 	}
-	return newErr(KindForbidden, "Forbidden")
+	return fault.New(fault.Forbidden, "Forbidden")
 }
 
 // grantable says on which securable kinds each privilege may be granted:
@@ -242,13 +245,13 @@ func AllPrivileges() []Privilege {
 func CheckGrant(priv Privilege, r Resource) error {
 	kinds, ok := grantable[priv]
 	if !ok {
-		return newErr(KindBadRequest, "Unknown privilege %q (known: %s)", priv, joinPrivileges())
+		return fault.New(fault.BadRequest, "Unknown privilege %q (known: %s)", priv, joinPrivileges())
 	}
 	if err := checkResource(r); err != nil {
 		return err
 	}
 	if !slices.Contains(kinds, r.Kind) {
-		return newErr(KindBadRequest, "Privilege %s cannot be granted on a %s", priv, r.Kind)
+		return fault.New(fault.BadRequest, "Privilege %s cannot be granted on a %s", priv, r.Kind)
 	}
 	return nil
 }
@@ -256,7 +259,7 @@ func CheckGrant(priv Privilege, r Resource) error {
 // checkResource refuses (400) an unknown resource kind or a resource
 // missing, or carrying, names its kind does not have.
 func checkResource(r Resource) error {
-	bad := func(format string, args ...any) error { return newErr(KindBadRequest, format, args...) }
+	bad := func(format string, args ...any) error { return fault.New(fault.BadRequest, format, args...) }
 	switch r.Kind {
 	case ResourceServer:
 		if r.Warehouse != "" || len(r.Namespace) > 0 || r.Name != "" {
@@ -308,10 +311,10 @@ func checkAssignee(a Assignee) error {
 	switch a.Kind {
 	case AssigneeBuiltin, AssigneeOIDC, AssigneeGroup:
 	default:
-		return newErr(KindBadRequest, "Unknown assignee kind %q (known: builtin, oidc, group)", a.Kind)
+		return fault.New(fault.BadRequest, "Unknown assignee kind %q (known: builtin, oidc, group)", a.Kind)
 	}
 	if a.Name == "" {
-		return newErr(KindBadRequest, "Invalid assignee: empty name")
+		return fault.New(fault.BadRequest, "Invalid assignee: empty name")
 	}
 	return nil
 }
@@ -350,14 +353,14 @@ func (s *Service) EnsureBootstrapAdmin(ctx context.Context, a Assignee) error {
 // authorization error.
 func (s *Service) listVisibility(ctx context.Context, priv Privilege, container Resource) (*store.Visibility, error) {
 	err := s.authorize(ctx, priv, container)
-	if err == nil || KindOf(err) != KindForbidden {
+	if err == nil || fault.KindOf(err) != fault.Forbidden {
 		return nil, err
 	}
 	f, ok := s.opts.Authorizer.(ListFilter)
 	if !ok {
 		return nil, err
 	}
-	v := f.Visibility(PrincipalFrom(ctx))
+	v := f.Visibility(identity.From(ctx))
 	if v == nil {
 		return nil, fmt.Errorf("authorizer denied %s but filters nothing: %w", priv, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -29,9 +30,9 @@ func roleErr(err error, role string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrNoSuchRole):
-		return wrapErr(KindNotFound, err, "Role does not exist: %s", role)
+		return fault.Wrap(fault.NotFound, err, "Role does not exist: %s", role)
 	case errors.Is(err, store.ErrAlreadyExists):
-		return wrapErr(KindAlreadyExists, err, "Role already exists: %s", role)
+		return fault.Wrap(fault.AlreadyExists, err, "Role already exists: %s", role)
 	}
 	return storeErr(err, "")
 }
@@ -39,7 +40,7 @@ func roleErr(err error, role string) error {
 // checkRoleName refuses empty or oversized role names (400).
 func checkRoleName(name string) error {
 	if name == "" || len(name) > 255 || validateNamespace([]string{name}) != nil {
-		return newErr(KindBadRequest, "Invalid role name: 1 to 255 printable characters")
+		return fault.New(fault.BadRequest, "Invalid role name: 1 to 255 printable characters")
 	}
 	return nil
 }
@@ -122,7 +123,7 @@ func (s *Service) RevokePrivilege(ctx context.Context, role string, g Grant) err
 	}
 	err := s.store.GrantRevoke(ctx, role, storeGrant(g))
 	if err != nil && !errors.Is(err, store.ErrNoSuchRole) && errors.Is(err, store.ErrNotFound) {
-		return wrapErr(KindNotFound, err, "Role %s does not hold %s on %s", role, g.Privilege, g.On)
+		return fault.Wrap(fault.NotFound, err, "Role %s does not hold %s on %s", role, g.Privilege, g.On)
 	}
 	return roleErr(err, role)
 }
@@ -168,7 +169,7 @@ func (s *Service) UnassignRole(ctx context.Context, role string, a Assignee) err
 	}
 	err := s.store.AssignmentRemove(ctx, role, store.Assignee(a))
 	if err != nil && !errors.Is(err, store.ErrNoSuchRole) && errors.Is(err, store.ErrNotFound) {
-		return wrapErr(KindNotFound, err, "Role %s is not assigned to %s:%s", role, a.Kind, a.Name)
+		return fault.Wrap(fault.NotFound, err, "Role %s is not assigned to %s:%s", role, a.Kind, a.Name)
 	}
 	return roleErr(err, role)
 }

@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
@@ -29,7 +32,7 @@ type rbacFixture struct {
 	n      int
 }
 
-var local = service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "test"})
+var local = identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
 
 const testSchema = `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`
 
@@ -68,7 +71,7 @@ func (fx *rbacFixture) principal(t *testing.T, grants ...string) context.Context
 		require.NoError(t, fx.svc.GrantPrivilege(fx.admin, role, service.Grant{Privilege: service.Privilege(priv), On: parseRes(on)}), g)
 	}
 	require.NoError(t, fx.svc.AssignRole(fx.admin, role, service.Assignee{Kind: service.AssigneeOIDC, Name: sub}))
-	return service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceOIDC, Subject: sub})
+	return identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: sub})
 }
 
 // parseRes parses "kind:warehouse/ns.ns/name" (namespace and name optional).
@@ -99,25 +102,25 @@ func ident(s string) service.Ident {
 func TestRBACInheritance(t *testing.T) {
 	cases := []struct {
 		grant string
-		want  service.Kind // KindInternal stands for success
+		want  fault.Kind // fault.Internal stands for success
 	}{
-		{"table-read-metadata@server:", service.KindInternal},
-		{"table-read-metadata@warehouse:wh", service.KindInternal},
-		{"table-read-metadata@warehouse:wh2", service.KindNoSuchTable},
-		{"table-read-metadata@namespace:wh/a", service.KindInternal},
-		{"table-read-metadata@namespace:wh/a.b.c", service.KindInternal},
-		{"table-read-metadata@namespace:wh/a.x", service.KindNoSuchTable},
-		{"table-read-metadata@namespace:wh2/a", service.KindNoSuchTable},
-		{"table-read-metadata@namespace:wh/a.b.c.t", service.KindNoSuchTable}, // a namespace named like the table contains nothing of it
-		{"table-read-metadata@table:wh/a.b.c/t", service.KindInternal},
-		{"table-read-metadata@table:wh/a.b.c/u", service.KindNoSuchTable},
-		{"table-read-metadata@table:wh/a.x/t", service.KindNoSuchTable},
-		{"table-list@table:wh/a.b.c/t", service.KindForbidden},
-		{"table-drop@namespace:wh/a.b", service.KindForbidden},
-		{"namespace-list@namespace:wh/a", service.KindForbidden},
-		{"namespace-list@warehouse:wh", service.KindForbidden},
-		{"manage-grants@server:", service.KindForbidden},
-		{"table-read-data@namespace:wh/a.b.c", service.KindForbidden},
+		{"table-read-metadata@server:", fault.Internal},
+		{"table-read-metadata@warehouse:wh", fault.Internal},
+		{"table-read-metadata@warehouse:wh2", fault.NoSuchTable},
+		{"table-read-metadata@namespace:wh/a", fault.Internal},
+		{"table-read-metadata@namespace:wh/a.b.c", fault.Internal},
+		{"table-read-metadata@namespace:wh/a.x", fault.NoSuchTable},
+		{"table-read-metadata@namespace:wh2/a", fault.NoSuchTable},
+		{"table-read-metadata@namespace:wh/a.b.c.t", fault.NoSuchTable}, // a namespace named like the table contains nothing of it
+		{"table-read-metadata@table:wh/a.b.c/t", fault.Internal},
+		{"table-read-metadata@table:wh/a.b.c/u", fault.NoSuchTable},
+		{"table-read-metadata@table:wh/a.x/t", fault.NoSuchTable},
+		{"table-list@table:wh/a.b.c/t", fault.Forbidden},
+		{"table-drop@namespace:wh/a.b", fault.Forbidden},
+		{"namespace-list@namespace:wh/a", fault.Forbidden},
+		{"namespace-list@warehouse:wh", fault.Forbidden},
+		{"manage-grants@server:", fault.Forbidden},
+		{"table-read-data@namespace:wh/a.b.c", fault.Forbidden},
 	}
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
@@ -125,12 +128,12 @@ func TestRBACInheritance(t *testing.T) {
 			for _, c := range cases {
 				ctx := fx.principal(t, c.grant)
 				_, err := fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
-				if c.want == service.KindInternal {
+				if c.want == fault.Internal {
 					require.NoError(t, err, c.grant)
 					continue
 				}
 				require.Error(t, err, c.grant)
-				require.Equal(t, c.want, service.KindOf(err), "%s: %v", c.grant, err)
+				require.Equal(t, c.want, fault.KindOf(err), "%s: %v", c.grant, err)
 			}
 		})
 	}
@@ -144,15 +147,15 @@ func TestRBACGroupsAndAnonymous(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, fx.svc.GrantPrivilege(local, "readers", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
 	require.NoError(t, fx.svc.AssignRole(local, "readers", service.Assignee{Kind: service.AssigneeGroup, Name: "analysts"}))
-	in := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceOIDC, Subject: "x", Groups: []string{"other", "analysts"}})
+	in := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "x", Groups: []string{"other", "analysts"}})
 	_, err = fx.svc.LoadTable(in, "wh", ident("a.b.c.t"), "", false)
 	require.NoError(t, err)
 	// The same subject name as a builtin principal is someone else.
-	out := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceBuiltin, Subject: "analysts"})
+	out := identity.With(context.Background(), identity.Principal{Source: identity.SourceBuiltin, Subject: "analysts"})
 	_, err = fx.svc.LoadTable(out, "wh", ident("a.b.c.t"), "", false)
-	require.Equal(t, service.KindNoSuchTable, service.KindOf(err))
+	require.Equal(t, fault.NoSuchTable, fault.KindOf(err))
 	_, err = fx.svc.LoadTable(context.Background(), "wh", ident("a.b.c.t"), "", false)
-	require.Equal(t, service.KindNoSuchTable, service.KindOf(err), "anonymous sees nothing")
+	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "anonymous sees nothing")
 }
 
 // TestRBACHiddenIsIndistinguishableFromMissing compares the error for a
@@ -164,17 +167,17 @@ func TestRBACHiddenIsIndistinguishableFromMissing(t *testing.T) {
 			nobody := fx.principal(t)
 			_, hidden := fx.svc.LoadTable(nobody, "wh", ident("a.b.c.t"), "", false)
 			_, missing := fx.svc.LoadTable(local, "wh", ident("a.b.c.zz"), "", false)
-			require.Equal(t, service.KindNoSuchTable, service.KindOf(hidden))
+			require.Equal(t, fault.NoSuchTable, fault.KindOf(hidden))
 			require.Equal(t, strings.Replace(missing.Error(), "zz", "t", 1), hidden.Error())
 
 			_, hidden = fx.svc.LoadNamespace(nobody, "wh", []string{"a", "b"})
 			_, missing = fx.svc.LoadNamespace(local, "wh", []string{"a", "q"})
 			require.Equal(t, strings.Replace(missing.Error(), "a.q", "a.b", 1), hidden.Error())
-			require.Equal(t, service.KindNoSuchNamespace, service.KindOf(hidden))
+			require.Equal(t, fault.NoSuchNamespace, fault.KindOf(hidden))
 
 			_, hidden = fx.svc.ConfigWarehouse(nobody, "wh")
 			_, missing = fx.svc.ConfigWarehouse(local, "nope")
-			require.Equal(t, service.KindNoSuchWarehouse, service.KindOf(hidden))
+			require.Equal(t, fault.NoSuchWarehouse, fault.KindOf(hidden))
 			require.Equal(t, strings.Replace(missing.Error(), "nope", "wh", 1), hidden.Error())
 
 			// A privilege anywhere inside the warehouse is enough for its config.
@@ -182,9 +185,9 @@ func TestRBACHiddenIsIndistinguishableFromMissing(t *testing.T) {
 			_, err := fx.svc.ConfigWarehouse(deep, "wh")
 			require.NoError(t, err)
 			_, err = fx.svc.LoadNamespace(deep, "wh", []string{"a"})
-			require.Equal(t, service.KindForbidden, service.KindOf(err), "something below a is visible: 403")
+			require.Equal(t, fault.Forbidden, fault.KindOf(err), "something below a is visible: 403")
 			_, err = fx.svc.LoadNamespace(deep, "wh", []string{"a", "b"})
-			require.Equal(t, service.KindNoSuchNamespace, service.KindOf(err))
+			require.Equal(t, fault.NoSuchNamespace, fault.KindOf(err))
 		})
 	}
 }
@@ -197,10 +200,10 @@ func TestRBACRename(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			dropOnly := fx.principal(t, "table-drop@table:wh/a.b.c/t", "table-read-metadata@namespace:wh/a.x")
 			err := fx.svc.RenameTable(dropOnly, "wh", ident("a.b.c.t"), ident("a.x.moved"))
-			require.Equal(t, service.KindForbidden, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.Forbidden, fault.KindOf(err), "%v", err)
 			createOnly := fx.principal(t, "table-create@namespace:wh/a.x")
 			err = fx.svc.RenameTable(createOnly, "wh", ident("a.b.c.t"), ident("a.x.moved"))
-			require.Equal(t, service.KindNoSuchTable, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "%v", err)
 			_, err = fx.svc.LoadTable(local, "wh", ident("a.b.c.t"), "", false)
 			require.NoError(t, err, "nothing moved")
 
@@ -223,7 +226,7 @@ func TestRBACTransactionDeniedCommitsNothing(t *testing.T) {
 				return service.TableChange{Ident: ident(id), Updates: []byte(`[{"action":"set-properties","updates":{"k":"v"}}]`)}
 			}
 			err := fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t"), change("a.b.c.u")})
-			require.Equal(t, service.KindForbidden, service.KindOf(err), "%v", err)
+			require.Equal(t, fault.Forbidden, fault.KindOf(err), "%v", err)
 			for _, id := range []string{"a.b.c.t", "a.b.c.u"} {
 				res, err := fx.svc.LoadTable(local, "wh", ident(id), "", false)
 				require.NoError(t, err)
@@ -235,11 +238,11 @@ func TestRBACTransactionDeniedCommitsNothing(t *testing.T) {
 }
 
 // fixedVendor vends one credential per call at the level it was asked for.
-type fixedVendor struct{ last service.AccessLevel }
+type fixedVendor struct{ last credentials.AccessLevel }
 
-func (v *fixedVendor) Vend(_ context.Context, _ service.WarehouseInfo, loc string, level service.AccessLevel) (map[string]string, []service.StorageCredential, error) {
+func (v *fixedVendor) Vend(_ context.Context, _ credentials.WarehouseInfo, loc string, level credentials.AccessLevel) (map[string]string, []credentials.StorageCredential, error) {
 	v.last = level
-	return map[string]string{}, []service.StorageCredential{{Prefix: loc, Config: map[string]string{"s3.access-key-id": "AK"}}}, nil
+	return map[string]string{}, []credentials.StorageCredential{{Prefix: loc, Config: map[string]string{"s3.access-key-id": "AK"}}}, nil
 }
 
 // TestRBACTableAccess checks the access level credentials follow.
@@ -249,26 +252,26 @@ func TestRBACTableAccess(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			cases := []struct {
 				grants []string
-				level  service.AccessLevel
-				kind   service.Kind
+				level  credentials.AccessLevel
+				kind   fault.Kind
 			}{
-				{[]string{"table-write-data@namespace:wh/a"}, service.AccessReadWrite, 0},
-				{[]string{"table-read-data@table:wh/a.b.c/t"}, service.AccessRead, 0},
-				{[]string{"table-read-data@warehouse:wh", "table-write-data@table:wh/a.b.c/t"}, service.AccessReadWrite, 0},
-				{[]string{"table-read-metadata@table:wh/a.b.c/t"}, "", service.KindForbidden},
-				{[]string{"table-write-data@table:wh/a.b.c/u"}, "", service.KindNoSuchTable},
+				{[]string{"table-write-data@namespace:wh/a"}, credentials.AccessReadWrite, 0},
+				{[]string{"table-read-data@table:wh/a.b.c/t"}, credentials.AccessRead, 0},
+				{[]string{"table-read-data@warehouse:wh", "table-write-data@table:wh/a.b.c/t"}, credentials.AccessReadWrite, 0},
+				{[]string{"table-read-metadata@table:wh/a.b.c/t"}, "", fault.Forbidden},
+				{[]string{"table-write-data@table:wh/a.b.c/u"}, "", fault.NoSuchTable},
 			}
 			for _, c := range cases {
 				ctx := fx.principal(t, c.grants...)
 				creds, err := fx.svc.LoadCredentials(ctx, "wh", ident("a.b.c.t"))
 				if c.level == "" {
-					require.Equal(t, c.kind, service.KindOf(err), "%v: %v", c.grants, err)
+					require.Equal(t, c.kind, fault.KindOf(err), "%v: %v", c.grants, err)
 					continue
 				}
 				require.NoError(t, err, c.grants)
 				require.Len(t, creds, 1)
 				require.Equal(t, c.level, fx.vendor.last, "%v", c.grants)
-				level, err := fx.rbac.TableAccess(ctx, service.PrincipalFrom(ctx), service.Resource{
+				level, err := fx.rbac.TableAccess(ctx, identity.From(ctx), service.Resource{
 					Kind: service.ResourceTable, Warehouse: "wh", Namespace: []string{"a", "b", "c"}, Name: "t"})
 				require.NoError(t, err)
 				require.Equal(t, c.level, level, "%v", c.grants)
@@ -302,7 +305,7 @@ func TestRBACListFiltering(t *testing.T) {
 			require.Equal(t, []string{"a"}, namespaces(one))
 			require.Equal(t, []string{"a.b"}, namespaces(one, "a"))
 			_, err = tables(one, "a.x")
-			require.Equal(t, service.KindNoSuchNamespace, service.KindOf(err), "a.x is hidden: %v", err)
+			require.Equal(t, fault.NoSuchNamespace, fault.KindOf(err), "a.x is hidden: %v", err)
 
 			lister := fx.principal(t, "table-list@namespace:wh/a.b.c")
 			names, err = tables(lister, "a.b.c")
@@ -317,7 +320,7 @@ func TestRBACListFiltering(t *testing.T) {
 
 			nobody := fx.principal(t)
 			_, _, err = fx.svc.ListNamespaces(nobody, "wh", nil, service.Page{})
-			require.Equal(t, service.KindNoSuchWarehouse, service.KindOf(err))
+			require.Equal(t, fault.NoSuchWarehouse, fault.KindOf(err))
 		})
 	}
 }
@@ -328,9 +331,9 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
-			admin := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceBuiltin, Subject: "admin"})
+			admin := identity.With(context.Background(), identity.Principal{Source: identity.SourceBuiltin, Subject: "admin"})
 			_, err := fx.svc.ListRoles(admin)
-			require.Equal(t, service.KindForbidden, service.KindOf(err), "not yet an admin")
+			require.Equal(t, fault.Forbidden, fault.KindOf(err), "not yet an admin")
 			a, err := service.ParseAssignee("builtin:admin")
 			require.NoError(t, err)
 			require.NoError(t, fx.svc.EnsureBootstrapAdmin(context.Background(), a))
@@ -345,7 +348,7 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, fx.svc.DropTable(admin, "wh", ident("a.b.c.t"), true))
 			_, err = service.ParseAssignee("user:x")
-			require.Equal(t, service.KindBadRequest, service.KindOf(err))
+			require.Equal(t, fault.BadRequest, fault.KindOf(err))
 		})
 	}
 }
@@ -372,7 +375,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			require.NoError(b, err)
 			require.NoError(b, rbac.GrantPrivilege(local, "r", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
 			require.NoError(b, rbac.AssignRole(local, "r", service.Assignee{Kind: service.AssigneeGroup, Name: "g2"}))
-			user := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceOIDC, Subject: "u", Groups: []string{"g1", "g2"}})
+			user := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "u", Groups: []string{"g1", "g2"}})
 			id := ident("a.b.t")
 			run := func(b *testing.B, svc *service.Service, ctx context.Context) {
 				for i := 0; i < b.N; i++ {
@@ -416,9 +419,9 @@ func TestRBACDecisionCache(t *testing.T) {
 	role := fmt.Sprintf("role%d", fx.n)
 	require.NoError(t, fx.svc.RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
 	_, err = fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
-	require.Equal(t, service.KindNoSuchTable, service.KindOf(err), "uncached: revoked at once")
+	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "uncached: revoked at once")
 	require.Eventually(t, func() bool {
 		_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
-		return service.KindOf(err) == service.KindNoSuchTable
+		return fault.KindOf(err) == fault.NoSuchTable
 	}, 2*time.Second, 20*time.Millisecond, "the cached decision expires")
 }

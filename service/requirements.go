@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 // requirement is one TableRequirement of a commit. We decode and check
@@ -33,7 +34,7 @@ func parseRequirements(raw json.RawMessage) ([]requirement, error) {
 	}
 	var reqs []requirement
 	if err := json.Unmarshal(raw, &reqs); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid requirements: %s", ClientText(err))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid requirements: %s", fault.ClientText(err))
 	}
 	for i, r := range reqs {
 		missing := ""
@@ -50,7 +51,7 @@ func parseRequirements(raw json.RawMessage) ([]requirement, error) {
 			if r.SnapshotID != nil && string(r.SnapshotID) != "null" {
 				var id int64
 				if err := json.Unmarshal(r.SnapshotID, &id); err != nil {
-					return nil, newErr(KindBadRequest, "Invalid requirement %d: snapshot-id must be a long or null", i)
+					return nil, fault.New(fault.BadRequest, "Invalid requirement %d: snapshot-id must be a long or null", i)
 				}
 			}
 		case "assert-last-assigned-field-id":
@@ -74,12 +75,12 @@ func parseRequirements(raw json.RawMessage) ([]requirement, error) {
 				missing = "default-sort-order-id"
 			}
 		case "":
-			return nil, newErr(KindBadRequest, "Invalid requirement %d: missing type", i)
+			return nil, fault.New(fault.BadRequest, "Invalid requirement %d: missing type", i)
 		default:
-			return nil, newErr(KindBadRequest, "Unknown requirement type: %s", r.Type)
+			return nil, fault.New(fault.BadRequest, "Unknown requirement type: %s", r.Type)
 		}
 		if missing != "" {
-			return nil, newErr(KindBadRequest, "Invalid requirement %s: missing field %s", r.Type, missing)
+			return nil, fault.New(fault.BadRequest, "Invalid requirement %s: missing field %s", r.Type, missing)
 		}
 	}
 	return reqs, nil
@@ -107,7 +108,7 @@ func (r requirement) snapshotID() (int64, bool) {
 // CommitFailedException that must not be retried.
 func (r requirement) check(m table.Metadata) error {
 	fail := func(format string, args ...any) error {
-		return newErr(KindCommitFailed, "Requirement failed: "+format, args...)
+		return fault.New(fault.CommitFailed, "Requirement failed: "+format, args...)
 	}
 	switch r.Type {
 	case reqAssertCreate:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 // schemaText is the client's message for a schema that did not decode:
@@ -32,7 +33,7 @@ func schemaText(raw []byte, err error) string {
 			}
 		}
 	}
-	return trimIcebergPrefixes(ClientText(err))
+	return trimIcebergPrefixes(fault.ClientText(err))
 }
 
 // schemaField is what the walk reads of a field.
@@ -100,9 +101,9 @@ func typeError(path string, typ json.RawMessage) string {
 	if json.Unmarshal(typ, &name) != nil {
 		// A nested type whose children decode but which does not itself
 		// (a missing element-id, a field without a name...).
-		return fmt.Sprintf("field %q: %s", path, trimIcebergPrefixes(ClientText(err)))
+		return fmt.Sprintf("field %q: %s", path, trimIcebergPrefixes(fault.ClientText(err)))
 	}
-	detail := trimIcebergPrefixes(ClientText(err))
+	detail := trimIcebergPrefixes(fault.ClientText(err))
 	if detail == "unrecognized field type" || detail == name {
 		return fmt.Sprintf("field %q: unknown type %q", path, name)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/store"
@@ -58,7 +59,7 @@ type Options struct {
 	// Now is the clock of session ages (default time.Now); tests.
 	Now func() time.Time
 	// Credentials vends storage credentials on load; nil vends none.
-	Credentials CredentialVendor
+	Credentials credentials.Vendor
 	// Sealer encrypts storage-profile secrets at rest; without a key,
 	// profiles with secrets are refused.
 	Sealer *credentials.Sealer
@@ -75,6 +76,12 @@ type Options struct {
 	// TracerProvider receives a span per commit attempt (tracing.go); nil:
 	// no spans.
 	TracerProvider trace.TracerProvider
+
+	// Clock is the service's wall clock: the timestamps of snapshots it
+	// writes, snapshot expiry, the clock-skew check of commits and the
+	// time of audit events. nil: time.Now. Tests set it to run a replica
+	// whose clock is off.
+	Clock func() time.Time
 }
 
 // Service implements the catalog operations.
@@ -103,6 +110,9 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	if opts.MaxPlanTasks <= 0 {
 		opts.MaxPlanTasks = 1000
 	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
 	if opts.MaxClockSkew <= 0 {
 		opts.MaxClockSkew = validation.DefaultMaxClockSkew
 	}
@@ -123,6 +133,9 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		tracer: tracing.Tracer(opts.TracerProvider)}
 }
 
+// now is the time by Options.Clock.
+func (s *Service) now() time.Time { return s.opts.Clock() }
+
 // commitOutcome reports a commit's final outcome to Options.OnCommit.
 func (s *Service) commitOutcome(o string) {
 	if s.opts.OnCommit != nil {
@@ -138,26 +151,26 @@ func storeErr(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
+	var e *fault.Error
 	if errors.As(err, &e) {
 		return err
 	}
 	switch {
 	case errors.Is(err, store.ErrOutcomeUnknown):
 		// Before the context cases: a write cut short may have landed.
-		return wrapErr(KindCommitStateUnknown, err, msgStateUnknown)
+		return fault.Wrap(fault.CommitStateUnknown, err, msgStateUnknown)
 	case errors.Is(err, store.ErrNoSuchWarehouse):
-		return wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", what)
+		return fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", what)
 	case errors.Is(err, store.ErrInvalidPageToken):
-		return wrapErr(KindBadRequest, err, "Invalid page token")
+		return fault.Wrap(fault.BadRequest, err, "Invalid page token")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return wrapErr(KindUnavailable, err, "Request cancelled or timed out")
+		return fault.Wrap(fault.Unavailable, err, "Request cancelled or timed out")
 	case errors.Is(err, store.ErrUnavailable):
-		return wrapErr(KindUnavailable, err, "Catalog database unavailable; retry later")
+		return fault.Wrap(fault.Unavailable, err, "Catalog database unavailable; retry later")
 	case errors.Is(err, store.ErrNotHeld):
-		return wrapErr(KindUnavailable, err, "A retry of this request took over its Idempotency-Key; this attempt changed nothing")
+		return fault.Wrap(fault.Unavailable, err, "A retry of this request took over its Idempotency-Key; this attempt changed nothing")
 	case errors.Is(err, store.ErrInvalidValue):
-		return wrapErr(KindBadRequest, err, "Invalid request: a name or value cannot be stored by the catalog database")
+		return fault.Wrap(fault.BadRequest, err, "Invalid request: a name or value cannot be stored by the catalog database")
 	}
-	return wrapErr(KindInternal, err, "catalog database error")
+	return fault.Wrap(fault.Internal, err, "catalog database error")
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/internal/authn/secret"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
@@ -68,7 +70,7 @@ func newSignInService(t *testing.T, opts Options) *Service {
 	return New(st, storage.NewProvider(), opts)
 }
 
-var operator = WithPrincipal(context.Background(), Principal{Source: SourceLocal, Subject: "test"})
+var operator = identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
 
 // argonParams is the parameter part of an encoded hash ("m=...,t=...,p=...")
 // with the lengths of its salt and key.
@@ -92,10 +94,10 @@ func TestUnknownClientCostsOneVerification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.IssueToken(context.Background(), c.ClientID, c.ClientSecret+"x"); KindOf(err) != KindUnauthorized {
+	if _, err := svc.IssueToken(context.Background(), c.ClientID, c.ClientSecret+"x"); fault.KindOf(err) != fault.Unauthorized {
 		t.Fatalf("wrong secret: %v", err)
 	}
-	if _, err := svc.IssueToken(context.Background(), "lh-nosuchclient0000", c.ClientSecret); KindOf(err) != KindUnauthorized {
+	if _, err := svc.IssueToken(context.Background(), "lh-nosuchclient0000", c.ClientSecret); fault.KindOf(err) != fault.Unauthorized {
 		t.Fatalf("unknown id: %v", err)
 	}
 	if len(cv.hashes) != 2 {
@@ -151,7 +153,7 @@ func TestSessionCap(t *testing.T) {
 		n := len(iss.authTime)
 		tok, err := svc.RefreshToken(ctx, "etl", tc.session)
 		if !tc.ok {
-			if !errors.Is(err, ErrSessionExpired) || KindOf(err) != KindUnauthorized {
+			if !errors.Is(err, ErrSessionExpired) || fault.KindOf(err) != fault.Unauthorized {
 				t.Fatalf("at +%s: %v, want ErrSessionExpired", tc.at, err)
 			}
 			if len(iss.authTime) != n {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 )
@@ -118,9 +119,9 @@ func TestCommitWhenStorageIsUnavailable(t *testing.T) {
 		fake.mode.Store(mode)
 		start := time.Now()
 		_, err = svc.CommitTable(ctx, "wh", setProp(mode))
-		require.Equal(t, service.KindUnavailable, service.KindOf(err), "%s: %v", mode, err)
+		require.Equal(t, fault.Unavailable, fault.KindOf(err), "%s: %v", mode, err)
 		require.Less(t, time.Since(start), 20*time.Second, "%s: the commit waited too long", mode)
-		msg := err.(*service.Error).Message
+		msg := err.(*fault.Error).Message
 		require.Contains(t, msg, "nothing was committed", mode)
 		for _, leak := range []string{srv.URL, strings.TrimPrefix(srv.URL, "http://"), "SlowDown", "s3cr3t", "StatusCode", "operation error", "timeout"} {
 			require.NotContains(t, msg, leak, mode)

@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
 )
@@ -46,18 +48,18 @@ type TableResult struct {
 	MetadataLocation   string
 	Metadata           []byte
 	Config             map[string]string
-	StorageCredentials []StorageCredential
+	StorageCredentials []credentials.StorageCredential
 	// Warning, when set, is a caution about what the change costs (the
 	// HTTP layer sends it as a Warning header): V4UpgradeWarning.
 	Warning string
 }
 
 func tableNotFound(err error, id Ident) error {
-	return wrapErr(KindNoSuchTable, err, "Table does not exist: %s", id)
+	return fault.Wrap(fault.NoSuchTable, err, "Table does not exist: %s", id)
 }
 
 func viewNotFound(err error, id Ident) error {
-	return wrapErr(KindNoSuchView, err, "View does not exist: %s", id)
+	return fault.Wrap(fault.NoSuchView, err, "View does not exist: %s", id)
 }
 
 // alreadyExists builds the 409 for a create or register whose name is taken.
@@ -65,14 +67,14 @@ func alreadyExists(err error, kind store.ObjectKind, id Ident) error {
 	var ae *store.AlreadyExistsError
 	if errors.As(err, &ae) && ae.Kind != kind {
 		if ae.Kind == store.KindView {
-			return wrapErr(KindAlreadyExists, err, "View with same name already exists: %s", id)
+			return fault.Wrap(fault.AlreadyExists, err, "View with same name already exists: %s", id)
 		}
-		return wrapErr(KindAlreadyExists, err, "Table with same name already exists: %s", id)
+		return fault.Wrap(fault.AlreadyExists, err, "Table with same name already exists: %s", id)
 	}
 	if kind == store.KindView {
-		return wrapErr(KindAlreadyExists, err, "View already exists: %s", id)
+		return fault.Wrap(fault.AlreadyExists, err, "View already exists: %s", id)
 	}
-	return wrapErr(KindAlreadyExists, err, "Table already exists: %s", id)
+	return fault.Wrap(fault.AlreadyExists, err, "Table already exists: %s", id)
 }
 
 // putErr maps the errors of ObjectCreate/ObjectReplace.
@@ -86,7 +88,7 @@ func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error 
 		return nsNotFound(err, id.Namespace)
 	case errors.Is(err, store.ErrLocationOverlap):
 		// The store's text names both locations: not for clients.
-		return wrapErr(KindBadRequest, err, "Location overlaps another table or view")
+		return fault.Wrap(fault.BadRequest, err, "Location overlaps another table or view")
 	}
 	return storeErr(err, warehouse)
 }
@@ -137,7 +139,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		case "1", "2", "3", "4":
 			version = int(v[0] - '0')
 		default:
-			return nil, newErr(KindBadRequest, "Unsupported format version: %s (supported: 1 to 4)", v)
+			return nil, fault.New(fault.BadRequest, "Unsupported format version: %s (supported: 1 to 4)", v)
 		}
 	}
 	if err := guardV4(ctx, version, "Cannot create "+id.String()); err != nil {
@@ -170,11 +172,11 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	}
 	meta, err := table.NewMetadata(schema, spec, order, loc, formatProps)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid table definition: %s", ClientText(err))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table definition: %s", fault.ClientText(err))
 	}
 	data, err := marshalTableMetadata(meta, version)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode metadata")
+		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
 	if err := s.checkNewMetadata(nil, meta, data); err != nil {
 		return nil, err
@@ -215,22 +217,22 @@ func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec,
 	order := table.UnsortedSortOrder
 	var reqSchema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
-		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
+		return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
 	}
 	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
 	if err != nil {
-		return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid table definition: %s", ClientText(err))
+		return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid table definition: %s", fault.ClientText(err))
 	}
 	var spec *iceberg.PartitionSpec
 	if len(specJSON) > 0 && string(specJSON) != "null" {
 		spec = &iceberg.PartitionSpec{}
 		if err := json.Unmarshal(specJSON, spec); err != nil {
-			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid partition spec: %s", ClientText(err))
+			return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid partition spec: %s", fault.ClientText(err))
 		}
 	}
 	if len(orderJSON) > 0 && string(orderJSON) != "null" {
 		if err := json.Unmarshal(orderJSON, &order); err != nil {
-			return nil, nil, order, wrapErr(KindBadRequest, err, "Invalid write order: %s", ClientText(err))
+			return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid write order: %s", fault.ClientText(err))
 		}
 	}
 	return schema, spec, order, nil
@@ -256,27 +258,27 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident,
 // refreshes it. 403 for a location that is not strictly inside the
 // warehouse: the table rule should make that impossible, but a credential
 // is the one thing that must never cover someone else's prefix.
-func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, location string) (_ map[string]string, _ []StorageCredential, err error) {
+func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, location string) (_ map[string]string, _ []credentials.StorageCredential, err error) {
 	if s.opts.Credentials == nil {
 		return map[string]string{}, nil, nil
 	}
-	var level AccessLevel
+	var level credentials.AccessLevel
 	defer func() { s.auditVend(ctx, tableResource(w.Name, id), level, err) }()
 	if !warehousePrefixes(w).ContainsBelow(location) {
-		return nil, nil, newErr(KindForbidden, "Storage credentials are only vended for table locations inside the warehouse")
+		return nil, nil, fault.New(fault.Forbidden, "Storage credentials are only vended for table locations inside the warehouse")
 	}
-	level, err = s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(w.Name, id))
+	level, err = s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id))
 	if err != nil {
 		return nil, nil, err
 	}
-	info := WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
+	info := credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
 	cfg, creds, err := s.opts.Credentials.Vend(ctx, info, location, level)
 	if err != nil {
-		return nil, nil, wrapErr(KindUnavailable, err, "Could not vend storage credentials for %s", id)
+		return nil, nil, fault.Wrap(fault.Unavailable, err, "Could not vend storage credentials for %s", id)
 	}
 	out, _ := credentials.FilterConfig(cfg)
 	refresh := refreshEndpoint(w.Name, id)
-	var list []StorageCredential
+	var list []credentials.StorageCredential
 	for _, c := range creds {
 		filtered, _ := credentials.FilterCredential(c.Config)
 		if strings.HasPrefix(c.Prefix, "gs://") {
@@ -284,7 +286,7 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 		} else {
 			filtered["client.refresh-credentials-endpoint"] = refresh
 		}
-		list = append(list, StorageCredential{Prefix: c.Prefix, Config: filtered})
+		list = append(list, credentials.StorageCredential{Prefix: c.Prefix, Config: filtered})
 	}
 	return out, list, nil
 }
@@ -295,7 +297,7 @@ func (s *Service) checkVend(ctx context.Context, w *store.Warehouse, id Ident, v
 	if !vend || s.opts.Credentials == nil {
 		return nil
 	}
-	_, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(w.Name, id))
+	_, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id))
 	return err
 }
 
@@ -312,11 +314,11 @@ func refreshEndpoint(warehouse string, id Ident) string {
 // LoadCredentials returns the storage credentials of a table (empty when
 // the warehouse has no storage profile): 404 when the table is missing or
 // hidden from the caller, 403 without table-read-data or table-write-data.
-func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Ident) ([]StorageCredential, error) {
+func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Ident) ([]credentials.StorageCredential, error) {
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if _, err := s.opts.Authorizer.TableAccess(ctx, PrincipalFrom(ctx), tableResource(warehouse, id)); err != nil {
+	if _, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(warehouse, id)); err != nil {
 		// A refused vend is part of the audit trail too.
 		s.auditVend(ctx, tableResource(warehouse, id), "", err)
 		return nil, err
@@ -361,7 +363,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	meta, version, err := parseTableMetadata(data)
 	if err != nil {
 		// The parser's text may quote the file: not for clients.
-		return nil, wrapErr(KindBadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
 	}
 	if err := guardV4(ctx, version, "Cannot register "+id.String()); err != nil {
 		return nil, err
@@ -371,7 +373,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	}
 	loc, _ := location.Normalize(meta.Location()) // checked above
 	if !tablePrefixes(w, loc).Contains(metaLoc) {
-		return nil, newErr(KindBadRequest, "Invalid metadata-location: it must be inside the table location")
+		return nil, fault.New(fault.BadRequest, "Invalid metadata-location: it must be inside the table location")
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
@@ -401,7 +403,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 // reach the other's. The other object is not named: the caller may not be
 // allowed to see it.
 func registerOverlap(err error, id Ident) error {
-	return wrapErr(KindAlreadyExists, err, "Cannot register %s: its location is already used by another table or view in this warehouse "+
+	return fault.Wrap(fault.AlreadyExists, err, "Cannot register %s: its location is already used by another table or view in this warehouse "+
 		"(two names over the same files would let a purge of one delete the other's data); "+
 		"drop that table without purge first, or re-register it under its own name with overwrite", id)
 }
@@ -450,7 +452,7 @@ func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident, 
 // cannot be read. Messages name the file relative to the warehouse.
 func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string, priv Privilege) (*store.Warehouse, []byte, error) {
 	if metadataLocation == "" {
-		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: empty")
+		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: empty")
 	}
 	w, _, err := s.createTarget(ctx, warehouse, id, priv)
 	if err != nil {
@@ -458,10 +460,10 @@ func (s *Service) readForRegister(ctx context.Context, warehouse string, id Iden
 	}
 	loc, err := location.Normalize(metadataLocation)
 	if err != nil {
-		return nil, nil, wrapErr(KindBadRequest, err, "Invalid metadata-location: %s", ClientText(err))
+		return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid metadata-location: %s", fault.ClientText(err))
 	}
 	if !warehousePrefixes(w).Contains(loc) {
-		return nil, nil, newErr(KindBadRequest, "Invalid metadata-location: it must be inside the warehouse")
+		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: it must be inside the warehouse")
 	}
 	io, err := s.fileIO(ctx, w, loc)
 	if err != nil {
@@ -469,7 +471,7 @@ func (s *Service) readForRegister(ctx context.Context, warehouse string, id Iden
 	}
 	data, err := io.Read(ctx, loc)
 	if err != nil {
-		return nil, nil, wrapErr(KindNotFound, err, "Failed to open input stream for file: %s", fileName(w, w.Location, loc))
+		return nil, nil, fault.Wrap(fault.NotFound, err, "Failed to open input stream for file: %s", fileName(w, w.Location, loc))
 	}
 	return w, data, nil
 }
@@ -524,7 +526,7 @@ func ETag(metadataLocation, snapshots string) string {
 // vanished, 400 for another snapshots value.
 func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, snapshots string, vend bool) (*TableResult, error) {
 	if snapshots != "" && snapshots != "all" && snapshots != "refs" {
-		return nil, newErr(KindBadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
+		return nil, fault.New(fault.BadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
 	}
 	if err := validateIdent(id); err != nil {
 		return nil, err
@@ -559,18 +561,18 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 		}
 		ok, err := io.Exists(ctx, obj.MetadataLocation)
 		if err != nil {
-			return nil, wrapErr(KindUnavailable, err, "Cannot check metadata file %s", fileName(w, obj.Location, obj.MetadataLocation))
+			return nil, fault.Wrap(fault.Unavailable, err, "Cannot check metadata file %s", fileName(w, obj.Location, obj.MetadataLocation))
 		}
 		if !ok {
 			// The table's own metadata-location, which every load answer
 			// carries anyway; Java clients and the RCK match on this text.
-			return nil, newErr(KindNotFound, "Failed to open input stream for file: %s", obj.MetadataLocation)
+			return nil, fault.New(fault.NotFound, "Failed to open input stream for file: %s", obj.MetadataLocation)
 		}
 	}
 	data := obj.Metadata
 	if snapshots == "refs" && !obj.RefsOnly {
 		if data, err = s.refsOnlyCached(obj.MetadataLocation, data); err != nil {
-			return nil, wrapErr(KindInternal, err, "filter snapshots")
+			return nil, fault.Wrap(fault.Internal, err, "filter snapshots")
 		}
 	}
 	if w == nil {
@@ -840,7 +842,7 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		if ae.Kind == store.KindView {
 			what = "View"
 		}
-		return wrapErr(KindAlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
+		return fault.Wrap(fault.AlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
 	}
 	return storeErr(err, warehouse)
 }
@@ -861,7 +863,7 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 	}
 	meta, version, err := parseTableMetadata(obj.Metadata)
 	if err != nil {
-		return credentials.Eligibility{}, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+		return credentials.Eligibility{}, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
 	}
 	// Without a credential vendor the catalog vends no FileIO keys.
 	return credentials.NativeWriteEligibility(tableShape(meta, version), map[string]string{}), nil

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
@@ -61,7 +62,7 @@ func relativizeValidation(err error, tableLoc string) error {
 func validationErr(err error) error {
 	var ve *validation.Error
 	if errors.As(err, &ve) {
-		e := newErr(KindValidation, "%s", ve.Message)
+		e := fault.New(fault.Validation, "%s", ve.Message)
 		e.Reason = ve.Reason
 		e.Details = ve.Details
 		return e
@@ -82,7 +83,7 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 		return nil, err
 	}
 	if len(c.ColumnFiles) == 0 {
-		e := newErr(KindBadRequest, "A column-files commit needs at least one column file")
+		e := fault.New(fault.BadRequest, "A column-files commit needs at least one column file")
 		e.Reason = validation.ReasonEmptyCommit
 		return nil, e
 	}
@@ -211,7 +212,7 @@ func (cc *columnsCommit) checkBases(byBase map[string][]validation.ColumnFile, f
 	}
 	for base, st := range states {
 		if cc.first[base] != st {
-			return newErr(KindCommitFailed, "Commit failed: data file %s was changed by a concurrent commit, nothing was committed; retry", base)
+			return fault.New(fault.CommitFailed, "Commit failed: data file %s was changed by a concurrent commit, nothing was committed; retry", base)
 		}
 	}
 	return nil
@@ -302,7 +303,7 @@ func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State,
 	}
 	masked, err := rr.MaskedPositions()
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, st.location, loc))
 	}
 	if len(masked) == 0 {
 		return rows, nil
@@ -355,7 +356,7 @@ func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snap
 	if snapshotID != nil {
 		snap := st.meta.SnapshotByID(*snapshotID)
 		if snap == nil {
-			return nil, nil, newErr(KindNotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
+			return nil, nil, fault.New(fault.NotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
 		}
 		if st.rootRows, err = s.readRoot(ctx, w, snap.ManifestList, st.location); err != nil {
 			return nil, nil, err

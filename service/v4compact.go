@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/internal/compact"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/v4commit"
@@ -64,7 +65,7 @@ func (s *Service) PlanCompaction(ctx context.Context, warehouse string, id Ident
 	}
 	th, err := compact.ThresholdsFrom(st.meta.Properties())
 	if err != nil {
-		return nil, newErr(KindBadRequest, "%s", err.Error())
+		return nil, fault.New(fault.BadRequest, "%s", err.Error())
 	}
 	plan := &CompactionPlan{MaxFiles: th.MaxFiles, MaxRetiredRatio: th.MaxRetiredRatio, Candidates: []CompactionCandidate{}}
 	if cur := st.meta.CurrentSnapshot(); cur != nil {
@@ -161,14 +162,14 @@ func (s *Service) columnBytes(ctx context.Context, w *store.Warehouse, st *v4Sta
 	}
 	f, err := io.Open(ctx, loc)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "cannot open %s to plan compaction", tableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot open %s to plan compaction", tableFileName(st.location, loc))
 	}
 	defer f.Close()
 	// Planning only: an invalid mapping counts as none (the fold reports it).
 	nm, _ := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
 	out, err := compact.ColumnBytes(f, nm)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "cannot read the footer of %s to plan compaction", tableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot read the footer of %s to plan compaction", tableFileName(st.location, loc))
 	}
 	return out, nil
 }
@@ -210,7 +211,7 @@ func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c Comp
 		return nil, err
 	}
 	if len(c.Rewrites) == 0 {
-		return nil, newErr(KindBadRequest, "A compaction commit needs at least one rewrite")
+		return nil, fault.New(fault.BadRequest, "A compaction commit needs at least one rewrite")
 	}
 	footers := map[string]*columnFooter{}
 	var res *TableResult
@@ -254,7 +255,7 @@ func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c Com
 		v4commit.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
 	var ce *v4commit.ConflictError
 	if errors.As(err, &ce) {
-		return nil, newErr(KindCommitFailed, "%s", ce.Message)
+		return nil, fault.New(fault.CommitFailed, "%s", ce.Message)
 	}
 	if err != nil {
 		return nil, engineErr(err)
@@ -285,7 +286,7 @@ func (s *Service) compactionLeaves(ctx context.Context, t *v4Tx, read v4commit.L
 // commit, kept in footers) and resolves its locations.
 func (s *Service) foldOf(ctx context.Context, w *store.Warehouse, st *v4State, rw CompactionRewrite, footers map[string]*columnFooter) (v4commit.Fold, error) {
 	if rw.DataFile == "" || rw.Location == "" {
-		return v4commit.Fold{}, newErr(KindBadRequest, "Compaction: data-file and location are required")
+		return v4commit.Fold{}, fault.New(fault.BadRequest, "Compaction: data-file and location are required")
 	}
 	f := v4commit.Fold{Base: v4manifest.Resolve(st.location, rw.DataFile)}
 	for _, cf := range rw.ColumnFiles {
@@ -423,7 +424,7 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 	rw.Location, rw.FileSizeInBytes, rw.RecordCount = newLoc, out.Bytes, out.Rows
 	if _, err := s.CommitCompaction(ctx, warehouse, CompactionCommit{Ident: id, Rewrites: []CompactionRewrite{rw}}); err != nil {
 		s.dropUnlanded(ctx, w, err, newLoc)
-		fr.Error = ClientText(err)
+		fr.Error = fault.ClientText(err)
 		return fr
 	}
 	fr.NewFile, fr.RowsAfter, fr.BytesAfter = v4manifest.Relativize(st.location, newLoc), out.Rows, out.Bytes

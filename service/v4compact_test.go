@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/compact"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/service"
@@ -260,9 +261,9 @@ func rewriteOf(t *testing.T, fx *fixture) service.CompactionCommit {
 
 func requireConflict(t *testing.T, err error) {
 	t.Helper()
-	var se *service.Error
+	var se *fault.Error
 	require.True(t, errors.As(err, &se), "%v", err)
-	require.Equal(t, service.KindCommitFailed, se.Kind, "%v", err)
+	require.Equal(t, fault.CommitFailed, se.Kind, "%v", err)
 }
 
 func testCompactionConflicts(t *testing.T, backend string) {

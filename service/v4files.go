@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/v4commit"
@@ -72,15 +73,15 @@ type DeletionVectorInput struct {
 
 // badEntry builds a 400 BadRequestException for a malformed files-commit
 // entry, with reason validation.ReasonInvalidFileEntry.
-func badEntry(format string, args ...any) *Error {
-	e := newErr(KindBadRequest, format, args...)
+func badEntry(format string, args ...any) *fault.Error {
+	e := fault.New(fault.BadRequest, format, args...)
 	e.Reason = validation.ReasonInvalidFileEntry
 	return e
 }
 
 // rejectV4 builds a 400 ValidationException with a reason code.
-func rejectV4(reason string, format string, args ...any) *Error {
-	e := newErr(KindValidation, format, args...)
+func rejectV4(reason string, format string, args ...any) *fault.Error {
+	e := fault.New(fault.Validation, format, args...)
 	e.Reason = reason
 	return e
 }
@@ -103,7 +104,7 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 	}
 	meta, version, err := parseTableMetadata(obj.Metadata)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "stored metadata of %s does not parse", id)
+		return nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
 	}
 	if version != FormatV4 {
 		e := rejectV4(validation.ReasonTableNotV4, "Table %s has format version %d; this route needs format version 4", id, version)
@@ -170,21 +171,21 @@ func (s *Service) readManifestWith(ctx context.Context, w *store.Warehouse, loc 
 	}
 	f, err := io.Open(ctx, loc)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "open manifest %s", fileName(w, tableLoc, loc))
+		return nil, fault.Wrap(fault.Internal, err, "open manifest %s", fileName(w, tableLoc, loc))
 	}
 	defer f.Close()
 	src, err := manifestSource(f, opts.Columns == nil)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
+		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
 	r, err := v4manifest.NewReader(src, opts)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
+		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
 	defer r.Close()
 	rows, err := r.All(ctx)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "read manifest %s", fileName(w, tableLoc, loc))
+		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
 	return rows, nil
 }
@@ -198,22 +199,22 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 		Specs: st.meta.PartitionSpecs(), RowLineage: true, TableLocation: st.location,
 	})
 	if err != nil {
-		return 0, wrapErr(KindInternal, err, "manifest writer")
+		return 0, fault.Wrap(fault.Internal, err, "manifest writer")
 	}
 	for i := range rows {
 		if err := mw.Write(&rows[i]); err != nil {
 			_ = mw.Close()
-			return 0, wrapErr(KindInternal, err, "write manifest row")
+			return 0, fault.Wrap(fault.Internal, err, "write manifest row")
 		}
 	}
 	if err := mw.Close(); err != nil {
-		return 0, wrapErr(KindInternal, err, "close manifest")
+		return 0, fault.Wrap(fault.Internal, err, "close manifest")
 	}
 	if err := s.writeMetadataFile(ctx, w, loc, buf.Bytes()); err != nil {
-		if KindOf(err) == KindUnavailable {
-			return 0, wrapErr(KindUnavailable, err, "Storage unavailable: cannot write manifest %s, nothing was committed; retry later", v4manifest.Relativize(st.location, loc))
+		if fault.KindOf(err) == fault.Unavailable {
+			return 0, fault.Wrap(fault.Unavailable, err, "Storage unavailable: cannot write manifest %s, nothing was committed; retry later", v4manifest.Relativize(st.location, loc))
 		}
-		return 0, wrapErr(KindCommitFailed, err, "Commit failed: cannot write manifest %s, nothing was committed", v4manifest.Relativize(st.location, loc))
+		return 0, fault.Wrap(fault.CommitFailed, err, "Commit failed: cannot write manifest %s, nothing was committed", v4manifest.Relativize(st.location, loc))
 	}
 	return int64(buf.Len()), nil
 }
@@ -356,7 +357,7 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 		return nil, err
 	}
 	if len(c.AddDataFiles) == 0 && len(c.RemoveFiles) == 0 && len(c.AddEqualityDeleteFiles) == 0 && len(c.SetDeletionVectors) == 0 {
-		e := newErr(KindBadRequest, "A files commit needs at least one non-empty list")
+		e := fault.New(fault.BadRequest, "A files commit needs at least one non-empty list")
 		e.Reason = validation.ReasonEmptyCommit
 		return nil, e
 	}
@@ -573,7 +574,7 @@ func (s *Service) requireFile(ctx context.Context, w *store.Warehouse, loc, what
 	}
 	ok, err := io.Exists(ctx, loc)
 	if err != nil {
-		return wrapErr(KindUnavailable, err, "%s: cannot check that it exists", what)
+		return fault.Wrap(fault.Unavailable, err, "%s: cannot check that it exists", what)
 	}
 	if !ok {
 		return rejectV4(validation.ReasonFileMissing, "%s does not exist", what)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 // FormatV4 is the table format version whose snapshots point at v4 root
@@ -125,16 +126,16 @@ func v4Plan(current int, hasSnapshots bool, ups table.Updates, raw json.RawMessa
 		switch {
 		case m.Action == "upgrade-format-version" && m.FormatVersion == FormatV4:
 			if current != FormatV4 && hasSnapshots {
-				return 0, nil, newErr(KindBadRequest, "Cannot upgrade a table with snapshots to format version 4 inside a multi-table transaction: the upgrade converts the table's manifests and must be committed on its own")
+				return 0, nil, fault.New(fault.BadRequest, "Cannot upgrade a table with snapshots to format version 4 inside a multi-table transaction: the upgrade converts the table's manifests and must be committed on its own")
 			}
 			target = FormatV4
 			continue
 		case m.Action == "upgrade-format-version" && current == FormatV4 && m.FormatVersion < FormatV4:
-			return 0, nil, newErr(KindBadRequest, "Cannot downgrade format version from 4 to %d", m.FormatVersion)
+			return 0, nil, fault.New(fault.BadRequest, "Cannot downgrade format version from 4 to %d", m.FormatVersion)
 		case m.Action == "upgrade-format-version" && m.FormatVersion > FormatV4:
-			return 0, nil, newErr(KindBadRequest, "Unsupported format version: %d", m.FormatVersion)
+			return 0, nil, fault.New(fault.BadRequest, "Unsupported format version: %d", m.FormatVersion)
 		case target == FormatV4 && m.Action == "add-snapshot":
-			return 0, nil, newErr(KindBadRequest, "Snapshots of format version 4 tables are committed through the files and column-files routes, not add-snapshot")
+			return 0, nil, fault.New(fault.BadRequest, "Snapshots of format version 4 tables are committed through the files and column-files routes, not add-snapshot")
 		}
 		kept = append(kept, u)
 	}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -47,7 +48,7 @@ func guardV4(ctx context.Context, version int, what string) error {
 	if version < FormatV4 || readsV4(ctx) {
 		return nil
 	}
-	e := newErr(KindBadRequest, "%s: it is a format version 4 table, which this client did not say it reads "+
+	e := fault.New(fault.BadRequest, "%s: it is a format version 4 table, which this client did not say it reads "+
 		"(PyIceberg 0.12, iceberg-java 1.x engines, DuckDB and iceberg-go cannot parse v4 metadata). %s", what, V4ClientHint)
 	e.Reason = validation.ReasonV4UnsupportedByClient
 	return e

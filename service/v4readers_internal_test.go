@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -24,8 +25,8 @@ func TestGuardV4(t *testing.T) {
 		if (err != nil) != c.refused {
 			t.Fatalf("version %d: err %v, refused want %v", c.version, err, c.refused)
 		}
-		var e *Error
-		if err != nil && (!errors.As(err, &e) || e.Kind != KindBadRequest || e.Reason != validation.ReasonV4UnsupportedByClient) {
+		var e *fault.Error
+		if err != nil && (!errors.As(err, &e) || e.Kind != fault.BadRequest || e.Reason != validation.ReasonV4UnsupportedByClient) {
 			t.Fatalf("refusal %#v", err)
 		}
 	}

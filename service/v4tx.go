@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -62,16 +62,16 @@ func (s *Service) leafReader(ctx context.Context, t *v4Tx) v4commit.LeafReader {
 func engineErr(err error) error {
 	var re *v4commit.RequestError
 	var ve *validation.Error
-	var se *Error
+	var se *fault.Error
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &re):
-		return newErr(KindBadRequest, "%s", re.Message)
+		return fault.New(fault.BadRequest, "%s", re.Message)
 	case errors.As(err, &ve), errors.As(err, &se):
 		return err
 	}
-	return wrapErr(KindInternal, err, "rewrite the manifest tree")
+	return fault.Wrap(fault.Internal, err, "rewrite the manifest tree")
 }
 
 // writeLeaves writes the new leaves of res and records their sizes in its
@@ -146,7 +146,7 @@ func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string
 	st := t.st
 	firstRowID := st.meta.NextRowID()
 	snap := &table.Snapshot{
-		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: time.Now().UnixMilli(), ManifestList: rootLoc,
+		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: s.now().UnixMilli(), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
 		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
 	}
@@ -155,21 +155,21 @@ func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string
 	}
 	b, err := table.MetadataBuilderFromBase(st.meta, st.obj.MetadataLocation)
 	if err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "metadata builder")
+		return nil, nil, fault.Wrap(fault.Internal, err, "metadata builder")
 	}
 	if err := b.AddSnapshot(snap); err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "add snapshot")
+		return nil, nil, fault.Wrap(fault.Internal, err, "add snapshot")
 	}
 	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "set main")
+		return nil, nil, fault.Wrap(fault.Internal, err, "set main")
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "build metadata")
+		return nil, nil, fault.Wrap(fault.Internal, err, "build metadata")
 	}
 	data, err := marshalTableMetadata(meta, FormatV4)
 	if err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "encode metadata")
+		return nil, nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
 	if err := s.checkNewMetadata(st.meta, meta, data); err != nil {
 		return nil, nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/v4convert"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -34,7 +35,7 @@ func legacyManifestList(loc string) bool {
 // errLegacySnapshot is the 400 for a v4 operation that needs a v4 root
 // but met the Avro manifest list of a snapshot older than the upgrade.
 func errLegacySnapshot(name string) error {
-	return newErr(KindBadRequest, "Manifest list %s is a format v1-v3 (Avro) manifest list: its snapshot predates the table's upgrade to format version 4, and this operation needs a v4 snapshot. Commit `upgrade-format-version: 4` again to convert the current snapshot", name)
+	return fault.New(fault.BadRequest, "Manifest list %s is a format v1-v3 (Avro) manifest list: its snapshot predates the table's upgrade to format version 4, and this operation needs a v4 snapshot. Commit `upgrade-format-version: 4` again to convert the current snapshot", name)
 }
 
 // plansFromAvro reports whether a plan of md (a v4 table) reads a pre-v4
@@ -103,7 +104,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 		return nil, err
 	}
 	if cur = meta.CurrentSnapshot(); cur == nil || !legacyManifestList(cur.ManifestList) {
-		return nil, newErr(KindBadRequest, "An upgrade to format version 4 cannot also change the current snapshot: commit those updates separately")
+		return nil, fault.New(fault.BadRequest, "An upgrade to format version 4 cannot also change the current snapshot: commit those updates separately")
 	}
 	out, err := s.convertSnapshot(ctx, w, meta, cur)
 	if err != nil {
@@ -114,7 +115,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	t := s.newV4Tx(w, st, a)
 	res, err := v4convert.Tree(t.snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "lay out the converted manifests")
+		return nil, fault.Wrap(fault.Internal, err, "lay out the converted manifests")
 	}
 	res.AddedRows = assigned // next-row-id moves past the ids just assigned
 	return s.stageV4Snapshot(ctx, t, res)
@@ -158,16 +159,16 @@ func applyUpdates(base table.Metadata, ups table.Updates) (table.Metadata, error
 	// commit replaces, once.
 	b, err := table.MetadataBuilderFromBase(base, "")
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "metadata builder")
+		return nil, fault.Wrap(fault.Internal, err, "metadata builder")
 	}
 	for _, u := range ups {
 		if err := u.Apply(b); err != nil {
-			return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+			return nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 		}
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+		return nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 	}
 	return meta, nil
 }
@@ -193,7 +194,7 @@ func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta 
 		return nil, e
 	}
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "convert snapshot %d", snap.SnapshotID)
+		return nil, fault.Wrap(fault.Internal, err, "convert snapshot %d", snap.SnapshotID)
 	}
 	return out, nil
 }
@@ -225,8 +226,8 @@ func (s *Service) liveEntries(ctx context.Context, w *store.Warehouse, meta tabl
 // read, without its path.
 func upgradeReadErr(err error, snapID int64) error {
 	if errors.Is(err, errOutsideTable) {
-		return newErr(KindInternal, "Cannot upgrade: snapshot %d references a manifest outside the table's location", snapID)
+		return fault.New(fault.Internal, "Cannot upgrade: snapshot %d references a manifest outside the table's location", snapID)
 	}
-	return wrapErr(KindInternal, errors.New(uriOrPath.ReplaceAllString(err.Error(), "<file>")),
+	return fault.Wrap(fault.Internal, errors.New(uriOrPath.ReplaceAllString(err.Error(), "<file>")),
 		"Cannot upgrade: a manifest of snapshot %d cannot be read", snapID)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/view"
 
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -38,11 +39,11 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	}
 	var schema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &schema); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
 	}
 	var version view.Version
 	if err := json.Unmarshal(in.ViewVersion, &version); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid view-version: %s", ClientText(err))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid view-version: %s", fault.ClientText(err))
 	}
 	loc := in.Location
 	if loc == "" {
@@ -62,11 +63,11 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	}
 	meta, err := view.NewMetadata(&version, &schema, loc, props)
 	if err != nil {
-		return nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+		return nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 	}
 	data, err := json.Marshal(meta)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode view metadata")
+		return nil, fault.Wrap(fault.Internal, err, "encode view metadata")
 	}
 	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
@@ -144,12 +145,12 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 	var reqs view.Requirements
 	if len(requirements) > 0 && string(requirements) != "null" {
 		if err := json.Unmarshal(requirements, &reqs); err != nil {
-			return nil, wrapErr(KindBadRequest, err, "Invalid requirements: %s", ClientText(err))
+			return nil, fault.Wrap(fault.BadRequest, err, "Invalid requirements: %s", fault.ClientText(err))
 		}
 	}
 	var ups view.Updates
 	if err := json.Unmarshal(updates, &ups); err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid updates: %s", ClientText(err))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid updates: %s", fault.ClientText(err))
 	}
 	if err := s.authorize(ctx, PrivViewReplace, viewResource(warehouse, id)); err != nil {
 		return nil, err
@@ -182,7 +183,7 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 	}
 	base, err := view.ParseMetadataBytes(obj.Metadata)
 	if err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "stored metadata of view %s does not parse", id)
+		return nil, nil, fault.Wrap(fault.Internal, err, "stored metadata of view %s does not parse", id)
 	}
 	for _, r := range reqs {
 		if err := r.Validate(base); err != nil {
@@ -190,16 +191,16 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 			if !strings.HasPrefix(msg, "Requirement failed") {
 				msg = "Requirement failed: " + msg
 			}
-			return nil, nil, wrapErr(KindCommitFailed, err, "%s", msg)
+			return nil, nil, fault.Wrap(fault.CommitFailed, err, "%s", msg)
 		}
 	}
 	b, err := view.MetadataBuilderFromBase(base)
 	if err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "view metadata builder")
+		return nil, nil, fault.Wrap(fault.Internal, err, "view metadata builder")
 	}
 	for _, u := range ups {
 		if err := u.Apply(b); err != nil {
-			return nil, nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+			return nil, nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 		}
 	}
 	if !b.HasChanges() {
@@ -207,11 +208,11 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 	}
 	meta, err := b.Build()
 	if err != nil {
-		return nil, nil, wrapErr(KindIllegalArgument, err, "%s", ClientText(err))
+		return nil, nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 	}
 	data, err := json.Marshal(meta)
 	if err != nil {
-		return nil, nil, wrapErr(KindInternal, err, "encode view metadata")
+		return nil, nil, fault.Wrap(fault.Internal, err, "encode view metadata")
 	}
 	metaLoc, newLoc, err := s.writeNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
 	if err != nil {
@@ -235,7 +236,7 @@ func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels [
 	}
 	meta, err := view.ParseMetadataBytes(data)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "Invalid view metadata in %s: the file is not view metadata JSON", fileName(w, w.Location, metadataLocation))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid view metadata in %s: the file is not view metadata JSON", fileName(w, w.Location, metadataLocation))
 	}
 	loc, err := checkObjectLocation(w, meta.Location())
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
 )
@@ -29,7 +30,7 @@ var reservedPrefixes = map[string]bool{
 func NormalizeLocation(loc string) (string, error) {
 	n, err := location.Normalize(loc)
 	if err != nil {
-		return "", wrapErr(KindBadRequest, err, "Invalid location: %s", ClientText(err))
+		return "", fault.Wrap(fault.BadRequest, err, "Invalid location: %s", fault.ClientText(err))
 	}
 	return n, nil
 }
@@ -40,7 +41,7 @@ func NormalizeLocation(loc string) (string, error) {
 // is taken. allowed-locations is stored canonical.
 func (s *Service) createWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
 	if !warehouseName.MatchString(name) || reservedPrefixes[name] {
-		return nil, newErr(KindBadRequest, "Invalid warehouse name: use letters, digits, '_', '.', '-' (max 63), not a reserved word")
+		return nil, fault.New(fault.BadRequest, "Invalid warehouse name: use letters, digits, '_', '.', '-' (max 63), not a reserved word")
 	}
 	canon, err := NormalizeLocation(loc)
 	if err != nil {
@@ -56,18 +57,18 @@ func (s *Service) createWarehouse(ctx context.Context, name, loc string, props m
 	}
 	for _, o := range others {
 		if o.Name == name {
-			return nil, newErr(KindAlreadyExists, "Warehouse already exists: %s", name)
+			return nil, fault.New(fault.AlreadyExists, "Warehouse already exists: %s", name)
 		}
 	}
 	for _, o := range others {
 		if mine.Overlaps(warehousePrefixes(o)) {
-			return nil, newErr(KindBadRequest, "Invalid location: it overlaps warehouse %s (warehouses may not share storage)", o.Name)
+			return nil, fault.New(fault.BadRequest, "Invalid location: it overlaps warehouse %s (warehouses may not share storage)", o.Name)
 		}
 	}
 	w := &store.Warehouse{Name: name, Location: canon, Properties: props}
 	err = s.store.WarehouseCreate(ctx, w)
 	if errors.Is(err, store.ErrAlreadyExists) {
-		return nil, wrapErr(KindAlreadyExists, err, "Warehouse already exists: %s", name)
+		return nil, fault.Wrap(fault.AlreadyExists, err, "Warehouse already exists: %s", name)
 	}
 	return w, storeErr(err, name)
 }
@@ -92,7 +93,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 		}
 		n, err := location.Normalize(p)
 		if err != nil {
-			return nil, nil, wrapErr(KindBadRequest, err, "Invalid %s: %v", allowedLocationsKey, err)
+			return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", allowedLocationsKey, err)
 		}
 		extras = append(extras, n)
 	}
@@ -104,7 +105,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 func (s *Service) getWarehouse(ctx context.Context, name string) (*store.Warehouse, error) {
 	w, err := s.store.WarehouseGet(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", name)
+		return nil, fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
 	}
 	return w, storeErr(err, name)
 }
@@ -124,9 +125,9 @@ func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
 	err := s.store.WarehouseDelete(ctx, name)
 	switch {
 	case errors.Is(err, store.ErrNotEmpty):
-		return wrapErr(KindNamespaceNotEmpty, err, "Warehouse is not empty: %s", name)
+		return fault.Wrap(fault.NamespaceNotEmpty, err, "Warehouse is not empty: %s", name)
 	case errors.Is(err, store.ErrNotFound):
-		return wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", name)
+		return fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
 	}
 	return storeErr(err, name)
 }
@@ -142,7 +143,7 @@ func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*sto
 		}
 		// Rows written before locations were canonical compare canonical.
 		if stored, err := NormalizeLocation(w.Location); err != nil || stored != loc {
-			return nil, newErr(KindAlreadyExists, "Warehouse %s exists with location %s, not %s", name, w.Location, loc)
+			return nil, fault.New(fault.AlreadyExists, "Warehouse %s exists with location %s, not %s", name, w.Location, loc)
 		}
 		return w, nil
 	}
@@ -150,7 +151,7 @@ func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*sto
 		return nil, storeErr(err, name)
 	}
 	w, err = s.createWarehouse(ctx, name, where, nil)
-	if KindOf(err) == KindAlreadyExists { // lost a race with another replica
+	if fault.KindOf(err) == fault.AlreadyExists { // lost a race with another replica
 		return s.getWarehouse(ctx, name)
 	}
 	return w, err
@@ -165,15 +166,15 @@ func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte
 	}
 	p, redacted, err := credentials.ParseProfile(raw, s.opts.Sealer)
 	if err != nil {
-		return nil, wrapErr(KindBadRequest, err, "%s", ClientText(err))
+		return nil, fault.Wrap(fault.BadRequest, err, "%s", fault.ClientText(err))
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return nil, wrapErr(KindInternal, err, "encode profile")
+		return nil, fault.Wrap(fault.Internal, err, "encode profile")
 	}
 	err = s.store.WarehouseSetProfile(ctx, name, string(data))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, wrapErr(KindNoSuchWarehouse, err, "Warehouse does not exist: %s", name)
+		return nil, fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
 	}
 	if err != nil {
 		return nil, storeErr(err, name)
@@ -201,13 +202,13 @@ func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) 
 	if head.Type == "gcs" {
 		var p credentials.GCSProfile
 		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
-			return nil, wrapErr(KindInternal, err, "stored profile of %s", name)
+			return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
 		}
 		return p.Redacted(), nil
 	}
 	var p credentials.S3Profile
 	if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
-		return nil, wrapErr(KindInternal, err, "stored profile of %s", name)
+		return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
 	}
 	return p.Redacted(), nil
 }

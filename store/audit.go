@@ -12,7 +12,7 @@ type AuditEvent struct {
 	ID        string // filled in by AppendAudit when empty
 	At        time.Time
 	RequestID string
-	Principal string // service.Principal.String(): "source:subject"
+	Principal string // identity.Principal.String(): "source:subject"
 	Action    string // "METHOD /route/pattern", "issue-token", "vend-credentials"
 	Resource  string // service.Resource.String() or the route's object
 	Decision  string // "allowed", "denied" or "failed"

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
@@ -22,7 +23,7 @@ import (
 // one 100-row base file whose column "v" was replaced by a column file,
 // and a retired-ratio threshold (0.1) low enough for it to be picked.
 func compactTable(t *testing.T, dir string) {
-	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "test"})
+	ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
 	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
 	require.NoError(t, err)
 	defer st.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store/sqlstore"
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 // footer is read) that the second removed, and whose third added keep.
 // It returns the table directory.
 func maintTable(t *testing.T, dir string, n int) string {
-	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "test"})
+	ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
 	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
 	require.NoError(t, err)
 	defer st.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 )
@@ -19,7 +20,7 @@ func setupPrincipal(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) erro
 		var sf storageFlags
 		sf.register(fs)
 		return func(args []string) error {
-			ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
+			ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "cli"})
 			st, err := openStore(ctx, sf, true)
 			if err != nil {
 				return err

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
@@ -48,7 +49,7 @@ func newReadFixture(t *testing.T) *readFixture { return newReadFixtureWith(t, se
 func newReadFixtureWith(t *testing.T, opts service.Options) *readFixture {
 	t.Helper()
 	root := t.TempDir()
-	fx := &readFixture{ctx: service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "test"})}
+	fx := &readFixture{ctx: identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})}
 	st, err := sqlstore.OpenSQLite(fx.ctx, filepath.Join(root, "catalog.db"))
 	require.NoError(t, err)
 	t.Cleanup(st.Close)

@@ -7,13 +7,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 )
 
 // setupRole returns the setup of `catalog role sub`: roles managed
 // directly in the database; the operator running it holds every privilege
-// (service.SourceLocal). Only create takes --description, only grant and
+// (identity.SourceLocal). Only create takes --description, only grant and
 // revoke take --on.
 func setupRole(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
 	return func(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
@@ -30,7 +31,7 @@ func setupRole(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
 			if (sub == "grant" || sub == "revoke") && on == "" {
 				return e.usagef("--on is required")
 			}
-			ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
+			ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "cli"})
 			st, err := openStore(ctx, sf, true)
 			if err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 )
@@ -41,7 +42,7 @@ func tableIdent(e *cmdEnv, name string) (service.Ident, error) {
 // open migrates and opens the database and returns a service acting as the
 // local operator, and the function that closes it.
 func (c *tableCmd) open() (context.Context, *service.Service, func(), error) {
-	ctx := service.WithPrincipal(context.Background(), service.Principal{Source: service.SourceLocal, Subject: "cli"})
+	ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "cli"})
 	st, err := openStore(ctx, c.sf, true)
 	if err != nil {
 		return nil, nil, nil, err

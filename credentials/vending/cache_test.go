@@ -11,7 +11,6 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/credentials/vending"
-	"github.com/lakehold/catalog/service"
 )
 
 // TestCacheHalfLifetimeAndSingleFlight tests only the vendor's cache: the
@@ -34,7 +33,7 @@ func TestCacheHalfLifetimeAndSingleFlight(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, err := v.Vend(context.Background(), wh, "s3://warehouse/ns/t", service.AccessReadWrite)
+			_, _, err := v.Vend(context.Background(), wh, "s3://warehouse/ns/t", credentials.AccessReadWrite)
 			require.NoError(t, err)
 		}()
 	}
@@ -43,21 +42,21 @@ func TestCacheHalfLifetimeAndSingleFlight(t *testing.T) {
 	clock.Lock()
 	now = now.Add(7 * time.Minute) // lifetime 15m: still within half
 	clock.Unlock()
-	_, _, err := v.Vend(context.Background(), wh, "s3://warehouse/ns/t", service.AccessReadWrite)
+	_, _, err := v.Vend(context.Background(), wh, "s3://warehouse/ns/t", credentials.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, int32(1), calls.Load())
 	clock.Lock()
 	now = now.Add(time.Minute) // past half the lifetime
 	clock.Unlock()
-	_, _, err = v.Vend(context.Background(), wh, "s3://warehouse/ns/t", service.AccessReadWrite)
+	_, _, err = v.Vend(context.Background(), wh, "s3://warehouse/ns/t", credentials.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, int32(2), calls.Load(), "refreshed after half the lifetime")
-	_, _, err = v.Vend(context.Background(), wh, "s3://warehouse/ns/t", service.AccessRead)
+	_, _, err = v.Vend(context.Background(), wh, "s3://warehouse/ns/t", credentials.AccessRead)
 	require.NoError(t, err)
 	require.Equal(t, int32(3), calls.Load(), "read-only credentials are cached separately")
-	_, _, err = v.Vend(context.Background(), wh, "gs://b/ns/t", service.AccessRead)
+	_, _, err = v.Vend(context.Background(), wh, "gs://b/ns/t", credentials.AccessRead)
 	require.Error(t, err, "not an S3 location")
-	cfg, _, err := v.Vend(context.Background(), service.WarehouseInfo{Name: "x"}, "s3://warehouse/ns/t", service.AccessRead)
+	cfg, _, err := v.Vend(context.Background(), credentials.WarehouseInfo{Name: "x"}, "s3://warehouse/ns/t", credentials.AccessRead)
 	require.NoError(t, err)
 	require.Nil(t, cfg, "no profile: nothing vended")
 }

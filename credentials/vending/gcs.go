@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/lakehold/catalog/credentials"
-	"github.com/lakehold/catalog/service"
 )
 
 // GCS vends OAuth tokens downscoped to one table: a root token of the
@@ -66,10 +65,10 @@ func (r stsRedirect) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.base.RoundTrip(req)
 }
 
-// Vend implements service.CredentialVendor for warehouses with a "gcs"
+// Vend implements credentials.Vendor for warehouses with a "gcs"
 // profile: nothing for others; an error for a non-gs:// location or when
 // the exchange fails.
-func (v *GCS) Vend(ctx context.Context, wh service.WarehouseInfo, tableLocation string, level service.AccessLevel) (map[string]string, []service.StorageCredential, error) {
+func (v *GCS) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLocation string, level credentials.AccessLevel) (map[string]string, []credentials.StorageCredential, error) {
 	var p credentials.GCSProfile
 	if err := json.Unmarshal([]byte(wh.StorageProfile), &p); err != nil || p.Type != "gcs" {
 		return nil, nil, nil
@@ -79,7 +78,7 @@ func (v *GCS) Vend(ctx context.Context, wh service.WarehouseInfo, tableLocation 
 		return nil, nil, fmt.Errorf("cannot vend GCS tokens for %s: not a gs:// location", tableLocation)
 	}
 	access := credentials.Read
-	if level == service.AccessReadWrite {
+	if level == credentials.AccessReadWrite {
 		access = credentials.ReadWrite
 	}
 	sum := sha256.Sum256([]byte(wh.StorageProfile))
@@ -102,7 +101,7 @@ func (v *GCS) Vend(ctx context.Context, wh service.WarehouseInfo, tableLocation 
 	for k, val := range cfg {
 		cred[k] = val
 	}
-	return cfg, []service.StorageCredential{{Prefix: tableLocation, Config: cred}}, nil
+	return cfg, []credentials.StorageCredential{{Prefix: tableLocation, Config: cred}}, nil
 }
 
 func (v *GCS) token(ctx context.Context, key string, p *credentials.GCSProfile, loc credentials.Location, access credentials.Access) (*oauth2.Token, error) {
@@ -164,7 +163,7 @@ type Multi struct {
 	GCS *GCS
 }
 
-var _ service.CredentialVendor = Multi{}
+var _ credentials.Vendor = Multi{}
 
 // New returns the vendors for every supported profile type.
 func New(sealer *credentials.Sealer, opts ...Option) Multi {
@@ -175,8 +174,8 @@ func New(sealer *credentials.Sealer, opts ...Option) Multi {
 	return m
 }
 
-// Vend implements service.CredentialVendor.
-func (m Multi) Vend(ctx context.Context, wh service.WarehouseInfo, tableLocation string, level service.AccessLevel) (map[string]string, []service.StorageCredential, error) {
+// Vend implements credentials.Vendor.
+func (m Multi) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLocation string, level credentials.AccessLevel) (map[string]string, []credentials.StorageCredential, error) {
 	var head struct {
 		Type string `json:"type"`
 	}

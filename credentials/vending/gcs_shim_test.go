@@ -20,7 +20,6 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/credentials/vending"
-	"github.com/lakehold/catalog/service"
 )
 
 // This test runs fake-gcs-server behind an enforcing shim that applies the
@@ -143,7 +142,7 @@ func TestGCSTokenEnforcedByShim(t *testing.T) {
 	stored, _, err := credentials.ParseProfile(raw, sealer)
 	require.NoError(t, err)
 	sj, _ := json.Marshal(stored)
-	wh := service.WarehouseInfo{Name: "wh", Location: "gs://warehouse", StorageProfile: string(sj)}
+	wh := credentials.WarehouseInfo{Name: "wh", Location: "gs://warehouse", StorageProfile: string(sj)}
 	v := vending.New(sealer)
 
 	call := func(tok, method, path string, body []byte) int {
@@ -155,7 +154,7 @@ func TestGCSTokenEnforcedByShim(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	cfg, _, err := v.Vend(context.Background(), wh, "gs://warehouse/ns/table", service.AccessReadWrite)
+	cfg, _, err := v.Vend(context.Background(), wh, "gs://warehouse/ns/table", credentials.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, store.URL, cfg["gcs.service.host"])
 	rw := cfg["gcs.oauth2.token"]
@@ -169,7 +168,7 @@ func TestGCSTokenEnforcedByShim(t *testing.T) {
 	require.Equal(t, 403, call(rw, "GET", "/storage/v1/b/warehouse/o", nil), "list the whole bucket")
 	require.Equal(t, 403, call("not-a-token", "GET", "/storage/v1/b/warehouse/o/ns%2Ftable%2Fdata%2Fa?alt=media", nil), "unknown token")
 
-	rcfg, _, err := v.Vend(context.Background(), wh, "gs://warehouse/ns/table", service.AccessRead)
+	rcfg, _, err := v.Vend(context.Background(), wh, "gs://warehouse/ns/table", credentials.AccessRead)
 	require.NoError(t, err)
 	ro := rcfg["gcs.oauth2.token"]
 	require.Equal(t, 200, call(ro, "GET", "/storage/v1/b/warehouse/o/ns%2Ftable%2Fdata%2Fa?alt=media", nil), "read-only reads")

@@ -17,7 +17,6 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/credentials/vending"
-	"github.com/lakehold/catalog/service"
 )
 
 // fakeGoogle stands in for Google's OAuth token endpoint and STS: nothing
@@ -80,8 +79,8 @@ func TestGCSDownscopedTokens(t *testing.T) {
 	require.NotContains(t, string(shown), "PRIVATE KEY")
 
 	v := vending.New(sealer)
-	wh := service.WarehouseInfo{Name: "wh", Location: "gs://warehouse", StorageProfile: string(storedJSON)}
-	cfg, creds, err := v.Vend(context.Background(), wh, "gs://warehouse/ns/table", service.AccessReadWrite)
+	wh := credentials.WarehouseInfo{Name: "wh", Location: "gs://warehouse", StorageProfile: string(storedJSON)}
+	cfg, creds, err := v.Vend(context.Background(), wh, "gs://warehouse/ns/table", credentials.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, "downscoped-token", cfg["gcs.oauth2.token"])
 	require.NotEmpty(t, cfg["gcs.oauth2.token-expires-at"])
@@ -93,13 +92,13 @@ func TestGCSDownscopedTokens(t *testing.T) {
 	require.JSONEq(t, `{"accessBoundary":{"accessBoundaryRules":[{"availableResource":"//storage.googleapis.com/projects/_/buckets/warehouse","availablePermissions":["inRole:roles/storage.objectAdmin"],"availabilityCondition":{"expression":"resource.name.startsWith('projects/_/buckets/warehouse/objects/ns/table/') || api.getAttribute('storage.googleapis.com/objectListPrefix', '').startsWith('ns/table/')"}}]}}`, fg.boundaries[0])
 
 	// Cached: a second load makes no exchange; read-only is its own token.
-	_, _, err = v.Vend(context.Background(), wh, "gs://warehouse/ns/table", service.AccessReadWrite)
+	_, _, err = v.Vend(context.Background(), wh, "gs://warehouse/ns/table", credentials.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, 1, fg.exchanges)
-	_, _, err = v.Vend(context.Background(), wh, "gs://warehouse/ns/table", service.AccessRead)
+	_, _, err = v.Vend(context.Background(), wh, "gs://warehouse/ns/table", credentials.AccessRead)
 	require.NoError(t, err)
 	require.Equal(t, 2, fg.exchanges)
 	require.Contains(t, fg.boundaries[1], "inRole:roles/storage.objectViewer")
-	_, _, err = v.Vend(context.Background(), wh, "s3://warehouse/ns/table", service.AccessRead)
+	_, _, err = v.Vend(context.Background(), wh, "s3://warehouse/ns/table", credentials.AccessRead)
 	require.Error(t, err, "a gcs profile vends for gs:// only")
 }

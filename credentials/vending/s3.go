@@ -1,6 +1,6 @@
 // Package vending mints storage credentials scoped to one table: S3
 // credentials through STS AssumeRole with an inline session policy. It
-// implements service.CredentialVendor; the policies themselves come from
+// implements credentials.Vendor; the policies themselves come from
 // package credentials.
 package vending
 
@@ -22,7 +22,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/lakehold/catalog/credentials"
-	"github.com/lakehold/catalog/service"
 )
 
 // Minted is one set of temporary credentials.
@@ -54,7 +53,7 @@ type cacheEntry struct {
 	refreshAt time.Time
 }
 
-var _ service.CredentialVendor = (*S3)(nil)
+var _ credentials.Vendor = (*S3)(nil)
 
 // NewS3 returns a vendor that opens profile secrets with sealer.
 func NewS3(sealer *credentials.Sealer) *S3 {
@@ -67,9 +66,9 @@ func (v *S3) WithMint(m MintFunc, now func() time.Time) *S3 {
 	return v
 }
 
-// Vend implements service.CredentialVendor: nothing when the warehouse has
+// Vend implements credentials.Vendor: nothing when the warehouse has
 // no S3 profile; an error when the table is not on S3 or STS refuses.
-func (v *S3) Vend(ctx context.Context, wh service.WarehouseInfo, tableLocation string, level service.AccessLevel) (map[string]string, []service.StorageCredential, error) {
+func (v *S3) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLocation string, level credentials.AccessLevel) (map[string]string, []credentials.StorageCredential, error) {
 	if wh.StorageProfile == "" {
 		return nil, nil, nil
 	}
@@ -85,7 +84,7 @@ func (v *S3) Vend(ctx context.Context, wh service.WarehouseInfo, tableLocation s
 		return nil, nil, fmt.Errorf("cannot vend S3 credentials for %s: not an s3:// location", tableLocation)
 	}
 	access := credentials.Read
-	if level == service.AccessReadWrite {
+	if level == credentials.AccessReadWrite {
 		access = credentials.ReadWrite
 	}
 	sum := sha256.Sum256([]byte(wh.StorageProfile))
@@ -112,7 +111,7 @@ func (v *S3) Vend(ctx context.Context, wh service.WarehouseInfo, tableLocation s
 	for k, val := range cfg {
 		cred[k] = val
 	}
-	return cfg, []service.StorageCredential{{Prefix: tableLocation, Config: cred}}, nil
+	return cfg, []credentials.StorageCredential{{Prefix: tableLocation, Config: cred}}, nil
 }
 
 func (v *S3) get(ctx context.Context, key string, p *credentials.S3Profile, loc credentials.Location, access credentials.Access) (Minted, error) {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/credentials/vending"
-	"github.com/lakehold/catalog/service"
 )
 
 // These tests run against a real S3 + STS that enforces session policies:
@@ -63,7 +62,7 @@ func denied(t *testing.T, err error, what string) {
 }
 
 // vendor returns a vendor and the warehouse info of a SeaweedFS profile.
-func vendor(t *testing.T, ep string) (*vending.S3, service.WarehouseInfo, *credentials.Sealer) {
+func vendor(t *testing.T, ep string) (*vending.S3, credentials.WarehouseInfo, *credentials.Sealer) {
 	key := bytes.Repeat([]byte{7}, 32)
 	sealer, err := credentials.NewSealer(key)
 	require.NoError(t, err)
@@ -74,7 +73,7 @@ func vendor(t *testing.T, ep string) (*vending.S3, service.WarehouseInfo, *crede
 	require.NoError(t, err)
 	stored, _ := json.Marshal(p)
 	require.NotContains(t, string(stored), "catalogsecret", "the secret is sealed")
-	return vending.NewS3(sealer), service.WarehouseInfo{Name: "wh", Location: "s3://warehouse", StorageProfile: string(stored)}, sealer
+	return vending.NewS3(sealer), credentials.WarehouseInfo{Name: "wh", Location: "s3://warehouse", StorageProfile: string(stored)}, sealer
 }
 
 func creds(t *testing.T, cfg map[string]string) aws.Credentials {
@@ -102,7 +101,7 @@ func TestVendedS3CredentialsAreScopedToTheTable(t *testing.T) {
 	require.NoError(t, err)
 
 	v, wh, _ := vendor(t, ep)
-	cfg, list, err := v.Vend(ctx, wh, loc, service.AccessReadWrite)
+	cfg, list, err := v.Vend(ctx, wh, loc, credentials.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, "us-east-1", cfg["client.region"])
 	require.Equal(t, ep, cfg["s3.endpoint"])
@@ -158,7 +157,7 @@ func TestVendedS3CredentialsAreScopedToTheTable(t *testing.T) {
 	require.Error(t, err, "role chaining must be denied")
 
 	// Read-only credentials cannot write.
-	rcfg, _, err := v.Vend(ctx, wh, loc, service.AccessRead)
+	rcfg, _, err := v.Vend(ctx, wh, loc, credentials.AccessRead)
 	require.NoError(t, err)
 	ro := s3Client(ep, creds(t, rcfg))
 	_, err = ro.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(tbl + "/ro"), Body: strings.NewReader("x")})
@@ -168,7 +167,7 @@ func TestVendedS3CredentialsAreScopedToTheTable(t *testing.T) {
 	got.Body.Close()
 
 	// Cached for half the lifetime: the same credentials come back.
-	again, _, err := v.Vend(ctx, wh, loc, service.AccessReadWrite)
+	again, _, err := v.Vend(ctx, wh, loc, credentials.AccessReadWrite)
 	require.NoError(t, err)
 	require.Equal(t, cfg["s3.session-token"], again["s3.session-token"])
 	require.WithinDuration(t, time.Now().Add(15*time.Minute), time.UnixMilli(mustInt(t, exp)), time.Minute)

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/identity"
 )
 
 // Authentication failures. Errors returned by this package wrap exactly one
@@ -147,10 +147,10 @@ func (a *Authenticator) Builtin() *Builtin { return a.builtin }
 // and never contain the token. A token whose signature and claims were
 // checked recently is not checked again (clients send the same token on
 // every request); a built-in token's principal is still looked up.
-func (a *Authenticator) Authenticate(ctx context.Context, header string) (service.Principal, error) {
+func (a *Authenticator) Authenticate(ctx context.Context, header string) (identity.Principal, error) {
 	tok, err := ParseBearer(header)
 	if err != nil {
-		return service.Principal{}, err
+		return identity.Principal{}, err
 	}
 	if v, ok := a.verified.get(tok); ok {
 		if v.builtin != nil {
@@ -160,23 +160,23 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (servic
 	}
 	iss, exp, err := peekIssuer(tok)
 	if err != nil {
-		return service.Principal{}, err
+		return identity.Principal{}, err
 	}
 	switch {
 	case iss == BuiltinIssuer:
 		c, err := a.builtin.verify(tok)
 		if err != nil {
-			return service.Principal{}, err
+			return identity.Principal{}, err
 		}
 		a.verified.put(tok, verifiedToken{until: exp, builtin: &c})
 		return a.builtin.admit(ctx, c)
 	case a.oidc != nil && iss == a.oidc.Issuer():
 		p, err := a.oidc.Verify(ctx, tok)
 		if err != nil {
-			return service.Principal{}, err
+			return identity.Principal{}, err
 		}
 		a.verified.put(tok, verifiedToken{until: exp, principal: p})
 		return p, nil
 	}
-	return service.Principal{}, ErrUnknownIssuer
+	return identity.Principal{}, ErrUnknownIssuer
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 )
 
 // DefaultTokenLifetime is how long a built-in token is valid; it also
@@ -44,7 +45,7 @@ func DeriveKey(secretKey []byte) ([]byte, error) {
 }
 
 // Generations looks up a built-in principal's current state. It returns a
-// *service.Error of KindNotFound when the principal does not exist; any
+// *fault.Error of fault.NotFound when the principal does not exist; any
 // other error means the state is unknown right now.
 type Generations interface {
 	PrincipalGeneration(ctx context.Context, name string) (id string, generation int64, err error)
@@ -197,31 +198,31 @@ func mapJWTError(err error) error {
 // exists with the same id and secret generation (cached briefly). It
 // returns ErrRevoked for a deleted principal or rotated secret and
 // ErrUnavailable when the store cannot be asked.
-func (b *Builtin) Authenticate(ctx context.Context, tok string) (service.Principal, error) {
+func (b *Builtin) Authenticate(ctx context.Context, tok string) (identity.Principal, error) {
 	c, err := b.verify(tok)
 	if err != nil {
-		return service.Principal{}, err
+		return identity.Principal{}, err
 	}
 	return b.admit(ctx, c)
 }
 
 // admit checks that the principal of verified claims c still exists with
 // the same id and secret generation (cached briefly).
-func (b *Builtin) admit(ctx context.Context, c builtinClaims) (service.Principal, error) {
+func (b *Builtin) admit(ctx context.Context, c builtinClaims) (identity.Principal, error) {
 	st, err := b.cache.get(c.Subject, func() (genState, error) {
 		id, gen, err := b.gens.PrincipalGeneration(ctx, c.Subject)
-		if service.KindOf(err) == service.KindNotFound {
+		if fault.KindOf(err) == fault.NotFound {
 			return genState{missing: true}, nil
 		}
 		return genState{id: id, gen: gen}, err
 	})
 	if err != nil {
-		return service.Principal{}, fmt.Errorf("%w: principal lookup failed", ErrUnavailable)
+		return identity.Principal{}, fmt.Errorf("%w: principal lookup failed", ErrUnavailable)
 	}
 	if st.missing || st.id != c.PrincipalID || st.gen != c.Generation {
-		return service.Principal{}, ErrRevoked
+		return identity.Principal{}, ErrRevoked
 	}
-	p := service.Principal{Source: service.SourceBuiltin, Subject: c.Subject}
+	p := identity.Principal{Source: identity.SourceBuiltin, Subject: c.Subject}
 	switch {
 	case c.AuthTime != nil:
 		p.AuthTime = c.AuthTime.Time()

@@ -12,7 +12,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 )
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
@@ -37,7 +38,7 @@ func (f *fakeGens) PrincipalGeneration(_ context.Context, name string) (string, 
 	}
 	p, ok := f.m[name]
 	if !ok {
-		return "", 0, &service.Error{Kind: service.KindNotFound, Message: "no"}
+		return "", 0, &fault.Error{Kind: fault.NotFound, Message: "no"}
 	}
 	return p.id, p.gen, nil
 }
@@ -79,7 +80,7 @@ func TestBuiltinTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := b.Authenticate(ctx, tok)
-	if err != nil || p.Source != service.SourceBuiltin || p.Subject != "etl" || p.Groups != nil {
+	if err != nil || p.Source != identity.SourceBuiltin || p.Subject != "etl" || p.Groups != nil {
 		t.Fatalf("%+v %v", p, err)
 	}
 	// A replica with the same secret key verifies it; another key does not.

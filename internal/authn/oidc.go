@@ -17,8 +17,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/tracing"
-	"github.com/lakehold/catalog/service"
 )
 
 // DefaultRefetchInterval is the least time between two JWKS fetches caused
@@ -125,9 +125,9 @@ func (o *OIDC) Issuer() string { return o.cfg.Issuer }
 // (not a JWS, refused algorithm, missing exp or subject, groups of the wrong
 // type), ErrBadSignature, ErrExpired, ErrNotYetValid, ErrWrongAudience or
 // ErrUnavailable (the provider's keys could not be fetched).
-func (o *OIDC) Verify(ctx context.Context, tok string) (service.Principal, error) {
+func (o *OIDC) Verify(ctx context.Context, tok string) (identity.Principal, error) {
 	if _, err := jose.ParseSigned(tok, o.algs); err != nil {
-		return service.Principal{}, ErrMalformed
+		return identity.Principal{}, ErrMalformed
 	}
 	// go-oidc flattens key set errors into text; the flag carries "the
 	// keys could not be fetched" through it.
@@ -135,19 +135,19 @@ func (o *OIDC) Verify(ctx context.Context, tok string) (service.Principal, error
 	idt, err := o.verifier.Verify(context.WithValue(ctx, unavailableKey{}, unavailable), tok)
 	if err != nil {
 		if *unavailable {
-			return service.Principal{}, fmt.Errorf("%w: OIDC keys could not be fetched", ErrUnavailable)
+			return identity.Principal{}, fmt.Errorf("%w: OIDC keys could not be fetched", ErrUnavailable)
 		}
-		return service.Principal{}, ErrBadSignature
+		return identity.Principal{}, ErrBadSignature
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return service.Principal{}, ErrMalformed
+		return identity.Principal{}, ErrMalformed
 	}
 	if err := o.checkTimes(claims); err != nil {
-		return service.Principal{}, err
+		return identity.Principal{}, err
 	}
 	if !audienceContains(claims["aud"], o.cfg.Audience) {
-		return service.Principal{}, ErrWrongAudience
+		return identity.Principal{}, ErrWrongAudience
 	}
 	return principalFromClaims(claims, o.cfg.SubjectClaim, o.cfg.GroupsClaim)
 }
@@ -200,12 +200,12 @@ func audienceContains(aud any, want string) bool {
 // principalFromClaims reads the subject and groups claims. A missing or
 // empty subject, or groups that are neither a string nor an array of
 // strings, is ErrMalformed; absent groups are no groups.
-func principalFromClaims(claims map[string]any, subjectClaim, groupsClaim string) (service.Principal, error) {
+func principalFromClaims(claims map[string]any, subjectClaim, groupsClaim string) (identity.Principal, error) {
 	sub, _ := claims[subjectClaim].(string)
 	if sub == "" {
-		return service.Principal{}, fmt.Errorf("%w: no %q claim", ErrMalformed, subjectClaim)
+		return identity.Principal{}, fmt.Errorf("%w: no %q claim", ErrMalformed, subjectClaim)
 	}
-	p := service.Principal{Source: service.SourceOIDC, Subject: sub}
+	p := identity.Principal{Source: identity.SourceOIDC, Subject: sub}
 	switch g := claims[groupsClaim].(type) {
 	case nil:
 	case string:
@@ -214,12 +214,12 @@ func principalFromClaims(claims map[string]any, subjectClaim, groupsClaim string
 		for _, v := range g {
 			s, ok := v.(string)
 			if !ok {
-				return service.Principal{}, fmt.Errorf("%w: %q claim holds a non-string", ErrMalformed, groupsClaim)
+				return identity.Principal{}, fmt.Errorf("%w: %q claim holds a non-string", ErrMalformed, groupsClaim)
 			}
 			p.Groups = append(p.Groups, s)
 		}
 	default:
-		return service.Principal{}, fmt.Errorf("%w: %q claim is not a string or array", ErrMalformed, groupsClaim)
+		return identity.Principal{}, fmt.Errorf("%w: %q claim is not a string or array", ErrMalformed, groupsClaim)
 	}
 	return p, nil
 }

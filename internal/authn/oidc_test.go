@@ -18,8 +18,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/identity"
 )
 
 type testIssuer struct {
@@ -153,7 +152,7 @@ func TestOIDCVerify(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if p.Source != service.SourceOIDC || p.Subject != "alice" || !equalStrings(p.Groups, tc.groups) {
+			if p.Source != identity.SourceOIDC || p.Subject != "alice" || !equalStrings(p.Groups, tc.groups) {
 				t.Fatalf("principal %+v", p)
 			}
 		})

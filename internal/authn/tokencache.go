@@ -4,14 +4,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/internal/identity"
 )
 
 // verifiedToken is what checking a token's signature and claims yielded.
 type verifiedToken struct {
 	until     time.Time // the token's exp, capped at tokenCacheTTL from the check
 	builtin   *builtinClaims
-	principal service.Principal // OIDC tokens
+	principal identity.Principal // OIDC tokens
 }
 
 const (

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 //go:embed assets
@@ -79,13 +81,13 @@ func Handler(opts Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w.Header(), csp)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedException", "The console serves GET only")
+			writeError(w, fault.MethodNotAllowed, "The console serves GET only")
 			return
 		}
 		rest, ok := strings.CutPrefix(r.URL.Path, Prefix)
 		switch {
 		case !ok:
-			writeError(w, http.StatusNotFound, "NotFoundException", "Not a console path")
+			writeError(w, fault.NotFound, "Not a console path")
 		case rest == "":
 			http.Redirect(w, r, Prefix+"/", http.StatusFound)
 		case rest == "/config.json":
@@ -100,7 +102,7 @@ func Handler(opts Options) http.Handler {
 			r2.URL.Path = rest
 			files.ServeHTTP(w, r2)
 		default:
-			writeError(w, http.StatusNotFound, "NotFoundException", "No console file at this path")
+			writeError(w, fault.NotFound, "No console file at this path")
 		}
 	})
 }
@@ -155,7 +157,8 @@ func securityHeaders(h http.Header, csp string) {
 
 // writeError writes an Iceberg ErrorModel body, like every other error the
 // catalog returns.
-func writeError(w http.ResponseWriter, code int, typ, msg string) {
+func writeError(w http.ResponseWriter, kind fault.Kind, msg string) {
+	code, typ := fault.Status(kind)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})

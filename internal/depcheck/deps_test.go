@@ -56,8 +56,36 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "internal/parquetstats", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/scanplan", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "credentials", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		// Authentication and credential vending sit below the orchestration
+		// package: they take principals (internal/identity), failure kinds
+		// (internal/fault) and vendor types (credentials), never service.
+		{mod + "internal/authn", []string{mod + "service", mod + "server", mod + "store"}},
+		{mod + "credentials/vending", []string{mod + "service", mod + "server", mod + "store"}},
+		{mod + "internal/console", []string{mod + "service", mod + "server", mod + "store"}},
+		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
+		// with its HTTP client) is wired in by cmd/catalog alone.
+		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so
+		// only direct imports of it are refused.)
+		{mod + "store", []string{mod + "internal/tracing/otlpexport"}},
+		{mod + "service", []string{mod + "internal/tracing/otlpexport"}},
+		{mod + "server", []string{mod + "internal/tracing/otlpexport"}},
+		{"direct:" + mod + "store", []string{"go.opentelemetry.io/otel/sdk"}},
+		{"direct:" + mod + "service", []string{"go.opentelemetry.io/otel/sdk"}},
+		{"direct:" + mod + "server", []string{"go.opentelemetry.io/otel/sdk"}},
 	}
 	all := deps(t)
+	// Leaves every layer imports: they import nothing of the project.
+	for _, leaf := range []string{mod + "internal/fault", mod + "internal/identity"} {
+		d, ok := all[leaf]
+		if !ok {
+			t.Fatalf("package %s not found", leaf)
+		}
+		for _, dep := range d {
+			if strings.HasPrefix(dep, mod) {
+				t.Errorf("%s is a leaf and must not import %s", leaf, dep)
+			}
+		}
+	}
 	for _, r := range rules {
 		d, ok := all[r.pkg]
 		if !ok {

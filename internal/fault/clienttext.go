@@ -1,4 +1,4 @@
-package service
+package fault
 
 import (
 	"encoding/json"

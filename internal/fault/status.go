@@ -1,0 +1,53 @@
+package fault
+
+import "net/http"
+
+// status is the one table from failure kind to HTTP status and the Iceberg
+// error type clients branch on. TestEveryKindHasAStatus fails when a kind
+// has no row.
+var status = [numKinds]struct {
+	code int
+	typ  string
+}{
+	Internal:           {http.StatusInternalServerError, "InternalServerError"},
+	BadRequest:         {http.StatusBadRequest, "BadRequestException"},
+	IllegalArgument:    {http.StatusBadRequest, "IllegalArgumentException"},
+	Validation:         {http.StatusBadRequest, "ValidationException"},
+	Forbidden:          {http.StatusForbidden, "ForbiddenException"},
+	NoSuchWarehouse:    {http.StatusNotFound, "NoSuchWarehouseException"},
+	NoSuchNamespace:    {http.StatusNotFound, "NoSuchNamespaceException"},
+	NoSuchTable:        {http.StatusNotFound, "NoSuchTableException"},
+	NoSuchView:         {http.StatusNotFound, "NoSuchViewException"},
+	NotFound:           {http.StatusNotFound, "NotFoundException"},
+	Unsupported:        {http.StatusNotAcceptable, "UnsupportedOperationException"},
+	AlreadyExists:      {http.StatusConflict, "AlreadyExistsException"},
+	NamespaceNotEmpty:  {http.StatusConflict, "NamespaceNotEmptyException"},
+	CommitFailed:       {http.StatusConflict, "CommitFailedException"},
+	Unprocessable:      {http.StatusUnprocessableEntity, "UnprocessableEntityException"},
+	CommitStateUnknown: {http.StatusInternalServerError, "CommitStateUnknownException"},
+	Unavailable:        {http.StatusServiceUnavailable, "ServiceUnavailableException"},
+	TooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException"},
+	Unauthorized:       {http.StatusUnauthorized, "NotAuthorizedException"},
+	NoSuchPlanID:       {http.StatusNotFound, "NoSuchPlanIdException"},
+	NoSuchPlanTask:     {http.StatusNotFound, "NoSuchPlanTaskException"},
+	UnsupportedMedia:   {http.StatusUnsupportedMediaType, "UnsupportedMediaTypeException"},
+	MethodNotAllowed:   {http.StatusMethodNotAllowed, "MethodNotAllowedException"},
+}
+
+// Status returns the HTTP status and Iceberg error type served for kind. A
+// value outside the declared kinds is served as Internal.
+func Status(kind Kind) (code int, typ string) {
+	if kind < 0 || kind >= numKinds {
+		kind = Internal
+	}
+	s := status[kind]
+	return s.code, s.typ
+}
+
+// StatusOf is the HTTP status a request failing with err answers (500 for
+// errors that are not *Error), for records such as the audit trail that
+// keep the status of a failure handled below the HTTP layer.
+func StatusOf(err error) int {
+	code, _ := Status(KindOf(err))
+	return code
+}
