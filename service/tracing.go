@@ -19,10 +19,7 @@ const (
 // loads and file writes and the swap are its children. nil when tracing
 // is off or the request is not sampled.
 func (s *Service) startAttempt(ctx context.Context, try int) (context.Context, trace.Span) {
-	if s.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
-		return ctx, nil
-	}
-	return s.tracer.Start(ctx, "commit.attempt", trace.WithAttributes(attrAttempt.Int(try)))
+	return tracing.Child(ctx, s.tracer, "commit.attempt", trace.WithAttributes(attrAttempt.Int(try)))
 }
 
 // endAttempt records the attempt's outcome (a commit outcome label, or
