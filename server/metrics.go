@@ -47,6 +47,12 @@ func newMetrics(reg *prometheus.Registry, svc *service.Service) *metrics {
 			gauge("catalog_db_pool_total_conns", "Open Postgres connections.", func(_, _, t int32) int32 { return t }),
 		)
 	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "catalog_clock_offset_seconds",
+		Help: "How far the catalog database's clock was ahead of this replica's at the last measurement (negative: behind); past --max-clock-offset the replica refuses commits."},
+		func() float64 {
+			off, _ := svc.ClockOffset()
+			return off.Seconds()
+		}))
 	return m
 }
 

@@ -76,8 +76,8 @@ func BenchmarkPlanV4Storage(b *testing.B) {
 							require.Len(b, res.Tasks, n)
 							for _, t := range res.Tasks {
 								if os.Getenv("PLAN_BENCH_COLUMN_COMMITS") != "none" {
-								require.Len(b, t.DataFile.ColumnFiles, 1)
-							}
+									require.Len(b, t.DataFile.ColumnFiles, 1)
+								}
 							}
 						}
 					}

@@ -105,6 +105,9 @@ func (s *Service) runCommit(ctx context.Context, w *store.Warehouse, subject str
 // outcomeConflictRetry when the swap lost a race and another attempt may
 // follow, and the error to return otherwise.
 func (s *Service) tryCommit(ctx context.Context, w *store.Warehouse, subject string, stage stageFunc, try int) (string, error) {
+	if err := s.clockGuard(); err != nil {
+		return outcomeUnavailable, err
+	}
 	a, err := stage(ctx)
 	if err != nil {
 		if a != nil {

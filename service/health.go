@@ -6,14 +6,15 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 )
 
-// Ping checks that the catalog database answers. It returns a
-// fault.Unavailable error when it does not (the cause stays in the error
-// chain for logs, never in the message).
+// Ping checks that this replica can serve commits (readiness): it returns
+// a fault.Unavailable error when the catalog database does not answer (the
+// cause stays in the error chain for logs, never in the message) or when
+// this process's clock is too far off the database's (clockGuard).
 func (s *Service) Ping(ctx context.Context) error {
 	if err := s.store.Ping(ctx); err != nil {
 		return fault.Wrap(fault.Unavailable, err, "Catalog database unavailable")
 	}
-	return nil
+	return s.clockGuard()
 }
 
 // poolStatser is implemented by stores with a connection pool.

@@ -111,7 +111,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, req IdempotentRequest) (*
 		if rec.Done {
 			return &IdempotentOutcome{Status: rec.Status, Headers: rec.Headers, Body: rec.Body}, nil, nil
 		}
-		if rec.Mutated && time.Now().After(rec.LeaseUntil) {
+		if rec.Mutated && s.now().After(rec.LeaseUntil) {
 			return nil, nil, fault.New(fault.CommitStateUnknown, "The first request with this Idempotency-Key changed the catalog but its response was lost; reload to see the outcome")
 		}
 		if time.Now().After(deadline) {

@@ -30,21 +30,32 @@ type maintEnv struct {
 	id   service.Ident
 	dir  string // the table directory
 	uuid string
+	// dbPath is the SQLite file, for a second replica on the same catalog.
+	dbPath string
 }
 
-func newMaintEnv(t *testing.T) *maintEnv {
+func newMaintEnv(t *testing.T) *maintEnv { return newMaintEnvWith(t, nil, service.Options{}) }
+
+// newMaintEnvWith is newMaintEnv with extra table properties, a store
+// opened with opts and a service with so (its Logger is set here).
+func newMaintEnvWith(t *testing.T, props map[string]string, so service.Options, opts ...sqlstore.Option) *maintEnv {
 	ctx := context.Background()
-	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	dbPath := filepath.Join(t.TempDir(), "c.db")
+	st, err := sqlstore.OpenSQLite(ctx, dbPath, opts...)
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
+	so.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := service.New(st, storage.NewProvider(), so)
 	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
+	tprops := map[string]string{"format-version": "4"}
+	for k, v := range props {
+		tprops[k] = v
+	}
 	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
-		Name: "t", Properties: map[string]string{"format-version": "4"},
+		Name: "t", Properties: tprops,
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"c1","type":"double","required":false},{"id":2,"name":"c2","type":"double","required":false}]}`),
 	})
 	require.NoError(t, err)
@@ -54,7 +65,7 @@ func newMaintEnv(t *testing.T) *maintEnv {
 	}
 	require.NoError(t, jsonUnmarshal(res.Metadata, &meta))
 	e := &maintEnv{ctx: ctx, st: st, svc: svc, id: service.Ident{Namespace: []string{"ns"}, Name: "t"},
-		dir: strings.TrimPrefix(meta.Location, "file://"), uuid: meta.UUID}
+		dir: strings.TrimPrefix(meta.Location, "file://"), uuid: meta.UUID, dbPath: dbPath}
 	var adds []service.DataFileInput
 	for _, n := range []string{"a", "b"} {
 		size := writeDoubles(t, filepath.Join(e.dir, "data", n+".parquet"), []int{1, 2}, 10)

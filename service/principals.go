@@ -99,6 +99,9 @@ func withTokenDefaults(o Options) Options {
 		o.VerifySecret = secret.Verify
 	}
 	if o.Now == nil {
+		o.Now = o.Clock // the database's clock once New has set it
+	}
+	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o

@@ -43,6 +43,14 @@ type Options struct {
 	// minute: a snapshot dated further ahead would make later commits from
 	// writers with correct clocks fail until the clock caught up).
 	MaxClockSkew time.Duration
+	// MaxClockOffset is how far this process's clock may be from the
+	// catalog database's (store.Store.ClockOffset) before the replica
+	// refuses commits with 503 (default DefaultMaxClockOffset). The
+	// catalog's own times come from the database's clock, but iceberg-go's
+	// metadata builder stamps last-updated-ms and snapshot-log entries
+	// with the process's clock: on a replica far off they would reorder
+	// the table's logs.
+	MaxClockOffset time.Duration
 	// Authorizer decides access; nil allows everything.
 	Authorizer Authorizer
 	// Tokens signs built-in access tokens (POST /v1/oauth/tokens); nil
@@ -56,7 +64,7 @@ type Options struct {
 	// VerifySecret checks a client secret against its stored hash
 	// (default secret.Verify, argon2id); tests count calls with it.
 	VerifySecret func(plain, encoded string) (bool, error)
-	// Now is the clock of session ages (default time.Now); tests.
+	// Now is the clock of session ages (default Options.Clock); tests.
 	Now func() time.Time
 	// Credentials vends storage credentials on load; nil vends none.
 	Credentials credentials.Vendor
@@ -79,8 +87,9 @@ type Options struct {
 
 	// Clock is the service's wall clock: the timestamps of snapshots it
 	// writes, snapshot expiry, the clock-skew check of commits and the
-	// time of audit events. nil: time.Now. Tests set it to run a replica
-	// whose clock is off.
+	// time of audit events. nil: the store's estimate of the database's
+	// clock (store.Store.Now), which every replica shares. Tests set it to
+	// bypass that estimate.
 	Clock func() time.Time
 }
 
@@ -112,9 +121,15 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
+		if st != nil {
+			opts.Clock = st.Now
+		}
 	}
 	if opts.MaxClockSkew <= 0 {
 		opts.MaxClockSkew = validation.DefaultMaxClockSkew
+	}
+	if opts.MaxClockOffset <= 0 {
+		opts.MaxClockOffset = DefaultMaxClockOffset
 	}
 	if opts.Sealer == nil {
 		opts.Sealer, _ = credentials.NewSealer(nil)

@@ -170,6 +170,9 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if version == FormatV4 {
 		formatProps["format-version"] = "3" // built through the v3 view
 	}
+	if err := s.clockGuard(); err != nil {
+		return nil, err
+	}
 	meta, err := table.NewMetadata(schema, spec, order, loc, formatProps)
 	if err != nil {
 		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table definition: %s", fault.ClientText(err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -140,13 +141,20 @@ func (s *Service) writeTree(ctx context.Context, t *v4Tx, res *v4commit.Result, 
 	return nil
 }
 
+// commitMillis is the timestamp of a snapshot the catalog writes: now,
+// but never before the table's last update, so that the snapshot log stays
+// in commit order when replicas' clock estimates differ slightly.
+func commitMillis(now time.Time, prev table.Metadata) int64 {
+	return max(now.UnixMilli(), prev.LastUpdatedMillis())
+}
+
 // snapshotMetadata builds and checks the table metadata that adds res's
 // snapshot (root manifest rootLoc) as the head of main, and encodes it.
 func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string) (table.Metadata, []byte, error) {
 	st := t.st
 	firstRowID := st.meta.NextRowID()
 	snap := &table.Snapshot{
-		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: s.now().UnixMilli(), ManifestList: rootLoc,
+		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: commitMillis(s.now(), st.meta), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
 		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
 	}

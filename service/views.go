@@ -61,6 +61,9 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	if err := checkWritePaths(w, canon, props); err != nil {
 		return nil, err
 	}
+	if err := s.clockGuard(); err != nil {
+		return nil, err
+	}
 	meta, err := view.NewMetadata(&version, &schema, loc, props)
 	if err != nil {
 		return nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))

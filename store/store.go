@@ -351,6 +351,18 @@ type Store interface {
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
+	// Now is the database's clock as this process estimates it. Times that
+	// replicas compare with each other (leases, snapshot timestamps,
+	// expiry cut-offs, created/updated stamps) come from here, so that a
+	// replica whose own clock is off agrees with the others. It never
+	// waits on the database.
+	Now() time.Time
+	// ClockOffset is how far the database's clock was ahead of this
+	// process's at the last measurement (negative: behind); ok is false
+	// until one has succeeded. The service refuses to commit on a replica
+	// whose offset is too large (Options.MaxClockOffset), because
+	// iceberg-go stamps metadata with the process's own clock.
+	ClockOffset() (offset time.Duration, ok bool)
 	// Close releases connections.
 	Close()
 }

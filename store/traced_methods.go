@@ -279,6 +279,12 @@ func (t *traced) IdempotencyAbandon(ctx context.Context, key string, owner strin
 	return t.end(span, t.Store.IdempotencyAbandon(ctx, key, owner))
 }
 
+// Now reads a local estimate: no span.
+func (t *traced) Now() time.Time { return t.Store.Now() }
+
+// ClockOffset reads the last measurement: no span.
+func (t *traced) ClockOffset() (time.Duration, bool) { return t.Store.ClockOffset() }
+
 func (t *traced) Ping(ctx context.Context) error {
 	ctx, span := t.start(ctx, "Ping")
 	return t.end(span, t.Store.Ping(ctx))

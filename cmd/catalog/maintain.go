@@ -31,17 +31,20 @@ func setupMaintain(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 func maintain(c *tableCmd, id service.Ident, olderThan string, retain int, dry bool, stdout io.Writer) error {
 	opt := service.MaintainOptions{RetainLast: retain, DryRun: dry}
 	if olderThan != "" {
-		t, err := parseCutoff(olderThan, time.Now())
-		if err != nil {
+		// Checked before connecting; dated after, by the database's clock
+		// (this machine's may be off).
+		if _, err := parseCutoff(olderThan, time.Now()); err != nil {
 			return err
 		}
-		opt.ExpireOlderThan = t
 	}
 	ctx, svc, closeStore, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	if olderThan != "" {
+		opt.ExpireOlderThan, _ = parseCutoff(olderThan, svc.Now())
+	}
 	rep, err := svc.Maintain(ctx, *c.warehouse, id, opt)
 	if err != nil {
 		return err

@@ -48,6 +48,7 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	migrate := fs.Bool("migrate", envBool("CATALOG_MIGRATE", true), "apply Postgres migrations at start [CATALOG_MIGRATE]")
 	verify := fs.Bool("verify-metadata-on-load", envBool("CATALOG_VERIFY_METADATA_ON_LOAD", true), "stat the metadata file on every loadTable (404 when it vanished) [CATALOG_VERIFY_METADATA_ON_LOAD]")
 	skew := fs.Duration("max-clock-skew", envDuration("CATALOG_MAX_CLOCK_SKEW", validation.DefaultMaxClockSkew), "how far ahead of the server clock a committed snapshot may be dated [CATALOG_MAX_CLOCK_SKEW]")
+	maxOffset := fs.Duration("max-clock-offset", envDuration("CATALOG_MAX_CLOCK_OFFSET", service.DefaultMaxClockOffset), "how far this machine's clock may be from the catalog database's before the replica refuses commits (503) and /readyz fails; the catalog dates its own times by the database's clock [CATALOG_MAX_CLOCK_OFFSET]")
 	idemLife := fs.Duration("idempotency-lifetime", envDuration("CATALOG_IDEMPOTENCY_LIFETIME", 30*time.Minute), "how long Idempotency-Key outcomes are kept [CATALOG_IDEMPOTENCY_LIFETIME]")
 	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "level of the JSON log lines on stderr: debug (adds the cause of every 4xx), info (the start line and one line per request), warn or error [CATALOG_LOG_LEVEL]")
 	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
@@ -166,6 +167,7 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 			Authorizer:           authorizer,
 			VerifyMetadataOnLoad: *verify,
 			MaxClockSkew:         *skew,
+			MaxClockOffset:       *maxOffset,
 			OnCommit:             server.CommitObserver(reg),
 			Logger:               log,
 			Sealer:               sealer,
@@ -279,9 +281,19 @@ func loadSecretKey(b64 string, sf storageFlags) ([]byte, error) {
 	return key, nil
 }
 
+// testClockSkewEnv is a test knob, not a setting: a duration by which the
+// store takes this process's clock to be off, so that the fault tier can
+// run a replica whose clock is 10 minutes wrong (integration/fault,
+// TestSkewedReplicaClocks). Go reads the time without libc, so faketime
+// cannot do it.
+const testClockSkewEnv = "CATALOG_TEST_CLOCK_SKEW"
+
 func openStore(ctx context.Context, sf storageFlags, migrate bool, opts ...sqlstore.Option) (interface {
 	store.Store
 }, error) {
+	if skew, err := time.ParseDuration(os.Getenv(testClockSkewEnv)); err == nil && skew != 0 {
+		opts = append(opts, sqlstore.WithLocalClock(func() time.Time { return time.Now().Add(skew) }))
+	}
 	if sf.embedded() {
 		if err := os.MkdirAll(sf.dataDir, 0o755); err != nil {
 			return nil, err
@@ -486,7 +498,11 @@ func (af *authFlags) build(ctx context.Context, key []byte, tp trace.TracerProvi
 	if key == nil {
 		return nil, nil, errors.New("--auth on needs a secret key: --secret-key (CATALOG_SECRET_KEY); embedded mode uses <data-dir>/secret.key")
 	}
+	// Built-in tokens are dated by the database's clock, which every
+	// replica shares: one whose own clock is off neither issues tokens
+	// another refuses nor accepts them past their expiry.
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: key, Lifetime: af.tokenLifetime,
+		Now: func() time.Time { return svc().Now() },
 		Generations: authn.GenerationsFunc(func(ctx context.Context, name string) (string, int64, error) {
 			return svc().PrincipalGeneration(ctx, name)
 		})})

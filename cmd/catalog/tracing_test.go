@@ -76,8 +76,12 @@ type syncWriter struct {
 	b  bytes.Buffer
 }
 
-func (s *syncWriter) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncWriter) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncWriter) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestServeExportsSpans runs `catalog serve` with tracing on, once through
 // --otlp-endpoint and once through OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (and

@@ -82,14 +82,14 @@ type child struct {
 	done chan struct{}
 }
 
-func startChild(name string, args []string, logPath string, cred *syscall.Credential) (*child, error) {
+func startChild(name string, args []string, logPath string, cred *syscall.Credential, env ...string) (*child, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
 	cmd := exec.Command(name, args...)
-	cmd.Env = cleanEnv()
+	cmd.Env = append(cleanEnv(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
 	if err := cmd.Start(); err != nil {
@@ -342,6 +342,8 @@ type replica struct {
 	idx       int
 	bin, addr string
 	args      []string
+	env       []string // CATALOG_* settings beyond the flags
+	probe     string   // the path answering 200 once started; default /readyz
 	logDir    string
 	starts    int
 	proc      *child
@@ -352,7 +354,13 @@ type replica struct {
 // location of warehouse "lake": a local directory, or a URI (s3://...).
 func startReplica(t *testing.T, idx int, bin, dbURL, warehouse, logDir string, migrate bool, extra ...string) *replica {
 	t.Helper()
-	r := &replica{idx: idx, bin: bin, logDir: logDir}
+	return startReplicaAs(t, &replica{idx: idx, bin: bin, logDir: logDir}, dbURL, warehouse, migrate, extra...)
+}
+
+// startReplicaAs is startReplica for r, which may carry env and probe.
+func startReplicaAs(t *testing.T, r *replica, dbURL, warehouse string, migrate bool, extra ...string) *replica {
+	t.Helper()
+	idx := r.idx
 	if !strings.Contains(warehouse, "://") {
 		warehouse = "file://" + warehouse
 	}
@@ -381,11 +389,11 @@ func (r *replica) logPath() string {
 	return filepath.Join(r.logDir, fmt.Sprintf("replica%d.log", r.idx))
 }
 
-// start runs the binary and waits for /readyz. Returns an error when the
+// start runs the binary and waits for /readyz (or r.probe). Returns an error when the
 // process exits or is not ready within 30 s.
 func (r *replica) start() error {
 	r.starts++
-	proc, err := startChild(r.bin, r.args, r.logPath(), nil)
+	proc, err := startChild(r.bin, r.args, r.logPath(), nil, r.env...)
 	if err != nil {
 		return err
 	}
@@ -396,7 +404,11 @@ func (r *replica) start() error {
 		if proc.exited() {
 			return fmt.Errorf("replica %d exited during start", r.idx)
 		}
-		resp, err := client.Get("http://" + r.addr + "/readyz")
+		probe := r.probe
+		if probe == "" {
+			probe = "/readyz"
+		}
+		resp, err := client.Get("http://" + r.addr + probe)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -75,7 +75,7 @@ func TestImportDirection(t *testing.T) {
 	}
 	all := deps(t)
 	// Leaves every layer imports: they import nothing of the project.
-	for _, leaf := range []string{mod + "internal/fault", mod + "internal/identity"} {
+	for _, leaf := range []string{mod + "internal/fault", mod + "internal/identity", mod + "internal/dbclock"} {
 		d, ok := all[leaf]
 		if !ok {
 			t.Fatalf("package %s not found", leaf)

@@ -59,6 +59,8 @@ type driver interface {
 	// SQLite result code, "network"), safe for logs: never the driver text.
 	code(err error) string
 	ping(ctx context.Context) error
+	// dbTime reads the database server's clock.
+	dbTime(ctx context.Context) (time.Time, error)
 	close()
 }
 

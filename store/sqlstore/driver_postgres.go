@@ -247,7 +247,15 @@ func (d *pgDriver) code(err error) string {
 }
 
 func (d *pgDriver) ping(ctx context.Context) error { return d.pool.Ping(ctx) }
-func (d *pgDriver) close()                         { d.pool.Close() }
+
+// dbTime reads clock_timestamp(), the server's clock when the statement
+// runs (now() would be the start of a transaction).
+func (d *pgDriver) dbTime(ctx context.Context) (time.Time, error) {
+	var us int64
+	err := d.queryRow(ctx, `SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)`).Scan(&us)
+	return time.UnixMicro(us), err
+}
+func (d *pgDriver) close() { d.pool.Close() }
 
 // PoolStats reports the pgx pool counters for metrics.
 func (d *pgDriver) poolStats() *pgxpool.Stat { return d.pool.Stat() }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -202,6 +203,14 @@ func (d *sqliteDriver) code(err error) string {
 }
 
 func (d *sqliteDriver) ping(ctx context.Context) error { return d.db.PingContext(ctx) }
+
+// dbTime reads SQLite's clock, which is this machine's (an embedded
+// database has no other), to microseconds.
+func (d *sqliteDriver) dbTime(ctx context.Context) (time.Time, error) {
+	var us int64
+	err := d.db.QueryRowContext(ctx, `SELECT CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)`).Scan(&us)
+	return time.UnixMicro(us), err
+}
 func (d *sqliteDriver) close() {
 	d.stmts.close()
 	_ = d.db.Close()

@@ -24,12 +24,22 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/lakehold/catalog/internal/dbclock"
 	"github.com/lakehold/catalog/migrations"
 )
 
 // Store is the SQL implementation of store.Store.
 type Store struct {
-	db driver
+	db    driver
+	clock *dbclock.Clock
+}
+
+// newStore wraps a driver, with the clock measured against its database
+// once now (a failure leaves the local clock until a later measurement).
+func newStore(ctx context.Context, db driver, o options) *Store {
+	s := &Store{db: db, clock: dbclock.New(db.dbTime, dbclock.Config{Local: o.localClock})}
+	_ = s.clock.Measure(ctx)
+	return s
 }
 
 // Option tunes how a store talks to its database.
@@ -41,6 +51,7 @@ type options struct {
 	connectTimeout time.Duration
 	swapTimeout    time.Duration
 	maxConns       int32
+	localClock     func() time.Time
 }
 
 func defaultOptions(opts []Option) options {
@@ -65,6 +76,11 @@ func WithAcquireTimeout(d time.Duration) Option { return func(o *options) { o.ac
 // outcome is unknown (store.ErrOutcomeUnknown) unless a re-read of the
 // pointer shows the swap landed.
 func WithSwapTimeout(d time.Duration) Option { return func(o *options) { o.swapTimeout = d } }
+
+// WithLocalClock replaces this process's clock (time.Now) under the
+// store's estimate of the database clock. Tests use it to run a replica
+// whose clock is off.
+func WithLocalClock(now func() time.Time) Option { return func(o *options) { o.localClock = now } }
 
 // WithMaxConns sets the size of the Postgres connection pool; n <= 0 keeps
 // pool_max_conns from the database URL, or else DefaultMaxConns.
@@ -133,7 +149,7 @@ func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool, opts ...Op
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	return &Store{db: &pgDriver{pool: pool, acquireTimeout: o.acquireTimeout, swapTimeout: o.swapTimeout}}, nil
+	return newStore(ctx, &pgDriver{pool: pool, acquireTimeout: o.acquireTimeout, swapTimeout: o.swapTimeout}, o), nil
 }
 
 // MigratePostgres applies pending migrations to the database at dsn.
@@ -183,7 +199,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: &sqliteDriver{db: db}}, nil
+	return newStore(ctx, &sqliteDriver{db: db}, o), nil
 }
 
 func runMigrations(name string, drv interface {
@@ -218,6 +234,16 @@ func runMigrations(name string, drv interface {
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.ping(ctx) }
+
+// Now implements store.Store: the database's clock, estimated from this
+// process's clock and an offset measured against the database (refreshed
+// in the background every 30 s).
+func (s *Store) Now() time.Time { return s.clock.Now() }
+
+// ClockOffset implements store.Store: the last measured offset of the
+// database's clock from this process's (positive: the database is ahead);
+// ok is false until a measurement has succeeded.
+func (s *Store) ClockOffset() (offset time.Duration, ok bool) { return s.clock.Offset() }
 
 // Close releases the database connections.
 func (s *Store) Close() { s.db.close() }

@@ -28,7 +28,7 @@ func scanPrincipal(r rowScanner) (*store.Principal, error) {
 func (s *Store) PrincipalCreate(ctx context.Context, p *store.Principal) error {
 	p.ID = uuid.NewString()
 	p.SecretGeneration = 1
-	now := time.Now()
+	now := s.clock.Now()
 	p.CreatedAt, p.RotatedAt = now, now
 	_, err := s.db.exec(ctx,
 		`INSERT INTO principals (id, name, client_id, secret_hash, secret_generation, created_at, rotated_at)
@@ -107,7 +107,7 @@ func (s *Store) principalList(ctx context.Context, page store.Page) ([]*store.Pr
 func (s *Store) PrincipalRotate(ctx context.Context, name, secretHash string) (*store.Principal, error) {
 	p, err := scanPrincipal(s.db.queryRow(ctx,
 		`UPDATE principals SET secret_hash = $1, secret_generation = secret_generation + 1, rotated_at = $2
-		 WHERE name = $3 RETURNING `+principalCols, secretHash, nowMillis(), name))
+		 WHERE name = $3 RETURNING `+principalCols, secretHash, s.clock.Now().UnixMilli(), name))
 	if err != nil {
 		if s.db.classify(err) == classNoRows {
 			return nil, fmt.Errorf("%w: principal", store.ErrNotFound)

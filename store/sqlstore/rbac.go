@@ -163,7 +163,7 @@ func filteredObjectList(v *store.Visibility, warehouse string, levels []string, 
 // RoleCreate implements store.RBACStore.
 func (s *Store) RoleCreate(ctx context.Context, r *store.Role) error {
 	r.ID = uuid.NewString()
-	r.CreatedAt = time.Now()
+	r.CreatedAt = s.clock.Now()
 	_, err := s.db.exec(ctx, `INSERT INTO roles (id, name, description, created_at) VALUES ($1, $2, $3, $4)`,
 		r.ID, r.Name, r.Description, r.CreatedAt.UnixMilli())
 	if err != nil && s.db.classify(err) == classUnique {
@@ -256,7 +256,7 @@ func (s *Store) GrantAdd(ctx context.Context, role string, g store.Grant) error 
 		}
 		args := append([]any{id}, grantKey(g)...)
 		_, err = q.exec(ctx, `INSERT INTO role_grants (role_id, privilege, kind, warehouse, ns_key, name, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`, append(args, nowMillis())...)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`, append(args, s.clock.Now().UnixMilli())...)
 		return err
 	})
 	return s.wrap(err, "grant")
@@ -316,7 +316,7 @@ func (s *Store) AssignmentAdd(ctx context.Context, role string, as store.Assigne
 			return err
 		}
 		_, err = q.exec(ctx, `INSERT INTO role_assignments (role_id, assignee_kind, assignee_name, created_at)
-			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, id, as.Kind, as.Name, nowMillis())
+			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, id, as.Kind, as.Name, s.clock.Now().UnixMilli())
 		return err
 	})
 	return s.wrap(err, "assign role")

@@ -25,8 +25,6 @@ func nsKey(levels []string) string { return strings.Join(levels, levelSep) }
 
 func nsLevels(key string) []string { return strings.Split(key, levelSep) }
 
-func nowMillis() int64 { return time.Now().UnixMilli() }
-
 func encodeToken(last string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(last))
 }
@@ -61,7 +59,7 @@ func unmarshalProps(s string) map[string]string {
 // WarehouseCreate implements store.Store.
 func (s *Store) WarehouseCreate(ctx context.Context, w *store.Warehouse) error {
 	w.ID = uuid.NewString()
-	w.CreatedAt = time.Now()
+	w.CreatedAt = s.clock.Now()
 	_, err := s.db.exec(ctx,
 		`INSERT INTO warehouses (id, name, location, properties, storage_profile, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		w.ID, w.Name, w.Location, marshalProps(w.Properties), w.StorageProfile, w.CreatedAt.UnixMilli())
@@ -606,7 +604,7 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 		}
 		o.ID = uuid.NewString()
 		o.NamespaceID = nsID
-		o.UpdatedAt = time.Now()
+		o.UpdatedAt = s.clock.Now()
 		_, err = q.exec(ctx,
 			`INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, refs_metadata, format_version, updated_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -688,7 +686,7 @@ func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamesp
 			return &store.AlreadyExistsError{Kind: kind, Name: to.String()}
 		}
 		_, err = q.exec(ctx, `UPDATE catalog_objects SET namespace_id = $1, name = $2, updated_at = $3 WHERE id = $4`,
-			dstNS, toName, nowMillis(), id)
+			dstNS, toName, s.clock.Now().UnixMilli(), id)
 		if err != nil && s.db.classify(err) == classUnique {
 			return &store.AlreadyExistsError{Kind: from.Kind, Name: to.String()}
 		}
@@ -735,7 +733,7 @@ func (s *Store) swapLanded(ctx context.Context, swaps []store.Swap) bool {
 
 func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && len(swaps[0].Index) == 0 && !fenced {
-		sql, args := swapStatement(swaps[0])
+		sql, args := swapStatement(swaps[0], s.clock.Now())
 		n, err := s.db.execAlone(ctx, sql, args...)
 		if err == nil && n == 0 {
 			err = swapConflict(swaps[0])
@@ -755,7 +753,7 @@ func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 			if err := insertNewIndex(ctx, q, sw.ObjectID, sw.Index); err != nil {
 				return err
 			}
-			sql, args := swapStatement(sw)
+			sql, args := swapStatement(sw, s.clock.Now())
 			n, err := q.exec(ctx, sql, args...)
 			if err != nil {
 				return err
@@ -771,7 +769,7 @@ func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 
 // swapStatement is the compare-and-swap UPDATE of one pointer: it matches
 // no row when the pointer moved (or the object was dropped).
-func swapStatement(sw store.Swap) (string, []any) {
+func swapStatement(sw store.Swap, now time.Time) (string, []any) {
 	sql := `UPDATE catalog_objects SET metadata_location = $1, previous_metadata_location = metadata_location,
 	        metadata = $2, refs_metadata = $3, format_version = $4, updated_at = $5`
 	p := sw.Packed
@@ -779,7 +777,7 @@ func swapStatement(sw store.Swap) (string, []any) {
 		p = packSwap(sw)
 	}
 	args := []any{sw.NewMetadataLocation, p.Metadata, p.Refs,
-		sw.NewFormatVersion, nowMillis(), sw.ObjectID, sw.ExpectedMetadataLocation}
+		sw.NewFormatVersion, now.UnixMilli(), sw.ObjectID, sw.ExpectedMetadataLocation}
 	if sw.NewLocation != "" {
 		sql += `, location = $8`
 		args = append(args, sw.NewLocation)
@@ -831,7 +829,7 @@ func (s *Store) IdempotencyBegin(ctx context.Context, c store.IdempotencyClaim) 
 }
 
 func (s *Store) idempotencyBegin(ctx context.Context, c store.IdempotencyClaim) (*store.IdempotencyRecord, error) {
-	now := time.Now()
+	now := s.clock.Now()
 	// Expired records are purged lazily: cheap, and bounded by request rate.
 	if _, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-c.TTL).UnixMilli()); err != nil {
 		return nil, err
@@ -889,7 +887,7 @@ func (s *Store) idempotencyGet(ctx context.Context, key string) (*store.Idempote
 // IdempotencyRenew implements store.Store.
 func (s *Store) IdempotencyRenew(ctx context.Context, key, owner string, lease time.Duration) error {
 	n, err := s.db.exec(ctx, `UPDATE idempotency_keys SET lease_until = $1 WHERE key = $2 AND owner = $3 AND done = 0`,
-		time.Now().Add(lease).UnixMilli(), key, owner)
+		s.clock.Now().Add(lease).UnixMilli(), key, owner)
 	if err != nil {
 		return s.wrap(err, "renew idempotency key")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/dbclock"
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/store"
 )
@@ -31,7 +32,7 @@ func TestPgClass(t *testing.T) {
 // TestWrapKeepsDriverTextOut: every error leaving the store names a store
 // sentinel and never the driver's message.
 func TestWrapKeepsDriverTextOut(t *testing.T) {
-	s := &Store{db: &pgDriver{}}
+	s := &Store{db: &pgDriver{}, clock: dbclock.New(func(context.Context) (time.Time, error) { return time.Time{}, errors.New("no database") }, dbclock.Config{})}
 	secret := "password authentication failed for user \"admin\" on host db.internal"
 	cases := map[error]error{
 		&pgconn.PgError{Code: "57P01", Message: secret}: store.ErrUnavailable,
@@ -58,7 +59,7 @@ func TestPostgresRefusedIsUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
-	s := &Store{db: &pgDriver{pool: pool, acquireTimeout: 5 * time.Second, swapTimeout: 5 * time.Second}}
+	s := newStore(context.Background(), &pgDriver{pool: pool, acquireTimeout: 5 * time.Second, swapTimeout: 5 * time.Second}, options{})
 	defer s.Close()
 	ctx := context.Background()
 	_, err = s.WarehouseGet(ctx, "wh")
