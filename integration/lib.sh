@@ -56,3 +56,17 @@ stop_catalog() {
   [ -n "${CATALOG_PID:-}" ] && kill "$CATALOG_PID" 2>/dev/null && wait "$CATALOG_PID" 2>/dev/null
   CATALOG_PID=
 }
+
+# The interop tier's installed clients, by the inputs that key them
+# (integration/install.sh installs them; run.sh and rck/run.sh use them).
+root_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PY_VENV="$CACHE/venv-$(sha256sum "$root_dir/integration/python/requirements.txt" | cut -c1-12)"
+LAKEHOLD_VENV="$CACHE/venv-lakehold-$(cat "$root_dir/clients/python/pyproject.toml" "$root_dir/clients/python/constraints.txt" | sha256sum | cut -c1-12)"
+SPARK_JAR="$CACHE/spark-jars/iceberg-spark-runtime-4.1_2.13-1.12.0.jar"
+COMET_DIR="$CACHE/comet-jars"
+# Comet 1.2.0 writes natively only with Iceberg 1.11.x (see test_comet.py);
+# the AWS bundle gives Spark's S3FileIO for the SeaweedFS run.
+COMET_ARTIFACTS=(org.apache.datafusion:comet-spark-spark4.1_2.13:1.2.0 org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0
+  org.apache.iceberg:iceberg-aws-bundle:1.11.0)
+COMET_JARS="$COMET_DIR/comet-spark-spark4.1_2.13-1.2.0.jar,$COMET_DIR/iceberg-spark-runtime-4.1_2.13-1.11.0.jar,$COMET_DIR/iceberg-aws-bundle-1.11.0.jar"
+RCK_LIB="$CACHE/rck-lib-1.11.0"

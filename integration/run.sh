@@ -31,29 +31,12 @@ export CATALOG_SECRET_KEY=${CATALOG_SECRET_KEY:-$(head -c 32 /dev/urandom | base
 export CATALOG_BIN="$CACHE/catalog-under-test"
 (cd "$root" && go build -o "$CATALOG_BIN" ./cmd/catalog) || exit 1
 
-# Python clients: one virtualenv per requirements file version.
-req="$here/python/requirements.txt"
-venv="$CACHE/venv-$(sha256sum "$req" | cut -c1-12)"
-if [ ! -x "$venv/bin/pytest" ]; then
-  python3 -m venv "$venv" && "$venv/bin/pip" install -q -r "$req" || { echo "interop: pip install failed" >&2; exit 1; }
-fi
-SPARK_JAR="$CACHE/spark-jars/iceberg-spark-runtime-4.1_2.13-1.12.0.jar"
-if [ ! -f "$SPARK_JAR" ]; then
-  mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0 \
-    -DoutputDirectory="$CACHE/spark-jars" >&2 || { echo "interop: cannot fetch the Spark runtime" >&2; exit 1; }
-fi
-export SPARK_JARS="$SPARK_JAR"
-# Comet 1.2.0 writes natively only with Iceberg 1.11.x (see test_comet.py);
-# the AWS bundle gives Spark's S3FileIO for the SeaweedFS run.
-COMET_DIR="$CACHE/comet-jars"
-for a in org.apache.datafusion:comet-spark-spark4.1_2.13:1.2.0 org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0 \
-  org.apache.iceberg:iceberg-aws-bundle:1.11.0; do
-  IFS=: read -r _ art ver <<<"$a"
-  [ -f "$COMET_DIR/$art-$ver.jar" ] || mvn -q dependency:copy -Dartifact="$a" -DoutputDirectory="$COMET_DIR" >&2 ||
-    { echo "interop: cannot fetch $a" >&2; exit 1; }
-done
-export COMET_JARS="$COMET_DIR/comet-spark-spark4.1_2.13-1.2.0.jar,$COMET_DIR/iceberg-spark-runtime-4.1_2.13-1.11.0.jar,$COMET_DIR/iceberg-aws-bundle-1.11.0.jar"
-# Trino 483, assembled once from Maven Central jars (a few minutes cold).
+# Every client, installed once into $CACHE (install.sh; scripts/check.sh
+# has usually run it in the background during the Go tier already).
+bash "$here/install.sh" || { echo "interop: installing the clients failed" >&2; exit 1; }
+venv=$PY_VENV
+export SPARK_JARS="$SPARK_JAR" COMET_JARS
+# Trino 483's home (assembled by install.sh; this only prints it).
 TRINO_HOME=$(bash "$here/trino/assemble.sh") || { echo "interop: cannot assemble Trino 483" >&2; exit 1; }
 
 summary=()
@@ -94,13 +77,8 @@ run_pytest PyIceberg-vended test_vended.py
 # pyproject, with PyIceberg for string filters; the tests start their own
 # catalogs (SQLite + file:// and Postgres + SeaweedFS with vending).
 run_lakehold_python() {
-  local pyproject="$root/clients/python/pyproject.toml" reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
-  local pins="$root/clients/python/constraints.txt"
-  local lvenv; lvenv="$CACHE/venv-lakehold-$(cat "$pyproject" "$pins" | sha256sum | cut -c1-12)"
-  if [ ! -x "$lvenv/bin/pytest" ]; then
-    python3 -m venv "$lvenv" && "$lvenv/bin/pip" install -q -c "$pins" "$root/clients/python[test]" "pyiceberg==0.12.0" ||
-      { rm -rf "$lvenv"; record "lakehold-python: 0 passed, 1 failed, 0 skipped (pip install failed)" 1; return; }
-  fi
+  local reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
+  local lvenv=$LAKEHOLD_VENV
   LAKEHOLD_PYTHON="$lvenv/bin/python" # the README test runs the library's snippet with it
   # Reinstall the library itself (not its dependencies) so the tests run today's code.
   "$lvenv/bin/pip" install -q --no-deps --force-reinstall "$root/clients/python" >/dev/null 2>&1 ||

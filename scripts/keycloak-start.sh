@@ -11,6 +11,11 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 VERSION=26.5.6
 CACHE=${LAKEHOLD_CACHE:-$HOME/.cache/lakehold}
 KC="$CACHE/keycloak-$VERSION"
+# The fetch holds a lock: integration/install.sh may be fetching it in the
+# background already (--fetch: fetch, do not start).
+mkdir -p "$CACHE"
+exec 8>"$CACHE/keycloak.lock"
+flock 8
 if [ ! -x "$KC/bin/kc.sh" ]; then
   echo "keycloak: fetching keycloak-quarkus-dist $VERSION from Maven Central (first time)" >&2
   tmp=$(mktemp -d)
@@ -19,6 +24,8 @@ if [ ! -x "$KC/bin/kc.sh" ]; then
   rm -rf "$KC" && mv "$tmp/keycloak-$VERSION" "$KC"
   rm -rf "$tmp"
 fi
+flock -u 8; exec 8>&-
+[ "${1:-}" = --fetch ] && exit 0
 java_major() { "$1/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1; }
 JH=${JAVA_HOME:-}
 if [ -z "$JH" ] || [ "$(java_major "$JH")" -lt 21 ]; then

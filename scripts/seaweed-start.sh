@@ -10,7 +10,7 @@ VERSION=v0.0.0-20261109003541-7506e5f91cd6
 CACHE=${LAKEHOLD_CACHE:-$HOME/.cache/lakehold}
 BIN="$CACHE/weed-${VERSION##*-}"
 if [ ! -x "$BIN" ]; then
-  echo "seaweed: building weed $VERSION (first time: ~10 min)" >&2
+  echo "seaweed: building weed $VERSION (first time: ~5-10 min)" >&2
   build=$(mktemp -d)
   cat >"$build/go.mod" <<MOD
 module example.com/weedbuild

@@ -68,7 +68,7 @@ func TestSkewedReplicaClocks(t *testing.T) {
 	for i := range readers {
 		wg.Go(func() { w.reader(ctx, i) })
 	}
-	time.Sleep(8 * time.Second)
+	time.Sleep(6 * time.Second)
 	w.stop.Store(true)
 	wg.Wait()
 

@@ -7,12 +7,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib.sh"
 
-LIB="$CACHE/rck-lib-1.11.0"
-if [ ! -f "$LIB/.complete" ]; then
-  mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIB" >&2
-  mvn -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.4 -DoutputDirectory="$LIB/launcher" >&2
-  touch "$LIB/.complete"
-fi
+LIB=$RCK_LIB
+[ -f "$LIB/.complete" ] || bash "$here/../install.sh"
 
 # The kit creates tables and views at locations of its own choosing under
 # /tmp (custom locations, a JUnit temp dir), so its warehouse lists /tmp as
