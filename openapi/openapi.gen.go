@@ -323,10 +323,18 @@ type EqualityDeleteFileInput struct {
 
 // ErrorModel defines model for ErrorModel.
 type ErrorModel struct {
-	Code    int       `json:"code"`
-	Message string    `json:"message"`
-	Stack   *[]string `json:"stack,omitempty"`
-	Type    string    `json:"type"`
+	Code int `json:"code"`
+
+	// Details Lakehold extension, with reason: the offending files, ids or values.
+	Details *map[string]interface{} `json:"details,omitempty"`
+	Message string                  `json:"message"`
+
+	// Reason Lakehold extension: a stable sub-code of the type, for clients to
+	// branch on (the metadata validation's reasons, and
+	// format-version-4-unsupported-by-client).
+	Reason *string   `json:"reason,omitempty"`
+	Stack  *[]string `json:"stack,omitempty"`
+	Type   string    `json:"type"`
 }
 
 // FetchScanTasksRequest defines model for FetchScanTasksRequest.
@@ -644,6 +652,9 @@ type LoadTable = LoadTableResult
 // LoadView defines model for LoadView.
 type LoadView = LoadViewResult
 
+// V4UnsupportedByClient defines model for V4UnsupportedByClient.
+type V4UnsupportedByClient = IcebergErrorResponse
+
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
 	// Principal Exact principal, "source:subject" (e.g. oidc:alice).
@@ -714,7 +725,17 @@ type UpdatePropertiesParams struct {
 
 // RegisterTableParams defines parameters for RegisterTable.
 type RegisterTableParams struct {
-	IdempotencyKey           *IdempotencyKeyParam   `json:"Idempotency-Key,omitempty"`
+	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
+	XIcebergColumnFiles      *ColumnFilesHeader     `json:"X-Iceberg-Column-Files,omitempty"`
 	XIcebergAccessDelegation *AccessDelegationParam `json:"X-Iceberg-Access-Delegation,omitempty"`
 }
 
@@ -731,7 +752,17 @@ type ListTablesParams struct {
 
 // CreateTableParams defines parameters for CreateTable.
 type CreateTableParams struct {
-	IdempotencyKey           *IdempotencyKeyParam   `json:"Idempotency-Key,omitempty"`
+	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
+	XIcebergColumnFiles      *ColumnFilesHeader     `json:"X-Iceberg-Column-Files,omitempty"`
 	XIcebergAccessDelegation *AccessDelegationParam `json:"X-Iceberg-Access-Delegation,omitempty"`
 }
 
@@ -745,7 +776,17 @@ type DropTableParams struct {
 type LoadTableParams struct {
 	Snapshots                *LoadTableParamsSnapshots `form:"snapshots,omitempty" json:"snapshots,omitempty"`
 	XIcebergAccessDelegation *AccessDelegationParam    `json:"X-Iceberg-Access-Delegation,omitempty"`
-	IfNoneMatch              *string                   `json:"If-None-Match,omitempty"`
+
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
+	IfNoneMatch         *string            `json:"If-None-Match,omitempty"`
 }
 
 // LoadTableParamsSnapshots defines parameters for LoadTable.
@@ -754,6 +795,16 @@ type LoadTableParamsSnapshots string
 // UpdateTableParams defines parameters for UpdateTable.
 type UpdateTableParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
 }
 
 // ListColumnFilesParams defines parameters for ListColumnFiles.
@@ -783,13 +834,27 @@ type CommitFilesParams struct {
 
 // PlanTableScanParams defines parameters for PlanTableScan.
 type PlanTableScanParams struct {
-	// XIcebergColumnFiles true when the client reads column files (Lakehold extension).
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
 	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
 }
 
 // FetchScanTasksParams defines parameters for FetchScanTasks.
 type FetchScanTasksParams struct {
-	// XIcebergColumnFiles true when the client reads column files (Lakehold extension).
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
 	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
 }
 
@@ -822,6 +887,16 @@ type RenameTableParams struct {
 // CommitTransactionParams defines parameters for CommitTransaction.
 type CommitTransactionParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
 }
 
 // RenameViewParams defines parameters for RenameView.
@@ -2793,6 +2868,25 @@ func (siw *ServerInterfaceWrapper) RegisterTable(w http.ResponseWriter, r *http.
 
 	}
 
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
 	// ------------- Optional header parameter "X-Iceberg-Access-Delegation" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Access-Delegation")]; found {
 		var XIcebergAccessDelegation AccessDelegationParam
@@ -2994,6 +3088,25 @@ func (siw *ServerInterfaceWrapper) CreateTable(w http.ResponseWriter, r *http.Re
 
 	}
 
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
 	// ------------- Optional header parameter "X-Iceberg-Access-Delegation" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Access-Delegation")]; found {
 		var XIcebergAccessDelegation AccessDelegationParam
@@ -3175,6 +3288,25 @@ func (siw *ServerInterfaceWrapper) LoadTable(w http.ResponseWriter, r *http.Requ
 
 	}
 
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
 	// ------------- Optional header parameter "If-None-Match" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
 		var IfNoneMatch string
@@ -3303,6 +3435,25 @@ func (siw *ServerInterfaceWrapper) UpdateTable(w http.ResponseWriter, r *http.Re
 		}
 
 		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
 
 	}
 
@@ -4451,6 +4602,25 @@ func (siw *ServerInterfaceWrapper) CommitTransaction(w http.ResponseWriter, r *h
 
 	}
 
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CommitTransaction(w, r, prefix, params)
 	}))
@@ -4821,6 +4991,8 @@ type LoadTableJSONResponse struct {
 }
 
 type LoadViewJSONResponse LoadViewResult
+
+type V4UnsupportedByClientJSONResponse IcebergErrorResponse
 
 type ListAuditEventsRequestObject struct {
 	Params ListAuditEventsParams
@@ -6022,6 +6194,22 @@ func (response RegisterTable200JSONResponse) VisitRegisterTableResponse(w http.R
 	return err
 }
 
+type RegisterTable400JSONResponse struct {
+	V4UnsupportedByClientJSONResponse
+}
+
+func (response RegisterTable400JSONResponse) VisitRegisterTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterTabledefaultJSONResponse struct {
 	Body       IcebergErrorResponse
 	StatusCode int
@@ -6150,6 +6338,22 @@ func (response CreateTable200JSONResponse) VisitCreateTableResponse(w http.Respo
 	return err
 }
 
+type CreateTable400JSONResponse struct {
+	V4UnsupportedByClientJSONResponse
+}
+
+func (response CreateTable400JSONResponse) VisitCreateTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateTabledefaultJSONResponse struct {
 	Body       IcebergErrorResponse
 	StatusCode int
@@ -6239,6 +6443,22 @@ func (response LoadTable304Response) VisitLoadTableResponse(w http.ResponseWrite
 	return nil
 }
 
+type LoadTable400JSONResponse struct {
+	V4UnsupportedByClientJSONResponse
+}
+
+func (response LoadTable400JSONResponse) VisitLoadTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LoadTabledefaultJSONResponse struct {
 	Body       IcebergErrorResponse
 	StatusCode int
@@ -6323,6 +6543,22 @@ func (response UpdateTable200JSONResponse) VisitUpdateTableResponse(w http.Respo
 		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateTable400JSONResponse struct {
+	V4UnsupportedByClientJSONResponse
+}
+
+func (response UpdateTable400JSONResponse) VisitUpdateTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7128,6 +7364,22 @@ type CommitTransaction204Response struct {
 func (response CommitTransaction204Response) VisitCommitTransactionResponse(w http.ResponseWriter) error {
 	w.WriteHeader(204)
 	return nil
+}
+
+type CommitTransaction400JSONResponse struct {
+	V4UnsupportedByClientJSONResponse
+}
+
+func (response CommitTransaction400JSONResponse) VisitCommitTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type CommitTransactiondefaultJSONResponse struct {
@@ -9222,134 +9474,141 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1/c9s4kuhXQfG9V7GrSMne5N3tKnVVl008M7mdybgc72SrVlO7MNmSMKYADgBK0ab83a/QAH8KpChb",
-	"cuyZ/SuOiB+N7kaju9Hd+BLEYpkJDlyrYPIlyKikS9Ag8X9v4hiUegcpzKlmgl+ar+YD48EkWABNQAZh",
-	"wOkSgknwt+h9DDcg55HtF1UdgzBQ8QKW1HTWm8w0V1oyPg/u7sLgrUjzJf+GpaC+s4NOvgQJqFiyDLtP",
-	"Ai1zIOsFcKIXQOKUAddEAk0UibE3mZnu5OR7egsLkSYEPmvgigl+OgrCXRBbCCIEYQew7xNYZkIDjzd/",
-	"gU0/Smpto7/AZsfIH+gSVEZjKAdt4qD8TlJYQapCAjRekL9efR8Bj0UCSUh+EYxDQm42iKezz+ffEAWG",
-	"qlpIcvL/zr+psJFRvahA5cXgQRhI+DVnEpJgYtDeD/QlncNH9i9oIuLXHOSmGjxzjRoIWDLOlvkymJyH",
-	"xbiMa5iDLAe+FrdQcR1NU7G+WGZ68xNNcyig65oQO+9A+aWEGfvcge/rBZA1lbAQuQJiRg4JVUSCzqVB",
-	"MuNErEBKloAaZTiSQfx4dT6OBZ+xeQeqbdM98XxNb9IWkpujatNgz0F/YrDuG3PFYL3XkHemscoEV4AS",
-	"5EJKgbs5FlwD10jGLEtZjHJh/IsymP5SG/H/SpgFk+D/jCvBNLZf1djtVhz0yk1jJ20S7g3fkBllaS4t",
-	"xSgnrisB05fciGQzCu7C4HtBE8TswWAsR7wClafaBx5+JkvQNKGakpPirygVdkrCFKE3yoi4mZCEEqXp",
-	"HBISS6AacAdbSWNxfE3nTfi2qOJWash90IWaAbvXab6Wyxwhw7nOeLgoxeYcYHvf3TKeGBTc5CzVjJMT",
-	"av+MGCeZZDxmGU1fKNyRpyERLInJCeXkx/fv3hKV3/wCsT4lQpK5FHlWfcL/IvYyKTKQmlkmNfN50Fbs",
-	"At/GqXbE32131/jnUpQJBMOM8iZPmL5YOYQ3p6axXXMbBdPgh4vr7358R8ZS5BrGGdUaJJ8GIZkGTKkc",
-	"Im3E2zQw65wGK+BJFEtIgGtGUzUNgnB7PRQhmAm5NH8FCdUQabYEX9sEYqYcbMCNmP67FcBgFpsAZ/iH",
-	"2WaQ1NZdH0FTlm6v7eNCSP2aTAOKasJ/mVO8WEftp2gtmYZp4LaAWaEPTuYnXcknPtwqkcsYJo5VDFJh",
-	"NB8hI01oymIwwDjum4BOffMaDgClo475JdhJfNMbhpmUB8uYqxFXY8M+BhIh8eS27EPEjFCypJzOYYka",
-	"j+EGHzhKU52r7dm+u76+JPajGcwM7SAnJ+7/BrOI5DYTnQbeg7nO+8zQhOqggY869sOCxWsoqTFXCXjJ",
-	"Lr4d9JZqmor5WzxUtzdRAjOap1aBpUnCzHw0vWy02ULY1iTAk0wwpwczDcveflRKurH8V6l4t7CJUjYD",
-	"3FO+zqW68BBQWyQoV18f3ovFUst+z2diG40zBmkSscSLgJIBtjFgFO+oECoe8PG7Yv+CiPHoZqPdbIUU",
-	"Ylz/xysPp4VBcRzuFsFlyyY0YW1NXjh2oSnLPTIbj2ozWMdqnw8WDRJjIZMoFjnXg8ZrM1+Ji/DeRGhB",
-	"0U8T9VYsl0xfWWmzTRxrDCJITQr0qTJtknvI4xa9LAzlvuGu6Pp/Pv74AcUyp5laCB01oezrXRMGbWw3",
-	"FufHk0GOUz87MMRQvM+YtbL7IMFx3lfN74+GPDO6xvAerXU3Zq1G24kBZyFsoaDQSfdYwZaOvlsobXep",
-	"humDXVKu7KHZSUO09aJ4Qfl8Lzbf4o4tTm+toTlRN9DWEPjtcNwOFsssfd5SnjDT8AhyaCZ8Yqj/7Ekg",
-	"BQNXtIJYCzmAH9xC3rmOP9l+DzluZkwqHUmxdprxgC4SqBJ8T71r75PLdNGGvnstp+gjzQ5uWk8itw4X",
-	"14nny5sdJ2QD5o6zsIG/sMlH7SW0watQuYNv+8/Qe245CWix7SWPskLQYVcfnQ97gpYw9iOotR+2dzeV",
-	"CeM0ZXpzCC1MzGYKhnLx/puyW1l2E7cHDRsL7EfVZUp590kbFxLyPlxRiVcPXyzp56gtZLeRZVrtv4Vr",
-	"XDdQiLWP/jZwPkjCOnb6kVzsj+HHzE75+fRPkkczXFqUatsx+1sr6KYtb2s65Wx15bIDveVQ1rN1ADlY",
-	"TT1oAV3b+4mv4LJwQ/WSYNtploLWIFVIEjZnWhHKEzIi/yAR+e/XhGqyFEqT8z/8kRQs0W8IdHqGLZRX",
-	"osdaawB2bxf1Dgj6DcbefdgxfxhkVGp0b0Uqg3gPNeJ+3BEOvLWo2+aaziGydyq1JdwIkQLlpgUK3UjI",
-	"ZLfl0mVIIH5K4LpJ0GtA3ZMCj4XIFYN1tAJZXBc8HE+tMRtr6cbhp8Kl/iQQ6V9gCYFvGe+opsb6q7m7",
-	"noRlOfTs7FtThzPVXUVGStO9jI2v4y4thVqf/37gCrYwdQ+LVgmprXxq3kPVm2QQd3wc6kQfYrYW03hZ",
-	"oKETdjHC3iZVvwZbp2PzdL/MZzNm44XIQqQJ43NCSUvjjVbn5CYVN767tsc11zpc7Pc23S5mM4g1Wxnt",
-	"aMVSmIPqVvCyss2+3pnq+rNvP3yEOJcYf7FtqZe3hTUgvAv6NcfVIptBj6wB1/DZ3M48OXHzOLKkQad+",
-	"0YKhQD+IBFLf0ZJAh1cAlKJzv9xQmsa3+zG7/f/u6wA7qWsfWvh8i/oGdLz4GFN+TdWt6lRmspTySFN1",
-	"u3vuqumQ+TCexxsNd3Xx8Zr4mr8mkFqHIaGKME4uU/P9JgXT0LbZDrxBmQt7qjLbPN3cpSp2az3IkCXm",
-	"9hKAvv025PaSJklUyvvh8Dd1LM8qzLjlrroX1ruErFf2L8UK7uOTuu8lK+iodXzvgTuPcnIUN/QWQ3wL",
-	"+jm7WL6V1BfRVh7WO8Oi7qcXVOPXRvPB5w0W3dYJigDVXuavTpk2OLa/b/7vmdI2xhH5uRsEWjUazLVl",
-	"8OSuC9z64J1QlgGKPVDCaj8Aq6BHz27i8FlHGZ27KEbk8zxNbSCujTHuP9AcNF0rqhnQ3St6gKCtG+i7",
-	"KFCbpgtc3Eo9kM7x+2Ao7c7cBZcbtAumUpyoAbJpOGwNKXVwtqgB1LWu0ifct6694aiFPA7HRQnKTlrV",
-	"Bu9a15XoZXYp9tKxRLpbtNghu+BB5a8HoCooZDhYnvCQg7NQHa6utZWOxp71lfG9w5dXDrsT9bXBvTAK",
-	"mryt4ni7gVRaSOcELxoPhvaj7VvNsxNq32xd4NdTKHxOQxcIPNyrfaSYr/CRcdgbQNZKyXjKeHtorNwP",
-	"lHFNGe+/ukrkJpI599/uwOeMSYhEmoCM9ILy4ckREszcUUrtpDsy2XYB36mgoK2VVDpK0yC3plhSJD4m",
-	"ckNkzknkftALqsla5GlCbuA0JBJSqtkKiBYY9o+hfaTAN6aqDQ8e2I3XJKrFUDR3xABP05Zlj2km/Zhw",
-	"S7ZNX5s1bojSdEN+zSEHm+JgFm6OCIOpkXfmYZtegsqX3QChZojJG5wAlSkDGRIziZR5ZmhmCOXIa3M1",
-	"mSKCw2i3O9iL3bDFK20AWwisCOjbWh/qFudwnviA3PVJMg0XKZuzG1b48luGBH5MO65cfbGAvW69CqBb",
-	"2Hh/7/b2bYVXJxBU7X246ZXN5cr64/BarrFSdPkdvFZnad+VKIgUcMUMyjt2IW/wyODozVTvcdkdGtEX",
-	"SbFWkcv/gaEzKUgNPvZisf3XozSVOrpXP60iTFzY04eVG9IU822lZJYEutvNGDvcsJ7WZGyds+YTZ3zu",
-	"/K7kgsaLKW95RwuPLSabOs8us6NdU3VLTkrDFVNoscWUFxZwSNZML0j9+tc0E7msJd5j4AzmqNd9jlNe",
-	"zOymrXyKIXGJ7EUCuwK5Ajma8mfrO+7KT7yXX7me59cvy1w7r/ypp0a2BAvWVeiC2YbKJBHV0eCDvDOo",
-	"Qgq992AKYgk6mgMHWZ7N+96nukCMaqm+cduLbcPbi9e3TUtgLxTbrxag7c2vFmLNieAxvCbw2aZlEJbg",
-	"PrN9CNXk8seP11iFQNBcL8ZoCCufGrtH8FgTYU0w/cho3WvcMyuz2F5bqHjDN8R8ISua5hCSBDyCwwop",
-	"mtF4AWPman3MhVGzPkdzEbnpflGCj67o+gd38pt5Yc6UBtlvXwxTFjv3gFiBLAN7PSeEhwrbM/qwX0Df",
-	"G1X2IOAfBp1pvsNyA6UZL8Ha0ys07JJhq2NbhlbpyhUw/gVlQuofQEsWq3tpdBJHiIbdJNcbe8ERKRw1",
-	"krRZ6MEHQnV/s7VxPxkjjRJ0PxM0e0akqPhgd21YVV0JSenSDZ3FKuSUrxisX9dqs2BXVywjTclNrsuh",
-	"yv7kxFbNOTXNprxyFbuBbZivGVnZXtZgbH3yqSL71o8Im5d6ww//csEDi1J4KbPlcjqIm8jVtNkdiVDU",
-	"vnGT+EBs78vOqO1+vA68hui89Owp6fFXTA+s6jWV0PXkVC3Fqu0a3G1MDMti3HXT3ANuZ4osU8oAtef9",
-	"/VKsrAW47xqTPcMrtpM1k6ACICzh91HvU30bdQcIN8WWsQ8m43FI1MvJeHyTx7egx6PRCOvMqMZPe6ha",
-	"Rwou3hEwbbozVwNi27osSiWhbRbb0hu28IiyjiqnW7Fl5mJ+QmK0GA3c+diYIpkUWFuFn6yZtMWzFJmJ",
-	"NBVr1M/eoE7WnCuTQotYpKchydJcYbta7ZM3l++n/OSf4+qn8er8n6cj8meRsML7F1MpN+WwxYmBsrss",
-	"RRQSh9Jwyt0OQwFfDz8hVAIxaEuMWTuTYGPYrMq5AAnYo6l0Tnmv1hkSJSyQOb/lRpG3KVN2cjOXInOj",
-	"wZNXZ2f2nNFMmyM0KIva+WgThEEZfB+cjc5HZ6hbZsBpxoJJ8HJ0NnppWILqBTJZE4NjmicMJdbcZ3J8",
-	"z5S2pMB2REvKUsJhDUoTTFadEFiB3JBlrqlmfF4WmEHr33ya8upyBKvMjMiVxbVyBI7sbTQRvG72kyux",
-	"VoSbMaYc1+/KXoXkBmkeEqz7Rux2Mic52jqG4tY2cee12Qu4M94nbkm1mAdETVX28O9tDFx8prGuCk+F",
-	"ZLuAEDlpFRCqquy1C9PVKuP0VGZrw3DlIl2IKzNn55va/PzJejFWNAVVVFEq9YTJejENOmGphdjuAYpF",
-	"h2XdEo7t+lMGTe8uvr+4vkBT9IsF/G5c6V3jL+Xfdz1QlvWD9oDxR55uiI0RMQaxUQtnGpxouvrmLXn5",
-	"8uWfiGZL6JpVMd5CzJCboX5IbmAmjFQZDETONUvvBYTvHKmYfNyqreghsoU4A0kyOgdy4qoMkfOzs7BK",
-	"gTs7O+vmdG/NR/rZ3ZSdnZ2F/RdnP7dqCf7h7Oxwxes6wp48Vex+5GBxIGZOBFpyjmyeLKKla7oSfhtC",
-	"ZrUzOlc2R7gQwsHP5veWVG7Gk/SI5rI0nhGaDEVE0dOcS4YarwkHSPplrVdKVsEy20JyfxYb0KOqJHp0",
-	"8nsCgXZQv4bYEzyUDP5YedScHpQjwiATykN0m+qmCO0h/IgYPY5ytQaJKS6qVjXXaCkG3teEof1tfYru",
-	"BjK2eo0wUotpRRZULUyjW8i07yht5dlWdeD+LJLNwcjVkc1711SDtczhbotpzg8Ghde/6yvvuaiRgqyp",
-	"cnU7k0eTGPZkvauuSfquzGvAvkaaF45ko5RadUppkZG1kLeMz7cFhR2qyQMNErzy2xlNHLkL7APvISc3",
-	"mwB/C7oH2rPDM8xuLnHypEL/wYVJU3h3FIDeq9bvzwNYcGyvTdqlxQ8FQZeQvIIsNSpmvVh4IfWwumZq",
-	"ZJyVdRgLY/kcC6smJOcJ0mIH31/h0koif7SXIY/BTwMEEIe1W3HYlvDHF0O1lEGv4uJ43zWzRKJpWh5W",
-	"giN1VOFEDq23GAzRDF2EnHLBCSUGrZRxkOZ4ZjokdCn4nOiFUFD4Azi5AbKA1HVW6GwekTd8M+U01wuD",
-	"yNiI5wKGJd0Qqm4JvRG5Nj0gnVm2cSeqohtFuNALxudTbputF6AXViOo4Cbw2ahoI/IJHQLVZMZ0ErNZ",
-	"YR2XuDBHrQF1RN4UbHuC2BFciRROCV7cIyWdMSFmM5AWjsKf4DunvwXtyfvcZfkOc8ejc6XLCnDFkfco",
-	"Su6vIF+5vvcyBNsl83fUx8eS21SRRp38FiR1B/EekFyXIXeFO8oM1DdJsEP0HU3O9GUId59kxW42/BsS",
-	"JeTxNZ4yqN0rZS7QK2XamON1h/1z6jeAMKo+OLIl0gzd92C4WklYmHRHsjV82j1eJx5Tsa8XwBmk0x8O",
-	"/TbRwc/TyDmPp74jM4+/mH9amrtP3S6JMkTTLldShJyig9qchW4rGD2olin2SEq4fw2PR9xHV7GlSB+s",
-	"YtfZZNxKHfQiupWHeGxh5kt59NDg08JGoSNrMuW4D4zJ+QzI0iUw3yRJtf4jycwq9XOIqOyTCDW0P6Js",
-	"qzPt+IvRD++8/gqf1Gshd8hKq9lQArob4qfPY6F3mHur04e39Rs0rTJUO2WQTXI9tvhppdL2SP8Xxen3",
-	"rORNcy3fuuO70r8J2sWlBfrarpEZo3jNYtzzXGjMSzEL2dZ63ySJzR8+jvRyuckPFV2VUxvX95jiyzLN",
-	"WMJK3A50bB2O4Fc4qyrj505enb2qnsVD1CQCLI3xwpxpj2VjR3naZLbrsyLbQHvsI6qZr9spxarU32NL",
-	"Mk+ScadpWAL/iGbhp5pH5ni24VZNx0c2EGs52f6jpApCfTxTseLVwZpTk1pDNmBzYYXleMK0daZyUfkC",
-	"D3712WUx9qzia5D8Wd7RbDHPuMhgz6Qoyil2EcBFD1+6lsc03stCsR0OR4TApqGJXJfxXk+fJGHgqhO2",
-	"nsUDrcjChUcWYZdLZvQ7RyBSC7Aqs5lLck75iZmKqJcTImHOBA9J8aZZSAzQkdKbFCL7xl5IlFZR1cDo",
-	"DhGVPJxy+KxBcppGLAmJUoCZBvavW9iENTDK185CYkfFJ9BYEhZBBlH186mNSnC3yxhGStPCF1VL2bmF",
-	"DfqjmJpyeytaPLjqu9j46OXJw59GDXZ8RP9k/y4wjAHJ42yGfklS/t0V4Te2mRTjL/jv3XjpaiAM06DX",
-	"LWVjsPG7I+ao9eTygB61d3i71fQLTNJXVZ2FFwrvnIvEYOWih6sYjFrNBsHTzZRj+QIJM5DAY3Pw2shl",
-	"2ycsHr0uh6lK39mhwilfUs5moLQKSfEnSZnS6jQkjCuWgKcOhA39oTwpNt/NBju5IrlM4hybEflYLiXG",
-	"moZYyQDvJI0AaVXWKOMHJ3WUTPmCKRzNdhgt6ecqd9qcSEsVEkgVkP9PErpRp8Q2JDlPQRkrSMJsyu2z",
-	"jYRqM/jSvaC5wQju4j4YSK1kRxG9THkMZn415fjO5o2kPF7UYG2Dx3gJnoq0iG4BMgfg+eloyq9LQpq5",
-	"XdmJMuoTHKZqtE9cXCrTGBxOp1zmnMRmBy+ERCk5Y5ypRXVlaaTziLj6DZaeOKB7o2vK3cX0iHzAOy/7",
-	"gpetZF8+OYxxD7UP+ECvR7o2CpUcSbJ6K7ncbT8lfUix6i/A4nVTU2uEurIbDdrVSq6UdVYOLnLLx8T7",
-	"1DL3MqpfX7nXTfox75ebz7l6sO4aELvw3K611HjKShOHU8SLZLQC455o9V6vQFUs7/HjZMOuJ/eldZN/",
-	"HRp3lBD0EPsdnikkXrA0kcCLV4ot/PX0TUN+kUUYyHFI27NeNPBub/Iho2zrAz6PyYda5Mh+s7yvHhn+",
-	"C2zqAdLH8rtsvV70yIpv1xNEXeFuJZsc0AvTYIxuyVDXcnsdMVJkx2CBIc6cJn4SKbLswPjpcNp8L2hS",
-	"LvqHoqLbERnHW1V5J9egwakxbdGlTR4YOQugyTZ2SkgvMFAw2J+cLsLwyYjA/U2un4ftrHGrzPSjgtgl",
-	"121idS0x9ykL9p1J648s4ndnpfcp5C7pOyxu9EPcwy7t+ytI/rF0NVeeDnc2atgchjV3Q/cGHX7vIIU5",
-	"QnJcnvaW6RnOx/18UdahfSA3Wc/X/pwUrRisnx47/WSgesqCzlf96JA8gQh4GEtgLZnhHOE4qM8EtfW2",
-	"f3tpmq064j5NzpboYTYGosTa6FC7Nnwi+6/2VudvU5h7HiN97qK8eemxyzo8LG29XqFczgvkYp2cfbxD",
-	"HcaIvUA4oF1Z23mdNuX9UNXBzwWybHWRClvvZ9EHwSH6gep4Edwja6m8LWh0Bp4v8W2W1Kafzuo1enZ5",
-	"5/bg85f9FGOK5NxeGyQE612gAL24pnMjTBuLPyBJ/ZYwAr2nFazrOXbPVNrf+8LRZ4geUH4cS8TjDdg9",
-	"RfzhIeh3D7nrupTyxBWUx7Ta4hZtFIROYiCQZt80wWjv6LuvefaM2+8Ge3PmLkGSG6qA4DWhDSpgWpGU",
-	"raC4c3Y3nJrQ8j67qg8T51IC1x3pdPV3kwZdVtUrd3vr4HQW/T22Xup7YsrDR39uINPd8C9oC5u/O+nV",
-	"KrJSrxqO93yWvsTVNSOvXB3OiXP7ECWWBQYVEbMpv2nhuVad3KHYRR9hjNGKpszWfStjL6b85NXZGfnJ",
-	"fmGCX3yOAQG0Y9lweVvX/9SVi8PL87JOnQ228FZJQUHSy/xPSkaXcDafq3zGkvorS95l5qqYPbYz5/E3",
-	"qLSlN1qniMJCkDbQj8nWSVKLYSLu+c5TcrNxGwzLStohUHjeAmQu22GtXhCWKHLyDynW/2AJWVINktGU",
-	"/QuS0xF5dfYnmxxBEZwXasobMwvZnphs68NumxMJFIuFLPt2eEnoJ66EOTD/vb8Pu7+jLKW/h01uCNA+",
-	"cW3cxpQ7DbDSDddC6gWZuZf2b2h8SxjXAku8WA3Thbbh6FNeXfRhWVkY1TXXkUM2xgqW8mPKd7SUoPHV",
-	"JNyyRWhcFfv2euoM4bKui2+TX6aUN7b4MbeGm8XMuXN3UJ5Ydca9yrK2JdYLybXMlUbx9bX3SfNdjE7f",
-	"Tr280SArwey698nXi3XqeG7RQ66Pnkh+FYsME99r4bgnZnNkIMvQf7Oe09+JmXA/7ioN29+47KVJ4syP",
-	"pVgBWS8w6ZNqal94Uq8b759UFkoKdGY7CqEre8UGD+P5qgid8kJsd2s5T9+C+bftcjCZvbSPmjyffdW+",
-	"s669zHKs1CDf6y8PynDHAfFGhcYxZBq+9snN8W1HlywAzdcdvX7EhjybNKrjFfkwUFQZqwXdhVUeCmp1",
-	"pr3ZzO9/JLewUY3UuBXwRFlr8K1Ygn6hiAWTXFL5aw7aCj855cW7jE47stXqrSeHsOKN1Bk+HEPjW5/g",
-	"63jb8ogCpGPGrnoWyDH/Vg96WPg5W2Yf8TCPMGVLxZSTzD3wSE7UhscLKbjI1YTYR//MiZJhhopLuTSt",
-	"p3xhGklF7BOfIbEPcIak+ZhoSGou9xA3HOOxfRSDplOOD2qOW4+LEokP0RlNwvP85Yi8QRBISuXc7EfM",
-	"CKuUlBeKaKpuScpscpRag1SkeiDRaMYz0PECt++U49/FM5VqRN71eH3LpBG7WkgKD5BN0cJktyK91Mxj",
-	"i246N70CI4P+FrlHNyLrGI1Qu5gQI9K7rMTyXc691aSa8/U7ext9LCXJ+wztkfOufC+cdqtFlomRE77y",
-	"+WdAGH9x73n21tX+YN0HROaGxTC5j1ruLxakXhuDPYY0Ne1YdcZbR6io+SC2FXDsWDzvOuii3HZJISEn",
-	"blhbVCXHIU4PH6vRulBMqdtrFUFrMsvmmmK5mlvItHsiB6QtVIQJqHTKEX9akEyk6YS8OntFPoiPuX3n",
-	"9n1SXdQUj3wAyVVOUxIvIL713sh4nskNngbfl6Jd2sd7fxdnur9KWfF+7t4FL/bf4OVLvM9RPSjSjq1u",
-	"YM/MkypR1Z6Ep0TM0OVqN5M5cBvv0zsx690o5WH7hI+zJqBfyexvA7FroyMdXqga4R77oLOByH2BxT9h",
-	"i99hXDEu/OBhxUXk99OKKn7yMf0VmL+NiH5sPv5i/tkZFnxg4gxxQWGB+gOG9FZc33nr41b51QnYFaFq",
-	"ptgzQBWxeJj41K8kNnb3MGgZ4IVNafwMhAy64p+hkHHarITimdljFDGoPdv+xNO/tp6Xf4g3vkpvsOg9",
-	"ni9eS8qVexN2bK+FjkVLdz9VTfgcosYraB9KV1s11VLWBn64+7ej0dae94+xQZ9BeuZB92epqhxoe5Yy",
-	"9i50DyBZDOYyDSbBQutsMh6f/+E/R2ejs9H55I/nfzxHVLn+xev0RU0hc4S2Xw5S9V8dy9R+sRDUfqgV",
-	"hbr7+e5/AwAA//8=",
+	"7D39bxs3lv8KobtDbGBGsje+u10FB1yauG1u29Rw3HSBVbFLzTxJrEfklORI1gb+3w985HyKMxo5kmO3",
+	"/ampxSEfHx/fF9/Hp0EklqngwLUajD8NUirpEjRI/L/XUQRKvYUE5lQzwa/Mr+YHxgfjwQJoDHIQDDhd",
+	"wmA8+Fv4LoIpyHlovwvLDwfBQEULWFLzsd6kZrjSkvH54P4+GLwRSbbkX7ME1Ld20vGnQQwqkizFz8cD",
+	"LTMg6wVwohdAooQB10QCjRWZCbmkmqxAKiY4uSBL0DSmmhLKYxLh3BM+M7OTk+/oLSxEEhO408DNB6dD",
+	"8hPTC5FpwnRAKJHwawZKE72gmqxFlsSEcrUGOeGryuQniaDxDZ0mEJBIAtXg/kfCnCkN0v0vJZFYLpkm",
+	"WhCKU2jzAxGSCA52lSydSxqDItT9qAVZXZwSpoiEWaYgJmumF+Ti7GzCv6LxtQXx8i4CRJBZlCrBHS5C",
+	"h4vwIsy4ytJUSA1xON2EFnHBhE9hJiQQyjd6wfjcrGQ3ERvALMQa4leIQxVRTtKEcs74fMIl6ExyRRAN",
+	"Fq+4iwVdgcO3+7PgycbsxS5rh024Ah4TpocTQxc7SMmSRoi0sYOK3sWwTIUGHm3+CptuWq2MDf8Kmx0z",
+	"v6dLUCmNoJi0TpzF7ySBFSQqIECjBfnx+rsQeCRiiAPyi2AcYjLdIAGf3Z1/TRSY66aFJCf/cf716TDH",
+	"Rkr1ogSV55MPgoEhTSYhHozNfegG+orO4QP7F9QR8WsGclNOnrpBNQQsGWfLbDkYnwf5vIxrmIMsJr4R",
+	"t1CyA5okYn25TPXmI00yyKFrWxA/3oHyKwkzdteC75sFkDWVsBCZAmJmDgg1V8XQJcSEcSJWICWLQQ1T",
+	"nMkgfrQ6H0WCz9i8BdV26J54xmteR3J9VrzRe076kcG6a84Vg/VeU96bwSoVXAGy9kspBbLZSHANXOMx",
+	"pmnCImTYo1+UwfSnyoz/LmE2GA/+bVRKjJH9VY3cbcVJr90ydtH6wb3mGzKjLMmkPTHKifuUgPmWTEW8",
+	"GQ7ug8F3OXM9GIzFjNegskT7wMOfKxw+/1eYCLukYZN0qozsmQlJKFGaziF2rBNvsOU0Fsc3dF6Hb+tU",
+	"3E7NcR90o2bC9n2aX4ttIro/XvxYCoqvNm+QXz86eXgk25C8Xgojn7QiEc0UqFzWTXg/YTdGhmvFKlPk",
+	"REirQqCIm3Ar4Jf0FgjTp1vKRIAC0HyQqwUxiwkXmkRUys2E+0XVmJgLOSTvhRWva9omX/UCJnwJStG5",
+	"ZWVGCXD6DUpVq+SsLoy4NChzSEX9TCk25wDbHPKWGRGryDRjiWacnFD7z5BxkkrGI5bS5IXCBU8DIlgc",
+	"kRPKyQ/v3r4hKpv+ApE+NZDOpcjS8if8X6TzVIoUpGaWnZj1PASe8ysfiyt519/t527wz4XQEQiGmeV1",
+	"FjN9uXKEWF+aRnbPTRRMBt9f3nz7w1sykiLTMEqp1iD5ZBCQyYAplUGojSCaDMw+J4MV8DiMJMTANaOJ",
+	"mgwGwfZ+KEJgqWQwHsRUQ6jZEnxjY4iYcrABNwL171ZUgtlsDJzhPwxDhLiy7+oMmrJke28fFkLqV2Qy",
+	"oKhp/4+hkXwflT+Fa8k0TAaOWZkd+uBk/qMr6MSHWyUyGcHYkYpBKgznQySkMU1YhPqto74x6MS3rrtR",
+	"Ycv6EuwivuUNwYwLFWDE1ZCrkSEfA4m74ZZ8iJgRSpaU0zks0Wgw1OADR2mqM7W92rc3N1fE/mgmq/KC",
+	"E/f/BrOI5CYRnQ68KlSV9pk5E6oHNXxUsR/kJF5BSYW4CsALcvHdoDdU00TM36D6s32JYpjRLLE2II1j",
+	"ZtajyVVtzBbCthYBHqeCOVOSaVh2fkelpBtLf6UyfgubMGEzwDvl+7hQ7D4H1MYRFLuvTu/FYmGovuMz",
+	"sY3GGYMkDlnsRUBBANsYMNZSmDMVD/j4u2L/gpDxcLrRbrWcCzGu/+vCQ2nBIFdcdrPgYmQdmqCyJy8c",
+	"u9CUZh6ejUqVmaxlt88HiwaJkZBxGImM617zNYmvwEXw4ENoQNF9JuoNah9O09o+HGvBI0j1E+hS8ZpH",
+	"7jket+ll7mvqmu6arv/vww/vkS1zmqqF0GEdyq6vK8ygie3a5vx4MshxhkILhhiy9xmzjqouSHCed+Xw",
+	"h6MhS42u0f+Lxr5rq5az7cSAU9a3UJBbD3vsYMua2s2Utj8pp+mCXVKurNBsPUM0CMJoQfl8LzLfoo4t",
+	"Sm/sob5QO9DWZPvtUNwOEkvt+byhPGZm4BH40Ez42FC37IkhAQNXuIJIC9mDHtxG3roPP9rvPkfczJhU",
+	"OpRi7TTjHp9Yk3hPvWtvyWU+0eZ899pO/o00N7huPYnMusbcRzxbTndIyBrMLbKwhr+gTkfNLTTBK1G5",
+	"g267ZegDr5wEtNj24kdpzujwU985H1aCFjB2I6hxH7ZvN5Ux4zRhenMILUzMZgr6UvH+l7JdWXYLNycN",
+	"ahvsRtVVQnm7pI1yDvkQqijZq4culvQubDLZbWSZUftf4QrV9WRiTdHfBM4HSVDFTjeS8/vRX8zs5J9P",
+	"X5I8muHSOKmmHbO/tYK+0uJdrZXPlo9jO9BbTGU9Wwfgg+XSvTbQdr2f+A6ucjdU5xFsO80S0BqkCkjM",
+	"5kwr9KIPyT9ISP73FaGaLIXS5PxPfyY5SXQbAq2eYQvlteiw1mqAPdhFvQOCboOx8x62rB8MUio1urdC",
+	"lUK0hxrxMOoIer7mVG1zTecQ2oeNyhamQiRAuRmBTDcUMt5tubQZEoifArj2I+g0oB54Ao+FyBWDdf6Q",
+	"dRg8Neas7aUdhz/lLvUngUj/BgsIfNt4SzU11l/F3fUkLMu+srNrTy3OVPdEGypN9zI2voy7tGBqXf77",
+	"njvYwtQDLFolpLb8qf4OVR2SQtTyY18neh+zNV/GSwI1nbCNEPY2qbo12Oo51qX7VTabMRvkRRYiiRmf",
+	"E0oaGm+4OifTREx9b22Pa661uNgfbLpdzmYQabYy2tGKJTAH1a7gpcWYfb0z5fNn1334AFEmMVJm21Iv",
+	"XgsrQHg39GuGu0Uygw5eA27gs3mdeXLs5nF4Se2culkLRuV8L2JIfKIlBv/p2qfmjkdYG5BWZxvbwbeB",
+	"jWu1PjcbqSNmM+DIUVAiBoTFighJVjTJQA0Hni248JkWK5cqHwvbhmVs47mmCRCVTUOz9/y938wa4AN/",
+	"EckqJnwqKY8WRHByYgYVcWMrmrAYz+6FcltTGEfUN2Tp1IbG+iIUotv9uIj9/93vLBaBbnxgD95HLV+D",
+	"jhYfIspvqLpVrVpimlAeaqpud69dDu2zHoa0eQNCry8/3BDf8FcEEuuJJVQRxslVYn6fJmAG2jHbEU0o",
+	"zGBPHXGbWdTZn4rcXg8yZYG5vSSLj5H1eRamcRwWgrQ//HXl1bMLM2/Brh6E9Tbp5RWqS7GChzj7Hvp6",
+	"DTps6EV74M6j9R3Fv79FEN+Afs6+q28k9YUKFlrQznizhylc5fyV2XzweQNit5WtPEa7k/hL8d0Ex37v",
+	"W/87prQNHkV6bgeBloN6U20RlbrrZbw6eSuUReRnB5Sw2g/AMprUc5s43OkwpXMXHop0niWJjUW3Wk23",
+	"QHPQtO2o4plo39FnMNqq52PXCVSWaQMXr1IHpHP8vTeU9mbugstN2gZTwU5UD97UH7Yalzo4WVQAattX",
+	"4Wzv2tfecFRiSfvjogBl51lVJm/b17XoJHYp9tKxRLKbtdgp2+BB5a8DoDLapj9Ynribg5NQFa62vRUe",
+	"3I79FYHT/bdXTLsT9ZXJvTAKGr8pA6TbgVRaSPe6kA/uDe0H+225zk6ofau1gV/NIvJ5Y12Edf/ngiMF",
+	"0wWPjMPOyLxGVtJTxtvnBiF+TxnXlPHuN8FYbkKZcf+zGdylTEIokhhkqBeU9886kWDWDhNqF92RzLkL",
+	"+FYFBW2tuNRR6ga5NcVilwZ8EssNkRknYTVd2GZeTeE0IBISqtkK857LbK0c35it2T8qYzde47ASnFK/",
+	"ET1ceFuWPebvdGPCbdkOxaSvDVGabsivGWRgc0fMxo2IMJgaelfud+klqGzZDtDXNjN7RignQGXCQAbE",
+	"LCJllpozMwfljtemKzNFBIfhbj+7F7tBg1aaADYQWB6g72q9r1qc/WniPVLXT5JpuEzYnE1Z/kjSMCTw",
+	"x6TlLdsXZNnpLy0BuoWN9+/tnsutuPUYBuV4H246eXOxs+4Ax4ZrrGBdXT7e5iOUglABV8ygvOUW8hqN",
+	"9A6LTfQeUQSBYX2hFGsVusQq6LuSgsTgYy8S238/SlOpwwd9p1WIGSF7+rAyczT5eltZycUB3e8mjB1u",
+	"WM9oMrLO2StXRsL5XckljRa2OkfFO5p7bDHf2nl2mZ3thqpbclIYrphFjiMmPLeA3aNC9V3dDBOZrFT9",
+	"wIgkLNNQ9TlOeL6yW7b0KQbE1XLIazgokCuQ1lX/PH3HbYmfD/IrVxMou3mZG+flP9Wc0wZjwaeRNphd",
+	"cnVIddhbkLdGq0ih955MQSRBh3PgIAvZvO9DtYtwKbfqm7e52Sa8nXh9U7cE9kKx/dUCtH351UKsORE8",
+	"glcE7my+C2GxLSCD3xCqydUPH26wEIegmV6M0BBWPjV2j6i8OsLqYPqR0XjXeGC6a369tlDxmm+I+cW+",
+	"WQYkBg/jsEyKpjRawIi5GgJzYdSsu3AuQrfcL0rw4TVdf+8kv1m3WmCo1b7opyy23gGxAllETHskhOcU",
+	"tlf0YT+HvjNc77OA/zzozPAdlhsozXgB1p5eoX6PDFsfNnlomQdeAuPfUCqk/h60ZJF6kEYncYaw30ty",
+	"dbAXHJHAUUN06zEHPhDK95uti/uTMdIoQfczQbNnSPJSGvbWBmXhoYAULt2gqOk14SsG61eV8kT4qasX",
+	"kyRkmuliquJ7cmILR2H9kQkvXcVuYhs/bWZW9itrMDZ+8qki+xbmCOqPev2Ff7HhntU+vCez5XI6iJvI",
+	"lXXaHYmQl39yi/hAbN7L1nD4brz2fIZoffTsqJXyI+ZdliXLCug6ktWWYtV0De42Jvqlh+56ae4AtzX3",
+	"mCllgNrz/X4pVtYC3HeP8Z7hFdtZsPGgBCAo4Ped3k/Va9QeeV1nW8Y+GI9GAVEvx6PRNItuQY+GwyEW",
+	"8FG1P+2hah0pantHJLr5nLniGtvWZV4tDG2zyNY0sRVdlHVUOd2KLVMX8xMQo8Vo4M7HxhRJpcCiNfxk",
+	"zWRedGkmkkSsUT97jTpZfa1UCi0ikZwGJE0yheMqRWVeX72b8JN/jso/jVbn/zwdkq9EzHLvH1aMKqYt",
+	"qkCuqtW4AuJQGky4u2HI4KvhJ4RKG5IWG7N2JsEGB1qVcwFY1jFuKJ0T3ql1BkQJV4qS33KjyNtcNLu4",
+	"WUuRudHgycXZmYtOY9qI0DKQznc2g2BQZDUMzobnwzPULVPgNGWD8eDl8Gz40pAE1QsksjoGRzSLGXKs",
+	"uc/k+I4pbY8CxxEtKUsIhzUoTTALeExgBXJDlpmmmvF5UbkHrX/z04SXjyNYvmdIri2ulTvg0L5GE8Gr",
+	"Zj+5FmtFuJljwnH/rvJbQKZ45gHB0ofEXicjydHWMSdubRMnr81dwJvxLnZbqsQ8IGrKkqx/b2Lg8o5G",
+	"uqzoFZDtykzkpFGZqSw02azNWCk51FGcsAnDtYt0Ia7Sol1vYgsfjNeLkaIJqLw8VaEnjNeLyaAVlkrs",
+	"8h6gWHRY0i3g2C7sZdD09vK7y5tLNEU/WcDvR6XeNfpU/Pu+A8qiMNMeMP7Akw2xMSLGIDZq4UyDY03X",
+	"X78hL1++/AvRbAltqyrGG4jp8zLUDYmrB9sfiIxrljwICJ8cKYl81Cgv6jlkC3EKkqR0DuTElW8i52dn",
+	"QZlbeHZ21k7p3rKn9M69lJ2dnQXdD2c/N8pp/uns7HD1G1vCnjwFE3/gYHEgZo4F2uMc2hBtREvbcgX8",
+	"NoTMamd0rmzydc6EBz+bvze4cj2epIM1FzUHDdNkyCLyL41cMqfxinCAuJvXerlkGSyzzST3J7EeX5TF",
+	"dI9+/J5AoB2nX0HsCQolgz9WiJrTg1JEMEiF8hy6zSFUhHYc/JAYPc4W1MbcIVWp6G20FAPvK8LQ/rY+",
+	"RfcCGVm9BmtKM63IgqqFGXQLqfaJ0kYCc1lg7ysRbw52XC1p0vd1NVjLDO63iOb8YFB4/bu+CreLylFU",
+	"q5I+GsewkvW+fCbpejKvAPsKzzx3JBul1KpTSouUrIW8ZXy+zSjsVHUaqB3Bhd/OqOPIPWAf+A45vlkH",
+	"+BvQHdCeHZ5gdlOJ4ycl+g/OTOrMu6UG+l7lrn/uQYIj+2zSbHtwKAjamOQ1pIlRMauNDHKuh/lPSYyN",
+	"AfK6w47OsWJtTDIe41nsoPtr3FpxyB/sY8hj0FMPBsRh7XYcNDn88dlQJRfTq7g42nfD7CHRJCmEleB4",
+	"Oip3IgfWWwzm0My5CDnhgmPXB4yjAmnEM3aWwELWeiEU5P4ATqZAFpC4jxU6m4fkNd9MOM30wiAywqLR",
+	"DoYl3RCqbgmd2n4VCpKZJRsnURXdKMJt1ekJt8PWC9ALqxGUcBO4MyqabX5BKosZ00nMZrl1XODCiFoD",
+	"6pC8zsn2xBbS5kokcErw4R5P0hkTYjYDaeHI/Qk+Of0NaE9C7S7Lt587Hp0rbVaAqzq9R11+fxOF0vW9",
+	"lyHY7Bqxo0UEVp2nitRaRTQgqTqI94Dkpgi5y91RZqKuRQY7WN/R+ExX6nW7JMtvs6HfgChMtzwyqymC",
+	"2r1c5hK9UmaMEa877J9TvwGEUfWDI1si9dB9D4bLnQS5SXckW8On3eNz4jEV+2ploV46/eHQbxMd/DSN",
+	"lPN46jsS8+iT+U9Dc/ep28Wh9NG0i53kIafooDay0F0FowdVMsUeSQn37+HxDvfRVWwpks9WsatkMmqk",
+	"DnoR3chDPDYz86U8es7gp4WNQkfSZMpRHxiT8xkcSxvDfB3H5f6PxDPL1M8+rLKLI1TQ/oi8rUq0o09G",
+	"P7z3+it8XK+B3D47LVdDDuheiJ8+jQXeaR6sTh/e1q+daZmh2sqDbJLrsdlPI5W2g/u/yKXfs+I39b18",
+	"48R3qX8TtIsLC/SV3SMzRvGaRXjnudCYl2I2sq31vo5jmz98HO7lcpM/l3WVTm3c32OyL0s0IwkrcdvT",
+	"sXW4A7/GVVURP3dycXZRtuxE1MQC7BnjgznTHsvGzvK0j9nuz7JsA+2xRVQ9X7eVi5Wpv8fmZJ4k41bT",
+	"sAD+Ec3CnyoemePZhlvFMh/ZQKzkZPtFSRmE+nimYkmrvTWn+mn1uYD1jeWW4wnT1pnKRekLPPjTZ5vF",
+	"2LGLL3Hkz/KNZot4RnkGeypFXqey7QBc9PCVG3lM472owNvicEQIbBqayHQR7/X0jyQYuLKPjX6DoBVZ",
+	"uPDIPOxyyYx+5w6IVAKsimzm4jgn/MQsRdTLMbbHFjwgebO4gBigQ6U3CYS2eWFAlFZhOcDoDiGVPJhw",
+	"uNMgOU1CFgdEKQhtaT7zr1vYBBUwijZyAbGzYm85Fgd5kEFY/vnURiW412UMI6VJ7ouqpOzcwgb9UUxN",
+	"uH0VzXsO+x42Pnhp8vDSqEaOj+if7L4FhjAgfpzL0M1Jin+3RfiNbCbF6BP+9360dDUQ+mnQ64ay0dv4",
+	"3RFz1Og63uOLSivqdjX9EpP0VVln4YXCN+c8MVi56OEyBqNSs0HwZDPhWL5Awgwk8MgIXhu5bL8J8hbw",
+	"xTRl6TtX0nPCl5SzGSitApL/kyRMaXUaEMYVi8FTB8KG/mAdTXv5phv8yFUfZhLX2AzJh2IrRaNd9yZp",
+	"GEijskYRPziuomTCF0zhbPaD4ZLelbnTRiItVUAgUUD+k8R0o06JHUgynoAyVpCE2YTbfpiEajP50rUm",
+	"3WAEd/4eDKRSsiOPXqY8ArO+mnBsYOpqjZawNsFjvABPhVqEtwCpA/D8dDjhN8VBmrVd2Yki6jPvh1w5",
+	"+9jFpTKNweF0wmXGSWRu8EJI5JIzxplalE+WhjsPiavfYM8TJ3TNzybcPUwPyXt887Kt0WyLgKJ6KsY9",
+	"VH7AHtUe7lorVHIkzuqt5HK/3U39kGzVX4DF66am1gh1ZTdqZ1cpuVLUWTk4yy366XepZa7lrF9fedBL",
+	"+jHfl+t9cj1YdwOI3Xhm91poPEWlicMp4nkyWo5xT7R6p1egLJb3+HGyLQETKZXWTf5lzrilhKDnsN+i",
+	"TCHRgiWxBJ6Xg7bwV9M3zfGLNMRAjkPantWigfd7Hx8SyrY+4POYvK9Ejuy3yruye/NfYVMNkD6W32Wr",
+	"LdQjK75tvZ3awt0KMjmgF6ZGGO2coarldjpipEiPQQJ9nDl1/MRSpOmB8dPitPlO0LjY9Pd5RbcjEo63",
+	"qvJOqkGDU2PaokubPDByFkDjbewUkF5ioOBg/+N0EYZPhgXub3L93O9mjRplph8VxDa+bhOrK4m5T5mx",
+	"70xaf2QWvzsrvUshd0nfQf6ij80fiEv7/gKcfyRdzZWnQ521GjaHIc3d0FVKY3+Lybp9PnqNXsK3kMAc",
+	"wT/uRfDW9ulP/N3EVBSvNSR40eeLjxc/lg1Kvtq8wbjvzyRg62zbn3jDFYP106Pgjwaqp8xbfQWXDklR",
+	"iIDPIwksX9OfIhwFdVm9tsT3by8ztFG63Kc82qpAzIZdFFgbHurWBk/k/lX6rv4hPxq26R/So+VpZ5cN",
+	"fFhy8vq+MjnPjwarAe3jA2sxuewzyQGt58plb7WcH4aqltvw0LuHGLaFV0oUv5uF7wWH8Huqo8XgAQld",
+	"xUNK7WPg2RLb1iQ2M3dWLV+0y3G5x9V62X3MTJGM2xeVmGApEGT0lzd0bph+bfPDp3FV21wMuOU93Qu6",
+	"mrz4TGXag19yfRb+l5aAxxJk+B75QEF2eAi6nXXu8TShPHbl/THJOX/THA4Cx6QQSHNV62A0mcj985Ww",
+	"o2ZzbW/+4xVIMqUKCD752gARphVJ2Ary+AH3Wq0JLWITylo/USYldsr0pkZWe2D1enisVmH31jRqLeB8",
+	"bIXf1y7MQ4Vf1ZDpojUWtIHN3x3DbBTMqVaAxzdbe77E1agjF66m6ti58IgSyxyDiojZhE8beK5Umnco",
+	"dpFkGC/mOsFW42gm/OTi7Ix8LHrEXt5FgADauWzqg+3RcOpK/2EgRFFz0AbOeCveIBvqJP6n9JhXwllv",
+	"PfqM+fwX5rzL1FWke2wv2eNfUGnLqDSkiMKinjZok8mGJKnEoxHXivWUTDfugmGJUDsFMs9bgNRlrqzV",
+	"C+xCffIPKdb/YDFZUg2S0YT9C+LTIbk4+4tNdKEIzgs14bWVhWwuTLYVeHfNiQSKhV+WXTe8OOinfcFz",
+	"MP+434e932Ga0N/DJTcH0JS4NgZnwp0GWOqGayH1gsxEgs3jpzS6JYxrgeV6rIbpwhRx9gkvH22xRDAM",
+	"q5rr0CEb4z4L/jHhO0ZK0NgBC69sHuZYxjG+mjjLvajR47vkVwnltSt+zKvhVjFr7rwdlMdWnXEddta2",
+	"XH7OuZaZ0si+vvQ9qfc4afVgVUtV9bISzK17F3+5uLWW1pme4/rgycpQkUixiEEltPrEXI4UZJHGYfZz",
+	"+jsxEx5GXYVh+xvnvTSOnfmxFCsg6wUm8FJNbbcu9arWy6a0UBKgM/uhELq0V2wgOMpXReiE52y7Xct5",
+	"+hbMH7bLwXj20jaoeT73qhkMUOmyc6w0L18nn8+qVoAT4rsRjSJINXxpyc2xT6dL/IB6p06vH7HGz8a1",
+	"Sod5bhPkFeMqAZRBmVOEWp0Zby7zux/ILWxULc1xBTxW1hp8I5agXyhiwSRXVP6agbbMT0543mPTaUe2",
+	"84D15BCW97udYRMgGt36GF9Ln9IjMpCWFdtqkyDF/KEedJDwc7bMPqAwDzH9TkWUk9Q16yQnasOjhRRc",
+	"ZGpMbANHI1FSzDZy6bNm9IQvzCCpiG3XGhDbTDUg9cawAam43AO8cIxHtsEJTSYcm6OOGo1iicSmgkaT",
+	"8LQyHZLXCAJJqJyb+4jZfaWS8kIRTdUtSZhNdFNrkIqUzS6NZjwDHS3w+k44/jtvOaqG5G2H17dIALK7",
+	"hTj3ANl0O0xczFOFzTq2gKpz0yswPOhvoWugElrHaIjaxZgYlt5mJRY9VvdWkx7vIc/bUvjIOXS+brXt",
+	"apElYqSELyz/DAijT643a2eN9PfWfUBkZkgMEzWppf58Q+qVMdgjSBIzjpUy3jpCRcUHsa2A44d5q95e",
+	"b/P2kwRicuKmtQVyMpzi9PARKY0HxYS6u1YeaIVn2bxhLD10C6l27Y5A2qJTmExMJxzxpwVJRZKMycXZ",
+	"BXkvPmS2Z/G7uHyoyRu2AMlURhMSLSC69b7IeFoeD54G3ResXdpGzL8Lme6vOJf3Qt67eMn+F7zoqvwc",
+	"1YM8hdzqBlZmnpRJx1YSnhIxQ5ervUxG4IoZ1nSjMmEgHZv1XpRC2D5hcVYH9AuZ/U0gdl10PIcXqnJw",
+	"jy3obIR3V8T2RxzxOwzYxo0fPF47D6l/WuHaTz5ZogTzt5EqgcNHn8x/dgY/H/hw+rigsNnAAQOXS6pv",
+	"ffVxu/ziB9gWFGuW2DMmFrF4mJDYL8Q2dn9h0NLDC5vQ6BkwGXTFP0Mm47RZCXnL4GMUpKi04H/ieXUF",
+	"nIfwxpdJHBa9x/PFa0m5cv19R/ZZ6Fhn6d6nygV/s4Hq5RY/lxhs2VxLDjZaxD3aDZ9m4pVVMR6DJzyD",
+	"VNuDsoRCOzoQRyjY+n3g+mdZDGYyGYwHC63T8Wh0/qf/Hp4Nz4bn4z+f//kcUeW+/5Q7TFxJKnMNm42n",
+	"VPWvjmQqf7EQVP5QqSl2//P9/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
