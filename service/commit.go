@@ -73,40 +73,11 @@ type staged struct {
 	entry   *metaEntry
 }
 
-// loadForCommit reads a table's pointer and its parsed metadata: from the
-// cache when this metadata location was parsed before (the full document
-// is then not fetched), else from the store, parsed once and cached. A
-// table that vanished is a 404.
-func (s *Service) loadForCommit(ctx context.Context, w *store.Warehouse, id Ident) (*store.Object, *metaEntry, error) {
-	ref := id.ref(w.Name, store.KindTable)
-	obj, err := s.store.ObjectGetRefs(ctx, ref)
-	if err == nil {
-		if e := s.metaCache.get(obj.MetadataLocation); e != nil {
-			return obj, e, nil
-		}
-		if obj.RefsOnly {
-			obj, err = s.store.ObjectGet(ctx, ref)
-		}
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, tableNotFound(err, id)
-	}
-	if err != nil {
-		return nil, nil, storeErr(err, w.Name)
-	}
-	e, err := newMetaEntry(obj.Metadata)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
-	}
-	s.metaCache.add(obj.MetadataLocation, e)
-	return obj, e, nil
-}
-
 // stage loads the current table, checks requirements, applies updates and
 // writes the new metadata file. Requirement failures are 409s that must not
 // be retried; a table that vanished is a 404.
 func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange) (*staged, error) {
-	obj, prev, err := s.loadForCommit(ctx, w, c.Ident)
+	obj, prev, err := s.readTable(ctx, w.Name, c.Ident)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"time"
@@ -116,20 +115,13 @@ func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt 
 	return rep, nil
 }
 
-// loadForMaintain reads the table's row and parses its metadata.
+// loadForMaintain reads the table's row and its parsed metadata (readTable).
 func (s *Service) loadForMaintain(ctx context.Context, w *store.Warehouse, id Ident) (*store.Object, table.Metadata, int, error) {
-	obj, err := s.store.ObjectGet(ctx, id.ref(w.Name, store.KindTable))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, 0, tableNotFound(err, id)
-	}
+	obj, e, err := s.readTable(ctx, w.Name, id)
 	if err != nil {
-		return nil, nil, 0, storeErr(err, w.Name)
+		return nil, nil, 0, err
 	}
-	meta, version, err := parseTableMetadata(obj.Metadata)
-	if err != nil {
-		return nil, nil, 0, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
-	}
-	return obj, meta, version, nil
+	return obj, e.meta, e.version, nil
 }
 
 // snapshotsToExpire picks the snapshots to expire, oldest first: those

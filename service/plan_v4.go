@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -116,18 +115,11 @@ func (s *Service) planTarget(ctx context.Context, warehouse string, id Ident) (*
 // loadPlanTable loads a table's metadata and format version: 404 when the
 // table does not exist.
 func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Ident) (table.Metadata, int, error) {
-	obj, err := s.store.ObjectGet(ctx, id.ref(w.Name, store.KindTable))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, tableNotFound(err, id)
-	}
+	_, e, err := s.readTable(ctx, w.Name, id)
 	if err != nil {
-		return nil, 0, storeErr(err, w.Name)
+		return nil, 0, err
 	}
-	md, version, err := parseTableMetadata(obj.Metadata)
-	if err != nil {
-		return nil, 0, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
-	}
-	return md, version, nil
+	return e.meta, e.version, nil
 }
 
 // scanPlanV4 is one scan plan (or one plan task) of a v4 table.

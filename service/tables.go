@@ -857,17 +857,11 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
 		return credentials.Eligibility{}, err
 	}
-	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
-	if errors.Is(err, store.ErrNotFound) {
-		return credentials.Eligibility{}, tableNotFound(err, id)
-	}
+	_, e, err := s.readTable(ctx, warehouse, id)
 	if err != nil {
-		return credentials.Eligibility{}, storeErr(err, warehouse)
+		return credentials.Eligibility{}, err
 	}
-	meta, version, err := parseTableMetadata(obj.Metadata)
-	if err != nil {
-		return credentials.Eligibility{}, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
-	}
+	meta, version := e.meta, e.version
 	// Without a credential vendor the catalog vends no FileIO keys.
 	return credentials.NativeWriteEligibility(tableShape(meta, version), map[string]string{}), nil
 }

@@ -95,17 +95,11 @@ type v4State struct {
 }
 
 func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4State, error) {
-	obj, err := s.store.ObjectGet(ctx, id.ref(w.Name, store.KindTable))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, tableNotFound(err, id)
-	}
+	obj, e, err := s.readTable(ctx, w.Name, id)
 	if err != nil {
-		return nil, storeErr(err, w.Name)
+		return nil, err
 	}
-	meta, version, err := parseTableMetadata(obj.Metadata)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
-	}
+	meta, version := e.meta, e.version
 	if version != FormatV4 {
 		e := rejectV4(validation.ReasonTableNotV4, "Table %s has format version %d; this route needs format version 4", id, version)
 		e.Details = map[string]any{"table": id.String(), "format-version": version}

@@ -84,7 +84,7 @@ func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *pa
 
 // stageV4Upgrade stages one attempt of an upgrade commit into a.
 func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange, a *attempt) (*TableResult, error) {
-	obj, prev, err := s.loadForCommit(ctx, w, c.Ident)
+	obj, prev, err := s.readTable(ctx, w.Name, c.Ident)
 	if err != nil {
 		return nil, err
 	}
