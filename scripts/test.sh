@@ -49,9 +49,13 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 # Packages with goroutines run under the race detector; the rest without.
 racy=(./service/... ./server/... ./store/... ./credentials/... ./v4manifest/... ./internal/signin/...)
-mapfile -t others < <(go list ./... | grep -v -E '/(service|server|store|credentials|v4manifest|internal/signin)(/|$)')
+mapfile -t others < <(go list ./... | grep -v -E '/(service|server|store|credentials|v4manifest|internal/signin|integration/fault)(/|$)')
 go test -count=1 -timeout 25m -race "$@" "${racy[@]}"
 go test -count=1 -timeout 20m "$@" "${others[@]}"
+# The fault tier, verbose so that its figures per scenario (attempts,
+# acknowledged, lost, wrong, missing files, linearizable, statuses) are
+# printed on a passing run too.
+go test -count=1 -timeout 20m -v "$@" ./integration/fault/ | grep -v -E '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS)'
 
 # Fuzz targets, each for a bounded time from its committed corpus.
 fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" -fuzzminimizetime 3s "$1"; }
