@@ -134,25 +134,9 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		if err != nil {
 			return err
 		}
-		var authorizer service.Authorizer
-		if *authz == "" {
-			*authz = "allow-all"
-			if af.mode == "on" {
-				*authz = "rbac"
-			}
-		}
-		if *authz == "allow-all" && af.mode == "on" {
-			log.Warn("authentication is on but authorization is allow-all: every caller with a valid token may do everything")
-		}
-		switch *authz {
-		case "allow-all":
-		case "rbac":
-			if *authzTTL > 2*time.Second {
-				return errors.New("--authorization-cache-ttl: at most 2s (revokes must apply quickly on every replica)")
-			}
-			authorizer = service.NewRBAC(st).WithDecisionCache(*authzTTL)
-		default:
-			return fmt.Errorf("--authorization %q: want allow-all or rbac", *authz)
+		authorizer, err := pickAuthorizer(authz, af.mode, *authzTTL, st, log)
+		if err != nil {
+			return err
 		}
 		reg := prometheus.NewRegistry()
 		// Closed (flushing queued audit rows) after the HTTP server stopped and
@@ -175,27 +159,8 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 			Audit:                audit,
 			TracerProvider:       tp,
 		})
-		if sf.embedded() {
-			abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
-			if err != nil {
-				return err
-			}
-			warehouses = append([]string{"default=file://" + abs}, warehouses...)
-			if *defaultWH == "" {
-				*defaultWH = "default"
-			}
-		}
-		for i, spec := range warehouses {
-			name, loc, ok := strings.Cut(spec, "=")
-			if !ok {
-				return fmt.Errorf("--warehouse %q: want NAME=URI", spec)
-			}
-			if _, err := svc.EnsureWarehouse(ctx, name, loc); err != nil {
-				return fmt.Errorf("warehouse %s: %w", name, err)
-			}
-			if i == 0 && *defaultWH == "" {
-				*defaultWH = name
-			}
+		if *defaultWH, err = ensureWarehouses(ctx, svc, sf, warehouses, *defaultWH); err != nil {
+			return err
 		}
 
 		if *bootstrapAdmin != "" {
@@ -221,23 +186,82 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		if err != nil {
 			return err
 		}
-		httpSrv := lf.limits.HTTPServer(srv)
 		log.Info("catalog listening", startAttrs(readVersion(), ln.Addr().String(), sf, *defaultWH, af.mode, *authz)...)
-		errc := make(chan error, 1)
-		go func() { errc <- httpSrv.Serve(ln) }()
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-		}
-		log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
+		return serveUntilDone(ctx, log, lf.limits.HTTPServer(srv), ln)
 	}
+}
+
+// pickAuthorizer resolves --authorization (empty: rbac with
+// authentication on, allow-all without; *authz is set to the choice) and
+// builds it: nil for allow-all. It returns an error for an unknown mode or
+// a decision cache longer than 2 s.
+func pickAuthorizer(authz *string, authMode string, ttl time.Duration, st store.Store, log *slog.Logger) (service.Authorizer, error) {
+	if *authz == "" {
+		*authz = "allow-all"
+		if authMode == "on" {
+			*authz = "rbac"
+		}
+	}
+	switch *authz {
+	case "allow-all":
+		if authMode == "on" {
+			log.Warn("authentication is on but authorization is allow-all: every caller with a valid token may do everything")
+		}
+		return nil, nil
+	case "rbac":
+		if ttl > 2*time.Second {
+			return nil, errors.New("--authorization-cache-ttl: at most 2s (revokes must apply quickly on every replica)")
+		}
+		return service.NewRBAC(st).WithDecisionCache(ttl), nil
+	}
+	return nil, fmt.Errorf("--authorization %q: want allow-all or rbac", *authz)
+}
+
+// ensureWarehouses creates the --warehouse NAME=URI specs that are missing
+// (embedded mode first adds "default" under the data directory) and
+// returns the default warehouse: defaultWH, else the first one. It returns
+// an error for a malformed spec or a warehouse that cannot be created.
+func ensureWarehouses(ctx context.Context, svc *service.Service, sf storageFlags, specs []string, defaultWH string) (string, error) {
+	if sf.embedded() {
+		abs, err := filepath.Abs(filepath.Join(sf.dataDir, "warehouse"))
+		if err != nil {
+			return "", err
+		}
+		specs = append([]string{"default=file://" + abs}, specs...)
+	}
+	for _, spec := range specs {
+		name, loc, ok := strings.Cut(spec, "=")
+		if !ok {
+			return "", fmt.Errorf("--warehouse %q: want NAME=URI", spec)
+		}
+		if _, err := svc.EnsureWarehouse(ctx, name, loc); err != nil {
+			return "", fmt.Errorf("warehouse %s: %w", name, err)
+		}
+		if defaultWH == "" {
+			defaultWH = name
+		}
+	}
+	return defaultWH, nil
+}
+
+// serveUntilDone serves on ln until the server fails (its error is
+// returned) or ctx ends (SIGINT, SIGTERM), then shuts down gracefully,
+// giving requests in flight 20 s.
+func serveUntilDone(ctx context.Context, log *slog.Logger, httpSrv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // loadSealer builds the secret sealer from the secret key (loadSecretKey).
