@@ -267,6 +267,9 @@ func (s *Service) deleteDroppedMetadata(ctx context.Context, w *store.Warehouse,
 // createByCommit creates a table from an assert-create commit: the updates
 // build the metadata from nothing (a staged create or create transaction).
 func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *parsedChange) (*TableResult, error) {
+	if err := s.clockGuard(); err != nil {
+		return nil, err
+	}
 	ns, err := s.store.NamespaceGet(ctx, w.Name, c.Ident.Namespace)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, nsNotFound(err, c.Ident.Namespace)
