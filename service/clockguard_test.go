@@ -30,7 +30,9 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
 		st, err := sqlstore.OpenSQLite(e.ctx, e.dbPath, skewedBy(skew))
 		require.NoError(t, err)
-		svc := service.New(st, storage.NewProvider(), service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		var outcomes []string
+		svc := service.New(st, storage.NewProvider(), service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			OnCommit: func(o string) { outcomes = append(outcomes, o) }})
 		off, ok := svc.ClockOffset()
 		require.True(t, ok)
 		require.InDelta(t, -skew.Seconds(), off.Seconds(), 1)
@@ -45,6 +47,7 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 		_, err = svc.CreateTable(e.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t2",
 			Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"c1","type":"double","required":false}]}`)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: create: %v", skew, err)
+		outcomes = nil
 		_, err = svc.CommitTable(e.ctx, "wh", service.TableChange{Ident: service.Ident{Namespace: []string{"ns"}, Name: "t3"},
 			Requirements: []byte(`[{"type":"assert-create"}]`),
 			Updates: []byte(`[{"action":"assign-uuid","uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1"},{"action":"upgrade-format-version","format-version":2},` +
@@ -52,6 +55,7 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 				`{"action":"set-current-schema","schema-id":-1},{"action":"add-spec","spec":{"spec-id":0,"fields":[]}},{"action":"set-default-spec","spec-id":-1},` +
 				`{"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":-1}]`)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: create by commit: %v", skew, err)
+		require.Equal(t, []string{"unavailable"}, outcomes, "the refused create-by-commit is counted")
 		_, err = svc.LoadTable(e.ctx, "wh", e.id, "", false)
 		require.NoError(t, err, "reads go on")
 		st.Close()

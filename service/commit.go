@@ -266,7 +266,23 @@ func (s *Service) deleteDroppedMetadata(ctx context.Context, w *store.Warehouse,
 
 // createByCommit creates a table from an assert-create commit: the updates
 // build the metadata from nothing (a staged create or create transaction).
+// Its outcome is reported to Options.OnCommit like every commit's.
 func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *parsedChange) (*TableResult, error) {
+	res, err := s.createFromUpdates(ctx, w, c)
+	switch {
+	case err == nil:
+		s.commitOutcome(outcomeCommitted)
+	case fault.KindOf(err) == fault.CommitStateUnknown:
+		s.commitOutcome(outcomeUnknown)
+	default:
+		s.commitOutcome(stageOutcome(err))
+	}
+	return res, err
+}
+
+// createFromUpdates is createByCommit's work: build, check, write and
+// create the table's row.
+func (s *Service) createFromUpdates(ctx context.Context, w *store.Warehouse, c *parsedChange) (*TableResult, error) {
 	if err := s.clockGuard(); err != nil {
 		return nil, err
 	}
@@ -345,7 +361,6 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 		}
 		return nil, putErr(err, store.KindTable, c.Ident, w.Name)
 	}
-	s.commitOutcome(outcomeCommitted)
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}, nil
 }
 
