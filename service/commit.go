@@ -36,6 +36,9 @@ type parsedChange struct {
 	TableChange
 	reqs    []requirement
 	updates table.Updates
+	// info is what the service reads of each update itself (updateInfo),
+	// decoded once with the updates, for every attempt.
+	info []updateInfo
 }
 
 func parseChange(c TableChange) (*parsedChange, error) {
@@ -56,7 +59,7 @@ func parseChange(c TableChange) (*parsedChange, error) {
 	if len(ups) > MaxCommitUpdates || len(reqs) > MaxCommitRequirements {
 		return nil, fault.New(fault.BadRequest, "Invalid commit: at most %d updates and %d requirements per table", MaxCommitUpdates, MaxCommitRequirements)
 	}
-	return &parsedChange{TableChange: c, reqs: reqs, updates: ups}, nil
+	return &parsedChange{TableChange: c, reqs: reqs, updates: ups, info: rawUpdates(c.Updates)}, nil
 }
 
 // staged is a change applied to a loaded table, with its metadata file
@@ -85,7 +88,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err := checkRequirements(c.reqs, base); err != nil {
 		return nil, err
 	}
-	target, updates, err := v4Plan(version, prev.nSnaps > 0, c.updates, c.Updates)
+	target, updates, err := v4Plan(version, prev.nSnaps > 0, c.updates, c.info)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +96,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 		return nil, err
 	}
 	st := &staged{obj: obj, base: base, meta: base, data: prev.data, metaLoc: obj.MetadataLocation}
-	meta, changed, err := buildChange(prev, obj.MetadataLocation, target != version, updates, c.Updates)
+	meta, changed, err := buildChange(prev, obj.MetadataLocation, target != version, updates, c.info)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +154,7 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 			return s.createByCommit(ctx, w, c)
 		}
 	}
-	if wantsV4Upgrade(c.Updates) {
+	if wantsV4Upgrade(c.info) {
 		res, err := s.commitV4Upgrade(ctx, w, c)
 		if res != nil {
 			res.Warning = V4UpgradeWarning
@@ -292,13 +295,13 @@ func (s *Service) createFromUpdates(ctx context.Context, w *store.Warehouse, c *
 	} else if err != nil {
 		return nil, storeErr(err, w.Name)
 	}
-	version := formatVersionOf(c.Updates)
+	version := formatVersionOf(c.info)
 	if version > FormatV4 {
 		return nil, fault.New(fault.BadRequest, "Unsupported format version: %d (supported: 1 to 4)", version)
 	}
 	target, updates := version, c.updates
 	if version == FormatV4 {
-		if _, updates, err = v4Plan(3, false, c.updates, c.Updates); err != nil {
+		if _, updates, err = v4Plan(3, false, c.updates, c.info); err != nil {
 			return nil, err
 		}
 		version = 3
@@ -386,16 +389,10 @@ func createOrder(ups table.Updates) table.Updates {
 
 // formatVersionOf finds the format version a create commit asks for (the
 // first upgrade-format-version update), defaulting to 2.
-func formatVersionOf(raw json.RawMessage) int {
-	var ups []struct {
-		Action        string `json:"action"`
-		FormatVersion int    `json:"format-version"`
-	}
-	if json.Unmarshal(raw, &ups) == nil {
-		for _, u := range ups {
-			if u.Action == "upgrade-format-version" && u.FormatVersion > 0 {
-				return u.FormatVersion
-			}
+func formatVersionOf(info []updateInfo) int {
+	for _, u := range info {
+		if u.Action == "upgrade-format-version" && u.FormatVersion > 0 {
+			return u.FormatVersion
 		}
 	}
 	return table.DefaultFormatVersion

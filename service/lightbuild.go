@@ -1,7 +1,6 @@
 package service
 
 import (
-	"encoding/json"
 	"maps"
 	"reflect"
 	"unsafe"
@@ -41,12 +40,11 @@ var lightActions = map[string]bool{
 // statistics updates), and the number of them; ok is false when ups (raw
 // is their JSON) need the whole list or base does not have the shape the
 // fast path relies on.
-func lightBase(base table.Metadata, ups table.Updates, raw json.RawMessage) (light table.Metadata, kept int, ok bool) {
+func lightBase(base table.Metadata, ups table.Updates, refs []updateInfo) (light table.Metadata, kept int, ok bool) {
 	e, ok := metaStruct(base)
 	if !ok {
 		return nil, 0, false
 	}
-	refs := rawUpdates(raw)
 	if len(refs) != len(ups) {
 		return nil, 0, false
 	}
@@ -187,8 +185,8 @@ func writable(v reflect.Value) reflect.Value {
 // format version, which by itself is a change. changed is false (and meta
 // is prev's) when nothing changed. Errors are service errors: 400
 // IllegalArgument for updates the builder refuses.
-func buildChange(prev *metaEntry, loc string, upgrade bool, ups table.Updates, raw json.RawMessage) (meta table.Metadata, changed bool, err error) {
-	if light, kept, ok := lightBase(prev.meta, ups, raw); ok {
+func buildChange(prev *metaEntry, loc string, upgrade bool, ups table.Updates, info []updateInfo) (meta table.Metadata, changed bool, err error) {
+	if light, kept, ok := lightBase(prev.meta, ups, info); ok {
 		meta, changed, err := buildOn(light, prev.meta, loc, upgrade, ups)
 		if err == nil && !changed {
 			return prev.meta, false, nil

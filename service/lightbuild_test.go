@@ -48,10 +48,10 @@ func TestLightBuildKeepsHistoryAndIndex(t *testing.T) {
 		}
 		var parsed table.Updates
 		require.NoError(t, json.Unmarshal([]byte(ups), &parsed))
-		_, kept, light := lightBase(entry.meta, parsed, []byte(ups))
+		_, kept, light := lightBase(entry.meta, parsed, rawUpdates([]byte(ups)))
 		require.True(t, light, "an append takes the light base")
 		require.LessOrEqual(t, kept, 1, "the light base holds only the head of main")
-		meta, changed, err := buildChange(entry, "file:///wh/t/metadata/x.json", false, parsed, []byte(ups))
+		meta, changed, err := buildChange(entry, "file:///wh/t/metadata/x.json", false, parsed, rawUpdates([]byte(ups)))
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Len(t, meta.Snapshots(), int(id))
@@ -69,9 +69,9 @@ func TestLightBuildKeepsHistoryAndIndex(t *testing.T) {
 	rm := `[{"action":"remove-snapshots","snapshot-ids":[1,2,3]}]`
 	var parsed table.Updates
 	require.NoError(t, json.Unmarshal([]byte(rm), &parsed))
-	_, _, light := lightBase(entry.meta, parsed, []byte(rm))
+	_, _, light := lightBase(entry.meta, parsed, rawUpdates([]byte(rm)))
 	require.False(t, light, "a removal needs the whole list")
-	meta, _, err := buildChange(entry, "file:///wh/t/metadata/y.json", false, parsed, []byte(rm))
+	meta, _, err := buildChange(entry, "file:///wh/t/metadata/y.json", false, parsed, rawUpdates([]byte(rm)))
 	require.NoError(t, err)
 	require.Len(t, meta.Snapshots(), 47)
 	require.Nil(t, meta.SnapshotByID(2))

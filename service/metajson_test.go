@@ -107,7 +107,7 @@ func parseUpdates(t *testing.T, ups []string) table.Updates {
 // (buildChange: the light builder when it applies).
 func buildJSON(t *testing.T, prev *metaEntry, loc string, ups []string) (table.Metadata, error) {
 	t.Helper()
-	meta, _, err := buildChange(prev, loc, false, parseUpdates(t, ups), []byte("["+strings.Join(ups, ",")+"]"))
+	meta, _, err := buildChange(prev, loc, false, parseUpdates(t, ups), rawUpdates([]byte("["+strings.Join(ups, ",")+"]")))
 	return meta, err
 }
 
@@ -174,7 +174,7 @@ func roundTrip(t *testing.T, version int, seed int64) {
 		}
 		want, errSlow := applyJSON(t, stored, loc, ups)
 		got, errFast := buildJSON(t, entry, loc, ups)
-		if _, _, ok := lightBase(entry.meta, parseUpdates(t, ups), []byte("["+strings.Join(ups, ",")+"]")); ok {
+		if _, _, ok := lightBase(entry.meta, parseUpdates(t, ups), rawUpdates([]byte("["+strings.Join(ups, ",")+"]"))); ok {
 			light++
 		}
 		require.Equal(t, errSlow == nil, errFast == nil, "commit %d %v: slow path error %v, fast path error %v", commit, ups, errSlow, errFast)

@@ -114,9 +114,8 @@ func rawUpdates(raw json.RawMessage) []updateInfo {
 // snapshot-producing updates on v4 tables are 400s; so is an upgrade of a
 // table with snapshots (hasSnapshots) to v4, which converts manifests and
 // is committed on its own through commitV4Upgrade, never here.
-func v4Plan(current int, hasSnapshots bool, ups table.Updates, raw json.RawMessage) (int, table.Updates, error) {
+func v4Plan(current int, hasSnapshots bool, ups table.Updates, meta []updateInfo) (int, table.Updates, error) {
 	target := current
-	meta := rawUpdates(raw)
 	if len(meta) != len(ups) {
 		return current, ups, nil
 	}

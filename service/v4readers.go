@@ -66,7 +66,7 @@ const V4UpgradeWarning = "The table is now format version 4, for good (there is 
 // guardV4). A change to a table that already is v4 is refused once its
 // version is known (stage).
 func guardV4Change(ctx context.Context, c *parsedChange) error {
-	if !wantsV4Upgrade(c.Updates) {
+	if !wantsV4Upgrade(c.info) {
 		return nil
 	}
 	return guardV4(ctx, FormatV4, "Cannot commit to "+c.Ident.String())

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -54,8 +53,8 @@ func plansFromAvro(md table.Metadata, req PlanRequest) bool {
 }
 
 // wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
-func wantsV4Upgrade(raw json.RawMessage) bool {
-	for _, u := range rawUpdates(raw) {
+func wantsV4Upgrade(info []updateInfo) bool {
+	for _, u := range info {
 		if u.Action == "upgrade-format-version" && u.FormatVersion == FormatV4 {
 			return true
 		}
@@ -95,7 +94,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err := checkRequirements(c.reqs, prev.meta); err != nil {
 		return nil, err
 	}
-	_, ups, err := v4Plan(FormatV4, false, c.updates, c.Updates)
+	_, ups, err := v4Plan(FormatV4, false, c.updates, c.info)
 	if err != nil {
 		return nil, err
 	}
