@@ -173,6 +173,9 @@ func TestConsoleManagesAccess(t *testing.T) {
 			f := &matrixFixture{t: t, b: b, admin: admin}
 			br := newBrowser(t, consoleFront(t, b.url, iss, &requestLog{}), screenshotDir(t, "manage-"+backend))
 			br.signInAs(t, "#/admin/roles", "pat", "#create-role-form")
+			// The access links are filled in after the page, once the
+			// privilege check answers: wait for them, not for the page.
+			br.waitFor(t, "#sections a")
 			require.Contains(t, br.text(t, "#sections"), "Audit log", "the admin is offered the access pages")
 			manageRoleThroughUI(t, f, br)
 			managePrincipalThroughUI(t, f, br)
