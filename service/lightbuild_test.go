@@ -12,19 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexCurrent reports whether meta's snapshot index was built for its
-// snapshot list, as iceberg-go checks before using it.
+// indexCurrent reports whether meta is a doc whose snapshot index holds
+// every snapshot of its list at its position.
 func indexCurrent(t *testing.T, meta table.Metadata) bool {
-	e, ok := metaStruct(meta)
-	require.True(t, ok)
-	f := e.FieldByName("snapshotIndex")
-	if f.IsNil() {
+	d, ok := meta.(*doc)
+	require.True(t, ok, "a commit's metadata is a doc")
+	if len(d.pos) != len(d.snaps) {
 		return false
 	}
-	list := sharedSnapshots(meta)
-	pos := writable(f.Elem().FieldByName("positions")).Interface().(map[int64]int)
-	first := writable(f.Elem().FieldByName("firstSnapshot")).Interface().(*table.Snapshot)
-	return len(pos) == len(list) && (len(list) == 0 || first == &list[0])
+	for i := range d.snaps {
+		if d.pos[d.snaps[i].SnapshotID] != i {
+			return false
+		}
+	}
+	return true
 }
 
 // TestLightBuildKeepsHistoryAndIndex: appends built on the light base

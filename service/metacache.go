@@ -95,8 +95,9 @@ func newMetaEntry(data []byte) (*metaEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &metaEntry{meta: meta, version: version, data: data}
-	snaps := sharedSnapshots(meta)
+	d := newDoc(meta)
+	e := &metaEntry{meta: d, version: version, data: data}
+	snaps := d.snaps
 	e.nSnaps = len(snaps)
 	e.spans = snapshotSpans(data, snaps)
 	return e, nil

@@ -24,14 +24,14 @@ import (
 func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
 	now := s.now()
 	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
-	if err := validation.TableMetadata(viewOf(prev), viewOf(next), now, rules); err != nil {
+	if err := validation.TableMetadata(prev, next, now, rules); err != nil {
 		return metadataRejected(err)
 	}
 	back, _, err := parseTableMetadata(data)
 	if err != nil {
 		return doesNotLoad(err)
 	}
-	if err := validation.TableMetadata(viewOf(prev), viewOf(back), now, rules); err != nil {
+	if err := validation.TableMetadata(prev, back, now, rules); err != nil {
 		return metadataRejected(err)
 	}
 	return nil
@@ -46,7 +46,7 @@ func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, dat
 // checkNewMetadata.
 func (s *Service) checkEncoded(prev, next table.Metadata, enc *encodedMeta) error {
 	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
-	if err := validation.TableMetadata(viewOf(prev), viewOf(next), s.now(), rules); err != nil {
+	if err := validation.TableMetadata(prev, next, s.now(), rules); err != nil {
 		return metadataRejected(err)
 	}
 	back, _, err := parseTableMetadata(enc.check)
@@ -65,11 +65,10 @@ func (s *Service) checkEncoded(prev, next table.Metadata, enc *encodedMeta) erro
 // its snapshot log must be next's, and each snapshot it holds must equal
 // next's.
 func sameEncoded(next, back table.Metadata, enc *encodedMeta) error {
-	be, ok := metaStruct(back)
-	if !ok || back.Version() != next.Version() {
+	if back.Version() != next.Version() {
 		return errors.New("metadata reads back as another format")
 	}
-	shell, err := encodeShell(be, enc.version)
+	shell, err := encodeShell(back, enc.version)
 	if err != nil {
 		return err
 	}
@@ -79,7 +78,7 @@ func sameEncoded(next, back table.Metadata, enc *encodedMeta) error {
 	if !slices.Equal(slices.Collect(next.SnapshotLogs()), slices.Collect(back.SnapshotLogs())) {
 		return errors.New("snapshot log does not read back as written")
 	}
-	for _, sb := range sharedSnapshots(back) {
+	for _, sb := range back.Snapshots() {
 		sn := next.SnapshotByID(sb.SnapshotID)
 		if sn == nil || !reflect.DeepEqual(*sn, sb) {
 			return fmt.Errorf("snapshot %d does not read back as written", sb.SnapshotID)

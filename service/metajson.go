@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/apache/iceberg-go/table"
@@ -19,58 +19,8 @@ import (
 // byte for byte, new ones are encoded by iceberg-go. The snapshot log is a
 // list of two integers per entry and is written directly.
 //
-// iceberg-go keeps its metadata types unexported and deep-copies the
-// snapshot list on every Snapshots() call. The fast path reads that list
-// (and clears it in a copy, for the shell) through reflection on the
-// exported fields of those types; when their shape is not the expected one
-// every function here reports so and the caller takes the slow path.
-
-var snapshotSliceType = reflect.TypeOf([]table.Snapshot(nil))
-
-// metaStruct returns the struct behind meta when it has the shape the fast
-// path relies on: fully parsed snapshots in SnapshotList.
-func metaStruct(meta table.Metadata) (reflect.Value, bool) {
-	v := reflect.ValueOf(meta)
-	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return reflect.Value{}, false
-	}
-	e := v.Elem()
-	list, log := e.FieldByName("SnapshotList"), e.FieldByName("SnapshotLog")
-	if !list.IsValid() || list.Type() != snapshotSliceType || !log.IsValid() || !log.CanSet() {
-		return reflect.Value{}, false
-	}
-	if d := e.FieldByName("deferredSnapshots"); d.IsValid() && (d.Kind() != reflect.Pointer || !d.IsNil()) {
-		return reflect.Value{}, false // lazily parsed: SnapshotList is partial
-	}
-	return e, true
-}
-
-// sharedSnapshots returns meta's snapshots without copying them when it
-// can (else a copy). Callers only read them.
-func sharedSnapshots(meta table.Metadata) []table.Snapshot {
-	if e, ok := metaStruct(meta); ok {
-		return e.FieldByName("SnapshotList").Interface().([]table.Snapshot)
-	}
-	return meta.Snapshots()
-}
-
-// sharedView is a metadata whose Snapshots() does not copy, for read-only
-// checks that walk the whole list.
-type sharedView struct {
-	table.Metadata
-	snaps []table.Snapshot
-}
-
-// Snapshots returns the shared list; it must not be modified.
-func (v sharedView) Snapshots() []table.Snapshot { return v.snaps }
-
-// viewOf is meta as a sharedView (nil stays nil).
-func viewOf(meta table.Metadata) table.Metadata {
-	if meta == nil {
-		return nil
-	}
-	return sharedView{Metadata: meta, snaps: sharedSnapshots(meta)}
-}
+// The metadata is a doc (tabledoc.go), whose snapshot list is read
+// without copying; anything else takes the slow path.
 
 // encodedMeta is a metadata document written by encodeFast: the document,
 // where each snapshot lies in it, the refs-only document (snapshots that
@@ -88,12 +38,9 @@ type encodedMeta struct {
 // every snapshot found unchanged in prev (nil: encode all). ok is false
 // when meta does not have the shape the fast path needs.
 func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encodedMeta, ok bool, err error) {
-	e, ok := metaStruct(meta)
-	if !ok {
-		return nil, false, nil
-	}
-	snaps := e.FieldByName("SnapshotList").Interface().([]table.Snapshot)
-	shell, err := encodeShell(e, version)
+	d := newDoc(meta)
+	snaps := d.snaps
+	shell, err := encodeShell(d, version)
 	if err != nil || len(shell) < 2 || shell[len(shell)-1] != '}' {
 		return nil, false, err
 	}
@@ -103,7 +50,7 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 	}
 	var old idWalk
 	if prev != nil && prev.spans != nil {
-		old.snaps = sharedSnapshots(prev.meta)
+		old.snaps = prev.meta.Snapshots()
 	}
 	out = &encodedMeta{spans: make([][2]int, len(snaps)), shell: shell, version: version}
 	data := make([]byte, 0, len(shell)+snapshotsSizeHint(prev, len(snaps)))
@@ -212,21 +159,6 @@ func withSnapshots(prefix, items []byte, present bool, tail []byte) []byte {
 		out = append(append(append(out, `,"snapshots":[`...), items...), ']')
 	}
 	return append(out, tail...)
-}
-
-// encodeShell encodes a copy of the metadata struct e without its snapshot
-// list and log, through iceberg-go's own MarshalJSON, as format `version`.
-func encodeShell(e reflect.Value, version int) ([]byte, error) {
-	cp := reflect.New(e.Type())
-	cp.Elem().Set(e)
-	cp.Elem().FieldByName("SnapshotList").Set(reflect.Zero(snapshotSliceType))
-	log := cp.Elem().FieldByName("SnapshotLog")
-	log.Set(reflect.Zero(log.Type()))
-	shell, err := json.Marshal(cp.Interface())
-	if err != nil || version != FormatV4 {
-		return shell, err
-	}
-	return marshalTableMetadataV4(shell)
 }
 
 // marshalTableMetadataV4 turns a v3 encoding into the v4 one.
@@ -343,14 +275,14 @@ func snapshotSpans(data []byte, snaps []table.Snapshot) [][2]int {
 // every snapshot is checked again.
 func addedView(base, next table.Metadata) table.Metadata {
 	if base == nil || base.Location() != next.Location() {
-		return viewOf(next)
+		return next
 	}
-	old := idWalk{snaps: sharedSnapshots(base)}
+	old := idWalk{snaps: base.Snapshots()}
 	var added []table.Snapshot
-	for _, sn := range sharedSnapshots(next) {
+	for _, sn := range next.Snapshots() {
 		if old.find(sn.SnapshotID) < 0 {
 			added = append(added, sn)
 		}
 	}
-	return sharedView{Metadata: next, snaps: added}
+	return &doc{Metadata: next, snaps: added, pos: positions(added, nil, 0), log: slices.Collect(next.SnapshotLogs())}
 }
