@@ -89,6 +89,7 @@ func rejectV4(reason string, format string, args ...any) *fault.Error {
 // v4State is a loaded v4 table.
 type v4State struct {
 	obj      *store.Object
+	entry    *metaEntry // the cached, parsed metadata; meta is its metadata
 	meta     table.Metadata
 	location string
 	rootRows []v4manifest.TrackedFile
@@ -105,7 +106,7 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 		e.Details = map[string]any{"table": id.String(), "format-version": version}
 		return nil, e
 	}
-	st := &v4State{obj: obj, meta: meta, location: meta.Location()}
+	st := &v4State{obj: obj, entry: e, meta: meta, location: meta.Location()}
 	if cur := meta.CurrentSnapshot(); cur != nil && cur.ManifestList != "" {
 		if st.rootRows, err = s.readRoot(ctx, w, cur.ManifestList, st.location); err != nil {
 			return nil, err

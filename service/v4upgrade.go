@@ -110,7 +110,10 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 		return nil, err
 	}
 	assigned := v4convert.AssignRowIDs(out, meta.NextRowID())
-	st := &v4State{obj: obj, meta: meta, location: meta.Location()}
+	// The upgraded view is not stored: its entry has no document to copy
+	// snapshots from, so the new document encodes all of them.
+	entry := &metaEntry{meta: newDoc(meta), version: FormatV4}
+	st := &v4State{obj: obj, entry: entry, meta: entry.meta, location: meta.Location()}
 	t := s.newV4Tx(w, st, a)
 	res, err := v4convert.Tree(t.snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
 	if err != nil {

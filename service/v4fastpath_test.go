@@ -1,0 +1,57 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/store/sqlstore"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// TestV4CommitsTakeTheFastPath: a v4 files commit is built and encoded as
+// every commit is: its metadata lands in the parsed-metadata cache (no
+// parse on the next commit), and the snapshots it keeps are the previous
+// document's bytes, not a re-encoding.
+func TestV4CommitsTakeTheFastPath(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	svc := New(st, storage.NewProvider(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
+	require.NoError(t, err)
+	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
+	require.NoError(t, err)
+	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
+		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
+	require.NoError(t, err)
+	id := Ident{Namespace: []string{"ns"}, Name: "t"}
+	var prev *metaEntry
+	for i := 0; i < 4; i++ {
+		res, err := svc.CommitFiles(ctx, "wh", FilesCommit{Ident: id, AddDataFiles: []DataFileInput{
+			{Location: fmt.Sprintf("data/f%d.parquet", i), FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: 100,
+				Stats: map[int]*v4manifest.FieldStats{1: {LowerBound: int64(10 * i), UpperBound: int64(10*i + 9)}}}}})
+		require.NoError(t, err)
+		e := svc.metaCache.get(res.MetadataLocation)
+		require.NotNil(t, e, "commit %d: the new metadata is cached", i)
+		require.Equal(t, FormatV4, e.version)
+		require.Len(t, e.meta.Snapshots(), i+1)
+		require.Len(t, e.spans, i+1, "commit %d: every snapshot located in the document", i)
+		if prev != nil {
+			for j := range prev.spans {
+				old := prev.data[prev.spans[j][0]:prev.spans[j][1]]
+				require.Equal(t, string(old), string(e.data[e.spans[j][0]:e.spans[j][1]]), "commit %d: snapshot %d copied", i, j)
+			}
+		}
+		require.True(t, bytes.Contains(e.data, []byte(`"root-manifest"`)))
+		prev = e
+	}
+}
