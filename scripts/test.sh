@@ -66,7 +66,7 @@ fuzz ./server/ FuzzIdempotencyKey
 fuzz ./server/ FuzzFilesBody
 fuzz ./server/ FuzzColumnFilesBody
 fuzz ./service/ FuzzRefsOnly
-fuzz ./service/ FuzzWithoutKeys
+fuzz ./internal/tablemeta/ FuzzWithoutKeys
 fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer
 fuzz ./internal/v4commit/ FuzzCommitFiles

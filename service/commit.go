@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -36,9 +37,9 @@ type parsedChange struct {
 	TableChange
 	reqs    []requirement
 	updates table.Updates
-	// info is what the service reads of each update itself (updateInfo),
+	// info is what the service reads of each update itself (tablemeta.UpdateInfo),
 	// decoded once with the updates, for every attempt.
-	info []updateInfo
+	info []tablemeta.UpdateInfo
 }
 
 func parseChange(c TableChange) (*parsedChange, error) {
@@ -59,7 +60,7 @@ func parseChange(c TableChange) (*parsedChange, error) {
 	if len(ups) > MaxCommitUpdates || len(reqs) > MaxCommitRequirements {
 		return nil, fault.New(fault.BadRequest, "Invalid commit: at most %d updates and %d requirements per table", MaxCommitUpdates, MaxCommitRequirements)
 	}
-	return &parsedChange{TableChange: c, reqs: reqs, updates: ups, info: rawUpdates(c.Updates)}, nil
+	return &parsedChange{TableChange: c, reqs: reqs, updates: ups, info: tablemeta.ReadUpdates(c.Updates)}, nil
 }
 
 // staged is a change applied to a loaded table, with its metadata file
@@ -73,7 +74,7 @@ type staged struct {
 	metaLoc string
 	swap    store.Swap
 	changed bool
-	entry   *metaEntry
+	entry   *tablemeta.Entry
 }
 
 // stage loads the current table, checks requirements, applies updates and
@@ -84,26 +85,26 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err != nil {
 		return nil, err
 	}
-	base, version := prev.meta, prev.version
+	base, version := prev.Meta, prev.Version
 	if err := checkRequirements(c.reqs, base); err != nil {
 		return nil, err
 	}
-	target, updates, err := v4Plan(version, prev.nSnaps > 0, c.updates, c.info)
+	target, updates, err := v4Plan(version, prev.NSnaps > 0, c.updates, c.info)
 	if err != nil {
 		return nil, err
 	}
 	if err := guardV4(ctx, target, "Cannot commit to "+c.Ident.String()); err != nil {
 		return nil, err
 	}
-	st := &staged{obj: obj, base: base, meta: base, data: prev.data, metaLoc: obj.MetadataLocation}
-	meta, changed, err := buildChange(prev, obj.MetadataLocation, target != version, updates, c.info)
+	st := &staged{obj: obj, base: base, meta: base, data: prev.Data, metaLoc: obj.MetadataLocation}
+	meta, changed, err := tablemeta.Build(prev, obj.MetadataLocation, target != version, updates, c.info)
 	if err != nil {
 		return nil, err
 	}
 	if !changed {
 		return st, nil
 	}
-	if err := s.checkTableMetadataLocations(w, addedView(base, meta)); err != nil {
+	if err := s.checkTableMetadataLocations(w, tablemeta.AddedView(base, meta)); err != nil {
 		return nil, err
 	}
 	enc, err := s.encodeChange(prev, meta, target)
@@ -236,7 +237,7 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 		a.landed = func(ctx context.Context) {
 			for _, st := range results {
 				if st.changed {
-					s.metaCache.add(st.metaLoc, st.entry)
+					s.metaCache.Add(st.metaLoc, st.entry)
 					s.deleteDroppedMetadata(ctx, w, st)
 				}
 			}
@@ -337,7 +338,7 @@ func (s *Service) createFromUpdates(ctx context.Context, w *store.Warehouse, c *
 	if err != nil {
 		return nil, err
 	}
-	data, err := marshalTableMetadata(meta, target)
+	data, err := tablemeta.Marshal(meta, target)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
@@ -351,7 +352,7 @@ func (s *Service) createFromUpdates(ctx context.Context, w *store.Warehouse, c *
 	obj := &store.Object{
 		Warehouse: w.Name, Namespace: c.Ident.Namespace, Name: c.Ident.Name, Kind: store.KindTable,
 		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: target,
-		RefsMetadata: refsDocument(meta, data),
+		RefsMetadata: tablemeta.RefsDocument(meta, data),
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
 		s.dropUnlanded(ctx, w, err, metaLoc)
@@ -389,7 +390,7 @@ func createOrder(ups table.Updates) table.Updates {
 
 // formatVersionOf finds the format version a create commit asks for (the
 // first upgrade-format-version update), defaulting to 2.
-func formatVersionOf(info []updateInfo) int {
+func formatVersionOf(info []tablemeta.UpdateInfo) int {
 	for _, u := range info {
 		if u.Action == "upgrade-format-version" && u.FormatVersion > 0 {
 			return u.FormatVersion

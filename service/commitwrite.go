@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // must pass before it may be committed (checkNewMetadata).
 type encodedChange struct {
 	data, refs []byte
-	entry      *metaEntry
+	entry      *tablemeta.Entry
 	check      func() error
 }
 
@@ -24,27 +25,27 @@ type encodedChange struct {
 // encoding everything (and then checking by reading everything back). It
 // fails only when the metadata cannot be encoded (500); the check's
 // rejections are 400 ValidationExceptions.
-func (s *Service) encodeChange(prev *metaEntry, meta table.Metadata, target int) (*encodedChange, error) {
-	if target == prev.version && meta.Version() == prev.meta.Version() {
-		enc, ok, err := encodeFast(meta, target, prev)
+func (s *Service) encodeChange(prev *tablemeta.Entry, meta table.Metadata, target int) (*encodedChange, error) {
+	if target == prev.Version && meta.Version() == prev.Meta.Version() {
+		enc, ok, err := tablemeta.Encode(meta, target, prev)
 		if err != nil {
 			return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 		}
 		if ok {
 			return &encodedChange{
-				data: enc.data, refs: enc.refs,
-				entry: &metaEntry{meta: meta, version: target, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)},
-				check: func() error { return s.checkEncoded(prev.meta, meta, enc) },
+				data: enc.Data, refs: enc.Refs,
+				entry: &tablemeta.Entry{Meta: meta, Version: target, Data: enc.Data, Spans: enc.Spans, NSnaps: len(enc.Spans)},
+				check: func() error { return s.checkEncoded(prev.Meta, meta, enc) },
 			}, nil
 		}
 	}
-	data, err := marshalTableMetadata(meta, target)
+	data, err := tablemeta.Marshal(meta, target)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
 	return &encodedChange{
-		data: data, refs: refsDocument(meta, data),
-		check: func() error { return s.checkNewMetadata(prev.meta, meta, data) },
+		data: data, refs: tablemeta.RefsDocument(meta, data),
+		check: func() error { return s.checkNewMetadata(prev.Meta, meta, data) },
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -72,7 +73,7 @@ func TestCheckTableMetadataLocations(t *testing.T) {
 	s := &Service{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			meta, _, err := parseTableMetadata(metaJSON(t, c.loc, c.extra))
+			meta, _, err := tablemeta.Parse(metaJSON(t, c.loc, c.extra))
 			if err != nil {
 				t.Fatal(err)
 			}

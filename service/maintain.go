@@ -121,7 +121,7 @@ func (s *Service) loadForMaintain(ctx context.Context, w *store.Warehouse, id Id
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return obj, e.meta, e.version, nil
+	return obj, e.Meta, e.Version, nil
 }
 
 // snapshotsToExpire picks the snapshots to expire, oldest first: those

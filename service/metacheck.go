@@ -1,15 +1,12 @@
 package service
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"reflect"
-	"slices"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -27,7 +24,7 @@ func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, dat
 	if err := validation.TableMetadata(prev, next, now, rules); err != nil {
 		return metadataRejected(err)
 	}
-	back, _, err := parseTableMetadata(data)
+	back, _, err := tablemeta.Parse(data)
 	if err != nil {
 		return doesNotLoad(err)
 	}
@@ -37,52 +34,24 @@ func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, dat
 	return nil
 }
 
-// checkEncoded is checkNewMetadata for a document written by encodeFast,
+// checkEncoded is checkNewMetadata for a document written by tablemeta.Encode,
 // without reading the whole document back: next is validated, then
 // enc.check (the document minus the snapshots copied unchanged from the
 // previous one, which parsed already) is read back and must hold what next
 // holds. Copied snapshots are the previous document's bytes, which the
 // loader already read into the very snapshots next carries. Same errors as
 // checkNewMetadata.
-func (s *Service) checkEncoded(prev, next table.Metadata, enc *encodedMeta) error {
+func (s *Service) checkEncoded(prev, next table.Metadata, enc *tablemeta.Encoded) error {
 	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
 	if err := validation.TableMetadata(prev, next, s.now(), rules); err != nil {
 		return metadataRejected(err)
 	}
-	back, _, err := parseTableMetadata(enc.check)
+	back, _, err := tablemeta.Parse(enc.Check)
 	if err != nil {
 		return doesNotLoad(err)
 	}
-	if err := sameEncoded(next, back, enc); err != nil {
+	if err := tablemeta.SameEncoded(next, back, enc); err != nil {
 		return doesNotLoad(err)
-	}
-	return nil
-}
-
-// sameEncoded compares what a check document read back as (back) with
-// what it was written from: next, whose shell (everything but the snapshot
-// list and log) encoded as enc.shell. back's shell must encode the same,
-// its snapshot log must be next's, and each snapshot it holds must equal
-// next's.
-func sameEncoded(next, back table.Metadata, enc *encodedMeta) error {
-	if back.Version() != next.Version() {
-		return errors.New("metadata reads back as another format")
-	}
-	shell, err := encodeShell(back, enc.version)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(shell, enc.shell) {
-		return errors.New("metadata does not read back as written")
-	}
-	if !slices.Equal(slices.Collect(next.SnapshotLogs()), slices.Collect(back.SnapshotLogs())) {
-		return errors.New("snapshot log does not read back as written")
-	}
-	for _, sb := range back.Snapshots() {
-		sn := next.SnapshotByID(sb.SnapshotID)
-		if sn == nil || !reflect.DeepEqual(*sn, sb) {
-			return fmt.Errorf("snapshot %d does not read back as written", sb.SnapshotID)
-		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -27,7 +28,7 @@ func metacheckTable(t *testing.T) (table.Metadata, []byte) {
  "current-snapshot-id":10,"refs":{"main":{"snapshot-id":10,"type":"branch"}},
  "snapshots":[{"snapshot-id":10,"sequence-number":1,"timestamp-ms":` + ts + `,"manifest-list":"file:///t/m.avro","summary":{"operation":"append"},"schema-id":0}],
  "snapshot-log":[{"snapshot-id":10,"timestamp-ms":` + ts + `}]}`
-	m, version, err := parseTableMetadata([]byte(doc))
+	m, version, err := tablemeta.Parse([]byte(doc))
 	require.NoError(t, err)
 	require.Equal(t, 2, version)
 	return m, []byte(doc)
@@ -46,7 +47,7 @@ func appendSnapshot(t *testing.T, prev table.Metadata, seq int64, ts time.Time, 
 	require.NoError(t, b.SetSnapshotRef(table.MainBranch, 11, table.BranchRef))
 	next, err := b.Build()
 	require.NoError(t, err)
-	data, err := marshalTableMetadata(next, version)
+	data, err := tablemeta.Marshal(next, version)
 	require.NoError(t, err)
 	return next, data
 }
@@ -95,7 +96,7 @@ func TestCheckNewMetadata(t *testing.T) {
 
 	// Creation: no previous metadata.
 	_, created := metacheckTable(t)
-	createdMeta, _, err := parseTableMetadata(created)
+	createdMeta, _, err := tablemeta.Parse(created)
 	require.NoError(t, err)
 	require.NoError(t, s.checkNewMetadata(nil, createdMeta, created))
 }

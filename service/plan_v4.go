@@ -119,7 +119,7 @@ func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Iden
 	if err != nil {
 		return nil, 0, err
 	}
-	return e.meta, e.version, nil
+	return e.Meta, e.Version, nil
 }
 
 // scanPlanV4 is one scan plan (or one plan task) of a v4 table.

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -52,7 +53,7 @@ func (p *purger) add(ctx context.Context, loc, what string) bool {
 func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object) {
 	ctx = context.WithoutCancel(ctx)
 	log := s.log.With("table", obj.Ref().String())
-	meta, version, err := parseTableMetadata(obj.Metadata)
+	meta, version, err := tablemeta.Parse(obj.Metadata)
 	if err != nil {
 		log.WarnContext(ctx, "purge: cannot parse metadata", "error", err)
 		return

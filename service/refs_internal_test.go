@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakehold/catalog/internal/tablemeta"
 )
 
 // refsOnlyReference is the obvious implementation refsOnly must agree with
@@ -79,7 +80,7 @@ func TestRefsOnly(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := []byte(tc.in)
-			out, err := refsOnly(in)
+			out, err := tablemeta.RefsOnly(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestRefsOnly(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{``, `[]`, `{"snapshots":{}}`, `{"snapshots":[1]}`, `{"refs":[]}`, `{"a":`, `{"snapshots":[{"snapshot-id":"x"}]}`} {
-		if _, err := refsOnly([]byte(bad)); err == nil {
+		if _, err := tablemeta.RefsOnly([]byte(bad)); err == nil {
 			t.Errorf("%q: want an error", bad)
 		}
 	}
@@ -130,7 +131,7 @@ func TestRefsDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(built)
-	got := refsDocument(built, data)
+	got := tablemeta.RefsDocument(built, data)
 	var doc struct {
 		Snapshots []struct {
 			ID int64 `json:"snapshot-id"`
@@ -143,7 +144,7 @@ func TestRefsDocument(t *testing.T) {
 		t.Fatal("nothing dropped")
 	}
 	fresh, _ := json.Marshal(meta)
-	if out := refsDocument(meta, fresh); &out[0] != &fresh[0] {
+	if out := tablemeta.RefsDocument(meta, fresh); &out[0] != &fresh[0] {
 		t.Fatal("a table without history needs no second copy")
 	}
 }
@@ -155,7 +156,7 @@ func FuzzRefsOnly(f *testing.F) {
 	f.Add([]byte(`{"snapshots":null}`))
 	f.Add([]byte("{ \"snapshots\" :[ {\"snapshot-id\":1} , {\"snapshot-id\":1}],\"refs\":{\"a\":{\"snapshot-id\":1}} }"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := refsOnly(data)
+		out, err := tablemeta.RefsOnly(data)
 		if err != nil {
 			return
 		}

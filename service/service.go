@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -104,7 +105,7 @@ type Service struct {
 	refsCache *lru.Cache[string, []byte]
 	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
 	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
-	metaCache metaCache
+	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -17,11 +18,11 @@ import (
 // entry's. Errors: 404 NoSuchTableException when the table does not exist,
 // the store's error (503 and the like) when it fails, 500 when the stored
 // metadata does not parse.
-func (s *Service) readTable(ctx context.Context, warehouse string, id Ident) (*store.Object, *metaEntry, error) {
+func (s *Service) readTable(ctx context.Context, warehouse string, id Ident) (*store.Object, *tablemeta.Entry, error) {
 	ref := id.ref(warehouse, store.KindTable)
 	obj, err := s.store.ObjectGetRefs(ctx, ref)
 	if err == nil {
-		if e := s.metaCache.get(obj.MetadataLocation); e != nil {
+		if e := s.metaCache.Get(obj.MetadataLocation); e != nil {
 			return obj, e, nil
 		}
 		if obj.RefsOnly {
@@ -34,10 +35,10 @@ func (s *Service) readTable(ctx context.Context, warehouse string, id Ident) (*s
 	if err != nil {
 		return nil, nil, storeErr(err, warehouse)
 	}
-	e, err := newMetaEntry(obj.Metadata)
+	e, err := tablemeta.NewEntry(obj.Metadata)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
 	}
-	s.metaCache.add(obj.MetadataLocation, e)
+	s.metaCache.Add(obj.MetadataLocation, e)
 	return obj, e, nil
 }

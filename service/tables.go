@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"net/url"
 	"strings"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -177,7 +177,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table definition: %s", fault.ClientText(err))
 	}
-	data, err := marshalTableMetadata(meta, version)
+	data, err := tablemeta.Marshal(meta, version)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
@@ -363,7 +363,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		return nil, err
 	}
 	metaLoc, _ := location.Normalize(metadataLocation) // readForRegister checked it
-	meta, version, err := parseTableMetadata(data)
+	meta, version, err := tablemeta.Parse(data)
 	if err != nil {
 		// The parser's text may quote the file: not for clients.
 		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
@@ -382,7 +382,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
 		Location: loc, MetadataLocation: metaLoc, Metadata: compactJSON(data), FormatVersion: version,
 	}
-	if refs, err := refsOnly(obj.Metadata); err == nil {
+	if refs, err := tablemeta.RefsOnly(obj.Metadata); err == nil {
 		obj.RefsMetadata = refs
 	}
 	if overwrite {
@@ -591,142 +591,12 @@ func (s *Service) refsOnlyCached(metadataLocation string, data []byte) ([]byte, 
 	if v, ok := s.refsCache.Get(metadataLocation); ok {
 		return v, nil
 	}
-	out, err := refsOnly(data)
+	out, err := tablemeta.RefsOnly(data)
 	if err != nil {
 		return nil, err
 	}
 	s.refsCache.Add(metadataLocation, out)
 	return out, nil
-}
-
-// refsDocument is what the store keeps beside a table's metadata for
-// snapshots=refs loads: data itself when every snapshot of meta (the
-// metadata data encodes) heads a branch or tag — the common case, found
-// without touching the JSON — else refsOnly(data); nil when that fails
-// (loads then filter the full document).
-func refsDocument(meta table.Metadata, data []byte) []byte {
-	heads := map[int64]bool{}
-	for _, r := range meta.Refs() {
-		heads[r.SnapshotID] = true
-	}
-	for _, sn := range meta.Snapshots() {
-		if !heads[sn.SnapshotID] {
-			out, err := refsOnly(data)
-			if err != nil {
-				return nil
-			}
-			return out
-		}
-	}
-	return data
-}
-
-// refsOnly drops every snapshot that is not the head of a branch or tag.
-// It splices the snapshot list inside the JSON, so that everything else is
-// served byte-for-byte, and returns data itself when nothing is dropped.
-// One streaming pass: commits of tables with long histories derive it too.
-func refsOnly(data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("metadata is not a JSON object: %v", err)
-	}
-	heads := map[int64]bool{}
-	var list snapshotList
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch key {
-		case "refs":
-			var refs map[string]struct {
-				SnapshotID int64 `json:"snapshot-id"`
-			}
-			if err := dec.Decode(&refs); err != nil {
-				return nil, err
-			}
-			heads = map[int64]bool{} // the last "refs" wins, as in encoding/json
-			for _, r := range refs {
-				heads[r.SnapshotID] = true
-			}
-		case "snapshots":
-			if list, err = scanSnapshots(dec, data); err != nil {
-				return nil, err
-			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, fmt.Errorf("metadata is not a JSON object: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("metadata has data after its JSON object")
-	}
-	kept, n := make([]byte, 0, 1024), 0
-	for _, sn := range list.items {
-		if heads[sn.id] {
-			if n++; n > 1 {
-				kept = append(kept, ',')
-			}
-			kept = append(kept, data[sn.from:sn.to]...)
-		}
-	}
-	if n == len(list.items) {
-		return data, nil // nothing dropped (or no snapshot list)
-	}
-	out := make([]byte, 0, list.start+len(kept)+2+len(data)-list.end)
-	out = append(append(append(out, data[:list.start]...), '['), kept...)
-	return append(append(out, ']'), data[list.end:]...), nil
-}
-
-// snapshotList locates a metadata document's snapshot array: its bytes
-// data[start:end] (start -1 when absent or null) and each snapshot's id and
-// bytes.
-type snapshotList struct {
-	start, end int
-	items      []struct {
-		id       int64
-		from, to int
-	}
-}
-
-// scanSnapshots reads the value of "snapshots" from dec, which decodes
-// data, recording where each snapshot lies.
-func scanSnapshots(dec *json.Decoder, data []byte) (snapshotList, error) {
-	l := snapshotList{start: -1}
-	tok, err := dec.Token()
-	if err != nil || tok == nil {
-		return l, err
-	}
-	if tok != json.Delim('[') {
-		return l, errors.New("snapshots is not a list")
-	}
-	l.start = int(dec.InputOffset()) - 1
-	for dec.More() {
-		from := int(dec.InputOffset())
-		for from < len(data) && strings.IndexByte(" \t\r\n,", data[from]) >= 0 {
-			from++ // the separator before this element
-		}
-		var sn struct {
-			SnapshotID int64 `json:"snapshot-id"`
-		}
-		if err := dec.Decode(&sn); err != nil {
-			return l, err
-		}
-		l.items = append(l.items, struct {
-			id       int64
-			from, to int
-		}{sn.SnapshotID, from, int(dec.InputOffset())})
-	}
-	if _, err := dec.Token(); err != nil {
-		return l, err
-	}
-	l.end = int(dec.InputOffset())
-	return l, nil
 }
 
 // TableExists reports whether a table exists (404 NoSuchTable otherwise,
@@ -861,7 +731,7 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 	if err != nil {
 		return credentials.Eligibility{}, err
 	}
-	meta, version := e.meta, e.version
+	meta, version := e.Meta, e.Version
 	// Without a credential vendor the catalog vends no FileIO keys.
 	return credentials.NativeWriteEligibility(tableShape(meta, version), map[string]string{}), nil
 }

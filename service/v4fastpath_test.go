@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -34,24 +35,24 @@ func TestV4CommitsTakeTheFastPath(t *testing.T) {
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
 	require.NoError(t, err)
 	id := Ident{Namespace: []string{"ns"}, Name: "t"}
-	var prev *metaEntry
+	var prev *tablemeta.Entry
 	for i := 0; i < 4; i++ {
 		res, err := svc.CommitFiles(ctx, "wh", FilesCommit{Ident: id, AddDataFiles: []DataFileInput{
 			{Location: fmt.Sprintf("data/f%d.parquet", i), FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: 100,
 				Stats: map[int]*v4manifest.FieldStats{1: {LowerBound: int64(10 * i), UpperBound: int64(10*i + 9)}}}}})
 		require.NoError(t, err)
-		e := svc.metaCache.get(res.MetadataLocation)
+		e := svc.metaCache.Get(res.MetadataLocation)
 		require.NotNil(t, e, "commit %d: the new metadata is cached", i)
-		require.Equal(t, FormatV4, e.version)
-		require.Len(t, e.meta.Snapshots(), i+1)
-		require.Len(t, e.spans, i+1, "commit %d: every snapshot located in the document", i)
+		require.Equal(t, FormatV4, e.Version)
+		require.Len(t, e.Meta.Snapshots(), i+1)
+		require.Len(t, e.Spans, i+1, "commit %d: every snapshot located in the document", i)
 		if prev != nil {
-			for j := range prev.spans {
-				old := prev.data[prev.spans[j][0]:prev.spans[j][1]]
-				require.Equal(t, string(old), string(e.data[e.spans[j][0]:e.spans[j][1]]), "commit %d: snapshot %d copied", i, j)
+			for j := range prev.Spans {
+				old := prev.Data[prev.Spans[j][0]:prev.Spans[j][1]]
+				require.Equal(t, string(old), string(e.Data[e.Spans[j][0]:e.Spans[j][1]]), "commit %d: snapshot %d copied", i, j)
 			}
 		}
-		require.True(t, bytes.Contains(e.data, []byte(`"root-manifest"`)))
+		require.True(t, bytes.Contains(e.Data, []byte(`"root-manifest"`)))
 		prev = e
 	}
 }

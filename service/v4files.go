@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -89,7 +90,7 @@ func rejectV4(reason string, format string, args ...any) *fault.Error {
 // v4State is a loaded v4 table.
 type v4State struct {
 	obj      *store.Object
-	entry    *metaEntry // the cached, parsed metadata; meta is its metadata
+	entry    *tablemeta.Entry // the cached, parsed metadata; meta is its metadata
 	meta     table.Metadata
 	location string
 	rootRows []v4manifest.TrackedFile
@@ -100,7 +101,7 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 	if err != nil {
 		return nil, err
 	}
-	meta, version := e.meta, e.version
+	meta, version := e.Meta, e.Version
 	if version != FormatV4 {
 		e := rejectV4(validation.ReasonTableNotV4, "Table %s has format version %d; this route needs format version 4", id, version)
 		e.Details = map[string]any{"table": id.String(), "format-version": version}

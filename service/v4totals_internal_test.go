@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
@@ -37,7 +38,7 @@ func TestV4SummaryTotals(t *testing.T) {
 	res, err := s.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false},{"id":2,"name":"score","type":"double","required":false}]}`)})
 	require.NoError(t, err)
-	md, _, err := parseTableMetadata(res.Metadata)
+	md, _, err := tablemeta.Parse(res.Metadata)
 	require.NoError(t, err)
 	dir := strings.TrimPrefix(md.Location(), "file://")
 	id := Ident{Namespace: []string{"ns"}, Name: "t"}
@@ -64,7 +65,7 @@ func TestV4SummaryTotals(t *testing.T) {
 		})
 	}
 	summary := func(res *TableResult) map[string]string {
-		md, _, err := parseTableMetadata(res.Metadata)
+		md, _, err := tablemeta.Parse(res.Metadata)
 		require.NoError(t, err)
 		return md.CurrentSnapshot().Summary.Properties
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -125,7 +126,7 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 		NewMetadataLocation: metaLoc, NewMetadata: enc.data, NewFormatVersion: FormatV4, NewLocation: newLoc,
 		NewRefsMetadata: enc.refs, Index: index}}
 	if enc.entry != nil {
-		t.a.landed = func(context.Context) { s.metaCache.add(metaLoc, enc.entry) }
+		t.a.landed = func(context.Context) { s.metaCache.Add(metaLoc, enc.entry) }
 	}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: enc.data, Config: map[string]string{}}, nil
 }
@@ -170,11 +171,11 @@ func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string
 		table.NewAddSnapshotUpdate(snap),
 		table.NewSetSnapshotRefUpdate(table.MainBranch, snap.SnapshotID, table.BranchRef, -1, -1, -1),
 	}
-	info := []updateInfo{{Action: table.UpdateAddSnapshot}, {Action: table.UpdateSetSnapshotRef, RefName: table.MainBranch, SnapshotID: &snap.SnapshotID}}
+	info := []tablemeta.UpdateInfo{{Action: table.UpdateAddSnapshot}, {Action: table.UpdateSetSnapshotRef, RefName: table.MainBranch, SnapshotID: &snap.SnapshotID}}
 	info[0].Snapshot = &struct {
 		SnapshotID int64 `json:"snapshot-id"`
 	}{snap.SnapshotID}
-	meta, _, err := buildChange(st.entry, st.obj.MetadataLocation, false, ups, info)
+	meta, _, err := tablemeta.Build(st.entry, st.obj.MetadataLocation, false, ups, info)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Internal, err, "build metadata")
 	}

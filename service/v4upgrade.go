@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4convert"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -53,7 +54,7 @@ func plansFromAvro(md table.Metadata, req PlanRequest) bool {
 }
 
 // wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
-func wantsV4Upgrade(info []updateInfo) bool {
+func wantsV4Upgrade(info []tablemeta.UpdateInfo) bool {
 	for _, u := range info {
 		if u.Action == "upgrade-format-version" && u.FormatVersion == FormatV4 {
 			return true
@@ -87,18 +88,18 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, err
 	}
-	cur := prev.meta.CurrentSnapshot()
-	if cur == nil || (prev.version == FormatV4 && !legacyManifestList(cur.ManifestList)) {
+	cur := prev.Meta.CurrentSnapshot()
+	if cur == nil || (prev.Version == FormatV4 && !legacyManifestList(cur.ManifestList)) {
 		return s.stagePlain(ctx, w, c, a)
 	}
-	if err := checkRequirements(c.reqs, prev.meta); err != nil {
+	if err := checkRequirements(c.reqs, prev.Meta); err != nil {
 		return nil, err
 	}
 	_, ups, err := v4Plan(FormatV4, false, c.updates, c.info)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := applyUpdates(prev.meta, withRowLineage(prev.version, ups))
+	meta, err := applyUpdates(prev.Meta, withRowLineage(prev.Version, ups))
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +113,8 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	assigned := v4convert.AssignRowIDs(out, meta.NextRowID())
 	// The upgraded view is not stored: its entry has no document to copy
 	// snapshots from, so the new document encodes all of them.
-	entry := &metaEntry{meta: newDoc(meta), version: FormatV4}
-	st := &v4State{obj: obj, entry: entry, meta: entry.meta, location: meta.Location()}
+	entry := &tablemeta.Entry{Meta: tablemeta.Hold(meta), Version: FormatV4}
+	st := &v4State{obj: obj, entry: entry, meta: entry.Meta, location: meta.Location()}
 	t := s.newV4Tx(w, st, a)
 	res, err := v4convert.Tree(t.snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
 	if err != nil {
@@ -144,7 +145,7 @@ func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedC
 		a.addFile(st.metaLoc)
 		a.swaps = []store.Swap{st.swap}
 		a.landed = func(ctx context.Context) {
-			s.metaCache.add(st.metaLoc, st.entry)
+			s.metaCache.Add(st.metaLoc, st.entry)
 			s.deleteDroppedMetadata(ctx, w, st)
 		}
 	}

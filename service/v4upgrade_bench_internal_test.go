@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
@@ -131,7 +132,7 @@ func testUpgradeManyManifests(t *testing.T, backend string) {
 	ctx := context.Background()
 	res, err := svc.CommitTable(ctx, "wh", TableChange{Ident: id, Requirements: json.RawMessage(`[]`), Updates: upgradeUpdate})
 	require.NoError(t, err)
-	md, version, err := parseTableMetadata(res.Metadata)
+	md, version, err := tablemeta.Parse(res.Metadata)
 	require.NoError(t, err)
 	require.Equal(t, FormatV4, version)
 	cur := md.CurrentSnapshot()

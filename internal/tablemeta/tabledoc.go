@@ -1,4 +1,4 @@
-package service
+package tablemeta
 
 import (
 	"bytes"
@@ -33,8 +33,12 @@ type doc struct {
 	log   []table.SnapshotLogEntry
 }
 
-// newDoc holds m's snapshot list and log, copied once.
-func newDoc(m table.Metadata) *doc {
+// Hold returns m as the service keeps table metadata: with its snapshot
+// list and log copied once and then shared, read without copies.
+func Hold(m table.Metadata) table.Metadata { return hold(m) }
+
+// hold is Hold as a doc.
+func hold(m table.Metadata) *doc {
 	if d, ok := m.(*doc); ok {
 		return d
 	}

@@ -1,4 +1,4 @@
-package service
+package tablemeta
 
 import (
 	"encoding/json"
@@ -104,10 +104,10 @@ func parseUpdates(t *testing.T, ups []string) table.Updates {
 }
 
 // buildJSON applies updates (JSON) to a cached entry as a commit does
-// (buildChange: the light builder when it applies).
-func buildJSON(t *testing.T, prev *metaEntry, loc string, ups []string) (table.Metadata, error) {
+// (Build: the light builder when it applies).
+func buildJSON(t *testing.T, prev *Entry, loc string, ups []string) (table.Metadata, error) {
 	t.Helper()
-	meta, _, err := buildChange(prev, loc, false, parseUpdates(t, ups), rawUpdates([]byte("["+strings.Join(ups, ",")+"]")))
+	meta, _, err := Build(prev, loc, false, parseUpdates(t, ups), ReadUpdates([]byte("["+strings.Join(ups, ",")+"]")))
 	return meta, err
 }
 
@@ -137,7 +137,7 @@ func jsonValue(t *testing.T, data []byte) any {
 // as the fast path does (build from the cached metadata, splice the
 // previous document's snapshots). After every commit the two documents
 // must be the same JSON and read back into equal metadata; the refs-only
-// document must be refsOnly's; the check document must pass sameEncoded.
+// document must be RefsOnly's; the check document must pass SameEncoded.
 func TestEncodeFastRoundTrip(t *testing.T) {
 	seeds := 12
 	if testing.Short() {
@@ -158,15 +158,15 @@ func roundTrip(t *testing.T, version int, seed int64) {
 	start, err := table.NewMetadata(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///wh/t",
 		iceberg.Properties{"format-version": fmt.Sprint(view)})
 	require.NoError(t, err)
-	data, err := marshalTableMetadata(start, version)
+	data, err := Marshal(start, version)
 	require.NoError(t, err)
-	entry, err := newMetaEntry(data)
+	entry, err := NewEntry(data)
 	require.NoError(t, err)
 	loc := "file:///wh/t/metadata/00000.metadata.json"
 	g := &updateGen{r: rand.New(rand.NewSource(seed)), version: view, nextID: 1}
 	applied, light := 0, 0
 	for commit := 0; commit < 40; commit++ {
-		stored, _, err := parseTableMetadata(entry.data) // what the slow path builds on
+		stored, _, err := Parse(entry.Data) // what the slow path builds on
 		require.NoError(t, err)
 		ups := make([]string, 1+g.r.Intn(4))
 		for i := range ups {
@@ -174,7 +174,7 @@ func roundTrip(t *testing.T, version int, seed int64) {
 		}
 		want, errSlow := applyJSON(t, stored, loc, ups)
 		got, errFast := buildJSON(t, entry, loc, ups)
-		if _, _, ok := lightBase(entry.meta, parseUpdates(t, ups), rawUpdates([]byte("["+strings.Join(ups, ",")+"]"))); ok {
+		if _, _, ok := lightBase(entry.Meta, parseUpdates(t, ups), ReadUpdates([]byte("["+strings.Join(ups, ",")+"]"))); ok {
 			light++
 		}
 		require.Equal(t, errSlow == nil, errFast == nil, "commit %d %v: slow path error %v, fast path error %v", commit, ups, errSlow, errFast)
@@ -185,37 +185,37 @@ func roundTrip(t *testing.T, version int, seed int64) {
 		applied++
 		// Building on the cached metadata is building on the stored one
 		// (up to the clock: each build stamps last-updated-ms).
-		wantData, err := marshalTableMetadata(want, version)
+		wantData, err := Marshal(want, version)
 		require.NoError(t, err)
-		gotData, err := marshalTableMetadata(got, version)
+		gotData, err := Marshal(got, version)
 		require.NoError(t, err)
 		require.Equal(t, withoutClock(t, wantData), withoutClock(t, gotData), "commit %d %v", commit, ups)
 
 		// The fast encoding is the slow one, and reads back as what was built.
-		enc, ok, err := encodeFast(got, version, entry)
+		enc, ok, err := Encode(got, version, entry)
 		require.NoError(t, err)
 		require.True(t, ok, "the fast path must apply to iceberg-go's metadata types")
-		require.Equal(t, jsonValue(t, gotData), jsonValue(t, enc.data), "commit %d %v", commit, ups)
+		require.Equal(t, jsonValue(t, gotData), jsonValue(t, enc.Data), "commit %d %v", commit, ups)
 		for _, key := range []string{`"snapshots":`, `"snapshot-log":`, `"format-version":`} {
-			require.LessOrEqual(t, strings.Count(string(enc.data), key), 1, "%s written twice", key)
+			require.LessOrEqual(t, strings.Count(string(enc.Data), key), 1, "%s written twice", key)
 		}
-		back, _, err := parseTableMetadata(enc.data)
+		back, _, err := Parse(enc.Data)
 		require.NoError(t, err)
 		require.True(t, got.Equals(back), "commit %d %v: the document does not read back as the builder's metadata", commit, ups)
 
-		refs, err := refsOnly(enc.data)
+		refs, err := RefsOnly(enc.Data)
 		require.NoError(t, err)
-		require.Equal(t, jsonValue(t, refs), jsonValue(t, enc.refs), "commit %d: refs-only document", commit)
-		checkBack, _, err := parseTableMetadata(enc.check)
+		require.Equal(t, jsonValue(t, refs), jsonValue(t, enc.Refs), "commit %d: refs-only document", commit)
+		checkBack, _, err := Parse(enc.Check)
 		require.NoError(t, err, "commit %d: check document", commit)
-		require.NoError(t, sameEncoded(got, checkBack, enc), "commit %d", commit)
+		require.NoError(t, SameEncoded(got, checkBack, enc), "commit %d", commit)
 
 		loc = fmt.Sprintf("file:///wh/t/metadata/%05d.metadata.json", commit+1)
-		entry = &metaEntry{meta: got, version: version, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)}
+		entry = &Entry{Meta: got, Version: version, Data: enc.Data, Spans: enc.Spans, NSnaps: len(enc.Spans)}
 	}
 	require.Greater(t, applied, 10, "too few commits applied for the property to mean anything")
 	require.Greater(t, light, 5, "too few commits took the light builder for the property to cover it")
-	t.Logf("%d commits applied (%d on the light builder), %d snapshots at the end", applied, light, entry.nSnaps)
+	t.Logf("%d commits applied (%d on the light builder), %d snapshots at the end", applied, light, entry.NSnaps)
 }
 
 // TestEncodeFastReusesSnapshotBytes: snapshots the previous document held
@@ -230,30 +230,30 @@ func TestEncodeFastReusesSnapshotBytes(t *testing.T) {
 		`"refs":{"main":{"snapshot-id":7,"type":"branch"}},` +
 		`"snapshots":[ {"snapshot-id":7,"sequence-number":1,"timestamp-ms":1700000000000,"x-extra":"kept",` +
 		`"manifest-list":"file:///wh/t/metadata/snap-7.avro","summary":{"operation":"append"}} ]}`
-	entry, err := newMetaEntry([]byte(doc))
+	entry, err := NewEntry([]byte(doc))
 	require.NoError(t, err)
-	require.Len(t, entry.spans, 1)
-	next, err := applyJSON(t, entry.meta, "file:///wh/t/metadata/0.json", []string{`{"action":"set-properties","updates":{"a":"b"}}`})
+	require.Len(t, entry.Spans, 1)
+	next, err := applyJSON(t, entry.Meta, "file:///wh/t/metadata/0.json", []string{`{"action":"set-properties","updates":{"a":"b"}}`})
 	require.NoError(t, err)
-	enc, ok, err := encodeFast(next, 2, entry)
+	enc, ok, err := Encode(next, 2, entry)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Contains(t, string(enc.data), `"x-extra":"kept"`)
-	require.Equal(t, enc.data, enc.refs, "every snapshot heads a ref: the refs document is the document")
+	require.Contains(t, string(enc.Data), `"x-extra":"kept"`)
+	require.Equal(t, enc.Data, enc.Refs, "every snapshot heads a ref: the refs document is the document")
 
 	// The read-back check passes on the check document, and notices a
 	// document that does not read back as what was built.
 	readBack := func(doc string) error {
-		back, _, err := parseTableMetadata([]byte(doc))
+		back, _, err := Parse([]byte(doc))
 		require.NoError(t, err)
-		return sameEncoded(next, back, enc)
+		return SameEncoded(next, back, enc)
 	}
 	tampered := func(from, to string) string {
-		out := strings.Replace(string(enc.check), from, to, 1)
-		require.NotEqual(t, string(enc.check), out, "%s is in the check document", from)
+		out := strings.Replace(string(enc.Check), from, to, 1)
+		require.NotEqual(t, string(enc.Check), out, "%s is in the check document", from)
 		return out
 	}
-	require.NoError(t, readBack(string(enc.check)))
+	require.NoError(t, readBack(string(enc.Check)))
 	require.Error(t, readBack(tampered(`"properties":{`, `"properties":{"z":"1",`)))
 	require.Error(t, readBack(tampered(`"operation":"append"`, `"operation":"overwrite"`)))
 	require.Error(t, readBack(tampered(`"format-version"`, `"snapshot-log":[{"snapshot-id":7,"timestamp-ms":1700000000000}],"format-version"`)))

@@ -1,4 +1,4 @@
-package service
+package tablemeta
 
 import (
 	"container/list"
@@ -18,26 +18,27 @@ const (
 	metaCacheOverhead   = 4 // parsed bytes per JSON byte, roughly
 )
 
-// metaEntry is one table metadata file, parsed once: the metadata, its real
+// Entry is one table metadata file, parsed once: the metadata, its real
 // format version, the stored bytes, and where each snapshot lies in them
 // (data[from:to] for the i-th snapshot of meta's list) so that the next
 // commit can copy them instead of re-encoding.
 // Nothing in it is modified after it is cached.
-type metaEntry struct {
-	meta    table.Metadata
-	version int
-	data    []byte
-	spans   [][2]int // nil when the snapshot list could not be located
-	nSnaps  int
+type Entry struct {
+	Meta    table.Metadata
+	Version int
+	Data    []byte
+	Spans   [][2]int // nil when the snapshot list could not be located
+	NSnaps  int
 }
 
-func (e *metaEntry) size() int64 {
-	return int64(len(e.data))*metaCacheOverhead + 1024
+// Size is what the cache counts for e: roughly its parsed size.
+func (e *Entry) Size() int64 {
+	return int64(len(e.Data))*metaCacheOverhead + 1024
 }
 
-// metaCache is a bounded LRU of metaEntry by metadata location. Its zero
+// Cache is a bounded LRU of Entry by metadata location. Its zero
 // value is ready to use.
-type metaCache struct {
+type Cache struct {
 	mu    sync.Mutex
 	order *list.List // front: most recently used; values are *metaCacheItem
 	items map[string]*list.Element
@@ -46,11 +47,11 @@ type metaCache struct {
 
 type metaCacheItem struct {
 	loc string
-	e   *metaEntry
+	e   *Entry
 }
 
-// get returns the entry cached for loc, or nil.
-func (c *metaCache) get(loc string) *metaEntry {
+// Get returns the entry cached for loc, or nil.
+func (c *Cache) Get(loc string) *Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[loc]
@@ -61,10 +62,10 @@ func (c *metaCache) get(loc string) *metaEntry {
 	return el.Value.(*metaCacheItem).e
 }
 
-// add caches e under loc, evicting the least recently used entries beyond
+// Add caches e under loc, evicting the least recently used entries beyond
 // the bounds. An entry larger than the byte bound is not cached.
-func (c *metaCache) add(loc string, e *metaEntry) {
-	if e == nil || e.size() > metaCacheMaxBytes {
+func (c *Cache) Add(loc string, e *Entry) {
+	if e == nil || e.Size() > metaCacheMaxBytes {
 		return
 	}
 	c.mu.Lock()
@@ -77,33 +78,33 @@ func (c *metaCache) add(loc string, e *metaEntry) {
 		return // same location, same immutable file
 	}
 	c.items[loc] = c.order.PushFront(&metaCacheItem{loc: loc, e: e})
-	c.bytes += e.size()
+	c.bytes += e.Size()
 	for c.order.Len() > metaCacheMaxEntries || c.bytes > metaCacheMaxBytes {
 		el := c.order.Back()
 		it := el.Value.(*metaCacheItem)
 		c.order.Remove(el)
 		delete(c.items, it.loc)
-		c.bytes -= it.e.size()
+		c.bytes -= it.e.Size()
 	}
 }
 
-// newMetaEntry parses stored metadata once and locates its snapshots. A
+// NewEntry parses stored metadata once and locates its snapshots. A
 // document whose snapshot list cannot be located still parses: commits on
 // it then encode every snapshot.
-func newMetaEntry(data []byte) (*metaEntry, error) {
+func NewEntry(data []byte) (*Entry, error) {
 	meta, version, err := parseStored(data)
 	if err != nil {
 		return nil, err
 	}
-	d := newDoc(meta)
-	e := &metaEntry{meta: d, version: version, data: data}
+	d := hold(meta)
+	e := &Entry{Meta: d, Version: version, Data: data}
 	snaps := d.snaps
-	e.nSnaps = len(snaps)
-	e.spans = snapshotSpans(data, snaps)
+	e.NSnaps = len(snaps)
+	e.Spans = snapshotSpans(data, snaps)
 	return e, nil
 }
 
-// parseStored is parseTableMetadata with one decoding of the document for
+// parseStored is Parse with one decoding of the document for
 // formats 1 to 3: iceberg-go reads the format version itself and refuses
 // the ones it does not model, and only then is the v4 view built.
 func parseStored(data []byte) (table.Metadata, int, error) {
@@ -114,5 +115,5 @@ func parseStored(data []byte) (table.Metadata, int, error) {
 	if !errors.Is(err, table.ErrInvalidMetadataFormatVersion) {
 		return nil, 0, err
 	}
-	return parseTableMetadata(data)
+	return Parse(data)
 }

@@ -1,4 +1,4 @@
-package service
+package tablemeta
 
 import (
 	"bytes"
@@ -22,23 +22,23 @@ import (
 // The metadata is a doc (tabledoc.go), whose snapshot list is read
 // without copying; anything else takes the slow path.
 
-// encodedMeta is a metadata document written by encodeFast: the document,
+// Encoded is a metadata document written by Encode: the document,
 // where each snapshot lies in it, the refs-only document (snapshots that
 // head no branch or tag left out; data itself when none is), and the
 // document to read back as the serialisation check (the refs-only one,
 // plus the snapshots this commit encoded).
-type encodedMeta struct {
-	data, refs, check []byte
-	spans             [][2]int
-	shell             []byte // the encoding of everything else, as written
-	version           int
+type Encoded struct {
+	Data, Refs, Check []byte
+	Spans             [][2]int
+	Shell             []byte // the encoding of everything else, as written
+	Version           int
 }
 
-// encodeFast writes meta as format version `version`, copying the bytes of
+// Encode writes meta as format version `version`, copying the bytes of
 // every snapshot found unchanged in prev (nil: encode all). ok is false
 // when meta does not have the shape the fast path needs.
-func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encodedMeta, ok bool, err error) {
-	d := newDoc(meta)
+func Encode(meta table.Metadata, version int, prev *Entry) (out *Encoded, ok bool, err error) {
+	d := hold(meta)
 	snaps := d.snaps
 	shell, err := encodeShell(d, version)
 	if err != nil || len(shell) < 2 || shell[len(shell)-1] != '}' {
@@ -49,10 +49,10 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 		heads[r.SnapshotID] = true
 	}
 	var old idWalk
-	if prev != nil && prev.spans != nil {
-		old.snaps = prev.meta.Snapshots()
+	if prev != nil && prev.Spans != nil {
+		old.snaps = prev.Meta.Snapshots()
 	}
-	out = &encodedMeta{spans: make([][2]int, len(snaps)), shell: shell, version: version}
+	out = &Encoded{Spans: make([][2]int, len(snaps)), Shell: shell, Version: version}
 	data := make([]byte, 0, len(shell)+snapshotsSizeHint(prev, len(snaps)))
 	data = append(data, shell[:len(shell)-1]...)
 	prefix := len(data)
@@ -68,7 +68,7 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 		}
 		start, fresh := len(data), false
 		if j := old.find(s.SnapshotID); j >= 0 && sameSnapshot(&old.snaps[j], s) {
-			data = append(data, prev.data[prev.spans[j][0]:prev.spans[j][1]]...)
+			data = append(data, prev.Data[prev.Spans[j][0]:prev.Spans[j][1]]...)
 		} else {
 			b, err := encodeSnapshot(s, version)
 			if err != nil {
@@ -76,7 +76,7 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 			}
 			data, fresh = append(data, b...), true
 		}
-		out.spans[i] = [2]int{start, len(data)}
+		out.Spans[i] = [2]int{start, len(data)}
 		if heads[s.SnapshotID] {
 			kept, nKept = appendItem(kept, data[start:]), nKept+1
 		}
@@ -89,22 +89,22 @@ func encodeFast(meta table.Metadata, version int, prev *metaEntry) (out *encoded
 	}
 	tail := append(appendSnapshotLog(nil, meta), '}')
 	data = append(data, tail...)
-	out.data = data
-	out.refs = data // every snapshot heads a branch or tag: nothing dropped
+	out.Data = data
+	out.Refs = data // every snapshot heads a branch or tag: nothing dropped
 	if nKept < len(snaps) {
-		out.refs = withSnapshots(data[:prefix], kept, true, tail)
+		out.Refs = withSnapshots(data[:prefix], kept, true, tail)
 	}
-	out.check = withSnapshots(data[:prefix], checked, len(snaps) > 0, tail)
+	out.Check = withSnapshots(data[:prefix], checked, len(snaps) > 0, tail)
 	return out, true, nil
 }
 
 // snapshotsSizeHint guesses the size of the snapshot list from the previous
 // document, to allocate the new one once.
-func snapshotsSizeHint(prev *metaEntry, n int) int {
+func snapshotsSizeHint(prev *Entry, n int) int {
 	if prev == nil {
 		return 512 * n
 	}
-	return len(prev.data) + 16<<10
+	return len(prev.Data) + 16<<10
 }
 
 // idWalk finds snapshots by id in a list, cheaply when they are looked up
@@ -269,11 +269,11 @@ func snapshotSpans(data []byte, snaps []table.Snapshot) [][2]int {
 	return spans
 }
 
-// addedView is next with only the snapshots base does not hold, for the
+// AddedView is next with only the snapshots base does not hold, for the
 // location check of a commit: kept snapshots passed it when they were
 // committed against the same table location. When the location moves,
 // every snapshot is checked again.
-func addedView(base, next table.Metadata) table.Metadata {
+func AddedView(base, next table.Metadata) table.Metadata {
 	if base == nil || base.Location() != next.Location() {
 		return next
 	}

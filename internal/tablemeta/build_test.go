@@ -1,4 +1,4 @@
-package service
+package tablemeta
 
 import (
 	"encoding/json"
@@ -36,9 +36,9 @@ func TestLightBuildKeepsHistoryAndIndex(t *testing.T) {
 	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
 	start, err := table.NewMetadata(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///wh/t", iceberg.Properties{"format-version": "2"})
 	require.NoError(t, err)
-	data, err := marshalTableMetadata(start, 2)
+	data, err := Marshal(start, 2)
 	require.NoError(t, err)
-	entry, err := newMetaEntry(data)
+	entry, err := NewEntry(data)
 	require.NoError(t, err)
 	ts := start.LastUpdatedMillis()
 	for id := int64(1); id <= 50; id++ {
@@ -49,10 +49,10 @@ func TestLightBuildKeepsHistoryAndIndex(t *testing.T) {
 		}
 		var parsed table.Updates
 		require.NoError(t, json.Unmarshal([]byte(ups), &parsed))
-		_, kept, light := lightBase(entry.meta, parsed, rawUpdates([]byte(ups)))
+		_, kept, light := lightBase(entry.Meta, parsed, ReadUpdates([]byte(ups)))
 		require.True(t, light, "an append takes the light base")
 		require.LessOrEqual(t, kept, 1, "the light base holds only the head of main")
-		meta, changed, err := buildChange(entry, "file:///wh/t/metadata/x.json", false, parsed, rawUpdates([]byte(ups)))
+		meta, changed, err := Build(entry, "file:///wh/t/metadata/x.json", false, parsed, ReadUpdates([]byte(ups)))
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Len(t, meta.Snapshots(), int(id))
@@ -62,19 +62,19 @@ func TestLightBuildKeepsHistoryAndIndex(t *testing.T) {
 			require.NotNil(t, s)
 			require.Equal(t, fmt.Sprintf("file:///wh/t/m%d.avro", i), s.ManifestList)
 		}
-		enc, ok, err := encodeFast(meta, 2, entry)
+		enc, ok, err := Encode(meta, 2, entry)
 		require.NoError(t, err)
 		require.True(t, ok)
-		entry = &metaEntry{meta: meta, version: 2, data: enc.data, spans: enc.spans, nSnaps: len(enc.spans)}
+		entry = &Entry{Meta: meta, Version: 2, Data: enc.Data, Spans: enc.Spans, NSnaps: len(enc.Spans)}
 	}
 	rm := `[{"action":"remove-snapshots","snapshot-ids":[1,2,3]}]`
 	var parsed table.Updates
 	require.NoError(t, json.Unmarshal([]byte(rm), &parsed))
-	_, _, light := lightBase(entry.meta, parsed, rawUpdates([]byte(rm)))
+	_, _, light := lightBase(entry.Meta, parsed, ReadUpdates([]byte(rm)))
 	require.False(t, light, "a removal needs the whole list")
-	meta, _, err := buildChange(entry, "file:///wh/t/metadata/y.json", false, parsed, rawUpdates([]byte(rm)))
+	meta, _, err := Build(entry, "file:///wh/t/metadata/y.json", false, parsed, ReadUpdates([]byte(rm)))
 	require.NoError(t, err)
 	require.Len(t, meta.Snapshots(), 47)
 	require.Nil(t, meta.SnapshotByID(2))
-	require.Equal(t, reflect.TypeOf(entry.meta), reflect.TypeOf(meta))
+	require.Equal(t, reflect.TypeOf(entry.Meta), reflect.TypeOf(meta))
 }

@@ -1,4 +1,4 @@
-package service
+package tablemeta
 
 import (
 	"encoding/json"

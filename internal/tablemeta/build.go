@@ -1,4 +1,4 @@
-package service
+package tablemeta
 
 import (
 	"github.com/apache/iceberg-go/table"
@@ -36,7 +36,7 @@ var lightActions = map[string]bool{
 // current one, the heads of refs, the targets of set-snapshot-ref and
 // statistics updates), and the number of them; ok is false when ups (refs
 // is what was read of them) need the whole list or base is not a doc.
-func lightBase(base table.Metadata, ups table.Updates, refs []updateInfo) (light *doc, kept int, ok bool) {
+func lightBase(base table.Metadata, ups table.Updates, refs []UpdateInfo) (light *doc, kept int, ok bool) {
 	d, ok := base.(*doc)
 	if !ok || len(refs) != len(ups) {
 		return nil, 0, false
@@ -75,31 +75,31 @@ func lightBase(base table.Metadata, ups table.Updates, refs []updateInfo) (light
 	return light, len(light.snaps), true
 }
 
-// buildChange applies ups (raw is their JSON) to prev's metadata, stored at
+// Build applies ups (raw is their JSON) to prev's metadata, stored at
 // loc, and builds the result; upgrade says the commit also changes the
 // format version, which by itself is a change. changed is false (and meta
 // is prev's) when nothing changed. Errors are service errors: 400
 // IllegalArgument for updates the builder refuses.
-func buildChange(prev *metaEntry, loc string, upgrade bool, ups table.Updates, info []updateInfo) (meta table.Metadata, changed bool, err error) {
-	if light, kept, ok := lightBase(prev.meta, ups, info); ok {
-		meta, changed, err := buildOn(light, prev.meta, loc, upgrade, ups)
+func Build(prev *Entry, loc string, upgrade bool, ups table.Updates, info []UpdateInfo) (meta table.Metadata, changed bool, err error) {
+	if light, kept, ok := lightBase(prev.Meta, ups, info); ok {
+		meta, changed, err := buildOn(light, prev.Meta, loc, upgrade, ups)
 		if err == nil && !changed {
-			return prev.meta, false, nil
+			return prev.Meta, false, nil
 		}
 		if err == nil {
-			if full, ok := prev.meta.(*doc).splice(meta, kept); ok {
+			if full, ok := prev.Meta.(*doc).splice(meta, kept); ok {
 				return full, true, nil
 			}
 		}
 	}
-	meta, changed, err = buildOn(prev.meta, prev.meta, loc, upgrade, ups)
+	meta, changed, err = buildOn(prev.Meta, prev.Meta, loc, upgrade, ups)
 	if err == nil && !changed {
-		return prev.meta, false, nil
+		return prev.Meta, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	return newDoc(meta), true, nil
+	return Hold(meta), true, nil
 }
 
 // buildOn is one build of ups on base (prev's metadata or its light form).
