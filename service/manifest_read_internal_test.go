@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -25,26 +22,14 @@ import (
 // leaf after it is handed on.
 func TestReadLeavesInOrder(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
-	require.NoError(t, err)
-	defer st.Close()
-	dir := t.TempDir()
-	svc := New(st, storage.NewProvider(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxLeafEntries: 1})
-	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+dir, nil)
-	require.NoError(t, err)
-	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
-	require.NoError(t, err)
-	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
-		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
-	require.NoError(t, err)
-	id := Ident{Namespace: []string{"ns"}, Name: "t"}
+	svc, id := newV4TestTable(t, Options{MaxLeafEntries: 1})
 	const n = 3*planLeafReads + 1
 	adds := make([]DataFileInput, n)
 	for i := range adds {
 		adds[i] = DataFileInput{Location: fmt.Sprintf("data/f%02d.parquet", i), FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: 100,
 			Stats: map[int]*v4manifest.FieldStats{1: {LowerBound: int64(10 * i), UpperBound: int64(10*i + 9)}}}
 	}
-	_, err = svc.CommitFiles(ctx, "wh", FilesCommit{Ident: id, AddDataFiles: adds})
+	_, err := svc.CommitFiles(ctx, "wh", FilesCommit{Ident: id, AddDataFiles: adds})
 	require.NoError(t, err)
 
 	newPlan := func() *scanPlanV4 {

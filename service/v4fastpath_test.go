@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -23,18 +18,7 @@ import (
 // document's bytes, not a re-encoding.
 func TestV4CommitsTakeTheFastPath(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
-	require.NoError(t, err)
-	defer st.Close()
-	svc := New(st, storage.NewProvider(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
-	require.NoError(t, err)
-	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
-	require.NoError(t, err)
-	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
-		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
-	require.NoError(t, err)
-	id := Ident{Namespace: []string{"ns"}, Name: "t"}
+	svc, id := newV4TestTable(t, Options{})
 	var prev *tablemeta.Entry
 	for i := 0; i < 4; i++ {
 		res, err := svc.CommitFiles(ctx, "wh", FilesCommit{Ident: id, AddDataFiles: []DataFileInput{

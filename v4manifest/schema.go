@@ -161,7 +161,7 @@ func statsFields(sc *iceberg.Schema, rowLineage bool) []statsField {
 			case *iceberg.StructType:
 				walk(t.FieldList, p)
 			case iceberg.PrimitiveType:
-				if _, ok := StatsBase(f.ID); ok && statsSupported(t) {
+				if _, ok := StatsBase(f.ID); ok && StatsSupported(t) {
 					out = append(out, statsField{fieldID: f.ID, name: strings.Join(p, "_"), typ: t})
 				}
 			}
@@ -183,9 +183,9 @@ func statsFields(sc *iceberg.Schema, rowLineage bool) []statsField {
 	return out
 }
 
-// statsSupported excludes types whose stats layout differs (geo, variant,
-// unknown); they get no stats struct.
-func statsSupported(t iceberg.PrimitiveType) bool {
+// StatsSupported tells whether the v4 stats layout holds t: geo, variant
+// and unknown have another layout, get no stats struct and are not carried.
+func StatsSupported(t iceberg.PrimitiveType) bool {
 	switch t.(type) {
 	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type, iceberg.Float64Type,
 		iceberg.DecimalType, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType, iceberg.TimestampTzType,

@@ -20,7 +20,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table/dv"
@@ -126,14 +125,9 @@ func presentFields(sc *iceberg.Schema, base map[int]bool, cfs []stitch.ColumnFil
 // written in the file, else given by the table's name mapping nm (nil for
 // none); a column with neither has no field and is left out.
 func fileFieldIDs(ctx context.Context, open stitch.Opener, loc string, nm iceberg.NameMapping) (map[int]bool, error) {
-	f, err := open(ctx, loc)
+	pf, err := stitch.OpenParquet(ctx, open, loc, -1)
 	if err != nil {
-		return nil, fmt.Errorf("compact: open %s: %w", loc, err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("compact: %s: %w", loc, err)
+		return nil, fmt.Errorf("compact: %w", err)
 	}
 	defer pf.Close()
 	sch := pf.MetaData().Schema

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 
@@ -83,19 +82,11 @@ func lastUpdatedSource(task stitch.Task, baseIDs map[int]bool) string {
 // missing, not a long, or the file is misaligned. Columns without a field
 // id take the one the name mapping nm gives them.
 func readInt64(ctx context.Context, open stitch.Opener, loc string, fieldID int, rows int64, nm iceberg.NameMapping) (*array.Int64, error) {
-	f, err := open(ctx, loc)
+	pf, err := stitch.OpenParquet(ctx, open, loc, rows)
 	if err != nil {
-		return nil, fmt.Errorf("compact: open %s: %w", loc, err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("compact: %s: %w", loc, err)
+		return nil, fmt.Errorf("compact: %w", err)
 	}
 	defer pf.Close()
-	if pf.NumRows() != rows {
-		return nil, fmt.Errorf("%w: %s has %d rows, base has %d", stitch.ErrMisaligned, loc, pf.NumRows(), rows)
-	}
 	leaf := -1
 	sch := pf.MetaData().Schema
 	ids := parquetstats.FieldIDs(sch.Root(), nm)

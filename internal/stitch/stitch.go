@@ -19,7 +19,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
@@ -290,19 +289,11 @@ func applyDV(ctx context.Context, open Opener, rec arrow.RecordBatch, dvr Deleti
 // resolved to field ids through nm where they carry none; an optional one
 // may be missing from it.
 func readColumns(ctx context.Context, open Opener, sc *iceberg.Schema, loc string, ids []int, optional map[int]bool, rows int64, nm iceberg.NameMapping) (map[int]arrow.Array, error) {
-	f, err := open(ctx, loc)
+	pf, err := OpenParquet(ctx, open, loc, rows)
 	if err != nil {
-		return nil, fmt.Errorf("stitch: open %s: %w", loc, err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("stitch: %s: %w", loc, err)
+		return nil, fmt.Errorf("stitch: %w", err)
 	}
 	defer pf.Close()
-	if pf.NumRows() != rows {
-		return nil, fmt.Errorf("%w: %s has %d rows, base has %d", ErrMisaligned, loc, pf.NumRows(), rows)
-	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 * 1024}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err

@@ -195,7 +195,7 @@ func newStatsTypes(sc *iceberg.Schema) statsTypes {
 			case *iceberg.StructType:
 				walk(t.FieldList)
 			case iceberg.PrimitiveType:
-				if _, ok := v4manifest.StatsBase(f.ID); ok && boundsDecodable(t) {
+				if _, ok := v4manifest.StatsBase(f.ID); ok && v4manifest.StatsSupported(t) {
 					out[f.ID] = t
 				}
 			}
@@ -205,19 +205,6 @@ func newStatsTypes(sc *iceberg.Schema) statsTypes {
 		walk(sc.Fields())
 	}
 	return out
-}
-
-// boundsDecodable lists the types the v4 stats layout holds (geo, variant
-// and unknown have another layout and are not carried).
-func boundsDecodable(t iceberg.PrimitiveType) bool {
-	switch t.(type) {
-	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type, iceberg.Float64Type,
-		iceberg.DecimalType, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType, iceberg.TimestampTzType,
-		iceberg.TimestampNsType, iceberg.TimestampTzNsType, iceberg.StringType, iceberg.UUIDType,
-		iceberg.FixedType, iceberg.BinaryType:
-		return true
-	}
-	return false
 }
 
 // convert turns a file's v3 metrics into typed v4 stats. Counts are copied;
