@@ -595,6 +595,13 @@ type TableIdentifier struct {
 	Namespace Namespace `json:"namespace"`
 }
 
+// UnregisterTableResult defines model for UnregisterTableResult.
+type UnregisterTableResult struct {
+	// Metadata Any JSON value, decoded by the server with apache/iceberg-go.
+	Metadata         RawJSON `json:"metadata"`
+	MetadataLocation string  `json:"metadata-location"`
+}
+
 // UpdateNamespacePropertiesRequest defines model for UpdateNamespacePropertiesRequest.
 type UpdateNamespacePropertiesRequest struct {
 	Removals *[]string   `json:"removals,omitempty"`
@@ -847,6 +854,21 @@ type PlanTableScanParams struct {
 
 // FetchScanTasksParams defines parameters for FetchScanTasks.
 type FetchScanTasksParams struct {
+	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
+	// files (Lakehold extension). Without it, a request that would answer
+	// v4 metadata (loadTable, createTable, registerTable, a commit to a
+	// v4 table or one that upgrades a table to v4) is refused with 400
+	// BadRequestException, reason format-version-4-unsupported-by-client,
+	// before anything is created or committed; and scan planning
+	// returns data files that have column files only to clients that
+	// send it.
+	XIcebergColumnFiles *ColumnFilesHeader `json:"X-Iceberg-Column-Files,omitempty"`
+}
+
+// UnregisterTableParams defines parameters for UnregisterTable.
+type UnregisterTableParams struct {
+	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+
 	// XIcebergColumnFiles true when the client reads format version 4 metadata and column
 	// files (Lakehold extension). Without it, a request that would answer
 	// v4 metadata (loadTable, createTable, registerTable, a commit to a
@@ -1389,6 +1411,9 @@ type ServerInterface interface {
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
 	FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams)
 
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister)
+	UnregisterTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params UnregisterTableParams)
+
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams)
 
@@ -1673,6 +1698,11 @@ func (_ Unimplemented) FetchPlanningResult(w http.ResponseWriter, r *http.Reques
 
 // (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
 func (_ Unimplemented) FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister)
+func (_ Unimplemented) UnregisterTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params UnregisterTableParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4166,6 +4196,93 @@ func (siw *ServerInterfaceWrapper) FetchScanTasks(w http.ResponseWriter, r *http
 	handler.ServeHTTP(w, r)
 }
 
+// UnregisterTable operation middleware
+func (siw *ServerInterfaceWrapper) UnregisterTable(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UnregisterTableParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "X-Iceberg-Column-Files" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Column-Files")]; found {
+		var XIcebergColumnFiles ColumnFilesHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Column-Files", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Column-Files", valueList[0], &XIcebergColumnFiles, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Column-Files", Err: err})
+			return
+		}
+
+		params.XIcebergColumnFiles = &XIcebergColumnFiles
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UnregisterTable(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListViews operation middleware
 func (siw *ServerInterfaceWrapper) ListViews(w http.ResponseWriter, r *http.Request) {
 
@@ -4836,6 +4953,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}", wrapper.UpdateTable)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister", wrapper.UnregisterTable)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics", wrapper.ReportMetrics)
@@ -7075,6 +7195,64 @@ func (response FetchScanTasksdefaultJSONResponse) VisitFetchScanTasksResponse(w 
 	return err
 }
 
+type UnregisterTableRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    UnregisterTableParams
+}
+
+type UnregisterTableResponseObject interface {
+	VisitUnregisterTableResponse(w http.ResponseWriter) error
+}
+
+type UnregisterTable200JSONResponse UnregisterTableResult
+
+func (response UnregisterTable200JSONResponse) VisitUnregisterTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnregisterTable400JSONResponse struct {
+	V4UnsupportedByClientJSONResponse
+}
+
+func (response UnregisterTable400JSONResponse) VisitUnregisterTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnregisterTabledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response UnregisterTabledefaultJSONResponse) VisitUnregisterTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListViewsRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -7589,6 +7767,9 @@ type StrictServerInterface interface {
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
 	FetchScanTasks(ctx context.Context, request FetchScanTasksRequestObject) (FetchScanTasksResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister)
+	UnregisterTable(ctx context.Context, request UnregisterTableRequestObject) (UnregisterTableResponseObject, error)
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/views)
 	ListViews(ctx context.Context, request ListViewsRequestObject) (ListViewsResponseObject, error)
@@ -9183,6 +9364,35 @@ func (sh *strictHandler) FetchScanTasks(w http.ResponseWriter, r *http.Request, 
 	}
 }
 
+// UnregisterTable operation middleware
+func (sh *strictHandler) UnregisterTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params UnregisterTableParams) {
+	var request UnregisterTableRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UnregisterTable(ctx, request.(UnregisterTableRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UnregisterTable")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UnregisterTableResponseObject); ok {
+		if err := validResponse.VisitUnregisterTableResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListViews operation middleware
 func (sh *strictHandler) ListViews(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListViewsParams) {
 	var request ListViewsRequestObject
@@ -9474,141 +9684,143 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D39bxs3lv8KobtDbGBGsje+u10FB1yauG1u29Rw3HSBVbFLzTxJrEfklORI1gb+3w985HyKMxo5kmO3",
-	"/ampxSEfHx/fF9/Hp0EklqngwLUajD8NUirpEjRI/L/XUQRKvYUE5lQzwa/Mr+YHxgfjwQJoDHIQDDhd",
-	"wmA8+Fv4LoIpyHlovwvLDwfBQEULWFLzsd6kZrjSkvH54P4+GLwRSbbkX7ME1Ld20vGnQQwqkizFz8cD",
-	"LTMg6wVwohdAooQB10QCjRWZCbmkmqxAKiY4uSBL0DSmmhLKYxLh3BM+M7OTk+/oLSxEEhO408DNB6dD",
-	"8hPTC5FpwnRAKJHwawZKE72gmqxFlsSEcrUGOeGryuQniaDxDZ0mEJBIAtXg/kfCnCkN0v0vJZFYLpkm",
-	"WhCKU2jzAxGSCA52lSydSxqDItT9qAVZXZwSpoiEWaYgJmumF+Ti7GzCv6LxtQXx8i4CRJBZlCrBHS5C",
-	"h4vwIsy4ytJUSA1xON2EFnHBhE9hJiQQyjd6wfjcrGQ3ERvALMQa4leIQxVRTtKEcs74fMIl6ExyRRAN",
-	"Fq+4iwVdgcO3+7PgycbsxS5rh024Ah4TpocTQxc7SMmSRoi0sYOK3sWwTIUGHm3+CptuWq2MDf8Kmx0z",
-	"v6dLUCmNoJi0TpzF7ySBFSQqIECjBfnx+rsQeCRiiAPyi2AcYjLdIAGf3Z1/TRSY66aFJCf/cf716TDH",
-	"Rkr1ogSV55MPgoEhTSYhHozNfegG+orO4QP7F9QR8WsGclNOnrpBNQQsGWfLbDkYnwf5vIxrmIMsJr4R",
-	"t1CyA5okYn25TPXmI00yyKFrWxA/3oHyKwkzdteC75sFkDWVsBCZAmJmDgg1V8XQJcSEcSJWICWLQQ1T",
-	"nMkgfrQ6H0WCz9i8BdV26J54xmteR3J9VrzRe076kcG6a84Vg/VeU96bwSoVXAGy9kspBbLZSHANXOMx",
-	"pmnCImTYo1+UwfSnyoz/LmE2GA/+bVRKjJH9VY3cbcVJr90ydtH6wb3mGzKjLMmkPTHKifuUgPmWTEW8",
-	"GQ7ug8F3OXM9GIzFjNegskT7wMOfKxw+/1eYCLukYZN0qozsmQlJKFGaziF2rBNvsOU0Fsc3dF6Hb+tU",
-	"3E7NcR90o2bC9n2aX4ttIro/XvxYCoqvNm+QXz86eXgk25C8Xgojn7QiEc0UqFzWTXg/YTdGhmvFKlPk",
-	"REirQqCIm3Ar4Jf0FgjTp1vKRIAC0HyQqwUxiwkXmkRUys2E+0XVmJgLOSTvhRWva9omX/UCJnwJStG5",
-	"ZWVGCXD6DUpVq+SsLoy4NChzSEX9TCk25wDbHPKWGRGryDRjiWacnFD7z5BxkkrGI5bS5IXCBU8DIlgc",
-	"kRPKyQ/v3r4hKpv+ApE+NZDOpcjS8if8X6TzVIoUpGaWnZj1PASe8ysfiyt519/t527wz4XQEQiGmeV1",
-	"FjN9uXKEWF+aRnbPTRRMBt9f3nz7w1sykiLTMEqp1iD5ZBCQyYAplUGojSCaDMw+J4MV8DiMJMTANaOJ",
-	"mgwGwfZ+KEJgqWQwHsRUQ6jZEnxjY4iYcrABNwL171ZUgtlsDJzhPwxDhLiy7+oMmrJke28fFkLqV2Qy",
-	"oKhp/4+hkXwflT+Fa8k0TAaOWZkd+uBk/qMr6MSHWyUyGcHYkYpBKgznQySkMU1YhPqto74x6MS3rrtR",
-	"Ycv6EuwivuUNwYwLFWDE1ZCrkSEfA4m74ZZ8iJgRSpaU0zks0Wgw1OADR2mqM7W92rc3N1fE/mgmq/KC",
-	"E/f/BrOI5CYRnQ68KlSV9pk5E6oHNXxUsR/kJF5BSYW4CsALcvHdoDdU00TM36D6s32JYpjRLLE2II1j",
-	"ZtajyVVtzBbCthYBHqeCOVOSaVh2fkelpBtLf6UyfgubMGEzwDvl+7hQ7D4H1MYRFLuvTu/FYmGovuMz",
-	"sY3GGYMkDlnsRUBBANsYMNZSmDMVD/j4u2L/gpDxcLrRbrWcCzGu/+vCQ2nBIFdcdrPgYmQdmqCyJy8c",
-	"u9CUZh6ejUqVmaxlt88HiwaJkZBxGImM617zNYmvwEXw4ENoQNF9JuoNah9O09o+HGvBI0j1E+hS8ZpH",
-	"7jket+ll7mvqmu6arv/vww/vkS1zmqqF0GEdyq6vK8ygie3a5vx4MshxhkILhhiy9xmzjqouSHCed+Xw",
-	"h6MhS42u0f+Lxr5rq5az7cSAU9a3UJBbD3vsYMua2s2Utj8pp+mCXVKurNBsPUM0CMJoQfl8LzLfoo4t",
-	"Sm/sob5QO9DWZPvtUNwOEkvt+byhPGZm4BH40Ez42FC37IkhAQNXuIJIC9mDHtxG3roPP9rvPkfczJhU",
-	"OpRi7TTjHp9Yk3hPvWtvyWU+0eZ899pO/o00N7huPYnMusbcRzxbTndIyBrMLbKwhr+gTkfNLTTBK1G5",
-	"g267ZegDr5wEtNj24kdpzujwU985H1aCFjB2I6hxH7ZvN5Ux4zRhenMILUzMZgr6UvH+l7JdWXYLNycN",
-	"ahvsRtVVQnm7pI1yDvkQqijZq4culvQubDLZbWSZUftf4QrV9WRiTdHfBM4HSVDFTjeS8/vRX8zs5J9P",
-	"X5I8muHSOKmmHbO/tYK+0uJdrZXPlo9jO9BbTGU9Wwfgg+XSvTbQdr2f+A6ucjdU5xFsO80S0BqkCkjM",
-	"5kwr9KIPyT9ISP73FaGaLIXS5PxPfyY5SXQbAq2eYQvlteiw1mqAPdhFvQOCboOx8x62rB8MUio1urdC",
-	"lUK0hxrxMOoIer7mVG1zTecQ2oeNyhamQiRAuRmBTDcUMt5tubQZEoifArj2I+g0oB54Ao+FyBWDdf6Q",
-	"dRg8Neas7aUdhz/lLvUngUj/BgsIfNt4SzU11l/F3fUkLMu+srNrTy3OVPdEGypN9zI2voy7tGBqXf77",
-	"njvYwtQDLFolpLb8qf4OVR2SQtTyY18neh+zNV/GSwI1nbCNEPY2qbo12Oo51qX7VTabMRvkRRYiiRmf",
-	"E0oaGm+4OifTREx9b22Pa661uNgfbLpdzmYQabYy2tGKJTAH1a7gpcWYfb0z5fNn1334AFEmMVJm21Iv",
-	"XgsrQHg39GuGu0Uygw5eA27gs3mdeXLs5nF4Se2culkLRuV8L2JIfKIlBv/p2qfmjkdYG5BWZxvbwbeB",
-	"jWu1PjcbqSNmM+DIUVAiBoTFighJVjTJQA0Hni248JkWK5cqHwvbhmVs47mmCRCVTUOz9/y938wa4AN/",
-	"EckqJnwqKY8WRHByYgYVcWMrmrAYz+6FcltTGEfUN2Tp1IbG+iIUotv9uIj9/93vLBaBbnxgD95HLV+D",
-	"jhYfIspvqLpVrVpimlAeaqpud69dDu2zHoa0eQNCry8/3BDf8FcEEuuJJVQRxslVYn6fJmAG2jHbEU0o",
-	"zGBPHXGbWdTZn4rcXg8yZYG5vSSLj5H1eRamcRwWgrQ//HXl1bMLM2/Brh6E9Tbp5RWqS7GChzj7Hvp6",
-	"DTps6EV74M6j9R3Fv79FEN+Afs6+q28k9YUKFlrQznizhylc5fyV2XzweQNit5WtPEa7k/hL8d0Ex37v",
-	"W/87prQNHkV6bgeBloN6U20RlbrrZbw6eSuUReRnB5Sw2g/AMprUc5s43OkwpXMXHop0niWJjUW3Wk23",
-	"QHPQtO2o4plo39FnMNqq52PXCVSWaQMXr1IHpHP8vTeU9mbugstN2gZTwU5UD97UH7Yalzo4WVQAattX",
-	"4Wzv2tfecFRiSfvjogBl51lVJm/b17XoJHYp9tKxRLKbtdgp2+BB5a8DoDLapj9Ynribg5NQFa62vRUe",
-	"3I79FYHT/bdXTLsT9ZXJvTAKGr8pA6TbgVRaSPe6kA/uDe0H+225zk6ofau1gV/NIvJ5Y12Edf/ngiMF",
-	"0wWPjMPOyLxGVtJTxtvnBiF+TxnXlPHuN8FYbkKZcf+zGdylTEIokhhkqBeU9886kWDWDhNqF92RzLkL",
-	"+FYFBW2tuNRR6ga5NcVilwZ8EssNkRknYTVd2GZeTeE0IBISqtkK857LbK0c35it2T8qYzde47ASnFK/",
-	"ET1ceFuWPebvdGPCbdkOxaSvDVGabsivGWRgc0fMxo2IMJgaelfud+klqGzZDtDXNjN7RignQGXCQAbE",
-	"LCJllpozMwfljtemKzNFBIfhbj+7F7tBg1aaADYQWB6g72q9r1qc/WniPVLXT5JpuEzYnE1Z/kjSMCTw",
-	"x6TlLdsXZNnpLy0BuoWN9+/tnsutuPUYBuV4H246eXOxs+4Ax4ZrrGBdXT7e5iOUglABV8ygvOUW8hqN",
-	"9A6LTfQeUQSBYX2hFGsVusQq6LuSgsTgYy8S238/SlOpwwd9p1WIGSF7+rAyczT5eltZycUB3e8mjB1u",
-	"WM9oMrLO2StXRsL5XckljRa2OkfFO5p7bDHf2nl2mZ3thqpbclIYrphFjiMmPLeA3aNC9V3dDBOZrFT9",
-	"wIgkLNNQ9TlOeL6yW7b0KQbE1XLIazgokCuQ1lX/PH3HbYmfD/IrVxMou3mZG+flP9Wc0wZjwaeRNphd",
-	"cnVIddhbkLdGq0ih955MQSRBh3PgIAvZvO9DtYtwKbfqm7e52Sa8nXh9U7cE9kKx/dUCtH351UKsORE8",
-	"glcE7my+C2GxLSCD3xCqydUPH26wEIegmV6M0BBWPjV2j6i8OsLqYPqR0XjXeGC6a369tlDxmm+I+cW+",
-	"WQYkBg/jsEyKpjRawIi5GgJzYdSsu3AuQrfcL0rw4TVdf+8kv1m3WmCo1b7opyy23gGxAllETHskhOcU",
-	"tlf0YT+HvjNc77OA/zzozPAdlhsozXgB1p5eoX6PDFsfNnlomQdeAuPfUCqk/h60ZJF6kEYncYaw30ty",
-	"dbAXHJHAUUN06zEHPhDK95uti/uTMdIoQfczQbNnSPJSGvbWBmXhoYAULt2gqOk14SsG61eV8kT4qasX",
-	"kyRkmuliquJ7cmILR2H9kQkvXcVuYhs/bWZW9itrMDZ+8qki+xbmCOqPev2Ff7HhntU+vCez5XI6iJvI",
-	"lXXaHYmQl39yi/hAbN7L1nD4brz2fIZoffTsqJXyI+ZdliXLCug6ktWWYtV0De42Jvqlh+56ae4AtzX3",
-	"mCllgNrz/X4pVtYC3HeP8Z7hFdtZsPGgBCAo4Ped3k/Va9QeeV1nW8Y+GI9GAVEvx6PRNItuQY+GwyEW",
-	"8FG1P+2hah0pantHJLr5nLniGtvWZV4tDG2zyNY0sRVdlHVUOd2KLVMX8xMQo8Vo4M7HxhRJpcCiNfxk",
-	"zWRedGkmkkSsUT97jTpZfa1UCi0ikZwGJE0yheMqRWVeX72b8JN/jso/jVbn/zwdkq9EzHLvH1aMKqYt",
-	"qkCuqtW4AuJQGky4u2HI4KvhJ4RKG5IWG7N2JsEGB1qVcwFY1jFuKJ0T3ql1BkQJV4qS33KjyNtcNLu4",
-	"WUuRudHgycXZmYtOY9qI0DKQznc2g2BQZDUMzobnwzPULVPgNGWD8eDl8Gz40pAE1QsksjoGRzSLGXKs",
-	"uc/k+I4pbY8CxxEtKUsIhzUoTTALeExgBXJDlpmmmvF5UbkHrX/z04SXjyNYvmdIri2ulTvg0L5GE8Gr",
-	"Zj+5FmtFuJljwnH/rvJbQKZ45gHB0ofEXicjydHWMSdubRMnr81dwJvxLnZbqsQ8IGrKkqx/b2Lg8o5G",
-	"uqzoFZDtykzkpFGZqSw02azNWCk51FGcsAnDtYt0Ia7Sol1vYgsfjNeLkaIJqLw8VaEnjNeLyaAVlkrs",
-	"8h6gWHRY0i3g2C7sZdD09vK7y5tLNEU/WcDvR6XeNfpU/Pu+A8qiMNMeMP7Akw2xMSLGIDZq4UyDY03X",
-	"X78hL1++/AvRbAltqyrGG4jp8zLUDYmrB9sfiIxrljwICJ8cKYl81Cgv6jlkC3EKkqR0DuTElW8i52dn",
-	"QZlbeHZ21k7p3rKn9M69lJ2dnQXdD2c/N8pp/uns7HD1G1vCnjwFE3/gYHEgZo4F2uMc2hBtREvbcgX8",
-	"NoTMamd0rmzydc6EBz+bvze4cj2epIM1FzUHDdNkyCLyL41cMqfxinCAuJvXerlkGSyzzST3J7EeX5TF",
-	"dI9+/J5AoB2nX0HsCQolgz9WiJrTg1JEMEiF8hy6zSFUhHYc/JAYPc4W1MbcIVWp6G20FAPvK8LQ/rY+",
-	"RfcCGVm9BmtKM63IgqqFGXQLqfaJ0kYCc1lg7ysRbw52XC1p0vd1NVjLDO63iOb8YFB4/bu+CreLylFU",
-	"q5I+GsewkvW+fCbpejKvAPsKzzx3JBul1KpTSouUrIW8ZXy+zSjsVHUaqB3Bhd/OqOPIPWAf+A45vlkH",
-	"+BvQHdCeHZ5gdlOJ4ycl+g/OTOrMu6UG+l7lrn/uQYIj+2zSbHtwKAjamOQ1pIlRMauNDHKuh/lPSYyN",
-	"AfK6w47OsWJtTDIe41nsoPtr3FpxyB/sY8hj0FMPBsRh7XYcNDn88dlQJRfTq7g42nfD7CHRJCmEleB4",
-	"Oip3IgfWWwzm0My5CDnhgmPXB4yjAmnEM3aWwELWeiEU5P4ATqZAFpC4jxU6m4fkNd9MOM30wiAywqLR",
-	"DoYl3RCqbgmd2n4VCpKZJRsnURXdKMJt1ekJt8PWC9ALqxGUcBO4MyqabX5BKosZ00nMZrl1XODCiFoD",
-	"6pC8zsn2xBbS5kokcErw4R5P0hkTYjYDaeHI/Qk+Of0NaE9C7S7Lt587Hp0rbVaAqzq9R11+fxOF0vW9",
-	"lyHY7Bqxo0UEVp2nitRaRTQgqTqI94Dkpgi5y91RZqKuRQY7WN/R+ExX6nW7JMtvs6HfgChMtzwyqymC",
-	"2r1c5hK9UmaMEa877J9TvwGEUfWDI1si9dB9D4bLnQS5SXckW8On3eNz4jEV+2ploV46/eHQbxMd/DSN",
-	"lPN46jsS8+iT+U9Dc/ep28Wh9NG0i53kIafooDay0F0FowdVMsUeSQn37+HxDvfRVWwpks9WsatkMmqk",
-	"DnoR3chDPDYz86U8es7gp4WNQkfSZMpRHxiT8xkcSxvDfB3H5f6PxDPL1M8+rLKLI1TQ/oi8rUq0o09G",
-	"P7z3+it8XK+B3D47LVdDDuheiJ8+jQXeaR6sTh/e1q+daZmh2sqDbJLrsdlPI5W2g/u/yKXfs+I39b18",
-	"48R3qX8TtIsLC/SV3SMzRvGaRXjnudCYl2I2sq31vo5jmz98HO7lcpM/l3WVTm3c32OyL0s0IwkrcdvT",
-	"sXW4A7/GVVURP3dycXZRtuxE1MQC7BnjgznTHsvGzvK0j9nuz7JsA+2xRVQ9X7eVi5Wpv8fmZJ4k41bT",
-	"sAD+Ec3CnyoemePZhlvFMh/ZQKzkZPtFSRmE+nimYkmrvTWn+mn1uYD1jeWW4wnT1pnKRekLPPjTZ5vF",
-	"2LGLL3Hkz/KNZot4RnkGeypFXqey7QBc9PCVG3lM472owNvicEQIbBqayHQR7/X0jyQYuLKPjX6DoBVZ",
-	"uPDIPOxyyYx+5w6IVAKsimzm4jgn/MQsRdTLMbbHFjwgebO4gBigQ6U3CYS2eWFAlFZhOcDoDiGVPJhw",
-	"uNMgOU1CFgdEKQhtaT7zr1vYBBUwijZyAbGzYm85Fgd5kEFY/vnURiW412UMI6VJ7ouqpOzcwgb9UUxN",
-	"uH0VzXsO+x42Pnhp8vDSqEaOj+if7L4FhjAgfpzL0M1Jin+3RfiNbCbF6BP+9360dDUQ+mnQ64ay0dv4",
-	"3RFz1Og63uOLSivqdjX9EpP0VVln4YXCN+c8MVi56OEyBqNSs0HwZDPhWL5Awgwk8MgIXhu5bL8J8hbw",
-	"xTRl6TtX0nPCl5SzGSitApL/kyRMaXUaEMYVi8FTB8KG/mAdTXv5phv8yFUfZhLX2AzJh2IrRaNd9yZp",
-	"GEijskYRPziuomTCF0zhbPaD4ZLelbnTRiItVUAgUUD+k8R0o06JHUgynoAyVpCE2YTbfpiEajP50rUm",
-	"3WAEd/4eDKRSsiOPXqY8ArO+mnBsYOpqjZawNsFjvABPhVqEtwCpA/D8dDjhN8VBmrVd2Yki6jPvh1w5",
-	"+9jFpTKNweF0wmXGSWRu8EJI5JIzxplalE+WhjsPiavfYM8TJ3TNzybcPUwPyXt887Kt0WyLgKJ6KsY9",
-	"VH7AHtUe7lorVHIkzuqt5HK/3U39kGzVX4DF66am1gh1ZTdqZ1cpuVLUWTk4yy366XepZa7lrF9fedBL",
-	"+jHfl+t9cj1YdwOI3Xhm91poPEWlicMp4nkyWo5xT7R6p1egLJb3+HGyLQETKZXWTf5lzrilhKDnsN+i",
-	"TCHRgiWxBJ6Xg7bwV9M3zfGLNMRAjkPantWigfd7Hx8SyrY+4POYvK9Ejuy3yruye/NfYVMNkD6W32Wr",
-	"LdQjK75tvZ3awt0KMjmgF6ZGGO2coarldjpipEiPQQJ9nDl1/MRSpOmB8dPitPlO0LjY9Pd5RbcjEo63",
-	"qvJOqkGDU2PaokubPDByFkDjbewUkF5ioOBg/+N0EYZPhgXub3L93O9mjRplph8VxDa+bhOrK4m5T5mx",
-	"70xaf2QWvzsrvUshd0nfQf6ij80fiEv7/gKcfyRdzZWnQ521GjaHIc3d0FVKY3+Lybp9PnqNXsK3kMAc",
-	"wT/uRfDW9ulP/N3EVBSvNSR40eeLjxc/lg1Kvtq8wbjvzyRg62zbn3jDFYP106Pgjwaqp8xbfQWXDklR",
-	"iIDPIwksX9OfIhwFdVm9tsT3by8ztFG63Kc82qpAzIZdFFgbHurWBk/k/lX6rv4hPxq26R/So+VpZ5cN",
-	"fFhy8vq+MjnPjwarAe3jA2sxuewzyQGt58plb7WcH4aqltvw0LuHGLaFV0oUv5uF7wWH8Huqo8XgAQld",
-	"xUNK7WPg2RLb1iQ2M3dWLV+0y3G5x9V62X3MTJGM2xeVmGApEGT0lzd0bph+bfPDp3FV21wMuOU93Qu6",
-	"mrz4TGXag19yfRb+l5aAxxJk+B75QEF2eAi6nXXu8TShPHbl/THJOX/THA4Cx6QQSHNV62A0mcj985Ww",
-	"o2ZzbW/+4xVIMqUKCD752gARphVJ2Ary+AH3Wq0JLWITylo/USYldsr0pkZWe2D1enisVmH31jRqLeB8",
-	"bIXf1y7MQ4Vf1ZDpojUWtIHN3x3DbBTMqVaAxzdbe77E1agjF66m6ti58IgSyxyDiojZhE8beK5Umnco",
-	"dpFkGC/mOsFW42gm/OTi7Ix8LHrEXt5FgADauWzqg+3RcOpK/2EgRFFz0AbOeCveIBvqJP6n9JhXwllv",
-	"PfqM+fwX5rzL1FWke2wv2eNfUGnLqDSkiMKinjZok8mGJKnEoxHXivWUTDfugmGJUDsFMs9bgNRlrqzV",
-	"C+xCffIPKdb/YDFZUg2S0YT9C+LTIbk4+4tNdKEIzgs14bWVhWwuTLYVeHfNiQSKhV+WXTe8OOinfcFz",
-	"MP+434e932Ga0N/DJTcH0JS4NgZnwp0GWOqGayH1gsxEgs3jpzS6JYxrgeV6rIbpwhRx9gkvH22xRDAM",
-	"q5rr0CEb4z4L/jHhO0ZK0NgBC69sHuZYxjG+mjjLvajR47vkVwnltSt+zKvhVjFr7rwdlMdWnXEddta2",
-	"XH7OuZaZ0si+vvQ9qfc4afVgVUtV9bISzK17F3+5uLWW1pme4/rgycpQkUixiEEltPrEXI4UZJHGYfZz",
-	"+jsxEx5GXYVh+xvnvTSOnfmxFCsg6wUm8FJNbbcu9arWy6a0UBKgM/uhELq0V2wgOMpXReiE52y7Xct5",
-	"+hbMH7bLwXj20jaoeT73qhkMUOmyc6w0L18nn8+qVoAT4rsRjSJINXxpyc2xT6dL/IB6p06vH7HGz8a1",
-	"Sod5bhPkFeMqAZRBmVOEWp0Zby7zux/ILWxULc1xBTxW1hp8I5agXyhiwSRXVP6agbbMT0543mPTaUe2",
-	"84D15BCW97udYRMgGt36GF9Ln9IjMpCWFdtqkyDF/KEedJDwc7bMPqAwDzH9TkWUk9Q16yQnasOjhRRc",
-	"ZGpMbANHI1FSzDZy6bNm9IQvzCCpiG3XGhDbTDUg9cawAam43AO8cIxHtsEJTSYcm6OOGo1iicSmgkaT",
-	"8LQyHZLXCAJJqJyb+4jZfaWS8kIRTdUtSZhNdFNrkIqUzS6NZjwDHS3w+k44/jtvOaqG5G2H17dIALK7",
-	"hTj3ANl0O0xczFOFzTq2gKpz0yswPOhvoWugElrHaIjaxZgYlt5mJRY9VvdWkx7vIc/bUvjIOXS+brXt",
-	"apElYqSELyz/DAijT643a2eN9PfWfUBkZkgMEzWppf58Q+qVMdgjSBIzjpUy3jpCRcUHsa2A44d5q95e",
-	"b/P2kwRicuKmtQVyMpzi9PARKY0HxYS6u1YeaIVn2bxhLD10C6l27Y5A2qJTmExMJxzxpwVJRZKMycXZ",
-	"BXkvPmS2Z/G7uHyoyRu2AMlURhMSLSC69b7IeFoeD54G3ResXdpGzL8Lme6vOJf3Qt67eMn+F7zoqvwc",
-	"1YM8hdzqBlZmnpRJx1YSnhIxQ5ervUxG4IoZ1nSjMmEgHZv1XpRC2D5hcVYH9AuZ/U0gdl10PIcXqnJw",
-	"jy3obIR3V8T2RxzxOwzYxo0fPF47D6l/WuHaTz5ZogTzt5EqgcNHn8x/dgY/H/hw+rigsNnAAQOXS6pv",
-	"ffVxu/ziB9gWFGuW2DMmFrF4mJDYL8Q2dn9h0NLDC5vQ6BkwGXTFP0Mm47RZCXnL4GMUpKi04H/ieXUF",
-	"nIfwxpdJHBa9x/PFa0m5cv19R/ZZ6Fhn6d6nygV/s4Hq5RY/lxhs2VxLDjZaxD3aDZ9m4pVVMR6DJzyD",
-	"VNuDsoRCOzoQRyjY+n3g+mdZDGYyGYwHC63T8Wh0/qf/Hp4Nz4bn4z+f//kcUeW+/5Q7TFxJKnMNm42n",
-	"VPWvjmQqf7EQVP5QqSl2//P9/wcAAP//",
+	"7H1rcxs3suhfQXHvLUtVM6S01t27S9epOo6tJD6bOCrZcbZqmdoFZ5okoiEwATCkuC7991NoYJ7EDIcy",
+	"qUeST3FEDNBoNPqFfnweRGKZCg5cq8H48yClki5Bg8T/ex1FoNRbSGBONRP8yvxqfmB8MB4sgMYgB8GA",
+	"0yUMxoN/hO8imIKch/a7sPxwEAxUtIAlNR/rTWqGKy0Znw/u7oLBG5FkS/41S0B9aycdfx7EoCLJUvx8",
+	"PNAyA7JeACd6ASRKGHBNJNBYkZmQS6rJCqRigpMLsgRNY6opoTwmEc494TMzOzn5jt7AQiQxgVsN3Hxw",
+	"OiQ/Mb0QmSZMB4QSCb9moDTRC6rJWmRJTChXa5ATvqpMfpIIGn+k0wQCEkmgGtz/SJgzpUG6/6UkEssl",
+	"00QLQnEKbX4gQhLBwa6SpXNJY1CEuh+1IKuLU8IUkTDLFMRkzfSCXJydTfhXNL62IF7eRoAIMotSJbjD",
+	"RehwEV6EGVdZmgqpIQ6nm9AiLpjwKcyEBEL5Ri8Yn5uV7CZiA5iFWEP8CnGoIspJmlDOGZ9PuASdSa4I",
+	"osHiFXexoCtw+HZ/FjzZmL3YZe2wCVfAY8L0cGLoYgcpWdIIkTZ2UNG7GJap0MCjzd9h002rlbHh32Gz",
+	"Y+b3dAkqpREUk9aJs/idJLCCRAUEaLQgP15/FwKPRAxxQH4RjENMphsk4LPb86+JAnPdtJDk5P+ef306",
+	"zLGRUr0oQeX55INgYEiTSYgHY3MfuoG+onP4wP4DdUT8moHclJOnblANAUvG2TJbDsbnQT4v4xrmIIuJ",
+	"P4obKNkBTRKxvlymevOJJhnk0LUtiB/vQPmVhBm7bcH3xwWQNZWwEJkCYmYOCDVXxdAlxIRxIlYgJYtB",
+	"DVOcySB+tDofRYLP2LwF1XbonnjGa15Hcn1WvNF7TvqJwbprzhWD9V5T3pnBKhVcAbL2SykFstlIcA1c",
+	"4zGmacIiZNijX5TB9OfKjP9HwmwwHvxpVEqMkf1VjdxtxUmv3TJ20frBveYbMqMsyaQ9McqJ+5SA+ZZM",
+	"RbwZDu6CwXc5cz0YjMWM16CyRPvAw58rHD7/V5gIu6Rhk3SqjOyZCUkoUZrOIXasE2+w5TQWxx/pvA7f",
+	"1qm4nZrjPuhGzYTt+zS/FttEdH+6+LEUFF9t3iC/fnDy8Ei2IXm9FEY+aUUimilQuayb8H7CbowM14pV",
+	"psiJkFaFQBE34VbAL+kNEKZPt5SJAAWg+SBXC2IWEy40iaiUmwn3i6oxMRdySN4LK17XtE2+6gVM+BKU",
+	"onPLyowS4PQblKpWyVldGHFpUOaQivqZUmzOAbY55A0zIlaRacYSzTg5ofafIeMklYxHLKXJC4ULngZE",
+	"sDgiJ5STH969fUNUNv0FIn1qIJ1LkaXlT/i/SOepFClIzSw7Met5CDznVz4WV/Kuf9rP3eCfC6EjEAwz",
+	"y+ssZvpy5QixvjSN7J6bKJgMvr/8+O0Pb8lIikzDKKVag+STQUAmA6ZUBqE2gmgyMPucDFbA4zCSEAPX",
+	"jCZqMhgE2/uhCIGlksF4EFMNoWZL8I2NIWLKwQbcCNR/WlEJZrMxcIb/MAwR4sq+qzNoypLtvX1YCKlf",
+	"kcmAoqb9X4ZG8n1U/hSuJdMwGThmZXbog5P5j66gEx9ulchkBGNHKgapMJwPkZDGNGER6reO+sagE9+6",
+	"7kaFLetLsIv4ljcEMy5UgBFXQ65GhnwMJO6GW/IhYkYoWVJO57BEo8FQgw8cpanO1PZq3378eEXsj2ay",
+	"Ki84cf9vMItIbhLR6cCrQlVpn5kzoXpQw0cV+0FO4hWUVIirALwgF98NekM1TcT8Dao/25cohhnNEmsD",
+	"0jhmZj2aXNXGbCFsaxHgcSqYMyWZhmXnd1RKurH0VyrjN7AJEzYDvFO+jwvF7ktAbRxBsfvq9F4sFobq",
+	"Oz4T22icMUjikMVeBBQEsI0BYy2FOVPxgI+/K/YfCBkPpxvtVsu5EOP6LxceSgsGueKymwUXI+vQBJU9",
+	"eeHYhaY08/BsVKrMZC27fT5YNEiMhIzDSGRc95qvSXwFLoJ7H0IDiu4zUW9Q+3Ca1vbhWAseQaqfQJeK",
+	"1zxyz/G4TS9zX1PXdNd0/T8ffniPbJnTVC2EDutQdn1dYQZNbNc258eTQY4zFFowxJC9z5h1VHVBgvO8",
+	"K4ffHw1ZanSN/l809l1btZxtJwacsr6Fgtx62GMHW9bUbqa0/Uk5TRfsknJlhWbrGaJBEEYLyud7kfkW",
+	"dWxRemMP9YXagbYm22+H4naQWGrP5w3lMTMDj8CHZsLHhrplTwwJGLjCFURayB704Dby1n34yX73JeJm",
+	"xqTSoRRrpxn3+MSaxHvqXXtLLvOJNue713byb6S5wXXrSWTWNeY+4tlyukNC1mBukYU1/AV1OmpuoQle",
+	"icoddNstQ+955SSgxbYXP0pzRoef+s75sBK0gLEbQY37sH27qYwZpwnTm0NoYWI2U9CXive/lO3Kslu4",
+	"OWlQ22A3qq4SytslbZRzyPtQRclePXSxpLdhk8luI8uM2v8KV6iuJxNriv4mcD5Igip2upGc34/+YmYn",
+	"/3z6kuTBDJfGSTXtmP2tFfSVFu9qrXy2fBzbgd5iKuvZOgAfLJfutYG26/3Ed3CVu6E6j2DbaZaA1iBV",
+	"QGI2Z1qhF31I/kVC8t+vCNVkKZQm53/+K8lJotsQaPUMWyivRYe1VgPs3i7qHRB0G4yd97Bl/WCQUqnR",
+	"vRWqFKI91Ij7UUfQ8zWnaptrOofQPmxUtjAVIgHKzQhkuqGQ8W7Lpc2QQPwUwLUfQacBdc8TeChErhis",
+	"84esw+CpMWdtL+04/Cl3qT8JRPo3WEDg28Zbqqmx/iruridhWfaVnV17anGmuifaUGm6l7HxOO7Sgql1",
+	"+e977mALU/ewaJWQ2vKn+jtUdUgKUcuPfZ3ofczWfBkvCdR0wjZC2Nuk6tZgq+dYl+5X2WzGbJAXWYgk",
+	"ZnxOKGlovOHqnEwTMfW9tT2sudbiYr+36XY5m0Gk2cpoRyuWwBxUu4KXFmP29c6Uz59d9+EDRJnESJlt",
+	"S714LawA4d3QrxnuFskMOngNuIHP5nXmybGbh+EltXPqZi0YlfO9iCHxiZYY/Kdrn5o7HmFtQFqdbWwH",
+	"3wY2rtX63GykjpjNgCNHQYkYEBYrIiRZ0SQDNRx4tuDCZ1qsXKp8LGwblrGN55omQFQ2Dc3e8/d+M2uA",
+	"D/xFJKuY8KmkPFoQwcmJGVTEja1owmI8uxfKbU1hHFHfkKVTGxrri1CIbvbjIvb/d7+zWAS68YE9eB+1",
+	"fA06WnyIKP9I1Y1q1RLThPJQU3Wze+1yaJ/1MKTNGxB6ffnhI/ENf0UgsZ5YQhVhnFwl5vdpAmagHbMd",
+	"0YTCDPbUEbeZRZ39qcjt9SBTFpjbS7L4GFmfZ2Eax2EhSPvDX1dePbsw8xbs6l5Yb5NeXqG6FCu4j7Pv",
+	"vq/XoMOGXrQH7jxa31H8+1sE8Q3o5+y7+kZSX6hgoQXtjDe7n8JVzl+ZzQefNyB2W9nKY7Q7ib8U301w",
+	"7Pe+9b9jStvgUaTndhBoOag31RZRqbtexquTt0JZRH52QAmr/QAso0k9t4nDrQ5TOnfhoUjnWZLYWHSr",
+	"1XQLNAdN244qnon2HX0Bo616PnadQGWZNnDxKnVAOsffe0Npb+YuuNykbTAV7ET14E39YatxqYOTRQWg",
+	"tn0Vzvaufe0NRyWWtD8uClB2nlVl8rZ9XYtOYpdiLx1LJLtZi52yDR5U/joAKqNt+oPlibs5OAlV4Wrb",
+	"W+HB7dhfETjdf3vFtDtRX5ncC6Og8ZsyQLodSKWFdK8L+eDe0H6w35br7ITat1ob+NUsIp831kVY938u",
+	"OFIwXfDAOOyMzGtkJT1lvH1pEOL3lHFNGe9+E4zlJpQZ9z+bwW3KJIQiiUGGekF5/6wTCWbtMKF20R3J",
+	"nLuAb1VQ0NaKSx2lbpBbUyx2acAnsdwQmXESVtOFbebVFE4DIiGhmq0w77nM1srxjdma/aMyduM1DivB",
+	"KfUb0cOFt2XZY/5ONybclu1QTPraEKXphvyaQQY2d8Rs3IgIg6mhd+V+l16CypbtAH1tM7NnhHICVCYM",
+	"ZEDMIlJmqTkzc1DueG26MlNEcBju9rN7sRs0aKUJYAOB5QH6rtb7qsXZnybeI3X9JJmGy4TN2ZTljyQN",
+	"QwJ/TFresn1Blp3+0hKgG9h4/97uudyKW49hUI734aaTNxc76w5wbLjGCtbV5eNtPkIpCBVwxQzKW24h",
+	"r9FI77DYRO8RRRAY1hdKsVahS6yCvispSAw+9iKx/fejNJU6vNd3WoWYEbKnDyszR5Ovt5WVXBzQ3W7C",
+	"2OGG9YwmI+ucvXJlJJzflVzSaGGrc1S8o7nHFvOtnWeX2dk+UnVDTgrDFbPIccSE5xawe1SovqubYSKT",
+	"laofGJGEZRqqPscJz1d2y5Y+xYC4Wg55DQcFcgXSuuqfp++4LfHzXn7lagJlNy9z47z8p5pz2mAs+DTS",
+	"BrNLrg6pDnsL8tZoFSn03pMpiCTocA4cZCGb932odhEu5VZ98zY324S3E69v6pbAXii2v1qAti+/Wog1",
+	"J4JH8IrArc13ISy2BWTwG0I1ufrhw0csxCFophcjNISVT43dIyqvjrA6mH5kNN417pnuml+vLVS85hti",
+	"frFvlgGJwcM4LJOiKY0WMGKuhsBcGDXrNpyL0C33ixJ8eE3X3zvJb9atFhhqtS/6KYutd0CsQBYR0x4J",
+	"4TmF7RV92M+h7wzX+yLgvww6M3yH5QZKM16AtadXqN8jw9aHTR5a5oGXwPg3lAqpvwctWaTupdFJnCHs",
+	"95JcHewFRyRw1BDdesyBD4Ty/Wbr4v5kjDRK0P1M0OwZkryUhr21QVl4KCCFSzcoanpN+IrB+lWlPBF+",
+	"6urFJAmZZrqYqvienNjCUVh/ZMJLV7Gb2MZPm5mV/coajI2ffKrIvoU5gvqjXn/hX2y4Z7UP78lsuZwO",
+	"4iZyZZ12RyLk5Z/cIj4Qm/eyNRy+G689nyFaHz07aqX8yGVdPvj9bU/Ud/YjZo2WBdcKmDtS7ZZi1XRs",
+	"7jaF+iW37non7wC3NXOaKWWA2jP6YClW1n7dd4/xnsEh2zm88aAEICjg953eT1Um0B43Xme6xroZj0YB",
+	"US/Ho9E0i25Aj4bDIZYfUrU/7aEoHinmfEccvfmcudIg27ZxXusMLcvIVmSx9WiUdbM5zZAtUxexFBCj",
+	"g2ngzkPIFEmlwJI7/GTNZF4yaiaSRKxRu3yNGmV9rVQKLSKRnAYkTTKF4yolcV5fvZvwk3+Pyj+NVuf/",
+	"Ph2Sr0TMct8l1rsqpi1qWK6qtcQC4lAaTLi7YSieqsEzhEobUBcbo3wmwYY2WoV5AViUMm6ozBPeqTMH",
+	"RAlXSJPfcGOG2Ew6u7hZS5G5sT/IxdmZi61j2igAZRig72wGwaDIyRicDc+HZ6gZp8Bpygbjwcvh2fCl",
+	"IQmqF0hkdQyOaBYz5Fhzn8H0HVPaHgWOI1pSlhAOa1CaYA7zmMAK5IYsM0014/Oi7hD6LsxPE14+7WDx",
+	"oSG5trhW7oBD+5ZOBK86Lci1WCvCzRwTjvt3desCMsUzDwgWbiT2Ohk9BC01c+LWsnLahrkLeDPexW5L",
+	"lYgNRE1ZUPafTQxc3tJIl/XIArJdV4qcNOpKlWUym5UlKwWTOkorNmG4dnE6xNWJtOtNbNmG8XoxUjQB",
+	"lRfXKrSc8XoxGbTCUom83gMUiw5LugUc22XJDJreXn53+fESDenPFvC7Uak1jj4X/77rgLIoK7UHjD/w",
+	"ZENshIsx541SO9PgWNP112/Iy5cv/0Y0W0LbqorxBmL6vGt1Q+Kq2fYHIuOaJfcCwidHSiIfNYqjeg7Z",
+	"QpyCJCmdAzlxxafI+dlZUGZGnp2dtVO6t2grvXXvfGdnZ0H3s9/PjWKgfz47O1z1yZagLU+5xx84WByI",
+	"mWOB9jiHNsAc0dK2XAG/DYCz2hmdK5s6njPhwc/m7w2uXI+G6WDNRcVEwzQZsoj8SyOXzGm8Ihwg7ua1",
+	"Xi5ZhvpsM8n9SazHF2Up4KMfvyeMacfpVxB7gkLJ4I8Voub0oBQRDFKhPIduMyAVoR0HPyRGj7PlwDHz",
+	"SVXqkRstxcD7ijD0HliPqHs/jaxegxWxmVZkQdXCDLqBVPtEaSP9uiwP+JWINwc7rpYk77u6GqxlBndb",
+	"RHN+MCi83mlffd5F5SiqNVUfjGNYyXpXPvJ0PfhXgH2FZ567wY1SatUppUVK1kLeMD7fZhR2qjoN1I7g",
+	"wm9n1HHknt8PfIcc36wD/A3oDmjPDk8wu6nE8ZMS/QdnJnXm3VLBfa9i3T/3IMGRffRpNm04FARtTPIa",
+	"0sSomNU2DDnXw+ytJMa2BnnVZEfnWG83JhmP8Sx20P01bq045A/2Kech6KkHA+KwdjsOmhz++Gyokknq",
+	"VVwc7bth9pBokhTCSnA8HZW7wAPr6wZzaOZchJxwwbFnBUaBgTTiGftiYBluvRAKcn8AJ1MgC0jcxwpd",
+	"5UPymm8mnGZ6YRAZYclrB8OSbghVN4RObbcNBcnMko2TqIpuFOG2ZvaE22HrBeiF1QhKuAncGhXNtu4g",
+	"lcWM6SRms9w6LnBhRK0BdUhe52R7YsuAcyUSOCUYdoAn6YwJMZuBtHDk/gSfnP4GtCcdeJfl2+8xAZ0r",
+	"bVaAq5m9R1cBfwuI0nG/lyHY7Hmxo8EF1synitQaXTQgqbq394DkYxEwmLujzERdiwx2sL6j8ZmuxPF2",
+	"SZbfZkO/AVGYLHpkVlOE5Hu5zCV6pcwYI1532D+nfgMIcwIGR7ZE6okHHgyXOwlyk+5ItoZPu8fH0GMq",
+	"9tW6SL10+sOh36Zp+GkaKefh1Hck5tFn85+G5u5Tt4tD6aNpFzvJA2bRQW1kobsKRg+q5Lk9kBLu38PD",
+	"He6Dq9hSJF+sYlfJZNRIfPQiupFFeWxm5kvY9JzBTwsbQ4+kyZSjPjAm5zM4ljaG+TqOy/0fiWeWiat9",
+	"WGUXR6ig/QF5W5VoR5+Nfnjn9Vf4uF4DuX12Wq6GHNC9ED99Ggu809xbnT68rV870zK/tpUH2RTdY7Of",
+	"RiJwB/d/kUu/Z8Vv6nv5xonvUv8maBcXFugru0dmjOI1i/DOc6Exq8ZsZFvrfR3HNvv5ONzLZVZ/Kesq",
+	"ndq4v4dkX5ZoRhJW4qanY+twB36Nq6oi+u/k4uyibDiKqIkF2DPGB3OmPZaNneVpH7Pdn2XZBtpji6h6",
+	"tnErFysTl4/NyTwp0q2mYQH8A5qFP1U8MsezDbdKfT6wgVjJKPeLkjKE9uFMxZJWe2tO9dPqcwHrG8st",
+	"xxOmrTOVi9IXePCnzzaLsWMXj3Hkz/KNZot4Rnn+fSpFXmWz7QBc7POVG3lM472oH9zicEQIbBKdyHQR",
+	"7/X0jyQYuKKVjW6JoBVZuPDIPOxyyYx+5w6IVAKsilzs4jgn/MQsRdTLMTb3Fjwgeau7gBigQ6U3CYS2",
+	"9WJAlFZhOcDoDiGVPJhwuNUgOU1CFgdEKQhtYUHzrxvYBBUwiiZ4AbGzYmc8Fgd5kEFY/vnURiW412UM",
+	"I6VJ7ouqJBzdwAb9UUxNuH0VzTsm+x42Pnhp8vDSqEaOD+if7L4FhjAgfpjL0M1Jin+3RfiNbB7I6DP+",
+	"9260dBUc+mnQ64ay0dv43RFz1OiZ3uOLSiPtdjX9EksMqLJKxAuFb855WrNy0cNlDEal4oTgyWbCsfiC",
+	"hBlI4JERvDZy2X4T5A3si2nKwn2uIOmELylnM1BaBST/J0mY0uo0IIwrFoOnioUN/cEqoPbyTTf4kaud",
+	"zCSusRmSD8VWijbB7k3SMJBGXZAifnBcRcmEL5jC2ewHwyW9LTO/jURaqoBAooD8PxLTjToldiDJeALK",
+	"WEESZhNuu3kSqs3kS9dYdYMR3Pl7MJBKwZE8epnyCMz6asKx/aqrlFrC2gSP8QI8FWoR3gCkDsDz0+GE",
+	"fywO0qztimYUUZ95N+fK2ccuLpVpDA6nEy4zTiJzgxdCIpecMc7UonyyNNx5SFz1CXueOKFr3Tbh7mF6",
+	"SN7jm5dt7GYbHBS1XzHuofIDdtj2cNdamZUjcVZvHZq77V7wh2Sr/vIxXjc1tUaoKxpSO7tKwZiiSszB",
+	"We7qfFRmk7WpZa5hrl9fuddL+jHfl+tdfj1YdwOI3Xhm91poPEWdjMMp4nkqXY5xT7R6p1egLPX38HGy",
+	"LQETKZXWTf44Z9xSANFz2G9RppBowZJYAs+LWVv4q8mn5vhFGmIgxyFtz2rJw7u9jw8JZVsf8HlM3lci",
+	"R/Zb5V3Ze/rvsKkGSB/L77LV1OqBFd+2zlRt4W4FmRzQC1MjjHbOUNVyOx0xUqTHIIE+zpw6fmIp0vTA",
+	"+Glx2nwnaFxs+vs8p/aIhOOtCb2TatDg1Ji26NImD4ycBdB4GzsFpJcYKDjY/zhdhOGTYYH7m1w/97tZ",
+	"o0aR7AcFsY2v28TqSmLuU2bsO5PWH5jF785K71LIXdJ3kL/oY+sK4tK+H4Hzj/J6Bk+HOmsVeA5Dmruh",
+	"qxT2/haTdft89Bq9hG8hgTmCf9yL4K1M1J/4u4mpKL1rSPCizxefLn4s26t8tXmDcd9fSMDW2bY/8YYr",
+	"BuunR8GfDFRPmbf6ykUdkqIQAV9GElh8pz9FOArqsnptgfLfXmZoo/C6T3m0NY2YDbsosDY81K0Nnsj9",
+	"q3SN/UN+NGzTP6RHy9POLhv4sOTk9X1lcp4fDVYD2scH1mJy2WeSA1rPlcveajnfD1Utt+G+dw8xbAuv",
+	"lCh+NwvfCw7h91RHi8E9ErqKh5Tax8CzJTbdSWxm7qxavmiX43KPq/Wy+5iZIhm3LyoxwVIgyOgvP9K5",
+	"Yfq1zQ+fxlVtczHglvd0L+hq8uIzlWn3fsn1WfiPLQGPJcjwPfKeguzwEHQ769zjaUJ57JoTYJJz/qY5",
+	"HASOSSGQ5qrWwWgykbvnK2FHzdbg3vzHK5BkShUQfPK1ASJMK5KwFeTxA+61WhNaxCaUtX6iTErs8+lN",
+	"jax28Or18FitIe+tadRafvrYCr+v2ZmHCr+qIdNFayxoA5u/O4bZKJhTrV+Pb7b2fImrUUcuXEXYsXPh",
+	"ESWWOQYVEbMJnzbwXKmT71DsIskwXsz1sa3G0Uz4ycXZGflUdLi9vI0AAbRz2dQH22Hi1JX+w0CIouag",
+	"DZzxVrxBNtRJ/E/pMa+Es9449Rnz+UfmvMvUVaR7aC/Zw19QacuoNKSIwqKeNmiTyYYkqcSjEddI9pRM",
+	"N+6CYYlQOwUyzxuA1GWurNUL7KF98i8p1v9iMVlSDZLRhP0H4tMhuTj7m010oQjOCzXhtZWFbC5MthV4",
+	"d82JBIqFX5ZdN7w46Kd9wXMw/7jfh73fYZrQ38MlNwfQlLg2BmfCnQZY6oZrIfWCzESCre+nNLohjGuB",
+	"5XqshunCFHH2CS8fbbFEMAyrmuvQIRvjPgv+MeE7RkrQ2L8Lr2we5ljGMb6aOMu9qNHju+RXCeW1K37M",
+	"q+FWMWvuvB2Ux1adcf2B1rbYf865lpnSyL4e+57UO7S0erCqpap6WQnm1r2LHy9uraXxp+e4PniyMlQk",
+	"UixiUAmtPjGXIwVZpHGY/Zz+TsyE+1FXYdj+xnkvjWNnfizFCsh6gQm8VFPba0y9qnXiKS2UBOjMfiiE",
+	"Lu0VGwiO8lUROuE5227Xcp6+BfOH7XIwnr207XWez71qBgNUegQdK83L14foi6oV4IT4bkSjCFINjy25",
+	"OXYZdYkfUO8z6vUj1vjZuFbpMM9tgrxiXCWAMihzilCrM+PNZX73A7mBjaqlOa6Ax8pag2/EEvQLRSyY",
+	"5IrKXzPQlvnJCc87hDrtyHYesJ4cwvJuvTNsYUSjGx/ja+myekQG0rJiW20SpJg/1IMOEn7OltkHFOYh",
+	"pt+piHKSulaj5ERteLSQgotMjYltP2kkSorZRi591oye8IUZJBWxzWYDYlvBBqTe1jYgFZd7gBeO8cg2",
+	"OKHJhGNr11GjzS2R2BLRaBKeRqxD8hpBIAmVc3MfMbuvVFJeKKKpuiEJs4luag1SkbJVp9GMZ6CjBV7f",
+	"Ccd/5w1T1ZC87fD6FglAdrcQ5x4gm26HiYt5qrBZxxZQdW56BYYH/SN0DVRC6xgNUbsYE8PS26zEokPs",
+	"3mrSwz3keRsiHzmHztdrt10tskSMlPDI8s+AMPrsOst21kh/b90HRGaGxDBRk1rqzzekXhmDPYIkMeNY",
+	"KeOtI1RUfBDbCjh+mDca7vU2bz9JICYnblpbICfDKU4PH5HSeFBMqLtr5YFWeJbNG8bSQzeQatfuCKQt",
+	"OoXJxHTCEX9akFQkyZhcnF2Q9+JDZjsuv4vLh5q8YQuQTGU0IdECohvvi4ynYfPgadB9wdqlbSP9u5Dp",
+	"/opzeSfnvYuX7H/Bi57Qz1E9yFPIrW5gZeZJmXRsJeEpETN0udrLZASumGFNNyoTBtKxWe9FKYTtExZn",
+	"dUAfyexvArHrouM5vFCVg3tkQZfxR0tJOdBluEa3WKWMBplJsaxZjnnFE/v2Z4SwVvYlQ8jC7+JKYtgy",
+	"x04nxYf+/Hf02ShNFjQOUM3MMWdndA39jMwFWSx9gk34VApR0Gj296fzv1ycnZ3WSzDEUqSVwgsSaFwU",
+	"ZPCJtUaH1MeOPjtWEpi3D2zLNStjcEvazv1svrMcPqsoapug0ZVw8QlH/A7zLXDjB0+3yDNinla2xZPP",
+	"dSrB/G1kOuHw0Wfzn525Cwc+nD4eZOwVcsC8g5LqWx9t3S4f/QDbYtrNEnuGtCMWDxPR/khsY/cXBi09",
+	"HlESGj0DJoMvac+QyTglXELe8fsY9WSucfYD6oVHS4st4DzEY1qp/1n0Hu8pTUvKlWvPPbKvusc6S/e8",
+	"XC74m80zKbf4pcRgq15bcrDBXu7N/Ylq/FbFeAie8Awy5Q/KEgrt6EAcoWDrd4Frf2cxmMlkMB4stE7H",
+	"o9H5n///8Gx4Njwf//X8r+eIKvf959zf6SrKmWvY7Bunqn91JFP5i4Wg8odKScC7n+/+NwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -103,6 +103,9 @@ func matrixRoutes() []routeCase {
 		{op: "updateTable", method: "POST", path: tbl, body: commit, want: writeOK},
 		{op: "updateTable", name: "hidden", method: "POST", path: fixed("/v1/wh/namespaces/hr/tables/secret"), body: commit, want: hidden},
 		{op: "dropTable", method: "DELETE", path: tbl, want: adminNSNo},
+		// Unregister is a drop that answers the metadata: table-drop and
+		// table-read-metadata.
+		{op: "unregisterTable", method: "POST", path: func(n int) string { return tbl(n) + "/unregister" }, want: adminNS},
 		{op: "reportMetrics", method: "POST", path: func(n int) string { return tbl(n) + "/metrics" }, want: allNoBody,
 			body: func(*testing.T, *matrixEnv, int) any {
 				return map[string]any{"report-type": "commit-report", "table-name": "sales.t", "snapshot-id": 1, "sequence-number": 1, "operation": "append", "metrics": map[string]any{}}

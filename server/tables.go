@@ -196,6 +196,19 @@ func (s *Server) DropTable(ctx context.Context, req openapi.DropTableRequestObje
 	return openapi.DropTable204Response{}, nil
 }
 
+// UnregisterTable implements openapi.StrictServerInterface.
+func (s *Server) UnregisterTable(ctx context.Context, req openapi.UnregisterTableRequestObject) (openapi.UnregisterTableResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.UnregisterTable(ctx, req.Prefix, id)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.UnregisterTable200JSONResponse{MetadataLocation: res.MetadataLocation, Metadata: openapi.RawJSON(res.Metadata)}, nil
+}
+
 // RenameTable implements openapi.StrictServerInterface.
 func (s *Server) RenameTable(ctx context.Context, req openapi.RenameTableRequestObject) (openapi.RenameTableResponseObject, error) {
 	from := service.Ident{Namespace: req.Body.Source.Namespace, Name: req.Body.Source.Name}

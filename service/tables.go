@@ -674,6 +674,38 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 	return nil
 }
 
+// UnregisterTable removes a table from the catalog and deletes none of its
+// files (the REST spec's unregisterTable): it answers the metadata
+// location and the metadata the table last had, so that the caller can
+// register it with another catalog. It needs table-drop and
+// table-read-metadata (the answer carries the metadata). Errors: 404
+// NoSuchTableException when the table is missing, 403 without those
+// privileges, the 400 of guardV4 for a format version 4 table and a
+// client that does not read v4 (checked in the store's transaction, so
+// nothing is removed), the store's 503.
+func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Ident) (*TableResult, error) {
+	r := tableResource(warehouse, id)
+	if err := s.authorize(ctx, PrivTableDrop, r); err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, PrivTableReadMetadata, r); err != nil {
+		return nil, err
+	}
+	obj, err := s.store.ObjectDeleteIf(ctx, id.ref(warehouse, store.KindTable), func(o *store.Object) error {
+		return guardV4(ctx, o.FormatVersion, "Cannot unregister "+id.String())
+	})
+	var fe *fault.Error
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, tableNotFound(err, id)
+	case errors.As(err, &fe):
+		return nil, err
+	case err != nil:
+		return nil, storeErr(err, warehouse)
+	}
+	return &TableResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata, Config: map[string]string{}}, nil
+}
+
 // RenameTable renames a table, possibly into another namespace of the same
 // warehouse. 404 NoSuchTable for a missing source, 404 NoSuchNamespace for a
 // missing destination namespace, 409 when the destination name is taken.

@@ -315,6 +315,11 @@ type Store interface {
 	ObjectReplace(ctx context.Context, o *Object) error
 	// ObjectDelete removes a table or view and returns what was removed.
 	ObjectDelete(ctx context.Context, ref ObjectRef) (*Object, error)
+	// ObjectDeleteIf is ObjectDelete that first hands the object about to be
+	// removed (its full metadata included) to check, in the same
+	// transaction: when check returns an error nothing is removed and that
+	// error is returned as it is. check must not block.
+	ObjectDeleteIf(ctx context.Context, ref ObjectRef, check func(*Object) error) (*Object, error)
 	// ObjectRename moves a table or view to another name or namespace in the
 	// same warehouse; metadata is not rewritten. ErrNotFound when the source
 	// is missing; ErrNotFound wrapped with "namespace" when the destination

@@ -248,6 +248,12 @@ func (t *traced) ObjectDelete(ctx context.Context, ref ObjectRef) (*Object, erro
 	return v, t.end(span, err)
 }
 
+func (t *traced) ObjectDeleteIf(ctx context.Context, ref ObjectRef, check func(*Object) error) (*Object, error) {
+	ctx, span := t.start(ctx, "ObjectDeleteIf")
+	v, err := t.Store.ObjectDeleteIf(ctx, ref, check)
+	return v, t.end(span, err)
+}
+
 func (t *traced) ObjectRename(ctx context.Context, from ObjectRef, toNamespace []string, toName string) error {
 	ctx, span := t.start(ctx, "ObjectRename")
 	return t.end(span, t.Store.ObjectRename(ctx, from, toNamespace, toName))

@@ -623,7 +623,13 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 
 // ObjectDelete implements store.Store.
 func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.Object, error) {
+	return s.ObjectDeleteIf(ctx, ref, nil)
+}
+
+// ObjectDeleteIf implements store.Store.
+func (s *Store) ObjectDeleteIf(ctx context.Context, ref store.ObjectRef, check func(*store.Object) error) (*store.Object, error) {
 	var o *store.Object
+	var refused error
 	err := s.inTx(ctx, func(q querier) error {
 		o = &store.Object{}
 		err := scanObject(q.queryRow(ctx,
@@ -637,6 +643,11 @@ func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.O
 		}
 		o.Namespace = ref.Namespace
 		o.Warehouse = ref.Warehouse
+		if check != nil {
+			if refused = check(o); refused != nil {
+				return refused
+			}
+		}
 		if err := deleteIndex(ctx, q, `id = $1`, o.ID); err != nil {
 			return err
 		}
@@ -649,6 +660,9 @@ func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.O
 		}
 		return nil
 	})
+	if refused != nil && errors.Is(err, refused) {
+		return nil, refused
+	}
 	if err != nil {
 		return nil, s.wrap(err, "delete "+string(ref.Kind))
 	}

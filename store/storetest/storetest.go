@@ -316,6 +316,24 @@ func testObjectListAndDelete(t *testing.T, s store.Store) {
 	require.ErrorIs(t, err, store.ErrNoSuchTable)
 	_, err = s.ObjectDelete(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "v", Kind: store.KindTable})
 	require.ErrorIs(t, err, store.ErrNoSuchTable, "a view is not dropped as a table")
+
+	// A conditional delete: check sees the whole object; its refusal
+	// leaves the object in place and comes back as it is.
+	refB := store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "b", Kind: store.KindTable}
+	refused := errors.New("not this one")
+	var seen *store.Object
+	_, err = s.ObjectDeleteIf(ctx, refB, func(o *store.Object) error { seen = o; return refused })
+	require.ErrorIs(t, err, refused)
+	require.NotNil(t, seen)
+	require.NotEmpty(t, seen.Metadata, "check sees the full metadata")
+	_, err = s.ObjectGet(ctx, refB)
+	require.NoError(t, err, "a refused delete removes nothing")
+	del, err = s.ObjectDeleteIf(ctx, refB, func(*store.Object) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, seen.MetadataLocation, del.MetadataLocation)
+	require.Equal(t, seen.Metadata, del.Metadata)
+	_, err = s.ObjectGet(ctx, refB)
+	require.ErrorIs(t, err, store.ErrNoSuchTable)
 }
 
 func testRename(t *testing.T, s store.Store) {

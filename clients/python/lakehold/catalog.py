@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from . import _schema
+from . import _commit, _schema
 from ._rest import RestSession
 from .errors import LakeholdError, NoSuchTableError
 from .table import Table
@@ -112,6 +112,23 @@ class Catalog:
         ns, name = split_identifier(identifier)
         self._rest.request("DELETE", f"namespaces/{namespace_path(ns)}/tables/{quote(name, safe='')}",
                            params={"purgeRequested": "true"} if purge else None)
+
+    def register_table(self, identifier: Identifier, metadata_location: str) -> Table:
+        """Register the table whose metadata file is ``metadata_location``
+        under ``identifier``; AlreadyExistsError, NoSuchNamespaceError."""
+        ns, name = split_identifier(identifier)
+        res = _commit.post(self._rest, f"namespaces/{namespace_path(ns)}/register",
+                           {"name": name, "metadata-location": metadata_location})
+        return Table((*ns, name), res, self._rest)
+
+    def unregister_table(self, identifier: Identifier) -> str:
+        """Remove a table from the catalog without deleting any of its files
+        and return its last metadata location, for ``register_table`` here
+        or in another catalog. Retried with one Idempotency-Key, so it runs
+        once. NoSuchTableError when the table does not exist."""
+        ns, name = split_identifier(identifier)
+        res = _commit.post(self._rest, f"namespaces/{namespace_path(ns)}/tables/{quote(name, safe='')}/unregister", {})
+        return str(res["metadata-location"])
 
     def table_exists(self, identifier: Identifier) -> bool:
         """Whether the table exists."""

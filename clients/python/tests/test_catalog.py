@@ -77,6 +77,19 @@ def test_nested_field_ids_are_in_written_parquet(catalog: lakehold.Catalog, name
     assert t.scan().to_arrow().sort_by("id").to_pylist() == rows.to_pylist()
 
 
+def test_unregister_keeps_the_files_and_registers_back(catalog: lakehold.Catalog, namespace: str) -> None:
+    t = catalog.create_table(f"{namespace}.moved", pa.schema([pa.field("id", pa.int64(), nullable=False)]))
+    t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    before = catalog.load_table((namespace, "moved"))
+    loc = catalog.unregister_table((namespace, "moved"))
+    assert loc == before.metadata_location
+    assert not catalog.table_exists((namespace, "moved"))
+    with pytest.raises(lakehold.NoSuchTableError):
+        catalog.unregister_table((namespace, "moved"))
+    back = catalog.register_table((namespace, "moved_back"), loc)
+    assert back.scan().to_arrow().sort_by("id").column("id").to_pylist() == [1, 2, 3]
+
+
 def test_errors_are_typed(catalog: lakehold.Catalog, namespace: str) -> None:
     with pytest.raises(lakehold.NoSuchTableError):
         catalog.load_table(f"{namespace}.missing")
