@@ -15,10 +15,13 @@ type Reason struct {
 	Message string `json:"message"`
 }
 
-// Eligibility says whether a table keeps Comet's native writer eligible.
+// Eligibility says whether a table keeps Comet's native writer eligible
+// (Reasons lists every cause of a fallback), and what a native write of an
+// eligible table can get wrong (Warnings, in the shape of a Reason).
 type Eligibility struct {
 	Eligible bool     `json:"eligible"`
 	Reasons  []Reason `json:"reasons"`
+	Warnings []Reason `json:"warnings"`
 }
 
 // Column is one schema field, nested ones included, as the check needs it.
@@ -70,9 +73,12 @@ var levelRange = map[string][2]int64{"zstd": {1, 22}, "gzip": {0, 9}, "brotli": 
 // UPDATE, MERGE) carry row lineage and fall back, which a table-level
 // verdict cannot express.
 func NativeWriteEligibility(t TableShape, vended map[string]string) Eligibility {
-	var rs []Reason
+	var rs, ws []Reason
 	add := func(code, key, format string, args ...any) {
 		rs = append(rs, Reason{Code: code, Key: key, Message: fmt.Sprintf(format, args...)})
+	}
+	warn := func(code, key, format string, args ...any) {
+		ws = append(ws, Reason{Code: code, Key: key, Message: fmt.Sprintf(format, args...)})
 	}
 	checkLocation(t.Location, add)
 	if t.FormatVersion > 3 {
@@ -82,7 +88,7 @@ func NativeWriteEligibility(t TableShape, vended map[string]string) Eligibility 
 		checkProperty(k, t.Properties[k], t.Properties, add)
 	}
 	checkColumns(t.Columns, add)
-	checkPartition(t.Columns, t.Partition, add)
+	checkPartition(t.Columns, t.Partition, add, warn)
 	for _, k := range sortedKeys(vended) {
 		if !allowed(k, vended[k], false) {
 			add("vended-key", k, "the catalog vends %s, which the native writer does not accept", k)
@@ -91,7 +97,10 @@ func NativeWriteEligibility(t TableShape, vended map[string]string) Eligibility 
 	if rs == nil {
 		rs = []Reason{}
 	}
-	return Eligibility{Eligible: len(rs) == 0, Reasons: rs}
+	if ws == nil {
+		ws = []Reason{}
+	}
+	return Eligibility{Eligible: len(rs) == 0, Reasons: rs, Warnings: ws}
 }
 
 type addFunc func(code, key, format string, args ...any)
@@ -185,9 +194,9 @@ func checkColumns(cols []Column, add addFunc) {
 // field falls back (iceberg-java cannot write it either). Comet 1.2.0 does
 // write identity partitions on float and double natively (its docs list a
 // fallback that later releases add, because iceberg-rust puts -0.0 and 0.0
-// in one partition); the report says what 1.2.0 does, and
-// docs/credentials.md warns about the merged partition.
-func checkPartition(cols []Column, spec []PartitionField, add addFunc) {
+// in one partition): the report says what 1.2.0 does, eligible, and warns
+// of the merged partition.
+func checkPartition(cols []Column, spec []PartitionField, add, warn addFunc) {
 	byID := make(map[int]Column, len(cols))
 	for _, c := range cols {
 		byID[c.ID] = c
@@ -200,8 +209,15 @@ func checkPartition(cols []Column, spec []PartitionField, add addFunc) {
 	}
 	for _, f := range spec {
 		for _, id := range f.SourceIDs {
-			if _, ok := byID[id]; f.Transform == "void" && !ok && live {
+			c, ok := byID[id]
+			if f.Transform == "void" && !ok && live {
 				add("void-partition-dropped-source", f.Name, "partition field %s is void on a dropped column beside live fields", f.Name)
+			}
+			if f.Transform == "identity" && ok && (c.Type == "float" || c.Type == "double") {
+				warn("float-identity-partition", f.Name, "partition field %s is an identity partition on %s column %s: Comet 1.2.0 "+
+					"writes it natively, but its writer (iceberg-rust) puts -0.0 and 0.0 in one partition where iceberg-java writes two, "+
+					"so a read that prunes on the other value can miss rows (apache/iceberg-rust#3325); later Comet releases fall back here. "+
+					"Partition on another column or transform for tables Comet writes", f.Name, c.Type, c.Name)
 			}
 		}
 	}

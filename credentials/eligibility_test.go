@@ -94,7 +94,8 @@ func TestNativeWriteEligibility(t *testing.T) {
 		{"geography column", col("geography"), "column-type", "c"},
 		{"decimal column", col("decimal(38, 2)"), "", ""},
 		{"timestamptz column", col("timestamptz"), "", ""},
-		// Comet 1.2.0 writes these natively (later releases fall back).
+		// Comet 1.2.0 writes these natively (later releases fall back);
+		// TestFloatIdentityWarning checks their warning.
 		{"identity on double", part("identity", "double"), "", ""},
 		{"identity on float", part("identity", "float"), "", ""},
 		{"bucket on double", part("bucket[2]", "double"), "", ""},
@@ -124,6 +125,35 @@ func TestNativeWriteEligibility(t *testing.T) {
 			require.Equal(t, c.key, got.Reasons[0].Key)
 			require.Contains(t, got.Reasons[0].Message, c.key, "the message names what is at fault")
 		})
+	}
+}
+
+// TestFloatIdentityWarning: an identity partition on a float or double
+// column stays eligible (Comet 1.2.0 writes it) with a warning naming the
+// field, the column and the upstream issue; other transforms and types do
+// not warn, and the warnings list is never null.
+func TestFloatIdentityWarning(t *testing.T) {
+	shape := func(transform, typ string) TableShape {
+		s := plainShape("s3://b/ns/t")
+		s.Columns = append(s.Columns, Column{ID: 3, Name: "score", Type: typ})
+		s.Partition = append(s.Partition, PartitionField{Name: "score_p", Transform: transform, SourceIDs: []int{3}})
+		return s
+	}
+	for _, typ := range []string{"float", "double"} {
+		got := NativeWriteEligibility(shape("identity", typ), nil)
+		require.True(t, got.Eligible, "%v", got.Reasons)
+		require.Len(t, got.Warnings, 1)
+		w := got.Warnings[0]
+		require.Equal(t, "float-identity-partition", w.Code)
+		require.Equal(t, "score_p", w.Key)
+		for _, s := range []string{"score_p", typ + " column score", "-0.0 and 0.0", "apache/iceberg-rust#3325"} {
+			require.Contains(t, w.Message, s)
+		}
+	}
+	for _, c := range [][2]string{{"bucket[4]", "double"}, {"truncate[2]", "float"}, {"identity", "decimal(9, 2)"}, {"identity", "long"}} {
+		got := NativeWriteEligibility(shape(c[0], c[1]), nil)
+		require.NotNil(t, got.Warnings)
+		require.Empty(t, got.Warnings, "%s on %s", c[0], c[1])
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
 )
@@ -265,24 +266,21 @@ func (s *Server) NativeWriteEligibility(ctx context.Context, req openapi.NativeW
 	if err != nil {
 		return nil, err
 	}
-	out := openapi.NativeWriteEligibility200JSONResponse{Eligible: e.Eligible, Reasons: []struct {
-		Code    string  `json:"code"`
-		Key     *string `json:"key,omitempty"`
-		Message string  `json:"message"`
-	}{}}
-	for _, r := range e.Reasons {
-		r := r
-		item := struct {
-			Code    string  `json:"code"`
-			Key     *string `json:"key,omitempty"`
-			Message string  `json:"message"`
-		}{Code: r.Code, Message: r.Message}
+	return openapi.NativeWriteEligibility200JSONResponse{Eligible: e.Eligible, Reasons: eligibilityNotes(e.Reasons),
+		Warnings: eligibilityNotes(e.Warnings)}, nil
+}
+
+// eligibilityNotes is rs on the wire (never null).
+func eligibilityNotes(rs []credentials.Reason) []openapi.EligibilityNote {
+	out := make([]openapi.EligibilityNote, 0, len(rs))
+	for _, r := range rs {
+		n := openapi.EligibilityNote{Code: r.Code, Message: r.Message}
 		if r.Key != "" {
-			item.Key = &r.Key
+			n.Key = &r.Key
 		}
-		out.Reasons = append(out.Reasons, item)
+		out = append(out, n)
 	}
-	return out, nil
+	return out
 }
 
 // LoadCredentials implements openapi.StrictServerInterface.

@@ -273,6 +273,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			keyboardOnly(t, br)
 			checkTablePage(t, b, br)
 			checkV4Page(t, b, br)
+			checkEligibilityWarnings(t, b, br)
 			checkV4History(t, b, br)
 			checkViewPage(t, b, br)
 			timeBigTable(t, br)
@@ -456,6 +457,30 @@ func checkV4Page(t *testing.T, b *bundle, br *browser) {
 	require.Contains(t, br.text(t, "#v4-notice"), "cannot go back", "the v4 page says what v4 costs")
 	require.Contains(t, br.text(t, "#v4-badge"), "v4")
 	br.shot(t, "05-table-v4")
+}
+
+// checkEligibilityWarnings: a table Comet writes natively but can get
+// wrong (an identity partition on a double column) shows as eligible with
+// the API's warnings in their own table.
+func checkEligibilityWarnings(t *testing.T, b *bundle, br *browser) {
+	r := b.createTable(t, "ns", "scores", map[string]any{
+		"schema": rawJSON(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},` +
+			`{"id":2,"name":"score","type":"double","required":false}]}`),
+		"partition-spec": rawJSON(`{"spec-id":0,"fields":[{"source-id":2,"field-id":1000,"name":"score","transform":"identity"}]}`),
+		"properties":     map[string]string{"format-version": "2"}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	el := b.do(t, "GET", "/v1/wh/namespaces/ns/tables/scores/native-write-eligibility", nil).json(t)
+	require.Equal(t, true, el["eligible"])
+	ws := el["warnings"].([]any)
+	require.Len(t, ws, 1)
+	require.Equal(t, "float-identity-partition", ws[0].(map[string]any)["code"])
+	br.open(t, "#/w/wh/n/ns/t/scores", "#eligibility-warnings .warning")
+	require.Equal(t, "true", eval[string](t, br, `document.getElementById('eligible').dataset.eligible`))
+	codes := eval[[]string](t, br, `[...document.querySelectorAll('#eligibility-warnings .warning')].map(r => r.dataset.code)`)
+	require.Equal(t, []string{"float-identity-partition"}, codes)
+	require.Contains(t, br.text(t, "#eligibility-warnings"), "apache/iceberg-rust#3325")
+	require.Zero(t, eval[int](t, br, `document.querySelectorAll('#eligibility-table').length`), "no fallback reasons")
+	require.Equal(t, 204, b.do(t, "DELETE", "/v1/wh/namespaces/ns/tables/scores", nil).status)
 }
 
 func checkViewPage(t *testing.T, b *bundle, br *browser) {

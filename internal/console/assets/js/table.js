@@ -175,10 +175,14 @@ function eligibility(path) {
   const box = h('div', {}, loading('native-write report'));
   api('GET', path + '/native-write-eligibility').then((r) => {
     const reasons = r.reasons || [];
+    const warnings = r.warnings || [];
+    const rows = (list, cls) => list.map((x) => h('tr', {class: cls, 'data-code': x.code},
+      h('td', {class: 'mono'}, x.code), h('td', {class: 'mono'}, x.key || ''), h('td', {}, x.message)));
     replace(box, h('p', {id: 'eligible', 'data-eligible': String(!!r.eligible), class: r.eligible ? 'ok' : 'warn'},
       r.eligible ? 'Eligible: writes can use the native Parquet writer.' : 'Not eligible: writes fall back for these reasons.'),
-    reasons.length ? table(['Reason', 'Property', 'Explanation'], reasons.map((x) => h('tr', {class: 'reason', 'data-code': x.code},
-      h('td', {class: 'mono'}, x.code), h('td', {class: 'mono'}, x.key || ''), h('td', {}, x.message))), {id: 'eligibility-table'}) : null);
+    reasons.length ? table(['Reason', 'Property', 'Explanation'], rows(reasons, 'reason'), {id: 'eligibility-table'}) : null,
+    warnings.length ? h('p', {class: 'warn'}, 'Warnings: what a native write of this table can get wrong.') : null,
+    warnings.length ? table(['Warning', 'Field', 'Explanation'], rows(warnings, 'warning'), {id: 'eligibility-warnings'}) : null);
   }, (e) => replace(box, errorBox(e, 'Native-write report')));
   return box;
 }
