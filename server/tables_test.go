@@ -183,7 +183,7 @@ func TestNativeWriteEligibility(t *testing.T) {
 	require.Equal(t, 200, reg.status, "%s", reg.body)
 	r := b.do(t, "GET", "/v1/s3wh/namespaces/ns/tables/plain/native-write-eligibility", nil)
 	require.Equal(t, 200, r.status, "%s", r.body)
-	require.JSONEq(t, `{"eligible":true,"reasons":[]}`, string(r.body))
+	require.JSONEq(t, `{"eligible":true,"reasons":[],"warnings":[]}`, string(r.body))
 
 	require.Equal(t, 200, b.createTable(t, "ns", "fancy", map[string]any{"properties": map[string]string{
 		"write.object-storage.enabled": "true", "parquet.enable.dictionary": "false", "format-version": "3"}}).status)

@@ -95,7 +95,7 @@ def test_native_write_on_local_warehouse(spark, cns, catalog, catalog_uri, wareh
     spark.sql(f"CREATE TABLE {t} (id BIGINT, name STRING) USING iceberg PARTITIONED BY (bucket(4, id))")
     plan = write(spark, f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
     assert ran_native(plan), plan
-    assert eligibility(catalog_uri, warehouse, cns, "native") == {"eligible": True, "reasons": []}
+    assert eligibility(catalog_uri, warehouse, cns, "native") == {"eligible": True, "reasons": [], "warnings": []}
     created = footers(catalog.load_table(f"{cns}.native"))
     assert created and all(c.endswith("(Comet)") for c in created), created
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {t}").collect()) == [1, 2, 3]
@@ -138,10 +138,14 @@ MATRIX = [
     ("days-truncate", "PARTITIONED BY (days(d), truncate(2, name))", None),
     ("identity-string", "PARTITIONED BY (name)", None),
     # Comet 1.2.0 writes identity partitions on float/double natively (its
-    # docs describe the fallback later releases add): the report follows 1.2.0.
+    # docs describe the fallback later releases add): the report follows 1.2.0,
+    # with the float-identity-partition warning (WARNED).
     ("identity-double", "PARTITIONED BY (x)", None),
     ("identity-float", "PARTITIONED BY (f)", None),
 ]
+
+
+WARNED = {"identity-double", "identity-float"}
 
 
 @pytest.mark.parametrize("name,tail,code", MATRIX, ids=[m[0] for m in MATRIX])
@@ -154,6 +158,7 @@ def test_eligibility_matrix(spark, cns, catalog_uri, warehouse, name, tail, code
     codes = [r["code"] for r in verdict["reasons"]]
     assert verdict["eligible"] == ran_native(plan), f"catalog said {verdict}, Comet planned:\n{plan}"
     assert codes == ([code] if code else []), verdict
+    assert [w["code"] for w in verdict["warnings"]] == (["float-identity-partition"] if name in WARNED else []), verdict
     assert spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0] == 1
 
 
