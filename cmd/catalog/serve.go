@@ -305,17 +305,10 @@ func loadSecretKey(b64 string, sf storageFlags) ([]byte, error) {
 	return key, nil
 }
 
-// testClockSkewEnv is a test knob, not a setting: a duration by which the
-// store takes this process's clock to be off, so that the fault tier can
-// run a replica whose clock is 10 minutes wrong (integration/fault,
-// TestSkewedReplicaClocks). Go reads the time without libc, so faketime
-// cannot do it.
-const testClockSkewEnv = "CATALOG_TEST_CLOCK_SKEW"
-
 func openStore(ctx context.Context, sf storageFlags, migrate bool, opts ...sqlstore.Option) (interface {
 	store.Store
 }, error) {
-	if skew, err := time.ParseDuration(os.Getenv(testClockSkewEnv)); err == nil && skew != 0 {
+	if skew := testClockSkew(); skew != 0 {
 		opts = append(opts, sqlstore.WithLocalClock(func() time.Time { return time.Now().Add(skew) }))
 	}
 	if sf.embedded() {

@@ -16,8 +16,9 @@ import (
 // TestSkewedReplicaClocks runs the writers and readers of the replica
 // test on three replicas of one Postgres: one with a right clock, one
 // whose clock is 10 minutes ahead and one 10 minutes behind (a fake clock:
-// the binary's CATALOG_TEST_CLOCK_SKEW knob, since Go reads the time
-// without libc and faketime cannot reach it). The skewed replicas must
+// the CATALOG_TEST_CLOCK_SKEW knob of the fault binary, built with the
+// faultknobs tag, since Go reads the time without libc and faketime
+// cannot reach it). The skewed replicas must
 // refuse every commit with 503 (nothing committed: the writers retry on
 // the next replica) and fail /readyz, while serving reads; nothing
 // acknowledged may be lost, the history must stay linearizable, and the

@@ -39,7 +39,7 @@ func buildCatalog(t *testing.T, dir string) string {
 		t.Fatalf("cannot find the module root (go env GOMOD): %v", err)
 	}
 	bin := filepath.Join(dir, "catalog")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/catalog")
+	cmd := exec.Command("go", "build", "-tags", "faultknobs", "-o", bin, "./cmd/catalog")
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(out)))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/catalog: %v\n%s", err, b)
