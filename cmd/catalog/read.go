@@ -27,11 +27,17 @@ X-Iceberg-Column-Files: true and X-Iceberg-Access-Delegation:
 vended-credentials on every request, reads each planned file with its
 column files and deletion vector (package internal/stitch), opens files
 with the table's vended storage config (file://, s3://, gs://) and writes
-the rows to stdout:
+the rows to stdout, or to the file --out names:
 
-  arrow  an Arrow IPC stream (one schema, field ids in the field metadata)
-  jsonl  one JSON object per row
-  csv    a header line, then one line per row (top-level primitive columns)
+  arrow    an Arrow IPC stream (one schema, field ids in the field metadata)
+  parquet  one Parquet file (zstd; the field ids in the Parquet schema)
+  jsonl    one JSON object per row
+  csv      a header line, then one line per row (top-level primitive columns)
+
+--out FILE writes the rows to FILE instead of stdout: to a temporary file
+beside it, renamed to FILE once every row is written, so a read that fails
+leaves no FILE behind. A FILE ending in .parquet makes parquet the default
+format.
 
 --uri is required. --select names top-level columns (default: all of the
 schema's). --filter is an Iceberg expression in REST JSON; the plan prunes
@@ -43,7 +49,7 @@ apply to, but stitch does not apply them).`
 // readFlags are the options of `catalog read`.
 type readFlags struct {
 	uri, warehouse, credential, token string
-	sel, filter, format               string
+	sel, filter, format, out          string
 	snapshotID                        int64
 	rowLineage                        bool
 	timeout                           time.Duration
@@ -59,7 +65,8 @@ func setupRead(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	fs.StringVar(&f.filter, "filter", "", "row filter: an Iceberg expression as REST JSON")
 	fs.Int64Var(&f.snapshotID, "snapshot-id", 0, "read this snapshot instead of the current one (its schema too)")
 	fs.BoolVar(&f.rowLineage, "row-lineage", false, "add the _row_id and _last_updated_sequence_number columns")
-	fs.StringVar(&f.format, "format", "jsonl", "output: csv, jsonl or arrow")
+	fs.StringVar(&f.format, "format", "", "output: csv, jsonl, arrow or parquet (default: parquet for an --out ending in .parquet, else jsonl)")
+	fs.StringVar(&f.out, "out", "-", "write to this file instead of stdout (-)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "give up after this long")
 	return func(args []string) error {
 		ns, table, err := splitTableName(args[0])
@@ -73,18 +80,29 @@ func setupRead(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		defer cancel()
 		ctx, cancelT := context.WithTimeout(ctx, f.timeout)
 		defer cancelT()
-		return readTable(ctx, f, ns, table, e.stdout)
+		if f.out == "-" {
+			return readTable(ctx, f, ns, table, e.stdout)
+		}
+		return writeAtomically(f.out, func(w io.Writer) error { return readTable(ctx, f, ns, table, w) })
 	}
 }
 
 func (f *readFlags) check() error {
+	if f.format == "" {
+		f.format = "jsonl"
+		if strings.HasSuffix(f.out, ".parquet") {
+			f.format = "parquet"
+		}
+	}
 	switch {
 	case f.uri == "":
 		return errors.New("read: --uri is required")
 	case f.credential != "" && f.token != "":
 		return errors.New("read: give --credential or --token, not both")
-	case f.format != "csv" && f.format != "jsonl" && f.format != "arrow":
-		return fmt.Errorf("read: --format %q: want csv, jsonl or arrow", f.format)
+	case f.format != "csv" && f.format != "jsonl" && f.format != "arrow" && f.format != "parquet":
+		return fmt.Errorf("read: --format %q: want csv, jsonl, arrow or parquet", f.format)
+	case f.out == "":
+		return errors.New("read: --out needs a file name (or - for stdout)")
 	case f.filter != "" && !json.Valid([]byte(f.filter)):
 		return errors.New("read: --filter is not valid JSON")
 	}

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -17,6 +19,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table/dv"
@@ -224,6 +229,47 @@ func TestReadCLI(t *testing.T) {
 	require.ErrorContains(t, err, "authentication is not enabled")
 }
 
+// TestReadCLIParquetOut: --out FILE.parquet writes the stitched rows as
+// one Parquet file carrying the field ids, and a read that fails leaves
+// no file.
+func TestReadCLIParquetOut(t *testing.T) {
+	fx := newReadFixture(t)
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	out, err := fx.read(t, "--row-lineage", "--out", path, "ns.t")
+	require.NoError(t, err)
+	require.Empty(t, out, "nothing on stdout")
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	require.NoError(t, err)
+	require.Equal(t, int64(98), pf.NumRows())
+	var ids []string
+	root := pf.MetaData().Schema.Root()
+	for i := 0; i < root.NumFields(); i++ {
+		ids = append(ids, fmt.Sprintf("%s=%d", root.Field(i).Name(), root.Field(i).FieldID()))
+	}
+	require.Equal(t, []string{"k=1", "v=2", "s=3", "_row_id=2147483540", "_last_updated_sequence_number=2147483539"}, ids)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	tbl, err := fr.ReadTable(context.Background())
+	require.NoError(t, err)
+	defer tbl.Release()
+	keys, vals := tbl.Column(0).Data().Chunks(), tbl.Column(1).Data().Chunks()
+	for c := range keys {
+		k, v := keys[c].(*array.Int64).Int64Values(), vals[c].(*array.Int64).Int64Values()
+		for i := range k {
+			require.Equal(t, 10*k[i], v[i], "the column file's values")
+		}
+	}
+
+	missing := filepath.Join(t.TempDir(), "nope.parquet")
+	_, err = fx.read(t, "--out", missing, "ns.nope")
+	require.ErrorContains(t, err, "NoSuchTableException")
+	entries, _ := os.ReadDir(filepath.Dir(missing))
+	require.Empty(t, entries, "a failed read leaves neither the file nor its temporary")
+}
+
 // TestReadCLIRefusals: clear errors for a missing table, an unknown
 // column, a bad filter, a bad format and a missing --uri; no rows written.
 func TestReadCLIRefusals(t *testing.T) {
@@ -236,7 +282,8 @@ func TestReadCLIRefusals(t *testing.T) {
 		{[]string{"--select", "zz", "ns.t"}, `"zz" is not a top-level column`},
 		{[]string{"--filter", `{"type":"lt","term":"zz","value":1}`, "ns.t"}, "--filter"},
 		{[]string{"--filter", `{`, "ns.t"}, "not valid JSON"},
-		{[]string{"--format", "xml", "ns.t"}, "want csv, jsonl or arrow"},
+		{[]string{"--format", "xml", "ns.t"}, "want csv, jsonl, arrow or parquet"},
+		{[]string{"--out", "", "ns.t"}, "--out needs a file name"},
 		{[]string{"--snapshot-id", "12345", "ns.t"}, "no snapshot 12345"},
 		{[]string{"nodot"}, "want NAMESPACE.TABLE"},
 		{[]string{"--credential", "nocolon", "ns.t"}, "CLIENT_ID:SECRET"},

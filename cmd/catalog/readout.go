@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // rowWriter writes the rows `catalog read` produces; Close flushes (and
@@ -20,12 +25,21 @@ type rowWriter interface {
 	Close() error
 }
 
-// newRowWriter returns the writer of format (csv, jsonl, arrow) over w
-// for records of schema sc.
+// newRowWriter returns the writer of format (csv, jsonl, arrow, parquet)
+// over w for records of schema sc.
 func newRowWriter(format string, w io.Writer, sc *arrow.Schema) (rowWriter, error) {
 	switch format {
 	case "arrow":
 		return ipc.NewWriter(w, ipc.WithSchema(sc)), nil
+	case "parquet":
+		// The arrow fields carry PARQUET:field_id, which pqarrow writes as
+		// the Parquet field ids.
+		pw, err := pqarrow.NewFileWriter(sc, w, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd)),
+			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		if err != nil {
+			return nil, fmt.Errorf("read: parquet writer: %w", err)
+		}
+		return parquetWriter{pw}, nil
 	case "csv":
 		for _, f := range sc.Fields() {
 			if arrow.IsNested(f.Type.ID()) {
@@ -38,6 +52,43 @@ func newRowWriter(format string, w io.Writer, sc *arrow.Schema) (rowWriter, erro
 		return &jsonlWriter{w: bufio.NewWriter(w), sc: sc}, nil
 	}
 	return nil, fmt.Errorf("read: unknown format %q", format)
+}
+
+// parquetWriter writes each record as a row group; Close writes the
+// footer (a file of no rows when none came).
+type parquetWriter struct{ w *pqarrow.FileWriter }
+
+func (p parquetWriter) Write(rec arrow.RecordBatch) error { return p.w.Write(rec) }
+func (p parquetWriter) Close() error                      { return p.w.Close() }
+
+// writeAtomically runs write on a temporary file beside path and renames
+// it to path when write and the file's close succeed; otherwise the
+// temporary file is removed and path is left as it was.
+func writeAtomically(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("read: --out: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("read: --out: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("read: --out: %w", err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("read: --out: %w", err)
+	}
+	return nil
 }
 
 // csvWriter writes the header even when there are no rows.
