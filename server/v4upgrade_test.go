@@ -19,7 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/internal/stitch"
+	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -116,7 +116,7 @@ func planOf(t *testing.T, b *bundle, path string, body map[string]any) upgradePl
 	return p
 }
 
-// stitchRows reads a plan's tasks through internal/stitch (deletion
+// stitchRows reads a plan's tasks through clients/go/stitch (deletion
 // vectors applied) as sorted "id:data" strings.
 func stitchRows(t *testing.T, sc *iceberg.Schema, p upgradePlan) []string {
 	t.Helper()

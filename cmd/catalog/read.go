@@ -14,9 +14,9 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergtable "github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/scanplan"
-	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
 )
 
@@ -25,7 +25,7 @@ const readAbout = `Reads a table through the catalog's REST API, as any remote c
 it plans the scan (POST .../plan, then .../tasks for plan tasks) with
 X-Iceberg-Column-Files: true and X-Iceberg-Access-Delegation:
 vended-credentials on every request, reads each planned file with its
-column files and deletion vector (package internal/stitch), opens files
+column files and deletion vector (package clients/go/stitch), opens files
 with the table's vended storage config (file://, s3://, gs://) and writes
 the rows to stdout, or to the file --out names:
 

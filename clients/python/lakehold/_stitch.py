@@ -1,7 +1,7 @@
 """Stitch: read one planned data file with its column files as one Arrow table.
 
 Follows docs/column-files.md ("Routes", "Row lineage", "Change detection")
-and mirrors the Go reader in internal/stitch:
+and mirrors the Go reader in clients/go/stitch:
 
 - each selected top-level field comes from the newest column file that
   lists its field id, else from the base file; Parquet columns are matched

@@ -2,7 +2,7 @@
 (two appends, column updates with and without a lineage column, deletion
 vectors, a compaction, then a column update of a compacted file and a third
 append), ``Table.scan`` and ``catalog read --format arrow`` (package
-internal/stitch) return the same rows, row for row by ``_row_id``: all
+clients/go/stitch) return the same rows, row for row by ``_row_id``: all
 columns, a select with a filter, and time travel to before the compaction."""
 
 from __future__ import annotations

@@ -5,6 +5,12 @@
 // so columns are stitched by position. A Parquet column without a field id
 // takes the one the table's name mapping (Task.NameMapping) gives its name
 // path, as the Iceberg spec says; columns with neither are ignored.
+//
+// It is the public Go reader of v4 tables: a service that plans a scan
+// through the catalog's REST API (POST .../plan with
+// X-Iceberg-Column-Files: true) builds a Task from each planned file and
+// calls Read with an Opener over its own storage client. `catalog read`
+// (cmd/catalog) is built on it.
 package stitch
 
 import (

@@ -14,8 +14,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/parquetstats"
-	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // nestedSchema has a struct, a list and a map, so the name mapping's
