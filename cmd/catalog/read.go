@@ -64,6 +64,7 @@ func setupRead(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	fs.StringVar(&f.sel, "select", "", "comma-separated top-level column names (default: all)")
 	fs.StringVar(&f.filter, "filter", "", "row filter: an Iceberg expression as REST JSON")
 	fs.Int64Var(&f.snapshotID, "snapshot-id", 0, "read this snapshot instead of the current one (its schema too)")
+	fs.Int64Var(&f.snapshotID, "snapshot", 0, "the same as --snapshot-id")
 	fs.BoolVar(&f.rowLineage, "row-lineage", false, "add the _row_id and _last_updated_sequence_number columns")
 	fs.StringVar(&f.format, "format", "", "output: csv, jsonl, arrow or parquet (default: parquet for an --out ending in .parquet, else jsonl)")
 	fs.StringVar(&f.out, "out", "-", "write to this file instead of stdout (-)")

@@ -285,6 +285,7 @@ func TestReadCLIRefusals(t *testing.T) {
 		{[]string{"--format", "xml", "ns.t"}, "want csv, jsonl, arrow or parquet"},
 		{[]string{"--out", "", "ns.t"}, "--out needs a file name"},
 		{[]string{"--snapshot-id", "12345", "ns.t"}, "no snapshot 12345"},
+		{[]string{"--snapshot", "12345", "ns.t"}, "no snapshot 12345"},
 		{[]string{"nodot"}, "want NAMESPACE.TABLE"},
 		{[]string{"--credential", "nocolon", "ns.t"}, "CLIENT_ID:SECRET"},
 	} {
