@@ -60,6 +60,9 @@ class RestSession:
         self.prefix = "/".join(quote(p, safe="") for p in prefix.strip("/").split("/")) if prefix else ""
 
     def _configure_tls(self, p: dict[str, str]) -> None:
+        # Passed on every request too: requests lets REQUESTS_CA_BUNDLE and
+        # CURL_CA_BUNDLE override a session's verify (psf/requests#3829).
+        self._verify: str | bool = p.get("ssl.cabundle") or True
         if p.get("ssl.cabundle"):
             self.http.verify = p["ssl.cabundle"]
         if p.get("ssl.client.cert"):
@@ -89,7 +92,8 @@ class RestSession:
         if client_id:
             form["client_id"] = client_id
         try:
-            resp = self.http.post(self._token_url(), data=form, timeout=self.timeout)
+            resp = self.http.post(self._token_url(), data=form, timeout=self.timeout,
+                                  verify=self._verify if self._verify is not True else None)
         except requests.RequestException as e:
             raise errors.TransportError(f"token endpoint unreachable: {type(e).__name__}") from None
         body = _json(resp)
@@ -133,7 +137,8 @@ class RestSession:
             hdrs = self._auth_header()
             hdrs.update(headers or {})
             try:
-                resp = self.http.request(method, url, json=json, headers=hdrs, params=params, timeout=self.timeout)
+                resp = self.http.request(method, url, json=json, headers=hdrs, params=params, timeout=self.timeout,
+                                         verify=self._verify if self._verify is not True else None)
             except requests.RequestException as e:
                 # The exception text may hold the URL only; keep just the kind.
                 raise errors.TransportError(f"{method} {_path_of(url)}: no answer ({type(e).__name__})") from None
