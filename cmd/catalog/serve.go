@@ -53,6 +53,8 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	logLevel := fs.String("log-level", envOr("CATALOG_LOG_LEVEL", "info"), "level of the JSON log lines on stderr: debug (adds the cause of every 4xx), info (the start line and one line per request), warn or error [CATALOG_LOG_LEVEL]")
 	secretKey := fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing storage-profile secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
 	dbMaxEnv, envErr := envInt("CATALOG_DB_MAX_CONNS")
+	planTasksEnv, planErr := envIntOr("CATALOG_MAX_PLAN_TASKS", 1000)
+	maxPlanTasks := fs.Int("max-plan-tasks", planTasksEnv, "how many file scan tasks a scan plan answers inline; a larger plan is split into plan tasks the client fetches from .../tasks [CATALOG_MAX_PLAN_TASKS]")
 	dbMaxConns := fs.Int("db-max-conns", dbMaxEnv, fmt.Sprintf("Postgres connection pool size; 0 takes pool_max_conns from the database URL, else max(16, 4×GOMAXPROCS) = %d here [CATALOG_DB_MAX_CONNS]", sqlstore.DefaultMaxConns()))
 	dbSwapTimeout := fs.Duration("db-swap-timeout", envDuration("CATALOG_DB_SWAP_TIMEOUT", 10*time.Second), "Postgres: how long a commit's pointer swap or COMMIT may take once sent; past it the commit is answered 500 CommitStateUnknown (its files kept) unless a re-read shows it landed [CATALOG_DB_SWAP_TIMEOUT]")
 	storageTimeout := fs.Duration("storage-timeout", envDuration("CATALOG_STORAGE_TIMEOUT", 30*time.Second), "S3: how long a request to the object store may go without receiving data before it is given up (the SDK retries it, 3 attempts in all; a commit whose metadata file cannot be written is answered 503); 0: no bound [CATALOG_STORAGE_TIMEOUT]")
@@ -68,6 +70,12 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	return func([]string) error {
 		if envErr != nil {
 			return envErr
+		}
+		if planErr != nil {
+			return planErr
+		}
+		if *maxPlanTasks < 1 {
+			return fmt.Errorf("--max-plan-tasks %d: want at least 1", *maxPlanTasks)
 		}
 		if err := af.resolve(*listen); err != nil {
 			return err
@@ -152,6 +160,7 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 			VerifyMetadataOnLoad: *verify,
 			MaxClockSkew:         *skew,
 			MaxClockOffset:       *maxOffset,
+			MaxPlanTasks:         *maxPlanTasks,
 			OnCommit:             server.CommitObserver(reg),
 			Logger:               log,
 			Sealer:               sealer,

@@ -136,3 +136,26 @@ def test_compacted_file_keeps_row_ids(table: lakehold.Table, catalog_bin: str, d
     assert plain(after.drop_columns(["_last_updated_sequence_number"])).equals(
         plain(before.drop_columns(["_last_updated_sequence_number"])))
     assert pc.all(pc.is_valid(after.column("_last_updated_sequence_number"))).as_py()
+
+
+def test_scan_follows_plan_tasks(catalog_bin: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A plan over more files than the catalog answers inline comes back as
+    plan tasks; the scan fetches every one (here 2 tasks inline, 7 files)."""
+    from conftest import start_catalog, stop_catalog
+
+    wh = tmp_path / "warehouse"
+    wh.mkdir()
+    r = start_catalog(catalog_bin, tmp_path, warehouse_dir=wh, extra_args=["--max-plan-tasks", "2"])
+    try:
+        cat = lakehold.load_catalog("tasks", uri=r.uri, warehouse=r.warehouse)
+        cat.create_namespace("pt")
+        t = cat.create_table("pt.t", pa.schema([pa.field("id", pa.int64(), nullable=False)]))
+        for i in range(7):
+            t.append(pa.table({"id": pa.array([10 * i, 10 * i + 1], pa.int64())}))
+        t = cat.load_table("pt.t")
+        plan = t._rest.request("POST", f"{t._path}/plan", json={})
+        assert len(plan.get("file-scan-tasks") or []) <= 2 and plan.get("plan-tasks"), plan
+        got = t.scan().to_arrow().sort_by("id").column("id").to_pylist()
+        assert got == sorted([10 * i + j for i in range(7) for j in (0, 1)])
+    finally:
+        stop_catalog(r)
