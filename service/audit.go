@@ -22,27 +22,9 @@ type AuditEvent = store.AuditEvent
 // AuditFilter selects audit events for ListAudit.
 type AuditFilter = store.AuditFilter
 
-// Audit decisions.
-const (
-	DecisionAllowed = "allowed" // the request succeeded (2xx, 3xx)
-	DecisionDenied  = "denied"  // authentication or authorization refused it (401, 403)
-	DecisionFailed  = "failed"  // any other failure
-)
-
 // ActionVendCredentials is the action of an audit event recording a
 // credential vend.
 const ActionVendCredentials = "vend-credentials"
-
-// DecisionForStatus classifies an HTTP status for the audit trail.
-func DecisionForStatus(status int) string {
-	switch {
-	case status >= 200 && status < 400:
-		return DecisionAllowed
-	case status == 401 || status == 403:
-		return DecisionDenied
-	}
-	return DecisionFailed
-}
 
 type requestIDKey struct{}
 
@@ -337,7 +319,7 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 		e.At = s.now()
 	}
 	if e.Decision == "" {
-		e.Decision = DecisionForStatus(e.Status)
+		e.Decision = fault.Decision(e.Status)
 	}
 	for _, f := range []*string{&e.RequestID, &e.Principal, &e.Action, &e.Resource, &e.Detail} {
 		*f = auditText(*f)

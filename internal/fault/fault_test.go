@@ -54,6 +54,13 @@ func TestStatus(t *testing.T) {
 
 // TestStatusOf: wrapped catalog errors keep their status; anything else
 // is a 500.
+func TestDecision(t *testing.T) {
+	for status, want := range map[int]string{200: "allowed", 204: "allowed", 304: "allowed", 400: "failed",
+		401: "denied", 403: "denied", 404: "failed", 409: "failed", 500: "failed", 503: "failed"} {
+		require.Equal(t, want, Decision(status), "status %d", status)
+	}
+}
+
 func TestStatusOf(t *testing.T) {
 	require.Equal(t, 403, StatusOf(fmt.Errorf("vend: %w", New(Forbidden, "no"))))
 	require.Equal(t, 500, StatusOf(errors.New("boom")))

@@ -51,3 +51,22 @@ func StatusOf(err error) int {
 	code, _ := Status(KindOf(err))
 	return code
 }
+
+// Audit decisions: how the audit trail classifies an answer.
+const (
+	DecisionAllowed = "allowed" // the request succeeded (2xx, 3xx)
+	DecisionDenied  = "denied"  // authentication or authorization refused it (401, 403)
+	DecisionFailed  = "failed"  // any other failure
+)
+
+// Decision classifies an HTTP status for the audit trail, beside the table
+// that gives failures their statuses.
+func Decision(status int) string {
+	switch {
+	case status >= 200 && status < 400:
+		return DecisionAllowed
+	case status == 401 || status == 403:
+		return DecisionDenied
+	}
+	return DecisionFailed
+}
