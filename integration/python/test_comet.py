@@ -228,7 +228,7 @@ def test_native_write_on_s3_with_vended_credentials(spark, catalog_uri):
         spark.conf.set(c + k, v)
     spark.sql(f"CREATE NAMESPACE {wh}.ns")
     spark.sql(f"CREATE TABLE {wh}.ns.events (id BIGINT, d DATE) USING iceberg PARTITIONED BY (days(d))")
-    assert eligibility(catalog_uri, wh, "ns", "events") == {"eligible": True, "reasons": []}
+    assert eligibility(catalog_uri, wh, "ns", "events") == {"eligible": True, "reasons": [], "warnings": []}
     plan = write(spark, f"INSERT INTO {wh}.ns.events VALUES (1, DATE '2026-01-01'), (2, DATE '2026-01-02')")
     assert ran_native(plan), plan
     assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {wh}.ns.events").collect()) == [1, 2]
