@@ -106,6 +106,27 @@ func checkObjectLocation(w *store.Warehouse, loc string) (string, error) {
 	return n, nil
 }
 
+// newObjectLocation is where a table or view being created goes: given,
+// else the default under its namespace. It returns the location in the
+// client's spelling less any trailing slash (engines compare the location
+// they asked for; the metadata keeps it) and the canonical form the checks
+// and the store use, after checking both it and the write.*.path
+// properties in props. Errors: checkObjectLocation's and checkWritePaths'
+// 400s.
+func newObjectLocation(w *store.Warehouse, ns *store.Namespace, name, given string, props map[string]string) (loc, canon string, err error) {
+	loc = given
+	if loc == "" {
+		loc = defaultLocation(w, ns, name)
+	}
+	if canon, err = checkObjectLocation(w, loc); err != nil {
+		return "", "", err
+	}
+	if err := checkWritePaths(w, canon, props); err != nil {
+		return "", "", err
+	}
+	return strings.TrimRight(loc, "/"), canon, nil
+}
+
 // checkWritePaths checks the write.*.path properties of a table or view at
 // tableLoc: each one set must normalise and lie inside the table's
 // prefixes. 400 naming the property otherwise.

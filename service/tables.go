@@ -145,19 +145,8 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err := guardV4(ctx, version, "Cannot create "+id.String()); err != nil {
 		return nil, err
 	}
-	loc := in.Location
-	if loc == "" {
-		loc = defaultLocation(w, ns, in.Name)
-	}
-	// Checks use the canonical form; the metadata keeps the client's
-	// spelling (engines compare the location they asked for) less any
-	// trailing slash.
-	canon, err := checkObjectLocation(w, loc)
+	loc, canon, err := newObjectLocation(w, ns, in.Name, in.Location, props)
 	if err != nil {
-		return nil, err
-	}
-	loc = strings.TrimRight(loc, "/")
-	if err := checkWritePaths(w, canon, props); err != nil {
 		return nil, err
 	}
 	formatProps := iceberg.Properties{}

@@ -45,20 +45,12 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	if err := json.Unmarshal(in.ViewVersion, &version); err != nil {
 		return nil, fault.Wrap(fault.BadRequest, err, "Invalid view-version: %s", fault.ClientText(err))
 	}
-	loc := in.Location
-	if loc == "" {
-		loc = defaultLocation(w, ns, in.Name)
-	}
-	canon, err := checkObjectLocation(w, loc)
-	if err != nil {
-		return nil, err
-	}
-	loc = strings.TrimRight(loc, "/") // the client's spelling, as in CreateTable
 	props := iceberg.Properties{}
 	for k, v := range in.Properties {
 		props[k] = v
 	}
-	if err := checkWritePaths(w, canon, props); err != nil {
+	loc, canon, err := newObjectLocation(w, ns, in.Name, in.Location, props)
+	if err != nil {
 		return nil, err
 	}
 	if err := s.clockGuard(); err != nil {
