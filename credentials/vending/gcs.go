@@ -9,14 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"golang.org/x/oauth2/google/downscope"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/lakehold/catalog/credentials"
 )
@@ -31,14 +29,7 @@ type GCS struct {
 	now    func() time.Time
 	tracer trace.Tracer // nil: no spans (tracing.go)
 
-	mu    sync.Mutex
-	cache map[string]gcsEntry
-	group singleflight.Group
-}
-
-type gcsEntry struct {
-	tok       *oauth2.Token
-	refreshAt time.Time
+	cache mintCache[*oauth2.Token]
 }
 
 // NewGCS returns a GCS vendor; base is the HTTP transport (nil: default).
@@ -46,7 +37,7 @@ func NewGCS(sealer *credentials.Sealer, base http.RoundTripper) *GCS {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &GCS{sealer: sealer, base: base, now: time.Now, cache: map[string]gcsEntry{}}
+	return &GCS{sealer: sealer, base: base, now: time.Now}
 }
 
 // stsRedirect sends requests for Google STS to another endpoint (emulators
@@ -105,21 +96,15 @@ func (v *GCS) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLocat
 }
 
 func (v *GCS) token(ctx context.Context, key string, p *credentials.GCSProfile, loc credentials.Location, access credentials.Access) (*oauth2.Token, error) {
-	v.mu.Lock()
-	e, ok := v.cache[key]
-	v.mu.Unlock()
-	if ok && v.now().Before(e.refreshAt) {
-		return e.tok, nil
-	}
-	res, err, _ := v.group.Do(key, func() (any, error) {
+	return v.cache.get(key, v.now, func() (*oauth2.Token, time.Time, error) {
 		keyJSON, err := v.sealer.Open(p.SealedKey)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		var to *url.URL
 		if p.STSEndpoint != "" {
 			if to, err = url.Parse(p.STSEndpoint); err != nil {
-				return nil, fmt.Errorf("sts-endpoint: %w", err)
+				return nil, time.Time{}, fmt.Errorf("sts-endpoint: %w", err)
 			}
 		}
 		hc := &http.Client{Transport: stsRedirect{to: to, base: v.base}, Timeout: 30 * time.Second}
@@ -129,32 +114,25 @@ func (v *GCS) token(ctx context.Context, key string, p *credentials.GCSProfile, 
 		// or run whatever it names.
 		root, err := google.CredentialsFromJSONWithType(octx, []byte(keyJSON), google.ServiceAccount, "https://www.googleapis.com/auth/cloud-platform")
 		if err != nil {
-			return nil, fmt.Errorf("service-account key: %w", err)
+			return nil, time.Time{}, fmt.Errorf("service-account key: %w", err)
 		}
 		rules, err := credentials.GCSAccessBoundary(loc, access)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		ts, err := downscope.NewTokenSource(octx, downscope.DownscopingConfig{RootSource: root.TokenSource, Rules: rules})
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		_, span := startCall(ctx, v.tracer, "gcs.downscope", cloudGCP, string(access))
 		tok, err := ts.Token() // the exchange runs on octx, which outlives a cancelled request
 		endCall(span, err)
 		if err != nil {
-			return nil, fmt.Errorf("downscope token: %w", err)
+			return nil, time.Time{}, fmt.Errorf("downscope token: %w", err)
 		}
 		now := v.now()
-		v.mu.Lock()
-		v.cache[key] = gcsEntry{tok: tok, refreshAt: now.Add(tok.Expiry.Sub(now) / 2)}
-		v.mu.Unlock()
-		return tok, nil
+		return tok, now.Add(tok.Expiry.Sub(now) / 2), nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return res.(*oauth2.Token), nil
 }
 
 // Multi dispatches to the vendor of a warehouse's profile type.

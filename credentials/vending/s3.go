@@ -12,14 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awscreds "github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/lakehold/catalog/credentials"
 )
@@ -43,21 +41,14 @@ type S3 struct {
 	now    func() time.Time
 	tracer trace.Tracer // nil: no spans (tracing.go)
 
-	mu    sync.Mutex
-	cache map[string]cacheEntry
-	group singleflight.Group
-}
-
-type cacheEntry struct {
-	m         Minted
-	refreshAt time.Time
+	cache mintCache[Minted]
 }
 
 var _ credentials.Vendor = (*S3)(nil)
 
 // NewS3 returns a vendor that opens profile secrets with sealer.
 func NewS3(sealer *credentials.Sealer) *S3 {
-	return &S3{sealer: sealer, mint: assumeRole, now: time.Now, cache: map[string]cacheEntry{}}
+	return &S3{sealer: sealer, mint: assumeRole, now: time.Now}
 }
 
 // WithMint replaces the STS call (for tests) and returns v.
@@ -115,20 +106,14 @@ func (v *S3) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLocati
 }
 
 func (v *S3) get(ctx context.Context, key string, p *credentials.S3Profile, loc credentials.Location, access credentials.Access) (Minted, error) {
-	v.mu.Lock()
-	e, ok := v.cache[key]
-	v.mu.Unlock()
-	if ok && v.now().Before(e.refreshAt) {
-		return e.m, nil
-	}
-	res, err, _ := v.group.Do(key, func() (any, error) {
+	return v.cache.get(key, v.now, func() (Minted, time.Time, error) {
 		secret, err := v.sealer.Open(p.SealedSecret)
 		if err != nil {
-			return Minted{}, err
+			return Minted{}, time.Time{}, err
 		}
 		policy, err := credentials.S3SessionPolicy(loc, access, "")
 		if err != nil {
-			return Minted{}, err
+			return Minted{}, time.Time{}, err
 		}
 		sum := sha256.Sum256([]byte(key))
 		session := "catalog-" + hex.EncodeToString(sum[:6])
@@ -138,26 +123,16 @@ func (v *S3) get(ctx context.Context, key string, p *credentials.S3Profile, loc 
 		m, err := v.mint(sctx, p, secret, policy, session, life)
 		endCall(span, err)
 		if err != nil {
-			return Minted{}, err
+			return Minted{}, time.Time{}, err
 		}
-		v.mu.Lock()
-		v.cache[key] = cacheEntry{m: m, refreshAt: start.Add(life / 2)}
-		v.mu.Unlock()
-		return m, nil
+		return m, start.Add(life / 2), nil
 	})
-	if err != nil {
-		return Minted{}, err
-	}
-	return res.(Minted), nil
 }
 
 // ValidUntil reports until when cached credentials for a location stay
 // the same, so that a load response can be revalidated (ETag) only then.
 func (v *S3) ValidUntil(key string) (time.Time, bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	e, ok := v.cache[key]
-	return e.refreshAt, ok
+	return v.cache.refreshAt(key)
 }
 
 func assumeRole(ctx context.Context, p *credentials.S3Profile, secret, policy, session string, d time.Duration) (Minted, error) {
