@@ -58,7 +58,26 @@ go test -count=1 -timeout 20m "$@" "${others[@]}"
 go test -count=1 -timeout 20m -v "$@" ./integration/fault/ | grep -v -E '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS)'
 
 # Fuzz targets, each for a bounded time from its committed corpus.
-fuzz() { go test -run '^$' -fuzz "^${2}$" -fuzztime "${FUZZTIME:-30s}" -fuzzminimizetime 3s "$1"; }
+# Go 1.26's fuzz coordinator can fail a target with a bare "context
+# deadline exceeded" at the -fuzztime boundary when the machine is loaded,
+# having found nothing (go.dev/issue/75804, fixed in Go 1.27). Such a
+# failure counts only when it wrote a failing input; otherwise the corpus
+# is replayed as plain tests, which must pass, and the run goes on.
+fuzz() {
+  local pkg=$1 target=$2 out corpus="${1%/}/testdata/fuzz/$2"
+  local before; before=$(ls "$corpus" 2>/dev/null | sort)
+  if out=$(go test -run '^$' -fuzz "^${target}$" -fuzztime "${FUZZTIME:-30s}" -fuzzminimizetime 3s "$pkg" 2>&1); then
+    echo "$out"; return 0
+  fi
+  echo "$out"
+  if [ "$(ls "$corpus" 2>/dev/null | sort)" = "$before" ] && echo "$out" | grep -q '^    context deadline exceeded$' &&
+    ! echo "$out" | grep -q -E 'panic:|Failing input written|--- FAIL: .*#'; then
+    echo "fuzz $target: the coordinator's deadline race (go.dev/issue/75804), no failing input; replaying the corpus"
+    go test -count=1 -run "^${target}$" "$pkg"
+    return
+  fi
+  return 1
+}
 fuzz ./internal/location/ FuzzNormalize
 fuzz ./server/ FuzzCommitUpdates
 fuzz ./server/ FuzzTokenEndpoint
