@@ -142,6 +142,7 @@ func TestPurgeLeavesOutsideFiles(t *testing.T) {
 				}
 				d := b.do(t, "DELETE", "/v1/wh/namespaces/ns/tables/"+tbl+"?purgeRequested=true", nil)
 				require.Equal(t, 204, d.status, "%s", d.body)
+				b.drainJobs(t)
 				c.intact(t)
 			})
 		}
@@ -151,8 +152,9 @@ func TestPurgeLeavesOutsideFiles(t *testing.T) {
 	})
 }
 
-// injectMetadata rewrites a table's stored metadata behind the catalog's
-// back, as a row written before the policy could look.
+// injectMetadata rewrites a table's metadata behind the catalog's back, in
+// its row and in its metadata file (which a purge job reads), as metadata
+// written before the policy could look.
 func injectMetadata(t *testing.T, b *bundle, ns, name string, edit func(m map[string]any)) {
 	t.Helper()
 	ctx := context.Background()
@@ -163,6 +165,7 @@ func injectMetadata(t *testing.T, b *bundle, ns, name string, edit func(m map[st
 	edit(m)
 	data, err := json.Marshal(m)
 	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(strings.TrimPrefix(obj.MetadataLocation, "file://"), data, 0o644))
 	require.NoError(t, b.store.ObjectsSwap(ctx, []store.Swap{{ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
 		NewMetadataLocation: obj.MetadataLocation, NewMetadata: data, NewFormatVersion: obj.FormatVersion}}))
 }
@@ -206,6 +209,7 @@ func TestPurgeOnlyInsideTheTable(t *testing.T) {
 		})
 		d := b.do(t, "DELETE", "/v1/wh/namespaces/ns/tables/t?purgeRequested=true", nil)
 		require.Equal(t, 204, d.status, "%s", d.body)
+		b.drainJobs(t)
 		c.intact(t)
 		_, err := os.Stat(own)
 		require.True(t, os.IsNotExist(err), "a referenced file inside the table is purged")

@@ -251,6 +251,7 @@ func TestRenameAcrossNamespaces(t *testing.T) {
 	require.Equal(t, first.json(t)["metadata-location"], moved.json(t)["metadata-location"])
 	require.Equal(t, 200, b.createTable(t, "a", "t", nil).status, "the old name is free and gets its own location")
 	require.Equal(t, 204, b.do(t, "DELETE", "/v1/wh/namespaces/b/tables/t2?purgeRequested=True", nil).status)
+	b.drainJobs(t)
 	require.Equal(t, 200, b.do(t, "GET", "/v1/wh/namespaces/a/tables/t", nil).status, "purging the renamed table leaves the new one intact")
 }
 

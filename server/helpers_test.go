@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,6 +30,8 @@ type bundle struct {
 	warehouse string // file:// location
 	store     store.Store
 	client    *http.Client
+	svc       *service.Service
+	workers   store.Workers // started by drainJobs
 }
 
 func openStore(t testing.TB, backend string) store.Store {
@@ -63,7 +66,38 @@ func setupTB(t testing.TB, backend string, whProps map[string]string) *bundle {
 	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &bundle{url: hs.URL, warehouse: loc, store: st, client: hs.Client()}
+	return &bundle{url: hs.URL, warehouse: loc, store: st, client: hs.Client(), svc: svc}
+}
+
+// unfinishedJobs are the states of a job that has yet to run or finish.
+var unfinishedJobs = []string{"available", "scheduled", "pending", "running", "retryable"}
+
+// drainJobs starts job workers on the bundle's store (once) and waits until
+// no job is left to run, then requires that none was discarded.
+func (b *bundle) drainJobs(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	if b.workers == nil {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		w, err := b.store.StartWorkers(ctx, store.WorkerConfig{Workers: 2, Handlers: b.svc.JobHandlers(),
+			PollInterval: 20 * time.Millisecond, Logger: quiet})
+		require.NoError(t, err)
+		b.workers = w
+		// t may be a subtest that ends before the bundle does.
+		t.Cleanup(func() { _ = w.Stop(context.Background()); b.workers = nil })
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		jobs, _, err := b.store.ListJobs(ctx, store.JobFilter{States: unfinishedJobs}, store.Page{Size: 10})
+		if err == nil && len(jobs) == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "jobs still waiting or running after 60 s: %s (%v)", jobsText(jobs), err)
+		time.Sleep(20 * time.Millisecond)
+	}
+	failed, _, err := b.store.ListJobs(ctx, store.JobFilter{States: []string{"discarded", "cancelled"}}, store.Page{Size: 10})
+	require.NoError(t, err)
+	require.Empty(t, failed, "jobs that failed for good")
 }
 
 type response struct {
@@ -155,3 +189,8 @@ func (b *bundle) createTable(t *testing.T, ns, name string, extra map[string]any
 type jsonRaw string
 
 func (j jsonRaw) MarshalJSON() ([]byte, error) { return []byte(j), nil }
+
+func jobsText(jobs []*store.JobInfo) string {
+	b, _ := json.Marshal(jobs)
+	return string(b)
+}

@@ -100,6 +100,7 @@ func TestAppendThroughIcebergGo(t *testing.T) {
 			}
 			require.Equal(t, 2, dataFiles)
 			require.NoError(t, cat.PurgeTable(ctx, table.Identifier{"db", "events"}))
+			b.drainJobs(t)
 			for _, f := range files {
 				_, err := os.Stat(strings.TrimPrefix(f, "file://"))
 				require.True(t, os.IsNotExist(err), "dropped-with-purge file %s still exists", f)

@@ -393,6 +393,7 @@ func TestPurgeV4Table(t *testing.T) {
 	_, snaps, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
 	root := snaps[len(snaps)-1].RootManifest
 	require.Equal(t, 204, b.do(t, "DELETE", vt.path+"?purgeRequested=true", nil).status)
+	b.drainJobs(t)
 	for _, f := range []string{"data/a.parquet", "data/cf1.parquet"} {
 		_, err := os.Stat(filepath.Join(vt.dir, f))
 		require.True(t, os.IsNotExist(err), "%s survived the purge", f)

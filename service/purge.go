@@ -2,13 +2,19 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -24,14 +30,30 @@ type purger struct {
 	tableLoc string
 	allowed  location.Set
 	log      *slog.Logger
-	files    map[string]bool
-	seen     map[string]bool // manifests already read
+	files    map[string]int // location → purge tier
+	seen     map[string]bool
 	outside  int
+	// unread counts manifests that could not be read for a reason other
+	// than being gone already: the files they list are unknown.
+	unread int
 }
 
-// add records loc for deletion when it lies inside the table's prefixes
-// and reports whether it does. what names the reference in the log.
-func (p *purger) add(ctx context.Context, loc, what string) bool {
+// Purge tiers: a file is deleted only once every file of a lower tier is
+// gone, so that an attempt cut short (a crash, a storage error) leaves the
+// files that lead to whatever remains, and the next attempt finds it all.
+const (
+	tierContent       = iota // data, delete, column, deletion-vector and statistics files
+	tierManifest             // manifests and v4 leaf manifests
+	tierManifestList         // manifest lists and v4 root manifests
+	tierPreviousMeta         // metadata-log entries
+	tierCurrentMeta          // the metadata file the job reads first
+	purgeTiers
+)
+
+// add records loc for deletion in tier when it lies inside the table's
+// prefixes and reports whether it does. what names the reference in the
+// log.
+func (p *purger) add(ctx context.Context, loc, what string, tier int) bool {
 	if loc == "" {
 		return false
 	}
@@ -40,38 +62,57 @@ func (p *purger) add(ctx context.Context, loc, what string) bool {
 		p.log.WarnContext(ctx, "purge: left a referenced file outside the table", "ref", what, "file", fileName(p.w, p.tableLoc, loc))
 		return false
 	}
-	p.files[loc] = true
+	if t, ok := p.files[loc]; !ok || tier > t {
+		p.files[loc] = tier
+	}
 	return true
 }
 
+// unreadable notes a manifest that could not be read; one already deleted
+// (by an earlier attempt of the same purge) is not an error.
+func (p *purger) unreadable(ctx context.Context, what, loc string, err error) {
+	if errors.Is(err, storage.ErrNotExist) {
+		return
+	}
+	p.unread++
+	p.log.WarnContext(ctx, "purge: cannot read "+what, "file", fileName(p.w, p.tableLoc, loc), "error", pathFree(err))
+}
+
+// errPurgeIncomplete is what a purge attempt that left files returns, so
+// that the job runs again.
+var errPurgeIncomplete = errors.New("purge incomplete")
+
 // purgeTableFiles deletes every file the dropped table's metadata reaches
 // and that lies inside the table's prefixes: data and delete files,
-// manifests, manifest lists, statistics and metadata files. It never
-// removes a directory: another table may live below the same path (a
-// renamed table keeps its location). Failures are logged; the drop itself
-// already happened.
-func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object) {
-	ctx = context.WithoutCancel(ctx)
+// manifests, manifest lists, statistics and metadata files, tier by tier.
+// It never removes a directory: another table may live below the same path
+// (a renamed table keeps its location). It returns an error (naming counts,
+// never paths) when files remain, so the job that runs it is retried. A
+// strict purge also stops when a manifest cannot be read (a storage
+// outage: the next attempt finds the files it lists); otherwise such a
+// manifest is skipped, as a corrupt one never becomes readable.
+func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, strict bool) error {
 	log := s.log.With("table", obj.Ref().String())
 	meta, version, err := tablemeta.Parse(obj.Metadata)
 	if err != nil {
+		// Retrying cannot help: the job ends with this error.
 		log.WarnContext(ctx, "purge: cannot parse metadata", "error", err)
-		return
+		return fmt.Errorf("%w: the table's metadata file does not parse", errPurgeIncomplete)
 	}
 	p := &purger{s: s, w: w, tableLoc: obj.Location, allowed: tablePrefixes(w, obj.Location), log: log,
-		files: map[string]bool{}, seen: map[string]bool{}}
-	p.add(ctx, obj.MetadataLocation, "current metadata file")
+		files: map[string]int{}, seen: map[string]bool{}}
+	p.add(ctx, obj.MetadataLocation, "current metadata file", tierCurrentMeta)
 	for e := range meta.PreviousFiles() {
-		p.add(ctx, e.MetadataFile, "metadata-log entry")
+		p.add(ctx, e.MetadataFile, "metadata-log entry", tierPreviousMeta)
 	}
 	for st := range meta.Statistics() {
-		p.add(ctx, st.StatisticsPath, "statistics file")
+		p.add(ctx, st.StatisticsPath, "statistics file", tierContent)
 	}
 	for st := range meta.PartitionStatistics() {
-		p.add(ctx, st.StatisticsPath, "partition statistics file")
+		p.add(ctx, st.StatisticsPath, "partition statistics file", tierContent)
 	}
 	for _, snap := range meta.Snapshots() {
-		if !p.add(ctx, snap.ManifestList, "manifest list") {
+		if !p.add(ctx, snap.ManifestList, "manifest list", tierManifestList) {
 			continue
 		}
 		if version == FormatV4 && !legacyManifestList(snap.ManifestList) {
@@ -80,19 +121,64 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 			p.collectManifests(ctx, snap)
 		}
 	}
-	failed := 0
-	for f := range p.files {
-		io, err := s.fileIO(ctx, w, f)
-		if err == nil {
-			err = io.Delete(ctx, f)
-		}
-		if err != nil {
-			failed++
-			log.DebugContext(ctx, "purge: delete failed", "file", fileName(w, obj.Location, f), "error", pathFree(err))
+	if p.unread > 0 && strict {
+		// Deleting the rest would lose the way to the files those
+		// manifests list; delete only the content found so far.
+		deleted, failed := p.deleteTier(ctx, obj, tierContent)
+		log.InfoContext(ctx, "purge: manifests unreadable, deleted content only", "files", deleted, "failed", failed, "unread", p.unread)
+		return fmt.Errorf("%w: %d manifests could not be read", errPurgeIncomplete, p.unread)
+	}
+	total := 0
+	for tier := range purgeTiers {
+		deleted, failed := p.deleteTier(ctx, obj, tier)
+		total += deleted
+		if failed > 0 {
+			log.InfoContext(ctx, "purge: stopped at a failed delete", "files", total, "failed", failed, "tier", tier)
+			return fmt.Errorf("%w: %d files could not be deleted", errPurgeIncomplete, failed)
 		}
 	}
-	log.InfoContext(ctx, "purged table files", "files", len(p.files), "failed", failed, "left_outside", p.outside)
+	log.InfoContext(ctx, "purged table files", "files", total, "left_outside", p.outside)
+	return nil
 }
+
+// deleteTier deletes the collected files of one tier, a bounded number at
+// a time, and counts what was deleted and what failed.
+func (p *purger) deleteTier(ctx context.Context, obj *store.Object, tier int) (deleted, failed int) {
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(purgeParallelism)
+	for f, t := range p.files {
+		if t != tier {
+			continue
+		}
+		g.Go(func() error {
+			io, err := p.s.fileIO(gctx, p.w, f)
+			if err == nil {
+				err = io.Delete(gctx, f)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(err, storage.ErrIsDirectory) {
+				// A reference to a directory: never deleted, and no retry
+				// will change that.
+				p.log.WarnContext(gctx, "purge: left a directory a reference names", "file", fileName(p.w, obj.Location, f))
+				err = nil
+			}
+			if err != nil {
+				failed++
+				p.log.DebugContext(gctx, "purge: delete failed", "file", fileName(p.w, obj.Location, f), "error", pathFree(err))
+			} else {
+				deleted++
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return deleted, failed
+}
+
+// purgeParallelism bounds the deletes one purge has in flight.
+const purgeParallelism = 16
 
 // collectManifests adds the manifests of a v1-v3 snapshot and the files
 // they list. The manifest list was checked by the caller.
@@ -106,11 +192,11 @@ func (p *purger) collectManifests(ctx context.Context, snap table.Snapshot) {
 		}
 	}
 	if err != nil {
-		p.log.WarnContext(ctx, "purge: cannot read manifest list", "snapshot", snap.SnapshotID, "error", pathFree(err))
+		p.unreadable(ctx, "manifest list", snap.ManifestList, err)
 		return
 	}
 	for _, m := range manifests {
-		if p.seen[m.FilePath()] || !p.add(ctx, m.FilePath(), "manifest") {
+		if p.seen[m.FilePath()] || !p.add(ctx, m.FilePath(), "manifest", tierManifest) {
 			continue
 		}
 		p.seen[m.FilePath()] = true
@@ -120,15 +206,15 @@ func (p *purger) collectManifests(ctx context.Context, snap table.Snapshot) {
 			fio, err = p.s.files.IcebergIO(ctx, m.FilePath(), props)
 		}
 		if err != nil {
-			p.log.WarnContext(ctx, "purge: cannot read manifest", "file", fileName(p.w, p.tableLoc, m.FilePath()), "error", pathFree(err))
+			p.unreadable(ctx, "manifest", m.FilePath(), err)
 			continue
 		}
 		for e, err := range m.Entries(fio, false) {
 			if err != nil {
-				p.log.WarnContext(ctx, "purge: cannot read manifest", "file", fileName(p.w, p.tableLoc, m.FilePath()), "error", pathFree(err))
+				p.unreadable(ctx, "manifest", m.FilePath(), err)
 				break
 			}
-			p.add(ctx, e.DataFile().FilePath(), "data or delete file")
+			p.add(ctx, e.DataFile().FilePath(), "data or delete file", tierContent)
 		}
 	}
 }
@@ -139,18 +225,18 @@ func (p *purger) collectManifests(ctx context.Context, snap table.Snapshot) {
 func (p *purger) collectV4(ctx context.Context, tableLoc, root string) {
 	add := func(rows []v4manifest.TrackedFile) {
 		for _, r := range rows {
-			p.add(ctx, r.Location, "data or delete file")
+			p.add(ctx, r.Location, "data or delete file", tierContent)
 			if r.DeletionVector != nil {
-				p.add(ctx, r.DeletionVector.Location, "deletion vector")
+				p.add(ctx, r.DeletionVector.Location, "deletion vector", tierContent)
 			}
 			for _, cf := range r.ColumnFiles {
-				p.add(ctx, cf.Location, "column file")
+				p.add(ctx, cf.Location, "column file", tierContent)
 			}
 		}
 	}
 	roots, err := p.s.readManifest(ctx, p.w, root, tableLoc, nil, nil)
 	if err != nil {
-		p.log.WarnContext(ctx, "purge: cannot read root manifest", "file", fileName(p.w, p.tableLoc, root), "error", pathFree(err))
+		p.unreadable(ctx, "root manifest", root, err)
 		return
 	}
 	for i := range roots {
@@ -159,13 +245,13 @@ func (p *purger) collectV4(ctx context.Context, tableLoc, root string) {
 			add([]v4manifest.TrackedFile{*r})
 			continue
 		}
-		if p.seen[r.Location] || !p.add(ctx, r.Location, "leaf manifest") {
+		if p.seen[r.Location] || !p.add(ctx, r.Location, "leaf manifest", tierManifest) {
 			continue
 		}
 		p.seen[r.Location] = true
 		rows, err := p.s.readManifest(ctx, p.w, r.Location, tableLoc, r, nil)
 		if err != nil {
-			p.log.WarnContext(ctx, "purge: cannot read leaf manifest", "file", fileName(p.w, p.tableLoc, r.Location), "error", pathFree(err))
+			p.unreadable(ctx, "leaf manifest", r.Location, err)
 			continue
 		}
 		add(rows)

@@ -633,9 +633,10 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 	return names, next, storeErr(err, warehouse)
 }
 
-// DropTable removes a table from the catalog; with purge it then deletes
-// the files its metadata references (never the whole directory). 404 when
-// the table is missing.
+// DropTable removes a table from the catalog; with purge it also enqueues,
+// in the same transaction, a purge-table job that deletes the files its
+// metadata references (never the whole directory), run by a worker of any
+// replica. 404 when the table is missing.
 func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
 	if err := s.authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
 		return err
@@ -646,21 +647,17 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 			return err
 		}
 	}
-	obj, err := s.store.ObjectDelete(ctx, id.ref(warehouse, store.KindTable))
+	ref := id.ref(warehouse, store.KindTable)
+	var err error
+	if purge {
+		err = s.dropWithPurge(ctx, ref)
+	} else {
+		_, err = s.store.ObjectDelete(ctx, ref)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return tableNotFound(err, id)
 	}
-	if err != nil {
-		return storeErr(err, warehouse)
-	}
-	if purge {
-		w, err := s.warehouse(ctx, warehouse)
-		if err != nil {
-			return err
-		}
-		s.purgeTableFiles(ctx, w, obj)
-	}
-	return nil
+	return storeErr(err, warehouse)
 }
 
 // UnregisterTable removes a table from the catalog and deletes none of its

@@ -257,6 +257,7 @@ type Store interface {
 	AuditStore
 	PendingDeletes
 	FileIndex
+	Jobs
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error

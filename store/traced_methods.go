@@ -295,3 +295,20 @@ func (t *traced) Ping(ctx context.Context) error {
 	ctx, span := t.start(ctx, "Ping")
 	return t.end(span, t.Store.Ping(ctx))
 }
+
+func (t *traced) ListJobs(ctx context.Context, f JobFilter, page Page) ([]*JobInfo, string, error) {
+	ctx, span := t.start(ctx, "ListJobs")
+	v, next, err := t.Store.ListJobs(ctx, f, page)
+	return v, next, t.end(span, err)
+}
+
+func (t *traced) JobStats(ctx context.Context) (JobStats, error) {
+	ctx, span := t.start(ctx, "JobStats")
+	v, err := t.Store.JobStats(ctx)
+	return v, t.end(span, err)
+}
+
+// StartWorkers is not a span: the workers outlive any request.
+func (t *traced) StartWorkers(ctx context.Context, cfg WorkerConfig) (Workers, error) {
+	return t.Store.StartWorkers(ctx, cfg)
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
 
 // pgDriver talks to Postgres through a pgx v5 pool.
@@ -256,6 +257,17 @@ func (d *pgDriver) dbTime(ctx context.Context) (time.Time, error) {
 	return time.UnixMicro(us), err
 }
 func (d *pgDriver) close() { d.pool.Close() }
+
+func (d *pgDriver) newQueue() (jobQueue, error) {
+	return newRiverQueue(riverpgxv5.New(d.pool), func(q querier) (pgx.Tx, bool) {
+		p, ok := q.(pgq)
+		if !ok {
+			return nil, false
+		}
+		tx, ok := p.q.(pgx.Tx)
+		return tx, ok
+	})
+}
 
 // PoolStats reports the pgx pool counters for metrics.
 func (d *pgDriver) poolStats() *pgxpool.Stat { return d.pool.Stat() }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -211,6 +212,17 @@ func (d *sqliteDriver) dbTime(ctx context.Context) (time.Time, error) {
 	err := d.db.QueryRowContext(ctx, `SELECT CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)`).Scan(&us)
 	return time.UnixMicro(us), err
 }
+func (d *sqliteDriver) newQueue() (jobQueue, error) {
+	return newRiverQueue(riversqlite.New(d.db), func(q querier) (*sql.Tx, bool) {
+		p, ok := q.(sqlq)
+		if !ok {
+			return nil, false
+		}
+		tx, ok := p.q.(*sql.Tx)
+		return tx, ok
+	})
+}
+
 func (d *sqliteDriver) close() {
 	d.stmts.close()
 	_ = d.db.Close()

@@ -32,6 +32,9 @@ import (
 type Store struct {
 	db    driver
 	clock *dbclock.Clock
+	// jobs is the River queue over the same database (nil only in tests
+	// that build a Store around a bare driver).
+	jobs jobQueue
 }
 
 // newStore wraps a driver, with the clock measured against its database
@@ -40,6 +43,17 @@ func newStore(ctx context.Context, db driver, o options) *Store {
 	s := &Store{db: db, clock: dbclock.New(db.dbTime, dbclock.Config{Local: o.localClock})}
 	_ = s.clock.Measure(ctx)
 	return s
+}
+
+// withQueue gives s its job queue, closing s when River refuses the driver.
+func (s *Store) withQueue() (*Store, error) {
+	q, err := s.db.newQueue()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.jobs = q
+	return s, nil
 }
 
 // Option tunes how a store talks to its database.
@@ -149,7 +163,7 @@ func OpenPostgres(ctx context.Context, dsn string, migrateFirst bool, opts ...Op
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	return newStore(ctx, &pgDriver{pool: pool, acquireTimeout: o.acquireTimeout, swapTimeout: o.swapTimeout}, o), nil
+	return newStore(ctx, &pgDriver{pool: pool, acquireTimeout: o.acquireTimeout, swapTimeout: o.swapTimeout}, o).withQueue()
 }
 
 // MigratePostgres applies pending migrations to the database at dsn.
@@ -199,7 +213,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error
 		db.Close()
 		return nil, err
 	}
-	return newStore(ctx, &sqliteDriver{db: db}, o), nil
+	return newStore(ctx, &sqliteDriver{db: db}, o).withQueue()
 }
 
 func runMigrations(name string, drv interface {

@@ -46,6 +46,8 @@ func Run(t *testing.T, newStore NewStore) {
 		"FileIndex":               testFileIndex,
 		"FileIndexAdd":            testFileIndexAdd,
 		"FileIndexForgetLeaves":   testFileIndexForgetLeaves,
+		"JobsWithChange":          testJobsWithChange,
+		"JobsRun":                 testJobsRun,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
