@@ -44,6 +44,78 @@ func (e AuditEventDecision) Valid() bool {
 	}
 }
 
+// Defines values for JobState.
+const (
+	JobStateAvailable JobState = "available"
+	JobStateCancelled JobState = "cancelled"
+	JobStateCompleted JobState = "completed"
+	JobStateDiscarded JobState = "discarded"
+	JobStatePending   JobState = "pending"
+	JobStateRetryable JobState = "retryable"
+	JobStateRunning   JobState = "running"
+	JobStateScheduled JobState = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the JobState enum.
+func (e JobState) Valid() bool {
+	switch e {
+	case JobStateAvailable:
+		return true
+	case JobStateCancelled:
+		return true
+	case JobStateCompleted:
+		return true
+	case JobStateDiscarded:
+		return true
+	case JobStatePending:
+		return true
+	case JobStateRetryable:
+		return true
+	case JobStateRunning:
+		return true
+	case JobStateScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListJobsParamsState.
+const (
+	ListJobsParamsStateAvailable ListJobsParamsState = "available"
+	ListJobsParamsStateCancelled ListJobsParamsState = "cancelled"
+	ListJobsParamsStateCompleted ListJobsParamsState = "completed"
+	ListJobsParamsStateDiscarded ListJobsParamsState = "discarded"
+	ListJobsParamsStatePending   ListJobsParamsState = "pending"
+	ListJobsParamsStateRetryable ListJobsParamsState = "retryable"
+	ListJobsParamsStateRunning   ListJobsParamsState = "running"
+	ListJobsParamsStateScheduled ListJobsParamsState = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the ListJobsParamsState enum.
+func (e ListJobsParamsState) Valid() bool {
+	switch e {
+	case ListJobsParamsStateAvailable:
+		return true
+	case ListJobsParamsStateCancelled:
+		return true
+	case ListJobsParamsStateCompleted:
+		return true
+	case ListJobsParamsStateDiscarded:
+		return true
+	case ListJobsParamsStatePending:
+		return true
+	case ListJobsParamsStateRetryable:
+		return true
+	case ListJobsParamsStateRunning:
+		return true
+	case ListJobsParamsStateScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LoadTableParamsSnapshots.
 const (
 	All  LoadTableParamsSnapshots = "all"
@@ -391,6 +463,39 @@ type IcebergErrorResponse struct {
 	Error ErrorModel `json:"error"`
 }
 
+// Job defines model for Job.
+type Job struct {
+	// Args The kind's own arguments
+	Args map[string]interface{} `json:"args"`
+
+	// Attempt Attempts begun so far
+	Attempt     int               `json:"attempt"`
+	AttemptedAt *time.Time        `json:"attempted-at,omitempty"`
+	CreatedAt   time.Time         `json:"created-at"`
+	Errors      []JobAttemptError `json:"errors"`
+	FinalizedAt *time.Time        `json:"finalized-at,omitempty"`
+	Id          int64             `json:"id"`
+	Kind        string            `json:"kind"`
+	MaxAttempts int               `json:"max-attempts"`
+	ScheduledAt time.Time         `json:"scheduled-at"`
+	State       JobState          `json:"state"`
+
+	// Table "ns.name" of the table the job is about, as it was named when enqueued
+	Table     *string `json:"table,omitempty"`
+	TableUuid *string `json:"table-uuid,omitempty"`
+	Warehouse *string `json:"warehouse,omitempty"`
+}
+
+// JobState defines model for Job.State.
+type JobState string
+
+// JobAttemptError defines model for JobAttemptError.
+type JobAttemptError struct {
+	At      time.Time `json:"at"`
+	Attempt int       `json:"attempt"`
+	Error   string    `json:"error"`
+}
+
 // ListAssignmentsResponse defines model for ListAssignmentsResponse.
 type ListAssignmentsResponse struct {
 	Assignments []Assignee `json:"assignments"`
@@ -410,6 +515,12 @@ type ListColumnFilesResponse struct {
 // ListGrantsResponse defines model for ListGrantsResponse.
 type ListGrantsResponse struct {
 	Grants []Grant `json:"grants"`
+}
+
+// ListJobsResponse defines model for ListJobsResponse.
+type ListJobsResponse struct {
+	Jobs          []Job   `json:"jobs"`
+	NextPageToken *string `json:"next-page-token,omitempty"`
 }
 
 // ListNamespacesResponse defines model for ListNamespacesResponse.
@@ -693,6 +804,27 @@ type ListAuditEventsParams struct {
 	// PageSize Events per page (default 100, at most 1000).
 	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 }
+
+// ListJobsParams defines parameters for ListJobs.
+type ListJobsParams struct {
+	Warehouse *string `form:"warehouse,omitempty" json:"warehouse,omitempty"`
+
+	// Table A table of the warehouse, live or dropped, as "ns.ns.name" (needs warehouse).
+	Table *string `form:"table,omitempty" json:"table,omitempty"`
+
+	// State Only jobs in these states.
+	State *[]ListJobsParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// Kind Exact job kind (e.g. purge-table).
+	Kind      *string         `form:"kind,omitempty" json:"kind,omitempty"`
+	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+
+	// PageSize Jobs per page (default 100, at most 1000).
+	PageSize *int `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+}
+
+// ListJobsParamsState defines parameters for ListJobs.
+type ListJobsParamsState string
 
 // ListPrincipalsParams defines parameters for ListPrincipals.
 type ListPrincipalsParams struct {
@@ -1271,6 +1403,9 @@ type ServerInterface interface {
 	// (GET /management/v1/audit)
 	ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams)
 
+	// (GET /management/v1/jobs)
+	ListJobs(w http.ResponseWriter, r *http.Request, params ListJobsParams)
+
 	// (GET /management/v1/principals)
 	ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams)
 
@@ -1458,6 +1593,11 @@ type Unimplemented struct{}
 
 // (GET /management/v1/audit)
 func (_ Unimplemented) ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/jobs)
+func (_ Unimplemented) ListJobs(w http.ResponseWriter, r *http.Request, params ListJobsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1872,6 +2012,104 @@ func (siw *ServerInterfaceWrapper) ListAuditEvents(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListAuditEvents(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListJobs operation middleware
+func (siw *ServerInterfaceWrapper) ListJobs(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListJobsParams
+
+	// ------------- Optional query parameter "warehouse" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "warehouse", r.URL.Query(), &params.Warehouse, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "warehouse"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "table" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "table", r.URL.Query(), &params.Table, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "table"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", r.URL.Query(), &params.State, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "state"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "state", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListJobs(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5105,6 +5343,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/audit", wrapper.ListAuditEvents)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/jobs", wrapper.ListJobs)
+	})
 
 	return r
 }
@@ -5152,6 +5393,45 @@ type ListAuditEventsdefaultJSONResponse struct {
 }
 
 func (response ListAuditEventsdefaultJSONResponse) VisitListAuditEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListJobsRequestObject struct {
+	Params ListJobsParams
+}
+
+type ListJobsResponseObject interface {
+	VisitListJobsResponse(w http.ResponseWriter) error
+}
+
+type ListJobs200JSONResponse ListJobsResponse
+
+func (response ListJobs200JSONResponse) VisitListJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListJobsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListJobsdefaultJSONResponse) VisitListJobsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7628,6 +7908,9 @@ type StrictServerInterface interface {
 	// (GET /management/v1/audit)
 	ListAuditEvents(ctx context.Context, request ListAuditEventsRequestObject) (ListAuditEventsResponseObject, error)
 
+	// (GET /management/v1/jobs)
+	ListJobs(ctx context.Context, request ListJobsRequestObject) (ListJobsResponseObject, error)
+
 	// (GET /management/v1/principals)
 	ListPrincipals(ctx context.Context, request ListPrincipalsRequestObject) (ListPrincipalsResponseObject, error)
 
@@ -7867,6 +8150,32 @@ func (sh *strictHandler) ListAuditEvents(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListAuditEventsResponseObject); ok {
 		if err := validResponse.VisitListAuditEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListJobs operation middleware
+func (sh *strictHandler) ListJobs(w http.ResponseWriter, r *http.Request, params ListJobsParams) {
+	var request ListJobsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListJobs(ctx, request.(ListJobsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListJobs")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListJobsResponseObject); ok {
+		if err := validResponse.VisitListJobsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -9694,146 +10003,155 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1rcxs3suhfQXHvLUtVM6S01t27S9epOo6tJD6bOCrZcbZqmdoFZ5okoiEwATCkuC7991NoYJ7EDIcy",
-	"qUeST3FEDNBoNBr97s+DSCxTwYFrNRh/HqRU0iVokPh/r6MIlHoLCcypZoJfmV/ND4wPxoMF0BjkIBhw",
-	"uoTBePCP8F0EU5Dz0H4Xlh8OgoGKFrCk5mO9Sc1wpSXj88HdXTB4I5Jsyb9mCahv7aTjz4MYVCRZip+P",
-	"B1pmQNYL4EQvgEQJA66JBBorMhNySTVZgVRMcHJBlqBpTDUllMckwrknfGZmJyff0RtYiCQmcKuBmw9O",
-	"h+Qnphci04TpgFAi4dcMlCZ6QTVZiyyJCeVqDXLCV5XJTxJB4490mkBAIglUg/sfCXOmNEj3v5REYrlk",
-	"mmhBKE6hzQ9ESCI42FWydC5pDIpQ96MWZHVxSpgiEmaZgpismV6Qi7OzCf+KxtcWxMvbCBBBZlGqBHe4",
-	"CB0uwosw4ypLUyE1xOF0E1rEBRM+hZmQQCjf6AXjc7OS3URsALMQa4hfIQ5VRDlJE8o54/MJl6AzyRVB",
-	"NFi84i4WdAUO3+7Pgicbsxe7rB024Qp4TJgeTgxd7CAlSxoh0sYOKnoXwzIVGni0+Ttsumm1Mjb8O2x2",
-	"zPyeLkGlNIJi0jpxFr+TBFaQqIAAjRbkx+vvQuCRiCEOyC+CcYjJdIMEfHZ7/jVRYK6bFpKc/N/zr0+H",
-	"OTZSqhclqDyffBAMDGkyCfFgbO5DN9BXdA4f2H+gjohfM5CbcvLUDaohYMk4W2bLwfg8yOdlXMMcZDHx",
-	"R3EDJTugSSLWl8tUbz7RJIMcurYF8eMdKL+SMGO3Lfj+uACyphIWIlNAzMwBoeaqGLqEmDBOxAqkZDGo",
-	"YYozGcSPVuejSPAZm7eg2g7dE894zetIrs+KN3rPST8xWHfNuWKw3mvKOzNYpYIrQNZ+KaVANhsJroFr",
-	"PMY0TViEDHv0izKY/lyZ8f9ImA3Ggz+NyhdjZH9VI3dbcdJrt4xdtH5wr/mGzChLMmlPjHLiPiVgviVT",
-	"EW+Gg7tg8F3OXA8GYzHjNags0T7w8OcKh8//FSbCLmnYJJ0q8/bMhCSUKE3nEDvWiTfYchqL4490Xodv",
-	"61TcTs1xH3SjZsL2fZpfi20iuj9d/Fg+FF9t3iC/fnDy8LxsQ/J6Kcz7pBWJaKZA5W/dhPd77MbIcO2z",
-	"yhQ5EdKKEPjETbh94Jf0BgjTp1vCRIAPoPkgFwtiFhMuNImolJsJ9z9VY2Iu5JC8F/Z5XdO291UvYMKX",
-	"oBSdW1ZmhAAn3+CraoWc1YV5Lg3KHFJRPlOKzTnANoe8YeaJVWSasUQzTk6o/WfIOEkl4xFLafJC4YKn",
-	"AREsjsgJ5eSHd2/fEJVNf4FInxpI51JkafkT/i/SeSpFClIzy07Meh4Cz/mVj8WVvOuf9nM3+Ofi0REI",
-	"hpnldRYzfblyhFhfmkZ2z00UTAbfX3789oe3ZCRFpmGUUq1B8skgIJMBUyqDUJuHaDIw+5wMVsDjMJIQ",
-	"A9eMJmoyGATb+6EIgaWSwXgQUw2hZkvwjY0hYsrBBtw8qP+0TyWYzcbAGf7DMESIK/uuzqApS7b39mEh",
-	"pH5FJgOKkvZ/GRrJ91H5U7iWTMNk4JiV2aEPTuY/uoJOfLhVIpMRjB2pGKTCcD5EQhrThEUo3zrqG4NO",
-	"fOu6GxW2rC/BLuJb3hDMuBABRlwNuRoZ8jGQuBtuyYeIGaFkSTmdwxKVBkMNPnCUpjpT26t9+/HjFbE/",
-	"msmqvODE/b/BLCK5SUSnA68IVaV9Zs6E6kENH1XsBzmJV1BSIa4C8IJcfDfoDdU0EfM3KP5sX6IYZjRL",
-	"rA5I45iZ9WhyVRuzhbCtRYDHqWBOlWQalp3fUSnpxtJfKYzfwCZM2AzwTvk+LgS7LwG1cQTF7qvTe7FY",
-	"KKrv+Exso3HGIIlDFnsRUBDANgaMthTmTMUDPv6u2H8gZDycbrRbLedCjOu/XHgoLRjkgstuFlyMrEMT",
-	"VPbkhWMXmtLMw7NRqDKTtez2+WDRIDESMg4jkXHda74m8RW4CO59CA0ous9EvUHpw0la24djNXgEqX4C",
-	"XSJe88g9x+M2vcxtTV3TXdP1/3z44T2yZU5TtRA6rEPZ9XWFGTSxXducH08GOU5RaMEQQ/Y+Y9ZQ1QUJ",
-	"zvOuHH5/NGSpkTX6f9HYd23VcradGHDC+hYKcu1hjx1saVO7mdL2J+U0XbBLypV9NFvPEBWCMFpQPt+L",
-	"zLeoY4vSG3uoL9QOtFXZfjsUt4PEUns+byiPmRl4BD40Ez421P32xJCAgStcQaSF7EEPbiNv3Yef7Hdf",
-	"8tzMmFQ6lGLtJOMen1iVeE+5a++Xy3yizfnutZ38G2lucF17Epk1jbmPeLac7nghazC3vIU1/AV1Ompu",
-	"oQleicoddNv9ht7zyklAjW0vfpTmjA4/9Z3zYV/QAsZuBDXuw/btpjJmnCZMbw4hhYnZTEFfKt7/UrYL",
-	"y27h5qRBbYPdqLpKKG9/aaOcQ96HKkr26qGLJb0Nm0x2G1lm1P5XuEJ1PZlY8+lvAueDJKhipxvJ+f3o",
-	"/8zs5J9P/yV5MMWlcVJNPWZ/bQVtpYVfrZXPls6xHegtprKWrQPwwXLpXhtou95PfAdXuRmq8wi2jWYJ",
-	"aA1SBSRmc6YVWtGH5F8kJP/9ilBNlkJpcv7nv5KcJLoVgVbLsIXyWnRoazXA7m2i3gFBt8LYeQ9b1g8G",
-	"KZUazVuhSiHaQ4y4H3UEPb05Vd1c0zmE1rFR2cJUiAQoNyOQ6YZCxrs1lzZFAvFTANd+BJ0K1D1P4KEQ",
-	"uWKwzh1Zh8FTY87aXtpx+FNuUn8SiPRvsIDAt423VFOj/VXMXU9Cs+z7dnbtqcWY6ly0odJ0L2Xjccyl",
-	"BVPrst/33MEWpu6h0SohteVPdT9UdUgKUcuPfY3ofdTWfBkvCdRkwjZC2Ful6pZgq+dYf92vstmM2SAv",
-	"shBJzPicUNKQeMPVOZkmYurztT2sutZiYr+36nY5m0Gk2cpIRyuWwBxUu4CXFmP2tc6U7s+u+/ABokxi",
-	"pMy2pl54CytAeDeUsDmbMrPh98KvJMV+GrmBTclRiZCkuN8EfRZG1kPn2nAw5lmSBJ5QLrfUxkcoLjJi",
-	"N0dFCMvx3l3+muGZ4mWCDo4KbuCz8UE9Oab6MByzdk7dDBRjj74XMSQ7ibvKH9Gh3uFqtmF3dZLeDjEO",
-	"bPSutSzaeCQxmwFHvonvfkBYrMz1WdEkAzUceLbQfhVyo+U2o96GZWyj1qYJEJVNQ7P3PKrBzBpgGEMR",
-	"rysmfCopjxZEcHJiBhXRcSuasBjP7oVyW1MYLdU3MOvUBgD74jCim/14pf3/3d4ki0A3PrAH76OWr0FH",
-	"iw8R5R+pulGtsnCaUB5qqm52r10O7bMeBu55w16vLz98JL7hrwgk1t5MqCKMk6vE/D5NwAy0Y7bjtvDJ",
-	"hj0l4W1mUWd/KnJ7PciUBeb2ej99jKyP85vGcViIC/3hr4vonl2YeQt2dS+st71eXtFhKVZwH5PmfX30",
-	"oMOG9LcH7jyy7VG8GFsE8Q3o52yh+0ZSX0BkIevtjKq7n1hZzl+ZzQefN+x3W9jKI9E7ib98vpvg2O99",
-	"63/HlLYhskjP7SDQclBvqi1ib3f5/6uTt0JZxLd2QAmr/QAsY2Y9t4nDrQ5TOndBsEjnWZLYiHsr1XQ/",
-	"aA6ath1V7C/tO/oCRlu17+w6gcoybeDiVeqAdI6/94bS3sxdcLlJ22Aq2InqwZv6w1bjUgcniwpAbfsq",
-	"XApd+9objkrEbH9cFKDsPKvK5G37uhadxC7FXjKWSHazFjtlGzwo/HUAVMYU9QfLE110cBKqwtW2t8JO",
-	"3bG/Ijy8//aKaXeivjK5F0ZB4zdlGHg7kEoL6Xwo+eDe0H6w35br7ITat1ob+NVcKZ/N2cWR93eKHClk",
-	"MHhgHHbGHzZyr54y3r401PJ7yrimjHd7PmO5CWXG/c5BuE2ZhFAkMchQLyjvn1sjwawdJtQuuiNldRfw",
-	"rQIK6lpxKaPUFXKrisUu2fkklhsiM07CalK0zS+bwmlAJCRUsxVmd5c5aTm+MSe1f+zJbrzGYSUEp34j",
-	"epjwtjR7zFLqxoTbsh2KqW0bojTdkF8zyMBmyJiNmyfCYGroXbnfpZegsmU7QF/b/PMZoZwAlQkDGRCz",
-	"iJRZas7MHJQ7XpuUzRQRHIa7vQle7AYNWmkC2EBgeYC+q/W+qnH2p4n3SF0/SaahYtD3KBL4Y9Lisa+E",
-	"ktZRerkCubFJmDapakaTZEqjG0PPzCVB/kJX9IUi6PaXNZLuVO8a/gfP5tZUcsbnHrh+MjRHCbd3C1e2",
-	"Fk2m3BWLKCdz0GQtBZ9bM6azgGq6USTHx+nh4G2STI7xEr2VHflIoGG9K7hrlxm66Q1UECrgihm8tDAK",
-	"XiPj3vHJid4jnCMw3DmUYq1Cl+EGfVdSkBh87HUL9t+P0lTq8F7faRWim2tPM1tmjiZfbys9vDigu92E",
-	"scNS7BlNRtZ+fOXqeTjTMLmk0cKWSakYcHOjMia+O+Mzs7N9pOqGnBS6Nabz44gJz5V05/eoBjiYYSKT",
-	"lfIrGBqG9TKqZtEJz1d2y5Zmz4C4ohp5MQ0FcgXSehOep3m7LQP3XqbvaiZrt8znxnn5TzX5t8FY0HvT",
-	"BrPLcg+pDnvLGq1hQ1LovSdTEEnQ4Rw4yEJ82DdiwIUalVv1zdvcbBPeTry+qSsre6HY/moB2r78aiHW",
-	"nAgewSsCtzbxiLDYVvLBbwjV5OqHDx+xIoqgmV6MUFdXPkl7j/DIOsLqYPqR0XC93DPvOL9eW6h4zTfE",
-	"/GLdqgGJwcM4LJOiKY0WMMrlmLkwwsBtOBehW+4XJfjwmq6/d15Es2610lOrCtRPnm29A2IFsghd97wQ",
-	"nlPYXtGH/Rz6zrjJLwL+y6Azw3col6A04wVYexqu+vlBtj5s8tAyIb8Exr+hVEj9PWjJInUviU7iDGE/",
-	"Z3d1sBcckcBRY6XrYRE+EEoXU5tMjxZygprZkOQ1TeytDcoKUAEprM5BUVxtwlcM1q8qdaLwU1e4J0nI",
-	"NNPFVMX35MRW8MJCMBNeWrPdxDaQ3cys7FdWp2385BNF9q2QEtT9jv0f/2LDPcuueE9myyp2EEuWq6+1",
-	"O1gir8PlFvGB2LyXrXkJ3Xjt6Slp9ct2FK35kcv6++A3CT5R896PmL5bVr4rYO7IeVyKVdP2ulsV6pdl",
-	"vMuV3wFuawo7U8oAtWeAxFKsrP667x7jPeNXtpOp40EJQFDA7zu9n6pMoD2Av850jXYzHo0Col6OR6Np",
-	"Ft2AHg2HQ6wDpWp/2kNQPFLw/46EBvM5czVatnXjvOgcapaRLY1jCwMpazdykiFbpi6oKkDDkgbujJhM",
-	"kVQKrH3ET9ZM5rW7ZiJJxBqly9coUdbXSqXQIhLJaUDSJFM4rlKb6PXVuwk/+feo/NNodf7v0yH5SsQs",
-	"N69i4bFi2qKY6Kpa1C0gDqXBhLsbhs9TNb6HUGlj/mKjlM8k2OhLKzAvAKuDxg2RecI7ZeaAKOEqmvIb",
-	"btQQm9JoFzdrKTTEUXJxdubC/5g2AkAZqeg7m0EwKJJjBmfD8+EZSsYpcJqywXjwcng2fGlIguoFElkd",
-	"gyOaxQw51tynMH3HlLZHgeOIlpQlhMMalCaYTD4mgMbPZaapZnxeFIBC24X5acJL7xNWgRqSa4tr5Q44",
-	"tO5+InjVaEGuxVoRbuaYcNy/KyAYkCmeeUCwgiax18nIIaipmRO3mpWTNsxdwJvxLnZbqgSVIGrKyr7/",
-	"3DLt3tJIl4XhArJd4IucNAp8lfVKmyU+K5WrOmpcNmG4dqFExBXstOtNbP2M8XoxUjQBlVc5K6Sc8Xox",
-	"GbTCUgmB3wMUiw5LugUc2/XhDJreXn53+fESFenPFvC7USk1jj4X/77rgLKo77UHjD/wZENsEI5R541Q",
-	"O9PgWNP112/Iy5cv/0Y0W0LbqorxBmL6uN66IXFlhfsDkXHNknsB4XtHSiIfNarUeg7ZQpyCJCmdAzlx",
-	"VcDI+dlZUKaonp2dtVO6t3ouvXWuyLOzs6DbM/lzoyrrn8/ODlcGtCWuzFN38wcOFgdi5ligPc6hjYFH",
-	"tLQtV8BvY/SsdEbnyubw50x48LP5e4Mr1wN2OlhzUbrSME2GLCL/0rxL5jReEQ4Qd/NaL5cso5G2meT+",
-	"JNbji7Im89GP3xNpteP0K4g9wUfJ4I8VT83pQSkiGKRCeQ7dpqIqQjsOfkiMHGfrsmMKmqoUhjdSioH3",
-	"FWFoPbAWUefijaxcg6XJmVZkQdXCDLqBVPue0kYefFmn8SsRbw52XC3Z9nd1MVjLDO62iOb8YFB4rdO+",
-	"QsmLylFUi9s+GMewL+td6eTpikmoAPsKzzw3gxuh1IpTSouUrIW8YXy+zSjsVHUaqB3BhV/PqOPIRQgc",
-	"+A45vlkH+BvQHdCeHZ5gdlOJ4ycl+g/OTOrMu6WU/l5V03/uQYIj6/Rpds84FARtTPIa0sSImNV+GDnX",
-	"wwSzJMb+Enn5akfnWPg4JhmP8Sx20P01bq045A/WlfMQ9NSDAXFYux0HTQ5/fDZUSen1Ci6O9t0we0g0",
-	"SYrHSnA8HZWbwANr6wZzaOZchJxwwbF5CAaqgTTPMzYowXroeiEU5PYATqZAFpC4jxWayofkNd9MOM30",
-	"wiAywtrjDoYl3RCqbgid2rYnCpKZJRv3oiq6UYTb4uUTboetF6AXViIo4SZwa0Q020OFVBYzqpOYzXLt",
-	"uMCFeWoNqEPyOifbE1uPnSuRwCnBsAM8SadMiNkMpIUjtyf43ulvQHvysndpvv2cCWhcadMCXPHyPdo7",
-	"+HtxlIb7vRTBZvORHZ1GsHkBVaTWcaQBSdW8vQckH4u4qtwcZSbqWmSwg/Udjc90ZfC3v2T5bTb0GxCF",
-	"+axHZjVF1oCXy9iQPDPGPK879J9TvwKEaQuDI2si9dwID4bLnQS5SnckXcMn3aMz9JiCfbVAVS+Z/nDo",
-	"t5kkfppGynk48R2JefTZ/KchufvE7eJQ+kjaxU7ymF40UJu30F0FIwdVUvEeSAj37+HhDvfBRWwpki8W",
-	"satkMmrkZnoR3Uj0PDYz8+WUes7gp4UN80fSZMpRHxiV8xkcSxvDfB3H5f6PxDPL3No+rLKLI1TQ/oC8",
-	"rUq0o89GPrzz2it8XK+B3D47LVdDDug8xE+fxgLvNPcWpw+v69fOtEwBbuVBNov42Oynkavcwf1f5K/f",
-	"s+I39b18457vUv4mqBcXGugru0dmlOI1i/DOc6Ex8cdsZFvqfR3HNkH7ONzLJX9/Kesqjdq4v4dkX5Zo",
-	"RhJW4qanYetwB36Nq6oi+u/k4uyi7PyKqIkF2DNGhznTHs3GzvK0j9nuz7JsA+2xn6h6QnQrFytzq4/N",
-	"yTxZ3K2qYQH8A6qFP1UsMsfTDbdqrj6wglhJevc/JWUI7cOpiiWt9pac6qfV5wLWN5ZrjidMW2MqF6Ut",
-	"8OCuzzaNsWMXj3Hkz9JHs0U8o7xEQCpFXu607QBc7POVG3lM5b0o5NxicEQIbBKdyHQR7/X0jyQYuLqa",
-	"jbaVoBVZuPDIPOxyyYx85w6IVAKsinTx4jgn/MQsRdTLMXZZFzwgec/BgBigQ6U3CYS2B2ZAlFZhOcDI",
-	"DiGVPJhwuNUgOU1CFgdEKQht7UPzrxvYBBUwim6EAbGzYotCFgd5kEFY/vnURiU47zKGkdIkt0VVEo5u",
-	"YIP2KKYm3HpF89bVPsfGBy9NHv41qpHjA9onu2+BIQyIH+YydHOS4t9tEX4jmwcy+oz/vRstXZGJfhL0",
-	"uiFs9FZ+d8QcNZrX9/ii0tG8XUy/xCoIqixk8UKhzzlPa1YueriMwagUxRA82Uw41oeQMAMJPDIPr41c",
-	"tt8ELm24nKasLehqpk74knI2A6VVQPJ/koQprU4DwrhiMXgKbdjQHyxUai/fdIMfuSLWTOIamyH5UGyl",
-	"6NfsfJKGgTRKlxTxg+MqSiZ8wRTOZj8YLultmfltXqSlCggkCsj/IzHdqFNiB5KMJ6CMFiRhNuG2rSqh",
-	"2ky+dB1uNxjBnfuDgVRqouTRy5RHYNZXE44lG1wx1xLWJniMF+CpUIvwBiB1AJ6fDif8Y3GQZm1X16OI",
-	"+szbalfOPnZxqUxjcDidcJlxEpkbvBASueSMcaYWpcvScOchcQUy7HnihK6H3oQ7x/SQvEefl+2wZztN",
-	"FOVpMe6h8gO2Ovdw11olmCNxVm+pnLvtpvyHZKv+CjdeMzW1Sqira1I7u0pNm6KQzcFZ7up8VGaTtYll",
-	"rnOxX165lyf9mP7lertlD9bdAGI3ntm9FhJPUSfjcIJ4nkqXY9wTrd5pFSirET58nGxLwERKpTWTP84Z",
-	"t9Ro9Bz2W3xTSLRgSSyB5/W2LfzV5FNz/CINMZDjkLpntSrj3d7Hh4SyLQ/4LCbvK5Ej+63yrmwC/nfY",
-	"VAOkj2V32eou9sCCb1uLsLZwt4JMDmiFqRFGO2eoSrmdhhgp0mOQQB9jTh0/sRRpemD8tBhtvhM0Ljb9",
-	"fZ5Te0TC8Zat3kk1qHBqRcq0yQMjZwE03sZOAeklBgoO9j9OF2H4ZFjg/irXz/1u1qhRx/tBQWzj6zax",
-	"upKY+5QZ+86k9Qdm8buz0rsEcpf0HeQefeyuQVza9yNw/lFez+DpUGetAs9hSHM3dJXa499ism6fj16j",
-	"lfAtJDBH8I97EbyVifoTfzcxFdWBDQle9Pni08WPZQeYrzZvMO77CwnYGtv2J95wxWD99Cj4k4HqKfNW",
-	"X7moQ1IUIuDLSAKL7/SnCEdBXVqvraH+28sMbdSG9wmPtqYRs2EXBdaGh7q1wRO5f5X2vX+8Hw3d9I/X",
-	"o8W1s0sHPiw5eW1fmZznR4PVgPaxgbWoXNZNckDtuXLZWzXn+6Gq5Tbc9+4hhm3hlRLF72bhe8Eh/J7q",
-	"aDG4R0JX4UipfQw8W2JfoMRm5s6q5Yt2GS73uFovu4+ZKZJx61GJCZYCQUZ/+ZHODdOvbX74NK5qm4kB",
-	"t7yneUFXkxef6Zt2b0+uT8N/7BfwWA8Z+iPv+ZAdHoJuY51zniaUx65/AiY55z7N4SBwTAqBNFe1DkaT",
-	"idw93xd21OzR7s1/vAJJplQBQZevDRBhWpGErSCPH3Deak1oEZtQ1vqJMimxFak3NbLaZKyX47FaQ95b",
-	"06i1/PSxBX5fPzYPFX5VQ6aL1ljQBjZ/dwyzUTCnWr8efbb2fImrUUcuXEXYsTPhESWWOQYVEbMJnzbw",
-	"XKmT71DsIskwXsy12q3G0Uz4ycXZGflUNOG9vI0AAbRz2dQH22zi1JX+w0CIouagDZzxVrxBNtRJ/E/J",
-	"mVfCWe/t+oz5/CNz3mXqKtI9tJXs4S+otGVUGq+IwqKeNmiTycZLUolHI67X7SmZbtwFwxKhdgpknjcA",
-	"qctcWasX2Ob75F9SrP/FYrKkGiSjCfsPxKdDcnH2N5voQhGcF2rCaysL2VyYbAvw7poTCRQLvyy7bnhx",
-	"0E/7gudg/nG/D3u/wzShv4dLbg6g+eLaGJwJdxJgKRuuhdQLMhMJdufH/laMa4HleqyE6cIUcfYJL522",
-	"tvfUsCq5Dh2yMe6z4B8TvmOkBI0txvDK5mGOZRzjq4nT3IsaPb5LfpVQXrvix7wabhWz5s7bQXlsxRnX",
-	"H2hti/3nnGuZKY3s67HvSb1DS6sFq1qqqpeWYG7du/jx4tZaepN6juuDJytDRSLFIgaV0OoTczlSkEUa",
-	"h9nP6e9ETbgfdRWK7W+c99I4durHUqyArBeYwEs1tb3G1KtaJ55SQ0mAzuyHQuhSX7GB4Pi+KkInPGfb",
-	"7VLO09dg/tBdDsazl7a9zvO5V81ggEqPoGOlefn6EH1RtQKcEP1GNIog1fDYL7dtBeoSP6DeCtVrR6zx",
-	"s3Gt0mGe2wR5xbhKAGVQ5hShVGfGm8v87gdyAxtVS3NcAY+V1QbfiCXoFyrvWHpF5a8ZdidlGuSE581C",
-	"nXRkOw9YSw5heUPhGbYwotGNDQrLe4kasdaIUxO+3RCV8qLTqa8vqo+DtnSUPSInalmxrcgJkt4fckbH",
-	"XXjOKt4HlApCzONThlhT17OUnKgNjxZScJGpMbF9LM3TlGLaksvDNaMnfGEGSUVs19qA2J6yAan3xw1I",
-	"xXYf4M1lPLKdUmgy4dgjdtTol0sk9lY0F9DT0XVIXiMIJKFybi42pgmW0s4LRTRVNyRhNmNOrUEqUvb8",
-	"NCL2DHS0QD4w4fjvvPOqGpK3HebjIpPI7hbi3JRk8/YwAzLPOTbr2Eqszt6vwDCzf4SuE0toLawhiilj",
-	"Yt6GNnWzaDW7t7z1cB5Bb2flIyfj+Zr2tstXloiREh75ITUgjD67FrWdxdbfWzsEkZkhMcz4pJb68w2p",
-	"V+a9iSBJzDhWCgvWoioqxoxtSR4/zDsW93Ly208SiMmJm9ZW2slwitPDh7Y0PJMJdXetPNAKz7IJyFjD",
-	"6AZS7fomgbTVqzArmU444k8LkookGZOLswvyXnzIbOvmd3Hp8ck7vwDJVEYTEi0guvG6djydnwdPg+4L",
-	"1i5tP+rfxZvuL12Xt4TeuwrK/he8aC79HMWDPBfdygb2zTwps5ftS3hqRF80TyVuUC4LU5kwkI7Nei9K",
-	"8dg+4eesDugj2Q+aQOy66HgOL1Tl4B75ocv4o+W2HOgyXKN9rVKPg8ykWNZU0Lx0inUimkdYK+sSEbIw",
-	"4LjaGrZespNJMWIg/x2NP0qTBY0DFDNzzNkZXWdA8+aCLJY+wW5+KoUoaHQN/NP5Xy7Ozk7rtRxiKdJK",
-	"BQcJNC4qO/ietUar1ccOYztWNpm3oWzLNSuDeUvazg12vrMcPqtwbJvp0ZW58QlH/A4TN3DjB8/byFNr",
-	"nlbaxpNPmirB/G2kTOHw0Wfzn51JEAc+nD6maGw6csAEhpLqW72/bpePfoBtwfFmiT1j4xGLhwmNfyS2",
-	"sfsLg5Ye3piERs+AyaBL7hkyGSeES8hbhx+jMM01zn5AufBo+bUFnIfwypXyn0Xv8XxyWlKuXJ/vkXUP",
-	"H+ssnZ+6XPA3m7BSbvFLicGWz3YOP4wac877JyrxWxHjIXjCM0i5PyhLKKSjA3GEgq3fBa6PnsVgJpPB",
-	"eLDQOh2PRud//v/Ds+HZ8Hz81/O/niOq3Pefc3unK01nrmGzAZ2q/tWRTOUvFoLKHyq1Be9+vvvfAAAA",
-	"//8=",
+	"7H1/jxs3suBXIfTu4BmgWxpvfO/2jXHAOY6TdTZxjLGTPGAV7FLdJYmZFtkh2ZK1hr/7A6vYP8VuSWNp",
+	"PE7yV5wRmywWi8X6Xe9HiVrlSoK0ZnT9fpRzzVdgQeP/PUsSMOYryGDBrVDytfvV/SDk6Hq0BJ6CHkUj",
+	"yVcwuh79d/wygRnoRUzfxfWHo2hkkiWsuPvYbnM33Fgt5GL04UM0eq6yYiW/FhmYv9Gk1+9HKZhEixw/",
+	"vx5ZXQDbLEEyuwSWZAKkZRp4athc6RW3bA3aCCXZE7YCy1NuOeMyZQnOPZVzNzu7+I7fwlJlKYN3FqT7",
+	"4HLMfhZ2qQrLhI0YZxp+K8BYZpfcso0qspRxaTagp3LdmPwiUzx9y2cZRCzRwC34/9GwEMaC9v/LWaJW",
+	"K2GZVYzjFNb9wJRmSgKtUuQLzVMwjPsfrWLrJ5dMGKZhXhhI2UbYJXtydTWVX/L0hkB88S4BRJBblBsl",
+	"PS5ij4v4SVxIU+S50hbSeLaNCXHRVM5grjQwLrd2KeTCrUSbSB1gBLGF9Cni0CRcsjzjUgq5mEoNttDS",
+	"MEQD4RV3seRr8Pj2f1Yy27q90LI0bCoNyJQJO546uthDSkQaMdLGHip6mcIqVxZksv07bIdptTE2/jts",
+	"98z8iq/A5DyBatI2cVa/swzWkJmIAU+W7Meb72KQiUohjdivSkhI2WyLBHz17vHXzIC7blZpdvG/H399",
+	"OS6xkXO7rEGV5eSjaORIU2hIR9fuPgwD/Zov4I34N7QR8VsBeltPnvtBLQSshBSrYjW6fhyV8wppYQG6",
+	"mvituoWaHfAsU5sXq9xuf+JZASV0fQvix3tQ/lrDXLzrwffbJbAN17BUhQHmZo4Yd1fF0SWkTEim1qC1",
+	"SMGMc5zJIX6yfjxJlJyLRQ+qaeiReMZr3kZye1a80UdO+pOAzdCcawGbo6b84AabXEkDyNpfaK2QzSZK",
+	"WpAWjzHPM5Egw578ahym3zdm/F8a5qPr0X9M6hdjQr+aib+tOOmNX4YWbR/cM7llcy6yQtOJccn8pwzc",
+	"t2ym0u149CEafVcy15PBWM14A6bIbAg8/LnB4ct/xZmiJR2b5DPj3p650owzY/kCUs868QYTpyEcv+WL",
+	"Nnw7p+J36o77pBt1E/bv0/1abRPR/dOTH+uH4svtc+TX904egZdtzJ6tlHufrGEJLwyY8q2bysMeu2tk",
+	"uPSsCsMulCYRAp+4qaQHfsVvgQl7uSNMRPgAug9KsSAVKZPKsoRrvZ3K8FN1zdyFHLNXip7XDe97X+0S",
+	"pnIFxvAFsTInBHj5Bl9VEnLWT9xz6VDmkYrymTFiIQF2OeStcE+sYbNCZFZIdsHpn7GQLNdCJiLn2SOD",
+	"C15GTIk0YRdcsh9efvWcmWL2KyT20kG60KrI65/wf5HOc61y0FYQO3HrBQi85FchFlfzrn/Q537wL9Wj",
+	"oxAMN8uzIhX2xdoTYntpntCeuyiYjr5/8fZvP3zFJloVFiY5txa0nI4iNh0JYwqIrXuIpiO3z+loDTKN",
+	"Ew0pSCt4ZqajUbS7H44QEJWMrkcptxBbsYLQ2BQSYTxsIN2D+g96KsFtNgUp8B+OIULa2HdzBstFtru3",
+	"N0ul7VM2HXGUtP+fo5FyH40/xRstLExHnlm5HYbgFOGjq+gkhFujCp3AtScVh1QYL8ZISNc8EwnKt576",
+	"rsFmoXX9jYp71tdAi4SWdwRzXYkAE2nG0kwc+ThI/A0n8mFqzjhbcckXsEKlwVFDCBxjuS3M7mp/e/v2",
+	"NaMf3WRNXnDh/99hFpHcJaLLUVCEatK+cGfC7aiFjyb2o5LEGyhpEFcFeEUuoRv0nFueqcVzFH92L1EK",
+	"c15kpAPyNBVuPZ69bo3ZQdjOIiDTXAmvSgoLq8HvuNZ8S/RXC+O3sI0zMQe8U6GPK8HuY0DtHEG1++b0",
+	"QSxWiupLOVe7aJwLyNJYpEEEVASwiwGnLcUlUwmAj78b8W+IhYxnW+tXK7mQkPY/nwQoLRqVgst+FlyN",
+	"bEMTNfYUhGMfmvIiwLNRqHKT9ez288GiQ2KidBonqpD2oPm6xFfhIrrzIXSgGD4T8xylDy9p7R4OafAI",
+	"UvsEhkS87pEHjsdvelXamoamu+Gbb9/88ArZsuS5WSobt6Ec+rrBDLrYbm0ujCeHHK8o9GBIIHufCzJU",
+	"DUGC87ysh98dDUXuZI3Dv+jsu7VqPdteDHhhfQcFpfZwxA52tKn9TGn3k3qaIdg1l4Yezd4zRIUgTpZc",
+	"Lo4i8x3q2KH0zh7aC/UDTSrb74fi9pBYTufznMtUuIFn4ENzFWJDw29PChk4uOI1JFbpA+jBb+Qr/+FP",
+	"9N3HPDdzoY2Ntdp4yfiAT0glPlLuOvrlcp9Yd75Hbaf8Rrsb3NaeVEGmMf+RLFazPS9kC+aet7CFv6hN",
+	"R90tdMGrUbmHboff0DteOQ2osR3Fj/KS0eGnoXM+7QtawTiMoM592L3dXKdC8kzY7SmkMDWfGziUio+/",
+	"lP3Csl+4O2nU2uAwql5nXPa/tEnJIe9CFTV7DdDFir+Lu0x2F1lu1PFXuEF1BzKx7tPfBS4ESdTEzjCS",
+	"y/tx+DOzl38+/Jfk3hSXzkl19ZjjtRW0lVZ+tV4+WzvH9qC3moosWyfgg/XSB22g73o/8B28Ls1Qg0ew",
+	"azTLwFrQJmKpWAhr0Io+Zv9kMfv/Txm3bKWMZY//8ldWksSwItBrGSYob9SAttYC7M4m6j0QDCuMg/ew",
+	"Z/1olHNt0bwVmxySI8SIu1FHdKA3p6mbW76AmBwbjS3MlMqASzcCmW6sdLpfc+lTJBA/FXD9RzCoQN3x",
+	"BO4LkWsBm9KRdRo8deZs7aUfhz+XJvUHgcjwBisIQtv4ilvutL+GuetBaJaHvp1De+oxpnoXbWwsP0rZ",
+	"+DTm0oqpDdnvD9zBDqbuoNEapS3xp7Yfqjkkh6Tnx0ON6IeoreUyQRJoyYR9hHC0SjUswTbPsf26vy7m",
+	"c0FBXmypslTIBeOsI/HG68dslqlZyNd2v+paj4n9zqrbi/kcEivWTjpaiwwWYPoFvLwac6x1pnZ/Dt2H",
+	"N5AUGiNldjX1ylvYACK4oUwsxEy4Db9SYSUpDdPILWxrjsqUZtX9ZuizcLIeOtfGo2tZZFkUCOXyS21D",
+	"hOIjI/ZzVISwHh/c5W8FnileJhjgqOAHfjY+qAfHVO+HY7bOaZiBYuzR9yqFbC9xN/kjOtQHXM0Udtcm",
+	"6d0Q44iid8mySPFIaj4HiXwT3/2IidS467PmWQFmPApsof8qlEbLXUa9C8s1Ra3NMmCmmMVu72VUg5s1",
+	"wjCGKl5XTeVMc5ksmZLswg2qouPWPBMpnt0j47dmMFrq0MCsSwoADsVhJLfH8Ur6//3eJEKgHx/RwYeo",
+	"5WuwyfJNwuVbbm5NryycZ1zGlpvb/WvXQw9ZDwP3gmGvNy/evGWh4U8ZZGRvZtwwIdnrzP0+y8ANpDG7",
+	"cVv4ZMORkvAus2izP5P4vZ5kygpzR72fIUZ2iPObp2lciQuHw98W0QO7cPNW7OpOWO97vYKiw0qt4S4m",
+	"zbv66MHGHenvCNwFZNuzeDF2COIbsJ+zhe4bzUMBkZWstzeq7m5iZT1/Y7YQfMGw311hq4xEHyT++vnu",
+	"gkPfh9b/Vs0CF1wvjnzPHdu9FTJ9ZJjaSMb1oijDKHaW5NbCKg/w7mf0g2EzWBSSGcXmXAdlJz8FpPEx",
+	"saY+uPiobxBzh9/Tb9XM74KSB4Ls32lN/z4SjoO93L1Rxiv+LvZ465HT3SbSIjsSMmO9YbMK311zkfl8",
+	"jmpK96qSMOduRIFZUuRY1ls/1qHTse2UXFYJZPRdKoxTNnvCf22ZANENf5VmTMGulehGWWNLYL+qGWUp",
+	"qMJijoWwGH3uxqeUQQfytwIKCMYCU7RKUfTE5FYht/slHvS9+8BuwmN9PTonFtGtrCiyRc6ds+u56C3K",
+	"3L30R5x54wrvklHFrIb3Xu8TN9DPor4TxlIUP7KUfi7J60EHX9gqPWBfiFJz8l4oqxD8AShhfRyAdVh/",
+	"gJlIeGfjnC98nD4+xUVGt88z6uFT8ND07ahhIu7f0UfIgk0T9L4TaCzTBy6+9gOQLvD3g6Ek4WEfXH7S",
+	"Ppi+VbMBiH5Vs6Nel7MQAQLRB38lsZkDxL/D99ISBE++owZAffuqvLZD+zoajkZSwuG4qEDZS2uNyfv2",
+	"daMGL6tWR6mxKtvPGmnKPnhQvx4AqA7bPBysQADnyUmoCVff3ipX4MD+KnHg8O1V0+5FfWPyIIyKp8/r",
+	"TJt+II1V2rupy8EHQ/uGvq3X2Qt1aLU+8JvpqCG3nk/VOdzvfKao7OiecTgY4t1Jb33IePvYaPbvuZCW",
+	"CzkcXJLqbawLGY6/gHe50BCrLAUd2yWXhwvCGtzaccZp0T1VAfYB3ytgoTkrrWWstq5D1q7U15O4SPWW",
+	"6UKyuFl3glJ4Z3AZMQ0Zt2KNBTRqvajEN6b9Hx7etx+vadyIcmzfiAPU2R3tGRNBhzHht0xDMXt4y4zl",
+	"W0YqHVrv3cbdE+EwNQ6ufNil12CKVT9AX1OJjznjkgHXmQAdMbeI1kXuzswdlD9eqnshDFMSxvsdtkHs",
+	"Rh1a6QLYQWB9gKGr9app1DucJl4hdf2shYWGzzSgCOGPWU9QVCNav43SF2vQW8pzp7zVOc+yGU9uHT0L",
+	"n2f+K1/zR4ZhZJVukfSgBa3j4g1sbsO1FHIRgOtnR3OcSbpbuDJZHoTxVyzhki3Aso1WckGeIu9ksnxr",
+	"WImPy9PB2yWZEuM1ehs7CpFAx0FScdchy2A34MJAbEAa4fDSwyhki4wPTgHJ7BERc5HjzrFWGxP7JGI4",
+	"dCUDmcPHUbfg+P0Yy7WN7/SdNTFGEhzpySjc0ZTr7VTgqA7ow37C2OOMC4xmE3LRvfYlk7z3jb3gyZIq",
+	"UTV8ZKXfDq123r8naLa33Nyyi8o2gBVTcMRUlkYG71puxpC5YarQjQpXGH2LJYmanqepLFf2y9aepYj5",
+	"ukVlvSIDeg2aHLafpwexr8jBnbyLzWIBwzKfHxfkP836Ch3Ggg7yPphr42h8sKzRG5mplT16MgOJBhsv",
+	"QIKuxIdjg7J8NGe91dC83c124R3E6/O2snIUiulXAmj38pul2kimZAJPGbyj3E4mUiqWht8wbtnrH968",
+	"xaJTihd2OUFd3YQk7SMi0NsIa4MZRkbHu33H0g7l9dp1bMktc79Q5ErEUggwDmJSPOfJEialHLNQThh4",
+	"Fy9U7Jf71Sg5vuGb732ghlu3WUyvVwU6TJ7tvQNqDbrKDgq8EIFT2F0xhP0S+sHQ9I8C/uOgc8P3KJdg",
+	"rJAVWEcarg5zNe982OWhdc2TGpjwhnKl7fdgtUjMnSQ6jTPEh8UTNQcHwVEZnDUdpe2pDoFQe/H7ZHq0",
+	"8DPUzMasLBtFtzaqi+xFrLI6R1X9yqlcC9g8bZTiw099bbQsY7PCVlNV37MLKpKItbamsrZm+4kpV8jN",
+	"bOgr0mk7P4VEkWOLUEXt0I7DH/8jvKAIU/BkdqxiJ7Fk+RKG++PRylKHfpEQiN172Zv6NYzXAz0lvaEv",
+	"A3XBfpS6/T6ETYIP1Lz3I1ZIqIuLVjAPpJWv1Lpre92vCh1WyGFftNQAuL1VQoQxDqgjY9BWak3667F7",
+	"TI8MEdytV5GOagCiCv7Q6f3cZAL9OVJtpuu0m+vJJGLmi+vJZFYkt2An4/EYS+2Z1p+OEBTPlF+1J2fM",
+	"fS58Gaxd3bis64maZULVx6j2miG7kZcMxSr3casRGpYsSG/EFIblWmF5OXmxEbosjzhXWaY2KF0+Q4my",
+	"vVaulVWJyi4jlmeFwXGN8m/PXr+cyot/Teo/TdaP/3U5Zl+qVJTmVaztWE1b1WteN+tmRsyjNJpKf8Pw",
+	"eWqGUDKuKaw6dUr5XAMFuJPAvAQswJx2ROapHJSZI2aULxotbyUGpGHWOC3u1jJoiOPsydWVj7AW1gkA",
+	"dTB46GxG0ajKPxxdjR+Pr1AyzkHyXIyuR1+Mr8ZfOJLgdolE1sbghBepQI61CClM3wlj6ShwHLOai4xJ",
+	"2ICxDOt1XDNA4+eqsNwKuahq7KHtwv00lbX3CQvtjdkN4dr4A44pXIEp2TRasBu1MUy6OaYS9+9rtEZs",
+	"hmceMSxSzOg6OTkENTV34qRZeWnD3QW8GS9Tv6VGUAyipi6e/o8d0+47nti69mbEdmsosotODcW6JHS3",
+	"inKjOOBAGeEuDDc+WpP5msi03pSCvq43y4nhGZiykGQl5VxvltNRLyyNLKMjQCF0EOlWcOyW4HRo+urF",
+	"dy/evkBF+j0B/mFSS42T99W/PwxAWZVQPALGH2S2ZRRE5NR5J9TOLXjWdPP1c/bFF1/8F7NiBX2rGiE7",
+	"iDnE9TYMia/cfjgQhbQiuxMQoXekJvJJpxB44JAJ4hw0y/kC2IUvtMgeX11FdRWAq6urfkoPFijn77wr",
+	"8urqKhr2TP7SKXz9l6ur01Va7omLC5Q2/kEC4UDNPQuk4xxTmhGipW+5Cv6JD7zFOM2FoTIpJRMe/eL+",
+	"3uHKZQjWAFOe8eR2oVUhU+ZGswvO8kIvwBM7Z6lWOT1G+Peb0sEQsfF4fDmVTS7uzdF2CUJjzVRw5+xD",
+	"nysrNPnpyh8emanECMkx+9YB4N7MMkSVCWLltq7oVoa8eqsbtRSg0tDu7yt6hAtZWqA2St+C9o7KLdOA",
+	"p80u/lUKJfhMTGUclyNf/Sti1a/0RycgfC2kMEvwaHJQ3kJeFgJP+XYqL6ow38uIcbYBuGUXVbhvxKpo",
+	"38u+p2sq229Xz7vj8LT74ITuT62qHsX6npVCD+G6YQfIxBplIUcVudsUN4wCkquY5AsJkJr6o97LbRuR",
+	"1MfwZDwAogwDRGaYMgfv8gxz+fr7D5SRyPWSlbrwiWK8dxwLWxTWHI8e9b2bv6oZ2Wro5cR7GSM2e3Fd",
+	"RmIPofpj+T1e3981t28FvO5h845Kz8ze2/GYQ0y+LP7u+IpACbD80vFJh/6njK7tkCgdZEZ1sOkuSzqe",
+	"og74ou5qcvbzDgTS7jn1BmIvUOcoH0PSJC5PShHRKFcmcOhUzMUwPnDwY+bUdOpshEUcTKO1klNCHbxP",
+	"mUDjMDm8fARPQmorNvcR1rAlN0s3yD2HoRerU0mqrnT+pUq3JzuunnpVH9pWDvcyfNghmscngyLofAy1",
+	"Glk2jqLZHuLeOAYpTh9qH/5QyFkD2Kd45qWXU6altmysExOVvhVyscsoaKo2DbSO4EnYjNTGkQ8AO/Ed",
+	"8nyzDfA3YAegvTo9weynEs9PavSfnJkE5MndZlRH9R365QASnJBPv9t/7lQQ9DHJG8gznkCT7bGS62GJ",
+	"hizFDm1lAxhP59g6JGWFTPEs9tD9DW6tOuQ35Km/D3o6gAFJ2PgdR10Of3421CiKExRcPO37YXRIPMuq",
+	"x8ppgtJJJt7DGZErE9yhuXNRGpUpzhxauZCg3fOMLf6wo5BdKgOluVeyGbAlZP5jg9L1mD2T26nkhV06",
+	"RCbYvcfDsOJbxs0t5Vm6LyCbE9n4F9XwrWGS2v9MJQ3bLMEuSSKo4Wbwzolo1IWQNRYjXXdeGj8rXLin",
+	"1oE6Zs9Ksr2gjkbSqAwuGUaV4Ul6W5Gaz0ETHKW5OPROfwM2UNlon2HzMF8x2s736CZHNEg7qbLbbd+3",
+	"p1cftv/ihrV69nUgaXovj4DkbRU2W3ob3ERDi4z2sL6z8ZmhGlj9L1l5mx39RsxgRZgzs5oqKSzIZSji",
+	"2o0pzRYD+s9lWAHCrLTRmTWRdupbAMP1TqJSpTuTrhGS7jHW5ZyCfbPE60Ey/enQT4mCYZpGyrk/8R2J",
+	"efLe/acjuYfE7epQDpG0q52UKRtoyXVvob8KTg5qZIrfkxAe3sP9He69i9haZR8tYjfJZNIpHRBEdKcO",
+	"wbmZWajkQeAMfl5SFheSpjCe+sCpnJ/BsfQxzGdpWu//TDyzLv1wCKsc4ggNtN8jb2sS7eS9kw8/BO0V",
+	"Ia7XQe4hO61XQw7oA4AePo1FwWnuLE6fXtdvnWldoaKXB1GRi3Ozn04pjQHu/6h8/T4rftPeyzf++a7l",
+	"b4Z6caWBPqU9CqcUb0SCd14qi3md6JfdkXqfpSnVDzkP9/K1ST6WddVGbdzffbIvIpqJhrW6PdCwdboD",
+	"v8FVTRXcffHk6glVfqoe01QBnTHGQwkb0Gxolod9zLQ/YtkO2nM/Ue16F71crC6dcW5OFijS0asaVsDf",
+	"o1r4c8Micz7dcKdrwT0riI2aJuGnpM6QuD9VsabVgyWn9mkdcgHbGys1xwthyZgqVW0LPLnrs09jHNjF",
+	"pzjyz9JHs0M8k7ICTK5V2TCg7wB8astrP/KcynvVCqXH4IgQUFCaKmwVzvvwjyQa+cr0ncbvYA1b+uj3",
+	"MkRtJZx85w+INeJnq2og1XFO5YVbipkvrpmGBdYmL7t2R8wBHWMAUkxd5CNmrInrAU52iLmW0VTCOwta",
+	"8iwWacSMgZiqh7t/3cI2aoBR9fOOGM2KTb5FGpVBBnH950uKSvDeZcwS4Flpi2rkk97CFu1RwkwleUU1",
+	"2EI7JTXg2HgTpMnTv0YtcrxH++TwLXCEAen9XIZhTlL9uy+Ae0JpfpP3+N8Pk5WvIXSYBL3pCBsHK797",
+	"Yo7qlKdDo5QwG60OUQqL6S+wyI2p6xQ9MuhzLqtWGJ8cUsdgNGoeKZltpxLL/2iYgwaZuIeXElPom8hX",
+	"hainqatz+64DU7niUszBWBOx8p8sE8aay4gJaUQKgTpKFPqDpf7p8s22+JFvAyM0rrEdszfVVhIsu46V",
+	"gNAn6RhIpzJVFTB43UTJVC6Fwdnog/GKv6sLe7gXaWUiBpkB9n9YyrfmktFAVsgMjNOCNMynEjkYxvFj",
+	"kDAxxi2G8Zb+YGCNkldlcgqXCbj1zVRiRR7fDqGGtQuekBV4JrYqvgXIPYCPL8dT+bY6SLe2D3OugvrB",
+	"Y6px9qmPxBYWc3/4VOpCssTd4KXSyCXnZWiyd1k67jxmvv4RnSdO6LtQT6V3TI/ZK/R5UdVf6tVWNXjA",
+	"uIfGD+6PIe7aKvR1Js4arIT2wfPZM7HVcAGzoJmakxLqy1a1zq5RsqyqU3Zylrt+PKmThfvEsuc04oRh",
+	"4+f0Lz8n4cYDHcC6H8Bo4wXttZJ4qjJIpxPEy0zpEuOBZKRBq0BdbPb+42R7AiZyrslM/mnOuKcEb+Cw",
+	"v8I3hSVLkaUaqhwQgr9ZW8Adv8pjDOQ4pe7ZLLr74ejjQ0LZlQdCFpNXjciR41Z5mcIqVxZksv07bJsB",
+	"0ueyu+z0571nwbevyW5fuFtFJie0wrQIo58zNKXcQUOMVvk5SOAQY04bPz7B58QXJ8wdFU+rTX9flkw4",
+	"I+EEG7/spRpUOK1hdVb8iZGzBJ7uYqeC9AUGCo6OP04fYfhgWODxKtcvh92sSacTzr2C2MfXqW5Go+7C",
+	"Q2bse2uS3DOL3190ZEgg9zU9otKjj/3pmK/q8Qk4/6QsV/NwqLNVYO00pLkfukZrjL9hLYZDPnqGVsKv",
+	"IIMFgn/eixAsPHc48Q8TU1X83ZHgk0O++OnJj3UPxS+3zzHu+yMJmIxtxxNvvBaweXgU/JOD6iHz1lA1",
+	"wFNSFCLg40gCa6sdThGegoa0XmqR8fvLDO20/ggJj1SyzlcwqLA2PtWtjR7I/SMt7M/3I6Sb/vl69Lh2",
+	"9unApyWnoO2rVczkSBtYj8pFbpITas+Ny96rOd8NVT234a53DzFMdbVqFL+cx6+UhPh7bpPl6A4JXZUj",
+	"pfVxVagjo8zcuQlU1uh7AI64Wl8MH7MwrJDkUUkZVnpCRv/iLV84pt/a/PhhXNU+EwNu+Ujzgm0mL36m",
+	"b9qdPbkhDf9Tv4DnesjQH3nHh+z0EAwb67zzNOMy9e1xMMm59GmOR5FnUgiku6ptMLpM5MPn+8JOmj0h",
+	"evMfX4NmM26AocuXAkSENVTmyccPeG+1ZbyKTaiL+ySF1tjMP5ga2eyBeZDjsdkiJFiyrre7wLkF/lC7",
+	"0AAVftlCpo/WWPIONv9wDLNTMKfZngR9tnS+zJcgZU98we9rb8JjRq1KDBqm5lM56+C50QbFo9hHkmG8",
+	"2Jpngkq0VnE0U3nx5OqK/US/CCVfvEsAAaS5KPWBegld+squGAhRlZSlwJlgxRtkQ4PE/5CceTWcBPjv",
+	"gM9/Ys67yn3B0fu2kt3/BdVURqXzihis2VyVgmy/JI14NEbxaOaSzbb+gmEFaJoCmectQO4zVzbmEROp",
+	"YRf/1GrzT5GyFbegBfWcvxyzJ1f/RYkuHMF5ZKaytbLS3YXZrgDvrznTwLHwy2rohlcH/bAveAnmn/f7",
+	"tPc7zjP+R7jk7gC6Ly7F4EyllwBr2XCjtF2yucpSIRdYX5YJaRWW6yEJ04cp4uxTWTttqbXguCm5jj2y",
+	"Me6z4h9TuWekBosdJPHKlmGOdRzj06nX3KsaPaFL/jrjsnXFz3k1/Cpuzb23g8uUxBlfb3dDvVxKzrUq",
+	"jEX29anvSbsBV68Fq1mq6iAtwd26l+mni1vraT0dOK43gawMk6gcixg0Qqsv3OXIQVdpHG4/l38QNeFu",
+	"1FUptr9z3svT1KsfK7UGtlliAi+3nFpJmqetRmu1hpIBn9OHStlaX6FAcHxfDeNTWbLtfinn4Wswf+ou",
+	"J+PZK+qe9vncq24wQKMF3LnSvEJt5j6qWgFOiH4jniSQW/jULzd1evaJH9DudB20I7b42XWr0mGZ2wRl",
+	"xbhGAGVU5xShVOfGu8v88gd2C1vTSnNcg0wNaYPP1QrsI1M2pH7N9W8FNp8WFvRUlr2gvXREjWXIksNE",
+	"2S9+jh3qeHJLQWFlq2gn1m6wp8Buv2suq0bWobbXIQ7a0zD8jJyoZ8W+IidIen/KGQN34XNW8d6gVBBj",
+	"Hp9xxJr7ltTswmxlstRKqsJcM2pTzOr+FWQ9daOncukGacOoKXnEqGV4xNrtzyPWsN1HeHOFTKgRFs+m",
+	"EluATzrt0JnGJh7uAgYado/ZMwSBZVwv3MXGNMFa2nlkmOXmlmWCMubMBrRhdUtnJ2LPwSZL5ANTif8u",
+	"G2ubMftqwHxcZRLRbiEtTUmUt4cZkGXOsVuHKrF6e78Bx8z+O/aNtmKysMYoplwz9zb0qZtVJ/Gj5a37",
+	"8wgGG+efORkv1JO9X74iIkZK+MQPqQNh8t53IB8stv6K7BBMF47EfO8dpP5yQ+Yp831F3DhRCwtkUVUN",
+	"Y8auJI8flg3pD3LyPy97mLALPy1V2qHmJ5enD23peCYz7u9afaANnkUJyFjD6BZy69vigabqVZiVzKcS",
+	"8WcVy1WWXbMnV0/YK/WmoM78L9Pa41M29gJWmIJnLFlCcht07QQa+48eBt1XrF3jsD/Gmx4uXVd2/D+6",
+	"CsrxFxwfms9VPChz0Uk2oDfzos5eppfw0om+aJ7K/KBSFuY6E6A9mw1elOqxfcDPWRvQT2Q/6AKx76Lj",
+	"OTwyjYP7xA9dIT9ZbsuJLsMN2tca9TjYXKtVSwUtS6eQE9E9wtaQS0TpyoDja2tQvWQvk2LEQPk7Gn+M",
+	"ZUueRihmlpijGX3jV/fmgq6WvsBmrSaHJOo0hf2Px//55Orqsl3LAZv21RUcNPC0quwQetY6nbQ/dRjb",
+	"ubLJgv3Ce65ZHcxb03ZpsAud5fizCsemTI+hzI2fcMQfMHEDN37yvI0yteZhpW08+KSpGszfR8oUDp+8",
+	"d//ZmwRx4sM5xBSNTUdOmMBQU32v99fv8pMfYF9wvFviyNh4xOJpQuM/EdvY/4VDywHemIwnnwGTQZfc",
+	"Z8hkvBCugRTf92cpTHODs59QLjxbfm0F5ym8crX8R+g9n0+u0d3aTMg9fK6z9H7qesHfbcJKvcWPJQYq",
+	"n+0dftR1nJz3D1TiJxHjPnjCZ5Byf1KWUElHJ+IIFVv/EPk+eoTBQmej69HS2vx6Mnn8l/87vhpfjR9f",
+	"//XxXx8jqvz370t7py9N565htwGdaf7Vk0zjLwRB4w+N2oIffvnwPwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -203,6 +203,7 @@ func matrixRoutes() []routeCase {
 		// Any caller may ask what it holds; the answer is about itself.
 		{op: "getEffectivePrivileges", method: "GET", path: fixed("/management/v1/privileges?kind=table&warehouse=wh&namespace=sales&name=t"), want: allOK},
 		{op: "listAuditEvents", method: "GET", path: fixed("/management/v1/audit"), want: serverOnly},
+		{op: "listJobs", method: "GET", path: fixed("/management/v1/jobs?warehouse=wh"), want: serverOnly},
 		{op: "deleteAssignment", method: "DELETE", path: mgmt("roles/r%d/assignments/group/analysts"), want: serverNoBody},
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -47,6 +48,7 @@ func newMetrics(reg *prometheus.Registry, svc *service.Service) *metrics {
 			gauge("catalog_db_pool_total_conns", "Open Postgres connections.", func(_, _, t int32) int32 { return t }),
 		)
 	}
+	reg.MustRegister(jobsCollector{svc: svc})
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "catalog_clock_offset_seconds",
 		Help: "How far the catalog database's clock was ahead of this replica's at the last measurement (negative: behind); past --max-clock-offset the replica refuses commits."},
 		func() float64 {
@@ -54,6 +56,54 @@ func newMetrics(reg *prometheus.Registry, svc *service.Service) *metrics {
 			return off.Seconds()
 		}))
 	return m
+}
+
+var (
+	jobsDesc = prometheus.NewDesc("catalog_jobs", "Background jobs in the queue by state (finished ones until River's cleaner removes them).",
+		[]string{"state"}, nil)
+	jobsOldestDesc = prometheus.NewDesc("catalog_jobs_oldest_waiting_seconds",
+		"How long the oldest job that could run now has been waiting (0: none waits).", nil, nil)
+)
+
+// JobsCollector returns the collector of the job queue's gauges, for a
+// process that serves /metrics without a Server (`catalog worker`).
+func JobsCollector(svc *service.Service) prometheus.Collector { return jobsCollector{svc: svc} }
+
+// jobsCollector reads the job queue's counts at scrape time: the queue is
+// shared by every replica, so any replica's scrape shows all of it.
+type jobsCollector struct{ svc *service.Service }
+
+func (jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc; ch <- jobsOldestDesc }
+
+func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := c.svc.JobStats(ctx)
+	if err != nil {
+		// A scrape while the database is away reports no job series
+		// rather than failing the whole scrape.
+		return
+	}
+	for _, state := range service.JobStates {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(st.ByState[state]), state)
+	}
+	ch <- prometheus.MustNewConstMetric(jobsOldestDesc, prometheus.GaugeValue, st.OldestWaiting.Seconds())
+}
+
+// JobObserver returns a hook to call after each job attempt this replica
+// runs, counting attempts by kind and outcome (ok, error).
+func JobObserver(reg *prometheus.Registry) func(kind string, err error) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalog_job_attempts_total", Help: "Job attempts run by this replica, by kind and outcome (ok, error).",
+	}, []string{"kind", "outcome"})
+	reg.MustRegister(c)
+	return func(kind string, err error) {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		c.WithLabelValues(kind, outcome).Inc()
+	}
 }
 
 // CommitObserver returns the hook service.Options.OnCommit should call.

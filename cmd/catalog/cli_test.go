@@ -198,7 +198,7 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"frobnicate"}, `catalog: unknown command "frobnicate"; commands: serve, migrate,`},
+		{[]string{"frobnicate"}, `catalog: unknown command "frobnicate"; commands: serve, worker, migrate,`},
 		{[]string{"serve", "--bogus"}, "catalog serve: flag provided but not defined: -bogus (see 'catalog serve --help')"},
 		{[]string{"serve", "--max-request-body", "lots"}, `catalog serve: invalid value "lots" for flag -max-request-body`},
 		{[]string{"serve", "extra"}, `catalog serve: unexpected argument "extra"`},

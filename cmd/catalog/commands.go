@@ -47,6 +47,20 @@ with its request_id (the error_type and error_reason of a 4xx or 5xx).`,
 				},
 			},
 			{
+				name: "worker", nargs: 0, setup: setupWorker,
+				summary: "run background jobs only (no API), for a split deployment",
+				about: `Runs the job workers of serve without the API: purges after a drop with purge,
+and the other background jobs every replica enqueues in the catalog database.
+Any number of workers and serve replicas share one database; each job runs on
+one of them at a time, and a job whose replica died runs again on another once
+--job-timeout plus one minute has passed. Serve replicas run jobs too unless
+started with --workers 0. Takes serve's flags; --listen serves only /healthz,
+/readyz and /metrics.`,
+				examples: []string{
+					"worker --database-url 'postgres://catalog@db:5432/catalog' --workers 8",
+				},
+			},
+			{
 				name: "migrate", nargs: 0, setup: setupMigrate,
 				summary:  "apply the database migrations and exit",
 				examples: []string{"migrate --database-url 'postgres://catalog@db:5432/catalog'"},

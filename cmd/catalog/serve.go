@@ -37,11 +37,21 @@ var serveContext = signalContext
 
 // setupServe registers the flags of `catalog serve`; its run serves until
 // SIGINT or SIGTERM.
-func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error { return setupServeMode(fs, e, false) }
+
+// setupWorker registers the flags of `catalog worker`: serve's, with the
+// job workers and no API (only /healthz, /readyz and /metrics on --listen).
+func setupWorker(fs *flag.FlagSet, e *cmdEnv) func([]string) error { return setupServeMode(fs, e, true) }
+
+func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string) error {
 	stderr := e.stderr
 	var sf storageFlags
 	sf.register(fs)
-	listen := fs.String("listen", envOr("CATALOG_LISTEN", "127.0.0.1:8181"), "address to serve on [CATALOG_LISTEN]")
+	defaultListen, defaultWorkers := "127.0.0.1:8181", 2
+	if workerOnly {
+		defaultListen, defaultWorkers = "127.0.0.1:8182", 4
+	}
+	listen := fs.String("listen", envOr("CATALOG_LISTEN", defaultListen), "address to serve on [CATALOG_LISTEN]")
 	var warehouses multiFlag
 	fs.Var(&warehouses, "warehouse", "a warehouse to create if missing; repeatable [CATALOG_WAREHOUSES, comma-separated]")
 	defaultWH := fs.String("default-warehouse", os.Getenv("CATALOG_DEFAULT_WAREHOUSE"), "warehouse served by /v1/config without ?warehouse= (embedded default: default) [CATALOG_DEFAULT_WAREHOUSE]")
@@ -67,9 +77,16 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	af := registerAuthFlags(fs)
 	sif := registerSignInFlags(fs)
 	tf := registerTraceFlags(fs)
+	jf, jobsEnvErr := registerJobFlags(fs, defaultWorkers)
 	return func([]string) error {
 		if envErr != nil {
 			return envErr
+		}
+		if jobsEnvErr != nil {
+			return jobsEnvErr
+		}
+		if err := jf.check(workerOnly); err != nil {
+			return err
 		}
 		if planErr != nil {
 			return planErr
@@ -182,6 +199,19 @@ func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 			}
 		}
 
+		stopJobs, err := jf.start(ctx, st, svc, reg, log)
+		if err != nil {
+			return err
+		}
+		defer stopJobs() // before the audit log and the store close
+		if workerOnly {
+			ln, err := net.Listen("tcp", *listen)
+			if err != nil {
+				return err
+			}
+			log.Info("catalog worker running", "listen", ln.Addr().String(), "workers", jf.workers)
+			return serveUntilDone(ctx, log, lf.limits.HTTPServer(workerHandler(svc, reg)), ln)
+		}
 		srv := server.New(svc, server.Config{
 			DefaultWarehouse: *defaultWH, IdempotencyLifetime: *idemLife, Registry: reg, Logger: log,
 			MaxRequestBody: int64(lf.maxBody), Auth: auth, AllowedOrigins: origins, AllowedHosts: hosts,

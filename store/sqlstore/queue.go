@@ -154,7 +154,22 @@ func (r *riverQueue[TTx]) startWorkers(ctx context.Context, cfg store.WorkerConf
 	if err := c.Start(ctx); err != nil {
 		return nil, fmt.Errorf("job workers: %w", err)
 	}
-	return c, nil
+	return riverWorkers[TTx]{c}, nil
+}
+
+// riverWorkers implements store.Workers.
+type riverWorkers[TTx any] struct{ c *river.Client[TTx] }
+
+// Stop waits for running attempts until ctx ends, then cancels them: River
+// records them as failed attempts and runs them again later.
+func (w riverWorkers[TTx]) Stop(ctx context.Context) error {
+	err := w.c.Stop(ctx)
+	if err != nil && ctx.Err() != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = w.c.StopAndCancel(cctx)
+	}
+	return err
 }
 
 // addWorker registers h for kind. River's AddWorkerArgs is the one entry
