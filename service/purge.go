@@ -42,11 +42,11 @@ type purger struct {
 // gone, so that an attempt cut short (a crash, a storage error) leaves the
 // files that lead to whatever remains, and the next attempt finds it all.
 const (
-	tierContent       = iota // data, delete, column, deletion-vector and statistics files
-	tierManifest             // manifests and v4 leaf manifests
-	tierManifestList         // manifest lists and v4 root manifests
-	tierPreviousMeta         // metadata-log entries
-	tierCurrentMeta          // the metadata file the job reads first
+	tierContent      = iota // data, delete, column, deletion-vector and statistics files
+	tierManifest            // manifests and v4 leaf manifests
+	tierManifestList        // manifest lists and v4 root manifests
+	tierPreviousMeta        // metadata-log entries
+	tierCurrentMeta         // the metadata file the job reads first
 	purgeTiers
 )
 

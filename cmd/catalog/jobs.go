@@ -103,7 +103,9 @@ func (h redactErrors) WithAttrs(as []slog.Attr) slog.Handler {
 	return redactErrors{h.Handler.WithAttrs(as)}
 }
 
-func (h redactErrors) WithGroup(name string) slog.Handler { return redactErrors{h.Handler.WithGroup(name)} }
+func (h redactErrors) WithGroup(name string) slog.Handler {
+	return redactErrors{h.Handler.WithGroup(name)}
+}
 
 // workerHandler is what `catalog worker` serves on --listen: liveness,
 // readiness (the database answers) and the metrics of its job attempts and

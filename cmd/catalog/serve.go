@@ -37,11 +37,15 @@ var serveContext = signalContext
 
 // setupServe registers the flags of `catalog serve`; its run serves until
 // SIGINT or SIGTERM.
-func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error { return setupServeMode(fs, e, false) }
+func setupServe(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+	return setupServeMode(fs, e, false)
+}
 
 // setupWorker registers the flags of `catalog worker`: serve's, with the
 // job workers and no API (only /healthz, /readyz and /metrics on --listen).
-func setupWorker(fs *flag.FlagSet, e *cmdEnv) func([]string) error { return setupServeMode(fs, e, true) }
+func setupWorker(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
+	return setupServeMode(fs, e, true)
+}
 
 func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string) error {
 	stderr := e.stderr

@@ -139,9 +139,16 @@ def test_purge(catalog, ns):
     t.append(rows((1, "a")))
     files = [task.file.file_path for task in t.scan().plan_files()]
     catalog.purge_table(f"{ns}.purge")
+    # The catalog answers once the table is gone and deletes its files in a
+    # background job (README, "Background jobs"): wait for it, boundedly.
     import os
-    for f in files:
-        assert not os.path.exists(f.removeprefix("file://")), f
+    import time
+    deadline = time.monotonic() + 60
+    left = files
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = [f for f in files if os.path.exists(f.removeprefix("file://"))]
+    assert not left, left
 
 
 def test_bucket_partitioned_write(catalog, ns):

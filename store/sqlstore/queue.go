@@ -146,7 +146,12 @@ func (r *riverQueue[TTx]) startWorkers(ctx context.Context, cfg store.WorkerConf
 		FetchPollInterval:    cfg.PollInterval,
 		FetchCooldown:        min(river.FetchCooldownDefault, cfg.PollInterval),
 		FetchOnlyKnownKinds:  true, // a replica without a kind's handler leaves its jobs to others
-		Logger:               cfg.Logger,
+		// Finished jobs stay listable: a day when they succeeded, a week
+		// when they failed for good.
+		CompletedJobRetentionPeriod: 24 * time.Hour,
+		CancelledJobRetentionPeriod: 7 * 24 * time.Hour,
+		DiscardedJobRetentionPeriod: 7 * 24 * time.Hour,
+		Logger:                      cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job workers: %w", err)
