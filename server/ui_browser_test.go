@@ -278,6 +278,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			checkViewPage(t, b, br)
 			timeBigTable(t, br)
 			manageThroughUI(t, b, br)
+			checkJobsPages(t, b, br)
 			narrowWindow(t, br)
 		})
 	}
@@ -563,6 +564,39 @@ func manageThroughUI(t *testing.T, b *bundle, br *browser) {
 	require.Equal(t, 404, b.do(t, "GET", "/v1/wh/namespaces/ns/tables/doomed", nil).status)
 }
 
+// checkJobsPages: a drop with purge shows its job on the jobs page, the
+// warehouse page and (by name, the table being gone) through the table
+// filter; once a worker ran it, it lists as completed.
+func checkJobsPages(t *testing.T, b *bundle, br *browser) {
+	br.open(t, "#/w/wh/n/ns/t/events", "#table-jobs-info")
+	_, err := chromedp.Run(br.ctx, chromedp.Poll[bool](`document.getElementById('table-jobs-info').textContent === 'No jobs.'`))
+	require.NoError(t, err, "table jobs: %s", br.text(t, "#table-jobs-info"))
+
+	require.Equal(t, 200, b.createTable(t, "ns", "purged", nil).status)
+	require.Equal(t, 204, b.do(t, "DELETE", "/v1/wh/namespaces/ns/tables/purged?purgeRequested=true", nil).status)
+	br.open(t, "#/admin/jobs", "tr.job-row")
+	row := br.text(t, "#jobs")
+	require.Contains(t, row, "purge-table")
+	require.Contains(t, row, "wh/ns.purged")
+	require.Contains(t, row, "available")
+	br.shot(t, "11-jobs")
+	br.open(t, "#/w/wh", "#warehouse-jobs tr.job-row")
+	require.Contains(t, br.text(t, "#warehouse-jobs"), "ns.purged")
+
+	b.drainJobs(t)
+	br.open(t, "#/admin/jobs", "#jobs-filters")
+	br.fill(t, "#jobs-warehouse", "wh")
+	br.fill(t, "#jobs-table", "ns.purged")
+	_, err = chromedp.Run(br.ctx, chromedp.SetValue("#jobs-state", "completed"))
+	require.NoError(t, err)
+	br.click(t, "#jobs-filters button[type=submit]")
+	_, err = chromedp.Run(br.ctx, chromedp.Poll[bool](`document.querySelectorAll('tr.job-row').length === 1 &&
+		document.querySelector('tr.job-row').dataset.state === 'completed'`))
+	require.NoError(t, err, "filtered jobs: %s", br.text(t, "#jobs"))
+	require.Contains(t, br.text(t, "#jobs"), "1 of 10")
+	br.shot(t, "11b-jobs-completed")
+}
+
 // narrowWindow takes the table and namespace pages at a phone's width.
 func narrowWindow(t *testing.T, br *browser) {
 	require.NoError(t, chromedp.Do(br.ctx, chromedp.EmulateViewport(390, 844)))
@@ -574,7 +608,7 @@ func narrowWindow(t *testing.T, br *browser) {
 	br.shot(t, "10-namespace-narrow")
 	names, _ := filepath.Glob(filepath.Join(br.shots, "*.png"))
 	sort.Strings(names)
-	require.Len(t, names, 11)
+	require.Len(t, names, 13)
 }
 
 // keyboardOnly opens a table from the namespace page with Tab and Enter

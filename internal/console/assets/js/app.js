@@ -8,8 +8,9 @@ import {warehousesPage, namespacePage} from './browse.js';
 import {tablePage} from './table.js';
 import {viewPage} from './view.js';
 import {principalsPage, rolesPage, rolePage, auditPage} from './access.js';
+import {jobsPage} from './jobs.js';
 
-const ADMIN = {principals: 'Service principals', roles: 'Roles', audit: 'Audit log'};
+const ADMIN = {principals: 'Service principals', roles: 'Roles', audit: 'Audit log', jobs: 'Background jobs'};
 
 const main = document.getElementById('main');
 let config = {auth: null};
@@ -70,6 +71,7 @@ async function route() {
   let page;
   if (r.admin === 'principals') page = principalsPage(box);
   else if (r.admin === 'audit') page = auditPage(box);
+  else if (r.admin === 'jobs') page = jobsPage(box);
   else if (r.admin) page = r.role ? rolePage(box, r.role) : rolesPage(box);
   else if (r.wh && r.t) page = tablePage(box, r.wh, r.ns, r.t);
   else if (r.wh && r.v) page = viewPage(box, r.wh, r.ns, r.v);

@@ -1,6 +1,6 @@
 // Hash routes: #/w/<warehouse>/n/<levels joined by %1F>/t/<table> (or
 // /v/<view>), and #/admin/principals, #/admin/roles[/<role>],
-// #/admin/audit for access control. Hash routing needs no server fallback and keeps the back
+// #/admin/audit for access control, #/admin/jobs for background jobs. Hash routing needs no server fallback and keeps the back
 // button and links working.
 
 // href builds the link for {wh, ns, t, v} or {admin, role}.

@@ -9,6 +9,7 @@ import {propsEditor} from './props.js';
 import {go} from './nav.js';
 import {snapshotChart} from './chart.js';
 import {columnHistory} from './cfhistory.js';
+import {scopedJobs} from './jobs.js';
 
 export async function tablePage(box, wh, ns, name) {
   const t0 = performance.now();
@@ -17,13 +18,14 @@ export async function tablePage(box, wh, ns, name) {
   const head = h('h1', {tabindex: -1}, h('span', {class: 'kind'}, 'Table'), ' ', [...ns, name].join('.'));
   replace(box, head, loading('table'));
   // Asked alongside the metadata, so the page waits for neither twice.
-  const mayP = Promise.all([can('table-drop', res), can('table-write-metadata', res)]);
+  const mayP = Promise.all([can('table-drop', res), can('table-write-metadata', res), can('manage-grants', {kind: 'server'})]);
   let m;
   let mayDrop;
   let mayEdit;
+  let mayJobs;
   try {
     m = (await api('GET', path + '?snapshots=refs')).metadata;
-    [mayDrop, mayEdit] = await mayP;
+    [mayDrop, mayEdit, mayJobs] = await mayP;
   } catch (e) {
     replace(box, head, errorBox(e, 'Loading the table'));
     return;
@@ -34,7 +36,7 @@ export async function tablePage(box, wh, ns, name) {
   const history = fv >= 4 ? h('div', {id: 'column-history-box'}, loading('column-file history')) : null;
   replace(box, head,
     h('nav', {class: 'toc', 'aria-label': 'Sections'}, ['schema', 'partitioning', 'properties', 'refs', 'snapshots',
-      fv >= 4 && 'column-files', fv >= 4 && 'column-history', 'eligibility', mayDrop && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
+      fv >= 4 && 'column-files', fv >= 4 && 'column-history', 'eligibility', mayJobs && 'jobs', mayDrop && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
     h('dl', {class: 'facts', id: 'facts'},
       h('dt', {}, 'Format version'), h('dd', {id: 'format-version'}, fv),
       fv >= 4 && h('dt', {}, 'Readers'), fv >= 4 && h('dd', {id: 'v4-badge'}, h('span', {class: 'kind'}, 'v4 · column files'), ' lakehold library and server-side planning only'),
@@ -56,6 +58,7 @@ export async function tablePage(box, wh, ns, name) {
     fv >= 4 && section('Column files', 'column-files', columnFiles(path, schema)),
     history && section('Column-file history (REPLACED/MODIFIED)', 'column-history', history),
     section('Native-write eligibility', 'eligibility', eligibility(path)),
+    mayJobs && section('Background jobs', 'jobs', scopedJobs(wh, [...ns, name].join('.'))),
     mayDrop && section('Drop table', 'drop', dropForm(wh, ns, name, path, res)));
   const all = await loadSnapshots(path, snaps, t0);
   if (history) {
