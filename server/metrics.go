@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 type metrics struct {
@@ -91,15 +93,20 @@ func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // JobObserver returns a hook to call after each job attempt this replica
-// runs, counting attempts by kind and outcome (ok, error).
+// runs, counting attempts by kind and outcome (ok, snoozed: to run again
+// later, error).
 func JobObserver(reg *prometheus.Registry) func(kind string, err error) {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "catalog_job_attempts_total", Help: "Job attempts run by this replica, by kind and outcome (ok, error).",
+		Name: "catalog_job_attempts_total", Help: "Job attempts run by this replica, by kind and outcome (ok, snoozed, error).",
 	}, []string{"kind", "outcome"})
 	reg.MustRegister(c)
 	return func(kind string, err error) {
+		var snooze *store.JobSnooze
 		outcome := "ok"
-		if err != nil {
+		switch {
+		case errors.As(err, &snooze):
+			outcome = "snoozed"
+		case err != nil:
 			outcome = "error"
 		}
 		c.WithLabelValues(kind, outcome).Inc()

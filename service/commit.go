@@ -232,6 +232,9 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 			if st.changed {
 				a.addFile(st.metaLoc)
 				a.swaps = append(a.swaps, st.swap)
+				if job, ok := s.expiryJob(w, c.Ident, st.meta); ok {
+					a.jobs = append(a.jobs, job)
+				}
 			}
 		}
 		a.landed = func(ctx context.Context) {

@@ -42,6 +42,9 @@ type attempt struct {
 	written []string
 	// landed, when set, runs after a successful swap.
 	landed func(context.Context)
+	// jobs are enqueued in the swap's transaction: they exist if and only
+	// if the attempt landed.
+	jobs []store.Job
 }
 
 // addFile records a file written by the attempt.
@@ -119,7 +122,11 @@ func (s *Service) tryCommit(ctx context.Context, w *store.Warehouse, subject str
 		s.removeFiles(ctx, w, a.written)
 		return outcomeNoop, nil
 	}
-	err = s.store.ObjectsSwap(ctx, a.swaps)
+	sctx := ctx
+	if len(a.jobs) > 0 {
+		sctx = store.WithJobs(ctx, a.jobs...)
+	}
+	err = s.store.ObjectsSwap(sctx, a.swaps)
 	if err == nil {
 		if a.landed != nil {
 			a.landed(ctx)

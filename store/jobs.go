@@ -85,6 +85,14 @@ type JobStats struct {
 // cancelled when the job's timeout passes or the worker stops.
 type JobHandler func(ctx context.Context, job *JobInfo) error
 
+// JobSnooze is what a handler returns to run its job again after After,
+// with the same arguments and without using up an attempt: a job that
+// recurs (a table's scheduled maintenance) stays one job, so that Unique
+// keeps it the only one of its kind for its table.
+type JobSnooze struct{ After time.Duration }
+
+func (e *JobSnooze) Error() string { return "job snoozed for " + e.After.String() }
+
 // WorkerConfig starts job workers in this process.
 type WorkerConfig struct {
 	// Workers is how many jobs run at once (at least 1).

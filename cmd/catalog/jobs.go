@@ -55,7 +55,8 @@ func (jf *jobFlags) start(ctx context.Context, st store.Store, svc *service.Serv
 		handlers[kind] = func(ctx context.Context, j *store.JobInfo) error {
 			err := h(ctx, j)
 			observe(kind, err)
-			if err != nil {
+			var snooze *store.JobSnooze
+			if err != nil && !errors.As(err, &snooze) {
 				// Handlers' errors are the catalog's own words, safe to log.
 				log.WarnContext(ctx, "job attempt failed", "kind", kind, "job", j.ID, "attempt", j.Attempt, "error", err.Error())
 			}

@@ -124,7 +124,12 @@ type riverWorker struct {
 }
 
 func (w *riverWorker) Work(ctx context.Context, j *river.Job[jobArgs]) error {
-	return w.handle(ctx, jobInfo(j.JobRow))
+	err := w.handle(ctx, jobInfo(j.JobRow))
+	var snooze *store.JobSnooze
+	if errors.As(err, &snooze) {
+		return river.JobSnooze(snooze.After)
+	}
+	return err
 }
 
 func (r *riverQueue[TTx]) startWorkers(ctx context.Context, cfg store.WorkerConfig) (store.Workers, error) {

@@ -154,3 +154,35 @@ func testJobsRun(t *testing.T, s store.Store) {
 	require.Len(t, left, 1)
 	require.Equal(t, "available", left[0].State, "a kind without a handler here waits for a replica that has one")
 }
+
+// testJobsSnooze: a handler that snoozes leaves its job scheduled for
+// later, the same job (so a Unique enqueue meanwhile adds none).
+func testJobsSnooze(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	for _, n := range []string{"a", "b"} {
+		require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, n, "file:///tmp/wh/ns/"+n)))
+	}
+	_, err := s.ObjectDelete(store.WithJobs(ctx, purgeJob("a")), store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "a", Kind: store.KindTable})
+	require.NoError(t, err)
+	var runs atomic.Int32
+	w, err := s.StartWorkers(ctx, store.WorkerConfig{Workers: 1, PollInterval: 50 * time.Millisecond, Handlers: map[string]store.JobHandler{
+		"purge-table": func(context.Context, *store.JobInfo) error { runs.Add(1); return &store.JobSnooze{After: time.Hour} },
+	}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, w.Stop(context.Background())) }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		jobs := listJobs(t, s, store.JobFilter{Kind: "purge-table"})
+		require.Len(t, jobs, 1)
+		if jobs[0].State == "scheduled" && runs.Load() == 1 {
+			require.True(t, jobs[0].ScheduledAt.After(time.Now().Add(50*time.Minute)), "snoozed for the hour asked")
+			require.Empty(t, jobs[0].Errors, "a snooze is not a failure")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the job was not snoozed: %+v", jobs[0])
+	}
+	// The same job again while the first sleeps: Unique keeps one.
+	_, err = s.ObjectDelete(store.WithJobs(ctx, purgeJob("a")), store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "b", Kind: store.KindTable})
+	require.NoError(t, err)
+	require.Len(t, listJobs(t, s, store.JobFilter{Kind: "purge-table"}), 1)
+}

@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"FileIndexForgetLeaves":   testFileIndexForgetLeaves,
 		"JobsWithChange":          testJobsWithChange,
 		"JobsRun":                 testJobsRun,
+		"JobsSnooze":              testJobsSnooze,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
