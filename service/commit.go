@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strconv"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -232,16 +231,13 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 			if st.changed {
 				a.addFile(st.metaLoc)
 				a.swaps = append(a.swaps, st.swap)
-				if job, ok := s.expiryJob(w, c.Ident, st.meta); ok {
-					a.jobs = append(a.jobs, job)
-				}
+				a.jobs = append(a.jobs, s.stagedJobs(w, c.Ident, st)...)
 			}
 		}
 		a.landed = func(ctx context.Context) {
 			for _, st := range results {
 				if st.changed {
 					s.metaCache.Add(st.metaLoc, st.entry)
-					s.deleteDroppedMetadata(ctx, w, st)
 				}
 			}
 		}
@@ -251,24 +247,6 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 		return nil, err
 	}
 	return results, nil
-}
-
-// deleteDroppedMetadata honours write.metadata.delete-after-commit.enabled:
-// metadata files that fell off the metadata log are deleted.
-func (s *Service) deleteDroppedMetadata(ctx context.Context, w *store.Warehouse, st *staged) {
-	if v, _ := strconv.ParseBool(st.meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
-		return
-	}
-	old := st.base
-	keep := map[string]bool{st.metaLoc: true}
-	for e := range st.meta.PreviousFiles() {
-		keep[e.MetadataFile] = true
-	}
-	for e := range old.PreviousFiles() {
-		if !keep[e.MetadataFile] {
-			s.deleteTableFile(ctx, w, st.meta.Location(), e.MetadataFile)
-		}
-	}
 }
 
 // createByCommit creates a table from an assert-create commit: the updates

@@ -144,10 +144,8 @@ func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedC
 	if st.changed {
 		a.addFile(st.metaLoc)
 		a.swaps = []store.Swap{st.swap}
-		a.landed = func(ctx context.Context) {
-			s.metaCache.Add(st.metaLoc, st.entry)
-			s.deleteDroppedMetadata(ctx, w, st)
-		}
+		a.jobs = s.stagedJobs(w, c.Ident, st)
+		a.landed = func(context.Context) { s.metaCache.Add(st.metaLoc, st.entry) }
 	}
 	return &TableResult{MetadataLocation: st.metaLoc, Metadata: st.data, Config: map[string]string{}}, nil
 }

@@ -1,0 +1,107 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/store"
+)
+
+// JobDeleteMetadataFiles is the kind of the job that deletes the metadata
+// files a commit dropped from the metadata log, for a table with
+// write.metadata.delete-after-commit.enabled (Iceberg's property; the log
+// keeps write.metadata.previous-versions-max entries, as Java's does).
+// It is enqueued in the commit's transaction, so the files go if and only
+// if the commit that dropped them landed, and a worker that dies first
+// leaves the job for the next.
+const JobDeleteMetadataFiles = "delete-metadata-files"
+
+type metadataFilesArgs struct {
+	Warehouse     string   `json:"warehouse"`
+	TableLocation string   `json:"table-location"`
+	Files         []string `json:"files"`
+}
+
+// droppedMetadata lists the metadata files st's commit drops from the
+// table's metadata log: in the old log or the old current file, in
+// neither the new log nor the new current file.
+func droppedMetadata(st *staged) []string {
+	keep := map[string]bool{st.metaLoc: true}
+	for e := range st.meta.PreviousFiles() {
+		keep[e.MetadataFile] = true
+	}
+	var out []string
+	for e := range st.base.PreviousFiles() {
+		if !keep[e.MetadataFile] {
+			out = append(out, e.MetadataFile)
+		}
+	}
+	return out
+}
+
+// metadataCleanupJob is the delete-metadata-files job of st's commit,
+// when the table asks for it and the commit drops any file.
+func metadataCleanupJob(w *store.Warehouse, id Ident, st *staged) (store.Job, bool) {
+	if v, _ := strconv.ParseBool(st.meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
+		return store.Job{}, false
+	}
+	files := droppedMetadata(st)
+	if len(files) == 0 {
+		return store.Job{}, false
+	}
+	raw, _ := json.Marshal(metadataFilesArgs{Warehouse: w.Name, TableLocation: st.meta.Location(), Files: files}) // cannot fail
+	return store.Job{Kind: JobDeleteMetadataFiles, Args: raw, Warehouse: w.Name, Table: id.String(),
+		TableUUID: st.meta.TableUUID().String()}, true
+}
+
+// stagedJobs are the jobs a staged table change enqueues with its swap:
+// scheduled expiry and the clean-up of dropped metadata files, each when
+// the table asks for it.
+func (s *Service) stagedJobs(w *store.Warehouse, id Ident, st *staged) []store.Job {
+	var jobs []store.Job
+	if job, ok := s.expiryJob(w, id, st.meta); ok {
+		jobs = append(jobs, job)
+	}
+	if job, ok := metadataCleanupJob(w, id, st); ok {
+		jobs = append(jobs, job)
+	}
+	return jobs
+}
+
+// runDeleteMetadataFiles deletes the job's files that lie inside the
+// table's prefixes (one outside is logged and left); a file already gone
+// counts as deleted. Failed deletes fail the attempt, to be retried.
+func (s *Service) runDeleteMetadataFiles(ctx context.Context, j *store.JobInfo) error {
+	var a metadataFilesArgs
+	if err := json.Unmarshal(j.Args, &a); err != nil || a.TableLocation == "" {
+		return errors.New("delete-metadata-files: malformed job arguments")
+	}
+	w, err := s.warehouse(ctx, a.Warehouse)
+	if err != nil {
+		return skipGone(err)
+	}
+	allowed := tablePrefixes(w, a.TableLocation)
+	failed := 0
+	for _, f := range a.Files {
+		if !allowed.Contains(f) {
+			s.log.WarnContext(ctx, "left a file outside the table", "file", fileName(w, a.TableLocation, f))
+			continue
+		}
+		io, err := s.fileIO(ctx, w, f)
+		if err == nil {
+			err = io.Delete(ctx, f)
+		}
+		if err != nil && !errors.Is(err, storage.ErrNotExist) {
+			failed++
+			s.log.WarnContext(ctx, "could not delete a dropped metadata file", "file", fileName(w, a.TableLocation, f), "error", pathFree(err))
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("delete-metadata-files: %d of %d files could not be deleted (see the catalog log)", failed, len(a.Files))
+	}
+	return nil
+}
