@@ -676,6 +676,24 @@ type RegisterViewRequest struct {
 	Name             string `json:"name"`
 }
 
+// RemoveOrphanFilesRequest defines model for RemoveOrphanFilesRequest.
+type RemoveOrphanFilesRequest struct {
+	// DryRun Default true
+	DryRun    *bool      `json:"dry-run,omitempty"`
+	OlderThan *time.Time `json:"older-than,omitempty"`
+}
+
+// RemoveOrphanFilesResponse defines model for RemoveOrphanFilesResponse.
+type RemoveOrphanFilesResponse struct {
+	DeletedFiles int  `json:"deleted-files"`
+	DryRun       bool `json:"dry-run"`
+	FailedFiles  int  `json:"failed-files"`
+	ListedFiles  int  `json:"listed-files"`
+
+	// OrphanFiles The orphans, relative to the table location.
+	OrphanFiles []string `json:"orphan-files"`
+}
+
 // RenameTableRequest defines model for RenameTableRequest.
 type RenameTableRequest struct {
 	Destination TableIdentifier `json:"destination"`
@@ -1092,6 +1110,9 @@ type SetStorageProfileJSONRequestBody = RawJSON
 // MaintainTableJSONRequestBody defines body for MaintainTable for application/json ContentType.
 type MaintainTableJSONRequestBody = MaintainTableRequest
 
+// RemoveOrphanFilesJSONRequestBody defines body for RemoveOrphanFiles for application/json ContentType.
+type RemoveOrphanFilesJSONRequestBody = RemoveOrphanFilesRequest
+
 // CreateNamespaceJSONRequestBody defines body for CreateNamespace for application/json ContentType.
 type CreateNamespaceJSONRequestBody = CreateNamespaceRequest
 
@@ -1475,6 +1496,9 @@ type ServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files)
+	RemoveOrphanFiles(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
+
 	// (GET /v1/config)
 	GetConfig(w http.ResponseWriter, r *http.Request, params GetConfigParams)
 
@@ -1713,6 +1737,11 @@ func (_ Unimplemented) SetStorageProfile(w http.ResponseWriter, r *http.Request,
 
 // (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 func (_ Unimplemented) MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files)
+func (_ Unimplemented) RemoveOrphanFiles(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2750,6 +2779,50 @@ func (siw *ServerInterfaceWrapper) MaintainTable(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.MaintainTable(w, r, warehouse, namespace, table)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RemoveOrphanFiles operation middleware
+func (siw *ServerInterfaceWrapper) RemoveOrphanFiles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RemoveOrphanFiles(w, r, warehouse, namespace, table)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5338,6 +5411,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain", wrapper.MaintainTable)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files", wrapper.RemoveOrphanFiles)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/privileges", wrapper.GetEffectivePrivileges)
 	})
 	r.Group(func(r chi.Router) {
@@ -6294,6 +6370,48 @@ type MaintainTabledefaultJSONResponse struct {
 }
 
 func (response MaintainTabledefaultJSONResponse) VisitMaintainTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveOrphanFilesRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Body      *RemoveOrphanFilesJSONRequestBody
+}
+
+type RemoveOrphanFilesResponseObject interface {
+	VisitRemoveOrphanFilesResponse(w http.ResponseWriter) error
+}
+
+type RemoveOrphanFiles200JSONResponse RemoveOrphanFilesResponse
+
+func (response RemoveOrphanFiles200JSONResponse) VisitRemoveOrphanFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveOrphanFilesdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response RemoveOrphanFilesdefaultJSONResponse) VisitRemoveOrphanFilesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7980,6 +8098,9 @@ type StrictServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(ctx context.Context, request MaintainTableRequestObject) (MaintainTableResponseObject, error)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files)
+	RemoveOrphanFiles(ctx context.Context, request RemoveOrphanFilesRequestObject) (RemoveOrphanFilesResponseObject, error)
+
 	// (GET /v1/config)
 	GetConfig(ctx context.Context, request GetConfigRequestObject) (GetConfigResponseObject, error)
 
@@ -8827,6 +8948,44 @@ func (sh *strictHandler) MaintainTable(w http.ResponseWriter, r *http.Request, w
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(MaintainTableResponseObject); ok {
 		if err := validResponse.VisitMaintainTableResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RemoveOrphanFiles operation middleware
+func (sh *strictHandler) RemoveOrphanFiles(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
+	var request RemoveOrphanFilesRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+	request.Table = table
+
+	var body RemoveOrphanFilesJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RemoveOrphanFiles(ctx, request.(RemoveOrphanFilesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemoveOrphanFiles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RemoveOrphanFilesResponseObject); ok {
+		if err := validResponse.VisitRemoveOrphanFilesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10003,155 +10162,162 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1/jxs3suBXIfTu4BmgWxpvfO/2jXHAOY6TdTZxjLGTPGAV7FLdJYmZFtkh2ZK1hr/7A6vYP8VuSWNp",
-	"PE7yV5wRmywWi8X6Xe9HiVrlSoK0ZnT9fpRzzVdgQeP/PUsSMOYryGDBrVDytfvV/SDk6Hq0BJ6CHkUj",
-	"yVcwuh79d/wygRnoRUzfxfWHo2hkkiWsuPvYbnM33Fgt5GL04UM0eq6yYiW/FhmYv9Gk1+9HKZhEixw/",
-	"vx5ZXQDbLEEyuwSWZAKkZRp4athc6RW3bA3aCCXZE7YCy1NuOeMyZQnOPZVzNzu7+I7fwlJlKYN3FqT7",
-	"4HLMfhZ2qQrLhI0YZxp+K8BYZpfcso0qspRxaTagp3LdmPwiUzx9y2cZRCzRwC34/9GwEMaC9v/LWaJW",
-	"K2GZVYzjFNb9wJRmSgKtUuQLzVMwjPsfrWLrJ5dMGKZhXhhI2UbYJXtydTWVX/L0hkB88S4BRJBblBsl",
-	"PS5ij4v4SVxIU+S50hbSeLaNCXHRVM5grjQwLrd2KeTCrUSbSB1gBLGF9Cni0CRcsjzjUgq5mEoNttDS",
-	"MEQD4RV3seRr8Pj2f1Yy27q90LI0bCoNyJQJO546uthDSkQaMdLGHip6mcIqVxZksv07bIdptTE2/jts",
-	"98z8iq/A5DyBatI2cVa/swzWkJmIAU+W7Meb72KQiUohjdivSkhI2WyLBHz17vHXzIC7blZpdvG/H399",
-	"OS6xkXO7rEGV5eSjaORIU2hIR9fuPgwD/Zov4I34N7QR8VsBeltPnvtBLQSshBSrYjW6fhyV8wppYQG6",
-	"mvituoWaHfAsU5sXq9xuf+JZASV0fQvix3tQ/lrDXLzrwffbJbAN17BUhQHmZo4Yd1fF0SWkTEim1qC1",
-	"SMGMc5zJIX6yfjxJlJyLRQ+qaeiReMZr3kZye1a80UdO+pOAzdCcawGbo6b84AabXEkDyNpfaK2QzSZK",
-	"WpAWjzHPM5Egw578ahym3zdm/F8a5qPr0X9M6hdjQr+aib+tOOmNX4YWbR/cM7llcy6yQtOJccn8pwzc",
-	"t2ym0u149CEafVcy15PBWM14A6bIbAg8/LnB4ct/xZmiJR2b5DPj3p650owzY/kCUs868QYTpyEcv+WL",
-	"Nnw7p+J36o77pBt1E/bv0/1abRPR/dOTH+uH4svtc+TX904egZdtzJ6tlHufrGEJLwyY8q2bysMeu2tk",
-	"uPSsCsMulCYRAp+4qaQHfsVvgQl7uSNMRPgAug9KsSAVKZPKsoRrvZ3K8FN1zdyFHLNXip7XDe97X+0S",
-	"pnIFxvAFsTInBHj5Bl9VEnLWT9xz6VDmkYrymTFiIQF2OeStcE+sYbNCZFZIdsHpn7GQLNdCJiLn2SOD",
-	"C15GTIk0YRdcsh9efvWcmWL2KyT20kG60KrI65/wf5HOc61y0FYQO3HrBQi85FchFlfzrn/Q537wL9Wj",
-	"oxAMN8uzIhX2xdoTYntpntCeuyiYjr5/8fZvP3zFJloVFiY5txa0nI4iNh0JYwqIrXuIpiO3z+loDTKN",
-	"Ew0pSCt4ZqajUbS7H44QEJWMrkcptxBbsYLQ2BQSYTxsIN2D+g96KsFtNgUp8B+OIULa2HdzBstFtru3",
-	"N0ul7VM2HXGUtP+fo5FyH40/xRstLExHnlm5HYbgFOGjq+gkhFujCp3AtScVh1QYL8ZISNc8EwnKt576",
-	"rsFmoXX9jYp71tdAi4SWdwRzXYkAE2nG0kwc+ThI/A0n8mFqzjhbcckXsEKlwVFDCBxjuS3M7mp/e/v2",
-	"NaMf3WRNXnDh/99hFpHcJaLLUVCEatK+cGfC7aiFjyb2o5LEGyhpEFcFeEUuoRv0nFueqcVzFH92L1EK",
-	"c15kpAPyNBVuPZ69bo3ZQdjOIiDTXAmvSgoLq8HvuNZ8S/RXC+O3sI0zMQe8U6GPK8HuY0DtHEG1++b0",
-	"QSxWiupLOVe7aJwLyNJYpEEEVASwiwGnLcUlUwmAj78b8W+IhYxnW+tXK7mQkPY/nwQoLRqVgst+FlyN",
-	"bEMTNfYUhGMfmvIiwLNRqHKT9ez288GiQ2KidBonqpD2oPm6xFfhIrrzIXSgGD4T8xylDy9p7R4OafAI",
-	"UvsEhkS87pEHjsdvelXamoamu+Gbb9/88ArZsuS5WSobt6Ec+rrBDLrYbm0ujCeHHK8o9GBIIHufCzJU",
-	"DUGC87ysh98dDUXuZI3Dv+jsu7VqPdteDHhhfQcFpfZwxA52tKn9TGn3k3qaIdg1l4Yezd4zRIUgTpZc",
-	"Lo4i8x3q2KH0zh7aC/UDTSrb74fi9pBYTufznMtUuIFn4ENzFWJDw29PChk4uOI1JFbpA+jBb+Qr/+FP",
-	"9N3HPDdzoY2Ntdp4yfiAT0glPlLuOvrlcp9Yd75Hbaf8Rrsb3NaeVEGmMf+RLFazPS9kC+aet7CFv6hN",
-	"R90tdMGrUbmHboff0DteOQ2osR3Fj/KS0eGnoXM+7QtawTiMoM592L3dXKdC8kzY7SmkMDWfGziUio+/",
-	"lP3Csl+4O2nU2uAwql5nXPa/tEnJIe9CFTV7DdDFir+Lu0x2F1lu1PFXuEF1BzKx7tPfBS4ESdTEzjCS",
-	"y/tx+DOzl38+/Jfk3hSXzkl19ZjjtRW0lVZ+tV4+WzvH9qC3moosWyfgg/XSB22g73o/8B28Ls1Qg0ew",
-	"azTLwFrQJmKpWAhr0Io+Zv9kMfv/Txm3bKWMZY//8ldWksSwItBrGSYob9SAttYC7M4m6j0QDCuMg/ew",
-	"Z/1olHNt0bwVmxySI8SIu1FHdKA3p6mbW76AmBwbjS3MlMqASzcCmW6sdLpfc+lTJBA/FXD9RzCoQN3x",
-	"BO4LkWsBm9KRdRo8deZs7aUfhz+XJvUHgcjwBisIQtv4ilvutL+GuetBaJaHvp1De+oxpnoXbWwsP0rZ",
-	"+DTm0oqpDdnvD9zBDqbuoNEapS3xp7Yfqjkkh6Tnx0ON6IeoreUyQRJoyYR9hHC0SjUswTbPsf26vy7m",
-	"c0FBXmypslTIBeOsI/HG68dslqlZyNd2v+paj4n9zqrbi/kcEivWTjpaiwwWYPoFvLwac6x1pnZ/Dt2H",
-	"N5AUGiNldjX1ylvYACK4oUwsxEy4Db9SYSUpDdPILWxrjsqUZtX9ZuizcLIeOtfGo2tZZFkUCOXyS21D",
-	"hOIjI/ZzVISwHh/c5W8FnileJhjgqOAHfjY+qAfHVO+HY7bOaZiBYuzR9yqFbC9xN/kjOtQHXM0Udtcm",
-	"6d0Q44iid8mySPFIaj4HiXwT3/2IidS467PmWQFmPApsof8qlEbLXUa9C8s1Ra3NMmCmmMVu72VUg5s1",
-	"wjCGKl5XTeVMc5ksmZLswg2qouPWPBMpnt0j47dmMFrq0MCsSwoADsVhJLfH8Ur6//3eJEKgHx/RwYeo",
-	"5WuwyfJNwuVbbm5NryycZ1zGlpvb/WvXQw9ZDwP3gmGvNy/evGWh4U8ZZGRvZtwwIdnrzP0+y8ANpDG7",
-	"cVv4ZMORkvAus2izP5P4vZ5kygpzR72fIUZ2iPObp2lciQuHw98W0QO7cPNW7OpOWO97vYKiw0qt4S4m",
-	"zbv66MHGHenvCNwFZNuzeDF2COIbsJ+zhe4bzUMBkZWstzeq7m5iZT1/Y7YQfMGw311hq4xEHyT++vnu",
-	"gkPfh9b/Vs0CF1wvjnzPHdu9FTJ9ZJjaSMb1oijDKHaW5NbCKg/w7mf0g2EzWBSSGcXmXAdlJz8FpPEx",
-	"saY+uPiobxBzh9/Tb9XM74KSB4Ls32lN/z4SjoO93L1Rxiv+LvZ465HT3SbSIjsSMmO9YbMK311zkfl8",
-	"jmpK96qSMOduRIFZUuRY1ls/1qHTse2UXFYJZPRdKoxTNnvCf22ZANENf5VmTMGulehGWWNLYL+qGWUp",
-	"qMJijoWwGH3uxqeUQQfytwIKCMYCU7RKUfTE5FYht/slHvS9+8BuwmN9PTonFtGtrCiyRc6ds+u56C3K",
-	"3L30R5x54wrvklHFrIb3Xu8TN9DPor4TxlIUP7KUfi7J60EHX9gqPWBfiFJz8l4oqxD8AShhfRyAdVh/",
-	"gJlIeGfjnC98nD4+xUVGt88z6uFT8ND07ahhIu7f0UfIgk0T9L4TaCzTBy6+9gOQLvD3g6Ek4WEfXH7S",
-	"Ppi+VbMBiH5Vs6Nel7MQAQLRB38lsZkDxL/D99ISBE++owZAffuqvLZD+zoajkZSwuG4qEDZS2uNyfv2",
-	"daMGL6tWR6mxKtvPGmnKPnhQvx4AqA7bPBysQADnyUmoCVff3ipX4MD+KnHg8O1V0+5FfWPyIIyKp8/r",
-	"TJt+II1V2rupy8EHQ/uGvq3X2Qt1aLU+8JvpqCG3nk/VOdzvfKao7OiecTgY4t1Jb33IePvYaPbvuZCW",
-	"CzkcXJLqbawLGY6/gHe50BCrLAUd2yWXhwvCGtzaccZp0T1VAfYB3ytgoTkrrWWstq5D1q7U15O4SPWW",
-	"6UKyuFl3glJ4Z3AZMQ0Zt2KNBTRqvajEN6b9Hx7etx+vadyIcmzfiAPU2R3tGRNBhzHht0xDMXt4y4zl",
-	"W0YqHVrv3cbdE+EwNQ6ufNil12CKVT9AX1OJjznjkgHXmQAdMbeI1kXuzswdlD9eqnshDFMSxvsdtkHs",
-	"Rh1a6QLYQWB9gKGr9app1DucJl4hdf2shYWGzzSgCOGPWU9QVCNav43SF2vQW8pzp7zVOc+yGU9uHT0L",
-	"n2f+K1/zR4ZhZJVukfSgBa3j4g1sbsO1FHIRgOtnR3OcSbpbuDJZHoTxVyzhki3Aso1WckGeIu9ksnxr",
-	"WImPy9PB2yWZEuM1ehs7CpFAx0FScdchy2A34MJAbEAa4fDSwyhki4wPTgHJ7BERc5HjzrFWGxP7JGI4",
-	"dCUDmcPHUbfg+P0Yy7WN7/SdNTFGEhzpySjc0ZTr7VTgqA7ow37C2OOMC4xmE3LRvfYlk7z3jb3gyZIq",
-	"UTV8ZKXfDq123r8naLa33Nyyi8o2gBVTcMRUlkYG71puxpC5YarQjQpXGH2LJYmanqepLFf2y9aepYj5",
-	"ukVlvSIDeg2aHLafpwexr8jBnbyLzWIBwzKfHxfkP836Ch3Ggg7yPphr42h8sKzRG5mplT16MgOJBhsv",
-	"QIKuxIdjg7J8NGe91dC83c124R3E6/O2snIUiulXAmj38pul2kimZAJPGbyj3E4mUiqWht8wbtnrH968",
-	"xaJTihd2OUFd3YQk7SMi0NsIa4MZRkbHu33H0g7l9dp1bMktc79Q5ErEUggwDmJSPOfJEialHLNQThh4",
-	"Fy9U7Jf71Sg5vuGb732ghlu3WUyvVwU6TJ7tvQNqDbrKDgq8EIFT2F0xhP0S+sHQ9I8C/uOgc8P3KJdg",
-	"rJAVWEcarg5zNe982OWhdc2TGpjwhnKl7fdgtUjMnSQ6jTPEh8UTNQcHwVEZnDUdpe2pDoFQe/H7ZHq0",
-	"8DPUzMasLBtFtzaqi+xFrLI6R1X9yqlcC9g8bZTiw099bbQsY7PCVlNV37MLKpKItbamsrZm+4kpV8jN",
-	"bOgr0mk7P4VEkWOLUEXt0I7DH/8jvKAIU/BkdqxiJ7Fk+RKG++PRylKHfpEQiN172Zv6NYzXAz0lvaEv",
-	"A3XBfpS6/T6ETYIP1Lz3I1ZIqIuLVjAPpJWv1Lpre92vCh1WyGFftNQAuL1VQoQxDqgjY9BWak3667F7",
-	"TI8MEdytV5GOagCiCv7Q6f3cZAL9OVJtpuu0m+vJJGLmi+vJZFYkt2An4/EYS+2Z1p+OEBTPlF+1J2fM",
-	"fS58Gaxd3bis64maZULVx6j2miG7kZcMxSr3casRGpYsSG/EFIblWmF5OXmxEbosjzhXWaY2KF0+Q4my",
-	"vVaulVWJyi4jlmeFwXGN8m/PXr+cyot/Teo/TdaP/3U5Zl+qVJTmVaztWE1b1WteN+tmRsyjNJpKf8Pw",
-	"eWqGUDKuKaw6dUr5XAMFuJPAvAQswJx2ROapHJSZI2aULxotbyUGpGHWOC3u1jJoiOPsydWVj7AW1gkA",
-	"dTB46GxG0ajKPxxdjR+Pr1AyzkHyXIyuR1+Mr8ZfOJLgdolE1sbghBepQI61CClM3wlj6ShwHLOai4xJ",
-	"2ICxDOt1XDNA4+eqsNwKuahq7KHtwv00lbX3CQvtjdkN4dr4A44pXIEp2TRasBu1MUy6OaYS9+9rtEZs",
-	"hmceMSxSzOg6OTkENTV34qRZeWnD3QW8GS9Tv6VGUAyipi6e/o8d0+47nti69mbEdmsosotODcW6JHS3",
-	"inKjOOBAGeEuDDc+WpP5msi03pSCvq43y4nhGZiykGQl5VxvltNRLyyNLKMjQCF0EOlWcOyW4HRo+urF",
-	"dy/evkBF+j0B/mFSS42T99W/PwxAWZVQPALGH2S2ZRRE5NR5J9TOLXjWdPP1c/bFF1/8F7NiBX2rGiE7",
-	"iDnE9TYMia/cfjgQhbQiuxMQoXekJvJJpxB44JAJ4hw0y/kC2IUvtMgeX11FdRWAq6urfkoPFijn77wr",
-	"8urqKhr2TP7SKXz9l6ur01Va7omLC5Q2/kEC4UDNPQuk4xxTmhGipW+5Cv6JD7zFOM2FoTIpJRMe/eL+",
-	"3uHKZQjWAFOe8eR2oVUhU+ZGswvO8kIvwBM7Z6lWOT1G+Peb0sEQsfF4fDmVTS7uzdF2CUJjzVRw5+xD",
-	"nysrNPnpyh8emanECMkx+9YB4N7MMkSVCWLltq7oVoa8eqsbtRSg0tDu7yt6hAtZWqA2St+C9o7KLdOA",
-	"p80u/lUKJfhMTGUclyNf/Sti1a/0RycgfC2kMEvwaHJQ3kJeFgJP+XYqL6ow38uIcbYBuGUXVbhvxKpo",
-	"38u+p2sq229Xz7vj8LT74ITuT62qHsX6npVCD+G6YQfIxBplIUcVudsUN4wCkquY5AsJkJr6o97LbRuR",
-	"1MfwZDwAogwDRGaYMgfv8gxz+fr7D5SRyPWSlbrwiWK8dxwLWxTWHI8e9b2bv6oZ2Wro5cR7GSM2e3Fd",
-	"RmIPofpj+T1e3981t28FvO5h845Kz8ze2/GYQ0y+LP7u+IpACbD80vFJh/6njK7tkCgdZEZ1sOkuSzqe",
-	"og74ou5qcvbzDgTS7jn1BmIvUOcoH0PSJC5PShHRKFcmcOhUzMUwPnDwY+bUdOpshEUcTKO1klNCHbxP",
-	"mUDjMDm8fARPQmorNvcR1rAlN0s3yD2HoRerU0mqrnT+pUq3JzuunnpVH9pWDvcyfNghmscngyLofAy1",
-	"Glk2jqLZHuLeOAYpTh9qH/5QyFkD2Kd45qWXU6altmysExOVvhVyscsoaKo2DbSO4EnYjNTGkQ8AO/Ed",
-	"8nyzDfA3YAegvTo9weynEs9PavSfnJkE5MndZlRH9R365QASnJBPv9t/7lQQ9DHJG8gznkCT7bGS62GJ",
-	"hizFDm1lAxhP59g6JGWFTPEs9tD9DW6tOuQ35Km/D3o6gAFJ2PgdR10Of3421CiKExRcPO37YXRIPMuq",
-	"x8ppgtJJJt7DGZErE9yhuXNRGpUpzhxauZCg3fOMLf6wo5BdKgOluVeyGbAlZP5jg9L1mD2T26nkhV06",
-	"RCbYvcfDsOJbxs0t5Vm6LyCbE9n4F9XwrWGS2v9MJQ3bLMEuSSKo4Wbwzolo1IWQNRYjXXdeGj8rXLin",
-	"1oE6Zs9Ksr2gjkbSqAwuGUaV4Ul6W5Gaz0ETHKW5OPROfwM2UNlon2HzMF8x2s736CZHNEg7qbLbbd+3",
-	"p1cftv/ihrV69nUgaXovj4DkbRU2W3ob3ERDi4z2sL6z8ZmhGlj9L1l5mx39RsxgRZgzs5oqKSzIZSji",
-	"2o0pzRYD+s9lWAHCrLTRmTWRdupbAMP1TqJSpTuTrhGS7jHW5ZyCfbPE60Ey/enQT4mCYZpGyrk/8R2J",
-	"efLe/acjuYfE7epQDpG0q52UKRtoyXVvob8KTg5qZIrfkxAe3sP9He69i9haZR8tYjfJZNIpHRBEdKcO",
-	"wbmZWajkQeAMfl5SFheSpjCe+sCpnJ/BsfQxzGdpWu//TDyzLv1wCKsc4ggNtN8jb2sS7eS9kw8/BO0V",
-	"Ia7XQe4hO61XQw7oA4AePo1FwWnuLE6fXtdvnWldoaKXB1GRi3Ozn04pjQHu/6h8/T4rftPeyzf++a7l",
-	"b4Z6caWBPqU9CqcUb0SCd14qi3md6JfdkXqfpSnVDzkP9/K1ST6WddVGbdzffbIvIpqJhrW6PdCwdboD",
-	"v8FVTRXcffHk6glVfqoe01QBnTHGQwkb0Gxolod9zLQ/YtkO2nM/Ue16F71crC6dcW5OFijS0asaVsDf",
-	"o1r4c8Micz7dcKdrwT0riI2aJuGnpM6QuD9VsabVgyWn9mkdcgHbGys1xwthyZgqVW0LPLnrs09jHNjF",
-	"pzjyz9JHs0M8k7ICTK5V2TCg7wB8astrP/KcynvVCqXH4IgQUFCaKmwVzvvwjyQa+cr0ncbvYA1b+uj3",
-	"MkRtJZx85w+INeJnq2og1XFO5YVbipkvrpmGBdYmL7t2R8wBHWMAUkxd5CNmrInrAU52iLmW0VTCOwta",
-	"8iwWacSMgZiqh7t/3cI2aoBR9fOOGM2KTb5FGpVBBnH950uKSvDeZcwS4Flpi2rkk97CFu1RwkwleUU1",
-	"2EI7JTXg2HgTpMnTv0YtcrxH++TwLXCEAen9XIZhTlL9uy+Ae0JpfpP3+N8Pk5WvIXSYBL3pCBsHK797",
-	"Yo7qlKdDo5QwG60OUQqL6S+wyI2p6xQ9MuhzLqtWGJ8cUsdgNGoeKZltpxLL/2iYgwaZuIeXElPom8hX",
-	"hainqatz+64DU7niUszBWBOx8p8sE8aay4gJaUQKgTpKFPqDpf7p8s22+JFvAyM0rrEdszfVVhIsu46V",
-	"gNAn6RhIpzJVFTB43UTJVC6Fwdnog/GKv6sLe7gXaWUiBpkB9n9YyrfmktFAVsgMjNOCNMynEjkYxvFj",
-	"kDAxxi2G8Zb+YGCNkldlcgqXCbj1zVRiRR7fDqGGtQuekBV4JrYqvgXIPYCPL8dT+bY6SLe2D3OugvrB",
-	"Y6px9qmPxBYWc3/4VOpCssTd4KXSyCXnZWiyd1k67jxmvv4RnSdO6LtQT6V3TI/ZK/R5UdVf6tVWNXjA",
-	"uIfGD+6PIe7aKvR1Js4arIT2wfPZM7HVcAGzoJmakxLqy1a1zq5RsqyqU3Zylrt+PKmThfvEsuc04oRh",
-	"4+f0Lz8n4cYDHcC6H8Bo4wXttZJ4qjJIpxPEy0zpEuOBZKRBq0BdbPb+42R7AiZyrslM/mnOuKcEb+Cw",
-	"v8I3hSVLkaUaqhwQgr9ZW8Adv8pjDOQ4pe7ZLLr74ejjQ0LZlQdCFpNXjciR41Z5mcIqVxZksv07bJsB",
-	"0ueyu+z0571nwbevyW5fuFtFJie0wrQIo58zNKXcQUOMVvk5SOAQY04bPz7B58QXJ8wdFU+rTX9flkw4",
-	"I+EEG7/spRpUOK1hdVb8iZGzBJ7uYqeC9AUGCo6OP04fYfhgWODxKtcvh92sSacTzr2C2MfXqW5Go+7C",
-	"Q2bse2uS3DOL3190ZEgg9zU9otKjj/3pmK/q8Qk4/6QsV/NwqLNVYO00pLkfukZrjL9hLYZDPnqGVsKv",
-	"IIMFgn/eixAsPHc48Q8TU1X83ZHgk0O++OnJj3UPxS+3zzHu+yMJmIxtxxNvvBaweXgU/JOD6iHz1lA1",
-	"wFNSFCLg40gCa6sdThGegoa0XmqR8fvLDO20/ggJj1SyzlcwqLA2PtWtjR7I/SMt7M/3I6Sb/vl69Lh2",
-	"9unApyWnoO2rVczkSBtYj8pFbpITas+Ny96rOd8NVT234a53DzFMdbVqFL+cx6+UhPh7bpPl6A4JXZUj",
-	"pfVxVagjo8zcuQlU1uh7AI64Wl8MH7MwrJDkUUkZVnpCRv/iLV84pt/a/PhhXNU+EwNu+Ujzgm0mL36m",
-	"b9qdPbkhDf9Tv4DnesjQH3nHh+z0EAwb67zzNOMy9e1xMMm59GmOR5FnUgiku6ptMLpM5MPn+8JOmj0h",
-	"evMfX4NmM26AocuXAkSENVTmyccPeG+1ZbyKTaiL+ySF1tjMP5ga2eyBeZDjsdkiJFiyrre7wLkF/lC7",
-	"0AAVftlCpo/WWPIONv9wDLNTMKfZngR9tnS+zJcgZU98we9rb8JjRq1KDBqm5lM56+C50QbFo9hHkmG8",
-	"2Jpngkq0VnE0U3nx5OqK/US/CCVfvEsAAaS5KPWBegld+squGAhRlZSlwJlgxRtkQ4PE/5CceTWcBPjv",
-	"gM9/Ys67yn3B0fu2kt3/BdVURqXzihis2VyVgmy/JI14NEbxaOaSzbb+gmEFaJoCmectQO4zVzbmEROp",
-	"YRf/1GrzT5GyFbegBfWcvxyzJ1f/RYkuHMF5ZKaytbLS3YXZrgDvrznTwLHwy2rohlcH/bAveAnmn/f7",
-	"tPc7zjP+R7jk7gC6Ly7F4EyllwBr2XCjtF2yucpSIRdYX5YJaRWW6yEJ04cp4uxTWTttqbXguCm5jj2y",
-	"Me6z4h9TuWekBosdJPHKlmGOdRzj06nX3KsaPaFL/jrjsnXFz3k1/Cpuzb23g8uUxBlfb3dDvVxKzrUq",
-	"jEX29anvSbsBV68Fq1mq6iAtwd26l+mni1vraT0dOK43gawMk6gcixg0Qqsv3OXIQVdpHG4/l38QNeFu",
-	"1FUptr9z3svT1KsfK7UGtlliAi+3nFpJmqetRmu1hpIBn9OHStlaX6FAcHxfDeNTWbLtfinn4Wswf+ou",
-	"J+PZK+qe9vncq24wQKMF3LnSvEJt5j6qWgFOiH4jniSQW/jULzd1evaJH9DudB20I7b42XWr0mGZ2wRl",
-	"xbhGAGVU5xShVOfGu8v88gd2C1vTSnNcg0wNaYPP1QrsI1M2pH7N9W8FNp8WFvRUlr2gvXREjWXIksNE",
-	"2S9+jh3qeHJLQWFlq2gn1m6wp8Buv2suq0bWobbXIQ7a0zD8jJyoZ8W+IidIen/KGQN34XNW8d6gVBBj",
-	"Hp9xxJr7ltTswmxlstRKqsJcM2pTzOr+FWQ9daOncukGacOoKXnEqGV4xNrtzyPWsN1HeHOFTKgRFs+m",
-	"EluATzrt0JnGJh7uAgYado/ZMwSBZVwv3MXGNMFa2nlkmOXmlmWCMubMBrRhdUtnJ2LPwSZL5ANTif8u",
-	"G2ubMftqwHxcZRLRbiEtTUmUt4cZkGXOsVuHKrF6e78Bx8z+O/aNtmKysMYoplwz9zb0qZtVJ/Gj5a37",
-	"8wgGG+efORkv1JO9X74iIkZK+MQPqQNh8t53IB8stv6K7BBMF47EfO8dpP5yQ+Yp831F3DhRCwtkUVUN",
-	"Y8auJI8flg3pD3LyPy97mLALPy1V2qHmJ5enD23peCYz7u9afaANnkUJyFjD6BZy69vigabqVZiVzKcS",
-	"8WcVy1WWXbMnV0/YK/WmoM78L9Pa41M29gJWmIJnLFlCcht07QQa+48eBt1XrF3jsD/Gmx4uXVd2/D+6",
-	"CsrxFxwfms9VPChz0Uk2oDfzos5eppfw0om+aJ7K/KBSFuY6E6A9mw1elOqxfcDPWRvQT2Q/6AKx76Lj",
-	"OTwyjYP7xA9dIT9ZbsuJLsMN2tca9TjYXKtVSwUtS6eQE9E9wtaQS0TpyoDja2tQvWQvk2LEQPk7Gn+M",
-	"ZUueRihmlpijGX3jV/fmgq6WvsBmrSaHJOo0hf2Px//55Orqsl3LAZv21RUcNPC0quwQetY6nbQ/dRjb",
-	"ubLJgv3Ce65ZHcxb03ZpsAud5fizCsemTI+hzI2fcMQfMHEDN37yvI0yteZhpW08+KSpGszfR8oUDp+8",
-	"d//ZmwRx4sM5xBSNTUdOmMBQU32v99fv8pMfYF9wvFviyNh4xOJpQuM/EdvY/4VDywHemIwnnwGTQZfc",
-	"Z8hkvBCugRTf92cpTHODs59QLjxbfm0F5ym8crX8R+g9n0+u0d3aTMg9fK6z9H7qesHfbcJKvcWPJQYq",
-	"n+0dftR1nJz3D1TiJxHjPnjCZ5Byf1KWUElHJ+IIFVv/EPk+eoTBQmej69HS2vx6Mnn8l/87vhpfjR9f",
-	"//XxXx8jqvz370t7py9N565htwGdaf7Vk0zjLwRB4w+N2oIffvnwPwEAAP//",
+	"7H1/cxs3suBXQfHdlaWqGVJe673bJ9dVnWM7WWcTRyU7yatapnbBmSaJaAgwAIY016XvfoVuzE9ihqRM",
+	"ynKSvyxzZoBGo9G/u/FxkKjFUkmQ1gyuPg6WXPMFWND4vxdJAsa8ggxm3Aolr91T90DIwdVgDjwFPYgG",
+	"ki9gcDX4n/hNAhPQs5i+i6sPB9HAJHNYcPex3Szd68ZqIWeDu7to8FJl+UJ+LTIwf6NBrz4OUjCJFkv8",
+	"/GpgdQ5sPQfJ7BxYkgmQlmngqWFTpRfcshVoI5Rkl2wBlqfccsZlyhIceyynbnR29h2/hbnKUgYfLEj3",
+	"wfmQ/SzsXOWWCRsxzjT8loOxzM65ZWuVZynj0qxBj+WqNvhZpnj6nk8yiFiigVvw/9EwE8aC9v/lLFGL",
+	"hbDMKsZxCOseMKWZkkCz5MuZ5ikYxv1Dq9jq8pwJwzRMcwMpWws7Z5cXF2P5FU9vCMTXHxJABLlJuVHS",
+	"4yL2uIgv41yafLlU2kIaTzYxIS4aywlMlQbG5cbOhZy5mWgRqQOMILaQPkccmoRLtsy4lELOxlKDzbU0",
+	"DNFAeMVVzPkKPL79z0pmG7cWmpZeG0sDMmXCDseOLnaQEpFGjLSxg4repLBYKgsy2fwdNv20Wns3/jts",
+	"doz8li/ALHkC5aBN4iyfswxWkJmIAU/m7Meb72KQiUohjdivSkhI2WSDBHzx4enXzIA7blZpdva/n359",
+	"PiywseR2XoEqi8EH0cCRptCQDq7ceegH+prP4J34NzQR8VsOelMNvvQvNRCwEFIs8sXg6mlUjCukhRno",
+	"cuD36hYqdsCzTK1fL5Z28xPPciig65oQP96B8msNU/GhA9/v58DWXMNc5QaYGzli3B0VR5eQMiGZWoHW",
+	"IgUzXOJIDvGj1dNRouRUzDpQTa8eiGc85k0kN0fFE33goD8JWPeNuRKwPmjIO/eyWSppAFn7a60VstlE",
+	"SQvS4jYul5lIkGGPfjUO0x9rI/4vDdPB1eA/RpXEGNFTM/KnFQe98dPQpM2NeyE3bMpFlmvaMS6Z/5SB",
+	"+5ZNVLoZDu6iwXcFcz0ajOWIN2DyzIbAw8c1Dl/8FWeKpnRskk+Mkz1TpRlnxvIZpJ514gkmTkM4fs9n",
+	"Tfi2dsWv1G33URfqBuxep3taLhPR/dPlj5Wg+GrzEvn1g5NHQLIN2YuFcvLJGpbw3IApZN1Y7ifsrpDh",
+	"klgVhp0pTSoEirixJAG/4LfAhD3fUiYiFIDug0ItSEXKpLIs4VpvxjIsqq6YO5BD9laReF3zLvlq5zCW",
+	"CzCGz4iVOSXA6zcoVUnJWV06celQ5pGK+pkxYiYBtjnkrXAi1rBJLjIrJDvj9GcsJFtqIROx5NkTgxOe",
+	"R0yJNGFnXLIf3rx6yUw++RUSe+4gnWmVL6tH+F+k86VWS9BWEDtx8wUIvOBXIRZX8a5/0Of+5V9KoaMQ",
+	"DDfKizwV9vXKE2Jzap7QmtsoGA++f/3+bz+8YiOtcgujJbcWtBwPIjYeCGNyiK0TROOBW+d4sAKZxomG",
+	"FKQVPDPjwSDaXg9HCIhKBleDlFuIrVhA6N0UEmE8bCCdQP0HiUpwi01BCvzDMURIa+uuj2C5yLbX9m6u",
+	"tH3OxgOOmvb/dTRSrKP2U7zWwsJ44JmVW2EIThHeupJOQrg1KtcJXHlScUiF4WyIhHTFM5Ggfuup7wps",
+	"FprXn6i4Y34NNEloekcwV6UKMJJmKM3IkY+DxJ9wIh+mpoyzBZd8Bgs0Ghw1hMAxltvcbM/2t/fvrxk9",
+	"dIPVecGZ/7/DLCK5TUTng6AKVad94faE20EDH3XsRwWJ11BSI64S8JJcQifoJbc8U7OXqP5sH6IUpjzP",
+	"yAbkaSrcfDy7bryzhbCtSUCmSyW8KSksLHq/41rzDdFfpYzfwibOxBTwTIU+LhW7TwG1tQXl6uvDB7FY",
+	"Gqpv5FRto3EqIEtjkQYRUBLANgactRQXTCUAPj434t8QCxlPNtbPVnAhIe1/XQYoLRoUistuFly+2YQm",
+	"qq0pCMcuNC3zAM9GpcoN1rHaLweLDomJ0mmcqFzavcZrE1+Ji+jem9CCon9PzEvUPrymtb05ZMEjSM0d",
+	"6FPx2lse2B6/6EXha+ob7oavv333w1tky5IvzVzZuAll39c1ZtDGdmNxYTw55HhDoQNDAtn7VJCjqg8S",
+	"HOdN9fr90ZAvna6x/xetdTdmrUbbiQGvrG+hoLAeDljBljW1myltf1IN0we75tKQ0OzcQzQI4mTO5ewg",
+	"Mt+iji1Kb62hOVE30GSy/X4obgeJLWl/XnKZCvfiCfjQVIXYUL/sSSEDB1e8gsQqvQc9+IW88h/+RN99",
+	"iriZCm1srNXaa8Z7fEIm8YF618GSy31i3f4etJziG+1OcNN6Ujm5xvxHMl9MdkjIBswdsrCBv6hJR+0l",
+	"tMGrULmDbvtl6D2PnAa02A7iR8uC0eGnoX0+rgQtYexHUOs8bJ9urlMheSbs5hhamJpODexLxYcfym5l",
+	"2U/cHjRqLLAfVdcZl92SNik45H2oomKvAbpY8A9xm8luI8u9dfgRrlHdnkysLfrbwIUgierY6UdycT72",
+	"FzM7+efjlyQPZri0dqptxxxuraCvtIyrdfLZKji2A73lUOTZOgIfrKbeawFdx/uRr+C6cEP1bsG20ywD",
+	"a0GbiKViJqxBL/qQ/ZPF7P89Z9yyhTKWPf3LX1lBEv2GQKdnmKC8UT3WWgOwe7uod0DQbzD2nsOO+aPB",
+	"kmuL7q3YLCE5QI24H3VEe0Zz6ra55TOIKbBRW8JEqQy4dG8g042VTndbLl2GBOKnBK57C3oNqHvuwEMh",
+	"ciVgXQSyjoOn1piNtXTj8OfCpf4oEBleYAlBaBmvuOXO+qu5ux6FZbmv7OxbU4cz1YdoY2P5QcbG53GX",
+	"lkytz3+/5wq2MHUPi9YobYk/NeNQ9VeWkHQ83NeJvo/ZWkwTJIGGTthFCAebVP0abH0fm9L9Op9OBSV5",
+	"sbnKUiFnjLOWxhuvnrJJpiahWNvDmmsdLvZ7m26vp1NIrFg57WglMpiB6VbwluU7h3pnqvBn33l4B0mu",
+	"MVNm21Ivo4U1IIILysRMTIRb8FsVNpLSMI3cwqbiqExpVp5vhjELp+thcG04uJJ5lkWBVC4/1SZEKD4z",
+	"YjdHRQir94Or/C3HPcXDBD0cFfyLX0wM6tEx1YfhmI196megmHv0vUoh20ncdf6IAfWeUDOl3TVJejvF",
+	"OKLsXfIsUj6Smk5BIt9EuR8xkRp3fFY8y8EMB4EldB+Fwmm5zai3YbmirLVJBszkk9itvchqcKNGmMZQ",
+	"5uuqsZxoLpM5U5KduZfK7LgVz0SKe/fE+KUZzJbaNzHrnBKAQ3kYye1hvJL+vzuaRAj070e08SFq+Rps",
+	"Mn+XcPmem1vTqQsvMy5jy83t7rmrV/eZDxP3gmmvN6/fvWeh158zyMjfzLhhQrLrzD2fZOBepHe287ZQ",
+	"ZMOBmvA2s2iyP5P4tR5lyBJzB8nPECPbJ/jN0zQu1YX94W+q6IFVuHFLdnUvrHdJr6DqsFAruI9L874x",
+	"erBxS/s7AHcB3fYkUYwtgvgG7JfsoftG81BCZKnr7cyqu59aWY1fGy0EXzDtd1vZKjLRe4m/Et9tcOj7",
+	"0PzfqknggOvZgfLcsd1bIdMnhqm1ZFzP8iKNYmtKbi0slgHe/YIeGDaBWS6ZUWzKdVB38kNAGh+Sa+qT",
+	"iw/6BjG3/zn9Vk38Kqh4IMj+ndX07wPh2DvK3ZllvOAfYo+3Dj3dLSLNswMhM9Y7Nsv03RUXma/nKId0",
+	"UpWUOXcicqySosCy3vh3HTod204pZJVARt+lwjhjsyP91xYFEO30V2mGlOxaqm5UNTYH9quaUJWCyi3W",
+	"WAiL2efu/ZQq6ED+lkMOwVxgylbJ846c3DLldrfGg7F3n9hNeKyOR2vHIjqVJUU2yLm1dx0HvUGZ24f+",
+	"gD2vHeFtMiqZVf/aq3XiArpZ1HfCWMriR5bSzSV59dLeB7YsD9iVolQfvBPKMgW/B0pYHQZgldYfYCYS",
+	"Pth4yWc+Tx9FcZ7R6fOMun8XPDRdK6q5iLtX9Am6YN0FvWsHatN0gYvSvgfSGT7fG0pSHnbB5Qftgulb",
+	"NemB6Fc1OUi6nIQIEIgu+EuNzeyh/u2/loYiePQV1QDqWlcZte1b18Fw1IoS9sdFCcpOWqsN3rWuG9V7",
+	"WLU6yIxV2W7WSEN2wYP2dQ9AVdrm/mAFEjiPTkJ1uLrWVoYCe9ZXqgP7L68cdifqa4MHYVQ8fVlV2nQD",
+	"aazSPkxdvLw3tO/o22qenVCHZusCv16OGgrr+VKd/ePOJ8rKjh4Yh70p3q3y1seMt0/NZv+eC2m5kP3J",
+	"JanexDqX4fwL+LAUGmKVpaBjO+dyf0VYg5s7zjhNuqMrwC7gOxUsdGellY7VtHXI25X6fhJnqd4wnUsW",
+	"1/tOUAnvBM4jpiHjVqywgUZlFxX4xrL//dP7duM1jWtZjs0TsYc5u2U9YyFoPyb8kulVrB7eMGP5hpFJ",
+	"h957t3AnIhymhsGZ9zv0Gky+6Aboa2rxMWVcMuA6E6Aj5ibROl+6PXMb5beX+l4Iw5SE4e6AbRC7UYtW",
+	"2gC2EFhtYOhova079fanibdIXT9rYaEWMw0YQvgw60iKqmXrN1H6egV6Q3XuVLc65Vk24cmto2fh68x/",
+	"5Sv+xDDMrNINku71oLVCvIHFrbmWQs4CcP3saI4zSWcLZybPgzD+iCVcshlYttZKzihS5INMlm8MK/Bx",
+	"fjx42yRTYLxCb21FIRJoBUhK7trnGWwnXBiIDUgjHF46GIVskPHeJSCZPSBjLnLcOdZqbWJfRAz7zmQg",
+	"c/g46BQcvh5jubbxvb6zJsZMggMjGbnbmmK+rQ4c5Qbd7SaMHcG4wNtsRCG6a98yyUff2GuezKkTVS1G",
+	"VsTt0Gvn43uCRnvPzS07K30D2DEF3xjLwsngQ8v1HDL3msp1rcMVZt9iS6J65Gksi5n9tFVkKWK+b1HR",
+	"r8iAXoGmgO2XGUHsanJwr+hivVlAv87n3wvyn3p/hRZjwQB5F8yVczTeW9fozMzUyh48mIFEg41nIEGX",
+	"6sOhSVk+m7Naamjc9mLb8Pbi9WXTWDkIxfSUANo+/Gau1pIpmcBzBh+otpOJlJql4TeMW3b9w7v32HRK",
+	"8dzOR2irm5CmfUAGehNhTTDDyGhFt+/Z2qE4XtuBLblh7gllrkQshQDjICbFlzyZw6jQY2bKKQMf4pmK",
+	"/XS/GiWHN3z9vU/UcPPWm+l1mkD76bOdZ0CtQJfVQQEJEdiF7RlD2C+g701N/yTgPw26hVrBD3o554Ub",
+	"fLeJ2TZKMLkPux1VlF1Tfw43PO/2g3RvezKQ1dVn2LWNsEAmntvS3jcUAtplNznNgd4wxzRYW5TQgKEF",
+	"9LYldYDldAOOyHa4JMBYIUtiPtDduV+CwtaHbclbdcqpgAkvaKm0/R6sFom5lx2gcYR4vyy0+stBcFQG",
+	"Jy1iauY3hECocj+6LEGMCzG054esaDZGvD6qWjNGrIxVRGXX07FcCVg/rzVwxE99R70sY5PclkOV37Mz",
+	"aq2JHdrGsoqB+IGpwsyNbOgr8oS0HoUU2ENbl0XNhKD9VcYDYucIU3BntnypR/F/+saXu7MYiwaZfpIQ",
+	"iO1z2Vkw2I/XPeNrnQlTPd3kfpS6qVWEHcmP1Cn8I/bVqFrSljD3NCNYqFXbY7/bgN6v/ceuHLsecDt7",
+	"ywhjHFAHZi46FSG9zxrTAxNLt7ucpIMKgKiEP7R7P9eZQHdlXZPpOrF8NRpFzDy7Go0meXILdjQcDrFB",
+	"o2n8dIB5caKqvB2Vhu5z4ZunbetFRTdY9Eck1LOOOvYZ8jZ6e0Islj7bOUJ3pAXpXd/CsKVW2JRQnq2F",
+	"LppqTlWWqTXqWC/QDmnOtdTKqkRl5xFbZrnB92pNA19cvxnLs3+Nqp9Gq6f/Oh+yr1QqCqc8dgQthy27",
+	"fK/q3VYj5lEajaU/YSie6om3jGtKxk8ZN2yqgcoiyMyaA7btTluG1lj2WloRM8q3Gpe3EtMYsdcATe7m",
+	"Mui+5ezy4sLn5QvrFICqhCC0N4NoUFatDi6GT4cXqP8uQfKlGFwNng0vhs8cSXA7RyJrYnDE81Qgx5qF",
+	"zOzvhLG0Ffges5qLjElYg7EMu7xcMUCX+SK33Ao5KzszosfLPRrLKmaJ7RmH7IZwbfwGx5TkwpSsu7rY",
+	"jVobJt0YY4nr9519IzbBPY8YtrZmdJycHoL2vdtxsse9tuHOAp6MN6lfUi2VClFTtdz/x1ZA4ANPbNWx",
+	"NWLbnTfZWavzZtVIvN17u9ZSsqf5dBuGG5/jy3wnbZpvTKmCV+v5yPAMTNF+tNRyrtbz8aATllpt2gGg",
+	"EDqIdEs4thu3OjS9ev3d6/ev0f3ykQC/G1Va4+hj+fddD5Rl480DYPxBZhtGqWeMW4cUPrXgWdPN1y/Z",
+	"s2fP/ps527drViNkCzH72c19kPh+//sDkUsrsnsBEZIjFZGPWu3jA5tMEC9BsyWfATvz7TnZ04uLqOod",
+	"cXFx0U3pwbb2/IMPYF9cXET98exfWu3S/3Jxcbz+3B3ZlIGG2D9IIByoqWeBtJ1DKk5DtHRNV8I/8una",
+	"mN07M9Rcp2DCg1/c7y2uXCTu9TDlCU9uZ1rlMmXubXbG2TLXM/DEzlmq1ZKEEf5+U4SlIjYcDs/Hss7F",
+	"fRDDzkFo7LQLbp99wnwZuyAfRfHgiRlLzKsdsm8dAE5mFonNTBArt1UfwCJR2vtq6SIKaijufl+QEM5l",
+	"4bdcK30L2oe3N0wD7jY7+1ehlKCYGMs4Lt58+6+IlU/pR6cgfC2kMHPwaHJQ3sKyaB+f8s1YnpXJ4ecR",
+	"42wNcMvOyiTxiJU54uddomssm7KrQ+44PG0LnND5qUzVg1jfi0LpIVzX/ACZWKEu5Khi6RbFDaM09jKT",
+	"/UwCpKb6qPNw21r+/SE8GTeAKMMAkRkWWsKHZYYVoN23VhT569WUpbnwmSoDtsJRG1TWHI8edMnNX9WE",
+	"fDUkOfFcxojNTlwX+ft9qP5Ufo/H93fN7Rtp0jvYvKPSE7P3ZhZvH5MvrgxwfEWgBlh86fikQ/9zRse2",
+	"T5UOMqMqRXmbJR1OUXt8Ud2Fc/L9DqRf79j1GmLP0OYohCFZEudHpYhosFQmsOnUAsgw3rPxQ+bMdLoP",
+	"C1t/mNqFXM4IdfA+ZwKdwxQm9XlfCZmteCWUsIbNuZm7l5w4DEmsVv+xqj/+VyrdHG27Orqc3TW9HE4y",
+	"3G0RzdOjQREMWYcuqJnXtqJ+qciDcQwynO6qSFtfomIN2Oe450VsXKaFtWysUxOVvhVyts0oaKgmDTS2",
+	"4DLsRmriyAe7jnyGPN9sAvwN2B5oL45PMLupxPOTCv1HZyYBfXL7CrODbqv6ZQ8SHFEmSPvWwmNB0MUk",
+	"b2CZ8QTqbI8VXA8be2Qp3utXXBvk6RwvnElZLlPcix10f4NLKzf5HeV3PAQ97cGAJKz9iqM2hz89G6q1",
+	"UgoqLp72/Wu0STzLSmHlLEHpNBMf4YwolAlu09y+KI3GFGcOrVxI0E4848WQeA+VnSsDhbtXsgmwOWT+",
+	"Y4Pa9ZC9kJux5LmdO0QmeOeTh2HBN4ybW6rOdV9ANiWy8RLV8I1hki6NGkt6bT0HOyeNoIKbwQenotHd",
+	"law2Gdm608L5WeLCiVoH6pC9KMj2jO7BkkZlcM4wFxF30vuK1HQKmuAo3MUhOf0N2EA/rF2Ozf1ixeg7",
+	"32GbHHCt3lGN3faljztueMRL47hhjZseW5DUo5cHQPK+zBspog1uoL5JBjtY38n4TF/ntG5JVpxmR78R",
+	"M9hH6MSspiwlDHIZytN37xRuix775zxsAGEt4+DElkizYDKA4WolUWHSncjWCGn3mOtySsW+3hh4L53+",
+	"eOin8tIwTSPlPJz6jsQ8+uj+aWnuIXW73JR9NO1yJUWhD3pynSz0R8HpQbX+Ag+khIfX8HCb++AqtlbZ",
+	"J6vYdTIZtRpOBBHd6l5xamYWapQR2IOf55RKiaQpjKc+cCbnF7AtXQzzRZpW6z8Rz6wahuzDKvs4Qg3t",
+	"D8jb6kQ7+uj0w7ugvyLE9VrI3Wel1WzIAX0C0OOnsSg4zL3V6ePb+o09rfqadPIgao1yavbTasDSw/2f",
+	"FNLvi+I3zbV848V3pX8ztItLC/Q5rVE4o3gtEjzzUlmsBsa47JbW+yJNqevMabiX72jzqayrcmrj+h6S",
+	"fRHRjDSs1O2ejq3jbfgNzmrK5O6zy4tL6hdWCtNUAe0x5kMJG7BsaJTHvc20PmLZDtpTi6hml5ROLlY1",
+	"XDk1Jwu0duk0DUvgH9As/LnmkTmdbbh118UDG4i1TjhhUVJVSDycqVjR6t6aU3O39jmAzYUVluOZsORM",
+	"laryBR499NllMfas4nNs+RcZo9kinlHRN2ipVXHNRNcG+NKWa//mKY338gKdDocjQkBJaSq3ZTrv49+S",
+	"aODvM2iu6h1Yw+Y++71IUVsIp9/5DWK1/Nmyh0y5nWN55qZi5tkV0zDDjvbFXe8Rc0DHmIAU8yQBYyJm",
+	"rImrF5zuEHMto7GEDxa05Fks0ogZAzH1nHd/3cImqoFR3gIfMRoVr4YXaVQkGcTVz+eUleCjy1glwLPC",
+	"F1WrQr6FDfqjhBlLiopqsLl2RmogsPEuSJPHl0YNcnxA/2T/KXCEAenDHIZ+TlL+3ZXAPaIyv9FH/Pdu",
+	"tPCdp/bToNctZWNv43dHzlFV8rRvlhJWo1UpSmE1/TW2RjJVsfATgzHnoteJ8cUhVQ5GrVOWktlmLLFp",
+	"lIYpaJCJE7xUmELfRL6XSDVM1dPd31UxlgsuxRSMNREr/mSZMNacR0xII1IIFDNT6g9eEEGHb7LBj/zl",
+	"QULjHJshe1cuJcFm/dg/CmOSjoG0+pmVCYNXdZSM5VwYHI0+GC74h6odjJNICxMxyAyw/2Qp35hzRi+y",
+	"XGZgnBWkYTqWyMEwjx+ThIkxbjCNt4gHA6s1SiuKU7hMwM1vxhL7OPlLNCpY2+AJWYJnYqviW4ClB/Dp",
+	"+XAs35cb6eb2ac5lUj94TNX2PvWZ2MJi7Q8fS51LlrgTPFcaueS0SE32IUvHnYfM137TfuKA/u7ysfSB",
+	"6SF7izEv6hVNN/yV14Jg3kPtgfsxxF0b7eFOxFmD/fPuPJ89EVsNt70Luqk5GaG+2Vlj72qN7srudo+Z",
+	"5fobJ9qND3533LeqSKPDSPk8dV5ccjufd0V1h47HZULeOuZJv6vcIp8U9rzFsZUBhrxkoVIxFdU5r5je",
+	"WJZp0s+QfTE+U7VsaTZXuXa/nRPf9we3Yvrmikk1lgXLqdh4xFaXLAM+LeUAif9CEjCSBFFZ0Ej9rKr/",
+	"x063BGn1JsIce8fgE0NXxSldcC6k+Y1f9HAsX7CC4DEppWSTBhxqPEeacscOrfKfnVcsaiwL9JUs6vLi",
+	"ovJekSCqVu93r9oDM5bFxkXsPy+e0ae8km4Jd9yPTdwoPL0qMSpK+xXlqjwKb9xqd3IqzbOrAcyJeWR3",
+	"O5cOZZT4it+1KVYdnXGZRpW09uRTaDHp8bnl6umoaq3QZcS+pDeOWGRzymycl2QKeqADuPcvMFp4Tmst",
+	"7cOy1eDx3BZFX4kC44HSzV4fatXQ/eGrCjrSy5ZcU1Dx8+xxR5v7wGa/Qg2cJXORpRrKijmCv96JxW2/",
+	"WsaY9nZMT129sf3dwduHhLItv0P+5be1PLvDZnmTwmKpLMhk83fY1MtJTuWl3roD/4HdBF0X2XclB5dk",
+	"ckSfdYMwujlDXUHtdVtrtTwFCezj+m7ix5dDHvnghLmj4mm56O+LBjMnJJzg5Wo7qQbdc9awqofIkZEz",
+	"B55uY6eE9DWmVQ8O306fj/1oWODhJtIv+52sUeu2uQcFsYuvU5ehWpeax8zYd3ZwemAWv7tFU5/7wndA",
+	"ior8J7wDlvkeSJ+B84+K5l6PhzobTUyPQ5q7oatdP/U37Fyzz0cvMKbyCjKYIfinPQjB5q77E38/MZUX",
+	"rDgSvNzni58uf6zuKf5q8xKrZD6RgMlPdjjxxisB68dHwT85qB4zbw113D0mRSECPo0ksBPl/hThKajP",
+	"6qVrqH5/dfSt67VCyiM1+PT9XkqsDY91aqNHcv7ICvtTfoRs0z+lR0dUZpcNfFxyCvq+Gq2fDvSBdZhc",
+	"5Ms/ovVcO+ydlvP9UNVxGu579hDD1IWwQvGbafxWSYi/5zaZD+5R/lqGnRsfl22NMupjMDWBPkRdAuCA",
+	"o/Wsf5uFYbmk+HPKsC8eMvrX7/nMMf3G4oeP46h2uRhwyQe6F2y91PsLlWn3jryGLPzPLQFPJcgwe+Oe",
+	"guz4EPQ763yqScZl6q+gw5YQRZRzOIg8k0Ig3VFtgtFmIndfroQd1e9d6qwWvwbNJtwAwyAwhcuFNdQU",
+	"rxZlxzwjXmZyVa3QklxrkLajkLx+z/Regcf6NVzBBp+dN/icWuEPXckdoMKvGsj0uW1z3sLmH45httqL",
+	"1a8Aw5gt7S/zDZvZpb8e4cq78JhRiwKDhqnpWE5aeK5dNeZR7PNuMbt2xTNBDa3L/JixPLu8uGA/0ROh",
+	"5OsPCSCANBYVitF9fee+DzamRpQNuCnNMNgfDNlQL/E/pmBeBScB/jvg85+Z8y6Wvj3zQ3vJHv6Aamo6",
+	"1ZIiBjvcl41zm5Kklr3rc7bMOZts/AHDfvk0BDLPW4Clr/NbmydMpIad/VOr9T9FyhbcghY8E//GFrSX",
+	"F/9dZEc5cJ6YsWzMrHR7YratwPtjjslUmFrbd8LLjX7cB7wA88/zfdzzHS8z/kc45G4D2hKXcnDG0muA",
+	"lW64VtrO2VRlqZAz7MbNhLQKm5uRhumTunH0sayCtnR977CuuQ49sjFLvuQfY7njTQ0Wb2nGI1skPlaZ",
+	"jc/H3nKvsjIDh/w647JxxE95NPwsbs6dp4PLlNQZ3518TTdfFZxrkRuL7Otzn5PmJZedHqx6Y7+9rAR3",
+	"6t6kny9vrQlz33a9C9SwmUQtseVLLf/3zB2OJeiy6M2t5/wPYibcj7q6Mvl/b7yXp6k3PxZqBWw9x3YH",
+	"ZXq7ed64zLSyUDLgU/pQKVvZK1Q2g/LVMF7l2XdrOY/fgvnTdjkaz17QXZNfzrlqJwPULsw8WWlC4FLO",
+	"T+rtggNi3IgnCSwtfG7JLfHiV18KApmYiYnIhN10+hEb/Oyq0Re2qD6Cor9mLYEyqmqSUKtz77vD/OYH",
+	"dgsb0ygKX4FMDVmDL9UC7BPDCEx2zfVvOVhifnosCeDyAnq6hos8OUxYX7U2xfs8eXJLSWFrrqWQM1Rr",
+	"13gDCy+GJ6UKb1thxdBebCdc4t1ka63CKuRbHOJnN8LrGhpPyIk6ZuxqCYWk96ee0XMWvmQT7x1qBTFW",
+	"khlHrG4xjs7ZmdnIZK6VVLm5wmq4HGua/W0/5D11b4/l3L2ksTDNgo6YgQwSG7GEG4iNO/KO4iJW891H",
+	"eHKFTOjaQJ6NpbFc2xHINK69xzReeeQOYO4GK54QMQ/ZCwSBZVzP3MHGoupK23limOXmlmWC6ovNGrTB",
+	"L2JLLaMVm4JN5sgHxhL/fpdw+d49HbJXPe7jspKIVgtp4UqiKmesFy86NLh5qG+19/cbcMzsf2J/LWFM",
+	"HtYY1ZQrvJC8y9zEXXUgHqxvPVxEsAHnA5XltebEW3G79SsiYqSEzyxIHQijj0iSIu29muJtUQebOxLz",
+	"N5Uh9RcLMs+Zv4XJV3cWygJ5VFXNmbGtyeOH1/707xXkf1nc+MTOiopS7EtGV0WdHz+1pRWZzLg/a9WG",
+	"1ngWtWvAjm+3sLT+ElHQ1OsPy5j5WCL+rGJLlWVX7PLikr1V7/Jkfo0OhCriU1yDCCw3Oc9YMofkNhja",
+	"+drxkAKPnhAfB92XrF3ja38MmR5u9OnP2+E9ow4/4ChovlT1oOjcQboBycyzquKfJOG5U33RPZX5lwpd",
+	"mOtMgPZsNnhQSmH7iMVZE9DP5D9oA7HroOM+PDG1jfvMgi6Xn6225UiHgSr/a92L2FSrRcMELRpNURDR",
+	"CWFrKCSidOnA8Z2IqLu810kxY6B4js4fY9mcpxGqmQXmaER/TbaTuaDLqc/wamuzhCRqXaH9H0//6/Li",
+	"4rzZ3QGvOK16OmjgadnrISTWfiy371GksZ2qmqy5yv5jViXzVrRdOOxCezn8otKxqdKjr3LjJ3zjD1i4",
+	"gQs/et1GUVrzuMo2Hn3RVAXm76NkCl8ffXT/7CyCOPLm7OOKxiuajljAUFF9Z/TXr/Kzb2BXcryb4sDc",
+	"eMTicVLjPxPb2P2FQ8se0ZiMJ18Ak8GQ3BfIZLwSroEM348naUxzg6MfUS88WX1tCecxonKV/kfoPV1M",
+	"zmouDaX/mBGFh0+1lz5OXU34uy1YqZb4qcRAlw34gB9mjfng/SPV+EnFeAie8AWU3B+VJZTa0ZE4QsnW",
+	"7yJ/6yhhMNfZ4Gowt3Z5NRo9/cv/GV4ML4ZPr/769K9PEVX++4+Fv9O3pnPHsH1dp6n/6kmm9gtBUPuh",
+	"1lvw7pe7/x8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

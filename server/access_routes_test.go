@@ -128,6 +128,11 @@ func matrixRoutes() []routeCase {
 			want: writeOK, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"dry-run": true} }},
 		{op: "maintainTable", name: "hidden", method: "POST", path: fixed("/management/v1/warehouses/wh/namespaces/hr/tables/secret/maintain"),
 			want: hidden, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"dry-run": true} }},
+		{op: "removeOrphanFiles", method: "POST", path: func(n int) string {
+			return fmt.Sprintf("/management/v1/warehouses/wh/namespaces/sales/tables/t%d/remove-orphan-files", n)
+		}, want: writeOK, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
+		{op: "removeOrphanFiles", name: "hidden", method: "POST", path: fixed("/management/v1/warehouses/wh/namespaces/hr/tables/secret/remove-orphan-files"),
+			want: hidden, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
 		// Plans complete synchronously and are not kept: polling any plan id
 		// is 404 NoSuchPlanId, cancelling succeeds, a forged plan task is
 		// 404 NoSuchPlanTask; all after the read-data check.

@@ -72,20 +72,27 @@ func setupTB(t testing.TB, backend string, whProps map[string]string) *bundle {
 // unfinishedJobs are the states of a job that has yet to run or finish.
 var unfinishedJobs = []string{"available", "scheduled", "pending", "running", "retryable"}
 
-// drainJobs starts job workers on the bundle's store (once) and waits until
-// no job is left to run, then requires that none was discarded.
+// startJobs starts job workers on the bundle's store, once.
+func (b *bundle) startJobs(t *testing.T) {
+	t.Helper()
+	if b.workers != nil {
+		return
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w, err := b.store.StartWorkers(context.Background(), store.WorkerConfig{Workers: 2, Handlers: b.svc.JobHandlers(),
+		PollInterval: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	b.workers = w
+	// t may be a subtest that ends before the bundle does.
+	t.Cleanup(func() { _ = w.Stop(context.Background()); b.workers = nil })
+}
+
+// drainJobs starts job workers (startJobs) and waits until no job is left
+// to run, then requires that none was discarded.
 func (b *bundle) drainJobs(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	if b.workers == nil {
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		w, err := b.store.StartWorkers(ctx, store.WorkerConfig{Workers: 2, Handlers: b.svc.JobHandlers(),
-			PollInterval: 20 * time.Millisecond, Logger: quiet})
-		require.NoError(t, err)
-		b.workers = w
-		// t may be a subtest that ends before the bundle does.
-		t.Cleanup(func() { _ = w.Stop(context.Background()); b.workers = nil })
-	}
+	b.startJobs(t)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		jobs, _, err := b.store.ListJobs(ctx, store.JobFilter{States: unfinishedJobs}, store.Page{Size: 10})

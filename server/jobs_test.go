@@ -21,6 +21,7 @@ type jobsPage struct {
 		TableUUID   string         `json:"table-uuid"`
 		Args        map[string]any `json:"args"`
 		Errors      []any          `json:"errors"`
+		AttemptedAt *string        `json:"attempted-at"`
 	} `json:"jobs"`
 	Next *string `json:"next-page-token"`
 }

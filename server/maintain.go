@@ -38,3 +38,27 @@ func (s *Server) MaintainTable(ctx context.Context, req openapi.MaintainTableReq
 	}
 	return out, nil
 }
+
+// RemoveOrphanFiles implements openapi.StrictServerInterface. A request
+// without dry-run is a dry run: deleting needs dry-run false.
+func (s *Server) RemoveOrphanFiles(ctx context.Context, req openapi.RemoveOrphanFilesRequestObject) (openapi.RemoveOrphanFilesResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	opt := service.OrphanOptions{DryRun: true}
+	if b := req.Body; b != nil {
+		if b.OlderThan != nil {
+			opt.OlderThan = *b.OlderThan
+		}
+		if b.DryRun != nil {
+			opt.DryRun = *b.DryRun
+		}
+	}
+	rep, err := s.svc.RemoveOrphanFiles(ctx, req.Warehouse, id, opt)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.RemoveOrphanFiles200JSONResponse{OrphanFiles: rep.OrphanFiles, ListedFiles: rep.Listed,
+		DeletedFiles: rep.Deleted, FailedFiles: rep.Failed, DryRun: rep.DryRun}, nil
+}

@@ -83,8 +83,11 @@ var errMovedUnderDrop = errors.New("table committed during drop")
 // store.WorkerConfig. Handlers return errors in the catalog's own words
 // (they are stored and listed): details that may name paths go to the log.
 func (s *Service) JobHandlers() map[string]store.JobHandler {
-	return map[string]store.JobHandler{JobPurgeTable: s.runPurge, JobExpireSnapshots: s.runExpire,
-		JobDeleteMetadataFiles: s.runDeleteMetadataFiles}
+	h := map[string]store.JobHandler{JobPurgeTable: s.runPurge, JobDeleteMetadataFiles: s.runDeleteMetadataFiles}
+	for _, p := range tablePolicies() {
+		h[p.kind] = s.policyHandler(p)
+	}
+	return h
 }
 
 // runPurge is the purge-table handler. A metadata file that is gone means

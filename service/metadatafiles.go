@@ -59,13 +59,10 @@ func metadataCleanupJob(w *store.Warehouse, id Ident, st *staged) (store.Job, bo
 }
 
 // stagedJobs are the jobs a staged table change enqueues with its swap:
-// scheduled expiry and the clean-up of dropped metadata files, each when
+// the table's policies and the clean-up of dropped metadata files, each when
 // the table asks for it.
 func (s *Service) stagedJobs(w *store.Warehouse, id Ident, st *staged) []store.Job {
-	var jobs []store.Job
-	if job, ok := s.expiryJob(w, id, st.meta); ok {
-		jobs = append(jobs, job)
-	}
+	jobs := s.policyJobs(w, id, st.meta)
 	if job, ok := metadataCleanupJob(w, id, st); ok {
 		jobs = append(jobs, job)
 	}
@@ -82,7 +79,7 @@ func (s *Service) runDeleteMetadataFiles(ctx context.Context, j *store.JobInfo) 
 	}
 	w, err := s.warehouse(ctx, a.Warehouse)
 	if err != nil {
-		return skipGone(err)
+		return skipGone(JobDeleteMetadataFiles, err)
 	}
 	allowed := tablePrefixes(w, a.TableLocation)
 	failed := 0

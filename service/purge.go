@@ -36,6 +36,9 @@ type purger struct {
 	// unread counts manifests that could not be read for a reason other
 	// than being gone already: the files they list are unknown.
 	unread int
+	// live is set when the table is live (orphan removal): a missing
+	// manifest then counts as unread too, its files being unknown.
+	live bool
 }
 
 // Purge tiers: a file is deleted only once every file of a lower tier is
@@ -71,7 +74,7 @@ func (p *purger) add(ctx context.Context, loc, what string, tier int) bool {
 // unreadable notes a manifest that could not be read; one already deleted
 // (by an earlier attempt of the same purge) is not an error.
 func (p *purger) unreadable(ctx context.Context, what, loc string, err error) {
-	if errors.Is(err, storage.ErrNotExist) {
+	if errors.Is(err, storage.ErrNotExist) && !p.live {
 		return
 	}
 	p.unread++
@@ -99,8 +102,34 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 		log.WarnContext(ctx, "purge: cannot parse metadata", "error", err)
 		return fmt.Errorf("%w: the table's metadata file does not parse", errPurgeIncomplete)
 	}
+	p := s.collectTableFiles(ctx, w, obj, meta, version, log, false)
+	if p.unread > 0 && strict {
+		// Deleting the rest would lose the way to the files those
+		// manifests list; delete only the content found so far.
+		deleted, failed := p.deleteTier(ctx, obj, tierContent)
+		log.InfoContext(ctx, "purge: manifests unreadable, deleted content only", "files", deleted, "failed", failed, "unread", p.unread)
+		return fmt.Errorf("%w: %d manifests could not be read", errPurgeIncomplete, p.unread)
+	}
+	total := 0
+	for tier := range purgeTiers {
+		deleted, failed := p.deleteTier(ctx, obj, tier)
+		total += deleted
+		if failed > 0 {
+			log.InfoContext(ctx, "purge: stopped at a failed delete", "files", total, "failed", failed, "tier", tier)
+			return fmt.Errorf("%w: %d files could not be deleted", errPurgeIncomplete, failed)
+		}
+	}
+	log.InfoContext(ctx, "purged table files", "files", total, "left_outside", p.outside)
+	return nil
+}
+
+// collectTableFiles finds every file obj's metadata reaches inside the
+// table's prefixes, each with its purge tier: the metadata files, the
+// statistics files, and for every snapshot its manifest list and what it
+// lists (purge, and orphan removal for what is live).
+func (s *Service) collectTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live bool) *purger {
 	p := &purger{s: s, w: w, tableLoc: obj.Location, allowed: tablePrefixes(w, obj.Location), log: log,
-		files: map[string]int{}, seen: map[string]bool{}}
+		files: map[string]int{}, seen: map[string]bool{}, live: live}
 	p.add(ctx, obj.MetadataLocation, "current metadata file", tierCurrentMeta)
 	for e := range meta.PreviousFiles() {
 		p.add(ctx, e.MetadataFile, "metadata-log entry", tierPreviousMeta)
@@ -121,24 +150,7 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 			p.collectManifests(ctx, snap)
 		}
 	}
-	if p.unread > 0 && strict {
-		// Deleting the rest would lose the way to the files those
-		// manifests list; delete only the content found so far.
-		deleted, failed := p.deleteTier(ctx, obj, tierContent)
-		log.InfoContext(ctx, "purge: manifests unreadable, deleted content only", "files", deleted, "failed", failed, "unread", p.unread)
-		return fmt.Errorf("%w: %d manifests could not be read", errPurgeIncomplete, p.unread)
-	}
-	total := 0
-	for tier := range purgeTiers {
-		deleted, failed := p.deleteTier(ctx, obj, tier)
-		total += deleted
-		if failed > 0 {
-			log.InfoContext(ctx, "purge: stopped at a failed delete", "files", total, "failed", failed, "tier", tier)
-			return fmt.Errorf("%w: %d files could not be deleted", errPurgeIncomplete, failed)
-		}
-	}
-	log.InfoContext(ctx, "purged table files", "files", total, "left_outside", p.outside)
-	return nil
+	return p
 }
 
 // deleteTier deletes the collected files of one tier, a bounded number at

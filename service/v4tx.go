@@ -125,9 +125,7 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 	t.a.swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: enc.data, NewFormatVersion: FormatV4, NewLocation: newLoc,
 		NewRefsMetadata: enc.refs, Index: index}}
-	if job, ok := s.expiryJob(t.w, Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}, meta); ok {
-		t.a.jobs = append(t.a.jobs, job)
-	}
+	t.a.jobs = s.policyJobs(t.w, Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}, meta)
 	if enc.entry != nil {
 		t.a.landed = func(context.Context) { s.metaCache.Add(metaLoc, enc.entry) }
 	}

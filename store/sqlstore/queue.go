@@ -83,7 +83,10 @@ func insertOpts(j store.Job) (*river.InsertOpts, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &river.InsertOpts{Metadata: meta, MaxAttempts: j.MaxAttempts, ScheduledAt: j.RunAt}
+	o := &river.InsertOpts{Metadata: meta, MaxAttempts: j.MaxAttempts}
+	if j.RunAt.After(time.Now()) {
+		o.ScheduledAt = j.RunAt // else River's now: available at once
+	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = store.DefaultJobAttempts
 	}

@@ -177,6 +177,7 @@ func testJobsSnooze(t *testing.T, s store.Store) {
 		if jobs[0].State == "scheduled" && runs.Load() == 1 {
 			require.True(t, jobs[0].ScheduledAt.After(time.Now().Add(50*time.Minute)), "snoozed for the hour asked")
 			require.Empty(t, jobs[0].Errors, "a snooze is not a failure")
+			require.Zero(t, jobs[0].Attempt, "nor does it use up an attempt")
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the job was not snoozed: %+v", jobs[0])

@@ -1,0 +1,141 @@
+package service
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/store"
+)
+
+// DefaultOrphanAge is how old a file must be before orphan removal may
+// delete it, as Java's DeleteOrphanFiles: a younger file may belong to a
+// commit still being written.
+const DefaultOrphanAge = 72 * time.Hour
+
+// MinOrphanAge is the shortest window a caller may ask for.
+const MinOrphanAge = time.Hour
+
+// OrphanOptions tunes RemoveOrphanFiles.
+type OrphanOptions struct {
+	// OlderThan: only files last modified before it (zero: now minus
+	// DefaultOrphanAge; at most now minus MinOrphanAge).
+	OlderThan time.Time
+	// DryRun reports and deletes nothing.
+	DryRun bool
+}
+
+// OrphanReport is what an orphan removal found and did. Files are named
+// relative to the table location.
+type OrphanReport struct {
+	OrphanFiles []string
+	Listed      int
+	Deleted     int
+	Failed      int
+	DryRun      bool
+}
+
+// RemoveOrphanFiles lists the files under the table's location (never
+// following links, never outside it) and deletes those older than the
+// window that nothing references: no snapshot (its manifest list, its
+// manifests and what they list, v4 leaves, column files and deletion
+// vectors), no metadata file or metadata-log entry, no statistics file and
+// no queued expiry delete. It needs table-write-data and
+// table-write-metadata; 404 for an unknown table, 400 for a window shorter
+// than MinOrphanAge or a table that references files outside its
+// prefixes (which listing cannot tell from its own) and 503 when a
+// manifest cannot be read: in both cases nothing is deleted.
+func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Ident, opt OrphanOptions) (*OrphanReport, error) {
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	for _, p := range []Privilege{PrivTableWriteMetadata, PrivTableWriteData} {
+		if err := s.authorize(ctx, p, tableResource(warehouse, id)); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now()
+	if opt.OlderThan.IsZero() {
+		opt.OlderThan = now.Add(-DefaultOrphanAge)
+	}
+	if opt.OlderThan.After(now.Add(-MinOrphanAge)) {
+		return nil, fault.New(fault.BadRequest, "older-than must be at least %s ago: a younger file may belong to a commit still being written", MinOrphanAge)
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	obj, e, err := s.readTable(ctx, warehouse, id)
+	if err != nil {
+		return nil, err
+	}
+	live, err := s.liveFiles(ctx, w, obj, e.Meta, e.Version, id)
+	if err != nil {
+		return nil, err
+	}
+	rep := &OrphanReport{DryRun: opt.DryRun, OrphanFiles: []string{}}
+	allowed := tablePrefixes(w, obj.Location)
+	var orphans []string
+	props, err := s.ioProps(w, obj.Location)
+	if err != nil {
+		return nil, err
+	}
+	err = s.files.Walk(ctx, obj.Location, props, func(f storage.Listed) error {
+		rep.Listed++
+		key, err := location.Normalize(f.Location)
+		if err != nil || !allowed.Contains(key) || live[key] || !f.ModTime.Before(opt.OlderThan) {
+			return nil // a name we cannot judge is left alone
+		}
+		orphans = append(orphans, key)
+		return nil
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "orphan files: listing failed", "table", id.String(), "error", pathFree(err))
+		return nil, fault.Wrap(fault.Unavailable, err, "Cannot list the files of %s; nothing was deleted, retry later", id)
+	}
+	sort.Strings(orphans)
+	for _, f := range orphans {
+		rep.OrphanFiles = append(rep.OrphanFiles, tableFileName(obj.Location, f))
+	}
+	if !opt.DryRun {
+		gone, failed := s.deleteFiles(ctx, w, orphans)
+		rep.Deleted, rep.Failed = len(gone), failed
+	}
+	s.log.InfoContext(ctx, "orphan files", "table", id.String(), "listed", rep.Listed, "orphans", len(orphans),
+		"deleted", rep.Deleted, "failed", rep.Failed, "dry_run", opt.DryRun)
+	return rep, nil
+}
+
+// liveFiles is the set of normalized locations the table references, and
+// the files queued for deletion by an expiry (theirs to delete).
+func (s *Service) liveFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, id Ident) (map[string]bool, error) {
+	p := s.collectTableFiles(ctx, w, obj, meta, version, s.log.With("table", id.String()), true)
+	if p.outside > 0 {
+		return nil, fault.New(fault.BadRequest, "Cannot remove orphan files of %s: it references %d files outside its location, "+
+			"which a listing cannot tell from its own; nothing was deleted", id, p.outside)
+	}
+	if p.unread > 0 {
+		return nil, fault.New(fault.Unavailable, "Cannot remove orphan files of %s: %d of its manifests could not be read; nothing was deleted, retry later", id, p.unread)
+	}
+	live := make(map[string]bool, len(p.files))
+	for f := range p.files {
+		if key, err := location.Normalize(f); err == nil {
+			live[key] = true
+		}
+	}
+	rows, err := s.store.ListPendingDeletes(ctx, meta.TableUUID().String())
+	if err != nil {
+		return nil, storeErr(err, w.Name)
+	}
+	for _, r := range rows {
+		if key, err := location.Normalize(r.Location); err == nil {
+			live[key] = true
+		}
+	}
+	return live, nil
+}
