@@ -42,6 +42,14 @@ const (
 	// PropOrphanAge is the safety window in milliseconds (at least one
 	// hour, default 3 days).
 	PropOrphanAge = "lakehold.remove-orphan-files.older-than-ms"
+
+	// JobCompactColumnFiles compacts a v4 table as `catalog compact` does:
+	// the bases past the write.column-files.compact.* thresholds.
+	JobCompactColumnFiles = "compact-column-files"
+	// PropCompactEnabled turns scheduled compaction on ("true").
+	PropCompactEnabled = "lakehold.compact-column-files.enabled"
+	// PropCompactDelay is the delay in milliseconds (default ten minutes).
+	PropCompactDelay = "lakehold.compact-column-files.delay-ms"
 )
 
 // tablePolicy is one kind of self-maintenance.
@@ -58,6 +66,7 @@ func tablePolicies() []tablePolicy {
 	return []tablePolicy{
 		{kind: JobExpireSnapshots, enabled: PropExpireEnabled, delay: PropExpireDelay, defaultDelay: time.Hour, run: (*Service).policyExpire},
 		{kind: JobRemoveOrphanFiles, enabled: PropOrphanEnabled, delay: PropOrphanDelay, defaultDelay: 24 * time.Hour, run: (*Service).policyOrphans},
+		{kind: JobCompactColumnFiles, enabled: PropCompactEnabled, delay: PropCompactDelay, defaultDelay: 10 * time.Minute, run: (*Service).policyCompact},
 	}
 }
 
@@ -160,6 +169,30 @@ func (s *Service) policyOrphans(ctx context.Context, w *store.Warehouse, id Iden
 	age := max(policyMillis(w, props, PropOrphanAge, DefaultOrphanAge), MinOrphanAge)
 	_, err := s.RemoveOrphanFiles(ctx, w.Name, id, OrphanOptions{OlderThan: s.now().Add(-age)})
 	return err == nil, err
+}
+
+// policyCompact folds the bases the table's thresholds pick; a table that
+// is not (or no longer) format version 4 has nothing to fold. It does not
+// run again by itself: only commits add column files.
+func (s *Service) policyCompact(ctx context.Context, w *store.Warehouse, id Ident, _ map[string]string) (bool, error) {
+	if _, e, err := s.readTable(ctx, w.Name, id); err != nil || e.Version != FormatV4 {
+		return false, err
+	}
+	rep, err := s.Compact(ctx, w.Name, id, CompactOptions{})
+	if err != nil {
+		return false, err
+	}
+	failed := 0
+	for _, f := range rep.Folds {
+		if f.Error != "" {
+			failed++
+		}
+	}
+	s.log.InfoContext(ctx, "scheduled compaction", "table", id.String(), "candidates", len(rep.Plan.Candidates), "folds", len(rep.Folds), "failed", failed)
+	if failed > 0 {
+		return false, fault.New(fault.Internal, "%d of %d folds failed (see the catalog log)", failed, len(rep.Folds))
+	}
+	return false, nil
 }
 
 // skipGone is nil for a warehouse or table that no longer exists (the job
