@@ -92,3 +92,26 @@ func TestServeLogLevel(t *testing.T) {
 		require.NoError(t, err, ok)
 	}
 }
+
+// TestServeWorkersFlags: --workers and --job-timeout are documented for
+// serve and worker; a negative --workers, --workers 0 for `catalog worker`
+// (it would do nothing), a zero --job-timeout or a malformed
+// CATALOG_WORKERS stop the command before it opens anything.
+func TestServeWorkersFlags(t *testing.T) {
+	for _, cmd := range []string{"serve", "worker"} {
+		var help bytes.Buffer
+		_ = run([]string{cmd, "--help"}, &help, &help)
+		for _, f := range []string{"-workers", "CATALOG_WORKERS", "-job-timeout", "CATALOG_JOB_TIMEOUT"} {
+			require.Contains(t, help.String(), f, "%s --help", cmd)
+		}
+	}
+	var errb bytes.Buffer
+	for _, args := range [][]string{
+		{"serve", "--workers", "-1"}, {"worker", "--workers", "0"}, {"serve", "--job-timeout", "0s"},
+	} {
+		err := run(append(args, "--data-dir", t.TempDir()), &errb, &errb)
+		require.Error(t, err, "%v", args)
+	}
+	t.Setenv("CATALOG_WORKERS", "many")
+	require.ErrorContains(t, run([]string{"serve", "--data-dir", t.TempDir()}, &errb, &errb), "CATALOG_WORKERS")
+}
