@@ -72,7 +72,7 @@ func BenchmarkDrainJobs(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		w, err := bd.store.StartWorkers(ctx, store.WorkerConfig{Workers: 2, PollInterval: 10 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Handlers: map[string]store.JobHandler{"bench-noop": func(context.Context, *store.JobInfo) error { done.Add(1); return nil }}})
 		require.NoError(b, err)
 		for done.Load() < n {
