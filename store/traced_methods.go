@@ -312,3 +312,33 @@ func (t *traced) JobStats(ctx context.Context) (JobStats, error) {
 func (t *traced) StartWorkers(ctx context.Context, cfg WorkerConfig) (Workers, error) {
 	return t.Store.StartWorkers(ctx, cfg)
 }
+
+func (t *traced) ObjectSoftDelete(ctx context.Context, ref ObjectRef, id string, expiresAt time.Time, purge bool) (*DeletedObject, error) {
+	ctx, span := t.start(ctx, "ObjectSoftDelete")
+	v, err := t.Store.ObjectSoftDelete(ctx, ref, id, expiresAt, purge)
+	return v, t.end(span, err)
+}
+
+func (t *traced) DeletedList(ctx context.Context, warehouse string, page Page) ([]*DeletedObject, string, error) {
+	ctx, span := t.start(ctx, "DeletedList")
+	v, next, err := t.Store.DeletedList(ctx, warehouse, page)
+	return v, next, t.end(span, err)
+}
+
+func (t *traced) DeletedGet(ctx context.Context, warehouse, id string) (*DeletedObject, error) {
+	ctx, span := t.start(ctx, "DeletedGet")
+	v, err := t.Store.DeletedGet(ctx, warehouse, id)
+	return v, t.end(span, err)
+}
+
+func (t *traced) Undrop(ctx context.Context, warehouse, id string, namespace []string, name string) (*Object, error) {
+	ctx, span := t.start(ctx, "Undrop")
+	v, err := t.Store.Undrop(ctx, warehouse, id, namespace, name)
+	return v, t.end(span, err)
+}
+
+func (t *traced) DeletedRemove(ctx context.Context, warehouse, id string) (*DeletedObject, error) {
+	ctx, span := t.start(ctx, "DeletedRemove")
+	v, err := t.Store.DeletedRemove(ctx, warehouse, id)
+	return v, t.end(span, err)
+}

@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"JobsWithChange":          testJobsWithChange,
 		"JobsRun":                 testJobsRun,
 		"JobsSnooze":              testJobsSnooze,
+		"SoftDelete":              testSoftDelete,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
