@@ -517,6 +517,7 @@ func requireExpiryKeepsV4Files(t *testing.T, b *bundle, tbl *table.Table, name s
 		files = append(files, d.FilePath)
 	}
 	require.NoError(t, restCatalog(t, b).PurgeTable(context.Background(), table.Identifier{"db", name}))
+	b.drainJobs(t)
 	for _, f := range files {
 		require.NoFileExists(t, strings.TrimPrefix(f, "file://"))
 	}
