@@ -44,6 +44,24 @@ func (e AuditEventDecision) Valid() bool {
 	}
 }
 
+// Defines values for DeletedObjectKind.
+const (
+	DeletedObjectKindTable DeletedObjectKind = "table"
+	DeletedObjectKindView  DeletedObjectKind = "view"
+)
+
+// Valid indicates whether the value is a known member of the DeletedObjectKind enum.
+func (e DeletedObjectKind) Valid() bool {
+	switch e {
+	case DeletedObjectKindTable:
+		return true
+	case DeletedObjectKindView:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobState.
 const (
 	JobStateAvailable JobState = "available"
@@ -74,6 +92,24 @@ func (e JobState) Valid() bool {
 	case JobStateRunning:
 		return true
 	case JobStateScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UndropResponseKind.
+const (
+	UndropResponseKindTable UndropResponseKind = "table"
+	UndropResponseKindView  UndropResponseKind = "view"
+)
+
+// Valid indicates whether the value is a known member of the UndropResponseKind enum.
+func (e UndropResponseKind) Valid() bool {
+	switch e {
+	case UndropResponseKindTable:
+		return true
+	case UndropResponseKindView:
 		return true
 	default:
 		return false
@@ -361,6 +397,22 @@ type DataFileInput struct {
 	SpecId          int                 `json:"spec-id"`
 }
 
+// DeletedObject defines model for DeletedObject.
+type DeletedObject struct {
+	DeletedAt time.Time         `json:"deleted-at"`
+	ExpiresAt time.Time         `json:"expires-at"`
+	Id        string            `json:"id"`
+	Kind      DeletedObjectKind `json:"kind"`
+	Name      string            `json:"name"`
+	Namespace []string          `json:"namespace"`
+
+	// PurgeRequested The files go too when the retention ends
+	PurgeRequested bool `json:"purge-requested"`
+}
+
+// DeletedObjectKind defines model for DeletedObject.Kind.
+type DeletedObjectKind string
+
 // DeletionVectorInput defines model for DeletionVectorInput.
 type DeletionVectorInput struct {
 	Cardinality int64  `json:"cardinality"`
@@ -510,6 +562,12 @@ type ListAuditEventsResponse struct {
 // ListColumnFilesResponse defines model for ListColumnFilesResponse.
 type ListColumnFilesResponse struct {
 	DataFiles []DataFileColumnFiles `json:"data-files"`
+}
+
+// ListDeletedObjectsResponse defines model for ListDeletedObjectsResponse.
+type ListDeletedObjectsResponse struct {
+	Deleted       []DeletedObject `json:"deleted"`
+	NextPageToken *string         `json:"next-page-token,omitempty"`
 }
 
 // ListGrantsResponse defines model for ListGrantsResponse.
@@ -734,6 +792,22 @@ type TableIdentifier struct {
 	Namespace Namespace `json:"namespace"`
 }
 
+// UndropRequest defines model for UndropRequest.
+type UndropRequest struct {
+	Name      *string   `json:"name,omitempty"`
+	Namespace *[]string `json:"namespace,omitempty"`
+}
+
+// UndropResponse defines model for UndropResponse.
+type UndropResponse struct {
+	Kind      UndropResponseKind `json:"kind"`
+	Name      string             `json:"name"`
+	Namespace []string           `json:"namespace"`
+}
+
+// UndropResponseKind defines model for UndropResponse.Kind.
+type UndropResponseKind string
+
 // UnregisterTableResult defines model for UnregisterTableResult.
 type UnregisterTableResult struct {
 	// Metadata Any JSON value, decoded by the server with apache/iceberg-go.
@@ -861,6 +935,12 @@ type GetEffectivePrivilegesParams struct {
 
 	// Name The table or view name.
 	Name *string `form:"name,omitempty" json:"name,omitempty"`
+}
+
+// ListDeletedObjectsParams defines parameters for ListDeletedObjects.
+type ListDeletedObjectsParams struct {
+	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+	PageSize  *int            `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 }
 
 // GetConfigParams defines parameters for GetConfig.
@@ -1106,6 +1186,9 @@ type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
 
 // SetStorageProfileJSONRequestBody defines body for SetStorageProfile for application/json ContentType.
 type SetStorageProfileJSONRequestBody = RawJSON
+
+// UndropObjectJSONRequestBody defines body for UndropObject for application/json ContentType.
+type UndropObjectJSONRequestBody = UndropRequest
 
 // MaintainTableJSONRequestBody defines body for MaintainTable for application/json ContentType.
 type MaintainTableJSONRequestBody = MaintainTableRequest
@@ -1493,6 +1576,12 @@ type ServerInterface interface {
 	// (PUT /management/v1/warehouses/{name}/storage-profile)
 	SetStorageProfile(w http.ResponseWriter, r *http.Request, name string)
 
+	// (GET /management/v1/warehouses/{warehouse}/deleted)
+	ListDeletedObjects(w http.ResponseWriter, r *http.Request, warehouse string, params ListDeletedObjectsParams)
+
+	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
+	UndropObject(w http.ResponseWriter, r *http.Request, warehouse string, id string)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
 
@@ -1732,6 +1821,16 @@ func (_ Unimplemented) GetStorageProfile(w http.ResponseWriter, r *http.Request,
 
 // (PUT /management/v1/warehouses/{name}/storage-profile)
 func (_ Unimplemented) SetStorageProfile(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/warehouses/{warehouse}/deleted)
+func (_ Unimplemented) ListDeletedObjects(w http.ResponseWriter, r *http.Request, warehouse string, params ListDeletedObjectsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
+func (_ Unimplemented) UndropObject(w http.ResponseWriter, r *http.Request, warehouse string, id string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2735,6 +2834,96 @@ func (siw *ServerInterfaceWrapper) SetStorageProfile(w http.ResponseWriter, r *h
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SetStorageProfile(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListDeletedObjects operation middleware
+func (siw *ServerInterfaceWrapper) ListDeletedObjects(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDeletedObjectsParams
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListDeletedObjects(w, r, warehouse, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UndropObject operation middleware
+func (siw *ServerInterfaceWrapper) UndropObject(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UndropObject(w, r, warehouse, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5414,6 +5603,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files", wrapper.RemoveOrphanFiles)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/warehouses/{warehouse}/deleted", wrapper.ListDeletedObjects)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/deleted/{id}/undrop", wrapper.UndropObject)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/privileges", wrapper.GetEffectivePrivileges)
 	})
 	r.Group(func(r chi.Router) {
@@ -6328,6 +6523,87 @@ type SetStorageProfiledefaultJSONResponse struct {
 }
 
 func (response SetStorageProfiledefaultJSONResponse) VisitSetStorageProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeletedObjectsRequestObject struct {
+	Warehouse string `json:"warehouse"`
+	Params    ListDeletedObjectsParams
+}
+
+type ListDeletedObjectsResponseObject interface {
+	VisitListDeletedObjectsResponse(w http.ResponseWriter) error
+}
+
+type ListDeletedObjects200JSONResponse ListDeletedObjectsResponse
+
+func (response ListDeletedObjects200JSONResponse) VisitListDeletedObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeletedObjectsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListDeletedObjectsdefaultJSONResponse) VisitListDeletedObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndropObjectRequestObject struct {
+	Warehouse string `json:"warehouse"`
+	Id        string `json:"id"`
+	Body      *UndropObjectJSONRequestBody
+}
+
+type UndropObjectResponseObject interface {
+	VisitUndropObjectResponse(w http.ResponseWriter) error
+}
+
+type UndropObject200JSONResponse UndropResponse
+
+func (response UndropObject200JSONResponse) VisitUndropObjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UndropObjectdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response UndropObjectdefaultJSONResponse) VisitUndropObjectResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8095,6 +8371,12 @@ type StrictServerInterface interface {
 	// (PUT /management/v1/warehouses/{name}/storage-profile)
 	SetStorageProfile(ctx context.Context, request SetStorageProfileRequestObject) (SetStorageProfileResponseObject, error)
 
+	// (GET /management/v1/warehouses/{warehouse}/deleted)
+	ListDeletedObjects(ctx context.Context, request ListDeletedObjectsRequestObject) (ListDeletedObjectsResponseObject, error)
+
+	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
+	UndropObject(ctx context.Context, request UndropObjectRequestObject) (UndropObjectResponseObject, error)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(ctx context.Context, request MaintainTableRequestObject) (MaintainTableResponseObject, error)
 
@@ -8910,6 +9192,70 @@ func (sh *strictHandler) SetStorageProfile(w http.ResponseWriter, r *http.Reques
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SetStorageProfileResponseObject); ok {
 		if err := validResponse.VisitSetStorageProfileResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListDeletedObjects operation middleware
+func (sh *strictHandler) ListDeletedObjects(w http.ResponseWriter, r *http.Request, warehouse string, params ListDeletedObjectsParams) {
+	var request ListDeletedObjectsRequestObject
+
+	request.Warehouse = warehouse
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDeletedObjects(ctx, request.(ListDeletedObjectsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDeletedObjects")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListDeletedObjectsResponseObject); ok {
+		if err := validResponse.VisitListDeletedObjectsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UndropObject operation middleware
+func (sh *strictHandler) UndropObject(w http.ResponseWriter, r *http.Request, warehouse string, id string) {
+	var request UndropObjectRequestObject
+
+	request.Warehouse = warehouse
+	request.Id = id
+
+	var body UndropObjectJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UndropObject(ctx, request.(UndropObjectRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UndropObject")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UndropObjectResponseObject); ok {
+		if err := validResponse.VisitUndropObjectResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10162,162 +10508,168 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1/cxs3suBXQfHdlaWqGVJe673bJ9dVnWM7WWcTRyU7yatapnbBmSaJaAgwAIY016XvfoVuzE9ihqRM",
-	"ynKSvyxzZoBGo9G/u/FxkKjFUkmQ1gyuPg6WXPMFWND4vxdJAsa8ggxm3Aolr91T90DIwdVgDjwFPYgG",
-	"ki9gcDX4n/hNAhPQs5i+i6sPB9HAJHNYcPex3Szd68ZqIWeDu7to8FJl+UJ+LTIwf6NBrz4OUjCJFkv8",
-	"/GpgdQ5sPQfJ7BxYkgmQlmngqWFTpRfcshVoI5Rkl2wBlqfccsZlyhIceyynbnR29h2/hbnKUgYfLEj3",
-	"wfmQ/SzsXOWWCRsxzjT8loOxzM65ZWuVZynj0qxBj+WqNvhZpnj6nk8yiFiigVvw/9EwE8aC9v/lLFGL",
-	"hbDMKsZxCOseMKWZkkCz5MuZ5ikYxv1Dq9jq8pwJwzRMcwMpWws7Z5cXF2P5FU9vCMTXHxJABLlJuVHS",
-	"4yL2uIgv41yafLlU2kIaTzYxIS4aywlMlQbG5cbOhZy5mWgRqQOMILaQPkccmoRLtsy4lELOxlKDzbU0",
-	"DNFAeMVVzPkKPL79z0pmG7cWmpZeG0sDMmXCDseOLnaQEpFGjLSxg4repLBYKgsy2fwdNv20Wns3/jts",
-	"doz8li/ALHkC5aBN4iyfswxWkJmIAU/m7Meb72KQiUohjdivSkhI2WSDBHzx4enXzIA7blZpdva/n359",
-	"PiywseR2XoEqi8EH0cCRptCQDq7ceegH+prP4J34NzQR8VsOelMNvvQvNRCwEFIs8sXg6mlUjCukhRno",
-	"cuD36hYqdsCzTK1fL5Z28xPPciig65oQP96B8msNU/GhA9/v58DWXMNc5QaYGzli3B0VR5eQMiGZWoHW",
-	"IgUzXOJIDvGj1dNRouRUzDpQTa8eiGc85k0kN0fFE33goD8JWPeNuRKwPmjIO/eyWSppAFn7a60VstlE",
-	"SQvS4jYul5lIkGGPfjUO0x9rI/4vDdPB1eA/RpXEGNFTM/KnFQe98dPQpM2NeyE3bMpFlmvaMS6Z/5SB",
-	"+5ZNVLoZDu6iwXcFcz0ajOWIN2DyzIbAw8c1Dl/8FWeKpnRskk+Mkz1TpRlnxvIZpJ514gkmTkM4fs9n",
-	"Tfi2dsWv1G33URfqBuxep3taLhPR/dPlj5Wg+GrzEvn1g5NHQLIN2YuFcvLJGpbw3IApZN1Y7ifsrpDh",
-	"klgVhp0pTSoEirixJAG/4LfAhD3fUiYiFIDug0ItSEXKpLIs4VpvxjIsqq6YO5BD9laReF3zLvlq5zCW",
-	"CzCGz4iVOSXA6zcoVUnJWV06celQ5pGK+pkxYiYBtjnkrXAi1rBJLjIrJDvj9GcsJFtqIROx5NkTgxOe",
-	"R0yJNGFnXLIf3rx6yUw++RUSe+4gnWmVL6tH+F+k86VWS9BWEDtx8wUIvOBXIRZX8a5/0Of+5V9KoaMQ",
-	"DDfKizwV9vXKE2Jzap7QmtsoGA++f/3+bz+8YiOtcgujJbcWtBwPIjYeCGNyiK0TROOBW+d4sAKZxomG",
-	"FKQVPDPjwSDaXg9HCIhKBleDlFuIrVhA6N0UEmE8bCCdQP0HiUpwi01BCvzDMURIa+uuj2C5yLbX9m6u",
-	"tH3OxgOOmvb/dTRSrKP2U7zWwsJ44JmVW2EIThHeupJOQrg1KtcJXHlScUiF4WyIhHTFM5Ggfuup7wps",
-	"FprXn6i4Y34NNEloekcwV6UKMJJmKM3IkY+DxJ9wIh+mpoyzBZd8Bgs0Ghw1hMAxltvcbM/2t/fvrxk9",
-	"dIPVecGZ/7/DLCK5TUTng6AKVad94faE20EDH3XsRwWJ11BSI64S8JJcQifoJbc8U7OXqP5sH6IUpjzP",
-	"yAbkaSrcfDy7bryzhbCtSUCmSyW8KSksLHq/41rzDdFfpYzfwibOxBTwTIU+LhW7TwG1tQXl6uvDB7FY",
-	"Gqpv5FRto3EqIEtjkQYRUBLANgactRQXTCUAPj434t8QCxlPNtbPVnAhIe1/XQYoLRoUistuFly+2YQm",
-	"qq0pCMcuNC3zAM9GpcoN1rHaLweLDomJ0mmcqFzavcZrE1+Ji+jem9CCon9PzEvUPrymtb05ZMEjSM0d",
-	"6FPx2lse2B6/6EXha+ob7oavv333w1tky5IvzVzZuAll39c1ZtDGdmNxYTw55HhDoQNDAtn7VJCjqg8S",
-	"HOdN9fr90ZAvna6x/xetdTdmrUbbiQGvrG+hoLAeDljBljW1myltf1IN0we75tKQ0OzcQzQI4mTO5ewg",
-	"Mt+iji1Kb62hOVE30GSy/X4obgeJLWl/XnKZCvfiCfjQVIXYUL/sSSEDB1e8gsQqvQc9+IW88h/+RN99",
-	"iriZCm1srNXaa8Z7fEIm8YF618GSy31i3f4etJziG+1OcNN6Ujm5xvxHMl9MdkjIBswdsrCBv6hJR+0l",
-	"tMGrULmDbvtl6D2PnAa02A7iR8uC0eGnoX0+rgQtYexHUOs8bJ9urlMheSbs5hhamJpODexLxYcfym5l",
-	"2U/cHjRqLLAfVdcZl92SNik45H2oomKvAbpY8A9xm8luI8u9dfgRrlHdnkysLfrbwIUgierY6UdycT72",
-	"FzM7+efjlyQPZri0dqptxxxuraCvtIyrdfLZKji2A73lUOTZOgIfrKbeawFdx/uRr+C6cEP1bsG20ywD",
-	"a0GbiKViJqxBL/qQ/ZPF7P89Z9yyhTKWPf3LX1lBEv2GQKdnmKC8UT3WWgOwe7uod0DQbzD2nsOO+aPB",
-	"kmuL7q3YLCE5QI24H3VEe0Zz6ra55TOIKbBRW8JEqQy4dG8g042VTndbLl2GBOKnBK57C3oNqHvuwEMh",
-	"ciVgXQSyjoOn1piNtXTj8OfCpf4oEBleYAlBaBmvuOXO+qu5ux6FZbmv7OxbU4cz1YdoY2P5QcbG53GX",
-	"lkytz3+/5wq2MHUPi9YobYk/NeNQ9VeWkHQ83NeJvo/ZWkwTJIGGTthFCAebVP0abH0fm9L9Op9OBSV5",
-	"sbnKUiFnjLOWxhuvnrJJpiahWNvDmmsdLvZ7m26vp1NIrFg57WglMpiB6VbwluU7h3pnqvBn33l4B0mu",
-	"MVNm21Ivo4U1IIILysRMTIRb8FsVNpLSMI3cwqbiqExpVp5vhjELp+thcG04uJJ5lkWBVC4/1SZEKD4z",
-	"YjdHRQir94Or/C3HPcXDBD0cFfyLX0wM6tEx1YfhmI196megmHv0vUoh20ncdf6IAfWeUDOl3TVJejvF",
-	"OKLsXfIsUj6Smk5BIt9EuR8xkRp3fFY8y8EMB4EldB+Fwmm5zai3YbmirLVJBszkk9itvchqcKNGmMZQ",
-	"5uuqsZxoLpM5U5KduZfK7LgVz0SKe/fE+KUZzJbaNzHrnBKAQ3kYye1hvJL+vzuaRAj070e08SFq+Rps",
-	"Mn+XcPmem1vTqQsvMy5jy83t7rmrV/eZDxP3gmmvN6/fvWeh158zyMjfzLhhQrLrzD2fZOBepHe287ZQ",
-	"ZMOBmvA2s2iyP5P4tR5lyBJzB8nPECPbJ/jN0zQu1YX94W+q6IFVuHFLdnUvrHdJr6DqsFAruI9L874x",
-	"erBxS/s7AHcB3fYkUYwtgvgG7JfsoftG81BCZKnr7cyqu59aWY1fGy0EXzDtd1vZKjLRe4m/Et9tcOj7",
-	"0PzfqknggOvZgfLcsd1bIdMnhqm1ZFzP8iKNYmtKbi0slgHe/YIeGDaBWS6ZUWzKdVB38kNAGh+Sa+qT",
-	"iw/6BjG3/zn9Vk38Kqh4IMj+ndX07wPh2DvK3ZllvOAfYo+3Dj3dLSLNswMhM9Y7Nsv03RUXma/nKId0",
-	"UpWUOXcicqySosCy3vh3HTod204pZJVARt+lwjhjsyP91xYFEO30V2mGlOxaqm5UNTYH9quaUJWCyi3W",
-	"WAiL2efu/ZQq6ED+lkMOwVxgylbJ846c3DLldrfGg7F3n9hNeKyOR2vHIjqVJUU2yLm1dx0HvUGZ24f+",
-	"gD2vHeFtMiqZVf/aq3XiArpZ1HfCWMriR5bSzSV59dLeB7YsD9iVolQfvBPKMgW/B0pYHQZgldYfYCYS",
-	"Pth4yWc+Tx9FcZ7R6fOMun8XPDRdK6q5iLtX9Am6YN0FvWsHatN0gYvSvgfSGT7fG0pSHnbB5Qftgulb",
-	"NemB6Fc1OUi6nIQIEIgu+EuNzeyh/u2/loYiePQV1QDqWlcZte1b18Fw1IoS9sdFCcpOWqsN3rWuG9V7",
-	"WLU6yIxV2W7WSEN2wYP2dQ9AVdrm/mAFEjiPTkJ1uLrWVoYCe9ZXqgP7L68cdifqa4MHYVQ8fVlV2nQD",
-	"aazSPkxdvLw3tO/o22qenVCHZusCv16OGgrr+VKd/ePOJ8rKjh4Yh70p3q3y1seMt0/NZv+eC2m5kP3J",
-	"JanexDqX4fwL+LAUGmKVpaBjO+dyf0VYg5s7zjhNuqMrwC7gOxUsdGellY7VtHXI25X6fhJnqd4wnUsW",
-	"1/tOUAnvBM4jpiHjVqywgUZlFxX4xrL//dP7duM1jWtZjs0TsYc5u2U9YyFoPyb8kulVrB7eMGP5hpFJ",
-	"h957t3AnIhymhsGZ9zv0Gky+6Aboa2rxMWVcMuA6E6Aj5ibROl+6PXMb5beX+l4Iw5SE4e6AbRC7UYtW",
-	"2gC2EFhtYOhova079fanibdIXT9rYaEWMw0YQvgw60iKqmXrN1H6egV6Q3XuVLc65Vk24cmto2fh68x/",
-	"5Sv+xDDMrNINku71oLVCvIHFrbmWQs4CcP3saI4zSWcLZybPgzD+iCVcshlYttZKzihS5INMlm8MK/Bx",
-	"fjx42yRTYLxCb21FIRJoBUhK7trnGWwnXBiIDUgjHF46GIVskPHeJSCZPSBjLnLcOdZqbWJfRAz7zmQg",
-	"c/g46BQcvh5jubbxvb6zJsZMggMjGbnbmmK+rQ4c5Qbd7SaMHcG4wNtsRCG6a98yyUff2GuezKkTVS1G",
-	"VsTt0Gvn43uCRnvPzS07K30D2DEF3xjLwsngQ8v1HDL3msp1rcMVZt9iS6J65Gksi5n9tFVkKWK+b1HR",
-	"r8iAXoGmgO2XGUHsanJwr+hivVlAv87n3wvyn3p/hRZjwQB5F8yVczTeW9fozMzUyh48mIFEg41nIEGX",
-	"6sOhSVk+m7Naamjc9mLb8Pbi9WXTWDkIxfSUANo+/Gau1pIpmcBzBh+otpOJlJql4TeMW3b9w7v32HRK",
-	"8dzOR2irm5CmfUAGehNhTTDDyGhFt+/Z2qE4XtuBLblh7gllrkQshQDjICbFlzyZw6jQY2bKKQMf4pmK",
-	"/XS/GiWHN3z9vU/UcPPWm+l1mkD76bOdZ0CtQJfVQQEJEdiF7RlD2C+g701N/yTgPw26hVrBD3o554Ub",
-	"fLeJ2TZKMLkPux1VlF1Tfw43PO/2g3RvezKQ1dVn2LWNsEAmntvS3jcUAtplNznNgd4wxzRYW5TQgKEF",
-	"9LYldYDldAOOyHa4JMBYIUtiPtDduV+CwtaHbclbdcqpgAkvaKm0/R6sFom5lx2gcYR4vyy0+stBcFQG",
-	"Jy1iauY3hECocj+6LEGMCzG054esaDZGvD6qWjNGrIxVRGXX07FcCVg/rzVwxE99R70sY5PclkOV37Mz",
-	"aq2JHdrGsoqB+IGpwsyNbOgr8oS0HoUU2ENbl0XNhKD9VcYDYucIU3BntnypR/F/+saXu7MYiwaZfpIQ",
-	"iO1z2Vkw2I/XPeNrnQlTPd3kfpS6qVWEHcmP1Cn8I/bVqFrSljD3NCNYqFXbY7/bgN6v/ceuHLsecDt7",
-	"ywhjHFAHZi46FSG9zxrTAxNLt7ucpIMKgKiEP7R7P9eZQHdlXZPpOrF8NRpFzDy7Go0meXILdjQcDrFB",
-	"o2n8dIB5caKqvB2Vhu5z4ZunbetFRTdY9Eck1LOOOvYZ8jZ6e0Islj7bOUJ3pAXpXd/CsKVW2JRQnq2F",
-	"LppqTlWWqTXqWC/QDmnOtdTKqkRl5xFbZrnB92pNA19cvxnLs3+Nqp9Gq6f/Oh+yr1QqCqc8dgQthy27",
-	"fK/q3VYj5lEajaU/YSie6om3jGtKxk8ZN2yqgcoiyMyaA7btTluG1lj2WloRM8q3Gpe3EtMYsdcATe7m",
-	"Mui+5ezy4sLn5QvrFICqhCC0N4NoUFatDi6GT4cXqP8uQfKlGFwNng0vhs8cSXA7RyJrYnDE81Qgx5qF",
-	"zOzvhLG0Ffges5qLjElYg7EMu7xcMUCX+SK33Ao5KzszosfLPRrLKmaJ7RmH7IZwbfwGx5TkwpSsu7rY",
-	"jVobJt0YY4nr9519IzbBPY8YtrZmdJycHoL2vdtxsse9tuHOAp6MN6lfUi2VClFTtdz/x1ZA4ANPbNWx",
-	"NWLbnTfZWavzZtVIvN17u9ZSsqf5dBuGG5/jy3wnbZpvTKmCV+v5yPAMTNF+tNRyrtbz8aATllpt2gGg",
-	"EDqIdEs4thu3OjS9ev3d6/ev0f3ykQC/G1Va4+hj+fddD5Rl480DYPxBZhtGqWeMW4cUPrXgWdPN1y/Z",
-	"s2fP/ps527drViNkCzH72c19kPh+//sDkUsrsnsBEZIjFZGPWu3jA5tMEC9BsyWfATvz7TnZ04uLqOod",
-	"cXFx0U3pwbb2/IMPYF9cXET98exfWu3S/3Jxcbz+3B3ZlIGG2D9IIByoqWeBtJ1DKk5DtHRNV8I/8una",
-	"mN07M9Rcp2DCg1/c7y2uXCTu9TDlCU9uZ1rlMmXubXbG2TLXM/DEzlmq1ZKEEf5+U4SlIjYcDs/Hss7F",
-	"fRDDzkFo7LQLbp99wnwZuyAfRfHgiRlLzKsdsm8dAE5mFonNTBArt1UfwCJR2vtq6SIKaijufl+QEM5l",
-	"4bdcK30L2oe3N0wD7jY7+1ehlKCYGMs4Lt58+6+IlU/pR6cgfC2kMHPwaHJQ3sKyaB+f8s1YnpXJ4ecR",
-	"42wNcMvOyiTxiJU54uddomssm7KrQ+44PG0LnND5qUzVg1jfi0LpIVzX/ACZWKEu5Khi6RbFDaM09jKT",
-	"/UwCpKb6qPNw21r+/SE8GTeAKMMAkRkWWsKHZYYVoN23VhT569WUpbnwmSoDtsJRG1TWHI8edMnNX9WE",
-	"fDUkOfFcxojNTlwX+ft9qP5Ufo/H93fN7Rtp0jvYvKPSE7P3ZhZvH5MvrgxwfEWgBlh86fikQ/9zRse2",
-	"T5UOMqMqRXmbJR1OUXt8Ud2Fc/L9DqRf79j1GmLP0OYohCFZEudHpYhosFQmsOnUAsgw3rPxQ+bMdLoP",
-	"C1t/mNqFXM4IdfA+ZwKdwxQm9XlfCZmteCWUsIbNuZm7l5w4DEmsVv+xqj/+VyrdHG27Orqc3TW9HE4y",
-	"3G0RzdOjQREMWYcuqJnXtqJ+qciDcQwynO6qSFtfomIN2Oe450VsXKaFtWysUxOVvhVyts0oaKgmDTS2",
-	"4DLsRmriyAe7jnyGPN9sAvwN2B5oL45PMLupxPOTCv1HZyYBfXL7CrODbqv6ZQ8SHFEmSPvWwmNB0MUk",
-	"b2CZ8QTqbI8VXA8be2Qp3utXXBvk6RwvnElZLlPcix10f4NLKzf5HeV3PAQ97cGAJKz9iqM2hz89G6q1",
-	"UgoqLp72/Wu0STzLSmHlLEHpNBMf4YwolAlu09y+KI3GFGcOrVxI0E4848WQeA+VnSsDhbtXsgmwOWT+",
-	"Y4Pa9ZC9kJux5LmdO0QmeOeTh2HBN4ybW6rOdV9ANiWy8RLV8I1hki6NGkt6bT0HOyeNoIKbwQenotHd",
-	"law2Gdm608L5WeLCiVoH6pC9KMj2jO7BkkZlcM4wFxF30vuK1HQKmuAo3MUhOf0N2EA/rF2Ozf1ixeg7",
-	"32GbHHCt3lGN3faljztueMRL47hhjZseW5DUo5cHQPK+zBspog1uoL5JBjtY38n4TF/ntG5JVpxmR78R",
-	"M9hH6MSspiwlDHIZytN37xRuix775zxsAGEt4+DElkizYDKA4WolUWHSncjWCGn3mOtySsW+3hh4L53+",
-	"eOin8tIwTSPlPJz6jsQ8+uj+aWnuIXW73JR9NO1yJUWhD3pynSz0R8HpQbX+Ag+khIfX8HCb++AqtlbZ",
-	"J6vYdTIZtRpOBBHd6l5xamYWapQR2IOf55RKiaQpjKc+cCbnF7AtXQzzRZpW6z8Rz6wahuzDKvs4Qg3t",
-	"D8jb6kQ7+uj0w7ugvyLE9VrI3Wel1WzIAX0C0OOnsSg4zL3V6ePb+o09rfqadPIgao1yavbTasDSw/2f",
-	"FNLvi+I3zbV848V3pX8ztItLC/Q5rVE4o3gtEjzzUlmsBsa47JbW+yJNqevMabiX72jzqayrcmrj+h6S",
-	"fRHRjDSs1O2ejq3jbfgNzmrK5O6zy4tL6hdWCtNUAe0x5kMJG7BsaJTHvc20PmLZDtpTi6hml5ROLlY1",
-	"XDk1Jwu0duk0DUvgH9As/LnmkTmdbbh118UDG4i1TjhhUVJVSDycqVjR6t6aU3O39jmAzYUVluOZsORM",
-	"laryBR499NllMfas4nNs+RcZo9kinlHRN2ipVXHNRNcG+NKWa//mKY338gKdDocjQkBJaSq3ZTrv49+S",
-	"aODvM2iu6h1Yw+Y++71IUVsIp9/5DWK1/Nmyh0y5nWN55qZi5tkV0zDDjvbFXe8Rc0DHmIAU8yQBYyJm",
-	"rImrF5zuEHMto7GEDxa05Fks0ogZAzH1nHd/3cImqoFR3gIfMRoVr4YXaVQkGcTVz+eUleCjy1glwLPC",
-	"F1WrQr6FDfqjhBlLiopqsLl2RmogsPEuSJPHl0YNcnxA/2T/KXCEAenDHIZ+TlL+3ZXAPaIyv9FH/Pdu",
-	"tPCdp/bToNctZWNv43dHzlFV8rRvlhJWo1UpSmE1/TW2RjJVsfATgzHnoteJ8cUhVQ5GrVOWktlmLLFp",
-	"lIYpaJCJE7xUmELfRL6XSDVM1dPd31UxlgsuxRSMNREr/mSZMNacR0xII1IIFDNT6g9eEEGHb7LBj/zl",
-	"QULjHJshe1cuJcFm/dg/CmOSjoG0+pmVCYNXdZSM5VwYHI0+GC74h6odjJNICxMxyAyw/2Qp35hzRi+y",
-	"XGZgnBWkYTqWyMEwjx+ThIkxbjCNt4gHA6s1SiuKU7hMwM1vxhL7OPlLNCpY2+AJWYJnYqviW4ClB/Dp",
-	"+XAs35cb6eb2ac5lUj94TNX2PvWZ2MJi7Q8fS51LlrgTPFcaueS0SE32IUvHnYfM137TfuKA/u7ysfSB",
-	"6SF7izEv6hVNN/yV14Jg3kPtgfsxxF0b7eFOxFmD/fPuPJ89EVsNt70Luqk5GaG+2Vlj72qN7srudo+Z",
-	"5fobJ9qND3533LeqSKPDSPk8dV5ccjufd0V1h47HZULeOuZJv6vcIp8U9rzFsZUBhrxkoVIxFdU5r5je",
-	"WJZp0s+QfTE+U7VsaTZXuXa/nRPf9we3Yvrmikk1lgXLqdh4xFaXLAM+LeUAif9CEjCSBFFZ0Ej9rKr/",
-	"x063BGn1JsIce8fgE0NXxSldcC6k+Y1f9HAsX7CC4DEppWSTBhxqPEeacscOrfKfnVcsaiwL9JUs6vLi",
-	"ovJekSCqVu93r9oDM5bFxkXsPy+e0ae8km4Jd9yPTdwoPL0qMSpK+xXlqjwKb9xqd3IqzbOrAcyJeWR3",
-	"O5cOZZT4it+1KVYdnXGZRpW09uRTaDHp8bnl6umoaq3QZcS+pDeOWGRzymycl2QKeqADuPcvMFp4Tmst",
-	"7cOy1eDx3BZFX4kC44HSzV4fatXQ/eGrCjrSy5ZcU1Dx8+xxR5v7wGa/Qg2cJXORpRrKijmCv96JxW2/",
-	"WsaY9nZMT129sf3dwduHhLItv0P+5be1PLvDZnmTwmKpLMhk83fY1MtJTuWl3roD/4HdBF0X2XclB5dk",
-	"ckSfdYMwujlDXUHtdVtrtTwFCezj+m7ix5dDHvnghLmj4mm56O+LBjMnJJzg5Wo7qQbdc9awqofIkZEz",
-	"B55uY6eE9DWmVQ8O306fj/1oWODhJtIv+52sUeu2uQcFsYuvU5ehWpeax8zYd3ZwemAWv7tFU5/7wndA",
-	"ior8J7wDlvkeSJ+B84+K5l6PhzobTUyPQ5q7oatdP/U37Fyzz0cvMKbyCjKYIfinPQjB5q77E38/MZUX",
-	"rDgSvNzni58uf6zuKf5q8xKrZD6RgMlPdjjxxisB68dHwT85qB4zbw113D0mRSECPo0ksBPl/hThKajP",
-	"6qVrqH5/dfSt67VCyiM1+PT9XkqsDY91aqNHcv7ICvtTfoRs0z+lR0dUZpcNfFxyCvq+Gq2fDvSBdZhc",
-	"5Ms/ovVcO+ydlvP9UNVxGu579hDD1IWwQvGbafxWSYi/5zaZD+5R/lqGnRsfl22NMupjMDWBPkRdAuCA",
-	"o/Wsf5uFYbmk+HPKsC8eMvrX7/nMMf3G4oeP46h2uRhwyQe6F2y91PsLlWn3jryGLPzPLQFPJcgwe+Oe",
-	"guz4EPQ763yqScZl6q+gw5YQRZRzOIg8k0Ig3VFtgtFmIndfroQd1e9d6qwWvwbNJtwAwyAwhcuFNdQU",
-	"rxZlxzwjXmZyVa3QklxrkLajkLx+z/Regcf6NVzBBp+dN/icWuEPXckdoMKvGsj0uW1z3sLmH45httqL",
-	"1a8Aw5gt7S/zDZvZpb8e4cq78JhRiwKDhqnpWE5aeK5dNeZR7PNuMbt2xTNBDa3L/JixPLu8uGA/0ROh",
-	"5OsPCSCANBYVitF9fee+DzamRpQNuCnNMNgfDNlQL/E/pmBeBScB/jvg85+Z8y6Wvj3zQ3vJHv6Aamo6",
-	"1ZIiBjvcl41zm5Kklr3rc7bMOZts/AHDfvk0BDLPW4Clr/NbmydMpIad/VOr9T9FyhbcghY8E//GFrSX",
-	"F/9dZEc5cJ6YsWzMrHR7YratwPtjjslUmFrbd8LLjX7cB7wA88/zfdzzHS8z/kc45G4D2hKXcnDG0muA",
-	"lW64VtrO2VRlqZAz7MbNhLQKm5uRhumTunH0sayCtnR977CuuQ49sjFLvuQfY7njTQ0Wb2nGI1skPlaZ",
-	"jc/H3nKvsjIDh/w647JxxE95NPwsbs6dp4PLlNQZ3518TTdfFZxrkRuL7Otzn5PmJZedHqx6Y7+9rAR3",
-	"6t6kny9vrQlz33a9C9SwmUQtseVLLf/3zB2OJeiy6M2t5/wPYibcj7q6Mvl/b7yXp6k3PxZqBWw9x3YH",
-	"ZXq7ed64zLSyUDLgU/pQKVvZK1Q2g/LVMF7l2XdrOY/fgvnTdjkaz17QXZNfzrlqJwPULsw8WWlC4FLO",
-	"T+rtggNi3IgnCSwtfG7JLfHiV18KApmYiYnIhN10+hEb/Oyq0Re2qD6Cor9mLYEyqmqSUKtz77vD/OYH",
-	"dgsb0ygKX4FMDVmDL9UC7BPDCEx2zfVvOVhifnosCeDyAnq6hos8OUxYX7U2xfs8eXJLSWFrrqWQM1Rr",
-	"13gDCy+GJ6UKb1thxdBebCdc4t1ka63CKuRbHOJnN8LrGhpPyIk6ZuxqCYWk96ee0XMWvmQT7x1qBTFW",
-	"khlHrG4xjs7ZmdnIZK6VVLm5wmq4HGua/W0/5D11b4/l3L2ksTDNgo6YgQwSG7GEG4iNO/KO4iJW891H",
-	"eHKFTOjaQJ6NpbFc2xHINK69xzReeeQOYO4GK54QMQ/ZCwSBZVzP3MHGoupK23limOXmlmWC6ovNGrTB",
-	"L2JLLaMVm4JN5sgHxhL/fpdw+d49HbJXPe7jspKIVgtp4UqiKmesFy86NLh5qG+19/cbcMzsf2J/LWFM",
-	"HtYY1ZQrvJC8y9zEXXUgHqxvPVxEsAHnA5XltebEW3G79SsiYqSEzyxIHQijj0iSIu29muJtUQebOxLz",
-	"N5Uh9RcLMs+Zv4XJV3cWygJ5VFXNmbGtyeOH1/707xXkf1nc+MTOiopS7EtGV0WdHz+1pRWZzLg/a9WG",
-	"1ngWtWvAjm+3sLT+ElHQ1OsPy5j5WCL+rGJLlWVX7PLikr1V7/Jkfo0OhCriU1yDCCw3Oc9YMofkNhja",
-	"+drxkAKPnhAfB92XrF3ja38MmR5u9OnP2+E9ow4/4ChovlT1oOjcQboBycyzquKfJOG5U33RPZX5lwpd",
-	"mOtMgPZsNnhQSmH7iMVZE9DP5D9oA7HroOM+PDG1jfvMgi6Xn6225UiHgSr/a92L2FSrRcMELRpNURDR",
-	"CWFrKCSidOnA8Z2IqLu810kxY6B4js4fY9mcpxGqmQXmaER/TbaTuaDLqc/wamuzhCRqXaH9H0//6/Li",
-	"4rzZ3QGvOK16OmjgadnrISTWfiy371GksZ2qmqy5yv5jViXzVrRdOOxCezn8otKxqdKjr3LjJ3zjD1i4",
-	"gQs/et1GUVrzuMo2Hn3RVAXm76NkCl8ffXT/7CyCOPLm7OOKxiuajljAUFF9Z/TXr/Kzb2BXcryb4sDc",
-	"eMTicVLjPxPb2P2FQ8se0ZiMJ18Ak8GQ3BfIZLwSroEM348naUxzg6MfUS88WX1tCecxonKV/kfoPV1M",
-	"zmouDaX/mBGFh0+1lz5OXU34uy1YqZb4qcRAlw34gB9mjfng/SPV+EnFeAie8AWU3B+VJZTa0ZE4QsnW",
-	"7yJ/6yhhMNfZ4Gowt3Z5NRo9/cv/GV4ML4ZPr/769K9PEVX++4+Fv9O3pnPHsH1dp6n/6kmm9gtBUPuh",
-	"1lvw7pe7/x8AAP//",
+	"7L19cxs3kjD+VVC8368sVc2Q8lp3z55cV/U4jpN1NrFdspNc1TK1C840SURDgAEwpLkuffen0I15JWZI",
+	"yqQkJ/nLFmcGaDQa/d6NT4NELZZKgrRmcPVpsOSaL8CCxr9eJAkY8zVkMONWKPnOPXUPhBxcDebAU9CD",
+	"aCD5AgZXg/+NXycwAT2L6bu4+nAQDUwyhwV3H9vN0r1urBZyNri9jQYvVZYv5DciA/M3GvTq0yAFk2ix",
+	"xM+vBlbnwNZzkMzOgSWZAGmZBp4aNlV6wS1bgTZCSXbJFmB5yi1nXKYswbHHcupGZ2ff8xuYqyxl8NGC",
+	"dB+cD9nPws5VbpmwEeNMw285GMvsnFu2VnmWMi7NGvRYrmqDn2WKpx/4JIOIJRq4Bf+HhpkwFrT/k7NE",
+	"LRbCMqsYxyGse8CUZkoCzZIvZ5qnYBj3D61iq8tzJgzTMM0NpGwt7JxdXlyM5Vc8vSYQX31MABHkJuVG",
+	"SY+L2OMivoxzafLlUmkLaTzZxIS4aCwnMFUaGJcbOxdy5maiRaQOMILYQvoccWgSLtky41IKORtLDTbX",
+	"0jBEA+EVVzHnK/D49j8rmW3cWmhaem0sDciUCTscO7rYQUpEGjHSxg4qep3CYqksyGTzd9j002rt3fjv",
+	"sNkx8hu+ALPkCZSDNomzfM4yWEFmIgY8mbMfr7+PQSYqhTRivyohIWWTDRLwxcen3zAD7rhZpdnZ///0",
+	"m/NhgY0lt/MKVFkMPogGjjSFhnRw5c5DP9Dv+Azei39DExG/5aA31eBL/1IDAQshxSJfDK6eRsW4QlqY",
+	"gS4H/qBuoGIHPMvU+tViaTc/8SyHArquCfHjHSh/p2EqPnbg+8Mc2JprmKvcAHMjR4y7o+LoElImJFMr",
+	"0FqkYIZLHMkhfrR6OkqUnIpZB6rp1QPxjMe8ieTmqHiiDxz0JwHrvjFXAtYHDXnrXjZLJQ0ga3+ltUI2",
+	"myhpQVrcxuUyEwky7NGvxmH6U23E/0/DdHA1+I9RJTFG9NSM/GnFQa/9NDRpc+NeyA2bcpHlmnaMS+Y/",
+	"ZeC+ZROVboaD22jwfcFcjwZjOeI1mDyzIfDwcY3DF/+LM0VTOjbJJ8bJnqnSjDNj+QxSzzrxBBOnIRx/",
+	"4LMmfFu74lfqtvuoC3UDdq/TPS2Xiej+6fLHSlB8tXmJ/PreySMg2YbsxUI5+WQNS3huwBSybiz3E3ZX",
+	"yHBJrArDzpQmFQJF3FiSgF/wG2DCnm8pExEKQPdBoRakImVSWZZwrTdjGRZVV8wdyCF7o0i8rnmXfLVz",
+	"GMsFGMNnxMqcEuD1G5SqpOSsLp24dCjzSEX9zBgxkwDbHPJGOBFr2CQXmRWSnXH6bywkW2ohE7Hk2ROD",
+	"E55HTIk0YWdcsrevv37JTD75FRJ77iCdaZUvq0f4J9L5UqslaCuInbj5AgRe8KsQi6t41z/oc//yL6XQ",
+	"UQiGG+VFngr7auUJsTk1T2jNbRSMBz+8+vC3t1+zkVa5hdGSWwtajgcRGw+EMTnE1gmi8cCtczxYgUzj",
+	"REMK0gqemfFgEG2vhyMERCWDq0HKLcRWLCD0bgqJMB42kE6g/oNEJbjFpiAF/scxREhr666PYLnIttf2",
+	"fq60fc7GA46a9v84GinWUfspXmthYTzwzMqtMASnCG9dSSch3BqV6wSuPKk4pMJwNkRCuuKZSFC/9dR3",
+	"BTYLzetPVNwxvwaaJDS9I5irUgUYSTOUZuTIx0HiTziRD1NTxtmCSz6DBRoNjhpC4BjLbW62Z/vbhw/v",
+	"GD10g9V5wZn/22EWkdwmovNBUIWq075we8LtoIGPOvajgsRrKKkRVwl4SS6hE/SSW56p2UtUf7YPUQpT",
+	"nmdkA/I0FW4+nr1rvLOFsK1JQKZLJbwpKSwser/jWvMN0V+ljN/AJs7EFPBMhT4uFbvPAbW1BeXq68MH",
+	"sVgaqq/lVG2jcSogS2ORBhFQEsA2Bpy1FBdMJQA+Pjfi3xALGU821s9WcCEh7X9dBigtGhSKy24WXL7Z",
+	"hCaqrSkIxy40LfMAz0alyg3WsdovB4sOiYnSaZyoXNq9xmsTX4mL6M6b0IKif0/MS9Q+vKa1vTlkwSNI",
+	"zR3oU/HaWx7YHr/oReFr6hvumq+/e//2DbJlyZdmrmzchLLv6xozaGO7sbgwnhxyvKHQgSGB7H0qyFHV",
+	"BwmO87p6/e5oyJdO19j/i9a6G7NWo+3EgFfWt1BQWA8HrGDLmtrNlLY/qYbpg11zaUhodu4hGgRxMudy",
+	"dhCZb1HHFqW31tCcqBtoMtl+PxS3g8SWtD8vuUyFe/EEfGiqQmyoX/akkIGDK15BYpXegx78Qr72H/5E",
+	"332OuJkKbWys1dprxnt8QibxgXrXwZLLfWLd/h60nOIb7U5w03pSObnG/EcyX0x2SMgGzB2ysIG/qElH",
+	"7SW0watQuYNu+2XoHY+cBrTYDuJHy4LR4aehfT6uBC1h7EdQ6zxsn26uUyF5JuzmGFqYmk4N7EvFhx/K",
+	"bmXZT9weNGossB9V7zIuuyVtUnDIu1BFxV4DdLHgH+M2k91Glnvr8CNco7o9mVhb9LeBC0ES1bHTj+Ti",
+	"fOwvZnbyz8cvSe7NcGntVNuOOdxaQV9pGVfr5LNVcGwHesuhyLN1BD5YTb3XArqO9yNfwbvCDdW7BdtO",
+	"swysBW0iloqZsAa96EP2Txaz//ucccsWylj29C9/ZQVJ9BsCnZ5hgvJa9VhrDcDu7KLeAUG/wdh7Djvm",
+	"jwZLri26t2KzhOQANeJu1BHtGc2p2+aWzyCmwEZtCROlMuDSvYFMN1Y63W25dBkSiJ8SuO4t6DWg7rgD",
+	"94XIlYB1Ecg6Dp5aYzbW0o3DnwuX+qNAZHiBJQShZXzNLXfWX83d9Sgsy31lZ9+aOpypPkQbG8sPMjYe",
+	"xl1aMrU+//2eK9jC1B0sWqO0Jf7UjEPVX1lC0vFwXyf6PmZrMU2QBJxOCOlb+iEg4vBxfEh0Ej4uhQZz",
+	"0Dcdkboi+lsEOYuMF8xSCcU1O/lEQxvaXxNf5noGsY+fQRrOGKKUtJliVqkqlVCDOzxCSQYyrSkipQwL",
+	"hetq8eoiNcszp9pONFC8DWPnNpeqf9d5P9hy7jdU6se1ibV3+XQqKJePzVWWCjljnLUMm3j1lE0yNQnR",
+	"y/1a5R2RlDtb6K+mU0isWDkleCUymIHp1uOX5TuHOuGqKHcf23sPSa7xXG07ZMqgcA2I4IIyMRMT4Rb8",
+	"RoVt4TRMIzewqQQnU5qVbJxhaMqp9BhDHQ6uZJ5lUeD8+ak2IULxCTC7BSdCWL0fXOVvOe4p8cwewQn+",
+	"xS8m1PjoZOf9CMbGPvXLSUwx+0GlkO0k7jp/xLyJnowCyq5skvR2JnlESdrkQKa0MzWdgkS+idInYiI1",
+	"7viseJaDGQ4CS+g+CoVveptRb8NyRcmJkwyYySexW3uRvOJGjTBbpUzLVmM50Vwmc6YkO3MvlUmQK56J",
+	"FPfuifFLM5gUt2/+3TnleYfSbZKbw3gl/b07aEgI9O9HtPEhavkGbDJ/n3D5gZsb02nyLDMuY8vNze65",
+	"q1f3mQ/zM4O6yvWr9x9Y6PXnDDIKKzBumJDsXeaeTzJwL9I72+l5pJUcaPBsM4sm+zOJX+tRhiwxd5D8",
+	"DDGyfXIceJrGpbqwP/xNSyywCjduya7uhPUu6RVUHRZqBXfxXN81FQNs3NL+DsBdQLc9SbBqiyC+Bfsl",
+	"O2K/1TyU91rqejuTJ++mVlbj10YLwRfM7t5WtoqCg17ir8R3Gxz6PjT/d2oSOOB6dqA8d2zX2XVPDFNr",
+	"ybie5UW2zNaU3FpYLAO8+wU9MGwCs1wyo9iU66Du5Ic40Gj3OeSHGfoOc/uf0+/UxK+CakSC7N9ZTf8+",
+	"EI69kxk6k8kX/GPs8dahp7tFpHl2IGTGev91maW94iLzToxySCdVSZlzJyLHYjjKH9Ab/65DJ9r/FJlM",
+	"IKPvUmGcsdmR5W2LOpd2lrM0Q8ppLlU3Kg6cA/tVTagYReUWS2mExSID935K3g2Qv+WQQzDlm5KS8rzD",
+	"oVNmVu/WeOr+EMJjdTxaOxbRqSwpskHOrb3rOOgNytw+9Afsee0Ib5NRyaz6116tk9w9nSzqe2EsFWsg",
+	"S+nmkrx6ae8DW1aB7MpEqw/eCWVZadEDJawOA7Cq3ggwEwkfbbzkM1+OgaI4z+j0eUbdvwsemq4V1SIB",
+	"3Sv6DF2wHmnYtQO1abrAbXh6+yCm9w5Tv0oP8in2oYCoa2Wox/SsaIbP914QqUW7MO4H7YLpOzXpgehX",
+	"NTlIbp4ErQhEF/ylLmr2UGz3X0tDxT36imoAda2rTDvoW9fBcNSqavbHRQnKTlqrDd61rmvVy4a0OshA",
+	"V9lupk9DdsGDnoMegKq84/3BCmQgH52E6nB1ra2MZfesr1R09l9eOexO1NcGD8KoePqyKhXrBtJYpX2e",
+	"RfHy3tC+p2+reXZCHZqtC/x6PXUoLu1rzfZPnDhRWUF0zzjsrVFo1Wc/Zrx9bjnGD1xIy4Xsz45K9SbW",
+	"uQwnEFEMNVZZCjq2cy73V/E1uLnjjNOkO9pa7AJ+hyJWaY9NK87rXT76fJbqDdO5ZHG9cQrVoE/gPGIa",
+	"Mm7FCjvAVBZfgW/sW7F/fupuvKZxLU23eSL2MNS3/AJYydyPCb9kehXL3zfMWL5hZKxiXMIt3IkIh6lh",
+	"cOb9Dr0Gky+6AfqGetRMGZcMuM4E6Ii5SbTOl27P3Eb57aXGLcIwJWG4OxQdxG7UopU2gC0EVhsYOlpv",
+	"7pYp8Qap62ctLNSiwQETDx9mHVl9tXKTJkpfrUBvqFEDFV5PeZZNeHLj6Fn4Rgm/8hV/YhimBuoGSff6",
+	"BlvB68Di1lxLIWcBuH52NMeZpLOFM5NPRRh/xBIu2QwsW2slZxQD8+EzyzeGFfg4Px68bZIpMF6ht7ai",
+	"EAm0Qj8ld+3zebZTSQzEBqQRDi8djEI2yHjvGqbMHpDyGTnuHGu1Ns0snn2C0JD5nKj9T8Hh6zGWaxvf",
+	"6TtrYsyRODBGk7utKebbaiFTT0/aRRg7woyBt9mIgo/vfM8vH1dkr3gyp1ZqtehfEZFEf6SPXAoa7QM3",
+	"N+ys9Hpgyx98YywL94kPmteTIN1rKte1Fm2YPo49teoxtbEsZvbTVjGziPnGW0XDLQN6BZpC0V9mbLSr",
+	"S8ed4qb1bhf9Op9/L8h/6g1CWowFQ/9dMFdu33hvXaMzZVAre/BgBhINNp6BBF2qD4emm/mMv2qpoXHb",
+	"i23D24vXl01j5SAU01MCaPvwm7laS6ZkAs8ZfKTiZCZS6vaH3zBu2bu37z9g1zTFczsfoa1uBtFnlVA0",
+	"EdYEM4yMVtz+jr1JiuO1HbKTG+aeUE5OxFIIMA5iUnzJkzmMCj1mppwy8DGeqdhP96tRcnjN1z/4FBQ3",
+	"b70bZKcJtJ8+23kG1Ap0Wd62I4HV78L2jCHsF9D31lZ8FvCfB91CreCtXs554eDfbWK2jRJMW8R2XYHk",
+	"32hwuOF5ux+ke9uTgXy1PsOubYQFcgzdlva+oRDQLrvJaQ70hjmmwdqihAYMLaC3LakDLKdrcES2wyUB",
+	"xgpZEvOB7s79Ui+2PmxL3qrVUwVMeEFLpe0PYLVIzJ3sAI0jxPvl19VfDoKjMjhpFV4zcyMEQpXV0mUJ",
+	"YlyIoT0/ZEW3POL1UdVbNGJlrCIq2/aO5UrA+nmtAyl+6ltCZhmb5LYcqvyenVFvWGwxOJZVDMQPTCWS",
+	"bmRDX5EnpPUopMAe2nvvzlUWB2QFIEzBndnypR7F/+k7t+7Ozyw6vPpJQiC2z2VnxWs/XveMr3WmgvW0",
+	"Q/xRplotd1bkHmffb3sA6JJhD1wQ1N1dcg/U6qbCFvbRP1J/+4/Yc6dqV13C3NOoZKFW7WDIbt/Efq2B",
+	"diVm9oDb2XdKGOOAOjDd1Wlf6V3WmH4G3RUjVABEJfyh3fu5zl+7q26b8sxpPFejUcTMs6vRaJInN2BH",
+	"w+EQm7eaxk+D6KErdndUIbvPhW+suK1yFp2i0dWTUD9L6uZpyJHrTTWxWPoU+Qg9vRakjyoIw5ZaYcNS",
+	"ebYWumi4O1VZptaovr5AE68511IrqxKVnUdsmeUG36s1FH3x7vVYnv1rVP00Wj391/mQfaVSUcQ7sFtw",
+	"OWx5A8Cq3ok5Yh6l0Vj6E4aSv56tzbimCo6UccOmGqiWhizYOWBL/7Rlw45lrxEbMaP8NQTyRmLuK/Yh",
+	"ocndXAY945xdXlz4Yg5hnW5V1Z2E9sbx+6KifXAxfDq8QNNiCZIvxeBq8Gx4MXzmSILbORJZE4MjnqcC",
+	"OdYs5MH4XhhLW4HvMau5yJiENRjLsAPUFQOMRixyy62Qs7JrKzoT3aOxrMLB2Lp1yK4J18ZvcEz5Q0zJ",
+	"uheRXau1YdKNMZa4ft/1O2IT3POIYdt7RsfJqXjoOnE7Tq4Or8i5s4An43Xql1TLv0PUVNdx/GMr1vKR",
+	"J7bq5hyx7a687KzVlbe6ZKDdl7/WbranMX0bhmufGM58l32ab0wC/2o9HxmegSlaE5cK5NV6Ph50wlIr",
+	"aDwAFEIHkW4Jx3ZTZ4emr199/+rDK/RsfSLAb0eVQj76VP7/tgfKsinvATC+ldmGUb4i49YhhU8teNZ0",
+	"/c1L9uzZs/9mViyga1YjZAsx+7kk+iDxd4HsD0QurcjuBERIjlREPmpdLRHYZIJ4CZot+QzYmW/dy55e",
+	"XERVX5mLi4tuSg9eecE/+tyAi4uLqD9V4JfWVQp/ubg4Xu/+jhTcQLP8txIIB2rqWSBt55AqGhEtXdOV",
+	"8I98jj+mhM8MNd4qmPDgF/d7iysXOZE9THnCk5uZVrlMmXubnXGGxe+e2DlzxgMJI/z9uoj4RWw4HJ6P",
+	"ZZ2L+/iQnYPQ2IUb3D77KosyLETun+LBEzOWmIw9ZN85AJzMLLLhmSBWbqseoUV2vXeD0yU1dNmA+31B",
+	"QjiXhUt4rfQNaJ85sGEacLfZ2b8KpQTFxFjGcfHmm39FrHxKPzoF4RshhZmDR5OD8gaWxdUSKd+M5VlZ",
+	"UXAeMc7WADfsrKwsiFhZWHDeJbrGsim7OuSOw9O2wAmdn8oLcBDre1EoPYTrmoslEyvUhRxVLN2iuGFU",
+	"+1CWP5xJgNRUH3Ueblsr2jiEJ+MGEGUYIDLD6lz4uMywbLj7Rpui6KGasjQXHqicZCvSt0FlzfHoQZfc",
+	"/FVNyA1GkpOaVSA2O3FdFH30ofpz+T0e3981t29koO9g845KT8zemwnSfUy+uE7E8RWBGmDxpeOTDv3P",
+	"GR3bPlU6yIyq7O9tlnQ4Re3xRXVP1sn3O5DZvmPXa4g9Q5ujEIZkSZwflSKiwVKZwKZTezDDeM/GD5kz",
+	"0+muPOwXY2qX9Tkj1MH7nAn0u1ME2qfUJWS24nVxwho252buXnLiMCSxWr0Jq7szvlLp5mjb1dEB8bbp",
+	"5XCS4XaLaJ4eDYpgNkDo8qp5bSvqFw7dG8cgw+m2CmL25YDWgH2Oe16kHci0sJaNdWqi0jdCzrYZBQ3V",
+	"pIHGFlyG3UhNHPk44pHPkOebTYC/BdsD7cXxCWY3lXh+UqH/6MwkoE9uX2940E12v+xBgiNKsmnfaHos",
+	"CLqY5DUsM55Ane2xguthN5gsxTs/iyvFPJ3jZVQpy2WKe7GD7q9xaeUmv6fUmfugpz0YkIS1X3HU5vCn",
+	"Z0O1/ltBxcXTvn+NNolnWSmsnCUonWbig8cRRYnBbZrbF6XRmOLMoZULCdqJZ7w0Fu+os3NloHD3SjYB",
+	"NofMf2xQux6yF3Izljy3c4fIBO+D8zAs+IZxc0Ml3e4LyKZENl6iGr4xTNKFcmNJr63nYOekEVRwM/jo",
+	"VDS615bVJiNbd1o4P0tcOFHrQB2yFwXZntEdedKoDM4ZpnniTnpfkZpOQRMchbs4JKe/BRtoorbLsblf",
+	"GB595ztskwOu3Dyqsdu+EHbH7a94oSQ3rHELbAuSevTyAEg+lCk5RbTBDdQ3yWAH6zsZn+lrt9ctyYrT",
+	"7Og3YgabT52Y1ZRVmkEuQyUQ7p3CbdFj/5yHDSAsEx2c2BJp1qIGMFytJCpMuhPZGiHtHtOITqnY15uG",
+	"76XTHw/9VLkbpmmknPtT35GYR5/cPy3NPaRul5uyj6ZdrqSooUJPrpOF/ig4PajWlOKelPDwGu5vc+9d",
+	"xdYq+2wVu04mo1aXkiCiWy1PTs3MQt1VAnvw85yyVJE0hfHUB87k/AK2pYthvkjTav0n4plVl5l9WGUf",
+	"R6ih/R55W51oR5+cfngb9FeEuF4LufustJoNOaBPAHr8NBYFh7mzOn18W7+xp1XLmE4eRF1nTs1+Wr1t",
+	"erj/k0L6fVH8prmWb734rvRvhnZxaYE+pzUKZxSvRYJnXiqLhdYYl93Sel+kKTX0OQ338s2CPpd1VU5t",
+	"XN99si8impGGlbrZ07F1vA2/xllNmTd/dnlxWWuh71CTKqA9xnwoYQOWDY3yuLeZ1kcs20F7ahHVbEDT",
+	"ycWqXjan5mSBrjmdpmEJ/D2ahT/XPDKnsw237sG5ZwOx1mQoLEqq4pP7MxUrWt1bc2ru1j4HsLmwwnI8",
+	"E5acqVJVvsCjhz67LMaeVTzEln+RMZot4hkVLZmWWhV3k3RtgK8aeuffPKXxXl6u1eFwRAgoKU3ltkzn",
+	"ffxbEg38JRjNVb0Ha9jcZ78XKWoL4fQ7v0Gslj9btucpt3Msz9xUzDy7YhpmeA0CyHSphLQRc0DHmIAU",
+	"8yQBYyJmrImrF5zuEHMto7GEjxa05Fks0ogZAzFdVOD+dwObqAZGnIkpWLGAiNGo7gX3WZFkEFc/n1NW",
+	"go8uY5UAzwpfVK3A+wY26I8SZiwpKqrB5toZqYHAxvsgTR5fGjXI8R79k/2nwBEGpPdzGPo5Sfn/21Gt",
+	"IWpn9K98/YlhRk19N3tIt+os2Vklh4p7a8Yy8+UOw7IJvkfB/7jBziPWTFzFzFTMlWbCmrFsXjU1ZG8w",
+	"OlBUMmfC2CI4ULH6jnTNZpfYY2RJfZHJcx3NcnckVBWbTmVH98+71y0V9igydfskjD6J9HaUY6nmfgbj",
+	"3QAL+3pEehzT8yusoGE8cF7LkOaEJzdRFV0o767BtuhjueYmKrMrDGZhYIG1F2VKApuJFUh2Vpq05TtO",
+	"HFh+A/K8fV4JsVsnlpI7sL06aeVjeYY3cdJf58UHtaL+SqMdssuL/64M6yYEEXNWNybLbV1cF5ZSVKbr",
+	"Wz6fRkA1S5FvvZw60ZFvlR0H/fugCT10uMnxtH4YiRQuKRqRrBl9wn9vRwvfZvLER3SHRKiKcPfNm8X6",
+	"6CppNnx6X9ENiFVnkCd0/orGZsaXK1ZZgbW2mEpmm7HEDpEapqBBJs4UpFJJ+ibyjcOqYaqrafyVW2O5",
+	"4FJMwVgTseK/zElbcx4xIY1IIdC5hJJR8Z4rUgcnG/zI34EoNM6xGbL35VISvHMIm0ViloxTaVvNS8sU",
+	"9qs6SsZyLgyORh8MF/xj1fvN2UgLEzHIDLD/ZCnfmHNGL7JcZmAcd9QwHUvUqbGyDMtWiL9tsLCkyFBC",
+	"vlF0RS30FS4TcPObscSmjf4usArWNnhCluCZ2Kr4BmDpAXx6PhzL6rpNN7cvvCnLzMBjqrb3qa8NEhar",
+	"UflY6lyyxOmUc6XxGE+LYhmfROPshSHzjV5oP3FAquJxWjylShV8m3gy3UddSYiSWdMD92OIkzZ6wZ6I",
+	"lQab5Z6Yo4Z73AYZKye3qO9s2ti7WlfbspXtY2a5/uKsdpej3x33rWqk6TCSDlTnxSW385nAVAnveFwm",
+	"5I1jnvS7yi3ySWHPWxxbGWDISxYqFVNRnfOK6Y1lWbjzDNkX4zNVq99hc5Vr99s58X1/cCumb66YVGNZ",
+	"sJyKjUdsdcky4NNSDpBBWkgCRpIgKlVCal5Z/R1nasZAWr2JsOrLMfjE0I23ShecC2l+4xc9HMsXrCD4",
+	"M1LlPJs04FDjOdKUO3Zolf/svGJRY1mgr2RRlxcXldpHgqhavd+9ag/MWBYbF7H/vHhGn/JKuiXccT82",
+	"caPw9KrEqCjVV5Sr8ii8cau32al8IV3d3k7MI7t7t3W4R4iv+F2bYh3sGZdpVElrTz6FFpMen1uuno6q",
+	"PkpdbtWX9MYRyz5PafC/JOekBzqAe/8Co4XntNbSY1n2FT6eI71oIlVgPNBMoDeqV93ecv91bp0uH01p",
+	"Lg+zxx132gQ2+2vUwFkyF1mqoazhJvjrbdfc9qtljInYx4wd1W+xuT14+5BQtuV3KOL5ppb5fdgsr1NY",
+	"LJUFmWz+Dpt6geOp4qa1ezYfJG66BUU/p67I5IhR1AZhdHOGuoLaG0jVankKEtgnGNvEjy/QP/LBCXNH",
+	"xdNy0T8ULc9OSDjBO2J3Ug0GjKxhVVerIyNnDjzdxk4J6Sss9Bkcvp2+QujRsMDDTaRf9jtZo9alufcK",
+	"Yhdfp753tb5pj5mx7+wpeM8sfnfTwD73he/JFxUZuXiVPfNd+R6A84+KdpOPhzobHcuPQ5q7oavdovk3",
+	"7KW2z0cvMMr/NWQwQ/BPexCCndz3J/5+YipvU3MkeLnPFz9d/ihNvlxixdtXm5dYt/mZBEx+ssOJN8bG",
+	"ro+Ogn9yUD1m3hpqr39MikIEfB5JYDrE/hThKajP6qU7J39/nV1ad2mGlEfKMhFVdJeivsc6tdEjOX9k",
+	"hf0pP0K26Z/SoyMqs8sGPi45BX1fjWaEB/rAOkwu8uUf0XquHfZOy/luqOo4DXc9e4hh6otbofj1NH6j",
+	"JMQ/cJvMB3doyFCGnRsfl432MuqsMzWBznhdAuCAo/Wsf5uFYbmk+HPKsFMrMvpXH/jMMf3G4oeP46h2",
+	"uRhwyQe6F2y9+cgXKtPuHHkNWfgPLQFPJcgwe+OOguz4EPQ763yqScZl6u+bxSZFRZRzOIg8k0Ig3VFt",
+	"gtFmIrdfroQd1S9Z7MyTfgeaTbgBhkFgCpcLa6hNay3KjnlGvMzkqppzJrnWIG1Ha5Mame4XeKzfuRls",
+	"Od15Xd+pFf7aUvqo8KsGMn1u25y3sPmHY5it/Oz6fZ8Ys6X9Zf4KAXbpc/SvvAuPGbUoMGiYmo7lpIXn",
+	"2r2iHsW+EgTrPVY8E3TFQpkfM5ZnlxcX7Cd6IpR89TEBBJDGotJlupz33N/MgKkR5ZUQlGYY7FiJbKiX",
+	"+B9TMK+CkwD/HfD5B+a8i6W/MOC+vWT3f0A1tUFsSRGDd66UrdybkqSWvetztsw5m2z8AcMbXGgIZJ43",
+	"AEtfeb42T5hIDTv7p1brf4qULbgFLXgm/o1N0ct8eo7gPDFj2ZhZ6fbEbFuB98cck6kwtbbvhJcb/bgP",
+	"eAHmn+f7uOc7Xmb8j3DI3Qa0JS7l4Iyl1wAr3XCttJ2zqcpSIWdYrsOEtApLb0jD9EndOPpYVkFbuqt/",
+	"WNdchx7ZmCVf8o+x3PGmBuuIOsYjWyQ+VpmNz8fecq+yMgOH/F3GZeOIn/Jo+FncnDtPB5cpqTO+DmpN",
+	"11wWnGuRG4vs66HPSfNG604PVr3V7F5Wgjt1r9OHy1trwty3Xe8DVdUmUUtsQlbL/z1zh2MJuizDdus5",
+	"/4OYCXejrq5M/t8b7+Vp6s2PhVoBW8+xAU+Z3m6eN24uryyUDPiUPlTKVvYKlc2gfDWMV3n23VrO47dg",
+	"/rRdjsazF3Sx9JdzrtrJALXbsU9WmhC4gfuzuo3hgBg34kkCSwsPLbkl3vLuS0EgEzMxEZmwm04/YoOf",
+	"XTU6lRfVR1B0fK4lUEZVTRJqde59d5hfv2U3sDGNNiUrkKkha/ClWoB9YhiByd5x/VsOlpifHksCuOhV",
+	"4S+GJE8OE9ZXrU3x8m6sJXcccc21xNpzNUV1aix5MTwpVXj/FyuG9mI74RJvy1xrFVYh3+AQP7sRXtXQ",
+	"eEJO1DFjV5NCJL0/9Yyes/Alm3jvUSuIsZLMOGJ1i3F0zs7MRiZzraTKzRVWw+VY0+zvnyPvqXt7LOfu",
+	"JY2FaRZ0xAxkkNiIJdxAbNyRdxQXsZrvPsKTK2RCF9nybCyN5dqOQKZx7T2m8RI+dwBzN1jxhIh5yF4g",
+	"CCzjeuYONhZVV9rOE8MsNzcsE1RfbNagDX4RW7rEQLEp2GSOfGAs8f/vEy4/uKdD9nWP+7isJKLVQlq4",
+	"kqjKGevFi55Bbh66ScH7+w04Zva/sb8oNyYPa4xqyhVzsqHL3MRddSAerG/dX0SwAec9leW15sR72rv1",
+	"KyJipIQHFqQOhNEnJEmR9l6W9Kaog80difm7M5H6iwWZ58zfC+irOwtlgTyqqubM2Nbk8cN3/vTvFeR/",
+	"WdxByM6KilLslEmXF54fP7WlFZnMuD9r1YbWeBa1a8AepDewtP5aa9DUfRbLmPlYIv6sYkuVZVfYUeWN",
+	"ep8n83foQKgiPsXFvMByk/OMJXNIboKhnW8cDynw6AnxcdB9ydo1vvbHkOnhdkT+vB3ecenwA46C5ktV",
+	"D4rOHaQbkMw8qyr+SRKeO9UX3VOZf6nQhbnOBGjPZoMHpRS2j1icNQF9IP9BG4hdBx334YmpbdwDC7pc",
+	"Plhty5EOA1X+17oXsalWi4YJWrQ+pCCiE8LWUEhE6aoRGXUiovtOvE6KGQPFc3T+GMvmPI1QzSwwRyOS",
+	"LsqdzAVdTn12/er9B2aWkESML3kyh5Eg7fI/nv7X5cXFebO7A3Yrq3o6aOBp2esh3DxMP5JCoF9O2lJM",
+	"N8t6+o5Zlcxb0XbhsAvt5fCLSsemSo++yo2f8I0/YOEGLvzodRtFac3jKtt49EVTFZi/j5IpfH30yf2z",
+	"swjiyJuzjysaO2wesYChovrO6K9f5YNvYFdyvJviwNx4xOJxUuMfiG3s/sKhZY9oTMaTL4DJYEjuC2Qy",
+	"XgnXQIbvp5M0prnG0Y+oF56svraE8xhRuUr/I/SeLiZnNZeG0n/MiMLDp9pLH6euJvzdFqxUS/xcYqDr",
+	"b3zAD7PGfPD+kWr8pGLcB0/4Akruj8oSSu3oSByhZOu3kb8HmzCY62xwNZhbu7wajZ7+5f8ML4YXw6dX",
+	"f33616eIKv/9p8Lf6VvTuWPYvkDa1H/1JFP7hSCo/VDrLXj7y+3/CwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -209,6 +209,11 @@ func matrixRoutes() []routeCase {
 		{op: "getEffectivePrivileges", method: "GET", path: fixed("/management/v1/privileges?kind=table&warehouse=wh&namespace=sales&name=t"), want: allOK},
 		{op: "listAuditEvents", method: "GET", path: fixed("/management/v1/audit"), want: serverOnly},
 		{op: "listJobs", method: "GET", path: fixed("/management/v1/jobs?warehouse=wh"), want: serverOnly},
+		// deleted-list and deleted-undrop are held on the warehouse or the
+		// server: only the server admin here; undrop of an unknown id is 404.
+		{op: "listDeletedObjects", method: "GET", path: fixed("/management/v1/warehouses/wh/deleted"), want: serverOnly},
+		{op: "undropObject", method: "POST", path: fixed("/management/v1/warehouses/wh/deleted/no-such-id/undrop"), want: want{403, 403, 403, 404},
+			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
 		{op: "deleteAssignment", method: "DELETE", path: mgmt("roles/r%d/assignments/group/analysts"), want: serverNoBody},
 	}
 }

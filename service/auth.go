@@ -40,6 +40,9 @@ const (
 	PrivViewRead    Privilege = "view-read" // see, list and load the view
 	PrivViewReplace Privilege = "view-replace"
 	PrivViewDrop    Privilege = "view-drop"
+
+	PrivDeletedList   Privilege = "deleted-list"   // list a warehouse's soft-deleted tables and views
+	PrivDeletedUndrop Privilege = "deleted-undrop" // undrop one (with table-create or view-create where it lands)
 )
 
 // ResourceKind is the kind of a securable.

@@ -83,7 +83,8 @@ var errMovedUnderDrop = errors.New("table committed during drop")
 // store.WorkerConfig. Handlers return errors in the catalog's own words
 // (they are stored and listed): details that may name paths go to the log.
 func (s *Service) JobHandlers() map[string]store.JobHandler {
-	h := map[string]store.JobHandler{JobPurgeTable: s.runPurge, JobDeleteMetadataFiles: s.runDeleteMetadataFiles}
+	h := map[string]store.JobHandler{JobPurgeTable: s.runPurge, JobDeleteMetadataFiles: s.runDeleteMetadataFiles,
+		JobExpireDeleted: s.runExpireDeleted}
 	for _, p := range tablePolicies() {
 		h[p.kind] = s.policyHandler(p)
 	}

@@ -94,7 +94,7 @@ func TestEffectivePrivilegesAllowAllAndBadResources(t *testing.T) {
 	require.Equal(t, privs("table-drop table-list table-read-data table-read-metadata table-write-data table-write-metadata"), got)
 	got, err = svc.EffectivePrivileges(context.Background(), parseRes("namespace:wh/a"))
 	require.NoError(t, err)
-	require.Len(t, got, len(service.AllPrivileges())-2, "everything but manage-warehouses and manage-grants")
+	require.Len(t, got, len(service.AllPrivileges())-4, "everything but manage-warehouses, manage-grants, deleted-list and deleted-undrop")
 	for _, bad := range []string{"table:wh/a", "namespace:wh", "warehouse:", "server:wh", "column:wh/a/t", "table:/a/t"} {
 		_, err := svc.EffectivePrivileges(context.Background(), parseRes(bad))
 		require.Equal(t, fault.BadRequest, fault.KindOf(err), bad)

@@ -227,6 +227,8 @@ var grantable = map[Privilege][]ResourceKind{
 	PrivViewRead:            {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceView},
 	PrivViewReplace:         {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceView},
 	PrivViewDrop:            {ResourceServer, ResourceWarehouse, ResourceNamespace, ResourceView},
+	PrivDeletedList:         {ResourceServer, ResourceWarehouse},
+	PrivDeletedUndrop:       {ResourceServer, ResourceWarehouse},
 }
 
 // AllPrivileges lists every privilege, in a stable order.

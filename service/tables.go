@@ -636,7 +636,9 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 // DropTable removes a table from the catalog; with purge it also enqueues,
 // in the same transaction, a purge-table job that deletes the files its
 // metadata references (never the whole directory), run by a worker of any
-// replica. 404 when the table is missing.
+// replica. In a warehouse with the soft deletion profile the table is kept
+// for undrop instead, and purged (with purge) when its retention ends
+// (deleted.go). 404 when the table or the warehouse is missing.
 func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
 	if err := s.authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
 		return err
@@ -647,13 +649,11 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 			return err
 		}
 	}
-	ref := id.ref(warehouse, store.KindTable)
-	var err error
-	if purge {
-		err = s.dropWithPurge(ctx, ref)
-	} else {
-		_, err = s.store.ObjectDelete(ctx, ref)
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return err
 	}
+	err = s.dropObject(ctx, w, id.ref(warehouse, store.KindTable), purge)
 	if errors.Is(err, store.ErrNotFound) {
 		return tableNotFound(err, id)
 	}

@@ -114,12 +114,17 @@ func (s *Service) ListViews(ctx context.Context, warehouse string, nsLevels []st
 	return s.listObjects(ctx, warehouse, nsLevels, store.KindView, PrivViewRead, page)
 }
 
-// DropView removes a view (its files stay). 404 when missing.
+// DropView removes a view (its files stay), or soft-deletes it in a
+// warehouse with the soft deletion profile. 404 when missing.
 func (s *Service) DropView(ctx context.Context, warehouse string, id Ident) error {
 	if err := s.authorize(ctx, PrivViewDrop, viewResource(warehouse, id)); err != nil {
 		return err
 	}
-	_, err := s.store.ObjectDelete(ctx, id.ref(warehouse, store.KindView))
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return err
+	}
+	err = s.dropObject(ctx, w, id.ref(warehouse, store.KindView), false)
 	if errors.Is(err, store.ErrNotFound) {
 		return viewNotFound(err, id)
 	}

@@ -38,7 +38,8 @@ type DeletedObjects interface {
 	// DeletedGet returns one deleted object with its metadata.
 	DeletedGet(ctx context.Context, warehouse, id string) (*DeletedObject, error)
 	// Undrop moves a deleted object back, under namespace and name (its
-	// own or new ones), with its id and metadata: ErrNoSuchNamespace,
+	// own or new ones), with its id and metadata: ErrNotFound also once
+	// its retention ended (its purge may be running), ErrNoSuchNamespace,
 	// an *AlreadyExistsError when the name is taken, ErrLocationOverlap
 	// when another object now uses its location.
 	Undrop(ctx context.Context, warehouse, id string, namespace []string, name string) (*Object, error)

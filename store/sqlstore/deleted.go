@@ -153,6 +153,10 @@ func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []st
 		if err != nil {
 			return err
 		}
+		if !d.ExpiresAt.After(s.clock.Now()) {
+			// Its retention ended: the expire-deleted job may be purging it.
+			return fmt.Errorf("%w: deleted object %s (retention ended)", store.ErrNotFound, id)
+		}
 		o = &store.Object{ID: d.ID, Warehouse: warehouse, Namespace: namespace, Name: name, Kind: d.Kind, Location: d.Location,
 			MetadataLocation: d.MetadataLocation, Metadata: d.Metadata, FormatVersion: d.FormatVersion}
 		nsID, whID, err := s.namespaceRow(ctx, q, warehouse, namespace)

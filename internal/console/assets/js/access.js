@@ -11,7 +11,7 @@ const enc = encodeURIComponent;
 
 // The catalog's privileges (service.AllPrivileges) and securable kinds,
 // offered in the grant form; the API validates the pair.
-export const PRIVILEGES = ['manage-grants', 'manage-warehouses', 'namespace-create', 'namespace-drop', 'namespace-list',
+export const PRIVILEGES = ['deleted-list', 'deleted-undrop', 'manage-grants', 'manage-warehouses', 'namespace-create', 'namespace-drop', 'namespace-list',
   'namespace-properties', 'table-create', 'table-drop', 'table-list', 'table-read-data', 'table-read-metadata',
   'table-write-data', 'table-write-metadata', 'view-create', 'view-drop', 'view-read', 'view-replace'];
 const KINDS = ['server', 'warehouse', 'namespace', 'table', 'view'];
