@@ -57,7 +57,7 @@ func (s *Service) softDrop(ctx context.Context, w *store.Warehouse, ref store.Ob
 		if err != nil {
 			return err
 		}
-		expires := time.UnixMilli(s.now().Add(retention).UnixMilli()) // as the store keeps it
+		expires := time.UnixMilli(s.now().Add(retention).UnixMilli())                                      // as the store keeps it
 		raw, _ := json.Marshal(deletedArgs{Warehouse: w.Name, ID: obj.ID, ExpiresAt: expires.UnixMilli()}) // cannot fail
 		job := store.Job{Kind: JobExpireDeleted, Args: raw, Warehouse: w.Name, Table: ref.String(), RunAt: expires}
 		_, err = s.store.ObjectSoftDelete(store.WithJobs(ctx, job), ref, obj.ID, expires, purge)
