@@ -279,6 +279,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			timeBigTable(t, br)
 			manageThroughUI(t, b, br)
 			checkJobsPages(t, b, br)
+			checkDeletedObjects(t, b, br)
 			narrowWindow(t, br)
 		})
 	}
@@ -597,6 +598,30 @@ func checkJobsPages(t *testing.T, b *bundle, br *browser) {
 	br.shot(t, "11b-jobs-completed")
 }
 
+// checkDeletedObjects: in a soft-delete warehouse a dropped table is listed
+// on the warehouse page, and Undrop brings it back under a new name when a
+// new table took the old one.
+func checkDeletedObjects(t *testing.T, b *bundle, br *browser) {
+	r := b.do(t, "POST", "/management/v1/warehouses", map[string]any{"name": "soft_wh", "location": "file://" + filepath.Join(t.TempDir(), "soft"),
+		"properties": map[string]string{"lakehold.deletion-profile": "soft"}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	require.Equal(t, 200, b.do(t, "POST", "/v1/soft_wh/namespaces", map[string]any{"namespace": []string{"ns"}}).status)
+	for range 2 {
+		require.Equal(t, 200, b.do(t, "POST", "/v1/soft_wh/namespaces/ns/tables", map[string]any{"name": "kept", "schema": rawJSON(testSchema)}).status)
+		require.Equal(t, 204, b.do(t, "DELETE", "/v1/soft_wh/namespaces/ns/tables/kept", nil).status)
+	}
+	require.Equal(t, 200, b.do(t, "POST", "/v1/soft_wh/namespaces/ns/tables", map[string]any{"name": "kept", "schema": rawJSON(testSchema)}).status)
+	br.open(t, "#/w/soft_wh", "tr.deleted-row")
+	require.Equal(t, 2, eval[int](t, br, `document.querySelectorAll('tr.deleted-row').length`))
+	br.shot(t, "11c-deleted")
+	br.fill(t, `tr.deleted-row input`, "kept_again")
+	br.click(t, `tr.deleted-row button[data-undrop]`)
+	br.waitFor(t, "#undrop-status a")
+	require.Contains(t, br.text(t, "#undrop-status"), "ns.kept_again")
+	require.Equal(t, 200, b.do(t, "GET", "/v1/soft_wh/namespaces/ns/tables/kept_again", nil).status)
+	require.Equal(t, 1, eval[int](t, br, `document.querySelectorAll('tr.deleted-row').length`))
+}
+
 // narrowWindow takes the table and namespace pages at a phone's width.
 func narrowWindow(t *testing.T, br *browser) {
 	require.NoError(t, chromedp.Do(br.ctx, chromedp.EmulateViewport(390, 844)))
@@ -608,7 +633,7 @@ func narrowWindow(t *testing.T, br *browser) {
 	br.shot(t, "10-namespace-narrow")
 	names, _ := filepath.Glob(filepath.Join(br.shots, "*.png"))
 	sort.Strings(names)
-	require.Len(t, names, 13)
+	require.Len(t, names, 14)
 }
 
 // keyboardOnly opens a table from the namespace page with Tab and Enter
