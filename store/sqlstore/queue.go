@@ -152,8 +152,12 @@ func (r *riverQueue[TTx]) startWorkers(ctx context.Context, cfg store.WorkerConf
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		FetchPollInterval:    cfg.PollInterval,
-		FetchCooldown:        min(river.FetchCooldownDefault, cfg.PollInterval),
-		FetchOnlyKnownKinds:  true, // a replica without a kind's handler leaves its jobs to others
+		// River fetches again after a job finishes, at most once per
+		// cooldown, taking up to the free workers: the cooldown bounds a
+		// burst of short jobs to Workers per cooldown (River's 100 ms: 20
+		// jobs/s with 2 workers).
+		FetchCooldown:       min(10*time.Millisecond, cfg.PollInterval),
+		FetchOnlyKnownKinds: true, // a replica without a kind's handler leaves its jobs to others
 		// Finished jobs stay listable: a day when they succeeded, a week
 		// when they failed for good.
 		CompletedJobRetentionPeriod: 24 * time.Hour,
