@@ -17,12 +17,14 @@ source "$here/lib.sh"
 cleanup=()
 trap 'rc=$?; for c in "${cleanup[@]}"; do eval "$c" || true; done; exit $rc' EXIT
 if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
-  eval "$("$root/scripts/pg-start.sh" | sed 's/^/export /')"
+  env_=$("$root/scripts/pg-start.sh") # set -e stops here when it fails
+  eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("\"$root/scripts/pg-stop.sh\" $PGROOT")
 fi
 command -v psql >/dev/null || { echo "interop: psql is required" >&2; exit 1; }
 if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
-  eval "$("$root/scripts/seaweed-start.sh" | sed 's/^/export /')"
+  env_=$("$root/scripts/seaweed-start.sh") # set -e stops here when it fails
+  eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("\"$root/scripts/seaweed-stop.sh\" $SEAWEED_PID $SEAWEED_DIR")
 fi
 # Every catalog started here can seal storage-profile secrets.
@@ -136,7 +138,7 @@ record "${line:-Trino: 0 passed, 1 failed, 0 skipped (no summary)}" "$(cat "$tri
 run_access() {
   local kc_started=
   if [ -z "${KEYCLOAK_ISSUER:-}" ]; then
-    eval "$("$root/scripts/keycloak-start.sh" | sed 's/^/export /')" || { record "access: 0 passed, 1 failed, 0 skipped (Keycloak did not start)" 1; return; }
+    kc_env=$("$root/scripts/keycloak-start.sh") && eval "$(echo "$kc_env" | sed 's/^/export /')" || { record "access: 0 passed, 1 failed, 0 skipped (Keycloak did not start)" 1; return; }
     kc_started=1
   fi
   CATALOG_EXTRA_ARGS=(--auth on --oidc-issuer "$KEYCLOAK_ISSUER" --oidc-audience lakehold --bootstrap-admin builtin:admin)

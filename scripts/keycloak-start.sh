@@ -36,23 +36,37 @@ if [ -z "$JH" ] || [ "$(java_major "$JH")" -lt 21 ]; then
   done
 fi
 [ -n "$JH" ] || { echo "keycloak: needs a Java 21+ JDK (none under /usr/lib/jvm)" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-HTTP=$(free_port); MGMT=$(free_port)
+# Ports below the kernel's ephemeral range (32768+), so that an outgoing
+# connection (the background installs download meanwhile) cannot take the
+# port between picking it and Keycloak binding it; a start that still loses
+# the port (another test's server) is retried on fresh ports.
+busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pick() { local p; while :; do p=$((20000 + RANDOM % 12000)); busy "$p" || busy $((p + 1)) || { echo "$p"; return; }; done; }
 DIR=$(mktemp -d /tmp/keycloak.XXXXXX)
 mkdir -p "$KC/data/import"
 cp "$here/integration/keycloak/realm.json" "$KC/data/import/lakehold-realm.json"
-JAVA_HOME=$JH KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD="$(head -c 12 /dev/urandom | base64)" \
-  JAVA_OPTS_APPEND="-Xms64m -Xmx512m -XX:TieredStopAtLevel=1" \
-  "$KC/bin/kc.sh" start-dev --db=dev-mem --http-host=127.0.0.1 --http-port="$HTTP" \
-  --http-management-port="$MGMT" --health-enabled=true --import-realm \
-  >"$DIR/keycloak.log" 2>&1 &
-PID=$!
-for _ in $(seq 1 240); do
-  curl -sf -o /dev/null "http://127.0.0.1:$MGMT/health/ready" && break
-  kill -0 "$PID" 2>/dev/null || break
-  sleep 0.5
+ready=
+for attempt in 1 2 3; do
+  HTTP=$(pick); MGMT=$((HTTP + 1))
+  # --add-opens: on Java 24+ JBoss threads otherwise fail to reset
+  # thread-locals (IllegalAccessError on Keycloak's worker threads).
+  JAVA_HOME=$JH KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD="$(head -c 12 /dev/urandom | base64)" \
+    JAVA_OPTS_APPEND="-Xms64m -Xmx512m -XX:TieredStopAtLevel=1 --add-opens=java.base/java.lang=ALL-UNNAMED" \
+    "$KC/bin/kc.sh" start-dev --db=dev-mem --http-host=127.0.0.1 --http-port="$HTTP" \
+    --http-management-port="$MGMT" --health-enabled=true --import-realm \
+    >"$DIR/keycloak.log" 2>&1 &
+  PID=$!
+  for _ in $(seq 1 240); do
+    curl -sf -o /dev/null "http://127.0.0.1:$MGMT/health/ready" && { ready=1; break; }
+    kill -0 "$PID" 2>/dev/null || break
+    sleep 0.5
+  done
+  [ -n "$ready" ] && break
+  echo "keycloak: start $attempt failed:" >&2; tail -30 "$DIR/keycloak.log" >&2
+  kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true
+  grep -q 'Port already bound' "$DIR/keycloak.log" || break
 done
-curl -sf -o /dev/null "http://127.0.0.1:$MGMT/health/ready" || { echo "keycloak did not start" >&2; tail -30 "$DIR/keycloak.log" >&2; kill "$PID" 2>/dev/null; exit 1; }
+[ -n "$ready" ] || { echo "keycloak did not start" >&2; rm -rf "$DIR"; exit 1; }
 echo "KEYCLOAK_URL=http://127.0.0.1:$HTTP"
 echo "KEYCLOAK_ISSUER=http://127.0.0.1:$HTTP/realms/lakehold"
 echo "KEYCLOAK_PID=$PID"

@@ -25,15 +25,18 @@ nice -n 10 scripts/chart-check.sh --install >"$chart_log" 2>&1 &
 chart_pid=$!
 cleanup+=("kill $chart_pid 2>/dev/null; rm -f $chart_log")
 if [ -z "${CATALOG_TEST_DATABASE_URL:-}" ]; then
-  eval "$(scripts/pg-start.sh | sed 's/^/export /')"
+  env_=$(scripts/pg-start.sh) # set -e stops here when it fails
+  eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("scripts/pg-stop.sh $PGROOT")
 fi
 if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
-  eval "$(scripts/seaweed-start.sh | sed 's/^/export /')"
+  env_=$(scripts/seaweed-start.sh) # set -e stops here when it fails
+  eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("scripts/seaweed-stop.sh $SEAWEED_PID $SEAWEED_DIR")
 fi
 if [ -z "${KEYCLOAK_ISSUER:-}" ]; then
-  eval "$(scripts/keycloak-start.sh | sed 's/^/export /')"
+  env_=$(scripts/keycloak-start.sh) # set -e stops here when it fails
+  eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("scripts/keycloak-stop.sh $KEYCLOAK_PID $KEYCLOAK_DIR")
 fi
 # Tests that need Postgres, SeaweedFS or Keycloak fail (not skip) when they are missing;
