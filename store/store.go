@@ -258,6 +258,7 @@ type Store interface {
 	PendingDeletes
 	FileIndex
 	Jobs
+	Events
 	DeletedObjects
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.

@@ -342,3 +342,26 @@ func (t *traced) DeletedRemove(ctx context.Context, warehouse, id string) (*Dele
 	v, err := t.Store.DeletedRemove(ctx, warehouse, id)
 	return v, t.end(span, err)
 }
+
+func (t *traced) ListEvents(ctx context.Context, f EventFilter, limit int) ([]*Event, error) {
+	ctx, span := t.start(ctx, "ListEvents")
+	v, err := t.Store.ListEvents(ctx, f, limit)
+	return v, t.end(span, err)
+}
+
+func (t *traced) EventCursor(ctx context.Context, sink string) (EventPos, error) {
+	ctx, span := t.start(ctx, "EventCursor")
+	v, err := t.Store.EventCursor(ctx, sink)
+	return v, t.end(span, err)
+}
+
+func (t *traced) SetEventCursor(ctx context.Context, sink string, pos EventPos) error {
+	ctx, span := t.start(ctx, "SetEventCursor")
+	return t.end(span, t.Store.SetEventCursor(ctx, sink, pos))
+}
+
+func (t *traced) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	ctx, span := t.start(ctx, "PruneEvents")
+	v, err := t.Store.PruneEvents(ctx, before)
+	return v, t.end(span, err)
+}

@@ -76,7 +76,7 @@ const maxTxAttempts = 5
 // unavailable is not retried here: the request answers 503 and the client
 // decides.
 func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
-	return s.inTxUnfenced(ctx, fenced(ctx, s.withJobs(ctx, fn)))
+	return s.inTxUnfenced(ctx, fenced(ctx, s.withEvents(ctx, s.withJobs(ctx, fn))))
 }
 
 // inTxUnfenced is inTx for a transaction that changes no catalog state

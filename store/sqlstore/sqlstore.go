@@ -746,7 +746,7 @@ func (s *Store) swapLanded(ctx context.Context, swaps []store.Swap) bool {
 }
 
 func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
-	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && len(swaps[0].Index) == 0 && !fenced && len(store.JobsOf(ctx)) == 0 {
+	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && len(swaps[0].Index) == 0 && !fenced && len(store.JobsOf(ctx)) == 0 && len(store.EventsOf(ctx)) == 0 {
 		sql, args := swapStatement(swaps[0], s.clock.Now())
 		n, err := s.db.execAlone(ctx, sql, args...)
 		if err == nil && n == 0 {

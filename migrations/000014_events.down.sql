@@ -1,0 +1,2 @@
+DROP TABLE event_cursors;
+DROP TABLE catalog_events;
