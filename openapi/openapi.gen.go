@@ -98,6 +98,27 @@ func (e JobState) Valid() bool {
 	}
 }
 
+// Defines values for QueryEventsRequestObjectTypes.
+const (
+	QueryEventsRequestObjectTypesNamespace QueryEventsRequestObjectTypes = "namespace"
+	QueryEventsRequestObjectTypesTable     QueryEventsRequestObjectTypes = "table"
+	QueryEventsRequestObjectTypesView      QueryEventsRequestObjectTypes = "view"
+)
+
+// Valid indicates whether the value is a known member of the QueryEventsRequestObjectTypes enum.
+func (e QueryEventsRequestObjectTypes) Valid() bool {
+	switch e {
+	case QueryEventsRequestObjectTypesNamespace:
+		return true
+	case QueryEventsRequestObjectTypesTable:
+		return true
+	case QueryEventsRequestObjectTypesView:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UndropResponseKind.
 const (
 	UndropResponseKindTable UndropResponseKind = "table"
@@ -470,6 +491,18 @@ type ErrorModel struct {
 	Type   string    `json:"type"`
 }
 
+// Event defines model for Event.
+type Event struct {
+	Actor   *map[string]string `json:"actor,omitempty"`
+	EventId string             `json:"event-id"`
+
+	// Operation Any JSON value, decoded by the server with apache/iceberg-go.
+	Operation         RawJSON `json:"operation"`
+	RequestEventCount int     `json:"request-event-count"`
+	RequestId         string  `json:"request-id"`
+	TimestampMs       int64   `json:"timestamp-ms"`
+}
+
 // FetchScanTasksRequest defines model for FetchScanTasksRequest.
 type FetchScanTasksRequest struct {
 	PlanTask string `json:"plan-task"`
@@ -717,6 +750,27 @@ type PrincipalCredentials struct {
 
 // Properties defines model for Properties.
 type Properties map[string]string
+
+// QueryEventsRequest defines model for QueryEventsRequest.
+type QueryEventsRequest struct {
+	CatalogObjectsByName *[][]string                      `json:"catalog-objects-by-name,omitempty"`
+	CatalogObjectsByUuid *[]string                        `json:"catalog-objects-by-uuid,omitempty"`
+	ContinuationToken    *string                          `json:"continuation-token,omitempty"`
+	CustomFilters        *map[string]string               `json:"custom-filters,omitempty"`
+	ObjectTypes          *[]QueryEventsRequestObjectTypes `json:"object-types,omitempty"`
+	OperationTypes       *[]string                        `json:"operation-types,omitempty"`
+	PageSize             *int32                           `json:"page-size,omitempty"`
+	SinceTimestampMs     *int64                           `json:"since-timestamp-ms,omitempty"`
+}
+
+// QueryEventsRequestObjectTypes defines model for QueryEventsRequest.ObjectTypes.
+type QueryEventsRequestObjectTypes string
+
+// QueryEventsResponse defines model for QueryEventsResponse.
+type QueryEventsResponse struct {
+	ContinuationToken string  `json:"continuation-token"`
+	Events            []Event `json:"events"`
+}
 
 // RawJSON Any JSON value, decoded by the server with apache/iceberg-go.
 type RawJSON = json.RawMessage
@@ -1196,6 +1250,9 @@ type MaintainTableJSONRequestBody = MaintainTableRequest
 // RemoveOrphanFilesJSONRequestBody defines body for RemoveOrphanFiles for application/json ContentType.
 type RemoveOrphanFilesJSONRequestBody = RemoveOrphanFilesRequest
 
+// GetEventsJSONRequestBody defines body for GetEvents for application/json ContentType.
+type GetEventsJSONRequestBody = QueryEventsRequest
+
 // CreateNamespaceJSONRequestBody defines body for CreateNamespace for application/json ContentType.
 type CreateNamespaceJSONRequestBody = CreateNamespaceRequest
 
@@ -1591,6 +1648,9 @@ type ServerInterface interface {
 	// (GET /v1/config)
 	GetConfig(w http.ResponseWriter, r *http.Request, params GetConfigParams)
 
+	// (POST /v1/{prefix}/events)
+	GetEvents(w http.ResponseWriter, r *http.Request, prefix PrefixParam)
+
 	// (GET /v1/{prefix}/namespaces)
 	ListNamespaces(w http.ResponseWriter, r *http.Request, prefix PrefixParam, params ListNamespacesParams)
 
@@ -1846,6 +1906,11 @@ func (_ Unimplemented) RemoveOrphanFiles(w http.ResponseWriter, r *http.Request,
 
 // (GET /v1/config)
 func (_ Unimplemented) GetConfig(w http.ResponseWriter, r *http.Request, params GetConfigParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/events)
+func (_ Unimplemented) GetEvents(w http.ResponseWriter, r *http.Request, prefix PrefixParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3045,6 +3110,32 @@ func (siw *ServerInterfaceWrapper) GetConfig(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetConfig(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetEvents operation middleware
+func (siw *ServerInterfaceWrapper) GetEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetEvents(w, r, prefix)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5507,6 +5598,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/{prefix}/tables/rename", wrapper.RenameTable)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/events", wrapper.GetEvents)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/transactions/commit", wrapper.CommitTransaction)
 	})
 	r.Group(func(r chi.Router) {
@@ -6727,6 +6821,46 @@ type GetConfigdefaultJSONResponse struct {
 }
 
 func (response GetConfigdefaultJSONResponse) VisitGetConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEventsRequestObject struct {
+	Prefix PrefixParam `json:"prefix"`
+	Body   *GetEventsJSONRequestBody
+}
+
+type GetEventsResponseObject interface {
+	VisitGetEventsResponse(w http.ResponseWriter) error
+}
+
+type GetEvents200JSONResponse QueryEventsResponse
+
+func (response GetEvents200JSONResponse) VisitGetEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEventsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response GetEventsdefaultJSONResponse) VisitGetEventsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8386,6 +8520,9 @@ type StrictServerInterface interface {
 	// (GET /v1/config)
 	GetConfig(ctx context.Context, request GetConfigRequestObject) (GetConfigResponseObject, error)
 
+	// (POST /v1/{prefix}/events)
+	GetEvents(ctx context.Context, request GetEventsRequestObject) (GetEventsResponseObject, error)
+
 	// (GET /v1/{prefix}/namespaces)
 	ListNamespaces(ctx context.Context, request ListNamespacesRequestObject) (ListNamespacesResponseObject, error)
 
@@ -9358,6 +9495,39 @@ func (sh *strictHandler) GetConfig(w http.ResponseWriter, r *http.Request, param
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetConfigResponseObject); ok {
 		if err := validResponse.VisitGetConfigResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetEvents operation middleware
+func (sh *strictHandler) GetEvents(w http.ResponseWriter, r *http.Request, prefix PrefixParam) {
+	var request GetEventsRequestObject
+
+	request.Prefix = prefix
+
+	var body GetEventsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetEvents(ctx, request.(GetEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetEventsResponseObject); ok {
+		if err := validResponse.VisitGetEventsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10508,168 +10678,175 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L19cxs3kjD+VVC8368sVc2Q8lp3z55cV/U4jpN1NrFdspNc1TK1C840SURDgAEwpLkuffen0I15JWZI",
-	"yqQkJ/nLFmcGaDQa/d6NT4NELZZKgrRmcPVpsOSaL8CCxr9eJAkY8zVkMONWKPnOPXUPhBxcDebAU9CD",
-	"aCD5AgZXg/+NXycwAT2L6bu4+nAQDUwyhwV3H9vN0r1urBZyNri9jQYvVZYv5DciA/M3GvTq0yAFk2ix",
-	"xM+vBlbnwNZzkMzOgSWZAGmZBp4aNlV6wS1bgTZCSXbJFmB5yi1nXKYswbHHcupGZ2ff8xuYqyxl8NGC",
-	"dB+cD9nPws5VbpmwEeNMw285GMvsnFu2VnmWMi7NGvRYrmqDn2WKpx/4JIOIJRq4Bf+HhpkwFrT/k7NE",
-	"LRbCMqsYxyGse8CUZkoCzZIvZ5qnYBj3D61iq8tzJgzTMM0NpGwt7JxdXlyM5Vc8vSYQX31MABHkJuVG",
-	"SY+L2OMivoxzafLlUmkLaTzZxIS4aCwnMFUaGJcbOxdy5maiRaQOMILYQvoccWgSLtky41IKORtLDTbX",
-	"0jBEA+EVVzHnK/D49j8rmW3cWmhaem0sDciUCTscO7rYQUpEGjHSxg4qep3CYqksyGTzd9j002rt3fjv",
-	"sNkx8hu+ALPkCZSDNomzfM4yWEFmIgY8mbMfr7+PQSYqhTRivyohIWWTDRLwxcen3zAD7rhZpdnZ///0",
-	"m/NhgY0lt/MKVFkMPogGjjSFhnRw5c5DP9Dv+Azei39DExG/5aA31eBL/1IDAQshxSJfDK6eRsW4QlqY",
-	"gS4H/qBuoGIHPMvU+tViaTc/8SyHArquCfHjHSh/p2EqPnbg+8Mc2JprmKvcAHMjR4y7o+LoElImJFMr",
-	"0FqkYIZLHMkhfrR6OkqUnIpZB6rp1QPxjMe8ieTmqHiiDxz0JwHrvjFXAtYHDXnrXjZLJQ0ga3+ltUI2",
-	"myhpQVrcxuUyEwky7NGvxmH6U23E/0/DdHA1+I9RJTFG9NSM/GnFQa/9NDRpc+NeyA2bcpHlmnaMS+Y/",
-	"ZeC+ZROVboaD22jwfcFcjwZjOeI1mDyzIfDwcY3DF/+LM0VTOjbJJ8bJnqnSjDNj+QxSzzrxBBOnIRx/",
-	"4LMmfFu74lfqtvuoC3UDdq/TPS2Xiej+6fLHSlB8tXmJ/PreySMg2YbsxUI5+WQNS3huwBSybiz3E3ZX",
-	"yHBJrArDzpQmFQJF3FiSgF/wG2DCnm8pExEKQPdBoRakImVSWZZwrTdjGRZVV8wdyCF7o0i8rnmXfLVz",
-	"GMsFGMNnxMqcEuD1G5SqpOSsLp24dCjzSEX9zBgxkwDbHPJGOBFr2CQXmRWSnXH6bywkW2ohE7Hk2ROD",
-	"E55HTIk0YWdcsrevv37JTD75FRJ77iCdaZUvq0f4J9L5UqslaCuInbj5AgRe8KsQi6t41z/oc//yL6XQ",
-	"UQiGG+VFngr7auUJsTk1T2jNbRSMBz+8+vC3t1+zkVa5hdGSWwtajgcRGw+EMTnE1gmi8cCtczxYgUzj",
-	"REMK0gqemfFgEG2vhyMERCWDq0HKLcRWLCD0bgqJMB42kE6g/oNEJbjFpiAF/scxREhr666PYLnIttf2",
-	"fq60fc7GA46a9v84GinWUfspXmthYTzwzMqtMASnCG9dSSch3BqV6wSuPKk4pMJwNkRCuuKZSFC/9dR3",
-	"BTYLzetPVNwxvwaaJDS9I5irUgUYSTOUZuTIx0HiTziRD1NTxtmCSz6DBRoNjhpC4BjLbW62Z/vbhw/v",
-	"GD10g9V5wZn/22EWkdwmovNBUIWq075we8LtoIGPOvajgsRrKKkRVwl4SS6hE/SSW56p2UtUf7YPUQpT",
-	"nmdkA/I0FW4+nr1rvLOFsK1JQKZLJbwpKSwser/jWvMN0V+ljN/AJs7EFPBMhT4uFbvPAbW1BeXq68MH",
-	"sVgaqq/lVG2jcSogS2ORBhFQEsA2Bpy1FBdMJQA+Pjfi3xALGU821s9WcCEh7X9dBigtGhSKy24WXL7Z",
-	"hCaqrSkIxy40LfMAz0alyg3WsdovB4sOiYnSaZyoXNq9xmsTX4mL6M6b0IKif0/MS9Q+vKa1vTlkwSNI",
-	"zR3oU/HaWx7YHr/oReFr6hvumq+/e//2DbJlyZdmrmzchLLv6xozaGO7sbgwnhxyvKHQgSGB7H0qyFHV",
-	"BwmO87p6/e5oyJdO19j/i9a6G7NWo+3EgFfWt1BQWA8HrGDLmtrNlLY/qYbpg11zaUhodu4hGgRxMudy",
-	"dhCZb1HHFqW31tCcqBtoMtl+PxS3g8SWtD8vuUyFe/EEfGiqQmyoX/akkIGDK15BYpXegx78Qr72H/5E",
-	"332OuJkKbWys1dprxnt8QibxgXrXwZLLfWLd/h60nOIb7U5w03pSObnG/EcyX0x2SMgGzB2ysIG/qElH",
-	"7SW0watQuYNu+2XoHY+cBrTYDuJHy4LR4aehfT6uBC1h7EdQ6zxsn26uUyF5JuzmGFqYmk4N7EvFhx/K",
-	"bmXZT9weNGossB9V7zIuuyVtUnDIu1BFxV4DdLHgH+M2k91Glnvr8CNco7o9mVhb9LeBC0ES1bHTj+Ti",
-	"fOwvZnbyz8cvSe7NcGntVNuOOdxaQV9pGVfr5LNVcGwHesuhyLN1BD5YTb3XArqO9yNfwbvCDdW7BdtO",
-	"swysBW0iloqZsAa96EP2Txaz//ucccsWylj29C9/ZQVJ9BsCnZ5hgvJa9VhrDcDu7KLeAUG/wdh7Djvm",
-	"jwZLri26t2KzhOQANeJu1BHtGc2p2+aWzyCmwEZtCROlMuDSvYFMN1Y63W25dBkSiJ8SuO4t6DWg7rgD",
-	"94XIlYB1Ecg6Dp5aYzbW0o3DnwuX+qNAZHiBJQShZXzNLXfWX83d9Sgsy31lZ9+aOpypPkQbG8sPMjYe",
-	"xl1aMrU+//2eK9jC1B0sWqO0Jf7UjEPVX1lC0vFwXyf6PmZrMU2QBJxOCOlb+iEg4vBxfEh0Ej4uhQZz",
-	"0Dcdkboi+lsEOYuMF8xSCcU1O/lEQxvaXxNf5noGsY+fQRrOGKKUtJliVqkqlVCDOzxCSQYyrSkipQwL",
-	"hetq8eoiNcszp9pONFC8DWPnNpeqf9d5P9hy7jdU6se1ibV3+XQqKJePzVWWCjljnLUMm3j1lE0yNQnR",
-	"y/1a5R2RlDtb6K+mU0isWDkleCUymIHp1uOX5TuHOuGqKHcf23sPSa7xXG07ZMqgcA2I4IIyMRMT4Rb8",
-	"RoVt4TRMIzewqQQnU5qVbJxhaMqp9BhDHQ6uZJ5lUeD8+ak2IULxCTC7BSdCWL0fXOVvOe4p8cwewQn+",
-	"xS8m1PjoZOf9CMbGPvXLSUwx+0GlkO0k7jp/xLyJnowCyq5skvR2JnlESdrkQKa0MzWdgkS+idInYiI1",
-	"7viseJaDGQ4CS+g+CoVveptRb8NyRcmJkwyYySexW3uRvOJGjTBbpUzLVmM50Vwmc6YkO3MvlUmQK56J",
-	"FPfuifFLM5gUt2/+3TnleYfSbZKbw3gl/b07aEgI9O9HtPEhavkGbDJ/n3D5gZsb02nyLDMuY8vNze65",
-	"q1f3mQ/zM4O6yvWr9x9Y6PXnDDIKKzBumJDsXeaeTzJwL9I72+l5pJUcaPBsM4sm+zOJX+tRhiwxd5D8",
-	"DDGyfXIceJrGpbqwP/xNSyywCjduya7uhPUu6RVUHRZqBXfxXN81FQNs3NL+DsBdQLc9SbBqiyC+Bfsl",
-	"O2K/1TyU91rqejuTJ++mVlbj10YLwRfM7t5WtoqCg17ir8R3Gxz6PjT/d2oSOOB6dqA8d2zX2XVPDFNr",
-	"ybie5UW2zNaU3FpYLAO8+wU9MGwCs1wyo9iU66Du5Ic40Gj3OeSHGfoOc/uf0+/UxK+CakSC7N9ZTf8+",
-	"EI69kxk6k8kX/GPs8dahp7tFpHl2IGTGev91maW94iLzToxySCdVSZlzJyLHYjjKH9Ab/65DJ9r/FJlM",
-	"IKPvUmGcsdmR5W2LOpd2lrM0Q8ppLlU3Kg6cA/tVTagYReUWS2mExSID935K3g2Qv+WQQzDlm5KS8rzD",
-	"oVNmVu/WeOr+EMJjdTxaOxbRqSwpskHOrb3rOOgNytw+9Afsee0Ib5NRyaz6116tk9w9nSzqe2EsFWsg",
-	"S+nmkrx6ae8DW1aB7MpEqw/eCWVZadEDJawOA7Cq3ggwEwkfbbzkM1+OgaI4z+j0eUbdvwsemq4V1SIB",
-	"3Sv6DF2wHmnYtQO1abrAbXh6+yCm9w5Tv0oP8in2oYCoa2Wox/SsaIbP914QqUW7MO4H7YLpOzXpgehX",
-	"NTlIbp4ErQhEF/ylLmr2UGz3X0tDxT36imoAda2rTDvoW9fBcNSqavbHRQnKTlqrDd61rmvVy4a0OshA",
-	"V9lupk9DdsGDnoMegKq84/3BCmQgH52E6nB1ra2MZfesr1R09l9eOexO1NcGD8KoePqyKhXrBtJYpX2e",
-	"RfHy3tC+p2+reXZCHZqtC/x6PXUoLu1rzfZPnDhRWUF0zzjsrVFo1Wc/Zrx9bjnGD1xIy4Xsz45K9SbW",
-	"uQwnEFEMNVZZCjq2cy73V/E1uLnjjNOkO9pa7AJ+hyJWaY9NK87rXT76fJbqDdO5ZHG9cQrVoE/gPGIa",
-	"Mm7FCjvAVBZfgW/sW7F/fupuvKZxLU23eSL2MNS3/AJYydyPCb9kehXL3zfMWL5hZKxiXMIt3IkIh6lh",
-	"cOb9Dr0Gky+6AfqGetRMGZcMuM4E6Ii5SbTOl27P3Eb57aXGLcIwJWG4OxQdxG7UopU2gC0EVhsYOlpv",
-	"7pYp8Qap62ctLNSiwQETDx9mHVl9tXKTJkpfrUBvqFEDFV5PeZZNeHLj6Fn4Rgm/8hV/YhimBuoGSff6",
-	"BlvB68Di1lxLIWcBuH52NMeZpLOFM5NPRRh/xBIu2QwsW2slZxQD8+EzyzeGFfg4Px68bZIpMF6ht7ai",
-	"EAm0Qj8ld+3zebZTSQzEBqQRDi8djEI2yHjvGqbMHpDyGTnuHGu1Ns0snn2C0JD5nKj9T8Hh6zGWaxvf",
-	"6TtrYsyRODBGk7utKebbaiFTT0/aRRg7woyBt9mIgo/vfM8vH1dkr3gyp1ZqtehfEZFEf6SPXAoa7QM3",
-	"N+ys9Hpgyx98YywL94kPmteTIN1rKte1Fm2YPo49teoxtbEsZvbTVjGziPnGW0XDLQN6BZpC0V9mbLSr",
-	"S8ed4qb1bhf9Op9/L8h/6g1CWowFQ/9dMFdu33hvXaMzZVAre/BgBhINNp6BBF2qD4emm/mMv2qpoXHb",
-	"i23D24vXl01j5SAU01MCaPvwm7laS6ZkAs8ZfKTiZCZS6vaH3zBu2bu37z9g1zTFczsfoa1uBtFnlVA0",
-	"EdYEM4yMVtz+jr1JiuO1HbKTG+aeUE5OxFIIMA5iUnzJkzmMCj1mppwy8DGeqdhP96tRcnjN1z/4FBQ3",
-	"b70bZKcJtJ8+23kG1Ap0Wd62I4HV78L2jCHsF9D31lZ8FvCfB91CreCtXs554eDfbWK2jRJMW8R2XYHk",
-	"32hwuOF5ux+ke9uTgXy1PsOubYQFcgzdlva+oRDQLrvJaQ70hjmmwdqihAYMLaC3LakDLKdrcES2wyUB",
-	"xgpZEvOB7s79Ui+2PmxL3qrVUwVMeEFLpe0PYLVIzJ3sAI0jxPvl19VfDoKjMjhpFV4zcyMEQpXV0mUJ",
-	"YlyIoT0/ZEW3POL1UdVbNGJlrCIq2/aO5UrA+nmtAyl+6ltCZhmb5LYcqvyenVFvWGwxOJZVDMQPTCWS",
-	"bmRDX5EnpPUopMAe2nvvzlUWB2QFIEzBndnypR7F/+k7t+7Ozyw6vPpJQiC2z2VnxWs/XveMr3WmgvW0",
-	"Q/xRplotd1bkHmffb3sA6JJhD1wQ1N1dcg/U6qbCFvbRP1J/+4/Yc6dqV13C3NOoZKFW7WDIbt/Efq2B",
-	"diVm9oDb2XdKGOOAOjDd1Wlf6V3WmH4G3RUjVABEJfyh3fu5zl+7q26b8sxpPFejUcTMs6vRaJInN2BH",
-	"w+EQm7eaxk+D6KErdndUIbvPhW+suK1yFp2i0dWTUD9L6uZpyJHrTTWxWPoU+Qg9vRakjyoIw5ZaYcNS",
-	"ebYWumi4O1VZptaovr5AE68511IrqxKVnUdsmeUG36s1FH3x7vVYnv1rVP00Wj391/mQfaVSUcQ7sFtw",
-	"OWx5A8Cq3ok5Yh6l0Vj6E4aSv56tzbimCo6UccOmGqiWhizYOWBL/7Rlw45lrxEbMaP8NQTyRmLuK/Yh",
-	"ocndXAY945xdXlz4Yg5hnW5V1Z2E9sbx+6KifXAxfDq8QNNiCZIvxeBq8Gx4MXzmSILbORJZE4MjnqcC",
-	"OdYs5MH4XhhLW4HvMau5yJiENRjLsAPUFQOMRixyy62Qs7JrKzoT3aOxrMLB2Lp1yK4J18ZvcEz5Q0zJ",
-	"uheRXau1YdKNMZa4ft/1O2IT3POIYdt7RsfJqXjoOnE7Tq4Or8i5s4An43Xql1TLv0PUVNdx/GMr1vKR",
-	"J7bq5hyx7a687KzVlbe6ZKDdl7/WbranMX0bhmufGM58l32ab0wC/2o9HxmegSlaE5cK5NV6Ph50wlIr",
-	"aDwAFEIHkW4Jx3ZTZ4emr199/+rDK/RsfSLAb0eVQj76VP7/tgfKsinvATC+ldmGUb4i49YhhU8teNZ0",
-	"/c1L9uzZs/9mViyga1YjZAsx+7kk+iDxd4HsD0QurcjuBERIjlREPmpdLRHYZIJ4CZot+QzYmW/dy55e",
-	"XERVX5mLi4tuSg9eecE/+tyAi4uLqD9V4JfWVQp/ubg4Xu/+jhTcQLP8txIIB2rqWSBt55AqGhEtXdOV",
-	"8I98jj+mhM8MNd4qmPDgF/d7iysXOZE9THnCk5uZVrlMmXubnXGGxe+e2DlzxgMJI/z9uoj4RWw4HJ6P",
-	"ZZ2L+/iQnYPQ2IUb3D77KosyLETun+LBEzOWmIw9ZN85AJzMLLLhmSBWbqseoUV2vXeD0yU1dNmA+31B",
-	"QjiXhUt4rfQNaJ85sGEacLfZ2b8KpQTFxFjGcfHmm39FrHxKPzoF4RshhZmDR5OD8gaWxdUSKd+M5VlZ",
-	"UXAeMc7WADfsrKwsiFhZWHDeJbrGsim7OuSOw9O2wAmdn8oLcBDre1EoPYTrmoslEyvUhRxVLN2iuGFU",
-	"+1CWP5xJgNRUH3Ueblsr2jiEJ+MGEGUYIDLD6lz4uMywbLj7Rpui6KGasjQXHqicZCvSt0FlzfHoQZfc",
-	"/FVNyA1GkpOaVSA2O3FdFH30ofpz+T0e3981t29koO9g845KT8zemwnSfUy+uE7E8RWBGmDxpeOTDv3P",
-	"GR3bPlU6yIyq7O9tlnQ4Re3xRXVP1sn3O5DZvmPXa4g9Q5ujEIZkSZwflSKiwVKZwKZTezDDeM/GD5kz",
-	"0+muPOwXY2qX9Tkj1MH7nAn0u1ME2qfUJWS24nVxwho252buXnLiMCSxWr0Jq7szvlLp5mjb1dEB8bbp",
-	"5XCS4XaLaJ4eDYpgNkDo8qp5bSvqFw7dG8cgw+m2CmL25YDWgH2Oe16kHci0sJaNdWqi0jdCzrYZBQ3V",
-	"pIHGFlyG3UhNHPk44pHPkOebTYC/BdsD7cXxCWY3lXh+UqH/6MwkoE9uX2940E12v+xBgiNKsmnfaHos",
-	"CLqY5DUsM55Ane2xguthN5gsxTs/iyvFPJ3jZVQpy2WKe7GD7q9xaeUmv6fUmfugpz0YkIS1X3HU5vCn",
-	"Z0O1/ltBxcXTvn+NNolnWSmsnCUonWbig8cRRYnBbZrbF6XRmOLMoZULCdqJZ7w0Fu+os3NloHD3SjYB",
-	"NofMf2xQux6yF3Izljy3c4fIBO+D8zAs+IZxc0Ml3e4LyKZENl6iGr4xTNKFcmNJr63nYOekEVRwM/jo",
-	"VDS615bVJiNbd1o4P0tcOFHrQB2yFwXZntEdedKoDM4ZpnniTnpfkZpOQRMchbs4JKe/BRtoorbLsblf",
-	"GB595ztskwOu3Dyqsdu+EHbH7a94oSQ3rHELbAuSevTyAEg+lCk5RbTBDdQ3yWAH6zsZn+lrt9ctyYrT",
-	"7Og3YgabT52Y1ZRVmkEuQyUQ7p3CbdFj/5yHDSAsEx2c2BJp1qIGMFytJCpMuhPZGiHtHtOITqnY15uG",
-	"76XTHw/9VLkbpmmknPtT35GYR5/cPy3NPaRul5uyj6ZdrqSooUJPrpOF/ig4PajWlOKelPDwGu5vc+9d",
-	"xdYq+2wVu04mo1aXkiCiWy1PTs3MQt1VAnvw85yyVJE0hfHUB87k/AK2pYthvkjTav0n4plVl5l9WGUf",
-	"R6ih/R55W51oR5+cfngb9FeEuF4LufustJoNOaBPAHr8NBYFh7mzOn18W7+xp1XLmE4eRF1nTs1+Wr1t",
-	"erj/k0L6fVH8prmWb734rvRvhnZxaYE+pzUKZxSvRYJnXiqLhdYYl93Sel+kKTX0OQ338s2CPpd1VU5t",
-	"XN99si8impGGlbrZ07F1vA2/xllNmTd/dnlxWWuh71CTKqA9xnwoYQOWDY3yuLeZ1kcs20F7ahHVbEDT",
-	"ycWqXjan5mSBrjmdpmEJ/D2ahT/XPDKnsw237sG5ZwOx1mQoLEqq4pP7MxUrWt1bc2ru1j4HsLmwwnI8",
-	"E5acqVJVvsCjhz67LMaeVTzEln+RMZot4hkVLZmWWhV3k3RtgK8aeuffPKXxXl6u1eFwRAgoKU3ltkzn",
-	"ffxbEg38JRjNVb0Ha9jcZ78XKWoL4fQ7v0Gslj9btucpt3Msz9xUzDy7YhpmeA0CyHSphLQRc0DHmIAU",
-	"8yQBYyJmrImrF5zuEHMto7GEjxa05Fks0ogZAzFdVOD+dwObqAZGnIkpWLGAiNGo7gX3WZFkEFc/n1NW",
-	"go8uY5UAzwpfVK3A+wY26I8SZiwpKqrB5toZqYHAxvsgTR5fGjXI8R79k/2nwBEGpPdzGPo5Sfn/21Gt",
-	"IWpn9K98/YlhRk19N3tIt+os2Vklh4p7a8Yy8+UOw7IJvkfB/7jBziPWTFzFzFTMlWbCmrFsXjU1ZG8w",
-	"OlBUMmfC2CI4ULH6jnTNZpfYY2RJfZHJcx3NcnckVBWbTmVH98+71y0V9igydfskjD6J9HaUY6nmfgbj",
-	"3QAL+3pEehzT8yusoGE8cF7LkOaEJzdRFV0o767BtuhjueYmKrMrDGZhYIG1F2VKApuJFUh2Vpq05TtO",
-	"HFh+A/K8fV4JsVsnlpI7sL06aeVjeYY3cdJf58UHtaL+SqMdssuL/64M6yYEEXNWNybLbV1cF5ZSVKbr",
-	"Wz6fRkA1S5FvvZw60ZFvlR0H/fugCT10uMnxtH4YiRQuKRqRrBl9wn9vRwvfZvLER3SHRKiKcPfNm8X6",
-	"6CppNnx6X9ENiFVnkCd0/orGZsaXK1ZZgbW2mEpmm7HEDpEapqBBJs4UpFJJ+ibyjcOqYaqrafyVW2O5",
-	"4FJMwVgTseK/zElbcx4xIY1IIdC5hJJR8Z4rUgcnG/zI34EoNM6xGbL35VISvHMIm0ViloxTaVvNS8sU",
-	"9qs6SsZyLgyORh8MF/xj1fvN2UgLEzHIDLD/ZCnfmHNGL7JcZmAcd9QwHUvUqbGyDMtWiL9tsLCkyFBC",
-	"vlF0RS30FS4TcPObscSmjf4usArWNnhCluCZ2Kr4BmDpAXx6PhzL6rpNN7cvvCnLzMBjqrb3qa8NEhar",
-	"UflY6lyyxOmUc6XxGE+LYhmfROPshSHzjV5oP3FAquJxWjylShV8m3gy3UddSYiSWdMD92OIkzZ6wZ6I",
-	"lQab5Z6Yo4Z73AYZKye3qO9s2ti7WlfbspXtY2a5/uKsdpej3x33rWqk6TCSDlTnxSW385nAVAnveFwm",
-	"5I1jnvS7yi3ySWHPWxxbGWDISxYqFVNRnfOK6Y1lWbjzDNkX4zNVq99hc5Vr99s58X1/cCumb66YVGNZ",
-	"sJyKjUdsdcky4NNSDpBBWkgCRpIgKlVCal5Z/R1nasZAWr2JsOrLMfjE0I23ShecC2l+4xc9HMsXrCD4",
-	"M1LlPJs04FDjOdKUO3Zolf/svGJRY1mgr2RRlxcXldpHgqhavd+9ag/MWBYbF7H/vHhGn/JKuiXccT82",
-	"caPw9KrEqCjVV5Sr8ii8cau32al8IV3d3k7MI7t7t3W4R4iv+F2bYh3sGZdpVElrTz6FFpMen1uuno6q",
-	"PkpdbtWX9MYRyz5PafC/JOekBzqAe/8Co4XntNbSY1n2FT6eI71oIlVgPNBMoDeqV93ecv91bp0uH01p",
-	"Lg+zxx132gQ2+2vUwFkyF1mqoazhJvjrbdfc9qtljInYx4wd1W+xuT14+5BQtuV3KOL5ppb5fdgsr1NY",
-	"LJUFmWz+Dpt6geOp4qa1ezYfJG66BUU/p67I5IhR1AZhdHOGuoLaG0jVankKEtgnGNvEjy/QP/LBCXNH",
-	"xdNy0T8ULc9OSDjBO2J3Ug0GjKxhVVerIyNnDjzdxk4J6Sss9Bkcvp2+QujRsMDDTaRf9jtZo9alufcK",
-	"Yhdfp753tb5pj5mx7+wpeM8sfnfTwD73he/JFxUZuXiVPfNd+R6A84+KdpOPhzobHcuPQ5q7oavdovk3",
-	"7KW2z0cvMMr/NWQwQ/BPexCCndz3J/5+YipvU3MkeLnPFz9d/ihNvlxixdtXm5dYt/mZBEx+ssOJN8bG",
-	"ro+Ogn9yUD1m3hpqr39MikIEfB5JYDrE/hThKajP6qU7J39/nV1ad2mGlEfKMhFVdJeivsc6tdEjOX9k",
-	"hf0pP0K26Z/SoyMqs8sGPi45BX1fjWaEB/rAOkwu8uUf0XquHfZOy/luqOo4DXc9e4hh6otbofj1NH6j",
-	"JMQ/cJvMB3doyFCGnRsfl432MuqsMzWBznhdAuCAo/Wsf5uFYbmk+HPKsFMrMvpXH/jMMf3G4oeP46h2",
-	"uRhwyQe6F2y9+cgXKtPuHHkNWfgPLQFPJcgwe+OOguz4EPQ763yqScZl6u+bxSZFRZRzOIg8k0Ig3VFt",
-	"gtFmIrdfroQd1S9Z7MyTfgeaTbgBhkFgCpcLa6hNay3KjnlGvMzkqppzJrnWIG1Ha5Mame4XeKzfuRls",
-	"Od15Xd+pFf7aUvqo8KsGMn1u25y3sPmHY5it/Oz6fZ8Ys6X9Zf4KAXbpc/SvvAuPGbUoMGiYmo7lpIXn",
-	"2r2iHsW+EgTrPVY8E3TFQpkfM5ZnlxcX7Cd6IpR89TEBBJDGotJlupz33N/MgKkR5ZUQlGYY7FiJbKiX",
-	"+B9TMK+CkwD/HfD5B+a8i6W/MOC+vWT3f0A1tUFsSRGDd66UrdybkqSWvetztsw5m2z8AcMbXGgIZJ43",
-	"AEtfeb42T5hIDTv7p1brf4qULbgFLXgm/o1N0ct8eo7gPDFj2ZhZ6fbEbFuB98cck6kwtbbvhJcb/bgP",
-	"eAHmn+f7uOc7Xmb8j3DI3Qa0JS7l4Iyl1wAr3XCttJ2zqcpSIWdYrsOEtApLb0jD9EndOPpYVkFbuqt/",
-	"WNdchx7ZmCVf8o+x3PGmBuuIOsYjWyQ+VpmNz8fecq+yMgOH/F3GZeOIn/Jo+FncnDtPB5cpqTO+DmpN",
-	"11wWnGuRG4vs66HPSfNG604PVr3V7F5Wgjt1r9OHy1trwty3Xe8DVdUmUUtsQlbL/z1zh2MJuizDdus5",
-	"/4OYCXejrq5M/t8b7+Vp6s2PhVoBW8+xAU+Z3m6eN24uryyUDPiUPlTKVvYKlc2gfDWMV3n23VrO47dg",
-	"/rRdjsazF3Sx9JdzrtrJALXbsU9WmhC4gfuzuo3hgBg34kkCSwsPLbkl3vLuS0EgEzMxEZmwm04/YoOf",
-	"XTU6lRfVR1B0fK4lUEZVTRJqde59d5hfv2U3sDGNNiUrkKkha/ClWoB9YhiByd5x/VsOlpifHksCuOhV",
-	"4S+GJE8OE9ZXrU3x8m6sJXcccc21xNpzNUV1aix5MTwpVXj/FyuG9mI74RJvy1xrFVYh3+AQP7sRXtXQ",
-	"eEJO1DFjV5NCJL0/9Yyes/Alm3jvUSuIsZLMOGJ1i3F0zs7MRiZzraTKzRVWw+VY0+zvnyPvqXt7LOfu",
-	"JY2FaRZ0xAxkkNiIJdxAbNyRdxQXsZrvPsKTK2RCF9nybCyN5dqOQKZx7T2m8RI+dwBzN1jxhIh5yF4g",
-	"CCzjeuYONhZVV9rOE8MsNzcsE1RfbNagDX4RW7rEQLEp2GSOfGAs8f/vEy4/uKdD9nWP+7isJKLVQlq4",
-	"kqjKGevFi55Bbh66ScH7+w04Zva/sb8oNyYPa4xqyhVzsqHL3MRddSAerG/dX0SwAec9leW15sR72rv1",
-	"KyJipIQHFqQOhNEnJEmR9l6W9Kaog80difm7M5H6iwWZ58zfC+irOwtlgTyqqubM2Nbk8cN3/vTvFeR/",
-	"WdxByM6KilLslEmXF54fP7WlFZnMuD9r1YbWeBa1a8AepDewtP5aa9DUfRbLmPlYIv6sYkuVZVfYUeWN",
-	"ep8n83foQKgiPsXFvMByk/OMJXNIboKhnW8cDynw6AnxcdB9ydo1vvbHkOnhdkT+vB3ecenwA46C5ktV",
-	"D4rOHaQbkMw8qyr+SRKeO9UX3VOZf6nQhbnOBGjPZoMHpRS2j1icNQF9IP9BG4hdBx334YmpbdwDC7pc",
-	"Plhty5EOA1X+17oXsalWi4YJWrQ+pCCiE8LWUEhE6aoRGXUiovtOvE6KGQPFc3T+GMvmPI1QzSwwRyOS",
-	"LsqdzAVdTn12/er9B2aWkESML3kyh5Eg7fI/nv7X5cXFebO7A3Yrq3o6aOBp2esh3DxMP5JCoF9O2lJM",
-	"N8t6+o5Zlcxb0XbhsAvt5fCLSsemSo++yo2f8I0/YOEGLvzodRtFac3jKtt49EVTFZi/j5IpfH30yf2z",
-	"swjiyJuzjysaO2wesYChovrO6K9f5YNvYFdyvJviwNx4xOJxUuMfiG3s/sKhZY9oTMaTL4DJYEjuC2Qy",
-	"XgnXQIbvp5M0prnG0Y+oF56svraE8xhRuUr/I/SeLiZnNZeG0n/MiMLDp9pLH6euJvzdFqxUS/xcYqDr",
-	"b3zAD7PGfPD+kWr8pGLcB0/4Akruj8oSSu3oSByhZOu3kb8HmzCY62xwNZhbu7wajZ7+5f8ML4YXw6dX",
-	"f33616eIKv/9p8Lf6VvTuWPYvkDa1H/1JFP7hSCo/VDrLXj7y+3/CwAA//8=",
+	"7H39k9s2suC/gtK7K2uqSGm8nn23b1yv6hzHyTqbOD7bSV7VKrULkS0JGQpQAFCy4pr//Qrd4KdAShpL",
+	"43GSn+wRSaDRaPQX+uPDIFHLlZIgrRlcfxisuOZLsKDxr2dJAsZ8CRnMuRVKvnZP3QMhB9eDBfAU9CAa",
+	"SL6EwfXgf+KXCUxBz2P6Lq4+HEQDkyxgyd3HdrtyrxurhZwPbm+jwXOV5Uv5lcjA/J0Gvf4wSMEkWqzw",
+	"8+uB1TmwzQIkswtgSSZAWqaBp4bNlF5yy9agjVCSXbElWJ5yyxmXKUtw7ImcudHZ8Ft+AwuVpQzeW5Du",
+	"g4sR+0nYhcotEzZinGn4NQdjmV1wyzYqz1LGpdmAnsh1bfBhpnj6jk8ziFiigVvwf2iYC2NB+z85S9Ry",
+	"KSyzinEcwroHTGmmJNAs+WqueQqGcf/QKra+umDCMA2z3EDKNsIu2NXl5UR+wdM3BOKL9wkggtyk3Cjp",
+	"cRF7XMRXcS5NvlopbSGNp9uYEBdN5BRmSgPjcmsXQs7dTLSI1AFGEFtInyIOTcIlW2VcSiHnE6nB5loa",
+	"hmggvOIqFnwNHt/+ZyWzrVsLTUuvTaQBmTJhRxNHF3tIiUgjRtrYQ0UvU1iulAWZbP8B235arb0b/wO2",
+	"e0Z+xZdgVjyBctAmcZbPWQZryEzEgCcL9sObb2OQiUohjdgvSkhI2XSLBHz5/vFXzIA7blZpNvzfj7+6",
+	"GBXYWHG7qECVxeCDaOBIU2hIB9fuPPQD/ZrP4a34DZqI+DUHva0GX/mXGghYCimW+XJw/TgqxhXSwhx0",
+	"OfA7dQMVO+BZpjYvliu7/ZFnORTQdU2IH+9B+WsNM/G+A9/vFsA2XMNC5QaYGzli3B0VR5eQMiGZWoPW",
+	"IgUzWuFIDvHj9eNxouRMzDtQTa8eiWc85k0kN0fFE33koD8K2PSNuRawOWrIW/eyWSlpAFn7C60VstlE",
+	"SQvS4jauVplIkGGPfzEO0x9qI/4vDbPB9eA/xpXEGNNTM/anFQd946ehSZsb90xu2YyLLNe0Y1wy/ykD",
+	"9y2bqnQ7GtxGg28L5noyGMsR34DJMxsCDx/XOHzxvzhTNKVjk3xqnOyZKc04M5bPIfWsE08wcRrC8Ts+",
+	"b8K3syt+pW67T7pQN2D3Ot3TcpmI7h+vfqgExRfb58iv7508ApJtxJ4tlZNP1rCE5wZMIesm8jBhd40M",
+	"l8SqMGyoNKkQKOImkgT8kt8AE/ZiR5mIUAC6Dwq1IBUpk8qyhGu9nciwqLpm7kCO2CtF4nXDu+SrXcBE",
+	"LsEYPidW5pQAr9+gVCUlZ33lxKVDmUcq6mfGiLkE2OWQN8KJWMOmuciskGzI6b+xkGylhUzEimePDE54",
+	"ETEl0oQNuWTfv/zyOTP59BdI7IWDdK5Vvqoe4Z9I5yutVqCtIHbi5gsQeMGvQiyu4l3/pM/9yz+XQkch",
+	"GG6UZ3kq7Iu1J8Tm1DyhNbdRMBl89+Ld37//ko21yi2MV9xa0HIyiNhkIIzJIbZOEE0Gbp2TwRpkGica",
+	"UpBW8MxMBoNodz0cISAqGVwPUm4htmIJoXdTSITxsIF0AvWfJCrBLTYFKfA/jiFCWlt3fQTLRba7trcL",
+	"pe1TNhlw1LT/29FIsY7aT/FGCwuTgWdWboUhOEV460o6CeHWqFwncO1JxSEVRvMREtI1z0SC+q2nvmuw",
+	"WWhef6Lijvk10CSh6R3BXJcqwFiakTRjRz4OEn/CiXyYmjHOllzyOSzRaHDUEALHWG5zszvb39+9e83o",
+	"oRuszguG/m+HWURym4guBkEVqk77wu0Jt4MGPurYjwoSr6GkRlwl4CW5hE7Qc255pubPUf3ZPUQpzHie",
+	"kQ3I01S4+Xj2uvHODsJ2JgGZrpTwpqSwsOz9jmvNt0R/lTJ+A9s4EzPAMxX6uFTsPgbU1haUq68PH8Ri",
+	"aai+lDO1i8aZgCyNRRpEQEkAuxhw1lJcMJUA+PjciN8gFjKebq2freBCQtr/vApQWjQoFJf9LLh8swlN",
+	"VFtTEI59aFrlAZ6NSpUbrGO1nw8WHRITpdM4Ubm0B43XJr4SF9GdN6EFRf+emOeofXhNa3dzyIJHkJo7",
+	"0Kfitbc8sD1+0cvC19Q33Bu++ebt96+QLUu+Mgtl4yaUfV/XmEEb243FhfHkkOMNhQ4MCWTvM0GOqj5I",
+	"cJyX1et3R0O+crrG4V+01t2YtRptLwa8sr6DgsJ6OGIFO9bUfqa0+0k1TB/smktDQrNzD9EgiJMFl/Oj",
+	"yHyHOnYovbWG5kTdQJPJ9vuhuD0ktqL9ec5lKtyLZ+BDMxViQ/2yJ4UMHFzxGhKr9AH04Bfypf/wR/ru",
+	"Y8TNTGhjY602XjM+4BMyiY/Uu46WXO4T6/b3qOUU32h3gpvWk8rJNeY/kvlyukdCNmDukIUN/EVNOmov",
+	"oQ1ehco9dNsvQ+945DSgxXYUP1oVjA4/De3zaSVoCWM/glrnYfd0c50KyTNht6fQwtRsZuBQKj7+UHYr",
+	"y37i9qBRY4H9qHqdcdktaZOCQ96FKir2GqCLJX8ft5nsLrLcW8cf4RrVHcjE2qK/DVwIkqiOnX4kF+fj",
+	"cDGzl38+fElyb4ZLa6fadszx1gr6Sst7tU4+W12O7UFvORR5tk7AB6upD1pA1/F+4Ct4Xbiherdg12mW",
+	"gbWgTcRSMRfWoBd9xP7FYvZ/nzJu2VIZyx7/5W+sIIl+Q6DTM0xQvlE91loDsDu7qPdA0G8w9p7Djvmj",
+	"wYpri+6t2KwgOUKNuBt1RAfe5tRtc8vnENPFRm0JU6Uy4NK9gUw3Vjrdb7l0GRKInxK47i3oNaDuuAP3",
+	"hci1gE1xkXUaPLXGbKylG4c/FS71B4HI8AJLCELL+JJb7qy/mrvrQViWh8rOvjV1OFP9FW1sLD/K2Pg0",
+	"7tKSqfX57w9cwQ6m7mDRGqUt8afmPVT9lRUkHQ8PdaIfYrYW0wRJwOmEkH5PPwREHD6Oj7mdhPcrocEc",
+	"9U3HTV1x+1tcchYRLxilErrX7OQTDW3ocE18les5xP7+DNJwxBCFpM0Vs0pVoYQa3OERSjKQaU0RKWVY",
+	"6Lqudl9dhGZ55lTbiQaKd2Hs3OZS9e8670dbzv2GSv24NrH2Op/NBMXysYXKUiHnjLOWYROvH7NppqYh",
+	"erlfq7zjJuXOFvqL2QwSK9ZOCV6LDOZguvX4VfnOsU646pa7j+29hSTXeK52HTLlpXANiOCCMjEXU+EW",
+	"/EqFbeE0TCM3sK0EJ1OalWyc4dWUU+nxDnU0uJZ5lkWB8+en2oYIxQfA7BecCGH1fnCVv+a4p8QzewQn",
+	"+Bc/m6vGByc770cwNvapX05iiNl3KoVsL3HX+SPGTfREFFB0ZZOkdyPJIwrSJgcyhZ2p2Qwk8k2UPhET",
+	"qXHHZ82zHMxoEFhC91EofNO7jHoXlmsKTpxmwEw+jd3ai+AVN2qE0SplWLaayKnmMlkwJdnQvVQGQa55",
+	"JlLcu0fGL81gUNyh8XcXFOcdCrdJbo7jlfT3/ktDQqB/P6KND1JLZ0QZ+es+IhLGjdwV2OSGKg/5wTcD",
+	"FBtEA5eHNHTb0htU5TQ7Y/lyFS/vJGPLhbXClULwtWarLzy0G1+BTRZvEy7fcXNjOg3QVcZlbLm52U8J",
+	"1auHzIfRskHN8c2Lt+9Y6PWnDDK65GHcMCHZ68w9n2bgXqR3doMlSUc80vzcZd1NYWQSv9aTDFli7iht",
+	"JnQSDok44Wkal8rb4fA37eLAKty4pfC4E9a7dImgIrdUa7jLPcJdA2PAxi1d/AjcBSyNs1wd7hDE12A/",
+	"Z7f415qHZEapee8NZb2bkl+NXxstBF8w1n5X9S3SP3qJv1KmdsQAfh+a/xs1DRxwPT9Su3Js11nZjwxT",
+	"G8m4nudF7NLOlNxaWK4CvPsZPTBsCvNcMqPYjOugJuuHONKF4iP6j3O7OMwdfk6/UVO/CsrYCbJ/Z8P+",
+	"diQcB4eWdIb2L/n72OOtw2pyi0jz7EjIjPW3CWXM/JqLzLuUyiGdVCXV2p2IHFMTKZpDb/27Dp3ojaF7",
+	"4gQy+i4Vxpn+HTH3tsg6asecSzOiCPNSkaZUzQWwX9SUUoNUbjGxSVhM+XDvp+RrAvlrDjkEA/ApRCzP",
+	"O3S2Ms59v8ZT904RHqvj0dqxiE5lSZENcm7tXcdBb1Dm7qE/Ys9rR3iXjEpm1b/2ap3kfOtkUd8KYyl1",
+	"BllKN5fk1UsHH9gyJ2dfXGB98E4oy7yXHihR5T4CwCqXJsBMJLy38YrPfXIMiuI8o9PnGXX/LnhoulZU",
+	"u5fpXtFH6IL1e599O1Cbpgvcht+9D2J67zj1q/Tnn2MfCoi6VoZ6TM+K5vj84AWRWrQP437QLpi+UdMe",
+	"iH5R06Pk5lnQikB0wV/qouYAxfbwtTRU3JOvqAZQ17rKIJC+dR0NRy3H6XBclKDspbXa4F3reqN62ZBW",
+	"RxnoKtvP9GnILnjQc9ADUBUFfjhYgXjwk5NQHa6utZWRBT3rKxWdw5dXDrsX9bXBgzAqnj6vEve6gTRW",
+	"aR/1Urx8MLRv6dtqnr1Qh2brAr+e3R6KEvCZf4eHsZwpySO6Zxz2Zoy0suUfMt4+NjnmOy6k5UL2x6ql",
+	"ehvrXIbDuehGO1ZZCjq2Cy4PV/E1uLnjjNOke4qM7AN+jyJWaY9NK87rXT4WYJjqLdO5ZHG9jA1VBJjC",
+	"RcQ0ZNyKNdbjqSy+At9YReTwaOH9eE3jWtB080QcYKjv+AUwr7wfE37J9CoWI9gyY/mWkbGKt0Ru4U5E",
+	"OEyNgjMfdug1mHzZDdBXVDFoxrhkwHUmQEfMTaJ1vnJ75jbKby+V0RGGKQmjAy4tQtiNWrTSBrCFwGoD",
+	"Q0fr1d3iVl4hdf2khYXa3XzAxMOHWUeMZS35p4nSF2vQWyqbQWnwM55lU57cOHoWvmzFL3zNHxmGgZq6",
+	"QdK9vsFWKEFgcRuupZDzAFw/OZrjTNLZwpnJpyKMP2IJl2wOlm20knO6kfSXmZZvDSvwcXE6eNskU2C8",
+	"Qm9tRSESaF39lNy1z+fZDuwxEBuQRji8dDAK2SDjgzPKMntEAG7kuHOs1cY0Y6oOCQmAzEeoHX4Kjl+P",
+	"sVzb+E7fWRNjxMqRdzS525pivp2CPvVgsX2EseeaMfA2G9Pl42tfgc3fK7IXPFlQYbva7V9xI4n+SH9z",
+	"KWi0d9zcsGHp9cACTPjGRBbuEx/CUA9Jda+pXNcK5mEwP1Y4q9+pTWQxs5+2ujOLmC+DVpQ/M6DXoCkw",
+	"4PO8G+2qmXKne9N67ZF+nc+/F+Q/9XItLcaCgRhdMFdu3/hgXaMzgFMre/RgBhINNp6DrMVFHBuY4OMv",
+	"q6WGxm0vtg1vL16fN42Vo1BMTwmg3cNvFmojmZIJPGXwnlLFmUip9iJ+w7hlr79/+w5r2Cme28UYbXUz",
+	"iD4qoaWJsCaYYWS07u3vGB/z/3LQ28Kx3VWHgkrWxPSViafbuFhZebCOjR2q/g6MXlzAHD5ooqQVMkfi",
+	"qpwnu9ufG6uWMUnhj8Qc/S92vzcxUNyW1YOS9wZitxdURugEJtgfhe1MeiN+g/b5ffKXQdRr8EUDI2RC",
+	"tuOx0Un9tNWZVXvYzh15t9JxrbITw7ozd9R3b1LIot37bbll7gmFE0YshYCUJYnOVzxZwLhQ+ufKac7v",
+	"47mK/XS/GCVHb/jmOx895+atF7LtPKaHGX+dAkOtQZeZuXti7z3L2p0xiDUPfW9a2EcB/3HQLdUavter",
+	"BS9uw/b7Y9oWPEZcY6XBQN5CNDjeS3N7GKQHO18CobZ9XpC2xyIQHu22tPcNhYB2ORmcmk1vmFN6d1qU",
+	"0IChBfSu2+EIN8MbcES2x38Hxgp5UHxp4G7gsDilnQ/bampVpa4CJrygldL2O7BaJOZORrPGEeLDQoPr",
+	"LwfBURmcNYG4GeYUAqEKAetym+AlKkPn14gVhT6J10dVWeSIlYpAVFYcn0inCTytFU/GT3012yxj09yW",
+	"Q5XfsyGVtcbqqBNZXRj6gSm7241s6CtyG7Yehay9Y8uG3jlB7IgQGoQpuDM7Fw8nuSzwRaf3BzMXxan9",
+	"JCEQ2+eyM1m/H68HXkZ3xk32VHL9QaZarfYWEzjNvt/2ANAlwz5xLmN3YdwDUKubClv4QuuBXk79gOXC",
+	"qkr7Jcw9NZaWat2+OdzvyDusqtm+KOYecDtL5gljHFBHxoY77Su9yxrTj6C7YoQKgKiEP7R7P9X5a3fB",
+	"gKY8cxrP9XgcMfPkejye5skN2PFoNMK606bx0yD61MUG9hRQcJ8LXxN2V+UsityjX9R7HqgQsaFbD2+q",
+	"ieXK55NEeC1iQforOGHYSiustSyHG6GLWuEzlWVqg+rrMzTxmnOttLIqUdlFxFZZbvC9Wi3kZ69fTuTw",
+	"3+Pqp/H68b8vRuwLlYrichALnZfDls1L1vUi8hHzKI0m0p8wlPz11AbGNSWfpYwbNtNAaYBkwS4Au5Gk",
+	"LRt2InuN2IgZ5TuoyBuJgeJYQokmRxcGXiNxdnV56fPQhHW6VZUyF9obx++LYhyDy9Hj0aV3jki+EoPr",
+	"wZPR5eiJIwluF0hkTQyOeZ4K5FjzkLvvW2EsbQW+x6zmImMSNmAsw+J11wzw6m6ZW26FnJcFp9Hz7h5N",
+	"ZBU7gVWnR+wN4dr4DY4p2I4pWXe5szdqY5h0Y0wkrt83LIjYFPc8Ytixg9Fxcioe+hndjpNf0Ctypafo",
+	"ZeqXVAtWRdRUnYT+uXMx+Z4ntipEH7HdguJs2CooXvVHabcUqVXK7ump0Ybhjc+iYL5BCM03IYF/vVmM",
+	"Dc/AFFXVSwXyerOYDDphqeViHwEKoYNIt4Rjtx69Q9OXL7598e4FuoE/EOC340ohH38o/3/bA2VZT/wI",
+	"GL+X2ZaRk4px65DCZxY8a3rz1XP25MmT/2JWLKFrVnTxNSY9zCXRB4lvY3Q4ELm0IrsTECE5UhH5uNUV",
+	"J7DJBPEKNFvxObChrzrOHl9eRlVJrMvLy25KD3br4e+9X/Xy8rLfzXr7c6sLzF8uL0/XdqQjXj3Q5+N7",
+	"CYQDNfMskLZzRMnYiJau6Ur4xz4hBvMn5oZqBhZMePCz+73FlYsA4h6mPOXJzVyrXKbMvc2GnGHdDk/s",
+	"nDnjgYQR/v6muB6P2Gg0upjIOhf3l6l2AUJjAwFw++xTkso7VHL/FA8emYnEzIUR+8YB4GRmkTrCBLFy",
+	"W5U3LlJR/J0R9deiPinu9yUJ4VwWLuGN0jegfZjNlmnA3WbDfxdKCYqJiYzj4s1X/45Y+ZR+dArCV0IK",
+	"swCPJgflDayKrjgp307ksEy/uYgYZxuAGzYs03AiVmbhXHSJrolsyq4OuePwtCtwQuen8gIcxfqeFUoP",
+	"4brmYsnEGnUhRxUrtyhuGCUKlblCQwmQmuqjzsNtaxlOx/Bk3ACiDANEZlhYAN6vMqx40N2Mq8gQqqbc",
+	"uU2659yrnWvxLSprjkcPuuTmL2pKbjCSnFRnB7HZiesiQ6oP1R/L7/H4/q65fSNdYw+bd1R6ZvbezCbo",
+	"Y/JFJyTHVwRqgMWXjk869D9ldGz7VOkgM6pSJXZZ0vEUdcAXVYu/s+93IA1kz67XEDtEm6MQhmRJXJyU",
+	"IqLBSpnAplNlQ8N4z8aPmDPTqc0nlroytT6jzgh18D5lAv3uFK7h408TMlux06Wwhi24WbiXnDgMSaxW",
+	"WdWqdMYXKt2ebLs6irfeNr0cTjLc7hDN45NBEQydCfXdW9S2ot4r7d44BhlOt9UlZl/AdA3Yp7jnRYyO",
+	"TAtr2VinJip9I+R8l1HQUE0aaGzBVdiN1MSRv0c88RnyfLMJ8Ndge6C9PD3B7KcSz08q9J+cmQT0yd3O",
+	"rEc14fz5ABIcU0RauxnzqSDoYpJvYJXxBOpsjxVcDwtZZSm2Ky66IXo6xz56Kctlinuxh+7f4NLKTX5L",
+	"cWb3QU8HMCAJG7/iqM3hz8+GaqUDg4qLp33/Gm0Sz7JSWDlLUDrNxF8eR3RLDG7T3L4ojcYUZw6tXEjQ",
+	"Tjxjv2tsr2kXykDh7pVsCmwBmf/YoHY9Ys/kdiJ5bhcOkQm2svQwLPmWcXND9Q/cF5DNiGy8RDV8a5ik",
+	"XpgTSa9tFmAXpBFUcDN471Q0asnNapORrTsrnJ8lLpyodaCO2LOCbIfU3lMalcEFw5ho3EnvK1KzGWiC",
+	"o3AXh+T012AD9R/3OTYPu4ZH3/ke2+SIbsEnNXbbvaz3NK7GXrjcsEYD6xYk9dvLIyB5V4bkFLcNbqC+",
+	"SQZ7WN/Z+ExfpdBuSVacZke/ETNYN+/MrKZMaQ5yGcoXcu8Ubose++cibABhTvXgzJZIM3E7gOFqJVFh",
+	"0p3J1ghp9xhGdE7Fvt7v4CCd/nTopzT3ME0j5dyf+o7EPP7g/mlp7iF1u9yUQzTtciVFwiF6cp0s9EfB",
+	"6UG1Ci73pISH13B/m3vvKrZW2Uer2HUyGbdK+gQR3aoPdG5mFipFFNiDnxYUpYqkKYynPnAm52ewLV0M",
+	"81maVus/E8+sSjIdwir7OEIN7ffI2+pEO/7g9MPboL8ixPVayD1kpdVsyAF9ANDDp7EoOMyd1enT2/qN",
+	"Pa3qK3XyICrRdG720yoE1cP9HxXS77PiN821fO3Fd6V/M7SLSwv0Ka1ROKN4IxI881JZrEqA97I7Wu+z",
+	"NKXqV+fhXr6y1seyrsqpjeu7T/ZFRDPWsFY3Bzq2Trfhb3BWU8bND68ur2rdPxxqUgW0xxgPJWzAsqFR",
+	"HvY20/qIZTtozy2imtWaOrlYVfjp3JwsUGKq0zQsgb9Hs/CnmkfmfLbhTguvezYQaxW5wqKkSj65P1Ox",
+	"otWDNafmbh1yAJsLKyzHobDkTJWq8gWe/Oqzy2LsWcWn2PLP8o5mh3jGRf2ylVZFW6WuDfBZQ6/9m+c0",
+	"3su+gB0OR4SAgtJUbstw3oe/JdHA9+9pruotWMMWPvq9CFFbCqff+Q1itfjZspZVuZ0TOXRTMfPkmmmY",
+	"YwcXkOlKCWkj5oCOMQAp5kkCxkTMWBNXLzjdIeZaRhMJ7y1oybNYpBEzBmLqseL+dwPbqAZGnIkZWLGE",
+	"iNGo7gX3WRFkEFc/X1BUgr9dxiwBnhW+qFqC9w1s0R8lzETSragGm2tnpAYuNt4GafL00qhBjvfon+w/",
+	"BY4wIL2fw9DPScr/345r1YM7b//K1x8ZZtTMt36AdCfPkg0rOVS03JrIzKc7jMqOER4F/+0Gu4hYM3AV",
+	"I1MxVpoJayay2SVvxF7h7UCRyZwJY4vLgYrVd4RrNksqnyJK6rMMnuuoLL0noKrYdF+15N5596alwp5E",
+	"pu6ehPEHkd6Oc0zVPMxgvBtgYV+PSE9jen6BGTSMB85reaU55clNVN0ulG23sIfARG64icroCoNRGJhg",
+	"7UWZksDmYg2SDUuTtnzHiQPLb0BetM8rIXbnxFJwB/YiIK18IofYRJj+uig+qCX1VxrtiF1d/ldlWDch",
+	"iJizujFYbqfnZlhKUZqur49+HgHVTEW+9XLqTEe+lXYc9O+DJvTQ4SbH0+bTSKRwStGYZM34A/57O176",
+	"mqxnPqJ7JEKVhHto3CzmR1dBs+HT+4Kat1aVQR7R+SuqABqfrlhFBdZqyCqZbScSy6lqmIEGmThTkFIl",
+	"6ZvIV9mrhqn6OPlugRO55FLMwFgTseK/zElbcxExIY1IIVC5hIJRsUUfqYPTLX7k27cKjXNsR+xtuZQE",
+	"G3RhZVWMknEqbavSbxnCfl1HyUQuhMHR6IPRkr+vCiU6G2lpIgaZAfZXlvKtuWD0IstlBsZxRw2ziUSd",
+	"GjPLMG2F+NsWE0uKCCXkG0UJ4UJf4TIBN7+ZSKxw6tsYVrC2wROyBM/EVsU3ACsP4OOL0URWnYLd3D7x",
+	"pkwzA4+p2t6nPjdIWMxG5ROpc8kSp1MulMZjPCuSZXwQjbMXRswXeqH9xAEpi8dp8RQqVfBt4snUSr+S",
+	"ECWzpgfuxxAnbRROPhMrDVaWPjNHDReEDjJWTm5RXwa4sXe1EtBl3eeHzHJ9l7l2laPfHfetcqTpMJIO",
+	"VOfFJbfzkcCUCe94XCbkjWOe9LvKLfJJYS9aHFsZYMhLlioVM1Gd84rpTWSZuPME2Rfjc1XL32ELlWv3",
+	"2wXxfX9wK6ZvrplUE1mwnIqNR2x9xTLgs1IOkEFaSAJGkiAqVUKq9Fr9HWdqzkBavY0w68sx+MRQs26l",
+	"C86FNL/1ix5N5DNWEPyQVDnPJg041HiONOOOHVrlP7uoWNREFugrWdTV5WWl9pEgqlbvd6/aAzORxcZF",
+	"7K+XT+hTXkm3hDvux6ZuFJ5elxgVpfqKclWehDfu1DY7ly+kq9rbmXlkd+22DvcI8RW/azPMgx1ymUaV",
+	"tPbkU2gx6em55frxuKqj1OVWfU5vnDDt85wG/3NyTnqgA7j3LzBaeE5rLT2WZRHu0znSiyJSBcbLYgJV",
+	"xcsj/TL4/T623vZkVXqn133YkIxNE/lnJsLsWizXh2KxXpjMf3TBhCwUM6VTahxAHtIFX5WJu1jhwxcO",
+	"WGm1UoZnbNgsKvIfj//y179dXYzYaz6HytO6W7KzGHSlYS1Ubnyoe5EjRn8BVuuQxOSkosnd4wxmNnIc",
+	"FsPm51xIlnELmjy+PqzegDcsPMxqVvh93CRLvkUWyYbE6dz/46oeCxru7rcavtBRd/GUcfInuREcK6V7",
+	"7xlsQBdTocJf1nMdsfLSvKgAQYH0XYHz6zJu7vS8NFA6+J5dzKECs3v8dqepb1DUiN05tM2mYp1X8VV/",
+	"svtPTu3002qKTfs0jLmja1tgN79Es5klC5Glunb8Ef56rUTHs9UqxuyJU1741vu03UYn4s6hMIVXtXSN",
+	"42Z5mcJypSzIZPsP2Nazks8V7FDrJP1JWMEOFP3qVUUmJwx9aBBGN2eoW5W90Q9arc5BAodEUDTx46tq",
+	"nPjghLmj4mm56O+KOoVnJJxgF/S9VIO3vF57oVJ0J0bOAni6i50S0heYnTc4fjt9Wt+DYYHH+zV+Puxk",
+	"jVtt4e8VxC6+TsUqa8UOHzJj31sI9J5Z/P5Kn30+R19IMyrC6CM8w76U5ifg/OOiRuzDoc5Gm4HTkOZ+",
+	"6Gp9ov+OBRAP+egZhuZ8CRnMEfzzHoRg+4XDib+fmMp+oY4Erw754serH6TJVytMU/1i+xyTrT+SgMm5",
+	"fTzxxliN+cFR8I8OqofMW0M9MU5JUYiAjyMJjGE6nCI8BfVZvdRV+fdXjqnVLTqkPFJomKhCMihU41Sn",
+	"Nnog54+ssD/lR8g2/VN6dFyl7rOBT0tOQd9Xo4LokT6wDpOLLuBOaD3XDnun5Xw3VHWchruePcQwFbOu",
+	"UPxyFr9SEuLvuE0WgztUUSljRRofl9UxMyqHNTOBcpZdAuCIo/Wkf5uFYbmkO5CUYXllZPQv3vG5Y/qN",
+	"xY8exlHtcjHgko90L9h6xaDPVKbdOVwiZOF/agl4LkGGN3t3FGSnh6DfWeevITMuU99RHSuLFRdzo0Hk",
+	"mRQC6Y5qE4w2E7n9fCXsuN5GuDO54TVoNuUGGEZuUIyLsIZqK9dCYzA4kJfhl1VF3STXGqTtqEdUI9PD",
+	"ogXqXaWDdeI7e1GeW+GvLaWPCr9oINMHpC54C5t/OIbZupytd7TGQAvaX+b7frArn1hz7V14zKhlgUHD",
+	"1Gwipy081zpnexT79C1M0lrzTFBflDKobSKHV5eX7Ed6IpR88T4BBJDGonoD1H7+wrdTwXimso8LxQYH",
+	"y8wiG+ol/od0mVfBSYD/Dvj8J+a8y5Xv8nHfXrL7P6Caape2pIjBRkll/4WmJKmF3PtAS3PBplt/wLDt",
+	"Eg2BzPMGYOXLRWzMIyZSw4b/0mrzL5GyJbegBc/Eb9jJoEyC4QjOIzORjZmVbk/MdhV4f8wpvMcuYNl3",
+	"wsuNftgHvADzz/N92vMdrzL+RzjkbgPaEpdicCbSa4CVbrhR2i7YTGWpkHPMsWNCWoX5cqRh+kwMHH0i",
+	"q0tbbLsGo7rmOvLIxtSWkn9M5J43NVhH1DEe2SJauQpHfjqRRchjEUodOOSvMy4bR/ycR8PP4ubcezq4",
+	"TEmd8cmLG+pNW3CuZW4ssq9PfU5qdZ877wgUT+v1oQ+yEtype5l+uri1Jsx92/U2UArBJGqFlQNrQftD",
+	"dzhWoMvaCW49F38QM+Fu1NWVfvN74708Tb35sVRrYJsFVs0qc1LM03o1ipqFkgGf0YdK2cpeoVw3iu5m",
+	"vEqO6dZyHr4F86ftcjKevaRu8J/PuWoHA9Ra2p8tnyjQNv+jSgTigHhvxJMEVhY+teSW3Ip1kb8FmZiL",
+	"qciE3Xb6ERv87LrRXqBIGYSiTHstgDKqEglRq3Pvu8P88nt2A1vTqC20BpkasgafqyXYR4YRmOw117/m",
+	"YIn56YkkgIsCM76bK3lymLA+1XSGHfexAITjiBuuJRaMUDNUpyaSF8OTUoVN+1gxtBfbCZfY4najVViF",
+	"fIVD/ORGeFFD4xk5UceMXZVFkfT+1DN6zsLnbOK9Ra0gxvRP44jVLcbRORuarUwWWkmVm2tMYc0xIcw3",
+	"jSTvqXt7IhfuJY3ZpBZ0xAxkkNiIJdxAbNyRdxQXsZrvPsKTK2RC3ad5NpHGcm3HINO49h7T2DnTHcDc",
+	"DVY8IWIesWcIAsu4nruDjYlRlbbzyDDLzQ3LBBUFMBvQBr+ILXUeUWwGNlkgH5hI/P/bhMt37umIfdnj",
+	"Pi7T/2i1kBauJJ9+JbNtWejLzUPtT7y/34BjZv8T++7WMXlYY1RTrpmTDV3mJu6qA/Fofev+bgQbcN5T",
+	"Lm1rTuMYVbd+RUSMlPCJBakDYfwBSVKkvR3OXhXJ67kjMd/wFqm/WJB5ynwzT5+SXSgL5FFVNWfGriaP",
+	"H772p/+gS/7nReNQNizSwLG8LXUcvTh9aEvrZjLj/qxVG1rjWVRjBQsH38DK+l70oKlkNNYe4BOJ+LOK",
+	"rVSWXWMe5Sv1Nk8Wr9GBUN34FN20geUm5xlLFpDcBK92vnI8pMCjJ8SHQfcla9f42h9DpodriPnzdnyZ",
+	"tOMPOAqaz1U9KMrtkG5AMnNYlekgSXiBqc+SCIwErteFuc4EaM9mgwelFLYPWJw1Af1E/oM2EPsOOu7D",
+	"I1PbuE8s6HL5yXJbTnQYqFxHreQYm2m1bJigRb1SukR0QtgauhJRuqoeSOXDqEmR10kxYqB4js4fY9mC",
+	"pxGqmQXmaETSRbmTuaDLqYdYP8GsIIlYu2jCf15dXl40S7JgicGqEEujPEG44p9+IIlAP5+1DqBupvX0",
+	"HbMqmLei7cJhF9rL0WcVjk2ZHn2ZGz/iG3/AxA1c+MnzNorUmoeVtvHgk6YqMH8fKVP4+viD+2dvEsSJ",
+	"N+cQVzSWxT1hAkNF9Z23v36Vn3wDu4Lj3RRHxsYjFk8TGv+J2Mb+LxxaDriNyXjyGTAZvJL7DJmMV8Kp",
+	"ONfpyoa1d9GNfkK98Gz5tSWcp7iVq/Q/Qu/57uSs5tJQ+I8Z0/XwufbS31NXE/5uE1aqJX4sMVDPKn/h",
+	"h1Fj/vL+gWr8pGLcB0/4DFLuT8oSSu3oRByhZOu3kW9eTxjMdTa4HiysXV2Px4//8n9Gl6PL0ePrvz3+",
+	"22NElf/+Q+Hv9PUk3TFsd3039V89ydR+IQhqP9QKgt7+fPv/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

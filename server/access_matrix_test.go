@@ -126,7 +126,8 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	require.NoError(t, err)
 	sealer, err := credentials.NewSealer([]byte(strings.Repeat("s", 32)))
 	require.NoError(t, err)
-	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit})
+	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit,
+		Events: service.EventOptions{Retention: time.Hour}})
 	ctx := localCtx()
 	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+filepath.Join(t.TempDir(), "wh"), nil)
 	require.NoError(t, err)

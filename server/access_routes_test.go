@@ -208,6 +208,10 @@ func matrixRoutes() []routeCase {
 		// Any caller may ask what it holds; the answer is about itself.
 		{op: "getEffectivePrivileges", method: "GET", path: fixed("/management/v1/privileges?kind=table&warehouse=wh&namespace=sales&name=t"), want: allOK},
 		{op: "listAuditEvents", method: "GET", path: fixed("/management/v1/audit"), want: serverOnly},
+		// Anyone may ask for events; each caller sees those of the objects
+		// it may read (TestEventsAuthorized).
+		{op: "getEvents", method: "POST", path: fixed("/v1/wh/events"), want: allOK,
+			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"page-size": 10} }},
 		{op: "listJobs", method: "GET", path: fixed("/management/v1/jobs?warehouse=wh"), want: serverOnly},
 		// deleted-list and deleted-undrop are held on the warehouse or the
 		// server: only the server admin here; undrop of an unknown id is 404.

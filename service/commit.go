@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
@@ -232,6 +233,7 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 				a.addFile(st.metaLoc)
 				a.swaps = append(a.swaps, st.swap)
 				a.jobs = append(a.jobs, s.stagedJobs(w, c.Ident, st)...)
+				a.events = append(a.events, changeevents.Update(tableObject(w.Name, c.Ident, st.meta), who(ctx), c.Updates, c.Requirements))
 			}
 		}
 		a.landed = func(ctx context.Context) {
@@ -335,7 +337,8 @@ func (s *Service) createFromUpdates(ctx context.Context, w *store.Warehouse, c *
 		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: target,
 		RefsMetadata: tablemeta.RefsDocument(meta, data),
 	}
-	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+	ev := changeevents.Create(changeevents.CreateTable, tableObject(w.Name, c.Ident, meta), who(ctx), c.Updates)
+	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
 		s.dropUnlanded(ctx, w, err, metaLoc)
 		var ae *store.AlreadyExistsError
 		if errors.As(err, &ae) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
@@ -60,7 +61,12 @@ func (s *Service) softDrop(ctx context.Context, w *store.Warehouse, ref store.Ob
 		expires := time.UnixMilli(s.now().Add(retention).UnixMilli())                                      // as the store keeps it
 		raw, _ := json.Marshal(deletedArgs{Warehouse: w.Name, ID: obj.ID, ExpiresAt: expires.UnixMilli()}) // cannot fail
 		job := store.Job{Kind: JobExpireDeleted, Args: raw, Warehouse: w.Name, Table: ref.String(), RunAt: expires}
-		_, err = s.store.ObjectSoftDelete(store.WithJobs(ctx, job), ref, obj.ID, expires, purge)
+		op := changeevents.DropTable
+		if ref.Kind == store.KindView {
+			op = changeevents.DropView
+		}
+		ev := changeevents.Drop(op, objectOf(obj), who(ctx), purge)
+		_, err = s.store.ObjectSoftDelete(store.WithJobs(s.withEvents(ctx, ev), job), ref, obj.ID, expires, purge)
 		if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -77,7 +83,11 @@ func (s *Service) dropObject(ctx context.Context, w *store.Warehouse, ref store.
 	if purge && ref.Kind == store.KindTable {
 		return s.dropWithPurge(ctx, ref)
 	}
-	_, err := s.store.ObjectDelete(ctx, ref)
+	op := changeevents.DropTable
+	if ref.Kind == store.KindView {
+		op = changeevents.DropView
+	}
+	_, err := s.dropIf(ctx, ref, op, false, nil)
 	return err
 }
 
@@ -183,7 +193,9 @@ func (s *Service) Undrop(ctx context.Context, warehouse, id string, to *Ident) (
 	if !d.ExpiresAt.After(s.now()) {
 		return Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", dest)
 	}
-	_, err = s.store.Undrop(ctx, warehouse, id, dest.Namespace, dest.Name)
+	back := changeevents.Object{Warehouse: warehouse, Namespace: dest.Namespace, Name: dest.Name, Kind: d.Kind,
+		UUID: metadataUUID(d.Metadata), Location: d.Location}
+	_, err = s.store.Undrop(s.withEvents(ctx, changeevents.Undrop(back, who(ctx), id)), warehouse, id, dest.Namespace, dest.Name)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return Ident{}, "", nsNotFound(err, dest.Namespace)

@@ -45,6 +45,8 @@ type attempt struct {
 	// jobs are enqueued in the swap's transaction: they exist if and only
 	// if the attempt landed.
 	jobs []store.Job
+	// events are written to the outbox in the swap's transaction, like jobs.
+	events []store.Event
 }
 
 // addFile records a file written by the attempt.
@@ -126,6 +128,7 @@ func (s *Service) tryCommit(ctx context.Context, w *store.Warehouse, subject str
 	if len(a.jobs) > 0 {
 		sctx = store.WithJobs(ctx, a.jobs...)
 	}
+	sctx = s.withEvents(sctx, a.events...)
 	err = s.store.ObjectsSwap(sctx, a.swaps)
 	if err == nil {
 		if a.landed != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
@@ -55,26 +56,48 @@ func purgeJob(obj *store.Object) (store.Job, error) {
 // lands in between moves the metadata pointer, and the drop is tried again
 // on the new row.
 func (s *Service) dropWithPurge(ctx context.Context, ref store.ObjectRef) error {
+	_, err := s.dropIf(ctx, ref, changeevents.DropTable, true, nil)
+	return err
+}
+
+// dropIf removes the object ref names, with its drop event (op) and, when
+// purge is set, its purge-table job, in one transaction; check, when not
+// nil, may refuse the drop (nothing is removed and its error returned).
+// The event and the job are built from the row read first: a commit that
+// lands in between moves the metadata pointer, and the drop is tried
+// again on the new row.
+func (s *Service) dropIf(ctx context.Context, ref store.ObjectRef, op string, purge bool, check func(*store.Object) error) (*store.Object, error) {
 	for range 5 {
-		obj, err := s.store.ObjectGet(ctx, ref)
-		if err != nil {
-			return err
+		read := s.store.ObjectGetRefs
+		if purge {
+			read = s.store.ObjectGet // the purge job needs the full document
 		}
-		job, err := purgeJob(obj)
+		obj, err := read(ctx, ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		_, err = s.store.ObjectDeleteIf(store.WithJobs(ctx, job), ref, func(o *store.Object) error {
+		dctx := s.withEvents(ctx, changeevents.Drop(op, objectOf(obj), who(ctx), purge))
+		if purge {
+			job, err := purgeJob(obj)
+			if err != nil {
+				return nil, err
+			}
+			dctx = store.WithJobs(dctx, job)
+		}
+		gone, err := s.store.ObjectDeleteIf(dctx, ref, func(o *store.Object) error {
 			if o.MetadataLocation != obj.MetadataLocation {
 				return errMovedUnderDrop
+			}
+			if check != nil {
+				return check(o)
 			}
 			return nil
 		})
 		if !errors.Is(err, errMovedUnderDrop) {
-			return err
+			return gone, err
 		}
 	}
-	return fault.New(fault.Unavailable, "The table kept changing while it was being dropped; retry")
+	return nil, fault.New(fault.Unavailable, "The %s kept changing while it was being dropped; retry", ref.Kind)
 }
 
 var errMovedUnderDrop = errors.New("table committed during drop")
@@ -88,6 +111,7 @@ func (s *Service) JobHandlers() map[string]store.JobHandler {
 	for _, p := range tablePolicies() {
 		h[p.kind] = s.policyHandler(p)
 	}
+	s.eventHandlers(h)
 	return h
 }
 

@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
@@ -24,7 +26,8 @@ func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels 
 	if props == nil {
 		props = map[string]string{}
 	}
-	ns, err := s.store.NamespaceCreate(ctx, warehouse, levels, props)
+	ev := changeevents.NamespaceCreated(warehouse, levels, who(ctx), props)
+	ns, err := s.store.NamespaceCreate(s.withEvents(ctx, ev), warehouse, levels, props)
 	switch {
 	case errors.Is(err, store.ErrAlreadyExists):
 		return nil, fault.Wrap(fault.AlreadyExists, err, "Namespace already exists: %s", nsString(levels))
@@ -82,18 +85,42 @@ func (s *Service) UpdateNamespaceProperties(ctx context.Context, warehouse strin
 	if err := s.authorize(ctx, PrivNamespaceProperties, namespaceResource(warehouse, levels)); err != nil {
 		return nil, nil, nil, err
 	}
-	removed, missing, err = s.store.NamespaceUpdateProperties(ctx, warehouse, levels, removals, updates)
+	updated = make([]string, 0, len(updates))
+	for k := range updates {
+		updated = append(updated, k)
+	}
+	slices.Sort(updated)
+	removed, missing, err = s.store.NamespaceUpdateProperties(s.namespaceUpdateEvent(ctx, warehouse, levels, updated, removals), warehouse, levels, removals, updates)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, nil, nil, nsNotFound(err, levels)
 	}
 	if err != nil {
 		return nil, nil, nil, storeErr(err, warehouse)
 	}
-	updated = make([]string, 0, len(updates))
-	for k := range updates {
-		updated = append(updated, k)
-	}
 	return updated, removed, missing, nil
+}
+
+// namespaceUpdateEvent returns ctx carrying the event of a property
+// update. Which removals are missing is read before the update: a
+// concurrent update of the same keys can make the event's removed and
+// missing lists differ from the answer's.
+func (s *Service) namespaceUpdateEvent(ctx context.Context, warehouse string, levels, updated, removals []string) context.Context {
+	if !s.eventsOn() {
+		return ctx
+	}
+	var removed, missing []string
+	props := map[string]string{}
+	if cur, err := s.store.NamespaceGet(ctx, warehouse, levels); err == nil {
+		props = cur.Properties
+	}
+	for _, k := range removals {
+		if _, ok := props[k]; !ok {
+			missing = append(missing, k)
+		} else {
+			removed = append(removed, k)
+		}
+	}
+	return s.withEvents(ctx, changeevents.NamespaceUpdated(warehouse, levels, who(ctx), updated, removed, missing))
 }
 
 // DropNamespace drops an empty namespace: 404 when missing, 409 when it
@@ -105,7 +132,7 @@ func (s *Service) DropNamespace(ctx context.Context, warehouse string, levels []
 	if err := s.authorize(ctx, PrivNamespaceDrop, namespaceResource(warehouse, levels)); err != nil {
 		return err
 	}
-	err := s.store.NamespaceDelete(ctx, warehouse, levels)
+	err := s.store.NamespaceDelete(s.withEvents(ctx, changeevents.NamespaceDropped(warehouse, levels, who(ctx))), warehouse, levels)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return nsNotFound(err, levels)

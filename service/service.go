@@ -82,6 +82,10 @@ type Options struct {
 	// Audit persists audit events; nil only logs them. The caller closes it.
 	Audit *AuditLog
 
+	// Events configure change events (events.go); the zero value records
+	// none.
+	Events EventOptions
+
 	// TracerProvider receives a span per commit attempt (tracing.go); nil:
 	// no spans.
 	TracerProvider trace.TracerProvider

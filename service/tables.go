@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/location"
@@ -194,7 +195,8 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, RefsMetadata: data, FormatVersion: version,
 	}
-	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+	ev := changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), createUpdates(meta, version))
+	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
 		if !mayHaveLanded(err) {
 			s.deleteTableFile(ctx, w, canon, metaLoc)
 		}
@@ -374,10 +376,11 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if refs, err := tablemeta.RefsOnly(obj.Metadata); err == nil {
 		obj.RefsMetadata = refs
 	}
+	ectx := s.withEvents(ctx, changeevents.Create(changeevents.RegisterTable, tableObject(warehouse, id, meta), who(ctx), nil))
 	if overwrite {
-		err = s.store.ObjectReplace(ctx, obj)
+		err = s.store.ObjectReplace(ectx, obj)
 	} else {
-		err = s.store.ObjectCreate(ctx, obj)
+		err = s.store.ObjectCreate(ectx, obj)
 	}
 	if errors.Is(err, store.ErrLocationOverlap) {
 		return nil, registerOverlap(err, id)
@@ -677,7 +680,7 @@ func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Iden
 	if err := s.authorize(ctx, PrivTableReadMetadata, r); err != nil {
 		return nil, err
 	}
-	obj, err := s.store.ObjectDeleteIf(ctx, id.ref(warehouse, store.KindTable), func(o *store.Object) error {
+	obj, err := s.dropIf(ctx, id.ref(warehouse, store.KindTable), changeevents.UnregisterTable, false, func(o *store.Object) error {
 		return guardV4(ctx, o.FormatVersion, "Cannot unregister "+id.String())
 	})
 	var fe *fault.Error
@@ -717,7 +720,15 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 	if err := s.authorize(ctx, create, namespaceResource(warehouse, to.Namespace)); err != nil {
 		return err
 	}
-	err := s.store.ObjectRename(ctx, from.ref(warehouse, kind), to.Namespace, to.Name)
+	ectx := ctx
+	if s.eventsOn() {
+		// The event names the object's UUID, read first; a rename of an
+		// object that is gone by then fails in the store below.
+		if obj, gerr := s.store.ObjectGetRefs(ctx, from.ref(warehouse, kind)); gerr == nil {
+			ectx = s.withEvents(ctx, changeevents.Rename(objectOf(obj), who(ctx), to.Namespace, to.Name))
+		}
+	}
+	err := s.store.ObjectRename(ectx, from.ref(warehouse, kind), to.Namespace, to.Name)
 	var ae *store.AlreadyExistsError
 	switch {
 	case err == nil:

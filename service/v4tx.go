@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4commit"
@@ -125,7 +126,9 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 	t.a.swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: enc.data, NewFormatVersion: FormatV4, NewLocation: newLoc,
 		NewRefsMetadata: enc.refs, Index: index}}
-	t.a.jobs = s.policyJobs(t.w, Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}, meta)
+	id := Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
+	t.a.jobs = s.policyJobs(t.w, id, meta)
+	t.a.events = []store.Event{changeevents.Update(tableObject(t.w.Name, id, meta), who(ctx), snapshotUpdates(meta), nil)}
 	if enc.entry != nil {
 		t.a.landed = func(context.Context) { s.metaCache.Add(metaLoc, enc.entry) }
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4convert"
@@ -74,6 +75,11 @@ func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *pa
 		a := &attempt{}
 		var err error
 		res, err = s.stageV4Upgrade(ctx, w, c, a)
+		if err == nil && len(a.swaps) > 0 {
+			// The client's updates, not the converted snapshot's.
+			o := docObject(w.Name, c.Ident, store.KindTable, res.Metadata)
+			a.events = []store.Event{changeevents.Update(o, who(ctx), c.Updates, c.Requirements)}
+		}
 		return a, err
 	})
 	if err != nil {

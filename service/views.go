@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/view"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
@@ -72,7 +73,8 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindView,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
 	}
-	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+	ev := changeevents.Create(changeevents.CreateView, viewObject(warehouse, id, meta), who(ctx), viewCreateUpdates(data))
+	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
 		s.dropUnlanded(ctx, w, err, metaLoc)
 		return nil, putErr(err, store.KindView, id, warehouse)
 	}
@@ -163,6 +165,10 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 	err = s.runCommit(ctx, w, "view", func(ctx context.Context) (*attempt, error) {
 		var a *attempt
 		res, a, err = s.stageView(ctx, w, id, reqs, ups)
+		if err == nil && len(a.swaps) > 0 {
+			o := docObject(w.Name, id, store.KindView, res.Metadata)
+			a.events = append(a.events, changeevents.Update(o, who(ctx), updates, requirements))
+		}
 		return a, err
 	})
 	if err != nil {
@@ -249,7 +255,8 @@ func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels [
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindView,
 		Location: loc, MetadataLocation: metadataLocation, Metadata: compactJSON(data), FormatVersion: meta.FormatVersion(),
 	}
-	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+	ev := changeevents.Create(changeevents.CreateView, objectOf(obj), who(ctx), nil)
+	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
 		return nil, putErr(err, store.KindView, id, warehouse)
 	}
 	return &ViewResult{MetadataLocation: metadataLocation, Metadata: obj.Metadata}, nil

@@ -125,6 +125,10 @@ type Jobs interface {
 	// ListJobs returns jobs matching f, newest first, and the token of
 	// the next page ("" when none follows).
 	ListJobs(ctx context.Context, f JobFilter, page Page) ([]*JobInfo, string, error)
+	// EnqueueJobs enqueues jobs that no change causes (a replica's
+	// recurring jobs), in a transaction of their own; a Unique job that
+	// already waits or runs is not added again.
+	EnqueueJobs(ctx context.Context, jobs ...Job) error
 	// JobStats counts the queue's jobs.
 	JobStats(ctx context.Context) (JobStats, error)
 	// StartWorkers runs cfg.Handlers on jobs from any replica's changes

@@ -365,3 +365,8 @@ func (t *traced) PruneEvents(ctx context.Context, before time.Time) (int64, erro
 	v, err := t.Store.PruneEvents(ctx, before)
 	return v, t.end(span, err)
 }
+
+func (t *traced) EnqueueJobs(ctx context.Context, jobs ...Job) error {
+	ctx, span := t.start(ctx, "EnqueueJobs")
+	return t.end(span, t.Store.EnqueueJobs(ctx, jobs...))
+}

@@ -82,6 +82,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 	sif := registerSignInFlags(fs)
 	tf := registerTraceFlags(fs)
 	jf, jobsEnvErr := registerJobFlags(fs, defaultWorkers)
+	ef := registerEventFlags(fs)
 	return func([]string) error {
 		if envErr != nil {
 			return envErr
@@ -90,6 +91,9 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 			return jobsEnvErr
 		}
 		if err := jf.check(workerOnly); err != nil {
+			return err
+		}
+		if err := ef.check(); err != nil {
 			return err
 		}
 		if planErr != nil {
@@ -173,6 +177,11 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 		audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
 			OnWriteRetry: server.AuditWriteRetries(reg)})
 		defer audit.Close()
+		events, closeSinks, err := ef.build(ctx, reg, log)
+		if err != nil {
+			return err
+		}
+		defer closeSinks() // after the job workers stopped
 		files := storage.NewProvider(storage.WithS3ReadTimeout(*storageTimeout), storage.WithTracerProvider(tp))
 		svc = service.New(st, files, service.Options{
 			Tokens:               tokens,
@@ -188,6 +197,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 			Credentials:          vending.New(sealer, vending.WithTracerProvider(tp)),
 			Audit:                audit,
 			TracerProvider:       tp,
+			Events:               events,
 		})
 		if *defaultWH, err = ensureWarehouses(ctx, svc, sf, warehouses, *defaultWH); err != nil {
 			return err

@@ -70,3 +70,14 @@ func Decision(status int) string {
 	}
 	return DecisionFailed
 }
+
+// Refused reports whether err refuses a caller access to an object: it
+// may not act on it (Forbidden), or may not even know it exists (any of
+// the not-found kinds an authorizer answers for a hidden object).
+func Refused(err error) bool {
+	switch KindOf(err) {
+	case Forbidden, NoSuchWarehouse, NoSuchNamespace, NoSuchTable, NoSuchView, NotFound:
+		return err != nil
+	}
+	return false
+}

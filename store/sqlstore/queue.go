@@ -300,6 +300,19 @@ func (s *Store) ListJobs(ctx context.Context, f store.JobFilter, page store.Page
 	return out, next, nil
 }
 
+// EnqueueJobs implements store.Jobs. It is not fenced by an
+// Idempotency-Key: no catalog state changes.
+func (s *Store) EnqueueJobs(ctx context.Context, jobs ...store.Job) error {
+	if s.jobs == nil {
+		return errors.New("job queue: this store has none")
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	err := s.inTxUnfenced(ctx, func(q querier) error { return s.jobs.insert(ctx, q, jobs) })
+	return s.wrap(err, "enqueue jobs")
+}
+
 // JobStats implements store.Jobs.
 func (s *Store) JobStats(ctx context.Context) (store.JobStats, error) {
 	st := store.JobStats{ByState: map[string]int64{}}

@@ -50,6 +50,10 @@ func Run(t *testing.T, newStore NewStore) {
 		"JobsRun":                 testJobsRun,
 		"JobsSnooze":              testJobsSnooze,
 		"SoftDelete":              testSoftDelete,
+		"EventsWithChange":        testEventsWithChange,
+		"EventsFilter":            testEventsFilter,
+		"EventCursorsAndPrune":    testEventCursorsAndPrune,
+		"EventsConcurrentOrder":   testEventsConcurrentOrder,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
