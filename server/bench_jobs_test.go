@@ -85,3 +85,38 @@ func BenchmarkDrainJobs(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkCommitWithEvents measures one client's set-properties commits
+// with change events off (the single-statement swap) and on (the swap
+// and its outbox row in one transaction), and on with a maintenance
+// policy's job too. Compare ns/op with off (issue target ≤ 1.2×).
+func BenchmarkCommitWithEvents(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		events bool
+		props  map[string]string
+	}{
+		{"off", false, nil},
+		{"events", true, nil},
+		{"events+jobs", true, map[string]string{"lakehold.expire-snapshots.enabled": "true"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var bd *bundle
+			if c.events {
+				bd = setupEventsTB(b, benchBackend())
+			} else {
+				bd = setupTB(b, benchBackend(), nil)
+			}
+			bd.createNamespaceTB(b, "ns")
+			r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": "t", "schema": rawJSON(testSchema), "properties": c.props})
+			require.Equal(b, 200, r.status, "%s", r.body)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables/t", setProps("k", fmt.Sprint(i)))
+				if r.status != 200 {
+					b.Fatalf("status %d: %s", r.status, r.body)
+				}
+			}
+		})
+	}
+}

@@ -17,12 +17,22 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // setupEvents starts a catalog recording change events (retention one
 // hour) with warehouse wh, under the RBAC authorizer when rbac is set
 // (callers named by X-Test-Principal), else allow-all.
 func setupEvents(t *testing.T, backend string, rbac bool, events service.EventOptions) *bundle {
+	return setupEventsWith(t, backend, rbac, events)
+}
+
+// setupEventsTB is setupEvents for benchmarks: allow-all, no sink.
+func setupEventsTB(t testing.TB, backend string) *bundle {
+	return setupEventsWith(t, backend, false, service.EventOptions{})
+}
+
+func setupEventsWith(t testing.TB, backend string, rbac bool, events service.EventOptions) *bundle {
 	t.Helper()
 	st := openStore(t, backend)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -208,6 +218,38 @@ func TestEventsAuthorized(t *testing.T) {
 			require.Len(t, admin.Events, 4)
 			require.Equal(t, admin.Token, alice.Token, "the token moves past events the caller cannot see")
 			require.Empty(t, b.events(t, map[string]any{}, "X-Test-Principal", "builtin:bob").Events)
+		})
+	}
+}
+
+// TestEventsPrunedAreGone: the prune job removes events past the retention
+// and a continuation-token from before them is answered 410 (its reader
+// would otherwise skip events without knowing); a fresh query works.
+func TestEventsPrunedAreGone(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setupEvents(t, backend, false, service.EventOptions{Retention: 50 * time.Millisecond})
+			b.createNamespace(t, "a")
+			first := b.events(t, map[string]any{"page-size": 1})
+			b.createNamespace(t, "b")
+			time.Sleep(100 * time.Millisecond)
+			b.createNamespace(t, "c")
+			// The hand-off happens inside the retention: a token read now is
+			// still good.
+			jobs := b.svc.JobHandlers()
+			require.Contains(t, jobs, service.JobPruneEvents)
+			time.Sleep(60 * time.Millisecond)
+			err := jobs[service.JobPruneEvents](context.Background(), &store.JobInfo{Kind: service.JobPruneEvents})
+			var snooze *store.JobSnooze
+			require.ErrorAs(t, err, &snooze, "the prune job recurs")
+			r := b.do(t, "POST", "/v1/wh/events", map[string]any{"continuation-token": first.Token})
+			require.Equal(t, 410, r.status, "%s", r.body)
+			typ, msg := r.errorOf(t)
+			require.Equal(t, "GoneException", typ)
+			require.Contains(t, msg, "retention")
+			require.Empty(t, b.events(t, map[string]any{}).Events, "all three are past 50 ms now")
+			b.createNamespace(t, "d")
+			require.Equal(t, []string{"create-namespace"}, opTypes(b.events(t, map[string]any{})))
 		})
 	}
 }

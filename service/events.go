@@ -144,6 +144,9 @@ func (s *Service) QueryEvents(ctx context.Context, warehouse string, q EventsQue
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkNotPruned(ctx, f.After); err != nil {
+		return nil, err
+	}
 	size := q.PageSize
 	if size <= 0 || size > maxEventsPage {
 		size = min(maxEventsPage, max(100, size))
@@ -162,6 +165,23 @@ func (s *Service) QueryEvents(ctx context.Context, warehouse string, q EventsQue
 	}
 	page.Events = changeevents.REST(visible)
 	return page, nil
+}
+
+// checkNotPruned answers 410 Gone when events past pos were pruned before
+// the caller read them: its continuation-token would silently skip them.
+func (s *Service) checkNotPruned(ctx context.Context, pos store.EventPos) error {
+	if pos.IsZero() {
+		return nil // from the start: whatever is left
+	}
+	pruned, err := s.store.EventCursor(ctx, store.PrunedCursor)
+	if err != nil {
+		return storeErr(err, "events")
+	}
+	if pos.Less(pruned) {
+		return fault.New(fault.Gone, "Events after this continuation-token are past their retention (%s) and were removed; "+
+			"start again without a token, or with since-timestamp-ms", s.opts.Events.Retention)
+	}
+	return nil
 }
 
 // eventFilter turns a query into the store's filter: 400 for a token not

@@ -79,6 +79,11 @@ func ParseEventToken(tok string) (EventPos, error) {
 	return EventPos{TxID: t, Seq: s}, nil
 }
 
+// PrunedCursor is the cursor name (EventCursor) under which PruneEvents
+// records the last position it removed: a reader behind it has missed
+// events. It is not a sink's name.
+const PrunedCursor = "~pruned"
+
 // EventFilter narrows ListEvents; zero fields match everything.
 type EventFilter struct {
 	// After lists only events past this position.
@@ -117,7 +122,8 @@ type Events interface {
 	EventCursor(ctx context.Context, sink string) (EventPos, error)
 	// SetEventCursor records that sink delivered every event up to pos.
 	SetEventCursor(ctx context.Context, sink string, pos EventPos) error
-	// PruneEvents removes events older than before and returns how many.
+	// PruneEvents removes events older than before and returns how many;
+	// the last position removed becomes the PrunedCursor.
 	PruneEvents(ctx context.Context, before time.Time) (int64, error)
 }
 

@@ -13,7 +13,7 @@ new snippet cannot land untested.
 - ``console``: the command is run and its output compared exactly.
 - ``log-lines``: each README log line is matched, by message and error type,
   to a line the running catalog wrote; the keys must be the same.
-- ``python`` / ``python-lakehold`` / ``python-auth``: executed as written
+- ``python`` / ``python-lakehold`` / ``python-auth`` / ``python-events``: executed as written
   (URIs and placeholders substituted), then the object they build is used.
   The lakehold snippet runs in the library's own venv (LAKEHOLD_PYTHON).
 - ``spark-conf FILE`` / ``trino-properties``: the settings must be the ones
@@ -209,6 +209,22 @@ def run_python(s: Snippet, embedded: Running) -> None:
         pytest.fail("the snippet builds neither `cat` nor `con`; teach this test what to check")
 
 
+def run_python_events(s: Snippet, embedded: Running) -> None:
+    """The events snippet lists, among others, a namespace created just now."""
+    name = f"events_{int(time.time() * 1000)}"
+    req = urllib.request.Request(f"{embedded.uri}/v1/default/namespaces", method="POST",
+                                 data=json.dumps({"namespace": [name]}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
+    g: dict = {}
+    exec(compile(localize(s.body, embedded.uri), f"README.md:{s.line}", "exec"), g)
+    page = g["page"]
+    assert page["continuation-token"]
+    created = [e["operation"].get("namespace") for e in page["events"]
+               if e["operation"]["operation-type"] == "create-namespace"]
+    assert [name] in created, created
+
+
 def run_python_lakehold(s: Snippet, embedded: Running) -> None:
     py = os.environ.get("LAKEHOLD_PYTHON")
     if not py:
@@ -341,6 +357,7 @@ HANDLERS = {
     "log-lines": lambda s, req: run_log_lines(s, req.getfixturevalue("embedded")),
     "python": lambda s, req: run_python(s, req.getfixturevalue("embedded")),
     "python-lakehold": lambda s, req: run_python_lakehold(s, req.getfixturevalue("embedded")),
+    "python-events": lambda s, req: run_python_events(s, req.getfixturevalue("embedded")),
     "python-auth": lambda s, req: run_python_auth(s, req.getfixturevalue("with_auth")),
     "spark-conf": lambda s, req: run_spark_conf(s),
     "trino-properties": lambda s, req: run_trino_properties(s),

@@ -42,6 +42,11 @@ type Sink interface {
 // ErrNotDelivered wraps a sink's failure to deliver.
 var ErrNotDelivered = errors.New("events not delivered")
 
+// ErrMissed is returned once when events were pruned (past their
+// retention) before the sink delivered them; its cursor then moves past
+// the gap so that delivery goes on.
+var ErrMissed = errors.New("events pruned before they were delivered")
+
 // Deliver sends the next batch (up to limit events) past sink's cursor and
 // advances the cursor past what was acknowledged. It returns how many
 // events were delivered; an error means the batch stopped early (the rest
@@ -50,6 +55,16 @@ func Deliver(ctx context.Context, st store.Events, sink Sink, source string, lim
 	pos, err := st.EventCursor(ctx, sink.Name())
 	if err != nil {
 		return 0, err
+	}
+	pruned, err := st.EventCursor(ctx, store.PrunedCursor)
+	if err != nil {
+		return 0, err
+	}
+	if !pos.IsZero() && pos.Less(pruned) {
+		if err := st.SetEventCursor(ctx, sink.Name(), pruned); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: sink %s", ErrMissed, sink.Name())
 	}
 	events, err := st.ListEvents(ctx, store.EventFilter{After: pos}, limit)
 	if err != nil || len(events) == 0 {

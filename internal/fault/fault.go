@@ -40,6 +40,7 @@ const (
 	NoSuchPlanTask                 // 404 NoSuchPlanTaskException: the plan task is not one of this table's
 	UnsupportedMedia               // 415 UnsupportedMediaTypeException: a request body not declared as JSON
 	MethodNotAllowed               // 405 MethodNotAllowedException: the route exists, not for this method
+	Gone                           // 410 GoneException: the position asked for is past its retention
 
 	numKinds // not a kind: the count, for the table's completeness test
 )

@@ -32,6 +32,7 @@ var status = [numKinds]struct {
 	NoSuchPlanTask:     {http.StatusNotFound, "NoSuchPlanTaskException"},
 	UnsupportedMedia:   {http.StatusUnsupportedMediaType, "UnsupportedMediaTypeException"},
 	MethodNotAllowed:   {http.StatusMethodNotAllowed, "MethodNotAllowedException"},
+	Gone:               {http.StatusGone, "GoneException"},
 }
 
 // Status returns the HTTP status and Iceberg error type served for kind. A

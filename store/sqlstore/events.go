@@ -164,8 +164,28 @@ func (s *Store) SetEventCursor(ctx context.Context, sink string, pos store.Event
 	return s.wrap(err, "record event cursor")
 }
 
-// PruneEvents implements store.Events.
+// PruneEvents implements store.Events: the rows and the PrunedCursor move
+// in one transaction.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	n, err := s.db.exec(ctx, `DELETE FROM catalog_events WHERE at < $1`, before.UnixMilli())
+	var n int64
+	err := s.inTxUnfenced(ctx, func(q querier) error {
+		var last store.EventPos
+		err := q.queryRow(ctx, `SELECT txid, seq FROM catalog_events WHERE at < $1 ORDER BY txid DESC, seq DESC LIMIT 1`,
+			before.UnixMilli()).Scan(&last.TxID, &last.Seq)
+		if err != nil {
+			if s.db.classify(err) == classNoRows {
+				return nil
+			}
+			return err
+		}
+		if n, err = q.exec(ctx, `DELETE FROM catalog_events WHERE at < $1`, before.UnixMilli()); err != nil {
+			return err
+		}
+		_, err = q.exec(ctx, `INSERT INTO event_cursors (sink, txid, seq, updated_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (sink) DO UPDATE SET txid = excluded.txid, seq = excluded.seq, updated_at = excluded.updated_at
+			WHERE (event_cursors.txid, event_cursors.seq) < (excluded.txid, excluded.seq)`,
+			store.PrunedCursor, last.TxID, last.Seq, s.clock.Now().UnixMilli())
+		return err
+	})
 	return n, s.wrap(err, "prune events")
 }

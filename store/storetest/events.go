@@ -145,10 +145,22 @@ func testEventCursorsAndPrune(t *testing.T, s store.Store) {
 	n, err := s.PruneEvents(ctx, s.Now().Add(-time.Hour))
 	require.NoError(t, err)
 	require.Zero(t, n)
+	p, err = s.EventCursor(ctx, store.PrunedCursor)
+	require.NoError(t, err)
+	require.True(t, p.IsZero(), "nothing pruned yet")
 	n, err = s.PruneEvents(ctx, s.Now().Add(time.Hour))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	require.Empty(t, listEvents(t, s, store.EventFilter{}))
+	p, err = s.EventCursor(ctx, store.PrunedCursor)
+	require.NoError(t, err)
+	require.Equal(t, all[0].Pos, p, "the last position pruned")
+	n, err = s.PruneEvents(ctx, s.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Zero(t, n)
+	p, err = s.EventCursor(ctx, store.PrunedCursor)
+	require.NoError(t, err)
+	require.Equal(t, all[0].Pos, p, "an empty prune keeps it")
 }
 
 // testEventsConcurrentOrder: many writers commit at once; a reader that
