@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,5 +41,31 @@ func TestDroppedMetadataFilesDeletedByJob(t *testing.T) {
 		files, err = filepath.Glob(filepath.Join(dir, "*.metadata.json"))
 		require.NoError(t, err)
 		require.ElementsMatch(t, want, files)
+	})
+}
+
+// TestDroppedMetadataFilesDeletedByJobV4: v4 snapshot commits (here
+// /files) drop metadata files from the log too, and enqueue their
+// deletion like any commit.
+func TestDroppedMetadataFilesDeletedByJobV4(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *bundle) {
+		b.createNamespace(t, "ns")
+		r := b.createTable(t, "ns", "t", map[string]any{"properties": map[string]string{"format-version": "4",
+			"write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "1"}})
+		require.Equal(t, 200, r.status, "%s", r.body)
+		tableLoc, _, _ := v4Meta(t, r)
+		dir := strings.TrimPrefix(tableLoc, "file://")
+		for i := range 4 {
+			name := fmt.Sprintf("data/f%d.parquet", i)
+			size := writeDataFile(t, filepath.Join(dir, name), int64(i))
+			c := b.do(t, "POST", "/v1/wh/namespaces/ns/tables/t/files", map[string]any{"add-data-files": []any{
+				map[string]any{"location": name, "file-format": "parquet", "record-count": 1, "file-size-in-bytes": size, "spec-id": 0}}})
+			require.Equal(t, 200, c.status, "%s", c.body)
+		}
+		require.Len(t, b.jobs(t, "?kind=delete-metadata-files").Jobs, 3, "each commit after the first drops a file")
+		b.drainJobs(t)
+		files, err := filepath.Glob(filepath.Join(dir, "metadata", "*.metadata.json"))
+		require.NoError(t, err)
+		require.Len(t, files, 2, "the current file and one in the log: %v", files)
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 )
@@ -26,16 +28,16 @@ type metadataFilesArgs struct {
 	Files         []string `json:"files"`
 }
 
-// droppedMetadata lists the metadata files st's commit drops from the
-// table's metadata log: in the old log or the old current file, in
-// neither the new log nor the new current file.
-func droppedMetadata(st *staged) []string {
-	keep := map[string]bool{st.metaLoc: true}
-	for e := range st.meta.PreviousFiles() {
+// droppedMetadata lists the metadata files a commit from base to meta
+// (written at metaLoc) drops from the table's metadata log: in the old log
+// or the old current file, in neither the new log nor the new current file.
+func droppedMetadata(base, meta table.Metadata, metaLoc string) []string {
+	keep := map[string]bool{metaLoc: true}
+	for e := range meta.PreviousFiles() {
 		keep[e.MetadataFile] = true
 	}
 	var out []string
-	for e := range st.base.PreviousFiles() {
+	for e := range base.PreviousFiles() {
 		if !keep[e.MetadataFile] {
 			out = append(out, e.MetadataFile)
 		}
@@ -43,30 +45,36 @@ func droppedMetadata(st *staged) []string {
 	return out
 }
 
-// metadataCleanupJob is the delete-metadata-files job of st's commit,
-// when the table asks for it and the commit drops any file.
-func metadataCleanupJob(w *store.Warehouse, id Ident, st *staged) (store.Job, bool) {
-	if v, _ := strconv.ParseBool(st.meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
+// metadataCleanupJob is the delete-metadata-files job of a commit from
+// base to meta (written at metaLoc), when the table asks for it and the
+// commit drops any file.
+func metadataCleanupJob(w *store.Warehouse, id Ident, base, meta table.Metadata, metaLoc string) (store.Job, bool) {
+	if v, _ := strconv.ParseBool(meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
 		return store.Job{}, false
 	}
-	files := droppedMetadata(st)
+	files := droppedMetadata(base, meta, metaLoc)
 	if len(files) == 0 {
 		return store.Job{}, false
 	}
-	raw, _ := json.Marshal(metadataFilesArgs{Warehouse: w.Name, TableLocation: st.meta.Location(), Files: files}) // cannot fail
+	raw, _ := json.Marshal(metadataFilesArgs{Warehouse: w.Name, TableLocation: meta.Location(), Files: files}) // cannot fail
 	return store.Job{Kind: JobDeleteMetadataFiles, Args: raw, Warehouse: w.Name, Table: id.String(),
-		TableUUID: st.meta.TableUUID().String()}, true
+		TableUUID: meta.TableUUID().String()}, true
 }
 
-// stagedJobs are the jobs a staged table change enqueues with its swap:
-// the table's policies and the clean-up of dropped metadata files, each when
-// the table asks for it.
-func (s *Service) stagedJobs(w *store.Warehouse, id Ident, st *staged) []store.Job {
-	jobs := s.policyJobs(w, id, st.meta)
-	if job, ok := metadataCleanupJob(w, id, st); ok {
+// commitJobs are the jobs a table commit from base to meta (written at
+// metaLoc) enqueues with its swap: the table's policies and the clean-up
+// of dropped metadata files, each when the table asks for it.
+func (s *Service) commitJobs(w *store.Warehouse, id Ident, base, meta table.Metadata, metaLoc string) []store.Job {
+	jobs := s.policyJobs(w, id, meta)
+	if job, ok := metadataCleanupJob(w, id, base, meta, metaLoc); ok {
 		jobs = append(jobs, job)
 	}
 	return jobs
+}
+
+// stagedJobs are commitJobs of a staged change.
+func (s *Service) stagedJobs(w *store.Warehouse, id Ident, st *staged) []store.Job {
+	return s.commitJobs(w, id, st.base, st.meta, st.metaLoc)
 }
 
 // runDeleteMetadataFiles deletes the job's files that lie inside the

@@ -171,7 +171,9 @@ func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []st
 		if err := lockWarehouse(ctx, q, whID); err != nil {
 			return err
 		}
-		if err := checkOverlap(ctx, q, whID, "", o.Location); err != nil {
+		// Its own deleted row, which this transaction removes, holds
+		// the location: only the others count.
+		if err := checkOverlap(ctx, q, whID, id, o.Location); err != nil {
 			return err
 		}
 		o.NamespaceID, o.WarehouseID, o.UpdatedAt = nsID, whID, s.clock.Now()

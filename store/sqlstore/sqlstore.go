@@ -516,15 +516,25 @@ func lockWarehouse(ctx context.Context, q querier, whID string) error {
 	return err
 }
 
-// checkOverlap fails when loc is equal to, inside, or contains the location
-// of another table or view of the warehouse.
+// overlapCond matches a location column equal to, inside, or containing
+// the location $3.
+const overlapCond = `(location = CAST($3 AS TEXT)
+		   OR substr(CAST($3 AS TEXT), 1, length(location) + 1) = location || '/'
+		   OR substr(location, 1, length(CAST($3 AS TEXT)) + 1) = CAST($3 AS TEXT) || '/')`
+
+// checkOverlap fails with store.ErrLocationOverlap when loc is equal to,
+// inside, or contains the location of another table or view of the
+// warehouse, live or soft-deleted: a deleted object keeps its location
+// until it is forgotten, since its undrop needs the files and the end of
+// its retention may purge them. selfID (or "") names the object being
+// moved or undropped, whose own rows do not count. Both tables are read
+// by one statement, so an object being soft-deleted meanwhile is seen in
+// one of them.
 func checkOverlap(ctx context.Context, q querier, whID, selfID, loc string) error {
 	rows, err := q.query(ctx,
-		`SELECT location FROM catalog_objects
-		 WHERE warehouse_id = $1 AND id <> $2 AND (
-		   location = CAST($3 AS TEXT)
-		   OR substr(CAST($3 AS TEXT), 1, length(location) + 1) = location || '/'
-		   OR substr(location, 1, length(CAST($3 AS TEXT)) + 1) = CAST($3 AS TEXT) || '/')
+		`SELECT location, 0 FROM catalog_objects WHERE warehouse_id = $1 AND id <> $2 AND `+overlapCond+`
+		 UNION ALL
+		 SELECT location, 1 FROM deleted_objects WHERE warehouse_id = $1 AND id <> $2 AND `+overlapCond+`
 		 LIMIT 1`, whID, selfID, loc)
 	if err != nil {
 		return err
@@ -532,8 +542,12 @@ func checkOverlap(ctx context.Context, q querier, whID, selfID, loc string) erro
 	defer rows.Close()
 	if rows.Next() {
 		var other string
-		if err := rows.Scan(&other); err != nil {
+		var deleted int
+		if err := rows.Scan(&other, &deleted); err != nil {
 			return err
+		}
+		if deleted == 1 {
+			return fmt.Errorf("%w: %s overlaps %s (a soft-deleted object)", store.ErrLocationOverlap, loc, other)
 		}
 		return fmt.Errorf("%w: %s overlaps %s", store.ErrLocationOverlap, loc, other)
 	}

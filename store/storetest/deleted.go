@@ -95,3 +95,74 @@ func testSoftDelete(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 }
+
+// testDeletedLocationReserved: a soft-deleted object keeps its location
+// until it is forgotten. No new object, replacement or move may take a
+// location equal to, inside or containing it (its purge at the end of the
+// retention would delete the newcomer's files), in its warehouse only;
+// its own undrop still works, and DeletedRemove frees the location.
+func testDeletedLocationReserved(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	require.NoError(t, s.WarehouseCreate(ctx, &store.Warehouse{Name: "wh2", Location: "file:///tmp/wh2"}))
+	_, err := s.NamespaceCreate(ctx, "wh2", []string{"ns"}, nil)
+	require.NoError(t, err)
+	expires := time.Now().Add(time.Hour)
+	const loc = "file:///tmp/wh/ns/a"
+	o := table([]string{"ns"}, "a", loc)
+	require.NoError(t, s.ObjectCreate(ctx, o))
+	_, err = s.ObjectSoftDelete(ctx, o.Ref(), o.ID, expires, false)
+	require.NoError(t, err)
+
+	for name, l := range map[string]string{
+		"equal":    loc,
+		"inside":   loc + "/sub",
+		"contains": "file:///tmp/wh/ns",
+	} {
+		err := s.ObjectCreate(ctx, table([]string{"ns"}, "x_"+name, l))
+		require.ErrorIs(t, err, store.ErrLocationOverlap, name)
+	}
+	// The dropped table's own metadata registered again, under its old
+	// name or a new one.
+	again := table([]string{"ns"}, "a", loc)
+	require.ErrorIs(t, s.ObjectCreate(ctx, again), store.ErrLocationOverlap, "its old name")
+	again.Name = "a_copy"
+	require.ErrorIs(t, s.ObjectCreate(ctx, again), store.ErrLocationOverlap, "a new name")
+	view := table([]string{"ns"}, "v", loc+"/v")
+	view.Kind = store.KindView
+	require.ErrorIs(t, s.ObjectCreate(ctx, view), store.ErrLocationOverlap, "a view")
+	// A replacement (register with overwrite) is checked as a creation.
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "r", "file:///tmp/wh/ns/r")))
+	require.ErrorIs(t, s.ObjectReplace(ctx, table([]string{"ns"}, "r", loc)), store.ErrLocationOverlap, "replace")
+	// A move (set-location) of a live table into it.
+	b := table([]string{"ns"}, "b", "file:///tmp/wh/ns/b")
+	require.NoError(t, s.ObjectCreate(ctx, b))
+	sw := swapTo(b, "file:///tmp/wh/ns/a/b/m.json")
+	sw.NewLocation = loc + "/b"
+	require.ErrorIs(t, s.ObjectsSwap(ctx, []store.Swap{sw}), store.ErrLocationOverlap, "set-location")
+	// A name sharing only a string prefix is another directory, and
+	// another warehouse has locations of its own.
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "a2", loc+"2")))
+	other := table([]string{"ns"}, "a", loc)
+	other.Warehouse = "wh2"
+	require.NoError(t, s.ObjectCreate(ctx, other))
+
+	// Its undrop does not collide with its own deleted row, under a new
+	// name as under the old one; live again, it still holds the location.
+	back, err := s.Undrop(ctx, wh, o.ID, []string{"ns"}, "a_back")
+	require.NoError(t, err)
+	require.Equal(t, loc, back.Location)
+	require.ErrorIs(t, s.ObjectCreate(ctx, table([]string{"ns"}, "x", loc)), store.ErrLocationOverlap)
+	_, err = s.ObjectSoftDelete(ctx, back.Ref(), o.ID, expires, true)
+	require.NoError(t, err)
+	_, err = s.Undrop(ctx, wh, o.ID, []string{"ns"}, "a")
+	require.NoError(t, err)
+
+	// Forgotten (the end of its retention), it frees the location.
+	_, err = s.ObjectSoftDelete(ctx, o.Ref(), o.ID, expires, true)
+	require.NoError(t, err)
+	require.ErrorIs(t, s.ObjectCreate(ctx, table([]string{"ns"}, "x", loc)), store.ErrLocationOverlap)
+	_, err = s.DeletedRemove(ctx, wh, o.ID)
+	require.NoError(t, err)
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "x", loc)))
+}

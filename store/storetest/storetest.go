@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"JobsRun":                 testJobsRun,
 		"JobsSnooze":              testJobsSnooze,
 		"SoftDelete":              testSoftDelete,
+		"DeletedLocationReserved": testDeletedLocationReserved,
 		"EventsWithChange":        testEventsWithChange,
 		"EventsFilter":            testEventsFilter,
 		"EventCursorsAndPrune":    testEventCursorsAndPrune,
