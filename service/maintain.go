@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -78,6 +79,9 @@ func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt 
 	if err != nil {
 		return nil, err
 	}
+	if !opt.DryRun && gcDisabled(meta.Properties()) {
+		return nil, fault.New(fault.Validation, "Cannot expire snapshots: GC is disabled (deleting files may corrupt other tables); the table has gc.enabled=false")
+	}
 	if !opt.DryRun {
 		// An earlier run cut short first: its queue is checked against the
 		// table as it is now.
@@ -113,6 +117,19 @@ func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt 
 		return nil, err
 	}
 	return rep, nil
+}
+
+// gcDisabled reports whether a table's properties set Iceberg's
+// gc.enabled to false: its files may be shared with other tables, so the
+// catalog deletes none of its data files (expiry and orphan removal
+// refuse, a purge keeps them), as Java's catalogs do.
+func gcDisabled(props map[string]string) bool {
+	v, ok := props["gc.enabled"]
+	if !ok {
+		return false
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && !on
 }
 
 // loadForMaintain reads the table's row and its parsed metadata (readTable).

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
@@ -49,7 +50,11 @@ type OrphanReport struct {
 // table-write-metadata; 404 for an unknown table, 400 for a window shorter
 // than MinOrphanAge or a table that references files outside its
 // prefixes (which listing cannot tell from its own) and 503 when a
-// manifest cannot be read: in both cases nothing is deleted.
+// manifest cannot be read: in both cases nothing is deleted. A table with
+// gc.enabled=false (its files may be shared with other tables) gets a dry
+// run only: otherwise 400 ValidationException, as Java refuses, except
+// for the scheduled remove-orphan-files job, which is logged and given an
+// empty report.
 func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Ident, opt OrphanOptions) (*OrphanReport, error) {
 	if err := validateIdent(id); err != nil {
 		return nil, err
@@ -73,6 +78,16 @@ func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Id
 	obj, e, err := s.readTable(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
+	}
+	if !opt.DryRun && gcDisabled(e.Meta.Properties()) {
+		if scheduledJob(ctx) {
+			// The table's policy asks for a removal its properties forbid:
+			// nothing to do, which is no failure of the job.
+			s.log.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
+			return &OrphanReport{OrphanFiles: []string{}}, nil
+		}
+		return nil, fault.New(fault.Validation, "Cannot remove orphan files: GC is disabled (deleting files may corrupt other tables); "+
+			"the table has gc.enabled=false")
 	}
 	live, err := s.liveFiles(ctx, w, obj, e.Meta, e.Version, id)
 	if err != nil {
@@ -138,4 +153,12 @@ func (s *Service) liveFiles(ctx context.Context, w *store.Warehouse, obj *store.
 		}
 	}
 	return live, nil
+}
+
+// scheduledJob reports whether ctx is one of the catalog's scheduled
+// maintenance jobs (policyHandler's principal). No request can carry it:
+// local principals exist only inside the process.
+func scheduledJob(ctx context.Context) bool {
+	p := identity.From(ctx)
+	return p.Source == jobPrincipal.Source && p.Subject == jobPrincipal.Subject
 }

@@ -152,7 +152,11 @@ func (s *Service) policyHandler(p tablePolicy) store.JobHandler {
 
 // policyExpire runs the table's expiry; it runs again while more than one
 // snapshot remains (a younger one may expire later).
-func (s *Service) policyExpire(ctx context.Context, w *store.Warehouse, id Ident, _ map[string]string) (bool, error) {
+func (s *Service) policyExpire(ctx context.Context, w *store.Warehouse, id Ident, props map[string]string) (bool, error) {
+	if gcDisabled(props) {
+		s.log.InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
+		return false, nil
+	}
 	rep, err := s.Maintain(ctx, w.Name, id, MaintainOptions{})
 	if err != nil {
 		return false, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -39,6 +40,10 @@ type purger struct {
 	// live is set when the table is live (orphan removal): a missing
 	// manifest then counts as unread too, its files being unknown.
 	live bool
+	// keepData is set for a table with gc.enabled=false: its data, delete,
+	// column and deletion-vector files may belong to other tables too, so
+	// a purge leaves them (statistics, manifests and metadata still go).
+	keepData bool
 }
 
 // Purge tiers: a file is deleted only once every file of a lower tier is
@@ -64,6 +69,9 @@ func (p *purger) add(ctx context.Context, loc, what string, tier int) bool {
 		p.outside++
 		p.log.WarnContext(ctx, "purge: left a referenced file outside the table", "ref", what, "file", fileName(p.w, p.tableLoc, loc))
 		return false
+	}
+	if p.keepData && tier == tierContent && !strings.Contains(what, "statistics") {
+		return true
 	}
 	if t, ok := p.files[loc]; !ok || tier > t {
 		p.files[loc] = tier
@@ -102,7 +110,7 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 		log.WarnContext(ctx, "purge: cannot parse metadata", "error", err)
 		return fmt.Errorf("%w: the table's metadata file does not parse", errPurgeIncomplete)
 	}
-	p := s.collectTableFiles(ctx, w, obj, meta, version, log, false)
+	p := s.collectFiles(ctx, w, obj, meta, version, log, false, gcDisabled(meta.Properties()))
 	if p.unread > 0 && strict {
 		// Deleting the rest would lose the way to the files those
 		// manifests list; delete only the content found so far.
@@ -119,7 +127,7 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 			return fmt.Errorf("%w: %d files could not be deleted", errPurgeIncomplete, failed)
 		}
 	}
-	log.InfoContext(ctx, "purged table files", "files", total, "left_outside", p.outside)
+	log.InfoContext(ctx, "purged table files", "files", total, "left_outside", p.outside, "data_kept_gc_disabled", p.keepData)
 	return nil
 }
 
@@ -128,8 +136,14 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 // statistics files, and for every snapshot its manifest list and what it
 // lists (purge, and orphan removal for what is live).
 func (s *Service) collectTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live bool) *purger {
+	return s.collectFiles(ctx, w, obj, meta, version, log, live, false)
+}
+
+// collectFiles is collectTableFiles for a purge that may keep the data
+// files (keepData: gc.enabled=false).
+func (s *Service) collectFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live, keepData bool) *purger {
 	p := &purger{s: s, w: w, tableLoc: obj.Location, allowed: tablePrefixes(w, obj.Location), log: log,
-		files: map[string]int{}, seen: map[string]bool{}, live: live}
+		files: map[string]int{}, seen: map[string]bool{}, live: live, keepData: keepData}
 	p.add(ctx, obj.MetadataLocation, "current metadata file", tierCurrentMeta)
 	for e := range meta.PreviousFiles() {
 		p.add(ctx, e.MetadataFile, "metadata-log entry", tierPreviousMeta)
