@@ -117,3 +117,23 @@ func testSoftDelete(t *testing.T, backend string) {
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 }
+
+// TestDeletionProfileChecked: a warehouse is refused a deletion profile
+// other than hard or soft, or a retention that is not milliseconds, since
+// a typo would silently make every drop final.
+func TestDeletionProfileChecked(t *testing.T) {
+	b := setup(t, "sqlite")
+	for _, props := range []map[string]string{
+		{"lakehold.deletion-profile": "Soft"},
+		{"lakehold.deletion-profile": "soft", "lakehold.deletion-retention-ms": "7d"},
+		{"lakehold.deletion-profile": "soft", "lakehold.deletion-retention-ms": "-1"},
+	} {
+		r := b.do(t, "POST", "/management/v1/warehouses", map[string]any{"name": "w2", "location": "file://" + t.TempDir(), "properties": props})
+		require.Equal(t, 400, r.status, "%v: %s", props, r.body)
+		_, msg := r.errorOf(t)
+		require.Contains(t, msg, "lakehold.deletion-")
+	}
+	r := b.do(t, "POST", "/management/v1/warehouses", map[string]any{"name": "w2", "location": "file://" + t.TempDir(),
+		"properties": map[string]string{"lakehold.deletion-profile": "soft", "lakehold.deletion-retention-ms": "0"}})
+	require.Less(t, r.status, 300, "%s", r.body)
+}

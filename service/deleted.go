@@ -30,6 +30,21 @@ const (
 )
 
 // softDeletion reports whether w soft-deletes, and for how long.
+// checkDeletionProps refuses a deletion profile other than hard or soft
+// and a retention that is not a count of milliseconds (400): a typo would
+// otherwise make every drop final, purging at once.
+func checkDeletionProps(props map[string]string) error {
+	if p, ok := props[PropDeletionProfile]; ok && p != "hard" && p != "soft" {
+		return fault.New(fault.BadRequest, "Invalid %s: %q (hard or soft)", PropDeletionProfile, p)
+	}
+	if r, ok := props[PropDeletionRetention]; ok {
+		if ms, err := strconv.ParseInt(r, 10, 64); err != nil || ms < 0 {
+			return fault.New(fault.BadRequest, "Invalid %s: %q (milliseconds, 0 or more)", PropDeletionRetention, r)
+		}
+	}
+	return nil
+}
+
 func softDeletion(w *store.Warehouse) (bool, time.Duration) {
 	if w.Properties[PropDeletionProfile] != "soft" {
 		return false, 0

@@ -81,6 +81,9 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 	for k, v := range props {
 		out[k] = v
 	}
+	if err := checkDeletionProps(out); err != nil {
+		return nil, nil, err
+	}
 	mine := location.Set{canon}
 	raw, ok := out[allowedLocationsKey]
 	if !ok {
