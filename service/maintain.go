@@ -119,17 +119,14 @@ func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt 
 	return rep, nil
 }
 
-// gcDisabled reports whether a table's properties set Iceberg's
-// gc.enabled to false: its files may be shared with other tables, so the
+// gcDisabled reports whether a table's properties turn Iceberg's
+// gc.enabled off: its files may be shared with other tables, so the
 // catalog deletes none of its data files (expiry and orphan removal
-// refuse, a purge keeps them), as Java's catalogs do.
+// refuse, a purge keeps them), as Java's catalogs do. As in Java, any
+// value but "true" (in any case) turns it off.
 func gcDisabled(props map[string]string) bool {
 	v, ok := props["gc.enabled"]
-	if !ok {
-		return false
-	}
-	on, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil && !on
+	return ok && !strings.EqualFold(strings.TrimSpace(v), "true")
 }
 
 // loadForMaintain reads the table's row and its parsed metadata (readTable).

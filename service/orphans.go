@@ -8,7 +8,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
@@ -80,12 +79,6 @@ func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Id
 		return nil, err
 	}
 	if !opt.DryRun && gcDisabled(e.Meta.Properties()) {
-		if scheduledJob(ctx) {
-			// The table's policy asks for a removal its properties forbid:
-			// nothing to do, which is no failure of the job.
-			s.log.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
-			return &OrphanReport{OrphanFiles: []string{}}, nil
-		}
 		return nil, fault.New(fault.Validation, "Cannot remove orphan files: GC is disabled (deleting files may corrupt other tables); "+
 			"the table has gc.enabled=false")
 	}
@@ -153,12 +146,4 @@ func (s *Service) liveFiles(ctx context.Context, w *store.Warehouse, obj *store.
 		}
 	}
 	return live, nil
-}
-
-// scheduledJob reports whether ctx is one of the catalog's scheduled
-// maintenance jobs (policyHandler's principal). No request can carry it:
-// local principals exist only inside the process.
-func scheduledJob(ctx context.Context) bool {
-	p := identity.From(ctx)
-	return p.Source == jobPrincipal.Source && p.Subject == jobPrincipal.Subject
 }

@@ -170,6 +170,12 @@ func (s *Service) policyExpire(ctx context.Context, w *store.Warehouse, id Ident
 // policyOrphans removes the table's orphan files; it always runs again
 // (files may be orphaned at any time).
 func (s *Service) policyOrphans(ctx context.Context, w *store.Warehouse, id Ident, props map[string]string) (bool, error) {
+	if gcDisabled(props) {
+		// The policy asks for a removal the table's properties forbid:
+		// nothing to do, and no failure of the job.
+		s.log.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
+		return false, nil
+	}
 	age := max(policyMillis(w, props, PropOrphanAge, DefaultOrphanAge), MinOrphanAge)
 	_, err := s.RemoveOrphanFiles(ctx, w.Name, id, OrphanOptions{OlderThan: s.now().Add(-age)})
 	return err == nil, err

@@ -400,7 +400,8 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 func registerOverlap(err error, id Ident) error {
 	return fault.Wrap(fault.AlreadyExists, err, "Cannot register %s: its location is already used by another table or view in this warehouse "+
 		"(two names over the same files would let a purge of one delete the other's data); "+
-		"drop that table without purge first, or re-register it under its own name with overwrite", id)
+		"drop that table without purge first, or re-register it under its own name with overwrite; "+
+		"in a soft-delete warehouse a dropped table keeps its location until its retention ends: undrop it instead", id)
 }
 
 // writeTarget checks an identifier, authorizes priv on the table and

@@ -311,7 +311,8 @@ type Store interface {
 	ObjectList(ctx context.Context, warehouse string, namespace []string, kind ObjectKind, page Page) ([]string, string, error)
 	// ObjectCreate inserts a table or view. ErrNotFound when the namespace is
 	// missing; *AlreadyExistsError when the name is taken by either kind;
-	// ErrLocationOverlap when its location overlaps another object's.
+	// ErrLocationOverlap when its location overlaps another object's, live
+	// or soft-deleted (DeletedObjects: its files may come back).
 	ObjectCreate(ctx context.Context, o *Object) error
 	// ObjectReplace re-points an existing object at externally written
 	// metadata (register with overwrite). Same errors as ObjectCreate.
@@ -329,7 +330,7 @@ type Store interface {
 	// namespace is missing; *AlreadyExistsError when the target is taken.
 	ObjectRename(ctx context.Context, from ObjectRef, toNamespace []string, toName string) error
 	// ObjectsSwap applies every swap in one transaction, or none: ErrConflict
-	// when any pointer moved, ErrLocationOverlap for a bad new location,
+	// when any pointer moved, ErrLocationOverlap for a new location that overlaps another object's (live or soft-deleted),
 	// ErrOutcomeUnknown when the commit itself failed mid-flight.
 	ObjectsSwap(ctx context.Context, swaps []Swap) error
 	// PrepareSwap encodes sw's documents into sw.Packed ahead of

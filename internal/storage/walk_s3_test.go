@@ -54,6 +54,7 @@ func TestWalkS3(t *testing.T) {
 	ep, admin := seaweedS3(t)
 	ctx := context.Background()
 	base := fmt.Sprintf("walk-%d/ns", time.Now().UnixNano())
+	t.Cleanup(func() { emptyPrefix(t, admin, strings.TrimSuffix(base, "/ns")+"/") })
 	put := func(key, contentType string, size int) {
 		in := &s3.PutObjectInput{Bucket: aws.String("warehouse"), Key: aws.String(base + "/" + key),
 			Body: bytes.NewReader(bytes.Repeat([]byte("x"), size))}
@@ -126,4 +127,22 @@ func TestWalkS3(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	require.ErrorIs(t, p.Walk(cancelled, root, props, func(Listed) error { return nil }), context.Canceled)
+}
+
+// emptyPrefix deletes the test's objects under prefix in "warehouse".
+func emptyPrefix(t *testing.T, admin *s3.Client, prefix string) {
+	ctx := context.Background()
+	pages := s3.NewListObjectsV2Paginator(admin, &s3.ListObjectsV2Input{Bucket: aws.String("warehouse"), Prefix: aws.String(prefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			t.Logf("cleaning up %s: %v", prefix, err)
+			return
+		}
+		for _, o := range page.Contents {
+			if _, err := admin.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("warehouse"), Key: o.Key}); err != nil {
+				t.Logf("cleaning up %s: %v", *o.Key, err)
+			}
+		}
+	}
 }
