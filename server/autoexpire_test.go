@@ -5,9 +5,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,4 +56,48 @@ func TestScheduledExpiry(t *testing.T) {
 		defer out.Release()
 		require.EqualValues(t, 3, out.NumRows(), "the current snapshot reads as before")
 	})
+}
+
+// TestScheduledExpiryWarehouseDefaults: the expiry policy and Iceberg's
+// history.expire.* properties set on the warehouse apply to a table that
+// sets none of them; a table's own value wins.
+func TestScheduledExpiryWarehouseDefaults(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			b := setupTB(t, backend, map[string]string{"lakehold.expire-snapshots.enabled": "true", "lakehold.expire-snapshots.delay-ms": "0",
+				"history.expire.max-snapshot-age-ms": "1", "history.expire.min-snapshots-to-keep": "1"})
+			inherit := goTable(t, b, "db", "inherit", []int64{1}, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
+			own := goTable(t, b, "db", "own", []int64{1}, catalog.WithProperties(iceberg.Properties{"format-version": "2",
+				"history.expire.min-snapshots-to-keep": "3"}))
+			for _, tbl := range []**table.Table{&inherit, &own} {
+				for i := range 2 {
+					next, err := (*tbl).AppendTable(ctx, arrowRows(t, (*tbl).Schema(), int64(10+i)), 100, nil)
+					require.NoError(t, err)
+					*tbl = next
+				}
+			}
+			count := func(name string) int {
+				r := b.do(t, "GET", "/v1/wh/namespaces/db/tables/"+name, nil)
+				return len(r.json(t)["metadata"].(map[string]any)["snapshots"].([]any))
+			}
+			// The job of a table with snapshots left runs again later
+			// (snoozed): wait until each has run once.
+			b.startJobs(t)
+			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				ran := 0
+				for _, j := range b.jobs(t, "?kind=expire-snapshots").Jobs {
+					if j.AttemptedAt != nil && j.State != "running" && j.State != "available" {
+						ran++
+					}
+				}
+				if ran == 2 {
+					break
+				}
+				require.True(t, time.Now().Before(deadline), "the expiry jobs did not run")
+			}
+			require.Equal(t, 1, count("inherit"), "the warehouse's history.expire.* applied")
+			require.Equal(t, 3, count("own"), "the table's min-snapshots-to-keep wins")
+		})
+	}
 }

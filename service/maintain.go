@@ -89,7 +89,7 @@ func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt 
 			return nil, err
 		}
 	}
-	expire := snapshotsToExpire(meta, opt, s.now())
+	expire := snapshotsToExpire(meta, withWarehouseDefaults(w, meta.Properties(), PropMaxSnapshotAge, PropMinSnapshotsToKeep), opt, s.now())
 	rep.MetadataLocation = obj.MetadataLocation
 	if len(expire) == 0 {
 		return rep, nil
@@ -138,11 +138,11 @@ func (s *Service) loadForMaintain(ctx context.Context, w *store.Warehouse, id Id
 	return obj, e.Meta, e.Version, nil
 }
 
-// snapshotsToExpire picks the snapshots to expire, oldest first: those
+// snapshotsToExpire picks the snapshots to expire by opt, else by the
+// history.expire.* values of props, oldest first: those
 // committed before the cut-off that no ref points at and that are not among
 // the newest RetainLast ancestors of a branch head.
-func snapshotsToExpire(meta table.Metadata, opt MaintainOptions, now time.Time) []int64 {
-	props := meta.Properties()
+func snapshotsToExpire(meta table.Metadata, props map[string]string, opt MaintainOptions, now time.Time) []int64 {
 	cutoff := opt.ExpireOlderThan
 	if cutoff.IsZero() {
 		age := defaultMaxSnapshotAge

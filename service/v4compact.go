@@ -63,7 +63,7 @@ func (s *Service) PlanCompaction(ctx context.Context, warehouse string, id Ident
 	if err != nil {
 		return nil, validationErr(err)
 	}
-	th, err := compact.ThresholdsFrom(st.meta.Properties())
+	th, err := compact.ThresholdsFrom(withWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
 	if err != nil {
 		return nil, fault.New(fault.BadRequest, "%s", err.Error())
 	}
