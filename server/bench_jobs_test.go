@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,5 +120,58 @@ func BenchmarkCommitWithEvents(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkDrainExpiryJobs measures two workers draining one real
+// expire-snapshots job per table over LAKEHOLD_BENCH_TABLES tables
+// (default 10,000) whose policy is on and that have nothing to expire:
+// each job loads its table, checks the policy and the snapshots and
+// completes. Reported as jobs/s; the tables are made before the timer.
+func BenchmarkDrainExpiryJobs(b *testing.B) {
+	n := 10_000
+	if v, err := strconv.Atoi(os.Getenv("LAKEHOLD_BENCH_TABLES")); err == nil && v > 0 {
+		n = v
+	}
+	for b.Loop() {
+		b.StopTimer()
+		bd := setupTB(b, benchBackend(), map[string]string{"lakehold.expire-snapshots.enabled": "true"})
+		bd.createNamespaceTB(b, "ns")
+		jobs := make([]store.Job, n)
+		for i := range jobs {
+			name := fmt.Sprintf("t%05d", i)
+			r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": name, "schema": rawJSON(testSchema)})
+			require.Equal(b, 200, r.status, "%s", r.body)
+			var res struct {
+				Metadata struct {
+					UUID string `json:"table-uuid"`
+				} `json:"metadata"`
+			}
+			require.NoError(b, json.Unmarshal(r.body, &res))
+			args, _ := json.Marshal(map[string]any{"warehouse": "wh", "namespace": []string{"ns"}, "name": name, "table-uuid": res.Metadata.UUID})
+			jobs[i] = store.Job{Kind: "expire-snapshots", Args: args, Warehouse: "wh", Table: "ns." + name, TableUUID: res.Metadata.UUID, Unique: true}
+		}
+		ctx := context.Background()
+		require.NoError(b, bd.store.EnqueueJobs(ctx, jobs...))
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		b.StartTimer()
+		start := time.Now()
+		w, err := bd.store.StartWorkers(ctx, store.WorkerConfig{Workers: 2, PollInterval: 10 * time.Millisecond, Logger: quiet,
+			Handlers: bd.svc.JobHandlers()})
+		require.NoError(b, err)
+		for {
+			st, err := bd.store.JobStats(ctx)
+			require.NoError(b, err)
+			if st.ByState["completed"] == int64(n) {
+				break
+			}
+			require.Zero(b, st.ByState["discarded"])
+			time.Sleep(20 * time.Millisecond)
+		}
+		elapsed := time.Since(start)
+		b.StopTimer()
+		require.NoError(b, w.Stop(ctx))
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "jobs/s")
+		b.StartTimer()
 	}
 }
