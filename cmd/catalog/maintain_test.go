@@ -18,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -37,12 +38,18 @@ func TestMain(m *testing.M) {
 // footer is read) that the second removed, and whose third added keep.
 // It returns the table directory.
 func maintTable(t *testing.T, dir string, n int) string {
-	ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
+	ctx := context.Background()
 	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
 	require.NoError(t, err)
 	defer st.Close()
+	return maintTableIn(t, st, dir, n)
+}
+
+// maintTableIn is maintTable in the catalog st.
+func maintTableIn(t *testing.T, st store.Store, dir string, n int) string {
+	ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
 	svc := service.New(st, storage.NewProvider(), service.Options{})
-	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+filepath.Join(dir, "wh"), nil)
+	_, err := svc.CreateWarehouse(ctx, "wh", "file://"+filepath.Join(dir, "wh"), nil)
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
@@ -23,18 +26,35 @@ import (
 // middle of a purge job leaves the files that lead to the rest (manifests,
 // manifest lists, metadata: a tier starts only when the one before is
 // gone), and the job, rescued once its lease passed, finishes the purge on
-// another worker.
+// another worker. On both databases: the worker's lease and the rescue
+// are the queue's, kept in each.
 func TestPurgeJobSurvivesKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 20,000-file table")
 	}
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(dir, "catalog.db"))
+		require.NoError(t, err)
+		defer st.Close()
+		testPurgeKill9(t, st, dir, "--data-dir", dir)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.NewDatabase(t)
+		st, err := sqlstore.OpenPostgres(context.Background(), url, true)
+		require.NoError(t, err)
+		defer st.Close()
+		key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+		testPurgeKill9(t, st, t.TempDir(), "--database-url", url, "--secret-key", key)
+	})
+}
+
+// testPurgeKill9 runs the scenario on st, whose `catalog worker` takes
+// the arguments db.
+func testPurgeKill9(t *testing.T, st store.Store, dir string, db ...string) {
 	const n = 20_000
-	dir := t.TempDir()
-	tdir := maintTable(t, dir, n)
+	tdir := maintTableIn(t, st, dir, n)
 	ctx := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
-	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
-	require.NoError(t, err)
-	defer st.Close()
 	svc := service.New(st, storage.NewProvider(), service.Options{})
 	meta, err := filepath.Glob(filepath.Join(tdir, "metadata", "*.metadata.json"))
 	require.NoError(t, err)
@@ -44,7 +64,7 @@ func TestPurgeJobSurvivesKill9(t *testing.T) {
 	require.NoError(t, svc.DropTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "t"}, true))
 	require.Equal(t, n, countOld(t, tdir), "the drop deleted nothing itself")
 
-	cmd := exec.Command(os.Args[0], "worker", "--data-dir", dir, "--listen", "127.0.0.1:0", "--workers", "1")
+	cmd := exec.Command(os.Args[0], append([]string{"worker", "--listen", "127.0.0.1:0", "--workers", "1"}, db...)...)
 	cmd.Env = append(os.Environ(), "LAKEHOLD_TEST_RUN_MAIN=1")
 	require.NoError(t, cmd.Start())
 	sample := make([]string, 0, 64)
