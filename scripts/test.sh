@@ -51,8 +51,8 @@ go vet ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 # Packages with goroutines run under the race detector; the rest without.
-racy=(./service/... ./server/... ./store/... ./credentials/... ./v4manifest/... ./internal/signin/...)
-mapfile -t others < <(go list ./... | grep -v -E '/(service|server|store|credentials|v4manifest|internal/signin|integration/fault)(/|$)')
+racy=(./service/... ./server/... ./store/... ./credentials/... ./v4manifest/... ./internal/signin/... ./internal/eventsink/...)
+mapfile -t others < <(go list ./... | grep -v -E '/(service|server|store|credentials|v4manifest|internal/signin|internal/eventsink|integration/fault)(/|$)')
 go test -count=1 -timeout 25m -race "$@" "${racy[@]}"
 go test -count=1 -timeout 20m "$@" "${others[@]}"
 # The fault tier, verbose so that its figures per scenario (attempts,
