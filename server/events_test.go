@@ -253,3 +253,31 @@ func TestEventsPrunedAreGone(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsViews: a view's create, replace, rename and drop are events
+// with its view-uuid; a create names the updates that build the view.
+func TestEventsViews(t *testing.T) {
+	b := setupEvents(t, "sqlite", false, service.EventOptions{})
+	b.createNamespace(t, "ns")
+	r := b.do(t, "POST", "/v1/wh/namespaces/ns/views", viewBody("v"))
+	require.Equal(t, 200, r.status, "%s", r.body)
+	uuid := r.json(t)["metadata"].(map[string]any)["view-uuid"].(string)
+	r = b.do(t, "POST", "/v1/wh/namespaces/ns/views/v", map[string]any{"updates": []any{
+		map[string]any{"action": "set-properties", "updates": map[string]string{"comment": "x", "session-token": "s3cr3t"}}}})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	require.Equal(t, 204, b.do(t, "POST", "/v1/wh/views/rename", map[string]any{
+		"source": map[string]any{"namespace": []string{"ns"}, "name": "v"}, "destination": map[string]any{"namespace": []string{"ns"}, "name": "w"}}).status)
+	require.Equal(t, 204, b.do(t, "DELETE", "/v1/wh/namespaces/ns/views/w", nil).status)
+
+	p := b.events(t, map[string]any{"object-types": []string{"view"}})
+	require.Equal(t, []string{"create-view", "update-view", "rename-view", "drop-view"}, opTypes(p))
+	for _, e := range p.Events {
+		require.Equal(t, uuid, e.Operation["view-uuid"], "%v", e.Operation)
+	}
+	var actions []string
+	for _, u := range p.Events[0].Operation["updates"].([]any) {
+		actions = append(actions, u.(map[string]any)["action"].(string))
+	}
+	require.Contains(t, actions, "add-view-version")
+	require.NotContains(t, string(mustJSON(p.Events[1].Operation)), "s3cr3t")
+}
