@@ -80,7 +80,7 @@ func (s *Store) settled() string {
 
 // ListEvents implements store.Events.
 func (s *Store) ListEvents(ctx context.Context, f store.EventFilter, limit int) ([]*store.Event, error) {
-	where := []string{s.settled(), `(txid > $1 OR (txid = $1 AND seq > $2))`}
+	where := []string{s.settled(), `(txid, seq) > ($1, $2)`}
 	args := []any{f.After.TxID, f.After.Seq}
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
 	if f.Warehouse != "" {
