@@ -22,6 +22,7 @@ from .errors import (
     TransportError,
     ValidationError,
 )
+from .events import Event, EventPage
 from .table import Table
 
 try:  # scan.py is written alongside; the package imports without it.
@@ -30,7 +31,7 @@ except ImportError:  # pragma: no cover
     Scan = None  # type: ignore[assignment,misc]
 
 __all__ = [
-    "AlreadyExistsError", "Catalog", "CommitFailedError", "CommitStateUnknownError", "ForbiddenError",
+    "AlreadyExistsError", "Catalog", "CommitFailedError", "Event", "EventPage", "CommitStateUnknownError", "ForbiddenError",
     "LakeholdError", "MergeKeyError", "NoSuchNamespaceError", "NoSuchTableError", "NotAuthorizedError",
     "NotFoundError", "Scan", "ServiceUnavailableError", "Table", "TransportError", "ValidationError",
     "load_catalog",

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from . import _commit, _schema
+from . import _commit, _schema, events as _events
 from ._rest import RestSession
 from .errors import LakeholdError, NoSuchTableError
 from .table import Table
@@ -129,6 +129,21 @@ class Catalog:
         ns, name = split_identifier(identifier)
         res = _commit.post(self._rest, f"namespaces/{namespace_path(ns)}/tables/{quote(name, safe='')}/unregister", {})
         return str(res["metadata-location"])
+
+    def events(self, continuation_token: str | None = None, *, page_size: int | None = None,
+               since_ms: int | None = None, operation_types: list[str] | None = None,
+               objects: list[str | tuple[str, ...]] | None = None,
+               object_types: list[str] | None = None) -> _events.EventPage:
+        """One page of the warehouse's change events, in commit order, after
+        ``continuation_token`` (from the start, or from ``since_ms``, without
+        one). ``objects`` are namespaces (everything below them) or tables
+        and views by name; ``object_types`` of ``namespace``, ``table``,
+        ``view``. Only events of objects the caller may read are listed.
+        NotFoundError when events are off; a token whose events were pruned
+        raises LakeholdError (410)."""
+        return _events.query(self._rest, continuation_token=continuation_token, page_size=page_size,
+                             since_ms=since_ms, operation_types=operation_types, objects=objects,
+                             object_types=object_types)
 
     def table_exists(self, identifier: Identifier) -> bool:
         """Whether the table exists."""

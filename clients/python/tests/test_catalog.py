@@ -144,3 +144,29 @@ def test_expired_token_is_renewed_from_the_credential(auth_deployment) -> None: 
     cat._rest._token = "not-a-valid-token"  # as if it had expired: the 401 makes it sign in again
     cat.list_namespaces()
     assert cat._rest._token != "not-a-valid-token"
+
+
+def test_events_follow_changes(catalog: lakehold.Catalog, namespace: str) -> None:
+    # Where the feed stands now: everything after it is this test's.
+    start = catalog.events(page_size=1000)
+    token = start.continuation_token
+    while start.events:
+        start = catalog.events(token, page_size=1000)
+        token = start.continuation_token
+    t = catalog.create_table(f"{namespace}.scores", pa.schema([pa.field("id", pa.int64(), nullable=False)]))
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    catalog.drop_table(f"{namespace}.scores")
+
+    page = catalog.events(token, objects=[namespace])
+    assert [e.operation_type for e in page.events] == ["create-table", "update-table", "drop-table"]
+    uuid = t.metadata["table-uuid"]
+    assert {e.operation["table-uuid"] for e in page.events} == {uuid}
+    assert page.events[0].operation["identifier"] == {"namespace": [namespace], "name": "scores"}
+    assert all(isinstance(e, lakehold.Event) and e.id and e.timestamp_ms > 0 for e in page.events)
+    assert len({e.id for e in page.events}) == 3
+    # The last token answers nothing until something new commits.
+    assert catalog.events(page.continuation_token, objects=[namespace]).events == []
+    only_drops = catalog.events(token, operation_types=["drop-table"], objects=[namespace])
+    assert [e.operation_type for e in only_drops.events] == ["drop-table"]
+    with pytest.raises(lakehold.LakeholdError):
+        catalog.events("not-a-token-of-ours")
