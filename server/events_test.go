@@ -281,3 +281,36 @@ func TestEventsViews(t *testing.T) {
 	require.Contains(t, actions, "add-view-version")
 	require.NotContains(t, string(mustJSON(p.Events[1].Operation)), "s3cr3t")
 }
+
+// TestEventsTransaction: a multi-table transaction writes one event per
+// table, sharing its request id, each counting both, also when a page
+// holds only one of them.
+func TestEventsTransaction(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setupEvents(t, backend, false, service.EventOptions{})
+			b.createNamespace(t, "ns")
+			for _, n := range []string{"a", "b"} {
+				require.Equal(t, 200, b.createTable(t, "ns", n, nil).status)
+			}
+			tok := b.events(t, map[string]any{}).Token
+			change := func(n string) map[string]any {
+				return map[string]any{"identifier": map[string]any{"namespace": []string{"ns"}, "name": n}, "requirements": []any{},
+					"updates": []any{map[string]any{"action": "set-properties", "updates": map[string]string{"k": n}}}}
+			}
+			r := b.do(t, "POST", "/v1/wh/transactions/commit", map[string]any{"table-changes": []any{change("a"), change("b")}}, "X-Request-ID", "tx-1")
+			require.Equal(t, 204, r.status, "%s", r.body)
+			first := b.events(t, map[string]any{"continuation-token": tok, "page-size": 1})
+			second := b.events(t, map[string]any{"continuation-token": first.Token, "page-size": 1})
+			require.Len(t, first.Events, 1)
+			require.Len(t, second.Events, 1)
+			for _, e := range []string{first.Events[0].RequestID, second.Events[0].RequestID} {
+				require.Equal(t, "tx-1", e)
+			}
+			require.Equal(t, 2, first.Events[0].Count)
+			require.Equal(t, 2, second.Events[0].Count)
+			names := []any{first.Events[0].Operation["identifier"].(map[string]any)["name"], second.Events[0].Operation["identifier"].(map[string]any)["name"]}
+			require.ElementsMatch(t, []any{"a", "b"}, names)
+		})
+	}
+}

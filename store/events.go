@@ -37,6 +37,9 @@ type Event struct {
 	// RequestID and Actor say which request made the change and who.
 	RequestID string
 	Actor     string
+	// RequestEvents is how many events the change wrote (a multi-table
+	// transaction writes one per table), set when written.
+	RequestEvents int
 	// Body is the operation object as JSON. It must hold no secret, token
 	// or path outside the object's own location.
 	Body json.RawMessage

@@ -105,8 +105,10 @@ func TestWireForms(t *testing.T) {
 		e.ID, e.At = id, at
 		return &e
 	}
-	rest := REST([]*store.Event{mk("e1", "r"), mk("e2", "r"), mk("e3", "")})
-	require.Equal(t, 2, rest[0].RequestEventCount, "events of one request count together")
+	e1, e2 := mk("e1", "r"), mk("e2", "r")
+	e1.RequestEvents, e2.RequestEvents = 3, 3 // the third on another page
+	rest := REST([]*store.Event{e1, e2, mk("e3", "")})
+	require.Equal(t, 3, rest[0].RequestEventCount, "as many as the change wrote, whatever the page")
 	require.Equal(t, "e3", rest[2].RequestID, "a change without a request is its own")
 	require.Equal(t, 1, rest[2].RequestEventCount)
 	require.Equal(t, at.UnixMilli(), rest[0].TimestampMS)

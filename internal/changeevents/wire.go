@@ -21,24 +21,17 @@ type RESTEvent struct {
 	Operation         json.RawMessage   `json:"operation"`
 }
 
-// REST renders events in the proposal's shape. Events of one request that
-// appear together share a request-event-count; an event whose request is
-// unknown (a background job's change) counts as its own request.
+// REST renders events in the proposal's shape. request-event-count is how
+// many events the change wrote (one per table of a multi-table
+// transaction); an event whose request is unknown (a background job's
+// change) names itself as its request.
 func REST(events []*store.Event) []RESTEvent {
-	count := map[string]int{}
-	for _, e := range events {
-		if e.RequestID != "" {
-			count[e.RequestID]++
-		}
-	}
 	out := make([]RESTEvent, len(events))
 	for i, e := range events {
-		r := RESTEvent{EventID: e.ID, RequestID: e.RequestID, RequestEventCount: 1,
+		r := RESTEvent{EventID: e.ID, RequestID: e.RequestID, RequestEventCount: max(1, e.RequestEvents),
 			TimestampMS: e.At.UnixMilli(), Operation: e.Body}
 		if e.RequestID == "" {
 			r.RequestID = e.ID
-		} else {
-			r.RequestEventCount = count[e.RequestID]
 		}
 		if e.Actor != "" {
 			r.Actor = map[string]string{"id": e.Actor}

@@ -15,6 +15,7 @@ CREATE TABLE catalog_events (
     object_uuid TEXT NOT NULL DEFAULT '',
     operation   TEXT NOT NULL,
     request_id  TEXT NOT NULL DEFAULT '',
+    request_events INTEGER NOT NULL DEFAULT 1, -- events its change wrote
     actor       TEXT NOT NULL DEFAULT '',
     body        TEXT NOT NULL
 );

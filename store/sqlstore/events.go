@@ -29,7 +29,7 @@ func (s *Store) withEvents(ctx context.Context, fn func(q querier) error) func(q
 	}
 }
 
-const eventCols = `id, at, warehouse, namespace_key, name, object_type, object_uuid, operation, request_id, actor, body`
+const eventCols = `id, at, warehouse, namespace_key, name, object_type, object_uuid, operation, request_id, actor, body, request_events`
 
 // insertEvents writes events with one multi-row INSERT. Every event of one
 // transaction is stamped with the same time, the database's as this
@@ -38,18 +38,18 @@ func (s *Store) insertEvents(ctx context.Context, q querier, events []store.Even
 	now := s.clock.Now()
 	var b strings.Builder
 	b.WriteString(`INSERT INTO catalog_events (` + eventCols + `) VALUES `)
-	args := make([]any, 0, 11*len(events))
+	args := make([]any, 0, 12*len(events))
 	for i := range events {
 		e := &events[i]
 		if e.ID == "" {
 			e.ID = uuid.NewString()
 		}
-		e.At = now
+		e.At, e.RequestEvents = now, len(events)
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteByte('(')
-		for c := 1; c <= 11; c++ {
+		for c := 1; c <= 12; c++ {
 			if c > 1 {
 				b.WriteString(", ")
 			}
@@ -61,7 +61,7 @@ func (s *Store) insertEvents(ctx context.Context, q querier, events []store.Even
 			body = json.RawMessage("{}")
 		}
 		args = append(args, e.ID, now.UnixMilli(), e.Warehouse, nsKey(e.Namespace), e.Name, e.ObjectType,
-			e.ObjectUUID, e.Operation, e.RequestID, e.Actor, string(body))
+			e.ObjectUUID, e.Operation, e.RequestID, e.Actor, string(body), len(events))
 	}
 	_, err := q.exec(ctx, b.String(), args...)
 	return err
@@ -125,7 +125,7 @@ func (s *Store) ListEvents(ctx context.Context, f store.EventFilter, limit int) 
 		var at int64
 		var ns, body string
 		if err := rows.Scan(&e.Pos.TxID, &e.Pos.Seq, &e.ID, &at, &e.Warehouse, &ns, &e.Name, &e.ObjectType,
-			&e.ObjectUUID, &e.Operation, &e.RequestID, &e.Actor, &body); err != nil {
+			&e.ObjectUUID, &e.Operation, &e.RequestID, &e.Actor, &body, &e.RequestEvents); err != nil {
 			return nil, s.wrap(err, "list events")
 		}
 		e.At = time.UnixMilli(at).UTC()

@@ -77,6 +77,7 @@ func testEventsWithChange(t *testing.T, s store.Store) {
 	require.Equal(t, []string{"ns"}, e.Namespace)
 	require.Equal(t, "uuid-a", e.ObjectUUID)
 	require.Equal(t, "req-a", e.RequestID)
+	require.Equal(t, 1, e.RequestEvents)
 	require.JSONEq(t, `{"operation-type":"create-table"}`, string(e.Body))
 	require.WithinDuration(t, s.Now(), e.At, time.Minute)
 	for i := 1; i < len(all); i++ {
