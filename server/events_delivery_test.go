@@ -133,9 +133,10 @@ func (w *webhookReceiver) firstSeen() []string {
 	return ids
 }
 
-func (b *bundle) allEventIDs(t *testing.T) []string {
+// allEventIDs lists the ids of the warehouse's events once there are n.
+func (b *bundle) allEventIDs(t *testing.T, n int) []string {
 	var ids []string
-	for _, e := range b.events(t, map[string]any{"page-size": 1000}).Events {
+	for _, e := range b.eventsN(t, map[string]any{"page-size": 1000}, n).Events {
 		ids = append(ids, e.ID)
 	}
 	return ids
@@ -175,7 +176,7 @@ func TestEventsDelivered(t *testing.T) {
 			for i := range 10 {
 				commit(i)
 			}
-			want := b.allEventIDs(t)
+			want := b.allEventIDs(t, 13)
 			require.Len(t, want, 13)
 			waitFor(t, func() bool { return len(recv.firstSeen()) == len(want) && len(broker.streamIDs(t)) == len(want) })
 			require.Equal(t, want, recv.firstSeen(), "webhook: every event, in commit order")
@@ -196,7 +197,7 @@ func TestEventsDelivered(t *testing.T) {
 			}
 			time.Sleep(time.Second) // delivery attempts fail meanwhile
 			broker.start()
-			want = b.allEventIDs(t)
+			want = b.allEventIDs(t, 18)
 			require.Len(t, want, 18)
 			waitFor(t, func() bool { return len(broker.streamIDs(t)) >= len(want) && len(recv.firstSeen()) == len(want) })
 			require.Equal(t, want, broker.streamIDs(t))

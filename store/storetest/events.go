@@ -25,6 +25,20 @@ func listEvents(t *testing.T, s store.Store, f store.EventFilter) []*store.Event
 	return evs
 }
 
+// listEventsN is listEvents once at least n events are listed. On Postgres
+// an event is listed only once every older transaction on the server has
+// ended, and tests of other packages share the server: a commit that
+// returned may take a moment to show.
+func listEventsN(t *testing.T, s store.Store, f store.EventFilter, n int) []*store.Event {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		evs := listEvents(t, s, f)
+		if len(evs) >= n || time.Now().After(deadline) {
+			return evs
+		}
+	}
+}
+
 func ops(evs []*store.Event) []string {
 	out := make([]string, len(evs))
 	for i, e := range evs {
@@ -57,7 +71,7 @@ func testEventsWithChange(t *testing.T, s store.Store) {
 	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "b", "file:///tmp/wh/ns/b")))
 	require.ErrorIs(t, s.ObjectRename(store.WithEvents(ctx, ev("rename-table", "a")), ref("a"), []string{"ns"}, "b"), store.ErrAlreadyExists)
 	require.ErrorIs(t, s.NamespaceDelete(store.WithEvents(ctx, ev("drop-namespace", "")), wh, []string{"ns"}), store.ErrNotEmpty)
-	require.Equal(t, []string{"create-table:a"}, ops(listEvents(t, s, store.EventFilter{})))
+	require.Equal(t, []string{"create-table:a"}, ops(listEventsN(t, s, store.EventFilter{}, 1)))
 
 	// Changes that land write theirs, in commit order.
 	require.NoError(t, s.ObjectsSwap(store.WithEvents(ctx, ev("update-table", "a")), []store.Swap{swapTo(a, "file:///tmp/wh/ns/a/metadata/00001-x.metadata.json")}))
@@ -68,7 +82,7 @@ func testEventsWithChange(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	_, err = s.NamespaceCreate(store.WithEvents(ctx, ev("create-namespace", "")), wh, []string{"ns", "child"}, nil)
 	require.NoError(t, err)
-	all := listEvents(t, s, store.EventFilter{})
+	all := listEventsN(t, s, store.EventFilter{}, 6)
 	require.Equal(t, []string{"create-table:a", "update-table:a", "rename-table:c", "drop-table:c",
 		"update-namespace-properties:", "create-namespace:"}, ops(all))
 	e := all[0]
@@ -107,6 +121,7 @@ func testEventsFilter(t *testing.T, s store.Store) {
 	mk([]string{"ns"}, "t1", "create-table")
 	mk([]string{"ns", "sub"}, "t2", "create-table")
 	mk([]string{"nsx"}, "t3", "register-table")
+	listEventsN(t, s, store.EventFilter{}, 3) // all visible: the filters below read settled rows
 	names := func(f store.EventFilter) []string {
 		var out []string
 		for _, e := range listEvents(t, s, f) {
@@ -133,7 +148,7 @@ func testEventCursorsAndPrune(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.True(t, p.IsZero())
 	require.NoError(t, s.ObjectCreate(store.WithEvents(ctx, ev("create-table", "a")), table([]string{"ns"}, "a", "file:///tmp/wh/ns/a")))
-	all := listEvents(t, s, store.EventFilter{})
+	all := listEventsN(t, s, store.EventFilter{}, 1)
 	require.Len(t, all, 1)
 	require.NoError(t, s.SetEventCursor(ctx, "nats", all[0].Pos))
 	p, err = s.EventCursor(ctx, "nats")
@@ -226,7 +241,10 @@ func testEventsConcurrentOrder(t *testing.T, s store.Store) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	for read() > 0 {
+	for deadline := time.Now().Add(30 * time.Second); len(seen) < tables*commits && time.Now().Before(deadline); {
+		if read() == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	require.Len(t, seen, tables*commits)
 }
