@@ -18,8 +18,9 @@ import (
 // driver's transaction type (pgx.Tx, *sql.Tx); this interface hides that
 // from the rest of the package.
 type jobQueue interface {
-	// insert enqueues jobs inside the transaction q belongs to.
-	insert(ctx context.Context, q querier, jobs []store.Job) error
+	// insert enqueues jobs inside the transaction q belongs to; now is the
+	// database's time as this process estimates it (job hints).
+	insert(ctx context.Context, q querier, jobs []store.Job, now time.Time) error
 	list(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
 	startWorkers(ctx context.Context, cfg store.WorkerConfig) (store.Workers, error)
 }
@@ -96,7 +97,7 @@ func insertOpts(j store.Job) (*river.InsertOpts, error) {
 	return o, nil
 }
 
-func (r *riverQueue[TTx]) insert(ctx context.Context, q querier, jobs []store.Job) error {
+func (r *riverQueue[TTx]) insert(ctx context.Context, q querier, jobs []store.Job, now time.Time) error {
 	tx, ok := r.txOf(q)
 	if !ok {
 		return errors.New("job queue: jobs can only be enqueued inside a transaction")
@@ -109,8 +110,24 @@ func (r *riverQueue[TTx]) insert(ctx context.Context, q querier, jobs []store.Jo
 		if err != nil {
 			return err
 		}
-		if _, err := r.inserter.InsertTx(ctx, tx, jobArgs{kind: j.Kind, raw: j.Args}, opts); err != nil {
+		if j.Unique {
+			waits, err := jobWaits(ctx, q, j, now)
+			if err != nil {
+				return err
+			}
+			if waits {
+				continue // the job already waiting runs after this change
+			}
+		}
+		res, err := r.inserter.InsertTx(ctx, tx, jobArgs{kind: j.Kind, raw: j.Args}, opts)
+		if err != nil {
 			return err
+		}
+		if j.Unique && res != nil && res.Job != nil {
+			// The job River holds now: this one, or the one already there.
+			if err := recordJobHint(ctx, q, j, res.Job.ScheduledAt); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -244,7 +261,7 @@ func (s *Store) withJobs(ctx context.Context, fn func(q querier) error) func(q q
 		if s.jobs == nil {
 			return errors.New("job queue: this store has none")
 		}
-		return s.jobs.insert(ctx, q, jobs)
+		return s.jobs.insert(ctx, q, jobs, s.clock.Now())
 	}
 }
 
@@ -309,7 +326,7 @@ func (s *Store) EnqueueJobs(ctx context.Context, jobs ...store.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	err := s.inTxUnfenced(ctx, func(q querier) error { return s.jobs.insert(ctx, q, jobs) })
+	err := s.inTxUnfenced(ctx, func(q querier) error { return s.jobs.insert(ctx, q, jobs, s.clock.Now()) })
 	return s.wrap(err, "enqueue jobs")
 }
 

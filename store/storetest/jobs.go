@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -186,4 +187,47 @@ func testJobsSnooze(t *testing.T, s store.Store) {
 	_, err = s.ObjectDelete(store.WithJobs(ctx, purgeJob("a")), store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "b", Kind: store.KindTable})
 	require.NoError(t, err)
 	require.Len(t, listJobs(t, s, store.JobFilter{Kind: "purge-table"}), 1)
+}
+
+// testJobsUniqueWaiting: a Unique job that waits until later is not
+// enqueued again by the changes before its time (its hint), while the
+// other jobs of those changes are; one due now, or one that has run, is
+// enqueued again by the next change.
+func testJobsUniqueWaiting(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "a", "file:///tmp/wh/ns/a")))
+	a, err := s.ObjectGet(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "a", Kind: store.KindTable})
+	require.NoError(t, err)
+	n := 0
+	swap := func(jobs ...store.Job) {
+		t.Helper()
+		n++
+		sw := swapTo(a, fmt.Sprintf("file:///tmp/wh/ns/a/metadata/%05d.metadata.json", n))
+		require.NoError(t, s.ObjectsSwap(store.WithJobs(ctx, jobs...), []store.Swap{sw}))
+		a.MetadataLocation = sw.NewMetadataLocation
+	}
+	later := store.Job{Kind: "policy", Args: json.RawMessage(`{"table":"a"}`), Unique: true, RunAt: s.Now().Add(time.Hour)}
+	swap(later)
+	require.Len(t, listJobs(t, s, store.JobFilter{Kind: "policy"}), 1)
+	other := store.Job{Kind: "other", Args: json.RawMessage(`{}`)}
+	swap(later, other)
+	swap(later, other)
+	require.Len(t, listJobs(t, s, store.JobFilter{Kind: "policy"}), 1)
+	require.Len(t, listJobs(t, s, store.JobFilter{Kind: "other"}), 2, "the jobs after a waiting one are enqueued")
+
+	now := store.Job{Kind: "due", Args: json.RawMessage(`{"table":"a"}`), Unique: true}
+	swap(now)
+	w, err := s.StartWorkers(ctx, store.WorkerConfig{Workers: 1, PollInterval: 20 * time.Millisecond,
+		Handlers: map[string]store.JobHandler{"due": func(context.Context, *store.JobInfo) error { return nil }}})
+	require.NoError(t, err)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if jobs := listJobs(t, s, store.JobFilter{Kind: "due", States: []string{"completed"}}); len(jobs) == 1 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the due job did not run")
+	}
+	require.NoError(t, w.Stop(ctx))
+	swap(now)
+	require.Len(t, listJobs(t, s, store.JobFilter{Kind: "due"}), 2, "a job that ran is enqueued again")
 }

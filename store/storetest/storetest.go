@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"JobsWithChange":          testJobsWithChange,
 		"JobsRun":                 testJobsRun,
 		"JobsSnooze":              testJobsSnooze,
+		"JobsUniqueWaiting":       testJobsUniqueWaiting,
 		"SoftDelete":              testSoftDelete,
 		"DeletedLocationReserved": testDeletedLocationReserved,
 		"EventsWithChange":        testEventsWithChange,
