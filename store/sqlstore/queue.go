@@ -123,8 +123,10 @@ func (r *riverQueue[TTx]) insert(ctx context.Context, q querier, jobs []store.Jo
 		if err != nil {
 			return err
 		}
-		if j.Unique && res != nil && res.Job != nil {
-			// The job River holds now: this one, or the one already there.
+		if j.Unique && res != nil && res.Job != nil && res.Job.ScheduledAt.After(now.Add(jobHintMargin)) {
+			// The job River holds now (this one, or the one already there)
+			// waits: later changes may leave it be. Only such hints are
+			// kept, so they stay one per delayed job (a table's policies).
 			if err := recordJobHint(ctx, q, j, res.Job.ScheduledAt); err != nil {
 				return err
 			}
