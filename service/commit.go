@@ -40,6 +40,10 @@ type parsedChange struct {
 	// info is what the service reads of each update itself (tablemeta.UpdateInfo),
 	// decoded once with the updates, for every attempt.
 	info []tablemeta.UpdateInfo
+	// event is the update event last built for the change (updateEvent),
+	// for the table's UUID and location in eventKey.
+	event    *store.Event
+	eventKey string
 }
 
 func parseChange(c TableChange) (*parsedChange, error) {
@@ -233,7 +237,7 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 				a.addFile(st.metaLoc)
 				a.swaps = append(a.swaps, st.swap)
 				a.jobs = append(a.jobs, s.stagedJobs(w, c.Ident, st)...)
-				a.events = append(a.events, changeevents.Update(tableObject(w.Name, c.Ident, st.meta), who(ctx), c.Updates, c.Requirements))
+				s.addEvent(a, func() store.Event { return c.updateEvent(ctx, w.Name, st.meta) })
 			}
 		}
 		a.landed = func(ctx context.Context) {
@@ -337,8 +341,10 @@ func (s *Service) createFromUpdates(ctx context.Context, w *store.Warehouse, c *
 		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: target,
 		RefsMetadata: tablemeta.RefsDocument(meta, data),
 	}
-	ev := changeevents.Create(changeevents.CreateTable, tableObject(w.Name, c.Ident, meta), who(ctx), c.Updates)
-	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
+	ectx := s.withEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, tableObject(w.Name, c.Ident, meta), who(ctx), c.Updates)
+	})
+	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		s.dropUnlanded(ctx, w, err, metaLoc)
 		var ae *store.AlreadyExistsError
 		if errors.As(err, &ae) {

@@ -76,12 +76,8 @@ func (s *Service) softDrop(ctx context.Context, w *store.Warehouse, ref store.Ob
 		expires := time.UnixMilli(s.now().Add(retention).UnixMilli())                                      // as the store keeps it
 		raw, _ := json.Marshal(deletedArgs{Warehouse: w.Name, ID: obj.ID, ExpiresAt: expires.UnixMilli()}) // cannot fail
 		job := store.Job{Kind: JobExpireDeleted, Args: raw, Warehouse: w.Name, Table: ref.String(), RunAt: expires}
-		op := changeevents.DropTable
-		if ref.Kind == store.KindView {
-			op = changeevents.DropView
-		}
-		ev := changeevents.Drop(op, objectOf(obj), who(ctx), purge)
-		_, err = s.store.ObjectSoftDelete(store.WithJobs(s.withEvents(ctx, ev), job), ref, obj.ID, expires, purge)
+		ectx := s.withEvent(ctx, func() store.Event { return changeevents.Drop(dropOp(ref.Kind), objectOf(obj), who(ctx), purge) })
+		_, err = s.store.ObjectSoftDelete(store.WithJobs(ectx, job), ref, obj.ID, expires, purge)
 		if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -98,11 +94,7 @@ func (s *Service) dropObject(ctx context.Context, w *store.Warehouse, ref store.
 	if purge && ref.Kind == store.KindTable {
 		return s.dropWithPurge(ctx, ref)
 	}
-	op := changeevents.DropTable
-	if ref.Kind == store.KindView {
-		op = changeevents.DropView
-	}
-	_, err := s.dropIf(ctx, ref, op, false, nil)
+	_, err := s.dropIf(ctx, ref, dropOp(ref.Kind), false, nil)
 	return err
 }
 
@@ -210,7 +202,8 @@ func (s *Service) Undrop(ctx context.Context, warehouse, id string, to *Ident) (
 	}
 	back := changeevents.Object{Warehouse: warehouse, Namespace: dest.Namespace, Name: dest.Name, Kind: d.Kind,
 		UUID: metadataUUID(d.Metadata), Location: d.Location}
-	_, err = s.store.Undrop(s.withEvents(ctx, changeevents.Undrop(back, who(ctx), id)), warehouse, id, dest.Namespace, dest.Name)
+	ectx := s.withEvent(ctx, func() store.Event { return changeevents.Undrop(back, who(ctx), id) })
+	_, err = s.store.Undrop(ectx, warehouse, id, dest.Namespace, dest.Name)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return Ident{}, "", nsNotFound(err, dest.Namespace)

@@ -128,7 +128,7 @@ func (s *Service) tryCommit(ctx context.Context, w *store.Warehouse, subject str
 	if len(a.jobs) > 0 {
 		sctx = store.WithJobs(ctx, a.jobs...)
 	}
-	sctx = s.withEvents(sctx, a.events...)
+	sctx = store.WithEvents(sctx, a.events...) // empty when events are off
 	err = s.store.ObjectsSwap(sctx, a.swaps)
 	if err == nil {
 		if a.landed != nil {

@@ -51,13 +51,42 @@ func who(ctx context.Context) changeevents.Who {
 	return changeevents.Who{RequestID: RequestIDFrom(ctx), Actor: identity.From(ctx).String()}
 }
 
-// withEvents returns ctx carrying evs for the next store change (nothing
-// when events are off).
-func (s *Service) withEvents(ctx context.Context, evs ...store.Event) context.Context {
+// withEvent returns ctx carrying the event build makes for the next store
+// change. build runs only when events are on: building one sanitizes the
+// change's JSON, work no commit should do for nothing.
+func (s *Service) withEvent(ctx context.Context, build func() store.Event) context.Context {
 	if !s.eventsOn() {
 		return ctx
 	}
-	return store.WithEvents(ctx, evs...)
+	return store.WithEvents(ctx, build())
+}
+
+// addEvent adds the event build makes to a commit attempt, when events are
+// on (withEvent).
+func (s *Service) addEvent(a *attempt, build func() store.Event) {
+	if s.eventsOn() {
+		a.events = append(a.events, build())
+	}
+}
+
+// dropOp is the drop operation of a kind of object.
+func dropOp(kind store.ObjectKind) string {
+	if kind == store.KindView {
+		return changeevents.DropView
+	}
+	return changeevents.DropTable
+}
+
+// updateEvent is c's update-table event for the table as staged (meta).
+// Building it sanitizes the client's updates; each attempt of the commit
+// reuses it while the table's UUID and location stay what they were.
+func (c *parsedChange) updateEvent(ctx context.Context, warehouse string, meta table.Metadata) store.Event {
+	o := tableObject(warehouse, c.Ident, meta)
+	if key := o.UUID + " " + o.Location; c.event == nil || c.eventKey != key {
+		ev := changeevents.Update(o, who(ctx), c.Updates, c.Requirements)
+		c.event, c.eventKey = &ev, key
+	}
+	return *c.event
 }
 
 // objectOf names obj for its events; its UUID is read from its metadata.
@@ -124,8 +153,11 @@ type EventsPage struct {
 	Events            []changeevents.RESTEvent
 }
 
-// maxEventsPage bounds one page of events.
-const maxEventsPage = 1000
+// One page of events: 100 unless asked, at most 1000.
+const (
+	defaultEventsPage = 100
+	maxEventsPage     = 1000
+)
 
 // QueryEvents lists a warehouse's events in commit order (in order per
 // table) after the query's continuation token. The caller sees only events
@@ -147,9 +179,9 @@ func (s *Service) QueryEvents(ctx context.Context, warehouse string, q EventsQue
 	if err := s.checkNotPruned(ctx, f.After); err != nil {
 		return nil, err
 	}
-	size := q.PageSize
-	if size <= 0 || size > maxEventsPage {
-		size = min(maxEventsPage, max(100, size))
+	size := min(q.PageSize, maxEventsPage)
+	if size <= 0 {
+		size = defaultEventsPage
 	}
 	events, err := s.store.ListEvents(ctx, f, size)
 	if err != nil {

@@ -76,7 +76,7 @@ func (s *Service) dropIf(ctx context.Context, ref store.ObjectRef, op string, pu
 		if err != nil {
 			return nil, err
 		}
-		dctx := s.withEvents(ctx, changeevents.Drop(op, objectOf(obj), who(ctx), purge))
+		dctx := s.withEvent(ctx, func() store.Event { return changeevents.Drop(op, objectOf(obj), who(ctx), purge) })
 		if purge {
 			job, err := purgeJob(obj)
 			if err != nil {

@@ -26,8 +26,8 @@ func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels 
 	if props == nil {
 		props = map[string]string{}
 	}
-	ev := changeevents.NamespaceCreated(warehouse, levels, who(ctx), props)
-	ns, err := s.store.NamespaceCreate(s.withEvents(ctx, ev), warehouse, levels, props)
+	ectx := s.withEvent(ctx, func() store.Event { return changeevents.NamespaceCreated(warehouse, levels, who(ctx), props) })
+	ns, err := s.store.NamespaceCreate(ectx, warehouse, levels, props)
 	switch {
 	case errors.Is(err, store.ErrAlreadyExists):
 		return nil, fault.Wrap(fault.AlreadyExists, err, "Namespace already exists: %s", nsString(levels))
@@ -120,7 +120,7 @@ func (s *Service) namespaceUpdateEvent(ctx context.Context, warehouse string, le
 			removed = append(removed, k)
 		}
 	}
-	return s.withEvents(ctx, changeevents.NamespaceUpdated(warehouse, levels, who(ctx), updated, removed, missing))
+	return store.WithEvents(ctx, changeevents.NamespaceUpdated(warehouse, levels, who(ctx), updated, removed, missing))
 }
 
 // DropNamespace drops an empty namespace: 404 when missing, 409 when it
@@ -132,7 +132,8 @@ func (s *Service) DropNamespace(ctx context.Context, warehouse string, levels []
 	if err := s.authorize(ctx, PrivNamespaceDrop, namespaceResource(warehouse, levels)); err != nil {
 		return err
 	}
-	err := s.store.NamespaceDelete(s.withEvents(ctx, changeevents.NamespaceDropped(warehouse, levels, who(ctx))), warehouse, levels)
+	ectx := s.withEvent(ctx, func() store.Event { return changeevents.NamespaceDropped(warehouse, levels, who(ctx)) })
+	err := s.store.NamespaceDelete(ectx, warehouse, levels)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return nsNotFound(err, levels)

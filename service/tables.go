@@ -195,8 +195,10 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, RefsMetadata: data, FormatVersion: version,
 	}
-	ev := changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), createUpdates(meta, version))
-	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
+	ectx := s.withEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), createUpdates(meta, version))
+	})
+	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		if !mayHaveLanded(err) {
 			s.deleteTableFile(ctx, w, canon, metaLoc)
 		}
@@ -376,7 +378,9 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if refs, err := tablemeta.RefsOnly(obj.Metadata); err == nil {
 		obj.RefsMetadata = refs
 	}
-	ectx := s.withEvents(ctx, changeevents.Create(changeevents.RegisterTable, tableObject(warehouse, id, meta), who(ctx), nil))
+	ectx := s.withEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.RegisterTable, tableObject(warehouse, id, meta), who(ctx), nil)
+	})
 	if overwrite {
 		err = s.store.ObjectReplace(ectx, obj)
 	} else {
@@ -726,7 +730,7 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		// The event names the object's UUID, read first; a rename of an
 		// object that is gone by then fails in the store below.
 		if obj, gerr := s.store.ObjectGetRefs(ctx, from.ref(warehouse, kind)); gerr == nil {
-			ectx = s.withEvents(ctx, changeevents.Rename(objectOf(obj), who(ctx), to.Namespace, to.Name))
+			ectx = store.WithEvents(ctx, changeevents.Rename(objectOf(obj), who(ctx), to.Namespace, to.Name))
 		}
 	}
 	err := s.store.ObjectRename(ectx, from.ref(warehouse, kind), to.Namespace, to.Name)

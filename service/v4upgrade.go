@@ -77,8 +77,10 @@ func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *pa
 		res, err = s.stageV4Upgrade(ctx, w, c, a)
 		if err == nil && len(a.swaps) > 0 {
 			// The client's updates, not the converted snapshot's.
-			o := docObject(w.Name, c.Ident, store.KindTable, res.Metadata)
-			a.events = []store.Event{changeevents.Update(o, who(ctx), c.Updates, c.Requirements)}
+			a.events = nil
+			s.addEvent(a, func() store.Event {
+				return changeevents.Update(docObject(w.Name, c.Ident, store.KindTable, res.Metadata), who(ctx), c.Updates, c.Requirements)
+			})
 		}
 		return a, err
 	})

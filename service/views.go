@@ -73,8 +73,10 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindView,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
 	}
-	ev := changeevents.Create(changeevents.CreateView, viewObject(warehouse, id, meta), who(ctx), viewCreateUpdates(data))
-	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
+	ectx := s.withEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateView, viewObject(warehouse, id, meta), who(ctx), viewCreateUpdates(data))
+	})
+	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		s.dropUnlanded(ctx, w, err, metaLoc)
 		return nil, putErr(err, store.KindView, id, warehouse)
 	}
@@ -166,8 +168,9 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 		var a *attempt
 		res, a, err = s.stageView(ctx, w, id, reqs, ups)
 		if err == nil && len(a.swaps) > 0 {
-			o := docObject(w.Name, id, store.KindView, res.Metadata)
-			a.events = append(a.events, changeevents.Update(o, who(ctx), updates, requirements))
+			s.addEvent(a, func() store.Event {
+				return changeevents.Update(docObject(w.Name, id, store.KindView, res.Metadata), who(ctx), updates, requirements)
+			})
 		}
 		return a, err
 	})
@@ -255,8 +258,8 @@ func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels [
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindView,
 		Location: loc, MetadataLocation: metadataLocation, Metadata: compactJSON(data), FormatVersion: meta.FormatVersion(),
 	}
-	ev := changeevents.Create(changeevents.CreateView, objectOf(obj), who(ctx), nil)
-	if err := s.store.ObjectCreate(s.withEvents(ctx, ev), obj); err != nil {
+	ectx := s.withEvent(ctx, func() store.Event { return changeevents.Create(changeevents.CreateView, objectOf(obj), who(ctx), nil) })
+	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		return nil, putErr(err, store.KindView, id, warehouse)
 	}
 	return &ViewResult{MetadataLocation: metadataLocation, Metadata: obj.Metadata}, nil
