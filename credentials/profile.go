@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 )
 
@@ -11,17 +12,21 @@ import (
 // own identity calls STS AssumeRole on RoleARN with a session policy scoped
 // to the table. The secret is sealed when stored and never returned.
 type S3Profile struct {
-	Type               string `json:"type"` // "s3"
-	Region             string `json:"region"`
-	Endpoint           string `json:"endpoint,omitempty"` // S3-compatible stores
-	PathStyleAccess    bool   `json:"path-style-access,omitempty"`
-	STSEndpoint        string `json:"sts-endpoint,omitempty"`
-	RoleARN            string `json:"role-arn"`
-	ExternalID         string `json:"external-id,omitempty"`
-	SSEType            string `json:"sse-type,omitempty"` // "", "s3" or "kms"
-	SSEKey             string `json:"sse-key,omitempty"`  // KMS key id for kms
-	CredentialLifetime string `json:"credential-lifetime,omitempty"`
-	AccessKeyID        string `json:"access-key-id"`
+	Type            string `json:"type"` // "s3"
+	Region          string `json:"region"`
+	Endpoint        string `json:"endpoint,omitempty"` // S3-compatible stores
+	PathStyleAccess bool   `json:"path-style-access,omitempty"`
+	STSEndpoint     string `json:"sts-endpoint,omitempty"`
+	RoleARN         string `json:"role-arn"`
+	ExternalID      string `json:"external-id,omitempty"`
+	// RemoteSigningEnabled lets engines have their S3 requests signed by
+	// the catalog (POST .../tables/{t}/sign) instead of holding
+	// credentials; with it RoleARN may be empty (a store without STS).
+	RemoteSigningEnabled bool   `json:"remote-signing-enabled,omitempty"`
+	SSEType              string `json:"sse-type,omitempty"` // "", "s3" or "kms"
+	SSEKey               string `json:"sse-key,omitempty"`  // KMS key id for kms
+	CredentialLifetime   string `json:"credential-lifetime,omitempty"`
+	AccessKeyID          string `json:"access-key-id"`
 	// SecretAccessKey is accepted on input only; stored as SealedSecret.
 	SecretAccessKey string `json:"secret-access-key,omitempty"`
 	SealedSecret    string `json:"sealed-secret-access-key,omitempty"`
@@ -51,8 +56,8 @@ func ParseS3Profile(raw []byte, sealer *Sealer) (*S3Profile, error) {
 		return nil, errors.New(`storage profile: type must be "s3"`)
 	case p.Region == "":
 		return nil, errors.New("storage profile: region is required")
-	case p.RoleARN == "":
-		return nil, errors.New("storage profile: role-arn is required")
+	case p.RoleARN == "" && !p.RemoteSigningEnabled:
+		return nil, errors.New("storage profile: role-arn is required unless remote-signing-enabled is true")
 	case p.AccessKeyID == "" || p.SecretAccessKey == "":
 		return nil, errors.New("storage profile: access-key-id and secret-access-key are required")
 	case p.SSEType != "" && p.SSEType != "s3" && p.SSEType != "kms":
@@ -71,6 +76,24 @@ func ParseS3Profile(raw []byte, sealer *Sealer) (*S3Profile, error) {
 	}
 	p.SecretAccessKey, p.SealedSecret = "", sealed
 	return &p, nil
+}
+
+// CanVend reports whether the profile mints STS credentials (it names a
+// role to assume); a signing-only profile does not.
+func (p *S3Profile) CanVend() bool { return p.RoleARN != "" }
+
+// SignEndpoint returns which URLs reach the profile's store, for
+// ParseS3Request: the endpoint's host, or AWS's hosts when it has none.
+// It fails when the endpoint is not a URL.
+func (p *S3Profile) SignEndpoint() (S3Endpoint, error) {
+	if p.Endpoint == "" {
+		return S3Endpoint{Region: p.Region}, nil
+	}
+	u, err := url.Parse(p.Endpoint)
+	if err != nil || u.Host == "" {
+		return S3Endpoint{}, fmt.Errorf("storage profile endpoint %q is not a URL", p.Endpoint)
+	}
+	return S3Endpoint{Host: u.Host, Region: p.Region}, nil
 }
 
 // Redacted returns the profile as shown to operators: no secret at all.

@@ -1,6 +1,9 @@
 package credentials
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // AccessLevel is what a principal may do with a table's files.
 type AccessLevel string
@@ -33,4 +36,30 @@ type Vendor interface {
 	// credentials for storage-credentials. It fails when the storage
 	// profile cannot mint credentials (e.g. STS refused).
 	Vend(ctx context.Context, warehouse WarehouseInfo, tableLocation string, level AccessLevel) (map[string]string, []StorageCredential, error)
+}
+
+// SignedRequest is a signed S3 request: the URI and every header the
+// engine must send, whether it may reuse the signature for a while (reads
+// only), and what the request does (for the audit trail).
+type SignedRequest struct {
+	URI       string
+	Headers   map[string][]string
+	Cacheable bool
+	Op        S3Op
+}
+
+// Signer signs S3 requests for engines that hold no storage credentials
+// (remote signing). The catalog's signer lives in credentials/vending.
+type Signer interface {
+	// SigningConfig returns the FileIO properties that make engines sign
+	// through endpoint (the table's sign route), or nil when neither the
+	// warehouse nor the table (tablePrefers) enables signing.
+	SigningConfig(wh WarehouseInfo, tablePrefers bool, endpoint string) map[string]string
+	// PrefersSigning reports whether the warehouse signs and cannot vend.
+	PrefersSigning(wh WarehouseInfo) bool
+	// Sign signs r for the table at tableLocation at the caller's level.
+	// It fails with a *SignRefusal for a request outside the table, beyond
+	// level, or on storage without signing; with another error when the
+	// warehouse's secret cannot be used.
+	Sign(ctx context.Context, wh WarehouseInfo, tableLocation string, tablePrefers bool, level AccessLevel, r S3SignRequest, now time.Time) (SignedRequest, error)
 }

@@ -688,6 +688,9 @@ type MaintainTableResponse struct {
 	ResumedFiles int `json:"resumed-files"`
 }
 
+// MultiValuedMap defines model for MultiValuedMap.
+type MultiValuedMap map[string][]string
+
 // Namespace defines model for Namespace.
 type Namespace = []string
 
@@ -786,6 +789,23 @@ type RegisterTableRequest struct {
 type RegisterViewRequest struct {
 	MetadataLocation string `json:"metadata-location"`
 	Name             string `json:"name"`
+}
+
+// RemoteSignRequest defines model for RemoteSignRequest.
+type RemoteSignRequest struct {
+	Body       *string            `json:"body,omitempty"`
+	Headers    MultiValuedMap     `json:"headers"`
+	Method     string             `json:"method"`
+	Properties *map[string]string `json:"properties,omitempty"`
+	Provider   *string            `json:"provider,omitempty"`
+	Region     string             `json:"region"`
+	Uri        string             `json:"uri"`
+}
+
+// RemoteSignResult defines model for RemoteSignResult.
+type RemoteSignResult struct {
+	Headers MultiValuedMap `json:"headers"`
+	Uri     string         `json:"uri"`
 }
 
 // RemoveOrphanFilesRequest defines model for RemoveOrphanFilesRequest.
@@ -1286,6 +1306,9 @@ type ReportMetricsJSONRequestBody = ReportMetricsRequest
 // PlanTableScanJSONRequestBody defines body for PlanTableScan for application/json ContentType.
 type PlanTableScanJSONRequestBody = PlanTableScanRequest
 
+// SignRequestJSONRequestBody defines body for SignRequest for application/json ContentType.
+type SignRequestJSONRequestBody = RemoteSignRequest
+
 // FetchScanTasksJSONRequestBody defines body for FetchScanTasks for application/json ContentType.
 type FetchScanTasksJSONRequestBody = FetchScanTasksRequest
 
@@ -1726,6 +1749,9 @@ type ServerInterface interface {
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
 	FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string)
 
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign)
+	SignRequest(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam)
+
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
 	FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams)
 
@@ -2036,6 +2062,11 @@ func (_ Unimplemented) CancelPlanning(w http.ResponseWriter, r *http.Request, pr
 
 // (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
 func (_ Unimplemented) FetchPlanningResult(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, planId string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign)
+func (_ Unimplemented) SignRequest(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4729,6 +4760,50 @@ func (siw *ServerInterfaceWrapper) FetchPlanningResult(w http.ResponseWriter, r 
 	handler.ServeHTTP(w, r)
 }
 
+// SignRequest operation middleware
+func (siw *ServerInterfaceWrapper) SignRequest(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SignRequest(w, r, prefix, namespace, table)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // FetchScanTasks operation middleware
 func (siw *ServerInterfaceWrapper) FetchScanTasks(w http.ResponseWriter, r *http.Request) {
 
@@ -5590,6 +5665,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials", wrapper.LoadCredentials)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/sign", wrapper.SignRequest)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility", wrapper.NativeWriteEligibility)
@@ -7970,6 +8048,58 @@ func (response FetchPlanningResultdefaultJSONResponse) VisitFetchPlanningResultR
 	return err
 }
 
+type SignRequestRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Body      *SignRequestJSONRequestBody
+}
+
+type SignRequestResponseObject interface {
+	VisitSignRequestResponse(w http.ResponseWriter) error
+}
+
+type SignRequest200ResponseHeaders struct {
+	CacheControl *string
+}
+
+type SignRequest200JSONResponse struct {
+	Body    RemoteSignResult
+	Headers SignRequest200ResponseHeaders
+}
+
+func (response SignRequest200JSONResponse) VisitSignRequestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SignRequestdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response SignRequestdefaultJSONResponse) VisitSignRequestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type FetchScanTasksRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -8597,6 +8727,9 @@ type StrictServerInterface interface {
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id})
 	FetchPlanningResult(ctx context.Context, request FetchPlanningResultRequestObject) (FetchPlanningResultResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign)
+	SignRequest(ctx context.Context, request SignRequestRequestObject) (SignRequestResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks)
 	FetchScanTasks(ctx context.Context, request FetchScanTasksRequestObject) (FetchScanTasksResponseObject, error)
@@ -10322,6 +10455,41 @@ func (sh *strictHandler) FetchPlanningResult(w http.ResponseWriter, r *http.Requ
 	}
 }
 
+// SignRequest operation middleware
+func (sh *strictHandler) SignRequest(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam) {
+	var request SignRequestRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+
+	var body SignRequestJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SignRequest(ctx, request.(SignRequestRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SignRequest")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SignRequestResponseObject); ok {
+		if err := validResponse.VisitSignRequestResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // FetchScanTasks operation middleware
 func (sh *strictHandler) FetchScanTasks(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params FetchScanTasksParams) {
 	var request FetchScanTasksRequestObject
@@ -10678,175 +10846,180 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H39k9s2suC/gtK7K2uqSGm8nn23b1yv6hzHyTqbOD7bSV7VKrULkS0JGQpQAFCy4pr//Qrd4KdAShpL",
-	"43GSn+wRSaDRaPQX+uPDIFHLlZIgrRlcfxisuOZLsKDxr2dJAsZ8CRnMuRVKvnZP3QMhB9eDBfAU9CAa",
-	"SL6EwfXgf+KXCUxBz2P6Lq4+HEQDkyxgyd3HdrtyrxurhZwPbm+jwXOV5Uv5lcjA/J0Gvf4wSMEkWqzw",
-	"8+uB1TmwzQIkswtgSSZAWqaBp4bNlF5yy9agjVCSXbElWJ5yyxmXKUtw7ImcudHZ8Ft+AwuVpQzeW5Du",
-	"g4sR+0nYhcotEzZinGn4NQdjmV1wyzYqz1LGpdmAnsh1bfBhpnj6jk8ziFiigVvwf2iYC2NB+z85S9Ry",
-	"KSyzinEcwroHTGmmJNAs+WqueQqGcf/QKra+umDCMA2z3EDKNsIu2NXl5UR+wdM3BOKL9wkggtyk3Cjp",
-	"cRF7XMRXcS5NvlopbSGNp9uYEBdN5BRmSgPjcmsXQs7dTLSI1AFGEFtInyIOTcIlW2VcSiHnE6nB5loa",
-	"hmggvOIqFnwNHt/+ZyWzrVsLTUuvTaQBmTJhRxNHF3tIiUgjRtrYQ0UvU1iulAWZbP8B235arb0b/wO2",
-	"e0Z+xZdgVjyBctAmcZbPWQZryEzEgCcL9sObb2OQiUohjdgvSkhI2XSLBHz5/vFXzIA7blZpNvzfj7+6",
-	"GBXYWHG7qECVxeCDaOBIU2hIB9fuPPQD/ZrP4a34DZqI+DUHva0GX/mXGghYCimW+XJw/TgqxhXSwhx0",
-	"OfA7dQMVO+BZpjYvliu7/ZFnORTQdU2IH+9B+WsNM/G+A9/vFsA2XMNC5QaYGzli3B0VR5eQMiGZWoPW",
-	"IgUzWuFIDvHj9eNxouRMzDtQTa8eiWc85k0kN0fFE33koD8K2PSNuRawOWrIW/eyWSlpAFn7C60VstlE",
-	"SQvS4jauVplIkGGPfzEO0x9qI/4vDbPB9eA/xpXEGNNTM/anFQd946ehSZsb90xu2YyLLNe0Y1wy/ykD",
-	"9y2bqnQ7GtxGg28L5noyGMsR34DJMxsCDx/XOHzxvzhTNKVjk3xqnOyZKc04M5bPIfWsE08wcRrC8Ts+",
-	"b8K3syt+pW67T7pQN2D3Ot3TcpmI7h+vfqgExRfb58iv7508ApJtxJ4tlZNP1rCE5wZMIesm8jBhd40M",
-	"l8SqMGyoNKkQKOImkgT8kt8AE/ZiR5mIUAC6Dwq1IBUpk8qyhGu9nciwqLpm7kCO2CtF4nXDu+SrXcBE",
-	"LsEYPidW5pQAr9+gVCUlZ33lxKVDmUcq6mfGiLkE2OWQN8KJWMOmuciskGzI6b+xkGylhUzEimePDE54",
-	"ETEl0oQNuWTfv/zyOTP59BdI7IWDdK5Vvqoe4Z9I5yutVqCtIHbi5gsQeMGvQiyu4l3/pM/9yz+XQkch",
-	"GG6UZ3kq7Iu1J8Tm1DyhNbdRMBl89+Ld37//ko21yi2MV9xa0HIyiNhkIIzJIbZOEE0Gbp2TwRpkGica",
-	"UpBW8MxMBoNodz0cISAqGVwPUm4htmIJoXdTSITxsIF0AvWfJCrBLTYFKfA/jiFCWlt3fQTLRba7trcL",
-	"pe1TNhlw1LT/29FIsY7aT/FGCwuTgWdWboUhOEV460o6CeHWqFwncO1JxSEVRvMREtI1z0SC+q2nvmuw",
-	"WWhef6Lijvk10CSh6R3BXJcqwFiakTRjRz4OEn/CiXyYmjHOllzyOSzRaHDUEALHWG5zszvb39+9e83o",
-	"oRuszguG/m+HWURym4guBkEVqk77wu0Jt4MGPurYjwoSr6GkRlwl4CW5hE7Qc255pubPUf3ZPUQpzHie",
-	"kQ3I01S4+Xj2uvHODsJ2JgGZrpTwpqSwsOz9jmvNt0R/lTJ+A9s4EzPAMxX6uFTsPgbU1haUq68PH8Ri",
-	"aai+lDO1i8aZgCyNRRpEQEkAuxhw1lJcMJUA+PjciN8gFjKebq2freBCQtr/vApQWjQoFJf9LLh8swlN",
-	"VFtTEI59aFrlAZ6NSpUbrGO1nw8WHRITpdM4Ubm0B43XJr4SF9GdN6EFRf+emOeofXhNa3dzyIJHkJo7",
-	"0Kfitbc8sD1+0cvC19Q33Bu++ebt96+QLUu+Mgtl4yaUfV/XmEEb243FhfHkkOMNhQ4MCWTvM0GOqj5I",
-	"cJyX1et3R0O+crrG4V+01t2YtRptLwa8sr6DgsJ6OGIFO9bUfqa0+0k1TB/smktDQrNzD9EgiJMFl/Oj",
-	"yHyHOnYovbWG5kTdQJPJ9vuhuD0ktqL9ec5lKtyLZ+BDMxViQ/2yJ4UMHFzxGhKr9AH04Bfypf/wR/ru",
-	"Y8TNTGhjY602XjM+4BMyiY/Uu46WXO4T6/b3qOUU32h3gpvWk8rJNeY/kvlyukdCNmDukIUN/EVNOmov",
-	"oQ1ehco9dNsvQ+945DSgxXYUP1oVjA4/De3zaSVoCWM/glrnYfd0c50KyTNht6fQwtRsZuBQKj7+UHYr",
-	"y37i9qBRY4H9qHqdcdktaZOCQ96FKir2GqCLJX8ft5nsLrLcW8cf4RrVHcjE2qK/DVwIkqiOnX4kF+fj",
-	"cDGzl38+fElyb4ZLa6fadszx1gr6Sst7tU4+W12O7UFvORR5tk7AB6upD1pA1/F+4Ct4Xbiherdg12mW",
-	"gbWgTcRSMRfWoBd9xP7FYvZ/nzJu2VIZyx7/5W+sIIl+Q6DTM0xQvlE91loDsDu7qPdA0G8w9p7Djvmj",
-	"wYpri+6t2KwgOUKNuBt1RAfe5tRtc8vnENPFRm0JU6Uy4NK9gUw3Vjrdb7l0GRKInxK47i3oNaDuuAP3",
-	"hci1gE1xkXUaPLXGbKylG4c/FS71B4HI8AJLCELL+JJb7qy/mrvrQViWh8rOvjV1OFP9FW1sLD/K2Pg0",
-	"7tKSqfX57w9cwQ6m7mDRGqUt8afmPVT9lRUkHQ8PdaIfYrYW0wRJwOmEkH5PPwREHD6Oj7mdhPcrocEc",
-	"9U3HTV1x+1tcchYRLxilErrX7OQTDW3ocE18les5xP7+DNJwxBCFpM0Vs0pVoYQa3OERSjKQaU0RKWVY",
-	"6Lqudl9dhGZ55lTbiQaKd2Hs3OZS9e8670dbzv2GSv24NrH2Op/NBMXysYXKUiHnjLOWYROvH7NppqYh",
-	"erlfq7zjJuXOFvqL2QwSK9ZOCV6LDOZguvX4VfnOsU646pa7j+29hSTXeK52HTLlpXANiOCCMjEXU+EW",
-	"/EqFbeE0TCM3sK0EJ1OalWyc4dWUU+nxDnU0uJZ5lkWB8+en2oYIxQfA7BecCGH1fnCVv+a4p8QzewQn",
-	"+Bc/m6vGByc770cwNvapX05iiNl3KoVsL3HX+SPGTfREFFB0ZZOkdyPJIwrSJgcyhZ2p2Qwk8k2UPhET",
-	"qXHHZ82zHMxoEFhC91EofNO7jHoXlmsKTpxmwEw+jd3ai+AVN2qE0SplWLaayKnmMlkwJdnQvVQGQa55",
-	"JlLcu0fGL81gUNyh8XcXFOcdCrdJbo7jlfT3/ktDQqB/P6KND1JLZ0QZ+es+IhLGjdwV2OSGKg/5wTcD",
-	"FBtEA5eHNHTb0htU5TQ7Y/lyFS/vJGPLhbXClULwtWarLzy0G1+BTRZvEy7fcXNjOg3QVcZlbLm52U8J",
-	"1auHzIfRskHN8c2Lt+9Y6PWnDDK65GHcMCHZ68w9n2bgXqR3doMlSUc80vzcZd1NYWQSv9aTDFli7iht",
-	"JnQSDok44Wkal8rb4fA37eLAKty4pfC4E9a7dImgIrdUa7jLPcJdA2PAxi1d/AjcBSyNs1wd7hDE12A/",
-	"Z7f415qHZEapee8NZb2bkl+NXxstBF8w1n5X9S3SP3qJv1KmdsQAfh+a/xs1DRxwPT9Su3Js11nZjwxT",
-	"G8m4nudF7NLOlNxaWK4CvPsZPTBsCvNcMqPYjOugJuuHONKF4iP6j3O7OMwdfk6/UVO/CsrYCbJ/Z8P+",
-	"diQcB4eWdIb2L/n72OOtw2pyi0jz7EjIjPW3CWXM/JqLzLuUyiGdVCXV2p2IHFMTKZpDb/27Dp3ojaF7",
-	"4gQy+i4Vxpn+HTH3tsg6asecSzOiCPNSkaZUzQWwX9SUUoNUbjGxSVhM+XDvp+RrAvlrDjkEA/ApRCzP",
-	"O3S2Ms59v8ZT904RHqvj0dqxiE5lSZENcm7tXcdBb1Dm7qE/Ys9rR3iXjEpm1b/2ap3kfOtkUd8KYyl1",
-	"BllKN5fk1UsHH9gyJ2dfXGB98E4oy7yXHihR5T4CwCqXJsBMJLy38YrPfXIMiuI8o9PnGXX/LnhoulZU",
-	"u5fpXtFH6IL1e599O1Cbpgvcht+9D2J67zj1q/Tnn2MfCoi6VoZ6TM+K5vj84AWRWrQP437QLpi+UdMe",
-	"iH5R06Pk5lnQikB0wV/qouYAxfbwtTRU3JOvqAZQ17rKIJC+dR0NRy3H6XBclKDspbXa4F3reqN62ZBW",
-	"RxnoKtvP9GnILnjQc9ADUBUFfjhYgXjwk5NQHa6utZWRBT3rKxWdw5dXDrsX9bXBgzAqnj6vEve6gTRW",
-	"aR/1Urx8MLRv6dtqnr1Qh2brAr+e3R6KEvCZf4eHsZwpySO6Zxz2Zoy0suUfMt4+NjnmOy6k5UL2x6ql",
-	"ehvrXIbDuehGO1ZZCjq2Cy4PV/E1uLnjjNOke4qM7AN+jyJWaY9NK87rXT4WYJjqLdO5ZHG9jA1VBJjC",
-	"RcQ0ZNyKNdbjqSy+At9YReTwaOH9eE3jWtB080QcYKjv+AUwr7wfE37J9CoWI9gyY/mWkbGKt0Ru4U5E",
-	"OEyNgjMfdug1mHzZDdBXVDFoxrhkwHUmQEfMTaJ1vnJ75jbKby+V0RGGKQmjAy4tQtiNWrTSBrCFwGoD",
-	"Q0fr1d3iVl4hdf2khYXa3XzAxMOHWUeMZS35p4nSF2vQWyqbQWnwM55lU57cOHoWvmzFL3zNHxmGgZq6",
-	"QdK9vsFWKEFgcRuupZDzAFw/OZrjTNLZwpnJpyKMP2IJl2wOlm20knO6kfSXmZZvDSvwcXE6eNskU2C8",
-	"Qm9tRSESaF39lNy1z+fZDuwxEBuQRji8dDAK2SDjgzPKMntEAG7kuHOs1cY0Y6oOCQmAzEeoHX4Kjl+P",
-	"sVzb+E7fWRNjxMqRdzS525pivp2CPvVgsX2EseeaMfA2G9Pl42tfgc3fK7IXPFlQYbva7V9xI4n+SH9z",
-	"KWi0d9zcsGHp9cACTPjGRBbuEx/CUA9Jda+pXNcK5mEwP1Y4q9+pTWQxs5+2ujOLmC+DVpQ/M6DXoCkw",
-	"4PO8G+2qmXKne9N67ZF+nc+/F+Q/9XItLcaCgRhdMFdu3/hgXaMzgFMre/RgBhINNp6DrMVFHBuY4OMv",
-	"q6WGxm0vtg1vL16fN42Vo1BMTwmg3cNvFmojmZIJPGXwnlLFmUip9iJ+w7hlr79/+w5r2Cme28UYbXUz",
-	"iD4qoaWJsCaYYWS07u3vGB/z/3LQ28Kx3VWHgkrWxPSViafbuFhZebCOjR2q/g6MXlzAHD5ooqQVMkfi",
-	"qpwnu9ufG6uWMUnhj8Qc/S92vzcxUNyW1YOS9wZitxdURugEJtgfhe1MeiN+g/b5ffKXQdRr8EUDI2RC",
-	"tuOx0Un9tNWZVXvYzh15t9JxrbITw7ozd9R3b1LIot37bbll7gmFE0YshYCUJYnOVzxZwLhQ+ufKac7v",
-	"47mK/XS/GCVHb/jmOx895+atF7LtPKaHGX+dAkOtQZeZuXti7z3L2p0xiDUPfW9a2EcB/3HQLdUavter",
-	"BS9uw/b7Y9oWPEZcY6XBQN5CNDjeS3N7GKQHO18CobZ9XpC2xyIQHu22tPcNhYB2ORmcmk1vmFN6d1qU",
-	"0IChBfSu2+EIN8MbcES2x38Hxgp5UHxp4G7gsDilnQ/bampVpa4CJrygldL2O7BaJOZORrPGEeLDQoPr",
-	"LwfBURmcNYG4GeYUAqEKAetym+AlKkPn14gVhT6J10dVWeSIlYpAVFYcn0inCTytFU/GT3012yxj09yW",
-	"Q5XfsyGVtcbqqBNZXRj6gSm7241s6CtyG7Yehay9Y8uG3jlB7IgQGoQpuDM7Fw8nuSzwRaf3BzMXxan9",
-	"JCEQ2+eyM1m/H68HXkZ3xk32VHL9QaZarfYWEzjNvt/2ANAlwz5xLmN3YdwDUKubClv4QuuBXk79gOXC",
-	"qkr7Jcw9NZaWat2+OdzvyDusqtm+KOYecDtL5gljHFBHxoY77Su9yxrTj6C7YoQKgKiEP7R7P9X5a3fB",
-	"gKY8cxrP9XgcMfPkejye5skN2PFoNMK606bx0yD61MUG9hRQcJ8LXxN2V+UsityjX9R7HqgQsaFbD2+q",
-	"ieXK55NEeC1iQforOGHYSiustSyHG6GLWuEzlWVqg+rrMzTxmnOttLIqUdlFxFZZbvC9Wi3kZ69fTuTw",
-	"3+Pqp/H68b8vRuwLlYrichALnZfDls1L1vUi8hHzKI0m0p8wlPz11AbGNSWfpYwbNtNAaYBkwS4Au5Gk",
-	"LRt2InuN2IgZ5TuoyBuJgeJYQokmRxcGXiNxdnV56fPQhHW6VZUyF9obx++LYhyDy9Hj0aV3jki+EoPr",
-	"wZPR5eiJIwluF0hkTQyOeZ4K5FjzkLvvW2EsbQW+x6zmImMSNmAsw+J11wzw6m6ZW26FnJcFp9Hz7h5N",
-	"ZBU7gVWnR+wN4dr4DY4p2I4pWXe5szdqY5h0Y0wkrt83LIjYFPc8Ytixg9Fxcioe+hndjpNf0Ctypafo",
-	"ZeqXVAtWRdRUnYT+uXMx+Z4ntipEH7HdguJs2CooXvVHabcUqVXK7ump0Ybhjc+iYL5BCM03IYF/vVmM",
-	"Dc/AFFXVSwXyerOYDDphqeViHwEKoYNIt4Rjtx69Q9OXL7598e4FuoE/EOC340ohH38o/3/bA2VZT/wI",
-	"GL+X2ZaRk4px65DCZxY8a3rz1XP25MmT/2JWLKFrVnTxNSY9zCXRB4lvY3Q4ELm0IrsTECE5UhH5uNUV",
-	"J7DJBPEKNFvxObChrzrOHl9eRlVJrMvLy25KD3br4e+9X/Xy8rLfzXr7c6sLzF8uL0/XdqQjXj3Q5+N7",
-	"CYQDNfMskLZzRMnYiJau6Ur4xz4hBvMn5oZqBhZMePCz+73FlYsA4h6mPOXJzVyrXKbMvc2GnGHdDk/s",
-	"nDnjgYQR/v6muB6P2Gg0upjIOhf3l6l2AUJjAwFw++xTkso7VHL/FA8emYnEzIUR+8YB4GRmkTrCBLFy",
-	"W5U3LlJR/J0R9deiPinu9yUJ4VwWLuGN0jegfZjNlmnA3WbDfxdKCYqJiYzj4s1X/45Y+ZR+dArCV0IK",
-	"swCPJgflDayKrjgp307ksEy/uYgYZxuAGzYs03AiVmbhXHSJrolsyq4OuePwtCtwQuen8gIcxfqeFUoP",
-	"4brmYsnEGnUhRxUrtyhuGCUKlblCQwmQmuqjzsNtaxlOx/Bk3ACiDANEZlhYAN6vMqx40N2Mq8gQqqbc",
-	"uU2659yrnWvxLSprjkcPuuTmL2pKbjCSnFRnB7HZiesiQ6oP1R/L7/H4/q65fSNdYw+bd1R6ZvbezCbo",
-	"Y/JFJyTHVwRqgMWXjk869D9ldGz7VOkgM6pSJXZZ0vEUdcAXVYu/s+93IA1kz67XEDtEm6MQhmRJXJyU",
-	"IqLBSpnAplNlQ8N4z8aPmDPTqc0nlroytT6jzgh18D5lAv3uFK7h408TMlux06Wwhi24WbiXnDgMSaxW",
-	"WdWqdMYXKt2ebLs6irfeNr0cTjLc7hDN45NBEQydCfXdW9S2ot4r7d44BhlOt9UlZl/AdA3Yp7jnRYyO",
-	"TAtr2VinJip9I+R8l1HQUE0aaGzBVdiN1MSRv0c88RnyfLMJ8Ndge6C9PD3B7KcSz08q9J+cmQT0yd3O",
-	"rEc14fz5ABIcU0RauxnzqSDoYpJvYJXxBOpsjxVcDwtZZSm2Ky66IXo6xz56Kctlinuxh+7f4NLKTX5L",
-	"cWb3QU8HMCAJG7/iqM3hz8+GaqUDg4qLp33/Gm0Sz7JSWDlLUDrNxF8eR3RLDG7T3L4ojcYUZw6tXEjQ",
-	"Tjxjv2tsr2kXykDh7pVsCmwBmf/YoHY9Ys/kdiJ5bhcOkQm2svQwLPmWcXND9Q/cF5DNiGy8RDV8a5ik",
-	"XpgTSa9tFmAXpBFUcDN471Q0asnNapORrTsrnJ8lLpyodaCO2LOCbIfU3lMalcEFw5ho3EnvK1KzGWiC",
-	"o3AXh+T012AD9R/3OTYPu4ZH3/ke2+SIbsEnNXbbvaz3NK7GXrjcsEYD6xYk9dvLIyB5V4bkFLcNbqC+",
-	"SQZ7WN/Z+ExfpdBuSVacZke/ETNYN+/MrKZMaQ5yGcoXcu8Ubose++cibABhTvXgzJZIM3E7gOFqJVFh",
-	"0p3J1ghp9xhGdE7Fvt7v4CCd/nTopzT3ME0j5dyf+o7EPP7g/mlp7iF1u9yUQzTtciVFwiF6cp0s9EfB",
-	"6UG1Ci73pISH13B/m3vvKrZW2Uer2HUyGbdK+gQR3aoPdG5mFipFFNiDnxYUpYqkKYynPnAm52ewLV0M",
-	"81maVus/E8+sSjIdwir7OEIN7ffI2+pEO/7g9MPboL8ixPVayD1kpdVsyAF9ANDDp7EoOMyd1enT2/qN",
-	"Pa3qK3XyICrRdG720yoE1cP9HxXS77PiN821fO3Fd6V/M7SLSwv0Ka1ROKN4IxI881JZrEqA97I7Wu+z",
-	"NKXqV+fhXr6y1seyrsqpjeu7T/ZFRDPWsFY3Bzq2Trfhb3BWU8bND68ur2rdPxxqUgW0xxgPJWzAsqFR",
-	"HvY20/qIZTtozy2imtWaOrlYVfjp3JwsUGKq0zQsgb9Hs/CnmkfmfLbhTguvezYQaxW5wqKkSj65P1Ox",
-	"otWDNafmbh1yAJsLKyzHobDkTJWq8gWe/Oqzy2LsWcWn2PLP8o5mh3jGRf2ylVZFW6WuDfBZQ6/9m+c0",
-	"3su+gB0OR4SAgtJUbstw3oe/JdHA9+9pruotWMMWPvq9CFFbCqff+Q1itfjZspZVuZ0TOXRTMfPkmmmY",
-	"YwcXkOlKCWkj5oCOMQAp5kkCxkTMWBNXLzjdIeZaRhMJ7y1oybNYpBEzBmLqseL+dwPbqAZGnIkZWLGE",
-	"iNGo7gX3WRFkEFc/X1BUgr9dxiwBnhW+qFqC9w1s0R8lzETSragGm2tnpAYuNt4GafL00qhBjvfon+w/",
-	"BY4wIL2fw9DPScr/345r1YM7b//K1x8ZZtTMt36AdCfPkg0rOVS03JrIzKc7jMqOER4F/+0Gu4hYM3AV",
-	"I1MxVpoJayay2SVvxF7h7UCRyZwJY4vLgYrVd4RrNksqnyJK6rMMnuuoLL0noKrYdF+15N5596alwp5E",
-	"pu6ehPEHkd6Oc0zVPMxgvBtgYV+PSE9jen6BGTSMB85reaU55clNVN0ulG23sIfARG64icroCoNRGJhg",
-	"7UWZksDmYg2SDUuTtnzHiQPLb0BetM8rIXbnxFJwB/YiIK18IofYRJj+uig+qCX1VxrtiF1d/ldlWDch",
-	"iJizujFYbqfnZlhKUZqur49+HgHVTEW+9XLqTEe+lXYc9O+DJvTQ4SbH0+bTSKRwStGYZM34A/57O176",
-	"mqxnPqJ7JEKVhHto3CzmR1dBs+HT+4Kat1aVQR7R+SuqABqfrlhFBdZqyCqZbScSy6lqmIEGmThTkFIl",
-	"6ZvIV9mrhqn6OPlugRO55FLMwFgTseK/zElbcxExIY1IIVC5hIJRsUUfqYPTLX7k27cKjXNsR+xtuZQE",
-	"G3RhZVWMknEqbavSbxnCfl1HyUQuhMHR6IPRkr+vCiU6G2lpIgaZAfZXlvKtuWD0IstlBsZxRw2ziUSd",
-	"GjPLMG2F+NsWE0uKCCXkG0UJ4UJf4TIBN7+ZSKxw6tsYVrC2wROyBM/EVsU3ACsP4OOL0URWnYLd3D7x",
-	"pkwzA4+p2t6nPjdIWMxG5ROpc8kSp1MulMZjPCuSZXwQjbMXRswXeqH9xAEpi8dp8RQqVfBt4snUSr+S",
-	"ECWzpgfuxxAnbRROPhMrDVaWPjNHDReEDjJWTm5RXwa4sXe1EtBl3eeHzHJ9l7l2laPfHfetcqTpMJIO",
-	"VOfFJbfzkcCUCe94XCbkjWOe9LvKLfJJYS9aHFsZYMhLlioVM1Gd84rpTWSZuPME2Rfjc1XL32ELlWv3",
-	"2wXxfX9wK6ZvrplUE1mwnIqNR2x9xTLgs1IOkEFaSAJGkiAqVUKq9Fr9HWdqzkBavY0w68sx+MRQs26l",
-	"C86FNL/1ix5N5DNWEPyQVDnPJg041HiONOOOHVrlP7uoWNREFugrWdTV5WWl9pEgqlbvd6/aAzORxcZF",
-	"7K+XT+hTXkm3hDvux6ZuFJ5elxgVpfqKclWehDfu1DY7ly+kq9rbmXlkd+22DvcI8RW/azPMgx1ymUaV",
-	"tPbkU2gx6em55frxuKqj1OVWfU5vnDDt85wG/3NyTnqgA7j3LzBaeE5rLT2WZRHu0znSiyJSBcbLYgJV",
-	"xcsj/TL4/T623vZkVXqn133YkIxNE/lnJsLsWizXh2KxXpjMf3TBhCwUM6VTahxAHtIFX5WJu1jhwxcO",
-	"WGm1UoZnbNgsKvIfj//y179dXYzYaz6HytO6W7KzGHSlYS1Ubnyoe5EjRn8BVuuQxOSkosnd4wxmNnIc",
-	"FsPm51xIlnELmjy+PqzegDcsPMxqVvh93CRLvkUWyYbE6dz/46oeCxru7rcavtBRd/GUcfInuREcK6V7",
-	"7xlsQBdTocJf1nMdsfLSvKgAQYH0XYHz6zJu7vS8NFA6+J5dzKECs3v8dqepb1DUiN05tM2mYp1X8VV/",
-	"svtPTu3002qKTfs0jLmja1tgN79Es5klC5Glunb8Ef56rUTHs9UqxuyJU1741vu03UYn4s6hMIVXtXSN",
-	"42Z5mcJypSzIZPsP2Nazks8V7FDrJP1JWMEOFP3qVUUmJwx9aBBGN2eoW5W90Q9arc5BAodEUDTx46tq",
-	"nPjghLmj4mm56O+KOoVnJJxgF/S9VIO3vF57oVJ0J0bOAni6i50S0heYnTc4fjt9Wt+DYYHH+zV+Puxk",
-	"jVtt4e8VxC6+TsUqa8UOHzJj31sI9J5Z/P5Kn30+R19IMyrC6CM8w76U5ifg/OOiRuzDoc5Gm4HTkOZ+",
-	"6Gp9ov+OBRAP+egZhuZ8CRnMEfzzHoRg+4XDib+fmMp+oY4Erw754serH6TJVytMU/1i+xyTrT+SgMm5",
-	"fTzxxliN+cFR8I8OqofMW0M9MU5JUYiAjyMJjGE6nCI8BfVZvdRV+fdXjqnVLTqkPFJomKhCMihU41Sn",
-	"Nnog54+ssD/lR8g2/VN6dFyl7rOBT0tOQd9Xo4LokT6wDpOLLuBOaD3XDnun5Xw3VHWchruePcQwFbOu",
-	"UPxyFr9SEuLvuE0WgztUUSljRRofl9UxMyqHNTOBcpZdAuCIo/Wkf5uFYbmkO5CUYXllZPQv3vG5Y/qN",
-	"xY8exlHtcjHgko90L9h6xaDPVKbdOVwiZOF/agl4LkGGN3t3FGSnh6DfWeevITMuU99RHSuLFRdzo0Hk",
-	"mRQC6Y5qE4w2E7n9fCXsuN5GuDO54TVoNuUGGEZuUIyLsIZqK9dCYzA4kJfhl1VF3STXGqTtqEdUI9PD",
-	"ogXqXaWDdeI7e1GeW+GvLaWPCr9oINMHpC54C5t/OIbZupytd7TGQAvaX+b7frArn1hz7V14zKhlgUHD",
-	"1Gwipy081zpnexT79C1M0lrzTFBflDKobSKHV5eX7Ed6IpR88T4BBJDGonoD1H7+wrdTwXimso8LxQYH",
-	"y8wiG+ol/od0mVfBSYD/Dvj8J+a8y5Xv8nHfXrL7P6Caape2pIjBRkll/4WmJKmF3PtAS3PBplt/wLDt",
-	"Eg2BzPMGYOXLRWzMIyZSw4b/0mrzL5GyJbegBc/Eb9jJoEyC4QjOIzORjZmVbk/MdhV4f8wpvMcuYNl3",
-	"wsuNftgHvADzz/N92vMdrzL+RzjkbgPaEpdicCbSa4CVbrhR2i7YTGWpkHPMsWNCWoX5cqRh+kwMHH0i",
-	"q0tbbLsGo7rmOvLIxtSWkn9M5J43NVhH1DEe2SJauQpHfjqRRchjEUodOOSvMy4bR/ycR8PP4ubcezq4",
-	"TEmd8cmLG+pNW3CuZW4ssq9PfU5qdZ877wgUT+v1oQ+yEtype5l+uri1Jsx92/U2UArBJGqFlQNrQftD",
-	"dzhWoMvaCW49F38QM+Fu1NWVfvN74708Tb35sVRrYJsFVs0qc1LM03o1ipqFkgGf0YdK2cpeoVw3iu5m",
-	"vEqO6dZyHr4F86ftcjKevaRu8J/PuWoHA9Ra2p8tnyjQNv+jSgTigHhvxJMEVhY+teSW3Ip1kb8FmZiL",
-	"qciE3Xb6ERv87LrRXqBIGYSiTHstgDKqEglRq3Pvu8P88nt2A1vTqC20BpkasgafqyXYR4YRmOw117/m",
-	"YIn56YkkgIsCM76bK3lymLA+1XSGHfexAITjiBuuJRaMUDNUpyaSF8OTUoVN+1gxtBfbCZfY4najVViF",
-	"fIVD/ORGeFFD4xk5UceMXZVFkfT+1DN6zsLnbOK9Ra0gxvRP44jVLcbRORuarUwWWkmVm2tMYc0xIcw3",
-	"jSTvqXt7IhfuJY3ZpBZ0xAxkkNiIJdxAbNyRdxQXsZrvPsKTK2RC3ad5NpHGcm3HINO49h7T2DnTHcDc",
-	"DVY8IWIesWcIAsu4nruDjYlRlbbzyDDLzQ3LBBUFMBvQBr+ILXUeUWwGNlkgH5hI/P/bhMt37umIfdnj",
-	"Pi7T/2i1kBauJJ9+JbNtWejLzUPtT7y/34BjZv8T++7WMXlYY1RTrpmTDV3mJu6qA/Fofev+bgQbcN5T",
-	"Lm1rTuMYVbd+RUSMlPCJBakDYfwBSVKkvR3OXhXJ67kjMd/wFqm/WJB5ynwzT5+SXSgL5FFVNWfGriaP",
-	"H772p/+gS/7nReNQNizSwLG8LXUcvTh9aEvrZjLj/qxVG1rjWVRjBQsH38DK+l70oKlkNNYe4BOJ+LOK",
-	"rVSWXWMe5Sv1Nk8Wr9GBUN34FN20geUm5xlLFpDcBK92vnI8pMCjJ8SHQfcla9f42h9DpodriPnzdnyZ",
-	"tOMPOAqaz1U9KMrtkG5AMnNYlekgSXiBqc+SCIwErteFuc4EaM9mgwelFLYPWJw1Af1E/oM2EPsOOu7D",
-	"I1PbuE8s6HL5yXJbTnQYqFxHreQYm2m1bJigRb1SukR0QtgauhJRuqoeSOXDqEmR10kxYqB4js4fY9mC",
-	"pxGqmQXmaETSRbmTuaDLqYdYP8GsIIlYu2jCf15dXl40S7JgicGqEEujPEG44p9+IIlAP5+1DqBupvX0",
-	"HbMqmLei7cJhF9rL0WcVjk2ZHn2ZGz/iG3/AxA1c+MnzNorUmoeVtvHgk6YqMH8fKVP4+viD+2dvEsSJ",
-	"N+cQVzSWxT1hAkNF9Z23v36Vn3wDu4Lj3RRHxsYjFk8TGv+J2Mb+LxxaDriNyXjyGTAZvJL7DJmMV8Kp",
-	"ONfpyoa1d9GNfkK98Gz5tSWcp7iVq/Q/Qu/57uSs5tJQ+I8Z0/XwufbS31NXE/5uE1aqJX4sMVDPKn/h",
-	"h1Fj/vL+gWr8pGLcB0/4DFLuT8oSSu3oRByhZOu3kW9eTxjMdTa4HiysXV2Px4//8n9Gl6PL0ePrvz3+",
-	"22NElf/+Q+Hv9PUk3TFsd3039V89ydR+IQhqP9QKgt7+fPv/AwAA//8=",
+	"7H39k9u4kei/gtK9V56pIqVxPHcvN66rel6vN3Fu1+tnO7tXFW0lENmSsEMBDABKVlzzv79CN/gpkJLG",
+	"0ni8yU/2iCTQaPQXGv3xaZSoVa4kSGtGN59GOdd8BRY0/vUiScCYbyGDBbdCybfuqXsg5OhmtASegh5F",
+	"I8lXMLoZ/U/8OoEZ6EVM38X1h6NoZJIlrLj72G5z97qxWsjF6O4uGr1UWbGS34kMzB9p0JtPoxRMokWO",
+	"n9+MrC6AbZYgmV0CSzIB0jINPDVsrvSKW7YGbYSS7JqtwPKUW864TFmCY0/l3I3OLr7nt7BUWcrgowXp",
+	"Prgcs5+FXarCMmEjxpmGvxdgLLNLbtlGFVnKuDQb0FO5bgx+kSmefuCzDCKWaOAW/B8aFsJY0P5PzhK1",
+	"WgnLrGIch7DuAVOaKQk0S5EvNE/BMO4fWsXW15dMGKZhXhhI2UbYJbu+uprKb3j6jkB89TEBRJCblBsl",
+	"PS5ij4v4Oi6kKfJcaQtpPNvGhLhoKmcwVxoYl1u7FHLhZqJFpA4wgthC+hxxaBIuWZ5xKYVcTKUGW2hp",
+	"GKKB8IqrWPI1eHz7n5XMtm4tNC29NpUGZMqEHU8dXewhJSKNGGljDxW9TmGVKwsy2f43bIdptfFu/N+w",
+	"3TPyG74Ck/MEqkHbxFk9ZxmsITMRA54s2Z/ffR+DTFQKacR+VUJCymZbJOCrj0+/YwYcu1ml2cX/fvrd",
+	"5bjERs7tsgZVloOPopEjTaEhHd04fhgG+i1fwHvxD2gj4u8F6G09eO5faiFgJaRYFavRzdOoHFdICwvQ",
+	"1cAf1C3U4oBnmdq8WuV2+xPPCiih65sQP96D8rca5uJjD74/LIFtuIalKgwwN3LEuGMVR5eQMiGZWoPW",
+	"IgUzznEkh/jJ+ukkUXIuFj2oplePxDOyeRvJ7VGRo48c9CcBm6Ex1wI2Rw155142uZIGULS/0lqhmE2U",
+	"tCAtbmOeZyJBgT351ThMf2qM+L80zEc3o3+b1BpjQk/NxHMrDvrOT0OTtjfuhdyyORdZoWnHuGT+Uwbu",
+	"WzZT6XY8uotG35fC9WQwViO+A1NkNgQePm5I+PJ/caZoSicm+cw43TNXmnFmLF9A6kUncjBJGsLxB75o",
+	"w7ezK36lbrtPulA3YP863dNqmYjun67/XCuKb7YvUV4/OHkENNuYvVgpp5+sYQkvDJhS103lYcruBgUu",
+	"qVVh2IXSZEKgiptKUvArfgtM2MsdYyJCBeg+KM2CVKRMKssSrvV2KsOq6oY5hhyzN4rU64b36Ve7hKlc",
+	"gTF8QaLMGQHevkGtSkbO+tqpS4cyj1S0z4wRCwmwKyFvhVOxhs0KkVkh2QWn/8ZCslwLmYicZ08MTngZ",
+	"MSXShF1wyX58/e1LZorZr5DYSwfpQqsirx/hn0jnuVY5aCtInLj5AgReyquQiKtl11/oc//yL5XSUQiG",
+	"G+VFkQr7au0JsT01T2jNXRRMRz+8+vDHH79lE60KC5OcWwtaTkcRm46EMQXE1imi6citczpag0zjREMK",
+	"0gqemeloFO2uhyMERCWjm1HKLcRWrCD0bgqJMB42kE6h/oVUJbjFpiAF/scJREgb626OYLnIdtf2fqm0",
+	"fc6mI46W9n85GinX0fgp3mhhYTrywsqtMASnCG9dRSch3BpV6ARuPKk4pMJ4MUZCuuGZSNC+9dR3AzYL",
+	"zes5Ku6ZXwNNEpreEcxNZQJMpBlLM3Hk4yDxHE7kw9Sccbbiki9ghYcGRw0hcIzltjC7s/3xw4e3jB66",
+	"wZqy4ML/7TCLSO4S0eUoaEI1aV+4PeF21MJHE/tRSeINlDSIqwK8IpcQB73klmdq8RLNn10mSmHOi4zO",
+	"gDxNhZuPZ29b7+wgbGcSkGmuhD9KCgurwe+41nxL9Fcb47ewjTMxB+Sp0MeVYfc5oHa2oFp9c/ggFquD",
+	"6ms5V7tonAvI0likQQRUBLCLAXdaikuhEgAfnxvxD4iFjGdb62crpZCQ9j+uA5QWjUrDZb8Irt5sQxM1",
+	"1hSEYx+a8iIgs9GocoP1rPbrwaJDYqJ0GieqkPag8brEV+EiuvcmdKAY3hPzEq0Pb2ntbg6d4BGk9g4M",
+	"mXjdLQ9sj1/0qvQ1DQ33jm/+9P7HNyiWJc/NUtm4DeXQ1w1h0MV2a3FhPDnk+INCD4YEive5IEfVECQ4",
+	"zuv69fujocidrXH4F511t2atR9uLAW+s76CgPD0csYKd09R+obT7ST3MEOyaS0NKs3cP8UAQJ0suF0eR",
+	"+Q517FB6Zw3tifqBpiPbb4fi9pBYTvvzkstUuBfPIIfmKiSGhnVPChk4uOI1JFbpA+jBL+Rb/+FP9N3n",
+	"qJu50MbGWm28ZXzAJ3QkPtLuOlpzuU+s29+jllN+ox0Ht09PqiDXmP9IFqvZHg3ZgrlHF7bwF7XpqLuE",
+	"Lng1KvfQ7bAOvSfLacAT21HyKC8FHX4a2ufTatAKxmEEdfhhl7u5ToXkmbDbU1hhaj43cCgVH8+U/cay",
+	"n7g7aNRa4DCq3mZc9mvapJSQ96GKWrwG6GLFP8ZdIbuLLPfW8SzcoLoDhVhX9XeBC0ESNbEzjOSSPw5X",
+	"M3vl5+PXJA92cOnsVPccc/xpBX2l1b1ar5ytL8f2oLcaijxbJ5CD9dQHLaCPvR/5Ct6WbqjBLdh1mmVg",
+	"LWgTsVQshDXoRR+zv7KY/d/njFu2Usayp7/7PStJYvgg0OsZJijfqYHTWguwe7uo90AwfGAc5MOe+aNR",
+	"zrVF91ZsckiOMCPuRx3Rgbc5zbO55QuI6WKjsYSZUhlw6d5AoRsrne4/ufQdJBA/FXD9WzB4gLrnDjwU",
+	"ItcCNuVF1mnw1BmztZZ+HP5cutQfBSLDC6wgCC3jW265O/013F2P4mR5qO4cWlOPM9Vf0cbG8qMOG1/G",
+	"XVoJtSH//YEr2MHUPU60RmlL8ql9D9V8JYek5+GhTvRDjq3lNEEScDYhpD/SDwEVh4/jY24n4WMuNJij",
+	"vum5qStvf8tLzjLiBaNUQveavXKiZQ0dbonnhV5A7O/PIA1HDFFI2kIxq1QdSqjBMY9QkoFMG4ZIpcNC",
+	"13WN++oyNMsLp8ZOtFC8C2PvNlemfx+/H31yHj6oNNm1jbW3xXwuKJaPLVWWCrlgnHUONvH6KZtlahai",
+	"l4c9lffcpNz7hP5qPofEirUzgtcigwWYfjs+r9451glX33IPib33kBQa+WrXIVNdCjeACC4oEwsxE27B",
+	"b1T4LJyGaeQWtrXiZEqzSowzvJpyJj3eoY5HN7LIsijAf36qbYhQfADMfsWJENbvB1f59wL3lGTmgOIE",
+	"/+JXc9X46HTnwyjG1j4N60kMMftBpZDtJe6mfMS4iYGIAoqubJP0biR5REHa5ECmsDM1n4NEuYnaJ2Ii",
+	"NY591jwrwIxHgSX0s0Lpm94V1Luw3FBw4iwDZopZ7NZeBq+4USOMVqnCstVUzjSXyZIpyS7cS1UQ5Jpn",
+	"IsW9e2L80gwGxR0af3dJcd6hcJvk9jhZSX/vvzQkBPr3I9r4ILX0RpSRv+4zImHcyH2BTW6oiskPvhmg",
+	"2CAauGLS0G3LYFCVs+yM5as8Xt1Lx1YL64QrheDrzNZceGg3vgObLN8nXH7g5tb0HkDzjMvYcnO7nxLq",
+	"Vw+ZD6Nlg5bju1fvP7DQ688ZZHTJw7hhQrK3mXs+y8C9SO/sBkuSjXjk8XNXdLeVkUn8Wk8yZIW5o6yZ",
+	"ECccEnHC0zSujLfD4W+fiwOrcONWyuNeWO+zJYKG3Eqt4T73CPcNjAEbd2zxI3AXOGmc5epwhyD+APZr",
+	"dov/QfOQzqgs772hrPcz8uvxG6OF4AvG2u+avmX6xyDx18bUjhrA70Pz/0nNAgyuF0daV07sulP2E8PU",
+	"RjKuF0UZu7QzJbcWVnlAdr+gB4bNYFFIZhSbcx20ZP0QR7pQfET/cW4Xh7nD+fRPauZXQRk7QfHvzrD/",
+	"OBKOg0NLekP7V/xj7PHWc2pyi0iL7EjIjPW3CVXM/JqLzLuUqiGdViXT2nFEgamJFM2ht/5dh070xtA9",
+	"cQIZfZcK447+PTH3tsw66sacSzOmCPPKkKZUzSWwX9WMUoNUYTGxSVhM+XDvp+RrAvn3AgoIBuBTiFhR",
+	"9NhsVZz7foun6Z0iPNbs0dmxiLiyosgWOXf2rofRW5S5y/RH7HmDhXfJqBJWw2uv10nOt14R9b0wllJn",
+	"UKT0S0lev3Qww1Y5OfviApuD90JZ5b0MQIkm9xEA1rk0AWEi4aONc77wyTGoiouMuM8L6uFd8ND0rahx",
+	"L9O/os+wBZv3Pvt2oDFNH7gtv/sQxPTeceZX5c8/xz6UEPWtDO2YgRUt8PnBCyKzaB/G/aB9MP1JzQYg",
+	"+lXNjtKbZ0ErAtEHf2WLmgMM28PX0jJxT76iBkB966qCQIbWdTQcjRynw3FRgbKX1hqD963rnRoUQ1od",
+	"dUBX2X6hT0P2wYOegwGA6ijww8EKxIOfnISacPWtrYosGFhfZegcvrxq2L2obwwehFHx9GWduNcPpLFK",
+	"+6iX8uWDoX1P39bz7IU6NFsf+M3s9lCUgM/8OzyM5UxJHtED43AwY6STLf+Y8fa5yTE/cCEtF3I4Vi3V",
+	"21gXMhzORTfascpS0LFdcnm4ia/BzR1nnCbdU2RkH/B7DLHaemyf4rzd5WMBLlK9ZbqQLG6WsaGKADO4",
+	"jJiGjFuxxno89YmvxDdWETk8Wng/XtO4ETTd5ogDDuo7fgHMKx/GhF8yvYrFCLbMWL5ldFjFWyK3cKci",
+	"HKbGwZkPY3oNplj1A/QdVQyaMy4ZcJ0J0BFzk2hd5G7P3Eb57aUyOsIwJWF8wKVFCLtRh1a6AHYQWG9g",
+	"kLWKzAosfpP+wPOhu6Njb7sak7y5X3DMGyThn7Ww0AgACJwj8WHWE8jZyDBq79urNegt1eagXPs5z7IZ",
+	"T24d0whfG+NXvuZPDMNoUN3im0EHZCdeIbC4DddSyEUArp8dYXMmiYFxZnLcCOP5OOGSLcCyjVZyQdee",
+	"/sbU8q1hJT4uTwdvly5LjNfobawoRGed+6VKhA85VrvRQwZiA9IIh5ceaSRbvHJw2lpmj4jyjZwKiLXa",
+	"mHbg1iFxB5D5MLjDueD49RjLtY3v9Z01MYbFHMnxhduacr6dqkHNiLR9hLHnLjPwNpvQDedbX+bNX16y",
+	"VzxZUvW8xhVjee2JTk9/PSpotA/c3LKLyrWCVZ7wjaksfTQ+TqIZ9+peU4VuVOXDjAEso9a8uJvKcmY/",
+	"bX0xFzFfa62ssWZAr0FT9MHXeQHbV5jlXpezzQInw4alfy8of5o1YTqCBaM9+mCufcvxwQZNb5SoVvbo",
+	"wQwkGmy8ANkIvjg2+sEHedZLDY3bXWwX3kG8vmyfiI5CMT0lgHaZ3yzVRjIlE3jO4CPlozORUoFH/IZx",
+	"y97++P4DFspTvLDLCToEzCj6rKyZNsLaYIaR0QkOuGcQzv8rQG9L73lfsQuqixPTVyaebeNyZRVjHW2y",
+	"VX8HRi9veQ4fNFHSClkgcdUemt3tL4xVq5i08Gdijv4Xu9/bGCiv5JqRz3ujvbsLqsKAAhPsD/XmC4oQ",
+	"7PLvs9+NosFTZTQyQiZ0QD02BGqYtnpTdw/buSMvcHrubnYCZXfmjoYuZ0pdtHuJLrfMPaGYxYilENCy",
+	"pNF5zpMlTEqjf6Gc5fwxXqjYT/erUXL8jm9+8CF6bt5mtdxeNj3shNmrMNQadJX+uyfA34us3RmDWPPQ",
+	"D+aefRbwnwfdSll4Lxb9ZVBmKt0GwWnUsRwixs7Bl5wBS5UekAV2f/GUa7UWPqMw4GZY9KG40GI/hv33",
+	"9Ha1nBoh+xAddiPeG50HwUyg7oNwDT/qfMnL29f9/r+uxwgj/LGyZSBPJhod7xW8OwzSg519gdDuIa9b",
+	"10MWCMd33D34hkJA+5xa7sRFb5hTehM729+CoQP0rpvrCLfWO3DyZo+/GIwV8qB45sBd1GFxcTsfdk8s",
+	"dVXEGpjwgnKl7Q9gtUjMvfwnGkeIDwtFb74cBEdlcNaE9XZYXQiEOuSwz4OGl/YMna1jVhaWJbUf1WW4",
+	"I1bZhFFV4X4qnVH4vFGsGz/11ZOzjM0KWw1Vfc8uqIw6VuOdyvqC2g9M1QTcyIa+Ijd151Ho4H9smdp7",
+	"JyQeEbKFMAV3Zuei6ySXU77I+f7g+bIYup8kBGKXL3uLQwzj9cDgh9443YHKwX+WqVb53uIVp9n3uwEA",
+	"+nTYF86d7S/EfABqddt2D1s+j/Qy9M9Ynq7u7FDBPFDTa6XW3Zvq/T7dw6ro7YuaHwC3t0SjMMYBdWQu",
+	"grO+0vusMf0MuitHqAGIKvhDu/dzU772F6ho6zNn8dxMJhEzz24mk1mR3IKdjMdjrHNuWj+Noi9d3GJP",
+	"wQ73ufA1iHdNzrKpArrIvROKCl8bugDzp3axyn3+UoQ3ZBakv/IVhuVaYW1vebERuqxNP1dZpjZovr7A",
+	"0357rlwrqxKVXUYszwqD7zVqb794+3oqL/42qX+arJ/+7XLMvlGpKC+jsbB+NWzVLGfdbFoQMY/SaCo9",
+	"h6Hmb6bSMK4p2TFl3LC5Bko7JWfGErD7TdpxZ0zloD8jYkb5jj3yVmJiApbsosnRm4U3ipxdX135vEdh",
+	"nW1Vp2iG9sbJ+7L4y+hq/HR85f1kkudidDN6Nr4aP3Mkwe0SiayNwQkvUoESaxHy/H4vjKWtwPeY1Vxk",
+	"TMIGjGVYLPGGAd7irgrLrZCLqsA5XsK4R1NZx+pglfMxe0e4Nn6DYwruZEo2b1/YO7UxTLoxphLX70+p",
+	"EZvhnkcMO8QwYidn4qHL2e04uYi9IVc5DV+nfkmN4GhETd256i87d9QfeWLrxgcR2y1gzy46Bezrfjzd",
+	"FjaNyuwDPVy6MLzzWTvMN6Sh+aak8G82y4nhGZiyin9lQN5sltNRLyyN3P8jQCF0EOlWcOz2P3Bo+vbV",
+	"968+vMIbgU8E+N2kNsgnn6r/3w1AWdWvPwLGH2W2ZeSvZNw6pPC5BS+a3n33kj179uw/mRUr6JsVvb2t",
+	"SQ9zSQxB4ttmHQ5EIa3I7gVESI/URD7pdGEKbDJBnINmOV8Au/BV7tnTq6uoLsF2dXXVT+nB7lD8o3ex",
+	"X11dDXvc737pdB363dXV6drc9ORHBPrK/CiBcKDmXgTSdo4p+R/R0jddBf/EJ2Bhvs7CUI3KUgiPfnG/",
+	"d6RyGbA+IJRnPLldaFXIlLm32QVnWCfGEztn7vBAygh/f1dGSkRsPB5fTmVTivt7dbsEobFhBbh99ilw",
+	"1XU6uX/KB0/MVGKmzJj9yQHgdGaZqsQEiXJbl9MuU5/89SH1c6O+PO73FSnhQpa3Axulb0H7sK4t04C7",
+	"zS7+VholqCamMo7LN9/8LWLVU/rRGQjfCSnMEjyaHJS3kJddmFK+ncqLKt3rMmKcbQBu2UWV9hWxKuvr",
+	"sk91TWVbd/XoHYenXYUT4p/aC3CU6HtRGj2E64aLJRNrtIUcVeRuUdwwSkyrctMuJEBq6o96mds2MuqO",
+	"kcm4AUQZBojMsJAFfMwzrLDR3/ytzEirp9y5WHzgXL+dCIktGmtORo/69OavakZuMNKcVNcJsdmL6zIj",
+	"bwjVnyvvkX1/09K+lR60R8w7Kj2zeG9nrwwJ+bLzlpMrAi3A8ksnJx36nzNi2yFTOiiM6tScXZF0PEUd",
+	"8EXdUvLs+x1IO9qz6w3EXuCZo1SGdJK4PClFRKNcmcCmUyVNw/jAxo+ZO6ZTW1ksrWYafW3dIdTB+5wJ",
+	"9LtT5I6Pd07o2IqdVYU1bMnN0r3k1GFIY3XK+NalWr7xN78n2a6eYsF3bS+H0wx3O0Tz9GRQBKOoQn0e",
+	"l42taPbmezCJQQenu/oScyhAvwHsc9zzMlxLpuVp2VhnJip9K+RiV1DQUG0aaG3BddiN1MaRv0c8MQ95",
+	"udkG+A9gB6C9Oj3B7KcSL09q9J9cmATsyd1OwEc1ff3lABKcUHBit/n3qSDoE5LvIM94Ak2xx0qph4XT",
+	"shTbY5fdNz2dY9/GlBUyxb3YQ/fvcGnVJr+nkMOHoKcDBJCEjV9x1JXw5xdDjVKVQcPF075/jTaJZ1ml",
+	"rNxJUDrLxF8eR3RLDG7T3L4ojYcpzhxauZCgnXrG/urYztUulYHS3SvZDNgSMv+xQet6zF7I7VTywi4d",
+	"IhNsnephWPEt4+aW6m24LyCbE9l4jWr41jBJvVenkl7bLMEuySKo4Wbw0Zlo1AKeNSajs+68dH5WuHCq",
+	"1oE6Zi9Ksr2gdrLSqAwuGYbH4056X5Gaz0ETHKW7OKSn/wA2UG90n2PzsGt49J3vOZsc0Z36pIfdbu/0",
+	"PY3SsfcyN6zVML0DSfP28ghIPlQhOeVtgxtoaJLRHtF3NjkzVJm2X5OV3OzoN2IG6zSeWdRUKfRBKUOp",
+	"Y+6d0m0xcP65DB+AMId/dOaTSLtQQADD9Uqi8kh3prNGyLrHMKJzGvbN/hoH2fSnQz+VVQjTNFLOw5nv",
+	"SMyTT+6fjuUeMrerTTnE0q5WUia4oifX6ULPCs4OalQMeiAjPLyGh9vcBzexdc1J9zaxm2Qy6ZSQCiK6",
+	"U4/q3MIsVPoqsAc/LylKFUlTGE994I6cX8G29AnMF2lar/9MMrMuAXaIqBySCA20P6BsaxLt5JOzD++C",
+	"/oqQ1Osg95CV1rOhBPQBQI+fxqLgMPc2p09/1m/taV3Pq1cGUUmwc4ufTuGxAen/pNR+X5W8aa/lD159",
+	"1/Y3w3NxdQJ9TmsU7lC8EQnyvFQWq2DgveyO1fsiTana2nmkl6/k9rmiq3Zq4/oeUnwR0Uw0rNXtgY6t",
+	"0234O5zVVHHzF9dX141uMw41qQLaY4yHEjZwsqFRHvc20/pIZDtoz62i2tXBeqVYXWjs3JIsUNKs92hY",
+	"Af+Ax8KfGx6Z850Nd1rGPfABsVEBLqxK6uSThzsq1rR6sOXU3q1DGLC9sPLkeCEsOVOlqn2BJ7/67Dsx",
+	"DqziS2z5V3lHs0M8k7JeXq5V2carbwN81tBb/+Y5D+9VH8oehyNCQEFpqrBVOO/j35Jo5PtFtVf1Hqxh",
+	"Sx/9XoaorYSz7/wGsUb8bFU7rdrOqbxwUzHz7IZRlnHEQKa5EtJGzAEdYwBSzJMEjImYsSauX3C2Q8y1",
+	"jKYSPlrQkmexSCNmDMTU08f97xa2UQOMOBNzsGIFEaNR3QvuszLIIK5/vqSoBH+7jFkCPCt9UY1c/1vY",
+	"oj9KmKmkW1ENttDukBq42HgfpMnTa6MWOT6gf3KYCxxhQPowzDAsSar/300a1ap7b/+q158YZtTctxqB",
+	"dCfPkl3Ueqhs8TaVmU93GFcdSjwK/ssNdhmxduAqRqZirDQT1kxluyvjmL3B24EykzkTxpaXA7Wo7wnX",
+	"bJfwPkWU1FcZPNdTyXxPQFW56b6AzYPL7k3HhD2JTt3lhMknkd5NCkzVPOzAeD/Awr4ekZ7m6PkNZtAw",
+	"HuDX6kpzxpPbqL5dqNq8Yc+KqdxwE1XRFQajMDDB2qsyJYEtxBoku6iOtNU7Th1YfgvyssuvhNgdjqXg",
+	"Dux9QVb5VF5g02r667L8oJHUX1u0Y3Z99Z/1wboNQcTcqRuD5XZ6vIa1FKXp+nr851FQ7VTkO6+nzsTy",
+	"nbTjoH8fNKGHmJscT5svo5HCKUUT0jWTT/jv3WTlawCfmUX3aIQ6CffQuFnMj66DZsPc+4qaBdeVQZ4Q",
+	"/5UFIY1PV6yjAhs1i5XMtlOJ5Xs1zEGDTNxRkFIl6ZvIF1ysh6n7hvnulFO54lLMwVgTsfK/zGlbcxkx",
+	"IY1IIVC5hIJRsSUkmYOzLX7k2wULjXNsx+x9tZQEG8JhJV+MknEmbaeydBXCftNEyVQuhcHR6IPxin+s",
+	"a2a6M9LKRAwyA+zfWcq35pLRi6yQGRgnHTXMpxJtaswsw7QVkm9bTCwpI5RQbpQlq0t7hcsE3PxmKrHY",
+	"rW+bWcPaBU/ICjwTWxXfAuQewKeX46msO1O7uX3iTZVmBh5Tjb1PfW6QsJiNyqdSF5IlzqZcKo1sPC+T",
+	"ZXwQjTsvjJkv9EL7iQNSFo+z4ilUqpTbJJOxYFZca4hKWNMD92NIkrYKdZ9JlAYrmZ9ZooYLkAcFKye3",
+	"qC873dq7Rsnxqs74Yxa5vqtht8rRb0761jnSxIxkAzVlcSXtfCQwZcI7GZcJeeuEJ/2uCotyUtjLjsRW",
+	"BhjKkpVKxVzUfF4LvamsEneeofhifKEa+TtsqQrtfrskue8Ztxb65oZJNZWlyKnFeMTW1ywDPq/0AB1I",
+	"S03ASBNElUlIRX/rv+NMLRhIq7cRZn05AZ8Yag6vdCm5kOa3ftHjqXzBSoK/IFPOi0kDDjVeIs25E4dW",
+	"+c8uaxE1lSX6KhF1fXVVm32kiOrV+92r98BMZblxEfv3q2f0Ka+1W8Kd9GMzNwpPbyqMisp8Rb0qTyIb",
+	"d2qbncsX0lft7cwysr92W497hOSK37U55sFecJlGtbb25FNaMenppeX66aSuo9TnVn1Jb5ww7fOcB/6X",
+	"5Jz0QAdw719gtPCC1lp5LKt67KdzpJdFpEqMV8UE6uKnR/pl8Pt9Yr3ryartTm/7sAs6bJrIPzMRZtdi",
+	"uT5Ui83CZP6jSyZkaZgpnVKjCvKQLnleJe5ihQ9fOCDXKleGZ+yiXVTk357+7t9/f305Zm/5AmpP6271",
+	"1nLQXMNaqML4UPcyR4z+AqzWIUnISUWTu8cZzG3kJCyGzS+4kCzjFjR5fH1YvQF/sPAwq3np93GTrPgW",
+	"RSS7IEnn/h/X9Vjw4O5+a+ALHXWXzxknf5IbwYlSuveewwZ0ORUa/FVp3zGrLs3LChAUSN8XOL+u4uZO",
+	"L0sDVaQf2MUcqjW8x293mvoGZbngHaZtN7HrvYqv++E9fHJqr59WU2zalxHMPV0CA7v5LR6bWbIUWaob",
+	"7I/wN2slOpmt8hizJ0554dvsC3gXnUg6h8IU3jTSNY6b5XUKq1xZkMn2v2HbzEo+V7BDo3P5FxEFO1AM",
+	"m1c1mZww9KFFGP2SoXmqHIx+0Co/BwkcEkHRxo+vqnFixglLR8XTatE/lHUKz0g4wa77e6kGb3m99UKl",
+	"6E6MnCXwdBc7FaSvMDtvdPx2+rS+RyMCj/dr/HIYZ03axQcfFsQ+uU7FKhvFDh+zYN9bCPSBRfz+Sp9D",
+	"PkdfSDMqw+gj5GFfSvMLSP5JWSP28VBnq+PEaUhzP3SNvuR/xAKIh3z0AkNzvoUMFgj+eRkh2InjcOIf",
+	"JqaqP60jwetDvvjp+s/SFHmOaarfbF9isvVnEjA5t48n3hirMT86Cv7JQfWYZWuoPcopKQoR8HkkgTFM",
+	"h1OEp6ChUy918f7tlWPqdCcPGY8UGibqkAwK1TgV10aPhP/oFPYv/RE6m/5Le/Rcpe47A5+WnIK+r1YF",
+	"0SN9YD1HLrqAO+HpucHsvSfn+6Gqhxvuy3uIYSpmXaP49Tx+oyTEP3CbLEf3qKJSxYq0Pq6qY2ZUDmtu",
+	"AuUs+xTAEaz1bHibhWGFpDuQlGF5ZRT0rz7whRP6rcWPHwer9rkYcMlHuhdss2LQV6rT7h0uETrhf2kN",
+	"eC5Fhjd791Rkp4dg2FnnryEzLlPfwR8ri5UXc+NRq5WfY9U2GF0hcvf1athJs6N0b3LDW9Bsxg0wjNyg",
+	"GBdhDdVWboTGYHAgr8Iv64q6SaE1SNtTj6hBpodFCzQbjAfrxPe2JT23wd9YyhAVftNCpg9IXfIONv/p",
+	"BGbncrbZ3BwDLWh/me/7wa59Ys2Nd+Exo1YlBg1T86mcdfDcaKLuUezTtzBJa80zQX1RqqC2qby4vrpi",
+	"P9EToeSrjwkggDQW1RvQwE3Zf10DxjNVfVwoNjhYZhbF0CDxP6bLvBpOAvw3IOe/sORd5b7Lx0N7yR6e",
+	"QTXVLu1oEYONkqr+C21N0gi594GW5pLNtp7BsO0SDYHC8xYg9+UiNuYJE6lhF3/VavNXkbIVt6AFz8Q/",
+	"sJNBlQTDEZwnZipbMyvdnZjtGvCezSm8xy5hNcTh1UY/bgYvwfwXf5+Wv+M84/8MTO42oKtxKQZnKr0F",
+	"WNuGG6Xtks1Vlgq5wBw7JqRVmC9HFqbPxMDRp7K+tMW2azBuWq5jj2xMbankx1TueVODdUQdI8uW0cp1",
+	"OPLzqSxDHstQ6gCTv824bLH4OVnDz+Lm3MsdXKZkzvjkxQ31pi0l16owFsXXl+aTRt3n3jsCxdNmfeiD",
+	"TgmO616nXy5urQ3z0Ha9D5RCMInKsXJgI2j/wjFHDrqqneDWc/lPcky4H3X1pd/81mQvT1N//FipNbDN",
+	"EqtmVTkp5nmzGkXjhJIBn9OHStn6vEK5bhTdzXidHNNv5Tz+E8y/zi4nk9kr6gb/9fBVNxig0dL+bPlE",
+	"gbb5n1UiEAfEeyOeJJBb+NKaW3Ir1mX+FmRiIWYiE3bb60dsybObVnuBMmUQyjLtjQDKqE4kRKvOve+Y",
+	"+fWP7Ba2plVbaA0yNXQafKlWYJ8YRmCyt1z/vQBLwk9PJQFcFpjx3VzJk8OE9ammc+y4jwUgnETccC2x",
+	"YISaozk1lbwcnowqbNrHyqG92k64xBa3G63CJuQbHOJnN8KrBhrPKIl6ZuyrLIqk9y87Y4AXvuYj3nu0",
+	"CmJM/zSOWN1iHJ2zC7OVyVIrqQpzgymsBSaE+aaR5D11b0/l0r2kMZvUgo6YgQwSG7GEG4iNY3lHcRFr",
+	"+O4j5FwhE+o+zbOpNJZrOwGZxo33mMbOmY4BCzdY+YSIecxeIAgs43rhGBsTo2pr54lhlptblgkqCmA2",
+	"oA1+EVvqPKLYHGyyRDkwlfj/9wmXH9zTMft2wH1cpf/RaiEtXUk+/Upm26rQl5uH2p94f78BJ8z+J/bd",
+	"rWPysMZoptwwpxv6jpu4qw7Eo+2th7sRbMH5QLm0nTmNE1T99hURMVLCF1akDoTJJyRJkQ52OHtTJq8X",
+	"jsR8w1uk/nJB5jnzzTx9SnZpLJBHVTWcGbuWPH741nP/QZf8L8vGoeyiTAPH8rbUcfTy9KEtnZvJjHte",
+	"qze0IbOoxgoWDr6F3Ppe9KCpZDTWHuBTifiziuUqy24wj/KNel8ky7foQKhvfMpu2sAKU/CMJUtIboNX",
+	"O985GVLi0RPi46D7SrRrfO2fQ6eHa4h5fju+TNrxDG7E4uu1DsTCsZhk75+VWe7UQ1oykAshfU8yKl4u",
+	"VbCu5wXmdZscEuZQ4dVBxLzqY0/HT59ejtmPpC/xIenWKpm6U0ipWVzEcT81fIjqPp94+wp2qdJmK7Yn",
+	"xpf0ZDzL1AYvpnhK3g4qoEHXUXW2NvqBvcMkYqsisyLn2rIiz1T5ZVlvo/Fto6YFeyG3JBixgpEwTMO8",
+	"MGWR0OurZ8ESoDWazljwwkJznocuA9oAYEhk+R4qHgfP2UueLCF+qaTVKqO+dc2TpCdKyr0vHMZtJ6Kn",
+	"NcD+0J4vZxegffq1yo2yShcdKcjUvqjZhQzoS6yYIEkvkZ3uj9BcZwK0t86C+rWy0R+xFdwG9AsxWheI",
+	"ffYB7sMT09i4L2wfF/KLpcSdiBmoyk+jUiGba7Vqea7KMscUe+Bsd2voJlXpuugoVR2k3mb+KOtVHT1H",
+	"n7GxbMnTCDVoiTkakXQOd6Y66GrqWj1HrFtr5T+ur64u25WcsDJpXb+pVdUkXChUP5L8wV/OWj5Ut7MB",
+	"h9iszgGoabv084f2cvxVZXFQgthQwtdP+MY/Yb4XLvzk6V5lRt7jyvZ69LmWNZi/jUxLfH3yyf2zN3fq",
+	"xJtzyA0WVtM+Yd5TTfW9QSN+lV98A/tyatwUR6bUIBZPk1HzhcTG/i8cWg64xM148hUIGbzJ/wqFjDfC",
+	"qabf6aoNdnfRjX5Cu/BsafkVnKe4zK/tP0Lv+a7yrebSUNSgmVBUybn20oe31BP+ZvPc6iV+LjFQqzsf",
+	"J4DBpj7m55Fa/GRiPIRM+AoqdZxUJFTW0YkkQiXW76IR3YQTBgudjW5GS2vzm8nk6e/+z/hqfDV+evP7",
+	"p79/iqjy338qr0l8GVrHho3uYL6mUeNXTzKNXwiCxg+NOsJ3v9z9/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -18,16 +18,22 @@ func raw(p *openapi.RawJSON) json.RawMessage {
 	return *p
 }
 
-func wantsCredentials(h *openapi.AccessDelegationParam) bool {
+// delegation reads X-Iceberg-Access-Delegation: which of
+// vended-credentials and remote-signing the client accepts.
+func delegation(h *openapi.AccessDelegationParam) service.Delegation {
+	d := service.NoDelegation
 	if h == nil {
-		return false
+		return d
 	}
 	for _, v := range strings.Split(*h, ",") {
-		if strings.EqualFold(strings.TrimSpace(v), "vended-credentials") {
-			return true
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "vended-credentials":
+			d |= service.VendedCredentials
+		case "remote-signing":
+			d |= service.RemoteSigning
 		}
 	}
-	return false
+	return d
 }
 
 // ListTables implements openapi.StrictServerInterface.
@@ -61,11 +67,11 @@ func (s *Server) CreateTable(ctx context.Context, req openapi.CreateTableRequest
 		return nil, err
 	}
 	in := service.CreateTableInput{
-		Name:            req.Body.Name,
-		Schema:          req.Body.Schema,
-		Spec:            raw(req.Body.PartitionSpec),
-		SortOrder:       raw(req.Body.WriteOrder),
-		VendCredentials: wantsCredentials(req.Params.XIcebergAccessDelegation),
+		Name:       req.Body.Name,
+		Schema:     req.Body.Schema,
+		Spec:       raw(req.Body.PartitionSpec),
+		SortOrder:  raw(req.Body.WriteOrder),
+		Delegation: delegation(req.Params.XIcebergAccessDelegation),
 	}
 	if req.Body.Location != nil {
 		in.Location = *req.Body.Location
@@ -95,7 +101,7 @@ func (s *Server) RegisterTable(ctx context.Context, req openapi.RegisterTableReq
 	}
 	overwrite := req.Body.Overwrite != nil && *req.Body.Overwrite
 	res, err := s.svc.RegisterTable(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation, overwrite,
-		wantsCredentials(req.Params.XIcebergAccessDelegation))
+		delegation(req.Params.XIcebergAccessDelegation))
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +119,8 @@ func (s *Server) LoadTable(ctx context.Context, req openapi.LoadTableRequestObje
 	if req.Params.Snapshots != nil {
 		mode = string(*req.Params.Snapshots)
 	}
-	vend := wantsCredentials(req.Params.XIcebergAccessDelegation)
+	deleg := delegation(req.Params.XIcebergAccessDelegation)
+	vend := deleg != service.NoDelegation
 	if inm := req.Params.IfNoneMatch; inm != nil && *inm != "" && !vend {
 		// With vended credentials the body changes without the metadata
 		// changing, so revalidation is only offered without them.
@@ -125,7 +132,7 @@ func (s *Server) LoadTable(ctx context.Context, req openapi.LoadTableRequestObje
 			return openapi.LoadTable304Response{}, nil
 		}
 	}
-	res, err := s.svc.LoadTable(ctx, req.Prefix, id, mode, vend)
+	res, err := s.svc.LoadTable(ctx, req.Prefix, id, mode, deleg)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 				`{"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":-1}]`)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: create by commit: %v", skew, err)
 		require.Equal(t, []string{"unavailable"}, outcomes, "the refused create-by-commit is counted")
-		_, err = svc.LoadTable(e.ctx, "wh", e.id, "", false)
+		_, err = svc.LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
 		require.NoError(t, err, "reads go on")
 		st.Close()
 	}

@@ -142,7 +142,7 @@ func TestCommitOutcomeContract(t *testing.T) {
 			fx := newEngineFixture(t, backend)
 			id := service.Ident{Namespace: []string{"ns"}, Name: "t"}
 			prop := func() string {
-				res, err := fx.svc.LoadTable(ctx, "wh", id, "", false)
+				res, err := fx.svc.LoadTable(ctx, "wh", id, "", service.NoDelegation)
 				require.NoError(t, err, "the table still loads")
 				if strings.Contains(string(res.Metadata), `"k":"`) {
 					return strings.SplitN(strings.SplitN(string(res.Metadata), `"k":"`, 2)[1], `"`, 2)[0]
@@ -170,7 +170,7 @@ func TestCommitOutcomeContract(t *testing.T) {
 			_, err = fx.svc.CommitTable(ctx, "wh", setProp("unknown-landed"))
 			require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 			require.Equal(t, "unknown-landed", prop(), "the commit landed although the client was told unknown")
-			res, err := fx.svc.LoadTable(ctx, "wh", id, "", false)
+			res, err := fx.svc.LoadTable(ctx, "wh", id, "", service.NoDelegation)
 			require.NoError(t, err)
 			_, statErr := os.Stat(strings.TrimPrefix(res.MetadataLocation, "file://"))
 			require.NoError(t, statErr, "the landed commit's metadata file was kept")
@@ -232,7 +232,7 @@ func TestCreateWhoseCommitWasLostKeepsItsMetadata(t *testing.T) {
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 	require.NotContains(t, err.(*fault.Error).Message, "SQLSTATE")
 	fx.faults.createLost = false
-	res, err := fx.svc.LoadTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "lost"}, "", false)
+	res, err := fx.svc.LoadTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "lost"}, "", service.NoDelegation)
 	require.NoError(t, err, "the created table loads")
 	_, statErr := os.Stat(strings.TrimPrefix(res.MetadataLocation, "file://"))
 	require.NoError(t, statErr, "its metadata file was kept")

@@ -103,7 +103,7 @@ func (e *maintEnv) files(t *testing.T) []string {
 
 // snapshots returns the table's snapshot ids, oldest first.
 func (e *maintEnv) snapshots(t *testing.T) []int64 {
-	res, err := e.svc.LoadTable(e.ctx, "wh", e.id, "", false)
+	res, err := e.svc.LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var meta struct {
 		Snapshots []struct {

@@ -66,7 +66,7 @@ type tableMeta struct {
 }
 
 func (f *lineageFixture) meta(t *testing.T) tableMeta {
-	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", false)
+	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var m tableMeta
 	require.NoError(t, json.Unmarshal(res.Metadata, &m))

@@ -89,7 +89,7 @@ func (f *planFixture) add(t *testing.T, from, to int) {
 
 // tableDir is the table's directory on disk.
 func (f *planFixture) tableDir(t *testing.T) string {
-	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", false)
+	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var m struct {
 		Location string `json:"location"`

@@ -127,7 +127,7 @@ func TestRBACInheritance(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			for _, c := range cases {
 				ctx := fx.principal(t, c.grant)
-				_, err := fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
+				_, err := fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 				if c.want == fault.Internal {
 					require.NoError(t, err, c.grant)
 					continue
@@ -148,13 +148,13 @@ func TestRBACGroupsAndAnonymous(t *testing.T) {
 	require.NoError(t, fx.svc.GrantPrivilege(local, "readers", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
 	require.NoError(t, fx.svc.AssignRole(local, "readers", service.Assignee{Kind: service.AssigneeGroup, Name: "analysts"}))
 	in := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "x", Groups: []string{"other", "analysts"}})
-	_, err = fx.svc.LoadTable(in, "wh", ident("a.b.c.t"), "", false)
+	_, err = fx.svc.LoadTable(in, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
 	// The same subject name as a builtin principal is someone else.
 	out := identity.With(context.Background(), identity.Principal{Source: identity.SourceBuiltin, Subject: "analysts"})
-	_, err = fx.svc.LoadTable(out, "wh", ident("a.b.c.t"), "", false)
+	_, err = fx.svc.LoadTable(out, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err))
-	_, err = fx.svc.LoadTable(context.Background(), "wh", ident("a.b.c.t"), "", false)
+	_, err = fx.svc.LoadTable(context.Background(), "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "anonymous sees nothing")
 }
 
@@ -165,8 +165,8 @@ func TestRBACHiddenIsIndistinguishableFromMissing(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			nobody := fx.principal(t)
-			_, hidden := fx.svc.LoadTable(nobody, "wh", ident("a.b.c.t"), "", false)
-			_, missing := fx.svc.LoadTable(local, "wh", ident("a.b.c.zz"), "", false)
+			_, hidden := fx.svc.LoadTable(nobody, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+			_, missing := fx.svc.LoadTable(local, "wh", ident("a.b.c.zz"), "", service.NoDelegation)
 			require.Equal(t, fault.NoSuchTable, fault.KindOf(hidden))
 			require.Equal(t, strings.Replace(missing.Error(), "zz", "t", 1), hidden.Error())
 
@@ -204,12 +204,12 @@ func TestRBACRename(t *testing.T) {
 			createOnly := fx.principal(t, "table-create@namespace:wh/a.x")
 			err = fx.svc.RenameTable(createOnly, "wh", ident("a.b.c.t"), ident("a.x.moved"))
 			require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "%v", err)
-			_, err = fx.svc.LoadTable(local, "wh", ident("a.b.c.t"), "", false)
+			_, err = fx.svc.LoadTable(local, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 			require.NoError(t, err, "nothing moved")
 
 			both := fx.principal(t, "table-drop@table:wh/a.b.c/t", "table-create@namespace:wh/a.x")
 			require.NoError(t, fx.svc.RenameTable(both, "wh", ident("a.b.c.t"), ident("a.x.moved")))
-			_, err = fx.svc.LoadTable(local, "wh", ident("a.x.moved"), "", false)
+			_, err = fx.svc.LoadTable(local, "wh", ident("a.x.moved"), "", service.NoDelegation)
 			require.NoError(t, err)
 		})
 	}
@@ -228,7 +228,7 @@ func TestRBACTransactionDeniedCommitsNothing(t *testing.T) {
 			err := fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t"), change("a.b.c.u")})
 			require.Equal(t, fault.Forbidden, fault.KindOf(err), "%v", err)
 			for _, id := range []string{"a.b.c.t", "a.b.c.u"} {
-				res, err := fx.svc.LoadTable(local, "wh", ident(id), "", false)
+				res, err := fx.svc.LoadTable(local, "wh", ident(id), "", service.NoDelegation)
 				require.NoError(t, err)
 				require.NotContains(t, string(res.Metadata), `"k":"v"`, id)
 			}
@@ -344,7 +344,7 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 			grants, err := fx.svc.ListGrants(admin, service.BootstrapRole)
 			require.NoError(t, err)
 			require.Len(t, grants, len(service.AllPrivileges()))
-			_, err = fx.svc.LoadTable(admin, "wh", ident("a.b.c.t"), "", false)
+			_, err = fx.svc.LoadTable(admin, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 			require.NoError(t, err)
 			require.NoError(t, fx.svc.DropTable(admin, "wh", ident("a.b.c.t"), true))
 			_, err = service.ParseAssignee("user:x")
@@ -379,7 +379,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			id := ident("a.b.t")
 			run := func(b *testing.B, svc *service.Service, ctx context.Context) {
 				for i := 0; i < b.N; i++ {
-					if _, err := svc.LoadTable(ctx, "wh", id, "", false); err != nil {
+					if _, err := svc.LoadTable(ctx, "wh", id, "", service.NoDelegation); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -414,14 +414,14 @@ func TestRBACDecisionCache(t *testing.T) {
 		Authorizer: service.NewRBAC(fx.st).WithDecisionCache(200 * time.Millisecond), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	ctx := fx.principal(t, "table-read-metadata@namespace:wh/a")
-	_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
+	_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
 	role := fmt.Sprintf("role%d", fx.n)
 	require.NoError(t, fx.svc.RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
-	_, err = fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
+	_, err = fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "uncached: revoked at once")
 	require.Eventually(t, func() bool {
-		_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", false)
+		_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 		return fault.KindOf(err) == fault.NoSuchTable
 	}, 2*time.Second, 20*time.Millisecond, "the cached decision expires")
 }

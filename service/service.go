@@ -69,6 +69,9 @@ type Options struct {
 	Now func() time.Time
 	// Credentials vends storage credentials on load; nil vends none.
 	Credentials credentials.Vendor
+	// Signer signs S3 requests for engines without credentials (remote
+	// signing); nil signs none and never offers signing on load.
+	Signer credentials.Signer
 	// Sealer encrypts storage-profile secrets at rest; without a key,
 	// profiles with secrets are refused.
 	Sealer *credentials.Sealer

@@ -107,7 +107,7 @@ func TestCommitWhenStorageIsUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	id := service.Ident{Namespace: []string{"ns"}, Name: "t"}
 	prop := func() string {
-		res, err := svc.LoadTable(ctx, "wh", id, "", false)
+		res, err := svc.LoadTable(ctx, "wh", id, "", service.NoDelegation)
 		require.NoError(t, err)
 		if _, v, ok := strings.Cut(string(res.Metadata), `"k":"`); ok {
 			return strings.SplitN(v, `"`, 2)[0]

@@ -38,8 +38,9 @@ type CreateTableInput struct {
 	SortOrder   json.RawMessage
 	StageCreate bool
 	Properties  map[string]string
-	// VendCredentials asks for storage credentials in the result.
-	VendCredentials bool
+	// Delegation asks for storage credentials or remote signing in the
+	// result.
+	Delegation Delegation
 }
 
 // TableResult is what createTable, registerTable, loadTable and commits
@@ -123,7 +124,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkVend(ctx, w, id, in.VendCredentials); err != nil {
+	if err := s.checkVend(ctx, w, id, in.Delegation); err != nil {
 		return nil, err
 	}
 	schema, spec, order, err := decodeCreate(in)
@@ -185,7 +186,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		if err := prepareStagedMetadataDir(w, canon, props); err != nil {
 			return nil, err
 		}
-		return s.tableResult(ctx, w, id, "", data, canon, in.VendCredentials)
+		return s.tableResult(ctx, w, id, "", data, canon, in.Delegation)
 	}
 	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
 	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
@@ -204,7 +205,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		}
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
-	return s.tableResult(ctx, w, id, metaLoc, data, canon, in.VendCredentials)
+	return s.tableResult(ctx, w, id, metaLoc, data, canon, in.Delegation)
 }
 
 // decodeCreate decodes a create request's schema, partition spec and sort
@@ -234,11 +235,18 @@ func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec,
 	return schema, spec, order, nil
 }
 
-// tableResult assembles a TableResult, vending credentials when asked.
-func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, location string, vend bool) (*TableResult, error) {
+// tableResult assembles a TableResult with the storage access the client
+// asked for: remote-signing properties (signingConfig) or vended
+// credentials.
+func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, location string, deleg Delegation) (*TableResult, error) {
 	res := &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}
-	if !vend {
+	if deleg == NoDelegation {
 		return res, nil
+	}
+	cfg, err := s.signingConfig(ctx, w, id, metaLoc, data, deleg)
+	if err != nil || cfg != nil {
+		res.Config = cfg
+		return res, err
 	}
 	cfg, creds, err := s.vend(ctx, w, id, location)
 	if err != nil {
@@ -287,10 +295,53 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 	return out, list, nil
 }
 
+// signingConfig returns the properties that make the client sign its S3
+// requests through the catalog, or nil when it should get vended
+// credentials instead. A client is told to sign when the warehouse or the
+// table enables signing and either it asked for signing alone, the
+// warehouse cannot vend (no role to assume), or the table property
+// s3.remote-signing-enabled prefers signing. 403 when the caller may
+// neither read nor write the table's data, as for vending.
+func (s *Service) signingConfig(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, deleg Delegation) (map[string]string, error) {
+	if s.opts.Signer == nil {
+		return nil, nil
+	}
+	info, ep := warehouseInfo(w), signEndpoint(w.Name, id)
+	cfg := s.opts.Signer.SigningConfig(info, false, ep)
+	sign := cfg != nil && (deleg == RemoteSigning || s.opts.Signer.PrefersSigning(info) || s.opts.Credentials == nil)
+	if !sign {
+		if s.opts.Signer.SigningConfig(info, true, ep) == nil {
+			return nil, nil // not an S3 warehouse
+		}
+		var props map[string]string
+		if e := s.metaCache.Get(metaLoc); e != nil && metaLoc != "" {
+			props = e.Meta.Properties()
+		} else {
+			// Not parsed yet: only the properties are needed (data may be a
+			// refs-only document, which must not enter the cache).
+			var doc struct {
+				Properties map[string]string `json:"properties"`
+			}
+			if err := json.Unmarshal(data, &doc); err != nil {
+				return nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
+			}
+			props = doc.Properties
+		}
+		if !prefersSigning(props) {
+			return nil, nil
+		}
+		cfg = s.opts.Signer.SigningConfig(info, true, ep)
+	}
+	if _, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 // checkVend fails, before anything is created, when credentials are asked
 // for and the caller may not have them (403).
-func (s *Service) checkVend(ctx context.Context, w *store.Warehouse, id Ident, vend bool) error {
-	if !vend || s.opts.Credentials == nil {
+func (s *Service) checkVend(ctx context.Context, w *store.Warehouse, id Ident, deleg Delegation) error {
+	if deleg == NoDelegation || s.opts.Credentials == nil {
 		return nil
 	}
 	_, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id))
@@ -340,7 +391,7 @@ func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Iden
 // table's location overlaps another table's or view's, 400 when
 // the file or the locations it names are outside the warehouse (location
 // policy) or it does not parse.
-func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string, overwrite, vend bool) (*TableResult, error) {
+func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string, overwrite bool, deleg Delegation) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
 	if overwrite {
 		// Replacing a table re-points it: a write to that table too.
@@ -352,7 +403,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkVend(ctx, w, id, vend); err != nil {
+	if err := s.checkVend(ctx, w, id, deleg); err != nil {
 		return nil, err
 	}
 	metaLoc, _ := location.Normalize(metadataLocation) // readForRegister checked it
@@ -392,7 +443,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if err != nil {
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
-	return s.tableResult(ctx, w, id, metaLoc, obj.Metadata, loc, vend)
+	return s.tableResult(ctx, w, id, metaLoc, obj.Metadata, loc, deleg)
 }
 
 // registerOverlap is the 409 for registering metadata whose location
@@ -524,7 +575,7 @@ func ETag(metadataLocation, snapshots string) string {
 // snapshots "refs" keeps only snapshots that are the head of a branch or
 // tag. 404 NoSuchTable when missing, 404 NotFound when the metadata file
 // vanished, 400 for another snapshots value.
-func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, snapshots string, vend bool) (*TableResult, error) {
+func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, snapshots string, deleg Delegation) (*TableResult, error) {
 	if snapshots != "" && snapshots != "all" && snapshots != "refs" {
 		return nil, fault.New(fault.BadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
 	}
@@ -549,7 +600,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 		return nil, err
 	}
 	var w *store.Warehouse
-	if s.opts.VerifyMetadataOnLoad || vend {
+	if s.opts.VerifyMetadataOnLoad || deleg != NoDelegation {
 		if w, err = s.warehouse(ctx, warehouse); err != nil {
 			return nil, err
 		}
@@ -578,7 +629,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if w == nil {
 		return &TableResult{MetadataLocation: obj.MetadataLocation, Metadata: data, Config: map[string]string{}}, nil
 	}
-	return s.tableResult(ctx, w, id, obj.MetadataLocation, data, obj.Location, vend)
+	return s.tableResult(ctx, w, id, obj.MetadataLocation, data, obj.Location, deleg)
 }
 
 // refsOnlyCached memoises refsOnly per metadata location. A metadata file

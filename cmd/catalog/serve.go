@@ -183,6 +183,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 		}
 		defer closeSinks() // after the job workers stopped
 		files := storage.NewProvider(storage.WithS3ReadTimeout(*storageTimeout), storage.WithTracerProvider(tp))
+		vendor := vending.New(sealer, vending.WithTracerProvider(tp))
 		svc = service.New(st, files, service.Options{
 			Tokens:               tokens,
 			MaxSessionAge:        sif.maxSessionAge,
@@ -194,7 +195,8 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 			OnCommit:             server.CommitObserver(reg),
 			Logger:               log,
 			Sealer:               sealer,
-			Credentials:          vending.New(sealer, vending.WithTracerProvider(tp)),
+			Credentials:          vendor,
+			Signer:               vendor,
 			Audit:                audit,
 			TracerProvider:       tp,
 			Events:               events,

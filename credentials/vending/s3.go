@@ -67,8 +67,8 @@ func (v *S3) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLocati
 	if err := json.Unmarshal([]byte(wh.StorageProfile), &p); err != nil {
 		return nil, nil, fmt.Errorf("storage profile of %s: %w", wh.Name, err)
 	}
-	if p.Type != "s3" {
-		return nil, nil, nil
+	if p.Type != "s3" || !p.CanVend() {
+		return nil, nil, nil // a signing-only profile vends nothing
 	}
 	loc, err := credentials.ParseLocation(tableLocation)
 	if err != nil || loc.Scheme != "s3" {

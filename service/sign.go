@@ -1,0 +1,116 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/store"
+)
+
+// ActionSignRequest is the action of an audit event recording a remote
+// signing request (signed or refused).
+const ActionSignRequest = "sign-request"
+
+// Delegation is how a client asked to reach a table's files: the
+// X-Iceberg-Access-Delegation modes it named.
+type Delegation uint8
+
+// Delegation modes; a client may name both.
+const (
+	VendedCredentials Delegation = 1 << iota
+	RemoteSigning
+
+	NoDelegation Delegation = 0
+)
+
+// TablePropertyRemoteSigning opts one table into remote signing (its
+// engines sign through the catalog even where STS could vend).
+const TablePropertyRemoteSigning = "s3.remote-signing-enabled"
+
+// SignS3Request signs an S3 request for an engine reading or writing the
+// table id with no storage credentials of its own. The caller needs
+// table-read-data (reads, lists) or table-write-data (writes, multipart,
+// deletes). Errors: 404 when the table is missing or hidden, 403 without
+// either privilege, for a request outside the table's location, beyond
+// the caller's access, or on storage without remote signing, 400 for a
+// malformed request, 503 when the database or the profile's secret is
+// unavailable. Every answer is audited.
+func (s *Service) SignS3Request(ctx context.Context, warehouse string, id Ident, r credentials.S3SignRequest) (_ credentials.SignedRequest, err error) {
+	if err := validateIdent(id); err != nil {
+		return credentials.SignedRequest{}, err
+	}
+	var level credentials.AccessLevel
+	var op string
+	defer func() { s.auditSign(ctx, tableResource(warehouse, id), level, op, err) }()
+	if s.opts.Signer == nil {
+		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Remote signing is not enabled on this catalog")
+	}
+	if r.Method == "" || r.URI == "" || r.Region == "" {
+		return credentials.SignedRequest{}, fault.New(fault.BadRequest, "A request to sign needs its method, uri and region")
+	}
+	level, err = s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(warehouse, id))
+	if err != nil {
+		return credentials.SignedRequest{}, err
+	}
+	obj, entry, err := s.readTable(ctx, warehouse, id)
+	if err != nil {
+		return credentials.SignedRequest{}, err
+	}
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return credentials.SignedRequest{}, err
+	}
+	if !warehousePrefixes(w).ContainsBelow(obj.Location) {
+		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Requests are only signed for table locations inside the warehouse")
+	}
+	signed, err := s.opts.Signer.Sign(ctx, warehouseInfo(w), obj.Location, prefersSigning(entry.Meta.Properties()), level, r, s.store.Now())
+	op = signed.Op.Name
+	var refusal *credentials.SignRefusal
+	switch {
+	case errors.As(err, &refusal) && refusal.Forbidden:
+		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "%s", refusal.Msg)
+	case errors.As(err, &refusal):
+		return credentials.SignedRequest{}, fault.New(fault.BadRequest, "%s", refusal.Msg)
+	case err != nil:
+		return credentials.SignedRequest{}, fault.Wrap(fault.Unavailable, err, "Could not sign the request for %s", id)
+	}
+	return signed, nil
+}
+
+// prefersSigning reports whether a table's properties opt it into
+// remote signing.
+func prefersSigning(props map[string]string) bool {
+	return strings.EqualFold(props[TablePropertyRemoteSigning], "true")
+}
+
+func warehouseInfo(w *store.Warehouse) credentials.WarehouseInfo {
+	return credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
+}
+
+// signEndpoint is the signRequest path of a table, relative to the
+// catalog URI, for the s3.signer.endpoint property.
+func signEndpoint(warehouse string, id Ident) string {
+	return strings.TrimSuffix(refreshEndpoint(warehouse, id), "/credentials") + "/sign"
+}
+
+// auditSign records a signing request: the S3 operation and the access
+// level it was judged at, and the status of a refusal.
+func (s *Service) auditSign(ctx context.Context, table Resource, level credentials.AccessLevel, op string, err error) {
+	e := AuditEvent{Action: ActionSignRequest, Resource: table.String(), Status: 200}
+	var parts []string
+	if op != "" {
+		parts = append(parts, "op="+op)
+	}
+	if level != "" {
+		parts = append(parts, "access="+string(level))
+	}
+	e.Detail = strings.Join(parts, " ")
+	if err != nil {
+		e.Status = fault.StatusOf(err)
+	}
+	s.RecordAudit(ctx, e)
+}
