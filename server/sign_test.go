@@ -56,7 +56,9 @@ func signingSetup(t *testing.T) (*bundle, string, *service.AuditLog) {
 	hs := httptest.NewServer(withTestPrincipal(server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet})))
 	t.Cleanup(hs.Close)
 	b := &bundle{url: hs.URL, store: st, client: hs.Client(), svc: svc}
-	as := func(method, path string, body any) response { return b.do(t, method, path, body, "X-Test-Principal", "local") }
+	as := func(method, path string, body any) response {
+		return b.do(t, method, path, body, "X-Test-Principal", "local")
+	}
 	r := as("PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "s3", "region": "us-east-1",
 		"endpoint": ep, "path-style-access": true, "remote-signing-enabled": true,
 		"access-key-id": "catalog", "secret-access-key": catalogSecret})
