@@ -20,6 +20,14 @@ var credentialOnlyKeys = map[string]bool{
 	"gcs.oauth2.refresh-credentials-endpoint": true,
 }
 
+// signingKeys are what the catalog answers instead of credentials for a
+// table whose engines sign through it (remote signing): the Java and
+// PyIceberg switches and PyIceberg's signer and FileIO. Comet's native
+// writer accepts none of them, so they never pass FilterConfig.
+var signingKeys = map[string]bool{
+	"s3.remote-signing-enabled": true, "s3.signer": true, "s3.signer.endpoint": true, "py-io-impl": true,
+}
+
 // catalogKeys are catalog-level (not FileIO) keys /v1/config may carry.
 var catalogKeys = map[string]bool{"prefix": true, "warehouse": true, "namespace-separator": true, "rest-page-size": true}
 

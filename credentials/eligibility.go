@@ -89,7 +89,17 @@ func NativeWriteEligibility(t TableShape, vended map[string]string) Eligibility 
 	}
 	checkColumns(t.Columns, add)
 	checkPartition(t.Columns, t.Partition, add, warn)
+	if strings.EqualFold(vended["s3.remote-signing-enabled"], "true") {
+		add("remote-signing", "s3.remote-signing-enabled", "the catalog has engines sign this table's S3 requests through it "+
+			"(remote signing), which the native writer does not do: Comet falls back to iceberg-java")
+		warn("remote-signing-native-scan", "s3.remote-signing-enabled", "Comet's native Iceberg scan does not sign through "+
+			"the catalog either, and fails to read this table (\"failed to load signing credential\"): set "+
+			"spark.comet.scan.icebergNative.enabled=false in sessions that read it")
+	}
 	for _, k := range sortedKeys(vended) {
+		if signingKeys[k] {
+			continue // reported once, above
+		}
 		if !allowed(k, vended[k], false) {
 			add("vended-key", k, "the catalog vends %s, which the native writer does not accept", k)
 		}

@@ -162,12 +162,26 @@ func TestFloatIdentityWarning(t *testing.T) {
 func TestNativeWriteEligibilityVendedKeys(t *testing.T) {
 	ok := NativeWriteEligibility(plainShape("s3://b/t"), map[string]string{"s3.access-key-id": "a", "client.region": "r"})
 	require.True(t, ok.Eligible)
-	bad := NativeWriteEligibility(plainShape("S3://b/t"), map[string]string{"s3.remote-signing-enabled": "true"})
+	bad := NativeWriteEligibility(plainShape("S3://b/t"), map[string]string{"s3.sse.type": "dsse-kms"})
 	require.False(t, bad.Eligible)
 	require.Len(t, bad.Reasons, 2)
 	require.Equal(t, "location-scheme", bad.Reasons[0].Code)
-	require.Equal(t, Reason{Code: "vended-key", Key: "s3.remote-signing-enabled",
-		Message: "the catalog vends s3.remote-signing-enabled, which the native writer does not accept"}, bad.Reasons[1])
+	require.Equal(t, Reason{Code: "vended-key", Key: "s3.sse.type",
+		Message: "the catalog vends s3.sse.type, which the native writer does not accept"}, bad.Reasons[1])
+}
+
+// TestNativeWriteEligibilityRemoteSigning: a table whose engines sign
+// through the catalog is not eligible, for one reason (not one per key).
+func TestNativeWriteEligibilityRemoteSigning(t *testing.T) {
+	got := NativeWriteEligibility(plainShape("s3://b/t"), map[string]string{"s3.remote-signing-enabled": "true",
+		"s3.signer": "S3V4RestSigner", "s3.signer.endpoint": "v1/wh/namespaces/ns/tables/t/sign",
+		"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO", "client.region": "r", "s3.endpoint": "http://s3"})
+	require.False(t, got.Eligible)
+	require.Len(t, got.Reasons, 1)
+	require.Equal(t, "remote-signing", got.Reasons[0].Code)
+	require.Equal(t, "s3.remote-signing-enabled", got.Reasons[0].Key)
+	require.Len(t, got.Warnings, 1)
+	require.Equal(t, "remote-signing-native-scan", got.Warnings[0].Code)
 }
 
 // FuzzNativeWriteEligibility: any property and location give a verdict

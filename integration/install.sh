@@ -38,6 +38,10 @@ if [ ! -f "$SPARK_JAR" ]; then
   mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0 \
     -DoutputDirectory="$CACHE/spark-jars" >&2 || { echo "install: cannot fetch the Spark runtime" >&2; exit 1; }
 fi
+if [ ! -f "$SPARK_AWS_JAR" ]; then
+  mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.12.0 \
+    -DoutputDirectory="$CACHE/spark-jars" >&2 || { echo "install: cannot fetch the AWS bundle" >&2; exit 1; }
+fi
 for a in "${COMET_ARTIFACTS[@]}"; do
   IFS=: read -r _ art ver <<<"$a"
   [ -f "$COMET_DIR/$art-$ver.jar" ] || mvn -q dependency:copy -Dartifact="$a" -DoutputDirectory="$COMET_DIR" >&2 ||

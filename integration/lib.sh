@@ -63,6 +63,8 @@ root_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PY_VENV="$CACHE/venv-$(sha256sum "$root_dir/integration/python/requirements.txt" | cut -c1-12)"
 LAKEHOLD_VENV="$CACHE/venv-lakehold-$(cat "$root_dir/clients/python/pyproject.toml" "$root_dir/clients/python/constraints.txt" | sha256sum | cut -c1-12)"
 SPARK_JAR="$CACHE/spark-jars/iceberg-spark-runtime-4.1_2.13-1.12.0.jar"
+# S3FileIO for Spark 1.12 on SeaweedFS (the remote-signing tests).
+SPARK_AWS_JAR="$CACHE/spark-jars/iceberg-aws-bundle-1.12.0.jar"
 COMET_DIR="$CACHE/comet-jars"
 # Comet 1.2.0 writes natively only with Iceberg 1.11.x (see test_comet.py);
 # the AWS bundle gives Spark's S3FileIO for the SeaweedFS run.

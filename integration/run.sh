@@ -75,6 +75,11 @@ run_pytest column-files test_column_files.py
 run_pytest v4-upgrade test_v4_upgrade.py
 run_pytest v4-guard test_v4_guard.py
 run_pytest PyIceberg-vended test_vended.py
+# Remote signing: PyIceberg, and Spark with Iceberg 1.12 then 1.11 (which
+# find the sign route differently), with no storage keys.
+SIGNING_SPARK_JARS="$SPARK_JAR,$SPARK_AWS_JAR" run_pytest Remote-signing test_signing.py
+SIGNING_SPARK_JARS="$COMET_DIR/iceberg-spark-runtime-4.1_2.13-1.11.0.jar,$COMET_DIR/iceberg-aws-bundle-1.11.0.jar" \
+  run_pytest Remote-signing-1.11 test_signing.py
 # The lakehold Python library (clients/python): its own venv, keyed by its
 # pyproject, with PyIceberg for string filters; the tests start their own
 # catalogs (SQLite + file:// and Postgres + SeaweedFS with vending).

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -79,6 +80,59 @@ func (s *Service) SignS3Request(ctx context.Context, warehouse string, id Ident,
 		return credentials.SignedRequest{}, fault.Wrap(fault.Unavailable, err, "Could not sign the request for %s", id)
 	}
 	return signed, nil
+}
+
+// signingConfig returns the properties that make the client sign its S3
+// requests through the catalog, or nil when it should get vended
+// credentials instead (signingChoice). 403 when the caller may neither
+// read nor write the table's data, as for vending.
+func (s *Service) signingConfig(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, deleg Delegation) (map[string]string, error) {
+	cfg, err := s.signingChoice(w, id, deleg, func() (map[string]string, error) {
+		if e := s.metaCache.Get(metaLoc); e != nil && metaLoc != "" {
+			return e.Meta.Properties(), nil
+		}
+		// Not parsed yet: only the properties are needed (data may be a
+		// refs-only document, which must not enter the cache).
+		var doc struct {
+			Properties map[string]string `json:"properties"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
+		}
+		return doc.Properties, nil
+	})
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	if _, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// signingChoice decides between signing and vending for a client that
+// named deleg. It signs when the warehouse or the table enables signing
+// and either the client asked for signing alone, the warehouse cannot
+// vend (no role to assume, or no vendor), or the table property
+// s3.remote-signing-enabled prefers signing. props, read only when the
+// table's preference matters, returns the table's properties.
+func (s *Service) signingChoice(w *store.Warehouse, id Ident, deleg Delegation, props func() (map[string]string, error)) (map[string]string, error) {
+	if s.opts.Signer == nil {
+		return nil, nil
+	}
+	info, ep := warehouseInfo(w), signEndpoint(w.Name, id)
+	cfg := s.opts.Signer.SigningConfig(info, false, ep)
+	if cfg != nil && (deleg == RemoteSigning || s.opts.Signer.PrefersSigning(info) || s.opts.Credentials == nil) {
+		return cfg, nil
+	}
+	if s.opts.Signer.SigningConfig(info, true, ep) == nil {
+		return nil, nil // not an S3 warehouse
+	}
+	p, err := props()
+	if err != nil || !prefersSigning(p) {
+		return nil, err
+	}
+	return s.opts.Signer.SigningConfig(info, true, ep), nil
 }
 
 // prefersSigning reports whether a table's properties opt it into

@@ -295,49 +295,6 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 	return out, list, nil
 }
 
-// signingConfig returns the properties that make the client sign its S3
-// requests through the catalog, or nil when it should get vended
-// credentials instead. A client is told to sign when the warehouse or the
-// table enables signing and either it asked for signing alone, the
-// warehouse cannot vend (no role to assume), or the table property
-// s3.remote-signing-enabled prefers signing. 403 when the caller may
-// neither read nor write the table's data, as for vending.
-func (s *Service) signingConfig(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, deleg Delegation) (map[string]string, error) {
-	if s.opts.Signer == nil {
-		return nil, nil
-	}
-	info, ep := warehouseInfo(w), signEndpoint(w.Name, id)
-	cfg := s.opts.Signer.SigningConfig(info, false, ep)
-	sign := cfg != nil && (deleg == RemoteSigning || s.opts.Signer.PrefersSigning(info) || s.opts.Credentials == nil)
-	if !sign {
-		if s.opts.Signer.SigningConfig(info, true, ep) == nil {
-			return nil, nil // not an S3 warehouse
-		}
-		var props map[string]string
-		if e := s.metaCache.Get(metaLoc); e != nil && metaLoc != "" {
-			props = e.Meta.Properties()
-		} else {
-			// Not parsed yet: only the properties are needed (data may be a
-			// refs-only document, which must not enter the cache).
-			var doc struct {
-				Properties map[string]string `json:"properties"`
-			}
-			if err := json.Unmarshal(data, &doc); err != nil {
-				return nil, fault.Wrap(fault.Internal, err, "stored metadata of %s does not parse", id)
-			}
-			props = doc.Properties
-		}
-		if !prefersSigning(props) {
-			return nil, nil
-		}
-		cfg = s.opts.Signer.SigningConfig(info, true, ep)
-	}
-	if _, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id)); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
-
 // checkVend fails, before anything is created, when credentials are asked
 // for and the caller may not have them (403).
 func (s *Service) checkVend(ctx context.Context, w *store.Warehouse, id Ident, deleg Delegation) error {
@@ -817,6 +774,15 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 		return credentials.Eligibility{}, err
 	}
 	meta, version := e.Meta, e.Version
-	// Without a credential vendor the catalog vends no FileIO keys.
-	return credentials.NativeWriteEligibility(tableShape(meta, version), map[string]string{}), nil
+	w, err := s.warehouse(ctx, warehouse)
+	if err != nil {
+		return credentials.Eligibility{}, err
+	}
+	// What a client asking for vended credentials gets: remote-signing
+	// properties or nothing (vended keys all pass the allowlist).
+	cfg, err := s.signingChoice(w, id, VendedCredentials, func() (map[string]string, error) { return meta.Properties(), nil })
+	if err != nil {
+		return credentials.Eligibility{}, err
+	}
+	return credentials.NativeWriteEligibility(tableShape(meta, version), cfg), nil
 }

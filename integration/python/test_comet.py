@@ -237,6 +237,57 @@ def test_native_write_on_s3_with_vended_credentials(spark, catalog_uri):
     assert len(created) == 2 and all(c.endswith("(Comet)") for c in created), created
 
 
+def test_remote_signing_falls_back(spark, catalog_uri):
+    """A warehouse on SeaweedFS that signs and cannot vend: Spark writes
+    through the catalog's signer. Comet's native writer has no remote
+    signing, so the report says not eligible (remote-signing) and the write
+    falls back to iceberg-java, which signs; the rows land either way."""
+    ep = os.environ.get("SEAWEED_S3_ENDPOINT")
+    if not ep:
+        pytest.skip("SEAWEED_S3_ENDPOINT is not set (integration/run.sh starts SeaweedFS)")
+    import pyarrow.fs as pafs
+    admin = pafs.S3FileSystem(access_key="admin", secret_key="adminsecret", endpoint_override=ep, scheme="http",
+                              region="us-east-1", allow_bucket_creation=True)
+    try:
+        admin.create_dir("warehouse")
+    except OSError:
+        pass  # exists
+    wh = "s3sign_" + uuid.uuid4().hex[:6]
+
+    def call(method, path, body):
+        req = urllib.request.Request(catalog_uri + path, method=method, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req) as resp:
+            return resp.read()
+
+    call("POST", "/management/v1/warehouses", {"name": wh, "location": f"s3://warehouse/{wh}"})
+    call("PUT", f"/management/v1/warehouses/{wh}/storage-profile", {
+        "type": "s3", "region": "us-east-1", "endpoint": ep, "path-style-access": True,
+        "remote-signing-enabled": True, "access-key-id": "catalog", "secret-access-key": "catalogsecret"})
+    c = "spark.sql.catalog." + wh
+    for k, v in {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": catalog_uri,
+                 ".warehouse": wh, ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+                 ".header.X-Iceberg-Access-Delegation": "remote-signing"}.items():
+        spark.conf.set(c + k, v)
+    spark.sql(f"CREATE NAMESPACE {wh}.ns")
+    spark.sql(f"CREATE TABLE {wh}.ns.events (id BIGINT) USING iceberg")
+    verdict = eligibility(catalog_uri, wh, "ns", "events")
+    assert not verdict["eligible"]
+    assert [(r["code"], r["key"]) for r in verdict["reasons"]] == [("remote-signing", "s3.remote-signing-enabled")], verdict
+    assert [w["code"] for w in verdict["warnings"]] == ["remote-signing-native-scan"], verdict
+    plan = write(spark, f"INSERT INTO {wh}.ns.events VALUES (1), (2)")
+    assert not ran_native(plan), plan
+    # What the warning says: Comet's native scan cannot read the table...
+    with pytest.raises(Exception, match="signing credential"):
+        spark.sql(f"SELECT id FROM {wh}.ns.events").collect()
+    # ...and Spark's own scan, which signs, can.
+    spark.conf.set("spark.comet.scan.icebergNative.enabled", "false")
+    try:
+        assert sorted(r[0] for r in spark.sql(f"SELECT id FROM {wh}.ns.events").collect()) == [1, 2]
+    finally:
+        spark.conf.set("spark.comet.scan.icebergNative.enabled", "true")
+
+
 def test_v3_rewrites_fall_back(spark, cns, catalog_uri, warehouse):
     """The report is per table: a v3 table is eligible because its appends
     run natively, but its copy-on-write DELETE carries row lineage and
