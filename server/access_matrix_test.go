@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/credentials/vending"
 	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
@@ -126,7 +127,9 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	require.NoError(t, err)
 	sealer, err := credentials.NewSealer([]byte(strings.Repeat("s", 32)))
 	require.NoError(t, err)
+	signer := vending.New(sealer)
 	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit,
+		Signer: signer,
 		Events: service.EventOptions{Retention: time.Hour}})
 	ctx := localCtx()
 	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+filepath.Join(t.TempDir(), "wh"), nil)

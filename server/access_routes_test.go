@@ -142,6 +142,19 @@ func matrixRoutes() []routeCase {
 		{op: "fetchScanTasks", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/tasks", n) }, want: want{404, 404, 404, 404},
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"plan-task": "forged"} }},
 		{op: "loadCredentials", method: "GET", path: func(n int) string { return tbl(n) + "/credentials" }, want: allOK},
+		// The matrix warehouse is on local files, which nobody signs for:
+		// the refusal (403) comes after the authorization (404 for a hidden
+		// table). Read versus write levels: TestRemoteSigningS3.
+		{op: "signRequest", method: "POST", path: func(n int) string { return tbl(n) + "/sign" }, want: want{403, 403, 403, 403},
+			body: func(_ *testing.T, _ *matrixEnv, n int) any {
+				return map[string]any{"region": "us-east-1", "method": "GET", "headers": map[string]any{},
+					"uri": fmt.Sprintf("http://127.0.0.1:1/warehouse/sales/t%d/data/a.parquet", n)}
+			}},
+		{op: "signRequest", name: "hidden", method: "POST", path: fixed("/v1/wh/namespaces/hr/tables/secret/sign"), want: want{404, 404, 404, 403},
+			body: func(*testing.T, *matrixEnv, int) any {
+				return map[string]any{"region": "us-east-1", "method": "GET", "headers": map[string]any{},
+					"uri": "http://127.0.0.1:1/warehouse/hr/secret/data/a.parquet"}
+			}},
 		{op: "nativeWriteEligibility", method: "GET", path: func(n int) string { return tbl(n) + "/native-write-eligibility" }, want: allOK},
 		{op: "renameTable", method: "POST", path: fixed("/v1/wh/tables/rename"), want: adminNSNo,
 			body: func(_ *testing.T, _ *matrixEnv, n int) any {

@@ -245,3 +245,76 @@ func TestRemoteSigningS3(t *testing.T) {
 	require.Contains(t, string(r.body), `"op=PutObject access=read-write"`)
 	require.Contains(t, string(r.body), `"status":403`)
 }
+
+// TestSigningOrVending: which of the two a load answers. A warehouse that
+// can vend (STS) and sign gives credentials to clients asking for them
+// and signing properties to clients asking for signing alone; the table
+// property s3.remote-signing-enabled makes the table sign even for the
+// former, and also opts a table in where the warehouse does not sign.
+func TestSigningOrVending(t *testing.T) {
+	b, ep, _ := signingSetup(t)
+	local := func(method, path string, body any, headers ...string) response {
+		return b.do(t, method, path, body, append([]string{"X-Test-Principal", "local"}, headers...)...)
+	}
+	profile := func(signing bool) {
+		r := local("PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "s3", "region": "us-east-1",
+			"endpoint": ep, "path-style-access": true, "sts-endpoint": ep, "role-arn": "arn:aws:iam::000000000000:role/CatalogVendedRole",
+			"remote-signing-enabled": signing, "access-key-id": "catalog", "secret-access-key": catalogSecret})
+		require.Equal(t, 200, r.status, "%s", r.body)
+	}
+	mode := func(header string) string {
+		t.Helper()
+		r := local("GET", "/v1/wh/namespaces/ns/tables/t", nil, "X-Iceberg-Access-Delegation", header)
+		require.Equal(t, 200, r.status, "%s", r.body)
+		var res struct {
+			Config map[string]string `json:"config"`
+			Creds  []struct {
+				Config map[string]string `json:"config"`
+			} `json:"storage-credentials"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &res))
+		switch {
+		case res.Config["s3.remote-signing-enabled"] == "true":
+			require.Empty(t, res.Creds)
+			require.NotContains(t, res.Config, "s3.access-key-id")
+			return "sign"
+		case len(res.Creds) == 1 && res.Creds[0].Config["s3.access-key-id"] != "":
+			return "vend"
+		}
+		return "none"
+	}
+	setProp := func(v string) {
+		r := local("POST", "/v1/wh/namespaces/ns/tables/t", map[string]any{"requirements": []any{},
+			"updates": []any{map[string]any{"action": "set-properties", "updates": map[string]string{service.TablePropertyRemoteSigning: v}}}})
+		require.Equal(t, 200, r.status, "%s", r.body)
+	}
+	getObj := func() int {
+		r := local("GET", "/v1/wh/namespaces/ns/tables/t", nil)
+		var res struct {
+			Metadata struct {
+				Location string `json:"location"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &res))
+		uri := ep + "/warehouse/" + strings.TrimPrefix(res.Metadata.Location, "s3://warehouse/") + "/metadata/x.json"
+		return local("POST", "/v1/wh/namespaces/ns/tables/t/sign", map[string]any{"region": "us-east-1", "uri": uri,
+			"method": "GET", "headers": map[string]any{}}).status
+	}
+
+	profile(true)
+	require.Equal(t, "vend", mode("vended-credentials"))
+	require.Equal(t, "sign", mode("remote-signing"))
+	require.Equal(t, "vend", mode("vended-credentials,remote-signing"))
+	require.Equal(t, "none", mode(""))
+	setProp("true")
+	require.Equal(t, "sign", mode("vended-credentials"), "the table prefers signing")
+	require.Equal(t, 200, getObj())
+
+	profile(false)
+	require.Equal(t, "sign", mode("vended-credentials"), "the table opts in where the warehouse does not sign")
+	require.Equal(t, 200, getObj())
+	setProp("false")
+	require.Equal(t, "vend", mode("vended-credentials"))
+	require.Equal(t, "vend", mode("remote-signing"), "nothing signs here: the client gets what the catalog can give")
+	require.Equal(t, 403, getObj(), "neither the warehouse nor the table signs")
+}

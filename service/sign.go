@@ -47,15 +47,15 @@ func (s *Service) SignS3Request(ctx context.Context, warehouse string, id Ident,
 	var level credentials.AccessLevel
 	var op string
 	defer func() { s.auditSign(ctx, tableResource(warehouse, id), level, op, err) }()
-	if s.opts.Signer == nil {
-		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Remote signing is not enabled on this catalog")
-	}
 	if r.Method == "" || r.URI == "" || r.Region == "" {
 		return credentials.SignedRequest{}, fault.New(fault.BadRequest, "A request to sign needs its method, uri and region")
 	}
 	level, err = s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(warehouse, id))
 	if err != nil {
 		return credentials.SignedRequest{}, err
+	}
+	if s.opts.Signer == nil {
+		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Remote signing is not enabled on this catalog")
 	}
 	obj, entry, err := s.readTable(ctx, warehouse, id)
 	if err != nil {
