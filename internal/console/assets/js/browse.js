@@ -168,7 +168,7 @@ function warehouseInfo(wh) {
     replace(box,
       h('dl', {}, h('dt', {}, 'Location'), h('dd', {class: 'mono'}, w.location)),
       h('h3', {}, 'Storage profile'),
-      profile ? h('pre', {class: 'mono', id: 'profile'}, JSON.stringify(profile, null, 2)) : empty('No storage profile: clients get no vended credentials.'),
+      profile ? h('pre', {class: 'mono', id: 'profile'}, JSON.stringify(profile, null, 2)) : empty('No storage profile: clients get no vended credentials and no signatures.'),
       mayManage && profileForm(wh),
       mayManage && deleteWarehouse(wh));
   }, (e) => replace(box, errorBox(e, 'Loading the warehouse')));
@@ -181,10 +181,11 @@ function profileForm(wh) {
   const inputs = Object.fromEntries(S3_FIELDS.map((f) => [f, h('input', {id: 'sp-' + f, autocomplete: 'off', class: 'mono'})]));
   const secret = h('input', {id: 'sp-secret', type: 'password', autocomplete: 'new-password', class: 'mono'});
   const pathStyle = h('input', {id: 'sp-path-style', type: 'checkbox'});
+  const signing = h('input', {id: 'sp-remote-signing', type: 'checkbox'});
   const status = h('div', {class: 'status', role: 'status'});
   return h('details', {}, h('summary', {}, 'Set an S3 storage profile'), h('form', {onsubmit: async (ev) => {
     ev.preventDefault();
-    const body = {type: 's3', 'path-style-access': pathStyle.checked};
+    const body = {type: 's3', 'path-style-access': pathStyle.checked, 'remote-signing-enabled': signing.checked};
     for (const f of S3_FIELDS) if (inputs[f].value.trim()) body[f] = inputs[f].value.trim();
     if (secret.value) body['secret-access-key'] = secret.value;
     replace(status, 'Saving…');
@@ -201,6 +202,7 @@ function profileForm(wh) {
   S3_FIELDS.map((f) => [h('label', {for: 'sp-' + f}, f), inputs[f]]),
   h('label', {for: 'sp-secret'}, 'secret-access-key (write-only)'), secret,
   h('label', {class: 'inline'}, pathStyle, ' path-style-access'),
+  h('label', {class: 'inline'}, signing, ' remote-signing-enabled (engines sign through the catalog; role-arn optional)'),
   h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Save profile')), status));
 }
 
