@@ -117,10 +117,15 @@ run_readme
 run_trino() {
   local reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
   start_catalog trino lake || { echo "Trino: 0 passed, 1 failed, 0 skipped (catalog did not start)"; return 1; }
-  local env; env=$(bash "$here/trino/start.sh" "$TRINO_HOME" "$CATALOG_URI" lake) ||
+  # A second warehouse on SeaweedFS with an STS profile, for Trino's
+  # catalog s3lake with vended credentials (before Trino reads its config).
+  "$venv/bin/python" "$here/seaweed/warehouse.py" "$CATALOG_URI" trs3 ||
+    { stop_catalog; echo "Trino: 0 passed, 1 failed, 0 skipped (S3 warehouse not created)"; return 1; }
+  local env; env=$(TRINO_S3_ENDPOINT=$SEAWEED_S3_ENDPOINT bash "$here/trino/start.sh" "$TRINO_HOME" "$CATALOG_URI" lake \
+    lake= s3lake=@s3:trs3) ||
     { stop_catalog; echo "Trino: 0 passed, 1 failed, 0 skipped (Trino did not start)"; return 1; }
   local uri pid; uri=$(echo "$env" | sed -n 's/^TRINO_URI=//p'); pid=$(echo "$env" | sed -n 's/^TRINO_PID=//p')
-  TRINO_URI=$uri CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake \
+  TRINO_URI=$uri CATALOG_URI=$CATALOG_URI CATALOG_WAREHOUSE=lake TRINO_S3_WAREHOUSE=trs3 SPARK_AWS_JAR=$SPARK_AWS_JAR \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" "$here/python/test_trino.py" >"$reports/out.txt" 2>&1
   kill "$pid"; wait "$pid" 2>/dev/null
   stop_catalog

@@ -214,9 +214,11 @@ def test_trino_with_service_principals(world):
     import subprocess
     ns = world["ns"]
     here = os.path.dirname(os.path.abspath(__file__))
+    s3wh = world["s3wh"]
     out = subprocess.run(["bash", os.path.join(here, "..", "trino", "start.sh"), home, URI, WH,
-                          "w=" + world["creds"]["writer"], "r=" + world["creds"]["reader"]],
-                         check=True, capture_output=True, text=True).stdout
+                          "w=" + world["creds"]["writer"], "r=" + world["creds"]["reader"],
+                          f"ws={world['creds']['writer']}@s3:{s3wh}", f"rs={world['creds']['reader']}@s3:{s3wh}"],
+                         check=True, capture_output=True, text=True, env={**os.environ, "TRINO_S3_ENDPOINT": EP}).stdout
     env = dict(line.split("=", 1) for line in out.split() if "=" in line)
     try:
         host, port = env["TRINO_URI"].removeprefix("http://").split(":")
@@ -234,5 +236,20 @@ def test_trino_with_service_principals(world):
             q(f"INSERT INTO r.{ns}.tr VALUES 3")
         assert "Forbidden" in str(e.value) or "403" in str(e.value) or "not authorized" in str(e.value).lower()
         assert q(f"SELECT count(*) FROM w.{ns}.tr") == [[2]]
+
+        # On S3 with vended credentials: the reader's keys are read-only,
+        # so its insert fails writing the data file, before any commit.
+        q(f"CREATE TABLE ws.{ns}.tr3 (id bigint)")
+        q(f"INSERT INTO ws.{ns}.tr3 VALUES 1, 2")
+        assert q(f"SELECT count(*) FROM rs.{ns}.tr3") == [[2]]
+        loc = q(f'SELECT file_path FROM ws.{ns}."tr3$files"')[0][0].split("/data/")[0]
+        sel = pafs.FileSelector(loc.removeprefix("s3://"), recursive=True)
+        before = {i.path for i in world["s3"].get_file_info(sel)}
+        with pytest.raises(Exception) as e:
+            q(f"INSERT INTO rs.{ns}.tr3 VALUES 3")
+        # Trino names the failed upload of the data file, not the S3 error.
+        assert "HIVE_WRITER_CLOSE_ERROR" in str(e.value) or "access denied" in str(e.value).lower(), e.value
+        assert {i.path for i in world["s3"].get_file_info(sel)} == before, "the reader wrote nothing"
+        assert q(f"SELECT count(*) FROM ws.{ns}.tr3") == [[2]]
     finally:
         subprocess.run(["kill", env.get("TRINO_PID", "0")], check=False)

@@ -315,7 +315,8 @@ def run_spark_conf(s: Snippet) -> None:
 
 def run_trino_properties(s: Snippet) -> None:
     src = (ROOT / "integration/trino/start.sh").read_text()
-    used = {ln.replace("$uri", README_URI).replace("$wh", "default") for ln in src.splitlines()}
+    used = {ln.replace("$uri", README_URI).replace("$s3wh", "lake_s3").replace("$TRINO_S3_ENDPOINT", "http://minio:9000")
+            .replace("$wh", "default") for ln in src.splitlines()}
     for ln in s.body.splitlines():
         assert ln in used, f"{ln!r} is not in the properties integration/trino/start.sh writes"
 

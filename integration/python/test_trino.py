@@ -124,29 +124,70 @@ def test_reads_pyiceberg_table(run, schema, catalog):
     assert run(f"SELECT sum(n), max(s) FROM lake.{schema}.from_py") == [[12, "b"]]
 
 
-def test_reads_spark_table(run, schema, catalog_uri, warehouse):
+@pytest.fixture(scope="module")
+def spark(catalog_uri, warehouse):
+    """One Spark session for the module, on the file warehouse (catalog
+    lake) and, with vended credentials, on the S3 warehouse (catalog s3)."""
     if not os.environ.get("SPARK_JARS"):
         pytest.skip("SPARK_JARS is not set (integration/run.sh fetches the Iceberg Spark runtime)")
     from pyspark.sql import SparkSession
-    spark = (
-        SparkSession.builder.master("local[1]").appName("lakehold-interop-trino")
-        .config("spark.jars", os.environ["SPARK_JARS"])
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.lake.type", "rest")
-        .config("spark.sql.catalog.lake.uri", catalog_uri)
-        .config("spark.sql.catalog.lake.warehouse", warehouse)
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-        .getOrCreate()
-    )
-    try:
-        spark.sql(f"CREATE TABLE lake.{schema}.from_spark (id BIGINT, d DATE) USING iceberg PARTITIONED BY (months(d))")
-        spark.sql(f"INSERT INTO lake.{schema}.from_spark VALUES (1, DATE '2026-01-05'), (2, DATE '2026-02-07')")
-        spark.sql(f"DELETE FROM lake.{schema}.from_spark WHERE id = 1")
-    finally:
-        spark.stop()
+    jars = os.environ["SPARK_JARS"] + "," + os.environ["SPARK_AWS_JAR"]
+    b = (SparkSession.builder.master("local[1]").appName("lakehold-interop-trino")
+         .config("spark.jars", jars)
+         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+         .config("spark.ui.enabled", "false")
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
+    cats = {"lake": {"warehouse": warehouse}}
+    if os.environ.get("TRINO_S3_WAREHOUSE"):
+        cats["s3"] = {"warehouse": os.environ["TRINO_S3_WAREHOUSE"], "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+                      "header.X-Iceberg-Access-Delegation": "vended-credentials"}
+    for name, conf in cats.items():
+        b = b.config(f"spark.sql.catalog.{name}", "org.apache.iceberg.spark.SparkCatalog") \
+             .config(f"spark.sql.catalog.{name}.type", "rest").config(f"spark.sql.catalog.{name}.uri", catalog_uri)
+        for k, v in conf.items():
+            b = b.config(f"spark.sql.catalog.{name}.{k}", v)
+    session = b.getOrCreate()
+    yield session
+    session.stop()
+
+
+def test_reads_spark_table(run, schema, spark):
+    spark.sql(f"CREATE TABLE lake.{schema}.from_spark (id BIGINT, d DATE) USING iceberg PARTITIONED BY (months(d))")
+    spark.sql(f"INSERT INTO lake.{schema}.from_spark VALUES (1, DATE '2026-01-05'), (2, DATE '2026-02-07')")
+    spark.sql(f"DELETE FROM lake.{schema}.from_spark WHERE id = 1")
     assert run(f"SELECT id FROM lake.{schema}.from_spark") == [[2]]
+
+
+def test_s3_with_vended_credentials(run, spark):
+    """Catalog s3lake: Trino on the SeaweedFS warehouse with
+    iceberg.rest-catalog.vended-credentials-enabled=true and no keys of its
+    own (the README's S3 snippet). CTAS, insert, MERGE, a table Spark wrote
+    there with its own vended credentials, and DROP."""
+    wh = os.environ.get("TRINO_S3_WAREHOUSE")
+    if not wh:
+        pytest.skip("TRINO_S3_WAREHOUSE is not set (integration/run.sh creates it on SeaweedFS)")
+    ns = "s3_" + uuid.uuid4().hex[:8]
+    run(f"CREATE SCHEMA s3lake.{ns}")
+    t = f"s3lake.{ns}.scores"
+    run(f"""CREATE TABLE {t} WITH (partitioning = ARRAY['bucket(id, 2)']) AS
+        SELECT * FROM (VALUES (1, 'a', 5), (2, 'b', 7)) AS v(id, name, score)""")
+    run(f"INSERT INTO {t} VALUES (3, 'c', 1)")
+    run(f"""MERGE INTO {t} AS t USING (VALUES (1, 9), (4, 4)) AS s(id, score) ON t.id = s.id
+        WHEN MATCHED THEN UPDATE SET score = s.score
+        WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new', s.score)""")
+    assert run(f"SELECT id, name, score FROM {t} ORDER BY id") == [
+        [1, "a", 9], [2, "b", 7], [3, "c", 1], [4, "new", 4]]
+    paths = [r[0] for r in run(f'SELECT file_path FROM s3lake.{ns}."scores$files"')]
+    assert paths and all(p.startswith(f"s3://warehouse/{wh}/{ns}/scores") for p in paths)
+
+    spark.sql(f"CREATE TABLE s3.{ns}.from_spark (id BIGINT, d DATE) USING iceberg PARTITIONED BY (months(d))")
+    spark.sql(f"INSERT INTO s3.{ns}.from_spark VALUES (1, DATE '2026-01-05'), (2, DATE '2026-02-07')")
+    assert run(f"SELECT id FROM s3lake.{ns}.from_spark ORDER BY id") == [[1], [2]]
+
+    run(f"DROP TABLE {t}")
+    run(f"DROP TABLE s3lake.{ns}.from_spark")
+    assert run(f"SHOW TABLES FROM s3lake.{ns}") == []
+    run(f"DROP SCHEMA s3lake.{ns}")
 
 
 def test_drop(run, schema, catalog):

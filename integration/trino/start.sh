@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# start.sh TRINO_DIR CATALOG_URI WAREHOUSE [NAME=CLIENT_ID:SECRET ...]:
+# start.sh TRINO_DIR CATALOG_URI WAREHOUSE [NAME=[CLIENT_ID:SECRET][@s3:WAREHOUSE] ...]:
 # starts the assembled Trino 483
 # (integration/trino/assemble.sh) as a single coordinator on a free
 # loopback port, with one Iceberg catalog "lake" configured as the README
 # shows, and waits until it accepts queries. Prints
 #   TRINO_URI=...  TRINO_PID=...  TRINO_DIR_RUN=...
-# Stop it with: kill $TRINO_PID. With NAME=CREDENTIAL arguments it instead
-# configures one catalog NAME per built-in service principal, each
-# authenticating with OAUTH2 as the README shows for a catalog with
-# authentication on.
+# Stop it with: kill $TRINO_PID. With NAME=... arguments it instead
+# configures one catalog NAME per argument: with a CLIENT_ID:SECRET it
+# authenticates with OAUTH2 as the README shows for a catalog with
+# authentication on; with @s3:WAREHOUSE it uses that warehouse, on S3 at
+# $TRINO_S3_ENDPOINT, through vended credentials only (the README's S3
+# snippet).
 set -euo pipefail
 trino=$1 uri=$2 wh=$3
 shift 3
@@ -32,8 +34,23 @@ CFG
 # Exactly the README's snippet: Trino 483 reads and writes file:// only
 # with its native local file system enabled, and needs local.location=/
 # (without it, metadata files that other engines wrote are "not found").
-catalog() { # catalog NAME [CREDENTIAL]
-  cat >"$run/etc/catalog/$1.properties" <<CFG
+catalog() { # catalog NAME [CREDENTIAL] [S3_WAREHOUSE]
+  local s3wh=${3:-}
+  if [ -n "$s3wh" ]; then
+    # The README's S3 snippet: keys and tokens come from the catalog.
+    cat >"$run/etc/catalog/$1.properties" <<CFG
+connector.name=iceberg
+iceberg.catalog.type=rest
+iceberg.rest-catalog.uri=$uri
+iceberg.rest-catalog.warehouse=$s3wh
+iceberg.rest-catalog.vended-credentials-enabled=true
+fs.native-s3.enabled=true
+s3.region=us-east-1
+s3.endpoint=$TRINO_S3_ENDPOINT
+s3.path-style-access=true
+CFG
+  else
+    cat >"$run/etc/catalog/$1.properties" <<CFG
 connector.name=iceberg
 iceberg.catalog.type=rest
 iceberg.rest-catalog.uri=$uri
@@ -41,6 +58,7 @@ iceberg.rest-catalog.warehouse=$wh
 fs.native-local.enabled=true
 local.location=/
 CFG
+  fi
   if [ -n "${2:-}" ]; then
     cat >>"$run/etc/catalog/$1.properties" <<CFG
 iceberg.rest-catalog.security=OAUTH2
@@ -54,7 +72,9 @@ if [ $# -eq 0 ]; then
   catalog lake
 fi
 for pair in "$@"; do
-  catalog "${pair%%=*}" "${pair#*=}"
+  name=${pair%%=*} rest=${pair#*=} s3wh=
+  case $rest in *@s3:*) s3wh=${rest##*@s3:}; rest=${rest%@s3:*} ;; esac
+  catalog "$name" "$rest" "$s3wh"
 done
 (cd "$run" && exec "$JAVA_HOME/bin/java" -Xmx${TRINO_HEAP:-1536m} -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
   --add-modules=jdk.incubator.vector -Djdk.attach.allowAttachSelf=true -Dfile.encoding=UTF-8 --enable-native-access=ALL-UNNAMED \
