@@ -155,7 +155,7 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 		return nil, err
 	}
 	if hasAssertCreate(c.reqs) {
-		if _, err := s.store.ObjectMetadataLocation(ctx, c.Ident.ref(warehouse, store.KindTable)); errors.Is(err, store.ErrNotFound) {
+		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(c.Ident, warehouse, store.KindTable)); errors.Is(err, store.ErrNotFound) {
 			return s.createByCommit(ctx, w, c)
 		}
 	}

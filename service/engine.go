@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -77,7 +78,7 @@ const (
 // Client-visible commit messages, one set for every kind of commit. subject
 // is what changed ("table", "view", "tables").
 const (
-	msgStateUnknown  = "Commit state unknown: the catalog database failed while committing"
+	msgStateUnknown  = storefault.MsgStateUnknown
 	msgCancelled     = "Commit failed: request cancelled while retrying, nothing was committed"
 	msgDatabase      = "Commit failed: catalog database error before commit, nothing was committed; retry"
 	msgUnavailable   = "Catalog database unavailable, nothing was committed; retry later"

@@ -1,114 +1,47 @@
 package service
 
 import (
-	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/store"
 )
 
-// Name limits (docs/design.md, "Names"). They keep every name storable in
-// one index row on both databases and every path of bounded length.
+// Name limits (package ident; docs/design.md, "Names").
 const (
-	// MaxNameBytes bounds a table name, a view name and a namespace level.
-	MaxNameBytes = 255
-	// MaxNamespaceDepth bounds the levels of a namespace.
-	MaxNamespaceDepth = 16
-	// MaxNamespaceBytes bounds a whole namespace: its levels plus one
-	// separator byte between each two.
-	MaxNamespaceBytes = 1024
+	MaxNameBytes      = ident.MaxNameBytes
+	MaxNamespaceDepth = ident.MaxNamespaceDepth
+	MaxNamespaceBytes = ident.MaxNamespaceBytes
 )
 
-// Ident names a table or view inside a warehouse.
-type Ident struct {
-	Namespace []string
-	Name      string
-}
+// Ident names a table or view inside a warehouse (ident.Ident).
+type Ident = ident.Ident
 
-// String prints the identifier as Iceberg does in messages (levels and
-// name joined by dots).
-func (i Ident) String() string { return nsString(i.Namespace) + "." + i.Name }
+// ValidateNamespace checks namespace levels (ident.ValidateNamespace): 400
+// for an empty, too deep or too long namespace or a bad level.
+func ValidateNamespace(levels []string) error { return ident.ValidateNamespace(levels) }
 
-func nsString(levels []string) string { return strings.Join(levels, ".") }
+// ValidateName checks a table or view name (ident.ValidateName): 400 when
+// it breaks a rule.
+func ValidateName(name string) error { return ident.ValidateName(name) }
 
-func (i Ident) ref(warehouse string, kind store.ObjectKind) store.ObjectRef {
-	return store.ObjectRef{Warehouse: warehouse, Namespace: i.Namespace, Name: i.Name, Kind: kind}
-}
-
-// checkName applies the rules every name and namespace level follows: not
-// empty, at most MaxNameBytes, valid UTF-8, no control character (C0, DEL,
-// C1; this includes NUL and the 0x1F namespace separator, which would make
-// ["a\x1fb"] and ["a","b"] the same key). what names the thing in the
-// message ("name", "namespace level").
-func checkName(what, s string) error {
-	switch {
-	case s == "":
-		return fmt.Errorf("empty %s", what)
-	case len(s) > MaxNameBytes:
-		return fmt.Errorf("%s is %d bytes long, the limit is %d", what, len(s), MaxNameBytes)
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%s is not valid UTF-8", what)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("%s %q contains the control character U+%04X; control characters are not allowed", what, s, r)
-		}
-	}
-	return nil
-}
-
-// ValidateNamespace returns a 400 BadRequest error naming the broken rule
-// when levels is empty, deeper than MaxNamespaceDepth, longer than
-// MaxNamespaceBytes in all, or holds a level that breaks the name rules.
-func ValidateNamespace(levels []string) error {
-	if len(levels) == 0 {
-		return fault.New(fault.BadRequest, "Invalid namespace: empty namespace")
-	}
-	if len(levels) > MaxNamespaceDepth {
-		return fault.New(fault.BadRequest, "Invalid namespace: %d levels, the limit is %d", len(levels), MaxNamespaceDepth)
-	}
-	total := len(levels) - 1
-	for _, l := range levels {
-		total += len(l)
-	}
-	if total > MaxNamespaceBytes {
-		return fault.New(fault.BadRequest, "Invalid namespace: %d bytes long, the limit is %d", total, MaxNamespaceBytes)
-	}
-	for _, l := range levels {
-		if err := checkName("namespace level", l); err != nil {
-			if len(levels) == 1 {
-				return fault.New(fault.BadRequest, "Invalid namespace: %s", fault.ClientText(err))
-			}
-			return fault.New(fault.BadRequest, "Invalid namespace %q: %v", nsString(levels), err)
-		}
-	}
-	return nil
-}
-
-// ValidateName returns a 400 BadRequest error naming the broken rule when a
-// table or view name is empty, longer than MaxNameBytes, not valid UTF-8
-// or holds a control character.
-func ValidateName(name string) error {
-	if err := checkName("name", name); err != nil {
-		return fault.New(fault.BadRequest, "Invalid identifier: %s", fault.ClientText(err))
-	}
-	return nil
-}
-
-// ValidateIdent checks the namespace and the name of id (see
-// ValidateNamespace and ValidateName).
-func ValidateIdent(id Ident) error {
-	if err := ValidateNamespace(id.Namespace); err != nil {
-		return err
-	}
-	return ValidateName(id.Name)
-}
+// ValidateIdent checks the namespace and the name of id: 400 when either
+// breaks a rule.
+func ValidateIdent(id Ident) error { return ident.ValidateIdent(id) }
 
 // validateNamespace and validateIdent are the names the rest of the
 // package calls.
-func validateNamespace(levels []string) error { return ValidateNamespace(levels) }
+func validateNamespace(levels []string) error { return ident.ValidateNamespace(levels) }
 
-func validateIdent(id Ident) error { return ValidateIdent(id) }
+func validateIdent(id Ident) error { return ident.ValidateIdent(id) }
+
+func nsString(levels []string) string { return ident.NamespaceString(levels) }
+
+// objRef is id's key in the store for an object of kind.
+func objRef(id Ident, warehouse string, kind store.ObjectKind) store.ObjectRef {
+	return store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: kind}
+}
+
+func tableNotFound(err error, id Ident) error { return ident.TableNotFound(err, id) }
+
+func viewNotFound(err error, id Ident) error { return ident.ViewNotFound(err, id) }
+
+func nsNotFound(err error, levels []string) error { return ident.NamespaceNotFound(err, levels) }

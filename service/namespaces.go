@@ -10,10 +10,6 @@ import (
 	"github.com/lakehold/catalog/store"
 )
 
-func nsNotFound(err error, levels []string) error {
-	return fault.Wrap(fault.NoSuchNamespace, err, "Namespace does not exist: %s", nsString(levels))
-}
-
 // CreateNamespace creates a namespace. Its parent must exist (404
 // otherwise); 409 AlreadyExists when it exists.
 func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels []string, props map[string]string) (*Namespace, error) {

@@ -6,8 +6,6 @@
 package service
 
 import (
-	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -15,10 +13,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/credentials"
-	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/tracing"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -167,33 +165,6 @@ func (s *Service) commitOutcome(o string) {
 }
 
 // storeErr translates store sentinels into client-facing errors for the
-// common cases; callers handle the operation-specific ones first. A
-// database that is unavailable (store.ErrUnavailable) is 503: nothing was
-// written. The store's text never reaches the message.
-func storeErr(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	var e *fault.Error
-	if errors.As(err, &e) {
-		return err
-	}
-	switch {
-	case errors.Is(err, store.ErrOutcomeUnknown):
-		// Before the context cases: a write cut short may have landed.
-		return fault.Wrap(fault.CommitStateUnknown, err, msgStateUnknown)
-	case errors.Is(err, store.ErrNoSuchWarehouse):
-		return fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", what)
-	case errors.Is(err, store.ErrInvalidPageToken):
-		return fault.Wrap(fault.BadRequest, err, "Invalid page token")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fault.Wrap(fault.Unavailable, err, "Request cancelled or timed out")
-	case errors.Is(err, store.ErrUnavailable):
-		return fault.Wrap(fault.Unavailable, err, "Catalog database unavailable; retry later")
-	case errors.Is(err, store.ErrNotHeld):
-		return fault.Wrap(fault.Unavailable, err, "A retry of this request took over its Idempotency-Key; this attempt changed nothing")
-	case errors.Is(err, store.ErrInvalidValue):
-		return fault.Wrap(fault.BadRequest, err, "Invalid request: a name or value cannot be stored by the catalog database")
-	}
-	return fault.Wrap(fault.Internal, err, "catalog database error")
-}
+// common cases (storefault.Of); callers handle the operation-specific ones
+// first.
+func storeErr(err error, what string) error { return storefault.Of(err, what) }

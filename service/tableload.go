@@ -19,7 +19,7 @@ import (
 // the store's error (503 and the like) when it fails, 500 when the stored
 // metadata does not parse.
 func (s *Service) readTable(ctx context.Context, warehouse string, id Ident) (*store.Object, *tablemeta.Entry, error) {
-	ref := id.ref(warehouse, store.KindTable)
+	ref := objRef(id, warehouse, store.KindTable)
 	obj, err := s.store.ObjectGetRefs(ctx, ref)
 	if err == nil {
 		if e := s.metaCache.Get(obj.MetadataLocation); e != nil {

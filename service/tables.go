@@ -56,14 +56,6 @@ type TableResult struct {
 	Warning string
 }
 
-func tableNotFound(err error, id Ident) error {
-	return fault.Wrap(fault.NoSuchTable, err, "Table does not exist: %s", id)
-}
-
-func viewNotFound(err error, id Ident) error {
-	return fault.Wrap(fault.NoSuchView, err, "View does not exist: %s", id)
-}
-
 // alreadyExists builds the 409 for a create or register whose name is taken.
 func alreadyExists(err error, kind store.ObjectKind, id Ident) error {
 	var ae *store.AlreadyExistsError
@@ -177,10 +169,10 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	}
 	if in.StageCreate {
 		// Nothing is persisted; the name is only checked to fail early.
-		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindTable)); err == nil {
+		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable)); err == nil {
 			return nil, alreadyExists(nil, store.KindTable, id)
 		}
-		if _, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView)); err == nil {
+		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView)); err == nil {
 			return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
 		}
 		if err := prepareStagedMetadataDir(w, canon, props); err != nil {
@@ -327,7 +319,7 @@ func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Iden
 		s.auditVend(ctx, tableResource(warehouse, id), "", err)
 		return nil, err
 	}
-	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindTable))
+	obj, err := s.store.ObjectGet(ctx, objRef(id, warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, tableNotFound(err, id)
 	}
@@ -504,7 +496,7 @@ func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, sna
 }
 
 func (s *Service) tableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
-	loc, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindTable))
+	loc, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
 		return "", tableNotFound(err, id)
 	}
@@ -546,7 +538,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if snapshots == "refs" {
 		get = s.store.ObjectGetRefs // the stored refs-only document, when there is one
 	}
-	obj, err := get(ctx, id.ref(warehouse, store.KindTable))
+	obj, err := get(ctx, objRef(id, warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, tableNotFound(err, id)
 	}
@@ -669,7 +661,7 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 	if err != nil {
 		return err
 	}
-	err = s.dropObject(ctx, w, id.ref(warehouse, store.KindTable), purge)
+	err = s.dropObject(ctx, w, objRef(id, warehouse, store.KindTable), purge)
 	if errors.Is(err, store.ErrNotFound) {
 		return tableNotFound(err, id)
 	}
@@ -693,7 +685,7 @@ func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Iden
 	if err := s.authorize(ctx, PrivTableReadMetadata, r); err != nil {
 		return nil, err
 	}
-	obj, err := s.dropIf(ctx, id.ref(warehouse, store.KindTable), changeevents.UnregisterTable, false, func(o *store.Object) error {
+	obj, err := s.dropIf(ctx, objRef(id, warehouse, store.KindTable), changeevents.UnregisterTable, false, func(o *store.Object) error {
 		return guardV4(ctx, o.FormatVersion, "Cannot unregister "+id.String())
 	})
 	var fe *fault.Error
@@ -737,11 +729,11 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 	if s.eventsOn() {
 		// The event names the object's UUID, read first; a rename of an
 		// object that is gone by then fails in the store below.
-		if obj, gerr := s.store.ObjectGetRefs(ctx, from.ref(warehouse, kind)); gerr == nil {
+		if obj, gerr := s.store.ObjectGetRefs(ctx, objRef(from, warehouse, kind)); gerr == nil {
 			ectx = store.WithEvents(ctx, changeevents.Rename(objectOf(obj), who(ctx), to.Namespace, to.Name))
 		}
 	}
-	err := s.store.ObjectRename(ectx, from.ref(warehouse, kind), to.Namespace, to.Name)
+	err := s.store.ObjectRename(ectx, objRef(from, warehouse, kind), to.Namespace, to.Name)
 	var ae *store.AlreadyExistsError
 	switch {
 	case err == nil:

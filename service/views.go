@@ -91,7 +91,7 @@ func (s *Service) LoadView(ctx context.Context, warehouse string, id Ident) (*Vi
 	if err := s.authorizeLoad(ctx, PrivViewRead, store.KindView, warehouse, id); err != nil {
 		return nil, err
 	}
-	obj, err := s.store.ObjectGet(ctx, id.ref(warehouse, store.KindView))
+	obj, err := s.store.ObjectGet(ctx, objRef(id, warehouse, store.KindView))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, viewNotFound(err, id)
 	}
@@ -106,7 +106,7 @@ func (s *Service) ViewExists(ctx context.Context, warehouse string, id Ident) er
 	if err := s.authorizeLoad(ctx, PrivViewRead, store.KindView, warehouse, id); err != nil {
 		return err
 	}
-	_, err := s.store.ObjectMetadataLocation(ctx, id.ref(warehouse, store.KindView))
+	_, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView))
 	if errors.Is(err, store.ErrNotFound) {
 		return viewNotFound(err, id)
 	}
@@ -128,7 +128,7 @@ func (s *Service) DropView(ctx context.Context, warehouse string, id Ident) erro
 	if err != nil {
 		return err
 	}
-	err = s.dropObject(ctx, w, id.ref(warehouse, store.KindView), false)
+	err = s.dropObject(ctx, w, objRef(id, warehouse, store.KindView), false)
 	if errors.Is(err, store.ErrNotFound) {
 		return viewNotFound(err, id)
 	}
@@ -183,7 +183,7 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 // stageView stages one attempt of a view commit: 404 when the view is
 // gone, 409 on a failed requirement, 400 for an invalid update.
 func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, reqs view.Requirements, ups view.Updates) (*ViewResult, *attempt, error) {
-	obj, err := s.store.ObjectGet(ctx, id.ref(w.Name, store.KindView))
+	obj, err := s.store.ObjectGet(ctx, objRef(id, w.Name, store.KindView))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, viewNotFound(err, id)
 	}

@@ -68,6 +68,14 @@ func TestImportDirection(t *testing.T) {
 		{mod + "internal/authn", []string{mod + "service", mod + "server", mod + "store"}},
 		{mod + "credentials/vending", []string{mod + "service", mod + "server", mod + "store"}},
 		{mod + "internal/console", []string{mod + "service", mod + "server", mod + "store"}},
+		// The rooms of the orchestration sit below it and never reach back
+		// up: identifiers and store errors (leaves), then access control.
+		{mod + "service/ident", []string{mod + "service", mod + "server", mod + "store"}},
+		{"direct:" + mod + "service/ident", []string{"net/http", "os"}},
+		{mod + "service/storefault", []string{mod + "service", mod + "server"}},
+		{mod + "service/access", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx", mod + "internal/storage"}},
+		{"direct:" + mod + "service/access", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so
@@ -99,6 +107,10 @@ func TestImportDirection(t *testing.T) {
 		}
 		for _, dep := range d {
 			for _, f := range r.forbidden {
+				// "=pkg" forbids pkg itself but not the packages below it.
+				if exact, ok := strings.CutPrefix(f, "="); ok && dep == exact {
+					t.Errorf("%s must not import %s", r.pkg, dep)
+				}
 				if dep == f || strings.HasPrefix(dep, f+"/") {
 					t.Errorf("%s must not import %s", r.pkg, dep)
 				}
