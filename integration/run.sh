@@ -119,7 +119,7 @@ run_trino() {
   start_catalog trino lake || { echo "Trino: 0 passed, 1 failed, 0 skipped (catalog did not start)"; return 1; }
   # A second warehouse on SeaweedFS with an STS profile, for Trino's
   # catalog s3lake with vended credentials (before Trino reads its config).
-  "$venv/bin/python" "$here/seaweed/warehouse.py" "$CATALOG_URI" trs3 ||
+  "$venv/bin/python" "$here/python/s3warehouse.py" "$CATALOG_URI" trs3 ||
     { stop_catalog; echo "Trino: 0 passed, 1 failed, 0 skipped (S3 warehouse not created)"; return 1; }
   local env; env=$(TRINO_S3_ENDPOINT=$SEAWEED_S3_ENDPOINT bash "$here/trino/start.sh" "$TRINO_HOME" "$CATALOG_URI" lake \
     lake= s3lake=@s3:trs3) ||

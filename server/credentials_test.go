@@ -132,13 +132,7 @@ func TestStorageProfileSecretsNeverLeak(t *testing.T) {
 }
 
 func TestVendedCredentialsOnLoad(t *testing.T) {
-	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
-			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
-		}
-		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
-	}
+	ep := seaweedEndpoint(t)
 	b, _ := vendingSetup(t)
 	r := b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "s3", "region": "us-east-1",
 		"endpoint": ep, "path-style-access": true, "sts-endpoint": ep, "role-arn": "arn:aws:iam::000000000000:role/CatalogVendedRole",
@@ -184,13 +178,7 @@ func TestVendedCredentialsOnLoad(t *testing.T) {
 // TestCreateOnS3WithProfile: the catalog writes metadata to S3 with the
 // profile's identity and vends table-scoped credentials on create.
 func TestCreateOnS3WithProfile(t *testing.T) {
-	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
-			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
-		}
-		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
-	}
+	ep := seaweedEndpoint(t)
 	ensureBucket(t, ep, "warehouse")
 	b, _ := vendingSetup(t)
 	r := b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "s3", "region": "us-east-1",
@@ -214,6 +202,20 @@ func TestCreateOnS3WithProfile(t *testing.T) {
 
 // ensureBucket creates a bucket with SeaweedFS's admin identity (from
 // integration/seaweed/iam.json) unless it exists.
+// seaweedEndpoint returns SeaweedFS's S3 endpoint, skipping the test when
+// none runs (make test starts one and then requires it).
+func seaweedEndpoint(t testing.TB) string {
+	t.Helper()
+	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
+			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
+		}
+		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
+	}
+	return ep
+}
+
 func ensureBucket(t *testing.T, ep, bucket string) {
 	t.Helper()
 	admin := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep), UsePathStyle: true,

@@ -188,13 +188,7 @@ func TestPrincipalSecretNeverStored(t *testing.T) {
 // storage-credentials, Idempotent-Replay-Redacted: true), and no part of
 // the credentials is at rest.
 func TestVendedCredentialsNeverStoredForReplay(t *testing.T) {
-	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
-			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
-		}
-		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
-	}
+	ep := seaweedEndpoint(t)
 	ensureBucket(t, ep, "warehouse")
 	st, dump := atRest(t, "sqlite")
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

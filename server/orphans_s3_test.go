@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,13 +42,7 @@ import (
 // the young writes, and the service's clock runs two hours ahead for the
 // removal, as the window must end at least an hour ago.
 func TestRemoveOrphanFilesS3(t *testing.T) {
-	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
-			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
-		}
-		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
-	}
+	ep := seaweedEndpoint(t)
 	ctx := context.Background()
 	ensureBucket(t, ep, "warehouse")
 	admin := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep), UsePathStyle: true,

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +31,7 @@ import (
 // catalog cannot vend, so every engine signs), with table ns.t created by
 // the operator. alice may read the table's data, bob may also write it.
 func signingSetup(t *testing.T) (*bundle, string, *service.AuditLog) {
-	ep := os.Getenv("SEAWEED_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CATALOG_TEST_REQUIRE_SEAWEED") == "1" {
-			t.Fatal("SEAWEED_S3_ENDPOINT is not set but SeaweedFS is required")
-		}
-		t.Skip("needs SeaweedFS: SEAWEED_S3_ENDPOINT (make test starts it)")
-	}
+	ep := seaweedEndpoint(t)
 	ensureBucket(t, ep, "warehouse")
 	st := openStore(t, "sqlite")
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -201,27 +201,10 @@ def test_native_write_on_s3_with_vended_credentials(spark, catalog_uri):
     ep = os.environ.get("SEAWEED_S3_ENDPOINT")
     if not ep:
         pytest.skip("SEAWEED_S3_ENDPOINT is not set (integration/run.sh starts SeaweedFS)")
-    import pyarrow.fs as pafs
     from pyiceberg.catalog import load_catalog
-    admin = pafs.S3FileSystem(access_key="admin", secret_key="adminsecret", endpoint_override=ep, scheme="http",
-                              region="us-east-1", allow_bucket_creation=True)
-    try:
-        admin.create_dir("warehouse")
-    except OSError:
-        pass  # exists
+    from s3warehouse import create_warehouse
     wh = "s3co_" + uuid.uuid4().hex[:6]
-
-    def call(method, path, body):
-        req = urllib.request.Request(catalog_uri + path, method=method, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req) as resp:
-            return resp.read()
-
-    call("POST", "/management/v1/warehouses", {"name": wh, "location": f"s3://warehouse/{wh}"})
-    call("PUT", f"/management/v1/warehouses/{wh}/storage-profile", {
-        "type": "s3", "region": "us-east-1", "endpoint": ep, "path-style-access": True, "sts-endpoint": ep,
-        "role-arn": "arn:aws:iam::000000000000:role/CatalogVendedRole",
-        "access-key-id": "catalog", "secret-access-key": "catalogsecret"})
+    create_warehouse(catalog_uri, wh)
     c = "spark.sql.catalog." + wh
     for k, v in {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": catalog_uri,
                  ".warehouse": wh, ".header.X-Iceberg-Access-Delegation": "vended-credentials"}.items():
@@ -245,25 +228,9 @@ def test_remote_signing_falls_back(spark, catalog_uri):
     ep = os.environ.get("SEAWEED_S3_ENDPOINT")
     if not ep:
         pytest.skip("SEAWEED_S3_ENDPOINT is not set (integration/run.sh starts SeaweedFS)")
-    import pyarrow.fs as pafs
-    admin = pafs.S3FileSystem(access_key="admin", secret_key="adminsecret", endpoint_override=ep, scheme="http",
-                              region="us-east-1", allow_bucket_creation=True)
-    try:
-        admin.create_dir("warehouse")
-    except OSError:
-        pass  # exists
+    from s3warehouse import create_warehouse
     wh = "s3sign_" + uuid.uuid4().hex[:6]
-
-    def call(method, path, body):
-        req = urllib.request.Request(catalog_uri + path, method=method, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req) as resp:
-            return resp.read()
-
-    call("POST", "/management/v1/warehouses", {"name": wh, "location": f"s3://warehouse/{wh}"})
-    call("PUT", f"/management/v1/warehouses/{wh}/storage-profile", {
-        "type": "s3", "region": "us-east-1", "endpoint": ep, "path-style-access": True,
-        "remote-signing-enabled": True, "access-key-id": "catalog", "secret-access-key": "catalogsecret"})
+    create_warehouse(catalog_uri, wh, signing=True)
     c = "spark.sql.catalog." + wh
     for k, v in {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": catalog_uri,
                  ".warehouse": wh, ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",

@@ -19,6 +19,15 @@ import pyarrow.fs as pafs
 import pytest
 from pyiceberg.catalog import load_catalog
 
+from s3warehouse import admin_fs, create_warehouse
+
+# PyIceberg 0.12 shares one s3fs client between its worker threads and
+# re-registers its signer on it from each of them, so a request can go out
+# in the gap unsigned and fail with 403 (apache/iceberg-python#3896): run
+# its writes on one thread, as docs/credentials.md tells users to. Set
+# before PyIceberg creates its executor.
+os.environ["PYICEBERG_MAX_WORKERS"] = "1"
+
 URI = os.environ["CATALOG_URI"]
 EP = os.environ["SEAWEED_S3_ENDPOINT"]
 
@@ -30,22 +39,10 @@ def call(method, path, body=None):
         return json.loads(resp.read() or b"null")
 
 
-def admin_fs():
-    return pafs.S3FileSystem(access_key="admin", secret_key="adminsecret", endpoint_override=EP, scheme="http",
-                             region="us-east-1", allow_bucket_creation=True)
-
-
 @pytest.fixture(scope="module")
 def signing_warehouse():
-    try:
-        admin_fs().create_dir("warehouse")
-    except OSError:
-        pass  # exists
     wh = "sign_" + uuid.uuid4().hex[:6]
-    call("POST", "/management/v1/warehouses", {"name": wh, "location": f"s3://warehouse/{wh}"})
-    call("PUT", f"/management/v1/warehouses/{wh}/storage-profile", {
-        "type": "s3", "region": "us-east-1", "endpoint": EP, "path-style-access": True,
-        "remote-signing-enabled": True, "access-key-id": "catalog", "secret-access-key": "catalogsecret"})
+    create_warehouse(URI, wh, signing=True)
     return wh
 
 
