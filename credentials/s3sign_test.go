@@ -127,6 +127,8 @@ func TestSignPolicyRefuses(t *testing.T) {
 			strp(`<Delete><Object><Key>wh/ns/t/../t2/x</Key></Object></Delete>`)), rw, "403"},
 		{"batch delete without body", signReq("POST", "http://s3.local:8333/warehouse?delete", nil, nil), rw, "403"},
 		{"batch delete junk body", signReq("POST", "http://s3.local:8333/warehouse?delete", nil, strp("<nope/>")), rw, "400"},
+		{"presign query", signReq("GET", base+"/data/a.parquet?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=604800", nil, nil), rw, "403"},
+		{"presign of another table", signReq("GET", "http://s3.local:8333/warehouse/wh/ns/t2/a?X-Amz-Expires=604800", nil, nil), rw, "403"},
 		{"acl", signReq("PUT", base+"/data/a.parquet?acl", nil, nil), rw, "403"},
 		{"get acl", signReq("GET", base+"/data/a.parquet?acl", nil, nil), rw, "403"},
 		{"tagging", signReq("PUT", base+"/data/a.parquet?tagging", nil, nil), rw, "403"},
