@@ -95,7 +95,7 @@ func deletionVectorRef(dv *v4manifest.DeletionVector) *DeletionVectorRef {
 // CreateWarehouse registers a warehouse: 400 for a bad name or location
 // (or one overlapping another warehouse), 409 when the name is taken.
 func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props map[string]string) (*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+	if err := s.authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
 		return nil, err
 	}
 	w, err := s.createWarehouse(ctx, name, loc, props)
@@ -113,7 +113,7 @@ func (s *Service) GetWarehouse(ctx context.Context, name string) (*Warehouse, er
 
 // ListWarehouses returns every warehouse.
 func (s *Service) ListWarehouses(ctx context.Context) ([]*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, serverResource); err != nil {
+	if err := s.authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
 		return nil, err
 	}
 	ws, err := s.listWarehouses(ctx)

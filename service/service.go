@@ -16,6 +16,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/tracing"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -105,6 +106,7 @@ type Service struct {
 	files *storage.Provider
 	opts  Options
 	log   *slog.Logger
+	admin *access.Admin // roles, grants, principals, tokens
 
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
@@ -146,12 +148,16 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	opts = withTokenDefaults(opts)
+	if opts.Now == nil {
+		opts.Now = opts.Clock // sessions are dated by the database's clock
+	}
 	refs, _ := lru.New[string, []byte](512)
 	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
 	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
+	admin := access.NewAdmin(st, opts.Authorizer, access.AdminOptions{Tokens: opts.Tokens, MaxSessionAge: opts.MaxSessionAge,
+		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
 	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots,
-		tracer: tracing.Tracer(opts.TracerProvider)}
+		tracer: tracing.Tracer(opts.TracerProvider), admin: admin}
 }
 
 // now is the time by Options.Clock.

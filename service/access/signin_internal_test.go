@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/lakehold/catalog/internal/authn/secret"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
-	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
@@ -60,14 +59,14 @@ func (c *sessionClock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-func newSignInService(t *testing.T, opts Options) *Service {
+func newSignInService(t *testing.T, opts AdminOptions) *Admin {
 	t.Helper()
 	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	return New(st, storage.NewProvider(), opts)
+	return NewAdmin(st, AllowAll{}, opts)
 }
 
 var operator = identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal, Subject: "test"})
@@ -89,7 +88,7 @@ func argonParams(t *testing.T, encoded string) string {
 func TestUnknownClientCostsOneVerification(t *testing.T) {
 	cv := &countingVerifier{}
 	clk := &sessionClock{t: time.Now()}
-	svc := newSignInService(t, Options{Tokens: &recordingIssuer{now: clk.Now}, VerifySecret: cv.verify, Now: clk.Now})
+	svc := newSignInService(t, AdminOptions{Tokens: &recordingIssuer{now: clk.Now}, VerifySecret: cv.verify, Now: clk.Now})
 	c, err := svc.CreatePrincipal(operator, "etl")
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +121,7 @@ func TestSessionCap(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
 	clk := &sessionClock{t: t0}
 	iss := &recordingIssuer{now: clk.Now}
-	svc := newSignInService(t, Options{Tokens: iss, MaxSessionAge: 12 * time.Hour, Now: clk.Now})
+	svc := newSignInService(t, AdminOptions{Tokens: iss, MaxSessionAge: 12 * time.Hour, Now: clk.Now})
 	c, err := svc.CreatePrincipal(operator, "etl")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -34,12 +36,12 @@ func roleErr(err error, role string) error {
 	case errors.Is(err, store.ErrAlreadyExists):
 		return fault.Wrap(fault.AlreadyExists, err, "Role already exists: %s", role)
 	}
-	return storeErr(err, "")
+	return storefault.Of(err, "")
 }
 
 // checkRoleName refuses empty or oversized role names (400).
 func checkRoleName(name string) error {
-	if name == "" || len(name) > 255 || validateNamespace([]string{name}) != nil {
+	if name == "" || len(name) > 255 || ident.ValidateNamespace([]string{name}) != nil {
 		return fault.New(fault.BadRequest, "Invalid role name: 1 to 255 printable characters")
 	}
 	return nil
@@ -47,26 +49,26 @@ func checkRoleName(name string) error {
 
 // CreateRole creates a role: 403/404 without manage-grants on the server,
 // 400 for a bad name, 409 when it exists.
-func (s *Service) CreateRole(ctx context.Context, name, description string) (*Role, error) {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) CreateRole(ctx context.Context, name, description string) (*Role, error) {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return nil, err
 	}
 	if err := checkRoleName(name); err != nil {
 		return nil, err
 	}
 	r := &store.Role{Name: name, Description: description}
-	if err := s.store.RoleCreate(ctx, r); err != nil {
+	if err := m.store.RoleCreate(ctx, r); err != nil {
 		return nil, roleErr(err, name)
 	}
 	return &Role{Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt}, nil
 }
 
 // GetRole returns a role: 404 when missing, 403 without manage-grants.
-func (s *Service) GetRole(ctx context.Context, name string) (*Role, error) {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) GetRole(ctx context.Context, name string) (*Role, error) {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return nil, err
 	}
-	r, err := s.store.RoleGet(ctx, name)
+	r, err := m.store.RoleGet(ctx, name)
 	if err != nil {
 		return nil, roleErr(err, name)
 	}
@@ -74,13 +76,13 @@ func (s *Service) GetRole(ctx context.Context, name string) (*Role, error) {
 }
 
 // ListRoles returns every role by name; 403 without manage-grants.
-func (s *Service) ListRoles(ctx context.Context) ([]*Role, error) {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) ListRoles(ctx context.Context) ([]*Role, error) {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return nil, err
 	}
-	rs, err := s.store.RoleList(ctx)
+	rs, err := m.store.RoleList(ctx)
 	if err != nil {
-		return nil, storeErr(err, "")
+		return nil, storefault.Of(err, "")
 	}
 	out := make([]*Role, len(rs))
 	for i, r := range rs {
@@ -91,37 +93,37 @@ func (s *Service) ListRoles(ctx context.Context) ([]*Role, error) {
 
 // DeleteRole removes a role with its grants and assignments: 404 when
 // missing, 403 without manage-grants.
-func (s *Service) DeleteRole(ctx context.Context, name string) error {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) DeleteRole(ctx context.Context, name string) error {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return err
 	}
-	return roleErr(s.store.RoleDelete(ctx, name), name)
+	return roleErr(m.store.RoleDelete(ctx, name), name)
 }
 
 // GrantPrivilege adds a grant to a role: 400 for an invalid grant (see
 // CheckGrant), 404 for a missing role, 403 without manage-grants. Granting
 // twice is not an error. The securable need not exist yet.
-func (s *Service) GrantPrivilege(ctx context.Context, role string, g Grant) error {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) GrantPrivilege(ctx context.Context, role string, g Grant) error {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return err
 	}
 	if err := CheckGrant(g.Privilege, g.On); err != nil {
 		return err
 	}
-	return roleErr(s.store.GrantAdd(ctx, role, storeGrant(g)), role)
+	return roleErr(m.store.GrantAdd(ctx, role, storeGrant(g)), role)
 }
 
 // RevokePrivilege removes a grant: 400 for an invalid grant, 404 for a
 // missing role or a grant the role does not hold, 403 without
 // manage-grants.
-func (s *Service) RevokePrivilege(ctx context.Context, role string, g Grant) error {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) RevokePrivilege(ctx context.Context, role string, g Grant) error {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return err
 	}
 	if err := CheckGrant(g.Privilege, g.On); err != nil {
 		return err
 	}
-	err := s.store.GrantRevoke(ctx, role, storeGrant(g))
+	err := m.store.GrantRevoke(ctx, role, storeGrant(g))
 	if err != nil && !errors.Is(err, store.ErrNoSuchRole) && errors.Is(err, store.ErrNotFound) {
 		return fault.Wrap(fault.NotFound, err, "Role %s does not hold %s on %s", role, g.Privilege, g.On)
 	}
@@ -130,11 +132,11 @@ func (s *Service) RevokePrivilege(ctx context.Context, role string, g Grant) err
 
 // ListGrants returns a role's grants: 404 for a missing role, 403 without
 // manage-grants.
-func (s *Service) ListGrants(ctx context.Context, role string) ([]Grant, error) {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) ListGrants(ctx context.Context, role string) ([]Grant, error) {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return nil, err
 	}
-	gs, err := s.store.GrantList(ctx, role)
+	gs, err := m.store.GrantList(ctx, role)
 	if err != nil {
 		return nil, roleErr(err, role)
 	}
@@ -148,26 +150,26 @@ func (s *Service) ListGrants(ctx context.Context, role string) ([]Grant, error) 
 
 // AssignRole assigns a role: 400 for an invalid assignee, 404 for a
 // missing role, 403 without manage-grants. Assigning twice is not an error.
-func (s *Service) AssignRole(ctx context.Context, role string, a Assignee) error {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) AssignRole(ctx context.Context, role string, a Assignee) error {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return err
 	}
-	if err := checkAssignee(a); err != nil {
+	if err := CheckAssignee(a); err != nil {
 		return err
 	}
-	return roleErr(s.store.AssignmentAdd(ctx, role, store.Assignee(a)), role)
+	return roleErr(m.store.AssignmentAdd(ctx, role, store.Assignee(a)), role)
 }
 
 // UnassignRole removes an assignment: 400 for an invalid assignee, 404 for
 // a missing role or assignment, 403 without manage-grants.
-func (s *Service) UnassignRole(ctx context.Context, role string, a Assignee) error {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) UnassignRole(ctx context.Context, role string, a Assignee) error {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return err
 	}
-	if err := checkAssignee(a); err != nil {
+	if err := CheckAssignee(a); err != nil {
 		return err
 	}
-	err := s.store.AssignmentRemove(ctx, role, store.Assignee(a))
+	err := m.store.AssignmentRemove(ctx, role, store.Assignee(a))
 	if err != nil && !errors.Is(err, store.ErrNoSuchRole) && errors.Is(err, store.ErrNotFound) {
 		return fault.Wrap(fault.NotFound, err, "Role %s is not assigned to %s:%s", role, a.Kind, a.Name)
 	}
@@ -176,11 +178,11 @@ func (s *Service) UnassignRole(ctx context.Context, role string, a Assignee) err
 
 // ListAssignments returns who a role is assigned to: 404 for a missing
 // role, 403 without manage-grants.
-func (s *Service) ListAssignments(ctx context.Context, role string) ([]Assignee, error) {
-	if err := s.authorize(ctx, PrivManageGrants, serverResource); err != nil {
+func (m *Admin) ListAssignments(ctx context.Context, role string) ([]Assignee, error) {
+	if err := m.authorize(ctx, PrivManageGrants, serverResource); err != nil {
 		return nil, err
 	}
-	as, err := s.store.AssignmentList(ctx, role)
+	as, err := m.store.AssignmentList(ctx, role)
 	if err != nil {
 		return nil, roleErr(err, role)
 	}
@@ -192,5 +194,32 @@ func (s *Service) ListAssignments(ctx context.Context, role string) ([]Assignee,
 }
 
 func storeGrant(g Grant) store.Grant {
-	return store.Grant{Privilege: string(g.Privilege), On: securableOf(g.On)}
+	return store.Grant{Privilege: string(g.Privilege), On: SecurableOf(g.On)}
+}
+
+// BootstrapRole is the role EnsureBootstrapAdmin creates.
+const BootstrapRole = "server-admin"
+
+// EnsureBootstrapAdmin creates role server-admin holding every privilege
+// on the server, when missing, and assigns it to a. It is idempotent and
+// safe to run from several replicas at once. It is the operator's path (no
+// authorization); 400 for an invalid assignee, 503 when the database is
+// unavailable.
+func (m *Admin) EnsureBootstrapAdmin(ctx context.Context, a Assignee) error {
+	if err := CheckAssignee(a); err != nil {
+		return err
+	}
+	r := &store.Role{Name: BootstrapRole, Description: "every privilege on the server (bootstrap)"}
+	if err := m.store.RoleCreate(ctx, r); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+		return storefault.Of(err, "")
+	}
+	for _, p := range AllPrivileges() {
+		if err := m.store.GrantAdd(ctx, BootstrapRole, store.Grant{Privilege: string(p), On: store.Securable{Kind: string(ResourceServer)}}); err != nil {
+			return storefault.Of(err, "")
+		}
+	}
+	if err := m.store.AssignmentAdd(ctx, BootstrapRole, store.Assignee(a)); err != nil {
+		return storefault.Of(err, "")
+	}
+	return nil
 }

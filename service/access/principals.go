@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/authn/secret"
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -83,29 +84,12 @@ func principalErr(err error, name string) error {
 	case errors.Is(err, store.ErrNotFound):
 		return fault.Wrap(fault.NotFound, err, "Principal does not exist: %s", name)
 	}
-	return storeErr(err, name)
+	return storefault.Of(err, name)
 }
 
-// DefaultMaxSessionAge is the default of Options.MaxSessionAge: a day's
+// DefaultMaxSessionAge is the default of AdminOptions.MaxSessionAge: a day's
 // work, after which a client signs in again with its credentials.
 const DefaultMaxSessionAge = 12 * time.Hour
-
-// withTokenDefaults fills in the sign-in options of o.
-func withTokenDefaults(o Options) Options {
-	if o.MaxSessionAge <= 0 {
-		o.MaxSessionAge = DefaultMaxSessionAge
-	}
-	if o.VerifySecret == nil {
-		o.VerifySecret = secret.Verify
-	}
-	if o.Now == nil {
-		o.Now = o.Clock // the database's clock once New has set it
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return o
-}
 
 // secretHashParams may be lowered by tests.
 var secretHashParams = secret.DefaultParams
@@ -122,16 +106,16 @@ func newSecret() (plain, hash string, err error) {
 }
 
 // manageGrants checks the privilege every principal operation needs.
-func (s *Service) manageGrants(ctx context.Context) error {
-	return s.authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer})
+func (m *Admin) manageGrants(ctx context.Context) error {
+	return m.authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer})
 }
 
 // CreatePrincipal creates a built-in service principal and returns its
 // client id and secret; the secret is never retrievable again. It fails
 // with fault.BadRequest for an invalid name, fault.AlreadyExists when the name
 // is taken, and fault.Forbidden without manage-grants on the server.
-func (s *Service) CreatePrincipal(ctx context.Context, name string) (*PrincipalCredentials, error) {
-	if err := s.manageGrants(ctx); err != nil {
+func (m *Admin) CreatePrincipal(ctx context.Context, name string) (*PrincipalCredentials, error) {
+	if err := m.manageGrants(ctx); err != nil {
 		return nil, err
 	}
 	if err := validatePrincipalName(name); err != nil {
@@ -146,23 +130,23 @@ func (s *Service) CreatePrincipal(ctx context.Context, name string) (*PrincipalC
 		return nil, fault.Wrap(fault.Internal, err, "Internal server error")
 	}
 	p := &store.Principal{Name: name, ClientID: clientID, SecretHash: hash}
-	if err := s.store.PrincipalCreate(ctx, p); err != nil {
+	if err := m.store.PrincipalCreate(ctx, p); err != nil {
 		return nil, principalErr(err, name)
 	}
-	s.forgetPrincipal(name) // a deleted namesake may still be cached
+	m.forgetPrincipal(name) // a deleted namesake may still be cached
 	return &PrincipalCredentials{Name: name, ClientID: clientID, ClientSecret: plain}, nil
 }
 
 // ListPrincipals returns one page of principals by name. It fails with
 // fault.BadRequest for a page token it did not issue and fault.Forbidden
 // without manage-grants on the server.
-func (s *Service) ListPrincipals(ctx context.Context, page Page) ([]PrincipalInfo, string, error) {
-	if err := s.manageGrants(ctx); err != nil {
+func (m *Admin) ListPrincipals(ctx context.Context, page store.Page) ([]PrincipalInfo, string, error) {
+	if err := m.manageGrants(ctx); err != nil {
 		return nil, "", err
 	}
-	ps, next, err := s.store.PrincipalList(ctx, page.store())
+	ps, next, err := m.store.PrincipalList(ctx, page)
 	if err != nil {
-		return nil, "", storeErr(err, "")
+		return nil, "", storefault.Of(err, "")
 	}
 	out := make([]PrincipalInfo, len(ps))
 	for i, p := range ps {
@@ -173,11 +157,11 @@ func (s *Service) ListPrincipals(ctx context.Context, page Page) ([]PrincipalInf
 
 // GetPrincipal describes one principal. It fails with fault.NotFound when
 // there is none of that name and fault.Forbidden without manage-grants.
-func (s *Service) GetPrincipal(ctx context.Context, name string) (*PrincipalInfo, error) {
-	if err := s.manageGrants(ctx); err != nil {
+func (m *Admin) GetPrincipal(ctx context.Context, name string) (*PrincipalInfo, error) {
+	if err := m.manageGrants(ctx); err != nil {
 		return nil, err
 	}
-	p, err := s.store.PrincipalGet(ctx, name)
+	p, err := m.store.PrincipalGet(ctx, name)
 	if err != nil {
 		return nil, principalErr(err, name)
 	}
@@ -189,38 +173,38 @@ func (s *Service) GetPrincipal(ctx context.Context, name string) (*PrincipalInfo
 // one. The old secret stops working at once; tokens issued under it stop
 // working on this replica at once and on others within the generation
 // cache TTL (5 s). It fails with fault.NotFound or fault.Forbidden.
-func (s *Service) RotatePrincipalSecret(ctx context.Context, name string) (*PrincipalCredentials, error) {
-	if err := s.manageGrants(ctx); err != nil {
+func (m *Admin) RotatePrincipalSecret(ctx context.Context, name string) (*PrincipalCredentials, error) {
+	if err := m.manageGrants(ctx); err != nil {
 		return nil, err
 	}
 	plain, hash, err := newSecret()
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.store.PrincipalRotate(ctx, name, hash)
+	p, err := m.store.PrincipalRotate(ctx, name, hash)
 	if err != nil {
 		return nil, principalErr(err, name)
 	}
-	s.forgetPrincipal(name)
+	m.forgetPrincipal(name)
 	return &PrincipalCredentials{Name: name, ClientID: p.ClientID, ClientSecret: plain}, nil
 }
 
 // DeletePrincipal removes the principal; its secret and tokens stop
 // working as for a rotation. It fails with fault.NotFound or fault.Forbidden.
-func (s *Service) DeletePrincipal(ctx context.Context, name string) error {
-	if err := s.manageGrants(ctx); err != nil {
+func (m *Admin) DeletePrincipal(ctx context.Context, name string) error {
+	if err := m.manageGrants(ctx); err != nil {
 		return err
 	}
-	if err := s.store.PrincipalDelete(ctx, name); err != nil {
+	if err := m.store.PrincipalDelete(ctx, name); err != nil {
 		return principalErr(err, name)
 	}
-	s.forgetPrincipal(name)
+	m.forgetPrincipal(name)
 	return nil
 }
 
-func (s *Service) forgetPrincipal(name string) {
-	if s.opts.Tokens != nil {
-		s.opts.Tokens.Forget(name)
+func (m *Admin) forgetPrincipal(name string) {
+	if m.tokens != nil {
+		m.tokens.Forget(name)
 	}
 }
 
@@ -228,8 +212,8 @@ func (s *Service) forgetPrincipal(name string) {
 // for the token check of internal/authn. It is not authorized: it serves
 // authentication itself. It fails with fault.NotFound when the principal is
 // gone, and fault.Unavailable or fault.Internal when the store fails.
-func (s *Service) PrincipalGeneration(ctx context.Context, name string) (string, int64, error) {
-	p, err := s.store.PrincipalGet(ctx, name)
+func (m *Admin) PrincipalGeneration(ctx context.Context, name string) (string, int64, error) {
+	p, err := m.store.PrincipalGet(ctx, name)
 	if err != nil {
 		return "", 0, principalErr(err, name)
 	}
@@ -252,7 +236,7 @@ func errInvalidClient() error {
 }
 
 // IssueToken checks a client id and secret and issues an access token for
-// the principal, starting a session of at most Options.MaxSessionAge. It
+// the principal, starting a session of at most AdminOptions.MaxSessionAge. It
 // verifies exactly one argon2id hash whether or not the client id exists.
 // It does not bound how many verifications run at once or how often a
 // client may fail: the token endpoint does (internal/signin). It fails with
@@ -260,64 +244,64 @@ func errInvalidClient() error {
 // for both), fault.BadRequest when the catalog issues no tokens
 // (authentication off), and fault.Unavailable when the store cannot be
 // reached.
-func (s *Service) IssueToken(ctx context.Context, clientID, clientSecret string) (*IssuedToken, error) {
-	if s.opts.Tokens == nil {
+func (m *Admin) IssueToken(ctx context.Context, clientID, clientSecret string) (*IssuedToken, error) {
+	if m.tokens == nil {
 		return nil, fault.New(fault.BadRequest, "authentication is not enabled on this catalog")
 	}
-	p, err := s.store.PrincipalByClientID(ctx, clientID)
+	p, err := m.store.PrincipalByClientID(ctx, clientID)
 	if errors.Is(err, store.ErrNotFound) {
-		_, _ = s.opts.VerifySecret(clientSecret, dummyHash())
+		_, _ = m.verifySecret(clientSecret, dummyHash())
 		return nil, errInvalidClient()
 	}
 	if err != nil {
-		return nil, storeErr(err, "")
+		return nil, storefault.Of(err, "")
 	}
-	ok, err := s.opts.VerifySecret(clientSecret, p.SecretHash)
+	ok, err := m.verifySecret(clientSecret, p.SecretHash)
 	if err != nil {
-		s.log.ErrorContext(ctx, "stored secret hash is malformed", "principal", p.Name)
+		m.log.ErrorContext(ctx, "stored secret hash is malformed", "principal", p.Name)
 		return nil, errInvalidClient()
 	}
 	if !ok {
 		return nil, errInvalidClient()
 	}
-	now := s.opts.Now()
-	return s.sign(p, now, now.Add(s.opts.MaxSessionAge))
+	now := m.now()
+	return m.sign(p, now, now.Add(m.maxSessionAge))
 }
 
 // ErrSessionExpired is wrapped by the RefreshToken error of a session older
-// than Options.MaxSessionAge.
+// than AdminOptions.MaxSessionAge.
 var ErrSessionExpired = errors.New("the session is older than the maximum session age")
 
 // RefreshToken issues a fresh token for a built-in principal whose current
 // token the caller has already verified (the token-exchange grant Java
 // clients use to refresh before expiry), in the same session: the new
 // token keeps authTime, the session start of the old one, and expires no
-// later than authTime + Options.MaxSessionAge. It fails with
+// later than authTime + AdminOptions.MaxSessionAge. It fails with
 // fault.Unauthorized when the principal is gone, or, wrapping
 // ErrSessionExpired, when the session is that old already (or authTime is
 // zero); and with fault.BadRequest when the catalog issues no tokens.
-func (s *Service) RefreshToken(ctx context.Context, name string, authTime time.Time) (*IssuedToken, error) {
-	if s.opts.Tokens == nil {
+func (m *Admin) RefreshToken(ctx context.Context, name string, authTime time.Time) (*IssuedToken, error) {
+	if m.tokens == nil {
 		return nil, fault.New(fault.BadRequest, "authentication is not enabled on this catalog")
 	}
-	end := authTime.Add(s.opts.MaxSessionAge)
-	if authTime.IsZero() || !s.opts.Now().Before(end) {
-		return nil, fault.Wrap(fault.Unauthorized, ErrSessionExpired, "The session is older than %s; sign in again with the client credentials", s.opts.MaxSessionAge)
+	end := authTime.Add(m.maxSessionAge)
+	if authTime.IsZero() || !m.now().Before(end) {
+		return nil, fault.Wrap(fault.Unauthorized, ErrSessionExpired, "The session is older than %s; sign in again with the client credentials", m.maxSessionAge)
 	}
-	p, err := s.store.PrincipalGet(ctx, name)
+	p, err := m.store.PrincipalGet(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errInvalidClient()
 	}
 	if err != nil {
-		return nil, storeErr(err, "")
+		return nil, storefault.Of(err, "")
 	}
-	return s.sign(p, authTime, end)
+	return m.sign(p, authTime, end)
 }
 
 // sign issues a token for p in the session that began at authTime and
 // ends at end.
-func (s *Service) sign(p *store.Principal, authTime, end time.Time) (*IssuedToken, error) {
-	tok, life, err := s.opts.Tokens.SignSession(p.Name, p.ID, p.SecretGeneration, authTime, end)
+func (m *Admin) sign(p *store.Principal, authTime, end time.Time) (*IssuedToken, error) {
+	tok, life, err := m.tokens.SignSession(p.Name, p.ID, p.SecretGeneration, authTime, end)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "Internal server error")
 	}
