@@ -86,7 +86,3 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 
 // RequestIDFrom returns the request id in ctx, or "".
 func RequestIDFrom(ctx context.Context) string { return access.RequestIDFrom(ctx) }
-
-func securableOf(r Resource) store.Securable { return access.SecurableOf(r) }
-
-func checkAssignee(a Assignee) error { return access.CheckAssignee(a) }
