@@ -51,12 +51,12 @@ type SignedRequest struct {
 // Signer signs S3 requests for engines that hold no storage credentials
 // (remote signing). The catalog's signer lives in credentials/vending.
 type Signer interface {
-	// SigningConfig returns the FileIO properties that make engines sign
-	// through endpoint (the table's sign route), or nil when neither the
-	// warehouse nor the table (tablePrefers) enables signing.
-	SigningConfig(wh WarehouseInfo, tablePrefers bool, endpoint string) map[string]string
-	// PrefersSigning reports whether the warehouse signs and cannot vend.
-	PrefersSigning(wh WarehouseInfo) bool
+	// Signing describes the warehouse's S3 signing: the FileIO properties
+	// that make engines sign through endpoint (the table's sign route), or
+	// nil when the warehouse has no S3 profile; whether the profile enables
+	// signing itself (a table may still opt in); and whether it can vend
+	// (it names a role to assume).
+	Signing(wh WarehouseInfo, endpoint string) (cfg map[string]string, enabled, canVend bool)
 	// Sign signs r for the table at tableLocation at the caller's level.
 	// It fails with a *SignRefusal for a request outside the table, beyond
 	// level, or on storage without signing; with another error when the

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
@@ -56,12 +57,18 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 }
 
 // auditVend records a credential vend for table at level; err is why it
-// was refused or failed. The status is the one the request answers when
-// the vend fails (fault's status table, which the server serves).
+// was refused or failed.
 func (s *Service) auditVend(ctx context.Context, table Resource, level credentials.AccessLevel, err error) {
-	e := AuditEvent{Action: ActionVendCredentials, Resource: table.String(), Status: 200}
+	s.auditStorageAccess(ctx, ActionVendCredentials, table, level, "", err)
+}
+
+// auditStorageAccess records an access to a table's files (a vend, a
+// signature): the access level judged, detail, and the status the request
+// answers when it failed (fault's status table, which the server serves).
+func (s *Service) auditStorageAccess(ctx context.Context, action string, table Resource, level credentials.AccessLevel, detail string, err error) {
+	e := AuditEvent{Action: action, Resource: table.String(), Status: 200, Detail: detail}
 	if level != "" {
-		e.Detail = "access=" + string(level)
+		e.Detail = strings.TrimSpace(e.Detail + " access=" + string(level))
 	}
 	if err != nil {
 		e.Status = fault.StatusOf(err)

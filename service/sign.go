@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,8 +92,13 @@ func (s *Service) signingConfig(ctx context.Context, w *store.Warehouse, id Iden
 		if e := s.metaCache.Get(metaLoc); e != nil && metaLoc != "" {
 			return e.Meta.Properties(), nil
 		}
-		// Not parsed yet: only the properties are needed (data may be a
-		// refs-only document, which must not enter the cache).
+		// Not parsed yet. Most tables never name the property: a byte
+		// search spares every vended load the scan of its whole document.
+		if !bytes.Contains(data, []byte(TablePropertyRemoteSigning)) {
+			return nil, nil
+		}
+		// Only the properties are needed (data may be a refs-only
+		// document, which must not enter the cache).
 		var doc struct {
 			Properties map[string]string `json:"properties"`
 		}
@@ -120,19 +126,18 @@ func (s *Service) signingChoice(w *store.Warehouse, id Ident, deleg Delegation, 
 	if s.opts.Signer == nil {
 		return nil, nil
 	}
-	info, ep := warehouseInfo(w), signEndpoint(w.Name, id)
-	cfg := s.opts.Signer.SigningConfig(info, false, ep)
-	if cfg != nil && (deleg == RemoteSigning || s.opts.Signer.PrefersSigning(info) || s.opts.Credentials == nil) {
-		return cfg, nil
-	}
-	if s.opts.Signer.SigningConfig(info, true, ep) == nil {
+	cfg, enabled, canVend := s.opts.Signer.Signing(warehouseInfo(w), tableRoute(w.Name, id)+"/sign")
+	if cfg == nil {
 		return nil, nil // not an S3 warehouse
+	}
+	if enabled && (deleg == RemoteSigning || !canVend || s.opts.Credentials == nil) {
+		return cfg, nil
 	}
 	p, err := props()
 	if err != nil || !prefersSigning(p) {
 		return nil, err
 	}
-	return s.opts.Signer.SigningConfig(info, true, ep), nil
+	return cfg, nil
 }
 
 // prefersSigning reports whether a table's properties opt it into
@@ -145,26 +150,12 @@ func warehouseInfo(w *store.Warehouse) credentials.WarehouseInfo {
 	return credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
 }
 
-// signEndpoint is the signRequest path of a table, relative to the
-// catalog URI, for the s3.signer.endpoint property.
-func signEndpoint(warehouse string, id Ident) string {
-	return strings.TrimSuffix(refreshEndpoint(warehouse, id), "/credentials") + "/sign"
-}
-
 // auditSign records a signing request: the S3 operation and the access
 // level it was judged at, and the status of a refusal.
 func (s *Service) auditSign(ctx context.Context, table Resource, level credentials.AccessLevel, op string, err error) {
-	e := AuditEvent{Action: ActionSignRequest, Resource: table.String(), Status: 200}
-	var parts []string
+	detail := ""
 	if op != "" {
-		parts = append(parts, "op="+op)
+		detail = "op=" + op
 	}
-	if level != "" {
-		parts = append(parts, "access="+string(level))
-	}
-	e.Detail = strings.Join(parts, " ")
-	if err != nil {
-		e.Status = fault.StatusOf(err)
-	}
-	s.RecordAudit(ctx, e)
+	s.auditStorageAccess(ctx, ActionSignRequest, table, level, detail, err)
 }

@@ -300,11 +300,17 @@ func (s *Service) checkVend(ctx context.Context, w *store.Warehouse, id Ident, d
 // refreshEndpoint is the loadCredentials path of a table, relative to the
 // catalog URI, as clients expect in client.refresh-credentials-endpoint.
 func refreshEndpoint(warehouse string, id Ident) string {
+	return tableRoute(warehouse, id) + "/credentials"
+}
+
+// tableRoute is a table's REST path relative to the catalog URI, the base
+// of its credentials and sign routes that load responses name.
+func tableRoute(warehouse string, id Ident) string {
 	levels := make([]string, len(id.Namespace))
 	for i, l := range id.Namespace {
 		levels[i] = url.PathEscape(l)
 	}
-	return "v1/" + warehouse + "/namespaces/" + strings.Join(levels, "%1F") + "/tables/" + url.PathEscape(id.Name) + "/credentials"
+	return "v1/" + warehouse + "/namespaces/" + strings.Join(levels, "%1F") + "/tables/" + url.PathEscape(id.Name)
 }
 
 // LoadCredentials returns the storage credentials of a table (empty when

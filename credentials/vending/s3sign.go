@@ -26,14 +26,14 @@ var unsignedHeaders = map[string]bool{
 	"expect": true, "transfer-encoding": true,
 }
 
-// SigningConfig implements credentials.Signer: the FileIO properties that
-// make Java's S3FileIO and PyIceberg sign through the catalog, or nil when
-// the warehouse has no S3 profile with remote signing. endpoint is the
-// table's sign route relative to the catalog URI.
-func (m Multi) SigningConfig(wh credentials.WarehouseInfo, tablePrefers bool, endpoint string) map[string]string {
+// Signing implements credentials.Signer: the FileIO properties that make
+// Java's S3FileIO and PyIceberg sign through the catalog (nil without an S3
+// profile), whether the profile enables signing, and whether it can vend.
+// endpoint is the table's sign route relative to the catalog URI.
+func (m Multi) Signing(wh credentials.WarehouseInfo, endpoint string) (map[string]string, bool, bool) {
 	p, ok := s3Profile(wh)
-	if !ok || !(p.RemoteSigningEnabled || tablePrefers) {
-		return nil
+	if !ok {
+		return nil, false, false
 	}
 	cfg := map[string]string{
 		"client.region": p.Region, "s3.region": p.Region,
@@ -47,15 +47,7 @@ func (m Multi) SigningConfig(wh credentials.WarehouseInfo, tablePrefers bool, en
 		cfg["s3.endpoint"] = p.Endpoint
 		cfg["s3.path-style-access"] = strconv.FormatBool(p.PathStyleAccess)
 	}
-	return cfg
-}
-
-// PrefersSigning implements credentials.Signer: true when the warehouse
-// signs and cannot vend (no role to assume), so that engines asking for
-// vended credentials sign instead.
-func (m Multi) PrefersSigning(wh credentials.WarehouseInfo) bool {
-	p, ok := s3Profile(wh)
-	return ok && p.RemoteSigningEnabled && !p.CanVend()
+	return cfg, p.RemoteSigningEnabled, p.CanVend()
 }
 
 // Sign implements credentials.Signer: it checks r against the table at
