@@ -20,7 +20,7 @@ func TestWarehouseCommands(t *testing.T) {
 	err := run([]string{"warehouse", "create", "lake", "--location", "file:///x", "--data-dir", dir}, &out, &errb)
 	require.ErrorContains(t, err, "Warehouse already exists: lake")
 	err = run([]string{"warehouse", "create", "bad", "--location", "ftp://x", "--data-dir", dir}, &out, &errb)
-	require.ErrorContains(t, err, "scheme must be file, s3 or gs")
+	require.ErrorContains(t, err, "scheme must be file, s3, gs, abfss or wasbs")
 	require.NoError(t, run([]string{"migrate", "--data-dir", dir}, &out, &errb))
 }
 

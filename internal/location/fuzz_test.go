@@ -10,7 +10,7 @@ import (
 // slash; and Within on canonical locations is a string-prefix test at
 // segment boundaries (a cut inside a segment is never a containing prefix).
 func FuzzNormalize(f *testing.F) {
-	for _, s := range []string{"file:///a/b", "s3://b/k", "file:////a/./b/", "gs://b/a%2e%2e/x", "file:///a/%2e%2e"} {
+	for _, s := range []string{"file:///a/b", "s3://b/k", "file:////a/./b/", "gs://b/a%2e%2e/x", "file:///a/%2e%2e", "abfss://lake@acc.dfs.x/k", "wasbs://lake@acc.blob.x/k/j"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -71,6 +71,12 @@ func authorityEnd(t *testing.T, n string) int {
 			return len(n)
 		}
 		return 5 + i
+	case strings.HasPrefix(n, "abfss://"), strings.HasPrefix(n, "wasbs://"):
+		i := strings.IndexByte(n[8:], '/')
+		if i < 0 {
+			return len(n)
+		}
+		return 8 + i
 	}
 	t.Fatalf("not canonical: %q", n)
 	return 0

@@ -1,13 +1,14 @@
 // Package location is the catalog's location policy as pure functions:
-// it puts storage locations (file://, s3://, gs://) in one canonical form,
-// decides whether one location lies inside another, and names a file
-// relative to a prefix for messages. The service applies it to every
+// it puts storage locations (file://, s3://, gs://, abfss://, wasbs://) in
+// one canonical form, decides whether one location lies inside another,
+// and names a file relative to a prefix for messages. The service applies it to every
 // location it reads, writes, vends credentials for or deletes.
 //
 // Canonical form: lowercase scheme; file locations as file:///abs/path
 // (file:/abs and file://localhost/abs are accepted on input), object-store
-// locations as scheme://bucket/key; no "." or empty segment, no trailing
-// slash. A ".." segment is refused, never resolved: resolving it would make
+// locations as scheme://bucket/key (Azure: scheme://container@host/key,
+// where the abfss and wasbs names of one object are the same location); no
+// "." or empty segment, no trailing slash. A ".." segment is refused, never resolved: resolving it would make
 // the check and the storage layer disagree about where a path points.
 package location
 
@@ -25,7 +26,7 @@ func (e *Error) Error() string { return e.Reason }
 func invalid(reason string) error { return &Error{Reason: reason} }
 
 // Normalize returns loc in canonical form. It returns an *Error when loc
-// has no supported scheme (file, s3, gs), is relative, names a file host
+// has no supported scheme (file, s3, gs, abfss, wasbs), is relative, names a file host
 // other than localhost, has no bucket, is a filesystem root, contains a
 // ".." segment, a control character, '?', '#' or '\', a bad
 // percent-escape in a file path, or an empty or "." segment inside an
@@ -39,15 +40,19 @@ func Normalize(loc string) (string, error) {
 	}
 	i := strings.IndexByte(loc, ':')
 	if i <= 0 || strings.IndexByte(loc[:i], '/') >= 0 {
-		return "", invalid("a location needs a scheme (file, s3 or gs); relative paths are not accepted")
+		return "", invalid("a location needs a scheme (file, s3, gs, abfss or wasbs); relative paths are not accepted")
 	}
 	switch scheme := strings.ToLower(loc[:i]); scheme {
 	case "file":
 		return normalizeFile(loc[i+1:])
 	case "s3", "gs":
 		return normalizeObject(scheme, loc[i+1:])
+	case "abfss", "wasbs":
+		return normalizeAzure(scheme, loc[i+1:])
+	case "abfs", "wasb":
+		return "", invalid("use abfss:// or wasbs:// (TLS) for Azure locations")
 	}
-	return "", invalid("scheme must be file, s3 or gs")
+	return "", invalid("scheme must be file, s3, gs, abfss or wasbs")
 }
 
 // normalizeFile handles what follows "file:". The storage layer
@@ -117,9 +122,15 @@ func normalizeObject(scheme, rest string) (string, error) {
 	if !validBucket(bucket) {
 		return "", invalid("bucket names use lowercase letters, digits, '.', '_' and '-'")
 	}
+	return normalizeKey(scheme+"://"+bucket, key)
+}
+
+// normalizeKey appends an object key to its canonical authority, refusing
+// empty, "." and ".." segments (decoded or not).
+func normalizeKey(authority, key string) (string, error) {
 	key = strings.TrimRight(key, "/")
 	if key == "" {
-		return scheme + "://" + bucket, nil
+		return authority, nil
 	}
 	for _, seg := range strings.Split(key, "/") {
 		if seg == "" {
@@ -133,7 +144,7 @@ func normalizeObject(scheme, rest string) (string, error) {
 			return "", invalid("'.' and '..' segments are not allowed in locations")
 		}
 	}
-	return scheme + "://" + bucket + "/" + key, nil
+	return authority + "/" + key, nil
 }
 
 func validBucket(b string) bool {
@@ -160,6 +171,7 @@ func Within(prefix, loc string) bool {
 }
 
 func within(p, l string) bool {
+	p, l = same(p), same(l)
 	return l == p || strings.HasPrefix(l, p+"/")
 }
 
@@ -177,7 +189,7 @@ func Rel(prefix, loc string) (rel string, ok bool) {
 	if err != nil || !within(p, l) {
 		return "", false
 	}
-	return strings.TrimPrefix(strings.TrimPrefix(l, p), "/"), true
+	return strings.TrimPrefix(strings.TrimPrefix(same(l), same(p)), "/"), true
 }
 
 // Set is a list of canonical prefixes.

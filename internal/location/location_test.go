@@ -24,6 +24,9 @@ func TestNormalize(t *testing.T) {
 		{"gs://my_bucket.x/a/b", "gs://my_bucket.x/a/b"},
 		{"s3://b/data/s=a%20b/f.parquet", "s3://b/data/s=a%20b/f.parquet"},
 		{"s3://b/k%zz", "s3://b/k%zz"},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh/", "abfss://lake@acct1.dfs.core.windows.net/wh"},
+		{"ABFSS://lake@acct1.dfs.core.windows.net", "abfss://lake@acct1.dfs.core.windows.net"},
+		{"wasbs://my-lake@acct1.blob.core.chinacloudapi.cn/a/b", "wasbs://my-lake@acct1.blob.core.chinacloudapi.cn/a/b"},
 	}
 	for _, c := range ok {
 		got, err := Normalize(c.in)
@@ -36,7 +39,7 @@ func TestNormalize(t *testing.T) {
 		{"../../x", "scheme"},
 		{"/etc/passwd", "scheme"},
 		{"relative/dir:x", "scheme"},
-		{"ftp://x/y", "scheme must be file, s3 or gs"},
+		{"ftp://x/y", "scheme must be file, s3, gs, abfss or wasbs"},
 		{"file:relative", "absolute"},
 		{"file://host/x", "host"},
 		{"file:///", "root"},
@@ -63,6 +66,22 @@ func TestNormalize(t *testing.T) {
 		{"s3://b/a/./c", "'.'"},
 		{"s3://b/a/../c", "'..'"},
 		{"gs://b/a/%2E%2E/c", "'..'"},
+		{"abfs://lake@acct1.dfs.core.windows.net/wh", "TLS"},
+		{"wasb://lake@acct1.blob.core.windows.net/wh", "TLS"},
+		{"abfss://acct1.dfs.core.windows.net/wh", "container@"},
+		{"abfss://@acct1.dfs.core.windows.net/wh", "container@"},
+		{"abfss:lake@acct1.dfs.core.windows.net/wh", "authority"},
+		{"abfss://Lake@acct1.dfs.core.windows.net/wh", "container names"},
+		{"abfss://la@acct1.dfs.core.windows.net/wh", "container names"},
+		{"abfss://a--b@acct1.dfs.core.windows.net/wh", "container names"},
+		{"abfss://lake@Acct1.dfs.core.windows.net/wh", "account host"},
+		{"abfss://lake@acct1.file.core.windows.net/wh", "account host"},
+		{"abfss://lake@acct1.dfs/wh", "account host"},
+		{"abfss://lake@acct_1.dfs.core.windows.net/wh", "account host"},
+		{"abfss://lake@acct1.dfs.core..net/wh", "account host"},
+		{"abfss://lake@acct1.dfs.core.windows.net:443/wh", "account host"},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh/../x", "'..'"},
+		{"wasbs://lake@acct1.blob.core.windows.net/wh//x", "empty"},
 	}
 	for _, c := range bad {
 		got, err := Normalize(c.in)
@@ -101,6 +120,14 @@ func TestWithin(t *testing.T) {
 		{"s3://b/wh", "s3://b/wh//t", false},
 		{"s3://b/wh", "S3://b/wh/t", true},
 		{"bad", "s3://b/wh", false},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "abfss://lake@acct1.dfs.core.windows.net/wh/t", true},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "wasbs://lake@acct1.blob.core.windows.net/wh/t", true},
+		{"wasbs://lake@acct1.blob.core.windows.net/wh", "abfss://lake@acct1.dfs.core.windows.net/wh", true},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "abfss://lake@acct2.dfs.core.windows.net/wh/t", false},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "abfss://other@acct1.dfs.core.windows.net/wh/t", false},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "abfss://lake@acct1.dfs.core.chinacloudapi.cn/wh/t", false},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "abfss://lake@acct1.dfs.core.windows.net/wh2", false},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "s3://lake/wh/t", false},
 	}
 	for _, c := range cases {
 		if got := Within(c.prefix, c.loc); got != c.want {
@@ -117,6 +144,7 @@ func TestRel(t *testing.T) {
 		{"file:///wh/t", "file:///wh/t/metadata/v1.json", "metadata/v1.json"},
 		{"file:///wh/t", "file:///wh/t", ""},
 		{"s3://b", "s3://b/x/y", "x/y"},
+		{"abfss://lake@acct1.dfs.core.windows.net/wh", "wasbs://lake@acct1.blob.core.windows.net/wh/t/m.json", "t/m.json"},
 	}
 	for _, c := range cases {
 		if rel, ok := Rel(c.prefix, c.loc); !ok || rel != c.rel {

@@ -1,7 +1,7 @@
 // Package storage reads, writes and deletes catalog-owned files (metadata
 // JSON) in a warehouse's object store: local files, S3 and GCS, through
 // apache/iceberg-go's FileIO implementations. Every location must pass
-// location.Normalize (an absolute file, s3 or gs URI without ".."), so the
+// location.Normalize (an absolute file, s3, gs, abfss or wasbs URI without ".."), so the
 // catalog never opens a relative path, and Delete never removes a directory.
 package storage
 
