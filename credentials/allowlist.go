@@ -18,6 +18,7 @@ var credentialOnlyKeys = map[string]bool{
 	"s3.session-token-expires-at-ms":          true,
 	"client.refresh-credentials-endpoint":     true,
 	"gcs.oauth2.refresh-credentials-endpoint": true,
+	"adls.refresh-credentials-endpoint":       true,
 }
 
 // signingKeys are what the catalog answers instead of credentials for a
@@ -39,7 +40,7 @@ func allowed(key, value string, credential bool) bool {
 	if key == "s3.sse.type" && !sseTypes[strings.ToLower(value)] {
 		return false
 	}
-	return configKeys[key] || (credential && credentialOnlyKeys[key])
+	return configKeys[key] || (credential && credentialOnlyKeys[key]) || adlsHostKey(key)
 }
 
 // FilterConfig returns the entries of a LoadTableResult config that pass
@@ -71,4 +72,14 @@ func filter(cfg map[string]string, ok func(k, v string) bool) (map[string]string
 		}
 	}
 	return out, dropped
+}
+
+// adlsHostKey accepts the per-account Azure keys (adls.sas-token.<host>,
+// adls.sas-token-expires-at-ms.<host>) for a storage account host.
+func adlsHostKey(key string) bool {
+	host, ok := strings.CutPrefix(key, "adls.sas-token.")
+	if !ok {
+		host, ok = strings.CutPrefix(key, "adls.sas-token-expires-at-ms.")
+	}
+	return ok && adlsSuffix.MatchString(host)
 }

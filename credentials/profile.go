@@ -125,9 +125,9 @@ func (p GCSProfile) Redacted() GCSProfile {
 	return p
 }
 
-// ParseProfile validates a storage profile of any type ("s3" or "gcs")
-// and seals its secret. It returns the profile to store and its redacted
-// form for display.
+// ParseProfile validates a storage profile of any type ("s3", "gcs" or
+// "adls") and seals its secret. It returns the profile to store and its
+// redacted form for display.
 func ParseProfile(raw []byte, sealer *Sealer) (stored any, redacted any, err error) {
 	var head struct {
 		Type string `json:"type"`
@@ -164,6 +164,12 @@ func ParseProfile(raw []byte, sealer *Sealer) (stored any, redacted any, err err
 		}
 		p.CredentialsJSON, p.SealedKey = nil, sealed
 		return &p, p.Redacted(), nil
+	case "adls":
+		p, err := ParseADLSProfile(raw, sealer)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Redacted(), nil
 	}
-	return nil, nil, errors.New(`storage profile: type must be "s3" or "gcs"`)
+	return nil, nil, errors.New(`storage profile: type must be "s3", "gcs" or "adls"`)
 }

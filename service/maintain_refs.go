@@ -178,7 +178,7 @@ func (rw *refWalker) manifestEntries(ctx context.Context, m iceberg.ManifestFile
 }
 
 func (rw *refWalker) icebergIO(ctx context.Context, loc string) (icebergio.IO, error) {
-	props, err := rw.s.ioProps(rw.w, loc)
+	props, err := rw.s.ioProps(ctx, rw.w, loc)
 	if err != nil {
 		return nil, errUnreadable("manifest", err)
 	}

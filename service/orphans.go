@@ -89,7 +89,7 @@ func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Id
 	rep := &OrphanReport{DryRun: opt.DryRun, OrphanFiles: []string{}}
 	allowed := tablePrefixes(w, obj.Location)
 	var orphans []string
-	props, err := s.ioProps(w, obj.Location)
+	props, err := s.ioProps(ctx, w, obj.Location)
 	if err != nil {
 		return nil, err
 	}

@@ -274,7 +274,7 @@ func (t tableIO) Open(name string) (icebergio.File, error) {
 	if !t.prefixes.Contains(name) {
 		return nil, errOutsideTable
 	}
-	props, err := t.s.ioProps(t.w, name)
+	props, err := t.s.ioProps(t.ctx, t.w, name)
 	if err != nil {
 		return nil, err
 	}

@@ -209,7 +209,7 @@ const purgeParallelism = 16
 // collectManifests adds the manifests of a v1-v3 snapshot and the files
 // they list. The manifest list was checked by the caller.
 func (p *purger) collectManifests(ctx context.Context, snap table.Snapshot) {
-	props, err := p.s.ioProps(p.w, snap.ManifestList)
+	props, err := p.s.ioProps(ctx, p.w, snap.ManifestList)
 	var manifests []iceberg.ManifestFile
 	if err == nil {
 		var fio icebergio.IO
@@ -226,7 +226,7 @@ func (p *purger) collectManifests(ctx context.Context, snap table.Snapshot) {
 			continue
 		}
 		p.seen[m.FilePath()] = true
-		props, err := p.s.ioProps(p.w, m.FilePath())
+		props, err := p.s.ioProps(ctx, p.w, m.FilePath())
 		var fio icebergio.IO
 		if err == nil {
 			fio, err = p.s.files.IcebergIO(ctx, m.FilePath(), props)

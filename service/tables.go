@@ -277,9 +277,12 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 	var list []credentials.StorageCredential
 	for _, c := range creds {
 		filtered, _ := credentials.FilterCredential(c.Config)
-		if strings.HasPrefix(c.Prefix, "gs://") {
+		switch {
+		case strings.HasPrefix(c.Prefix, "gs://"):
 			filtered["gcs.oauth2.refresh-credentials-endpoint"] = refresh
-		} else {
+		case strings.HasPrefix(c.Prefix, "abfss://"), strings.HasPrefix(c.Prefix, "wasbs://"):
+			filtered["adls.refresh-credentials-endpoint"] = refresh
+		default:
 			filtered["client.refresh-credentials-endpoint"] = refresh
 		}
 		list = append(list, credentials.StorageCredential{Prefix: c.Prefix, Config: filtered})

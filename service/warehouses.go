@@ -24,7 +24,9 @@ var reservedPrefixes = map[string]bool{
 // NormalizeLocation validates a storage location and returns it in
 // canonical form (internal/location): file:///abs/path (file:/abs/path and
 // file://localhost/abs/path are accepted), s3://bucket/... or
-// gs://bucket/..., lowercase scheme, no ".", ".." or empty segment, no
+// gs://bucket/..., abfss://container@account.dfs.<suffix>/... or
+// wasbs://container@account.blob.<suffix>/..., lowercase scheme, no ".",
+// ".." or empty segment, no
 // trailing slash. 400 when it does not normalise; the message gives the
 // reason, not the location.
 func NormalizeLocation(loc string) (string, error) {
@@ -202,8 +204,15 @@ func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) 
 		Type string `json:"type"`
 	}
 	_ = json.Unmarshal([]byte(w.StorageProfile), &head)
-	if head.Type == "gcs" {
+	switch head.Type {
+	case "gcs":
 		var p credentials.GCSProfile
+		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
+			return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
+		}
+		return p.Redacted(), nil
+	case "adls":
+		var p credentials.ADLSProfile
 		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
 			return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
 		}

@@ -137,15 +137,16 @@ func (v *GCS) token(ctx context.Context, key string, p *credentials.GCSProfile, 
 
 // Multi dispatches to the vendor of a warehouse's profile type.
 type Multi struct {
-	S3  *S3
-	GCS *GCS
+	S3   *S3
+	GCS  *GCS
+	ADLS *ADLS
 }
 
 var _ credentials.Vendor = Multi{}
 
 // New returns the vendors for every supported profile type.
 func New(sealer *credentials.Sealer, opts ...Option) Multi {
-	m := Multi{S3: NewS3(sealer), GCS: NewGCS(sealer, nil)}
+	m := Multi{S3: NewS3(sealer), GCS: NewGCS(sealer, nil), ADLS: NewADLS(sealer, nil)}
 	for _, o := range opts {
 		o(&m)
 	}
@@ -165,6 +166,14 @@ func (m Multi) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLoca
 		return m.S3.Vend(ctx, wh, tableLocation, level)
 	case "gcs":
 		return m.GCS.Vend(ctx, wh, tableLocation, level)
+	case "adls":
+		return m.ADLS.Vend(ctx, wh, tableLocation, level)
 	}
 	return nil, nil, nil
+}
+
+// CatalogSAS returns the catalog's own SAS for an Azure profile without an
+// account key; see ADLS.CatalogSAS.
+func (m Multi) CatalogSAS(ctx context.Context, p *credentials.ADLSProfile) (string, error) {
+	return m.ADLS.CatalogSAS(ctx, p)
 }

@@ -14,12 +14,12 @@ import (
 type Option func(*Multi)
 
 // WithTracerProvider makes every token service call (STS AssumeRole,
-// Google STS downscoping) a span under the request's span; nil: none.
+// Google STS downscoping, Azure delegation keys) a span under the request's span; nil: none.
 // Cache hits are not calls and have no span.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(m *Multi) {
 		t := tracing.Tracer(tp)
-		m.S3.tracer, m.GCS.tracer = t, t
+		m.S3.tracer, m.GCS.tracer, m.ADLS.tracer = t, t, t
 	}
 }
 
@@ -48,6 +48,7 @@ func endCall(span trace.Span, err error) {
 }
 
 var (
-	cloudAWS = semconv.CloudProviderAWS
-	cloudGCP = semconv.CloudProviderGCP
+	cloudAWS   = semconv.CloudProviderAWS
+	cloudGCP   = semconv.CloudProviderGCP
+	cloudAzure = semconv.CloudProviderAzure
 )

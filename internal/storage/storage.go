@@ -108,7 +108,8 @@ func (p *Provider) For(ctx context.Context, location string, props map[string]st
 	if err != nil {
 		return nil, fmt.Errorf("invalid location %q: %w", location, err)
 	}
-	key := u.Scheme + "://" + u.Host + "|" + fingerprint(props)
+	// An Azure IO is bound to its container, the location's user part.
+	key := u.Scheme + "://" + u.User.String() + "@" + u.Host + "|" + fingerprint(props)
 	p.mu.Lock()
 	io, ok := p.cache[key]
 	p.mu.Unlock()

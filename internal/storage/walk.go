@@ -26,7 +26,7 @@ type Listed struct {
 var ErrNotListable = errors.New("this storage cannot list files")
 
 // Walk calls fn for every file under root (a directory URI: file://,
-// s3://, gs://), recursively, and for nothing outside it. A root that does
+// s3://, gs://, abfss://, wasbs://), recursively, and for nothing outside it. A root that does
 // not exist walks nothing. It stops at the first error fn or the store
 // returns.
 //
@@ -34,8 +34,8 @@ var ErrNotListable = errors.New("this storage cannot list files")
 // followed nor reported, so a walk never leaves root through one. In an
 // object store every object whose key starts with root's key and a "/" is
 // a file (so walking .../t never lists a sibling .../t2), except directory
-// markers: keys ending in "/", and empty objects whose content type names
-// a directory.
+// markers: keys ending in "/", empty objects whose content type names a
+// directory, and ADLS Gen2 directories (hdi_isfolder).
 func (p *Provider) Walk(ctx context.Context, root string, props map[string]string, fn func(Listed) error) error {
 	if err := check(root); err != nil {
 		return err
@@ -139,6 +139,13 @@ func directoryObject(ctx context.Context, b *blob.Bucket, key string) (bool, err
 	attrs, err := b.Attributes(ctx, key)
 	if err != nil {
 		return false, err
+	}
+	// ADLS Gen2 shows a directory to the Blob API as an empty blob with
+	// metadata hdi_isfolder=true.
+	for k, v := range attrs.Metadata {
+		if strings.EqualFold(k, "hdi_isfolder") && strings.EqualFold(v, "true") {
+			return true, nil
+		}
 	}
 	mt, _, err := mime.ParseMediaType(attrs.ContentType)
 	if err != nil {
