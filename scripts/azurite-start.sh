@@ -24,7 +24,7 @@ DIR=$(mktemp -d /tmp/azurite.XXXXXX)
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
   -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
   -keyout "$DIR/key.pem" -out "$DIR/cert.pem" >/dev/null 2>&1
-cat /etc/ssl/certs/ca-certificates.crt "$DIR/cert.pem" >"$DIR/bundle.pem" 2>/dev/null || cp "$DIR/cert.pem" "$DIR/bundle.pem"
+cat "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" "$DIR/cert.pem" >"$DIR/bundle.pem" 2>/dev/null || cp "$DIR/cert.pem" "$DIR/bundle.pem"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 "$BIN" --blobHost 127.0.0.1 --blobPort "$PORT" --location "$DIR/data" \
   --cert "$DIR/cert.pem" --key "$DIR/key.pem" --oauth basic \

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: starts a throwaway Postgres (unless
 # CATALOG_TEST_DATABASE_URL is set), SeaweedFS S3+STS (unless
-# SEAWEED_S3_ENDPOINT is set; built once into ~/.cache/lakehold) and Keycloak
+# SEAWEED_S3_ENDPOINT is set; built once into ~/.cache/lakehold), Azurite
+# (unless AZURITE_BLOB_ENDPOINT is set; installed once from npm into the
+# same cache) and Keycloak
 # (unless KEYCLOAK_ISSUER is set; fetched once into the same cache), checks
 # generated code, then runs every Go test and the Kubernetes chart check
 # (scripts/chart-check.sh). Extra arguments go to `go test`.
@@ -34,15 +36,20 @@ if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
   eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("scripts/seaweed-stop.sh $SEAWEED_PID $SEAWEED_DIR")
 fi
+if [ -z "${AZURITE_BLOB_ENDPOINT:-}" ]; then
+  env_=$(scripts/azurite-start.sh) # set -e stops here when it fails
+  eval "$(echo "$env_" | sed 's/^/export /')"
+  cleanup+=("scripts/azurite-stop.sh $AZURITE_PID $AZURITE_DIR")
+fi
 if [ -z "${KEYCLOAK_ISSUER:-}" ]; then
   env_=$(scripts/keycloak-start.sh) # set -e stops here when it fails
   eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("scripts/keycloak-stop.sh $KEYCLOAK_PID $KEYCLOAK_DIR")
 fi
-# Tests that need Postgres, SeaweedFS or Keycloak fail (not skip) when they are missing;
+# Tests that need Postgres, SeaweedFS, Azurite or Keycloak fail (not skip) when they are missing;
 # the replica fault test (integration/fault) runs too. The console's
 # browser tests fail, not skip, without chromium (.ci/run installs it).
-export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1 CATALOG_TEST_REQUIRE_KEYCLOAK=1 CATALOG_TEST_FAULT=1
+export CATALOG_TEST_REQUIRE_POSTGRES=1 CATALOG_TEST_REQUIRE_SEAWEED=1 CATALOG_TEST_REQUIRE_AZURITE=1 CATALOG_TEST_REQUIRE_KEYCLOAK=1 CATALOG_TEST_FAULT=1
 export CATALOG_TEST_REQUIRE_BROWSER=1
 
 scripts/check-generate.sh

@@ -3,29 +3,22 @@ package vending_test
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/credentials/vending"
+	"github.com/lakehold/catalog/internal/azuritetest"
 )
 
 // These tests run against Azurite, Microsoft's Azure Storage emulator,
@@ -37,54 +30,15 @@ import (
 // delegation-key flow are checked by Azurite on container SAS tokens the
 // same code signs.
 
-// Azurite's well-known development account.
 const (
-	azAccount = "devstoreaccount1"
-	azKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	azAccount = azuritetest.Account
+	azKey     = azuritetest.Key
 )
-
-// azurite returns Azurite's Blob endpoint and a transport trusting its
-// certificate (and extra, e.g. a stand-in identity provider's).
-func azurite(t *testing.T, extra ...*x509.Certificate) (string, *http.Transport) {
-	t.Helper()
-	ep := os.Getenv("AZURITE_BLOB_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CATALOG_TEST_REQUIRE_AZURITE") == "1" {
-			t.Fatal("AZURITE_BLOB_ENDPOINT is not set but Azurite is required")
-		}
-		t.Skip("needs Azurite: AZURITE_BLOB_ENDPOINT and AZURITE_CA (make test starts it)")
-	}
-	pemBytes, err := os.ReadFile(os.Getenv("AZURITE_CA"))
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(pemBytes))
-	for _, c := range extra {
-		pool.AddCert(c)
-	}
-	return ep, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
-}
-
-func blobOpts(rt http.RoundTripper) *azblob.ClientOptions {
-	return &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: rt}, Retry: policy.RetryOptions{MaxRetries: -1}}}
-}
-
-// ensureContainer creates the container with the account key unless it exists.
-func ensureContainer(t *testing.T, ep string, rt http.RoundTripper, name string) {
-	t.Helper()
-	cred, err := azblob.NewSharedKeyCredential(azAccount, azKey)
-	require.NoError(t, err)
-	c, err := azblob.NewClientWithSharedKeyCredential(ep+"/"+azAccount, cred, blobOpts(rt))
-	require.NoError(t, err)
-	_, err = c.CreateContainer(context.Background(), name, nil)
-	if err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
-		require.NoError(t, err)
-	}
-}
 
 // withSAS returns a client that authenticates with nothing but the SAS.
 func withSAS(t *testing.T, ep string, rt http.RoundTripper, token string) *azblob.Client {
 	t.Helper()
-	c, err := azblob.NewClientWithNoCredential(ep+"/"+azAccount+"?"+token, blobOpts(rt))
+	c, err := azblob.NewClientWithNoCredential(ep+"/"+azAccount+"?"+token, azuritetest.Options(rt))
 	require.NoError(t, err)
 	return c
 }
@@ -142,8 +96,8 @@ func checkDirectorySAS(t *testing.T, cfg map[string]string, dir, perms string, l
 }
 
 func TestADLSSharedKeyOnAzurite(t *testing.T) {
-	ep, rt := azurite(t)
-	ensureContainer(t, ep, rt, "lake")
+	ep, rt := azuritetest.Endpoint(t)
+	azuritetest.EnsureContainer(t, ep, rt, "lake")
 	sealer, _ := credentials.NewSealer(bytes.Repeat([]byte{3}, 32))
 	p, wh := adlsProfile(t, sealer, map[string]any{"type": "adls", "account-name": azAccount, "filesystem": "lake",
 		"endpoint": ep, "account-key": azKey})
@@ -185,48 +139,11 @@ func TestADLSSharedKeyOnAzurite(t *testing.T) {
 	t.Log("Azurite has no hierarchical namespace: the directory SAS's scope is checked by its fields only")
 }
 
-// entra is a stand-in for Entra ID's token endpoint, which cannot run
-// offline. It issues tokens Azurite's OAuth check accepts (issuer,
-// audience, lifetime, object and tenant ids; Azurite does not check
-// signatures) only for the right client secret, and counts them.
-type entra struct {
-	*httptest.Server
-	issued atomic.Int32
-}
-
-func newEntra(t *testing.T, tenant, clientID, secret string) *entra {
-	e := &entra{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/"+tenant+"/v2.0/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
-		base := e.URL + "/" + tenant
-		_ = json.NewEncoder(w).Encode(map[string]any{"token_endpoint": base + "/oauth2/v2.0/token",
-			"authorization_endpoint": base + "/oauth2/v2.0/authorize", "issuer": base + "/v2.0"})
-	})
-	mux.HandleFunc("/"+tenant+"/oauth2/v2.0/token", func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		if r.PostForm.Get("client_id") != clientID || r.PostForm.Get("client_secret") != secret {
-			w.WriteHeader(401)
-			_ = json.NewEncoder(w).Encode(map[string]any{"error": "invalid_client"})
-			return
-		}
-		now := time.Now().Unix()
-		claims, _ := json.Marshal(map[string]any{"aud": "https://storage.azure.com", "iss": "https://sts.windows.net/" + tenant + "/",
-			"iat": now - 60, "nbf": now - 60, "exp": now + 3600, "oid": "7a1d3c52-0000-4000-8000-00000000c0de", "tid": tenant})
-		enc := base64.RawURLEncoding
-		jwt := enc.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`)) + "." + enc.EncodeToString(claims) + "." + enc.EncodeToString([]byte("unsigned"))
-		e.issued.Add(1)
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": jwt, "token_type": "Bearer", "expires_in": 3600})
-	})
-	e.Server = httptest.NewTLSServer(mux)
-	t.Cleanup(e.Close)
-	return e
-}
-
 func TestADLSUserDelegationOnAzurite(t *testing.T) {
 	tenant := "72f988bf-0000-4000-8000-000000000001"
-	idp := newEntra(t, tenant, "lakehold-app", "app-secret-91c")
-	ep, rt := azurite(t, idp.Certificate())
-	ensureContainer(t, ep, rt, "udk")
+	idp := azuritetest.NewEntra(t, tenant, "lakehold-app", "app-secret-91c")
+	ep, rt := azuritetest.Endpoint(t, idp.Certificate())
+	azuritetest.EnsureContainer(t, ep, rt, "udk")
 	sealer, _ := credentials.NewSealer(bytes.Repeat([]byte{4}, 32))
 	p, wh := adlsProfile(t, sealer, map[string]any{"type": "adls", "account-name": azAccount, "filesystem": "udk",
 		"endpoint": ep, "tenant-id": tenant, "client-id": "lakehold-app", "client-secret": "app-secret-91c",
@@ -250,7 +167,7 @@ func TestADLSUserDelegationOnAzurite(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, download(withSAS(t, ep, rt, ro), "udk", "wh/ns/t2/metadata/00000.json"))
 	refused(t, upload(withSAS(t, ep, rt, ro), "udk", "wh/ns/t2/metadata/00001.json"), "a write with a read SAS")
-	require.Equal(t, int32(1), idp.issued.Load(), "one token and one delegation key serve every SAS")
+	require.Equal(t, int32(1), idp.Issued.Load(), "one token and one delegation key serve every SAS")
 
 	_, wrong := adlsProfile(t, sealer, map[string]any{"type": "adls", "account-name": azAccount, "filesystem": "udk",
 		"endpoint": ep, "tenant-id": tenant, "client-id": "lakehold-app", "client-secret": "wrong",
