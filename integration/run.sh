@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The interop tier: builds the catalog, starts Postgres (unless
 # CATALOG_TEST_DATABASE_URL is set) and runs real clients against the binary,
-# each on a fresh database: the Java REST compatibility kit, PyIceberg,
-# DuckDB, Spark (also reading through server-side scan planning), Spark
-# with Comet, Trino 483 and iceberg-go. Clients are installed from the
+# each on a fresh database: the Java REST compatibility kit, PyIceberg
+# (also on Azurite), DuckDB, Spark (also reading through server-side scan
+# planning), Spark with Comet, Trino 483 and iceberg-go. Clients are installed from the
 # registries into $LAKEHOLD_CACHE (default ~/.cache/lakehold), outside the
 # repository.
 # Prints one line per client, "CLIENT: N passed, M failed, K skipped", and
@@ -27,6 +27,12 @@ if [ -z "${SEAWEED_S3_ENDPOINT:-}" ]; then
   eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("\"$root/scripts/seaweed-stop.sh\" $SEAWEED_PID $SEAWEED_DIR")
 fi
+if [ -z "${AZURITE_BLOB_ENDPOINT:-}" ]; then
+  env_=$("$root/scripts/azurite-start.sh") || { echo "interop: Azurite did not start" >&2; exit 1; }
+  eval "$(echo "$env_" | sed 's/^/export /')"
+  cleanup+=("\"$root/scripts/azurite-stop.sh\" $AZURITE_PID $AZURITE_DIR")
+fi
+export CATALOG_TEST_REQUIRE_AZURITE=1
 # Every catalog started here can seal storage-profile secrets.
 export CATALOG_SECRET_KEY=${CATALOG_SECRET_KEY:-$(head -c 32 /dev/urandom | base64)}
 
@@ -75,6 +81,10 @@ run_pytest column-files test_column_files.py
 run_pytest v4-upgrade test_v4_upgrade.py
 run_pytest v4-guard test_v4_guard.py
 run_pytest PyIceberg-vended test_vended.py
+# Azure: PyIceberg on Azurite, which serves HTTPS with a throwaway
+# certificate; the catalog (Go) and the clients (OpenSSL, requests) trust
+# it through a bundle that also holds the system's roots.
+SSL_CERT_FILE=$AZURITE_CA_BUNDLE REQUESTS_CA_BUNDLE=$AZURITE_CA_BUNDLE run_pytest Azure test_azure.py
 # Remote signing: PyIceberg, and Spark with Iceberg 1.12 then 1.11 (which
 # find the sign route differently), with no storage keys.
 SIGNING_SPARK_JARS="$SPARK_JAR,$SPARK_AWS_JAR" run_pytest Remote-signing test_signing.py

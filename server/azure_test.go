@@ -120,6 +120,10 @@ func TestAzureWarehouseWithAccountKey(t *testing.T) {
 	require.NoError(t, err)
 	b, logs := azureSetup(t, "lakekey", vending.NewADLS(sealer, rt), sealer)
 	r := b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "adls",
+		"account-name": azuritetest.Account, "filesystem": "otherfs", "endpoint": ep, "account-key": azuritetest.Key})
+	require.Equal(t, 400, r.status, "a profile whose filesystem does not hold the warehouse: %s", r.body)
+	require.NotContains(t, string(r.body), azuritetest.Key[:20])
+	r = b.do(t, "PUT", "/management/v1/warehouses/wh/storage-profile", map[string]any{"type": "adls",
 		"account-name": azuritetest.Account, "filesystem": "lakekey", "endpoint": ep, "account-key": azuritetest.Key})
 	require.Equal(t, 200, r.status, "%s", r.body)
 	shown := string(r.body) + string(b.do(t, "GET", "/management/v1/warehouses/wh/storage-profile", nil).body)

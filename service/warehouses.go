@@ -162,9 +162,10 @@ func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*sto
 	return w, err
 }
 
-// SetStorageProfile validates a warehouse's S3 storage profile, seals its
-// secret with the server key and stores it. 400 for an invalid profile or
-// when the server has no secret key; 404 for a missing warehouse.
+// SetStorageProfile validates a warehouse's storage profile, seals its
+// secret with the server key and stores it. 400 for an invalid profile,
+// an Azure profile whose filesystem does not hold the warehouse, or when
+// the server has no secret key; 404 for a missing warehouse.
 func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte) (any, error) {
 	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
 		return nil, err
@@ -172,6 +173,11 @@ func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte
 	p, redacted, err := credentials.ParseProfile(raw, s.opts.Sealer)
 	if err != nil {
 		return nil, fault.Wrap(fault.BadRequest, err, "%s", fault.ClientText(err))
+	}
+	if ap, ok := p.(*credentials.ADLSProfile); ok {
+		if err := s.checkADLSWarehouse(ctx, name, ap); err != nil {
+			return nil, err
+		}
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
@@ -223,4 +229,19 @@ func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) 
 		return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
 	}
 	return p.Redacted(), nil
+}
+
+// checkADLSWarehouse refuses an Azure profile whose account and
+// filesystem do not hold the warehouse's location (400): no table there
+// could get a SAS, nor could the catalog write its metadata. 404 for a
+// missing warehouse.
+func (s *Service) checkADLSWarehouse(ctx context.Context, name string, p *credentials.ADLSProfile) error {
+	w, err := s.getWarehouse(ctx, name)
+	if err != nil {
+		return err
+	}
+	if _, err := p.ParseADLSLocation(w.Location + "/t"); err != nil {
+		return fault.New(fault.BadRequest, "storage profile: the warehouse location is not in filesystem %s of account %s", p.Filesystem, p.AccountName)
+	}
+	return nil
 }

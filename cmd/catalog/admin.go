@@ -46,7 +46,7 @@ func setupWarehouse(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) erro
 		var location, profileFile, secretKey *string
 		switch sub {
 		case "create":
-			location = fs.String("location", "", "storage location: file:///path, s3://bucket/prefix or gs://bucket/prefix (required)")
+			location = fs.String("location", "", "storage location: file:///path, s3://bucket/prefix, gs://bucket/prefix or abfss://filesystem@account.dfs.core.windows.net/prefix (required)")
 		case "set-profile":
 			profileFile = fs.String("profile", "", "JSON storage profile file (see docs/credentials.md) (required)")
 			secretKey = fs.String("secret-key", os.Getenv("CATALOG_SECRET_KEY"), "base64 32-byte key sealing the profile's secrets (embedded default: <data-dir>/secret.key) [CATALOG_SECRET_KEY]")
