@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -167,6 +168,9 @@ func (m Multi) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLoca
 	case "gcs":
 		return m.GCS.Vend(ctx, wh, tableLocation, level)
 	case "adls":
+		if m.ADLS == nil {
+			return nil, nil, errors.New("no Azure vendor is configured")
+		}
 		return m.ADLS.Vend(ctx, wh, tableLocation, level)
 	}
 	return nil, nil, nil
@@ -175,5 +179,8 @@ func (m Multi) Vend(ctx context.Context, wh credentials.WarehouseInfo, tableLoca
 // CatalogSAS returns the catalog's own SAS for an Azure profile without an
 // account key; see ADLS.CatalogSAS.
 func (m Multi) CatalogSAS(ctx context.Context, p *credentials.ADLSProfile) (string, error) {
+	if m.ADLS == nil {
+		return "", errors.New("no Azure vendor is configured")
+	}
 	return m.ADLS.CatalogSAS(ctx, p)
 }

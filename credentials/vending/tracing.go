@@ -19,7 +19,15 @@ type Option func(*Multi)
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(m *Multi) {
 		t := tracing.Tracer(tp)
-		m.S3.tracer, m.GCS.tracer, m.ADLS.tracer = t, t, t
+		if m.S3 != nil {
+			m.S3.tracer = t
+		}
+		if m.GCS != nil {
+			m.GCS.tracer = t
+		}
+		if m.ADLS != nil {
+			m.ADLS.tracer = t
+		}
 	}
 }
 
