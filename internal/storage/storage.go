@@ -66,8 +66,12 @@ type FileIO interface {
 	Open(ctx context.Context, location string) (icebergio.File, error)
 }
 
+// maxCachedIOs bounds a Provider's cache of configured IOs.
+const maxCachedIOs = 256
+
 // Provider hands out a FileIO for a location, configured with the
-// warehouse's storage properties. IOs are cached per bucket and properties.
+// warehouse's storage properties. IOs are cached per bucket and properties,
+// at most maxCachedIOs of them.
 type Provider struct {
 	mu            sync.Mutex
 	cache         map[string]icebergio.IO
@@ -127,6 +131,14 @@ func (p *Provider) For(ctx context.Context, location string, props map[string]st
 			return nil, fmt.Errorf("storage for %s: %w", location, err)
 		}
 		p.mu.Lock()
+		if len(p.cache) >= maxCachedIOs {
+			// Keys change when credentials do (a rotated secret, a renewed
+			// SAS): drop an arbitrary entry rather than grow for ever.
+			for k := range p.cache {
+				delete(p.cache, k)
+				break
+			}
+		}
 		p.cache[key] = io
 		p.mu.Unlock()
 	}

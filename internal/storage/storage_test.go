@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestRefusesRelativeAndDotDot: the catalog never opens a path that is not
@@ -78,4 +81,16 @@ func TestDeleteNeverRemovesADirectory(t *testing.T) {
 	if ok, err := io.Exists(ctx, f); err != nil || ok {
 		t.Fatalf("file still there: %v, %v", ok, err)
 	}
+}
+
+// TestProviderCacheIsBounded: IOs configured with ever new properties (a
+// renewed SAS, a rotated secret) do not pile up in the cache.
+func TestProviderCacheIsBounded(t *testing.T) {
+	p := NewProvider()
+	loc := "file://" + t.TempDir() + "/f"
+	for i := range maxCachedIOs + 50 {
+		_, err := p.For(context.Background(), loc, map[string]string{"adls.sas-token.x": strconv.Itoa(i)})
+		require.NoError(t, err)
+	}
+	require.Len(t, p.cache, maxCachedIOs)
 }
