@@ -26,8 +26,8 @@ it plans the scan (POST .../plan, then .../tasks for plan tasks) with
 X-Iceberg-Column-Files: true and X-Iceberg-Access-Delegation:
 vended-credentials on every request, reads each planned file with its
 column files and deletion vector (package clients/go/stitch), opens files
-with the table's vended storage config (file://, s3://, gs://) and writes
-the rows to stdout, or to the file --out names:
+with the table's vended storage config (file://, s3://, gs://, abfss://)
+and writes the rows to stdout, or to the file --out names:
 
   arrow    an Arrow IPC stream (one schema, field ids in the field metadata)
   parquet  one Parquet file (zstd; the field ids in the Parquet schema)

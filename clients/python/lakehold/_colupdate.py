@@ -156,15 +156,17 @@ def _build(table: Table, job: Job, task: dict[str, Any]) -> _Built:
                    "file-size-in-bytes": size, "record-count": data.num_rows}, info)
 
 
-def run(table: Table, job: Job) -> int:
+def run(table: Table, job: Job, fresh: bool = False) -> int:
     """Plan, write column files for every base ``job`` changes, commit them
     in one request; returns the new (or, when nothing changed, current)
     snapshot id. Retries a 409 up to CONFLICT_TRIES times, rewriting only
     bases that changed. Written files are deleted when the commit is
-    refused, kept when its outcome is unknown."""
+    refused, kept when its outcome is unknown. ``fresh`` says the caller
+    has just reloaded the table, so the first try plans without reloading."""
     try:
-        for _ in range(CONFLICT_TRIES):
-            table.refresh()
+        for attempt in range(CONFLICT_TRIES):
+            if attempt or not fresh:
+                table.refresh()
             snap = table.current_snapshot_id
             if snap is None:
                 raise LakeholdError("the table has no snapshot: append data before updating columns")

@@ -171,7 +171,7 @@ class Table:
             raise LakeholdError("merge_columns needs at least one column besides the key")
         self.refresh()
         self._output_fields(cols)
-        return _colupdate.run(self, _colupdate.merge_job(self, src, key, cols, snapshot_properties))
+        return _colupdate.run(self, _colupdate.merge_job(self, src, key, cols, snapshot_properties), fresh=True)
 
     def _output_fields(self, outputs: list[str] | pa.Schema) -> list[pa.Field]:
         """Table fields for ``outputs``, adding a pa.Schema's new columns to
