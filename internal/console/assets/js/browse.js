@@ -169,7 +169,7 @@ function warehouseInfo(wh) {
       h('dl', {}, h('dt', {}, 'Location'), h('dd', {class: 'mono'}, w.location)),
       h('h3', {}, 'Storage profile'),
       profile ? h('pre', {class: 'mono', id: 'profile'}, JSON.stringify(profile, null, 2)) : empty('No storage profile: clients get no vended credentials and no signatures.'),
-      mayManage && profileForm(wh),
+      mayManage && (/^(abfss|wasbs):\/\//.test(w.location) ? azureProfileForm(wh) : profileForm(wh)),
       mayManage && deleteWarehouse(wh));
   }, (e) => replace(box, errorBox(e, 'Loading the warehouse')));
   return box;
@@ -203,6 +203,39 @@ function profileForm(wh) {
   h('label', {for: 'sp-secret'}, 'secret-access-key (write-only)'), secret,
   h('label', {class: 'inline'}, pathStyle, ' path-style-access'),
   h('label', {class: 'inline'}, signing, ' remote-signing-enabled (engines sign through the catalog; role-arn optional)'),
+  h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Save profile')), status));
+}
+
+const AZURE_FIELDS = ['account-name', 'filesystem', 'endpoint-suffix', 'sas-lifetime', 'tenant-id', 'client-id', 'authority-host', 'endpoint'];
+
+// azureProfileForm sets an adls profile: the account key, or a service
+// principal's tenant, client id and secret (docs/credentials.md, Azure).
+function azureProfileForm(wh) {
+  const inputs = Object.fromEntries(AZURE_FIELDS.map((f) => [f, h('input', {id: 'az-' + f, autocomplete: 'off', class: 'mono'})]));
+  const key = h('input', {id: 'az-account-key', type: 'password', autocomplete: 'new-password', class: 'mono'});
+  const secret = h('input', {id: 'az-client-secret', type: 'password', autocomplete: 'new-password', class: 'mono'});
+  const status = h('div', {class: 'status', role: 'status'});
+  return h('details', {}, h('summary', {}, 'Set an Azure (ADLS) storage profile'), h('form', {onsubmit: async (ev) => {
+    ev.preventDefault();
+    const body = {type: 'adls'};
+    for (const f of AZURE_FIELDS) if (inputs[f].value.trim()) body[f] = inputs[f].value.trim();
+    if (key.value) body['account-key'] = key.value;
+    if (secret.value) body['client-secret'] = secret.value;
+    replace(status, 'Saving…');
+    try {
+      await guarded('manage-warehouses', {kind: 'warehouse', warehouse: wh}, () =>
+        api('PUT', `/management/v1/warehouses/${encodeURIComponent(wh)}/storage-profile`, body));
+      key.value = '';
+      secret.value = '';
+      go({wh}, true);
+    } catch (e) {
+      replace(status, errorBox(e, 'Setting the profile'));
+    }
+  }},
+  h('p', {class: 'muted'}, 'The profile is replaced as a whole. Give the account key, or tenant-id, client-id and client-secret of a service principal. Secrets are sealed by the catalog and never shown back: enter them each time. Tables get SAS tokens confined to their directory (ADLS Gen2 accounts).'),
+  AZURE_FIELDS.map((f) => [h('label', {for: 'az-' + f}, f), inputs[f]]),
+  h('label', {for: 'az-account-key'}, 'account-key (write-only)'), key,
+  h('label', {for: 'az-client-secret'}, 'client-secret (write-only)'), secret,
   h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Save profile')), status));
 }
 
