@@ -1,7 +1,9 @@
 // Package vending mints storage credentials scoped to one table: S3
-// credentials through STS AssumeRole with an inline session policy. It
-// implements credentials.Vendor; the policies themselves come from
-// package credentials.
+// credentials through STS AssumeRole with an inline session policy, GCS
+// tokens downscoped at Google STS, and Azure SAS tokens on the table's
+// directory; and it signs S3 requests for remote signing. It implements
+// credentials.Vendor and credentials.Signer; the policies themselves come
+// from package credentials.
 package vending
 
 import (
