@@ -100,9 +100,7 @@ func (v *ADLS) CatalogSAS(ctx context.Context, p *credentials.ADLSProfile) (stri
 	if p.SharedKey() {
 		return "", nil
 	}
-	raw, _ := json.Marshal(p)
-	sum := sha256.Sum256(raw)
-	m, err := v.cache.get("catalog|"+hex.EncodeToString(sum[:8]), v.now, func() (mintedSAS, time.Time, error) {
+	m, err := v.cache.get("catalog|"+profileKey(p), v.now, func() (mintedSAS, time.Time, error) {
 		values := sas.BlobSignatureValues{
 			Protocol:      sasProtocol(p),
 			Permissions:   (&sas.ContainerPermissions{Read: true, Add: true, Create: true, Write: true, Delete: true, List: true}).String(),
@@ -149,9 +147,7 @@ func (v *ADLS) sign(ctx context.Context, p *credentials.ADLSProfile, values sas.
 // principal, valid for twice the SAS lifetime (at most the 7 days Azure
 // allows) and renewed at half of that.
 func (v *ADLS) delegationKey(ctx context.Context, p *credentials.ADLSProfile, access string) (delegationKey, error) {
-	raw, _ := json.Marshal(p)
-	sum := sha256.Sum256(raw)
-	return v.keys.get(hex.EncodeToString(sum[:8]), v.now, func() (delegationKey, time.Time, error) {
+	return v.keys.get(profileKey(p), v.now, func() (delegationKey, time.Time, error) {
 		secret, err := v.sealer.Open(p.SealedClientSecret)
 		if err != nil {
 			return delegationKey{}, time.Time{}, err
@@ -217,6 +213,14 @@ func (r endpointRedirect) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.URL.RawPath = ""
 	}
 	return r.base.RoundTrip(req)
+}
+
+// profileKey names a profile (sealed secret included) in the caches, so
+// that a changed profile never reuses what the old one minted.
+func profileKey(p *credentials.ADLSProfile) string {
+	raw, _ := json.Marshal(p)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8])
 }
 
 // sasProtocol is https only, except for a plain-http emulator endpoint.

@@ -26,9 +26,9 @@ type Listed struct {
 var ErrNotListable = errors.New("this storage cannot list files")
 
 // Walk calls fn for every file under root (a directory URI: file://,
-// s3://, gs://, abfss://, wasbs://), recursively, and for nothing outside it. A root that does
-// not exist walks nothing. It stops at the first error fn or the store
-// returns.
+// s3://, gs://, abfss://, wasbs://), recursively, and for nothing outside
+// it. A root that does not exist walks nothing. It stops at the first
+// error fn or the store returns.
 //
 // On a local disk only regular files count: symbolic links are neither
 // followed nor reported, so a walk never leaves root through one. In an
