@@ -39,6 +39,9 @@ func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanReq
 		if b.UseSnapshotSchema != nil {
 			pr.UseSnapshotSchema = *b.UseSnapshotSchema
 		}
+		if b.StatsFields != nil {
+			pr.StatsFields = append([]string{}, *b.StatsFields...) // never nil: an empty list asks for none
+		}
 	}
 	res, err := s.svc.PlanScan(ctx, req.Prefix, id, pr)
 	if err != nil {

@@ -96,12 +96,31 @@ func TestPlanTableScanREST(t *testing.T) {
 			require.JSONEq(t, `[]`, string(task.DataFile["partition"]))
 			require.JSONEq(t, `{"keys":[1,2],"values":[10,10]}`, string(task.DataFile["value-counts"]))
 
+			// stats-fields: only c2's counts; an empty list, none (the same
+			// file planned, by the filter on c2's stats).
+			p, _ = plan(map[string]any{"stats-fields": []string{"c2"},
+				"filter": json.RawMessage(`{"type":"and","left":{"type":"gt-eq","term":"c2","value":300},"right":{"type":"lt","term":"c2","value":400}}`)})
+			require.NoError(t, json.Unmarshal(p.Tasks[0], &task))
+			require.JSONEq(t, `{"keys":[2],"values":[10]}`, string(task.DataFile["value-counts"]))
+			p, got = plan(map[string]any{"stats-fields": []string{},
+				"filter": json.RawMessage(`{"type":"and","left":{"type":"gt-eq","term":"c2","value":300},"right":{"type":"lt","term":"c2","value":400}}`)})
+			require.Equal(t, []string{"data/f3.parquet"}, got)
+			task.DataFile = nil
+			require.NoError(t, json.Unmarshal(p.Tasks[0], &task))
+			require.NotContains(t, task.DataFile, "value-counts")
+			require.NotContains(t, task.DataFile, "null-value-counts")
+			r = b.do(t, "POST", path+"/plan", map[string]any{"stats-fields": []string{"nope"}})
+			typ, msg := r.errorOf(t)
+			require.Equal(t, 400, r.status, "%s", r.body)
+			require.Equal(t, "BadRequestException", typ)
+			require.Contains(t, msg, "nope")
+
 			p, got = plan(map[string]any{})
 			require.NotEmpty(t, p.PlanTasks, "six tasks over a limit of two are paged")
 			require.Equal(t, []string{"data/f0.parquet", "data/f1.parquet", "data/f2.parquet", "data/f3.parquet", "data/f4.parquet", "data/f5.parquet"}, got)
 
 			r = b.do(t, "POST", path+"/plan", map[string]any{"filter": json.RawMessage(`{"type":"eq","term":"nope","value":1}`)})
-			typ, msg := r.errorOf(t)
+			typ, msg = r.errorOf(t)
 			require.Equal(t, 400, r.status)
 			require.Equal(t, "BadRequestException", typ)
 			require.Contains(t, msg, "nope")

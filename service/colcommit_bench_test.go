@@ -148,7 +148,7 @@ func BenchmarkWideColumnCommit(b *testing.B) {
 		}
 		before := metadataFiles(b, metaDir)
 		b.StartTimer()
-		plan, err := svc.PlanScan(ctx, "wh", id, service.PlanRequest{Select: []string{"id", "score"}, CaseSensitive: true, ColumnFilesOK: true})
+		plan, err := svc.PlanScan(ctx, "wh", id, service.PlanRequest{Select: []string{"id", "score"}, CaseSensitive: true, ColumnFilesOK: true, StatsFields: []string{}})
 		if err != nil || len(plan.Tasks) != wideFiles {
 			b.Fatalf("plan: %d tasks, %v", len(plan.Tasks), err)
 		}
@@ -179,9 +179,55 @@ func BenchmarkWideColumnCommit(b *testing.B) {
 	b.ReportMetric(float64(jsonBytes)/n, "json-b/commit")
 }
 
+// BenchmarkWideFirstColumnCommit is BenchmarkWideColumnCommit on fresh
+// tables: per op, a new table whose 10 bases sit in one leaf (one files
+// commit, outside the timer), then the client's plan and the first score
+// commit, which must retire that leaf. This is what issue 24's bench
+// measures per update; the steady state above is what a table refreshed
+// every day sees.
+func BenchmarkWideFirstColumnCommit(b *testing.B) {
+	ctx := context.Background()
+	svc, fields := newWideService(b)
+	template := b.TempDir()
+	for f := 0; f < wideFiles; f++ {
+		writeWide(b, filepath.Join(template, fmt.Sprintf("base-%02d.parquet", f)), fields, f*wideRows)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		id, dir := addWideTable(b, svc, fmt.Sprintf("wide%d", i), template)
+		c := service.ColumnFilesCommit{Ident: id}
+		for f := 0; f < wideFiles; f++ {
+			name := fmt.Sprintf("data/score-%d.parquet", f)
+			size := writeScores(b, filepath.Join(dir, name), fields, f)
+			c.ColumnFiles = append(c.ColumnFiles, service.ColumnFileInput{DataFile: fmt.Sprintf("data/base-%02d.parquet", f),
+				Location: name, FileFormat: "parquet", FieldIDs: []int{wideScoreID}, FileSizeInBytes: size, RecordCount: wideRows})
+		}
+		b.StartTimer()
+		plan, err := svc.PlanScan(ctx, "wh", id, service.PlanRequest{Select: []string{"id", "score"}, CaseSensitive: true, ColumnFilesOK: true, StatsFields: []string{}})
+		if err != nil || len(plan.Tasks) != wideFiles {
+			b.Fatalf("plan: %d tasks, %v", len(plan.Tasks), err)
+		}
+		if _, err := svc.CommitColumnFiles(ctx, "wh", c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // newWideTable creates the v4 table and commits its 10 base files in one
 // files request (stats from their footers).
 func newWideTable(b *testing.B) (*service.Service, string, service.Ident, []arrow.Field) {
+	svc, fields := newWideService(b)
+	template := b.TempDir()
+	for f := 0; f < wideFiles; f++ {
+		writeWide(b, filepath.Join(template, fmt.Sprintf("base-%02d.parquet", f)), fields, f*wideRows)
+	}
+	id, dir := addWideTable(b, svc, "wide", template)
+	return svc, dir, id, fields
+}
+
+// newWideService is a service on SQLite with warehouse wh and namespace ns.
+func newWideService(b *testing.B) (*service.Service, []arrow.Field) {
 	ctx := context.Background()
 	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "c.db"))
 	require.NoError(b, err)
@@ -191,23 +237,35 @@ func newWideTable(b *testing.B) (*service.Service, string, service.Ident, []arro
 	require.NoError(b, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(b, err)
-	schema, fields := wideSchema()
-	id := service.Ident{Namespace: []string{"ns"}, Name: "wide"}
+	_, fields := wideSchema()
+	return svc, fields
+}
+
+// addWideTable creates v4 table ns.name and commits the base files in
+// template (hard-linked into its data directory) in one files request.
+func addWideTable(b *testing.B, svc *service.Service, name, template string) (service.Ident, string) {
+	ctx := context.Background()
+	schema, _ := wideSchema()
+	id := service.Ident{Namespace: []string{"ns"}, Name: name}
 	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
-		Name: "wide", Properties: map[string]string{"format-version": "4"}, Schema: []byte(schema)})
+		Name: name, Properties: map[string]string{"format-version": "4"}, Schema: []byte(schema)})
 	require.NoError(b, err)
 	var meta struct {
 		Location string `json:"location"`
 	}
 	require.NoError(b, jsonUnmarshal(res.Metadata, &meta))
 	dir := strings.TrimPrefix(meta.Location, "file://")
+	require.NoError(b, os.MkdirAll(filepath.Join(dir, "data"), 0o755))
 	adds := make([]service.DataFileInput, wideFiles)
 	for f := range adds {
 		name := fmt.Sprintf("data/base-%02d.parquet", f)
-		size := writeWide(b, filepath.Join(dir, name), fields, f*wideRows)
-		adds[f] = service.DataFileInput{Location: name, FileFormat: "parquet", RecordCount: wideRows, FileSizeInBytes: size}
+		src := filepath.Join(template, fmt.Sprintf("base-%02d.parquet", f))
+		require.NoError(b, os.Link(src, filepath.Join(dir, name)))
+		st, err := os.Stat(src)
+		require.NoError(b, err)
+		adds[f] = service.DataFileInput{Location: name, FileFormat: "parquet", RecordCount: wideRows, FileSizeInBytes: st.Size()}
 	}
 	_, err = svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: id, AddDataFiles: adds})
 	require.NoError(b, err)
-	return svc, dir, id, fields
+	return id, dir
 }

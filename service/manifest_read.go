@@ -46,7 +46,7 @@ func manifestSource(f icebergio.File, whole bool) (parquet.ReaderAtSeeker, error
 // planLeafReads bounds the leaf manifests one plan reads at a time.
 const planLeafReads = 8
 
-// readLeavesInOrder reads the leaves with readLeaf (all columns), up to
+// readLeavesInOrder reads the leaves as the plan views them, up to
 // planLeafReads at a time, and hands each leaf's rows to use in the order
 // of leaves, as a sequential loop would: use sees leaf i only after leaf
 // i-1, and the first error in that order (a read's or use's) is returned.
@@ -58,7 +58,7 @@ func (p *scanPlanV4) readLeavesInOrder(ctx context.Context, leaves []*v4manifest
 	case 0:
 		return nil
 	case 1:
-		rows, err := p.s.readLeaf(ctx, p.w, p.st, leaves[0], nil)
+		rows, err := p.s.readLeafView(ctx, p.w, p.st, leaves[0], p.view)
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (p *scanPlanV4) readLeavesInOrder(ctx context.Context, leaves []*v4manifest
 				return
 			}
 			go func() {
-				rows, err := p.s.readLeaf(ctx, p.w, p.st, leaf, nil)
+				rows, err := p.s.readLeafView(ctx, p.w, p.st, leaf, p.view)
 				results[i] <- read{rows, err}
 			}()
 		}

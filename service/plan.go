@@ -26,6 +26,11 @@ type PlanRequest struct {
 	UseSnapshotSchema bool
 	// ColumnFilesOK is set when the client sent X-Iceberg-Column-Files: true.
 	ColumnFilesOK bool
+	// StatsFields names the fields whose column counts the tasks of a v4
+	// plan carry: nil means every field (what clients that never send
+	// stats-fields get), empty means none. Fewer stats are fewer manifest
+	// columns to read.
+	StatsFields []string
 }
 
 // DeleteFile is a delete file that one or more planned tasks must apply:

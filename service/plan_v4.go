@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -134,6 +136,8 @@ type scanPlanV4 struct {
 	parts  map[int]*scanplan.Filter // projected filters by spec id
 	top    map[int]int              // field id → its top-level field id
 	sel    map[int]bool             // selected top-level ids; nil = all
+	stats  map[int]bool             // fields whose counts tasks carry; nil = all
+	view   leafView                 // what the plan reads from a leaf
 	roots  map[int64][]v4manifest.TrackedFile
 	// skip are the locations the append part of an incremental plan
 	// leaves out: the column-change part returns them as of end.
@@ -172,6 +176,37 @@ func (p *scanPlanV4) bind(sc *iceberg.Schema) error {
 	p.top = scanplan.TopLevel(sc)
 	if p.sel, err = scanplan.TopLevelIDs(sc, p.req.Select, p.req.CaseSensitive, p.filter.FieldIDs()); err != nil {
 		return fault.New(fault.BadRequest, "%s", err.Error())
+	}
+	return p.bindStats(sc)
+}
+
+// bindStats resolves the requested stats fields (400 for a name sc does
+// not have) and sets what the plan reads from its leaves: every column but
+// the stats, plus the stats of the requested and filtered fields. With no
+// stats fields requested, it reads them all.
+func (p *scanPlanV4) bindStats(sc *iceberg.Schema) error {
+	p.stats, p.view = nil, leafView{}
+	if p.req.StatsFields == nil {
+		return nil
+	}
+	p.stats = map[int]bool{}
+	for _, name := range p.req.StatsFields {
+		f, ok := sc.FindFieldByName(name)
+		if !p.req.CaseSensitive {
+			f, ok = sc.FindFieldByNameCaseInsensitive(name)
+		}
+		if !ok {
+			return fault.New(fault.BadRequest, "stats-fields: no field %q in the table schema", name)
+		}
+		p.stats[f.ID] = true
+	}
+	read := maps.Clone(p.stats)
+	for _, id := range p.filter.FieldIDs() {
+		read[id] = true
+	}
+	p.view = leafView{stats: slices.Sorted(maps.Keys(read))}
+	if p.view.stats == nil {
+		p.view.stats = []int{}
 	}
 	return nil
 }
@@ -575,7 +610,7 @@ func (p *scanPlanV4) counts(r *v4manifest.TrackedFile) (vc, nc, nan map[int]int6
 		(*m)[id] = *v
 	}
 	for id, fs := range r.ContentStats {
-		if fs == nil || (ok != nil && !ok(id)) {
+		if fs == nil || (ok != nil && !ok(id)) || (p.stats != nil && !p.stats[id]) {
 			continue
 		}
 		put(&vc, id, fs.ValueCount)

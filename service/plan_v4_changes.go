@@ -109,7 +109,7 @@ func (p *scanPlanV4) columnFilesAdded(ctx context.Context, chain []*table.Snapsh
 			}
 			switch {
 			case rr.Tracking.Status == v4manifest.StatusAdded && deref(rr.Tracking.SnapshotID) == snap.SnapshotID:
-				leaf, err := p.s.readLeaf(ctx, p.w, p.st, rr, nil)
+				leaf, err := p.s.readLeafView(ctx, p.w, p.st, rr, p.view)
 				if err != nil {
 					return nil, err
 				}

@@ -157,15 +157,17 @@ func (p *scanPlanV4) applicable(dels []eqDelete, r *v4manifest.TrackedFile) []in
 // of this table references it, and re-checks the caller's access, so a
 // forged token can read nothing a plan request could not.
 type planToken struct {
-	V       int             `json:"v"`
-	Table   string          `json:"t"`
-	Snap    int64           `json:"s"` // the planned snapshot (its deletes)
-	Schema  int             `json:"sc"`
-	Inc     bool            `json:"i,omitempty"`
-	Filter  json.RawMessage `json:"f,omitempty"`
-	Select  []string        `json:"sel,omitempty"`
-	CaseSen bool            `json:"cs"`
-	Leaves  []tokenLeaf     `json:"l"`
+	V      int             `json:"v"`
+	Table  string          `json:"t"`
+	Snap   int64           `json:"s"` // the planned snapshot (its deletes)
+	Schema int             `json:"sc"`
+	Inc    bool            `json:"i,omitempty"`
+	Filter json.RawMessage `json:"f,omitempty"`
+	Select []string        `json:"sel,omitempty"`
+	// Stats are the request's stats fields; absent (nil) means all.
+	Stats   []string    `json:"st"`
+	CaseSen bool        `json:"cs"`
+	Leaves  []tokenLeaf `json:"l"`
 	// Skip are files (relative to the table) that an incremental plan's
 	// column-change part already returned.
 	Skip []string `json:"k,omitempty"`
@@ -198,7 +200,7 @@ func (p *scanPlanV4) tokens(units []planUnit) ([]string, error) {
 }
 
 func (p *scanPlanV4) newToken(units []planUnit) planToken {
-	t := planToken{V: 1, Table: p.st.meta.TableUUID().String(), Schema: p.sc.ID, Filter: p.req.Filter, Select: p.req.Select, CaseSen: p.req.CaseSensitive}
+	t := planToken{V: 1, Table: p.st.meta.TableUUID().String(), Schema: p.sc.ID, Filter: p.req.Filter, Select: p.req.Select, Stats: p.req.StatsFields, CaseSen: p.req.CaseSensitive}
 	if len(units) > 0 {
 		t.Inc = units[0].Added
 	}
@@ -240,7 +242,7 @@ func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident
 	}
 	p := &scanPlanV4{s: s, w: w, id: id, st: &v4State{meta: md, location: md.Location()}, parts: map[int]*scanplan.Filter{},
 		roots: map[int64][]v4manifest.TrackedFile{},
-		req:   PlanRequest{Filter: tok.Filter, Select: tok.Select, CaseSensitive: tok.CaseSen, ColumnFilesOK: columnFilesOK}}
+		req:   PlanRequest{Filter: tok.Filter, Select: tok.Select, StatsFields: tok.Stats, CaseSensitive: tok.CaseSen, ColumnFilesOK: columnFilesOK}}
 	if err := p.bind(sc); err != nil {
 		return PlanResult{}, errNoPlanTask(id)
 	}

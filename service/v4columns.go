@@ -278,24 +278,65 @@ func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc 
 }
 
 // readLeaf reads a leaf referenced by root row rr with inheritance applied
-// and the rows rr's manifest deletion vector masks left out.
-// Narrow reads (a column projection) are cached: manifests are immutable
-// once written, so a cached read never goes stale and replicas need not
-// agree on it; the key includes what the rows inherit from rr. The cache
-// holds every row, masked or not, and the mask is applied on the way
-// out: a column commit changes the mask of the leaves it touches, and the
-// next commit should not have to decode them again for that.
+// and the rows rr's manifest deletion vector masks left out, projected to
+// the top-level columns cols (nil: all, stats of every field included).
 func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
+	return s.readLeafView(ctx, w, st, rr, leafView{cols: cols})
+}
+
+// leafView is what a read takes from a leaf: its top-level columns (nil:
+// all) and, when stats is not nil, only these table fields' stats.
+type leafView struct {
+	cols, stats []int
+}
+
+// noStats is every column of a leaf but the stats: what a plan that
+// returns no counts and has no filter reads.
+var noStats = leafView{stats: []int{}}
+
+// narrow reports whether v leaves out enough to be worth caching (a full
+// read of a wide leaf is most of its size in memory).
+func (v leafView) narrow() bool { return v.cols != nil || v.stats != nil }
+
+// key identifies v in the leaf cache; a nil stats list (all) and an empty
+// one (none) differ.
+func (v leafView) key() string {
+	stats := "all"
+	if v.stats != nil {
+		stats = fmt.Sprint(v.stats)
+	}
+	return fmt.Sprintf("%v|%s", v.cols, stats)
+}
+
+// withoutStats reports whether v reads no stats column.
+func (v leafView) withoutStats() bool {
+	return (v.stats != nil && len(v.stats) == 0) || (v.cols != nil && !slices.Contains(v.cols, v4manifest.IDContentStats))
+}
+
+// readLeafView is readLeaf for any view. Narrow reads are cached:
+// manifests are immutable once written, so a cached read never goes stale
+// and replicas need not agree on it; the key includes what the rows
+// inherit from rr. A view without stats is also served from a cached
+// noStats read of the leaf (a plan's), which holds every other column.
+// The cache holds every row, masked or not, and the mask is applied on
+// the way out: a column commit changes the mask of the leaves it touches,
+// and the next commit should not have to decode them again for that.
+func (s *Service) readLeafView(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, v leafView) ([]v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(st.location, rr.Location)
-	if cols == nil {
+	if !v.narrow() {
 		return s.readManifest(ctx, w, loc, st.location, rr, nil)
 	}
-	key := fmt.Sprintf("%s|%v|%d|%d|%d|%d", loc, cols, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
+	inherit := fmt.Sprintf("%s|%d|%d|%d|%d", loc, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
 		deref(rr.Tracking.FileSequenceNumber), deref(rr.Tracking.FirstRowID))
+	key := inherit + "|" + v.key()
 	rows, ok := s.leafCache.Get(key)
+	if !ok && v.withoutStats() {
+		rows, ok = s.leafCache.Get(inherit + "|" + noStats.key())
+	}
 	if !ok {
 		var err error
-		rows, err = s.readManifestWith(ctx, w, loc, v4manifest.ReaderOptions{Columns: cols, TableLocation: st.location, InheritFrom: rr, IncludeMasked: true})
+		rows, err = s.readManifestWith(ctx, w, loc, v4manifest.ReaderOptions{Columns: v.cols, StatsFields: v.stats,
+			TableLocation: st.location, InheritFrom: rr, IncludeMasked: true})
 		if err != nil {
 			return nil, err
 		}

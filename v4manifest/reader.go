@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
 // ErrMalformed is returned when the file is not a readable v4 manifest (or
@@ -24,6 +25,12 @@ type ReaderOptions struct {
 	// Columns are the top-level field ids to read (nil reads all).
 	// content_type is always read.
 	Columns []int
+	// StatsFields, when not nil, narrows content_stats (if read at all) to
+	// the stats of these table field ids: a wide table's stats are most of
+	// a leaf's columns, and a plan that filters on one field and returns
+	// no counts needs that field's only. Other fields' stats come back
+	// absent, as if never collected. Empty reads no stats.
+	StatsFields []int
 	// TableLocation resolves relative locations (kept as stored when empty).
 	TableLocation string
 	// InheritFrom is the root row that references this leaf: null snapshot
@@ -92,13 +99,41 @@ func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err er
 			want[c] = true
 		}
 	}
-	sch := pf.MetaData().Schema
-	for c := 0; c < sch.NumColumns(); c++ {
-		if opts.Columns == nil || want[int(sch.ColumnRoot(c).FieldID())] {
-			rd.cols = append(rd.cols, c)
+	var stats map[int]bool
+	if opts.StatsFields != nil {
+		stats = make(map[int]bool, len(opts.StatsFields))
+		for _, id := range opts.StatsFields {
+			stats[id] = true
 		}
 	}
+	sch := pf.MetaData().Schema
+	for c := 0; c < sch.NumColumns(); c++ {
+		root := sch.ColumnRoot(c)
+		if opts.Columns != nil && !want[int(root.FieldID())] {
+			continue
+		}
+		if stats != nil && root.FieldID() == IDContentStats && !stats[statsFieldOf(sch.Column(c).SchemaNode(), root)] {
+			continue
+		}
+		rd.cols = append(rd.cols, c)
+	}
 	return rd, nil
+}
+
+// statsFieldOf is the table field id whose stats the content_stats leaf
+// column n belongs to (its ancestor just below root), or -1.
+func statsFieldOf(n, root schema.Node) int {
+	for n != nil && n.Parent() != nil && n.Parent() != root {
+		n = n.Parent()
+	}
+	if n == nil || n.Parent() != root {
+		return -1
+	}
+	id, ok := FieldForStatsBase(int(n.FieldID()))
+	if !ok {
+		return -1
+	}
+	return id
 }
 
 // recoverAs turns a panic inside the Parquet decoder into ErrMalformed: a

@@ -189,6 +189,39 @@ func TestProjectionReadsOnlyAskedColumns(t *testing.T) {
 	require.Zero(t, got[0].RecordCount)
 }
 
+func TestStatsFieldsNarrowContentStats(t *testing.T) {
+	sc := allTypesSchema()
+	rows := sampleRows()
+	data := writeAll(t, WriterOptions{Content: ContentDataLeaf, Schema: sc, Specs: twoSpecs(t, sc)}, rows)
+	all := readAll(t, data, ReaderOptions{})
+	var withStats []int
+	for id := range all[0].ContentStats {
+		withStats = append(withStats, id)
+	}
+	require.GreaterOrEqual(t, len(withStats), 2, "the sample needs stats on two fields at least")
+	keep := withStats[0]
+
+	one := readAll(t, data, ReaderOptions{StatsFields: []int{keep}})
+	require.Len(t, one, len(all))
+	for i := range one {
+		want := all[i]
+		if all[i].ContentStats != nil {
+			want.ContentStats = map[int]*FieldStats{}
+			if s := all[i].ContentStats[keep]; s != nil {
+				want.ContentStats[keep] = s
+			}
+		}
+		require.Equal(t, want, one[i], "row %d: only field %d's stats, everything else as in a full read", i, keep)
+	}
+
+	none := readAll(t, data, ReaderOptions{StatsFields: []int{}})
+	for i := range none {
+		want := all[i]
+		want.ContentStats = nil
+		require.Equal(t, want, none[i], "row %d: no stats, everything else as in a full read", i)
+	}
+}
+
 func TestEmptyStructsAreOmitted(t *testing.T) {
 	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "tags", Type: &iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.String}})
 	as, err := ArrowSchema(sc, []iceberg.PartitionSpec{*iceberg.UnpartitionedSpec}, false)

@@ -110,7 +110,11 @@ class Table:
     def _plan(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """Plan on the server and return every file-scan task, following
         ``plan-tasks`` through ``/tasks``; each task's ``delete-files`` holds
-        the delete-file objects it references. LakeholdError for a failed plan."""
+        the delete-file objects it references. LakeholdError for a failed plan.
+        Unless ``body`` names ``stats-fields``, it asks for none: this reader
+        never uses column counts, and the catalog then reads less of each
+        manifest."""
+        body = {"stats-fields": [], **body}
         res = self._rest.request("POST", f"{self._path}/plan", json=body)
         if res.get("status") not in (None, "completed"):
             raise LakeholdError(f"scan planning answered status {res.get('status')!r}")
