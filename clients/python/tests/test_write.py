@@ -40,7 +40,8 @@ def test_append_writes_field_ids_and_stats_in_one_commit(catalog: lakehold.Catal
     summary = t.snapshot(sid)["summary"]
     assert summary["added-data-files"] == "3" and summary["added-records"] == "30", summary
     assert summary.get("job") == "test-append", summary
-    tasks = t._plan({})
+    assert all("null-value-counts" not in x["data-file"] for x in t._plan({})), "the library asks for no counts"
+    tasks = t._plan({"stats-fields": ["score"]})
     assert len(tasks) == 3
     ids = {f.name: _schema.field_id(f) for f in t.schema()}
     for task in tasks:
@@ -56,6 +57,7 @@ def test_append_writes_field_ids_and_stats_in_one_commit(catalog: lakehold.Catal
         rows = [r for r in data.to_pylist() if r["ts"].date() == day]
         assert df["record-count"] == len(rows)
         assert nulls[ids["score"]] == sum(r["score"] is None for r in rows)
+        assert set(nulls) == {ids["score"]}, "counts of the stats-fields only"
     # Pruning works off the sent stats: a filter outside every bound plans nothing.
     assert t._plan({"filter": {"type": "gt", "term": "id", "value": 1000}}) == []
     assert t.scan().to_arrow().sort_by("id").to_pylist() == data.to_pylist()
