@@ -275,14 +275,19 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
     src = _write.conform(source.select(columns), pa.schema(cf_fields))
 
     def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
-        cur = read_base(table, task, [key, *columns], True)
-        idx = index.lookup(cur.column(key))
+        idx = index.lookup(read_base(table, task, [key], False).column(key))
         live = pa.array(live_mask(table, task))
         idx = pc.if_else(live, idx, pa.scalar(None, idx.type))
         changed = pc.is_valid(idx)
         matched = pc.drop_null(idx).to_numpy(zero_copy_only=False)
         if len(matched) == 0:
             return None, matched
+        if len(matched) == len(idx):
+            # Every row of the base changes: the new values alone, without
+            # reading the current ones, and no lineage column (the catalog
+            # then takes every row as changed, which each one is).
+            return src.take(idx), matched
+        cur = read_base(table, task, columns, True)
         return blend(changed, src.take(idx), cur, cf_fields), matched
 
     def check(infos: list[Any]) -> None:

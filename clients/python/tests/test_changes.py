@@ -93,3 +93,35 @@ def test_library_writes_read_back_and_change(catalog: lakehold.Catalog, namespac
     assert got.column("score").to_pylist() == want
     changed = t.changes(after_update, selected_fields=("score",)).to_arrow()
     assert sorted(changed.column("score").to_pylist()) == [-2.0, -1.0]
+
+
+def test_merge_of_every_row_writes_no_lineage(catalog: lakehold.Catalog, namespace: str) -> None:
+    """merge_columns matching every row of a base writes the new values
+    alone (no lineage column, nothing current read), and the change scan
+    still reports every row; a later partial merge of the same base carries
+    the others' lineage again."""
+    import pyarrow.parquet as pq
+
+    t = catalog.create_table((namespace, "m_" + uuid.uuid4().hex[:6]), SCHEMA)
+    t.append(rows(0, 10))
+    t.refresh()
+    before = t.current_snapshot_id
+    t.merge_columns(pa.table({"id": list(range(10)), "score": [float(i) for i in range(10)]}), key="id")
+    t.refresh()
+    (task,) = t._plan({})
+    (cf,) = task["data-file"]["column-files"]
+    with t._io.open_input(cf["location"]) as f:
+        assert pq.ParquetFile(f).schema_arrow.names == ["score"]
+    changed = t.changes(before, selected_fields=("score",)).to_arrow()
+    assert sorted(changed.column("score").to_pylist()) == [float(i) for i in range(10)]
+
+    after = t.current_snapshot_id
+    t.merge_columns(pa.table({"id": [4], "score": [-4.0]}), key="id")
+    t.refresh()
+    (task,) = t._plan({})
+    (cf,) = task["data-file"]["column-files"]
+    with t._io.open_input(cf["location"]) as f:
+        assert pq.ParquetFile(f).schema_arrow.names == ["score", "_last_updated_sequence_number"]
+    assert t.changes(after, selected_fields=("score",)).to_arrow().column("score").to_pylist() == [-4.0]
+    got = t.scan(selected_fields=("id", "score")).to_arrow().sort_by("id").column("score").to_pylist()
+    assert got == [-4.0 if i == 4 else float(i) for i in range(10)]
