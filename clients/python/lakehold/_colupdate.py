@@ -102,13 +102,23 @@ def live_mask(table: Table, task: dict[str, Any]) -> np.ndarray:
     return keep
 
 
-def read_base(table: Table, task: dict[str, Any], columns: list[str], lineage: bool) -> pa.Table:
-    """Every row of a base (deleted ones too, in base order) with the
-    current values of ``columns``, stitched."""
+BaseReader = Callable[[dict[str, Any], list[str], bool], pa.Table]
+
+
+def base_reader(table: Table) -> BaseReader:
+    """``read(task, columns, lineage)``: every row of a base (deleted ones
+    too, in base order) with the current values of ``columns``, stitched.
+    The table's Arrow schema and name mapping are worked out once, not per
+    base (on a wide table that was a fifth of a read)."""
     from ._stitch import name_mapping, read_task
 
-    return read_task(table._io, task, columns, with_row_lineage=lineage, keep_deleted_rows=True,
-                     schema=table.schema(), name_mapping=name_mapping(table.metadata))
+    schema, mapping = table.schema(), name_mapping(table.metadata)
+
+    def read(task: dict[str, Any], columns: list[str], lineage: bool) -> pa.Table:
+        return read_task(table._io, task, columns, with_row_lineage=lineage, keep_deleted_rows=True,
+                         schema=schema, name_mapping=mapping)
+
+    return read
 
 
 def blend(changed: pa.Array, new: pa.Table, current: pa.Table, fields: list[pa.Field]) -> pa.Table:
@@ -223,6 +233,7 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
     from . import _expr
 
     schema = table.schema()
+    read_base = base_reader(table)
     cf_fields = [nullable(f) for f in out_fields]
     cf_schema = pa.schema(cf_fields)
     filt = _expr.to_json(row_filter, schema) if row_filter is not None else None
@@ -230,7 +241,7 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
     filter_cols = _expr.referenced_names(filt, schema) if filt is not None else []
 
     def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
-        rows = read_base(table, task, inputs, False)
+        rows = read_base(task, inputs, False)
         out = to_arrow(fn(rows))
         missing = [f.name for f in out_fields if f.name not in out.column_names]
         if missing:
@@ -240,7 +251,7 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
         new = _write.conform(out.select([f.name for f in cf_fields]), cf_schema)
         if pred is None:
             return new, None
-        cur = read_base(table, task, sorted({*(f.name for f in out_fields), *filter_cols}), True)
+        cur = read_base(task, sorted({*(f.name for f in out_fields), *filter_cols}), True)
         changed = _mask(cur, pred)
         if not pc.any(changed).as_py():
             return None, None
@@ -264,6 +275,7 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
     """The job of ``Table.merge_columns``: new values by key; MergeKeyError
     for null or duplicate source keys and keys no live row has."""
     schema = table.schema()
+    read_base = base_reader(table)
     if key not in schema.names:
         raise LakeholdError(f"key column {key!r} is not in the table")
     if key not in source.column_names:
@@ -275,7 +287,7 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
     src = _write.conform(source.select(columns), pa.schema(cf_fields))
 
     def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
-        idx = index.lookup(read_base(table, task, [key], False).column(key))
+        idx = index.lookup(read_base(task, [key], False).column(key))
         live = pa.array(live_mask(table, task))
         idx = pc.if_else(live, idx, pa.scalar(None, idx.type))
         changed = pc.is_valid(idx)
@@ -287,7 +299,7 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
             # reading the current ones, and no lineage column (the catalog
             # then takes every row as changed, which each one is).
             return src.take(idx), matched
-        cur = read_base(table, task, columns, True)
+        cur = read_base(task, columns, True)
         return blend(changed, src.take(idx), cur, cf_fields), matched
 
     def check(infos: list[Any]) -> None:
