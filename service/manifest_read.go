@@ -43,6 +43,17 @@ func manifestSource(f icebergio.File, whole bool) (parquet.ReaderAtSeeker, error
 	return bytes.NewReader(data), nil
 }
 
+// Parsed manifest footers are cached by location (manifests are never
+// rewritten in place): a wide table's leaf is read by a plan and again by
+// the column commit that follows it, and parsing its footer of hundreds of
+// column chunks is milliseconds each time. Only footers up to
+// maxCachedFooterBytes (as stored) are kept, so the cache stays within a
+// few tens of megabytes however large the manifests.
+const (
+	maxCachedFooters     = 32
+	maxCachedFooterBytes = 256 << 10
+)
+
 // planLeafReads bounds the leaf manifests one plan reads at a time.
 const planLeafReads = 8
 

@@ -112,6 +112,7 @@ type Service struct {
 	refsCache *lru.Cache[string, []byte]
 	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
 	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
+	footers   *lru.Cache[string, *v4manifest.Footer] // parsed manifest footers by location
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -154,10 +155,11 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	refs, _ := lru.New[string, []byte](512)
 	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
 	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
+	footers, _ := lru.New[string, *v4manifest.Footer](maxCachedFooters)
 	admin := access.NewAdmin(st, opts.Authorizer, access.AdminOptions{Tokens: opts.Tokens, MaxSessionAge: opts.MaxSessionAge,
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
 	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots,
-		tracer: tracing.Tracer(opts.TracerProvider), admin: admin}
+		footers: footers, tracer: tracing.Tracer(opts.TracerProvider), admin: admin}
 }
 
 // now is the time by Options.Clock.

@@ -174,11 +174,15 @@ func (s *Service) readManifestWith(ctx context.Context, w *store.Warehouse, loc 
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
+	opts.Footer, _ = s.footers.Get(loc)
 	r, err := v4manifest.NewReader(src, opts)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
 	}
 	defer r.Close()
+	if opts.Footer == nil && r.FooterSize() <= maxCachedFooterBytes {
+		s.footers.Add(loc, r.Footer())
+	}
 	rows, err := r.All(ctx)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))

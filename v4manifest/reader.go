@@ -48,6 +48,18 @@ type ReaderOptions struct {
 	Positions map[int64]bool
 	// BatchSize is the number of rows decoded at a time (default 8192).
 	BatchSize int
+	// Footer is the footer of this same file from an earlier reader
+	// (Reader.Footer); nil parses it.
+	Footer *Footer
+}
+
+// Footer is a manifest's parsed Parquet footer. Manifests are never
+// rewritten in place, so one Footer serves every later reader of the same
+// file, which then skips parsing it: on a wide table's manifest (hundreds
+// of stats columns) that parse is milliseconds of every open. A Footer is
+// read-only and safe to share between goroutines.
+type Footer struct {
+	md *metadata.FileMetaData
 }
 
 // Reader reads TrackedFile rows from a Parquet manifest.
@@ -67,7 +79,11 @@ func NewReader(r parquet.ReaderAtSeeker, opts ReaderOptions) (rd *Reader, err er
 	// Page and array buffers come from the pool: every column of a wide
 	// manifest gets its own, and none outlives its batch (decoded rows copy
 	// what they keep, strings included).
-	pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(bufferPool)))
+	readOpts := []file.ReadOption{file.WithReadProps(parquet.NewReaderProperties(bufferPool))}
+	if opts.Footer != nil {
+		readOpts = append(readOpts, file.WithMetadata(opts.Footer.md))
+	}
+	pf, err := file.NewParquetReader(r, readOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
@@ -143,6 +159,17 @@ func recoverAs(err *error) {
 		*err = fmt.Errorf("%w: %v", ErrMalformed, p)
 	}
 }
+
+// Footer returns the file's parsed footer, for ReaderOptions.Footer of
+// later readers of the same file.
+func (r *Reader) Footer() *Footer {
+	md := r.pf.MetaData()
+	md.WriterVersion() // set once here: it is computed lazily, and shared readers would race on it
+	return &Footer{md: md}
+}
+
+// FooterSize is the size of the file's footer as stored, in bytes.
+func (r *Reader) FooterSize() int { return r.pf.MetaData().Size() }
 
 // NumRows returns the row count from the footer.
 func (r *Reader) NumRows() int64 { return r.pf.NumRows() }

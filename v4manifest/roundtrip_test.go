@@ -3,11 +3,13 @@ package v4manifest
 import (
 	"bytes"
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/mumbling"
@@ -220,6 +222,43 @@ func TestStatsFieldsNarrowContentStats(t *testing.T) {
 		want.ContentStats = nil
 		require.Equal(t, want, none[i], "row %d: no stats, everything else as in a full read", i)
 	}
+}
+
+func TestFooterReuse(t *testing.T) {
+	sc := allTypesSchema()
+	data := writeAll(t, WriterOptions{Content: ContentDataLeaf, Schema: sc, Specs: twoSpecs(t, sc)}, sampleRows())
+	r, err := NewReader(bytes.NewReader(data), ReaderOptions{})
+	require.NoError(t, err)
+	want, err := r.All(context.Background())
+	require.NoError(t, err)
+	footer := r.Footer()
+	require.Positive(t, r.FooterSize())
+	require.NoError(t, r.Close())
+
+	// The footer alone describes the file: a reader given it and a
+	// source whose footer bytes are zeroed still reads every row, so it
+	// did not parse them again.
+	blanked := bytes.Clone(data)
+	clear(blanked[len(blanked)-8-r.FooterSize() : len(blanked)-8])
+	_, err = NewReader(bytes.NewReader(blanked), ReaderOptions{})
+	require.ErrorIs(t, err, ErrMalformed, "without the footer, the blanked file is unreadable")
+	got := readAll(t, blanked, ReaderOptions{Footer: footer})
+	require.Equal(t, want, got)
+
+	// Readers share a footer across goroutines (run with -race).
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := NewReader(bytes.NewReader(data), ReaderOptions{Footer: footer, StatsFields: []int{}})
+			if err == nil {
+				_, err = r.All(context.Background())
+			}
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
 }
 
 func TestEmptyStructsAreOmitted(t *testing.T) {
