@@ -254,13 +254,13 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident,
 // refreshes it. 403 for a location that is not strictly inside the
 // warehouse: the table rule should make that impossible, but a credential
 // is the one thing that must never cover someone else's prefix.
-func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, location string) (_ map[string]string, _ []credentials.StorageCredential, err error) {
+func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, tableLoc string) (_ map[string]string, _ []credentials.StorageCredential, err error) {
 	if s.opts.Credentials == nil {
 		return map[string]string{}, nil, nil
 	}
 	var level credentials.AccessLevel
 	defer func() { s.auditVend(ctx, tableResource(w.Name, id), level, err) }()
-	if !warehousePrefixes(w).ContainsBelow(location) {
+	if !warehousePrefixes(w).ContainsBelow(tableLoc) {
 		return nil, nil, fault.New(fault.Forbidden, "Storage credentials are only vended for table locations inside the warehouse")
 	}
 	level, err = s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id))
@@ -268,7 +268,7 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 		return nil, nil, err
 	}
 	info := credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
-	cfg, creds, err := s.opts.Credentials.Vend(ctx, info, location, level)
+	cfg, creds, err := s.opts.Credentials.Vend(ctx, info, tableLoc, level)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Unavailable, err, "Could not vend storage credentials for %s", id)
 	}
@@ -280,7 +280,7 @@ func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, locati
 		switch {
 		case strings.HasPrefix(c.Prefix, "gs://"):
 			filtered["gcs.oauth2.refresh-credentials-endpoint"] = refresh
-		case strings.HasPrefix(c.Prefix, "abfss://"), strings.HasPrefix(c.Prefix, "wasbs://"):
+		case location.IsAzure(c.Prefix):
 			filtered["adls.refresh-credentials-endpoint"] = refresh
 		default:
 			filtered["client.refresh-credentials-endpoint"] = refresh

@@ -175,6 +175,21 @@ function warehouseInfo(wh) {
   return box;
 }
 
+// saveProfile PUTs a warehouse's storage profile and reloads the page; the
+// write-only inputs are cleared once it is saved, and a refusal is shown in
+// status.
+async function saveProfile(wh, body, status, secrets) {
+  replace(status, 'Saving…');
+  try {
+    await guarded('manage-warehouses', {kind: 'warehouse', warehouse: wh}, () =>
+      api('PUT', `/management/v1/warehouses/${encodeURIComponent(wh)}/storage-profile`, body));
+    for (const s of secrets) s.value = '';
+    go({wh}, true);
+  } catch (e) {
+    replace(status, errorBox(e, 'Setting the profile'));
+  }
+}
+
 const S3_FIELDS = ['region', 'endpoint', 'sts-endpoint', 'role-arn', 'external-id', 'sse-type', 'sse-key', 'credential-lifetime', 'access-key-id'];
 
 function profileForm(wh) {
@@ -188,15 +203,7 @@ function profileForm(wh) {
     const body = {type: 's3', 'path-style-access': pathStyle.checked, 'remote-signing-enabled': signing.checked};
     for (const f of S3_FIELDS) if (inputs[f].value.trim()) body[f] = inputs[f].value.trim();
     if (secret.value) body['secret-access-key'] = secret.value;
-    replace(status, 'Saving…');
-    try {
-      await guarded('manage-warehouses', {kind: 'warehouse', warehouse: wh}, () =>
-        api('PUT', `/management/v1/warehouses/${encodeURIComponent(wh)}/storage-profile`, body));
-      secret.value = '';
-      go({wh}, true);
-    } catch (e) {
-      replace(status, errorBox(e, 'Setting the profile'));
-    }
+    await saveProfile(wh, body, status, [secret]);
   }},
   h('p', {class: 'muted'}, 'The profile is replaced as a whole. The secret is sealed by the catalog and never shown back: enter it each time.'),
   S3_FIELDS.map((f) => [h('label', {for: 'sp-' + f}, f), inputs[f]]),
@@ -221,16 +228,7 @@ function azureProfileForm(wh) {
     for (const f of AZURE_FIELDS) if (inputs[f].value.trim()) body[f] = inputs[f].value.trim();
     if (key.value) body['account-key'] = key.value;
     if (secret.value) body['client-secret'] = secret.value;
-    replace(status, 'Saving…');
-    try {
-      await guarded('manage-warehouses', {kind: 'warehouse', warehouse: wh}, () =>
-        api('PUT', `/management/v1/warehouses/${encodeURIComponent(wh)}/storage-profile`, body));
-      key.value = '';
-      secret.value = '';
-      go({wh}, true);
-    } catch (e) {
-      replace(status, errorBox(e, 'Setting the profile'));
-    }
+    await saveProfile(wh, body, status, [key, secret]);
   }},
   h('p', {class: 'muted'}, 'The profile is replaced as a whole. Give the account key, or tenant-id, client-id and client-secret of a service principal. Secrets are sealed by the catalog and never shown back: enter them each time. Tables get SAS tokens confined to their directory (ADLS Gen2 accounts).'),
   AZURE_FIELDS.map((f) => [h('label', {for: 'az-' + f}, f), inputs[f]]),
