@@ -298,14 +298,17 @@ var noStats = leafView{stats: []int{}}
 // read of a wide leaf is most of its size in memory).
 func (v leafView) narrow() bool { return v.cols != nil || v.stats != nil }
 
-// key identifies v in the leaf cache; a nil stats list (all) and an empty
-// one (none) differ.
+// key identifies v in the leaf cache; a nil list (all) and an empty one
+// (none) differ.
 func (v leafView) key() string {
-	stats := "all"
-	if v.stats != nil {
-		stats = fmt.Sprint(v.stats)
+	return listKey(v.cols) + "|" + listKey(v.stats)
+}
+
+func listKey(ids []int) string {
+	if ids == nil {
+		return "all"
 	}
-	return fmt.Sprintf("%v|%s", v.cols, stats)
+	return fmt.Sprint(ids)
 }
 
 // withoutStats reports whether v reads no stats column.

@@ -44,13 +44,13 @@ type server struct {
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/token":
-		writeJSON(w, map[string]any{"access_token": rootToken, "token_type": "Bearer", "expires_in": 3600})
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": rootToken, "token_type": "Bearer", "expires_in": 3600})
 	case "/v1/token":
 		s.exchange(w, r)
 	case "/_requests":
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		writeJSON(w, s.seen)
+		writeJSON(w, http.StatusOK, s.seen)
 	default:
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		s.mu.Lock()
@@ -65,8 +65,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *server) exchange(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil || r.Form.Get("subject_token") != rootToken ||
 		r.Form.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" {
-		w.WriteHeader(http.StatusBadRequest)
-		writeJSON(w, map[string]string{"error": "invalid_grant"})
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 		return
 	}
 	var opts struct {
@@ -75,20 +74,20 @@ func (s *server) exchange(w http.ResponseWriter, r *http.Request) {
 		} `json:"accessBoundary"`
 	}
 	if json.Unmarshal([]byte(r.Form.Get("options")), &opts) != nil || len(opts.Boundary.Rules) == 0 {
-		w.WriteHeader(http.StatusBadRequest)
-		writeJSON(w, map[string]string{"error": "invalid_request", "error_description": "no access boundary"})
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "no access boundary"})
 		return
 	}
 	s.mu.Lock()
 	s.minted++
 	tok := fmt.Sprintf("bounded-%d", s.minted)
 	s.mu.Unlock()
-	writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600,
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600,
 		"issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
