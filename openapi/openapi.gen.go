@@ -503,6 +503,13 @@ type Event struct {
 	TimestampMs       int64   `json:"timestamp-ms"`
 }
 
+// ExportTableRequest defines model for ExportTableRequest.
+type ExportTableRequest struct {
+	Compact       *bool           `json:"compact,omitempty"`
+	Destination   TableIdentifier `json:"destination"`
+	FormatVersion *int32          `json:"format-version,omitempty"`
+}
+
 // FetchScanTasksRequest defines model for FetchScanTasksRequest.
 type FetchScanTasksRequest struct {
 	PlanTask string `json:"plan-task"`
@@ -1148,6 +1155,12 @@ type LoadCredentialsParams struct {
 	PlanId *string `form:"planId,omitempty" json:"planId,omitempty"`
 }
 
+// ExportTableParams defines parameters for ExportTable.
+type ExportTableParams struct {
+	IdempotencyKey           *IdempotencyKeyParam   `json:"Idempotency-Key,omitempty"`
+	XIcebergAccessDelegation *AccessDelegationParam `json:"X-Iceberg-Access-Delegation,omitempty"`
+}
+
 // CommitFilesParams defines parameters for CommitFiles.
 type CommitFilesParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
@@ -1296,6 +1309,9 @@ type CommitColumnFilesJSONRequestBody = ColumnFilesCommitRequest
 
 // CommitCompactionJSONRequestBody defines body for CommitCompaction for application/json ContentType.
 type CommitCompactionJSONRequestBody = CompactionCommitRequest
+
+// ExportTableJSONRequestBody defines body for ExportTable for application/json ContentType.
+type ExportTableJSONRequestBody = ExportTableRequest
 
 // CommitFilesJSONRequestBody defines body for CommitFiles for application/json ContentType.
 type CommitFilesJSONRequestBody = FilesCommitRequest
@@ -1731,6 +1747,9 @@ type ServerInterface interface {
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
 	LoadCredentials(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params LoadCredentialsParams)
 
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/export)
+	ExportTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params ExportTableParams)
+
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
 	CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams)
 
@@ -2032,6 +2051,11 @@ func (_ Unimplemented) PlanCompaction(w http.ResponseWriter, r *http.Request, pr
 
 // (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
 func (_ Unimplemented) LoadCredentials(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params LoadCredentialsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/export)
+func (_ Unimplemented) ExportTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params ExportTableParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4430,6 +4454,93 @@ func (siw *ServerInterfaceWrapper) LoadCredentials(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// ExportTable operation middleware
+func (siw *ServerInterfaceWrapper) ExportTable(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportTableParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	// ------------- Optional header parameter "X-Iceberg-Access-Delegation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-Iceberg-Access-Delegation")]; found {
+		var XIcebergAccessDelegation AccessDelegationParam
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-Iceberg-Access-Delegation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-Iceberg-Access-Delegation", valueList[0], &XIcebergAccessDelegation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-Iceberg-Access-Delegation", Err: err})
+			return
+		}
+
+		params.XIcebergAccessDelegation = &XIcebergAccessDelegation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ExportTable(w, r, prefix, namespace, table, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CommitFiles operation middleware
 func (siw *ServerInterfaceWrapper) CommitFiles(w http.ResponseWriter, r *http.Request) {
 
@@ -5650,6 +5761,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction", wrapper.CommitCompaction)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/export", wrapper.ExportTable)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan", wrapper.PlanTableScan)
@@ -7807,6 +7921,52 @@ func (response LoadCredentialsdefaultJSONResponse) VisitLoadCredentialsResponse(
 	return err
 }
 
+type ExportTableRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    ExportTableParams
+	Body      *ExportTableJSONRequestBody
+}
+
+type ExportTableResponseObject interface {
+	VisitExportTableResponse(w http.ResponseWriter) error
+}
+
+type ExportTable200JSONResponse struct{ LoadTableJSONResponse }
+
+func (response ExportTable200JSONResponse) VisitExportTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportTabledefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ExportTabledefaultJSONResponse) VisitExportTableResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CommitFilesRequestObject struct {
 	Prefix    PrefixParam    `json:"prefix"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -8709,6 +8869,9 @@ type StrictServerInterface interface {
 
 	// (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials)
 	LoadCredentials(ctx context.Context, request LoadCredentialsRequestObject) (LoadCredentialsResponseObject, error)
+
+	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/export)
+	ExportTable(ctx context.Context, request ExportTableRequestObject) (ExportTableResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/files)
 	CommitFiles(ctx context.Context, request CommitFilesRequestObject) (CommitFilesResponseObject, error)
@@ -10259,6 +10422,42 @@ func (sh *strictHandler) LoadCredentials(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// ExportTable operation middleware
+func (sh *strictHandler) ExportTable(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params ExportTableParams) {
+	var request ExportTableRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	var body ExportTableJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportTable(ctx, request.(ExportTableRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportTable")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ExportTableResponseObject); ok {
+		if err := validResponse.VisitExportTableResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CommitFiles operation middleware
 func (sh *strictHandler) CommitFiles(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, table TableParam, params CommitFilesParams) {
 	var request CommitFilesRequestObject
@@ -10846,180 +11045,184 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H39k9u4kei/gtK9V56pIqVxPHcvN66rel6vN3Fu1+tnO7tXFW0lENmSsEMBDABKVlzzv79CN/gpkJLG",
-	"0ni8yU/2iCTQaPQXGv3xaZSoVa4kSGtGN59GOdd8BRY0/vUiScCYbyGDBbdCybfuqXsg5OhmtASegh5F",
-	"I8lXMLoZ/U/8OoEZ6EVM38X1h6NoZJIlrLj72G5z97qxWsjF6O4uGr1UWbGS34kMzB9p0JtPoxRMokWO",
-	"n9+MrC6AbZYgmV0CSzIB0jINPDVsrvSKW7YGbYSS7JqtwPKUW864TFmCY0/l3I3OLr7nt7BUWcrgowXp",
-	"Prgcs5+FXarCMmEjxpmGvxdgLLNLbtlGFVnKuDQb0FO5bgx+kSmefuCzDCKWaOAW/B8aFsJY0P5PzhK1",
-	"WgnLrGIch7DuAVOaKQk0S5EvNE/BMO4fWsXW15dMGKZhXhhI2UbYJbu+uprKb3j6jkB89TEBRJCblBsl",
-	"PS5ij4v4Oi6kKfJcaQtpPNvGhLhoKmcwVxoYl1u7FHLhZqJFpA4wgthC+hxxaBIuWZ5xKYVcTKUGW2hp",
-	"GKKB8IqrWPI1eHz7n5XMtm4tNC29NpUGZMqEHU8dXewhJSKNGGljDxW9TmGVKwsy2f43bIdptfFu/N+w",
-	"3TPyG74Ck/MEqkHbxFk9ZxmsITMRA54s2Z/ffR+DTFQKacR+VUJCymZbJOCrj0+/YwYcu1ml2cX/fvrd",
-	"5bjERs7tsgZVloOPopEjTaEhHd04fhgG+i1fwHvxD2gj4u8F6G09eO5faiFgJaRYFavRzdOoHFdICwvQ",
-	"1cAf1C3U4oBnmdq8WuV2+xPPCiih65sQP96D8rca5uJjD74/LIFtuIalKgwwN3LEuGMVR5eQMiGZWoPW",
-	"IgUzznEkh/jJ+ukkUXIuFj2oplePxDOyeRvJ7VGRo48c9CcBm6Ex1wI2Rw155142uZIGULS/0lqhmE2U",
-	"tCAtbmOeZyJBgT351ThMf2qM+L80zEc3o3+b1BpjQk/NxHMrDvrOT0OTtjfuhdyyORdZoWnHuGT+Uwbu",
-	"WzZT6XY8uotG35fC9WQwViO+A1NkNgQePm5I+PJ/caZoSicm+cw43TNXmnFmLF9A6kUncjBJGsLxB75o",
-	"w7ezK36lbrtPulA3YP863dNqmYjun67/XCuKb7YvUV4/OHkENNuYvVgpp5+sYQkvDJhS103lYcruBgUu",
-	"qVVh2IXSZEKgiptKUvArfgtM2MsdYyJCBeg+KM2CVKRMKssSrvV2KsOq6oY5hhyzN4rU64b36Ve7hKlc",
-	"gTF8QaLMGQHevkGtSkbO+tqpS4cyj1S0z4wRCwmwKyFvhVOxhs0KkVkh2QWn/8ZCslwLmYicZ08MTngZ",
-	"MSXShF1wyX58/e1LZorZr5DYSwfpQqsirx/hn0jnuVY5aCtInLj5AgReyquQiKtl11/oc//yL5XSUQiG",
-	"G+VFkQr7au0JsT01T2jNXRRMRz+8+vDHH79lE60KC5OcWwtaTkcRm46EMQXE1imi6citczpag0zjREMK",
-	"0gqemeloFO2uhyMERCWjm1HKLcRWrCD0bgqJMB42kE6h/oVUJbjFpiAF/scJREgb626OYLnIdtf2fqm0",
-	"fc6mI46W9n85GinX0fgp3mhhYTrywsqtMASnCG9dRSch3BpV6ARuPKk4pMJ4MUZCuuGZSNC+9dR3AzYL",
-	"zes5Ku6ZXwNNEpreEcxNZQJMpBlLM3Hk4yDxHE7kw9Sccbbiki9ghYcGRw0hcIzltjC7s/3xw4e3jB66",
-	"wZqy4ML/7TCLSO4S0eUoaEI1aV+4PeF21MJHE/tRSeINlDSIqwK8IpcQB73klmdq8RLNn10mSmHOi4zO",
-	"gDxNhZuPZ29b7+wgbGcSkGmuhD9KCgurwe+41nxL9Fcb47ewjTMxB+Sp0MeVYfc5oHa2oFp9c/ggFquD",
-	"6ms5V7tonAvI0likQQRUBLCLAXdaikuhEgAfnxvxD4iFjGdb62crpZCQ9j+uA5QWjUrDZb8Irt5sQxM1",
-	"1hSEYx+a8iIgs9GocoP1rPbrwaJDYqJ0GieqkPag8brEV+EiuvcmdKAY3hPzEq0Pb2ntbg6d4BGk9g4M",
-	"mXjdLQ9sj1/0qvQ1DQ33jm/+9P7HNyiWJc/NUtm4DeXQ1w1h0MV2a3FhPDnk+INCD4YEive5IEfVECQ4",
-	"zuv69fujocidrXH4F511t2atR9uLAW+s76CgPD0csYKd09R+obT7ST3MEOyaS0NKs3cP8UAQJ0suF0eR",
-	"+Q517FB6Zw3tifqBpiPbb4fi9pBYTvvzkstUuBfPIIfmKiSGhnVPChk4uOI1JFbpA+jBL+Rb/+FP9N3n",
-	"qJu50MbGWm28ZXzAJ3QkPtLuOlpzuU+s29+jllN+ox0Ht09PqiDXmP9IFqvZHg3ZgrlHF7bwF7XpqLuE",
-	"Lng1KvfQ7bAOvSfLacAT21HyKC8FHX4a2ufTatAKxmEEdfhhl7u5ToXkmbDbU1hhaj43cCgVH8+U/cay",
-	"n7g7aNRa4DCq3mZc9mvapJSQ96GKWrwG6GLFP8ZdIbuLLPfW8SzcoLoDhVhX9XeBC0ESNbEzjOSSPw5X",
-	"M3vl5+PXJA92cOnsVPccc/xpBX2l1b1ar5ytL8f2oLcaijxbJ5CD9dQHLaCPvR/5Ct6WbqjBLdh1mmVg",
-	"LWgTsVQshDXoRR+zv7KY/d/njFu2Usayp7/7PStJYvgg0OsZJijfqYHTWguwe7uo90AwfGAc5MOe+aNR",
-	"zrVF91ZsckiOMCPuRx3Rgbc5zbO55QuI6WKjsYSZUhlw6d5AoRsrne4/ufQdJBA/FXD9WzB4gLrnDjwU",
-	"ItcCNuVF1mnw1BmztZZ+HP5cutQfBSLDC6wgCC3jW265O/013F2P4mR5qO4cWlOPM9Vf0cbG8qMOG1/G",
-	"XVoJtSH//YEr2MHUPU60RmlL8ql9D9V8JYek5+GhTvRDjq3lNEEScDYhpD/SDwEVh4/jY24n4WMuNJij",
-	"vum5qStvf8tLzjLiBaNUQveavXKiZQ0dbonnhV5A7O/PIA1HDFFI2kIxq1QdSqjBMY9QkoFMG4ZIpcNC",
-	"13WN++oyNMsLp8ZOtFC8C2PvNlemfx+/H31yHj6oNNm1jbW3xXwuKJaPLVWWCrlgnHUONvH6KZtlahai",
-	"l4c9lffcpNz7hP5qPofEirUzgtcigwWYfjs+r9451glX33IPib33kBQa+WrXIVNdCjeACC4oEwsxE27B",
-	"b1T4LJyGaeQWtrXiZEqzSowzvJpyJj3eoY5HN7LIsijAf36qbYhQfADMfsWJENbvB1f59wL3lGTmgOIE",
-	"/+JXc9X46HTnwyjG1j4N60kMMftBpZDtJe6mfMS4iYGIAoqubJP0biR5REHa5ECmsDM1n4NEuYnaJ2Ii",
-	"NY591jwrwIxHgSX0s0Lpm94V1Luw3FBw4iwDZopZ7NZeBq+4USOMVqnCstVUzjSXyZIpyS7cS1UQ5Jpn",
-	"IsW9e2L80gwGxR0af3dJcd6hcJvk9jhZSX/vvzQkBPr3I9r4ILX0RpSRv+4zImHcyH2BTW6oiskPvhmg",
-	"2CAauGLS0G3LYFCVs+yM5as8Xt1Lx1YL64QrheDrzNZceGg3vgObLN8nXH7g5tb0HkDzjMvYcnO7nxLq",
-	"Vw+ZD6Nlg5bju1fvP7DQ688ZZHTJw7hhQrK3mXs+y8C9SO/sBkuSjXjk8XNXdLeVkUn8Wk8yZIW5o6yZ",
-	"ECccEnHC0zSujLfD4W+fiwOrcONWyuNeWO+zJYKG3Eqt4T73CPcNjAEbd2zxI3AXOGmc5epwhyD+APZr",
-	"dov/QfOQzqgs772hrPcz8uvxG6OF4AvG2u+avmX6xyDx18bUjhrA70Pz/0nNAgyuF0daV07sulP2E8PU",
-	"RjKuF0UZu7QzJbcWVnlAdr+gB4bNYFFIZhSbcx20ZP0QR7pQfET/cW4Xh7nD+fRPauZXQRk7QfHvzrD/",
-	"OBKOg0NLekP7V/xj7PHWc2pyi0iL7EjIjPW3CVXM/JqLzLuUqiGdViXT2nFEgamJFM2ht/5dh070xtA9",
-	"cQIZfZcK447+PTH3tsw66sacSzOmCPPKkKZUzSWwX9WMUoNUYTGxSVhM+XDvp+RrAvn3AgoIBuBTiFhR",
-	"9NhsVZz7foun6Z0iPNbs0dmxiLiyosgWOXf2rofRW5S5y/RH7HmDhXfJqBJWw2uv10nOt14R9b0wllJn",
-	"UKT0S0lev3Qww1Y5OfviApuD90JZ5b0MQIkm9xEA1rk0AWEi4aONc77wyTGoiouMuM8L6uFd8ND0rahx",
-	"L9O/os+wBZv3Pvt2oDFNH7gtv/sQxPTeceZX5c8/xz6UEPWtDO2YgRUt8PnBCyKzaB/G/aB9MP1JzQYg",
-	"+lXNjtKbZ0ErAtEHf2WLmgMM28PX0jJxT76iBkB966qCQIbWdTQcjRynw3FRgbKX1hqD963rnRoUQ1od",
-	"dUBX2X6hT0P2wYOegwGA6ijww8EKxIOfnISacPWtrYosGFhfZegcvrxq2L2obwwehFHx9GWduNcPpLFK",
-	"+6iX8uWDoX1P39bz7IU6NFsf+M3s9lCUgM/8OzyM5UxJHtED43AwY6STLf+Y8fa5yTE/cCEtF3I4Vi3V",
-	"21gXMhzORTfascpS0LFdcnm4ia/BzR1nnCbdU2RkH/B7DLHaemyf4rzd5WMBLlK9ZbqQLG6WsaGKADO4",
-	"jJiGjFuxxno89YmvxDdWETk8Wng/XtO4ETTd5ogDDuo7fgHMKx/GhF8yvYrFCLbMWL5ldFjFWyK3cKci",
-	"HKbGwZkPY3oNplj1A/QdVQyaMy4ZcJ0J0BFzk2hd5G7P3Eb57aUyOsIwJWF8wKVFCLtRh1a6AHYQWG9g",
-	"kLWKzAosfpP+wPOhu6Njb7sak7y5X3DMGyThn7Ww0AgACJwj8WHWE8jZyDBq79urNegt1eagXPs5z7IZ",
-	"T24d0whfG+NXvuZPDMNoUN3im0EHZCdeIbC4DddSyEUArp8dYXMmiYFxZnLcCOP5OOGSLcCyjVZyQdee",
-	"/sbU8q1hJT4uTwdvly5LjNfobawoRGed+6VKhA85VrvRQwZiA9IIh5ceaSRbvHJw2lpmj4jyjZwKiLXa",
-	"mHbg1iFxB5D5MLjDueD49RjLtY3v9Z01MYbFHMnxhduacr6dqkHNiLR9hLHnLjPwNpvQDedbX+bNX16y",
-	"VzxZUvW8xhVjee2JTk9/PSpotA/c3LKLyrWCVZ7wjaksfTQ+TqIZ9+peU4VuVOXDjAEso9a8uJvKcmY/",
-	"bX0xFzFfa62ssWZAr0FT9MHXeQHbV5jlXpezzQInw4alfy8of5o1YTqCBaM9+mCufcvxwQZNb5SoVvbo",
-	"wQwkGmy8ANkIvjg2+sEHedZLDY3bXWwX3kG8vmyfiI5CMT0lgHaZ3yzVRjIlE3jO4CPlozORUoFH/IZx",
-	"y97++P4DFspTvLDLCToEzCj6rKyZNsLaYIaR0QkOuGcQzv8rQG9L73lfsQuqixPTVyaebeNyZRVjHW2y",
-	"VX8HRi9veQ4fNFHSClkgcdUemt3tL4xVq5i08Gdijv4Xu9/bGCiv5JqRz3ujvbsLqsKAAhPsD/XmC4oQ",
-	"7PLvs9+NosFTZTQyQiZ0QD02BGqYtnpTdw/buSMvcHrubnYCZXfmjoYuZ0pdtHuJLrfMPaGYxYilENCy",
-	"pNF5zpMlTEqjf6Gc5fwxXqjYT/erUXL8jm9+8CF6bt5mtdxeNj3shNmrMNQadJX+uyfA34us3RmDWPPQ",
-	"D+aefRbwnwfdSll4Lxb9ZVBmKt0GwWnUsRwixs7Bl5wBS5UekAV2f/GUa7UWPqMw4GZY9KG40GI/hv33",
-	"9Ha1nBoh+xAddiPeG50HwUyg7oNwDT/qfMnL29f9/r+uxwgj/LGyZSBPJhod7xW8OwzSg519gdDuIa9b",
-	"10MWCMd33D34hkJA+5xa7sRFb5hTehM729+CoQP0rpvrCLfWO3DyZo+/GIwV8qB45sBd1GFxcTsfdk8s",
-	"dVXEGpjwgnKl7Q9gtUjMvfwnGkeIDwtFb74cBEdlcNaE9XZYXQiEOuSwz4OGl/YMna1jVhaWJbUf1WW4",
-	"I1bZhFFV4X4qnVH4vFGsGz/11ZOzjM0KWw1Vfc8uqIw6VuOdyvqC2g9M1QTcyIa+Ijd151Ho4H9smdp7",
-	"JyQeEbKFMAV3Zuei6ySXU77I+f7g+bIYup8kBGKXL3uLQwzj9cDgh9443YHKwX+WqVb53uIVp9n3uwEA",
-	"+nTYF86d7S/EfABqddt2D1s+j/Qy9M9Ynq7u7FDBPFDTa6XW3Zvq/T7dw6ro7YuaHwC3t0SjMMYBdWQu",
-	"grO+0vusMf0MuitHqAGIKvhDu/dzU772F6ho6zNn8dxMJhEzz24mk1mR3IKdjMdjrHNuWj+Noi9d3GJP",
-	"wQ73ufA1iHdNzrKpArrIvROKCl8bugDzp3axyn3+UoQ3ZBakv/IVhuVaYW1vebERuqxNP1dZpjZovr7A",
-	"0357rlwrqxKVXUYszwqD7zVqb794+3oqL/42qX+arJ/+7XLMvlGpKC+jsbB+NWzVLGfdbFoQMY/SaCo9",
-	"h6Hmb6bSMK4p2TFl3LC5Bko7JWfGErD7TdpxZ0zloD8jYkb5jj3yVmJiApbsosnRm4U3ipxdX135vEdh",
-	"nW1Vp2iG9sbJ+7L4y+hq/HR85f1kkudidDN6Nr4aP3Mkwe0SiayNwQkvUoESaxHy/H4vjKWtwPeY1Vxk",
-	"TMIGjGVYLPGGAd7irgrLrZCLqsA5XsK4R1NZx+pglfMxe0e4Nn6DYwruZEo2b1/YO7UxTLoxphLX70+p",
-	"EZvhnkcMO8QwYidn4qHL2e04uYi9IVc5DV+nfkmN4GhETd256i87d9QfeWLrxgcR2y1gzy46Bezrfjzd",
-	"FjaNyuwDPVy6MLzzWTvMN6Sh+aak8G82y4nhGZiyin9lQN5sltNRLyyN3P8jQCF0EOlWcOz2P3Bo+vbV",
-	"968+vMIbgU8E+N2kNsgnn6r/3w1AWdWvPwLGH2W2ZeSvZNw6pPC5BS+a3n33kj179uw/mRUr6JsVvb2t",
-	"SQ9zSQxB4ttmHQ5EIa3I7gVESI/URD7pdGEKbDJBnINmOV8Au/BV7tnTq6uoLsF2dXXVT+nB7lD8o3ex",
-	"X11dDXvc737pdB363dXV6drc9ORHBPrK/CiBcKDmXgTSdo4p+R/R0jddBf/EJ2Bhvs7CUI3KUgiPfnG/",
-	"d6RyGbA+IJRnPLldaFXIlLm32QVnWCfGEztn7vBAygh/f1dGSkRsPB5fTmVTivt7dbsEobFhBbh99ilw",
-	"1XU6uX/KB0/MVGKmzJj9yQHgdGaZqsQEiXJbl9MuU5/89SH1c6O+PO73FSnhQpa3Axulb0H7sK4t04C7",
-	"zS7+VholqCamMo7LN9/8LWLVU/rRGQjfCSnMEjyaHJS3kJddmFK+ncqLKt3rMmKcbQBu2UWV9hWxKuvr",
-	"sk91TWVbd/XoHYenXYUT4p/aC3CU6HtRGj2E64aLJRNrtIUcVeRuUdwwSkyrctMuJEBq6o96mds2MuqO",
-	"kcm4AUQZBojMsJAFfMwzrLDR3/ytzEirp9y5WHzgXL+dCIktGmtORo/69OavakZuMNKcVNcJsdmL6zIj",
-	"bwjVnyvvkX1/09K+lR60R8w7Kj2zeG9nrwwJ+bLzlpMrAi3A8ksnJx36nzNi2yFTOiiM6tScXZF0PEUd",
-	"8EXdUvLs+x1IO9qz6w3EXuCZo1SGdJK4PClFRKNcmcCmUyVNw/jAxo+ZO6ZTW1ksrWYafW3dIdTB+5wJ",
-	"9LtT5I6Pd07o2IqdVYU1bMnN0r3k1GFIY3XK+NalWr7xN78n2a6eYsF3bS+H0wx3O0Tz9GRQBKOoQn0e",
-	"l42taPbmezCJQQenu/oScyhAvwHsc9zzMlxLpuVp2VhnJip9K+RiV1DQUG0aaG3BddiN1MaRv0c8MQ95",
-	"udkG+A9gB6C9Oj3B7KcSL09q9J9cmATsyd1OwEc1ff3lABKcUHBit/n3qSDoE5LvIM94Ak2xx0qph4XT",
-	"shTbY5fdNz2dY9/GlBUyxb3YQ/fvcGnVJr+nkMOHoKcDBJCEjV9x1JXw5xdDjVKVQcPF075/jTaJZ1ml",
-	"rNxJUDrLxF8eR3RLDG7T3L4ojYcpzhxauZCgnXrG/urYztUulYHS3SvZDNgSMv+xQet6zF7I7VTywi4d",
-	"IhNsnephWPEt4+aW6m24LyCbE9l4jWr41jBJvVenkl7bLMEuySKo4Wbw0Zlo1AKeNSajs+68dH5WuHCq",
-	"1oE6Zi9Ksr2gdrLSqAwuGYbH4056X5Gaz0ETHKW7OKSn/wA2UG90n2PzsGt49J3vOZsc0Z36pIfdbu/0",
-	"PY3SsfcyN6zVML0DSfP28ghIPlQhOeVtgxtoaJLRHtF3NjkzVJm2X5OV3OzoN2IG6zSeWdRUKfRBKUOp",
-	"Y+6d0m0xcP65DB+AMId/dOaTSLtQQADD9Uqi8kh3prNGyLrHMKJzGvbN/hoH2fSnQz+VVQjTNFLOw5nv",
-	"SMyTT+6fjuUeMrerTTnE0q5WUia4oifX6ULPCs4OalQMeiAjPLyGh9vcBzexdc1J9zaxm2Qy6ZSQCiK6",
-	"U4/q3MIsVPoqsAc/LylKFUlTGE994I6cX8G29AnMF2lar/9MMrMuAXaIqBySCA20P6BsaxLt5JOzD++C",
-	"/oqQ1Osg95CV1rOhBPQBQI+fxqLgMPc2p09/1m/taV3Pq1cGUUmwc4ufTuGxAen/pNR+X5W8aa/lD159",
-	"1/Y3w3NxdQJ9TmsU7lC8EQnyvFQWq2DgveyO1fsiTana2nmkl6/k9rmiq3Zq4/oeUnwR0Uw0rNXtgY6t",
-	"0234O5zVVHHzF9dX141uMw41qQLaY4yHEjZwsqFRHvc20/pIZDtoz62i2tXBeqVYXWjs3JIsUNKs92hY",
-	"Af+Ax8KfGx6Z850Nd1rGPfABsVEBLqxK6uSThzsq1rR6sOXU3q1DGLC9sPLkeCEsOVOlqn2BJ7/67Dsx",
-	"DqziS2z5V3lHs0M8k7JeXq5V2carbwN81tBb/+Y5D+9VH8oehyNCQEFpqrBVOO/j35Jo5PtFtVf1Hqxh",
-	"Sx/9XoaorYSz7/wGsUb8bFU7rdrOqbxwUzHz7IZRlnHEQKa5EtJGzAEdYwBSzJMEjImYsSauX3C2Q8y1",
-	"jKYSPlrQkmexSCNmDMTU08f97xa2UQOMOBNzsGIFEaNR3QvuszLIIK5/vqSoBH+7jFkCPCt9UY1c/1vY",
-	"oj9KmKmkW1ENttDukBq42HgfpMnTa6MWOT6gf3KYCxxhQPowzDAsSar/300a1ap7b/+q158YZtTctxqB",
-	"dCfPkl3Ueqhs8TaVmU93GFcdSjwK/ssNdhmxduAqRqZirDQT1kxluyvjmL3B24EykzkTxpaXA7Wo7wnX",
-	"bJfwPkWU1FcZPNdTyXxPQFW56b6AzYPL7k3HhD2JTt3lhMknkd5NCkzVPOzAeD/Awr4ekZ7m6PkNZtAw",
-	"HuDX6kpzxpPbqL5dqNq8Yc+KqdxwE1XRFQajMDDB2qsyJYEtxBoku6iOtNU7Th1YfgvyssuvhNgdjqXg",
-	"Dux9QVb5VF5g02r667L8oJHUX1u0Y3Z99Z/1wboNQcTcqRuD5XZ6vIa1FKXp+nr851FQ7VTkO6+nzsTy",
-	"nbTjoH8fNKGHmJscT5svo5HCKUUT0jWTT/jv3WTlawCfmUX3aIQ6CffQuFnMj66DZsPc+4qaBdeVQZ4Q",
-	"/5UFIY1PV6yjAhs1i5XMtlOJ5Xs1zEGDTNxRkFIl6ZvIF1ysh6n7hvnulFO54lLMwVgTsfK/zGlbcxkx",
-	"IY1IIVC5hIJRsSUkmYOzLX7k2wULjXNsx+x9tZQEG8JhJV+MknEmbaeydBXCftNEyVQuhcHR6IPxin+s",
-	"a2a6M9LKRAwyA+zfWcq35pLRi6yQGRgnHTXMpxJtaswsw7QVkm9bTCwpI5RQbpQlq0t7hcsE3PxmKrHY",
-	"rW+bWcPaBU/ICjwTWxXfAuQewKeX46msO1O7uX3iTZVmBh5Tjb1PfW6QsJiNyqdSF5IlzqZcKo1sPC+T",
-	"ZXwQjTsvjJkv9EL7iQNSFo+z4ilUqpTbJJOxYFZca4hKWNMD92NIkrYKdZ9JlAYrmZ9ZooYLkAcFKye3",
-	"qC873dq7Rsnxqs74Yxa5vqtht8rRb0761jnSxIxkAzVlcSXtfCQwZcI7GZcJeeuEJ/2uCotyUtjLjsRW",
-	"BhjKkpVKxVzUfF4LvamsEneeofhifKEa+TtsqQrtfrskue8Ztxb65oZJNZWlyKnFeMTW1ywDPq/0AB1I",
-	"S03ASBNElUlIRX/rv+NMLRhIq7cRZn05AZ8Yag6vdCm5kOa3ftHjqXzBSoK/IFPOi0kDDjVeIs25E4dW",
-	"+c8uaxE1lSX6KhF1fXVVm32kiOrV+92r98BMZblxEfv3q2f0Ka+1W8Kd9GMzNwpPbyqMisp8Rb0qTyIb",
-	"d2qbncsX0lft7cwysr92W497hOSK37U55sFecJlGtbb25FNaMenppeX66aSuo9TnVn1Jb5ww7fOcB/6X",
-	"5Jz0QAdw719gtPCC1lp5LKt67KdzpJdFpEqMV8UE6uKnR/pl8Pt9Yr3ryartTm/7sAs6bJrIPzMRZtdi",
-	"uT5Ui83CZP6jSyZkaZgpnVKjCvKQLnleJe5ihQ9fOCDXKleGZ+yiXVTk357+7t9/f305Zm/5AmpP6271",
-	"1nLQXMNaqML4UPcyR4z+AqzWIUnISUWTu8cZzG3kJCyGzS+4kCzjFjR5fH1YvQF/sPAwq3np93GTrPgW",
-	"RSS7IEnn/h/X9Vjw4O5+a+ALHXWXzxknf5IbwYlSuveewwZ0ORUa/FVp3zGrLs3LChAUSN8XOL+u4uZO",
-	"L0sDVaQf2MUcqjW8x293mvoGZbngHaZtN7HrvYqv++E9fHJqr59WU2zalxHMPV0CA7v5LR6bWbIUWaob",
-	"7I/wN2slOpmt8hizJ0554dvsC3gXnUg6h8IU3jTSNY6b5XUKq1xZkMn2v2HbzEo+V7BDo3P5FxEFO1AM",
-	"m1c1mZww9KFFGP2SoXmqHIx+0Co/BwkcEkHRxo+vqnFixglLR8XTatE/lHUKz0g4wa77e6kGb3m99UKl",
-	"6E6MnCXwdBc7FaSvMDtvdPx2+rS+RyMCj/dr/HIYZ03axQcfFsQ+uU7FKhvFDh+zYN9bCPSBRfz+Sp9D",
-	"PkdfSDMqw+gj5GFfSvMLSP5JWSP28VBnq+PEaUhzP3SNvuR/xAKIh3z0AkNzvoUMFgj+eRkh2InjcOIf",
-	"JqaqP60jwetDvvjp+s/SFHmOaarfbF9isvVnEjA5t48n3hirMT86Cv7JQfWYZWuoPcopKQoR8HkkgTFM",
-	"h1OEp6ChUy918f7tlWPqdCcPGY8UGibqkAwK1TgV10aPhP/oFPYv/RE6m/5Le/Rcpe47A5+WnIK+r1YF",
-	"0SN9YD1HLrqAO+HpucHsvSfn+6Gqhxvuy3uIYSpmXaP49Tx+oyTEP3CbLEf3qKJSxYq0Pq6qY2ZUDmtu",
-	"AuUs+xTAEaz1bHibhWGFpDuQlGF5ZRT0rz7whRP6rcWPHwer9rkYcMlHuhdss2LQV6rT7h0uETrhf2kN",
-	"eC5Fhjd791Rkp4dg2FnnryEzLlPfwR8ri5UXc+NRq5WfY9U2GF0hcvf1athJs6N0b3LDW9Bsxg0wjNyg",
-	"GBdhDdVWboTGYHAgr8Iv64q6SaE1SNtTj6hBpodFCzQbjAfrxPe2JT23wd9YyhAVftNCpg9IXfIONv/p",
-	"BGbncrbZ3BwDLWh/me/7wa59Ys2Nd+Exo1YlBg1T86mcdfDcaKLuUezTtzBJa80zQX1RqqC2qby4vrpi",
-	"P9EToeSrjwkggDQW1RvQwE3Zf10DxjNVfVwoNjhYZhbF0CDxP6bLvBpOAvw3IOe/sORd5b7Lx0N7yR6e",
-	"QTXVLu1oEYONkqr+C21N0gi594GW5pLNtp7BsO0SDYHC8xYg9+UiNuYJE6lhF3/VavNXkbIVt6AFz8Q/",
-	"sJNBlQTDEZwnZipbMyvdnZjtGvCezSm8xy5hNcTh1UY/bgYvwfwXf5+Wv+M84/8MTO42oKtxKQZnKr0F",
-	"WNuGG6Xtks1Vlgq5wBw7JqRVmC9HFqbPxMDRp7K+tMW2azBuWq5jj2xMbankx1TueVODdUQdI8uW0cp1",
-	"OPLzqSxDHstQ6gCTv824bLH4OVnDz+Lm3MsdXKZkzvjkxQ31pi0l16owFsXXl+aTRt3n3jsCxdNmfeiD",
-	"TgmO616nXy5urQ3z0Ha9D5RCMInKsXJgI2j/wjFHDrqqneDWc/lPcky4H3X1pd/81mQvT1N//FipNbDN",
-	"EqtmVTkp5nmzGkXjhJIBn9OHStn6vEK5bhTdzXidHNNv5Tz+E8y/zi4nk9kr6gb/9fBVNxig0dL+bPlE",
-	"gbb5n1UiEAfEeyOeJJBb+NKaW3Ir1mX+FmRiIWYiE3bb60dsybObVnuBMmUQyjLtjQDKqE4kRKvOve+Y",
-	"+fWP7Ba2plVbaA0yNXQafKlWYJ8YRmCyt1z/vQBLwk9PJQFcFpjx3VzJk8OE9ammc+y4jwUgnETccC2x",
-	"YISaozk1lbwcnowqbNrHyqG92k64xBa3G63CJuQbHOJnN8KrBhrPKIl6ZuyrLIqk9y87Y4AXvuYj3nu0",
-	"CmJM/zSOWN1iHJ2zC7OVyVIrqQpzgymsBSaE+aaR5D11b0/l0r2kMZvUgo6YgQwSG7GEG4iNY3lHcRFr",
-	"+O4j5FwhE+o+zbOpNJZrOwGZxo33mMbOmY4BCzdY+YSIecxeIAgs43rhGBsTo2pr54lhlptblgkqCmA2",
-	"oA1+EVvqPKLYHGyyRDkwlfj/9wmXH9zTMft2wH1cpf/RaiEtXUk+/Upm26rQl5uH2p94f78BJ8z+J/bd",
-	"rWPysMZoptwwpxv6jpu4qw7Eo+2th7sRbMH5QLm0nTmNE1T99hURMVLCF1akDoTJJyRJkQ52OHtTJq8X",
-	"jsR8w1uk/nJB5jnzzTx9SnZpLJBHVTWcGbuWPH741nP/QZf8L8vGoeyiTAPH8rbUcfTy9KEtnZvJjHte",
-	"qze0IbOoxgoWDr6F3Ppe9KCpZDTWHuBTifiziuUqy24wj/KNel8ky7foQKhvfMpu2sAKU/CMJUtIboNX",
-	"O985GVLi0RPi46D7SrRrfO2fQ6eHa4h5fju+TNrxDG7E4uu1DsTCsZhk75+VWe7UQ1oykAshfU8yKl4u",
-	"VbCu5wXmdZscEuZQ4dVBxLzqY0/HT59ejtmPpC/xIenWKpm6U0ipWVzEcT81fIjqPp94+wp2qdJmK7Yn",
-	"xpf0ZDzL1AYvpnhK3g4qoEHXUXW2NvqBvcMkYqsisyLn2rIiz1T5ZVlvo/Fto6YFeyG3JBixgpEwTMO8",
-	"MGWR0OurZ8ESoDWazljwwkJznocuA9oAYEhk+R4qHgfP2UueLCF+qaTVKqO+dc2TpCdKyr0vHMZtJ6Kn",
-	"NcD+0J4vZxegffq1yo2yShcdKcjUvqjZhQzoS6yYIEkvkZ3uj9BcZwK0t86C+rWy0R+xFdwG9AsxWheI",
-	"ffYB7sMT09i4L2wfF/KLpcSdiBmoyk+jUiGba7Vqea7KMscUe+Bsd2voJlXpuugoVR2k3mb+KOtVHT1H",
-	"n7GxbMnTCDVoiTkakXQOd6Y66GrqWj1HrFtr5T+ur64u25WcsDJpXb+pVdUkXChUP5L8wV/OWj5Ut7MB",
-	"h9iszgGoabv084f2cvxVZXFQgthQwtdP+MY/Yb4XLvzk6V5lRt7jyvZ69LmWNZi/jUxLfH3yyf2zN3fq",
-	"xJtzyA0WVtM+Yd5TTfW9QSN+lV98A/tyatwUR6bUIBZPk1HzhcTG/i8cWg64xM148hUIGbzJ/wqFjDfC",
-	"qabf6aoNdnfRjX5Cu/BsafkVnKe4zK/tP0Lv+a7yrebSUNSgmVBUybn20oe31BP+ZvPc6iV+LjFQqzsf",
-	"J4DBpj7m55Fa/GRiPIRM+AoqdZxUJFTW0YkkQiXW76IR3YQTBgudjW5GS2vzm8nk6e/+z/hqfDV+evP7",
-	"p79/iqjy338qr0l8GVrHho3uYL6mUeNXTzKNXwiCxg+NOsJ3v9z9/wAAAP//",
+	"7H1/kxu3seBXQfHdlbhVM+TK2rzLW9WrOlmWEyW2rJMU+1WFrgScaZLwDgEGwJBiVPvdr9CN+UnMkFyR",
+	"uyvbf0nLmQEajUZ3o39+GiRquVISpDWD60+DFdd8CRY0/vUiScCYbyCDObdCybfuqXsg5OB6sACegh5E",
+	"A8mXMLge/E/8OoEp6HlM38XVh4NoYJIFLLn72G5X7nVjtZDzwe1tNHipsnwpvxUZmD/ToNefBimYRIsV",
+	"fn49sDoHtlmAZHYBLMkESMs08NSwmdJLbtkatBFKsiu2BMtTbjnjMmUJjj2RMzc6G37Hb2ChspTBRwvS",
+	"fXAxYj8Ju1C5ZcJGjDMN/8rBWGYX3LKNyrOUcWk2oCdyXRt8mCmefuDTDCKWaOAW/B8a5sJY0P5PzhK1",
+	"XArLrGIch7DuAVOaKQk0S76aa56CYdw/tIqtry6YMEzDLDeQso2wC3Z1eTmRX/P0HYH46mMCiCA3KTdK",
+	"elzEHhfxVZxLk69WSltI4+k2JsRFEzmFmdLAuNzahZBzNxMtInWAEcQW0ueIQ5NwyVYZl1LI+URqsLmW",
+	"hiEaCK+4igVfg8e3/1nJbOvWQtPSaxNpQKZM2NHE0cUeUiLSiJE29lDR6xSWK2VBJtu/wrafVmvvxn+F",
+	"7Z6R3/AlmBVPoBy0SZzlc5bBGjITMeDJgv3t3XcxyESlkEbsFyUkpGy6RQK+/Pj0W2bAHTerNBv+76ff",
+	"XowKbKy4XVSgymLwQTRwpCk0pINrdx76gX7L5/Be/BuaiPhXDnpbDb7yLzUQsBRSLPPl4PppVIwrpIU5",
+	"6HLgD+oGKnbAs0xtXi1Xdvsjz3IooOuaED/eg/K3GmbiYwe+PyyAbbiGhcoNMDdyxLg7Ko4uIWVCMrUG",
+	"rUUKZrTCkRzix+un40TJmZh3oJpePRLPeMybSG6Oiif6yEF/FLDpG3MtYHPUkLfuZbNS0gCy9ldaK2Sz",
+	"iZIWpMVtXK0ykSDDHv9iHKY/1Ub8Xxpmg+vBf4wriTGmp2bsTysO+s5PQ5M2N+6F3LIZF1muace4ZP5T",
+	"Bu5bNlXpdjS4jQbfFcz1ZDCWI74Dk2c2BB4+rnH44n9xpmhKxyb51DjZM1OacWYsn0PqWSeeYOI0hOMP",
+	"fN6Eb2dX/Erddp90oW7A7nW6p+UyEd0/Xv2tEhRfb18iv7538ghIthF7sVROPlnDEp4bMIWsm8jDhN01",
+	"MlwSq8KwodKkQqCIm0gS8Et+A0zYix1lIkIB6D4o1IJUpEwqyxKu9XYiw6LqmrkDOWJvFInXDe+Sr3YB",
+	"E7kEY/icWJlTArx+g1KVlJz1lROXDmUeqaifGSPmEmCXQ94IJ2INm+Yis0KyIaf/xkKylRYyESuePTE4",
+	"4UXElEgTNuSS/fD6m5fM5NNfILEXDtK5VvmqeoR/Ip2vtFqBtoLYiZsvQOAFvwqxuIp3/Z0+9y//XAod",
+	"hWC4UV7kqbCv1p4Qm1PzhNbcRsFk8P2rD3/+4Rs21iq3MF5xa0HLySBik4EwJofYOkE0Gbh1TgZrkGmc",
+	"aEhBWsEzMxkMot31cISAqGRwPUi5hdiKJYTeTSERxsMG0gnUv5OoBLfYFKTA/ziGCGlt3fURLBfZ7tre",
+	"L5S2z9lkwFHT/m9HI8U6aj/FGy0sTAaeWbkVhuAU4a0r6SSEW6NyncC1JxWHVBjNR0hI1zwTCeq3nvqu",
+	"wWahef2Jijvm10CThKZ3BHNdqgBjaUbSjB35OEj8CSfyYWrGOFtyyeewxEuDo4YQOMZym5vd2f784cNb",
+	"Rg/dYHVeMPR/O8wikttEdDEIqlB12hduT7gdNPBRx35UkHgNJTXiKgEvySV0gl5yyzM1f4nqz+4hSmHG",
+	"84zugDxNhZuPZ28b7+wgbGcSkOlKCX+VFBaWvd9xrfmW6K9Sxm9gG2diBnimQh+Xit3ngNragnL19eGD",
+	"WCwvqq/lTO2icSYgS2ORBhFQEsAuBtxtKS6YSgB8fG7EvyEWMp5urZ+t4EJC2v+8ClBaNCgUl/0suHyz",
+	"CU1UW1MQjn1oWuUBno1KlRusY7VfDhYdEhOl0zhRubQHjdcmvhIX0Z03oQVF/56Yl6h9eE1rd3PoBo8g",
+	"NXegT8Vrb3lge/yil4WtqW+4d3zzl/c/vEG2LPnKLJSNm1D2fV1jBm1sNxYXxpNDjr8odGBIIHufCTJU",
+	"9UGC47yuXr87GvKV0zUO/6K17sas1Wh7MeCV9R0UFLeHI1awc5vaz5R2P6mG6YNdc2lIaHbuIV4I4mTB",
+	"5fwoMt+hjh1Kb62hOVE30HRl+/VQ3B4SW9H+vOQyFe7FM/ChmQqxoX7Zk0IGDq54DYlV+gB68Av5xn/4",
+	"I333OeJmJrSxsVYbrxkf8AldiY/Uu46WXO4T6/b3qOUU32h3gpu3J5WTacx/JPPldI+EbMDcIQsb+Iua",
+	"dNReQhu8CpV76LZfht7xyGnAG9tR/GhVMDr8NLTPp5WgJYz9CGqdh93TzXUqJM+E3Z5CC1OzmYFDqfj4",
+	"Q9mtLPuJ24NGjQX2o+ptxmW3pE0KDnkXqqjYa4Aulvxj3Gayu8hybx1/hGtUdyATa4v+NnAhSKI6dvqR",
+	"XJyPw8XMXv75+CXJvV1cWjvVvsccf1tBW2npV+vks5VzbA96y6HIsnUCPlhNfdACuo73I1/B28IM1bsF",
+	"u0azDKwFbSKWirmwBq3oI/YPFrP/+5xxy5bKWPb0qz+ygiT6LwKdlmGC8p3qua01ALuziXoPBP0Xxt5z",
+	"2DF/NFhxbdG8FZsVJEeoEXejjuhAb079bm75HGJybNSWMFUqAy7dG8h0Y6XT/TeXrosE4qcErnsLei9Q",
+	"d9yB+0LkWsCmcGSdBk+tMRtr6cbhT4VJ/VEgMrzAEoLQMr7hlrvbX83c9ShulofKzr41dRhTvYs2NpYf",
+	"ddl4GHNpydT67PcHrmAHU3e40RqlLfGnph+q/soKko6HhxrRD7m2FtMEScDphJD+QD8ERBw+jo/xTsLH",
+	"ldBgjvqmw1NXeH8LJ2cR8YJRKiG/ZiefaGhDh2viq1zPIfb+M0jDEUMUkjZXzCpVhRJqcIdHKMlApjVF",
+	"pJRhIXddzV9dhGZ55lTbiQaKd2Hs3OZS9e8670ffnPsvKvXj2sTa23w2ExTLxxYqS4WcM85aF5t4/ZRN",
+	"MzUN0cv93so7PCl3vqG/ms0gsWLtlOC1yGAOpluPX5XvHGuEq7zcfWzvPSS5xnO1a5ApncI1IIILysRc",
+	"TIVb8BsVvgunYRq5gW0lOJnSrGTjDF1TTqVHH+pocC3zLIsC589PtQ0Rig+A2S84EcLq/eAq/5XjnhLP",
+	"7BGc4F/8YlyNj0523o9gbOxTv5zEELPvVQrZXuKu80eMm+iJKKDoyiZJ70aSRxSkTQZkCjtTsxlI5Jso",
+	"fSImUuOOz5pnOZjRILCE7qNQ2KZ3GfUuLNcUnDjNgJl8Gru1F8ErbtQIo1XKsGw1kVPNZbJgSrKhe6kM",
+	"glzzTKS4d0+MX5rBoLhD4+8uKM47FG6T3BzHK+nv/U5DQqB/P6KND1JLZ0QZ2es+IxLGjdwV2OSGKg/5",
+	"wZ4Big2igctDGvK29AZVOc3OWL5cxcs7ydhyYa1wpRB8rdnqCw/uxkdHOv2GlISspGFbQwrGCnkQZgNe",
+	"0iY1t3Hz7CsyQFNg/LNoX5B8M7yogiu08G/BJov3CZcfuLkxnWtfZVzGlpub/UegevWQ+TBMOKgyv3v1",
+	"/gMLvf6cQUbeLcYNE5K9zdzzaQbuRXpnN0qUlOMj7927MqsphU3i13qSIUvMHaXGhVjAIaE2PE3jUms9",
+	"HP6mQSCwCjduKTXvhPUuJSqowS7VGu7iQLlrRBDYuHUJOQJ3gSvWWXymOwTxJ7Bfsj/gT5qHhGV55dgb",
+	"w3u32001fm20EHzBJINdnb/Ie+kl/kqL3JF/+H1o/r+oaeCA6/mRaqVjuzdCpk8MUxvJuJ7nRdDWzpTc",
+	"WliuArz7BT0wbArzXDKj2IzroArvhzjSduRTGY6zNznMHX5O/6KmfhWUqhRk/+7y/u8j4Tg4pqYzp2HJ",
+	"P8Yebx3XRbeINM+OhMxY70YpkwXWXGTellYO6aQq3SncicgxJ5PCWPTWv+vQiWYocpAnkNF3qTAJ12lH",
+	"soEt0q3awfbSjCi0vrxBUI7qAtgvako5USq3mNElLOa6uPdTMrKB/FcOOQQzDyg2Ls87lNUywH+/xlM3",
+	"yxEeq+PR2rGITmVJkQ1ybu1dx0FvUObuoT9iz2tHeJeMSmbVv/ZqnWR17GRR3wljKWcIWUo3l+TVSwcf",
+	"2DIZaV9AZH3wTijLhJ8eKPGucQSAVRJRgJlI+GjjFZ/7rCAUxXlGp88z6v5d8NB0rajmkOpe0WfognWH",
+	"174dqE3TBW7D4dAHMb13nPpVOjLOsQ8FRF0rQz2mZ0VzfH7wgkgt2odxP2gXTH9R0x6IflHTo+TmWdCK",
+	"QHTBX+qi5gDF9vC1NFTck6+oBlDXusrol751HQ1HLbnrcFyUoOyltdrgXet6p3rZkFZHXdBVtp/p05Bd",
+	"8KDloAegKvz9cLACJp6Tk1Adrq61lSEVPesrFZ3Dl1cOuxf1tcGDMCqevqwyFruBNFZpH+5TvHwwtO/p",
+	"22qevVCHZusCv57WHwqP8CmPh8fvnCm7JbpnHPamyrTKBDxmvH1uVtD3XEjLhey3Lad6G+tchm3L5MqP",
+	"VZaCju2Cy8NVfA1u7jjjNOkew/E+4PcoYpX22LzFeb3LB0EMU71lOpcsrtfvoVIIU7iImIaMW7HGQkTV",
+	"ja/AN5ZPOTxMej9e07gWLd48EQdc1HfsAphQ348Jv2R6FaswbJmxfMvosoruMbdwJyIcpkbBmQ879BpM",
+	"vuwG6FsqlTRjXDLgOhOgI+Ym0TpfuT1zG+W3l+oHCcOUhNEB3poQdqMWrbQBbCGw2sDg0cozK7DqT/o9",
+	"X/U5zY5189UmeXO3qKA3SMI/aWGhFvkQuEfiw6wjgrWWWtXct1dr0FsqSkJFBmY8y6Y8uXGHRviiIL/w",
+	"NX9iGIbB6sa56TVAtgI1AovbcC2FnAfg+skRNmeSDjDOTIYbYfw5Trhkc7Bso5Wck7/Xu4ot3xpW4OPi",
+	"dPC26bLAeIXe2opCdNbyL5UsvM+w2g6bMhAbkEY4vHRwI9k4Kwfn62X2iPBm9B3GWm1MM2LtkIALyHz8",
+	"3+Gn4Pj1GMu1je/0nTUxxgMdeeJztzXFfDvlkuqhePsIY48vM/A2G5OH862vb+edl+wVTxZUNrDmYizc",
+	"nmj09O5RQaN94OaGDUvTCpa3wjcmsrDR+ACResCve03lulaOEFMlsH5c3XE3kcXMftrKMRcxX2SuKC5n",
+	"QK9BU9jFl+mA7apIcyfnbL2yS79i6d8L8p96MZwWY8Ewly6YK9tyfLBC0xkeq5U9ejADiQYbz0HWok6O",
+	"Dfvw0a3VUkPjthfbhrcXry+bN6KjUExPCaDdw28WaiOZkgk8Z/CREvGZSKmyJX7DuGVvf3j/ASsEKp7b",
+	"xRgNAmYQfVa6UBNhTTDDyGgFB9wx+uj/5aC3hfW8K5KGCgLF9JWJp9u4WFl5sI5W2cq/A6MXXp7DB02U",
+	"tELmSFyVhWZ3+3Nj1TImKfyZmKP/xe73JgYKl1w95HtvmHt7QWX8U2CC/THufE6hkeHQpJ5bZTQwQiZ0",
+	"QT029quftjpzlg/buSMdOB2+m50I4Z25oz7nTCGLdp3ocsvcEwrWjFgKASlLEp2veLKAcaH0z5XTnD/G",
+	"cxX76X4xSo7e8c33PjbRzVsvE9x5TA+7YXYKDLUGXeY978ls8Cxrd8Yg1jz0vUl3nwX850G3VBbei3l3",
+	"/ZepSrdBcGoFPPuIsXXxJWPAQqUHpL/dnT2ttFoLn0oZMDPMu1Cca7Efw/57ertcToWQfYgOmxHvjM6D",
+	"YCZQ90G4hh/0asEL7+t++1/bYoSpDVjSM5AgFA2OtwreHgbpwca+QEx7n9WtbSEL5CG40937hkJAu4xa",
+	"7sZFb5hTWhNb29+AoQX0rpnrCLPWO3D8Zo+9+LPCjQ+Li9v5sH1jqcpB9scYv4OV0vZ7sFok5k72E40j",
+	"xIfF4NdfDoKjMjhrpn4zrC4EQhVy2GVBQ6c9Q2PriBUVdUnsR1X98YiVOmFUlvafSKcUPq9VKcdPfdno",
+	"LGPT3JZDld+zIdWPxzLEE1k5qP3AVEbBjWzoKzJTtx6FLv7H1ue9cybmESFbCFNwZ3YcXSdxTvnq7vuD",
+	"54sq8H6SEIjtc9lZFaMfrwcGP3TG6faUTP6bTLVa7a3acZp9v+0BoEuGPXDScHcF6gNQq5u6e1jzeaTO",
+	"0L9hXb6qpUUJc08xs6Vatz3V+226h5UP3Bc13wNuZ21KYYwD6shcBKd9pXdZY/oZdFeMUAEQlfCHdu+n",
+	"On/trszRlGdO47kejyNmnl2Px9M8uQE7Ho1GWODdNH4aRA9d1WNPpRL3ufDFl3dVzqKbBJrIvRGKKn4b",
+	"coD5W7tYrnz+UoQeMgvSu3yFYSutsKi5HG6ELoryz1SWqQ2qry/wtt+ca6WVVYnKLiK2ynKD79WKjr94",
+	"+3oih/8cVz+N10//eTFiX6tUFM5o7ChQDlt2CVrXuzVEzKM0mkh/wlDy11NpGNeU5ZkybthMA+XbkjFj",
+	"Adj2J22ZMyay154RMaN8qyJ5IzExAWuV0eRozUKPImdXl5c+4VNYp1tVuamhvXH8vki4G1yOno4uvZ1M",
+	"8pUYXA+ejS5HzxxJcLtAImticMzzVCDHmocsv98JY2kr8D1mNRcZk7ABYxlWibxmgF7cZW65FXJeVnZH",
+	"J4x7NJFVrA6Wdx+xd4Rr4zc4puBOpmTd+8LeqY1h0o0xkbh+f0uN2BT3PGLYGofRcXIqHpqc3Y6Tidgr",
+	"cqXR8HXql1QLjkbUVC27/r7jo/7IE1t1fIjYbuV+NmxV7q8aEbV799RK0vc0r2nD8M5n7TDfiYfmm5DA",
+	"v94sxoZnYIr2BaUCeb1ZTAadsNSKHhwBCqGDSLeEY7fxg0PTN6++e/XhFXoEPhHgt+NKIR9/Kv9/2wNl",
+	"Wbj/CBh/kNmWkb2SceuQwmcWPGt69+1L9uzZs/9iViyha1a09jYmPcwk0QeJ7xd2OBC5tCK7ExAhOVIR",
+	"+bjVfiqwyQTxCjRb8TmwoS/vz55eXkZV7bnLy8tuSg+2xSqyf92nexKAf261W/rq8vJ0/X068iMCDXV+",
+	"kEA4UDPPAmk7R5QujWjpmq6Ef+wTsDBfZ26oOGfBhAc/u99bXLkIWO9hylOe3My1ymXK3NtsyBkWyPHE",
+	"zpm7PJAwwt/fFZESERuNRhcTWefi3q9uFyA0duoAt88+Ba50p5P5p3jwxEwkZsqM2F8cAE5mFqlKTBAr",
+	"t1Ud8SL1ybsPqZEdNSRyvy9JCOey8A5slL4B7cO6tkwD7jYb/rNQSlBMTGQcF2+++WfEyqf0o1MQvhVS",
+	"mAV4NDkob2BVtJ9K+XYih2W610XEONsA3LBhmfYVsTLr66JLdE1kU3Z1yB2Hp12BEzo/lRXgKNb3olB6",
+	"CNc1E0sm1qgLOapYuUVxwygxrcxNG0qA1FQfdR5uW8uoO4Yn4wYQZRggMsMKHvBxlWFpke6ud0VGWjXl",
+	"jmPxnnP9diIktqisOR496JKbv6gpmcFIclJBK8RmJ66LjLw+VH8uv8fj+6vm9o30oD1s3lHpmdl7M3ul",
+	"j8kXLcccXxGoARZfOj7p0P+c0bHtU6WDzKhKzdllScdT1AFfVL00z77fgbSjPbteQ+wQ7xyFMKSbxMVJ",
+	"KSIarJQJbDqVEDWM92z8iLlrOvXTxZpyptbQ111CHbzPmUC7O0Xu+HjnhK6t2FJWWMMW3CzcS04chiRW",
+	"q35xVaPma+/5Pcl2dVRJvm1aOZxkuN0hmqcngyIYRRVqcLmobUW9KeG9cQy6ON1WTsy+AP0asM9xz4tw",
+	"LZkWt2VjnZqo9I2Q811GQUM1aaCxBVdhM1ITR96PeOIz5PlmE+A/ge2B9vL0BLOfSjw/qdB/cmYS0Cd3",
+	"WyAf1e325wNIcEzBie2u56eCoItJvoNVxhOosz1WcD2sGJel2Be8aDvq6RwbVqYslynuxR66f4dLKzf5",
+	"PYUc3gc9HcCAJGz8iqM2hz8/G6rV6AwqLp72/Wu0STzLSmHlboLSaSbeeRyRlxjcprl9URovU5w5tHIh",
+	"QTvxjI3lsY+tXSgDhblXsimwBWT+Y4Pa9Yi9kNuJ5LldOEQm2DPWw7DkW8bNDdXbcF9ANiOy8RLV8K1h",
+	"kprOTiS9tlmAXZBGUMHN4KNT0aj3PatNRnfdWWH8LHHhRK0DdcReFGQ7pD660qgMLhiGx+NOeluRms1A",
+	"ExyFuTgkp/8ENlBodZ9h8zA3PNrO99xNjmjLfdLLbrtp/J4O8dh0mhvW6BTfgqTuvTwCkg9lSE7hbXAD",
+	"9U0y2MP6zsZn+krydkuy4jQ7+o2YwQKVZ2Y1ZQp9kMtQ6ph7pzBb9Nx/LsIXIMzhH5z5JtIsFBDAcLWS",
+	"qLjSnemuEdLuMYzonIp9vbHIQTr96dBPZRXCNI2Uc3/qOxLz+JP7p6W5h9TtclMO0bTLlRQJrmjJdbLQ",
+	"HwWnB9UqBt2TEh5ew/1t7r2r2Lo6SXdWsetkMm6VkAoiulWP6tzMLFT6KrAHPy0oShVJUxhPfeCunF/A",
+	"tnQxzBdpWq3/TDyzKgF2CKvs4wg1tN8jb6sT7fiT0w9vg/aKENdrIfeQlVazIQf0AUCPn8ai4DB3VqdP",
+	"f9dv7GlVz6uTB1FJsHOzn1bhsR7u/6SQfl8Uv2mu5U9efFf6N8N7cXkDfU5rFO5SvBEJnnmpLFbBQL/s",
+	"jtb7Ik2p2tp5uJev5Pa5rKsyauP67pN9EdGMNazVzYGGrdNt+Duc1ZRx88Ory6tamx2HmlQB7THGQwkb",
+	"uNnQKI97m2l9xLIdtOcWUc3qYJ1crCo0dm5OFihp1nk1LIG/x2vhTzWLzPnuhju98u75glirABcWJVXy",
+	"yf1dFStaPVhzau7WIQewubDi5jgUloypUlW2wJO7PrtujD2reIgt/yJ9NDvEMy7q5a20KvqXdW2Azxp6",
+	"69885+W9bMDZYXBECCgoTeW2DOd9/FsSDXyjrOaq3oM1bOGj34sQtaVw+p3fIFaLny1rp5XbOZFDNxUz",
+	"z64ZZRlHDGS6UkLaiDmgYwxAinmSgDERM9bE1QtOd4i5ltFEwkcLWvIsFmnEjIGYmhm5/93ANqqBEWdi",
+	"BlYsIWI0qnvBfVYEGcTVzxcUleC9y5glwLPCFlXL9b+BLdqjhJlI8opqsLl2l9SAY+N9kCZPL40a5HiP",
+	"9sn+U+AIA9L7OQz9nKT8/+24Vq260/tXvv7EMKNmvtUIpDt5lmxYyaGit91EZj7dYVR2KPEo+G832EXE",
+	"moGrGJmKsdJMWDORzXaUI/YGvQNFJnMmjC2cAxWr7wjXbJbwPkWU1BcZPNdRyXxPQFWx6b6Azb3z7k1L",
+	"hT2JTN09CeNPIr0d55iqediF8W6AhW09Ij3N1fNrzKBhPHBeS5fmlCc3UeVdKPvbYc+KidxwE5XRFQaj",
+	"MDDB2osyJYHNxRokG5ZX2vIdJw4svwF50T6vhNidE0vBHdj7grTyiRxit27666L4oJbUX2m0I3Z1+V/V",
+	"xboJQcTcrRuD5Xaa24alFKXp+nr85xFQzVTkWy+nznTkW2nHQfs+aEIPHW4yPG0eRiKFU4rGJGvGn/Df",
+	"2/HS1wA+8xHdIxGqJNxD42YxP7oKmg2f3lfUJbmqDPKEzl9RENL4dMUqKrBWs1jJbDuRWL5Xwww0yMRd",
+	"BSlVkr6JfMHFapiqb5hvyzmRSy7FDIw1ESv+y5y0NRcRE9KIFAKVSygYFXthkjo43eJHvk+y0DjHdsTe",
+	"l0tJsCEcVvLFKBmn0rYqS5ch7Nd1lEzkQhgcjT4YLfnHqmamuyMtTcQgM8D+wFK+NReMXmS5zMA47qhh",
+	"NpGoU2NmGaatEH/bYmJJEaGEfKMoWV3oK1wm4OY3E4nFbn2/0ArWNnhCluCZ2Kr4BmDlAXx6MZrIqiW3",
+	"m9sn3pRpZuAxVdv71OcGCYvZqHwidS5Z4nTKhdJ4jGdFsowPonH3hRHzhV5oP3FAyuJxWjyFShV8m3gy",
+	"FsyKKwlRMmt64H4McdJGoe4zsdJgJfMzc9RwAfIgY+VkFvVlpxt7Vys5XtYZf8ws13c1bFc5+tVx3ypH",
+	"mg4j6UB1XlxyOx8JTJnwjsdlQt445km/q9winxT2osWxlQGGvGSpUjET1TmvmN5Elok7z5B9MT5Xtfwd",
+	"tlC5dr9dEN/3B7di+uaaSTWRBcup2HjE1lcsAz4r5QBdSAtJwEgSRKVKSEV/q7/jTM0ZSKu3EWZ9OQaf",
+	"GOqKr3TBuZDmt37Ro4l8wQqCH5Iq59mkAYcaz5Fm3LFDq/xnFxWLmsgCfSWLurq8rNQ+EkTV6v3uVXtg",
+	"JrLYuIj94fIZfcor6ZZwx/3Y1I3C0+sSo6JUX1GuypPwxp3aZueyhXRVezszj+yu3dZhHiG+4ndthnmw",
+	"Qy7TqJLWnnwKLSY9PbdcPx1XdZS6zKov6Y0Tpn2e88L/koyTHugA7v0LjBae01pLi2VZj/10hvSiiFSB",
+	"8bKYQFX89Ei7DH6/j623LVmV3ul1Hzaky6aJ/DMTYXYtlutDsVgvTOY/umBCFoqZ0ik1qiAL6YKvysRd",
+	"rPDhCwestFopwzM2bBYV+Y+nX/3hj1cXI/aWz6GytO5Wby0GXWlYC5UbH+pe5IjRX4DVOiQxOalocvc4",
+	"g5mNHIfFsPk5F5Jl3IImi68PqzfgLxYeZjUr7D5ukiXfIotkQ+J07v9xVY8FL+7utxq+0FB38Zxxsie5",
+	"ERwrJb/3DDagi6lQ4S9L+45Y6TQvKkBQIH1X4Py6jJs7PS8NVJG+ZxNzqNbwHrvdaeobFOWCdw5ts4ld",
+	"pyu+6od3/8mpnXZaTbFpD8OYO7oEBnbzG7w2s2QhslTXjj/CX6+V6Hi2WsWYPXFKh2+9L+BtdCLuHApT",
+	"eFNL1zhultcpLFfKgky2f4VtPSv5XMEOtc7lD8IKdqDoV68qMjlh6EODMLo5Q/1W2Rv9oNXqHCRwSARF",
+	"Ez++qsaJD06YOyqelov+vqhTeEbCCXbd30s16OX12guVojsxchbA013slJC+wuy8wfHb6dP6Hg0LPN6u",
+	"8fNhJ2vcLD54vyB28XUqVlkrdviYGfveQqD3zOL3V/rsszn6QppREUYf4Rn2pTQfgPOPixqxj4c6Gx0n",
+	"TkOa+6Gr9SX/MxZAPOSjFxia8w1kMEfwz3sQgp04Dif+fmIq+9M6Erw65Isfr/4mTb5aYZrq19uXmGz9",
+	"mQRMxu3jiTfGasyPjoJ/dFA9Zt4aao9ySopCBHweSWAM0+EU4Smo79ZLXbx/feWYWt3JQ8ojhYaJKiSD",
+	"QjVOdWqjR3L+6Bb2u/wI3U1/lx4drtR9d+DTklPQ9tWoIHqkDazjykUOuBPenmuHvfPmfDdUdZyGu549",
+	"xDAVs65Q/HoWv1ES4u+5TRaDO1RRKWNFGh+X1TEzKoc1M4Fyll0C4Iij9ax/m4VhuSQfSMqwvDIy+lcf",
+	"+Nwx/cbiR4/jqHaZGHDJR5oXbL1i0Bcq0+4cLhG64T+0BDyXIEPP3h0F2ekh6DfWeTdkxmXqO/hjZbHC",
+	"MTcaNFr5uaPaBKPNRG6/XAk7rneU7kxueAuaTbkBhpEbFOMirKHayrXQGAwO5GX4ZVVRN8m1Bmk76hHV",
+	"yPSwaIF6g/FgnfjOtqTnVvhrS+mjwq8byPQBqQvewuZvjmG2nLP15uYYaEH7y3zfD3blE2uuvQmPGbUs",
+	"MGiYmk3ktIXnWhN1j2KfvoVJWmueCeqLUga1TeTw6vKS/UhPhJKvPiaAANJYVG9AAzdF/3UNGM9U9nGh",
+	"2OBgmVlkQ73E/5iceRWcBPivgM8/MOddrnyXj/u2kt3/AdVUu7QlRQw2Sir7LzQlSS3k3gdamgs23foD",
+	"hm2XaAhknjcAK18uYmOeMJEaNvyHVpt/iJQtuQUteCb+jZ0MyiQYjuA8MRPZmFnp9sRsV4H3x5zCe+wC",
+	"ln0nvNzox33ACzB/P9+nPd/xKuO/hUPuNqAtcSkGZyK9Bljphhul7YLNVJYKOcccOyakVZgvRxqmz8TA",
+	"0Seyctpi2zUY1TXXkUc2praU/GMi97ypwTqijvHIFtHKVTjy84ksQh6LUOrAIX+bcdk44uc8Gn4WN+fe",
+	"08FlSuqMT17cUG/agnMtc2ORfT30OanVfe70ESie1utDH3RLcKfudfpwcWtNmPu2632gFIJJ1AorB9aC",
+	"9ofucKxAl7UT3HoufiPXhLtRF3x0t+3fAPNN1Ir4JV7KC+aLiRhsh/kip+UoLcu+Sa2Rn0bsK6cKPavn",
+	"11yghwqT5GoZxhEjqKf05MVaq+rm4xteoX5GzbQE5gYZp144bUrmyyloUviwtIFX2zBtZSJDV68hXbhY",
+	"nbHHvt3RBdssRNZUMndu1mWyhJcGTBjs0R+5jxFGbSwKJ+rRNZEUve7ZbxH3XkSY+i6FlorTNZKsa2ia",
+	"SG8HDQiRV0im92ocvF9PV22BZ/V0PZwc60r0+7UxGp6m3tCxVGtgm4Xyp42y38zzet2bmi0kAz6jD5Wy",
+	"Nf6AWbX+PPEqDa/7PvX4bSW/W0lOdqqWYLVIvqBz1Q47cmzve7+Ic0UM1eY4it66ipHigOih5omTufDQ",
+	"dwQnQNdFpihkYi6mIhN22+mxaPCz60YjkyI5GYqGELVQ7ahKWcb7o3vfHebXP7Ab2JpGFbM1yNSQ3eml",
+	"WoJ9YhiByd5y/a8cLDE/PZEEcFHKyveN9iqMsD6pfcazzJeacRxxw7XE0jRqhhe3ieTF8HR9w/agrBja",
+	"q3EJl9hMe6NV+LL6Bof4yY3wqobGM3Kijhm7ahgj6f1+o+k5C1+yMek9agUxJpobR6xuMY7O2dBsZbLQ",
+	"SqrcXGOyfE7auc9gRj+Ne3siF+4ljXnrFnTEDGSQ2Igl3EBs3JF3FBexmpcwwpMrZEJ97nk2kcZybccg",
+	"07j2HtPYo9cdwNwNVjwhYh6xFwgCy7ieu4ONKZiVtvPEMMvNDcsElR8xG3evcV/ElnocKTYDmyyQD0wk",
+	"/v99wuUH93TEvulxVJWJxrRaSAujtU/0lNm2LCno5qFGS96zaMAxs/+JfR/9mHw5Maop13jx6TJs4a46",
+	"EI/Wt+4v9qAB5z1l7bfmNI5RdetXRMRICQ8sSB0I409IkiLt7aX4piiTkTsS8621kfqLBZnnzLcN9sUf",
+	"CmWBfDeqZjbd1eTxw7f+9B8UTvSyaFHMhkXBCSykTb2NL04fRNeKgci4P2vVhtZ4FlVzwhLlN7CiOkMW",
+	"y4UJw6jKCZ9IxJ9VbKWy7Boztt+o93myeIumysrAUfTtB5abnGcsWUByEzQcfOt4SIFHT4iPg+5L1q7x",
+	"td+GTA9XK/Tn7fiCjMcfcCPmX652IObuiEn2/llRT4O61UsGci6k735IbRKkClYQHmIFCbOChDlUeHEQ",
+	"MS/62NPR06cXI/YDyUt8SLK1LNvQKtlWL2PkTj+1lomqjsIY5wF2odJ608cnxhcPZjzL1AZd4DwlaweV",
+	"6iHHd1UXAj1O3mASsWWeWbHi2rJ8laniy6KyT+3bWvUc9kJuiTFirTRhmIZZbopyxFeXz4LFhis0nbG0",
+	"joX6PPddcLgGQB/L8t2aPA6es5c8WUD8UkmrVUYdMus3SU+UVOUjdxi3rdjBxgD7gwgfTi9A/fRL5RtF",
+	"PUC6UpCqPayOCynQF1ibRZJcIj3dX6G5zgRor50F5Wupoz9iLbgJ6AMdtDYQ+/QD3IcnprZxD6wf5/LB",
+	"km9PdBionlitJiqbabVsWK6KguoU5eR0d2vIX6Z0Vd7YO8qwi6K/ynpRR8/RZmwsW/A0QglaYI5GJJnD",
+	"naoOupy6Es8Ra1d1+s+ry8uLZs04rIFcVYpr1E8KlyTWjyRT+eezFirWzbzjvmNWZRtVtF3Y+UN7Ofqi",
+	"8sUoFbUvtfRHfOM3mFmKCz95YmmR+/u48koffVZ3BeavI6cbXx9/cv/szdI88eYc4sHCuv0nzLCsqL4z",
+	"PM2v8sE3sCt7z01xZPIeYvE0uXsPxDb2f+HQcoATN+PJF8Bk0JP/BTIZr4RT9dDT1TVt76Ib/YR64dkK",
+	"gJRwnsKZX+l/hN7zufKt5tJQgJwZU1TJufbSh7dUE/5qM2qrJX4uMVBTTR8ngGHtPubnkWr8pGLcB0/4",
+	"AmoCnZQllNrRiThCydZvowF5wgmDuc4G14OFtavr8fjpV/9ndDm6HD29/uPTPz5FVPnvPxVuEl/w2h3D",
+	"Wh9CXz2t9qsnmdovBEHth1rF8tufb/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -119,6 +119,10 @@ func matrixRoutes() []routeCase {
 		{op: "planCompaction", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/compaction-plan", n) }, want: writeOK},
 		{op: "commitCompaction", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/compaction", n) }, want: want{403, 400, 400, 400},
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{"rewrites": []any{}} }},
+		{op: "exportTable", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/export", n) }, want: writeOK,
+			body: func(_ *testing.T, _ *matrixEnv, n int) any {
+				return map[string]any{"destination": map[string]any{"namespace": []string{"sales"}, "name": fmt.Sprintf("exported%d", n)}}
+			}},
 		{op: "listColumnFiles", method: "GET", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/column-files", n) }, want: allOK},
 		{op: "planTableScan", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan", n) }, want: allOK,
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},

@@ -152,6 +152,7 @@ var unadvertised = map[string]bool{
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction-plan":         true,
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/compaction":              true,
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/native-write-eligibility": true,
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/export":                  true,
 }
 
 // planIDRoute matches a plan route whatever its path parameter is named:

@@ -55,6 +55,12 @@ var compactCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest
 // (table-not-v4) for another format version or a bad threshold property,
 // 500 when a footer of a candidate's file cannot be read.
 func (s *Service) PlanCompaction(ctx context.Context, warehouse string, id Ident) (*CompactionPlan, error) {
+	return s.planCompaction(ctx, warehouse, id, nil)
+}
+
+// planCompaction is PlanCompaction with the thresholds given (nil: the
+// table's).
+func (s *Service) planCompaction(ctx context.Context, warehouse string, id Ident, given *compact.Thresholds) (*CompactionPlan, error) {
 	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
 	if err != nil {
 		return nil, err
@@ -66,6 +72,9 @@ func (s *Service) PlanCompaction(ctx context.Context, warehouse string, id Ident
 	th, err := compact.ThresholdsFrom(withWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
 	if err != nil {
 		return nil, fault.New(fault.BadRequest, "%s", err.Error())
+	}
+	if given != nil {
+		th = *given
 	}
 	plan := &CompactionPlan{MaxFiles: th.MaxFiles, MaxRetiredRatio: th.MaxRetiredRatio, Candidates: []CompactionCandidate{}}
 	if cur := st.meta.CurrentSnapshot(); cur != nil {
@@ -330,6 +339,9 @@ func (s *Service) foldOf(ctx context.Context, w *store.Warehouse, st *v4State, r
 type CompactOptions struct {
 	// DryRun plans only: nothing is written or committed.
 	DryRun bool
+	// Thresholds, when set, replace the table's (compact.ThresholdsFrom):
+	// MaxFiles 0 picks every base with column files.
+	Thresholds *compact.Thresholds
 }
 
 // FoldReport is what Compact did to one base.
@@ -357,7 +369,7 @@ type CompactionReport struct {
 // file deleted again) does not undo the others. Errors are those of
 // PlanCompaction; a failed fold is reported in its FoldReport.
 func (s *Service) Compact(ctx context.Context, warehouse string, id Ident, opt CompactOptions) (*CompactionReport, error) {
-	plan, err := s.PlanCompaction(ctx, warehouse, id)
+	plan, err := s.planCompaction(ctx, warehouse, id, opt.Thresholds)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,10 @@ type FileIO interface {
 	// Open returns the file for ranged reads (ReadAt, Seek, Stat); an error
 	// wrapping ErrNotExist when missing.
 	Open(ctx context.Context, location string) (icebergio.File, error)
+	// Copy streams the file at src to dst (created or replaced) without
+	// holding it in memory; an error wrapping ErrNotExist when src is
+	// missing. dst is left incomplete or absent when Copy fails.
+	Copy(ctx context.Context, src, dst string) error
 }
 
 // maxCachedIOs bounds a Provider's cache of configured IOs.
@@ -251,6 +255,33 @@ func (f fileIO) Write(_ context.Context, location string, data []byte) error {
 		return fmt.Errorf("storage for %s is read-only", location)
 	}
 	return w.WriteFile(location, data)
+}
+
+func (f fileIO) Copy(_ context.Context, src, dst string) (err error) {
+	if err := check(src); err != nil {
+		return err
+	}
+	if err := check(dst); err != nil {
+		return err
+	}
+	w, ok := f.io.(icebergio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("storage for %s is read-only", dst)
+	}
+	in, err := f.io.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := w.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Delete stats first: a directory is refused (os.Remove would take an

@@ -102,8 +102,16 @@ func (t tracedIO) Exists(ctx context.Context, location string) (bool, error) {
 	return ok, err
 }
 
+func (t tracedIO) Copy(ctx context.Context, src, dst string) error {
+	ctx, span := t.start(ctx, "copy")
+	err := t.fileIO.Copy(ctx, src, dst)
+	end(span, err)
+	return err
+}
+
 // Open is a span for the open (a stat on object stores); the ranged reads
 // that follow on the file are not traced one by one.
+
 func (t tracedIO) Open(ctx context.Context, location string) (icebergio.File, error) {
 	ctx, span := t.start(ctx, "open")
 	f, err := t.fileIO.Open(ctx, location)

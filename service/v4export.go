@@ -1,0 +1,302 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"strings"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakehold/catalog/internal/changeevents"
+	"github.com/lakehold/catalog/internal/compact"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/internal/v4export"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
+)
+
+// Exporting a v4 table (docs/column-files.md, "The way back"): the live
+// files of its current snapshot are copied into a new table's location
+// (locations never overlap, and vended credentials reach one table's
+// files only) and described by v1–v3 Avro manifests in one snapshot;
+// the new table is created under the name the caller picks. Files keep
+// their sequence numbers and, in format 3, their first_row_id, so rows
+// keep _row_id and _last_updated_sequence_number. Pending column files are
+// refused (a v3 reader would read the base's stale columns) unless the
+// caller asks for them to be compacted first.
+
+// ExportInput asks for the export of a v4 table's current snapshot.
+type ExportInput struct {
+	Source, Target Ident
+	// FormatVersion is the new table's: 1, 2 or 3 (0 means 3).
+	FormatVersion int
+	// Compact folds, before the export, every base with column files
+	// (below format 3 also every base with a deletion vector), each in
+	// its own compaction commit of the source table.
+	Compact    bool
+	Delegation Delegation
+}
+
+// exportCopiers bounds the files an export copies at once.
+const exportCopiers = 4
+
+// ExportTable exports in.Source's current snapshot to a new table
+// in.Target. It needs read-data on the source (write-data too with
+// Compact) and create in the target's namespace. 400 ValidationException
+// (reason column-files-pending, deletion-vectors-need-v3, ...) when the
+// snapshot holds what the format cannot, or table-not-v4; 400 for a format
+// version other than 1–3 or a schema the format cannot hold; 404 for a
+// missing table or namespace; 409 when the target name is taken; 503 when
+// storage is unavailable. Nothing is left behind on failure: copied files
+// are deleted unless the create's outcome is unknown (500).
+func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportInput) (*TableResult, error) {
+	version := in.FormatVersion
+	if version == 0 {
+		version = 3
+	}
+	if version < 1 || version > 3 {
+		return nil, fault.New(fault.BadRequest, "Cannot export to format version %d: a v4 table exports to format version 1, 2 or 3", in.FormatVersion)
+	}
+	w, ns, err := s.createTarget(ctx, warehouse, in.Target, PrivTableCreate)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkVend(ctx, w, in.Target, in.Delegation); err != nil {
+		return nil, err
+	}
+	if in.Compact {
+		th := compact.Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
+		if version < 3 {
+			th.MaxRetiredRatio = -1 // deletion vectors go too
+		}
+		if _, err := s.Compact(ctx, warehouse, in.Source, CompactOptions{Thresholds: &th}); err != nil {
+			return nil, err
+		}
+	}
+	_, st, err := s.loadV4At(ctx, warehouse, in.Source, nil)
+	if err != nil {
+		return nil, err
+	}
+	data, eqDeletes, err := s.liveRows(ctx, w, st)
+	if err != nil {
+		return nil, err
+	}
+	rel := func(loc string) string { return v4manifest.Relativize(st.location, loc) }
+	if err := v4export.Check(version, data, eqDeletes, rel); err != nil {
+		return nil, exportRefused(err)
+	}
+	loc, canon, err := newObjectLocation(w, ns, in.Target.Name, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	x := &export{s: s, w: w, st: st, version: version, loc: loc}
+	res, err := x.run(ctx, warehouse, in, canon, data, eqDeletes)
+	if err != nil {
+		s.dropUnlanded(ctx, w, err, x.written...)
+		return nil, err
+	}
+	return res, nil
+}
+
+// exportRefused turns a v4export refusal into a 400 with its reason.
+func exportRefused(err error) error {
+	var ue *v4export.UnsupportedError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	e := fault.New(fault.Validation, "%s", strings.ToUpper(ue.Error()[:1])+ue.Error()[1:])
+	e.Reason = ue.Reason
+	e.Details = map[string]any{"count": ue.Count}
+	if ue.Example != "" {
+		e.Details["example"] = ue.Example
+	}
+	return e
+}
+
+// liveRows reads the live data and equality-delete rows of st's current
+// snapshot, every column and stat, locations resolved.
+func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4State) (data, eqDeletes []v4manifest.TrackedFile, err error) {
+	for i := range st.rootRows {
+		rr := &st.rootRows[i]
+		if !rr.Tracking.Status.Live() {
+			continue
+		}
+		rows := []v4manifest.TrackedFile{*rr}
+		if rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest {
+			if rows, err = s.readLeaf(ctx, w, st, rr, nil); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, r := range rows {
+			if !r.Tracking.Status.Live() {
+				continue
+			}
+			r.Location = v4manifest.Resolve(st.location, r.Location)
+			if r.DeletionVector != nil {
+				dv := *r.DeletionVector
+				dv.Location = v4manifest.Resolve(st.location, dv.Location)
+				r.DeletionVector = &dv
+			}
+			switch r.ContentType {
+			case v4manifest.ContentData:
+				data = append(data, r)
+			case v4manifest.ContentEqualityDeletes:
+				eqDeletes = append(eqDeletes, r)
+			}
+		}
+	}
+	return data, eqDeletes, nil
+}
+
+// export is one export's state: what it wrote, for the clean-up.
+type export struct {
+	s       *Service
+	w       *store.Warehouse
+	st      *v4State
+	version int
+	loc     string
+	written []string
+}
+
+// run copies the files, writes the manifests, manifest list and metadata
+// and creates the table.
+func (x *export) run(ctx context.Context, warehouse string, in ExportInput, canon string, data, eqDeletes []v4manifest.TrackedFile) (*TableResult, error) {
+	s, st := x.s, x.st
+	if err := x.copyFiles(ctx, data, eqDeletes); err != nil {
+		return nil, err
+	}
+	snapID, tag := newSnapshotID(), uuid.NewString()
+	metaDir := strings.TrimRight(x.loc, "/") + "/metadata/"
+	out, err := v4export.Build(v4export.Input{FormatVersion: x.version, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs(),
+		SnapshotID: snapID, SequenceNumber: st.meta.LastSequenceNumber(), FirstRowID: st.meta.NextRowID(),
+		Data: data, EqualityDeletes: eqDeletes,
+		ManifestLocation: func(n int) string { return fmt.Sprintf("%s%s-m%d.avro", metaDir, tag, n) }})
+	if err != nil {
+		return nil, exportRefused(fault.Wrap(fault.Internal, err, "build the exported manifests"))
+	}
+	listLoc := fmt.Sprintf("%ssnap-%d-1-%s.avro", metaDir, snapID, tag)
+	for _, f := range append(out.Manifests, v4export.File{Location: listLoc, Data: out.ManifestList}) {
+		if err := x.write(ctx, f.Location, f.Data); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now().UnixMilli()
+	md, err := v4export.Metadata(st.entry.Data, v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc,
+		TimestampMS: now, SnapshotID: snapID, ManifestList: listLoc, Snapshot: out, SequenceNumber: st.meta.LastSequenceNumber()})
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "build the exported metadata")
+	}
+	meta, _, err := tablemeta.Parse(md)
+	if err != nil {
+		// The schema may use types or defaults the format has not.
+		return nil, fault.Wrap(fault.BadRequest, err, "Cannot export %s to format version %d: %s", in.Source, x.version, fault.ClientText(err))
+	}
+	if err := s.checkNewMetadata(nil, meta, md); err != nil {
+		return nil, err
+	}
+	metaLoc := newMetadataLocation(x.loc, meta.Properties(), "")
+	if err := x.write(ctx, metaLoc, md); err != nil {
+		return nil, err
+	}
+	obj := &store.Object{
+		Warehouse: warehouse, Namespace: in.Target.Namespace, Name: in.Target.Name, Kind: store.KindTable,
+		Location: canon, MetadataLocation: metaLoc, Metadata: md, FormatVersion: x.version,
+	}
+	if refs, err := tablemeta.RefsOnly(md); err == nil {
+		obj.RefsMetadata = refs
+	}
+	ectx := s.withEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, in.Target, meta), who(ctx), nil)
+	})
+	if err := s.store.ObjectCreate(ectx, obj); err != nil {
+		return nil, putErr(err, store.KindTable, in.Target, warehouse)
+	}
+	return s.tableResult(ctx, x.w, in.Target, metaLoc, md, canon, in.Delegation)
+}
+
+// write writes one file of the new table and records it for the clean-up.
+func (x *export) write(ctx context.Context, loc string, data []byte) error {
+	x.written = append(x.written, loc)
+	return x.s.writeMetadataFile(ctx, x.w, loc, data)
+}
+
+// copyFiles copies every data, deletion-vector and equality-delete file
+// into the new table's data directory (exportCopiers at a time) and
+// points the rows at the copies. A Puffin file holding several deletion
+// vectors is copied once.
+func (x *export) copyFiles(ctx context.Context, data, eqDeletes []v4manifest.TrackedFile) error {
+	dst := map[string]string{}
+	var order []string
+	target := func(src string) string {
+		if d, ok := dst[src]; ok {
+			return d
+		}
+		d := strings.TrimRight(x.loc, "/") + "/" + exportedName(x.st.location, src)
+		dst[src] = d
+		order = append(order, src)
+		return d
+	}
+	for i := range data {
+		r := &data[i]
+		if r.DeletionVector != nil {
+			r.DeletionVector.Location = target(r.DeletionVector.Location)
+		}
+		r.Location = target(r.Location)
+	}
+	for i := range eqDeletes {
+		eqDeletes[i].Location = target(eqDeletes[i].Location)
+	}
+	x.written = append(x.written, func() []string {
+		out := make([]string, 0, len(order))
+		for _, src := range order {
+			out = append(out, dst[src])
+		}
+		return out
+	}()...)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(exportCopiers)
+	for _, src := range order {
+		g.Go(func() error { return x.copy(gctx, src, dst[src]) })
+	}
+	return g.Wait()
+}
+
+// exportedName is where a source file lands under the new table's
+// location: at the same relative path when it lies inside the source
+// table, under data/ with a unique prefix otherwise.
+func exportedName(srcLoc, file string) string {
+	if rel := v4manifest.Relativize(srcLoc, file); rel != file {
+		return rel
+	}
+	return "data/exported-" + uuid.NewString()[:8] + "-" + path.Base(file)
+}
+
+// copy copies one file; a missing source is a 500 naming it relative to
+// the source table (the table's metadata names a file that is gone).
+func (x *export) copy(ctx context.Context, src, dst string) error {
+	if !tablePrefixes(x.w, x.loc).Contains(dst) {
+		return fault.New(fault.Internal, "exported file %s would land outside the new table", path.Base(dst))
+	}
+	io, err := x.s.fileIO(ctx, x.w, src)
+	if err != nil {
+		return err
+	}
+	err = io.Copy(ctx, src, dst)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fault.Wrap(fault.Internal, err, "cannot export %s: the file is missing", fileName(x.w, x.st.location, src))
+	}
+	if storage.Unavailable(err) {
+		return fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, fileName(x.w, x.st.location, src))
+	}
+	return fault.Wrap(fault.Internal, err, "Failed to copy %s into the exported table", fileName(x.w, x.st.location, src))
+}
