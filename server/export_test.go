@@ -1,0 +1,135 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExportTable exports a v4 table with a column file and a deletion
+// vector: refused while the column file is pending, then, with compact,
+// a format 3 table in its own location whose manifests list copies of the
+// live files with their first_row_id and the deletion vector, and which
+// outlives a purge of the source.
+func TestExportTable(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			b.createNamespace(t, "back")
+			vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 5, "b.parquet": 3})
+			s1 := writeScores(t, filepath.Join(vt.dir, "data/cf1.parquet"), 5, 10, false, false)
+			require.Equal(t, 200, vt.commit(t, vt.columnFile("a.parquet", "cf1.parquet", 5, []int{3}, s1)).status)
+			dvB := writeDV(t, vt, "data/b-dv.puffin", vt.loc+"/data/b.parquet", 1)
+			r := b.do(t, "POST", vt.path+"/files", map[string]any{"set-deletion-vectors": []any{dvB.request("data/b.parquet")}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			_, _, srcNext := v4Meta(t, b.do(t, "GET", vt.path, nil))
+
+			dest := map[string]any{"destination": map[string]any{"namespace": []string{"back"}, "name": "wide3"}}
+			r = b.do(t, "POST", vt.path+"/export", dest)
+			require.Equal(t, 400, r.status, "%s", r.body)
+			assert.Contains(t, string(r.body), "column-files-pending")
+			assert.Contains(t, string(r.body), "data/a.parquet")
+			assert.NotContains(t, string(r.body), vt.dir, "no server path")
+			require.Equal(t, 404, b.do(t, "GET", "/v1/wh/namespaces/back/tables/wide3", nil).status, "a refused export creates nothing")
+
+			dest["compact"] = true
+			r = b.do(t, "POST", vt.path+"/export", dest)
+			require.Equal(t, 200, r.status, "%s", r.body)
+			var res struct {
+				MetadataLocation string `json:"metadata-location"`
+				Metadata         struct {
+					FormatVersion int    `json:"format-version"`
+					Location      string `json:"location"`
+					NextRowID     int64  `json:"next-row-id"`
+					Snapshots     []struct {
+						ManifestList string `json:"manifest-list"`
+					} `json:"snapshots"`
+				} `json:"metadata"`
+			}
+			require.NoError(t, json.Unmarshal(r.body, &res))
+			md := res.Metadata
+			require.Equal(t, 3, md.FormatVersion)
+			require.NotEqual(t, vt.loc, md.Location)
+			require.GreaterOrEqual(t, md.NextRowID, srcNext)
+			require.Len(t, md.Snapshots, 1)
+
+			dir := strings.TrimPrefix(md.Location, "file://")
+			local := func(loc string) string { return dir + strings.TrimPrefix(loc, md.Location) }
+			lf, err := os.Open(local(md.Snapshots[0].ManifestList))
+			require.NoError(t, err)
+			defer lf.Close()
+			manifests, err := iceberg.ReadManifestList(lf)
+			require.NoError(t, err)
+			var data, dvs []iceberg.DataFile
+			for _, m := range manifests {
+				f, err := os.Open(local(m.FilePath()))
+				require.NoError(t, err)
+				entries, err := iceberg.ReadManifest(m, f, true)
+				require.NoError(t, f.Close())
+				require.NoError(t, err)
+				for _, e := range entries {
+					df := e.DataFile()
+					require.True(t, strings.HasPrefix(df.FilePath(), md.Location+"/"), "%s is inside the new table", df.FilePath())
+					if df.ContentType() == iceberg.EntryContentData {
+						data = append(data, df)
+					} else {
+						dvs = append(dvs, df)
+					}
+				}
+			}
+			require.Len(t, data, 2)
+			require.Len(t, dvs, 1)
+			assert.Equal(t, md.Location+"/data/b.parquet", *dvs[0].ReferencedDataFile())
+			assert.Equal(t, int64(1), dvs[0].Count())
+			rowIDs := map[int64]bool{}
+			for _, df := range data {
+				require.NotNil(t, df.FirstRowID())
+				rowIDs[*df.FirstRowID()] = true
+				if strings.Contains(df.FilePath(), "compacted-") {
+					assert.Equal(t, []float64{10, 11, 12, 13, 14}, scores(t, local(df.FilePath())), "the column file's values are in the copy")
+				}
+			}
+			assert.Len(t, rowIDs, 2, "each file keeps its own first_row_id")
+
+			r = b.do(t, "POST", vt.path+"/export", dest)
+			require.Equal(t, 409, r.status, "%s", r.body)
+
+			require.Equal(t, 204, b.do(t, "DELETE", vt.path+"?purgeRequested=true", nil).status)
+			for _, df := range append(data, dvs...) {
+				_, err := os.Stat(local(df.FilePath()))
+				require.NoError(t, err, "the export's files outlive the source")
+			}
+		})
+	}
+}
+
+// scores reads the score column of a Parquet file.
+func scores(t *testing.T, path string) []float64 {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	require.NoError(t, err)
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	tbl, err := fr.ReadTable(t.Context())
+	require.NoError(t, err)
+	defer tbl.Release()
+	idx := tbl.Schema().FieldIndices("score")
+	require.Len(t, idx, 1)
+	var out []float64
+	for _, c := range tbl.Column(idx[0]).Data().Chunks() {
+		out = append(out, c.(*array.Float64).Float64Values()...)
+	}
+	return out
+}
