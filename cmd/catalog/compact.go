@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math"
 
+	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -17,22 +19,28 @@ import (
 func setupCompact(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	c := newTableCmd(fs)
 	dry := fs.Bool("dry-run", false, "print the plan; write and commit nothing")
+	all := fs.Bool("all", false, "fold every base file that has column files, whatever the table's thresholds (before an export)")
 	return func(args []string) error {
 		id, err := tableIdent(e, args[0])
 		if err != nil {
 			return err
 		}
-		return compact(c, id, *dry, e.stdout)
+		opt := service.CompactOptions{DryRun: *dry}
+		if *all {
+			opt.Thresholds = &compact.Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
+		}
+		return runCompact(c, id, opt, e.stdout)
 	}
 }
 
-func compact(c *tableCmd, id service.Ident, dry bool, stdout io.Writer) error {
+func runCompact(c *tableCmd, id service.Ident, opt service.CompactOptions, stdout io.Writer) error {
+	dry := opt.DryRun
 	ctx, svc, closeStore, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	rep, err := svc.Compact(ctx, *c.warehouse, id, service.CompactOptions{DryRun: dry})
+	rep, err := svc.Compact(ctx, *c.warehouse, id, opt)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func Check(version int, data, eqDeletes []v4manifest.TrackedFile, rel func(strin
 	}
 	if n, ex := count(func(r *v4manifest.TrackedFile) bool { return len(r.ColumnFiles) > 0 }); n > 0 {
 		return &UnsupportedError{Reason: ReasonColumnFiles, What: "data files with column files", Count: n, Example: ex,
-			Hint: "fold them into their base files first (export with \"compact\": true, or `catalog compact --all`)"}
+			Hint: "fold them into their base files first (export with \"compact\": true, or run `catalog compact --all`)"}
 	}
 	if n, ex := count(func(r *v4manifest.TrackedFile) bool { return r.DeletionVector != nil }); n > 0 && version < 3 {
 		return &UnsupportedError{Reason: ReasonDeletionVectors, What: "data files with deletion vectors", Count: n, Example: ex,

@@ -105,6 +105,27 @@ class Table:
         self._apply(self._rest.request("GET", self._path))
         return self
 
+    def export(self, identifier: str | tuple[str, ...], *, format_version: int = 3, compact: bool = False) -> Table:
+        """Copy this v4 table's current snapshot into a new table of format
+        ``format_version`` (1, 2 or 3) named ``identifier``, which every
+        engine reads, and return it. The catalog copies the live files into
+        the new table's location and keeps each file's sequence numbers and,
+        in format 3, its ``first_row_id`` (so rows keep ``_row_id``).
+
+        Data files with column files are refused (ValidationError, reason
+        ``column-files-pending``) unless ``compact`` is true, which first
+        folds them (and, below format 3, deletion vectors) into rewritten
+        files in compaction commits of this table. AlreadyExistsError when
+        ``identifier`` is taken."""
+        from . import _commit
+        from .catalog import split_identifier
+        ns, name = split_identifier(identifier)
+        body: dict[str, Any] = {"destination": {"namespace": list(ns), "name": name},
+                                "format-version": format_version, "compact": compact}
+        res = _commit.post(self._rest, f"{self._path}/export", body)
+        self.refresh()  # compaction may have moved this table on
+        return Table((*ns, name), res, self._rest)
+
     # --- planning (used by scan.py) -------------------------------------------
 
     def _plan(self, body: dict[str, Any]) -> list[dict[str, Any]]:
