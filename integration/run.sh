@@ -79,6 +79,7 @@ run_pytest Spark test_spark.py
 run_pytest Spark-planning test_spark_planning.py
 run_pytest column-files test_column_files.py
 run_pytest v4-upgrade test_v4_upgrade.py
+run_pytest v4-export test_v4_export.py
 run_pytest v4-guard test_v4_guard.py
 run_pytest PyIceberg-vended test_vended.py
 # Azure: PyIceberg on Azurite, which serves HTTPS with a throwaway

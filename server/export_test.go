@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/puffin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,6 +93,16 @@ func TestExportTable(t *testing.T) {
 			require.Len(t, dvs, 1)
 			assert.Equal(t, md.Location+"/data/b.parquet", *dvs[0].ReferencedDataFile())
 			assert.Equal(t, int64(1), dvs[0].Count())
+			pf, err := os.Open(local(dvs[0].FilePath()))
+			require.NoError(t, err)
+			defer pf.Close()
+			pr, err := puffin.NewReader(pf)
+			require.NoError(t, err)
+			require.Len(t, pr.Blobs(), 1)
+			blob := pr.Blobs()[0]
+			assert.Equal(t, *dvs[0].ContentOffset(), blob.Offset)
+			assert.Equal(t, md.Location+"/data/b.parquet", blob.Properties["referenced-data-file"],
+				"the Puffin blob names the copy, as readers that match by it (PyIceberg) need")
 			rowIDs := map[int64]bool{}
 			for _, df := range data {
 				require.NotNil(t, df.FirstRowID())

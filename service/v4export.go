@@ -227,45 +227,101 @@ func (x *export) write(ctx context.Context, loc string, data []byte) error {
 	return x.s.writeMetadataFile(ctx, x.w, loc, data)
 }
 
-// copyFiles copies every data, deletion-vector and equality-delete file
-// into the new table's data directory (exportCopiers at a time) and
-// points the rows at the copies. A Puffin file holding several deletion
-// vectors is copied once.
+// copyFiles copies every data and equality-delete file into the new
+// table's location (exportCopiers at a time), writes the deletion vectors
+// into new Puffin files there (rewriteDVs), and points the rows at the
+// copies.
 func (x *export) copyFiles(ctx context.Context, data, eqDeletes []v4manifest.TrackedFile) error {
-	dst := map[string]string{}
-	var order []string
-	target := func(src string) string {
-		if d, ok := dst[src]; ok {
-			return d
-		}
-		d := strings.TrimRight(x.loc, "/") + "/" + exportedName(x.st.location, src)
-		dst[src] = d
-		order = append(order, src)
-		return d
+	var srcs, dsts []string
+	move := func(loc *string) {
+		d := strings.TrimRight(x.loc, "/") + "/" + exportedName(x.st.location, *loc)
+		srcs, dsts = append(srcs, *loc), append(dsts, d)
+		*loc = d
 	}
 	for i := range data {
-		r := &data[i]
-		if r.DeletionVector != nil {
-			r.DeletionVector.Location = target(r.DeletionVector.Location)
-		}
-		r.Location = target(r.Location)
+		move(&data[i].Location)
 	}
 	for i := range eqDeletes {
-		eqDeletes[i].Location = target(eqDeletes[i].Location)
+		move(&eqDeletes[i].Location)
 	}
-	x.written = append(x.written, func() []string {
-		out := make([]string, 0, len(order))
-		for _, src := range order {
-			out = append(out, dst[src])
-		}
-		return out
-	}()...)
+	x.written = append(x.written, dsts...)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(exportCopiers)
-	for _, src := range order {
-		g.Go(func() error { return x.copy(gctx, src, dst[src]) })
+	for i := range srcs {
+		g.Go(func() error { return x.copy(gctx, srcs[i], dsts[i]) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return x.rewriteDVs(ctx, data)
+}
+
+// rewriteDVs writes the deletion vectors of data (rows already pointing at
+// their copies) into new Puffin files, one per source Puffin file at its
+// relative path, each blob naming its data file's copy, and points the
+// rows at them. Blobs are read by their range; exportCopiers files at a
+// time.
+func (x *export) rewriteDVs(ctx context.Context, data []v4manifest.TrackedFile) error {
+	bySrc := map[string][]int{}
+	var order []string
+	for i := range data {
+		if d := data[i].DeletionVector; d != nil {
+			if _, ok := bySrc[d.Location]; !ok {
+				order = append(order, d.Location)
+			}
+			bySrc[d.Location] = append(bySrc[d.Location], i)
+		}
+	}
+	dsts := make([]string, len(order))
+	for i, src := range order {
+		dsts[i] = strings.TrimRight(x.loc, "/") + "/" + exportedName(x.st.location, src)
+	}
+	x.written = append(x.written, dsts...)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(exportCopiers)
+	for i, src := range order {
+		g.Go(func() error { return x.rewritePuffin(gctx, src, dsts[i], data, bySrc[src]) })
 	}
 	return g.Wait()
+}
+
+// rewritePuffin writes the deletion vectors of rows (indexes into data)
+// that live in Puffin file src into a new Puffin file dst.
+func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4manifest.TrackedFile, rows []int) error {
+	io, err := x.s.fileIO(ctx, x.w, src)
+	if err != nil {
+		return err
+	}
+	f, err := io.Open(ctx, src)
+	if err != nil {
+		return x.copyErr(err, src)
+	}
+	defer f.Close()
+	dvs := make([]v4export.DV, len(rows))
+	for i, r := range rows {
+		d := data[r].DeletionVector
+		if d.SizeInBytes > maxDVBlob {
+			return fault.New(fault.Internal, "cannot export the deletion vector of %s: larger than the server reads", fileName(x.w, x.st.location, src))
+		}
+		blob := make([]byte, d.SizeInBytes)
+		if _, err := f.ReadAt(blob, d.Offset); err != nil {
+			return x.copyErr(err, src)
+		}
+		dvs[i] = v4export.DV{Blob: blob, Cardinality: d.Cardinality, ReferencedDataFile: data[r].Location}
+	}
+	out, placed, err := v4export.PuffinOfDVs(dvs)
+	if err != nil {
+		return fault.Wrap(fault.Internal, err, "write the exported deletion vectors of %s", fileName(x.w, x.st.location, src))
+	}
+	if err := x.s.writeMetadataFile(ctx, x.w, dst, out); err != nil {
+		return err
+	}
+	for i, r := range rows {
+		dv := *data[r].DeletionVector
+		dv.Location, dv.Offset, dv.SizeInBytes = dst, placed[i].Offset, placed[i].Length
+		data[r].DeletionVector = &dv
+	}
+	return nil
 }
 
 // exportedName is where a source file lands under the new table's
@@ -278,8 +334,8 @@ func exportedName(srcLoc, file string) string {
 	return "data/exported-" + uuid.NewString()[:8] + "-" + path.Base(file)
 }
 
-// copy copies one file; a missing source is a 500 naming it relative to
-// the source table (the table's metadata names a file that is gone).
+// copy copies one file (errors: copyErr; a missing source is a 500, the
+// table's metadata naming a file that is gone).
 func (x *export) copy(ctx context.Context, src, dst string) error {
 	if !tablePrefixes(x.w, x.loc).Contains(dst) {
 		return fault.New(fault.Internal, "exported file %s would land outside the new table", path.Base(dst))
@@ -288,14 +344,19 @@ func (x *export) copy(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	err = io.Copy(ctx, src, dst)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, fs.ErrNotExist):
-		return fault.Wrap(fault.Internal, err, "cannot export %s: the file is missing", fileName(x.w, x.st.location, src))
+	if err := io.Copy(ctx, src, dst); err != nil {
+		return x.copyErr(err, src)
 	}
-	if storage.Unavailable(err) {
+	return nil
+}
+
+// copyErr is the error of reading or copying src: 503 when storage is
+// unavailable, else 500 naming src relative to the source table.
+func (x *export) copyErr(err error, src string) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fault.Wrap(fault.Internal, err, "Cannot export %s: the file is missing", fileName(x.w, x.st.location, src))
+	case storage.Unavailable(err):
 		return fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, fileName(x.w, x.st.location, src))
 	}
 	return fault.Wrap(fault.Internal, err, "Failed to copy %s into the exported table", fileName(x.w, x.st.location, src))
