@@ -55,6 +55,7 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "internal/v4commit", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/parquetstats", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/tablemeta", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		{"direct:" + mod + "internal/v4export", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// The public Go reader: reading only, on the caller's storage.
 		{mod + "clients/go/stitch", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage"}},
 		{"direct:" + mod + "clients/go/stitch", []string{"net/http", "os"}},
