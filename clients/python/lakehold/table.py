@@ -36,6 +36,25 @@ class Table:
             props = {**self._rest.properties, **(res.get("config") or {})}
             self._io = FileIO(props, res.get("storage-credentials"), self.location)
 
+    def _worker_state(self) -> dict[str, Any]:
+        """What another process needs to read and write this table's files
+        (lakehold.spark's executors): the metadata and the storage access
+        the catalog vended, not the catalog session."""
+        return {"identifier": list(self.identifier), "metadata": self.metadata,
+                "io": [self._io.properties, self._io.storage_credentials, self.location]}
+
+    @classmethod
+    def _for_worker(cls, state: dict[str, Any]) -> Table:
+        """A table rebuilt from ``_worker_state`` in a worker: it reads and
+        writes files; it cannot plan or commit (no catalog session)."""
+        t = cls.__new__(cls)
+        t.identifier = tuple(state["identifier"])
+        t.metadata = state["metadata"]
+        t.metadata_location = None
+        props, creds, location = state["io"]
+        t._io = FileIO(props, creds, location)
+        return t
+
     # --- paths ----------------------------------------------------------------
 
     @property

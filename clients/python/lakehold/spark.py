@@ -1,0 +1,274 @@
+"""Column updates and scans of Lakehold v4 tables on a Spark cluster.
+
+:func:`update_columns`, :func:`merge_columns` and :func:`read` do what the
+:class:`~lakehold.Table` methods of the same names do, with the work spread
+over Spark executors (PySpark 4.0 or later; no JVM plugin, ``lakehold``
+installed where the executors run Python):
+
+* the driver loads the table (asking for vended credentials), plans on the
+  catalog and, for updates, commits **once**;
+* executors read base files and write column files with the storage access
+  the catalog vended to the driver (``mapInArrow`` over the planned base
+  files; ``merge_columns`` joins the source with the table's keys and
+  writes one column file per base in ``groupBy(...).applyInArrow``).
+
+Every task's output names the base file it wrote for, so a task that Spark
+retries replaces its failed attempt's output and the commit lists each base
+once: a retried task never makes a second commit. The file a failed
+attempt wrote, and every file of a driver lost before its commit, is an
+orphan under the table's ``data/`` that ``remove-orphan-files`` finds. The
+commit pins the planned snapshot (409 CommitFailedError when the table
+moved meanwhile: run the update again) and keeps one Idempotency-Key over
+its retries.
+
+Vended credentials expire (an hour by default): a job longer than that
+should run with credentials of its own in the catalog properties.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _colupdate, _commit, _write
+from .errors import CommitStateUnknownError, LakeholdError, MergeKeyError
+from .table import Table
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["merge_columns", "read", "update_columns"]
+
+_ENTRY_SCHEMA = "data_file string, entry string"
+
+
+def update_columns(spark: SparkSession, table: Table, fn: Callable[[pa.Table], Any], inputs: list[str],
+                   outputs: list[str] | pa.Schema, *, row_filter: Any = None,
+                   snapshot_properties: dict[str, str] | None = None, partitions: int | None = None) -> int:
+    """:meth:`Table.update_columns` on Spark: ``fn`` runs on the executors,
+    once per base file, and must be picklable (cloudpickle). ``partitions``
+    is how many Spark tasks share the bases (default: twice the default
+    parallelism, at most one per base). Returns the new snapshot id (the
+    current one when no base changed). Raises what the Table method raises,
+    and Spark's error when a task fails after its retries (nothing is
+    committed then)."""
+    fields = table._output_fields(outputs)
+    table.refresh()
+    snap = _snapshot(table)
+    inputs = list(inputs)
+    job = _colupdate.map_job(table, fn, inputs, fields, row_filter, None)
+    body: dict[str, Any] = {"snapshot-id": snap}
+    if job.plan_filter is not None:
+        body["filter"] = job.plan_filter
+    tasks = table._plan(body)
+    state = table._worker_state()
+
+    def work(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t = Table._for_worker(state)
+        j = _colupdate.map_job(t, fn, inputs, fields, row_filter, None)
+        for b in batches:
+            out = []
+            for raw in b.column(0).to_pylist():
+                task = json.loads(raw)
+                built = _colupdate._build(t, j, task)
+                out.append(_entry_row(task, built.entry))
+            yield _entry_batch(out)
+
+    rows = _task_frame(spark, tasks, partitions).mapInArrow(work, _ENTRY_SCHEMA).collect()
+    return _commit_entries(table, snap, [r.entry for r in rows], snapshot_properties)
+
+
+def merge_columns(spark: SparkSession, table: Table, source: DataFrame, key: str, columns: list[str] | None = None,
+                  *, snapshot_properties: dict[str, str] | None = None, partitions: int | None = None) -> int:
+    """:meth:`Table.merge_columns` with a Spark DataFrame as the source:
+    the table's keys (live rows only) are read on the executors and joined
+    with ``source`` on ``key``; each base with a matched row gets one column
+    file. Raises MergeKeyError for null or duplicate source keys and keys
+    no live row has (nothing is written or committed), LakeholdError for
+    unknown columns, and the catalog's errors."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    cols = list(columns) if columns is not None else [c for c in source.columns if c != key]
+    if not cols:
+        raise LakeholdError("merge_columns needs at least one column besides the key")
+    if key not in source.columns:
+        raise LakeholdError(f"key column {key!r} is not in the source")
+    table.refresh()
+    fields = table._output_fields(cols)
+    schema = table.schema()
+    if key not in schema.names:
+        raise LakeholdError(f"key column {key!r} is not in the table")
+    key_type = schema.field(key).type
+    src = source.select(F.col(key).cast(from_arrow_type(key_type)).alias(key), *cols)
+    _check_source_keys(src, key)
+    snap = _snapshot(table)
+    tasks = table._plan({"snapshot-id": snap})
+    state = table._worker_state()
+    keys_schema = pa.schema([pa.field("__base", pa.int32()), pa.field("__pos", pa.int64()), pa.field(key, key_type)])
+
+    def read_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t = Table._for_worker(state)
+        read_base = _colupdate.base_reader(t)
+        for b in batches:
+            for i in b.column(0).to_pylist():
+                task = tasks[i]
+                live = _colupdate.live_mask(t, task)
+                keys = read_base(task, [key], False).column(key)
+                pos = np.flatnonzero(live)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(np.full(len(pos), i, dtype=np.int32)), pa.array(pos.astype(np.int64)),
+                     keys.take(pa.array(pos)).combine_chunks().cast(key_type)], schema=keys_schema)
+
+    keys_df = _index_frame(spark, len(tasks), partitions).mapInArrow(read_keys, _spark_schema(keys_schema))
+    missing = src.select(key).join(keys_df.select(key), on=key, how="left_anti").limit(20).collect()
+    if missing:
+        found = [r[0] for r in missing]
+        raise MergeKeyError(f"source key(s) match no live row of the table, e.g. {found[:5]}", found)
+    cf_fields = [_colupdate.nullable(f) for f in fields]
+
+    def build(group: pa.Table) -> pa.Table:
+        task = tasks[group.column("__base")[0].as_py()]
+        t = Table._for_worker(state)
+        data = _merged_columns(t, task, group, cols, cf_fields)
+        built = _colupdate._build(t, _colupdate.Job(build=lambda _task: (data, None)), task)
+        return pa.Table.from_pylist([_entry_row(task, built.entry)], schema=pa.schema(
+            [pa.field("data_file", pa.string()), pa.field("entry", pa.string())]))
+
+    joined = keys_df.join(src, on=key, how="inner")
+    rows = joined.groupBy("__base").applyInArrow(build, _ENTRY_SCHEMA).collect()
+    return _commit_entries(table, snap, [r.entry for r in rows], snapshot_properties)
+
+
+def _merged_columns(t: Table, task: dict[str, Any], group: pa.Table, cols: list[str],
+                    cf_fields: list[pa.Field]) -> pa.Table:
+    """One base's column-file rows from its matched rows (``__pos`` and the
+    new values of ``cols``): the values alone when every row matched, else
+    blended with the current values and lineage."""
+    rows = int(task["data-file"]["record-count"])
+    pos = group.column("__pos").to_numpy()
+    idx = np.full(rows, -1, dtype=np.int64)
+    idx[pos] = np.arange(len(pos))
+    take = pa.array(idx, mask=idx < 0)
+    new = _write.conform(group.select(cols), pa.schema(cf_fields)).take(take)
+    if len(pos) == rows:
+        return new
+    cur = _colupdate.base_reader(t)(task, cols, True)
+    return _colupdate.blend(pc.is_valid(take), new, cur, cf_fields)
+
+
+def read(spark: SparkSession, table: Table, row_filter: Any = None, selected_fields: tuple[str, ...] = ("*",),
+         snapshot_id: int | None = None, with_row_lineage: bool = False, partitions: int | None = None) -> DataFrame:
+    """The rows of :meth:`Table.scan` as a Spark DataFrame: planned now on
+    the driver, read (column files stitched, deletes applied, filter
+    applied) by the executors when the DataFrame is evaluated. Field ids are
+    not carried into Spark's schema."""
+    from .scan import Scan
+
+    scan = table.scan(row_filter, selected_fields, snapshot_id, with_row_lineage)
+    tasks = scan.plan_files()
+    spark_schema = _spark_schema(scan.schema)
+    target = _arrow_of(spark_schema)
+    state = table._worker_state()
+
+    def work(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t = Table._for_worker(state)
+        s = Scan(t, row_filter=row_filter, selected_fields=selected_fields, snapshot_id=snapshot_id,
+                 with_row_lineage=with_row_lineage)
+        for b in batches:
+            for raw in b.column(0).to_pylist():
+                rows = s._read(json.loads(raw), s._read_columns, s.schema.names)
+                yield from rows.cast(target).to_batches()
+
+    return _task_frame(spark, tasks, partitions).mapInArrow(work, spark_schema)
+
+
+# --- helpers -------------------------------------------------------------------
+
+def _snapshot(table: Table) -> int:
+    snap = table.current_snapshot_id
+    if snap is None:
+        raise LakeholdError("the table has no snapshot: append data before updating columns")
+    return snap
+
+
+def _partitions(spark: SparkSession, n: int, partitions: int | None) -> int:
+    return max(1, min(n, partitions or spark.sparkContext.defaultParallelism * 2))
+
+
+def _task_frame(spark: SparkSession, tasks: list[dict[str, Any]], partitions: int | None) -> DataFrame:
+    """One row per planned task (its JSON), spread over the partitions."""
+    rows = [(json.dumps(t),) for t in tasks]
+    return spark.createDataFrame(rows, "task string").repartition(_partitions(spark, len(rows), partitions))
+
+
+def _index_frame(spark: SparkSession, n: int, partitions: int | None) -> DataFrame:
+    """One row per task index 0..n-1, spread over the partitions."""
+    return spark.createDataFrame([(i,) for i in range(n)], "i int").repartition(_partitions(spark, n, partitions))
+
+
+def _entry_row(task: dict[str, Any], entry: dict[str, Any] | None) -> dict[str, Any]:
+    return {"data_file": task["data-file"]["file-path"], "entry": json.dumps(entry) if entry is not None else None}
+
+
+def _entry_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist(rows, schema=pa.schema([pa.field("data_file", pa.string()),
+                                                               pa.field("entry", pa.string())]))
+
+
+def _spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(pa.schema([f.remove_metadata() for f in schema]))
+
+
+def _arrow_of(spark_schema: Any) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(spark_schema)
+
+
+def _check_source_keys(src: DataFrame, key: str) -> None:
+    """MergeKeyError for null or duplicate keys in the source."""
+    from pyspark.sql import functions as F
+
+    if src.filter(F.col(key).isNull()).limit(1).count():
+        raise MergeKeyError("the source has null keys")
+    dups = src.groupBy(key).count().filter(F.col("count") > 1).limit(20).collect()
+    if dups:
+        found = [r[0] for r in dups]
+        raise MergeKeyError(f"{len(found)}+ source key(s) appear more than once, e.g. {found[:5]}", found)
+
+
+def _commit_entries(table: Table, snap: int, raw: list[str | None], snapshot_properties: dict[str, str] | None) -> int:
+    """Commit the executors' column files in one request pinned to ``snap``;
+    their files are deleted when the catalog refuses it."""
+    entries = [json.loads(e) for e in raw if e]
+    bases = [e["data-file"] for e in entries]
+    if len(set(bases)) != len(bases):
+        raise LakeholdError("two column files were written for one base file: a Spark task ran twice and "
+                            "both outputs were kept")
+    if not entries:
+        return snap
+    req: dict[str, Any] = {"column-files": entries, "requirements": [
+        {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snap}]}
+    if snapshot_properties:
+        req["snapshot-properties"] = snapshot_properties
+    try:
+        res = _commit.post(table._rest, f"{table._path}/column-files", req)
+    except CommitStateUnknownError:
+        raise
+    except BaseException:
+        for e in entries:
+            try:
+                table._io.delete(e["location"])
+            except OSError:
+                pass  # an orphan for the clean-up
+        raise
+    table._apply(res)
+    return int(table.current_snapshot_id or 0)
