@@ -168,30 +168,10 @@ type export struct {
 // run copies the files, writes the manifests, manifest list and metadata
 // and creates the table.
 func (x *export) run(ctx context.Context, warehouse string, in ExportInput, canon string, data, eqDeletes []v4manifest.TrackedFile) (*TableResult, error) {
-	s, st := x.s, x.st
-	if err := x.copyFiles(ctx, data, eqDeletes); err != nil {
+	s := x.s
+	md, err := x.metadata(ctx, data, eqDeletes)
+	if err != nil {
 		return nil, err
-	}
-	snapID, tag := newSnapshotID(), uuid.NewString()
-	metaDir := strings.TrimRight(x.loc, "/") + "/metadata/"
-	out, err := v4export.Build(v4export.Input{FormatVersion: x.version, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs(),
-		SnapshotID: snapID, SequenceNumber: st.meta.LastSequenceNumber(), FirstRowID: st.meta.NextRowID(),
-		Data: data, EqualityDeletes: eqDeletes,
-		ManifestLocation: func(n int) string { return fmt.Sprintf("%s%s-m%d.avro", metaDir, tag, n) }})
-	if err != nil {
-		return nil, exportRefused(fault.Wrap(fault.Internal, err, "build the exported manifests"))
-	}
-	listLoc := fmt.Sprintf("%ssnap-%d-1-%s.avro", metaDir, snapID, tag)
-	for _, f := range append(out.Manifests, v4export.File{Location: listLoc, Data: out.ManifestList}) {
-		if err := x.write(ctx, f.Location, f.Data); err != nil {
-			return nil, err
-		}
-	}
-	now := s.now().UnixMilli()
-	md, err := v4export.Metadata(st.entry.Data, v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc,
-		TimestampMS: now, SnapshotID: snapID, ManifestList: listLoc, Snapshot: out, SequenceNumber: st.meta.LastSequenceNumber()})
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "build the exported metadata")
 	}
 	meta, _, err := tablemeta.Parse(md)
 	if err != nil {
@@ -219,6 +199,41 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 		return nil, putErr(err, store.KindTable, in.Target, warehouse)
 	}
 	return s.tableResult(ctx, x.w, in.Target, metaLoc, md, canon, in.Delegation)
+}
+
+// metadata copies the files and writes the manifests and manifest list of
+// the exported snapshot, and returns the new table's metadata document. A
+// source without a snapshot exports as a table without one.
+func (x *export) metadata(ctx context.Context, data, eqDeletes []v4manifest.TrackedFile) ([]byte, error) {
+	st := x.st
+	t := v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc, TimestampMS: x.s.now().UnixMilli(),
+		SequenceNumber: st.meta.LastSequenceNumber(), NextRowID: st.meta.NextRowID()}
+	if st.meta.CurrentSnapshot() != nil {
+		if err := x.copyFiles(ctx, data, eqDeletes); err != nil {
+			return nil, err
+		}
+		snapID, tag := newSnapshotID(), uuid.NewString()
+		metaDir := strings.TrimRight(x.loc, "/") + "/metadata/"
+		out, err := v4export.Build(v4export.Input{FormatVersion: x.version, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs(),
+			SnapshotID: snapID, SequenceNumber: st.meta.LastSequenceNumber(), FirstRowID: st.meta.NextRowID(),
+			Data: data, EqualityDeletes: eqDeletes,
+			ManifestLocation: func(n int) string { return fmt.Sprintf("%s%s-m%d.avro", metaDir, tag, n) }})
+		if err != nil {
+			return nil, exportRefused(fault.Wrap(fault.Internal, err, "build the exported manifests"))
+		}
+		listLoc := fmt.Sprintf("%ssnap-%d-1-%s.avro", metaDir, snapID, tag)
+		for _, f := range append(out.Manifests, v4export.File{Location: listLoc, Data: out.ManifestList}) {
+			if err := x.write(ctx, f.Location, f.Data); err != nil {
+				return nil, err
+			}
+		}
+		t.SnapshotID, t.ManifestList, t.Snapshot = snapID, listLoc, out
+	}
+	md, err := v4export.Metadata(st.entry.Data, t)
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "build the exported metadata")
+	}
+	return md, nil
 }
 
 // write writes one file of the new table and records it for the clean-up.

@@ -213,3 +213,21 @@ func TestMetadataParsesAsTheTargetFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestMetadataWithoutSnapshot(t *testing.T) {
+	src, err := table.NewMetadata(schema, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "s3://b/t", nil)
+	require.NoError(t, err)
+	srcJSON, err := json.Marshal(src)
+	require.NoError(t, err)
+	for _, v := range []int{1, 2, 3} {
+		md, err := v4export.Metadata(srcJSON, v4export.Table{FormatVersion: v, UUID: "2d0a2c61-6a4b-4d0b-9f3e-5a1f0b6f0a11",
+			Location: "s3://b/t2", TimestampMS: 1_700_000_000_000, NextRowID: 42})
+		require.NoError(t, err)
+		meta, err := table.ParseMetadataBytes(md)
+		require.NoError(t, err, "v%d: %s", v, md)
+		assert.Nil(t, meta.CurrentSnapshot())
+		if v == 3 {
+			assert.Equal(t, int64(42), meta.NextRowID(), "an empty export hands out no id the source used")
+		}
+	}
+}

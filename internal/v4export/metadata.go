@@ -15,8 +15,10 @@ type Table struct {
 	TimestampMS  int64
 	SnapshotID   int64
 	ManifestList string
-	// Snapshot is Build's output for this snapshot.
-	Snapshot *Output
+	// Snapshot is Build's output for this snapshot; nil for a table
+	// without one (the source had no snapshot), which NextRowID then gives.
+	Snapshot  *Output
+	NextRowID int64
 	// SequenceNumber is Input.SequenceNumber.
 	SequenceNumber int64
 }
@@ -34,8 +36,8 @@ var droppedProperties = []string{"write.data.path", "write.metadata.path", "writ
 
 // Metadata builds the exported table's metadata document from the source
 // (v4) table's: its schemas, partition specs, sort orders and properties
-// (less droppedProperties and write.column-files.*), with one snapshot and
-// no history. An error means src is not a metadata document with those
+// (less droppedProperties and write.column-files.*), with one snapshot (none
+// when t.Snapshot is nil) and no history. An error means src is not a metadata document with those
 // fields.
 func Metadata(src []byte, t Table) ([]byte, error) {
 	var in map[string]json.RawMessage
@@ -54,28 +56,38 @@ func Metadata(src []byte, t Table) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := map[string]any{
-		"snapshot-id": t.SnapshotID, "timestamp-ms": t.TimestampMS, "manifest-list": t.ManifestList,
-		"summary": t.Snapshot.Summary, "schema-id": out["current-schema-id"],
-	}
 	out["format-version"] = t.FormatVersion
 	out["table-uuid"] = t.UUID
 	out["location"] = t.Location
 	out["last-updated-ms"] = t.TimestampMS
 	out["properties"] = props
-	out["current-snapshot-id"] = t.SnapshotID
-	out["snapshots"] = []any{snap}
-	out["snapshot-log"] = []any{map[string]any{"snapshot-id": t.SnapshotID, "timestamp-ms": t.TimestampMS}}
 	out["metadata-log"] = []any{}
-	out["refs"] = map[string]any{"main": map[string]any{"snapshot-id": t.SnapshotID, "type": "branch"}}
+	out["snapshots"] = []any{}
+	out["snapshot-log"] = []any{}
+	out["refs"] = map[string]any{}
 	if t.FormatVersion >= 2 {
 		out["last-sequence-number"] = t.SequenceNumber
-		snap["sequence-number"] = t.SequenceNumber
 	}
 	if t.FormatVersion >= 3 {
-		out["next-row-id"] = t.Snapshot.NextRowID
-		snap["first-row-id"] = 0
-		snap["added-rows"] = t.Snapshot.AddedRows
+		out["next-row-id"] = t.NextRowID
+	}
+	if t.Snapshot != nil {
+		snap := map[string]any{
+			"snapshot-id": t.SnapshotID, "timestamp-ms": t.TimestampMS, "manifest-list": t.ManifestList,
+			"summary": t.Snapshot.Summary, "schema-id": out["current-schema-id"],
+		}
+		out["current-snapshot-id"] = t.SnapshotID
+		out["snapshots"] = []any{snap}
+		out["snapshot-log"] = []any{map[string]any{"snapshot-id": t.SnapshotID, "timestamp-ms": t.TimestampMS}}
+		out["refs"] = map[string]any{"main": map[string]any{"snapshot-id": t.SnapshotID, "type": "branch"}}
+		if t.FormatVersion >= 2 {
+			snap["sequence-number"] = t.SequenceNumber
+		}
+		if t.FormatVersion >= 3 {
+			out["next-row-id"] = t.Snapshot.NextRowID
+			snap["first-row-id"] = 0
+			snap["added-rows"] = t.Snapshot.AddedRows
+		}
 	}
 	if t.FormatVersion == 1 {
 		if err := v1Fields(in, out); err != nil {
