@@ -102,6 +102,7 @@ fuzz ./internal/v4commit/ FuzzCommitFiles
 fuzz ./internal/scanplan/ FuzzFilter
 fuzz ./internal/v4commit/ FuzzCommitCompaction
 fuzz ./internal/v4convert/ FuzzDecodeBound
+fuzz ./internal/v4export/ FuzzEncodeBound
 fuzz ./internal/v4commit/ FuzzColumnsThenFiles
 fuzz ./internal/mumbling/ FuzzRoundTrip
 fuzz ./internal/changeevents/ FuzzSanitize

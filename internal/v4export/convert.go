@@ -213,6 +213,9 @@ func EncodeBound(t iceberg.PrimitiveType, v any) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
+	if b == nil {
+		b = []byte{} // an empty string is a bound, not a missing one
+	}
 	return b, true
 }
 
