@@ -354,6 +354,8 @@ type FoldReport struct {
 	BytesBefore, BytesAfter int64
 	// Error is why this base was not folded ("" when it was).
 	Error string
+	// err is the failure behind Error, for callers that answer with it.
+	err error
 }
 
 // CompactionReport is the outcome of Compact.
@@ -399,6 +401,7 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 	nm, err := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
 	if err != nil {
 		fr.Error = "the table's schema.name-mapping.default is not a name mapping"
+		fr.err = fault.New(fault.BadRequest, "%s", fr.Error)
 		return fr
 	}
 	// A base written without field ids is read through the mapping (the
@@ -419,7 +422,7 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 	out, err := compact.Rewrite(ctx, s.stitchOpener(w), &buf, compact.Input{Task: task, FirstRowID: c.FirstRowID, Schema: st.meta.CurrentSchema()})
 	if err != nil {
 		s.log.WarnContext(ctx, "compaction rewrite failed", "table", id.String(), "file", fr.DataFile, "error", strings.ReplaceAll(pathFree(err).Error(), st.location, "<table>"))
-		fr.Error = "cannot rewrite the base file"
+		fr.Error, fr.err = "cannot rewrite the base file", fault.New(fault.Internal, "cannot rewrite the base file")
 		return fr
 	}
 	newLoc := dataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
@@ -427,16 +430,17 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 		// Commits vet write.data.path; metadata from before that rule may
 		// still name a place outside the table.
 		fr.Error = "the table's data location (write.data.path) lies outside the table"
+		fr.err = fault.New(fault.BadRequest, "%s", fr.Error)
 		return fr
 	}
 	if err := s.writeMetadataFile(ctx, w, newLoc, buf.Bytes()); err != nil {
-		fr.Error = "cannot write the rewritten file"
+		fr.Error, fr.err = "cannot write the rewritten file", err
 		return fr
 	}
 	rw.Location, rw.FileSizeInBytes, rw.RecordCount = newLoc, out.Bytes, out.Rows
 	if _, err := s.CommitCompaction(ctx, warehouse, CompactionCommit{Ident: id, Rewrites: []CompactionRewrite{rw}}); err != nil {
 		s.dropUnlanded(ctx, w, err, newLoc)
-		fr.Error = fault.ClientText(err)
+		fr.Error, fr.err = fault.ClientText(err), err
 		return fr
 	}
 	fr.NewFile, fr.RowsAfter, fr.BytesAfter = v4manifest.Relativize(st.location, newLoc), out.Rows, out.Bytes

@@ -53,8 +53,9 @@ const exportCopiers = 4
 // (reason column-files-pending, deletion-vectors-need-v3, ...) when the
 // snapshot holds what the format cannot, or table-not-v4; 400 for a format
 // version other than 1–3 or a schema the format cannot hold; 404 for a
-// missing table or namespace; 409 when the target name is taken; 503 when
-// storage is unavailable. Nothing is left behind on failure: copied files
+// missing table or namespace; 409 when the target name is taken, or with
+// Compact when a fold lost a race with another commit (as other fold
+// failures, with the fold's status); 503 when storage is unavailable. Nothing is left behind on failure: copied files
 // are deleted unless the create's outcome is unknown (500).
 func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportInput) (*TableResult, error) {
 	version := in.FormatVersion
@@ -76,8 +77,16 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 		if version < 3 {
 			th.MaxRetiredRatio = -1 // deletion vectors go too
 		}
-		if _, err := s.Compact(ctx, warehouse, in.Source, CompactOptions{Thresholds: &th}); err != nil {
+		rep, err := s.Compact(ctx, warehouse, in.Source, CompactOptions{Thresholds: &th})
+		if err != nil {
 			return nil, err
+		}
+		for _, f := range rep.Folds {
+			if f.err != nil {
+				// The folds that landed changed no row; nothing is exported.
+				return nil, fault.Wrap(fault.KindOf(f.err), f.err, "Cannot export %s: folding %s first failed: %s; nothing was exported",
+					in.Source, f.DataFile, f.Error)
+			}
 		}
 	}
 	_, st, err := s.loadV4At(ctx, warehouse, in.Source, nil)
