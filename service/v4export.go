@@ -72,6 +72,13 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 	if err := s.checkVend(ctx, w, in.Target, in.Delegation); err != nil {
 		return nil, err
 	}
+	// Fail before copying a table's worth of files; the create checks again.
+	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(in.Target, warehouse, store.KindTable)); err == nil {
+		return nil, alreadyExists(nil, store.KindTable, in.Target)
+	}
+	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(in.Target, warehouse, store.KindView)); err == nil {
+		return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, in.Target)
+	}
 	if in.Compact {
 		th := compact.Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
 		if version < 3 {
@@ -97,7 +104,7 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 	if err != nil {
 		return nil, err
 	}
-	rel := func(loc string) string { return v4manifest.Relativize(st.location, loc) }
+	rel := func(loc string) string { return fileName(w, st.location, loc) }
 	if err := v4export.Check(version, data, eqDeletes, rel); err != nil {
 		return nil, exportRefused(err)
 	}
