@@ -54,9 +54,10 @@ const exportCopiers = 4
 // snapshot holds what the format cannot, or table-not-v4; 400 for a format
 // version other than 1–3 or a schema the format cannot hold; 404 for a
 // missing table or namespace; 409 when the target name is taken, or with
-// Compact when a fold lost a race with another commit (as other fold
-// failures, with the fold's status); 503 when storage is unavailable. Nothing is left behind on failure: copied files
-// are deleted unless the create's outcome is unknown (500).
+// Compact when a fold lost a race with another commit (other fold failures
+// answer with their own status); 503 when storage is unavailable. Nothing
+// is left behind on failure: copied files are deleted unless the create's
+// outcome is unknown (500).
 func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportInput) (*TableResult, error) {
 	version := in.FormatVersion
 	if version == 0 {
@@ -72,28 +73,12 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 	if err := s.checkVend(ctx, w, in.Target, in.Delegation); err != nil {
 		return nil, err
 	}
-	// Fail before copying a table's worth of files; the create checks again.
-	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(in.Target, warehouse, store.KindTable)); err == nil {
-		return nil, alreadyExists(nil, store.KindTable, in.Target)
-	}
-	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(in.Target, warehouse, store.KindView)); err == nil {
-		return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, in.Target)
+	if err := s.nameFree(ctx, warehouse, in.Target); err != nil {
+		return nil, err
 	}
 	if in.Compact {
-		th := compact.Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
-		if version < 3 {
-			th.MaxRetiredRatio = -1 // deletion vectors go too
-		}
-		rep, err := s.Compact(ctx, warehouse, in.Source, CompactOptions{Thresholds: &th})
-		if err != nil {
+		if err := s.compactForExport(ctx, warehouse, in.Source, version); err != nil {
 			return nil, err
-		}
-		for _, f := range rep.Folds {
-			if f.err != nil {
-				// The folds that landed changed no row; nothing is exported.
-				return nil, fault.Wrap(fault.KindOf(f.err), f.err, "Cannot export %s: folding %s first failed: %s; nothing was exported",
-					in.Source, f.DataFile, f.Error)
-			}
 		}
 	}
 	_, st, err := s.loadV4At(ctx, warehouse, in.Source, nil)
@@ -119,6 +104,41 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 		return nil, err
 	}
 	return res, nil
+}
+
+// nameFree is the 409 of a create for a name already taken by a table or
+// view, asked before copying a table's worth of files (the create itself
+// checks again).
+func (s *Service) nameFree(ctx context.Context, warehouse string, id Ident) error {
+	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable)); err == nil {
+		return alreadyExists(nil, store.KindTable, id)
+	}
+	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView)); err == nil {
+		return alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
+	}
+	return nil
+}
+
+// compactForExport folds every base of id with column files (below format
+// 3 also every base with a deletion vector), each in its own compaction
+// commit. A failed fold is returned with its own status: the folds that
+// landed changed no row, and nothing is exported.
+func (s *Service) compactForExport(ctx context.Context, warehouse string, id Ident, version int) error {
+	th := compact.Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
+	if version < 3 {
+		th.MaxRetiredRatio = -1 // deletion vectors go too
+	}
+	rep, err := s.Compact(ctx, warehouse, id, CompactOptions{Thresholds: &th})
+	if err != nil {
+		return err
+	}
+	for _, f := range rep.Folds {
+		if f.err != nil {
+			return fault.Wrap(fault.KindOf(f.err), f.err, "Cannot export %s: folding %s first failed: %s; nothing was exported",
+				id, f.DataFile, f.Error)
+		}
+	}
+	return nil
 }
 
 // exportRefused turns a v4export refusal into a 400 with its reason.
