@@ -7,10 +7,15 @@ Each update is checked against the library's own scan, and commits once:
 the snapshot count grows by one. One update runs with a task that fails on
 its first attempt after writing a column file (master local[2,2] gives
 each task a retry): Spark retries it, the commit still lists each base
-once, and the failed attempt's file is left as an orphan, unreferenced.
+once, and the failed attempt's file is left unreferenced, where the
+catalog's remove-orphan-files finds it (local warehouse).
 """
+import datetime
+import json
 import os
 import sys
+import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -95,6 +100,19 @@ def test_update_columns_once_even_with_a_retried_task(spark, table):
         written = {p.name for p in Path(table.location.removeprefix("file://")).glob("data/*-cols.parquet")}
         assert referenced < written and len(written - referenced) == 1, \
             "the failed attempt's column file is left unreferenced, for the orphan clean-up"
+        # The clean-up finds it once it is old enough (at least an hour:
+        # its time is set back rather than waited for).
+        (orphan,) = written - referenced
+        aged = time.time() - 7200
+        os.utime(Path(table.location.removeprefix("file://")) / "data" / orphan, (aged, aged))
+        ns, name = table.identifier
+        cutoff = datetime.datetime.fromtimestamp(time.time() - 3660, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        req = urllib.request.Request(
+            f"{URI}/management/v1/warehouses/{os.environ['CATALOG_WAREHOUSE']}/namespaces/{ns}/tables/{name}/remove-orphan-files",
+            method="POST", data=json.dumps({"older-than": cutoff}).encode(), headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req) as resp:
+            found = json.loads(resp.read())
+        assert found["orphan-files"] == [f"data/{orphan}"], found
 
 
 def test_update_with_a_row_filter(spark, table):
