@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"path"
 	"strings"
 
@@ -124,10 +123,7 @@ func (s *Service) nameFree(ctx context.Context, warehouse string, id Ident) erro
 // commit. A failed fold is returned with its own status: the folds that
 // landed changed no row, and nothing is exported.
 func (s *Service) compactForExport(ctx context.Context, warehouse string, id Ident, version int) error {
-	th := compact.Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
-	if version < 3 {
-		th.MaxRetiredRatio = -1 // deletion vectors go too
-	}
+	th := compact.FoldAll(version < 3) // below 3, deletion vectors go too
 	rep, err := s.Compact(ctx, warehouse, id, CompactOptions{Thresholds: &th})
 	if err != nil {
 		return err
@@ -285,7 +281,7 @@ func (x *export) write(ctx context.Context, loc string, data []byte) error {
 func (x *export) copyFiles(ctx context.Context, data, eqDeletes []v4manifest.TrackedFile) error {
 	var srcs, dsts []string
 	move := func(loc *string) {
-		d := strings.TrimRight(x.loc, "/") + "/" + exportedName(x.st.location, *loc)
+		d := x.dest(*loc)
 		srcs, dsts = append(srcs, *loc), append(dsts, d)
 		*loc = d
 	}
@@ -325,7 +321,7 @@ func (x *export) rewriteDVs(ctx context.Context, data []v4manifest.TrackedFile) 
 	}
 	dsts := make([]string, len(order))
 	for i, src := range order {
-		dsts[i] = strings.TrimRight(x.loc, "/") + "/" + exportedName(x.st.location, src)
+		dsts[i] = x.dest(src)
 	}
 	x.written = append(x.written, dsts...)
 	g, gctx := errgroup.WithContext(ctx)
@@ -375,14 +371,15 @@ func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4ma
 	return nil
 }
 
-// exportedName is where a source file lands under the new table's
-// location: at the same relative path when it lies inside the source
-// table, under data/ with a unique prefix otherwise.
-func exportedName(srcLoc, file string) string {
-	if rel := v4manifest.Relativize(srcLoc, file); rel != file {
-		return rel
+// dest is where source file src lands in the new table: at the same path
+// relative to the table when it lies inside the source table, under data/
+// with a unique prefix otherwise.
+func (x *export) dest(src string) string {
+	rel := v4manifest.Relativize(x.st.location, src)
+	if rel == src {
+		rel = "data/exported-" + uuid.NewString()[:8] + "-" + path.Base(src)
 	}
-	return "data/exported-" + uuid.NewString()[:8] + "-" + path.Base(file)
+	return strings.TrimRight(x.loc, "/") + "/" + rel
 }
 
 // copy copies one file (errors: copyErr; a missing source is a 500, the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"math"
 
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/service"
@@ -27,7 +26,8 @@ func setupCompact(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		}
 		opt := service.CompactOptions{DryRun: *dry}
 		if *all {
-			opt.Thresholds = &compact.Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
+			th := compact.FoldAll(false)
+			opt.Thresholds = &th
 		}
 		return runCompact(c, id, opt, e.stdout)
 	}

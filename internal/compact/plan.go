@@ -2,6 +2,7 @@ package compact
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -56,6 +57,17 @@ func ThresholdsFrom(props map[string]string) (Thresholds, error) {
 		th.MaxRetiredRatio = r
 	}
 	return th, nil
+}
+
+// FoldAll are thresholds that pick every base with column files, whatever
+// the table's (what an export needs first); with deletes also every base
+// with a deletion vector.
+func FoldAll(deletes bool) Thresholds {
+	th := Thresholds{MaxFiles: 0, MaxRetiredRatio: math.MaxFloat64}
+	if deletes {
+		th.MaxRetiredRatio = -1
+	}
+	return th
 }
 
 // Base is what planning knows of one live base file.

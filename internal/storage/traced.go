@@ -111,7 +111,6 @@ func (t tracedIO) Copy(ctx context.Context, src, dst string) error {
 
 // Open is a span for the open (a stat on object stores); the ranged reads
 // that follow on the file are not traced one by one.
-
 func (t tracedIO) Open(ctx context.Context, location string) (icebergio.File, error) {
 	ctx, span := t.start(ctx, "open")
 	f, err := t.fileIO.Open(ctx, location)

@@ -14,7 +14,6 @@ import (
 type converter struct {
 	in    Input
 	specs map[int]iceberg.PartitionSpec
-	stats map[int]iceberg.PrimitiveType
 }
 
 // entry converts a data or equality-delete row into an EXISTING entry of
@@ -38,9 +37,7 @@ func (c converter) entry(r *v4manifest.TrackedFile, content iceberg.ManifestEntr
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s: %w", r.Location, err)
 	}
-	if err := c.addStats(b, r.ContentStats); err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", r.Location, err)
-	}
+	c.addStats(b, r.ContentStats)
 	if len(r.KeyMetadata) > 0 {
 		b.KeyMetadata(r.KeyMetadata)
 	}
@@ -145,16 +142,17 @@ func logicalType(t iceberg.Type) string {
 // type. A bound that does not convert is left out (a missing bound only
 // costs pruning); the lineage columns' stats are not carried (v3 has no
 // metrics for them).
-func (c converter) addStats(b *iceberg.DataFileBuilder, stats map[int]*v4manifest.FieldStats) error {
+func (c converter) addStats(b *iceberg.DataFileBuilder, stats map[int]*v4manifest.FieldStats) {
 	if len(stats) == 0 {
-		return nil
+		return
 	}
 	vc, nc, nan := map[int]int64{}, map[int]int64{}, map[int]int64{}
 	lo, hi := map[int][]byte{}, map[int][]byte{}
 	for id, fs := range stats {
-		t, ok := c.stats[id]
-		if !ok || fs == nil {
-			continue
+		t, ok := c.in.Schema.FindTypeByID(id)
+		prim, primitive := t.(iceberg.PrimitiveType)
+		if !ok || !primitive || fs == nil {
+			continue // the lineage columns, which the schema does not hold
 		}
 		if fs.ValueCount != nil {
 			vc[id] = *fs.ValueCount
@@ -165,36 +163,14 @@ func (c converter) addStats(b *iceberg.DataFileBuilder, stats map[int]*v4manifes
 		if fs.NaNValueCount != nil {
 			nan[id] = *fs.NaNValueCount
 		}
-		if v, ok := EncodeBound(t, fs.LowerBound); ok {
+		if v, ok := EncodeBound(prim, fs.LowerBound); ok {
 			lo[id] = v
 		}
-		if v, ok := EncodeBound(t, fs.UpperBound); ok {
+		if v, ok := EncodeBound(prim, fs.UpperBound); ok {
 			hi[id] = v
 		}
 	}
 	b.ValueCounts(vc).NullValueCounts(nc).NaNValueCounts(nan).LowerBoundValues(lo).UpperBoundValues(hi)
-	return nil
-}
-
-// statsTypesOf maps the schema's primitive fields outside lists and maps
-// (struct leaves included) to their types: the fields v4 keeps stats for.
-func statsTypesOf(sc *iceberg.Schema) map[int]iceberg.PrimitiveType {
-	out := map[int]iceberg.PrimitiveType{}
-	var walk func(fields []iceberg.NestedField)
-	walk = func(fields []iceberg.NestedField) {
-		for _, f := range fields {
-			switch t := f.Type.(type) {
-			case *iceberg.StructType:
-				walk(t.FieldList)
-			case iceberg.PrimitiveType:
-				out[f.ID] = t
-			}
-		}
-	}
-	if sc != nil {
-		walk(sc.Fields())
-	}
-	return out
 }
 
 // EncodeBound encodes a v4 bound (the Go value the v4 reader yields) in

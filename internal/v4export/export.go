@@ -203,7 +203,7 @@ func entries(in Input, specs map[int]iceberg.PartitionSpec) ([]*group, error) {
 		}
 		g.entries = append(g.entries, e)
 	}
-	conv := converter{in: in, specs: specs, stats: statsTypesOf(in.Schema)}
+	conv := converter{in: in, specs: specs}
 	for i := range in.Data {
 		r := &in.Data[i]
 		spec, e, err := conv.entry(r, iceberg.EntryContentData)

@@ -22,6 +22,17 @@ from .errors import LakeholdError
 _TRUE = ("true", "t", "1", "on", "yes")
 
 
+# The property prefixes FileIO reads; everything else (the catalog's
+# ``credential``, ``token``, ``header.*``, ...) is the catalog session's.
+STORAGE_PREFIXES = ("s3.", "gcs.", "adls.", "client.")
+
+
+def storage_properties(props: dict[str, str]) -> dict[str, str]:
+    """Only the storage settings of ``props``: what may travel to another
+    process that reads and writes files but never talks to the catalog."""
+    return {k: v for k, v in props.items() if k.startswith(STORAGE_PREFIXES)}
+
+
 class FileIO:
     """Opens files of one table.
 

@@ -39,9 +39,11 @@ class Table:
     def _worker_state(self) -> dict[str, Any]:
         """What another process needs to read and write this table's files
         (lakehold.spark's executors): the metadata and the storage access
-        the catalog vended, not the catalog session."""
+        the catalog vended, not the catalog session (its credential or token
+        stays here)."""
+        from ._io import storage_properties
         return {"identifier": list(self.identifier), "metadata": self.metadata,
-                "io": [self._io.properties, self._io.storage_credentials, self.location]}
+                "io": [storage_properties(self._io.properties), self._io.storage_credentials, self.location]}
 
     @classmethod
     def _for_worker(cls, state: dict[str, Any]) -> Table:
@@ -142,7 +144,8 @@ class Table:
         body: dict[str, Any] = {"destination": {"namespace": list(ns), "name": name},
                                 "format-version": format_version, "compact": compact}
         res = _commit.post(self._rest, f"{self._path}/export", body)
-        self.refresh()  # compaction may have moved this table on
+        if compact:
+            self.refresh()  # the folds moved this table on
         return Table((*ns, name), res, self._rest)
 
     # --- planning (used by scan.py) -------------------------------------------

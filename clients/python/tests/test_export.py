@@ -73,3 +73,20 @@ def test_export_reads_back_equal(deployment: Any, catalog: lakehold.Catalog, sou
         starts = sorted(t["data-file"]["first-row-id"] for t in plan["file-scan-tasks"])
         assert starts == [0, 10]
         assert back.metadata["next-row-id"] >= source.metadata["next-row-id"]
+
+
+def test_worker_state_holds_no_catalog_secret() -> None:
+    """What lakehold.spark ships to executors keeps the storage settings
+    and drops the catalog session's credential and token."""
+    from lakehold._io import FileIO
+    from lakehold.table import Table
+
+    t = Table.__new__(Table)
+    t.identifier, t.metadata = ("ns", "t"), {"location": "s3://b/t"}
+    t._io = FileIO({"credential": "id:secret", "token": "tok", "header.X-Api": "k", "uri": "http://c",
+                    "s3.endpoint": "http://s3", "client.region": "eu"},
+                   [{"prefix": "s3://b/t", "config": {"s3.session-token": "vended"}}], "s3://b/t")
+    props, creds, loc = t._worker_state()["io"]
+    assert props == {"s3.endpoint": "http://s3", "client.region": "eu"}
+    assert creds[0]["config"] == {"s3.session-token": "vended"}
+    assert Table._for_worker(t._worker_state())._io.resolve("data/x") == "s3://b/t/data/x"
