@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -16,17 +17,17 @@ func (s *Service) authorize(ctx context.Context, priv Privilege, r Resource) err
 
 // tableResource names a table securable.
 func tableResource(warehouse string, id Ident) Resource {
-	return Resource{Kind: ResourceTable, Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name}
+	return access.TableResource(warehouse, id.Namespace, id.Name)
 }
 
 // viewResource names a view securable.
 func viewResource(warehouse string, id Ident) Resource {
-	return Resource{Kind: ResourceView, Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name}
+	return access.ViewResource(warehouse, id.Namespace, id.Name)
 }
 
 // namespaceResource names a namespace securable.
 func namespaceResource(warehouse string, levels []string) Resource {
-	return Resource{Kind: ResourceNamespace, Warehouse: warehouse, Namespace: levels}
+	return access.NamespaceResource(warehouse, levels)
 }
 
 // authorizeLoad authorizes reading one table or view. A caller refused

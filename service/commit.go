@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
@@ -35,7 +36,7 @@ const (
 // parsedChange is a decoded TableChange.
 type parsedChange struct {
 	TableChange
-	reqs    []requirement
+	reqs    []requirements.Requirement
 	updates table.Updates
 	// info is what the service reads of each update itself (tablemeta.UpdateInfo),
 	// decoded once with the updates, for every attempt.
@@ -50,7 +51,7 @@ func parseChange(c TableChange) (*parsedChange, error) {
 	if err := validateIdent(c.Ident); err != nil {
 		return nil, err
 	}
-	reqs, err := parseRequirements(c.Requirements)
+	reqs, err := requirements.Parse(c.Requirements)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 		return nil, err
 	}
 	base, version := prev.Meta, prev.Version
-	if err := checkRequirements(c.reqs, base); err != nil {
+	if err := requirements.Check(c.reqs, base); err != nil {
 		return nil, err
 	}
 	target, updates, err := v4Plan(version, prev.NSnaps > 0, c.updates, c.info)
@@ -139,7 +140,7 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 		return nil, err
 	}
 	// assert-create finishes a staged create: creating, not writing.
-	if hasAssertCreate(c.reqs) {
+	if requirements.HasAssertCreate(c.reqs) {
 		err = s.authorize(ctx, PrivTableCreate, namespaceResource(warehouse, c.Ident.Namespace))
 	} else {
 		err = s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident))
@@ -154,7 +155,7 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 	if err != nil {
 		return nil, err
 	}
-	if hasAssertCreate(c.reqs) {
+	if requirements.HasAssertCreate(c.reqs) {
 		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(c.Ident, warehouse, store.KindTable)); errors.Is(err, store.ErrNotFound) {
 			return s.createByCommit(ctx, w, c)
 		}
@@ -196,7 +197,7 @@ func (s *Service) CommitTransaction(ctx context.Context, warehouse string, chang
 			return fault.New(fault.BadRequest, "Invalid transaction: table %s appears twice", key)
 		}
 		seen[key] = true
-		if hasAssertCreate(c.reqs) {
+		if requirements.HasAssertCreate(c.reqs) {
 			return fault.New(fault.BadRequest, "Invalid transaction: assert-create is not supported in multi-table transactions (%s)", key)
 		}
 		if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, c.Ident)); err != nil {

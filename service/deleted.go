@@ -201,7 +201,7 @@ func (s *Service) Undrop(ctx context.Context, warehouse, id string, to *Ident) (
 		return Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", dest)
 	}
 	back := changeevents.Object{Warehouse: warehouse, Namespace: dest.Namespace, Name: dest.Name, Kind: d.Kind,
-		UUID: metadataUUID(d.Metadata), Location: d.Location}
+		UUID: changeevents.MetadataUUID(d.Metadata), Location: d.Location}
 	ectx := s.withEvent(ctx, func() store.Event { return changeevents.Undrop(back, who(ctx), id) })
 	_, err = s.store.Undrop(ectx, warehouse, id, dest.Namespace, dest.Name)
 	switch {

@@ -111,7 +111,7 @@ func (s *Service) JobHandlers() map[string]store.JobHandler {
 	for _, p := range tablePolicies() {
 		h[p.kind] = s.policyHandler(p)
 	}
-	s.eventHandlers(h)
+	s.feed.Handlers(h)
 	return h
 }
 

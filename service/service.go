@@ -6,6 +6,7 @@
 package service
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/changefeed"
+	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -107,6 +110,8 @@ type Service struct {
 	opts  Options
 	log   *slog.Logger
 	admin *access.Admin // roles, grants, principals, tokens
+	keys  *idempotent.Keys
+	feed  *changefeed.Feed // change events: the pull feed, prune and delivery
 
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
@@ -158,8 +163,12 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	footers, _ := lru.New[string, *v4manifest.Footer](maxCachedFooters)
 	admin := access.NewAdmin(st, opts.Authorizer, access.AdminOptions{Tokens: opts.Tokens, MaxSessionAge: opts.MaxSessionAge,
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
-	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots,
-		footers: footers, tracer: tracing.Tracer(opts.TracerProvider), admin: admin}
+	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots,
+		footers: footers, tracer: tracing.Tracer(opts.TracerProvider), admin: admin,
+		keys: idempotent.New(st, opts.Clock, opts.Logger)}
+	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
+		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
+	return s
 }
 
 // now is the time by Options.Clock.

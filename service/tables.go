@@ -189,7 +189,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, RefsMetadata: data, FormatVersion: version,
 	}
 	ectx := s.withEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), createUpdates(meta, version))
+		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), changeevents.CreateTableUpdates(meta, version))
 	})
 	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		if !mayHaveLanded(err) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -106,7 +107,7 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 // changed is a conflict) and the footers read so far.
 type columnsCommit struct {
 	ColumnFilesCommit
-	reqs    []requirement
+	reqs    []requirements.Requirement
 	first   map[string]v4commit.BaseState
 	footers map[string]*columnFooter // by column file location; owned by the commit's goroutine
 }
@@ -125,7 +126,7 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 		return nil, err
 	}
 	defer func() { err = relativizeValidation(err, st.location) }()
-	if err := checkRequirements(cc.reqs, st.meta); err != nil {
+	if err := requirements.Check(cc.reqs, st.meta); err != nil {
 		return nil, err
 	}
 	vt := validation.Table{Location: st.location, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs()}

@@ -15,6 +15,7 @@ import (
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -237,13 +238,13 @@ func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c Comp
 }
 
 // stageCompaction stages one attempt of a compaction commit into a.
-func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c CompactionCommit, reqs []requirement, footers map[string]*columnFooter, a *attempt) (_ *TableResult, err error) {
+func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c CompactionCommit, reqs []requirements.Requirement, footers map[string]*columnFooter, a *attempt) (_ *TableResult, err error) {
 	st, err := s.loadV4(ctx, w, c.Ident)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = relativizeValidation(err, st.location) }()
-	if err := checkRequirements(reqs, st.meta); err != nil {
+	if err := requirements.Check(reqs, st.meta); err != nil {
 		return nil, err
 	}
 	folds := make([]v4commit.Fold, 0, len(c.Rewrites))

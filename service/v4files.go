@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4commit"
@@ -377,14 +378,14 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 // v4Target resolves the warehouse a v4 commit writes to and parses its
 // requirements, authorizing first: 400 for a bad requirement or
 // identifier, 403 when the write is denied, 404 for an unknown warehouse.
-func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawReqs json.RawMessage) (*store.Warehouse, []requirement, error) {
+func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawReqs json.RawMessage) (*store.Warehouse, []requirements.Requirement, error) {
 	// Authorize before looking at the request's content: a caller without
 	// write-data learns nothing from validation messages.
 	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
 	if err != nil {
 		return nil, nil, err
 	}
-	reqs, err := parseRequirements(rawReqs)
+	reqs, err := requirements.Parse(rawReqs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -420,12 +421,12 @@ func resolveFilesChange(w *store.Warehouse, st *v4State, c FilesCommit) ([]strin
 // stageFiles stages one attempt of a files commit into a: validates the
 // added files (reading footers), lets v4commit rewrite the tree and writes
 // the result.
-func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirement, a *attempt) (*TableResult, error) {
+func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirements.Requirement, a *attempt) (*TableResult, error) {
 	st, err := s.loadV4(ctx, w, c.Ident)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRequirements(reqs, st.meta); err != nil {
+	if err := requirements.Check(reqs, st.meta); err != nil {
 		return nil, err
 	}
 	remove, dvs, err := resolveFilesChange(w, st, c)

@@ -130,7 +130,7 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 	t.a.jobs = s.commitJobs(t.w, id, st.meta, meta, metaLoc)
 	t.a.events = nil
 	s.addEvent(t.a, func() store.Event {
-		return changeevents.Update(tableObject(t.w.Name, id, meta), who(ctx), snapshotUpdates(meta), nil)
+		return changeevents.Update(tableObject(t.w.Name, id, meta), who(ctx), changeevents.SnapshotUpdates(meta), nil)
 	})
 	if enc.entry != nil {
 		t.a.landed = func(context.Context) { s.metaCache.Add(metaLoc, enc.entry) }

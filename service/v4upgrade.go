@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4convert"
 	"github.com/lakehold/catalog/store"
@@ -100,7 +101,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if cur == nil || (prev.Version == FormatV4 && !legacyManifestList(cur.ManifestList)) {
 		return s.stagePlain(ctx, w, c, a)
 	}
-	if err := checkRequirements(c.reqs, prev.Meta); err != nil {
+	if err := requirements.Check(c.reqs, prev.Meta); err != nil {
 		return nil, err
 	}
 	_, ups, err := v4Plan(FormatV4, false, c.updates, c.info)

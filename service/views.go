@@ -74,7 +74,7 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
 	}
 	ectx := s.withEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateView, viewObject(warehouse, id, meta), who(ctx), viewCreateUpdates(data))
+		return changeevents.Create(changeevents.CreateView, viewObject(warehouse, id, meta), who(ctx), changeevents.CreateViewUpdates(data))
 	})
 	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		s.dropUnlanded(ctx, w, err, metaLoc)

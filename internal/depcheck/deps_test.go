@@ -61,6 +61,7 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "clients/go/stitch", []string{"net/http", "os"}},
 		{"direct:" + mod + "internal/changeevents", []string{"net/http", "os", mod + "service", mod + "server", mod + "internal/storage"}},
 		{mod + "internal/eventsink", []string{mod + "service", mod + "server", mod + "store/sqlstore"}},
+		{"direct:" + mod + "internal/requirements", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/scanplan", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "credentials", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// Authentication and credential vending sit below the orchestration
@@ -77,6 +78,12 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/access", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/access", []string{"net/http", "os"}},
+		{mod + "service/idempotent", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx", mod + "internal/storage"}},
+		{"direct:" + mod + "service/idempotent", []string{"net/http", "os"}},
+		{mod + "service/changefeed", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx", mod + "internal/storage"}},
+		{"direct:" + mod + "service/changefeed", []string{"os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

@@ -54,6 +54,21 @@ const (
 	ResourceView      ResourceKind = "view"
 )
 
+// TableResource names a table securable.
+func TableResource(warehouse string, namespace []string, name string) Resource {
+	return Resource{Kind: ResourceTable, Warehouse: warehouse, Namespace: namespace, Name: name}
+}
+
+// ViewResource names a view securable.
+func ViewResource(warehouse string, namespace []string, name string) Resource {
+	return Resource{Kind: ResourceView, Warehouse: warehouse, Namespace: namespace, Name: name}
+}
+
+// NamespaceResource names a namespace securable.
+func NamespaceResource(warehouse string, levels []string) Resource {
+	return Resource{Kind: ResourceNamespace, Warehouse: warehouse, Namespace: levels}
+}
+
 // Resource names one securable. Namespace is empty for the server and
 // warehouses; Name is set only for tables and views.
 type Resource struct {

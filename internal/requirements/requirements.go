@@ -1,4 +1,9 @@
-package service
+// Package requirements decodes and checks the TableRequirements of an
+// Iceberg commit (assert-create, assert-table-uuid, assert-ref-snapshot-id,
+// ...) against a table's current metadata. It is pure: values in, values or
+// errors out. Failures carry the texts Java clients and the REST
+// compatibility kit match on ("Requirement failed: ...").
+package requirements
 
 import (
 	"encoding/json"
@@ -6,13 +11,14 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakehold/catalog/internal/fault"
 )
 
-// requirement is one TableRequirement of a commit. We decode and check
-// them ourselves so that failures carry the exact texts Java clients and
-// the compatibility kit expect ("Requirement failed: ...").
-type requirement struct {
+// Requirement is one TableRequirement of a commit. They are decoded and
+// checked here, not by iceberg-go, so that failures carry the exact texts
+// Java clients and the compatibility kit expect.
+type Requirement struct {
 	Type                    string          `json:"type"`
 	UUID                    string          `json:"uuid"`
 	Ref                     string          `json:"ref"`
@@ -24,22 +30,23 @@ type requirement struct {
 	DefaultSortOrderID      *int            `json:"default-sort-order-id"`
 }
 
-const reqAssertCreate = "assert-create"
+// AssertCreate is the type of the requirement that the table not exist.
+const AssertCreate = "assert-create"
 
-// parseRequirements decodes a requirements array: 400 on malformed JSON,
-// an unknown type or a missing field.
-func parseRequirements(raw json.RawMessage) ([]requirement, error) {
+// Parse decodes a requirements array (nil for an absent or null one): 400
+// BadRequest on malformed JSON, an unknown type or a missing field.
+func Parse(raw json.RawMessage) ([]Requirement, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var reqs []requirement
+	var reqs []Requirement
 	if err := json.Unmarshal(raw, &reqs); err != nil {
 		return nil, fault.Wrap(fault.BadRequest, err, "Invalid requirements: %s", fault.ClientText(err))
 	}
 	for i, r := range reqs {
 		missing := ""
 		switch r.Type {
-		case reqAssertCreate:
+		case AssertCreate:
 		case "assert-table-uuid":
 			if r.UUID == "" {
 				missing = "uuid"
@@ -86,16 +93,19 @@ func parseRequirements(raw json.RawMessage) ([]requirement, error) {
 	return reqs, nil
 }
 
-func hasAssertCreate(reqs []requirement) bool {
+// HasAssertCreate reports whether reqs hold assert-create.
+func HasAssertCreate(reqs []Requirement) bool {
 	for _, r := range reqs {
-		if r.Type == reqAssertCreate {
+		if r.Type == AssertCreate {
 			return true
 		}
 	}
 	return false
 }
 
-func (r requirement) snapshotID() (int64, bool) {
+// RefSnapshotID is the snapshot id an assert-ref-snapshot-id expects, and
+// false when it expects the ref not to exist (snapshot-id null).
+func (r Requirement) RefSnapshotID() (int64, bool) {
 	if r.SnapshotID == nil || string(r.SnapshotID) == "null" {
 		return 0, false
 	}
@@ -104,21 +114,23 @@ func (r requirement) snapshotID() (int64, bool) {
 	return id, true
 }
 
-// check validates r against the current metadata; a failure is a 409
-// CommitFailedException that must not be retried.
-func (r requirement) check(m table.Metadata) error {
+// Check validates r against the current metadata m: a 409
+// CommitFailedException ("Requirement failed: ...") when it does not hold,
+// which a retry of the same commit cannot fix; a plain error for a type
+// Parse never returns.
+func (r Requirement) Check(m table.Metadata) error {
 	fail := func(format string, args ...any) error {
 		return fault.New(fault.CommitFailed, "Requirement failed: "+format, args...)
 	}
 	switch r.Type {
-	case reqAssertCreate:
+	case AssertCreate:
 		return fail("table already exists")
 	case "assert-table-uuid":
 		if cur := m.TableUUID().String(); !strings.EqualFold(cur, r.UUID) {
 			return fail("UUID does not match: expected %s != %s", cur, r.UUID)
 		}
 	case "assert-ref-snapshot-id":
-		want, wantSet := r.snapshotID()
+		want, wantSet := r.RefSnapshotID()
 		var ref *table.SnapshotRef
 		for name, rr := range m.Refs() {
 			if name == r.Ref {
@@ -171,9 +183,11 @@ func (r requirement) check(m table.Metadata) error {
 	return nil
 }
 
-func checkRequirements(reqs []requirement, m table.Metadata) error {
+// Check validates every requirement against m and returns the first
+// failure (Requirement.Check).
+func Check(reqs []Requirement, m table.Metadata) error {
 	for _, r := range reqs {
-		if err := r.check(m); err != nil {
+		if err := r.Check(m); err != nil {
 			return err
 		}
 	}
