@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakehold/catalog/internal/fault"
 )
 
