@@ -18,8 +18,8 @@ import (
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
-	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -110,9 +110,7 @@ type Service struct {
 
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
-	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
-	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
-	footers   *lru.Cache[string, *v4manifest.Footer] // parsed manifest footers by location
+	readers   *v4read.Readers // v4 manifests and their caches
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -153,13 +151,12 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		opts.Now = opts.Clock // sessions are dated by the database's clock
 	}
 	refs, _ := lru.New[string, []byte](512)
-	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
-	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
-	footers, _ := lru.New[string, *v4manifest.Footer](maxCachedFooters)
 	admin := access.NewAdmin(st, opts.Authorizer, access.AdminOptions{Tokens: opts.Tokens, MaxSessionAge: opts.MaxSessionAge,
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
-	return &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots,
-		footers: footers, tracer: tracing.Tracer(opts.TracerProvider), admin: admin}
+	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
+		tracer: tracing.Tracer(opts.TracerProvider), admin: admin}
+	s.readers = v4read.New(s.fileIO, fileName)
+	return s
 }
 
 // now is the time by Options.Clock.
