@@ -19,7 +19,7 @@ func (s *Service) CurrentRoot(ctx context.Context, warehouse string, id Ident) (
 		return nil, nil, false, err
 	}
 	loc := st.meta.CurrentSnapshot().ManifestList
-	cached, ok = s.rootCache.Peek(rootKey(st.location, loc))
-	read, err = s.readManifest(ctx, w, loc, st.location, nil, nil)
+	cached, ok = s.readers.CachedRoot(loc, st.location)
+	read, err = s.readers.Manifest(ctx, w, loc, st.location, nil, nil)
 	return cached, read, ok, err
 }

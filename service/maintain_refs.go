@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -106,7 +107,7 @@ func (rw *refWalker) snapshot(ctx context.Context, snap table.Snapshot, version 
 		return err
 	}
 	rw.files[snap.ManifestList] = true
-	if version == FormatV4 && !legacyManifestList(snap.ManifestList) {
+	if version == FormatV4 && !v4read.LegacyManifestList(snap.ManifestList) {
 		return rw.v4Root(ctx, snap.ManifestList)
 	}
 	return rw.manifests(ctx, snap)
@@ -192,7 +193,7 @@ func (rw *refWalker) icebergIO(ctx context.Context, loc string) (icebergio.IO, e
 // v4Root walks a v4 root manifest: its live leaves and the live rows in
 // them or in the root itself.
 func (rw *refWalker) v4Root(ctx context.Context, root string) error {
-	rows, err := rw.s.readManifest(ctx, rw.w, root, rw.meta.Location(), nil, nil)
+	rows, err := rw.s.readers.Manifest(ctx, rw.w, root, rw.meta.Location(), nil, nil)
 	if err != nil {
 		return errUnreadable("root manifest", err)
 	}
@@ -216,7 +217,7 @@ func (rw *refWalker) v4Root(ctx context.Context, root string) error {
 		}
 		rw.seen[r.Location] = true
 		rw.files[r.Location] = true
-		leaf, err := rw.s.readManifest(ctx, rw.w, r.Location, rw.meta.Location(), r, nil)
+		leaf, err := rw.s.readers.Manifest(ctx, rw.w, r.Location, rw.meta.Location(), r, nil)
 		if err != nil {
 			return errUnreadable("leaf manifest", err)
 		}

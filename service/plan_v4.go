@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/scanplan"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -137,7 +138,7 @@ type scanPlanV4 struct {
 	top    map[int]int              // field id → its top-level field id
 	sel    map[int]bool             // selected top-level ids; nil = all
 	stats  map[int]bool             // fields whose counts tasks carry; nil = all
-	view   leafView                 // what the plan reads from a leaf
+	view   v4read.View              // what the plan reads from a leaf
 	roots  map[int64][]v4manifest.TrackedFile
 	// skip are the locations the append part of an incremental plan
 	// leaves out: the column-change part returns them as of end.
@@ -185,7 +186,7 @@ func (p *scanPlanV4) bind(sc *iceberg.Schema) error {
 // the stats, plus the stats of the requested and filtered fields. With no
 // stats fields requested, it reads them all.
 func (p *scanPlanV4) bindStats(sc *iceberg.Schema) error {
-	p.stats, p.view = nil, leafView{}
+	p.stats, p.view = nil, v4read.View{}
 	if p.req.StatsFields == nil {
 		return nil
 	}
@@ -204,9 +205,9 @@ func (p *scanPlanV4) bindStats(sc *iceberg.Schema) error {
 	for _, id := range p.filter.FieldIDs() {
 		read[id] = true
 	}
-	p.view = leafView{stats: slices.Sorted(maps.Keys(read))}
-	if p.view.stats == nil {
-		p.view.stats = []int{}
+	p.view = v4read.View{Stats: slices.Sorted(maps.Keys(read))}
+	if p.view.Stats == nil {
+		p.view.Stats = []int{}
 	}
 	return nil
 }
@@ -240,7 +241,7 @@ func (p *scanPlanV4) root(ctx context.Context, snap *table.Snapshot) ([]v4manife
 	if rows, ok := p.roots[snap.SnapshotID]; ok {
 		return rows, nil
 	}
-	rows, err := p.s.readRoot(ctx, p.w, snap.ManifestList, p.st.location)
+	rows, err := p.s.readers.Root(ctx, p.w, snap.ManifestList, p.st.location)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +358,7 @@ func (p *scanPlanV4) incrementalUnits(ctx context.Context) ([]planUnit, []planRo
 		}
 		for i := range rows {
 			rr := &rows[i]
-			if rr.Tracking.Status != v4manifest.StatusAdded || deref(rr.Tracking.SnapshotID) != snap.SnapshotID {
+			if rr.Tracking.Status != v4manifest.StatusAdded || v4read.Deref(rr.Tracking.SnapshotID) != snap.SnapshotID {
 				continue
 			}
 			switch {
@@ -468,7 +469,7 @@ func (p *scanPlanV4) addRows(res *planBuilder, rows []planRow) error {
 		if !r.Tracking.Status.Live() || r.ContentType != v4manifest.ContentData {
 			continue
 		}
-		if pr.added != 0 && (r.Tracking.Status != v4manifest.StatusAdded || deref(r.Tracking.SnapshotID) != pr.added || p.skip[r.Location]) {
+		if pr.added != 0 && (r.Tracking.Status != v4manifest.StatusAdded || v4read.Deref(r.Tracking.SnapshotID) != pr.added || p.skip[r.Location]) {
 			continue
 		}
 		if !p.rowMightMatch(r) {

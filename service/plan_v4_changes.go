@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -47,7 +48,7 @@ func (p *scanPlanV4) addColumnChanges(ctx context.Context, res *planBuilder) err
 	}
 	p.skip = map[string]bool{}
 	for _, r := range rows {
-		appended := appends[deref(r.Tracking.SnapshotID)]
+		appended := appends[v4read.Deref(r.Tracking.SnapshotID)]
 		if appended {
 			p.skip[r.Location] = true
 		}
@@ -108,13 +109,13 @@ func (p *scanPlanV4) columnFilesAdded(ctx context.Context, chain []*table.Snapsh
 				continue
 			}
 			switch {
-			case rr.Tracking.Status == v4manifest.StatusAdded && deref(rr.Tracking.SnapshotID) == snap.SnapshotID:
-				leaf, err := p.s.readLeafView(ctx, p.w, p.st, rr, p.view)
+			case rr.Tracking.Status == v4manifest.StatusAdded && v4read.Deref(rr.Tracking.SnapshotID) == snap.SnapshotID:
+				leaf, err := p.s.readers.LeafView(ctx, p.w, p.st.location, rr, p.view)
 				if err != nil {
 					return nil, err
 				}
 				rows = append(rows, leaf...)
-			case rr.Tracking.Status == v4manifest.StatusModified && deref(rr.Tracking.DVSnapshotID) == snap.SnapshotID:
+			case rr.Tracking.Status == v4manifest.StatusModified && v4read.Deref(rr.Tracking.DVSnapshotID) == snap.SnapshotID:
 				replaced, err := p.replacedRows(ctx, rr)
 				if err != nil {
 					return nil, err
@@ -136,7 +137,7 @@ func (p *scanPlanV4) replacedRows(ctx context.Context, rr *v4manifest.TrackedFil
 		return nil, err
 	}
 	loc := v4manifest.Resolve(p.st.location, rr.Location)
-	out, err := p.s.readManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr,
+	out, err := p.s.readers.ManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr,
 		IncludeMasked: true, Positions: positions})
 	if err != nil {
 		return nil, err
@@ -162,7 +163,7 @@ func (a addedColumnFiles) pairs(rows []v4manifest.TrackedFile, snap *table.Snaps
 	}
 	for _, r := range rows {
 		if r.ContentType != v4manifest.ContentData || r.Tracking.Status != v4manifest.StatusModified ||
-			deref(r.Tracking.LatestColumnFileSnapshotID) != snap.SnapshotID {
+			v4read.Deref(r.Tracking.LatestColumnFileSnapshotID) != snap.SnapshotID {
 			continue
 		}
 		var before []string
@@ -205,7 +206,7 @@ func (p *scanPlanV4) liveRowsWrittenAfter(ctx context.Context, end *table.Snapsh
 	var leaves []*v4manifest.TrackedFile
 	for i := range root {
 		rr := &root[i]
-		if rr.ContentType != v4manifest.ContentDataManifest || !rr.Tracking.Status.Live() || deref(rr.Tracking.SequenceNumber) <= seq {
+		if rr.ContentType != v4manifest.ContentDataManifest || !rr.Tracking.Status.Live() || v4read.Deref(rr.Tracking.SequenceNumber) <= seq {
 			continue
 		}
 		leaves = append(leaves, rr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/scanplan"
+	"github.com/lakehold/catalog/service/v4read"
 
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -111,7 +112,7 @@ func (p *scanPlanV4) eqDeletes(ctx context.Context, snap *table.Snapshot, root [
 }
 
 func (p *scanPlanV4) eqDelete(r *v4manifest.TrackedFile) eqDelete {
-	d := eqDelete{seq: deref(r.Tracking.SequenceNumber), part: r.Partition, global: true}
+	d := eqDelete{seq: v4read.Deref(r.Tracking.SequenceNumber), part: r.Partition, global: true}
 	if r.SpecID != nil {
 		d.specID = *r.SpecID
 		if spec := p.st.meta.PartitionSpecByID(int(d.specID)); spec != nil && !spec.IsUnpartitioned() {
@@ -134,7 +135,7 @@ func (p *scanPlanV4) applicable(dels []eqDelete, r *v4manifest.TrackedFile) []in
 	if len(dels) == 0 {
 		return nil
 	}
-	seq := deref(r.Tracking.SequenceNumber)
+	seq := v4read.Deref(r.Tracking.SequenceNumber)
 	var spec int32
 	if r.SpecID != nil {
 		spec = *r.SpecID

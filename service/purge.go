@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -158,7 +159,7 @@ func (s *Service) collectFiles(ctx context.Context, w *store.Warehouse, obj *sto
 		if !p.add(ctx, snap.ManifestList, "manifest list", tierManifestList) {
 			continue
 		}
-		if version == FormatV4 && !legacyManifestList(snap.ManifestList) {
+		if version == FormatV4 && !v4read.LegacyManifestList(snap.ManifestList) {
 			p.collectV4(ctx, meta.Location(), snap.ManifestList)
 		} else {
 			p.collectManifests(ctx, snap)
@@ -260,7 +261,7 @@ func (p *purger) collectV4(ctx context.Context, tableLoc, root string) {
 			}
 		}
 	}
-	roots, err := p.s.readManifest(ctx, p.w, root, tableLoc, nil, nil)
+	roots, err := p.s.readers.Manifest(ctx, p.w, root, tableLoc, nil, nil)
 	if err != nil {
 		p.unreadable(ctx, "root manifest", root, err)
 		return
@@ -275,7 +276,7 @@ func (p *purger) collectV4(ctx context.Context, tableLoc, root string) {
 			continue
 		}
 		p.seen[r.Location] = true
-		rows, err := p.s.readManifest(ctx, p.w, r.Location, tableLoc, r, nil)
+		rows, err := p.s.readers.Manifest(ctx, p.w, r.Location, tableLoc, r, nil)
 		if err != nil {
 			p.unreadable(ctx, "leaf manifest", r.Location, err)
 			continue

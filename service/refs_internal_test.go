@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakehold/catalog/internal/tablemeta"
 )
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+
 	"github.com/lakehold/catalog/internal/fault"
 )
 

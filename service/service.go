@@ -21,8 +21,8 @@ import (
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
-	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -115,9 +115,7 @@ type Service struct {
 
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
-	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
-	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
-	footers   *lru.Cache[string, *v4manifest.Footer] // parsed manifest footers by location
+	readers   *v4read.Readers // v4 manifests and their caches
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -158,14 +156,11 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		opts.Now = opts.Clock // sessions are dated by the database's clock
 	}
 	refs, _ := lru.New[string, []byte](512)
-	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
-	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
-	footers, _ := lru.New[string, *v4manifest.Footer](maxCachedFooters)
 	admin := access.NewAdmin(st, opts.Authorizer, access.AdminOptions{Tokens: opts.Tokens, MaxSessionAge: opts.MaxSessionAge,
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
-	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs, leafCache: leaves, rootCache: roots,
-		footers: footers, tracer: tracing.Tracer(opts.TracerProvider), admin: admin,
-		keys: idempotent.New(st, opts.Clock, opts.Logger)}
+	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
+		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
+	s.readers = v4read.New(s.fileIO, fileName)
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	return s

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -156,7 +155,7 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 		ByBase: byBase, Found: found, Deletes: deletes, Stats: cc.columnStats(files),
 		SortOrders: st.meta.SortOrders(), SnapshotProperties: cc.SnapshotProperties,
 		ReadRows: func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error) {
-			return s.readManifestWith(ctx, w, v4manifest.Resolve(st.location, rr.Location),
+			return s.readers.ManifestWith(ctx, w, v4manifest.Resolve(st.location, rr.Location),
 				v4manifest.ReaderOptions{TableLocation: st.location, InheritFrom: rr, Positions: positions})
 		},
 	})
@@ -278,112 +277,6 @@ func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc 
 	return &columnFooter{err: "cannot read the file's Parquet footer"}
 }
 
-// readLeaf reads a leaf referenced by root row rr with inheritance applied
-// and the rows rr's manifest deletion vector masks left out, projected to
-// the top-level columns cols (nil: all, stats of every field included).
-func (s *Service) readLeaf(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
-	return s.readLeafView(ctx, w, st, rr, leafView{cols: cols})
-}
-
-// leafView is what a read takes from a leaf: its top-level columns (nil:
-// all) and, when stats is not nil, only these table fields' stats.
-type leafView struct {
-	cols, stats []int
-}
-
-// noStats is every column of a leaf but the stats: what a plan that
-// returns no counts and has no filter reads.
-var noStats = leafView{stats: []int{}}
-
-// narrow reports whether v leaves out enough to be worth caching (a full
-// read of a wide leaf is most of its size in memory).
-func (v leafView) narrow() bool { return v.cols != nil || v.stats != nil }
-
-// key identifies v in the leaf cache; a nil list (all) and an empty one
-// (none) differ.
-func (v leafView) key() string {
-	return listKey(v.cols) + "|" + listKey(v.stats)
-}
-
-func listKey(ids []int) string {
-	if ids == nil {
-		return "all"
-	}
-	return fmt.Sprint(ids)
-}
-
-// withoutStats reports whether v reads no stats column.
-func (v leafView) withoutStats() bool {
-	return (v.stats != nil && len(v.stats) == 0) || (v.cols != nil && !slices.Contains(v.cols, v4manifest.IDContentStats))
-}
-
-// readLeafView is readLeaf for any view. Narrow reads are cached:
-// manifests are immutable once written, so a cached read never goes stale
-// and replicas need not agree on it; the key includes what the rows
-// inherit from rr. A view without stats is also served from a cached
-// noStats read of the leaf (a plan's), which holds every other column.
-// The cache holds every row, masked or not, and the mask is applied on
-// the way out: a column commit changes the mask of the leaves it touches,
-// and the next commit should not have to decode them again for that.
-func (s *Service) readLeafView(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, v leafView) ([]v4manifest.TrackedFile, error) {
-	loc := v4manifest.Resolve(st.location, rr.Location)
-	if !v.narrow() {
-		return s.readManifest(ctx, w, loc, st.location, rr, nil)
-	}
-	inherit := fmt.Sprintf("%s|%d|%d|%d|%d", loc, deref(rr.Tracking.SnapshotID), deref(rr.Tracking.SequenceNumber),
-		deref(rr.Tracking.FileSequenceNumber), deref(rr.Tracking.FirstRowID))
-	key := inherit + "|" + v.key()
-	rows, ok := s.leafCache.Get(key)
-	if !ok && v.withoutStats() {
-		rows, ok = s.leafCache.Get(inherit + "|" + noStats.key())
-	}
-	if !ok {
-		var err error
-		rows, err = s.readManifestWith(ctx, w, loc, v4manifest.ReaderOptions{Columns: v.cols, StatsFields: v.stats,
-			TableLocation: st.location, InheritFrom: rr, IncludeMasked: true})
-		if err != nil {
-			return nil, err
-		}
-		s.leafCache.Add(key, rows)
-	}
-	masked, err := rr.MaskedPositions()
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, st.location, loc))
-	}
-	if len(masked) == 0 {
-		return rows, nil
-	}
-	live := make([]v4manifest.TrackedFile, 0, len(rows)-len(masked))
-	for _, r := range rows {
-		if !masked[r.Pos] {
-			live = append(live, r)
-		}
-	}
-	return live, nil
-}
-
-// dataRows are the data-file rows root row rr stands for: itself when it
-// is a file in the root, its leaf's rows (projected to cols, through
-// readLeaf) when it is a live data manifest, none otherwise.
-func (s *Service) dataRows(ctx context.Context, w *store.Warehouse, st *v4State, rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
-	switch {
-	case !rr.Tracking.Status.Live():
-		return nil, nil
-	case rr.ContentType == v4manifest.ContentData:
-		return []v4manifest.TrackedFile{*rr}, nil
-	case rr.ContentType == v4manifest.ContentDataManifest:
-		return s.readLeaf(ctx, w, st, rr, cols)
-	}
-	return nil, nil
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return -1
-	}
-	return *p
-}
-
 // loadV4At loads a v4 table with the root rows of a snapshot (the current
 // one when snapshotID is nil): 404 for an unknown snapshot.
 func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snapshotID *int64) (*store.Warehouse, *v4State, error) {
@@ -403,7 +296,7 @@ func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snap
 		if snap == nil {
 			return nil, nil, fault.New(fault.NotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
 		}
-		if st.rootRows, err = s.readRoot(ctx, w, snap.ManifestList, st.location); err != nil {
+		if st.rootRows, err = s.readers.Root(ctx, w, snap.ManifestList, st.location); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -420,7 +313,7 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 	var out []BaseColumnFiles
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
-		rows, err := s.dataRows(ctx, w, st, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles})
+		rows, err := s.readers.DataRows(ctx, w, st.location, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles})
 		if err != nil {
 			return nil, err
 		}

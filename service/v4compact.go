@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -97,7 +98,7 @@ func (s *Service) planCompaction(ctx context.Context, warehouse string, id Ident
 		r := byLoc[p.Location]
 		plan.Candidates = append(plan.Candidates, CompactionCandidate{
 			DataFile: r.Location, RecordCount: r.RecordCount, FileSizeInBytes: r.FileSizeInBytes,
-			FirstRowID: deref(r.Tracking.FirstRowID), ColumnFiles: columnFileRefs(r.ColumnFiles),
+			FirstRowID: v4read.Deref(r.Tracking.FirstRowID), ColumnFiles: columnFileRefs(r.ColumnFiles),
 			DeletionVector: deletionVectorRef(r.DeletionVector), RetiredBytes: p.Retired, RetiredRatio: p.RetiredRatio, Reasons: p.Reasons,
 		})
 	}
@@ -110,7 +111,7 @@ func (s *Service) foldableRows(ctx context.Context, w *store.Warehouse, st *v4St
 	var out []v4manifest.TrackedFile
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
-		rows, err := s.dataRows(ctx, w, st, rr, compactCols)
+		rows, err := s.readers.DataRows(ctx, w, st.location, rr, compactCols)
 		if err != nil {
 			return nil, err
 		}

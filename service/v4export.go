@@ -162,7 +162,7 @@ func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4State)
 		}
 		rows := []v4manifest.TrackedFile{*rr}
 		if rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest {
-			if rows, err = s.readLeaf(ctx, w, st, rr, nil); err != nil {
+			if rows, err = s.readers.Leaf(ctx, w, st.location, rr, nil); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -110,85 +109,11 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 	}
 	st := &v4State{obj: obj, entry: e, meta: meta, location: meta.Location()}
 	if cur := meta.CurrentSnapshot(); cur != nil && cur.ManifestList != "" {
-		if st.rootRows, err = s.readRoot(ctx, w, cur.ManifestList, st.location); err != nil {
+		if st.rootRows, err = s.readers.Root(ctx, w, cur.ManifestList, st.location); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
-}
-
-// readRoot reads a root manifest, cached by location: a manifest is never
-// rewritten once named, so a cached read is right on every replica. On a
-// wide table the root is read on every v4 commit and plan, and its
-// hundreds of stats columns cost more to decode than its few rows. The
-// rows are shared: callers must not modify them (copying a row and
-// changing the copy's fields is fine).
-func (s *Service) readRoot(ctx context.Context, w *store.Warehouse, loc, tableLoc string) ([]v4manifest.TrackedFile, error) {
-	key := rootKey(tableLoc, loc)
-	if rows, ok := s.rootCache.Get(key); ok {
-		return rows, nil
-	}
-	rows, err := s.readManifest(ctx, w, loc, tableLoc, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	s.rootCache.Add(key, rows)
-	return rows, nil
-}
-
-// rememberRoot caches the rows of a root manifest this replica just wrote,
-// as readRoot would read them back: the next commit or plan on the table
-// then starts without decoding it. If the commit does not land, no
-// snapshot ever names the location and the entry is never asked for.
-func (s *Service) rememberRoot(loc, tableLoc string, rows []v4manifest.TrackedFile) {
-	s.rootCache.Add(rootKey(tableLoc, loc), slices.Clone(rows))
-}
-
-// rootKey is a root manifest's key in the root cache: its location
-// resolves against the table's.
-func rootKey(tableLoc, loc string) string { return tableLoc + "|" + loc }
-
-// readManifest reads a manifest (only the columns cols when given),
-// resolving locations against tableLoc and inheriting from the root row.
-// An Avro manifest list (a snapshot older than the table's upgrade to v4)
-// is a 400 naming it, never parsed as a v4 root.
-func (s *Service) readManifest(ctx context.Context, w *store.Warehouse, loc, tableLoc string, inherit *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
-	return s.readManifestWith(ctx, w, loc, v4manifest.ReaderOptions{Columns: cols, TableLocation: tableLoc, InheritFrom: inherit})
-}
-
-// readManifestWith is readManifest with all the reader's options.
-func (s *Service) readManifestWith(ctx context.Context, w *store.Warehouse, loc string, opts v4manifest.ReaderOptions) ([]v4manifest.TrackedFile, error) {
-	tableLoc := opts.TableLocation
-	if legacyManifestList(loc) {
-		return nil, errLegacySnapshot(fileName(w, tableLoc, loc))
-	}
-	io, err := s.fileIO(ctx, w, loc)
-	if err != nil {
-		return nil, err
-	}
-	f, err := io.Open(ctx, loc)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "open manifest %s", fileName(w, tableLoc, loc))
-	}
-	defer f.Close()
-	src, err := manifestSource(f, opts.Columns == nil)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
-	}
-	opts.Footer, _ = s.footers.Get(loc)
-	r, err := v4manifest.NewReader(src, opts)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
-	}
-	defer r.Close()
-	if opts.Footer == nil && r.FooterSize() <= maxCachedFooterBytes {
-		s.footers.Add(loc, r.Footer())
-	}
-	rows, err := r.All(ctx)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "read manifest %s", fileName(w, tableLoc, loc))
-	}
-	return rows, nil
 }
 
 // writeManifest writes rows as a manifest at loc (locations under the

@@ -52,7 +52,7 @@ func (s *Service) treeTotals(ctx context.Context, t *v4Tx) (map[string]int64, er
 		switch {
 		case !rr.Tracking.Status.Live():
 		case rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest:
-			leaf, err := s.readLeaf(ctx, t.w, t.st, rr, totalsCols)
+			leaf, err := s.readers.Leaf(ctx, t.w, t.st.location, rr, totalsCols)
 			if err != nil {
 				return nil, err
 			}

@@ -54,7 +54,7 @@ func (t *v4Tx) snapshot() v4commit.Snapshot {
 // leafReader reads the leaves of t's table for the tree rewrite.
 func (s *Service) leafReader(ctx context.Context, t *v4Tx) v4commit.LeafReader {
 	return func(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
-		return s.readLeaf(ctx, t.w, t.st, rr, cols)
+		return s.readers.Leaf(ctx, t.w, t.st.location, rr, cols)
 	}
 }
 
@@ -148,7 +148,7 @@ func (s *Service) writeTree(ctx context.Context, t *v4Tx, res *v4commit.Result, 
 		return err
 	}
 	t.a.addFile(rootLoc)
-	s.rememberRoot(rootLoc, t.st.location, res.Root)
+	s.readers.RememberRoot(rootLoc, t.st.location, res.Root)
 	return nil
 }
 

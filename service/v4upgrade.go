@@ -13,6 +13,7 @@ import (
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4convert"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -26,20 +27,6 @@ import (
 // format version. Older snapshots keep their Avro manifest lists; planning
 // reads each snapshot with the planner of its manifest list's format.
 
-// legacyManifestList reports whether a snapshot's manifest list is a
-// v1–v3 Avro manifest list rather than a v4 root. Every writer (Java,
-// PyIceberg, iceberg-go) names manifest lists *.avro; this server names v4
-// roots *.parquet.
-func legacyManifestList(loc string) bool {
-	return strings.HasSuffix(strings.ToLower(loc), ".avro")
-}
-
-// errLegacySnapshot is the 400 for a v4 operation that needs a v4 root
-// but met the Avro manifest list of a snapshot older than the upgrade.
-func errLegacySnapshot(name string) error {
-	return fault.New(fault.BadRequest, "Manifest list %s is a format v1-v3 (Avro) manifest list: its snapshot predates the table's upgrade to format version 4, and this operation needs a v4 snapshot. Commit `upgrade-format-version: 4` again to convert the current snapshot", name)
-}
-
 // plansFromAvro reports whether a plan of md (a v4 table) reads a pre-v4
 // snapshot and so goes to the Avro planner: the snapshot planned (or the
 // end of an incremental range) has an Avro manifest list.
@@ -52,7 +39,7 @@ func plansFromAvro(md table.Metadata, req PlanRequest) bool {
 	if id != nil {
 		snap = md.SnapshotByID(*id)
 	}
-	return snap != nil && legacyManifestList(snap.ManifestList)
+	return snap != nil && v4read.LegacyManifestList(snap.ManifestList)
 }
 
 // wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
@@ -98,7 +85,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 		return nil, err
 	}
 	cur := prev.Meta.CurrentSnapshot()
-	if cur == nil || (prev.Version == FormatV4 && !legacyManifestList(cur.ManifestList)) {
+	if cur == nil || (prev.Version == FormatV4 && !v4read.LegacyManifestList(cur.ManifestList)) {
 		return s.stagePlain(ctx, w, c, a)
 	}
 	if err := requirements.Check(c.reqs, prev.Meta); err != nil {
@@ -112,7 +99,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err != nil {
 		return nil, err
 	}
-	if cur = meta.CurrentSnapshot(); cur == nil || !legacyManifestList(cur.ManifestList) {
+	if cur = meta.CurrentSnapshot(); cur == nil || !v4read.LegacyManifestList(cur.ManifestList) {
 		return nil, fault.New(fault.BadRequest, "An upgrade to format version 4 cannot also change the current snapshot: commit those updates separately")
 	}
 	out, err := s.convertSnapshot(ctx, w, meta, cur)

@@ -84,6 +84,11 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/changefeed", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/changefeed", []string{"os"}},
+		// The v4 manifest readers and their caches: storage through the
+		// file IO function they are given, no database.
+		{mod + "service/v4read", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/v4read", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

@@ -2,6 +2,7 @@ package tablemeta
 
 import (
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakehold/catalog/internal/fault"
 )
 

@@ -10,8 +10,9 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/lakehold/catalog/internal/fault"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/fault"
 )
 
 // updateGen writes random commit updates as JSON, as clients send them,
