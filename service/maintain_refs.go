@@ -4,23 +4,21 @@ import (
 	"context"
 	"slices"
 
-	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/service/tablefiles"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
-// refWalker collects the files some snapshots of a table reference: the
-// manifest lists (v4: roots), manifests (v4: leaves) and the live data,
-// delete, column and deletion-vector files they list. Manifests are
-// immutable, so each is read once.
+// refWalker collects the files some snapshots of a table reference (what
+// tablefiles.Walker visits, inside the table) and the statistics files
+// the table metadata lists for them.
 type refWalker struct {
-	s       *Service
 	w       *store.Warehouse
 	meta    table.Metadata
 	allowed location.Set
@@ -28,8 +26,39 @@ type refWalker struct {
 	// a reference the walk cannot see must stop an expiry.
 	strict bool
 	files  map[string]bool
-	seen   map[string]bool
 	stats  map[int64][]string // statistics files by snapshot, built on first use
+	walk   tablefiles.Walker
+}
+
+// newRefWalker returns a walk of meta's snapshots; each manifest is read
+// once, whatever the number of snapshots that share it.
+func (s *Service) newRefWalker(w *store.Warehouse, meta table.Metadata, strict bool) *refWalker {
+	rw := &refWalker{w: w, meta: meta, allowed: tablePrefixes(w, meta.Location()), strict: strict, files: map[string]bool{}}
+	rw.walk = s.fileWalker(w, meta.Location(), tablefiles.Walker{
+		Visit: func(r tablefiles.Ref) (bool, error) { return rw.add(r.Location, r.What) },
+		Unreadable: func(what, _ string, err error) error {
+			return errUnreadable(what, err)
+		},
+	})
+	return rw
+}
+
+// fileWalker completes wk with the catalog's storage: Iceberg IO for
+// v1–v3 manifests and the v4 readers for roots and leaves of the table at
+// tableLoc.
+func (s *Service) fileWalker(w *store.Warehouse, tableLoc string, wk tablefiles.Walker) tablefiles.Walker {
+	wk.IcebergIO = func(ctx context.Context, loc string) (icebergio.IO, error) {
+		props, err := s.ioProps(ctx, w, loc)
+		if err != nil {
+			return nil, err
+		}
+		return s.files.IcebergIO(ctx, loc, props)
+	}
+	wk.ReadV4 = func(ctx context.Context, loc string, inherit *v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
+		return s.readers.Manifest(ctx, w, loc, tableLoc, inherit, nil)
+	}
+	wk.LegacyList = v4read.LegacyManifestList
+	return wk
 }
 
 // referencedFiles returns the files referenced by the snapshots of meta
@@ -37,8 +66,7 @@ type refWalker struct {
 // cannot be read or lies outside the table: the caller uses the result to
 // decide what is safe to delete.
 func (s *Service) referencedFiles(ctx context.Context, w *store.Warehouse, meta table.Metadata, version int, keep func(int64) bool) (map[string]bool, error) {
-	rw := &refWalker{s: s, w: w, meta: meta, allowed: tablePrefixes(w, meta.Location()), strict: true,
-		files: map[string]bool{}, seen: map[string]bool{}}
+	rw := s.newRefWalker(w, meta, true)
 	for _, snap := range meta.Snapshots() {
 		if keep != nil && !keep(snap.SnapshotID) {
 			continue
@@ -57,8 +85,7 @@ func (s *Service) filesOnlyIn(ctx context.Context, w *store.Warehouse, meta tabl
 	if err != nil {
 		return nil, err
 	}
-	rw := &refWalker{s: s, w: w, meta: meta, allowed: tablePrefixes(w, meta.Location()),
-		files: map[string]bool{}, seen: map[string]bool{}}
+	rw := s.newRefWalker(w, meta, false)
 	for _, id := range expire {
 		if snap := meta.SnapshotByID(id); snap != nil {
 			if err := rw.snapshot(ctx, *snap, version); err != nil {
@@ -92,25 +119,20 @@ func (rw *refWalker) inside(loc, what string) (bool, error) {
 	return false, nil
 }
 
-func (rw *refWalker) add(loc, what string) error {
+// add records loc when it lies inside the table and reports whether it
+// does.
+func (rw *refWalker) add(loc, what string) (bool, error) {
 	ok, err := rw.inside(loc, what)
 	if ok {
 		rw.files[loc] = true
 	}
-	return err
+	return ok, err
 }
 
+// snapshot adds what snap references: its statistics files and its tree.
 func (rw *refWalker) snapshot(ctx context.Context, snap table.Snapshot, version int) error {
 	rw.statistics(snap.SnapshotID)
-	ok, err := rw.inside(snap.ManifestList, "manifest list")
-	if !ok || err != nil {
-		return err
-	}
-	rw.files[snap.ManifestList] = true
-	if version == FormatV4 && !v4read.LegacyManifestList(snap.ManifestList) {
-		return rw.v4Root(ctx, snap.ManifestList)
-	}
-	return rw.manifests(ctx, snap)
+	return rw.walk.Snapshot(ctx, snap, version)
 }
 
 // statistics adds the statistics and partition-statistics files of
@@ -133,120 +155,4 @@ func (rw *refWalker) statistics(id int64) {
 			rw.files[loc] = true
 		}
 	}
-}
-
-// manifests walks a v1–v3 snapshot's manifest list.
-func (rw *refWalker) manifests(ctx context.Context, snap table.Snapshot) error {
-	fio, err := rw.icebergIO(ctx, snap.ManifestList)
-	if err != nil {
-		return err
-	}
-	list, err := snap.Manifests(fio)
-	if err != nil {
-		return errUnreadable("manifest list", err)
-	}
-	for _, m := range list {
-		ok, err := rw.inside(m.FilePath(), "manifest")
-		if err != nil {
-			return err
-		}
-		if !ok || rw.seen[m.FilePath()] {
-			continue
-		}
-		rw.seen[m.FilePath()] = true
-		rw.files[m.FilePath()] = true
-		if err := rw.manifestEntries(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (rw *refWalker) manifestEntries(ctx context.Context, m iceberg.ManifestFile) error {
-	fio, err := rw.icebergIO(ctx, m.FilePath())
-	if err != nil {
-		return err
-	}
-	for e, err := range m.Entries(fio, true) {
-		if err != nil {
-			return errUnreadable("manifest", err)
-		}
-		if err := rw.add(e.DataFile().FilePath(), "data or delete file"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (rw *refWalker) icebergIO(ctx context.Context, loc string) (icebergio.IO, error) {
-	props, err := rw.s.ioProps(ctx, rw.w, loc)
-	if err != nil {
-		return nil, errUnreadable("manifest", err)
-	}
-	fio, err := rw.s.files.IcebergIO(ctx, loc, props)
-	if err != nil {
-		return nil, errUnreadable("manifest", err)
-	}
-	return fio, nil
-}
-
-// v4Root walks a v4 root manifest: its live leaves and the live rows in
-// them or in the root itself.
-func (rw *refWalker) v4Root(ctx context.Context, root string) error {
-	rows, err := rw.s.readers.Manifest(ctx, rw.w, root, rw.meta.Location(), nil, nil)
-	if err != nil {
-		return errUnreadable("root manifest", err)
-	}
-	for i := range rows {
-		r := &rows[i]
-		if !r.Tracking.Status.Live() {
-			continue
-		}
-		if r.ContentType != v4manifest.ContentDataManifest && r.ContentType != v4manifest.ContentDeleteManifest {
-			if err := rw.v4Row(r); err != nil {
-				return err
-			}
-			continue
-		}
-		ok, err := rw.inside(r.Location, "leaf manifest")
-		if err != nil {
-			return err
-		}
-		if !ok || rw.seen[r.Location] {
-			continue
-		}
-		rw.seen[r.Location] = true
-		rw.files[r.Location] = true
-		leaf, err := rw.s.readers.Manifest(ctx, rw.w, r.Location, rw.meta.Location(), r, nil)
-		if err != nil {
-			return errUnreadable("leaf manifest", err)
-		}
-		for j := range leaf {
-			if leaf[j].Tracking.Status.Live() {
-				if err := rw.v4Row(&leaf[j]); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// v4Row adds a live v4 file row: the file, its deletion vector and its
-// column files.
-func (rw *refWalker) v4Row(r *v4manifest.TrackedFile) error {
-	if err := rw.add(r.Location, "data or delete file"); err != nil {
-		return err
-	}
-	if r.DeletionVector != nil {
-		if err := rw.add(r.DeletionVector.Location, "deletion vector"); err != nil {
-			return err
-		}
-	}
-	for _, cf := range r.ColumnFiles {
-		if err := rw.add(cf.Location, "column file"); err != nil {
-			return err
-		}
-	}
-	return nil
 }

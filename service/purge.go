@@ -10,16 +10,13 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/service/v4read"
+	"github.com/lakehold/catalog/service/tablefiles"
 	"github.com/lakehold/catalog/store"
-	"github.com/lakehold/catalog/v4manifest"
 )
 
 // purger collects the files a dropped table references, keeping only those
@@ -33,7 +30,6 @@ type purger struct {
 	allowed  location.Set
 	log      *slog.Logger
 	files    map[string]int // location → purge tier
-	seen     map[string]bool
 	outside  int
 	// unread counts manifests that could not be read for a reason other
 	// than being gone already: the files they list are unknown.
@@ -58,6 +54,13 @@ const (
 	tierCurrentMeta         // the metadata file the job reads first
 	purgeTiers
 )
+
+// purgeTier is the tier of each level of a snapshot's tree.
+var purgeTier = map[tablefiles.Level]int{
+	tablefiles.ManifestList: tierManifestList,
+	tablefiles.Manifest:     tierManifest,
+	tablefiles.Content:      tierContent,
+}
 
 // add records loc for deletion in tier when it lies inside the table's
 // prefixes and reports whether it does. what names the reference in the
@@ -144,7 +147,7 @@ func (s *Service) collectTableFiles(ctx context.Context, w *store.Warehouse, obj
 // files (keepData: gc.enabled=false).
 func (s *Service) collectFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live, keepData bool) *purger {
 	p := &purger{s: s, w: w, tableLoc: obj.Location, allowed: tablePrefixes(w, obj.Location), log: log,
-		files: map[string]int{}, seen: map[string]bool{}, live: live, keepData: keepData}
+		files: map[string]int{}, live: live, keepData: keepData}
 	p.add(ctx, obj.MetadataLocation, "current metadata file", tierCurrentMeta)
 	for e := range meta.PreviousFiles() {
 		p.add(ctx, e.MetadataFile, "metadata-log entry", tierPreviousMeta)
@@ -155,15 +158,18 @@ func (s *Service) collectFiles(ctx context.Context, w *store.Warehouse, obj *sto
 	for st := range meta.PartitionStatistics() {
 		p.add(ctx, st.StatisticsPath, "partition statistics file", tierContent)
 	}
+	walk := s.fileWalker(w, meta.Location(), tablefiles.Walker{
+		AllRows: true,
+		Visit: func(r tablefiles.Ref) (bool, error) {
+			return p.add(ctx, r.Location, r.What, purgeTier[r.Level]), nil
+		},
+		Unreadable: func(what, loc string, err error) error {
+			p.unreadable(ctx, what, loc, err)
+			return nil
+		},
+	})
 	for _, snap := range meta.Snapshots() {
-		if !p.add(ctx, snap.ManifestList, "manifest list", tierManifestList) {
-			continue
-		}
-		if version == FormatV4 && !v4read.LegacyManifestList(snap.ManifestList) {
-			p.collectV4(ctx, meta.Location(), snap.ManifestList)
-		} else {
-			p.collectManifests(ctx, snap)
-		}
+		_ = walk.Snapshot(ctx, snap, version) // Visit and Unreadable never fail it
 	}
 	return p
 }
@@ -206,81 +212,3 @@ func (p *purger) deleteTier(ctx context.Context, obj *store.Object, tier int) (d
 
 // purgeParallelism bounds the deletes one purge has in flight.
 const purgeParallelism = 16
-
-// collectManifests adds the manifests of a v1-v3 snapshot and the files
-// they list. The manifest list was checked by the caller.
-func (p *purger) collectManifests(ctx context.Context, snap table.Snapshot) {
-	props, err := p.s.ioProps(ctx, p.w, snap.ManifestList)
-	var manifests []iceberg.ManifestFile
-	if err == nil {
-		var fio icebergio.IO
-		if fio, err = p.s.files.IcebergIO(ctx, snap.ManifestList, props); err == nil {
-			manifests, err = snap.Manifests(fio)
-		}
-	}
-	if err != nil {
-		p.unreadable(ctx, "manifest list", snap.ManifestList, err)
-		return
-	}
-	for _, m := range manifests {
-		if p.seen[m.FilePath()] || !p.add(ctx, m.FilePath(), "manifest", tierManifest) {
-			continue
-		}
-		p.seen[m.FilePath()] = true
-		props, err := p.s.ioProps(ctx, p.w, m.FilePath())
-		var fio icebergio.IO
-		if err == nil {
-			fio, err = p.s.files.IcebergIO(ctx, m.FilePath(), props)
-		}
-		if err != nil {
-			p.unreadable(ctx, "manifest", m.FilePath(), err)
-			continue
-		}
-		for e, err := range m.Entries(fio, false) {
-			if err != nil {
-				p.unreadable(ctx, "manifest", m.FilePath(), err)
-				break
-			}
-			p.add(ctx, e.DataFile().FilePath(), "data or delete file", tierContent)
-		}
-	}
-}
-
-// collectV4 adds a v4 root manifest's leaves and every file they reference
-// (data, delete, column and deletion-vector files). The root was checked
-// by the caller; leaves are checked before they are read.
-func (p *purger) collectV4(ctx context.Context, tableLoc, root string) {
-	add := func(rows []v4manifest.TrackedFile) {
-		for _, r := range rows {
-			p.add(ctx, r.Location, "data or delete file", tierContent)
-			if r.DeletionVector != nil {
-				p.add(ctx, r.DeletionVector.Location, "deletion vector", tierContent)
-			}
-			for _, cf := range r.ColumnFiles {
-				p.add(ctx, cf.Location, "column file", tierContent)
-			}
-		}
-	}
-	roots, err := p.s.readers.Manifest(ctx, p.w, root, tableLoc, nil, nil)
-	if err != nil {
-		p.unreadable(ctx, "root manifest", root, err)
-		return
-	}
-	for i := range roots {
-		r := &roots[i]
-		if r.ContentType != v4manifest.ContentDataManifest && r.ContentType != v4manifest.ContentDeleteManifest {
-			add([]v4manifest.TrackedFile{*r})
-			continue
-		}
-		if p.seen[r.Location] || !p.add(ctx, r.Location, "leaf manifest", tierManifest) {
-			continue
-		}
-		p.seen[r.Location] = true
-		rows, err := p.s.readers.Manifest(ctx, p.w, r.Location, tableLoc, r, nil)
-		if err != nil {
-			p.unreadable(ctx, "leaf manifest", r.Location, err)
-			continue
-		}
-		add(rows)
-	}
-}

@@ -84,6 +84,7 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/changefeed", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/changefeed", []string{"os"}},
+		{"direct:" + mod + "service/tablefiles", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// The v4 manifest readers and their caches: storage through the
 		// file IO function they are given, no database.
 		{mod + "service/v4read", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
