@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -111,6 +112,7 @@ type Service struct {
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
 	readers   *v4read.Readers // v4 manifests and their caches
+	planner   *planning.Planner
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -156,6 +158,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin}
 	s.readers = v4read.New(s.fileIO, fileName)
+	s.planner = s.newPlanner()
 	return s
 }
 
