@@ -2,7 +2,11 @@ package planning
 
 import (
 	"context"
+	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -58,3 +62,13 @@ func (p *scanPlanV4) ReadLeavesInOrder(ctx context.Context, leaves []*v4manifest
 
 // Location is the planned table's location.
 func (p *scanPlanV4) Location() string { return p.st.location }
+
+// TableOnly is the TablePrefixes of the tests: a table's files lie under
+// its location.
+func TableOnly(tb testing.TB) func(*store.Warehouse, string) location.Set {
+	return func(_ *store.Warehouse, tableLoc string) location.Set {
+		n, err := location.Normalize(tableLoc)
+		require.NoError(tb, err)
+		return location.Set{n}
+	}
+}

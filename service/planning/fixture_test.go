@@ -10,7 +10,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service"
@@ -74,14 +73,10 @@ func newV4Fixture(tb testing.TB, opts service.Options, name string, schema, spec
 			}
 			return tablemeta.Parse(obj.Metadata)
 		},
-		IOProps: ioProps,
-		TablePrefixes: func(_ *store.Warehouse, tableLoc string) location.Set {
-			n, err := location.Normalize(tableLoc)
-			require.NoError(tb, err)
-			return location.Set{n}
-		},
-		Files:        files,
-		MaxPlanTasks: maxTasks,
+		IOProps:       ioProps,
+		TablePrefixes: planning.TableOnly(tb),
+		Files:         files,
+		MaxPlanTasks:  maxTasks,
 	})
 	return &v4Fixture{svc: svc, pl: pl, w: w, id: ident.Ident{Namespace: []string{"ns"}, Name: name}}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 )
@@ -44,11 +43,7 @@ func newPlanFix(t *testing.T, version int) *planFix {
 		IOProps: func(_ context.Context, w *store.Warehouse, _ string) (map[string]string, error) {
 			return w.Properties, nil
 		},
-		TablePrefixes: func(_ *store.Warehouse, tableLoc string) location.Set {
-			n, err := location.Normalize(tableLoc)
-			require.NoError(t, err)
-			return location.Set{n}
-		}})
+		TablePrefixes: TableOnly(t)})
 	schema := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "category", Type: iceberg.PrimitiveTypes.String, Required: true},
