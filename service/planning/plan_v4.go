@@ -71,7 +71,7 @@ type ScanTask struct {
 // snapshot range, 404 for an unknown table or snapshot, and 400 reason
 // column-files-unsupported-by-client when a planned file has column files
 // for the selected columns and the client did not say it understands them.
-// A plan with more than Options.MaxPlanTasks tasks comes back as plan tasks
+// A plan with more than Deps.MaxPlanTasks tasks comes back as plan tasks
 // (Result.PlanTasks) to fetch with FetchScanTasks.
 func (pl *Planner) PlanScan(ctx context.Context, warehouse string, id ident.Ident, req Request) (Result, error) {
 	w, md, version, err := pl.planTarget(ctx, warehouse, id)
