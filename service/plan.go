@@ -1,70 +1,69 @@
 package service
 
 import (
-	"encoding/json"
+	"context"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/store"
 )
 
-// PlanRequest is what a client asks of a scan plan, decoded from the REST
-// PlanTableScanRequest. Nil pointers mean "not given".
-type PlanRequest struct {
-	// SnapshotID is the snapshot to plan (default: the current one).
-	SnapshotID *int64
-	// StartSnapshotID and EndSnapshotID ask for an incremental append scan:
-	// the files added after start (exclusive) up to end (inclusive).
-	StartSnapshotID *int64
-	EndSnapshotID   *int64
-	// Filter is the Iceberg expression JSON; nil or empty means true.
-	Filter json.RawMessage
-	// Select names the columns the client reads; empty means all.
-	Select []string
-	// CaseSensitive applies to Filter and Select (REST default: true).
-	CaseSensitive bool
-	// UseSnapshotSchema binds Filter and Select to the schema of the planned
-	// snapshot instead of the table's current schema.
-	UseSnapshotSchema bool
-	// ColumnFilesOK is set when the client sent X-Iceberg-Column-Files: true.
-	ColumnFilesOK bool
-	// StatsFields names the fields whose column counts the tasks of a v4
-	// plan carry: nil means every field (what clients that never send
-	// stats-fields get), empty means none. Fewer stats are fewer manifest
-	// columns to read.
-	StatsFields []string
+// Scan planning is done by planning.Planner; these names and methods keep
+// the service's API whole.
+
+// Scan planning types (package planning).
+type (
+	PlanRequest = planning.Request
+	PlanResult  = planning.Result
+	ScanTask    = planning.ScanTask
+	DeleteFile  = planning.DeleteFile
+)
+
+// PlanScan plans a scan of a table (planning.Planner.PlanScan).
+func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, req PlanRequest) (PlanResult, error) {
+	return s.planner.PlanScan(ctx, warehouse, id, req)
 }
 
-// DeleteFile is a delete file that one or more planned tasks must apply:
-// position deletes, equality deletes or a deletion vector (position deletes
-// in Puffin with a content range).
-type DeleteFile struct {
-	// Content is "position-deletes" or "equality-deletes".
-	Content         string
-	Location        string
-	FileFormat      string // lower case: parquet, avro, orc, puffin
-	SpecID          int32
-	PartitionValues []any // in the spec's field order
-	// PartitionTypes are the partition values' types (nil when unknown).
-	PartitionTypes  []iceberg.Type
-	RecordCount     int64
-	FileSizeInBytes int64
-	EqualityIDs     []int
-	// ReferencedDataFile, ContentOffset and ContentSize describe a deletion
-	// vector (and a file-scoped position delete file for the first).
-	ReferencedDataFile *string
-	ContentOffset      *int64
-	ContentSize        *int64
+// FetchScanTasks plans one plan task of an earlier PlanScan (planning.Planner.FetchScanTasks).
+func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident, planTask string, columnFilesOK bool) (PlanResult, error) {
+	return s.planner.FetchScanTasks(ctx, warehouse, id, planTask, columnFilesOK)
 }
 
-// PlanResult is a completed plan: the tasks and the delete files they
-// reference by index (ScanTask.DeleteRefs).
-type PlanResult struct {
-	Tasks       []ScanTask
-	DeleteFiles []DeleteFile
-	// PlanTasks are opaque tokens for the rest of a large plan, each
-	// fetched with FetchScanTasks.
-	PlanTasks []string
-	// Residual is the filter every task's rows must still be checked
-	// against (the request's filter; nil means true). Java's REST scan
-	// reads it from every task.
-	Residual json.RawMessage
+// PlanStatus answers fetchPlanningResult (planning.Planner.PlanStatus).
+func (s *Service) PlanStatus(ctx context.Context, warehouse string, id Ident, plan string) error {
+	return s.planner.PlanStatus(ctx, warehouse, id, plan)
+}
+
+// CancelPlan answers cancelPlanning (planning.Planner.CancelPlan).
+func (s *Service) CancelPlan(ctx context.Context, warehouse string, id Ident, plan string) error {
+	return s.planner.CancelPlan(ctx, warehouse, id, plan)
+}
+
+// PartitionValueJSON converts a partition value to the REST single-value
+// JSON form (planning.PartitionValueJSON).
+func PartitionValueJSON(v any, typ iceberg.Type) any { return planning.PartitionValueJSON(v, typ) }
+
+// newPlanner is the service's planner: it reads through s.readers and
+// authorizes table-read-data.
+func (s *Service) newPlanner() *planning.Planner {
+	return planning.New(planning.Deps{
+		Readers: s.readers,
+		Authorize: func(ctx context.Context, warehouse string, id Ident) error {
+			return s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
+		},
+		Warehouse: s.warehouse, LoadTable: s.loadPlanTable, IOProps: s.ioProps, TablePrefixes: tablePrefixes,
+		Files: s.files, MaxPlanTasks: s.opts.MaxPlanTasks,
+	})
+}
+
+// loadPlanTable loads a table's metadata and format version: 404 when the
+// table does not exist.
+func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Ident) (table.Metadata, int, error) {
+	_, e, err := s.readTable(ctx, w.Name, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return e.Meta, e.Version, nil
 }

@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
-	"github.com/lakehold/catalog/v4manifest"
 )
 
 // The service's own result types: callers (the HTTP layer, the CLI) see
@@ -47,49 +47,16 @@ type Page struct {
 
 func (p Page) store() store.Page { return store.Page{Token: p.Token, Size: p.Size} }
 
-// ColumnFileRef is a live column file of a base data file.
-type ColumnFileRef struct {
-	Location        string
-	FileFormat      string
-	FieldIDs        []int
-	FileSizeInBytes int64
-}
+// ColumnFileRef is a live column file of a base data file (v4read.ColumnFileRef).
+type ColumnFileRef = v4read.ColumnFileRef
 
-// DeletionVectorRef is the deletion vector of a data file: a blob of a
-// Puffin file.
-type DeletionVectorRef struct {
-	Location    string
-	Offset      int64
-	SizeInBytes int64
-	Cardinality int64
-}
+// DeletionVectorRef is the deletion vector of a data file (v4read.DeletionVectorRef).
+type DeletionVectorRef = v4read.DeletionVectorRef
 
 // BaseColumnFiles is a base data file with its live column files.
 type BaseColumnFiles struct {
 	DataFile    string
 	ColumnFiles []ColumnFileRef
-}
-
-func columnFileRefs(cfs []v4manifest.ColumnFile) []ColumnFileRef {
-	if len(cfs) == 0 {
-		return nil
-	}
-	out := make([]ColumnFileRef, len(cfs))
-	for i, cf := range cfs {
-		ids := make([]int, len(cf.FieldIDs))
-		for j, id := range cf.FieldIDs {
-			ids[j] = int(id)
-		}
-		out[i] = ColumnFileRef{Location: cf.Location, FileFormat: cf.FileFormat, FieldIDs: ids, FileSizeInBytes: cf.FileSizeInBytes}
-	}
-	return out
-}
-
-func deletionVectorRef(dv *v4manifest.DeletionVector) *DeletionVectorRef {
-	if dv == nil {
-		return nil
-	}
-	return &DeletionVectorRef{Location: dv.Location, Offset: dv.Offset, SizeInBytes: dv.SizeInBytes, Cardinality: dv.Cardinality}
 }
 
 // CreateWarehouse registers a warehouse: 400 for a bad name or location

@@ -20,6 +20,7 @@ import (
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/idempotent"
+	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -116,6 +117,7 @@ type Service struct {
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
 	readers   *v4read.Readers // v4 manifests and their caches
+	planner   *planning.Planner
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -163,6 +165,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.readers = v4read.New(s.fileIO, fileName)
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
+	s.planner = s.newPlanner()
 	return s
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -319,7 +320,7 @@ func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Iden
 		}
 		for _, r := range rows {
 			if r.Tracking.Status.Live() && len(r.ColumnFiles) > 0 {
-				out = append(out, BaseColumnFiles{DataFile: r.Location, ColumnFiles: columnFileRefs(r.ColumnFiles)})
+				out = append(out, BaseColumnFiles{DataFile: r.Location, ColumnFiles: v4read.ColumnFileRefs(r.ColumnFiles)})
 			}
 		}
 	}

@@ -98,8 +98,8 @@ func (s *Service) planCompaction(ctx context.Context, warehouse string, id Ident
 		r := byLoc[p.Location]
 		plan.Candidates = append(plan.Candidates, CompactionCandidate{
 			DataFile: r.Location, RecordCount: r.RecordCount, FileSizeInBytes: r.FileSizeInBytes,
-			FirstRowID: v4read.Deref(r.Tracking.FirstRowID), ColumnFiles: columnFileRefs(r.ColumnFiles),
-			DeletionVector: deletionVectorRef(r.DeletionVector), RetiredBytes: p.Retired, RetiredRatio: p.RetiredRatio, Reasons: p.Reasons,
+			FirstRowID: v4read.Deref(r.Tracking.FirstRowID), ColumnFiles: v4read.ColumnFileRefs(r.ColumnFiles),
+			DeletionVector: v4read.DeletionVectorRefOf(r.DeletionVector), RetiredBytes: p.Retired, RetiredRatio: p.RetiredRatio, Reasons: p.Reasons,
 		})
 	}
 	return plan, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4convert"
+	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -26,21 +27,6 @@ import (
 // "replace" snapshot pointing at that root, in the same CAS that sets the
 // format version. Older snapshots keep their Avro manifest lists; planning
 // reads each snapshot with the planner of its manifest list's format.
-
-// plansFromAvro reports whether a plan of md (a v4 table) reads a pre-v4
-// snapshot and so goes to the Avro planner: the snapshot planned (or the
-// end of an incremental range) has an Avro manifest list.
-func plansFromAvro(md table.Metadata, req PlanRequest) bool {
-	id := req.SnapshotID
-	if id == nil {
-		id = req.EndSnapshotID
-	}
-	snap := md.CurrentSnapshot()
-	if id != nil {
-		snap = md.SnapshotByID(*id)
-	}
-	return snap != nil && v4read.LegacyManifestList(snap.ManifestList)
-}
 
 // wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
 func wantsV4Upgrade(info []tablemeta.UpdateInfo) bool {
@@ -199,7 +185,7 @@ func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta 
 // liveEntries reads the ADDED and EXISTING entries of every manifest of
 // snap (through the planning IO: files outside the table are refused).
 func (s *Service) liveEntries(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) ([]iceberg.ManifestEntry, error) {
-	fs, err := s.planIO(w, meta.Location())(ctx)
+	fs, err := s.planner.IO(w, meta.Location())(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -222,9 +208,9 @@ func (s *Service) liveEntries(ctx context.Context, w *store.Warehouse, meta tabl
 // upgradeReadErr is the 500 for a manifest list or manifest that cannot be
 // read, without its path.
 func upgradeReadErr(err error, snapID int64) error {
-	if errors.Is(err, errOutsideTable) {
+	if errors.Is(err, planning.ErrOutsideTable) {
 		return fault.New(fault.Internal, "Cannot upgrade: snapshot %d references a manifest outside the table's location", snapID)
 	}
-	return fault.Wrap(fault.Internal, errors.New(uriOrPath.ReplaceAllString(err.Error(), "<file>")),
+	return fault.Wrap(fault.Internal, errors.New(planning.WithoutPaths(err.Error())),
 		"Cannot upgrade: a manifest of snapshot %d cannot be read", snapID)
 }

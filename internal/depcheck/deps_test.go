@@ -71,7 +71,8 @@ func TestImportDirection(t *testing.T) {
 		{mod + "credentials/vending", []string{mod + "service", mod + "server", mod + "store"}},
 		{mod + "internal/console", []string{mod + "service", mod + "server", mod + "store"}},
 		// The rooms of the orchestration sit below it and never reach back
-		// up: identifiers and store errors (leaves), then access control.
+		// up: identifiers and store errors (leaves), then access control, the
+		// v4 manifest readers and planning.
 		{mod + "service/ident", []string{mod + "service", mod + "server", mod + "store"}},
 		{"direct:" + mod + "service/ident", []string{"net/http", "os"}},
 		{mod + "service/storefault", []string{mod + "service", mod + "server"}},
@@ -90,6 +91,11 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/v4read", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/v4read", []string{"net/http", "os"}},
+		// Scan planning: the readers, a table loader, an authorizer and
+		// storage, all given as values.
+		{mod + "service/planning", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/planning", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

@@ -1,4 +1,4 @@
-package service
+package planning
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func (p *scanPlanV4) addColumnChanges(ctx context.Context, res *planBuilder) err
 // range and flags it; false when none of them carries a selected field
 // (the selected columns did not change).
 func (p *scanPlanV4) onlyAddedColumnFiles(t *ScanTask, added map[string]int64, start int64) bool {
-	var cfs []ColumnFileRef
+	var cfs []v4read.ColumnFileRef
 	var seqs []int64
 	selected := false
 	for _, cf := range t.ColumnFiles {
@@ -110,7 +110,7 @@ func (p *scanPlanV4) columnFilesAdded(ctx context.Context, chain []*table.Snapsh
 			}
 			switch {
 			case rr.Tracking.Status == v4manifest.StatusAdded && v4read.Deref(rr.Tracking.SnapshotID) == snap.SnapshotID:
-				leaf, err := p.s.readers.LeafView(ctx, p.w, p.st.location, rr, p.view)
+				leaf, err := p.pl.readers.LeafView(ctx, p.w, p.st.location, rr, p.view)
 				if err != nil {
 					return nil, err
 				}
@@ -137,7 +137,7 @@ func (p *scanPlanV4) replacedRows(ctx context.Context, rr *v4manifest.TrackedFil
 		return nil, err
 	}
 	loc := v4manifest.Resolve(p.st.location, rr.Location)
-	out, err := p.s.readers.ManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr,
+	out, err := p.pl.readers.ManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr,
 		IncludeMasked: true, Positions: positions})
 	if err != nil {
 		return nil, err

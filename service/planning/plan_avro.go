@@ -1,4 +1,4 @@
-package service
+package planning
 
 import (
 	"context"
@@ -13,12 +13,14 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 )
 
-// errOutsideTable is returned by the planning IO for a manifest list or
-// manifest outside the table's prefixes: it is refused, not read.
-var errOutsideTable = errors.New("file outside the table location")
+// ErrOutsideTable is returned by the planning IO (Planner.IO) for a
+// manifest list or manifest outside the table's prefixes: it is refused,
+// not read.
+var ErrOutsideTable = errors.New("file outside the table location")
 
 // planAvro plans a scan of a format v1–v3 table from its Avro manifests
 // with iceberg-go: manifest pruning by partition summaries, partition and
@@ -30,22 +32,22 @@ var errOutsideTable = errors.New("file outside the table location")
 // an incremental range with an overwrite or delete snapshot; 404 for an
 // unknown snapshot; 500 when a manifest cannot be read or lies outside the
 // table (refused, never read).
-func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Metadata, req PlanRequest) (PlanResult, error) {
+func (pl *Planner) planAvro(ctx context.Context, w *store.Warehouse, md table.Metadata, req Request) (Result, error) {
 	incremental := req.StartSnapshotID != nil || req.EndSnapshotID != nil
 	if req.SnapshotID != nil && incremental {
-		return PlanResult{}, fault.New(fault.BadRequest, "Invalid scan: snapshot-id cannot be combined with start-snapshot-id or end-snapshot-id")
+		return Result{}, fault.New(fault.BadRequest, "Invalid scan: snapshot-id cannot be combined with start-snapshot-id or end-snapshot-id")
 	}
 	if req.StartSnapshotID != nil && req.EndSnapshotID == nil {
-		return PlanResult{}, fault.New(fault.BadRequest, "Invalid scan: end-snapshot-id is required with start-snapshot-id")
+		return Result{}, fault.New(fault.BadRequest, "Invalid scan: end-snapshot-id is required with start-snapshot-id")
 	}
 	for _, id := range []*int64{req.SnapshotID, req.StartSnapshotID, req.EndSnapshotID} {
 		if id != nil && md.SnapshotByID(*id) == nil {
-			return PlanResult{}, fault.New(fault.NotFound, "Cannot find snapshot with ID %d", *id)
+			return Result{}, fault.New(fault.NotFound, "Cannot find snapshot with ID %d", *id)
 		}
 	}
 	opts, err := planScanOptions(md, req)
 	if err != nil {
-		return PlanResult{}, err
+		return Result{}, err
 	}
 	target := req.SnapshotID
 	if incremental {
@@ -54,11 +56,11 @@ func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Met
 	planned := md
 	if target != nil && !req.UseSnapshotSchema {
 		if planned, err = headAt(md, *target); err != nil {
-			return PlanResult{}, fault.Wrap(fault.Internal, err, "Cannot plan the scan")
+			return Result{}, fault.Wrap(fault.Internal, err, "Cannot plan the scan")
 		}
 		target = nil
 	}
-	tbl := table.New(nil, planned, "", s.planIO(w, md.Location()), nil)
+	tbl := table.New(nil, planned, "", pl.IO(w, md.Location()), nil)
 	var tasks []table.FileScanTask
 	if incremental {
 		tasks, err = planIncremental(ctx, tbl, req.StartSnapshotID, target, opts)
@@ -69,14 +71,14 @@ func (s *Service) planAvro(ctx context.Context, w *store.Warehouse, md table.Met
 		tasks, err = tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
-		return PlanResult{}, planFailure(err)
+		return Result{}, planFailure(err)
 	}
 	return planResult(md, tasks), nil
 }
 
 // planScanOptions validates filter and select against the schema they bind
 // to and returns the scan options: 400 naming what is wrong.
-func planScanOptions(md table.Metadata, req PlanRequest) ([]table.ScanOption, error) {
+func planScanOptions(md table.Metadata, req Request) ([]table.ScanOption, error) {
 	schema := md.CurrentSchema()
 	snapID := req.SnapshotID
 	if snapID == nil {
@@ -183,8 +185,8 @@ func planIncremental(ctx context.Context, tbl *table.Table, start, end *int64, o
 // planResult turns iceberg-go tasks into the plan: one task per data file
 // (iceberg-go splits large Parquet files; REST clients split themselves),
 // delete files listed once and referenced by index.
-func planResult(md table.Metadata, tasks []table.FileScanTask) PlanResult {
-	out := PlanResult{Tasks: []ScanTask{}, DeleteFiles: []DeleteFile{}}
+func planResult(md table.Metadata, tasks []table.FileScanTask) Result {
+	out := Result{Tasks: []ScanTask{}, DeleteFiles: []DeleteFile{}}
 	seenData := map[string]bool{}
 	deleteIdx := map[string]int{}
 	for _, t := range tasks {
@@ -252,18 +254,21 @@ func planPartitionValues(md table.Metadata, f iceberg.DataFile) []any {
 	return out
 }
 
-// planIO is the iceberg-go IO planning reads manifests through: every file
-// must lie inside the table's prefixes (location policy) and the
-// warehouse, and is opened with the warehouse's storage properties.
-func (s *Service) planIO(w *store.Warehouse, tableLoc string) table.FSysF {
+// IO is the iceberg-go IO planning (and the upgrade to v4 in package
+// service) reads manifests through: every file must lie inside the
+// table's prefixes (location policy) and the warehouse, and is opened with
+// the warehouse's storage properties. A file outside the table is
+// ErrOutsideTable, an error of IOProps or the storage provider is returned
+// as is.
+func (pl *Planner) IO(w *store.Warehouse, tableLoc string) table.FSysF {
 	return func(ctx context.Context) (icebergio.IO, error) {
-		return tableIO{s: s, ctx: context.WithoutCancel(ctx), w: w, prefixes: tablePrefixes(w, tableLoc)}, nil
+		return tableIO{pl: pl, ctx: context.WithoutCancel(ctx), w: w, prefixes: pl.tablePrefixes(w, tableLoc)}, nil
 	}
 }
 
-// tableIO opens files for planning; see planIO.
+// tableIO opens files for planning; see IO.
 type tableIO struct {
-	s        *Service
+	pl       *Planner
 	ctx      context.Context
 	w        *store.Warehouse
 	prefixes location.Set
@@ -272,13 +277,13 @@ type tableIO struct {
 // Open refuses a file outside the table before anything is read.
 func (t tableIO) Open(name string) (icebergio.File, error) {
 	if !t.prefixes.Contains(name) {
-		return nil, errOutsideTable
+		return nil, ErrOutsideTable
 	}
-	props, err := t.s.ioProps(t.ctx, t.w, name)
+	props, err := t.pl.ioProps(t.ctx, t.w, name)
 	if err != nil {
 		return nil, err
 	}
-	fio, err := t.s.files.IcebergIO(t.ctx, name, props)
+	fio, err := t.pl.files.IcebergIO(t.ctx, name, props)
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +296,10 @@ func (t tableIO) Remove(string) error { return errors.New("planning IO is read-o
 // uriOrPath matches locations in an iceberg-go error text.
 var uriOrPath = regexp.MustCompile(`(?:[a-zA-Z][a-zA-Z0-9+.-]*://|/)[^\s:"']+`)
 
+// WithoutPaths is text (an iceberg-go error's) with every location in it
+// replaced by <file>, fit for a client or a log.
+func WithoutPaths(text string) string { return uriOrPath.ReplaceAllString(text, "<file>") }
+
 // planFailure maps an iceberg-go planning error: our own errors keep their
 // kind; a file outside the table and unreadable manifests are 500 with a
 // message and log text free of paths.
@@ -299,11 +308,26 @@ func planFailure(err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	if errors.Is(err, errOutsideTable) {
+	if errors.Is(err, ErrOutsideTable) {
 		return fault.New(fault.Internal, "Refusing to plan: the table references a manifest list or manifest outside its location")
 	}
 	if errors.Is(err, iceberg.ErrInvalidArgument) {
 		return fault.New(fault.BadRequest, "Invalid scan: %s", uriOrPath.ReplaceAllString(fault.ClientText(err), "<file>"))
 	}
 	return fault.Wrap(fault.Internal, errors.New(uriOrPath.ReplaceAllString(err.Error(), "<file>")), "Cannot plan the scan: a manifest of the table cannot be read")
+}
+
+// plansFromAvro reports whether a plan of md (a v4 table) reads a pre-v4
+// snapshot and so goes to the Avro planner: the snapshot planned (or the
+// end of an incremental range) has an Avro manifest list.
+func plansFromAvro(md table.Metadata, req Request) bool {
+	id := req.SnapshotID
+	if id == nil {
+		id = req.EndSnapshotID
+	}
+	snap := md.CurrentSnapshot()
+	if id != nil {
+		snap = md.SnapshotByID(*id)
+	}
+	return snap != nil && v4read.LegacyManifestList(snap.ManifestList)
 }

@@ -1,4 +1,4 @@
-package service
+package planning
 
 import (
 	"encoding/hex"

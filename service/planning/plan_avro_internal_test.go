@@ -1,12 +1,10 @@
-package service
+package planning
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,41 +19,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
-	"github.com/lakehold/catalog/store/sqlstore"
 )
 
 // planFix is a v1–v3 table whose manifests are written by hand in a
-// file:// warehouse of a real store, so that every delete-file kind can be
-// planned without a writer that produces it.
+// file:// warehouse, so that every delete-file kind can be planned without
+// a writer that produces it. The planner needs no catalog database: the
+// warehouse is a value, and the table's files are those of its location.
 type planFix struct {
 	t       *testing.T
-	s       *Service
+	pl      *Planner
 	w       *store.Warehouse
 	loc     string
 	md      table.Metadata
 	version int
 }
 
-func newPlanFix(t *testing.T, backend string, version int) *planFix {
-	ctx := context.Background()
-	var st *sqlstore.Store
-	var err error
-	if backend == "sqlite" {
-		st, err = sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "catalog.db"))
-	} else {
-		st, err = sqlstore.OpenPostgres(ctx, pgtest.NewDatabase(t), true)
-	}
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	s := New(st, storage.NewProvider(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+func newPlanFix(t *testing.T, version int) *planFix {
 	whLoc := "file://" + filepath.Join(t.TempDir(), "warehouse")
-	_, err = s.CreateWarehouse(ctx, "wh", whLoc, nil)
-	require.NoError(t, err)
-	w, err := s.warehouse(ctx, "wh")
-	require.NoError(t, err)
+	w := &store.Warehouse{Name: "wh", Location: whLoc}
+	pl := New(Deps{Files: storage.NewProvider(),
+		IOProps: func(_ context.Context, w *store.Warehouse, _ string) (map[string]string, error) {
+			return w.Properties, nil
+		},
+		TablePrefixes: TableOnly(t)})
 	schema := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "category", Type: iceberg.PrimitiveTypes.String, Required: true},
@@ -66,7 +54,7 @@ func newPlanFix(t *testing.T, backend string, version int) *planFix {
 	loc := whLoc + "/ns/t"
 	md, err := table.NewMetadata(schema, &spec, table.UnsortedSortOrder, loc, iceberg.Properties{"format-version": strconv.Itoa(version)})
 	require.NoError(t, err)
-	return &planFix{t: t, s: s, w: w, loc: loc, md: md, version: version}
+	return &planFix{t: t, pl: pl, w: w, loc: loc, md: md, version: version}
 }
 
 const day0 = iceberg.Date(19724) // 2024-01-02
@@ -102,7 +90,7 @@ func (f *planFix) deletes(content iceberg.ManifestEntryContent, name, cat string
 func (f *planFix) commit(op table.Operation, added, deletes []iceberg.DataFile, mlDir ...string) int64 {
 	t := f.t
 	ctx := context.Background()
-	fio, err := f.s.files.IcebergIO(ctx, f.loc, nil)
+	fio, err := f.pl.files.IcebergIO(ctx, f.loc, nil)
 	require.NoError(t, err)
 	wio := fio.(icebergio.WriteFileIO)
 	seq := f.md.LastSequenceNumber() + 1
@@ -168,13 +156,13 @@ func (f *planFix) commit(op table.Operation, added, deletes []iceberg.DataFile, 
 	return snapID
 }
 
-func (f *planFix) plan(req PlanRequest) (PlanResult, error) {
+func (f *planFix) plan(req Request) (Result, error) {
 	req.CaseSensitive = req.CaseSensitive || req.Filter == nil
-	return f.s.planAvro(context.Background(), f.w, f.md, req)
+	return f.pl.planAvro(context.Background(), f.w, f.md, req)
 }
 
 // files lists the planned data files by base name, sorted.
-func files(r PlanResult) []string {
+func files(r Result) []string {
 	var out []string
 	for _, t := range r.Tasks {
 		out = append(out, filepath.Base(t.Location))
@@ -183,7 +171,7 @@ func files(r PlanResult) []string {
 	return out
 }
 
-func taskOf(t *testing.T, r PlanResult, name string) ScanTask {
+func taskOf(t *testing.T, r Result, name string) ScanTask {
 	for _, tk := range r.Tasks {
 		if filepath.Base(tk.Location) == name {
 			return tk
@@ -193,90 +181,82 @@ func taskOf(t *testing.T, r PlanResult, name string) ScanTask {
 	return ScanTask{}
 }
 
-func forBackends(t *testing.T, fn func(t *testing.T, backend string)) {
-	for _, b := range []string{"sqlite", "postgres"} {
-		t.Run(b, func(t *testing.T) { fn(t, b) })
-	}
-}
-
 func TestPlanAvroV2Deletes(t *testing.T) {
-	forBackends(t, func(t *testing.T, backend string) {
-		f := newPlanFix(t, backend, 2)
-		s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10), f.data("b1.parquet", "b", 11, 20)}, nil)
-		pos := f.deletes(iceberg.EntryContentPosDeletes, "a1-pos.parquet", "a", 2, func(b *iceberg.DataFileBuilder) {
-			b.ReferencedDataFile(f.loc + "/data/a1.parquet")
-		})
-		eq := f.deletes(iceberg.EntryContentEqDeletes, "b-eq.parquet", "b", 3, func(b *iceberg.DataFileBuilder) { b.EqualityFieldIDs([]int{1}) })
-		f.commit(table.OpDelete, nil, []iceberg.DataFile{pos, eq})
-
-		r, err := f.plan(PlanRequest{})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
-		require.Len(t, r.DeleteFiles, 2)
-		a1, b1 := taskOf(t, r, "a1.parquet"), taskOf(t, r, "b1.parquet")
-		require.Equal(t, []any{"a", "2024-01-02"}, a1.PartitionValues, "partition values in spec order, dates as ISO text")
-		require.Equal(t, int64(10), a1.RecordCount)
-		require.Equal(t, int64(1010), a1.FileSizeInBytes)
-		require.Equal(t, "parquet", a1.FileFormat)
-		require.Len(t, a1.DeleteRefs, 1)
-		require.Len(t, b1.DeleteRefs, 1)
-		pd, ed := r.DeleteFiles[a1.DeleteRefs[0]], r.DeleteFiles[b1.DeleteRefs[0]]
-		require.Equal(t, "position-deletes", pd.Content)
-		require.Equal(t, f.loc+"/data/a1-pos.parquet", pd.Location)
-		require.Equal(t, int64(2), pd.RecordCount)
-		// (iceberg-go's v2 manifest writer drops referenced_data_file, so
-		// it is checked on the v3 deletion vector only.)
-		require.Equal(t, "equality-deletes", ed.Content)
-		require.Equal(t, []int{1}, ed.EqualityIDs)
-		require.Equal(t, []any{"b", "2024-01-02"}, ed.PartitionValues)
-
-		// A partition filter prunes b1 and its delete file.
-		r, err = f.plan(PlanRequest{Filter: []byte(`{"type":"eq","term":"category","value":"a"}`)})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a1.parquet"}, files(r))
-		require.Len(t, r.DeleteFiles, 1)
-		require.Equal(t, "position-deletes", r.DeleteFiles[0].Content)
-
-		// Column metrics prune a1 (ids 1..10).
-		r, err = f.plan(PlanRequest{Filter: []byte(`{"type":"gt","term":"id","value":15}`)})
-		require.NoError(t, err)
-		require.Equal(t, []string{"b1.parquet"}, files(r))
-
-		// Case-insensitive names bind; case-sensitive ones must match.
-		r, err = f.plan(PlanRequest{Filter: []byte(`{"type":"eq","term":"CATEGORY","value":"b"}`), CaseSensitive: false})
-		require.NoError(t, err)
-		require.Equal(t, []string{"b1.parquet"}, files(r))
-		_, err = f.plan(PlanRequest{Filter: []byte(`{"type":"eq","term":"CATEGORY","value":"b"}`), CaseSensitive: true})
-		require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
-
-		// Time travel to before the deletes: no delete files.
-		r, err = f.plan(PlanRequest{SnapshotID: &s1, UseSnapshotSchema: true})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
-		require.Empty(t, r.DeleteFiles)
-		r, err = f.plan(PlanRequest{SnapshotID: &s1, Select: []string{"id"}})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
+	f := newPlanFix(t, 2)
+	s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10), f.data("b1.parquet", "b", 11, 20)}, nil)
+	pos := f.deletes(iceberg.EntryContentPosDeletes, "a1-pos.parquet", "a", 2, func(b *iceberg.DataFileBuilder) {
+		b.ReferencedDataFile(f.loc + "/data/a1.parquet")
 	})
+	eq := f.deletes(iceberg.EntryContentEqDeletes, "b-eq.parquet", "b", 3, func(b *iceberg.DataFileBuilder) { b.EqualityFieldIDs([]int{1}) })
+	f.commit(table.OpDelete, nil, []iceberg.DataFile{pos, eq})
+
+	r, err := f.plan(Request{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
+	require.Len(t, r.DeleteFiles, 2)
+	a1, b1 := taskOf(t, r, "a1.parquet"), taskOf(t, r, "b1.parquet")
+	require.Equal(t, []any{"a", "2024-01-02"}, a1.PartitionValues, "partition values in spec order, dates as ISO text")
+	require.Equal(t, int64(10), a1.RecordCount)
+	require.Equal(t, int64(1010), a1.FileSizeInBytes)
+	require.Equal(t, "parquet", a1.FileFormat)
+	require.Len(t, a1.DeleteRefs, 1)
+	require.Len(t, b1.DeleteRefs, 1)
+	pd, ed := r.DeleteFiles[a1.DeleteRefs[0]], r.DeleteFiles[b1.DeleteRefs[0]]
+	require.Equal(t, "position-deletes", pd.Content)
+	require.Equal(t, f.loc+"/data/a1-pos.parquet", pd.Location)
+	require.Equal(t, int64(2), pd.RecordCount)
+	// (iceberg-go's v2 manifest writer drops referenced_data_file, so
+	// it is checked on the v3 deletion vector only.)
+	require.Equal(t, "equality-deletes", ed.Content)
+	require.Equal(t, []int{1}, ed.EqualityIDs)
+	require.Equal(t, []any{"b", "2024-01-02"}, ed.PartitionValues)
+
+	// A partition filter prunes b1 and its delete file.
+	r, err = f.plan(Request{Filter: []byte(`{"type":"eq","term":"category","value":"a"}`)})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1.parquet"}, files(r))
+	require.Len(t, r.DeleteFiles, 1)
+	require.Equal(t, "position-deletes", r.DeleteFiles[0].Content)
+
+	// Column metrics prune a1 (ids 1..10).
+	r, err = f.plan(Request{Filter: []byte(`{"type":"gt","term":"id","value":15}`)})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b1.parquet"}, files(r))
+
+	// Case-insensitive names bind; case-sensitive ones must match.
+	r, err = f.plan(Request{Filter: []byte(`{"type":"eq","term":"CATEGORY","value":"b"}`), CaseSensitive: false})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b1.parquet"}, files(r))
+	_, err = f.plan(Request{Filter: []byte(`{"type":"eq","term":"CATEGORY","value":"b"}`), CaseSensitive: true})
+	require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
+
+	// Time travel to before the deletes: no delete files.
+	r, err = f.plan(Request{SnapshotID: &s1, UseSnapshotSchema: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
+	require.Empty(t, r.DeleteFiles)
+	r, err = f.plan(Request{SnapshotID: &s1, Select: []string{"id"}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
 }
 
 func TestPlanAvroErrors(t *testing.T) {
-	f := newPlanFix(t, "sqlite", 2)
+	f := newPlanFix(t, 2)
 	s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil)
 	missing := int64(424242)
 	for name, tc := range map[string]struct {
-		req  PlanRequest
+		req  Request
 		kind fault.Kind
 		msg  string
 	}{
-		"malformed filter":  {PlanRequest{Filter: []byte(`{"type":`)}, fault.BadRequest, "Invalid filter"},
-		"unknown column":    {PlanRequest{Filter: []byte(`{"type":"eq","term":"nope","value":1}`)}, fault.BadRequest, "Invalid filter"},
-		"unknown operation": {PlanRequest{Filter: []byte(`{"type":"frobnicate","term":"id"}`)}, fault.BadRequest, "Invalid filter"},
-		"unknown select":    {PlanRequest{Select: []string{"nope"}}, fault.BadRequest, "Invalid select"},
-		"unknown snapshot":  {PlanRequest{SnapshotID: &missing}, fault.NotFound, "424242"},
-		"unknown end":       {PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &missing}, fault.NotFound, "424242"},
-		"start without end": {PlanRequest{StartSnapshotID: &s1}, fault.BadRequest, "end-snapshot-id is required"},
-		"snapshot and range": {PlanRequest{SnapshotID: &s1, StartSnapshotID: &s1, EndSnapshotID: &s1}, fault.BadRequest,
+		"malformed filter":  {Request{Filter: []byte(`{"type":`)}, fault.BadRequest, "Invalid filter"},
+		"unknown column":    {Request{Filter: []byte(`{"type":"eq","term":"nope","value":1}`)}, fault.BadRequest, "Invalid filter"},
+		"unknown operation": {Request{Filter: []byte(`{"type":"frobnicate","term":"id"}`)}, fault.BadRequest, "Invalid filter"},
+		"unknown select":    {Request{Select: []string{"nope"}}, fault.BadRequest, "Invalid select"},
+		"unknown snapshot":  {Request{SnapshotID: &missing}, fault.NotFound, "424242"},
+		"unknown end":       {Request{StartSnapshotID: &s1, EndSnapshotID: &missing}, fault.NotFound, "424242"},
+		"start without end": {Request{StartSnapshotID: &s1}, fault.BadRequest, "end-snapshot-id is required"},
+		"snapshot and range": {Request{SnapshotID: &s1, StartSnapshotID: &s1, EndSnapshotID: &s1}, fault.BadRequest,
 			"cannot be combined"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -290,78 +270,74 @@ func TestPlanAvroErrors(t *testing.T) {
 }
 
 func TestPlanAvroIncremental(t *testing.T) {
-	forBackends(t, func(t *testing.T, backend string) {
-		f := newPlanFix(t, backend, 2)
-		s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil)
-		s2 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a2.parquet", "a", 11, 20)}, nil)
-		s3 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("b3.parquet", "b", 21, 30)}, nil)
+	f := newPlanFix(t, 2)
+	s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil)
+	s2 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a2.parquet", "a", 11, 20)}, nil)
+	s3 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("b3.parquet", "b", 21, 30)}, nil)
 
-		r, err := f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a2.parquet", "b3.parquet"}, files(r))
-		r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s2})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a2.parquet"}, files(r))
-		r, err = f.plan(PlanRequest{EndSnapshotID: &s2})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a1.parquet", "a2.parquet"}, files(r), "no start: every append up to end")
-		r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3, Filter: []byte(`{"type":"eq","term":"category","value":"b"}`)})
-		require.NoError(t, err)
-		require.Equal(t, []string{"b3.parquet"}, files(r), "the filter applies to incremental plans")
+	r, err := f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s3})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a2.parquet", "b3.parquet"}, files(r))
+	r, err = f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s2})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a2.parquet"}, files(r))
+	r, err = f.plan(Request{EndSnapshotID: &s2})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1.parquet", "a2.parquet"}, files(r), "no start: every append up to end")
+	r, err = f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s3, Filter: []byte(`{"type":"eq","term":"category","value":"b"}`)})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b3.parquet"}, files(r), "the filter applies to incremental plans")
 
-		_, err = f.plan(PlanRequest{StartSnapshotID: &s3, EndSnapshotID: &s1})
-		require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
-		require.Contains(t, err.Error(), "not an ancestor")
+	_, err = f.plan(Request{StartSnapshotID: &s3, EndSnapshotID: &s1})
+	require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
+	require.Contains(t, err.Error(), "not an ancestor")
 
-		pos := f.deletes(iceberg.EntryContentPosDeletes, "a1-pos.parquet", "a", 1, nil)
-		s4 := f.commit(table.OpDelete, nil, []iceberg.DataFile{pos})
-		_, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s4})
-		require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
-		require.Contains(t, err.Error(), "not an append")
-		r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3})
-		require.NoError(t, err, "a range before the delete still plans")
-		require.Len(t, r.Tasks, 2)
-	})
+	pos := f.deletes(iceberg.EntryContentPosDeletes, "a1-pos.parquet", "a", 1, nil)
+	s4 := f.commit(table.OpDelete, nil, []iceberg.DataFile{pos})
+	_, err = f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s4})
+	require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
+	require.Contains(t, err.Error(), "not an append")
+	r, err = f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s3})
+	require.NoError(t, err, "a range before the delete still plans")
+	require.Len(t, r.Tasks, 2)
 }
 
 func TestPlanAvroV3DeletionVectors(t *testing.T) {
-	forBackends(t, func(t *testing.T, backend string) {
-		f := newPlanFix(t, backend, 3)
-		f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10), f.data("b1.parquet", "b", 11, 20)}, nil)
-		dv := f.deletes(iceberg.EntryContentPosDeletes, "dv.puffin", "a", 3, func(b *iceberg.DataFileBuilder) {
-			b.ReferencedDataFile(f.loc + "/data/a1.parquet").ContentOffset(4).ContentSizeInBytes(42)
-		})
-		f.commit(table.OpDelete, nil, []iceberg.DataFile{dv})
-
-		r, err := f.plan(PlanRequest{})
-		require.NoError(t, err)
-		require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
-		a1, b1 := taskOf(t, r, "a1.parquet"), taskOf(t, r, "b1.parquet")
-		require.Empty(t, b1.DeleteRefs)
-		require.Len(t, a1.DeleteRefs, 1)
-		d := r.DeleteFiles[a1.DeleteRefs[0]]
-		require.Equal(t, "position-deletes", d.Content)
-		require.Equal(t, "puffin", d.FileFormat)
-		require.Equal(t, int64(3), d.RecordCount)
-		require.NotNil(t, d.ReferencedDataFile)
-		require.Equal(t, a1.Location, *d.ReferencedDataFile)
-		require.Equal(t, int64(4), *d.ContentOffset)
-		require.Equal(t, int64(42), *d.ContentSize)
-		// Row lineage: the first data manifest starts at row 0; the two files
-		// get consecutive ranges.
-		require.NotNil(t, a1.FirstRowID)
-		require.NotNil(t, b1.FirstRowID)
-		require.ElementsMatch(t, []int64{0, 10}, []int64{*a1.FirstRowID, *b1.FirstRowID})
+	f := newPlanFix(t, 3)
+	f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10), f.data("b1.parquet", "b", 11, 20)}, nil)
+	dv := f.deletes(iceberg.EntryContentPosDeletes, "dv.puffin", "a", 3, func(b *iceberg.DataFileBuilder) {
+		b.ReferencedDataFile(f.loc + "/data/a1.parquet").ContentOffset(4).ContentSizeInBytes(42)
 	})
+	f.commit(table.OpDelete, nil, []iceberg.DataFile{dv})
+
+	r, err := f.plan(Request{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1.parquet", "b1.parquet"}, files(r))
+	a1, b1 := taskOf(t, r, "a1.parquet"), taskOf(t, r, "b1.parquet")
+	require.Empty(t, b1.DeleteRefs)
+	require.Len(t, a1.DeleteRefs, 1)
+	d := r.DeleteFiles[a1.DeleteRefs[0]]
+	require.Equal(t, "position-deletes", d.Content)
+	require.Equal(t, "puffin", d.FileFormat)
+	require.Equal(t, int64(3), d.RecordCount)
+	require.NotNil(t, d.ReferencedDataFile)
+	require.Equal(t, a1.Location, *d.ReferencedDataFile)
+	require.Equal(t, int64(4), *d.ContentOffset)
+	require.Equal(t, int64(42), *d.ContentSize)
+	// Row lineage: the first data manifest starts at row 0; the two files
+	// get consecutive ranges.
+	require.NotNil(t, a1.FirstRowID)
+	require.NotNil(t, b1.FirstRowID)
+	require.ElementsMatch(t, []int64{0, 10}, []int64{*a1.FirstRowID, *b1.FirstRowID})
 }
 
 func TestPlanAvroRefusesManifestListOutsideTable(t *testing.T) {
-	f := newPlanFix(t, "sqlite", 2)
+	f := newPlanFix(t, 2)
 	// The manifest list sits in the warehouse, but in another table's
 	// directory: the planner must refuse it without reading it.
 	other := f.w.Location + "/ns/other/metadata"
 	f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil, other)
-	_, err := f.plan(PlanRequest{})
+	_, err := f.plan(Request{})
 	require.Error(t, err)
 	require.Equal(t, fault.Internal, fault.KindOf(err))
 	require.Contains(t, err.Error(), "outside its location")
@@ -372,7 +348,7 @@ func TestPlanAvroRefusesManifestListOutsideTable(t *testing.T) {
 // for time travel: the current one by default (REST use-snapshot-schema
 // false), the snapshot's with use-snapshot-schema.
 func TestPlanAvroSnapshotSchema(t *testing.T) {
-	f := newPlanFix(t, "sqlite", 2)
+	f := newPlanFix(t, 2)
 	s1 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10)}, nil)
 	s2 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a2.parquet", "a", 11, 20)}, nil)
 	s3 := f.commit(table.OpAppend, []iceberg.DataFile{f.data("a3.parquet", "a", 21, 30)}, nil)
@@ -386,28 +362,28 @@ func TestPlanAvroSnapshotSchema(t *testing.T) {
 	require.NoError(t, err)
 
 	isNull := []byte(`{"type":"is-null","term":"note"}`)
-	r, err := f.plan(PlanRequest{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, Select: []string{"note"}})
+	r, err := f.plan(Request{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, Select: []string{"note"}})
 	require.NoError(t, err, "note exists in the current schema")
 	require.Equal(t, []string{"a1.parquet"}, files(r), "but the plan is of snapshot 1")
-	_, err = f.plan(PlanRequest{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
+	_, err = f.plan(Request{SnapshotID: &s1, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
 	require.Equal(t, fault.BadRequest, fault.KindOf(err), "note is not in snapshot 1's schema: %v", err)
 
 	// The same for an incremental plan ending before the head.
-	r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true})
+	r, err = f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a2.parquet"}, files(r))
-	r, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3, Filter: isNull, CaseSensitive: true})
+	r, err = f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s3, Filter: isNull, CaseSensitive: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a2.parquet", "a3.parquet"}, files(r))
-	_, err = f.plan(PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
+	_, err = f.plan(Request{StartSnapshotID: &s1, EndSnapshotID: &s2, Filter: isNull, CaseSensitive: true, UseSnapshotSchema: true})
 	require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
 }
 
 // TestPlanAvroV1 plans a format v1 table (no delete files in v1).
 func TestPlanAvroV1(t *testing.T) {
-	f := newPlanFix(t, "sqlite", 1)
+	f := newPlanFix(t, 1)
 	f.commit(table.OpAppend, []iceberg.DataFile{f.data("a1.parquet", "a", 1, 10), f.data("b1.parquet", "b", 11, 20)}, nil)
-	r, err := f.plan(PlanRequest{Filter: []byte(`{"type":"lt","term":"id","value":5}`), CaseSensitive: true})
+	r, err := f.plan(Request{Filter: []byte(`{"type":"lt","term":"id","value":5}`), CaseSensitive: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a1.parquet"}, files(r))
 	require.Empty(t, r.DeleteFiles)

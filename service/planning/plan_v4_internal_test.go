@@ -1,4 +1,4 @@
-package service
+package planning
 
 import (
 	"testing"
@@ -43,8 +43,9 @@ func TestStatsPrecedence(t *testing.T) {
 	if !p.rowMightMatch(row) {
 		t.Error("a file was pruned by stale nested stats")
 	}
+	ten := int64(10)
 	vc, _, _ := p.counts(&v4manifest.TrackedFile{ColumnFiles: row.ColumnFiles, ContentStats: map[int]*v4manifest.FieldStats{
-		5: {ValueCount: ptrTo(int64(10))}, 1: {ValueCount: ptrTo(int64(10))}}})
+		5: {ValueCount: &ten}, 1: {ValueCount: &ten}}})
 	if _, stale := vc[5]; stale || vc[1] != 10 {
 		t.Errorf("counts = %v, want field 1 only", vc)
 	}

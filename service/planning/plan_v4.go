@@ -1,4 +1,4 @@
-package service
+package planning
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/scanplan"
+	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -37,9 +39,9 @@ type ScanTask struct {
 	// ValueCounts, NullValueCounts and NaNValueCounts are the file's
 	// trusted column counts by field id (stale ones are left out).
 	ValueCounts, NullValueCounts, NaNValueCounts map[int]int64
-	ColumnFiles                                  []ColumnFileRef
-	DeletionVector                               *DeletionVectorRef
-	// DeleteRefs index PlanResult.DeleteFiles: the delete files this task
+	ColumnFiles                                  []v4read.ColumnFileRef
+	DeletionVector                               *v4read.DeletionVectorRef
+	// DeleteRefs index Result.DeleteFiles: the delete files this task
 	// applies (a v4 deletion vector is also listed there, as a Puffin
 	// position-delete file).
 	DeleteRefs []int
@@ -69,19 +71,19 @@ type ScanTask struct {
 // snapshot range, 404 for an unknown table or snapshot, and 400 reason
 // column-files-unsupported-by-client when a planned file has column files
 // for the selected columns and the client did not say it understands them.
-// A plan with more than Options.MaxPlanTasks tasks comes back as plan tasks
-// (PlanResult.PlanTasks) to fetch with FetchScanTasks.
-func (s *Service) PlanScan(ctx context.Context, warehouse string, id Ident, req PlanRequest) (PlanResult, error) {
-	w, md, version, err := s.planTarget(ctx, warehouse, id)
+// A plan with more than Deps.MaxPlanTasks tasks comes back as plan tasks
+// (Result.PlanTasks) to fetch with FetchScanTasks.
+func (pl *Planner) PlanScan(ctx context.Context, warehouse string, id ident.Ident, req Request) (Result, error) {
+	w, md, version, err := pl.planTarget(ctx, warehouse, id)
 	if err != nil {
-		return PlanResult{}, err
+		return Result{}, err
 	}
-	var res PlanResult
-	if version < FormatV4 || plansFromAvro(md, req) {
-		res, err = s.planAvro(ctx, w, md, req)
+	var res Result
+	if version < tablemeta.FormatV4 || plansFromAvro(md, req) {
+		res, err = pl.planAvro(ctx, w, md, req)
 	} else {
 		var p *scanPlanV4
-		if p, err = s.newV4Plan(w, id, md, req); err == nil {
+		if p, err = pl.newV4Plan(w, id, md, req); err == nil {
 			res, err = p.plan(ctx)
 		}
 	}
@@ -100,38 +102,28 @@ func residual(filter json.RawMessage) json.RawMessage {
 
 // planTarget authorizes table-read-data and loads the table to plan: 403
 // (404 when hidden) when refused, 404 for an unknown warehouse or table.
-func (s *Service) planTarget(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, table.Metadata, int, error) {
-	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
+func (pl *Planner) planTarget(ctx context.Context, warehouse string, id ident.Ident) (*store.Warehouse, table.Metadata, int, error) {
+	if err := pl.authorize(ctx, warehouse, id); err != nil {
 		return nil, nil, 0, err
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := pl.warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	md, version, err := s.loadPlanTable(ctx, w, id)
+	md, version, err := pl.loadPlanTable(ctx, w, id)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	return w, md, version, nil
 }
 
-// loadPlanTable loads a table's metadata and format version: 404 when the
-// table does not exist.
-func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Ident) (table.Metadata, int, error) {
-	_, e, err := s.readTable(ctx, w.Name, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	return e.Meta, e.Version, nil
-}
-
 // scanPlanV4 is one scan plan (or one plan task) of a v4 table.
 type scanPlanV4 struct {
-	s      *Service
+	pl     *Planner
 	w      *store.Warehouse
-	id     Ident
-	st     *v4State // meta and location; rootRows unused
-	req    PlanRequest
+	id     ident.Ident
+	st     *tableState // meta and location
+	req    Request
 	sc     *iceberg.Schema
 	filter *scanplan.Filter
 	parts  map[int]*scanplan.Filter // projected filters by spec id
@@ -149,8 +141,8 @@ type scanPlanV4 struct {
 
 // newV4Plan binds the request to the schema it names: 400 for a bad
 // filter or select, 404 for an unknown snapshot.
-func (s *Service) newV4Plan(w *store.Warehouse, id Ident, md table.Metadata, req PlanRequest) (*scanPlanV4, error) {
-	p := &scanPlanV4{s: s, w: w, id: id, st: &v4State{meta: md, location: md.Location()}, req: req,
+func (pl *Planner) newV4Plan(w *store.Warehouse, id ident.Ident, md table.Metadata, req Request) (*scanPlanV4, error) {
+	p := &scanPlanV4{pl: pl, w: w, id: id, st: &tableState{meta: md, location: md.Location()}, req: req,
 		parts: map[int]*scanplan.Filter{}, roots: map[int64][]v4manifest.TrackedFile{}}
 	sc := md.CurrentSchema()
 	if req.UseSnapshotSchema {
@@ -241,7 +233,7 @@ func (p *scanPlanV4) root(ctx context.Context, snap *table.Snapshot) ([]v4manife
 	if rows, ok := p.roots[snap.SnapshotID]; ok {
 		return rows, nil
 	}
-	rows, err := p.s.readers.Root(ctx, p.w, snap.ManifestList, p.st.location)
+	rows, err := p.pl.readers.Root(ctx, p.w, snap.ManifestList, p.st.location)
 	if err != nil {
 		return nil, err
 	}
@@ -272,35 +264,35 @@ func (u planUnit) estimate() int {
 
 // plan runs the plan: the units the root pruning keeps, then either their
 // tasks or, for a large plan, plan tasks naming them.
-func (p *scanPlanV4) plan(ctx context.Context) (PlanResult, error) {
+func (p *scanPlanV4) plan(ctx context.Context) (Result, error) {
 	units, direct, dels, err := p.units(ctx)
 	if err != nil {
-		return PlanResult{}, err
+		return Result{}, err
 	}
 	res := &planBuilder{deletes: dels, refs: map[int]int{}}
 	if p.req.StartSnapshotID != nil && p.req.ColumnFilesOK {
 		// Only a client that reads column files can use column changes.
 		if err := p.addColumnChanges(ctx, res); err != nil {
-			return PlanResult{}, err
+			return Result{}, err
 		}
 	}
 	if err := p.addRows(res, direct); err != nil {
-		return PlanResult{}, err
+		return Result{}, err
 	}
 	total := 0
 	for _, u := range units {
 		total += u.estimate()
 	}
-	if total+len(res.out.Tasks) > p.s.opts.MaxPlanTasks {
+	if total+len(res.out.Tasks) > p.pl.maxPlanTasks {
 		tokens, err := p.tokens(units)
 		if err != nil {
-			return PlanResult{}, err
+			return Result{}, err
 		}
 		res.out.PlanTasks = tokens
 		return res.result(), nil
 	}
 	if err := p.planLeaves(ctx, res, units); err != nil {
-		return PlanResult{}, err
+		return Result{}, err
 	}
 	return res.result(), nil
 }
@@ -535,7 +527,7 @@ func (p *scanPlanV4) usable(r *v4manifest.TrackedFile) func(int) bool {
 func (p *scanPlanV4) task(r *v4manifest.TrackedFile) (ScanTask, error) {
 	t := ScanTask{Location: r.Location, FileFormat: r.FileFormat, Partition: r.Partition, RecordCount: r.RecordCount,
 		FileSizeInBytes: r.FileSizeInBytes, FirstRowID: r.Tracking.FirstRowID, SortOrderID: r.SortOrderID, SplitOffsets: r.SplitOffsets,
-		ColumnFiles: columnFileRefs(p.selectedColumnFiles(r.ColumnFiles)), DeletionVector: deletionVectorRef(r.DeletionVector)}
+		ColumnFiles: v4read.ColumnFileRefs(p.selectedColumnFiles(r.ColumnFiles)), DeletionVector: v4read.DeletionVectorRefOf(r.DeletionVector)}
 	if len(t.ColumnFiles) > 0 && !p.req.ColumnFilesOK {
 		e := fault.New(fault.BadRequest, "Table %s has column files; send X-Iceberg-Column-Files: true to receive them", p.id)
 		e.Reason = validation.ReasonColumnFilesUnsupported
@@ -624,6 +616,6 @@ func (p *scanPlanV4) counts(r *v4manifest.TrackedFile) (vc, nc, nan map[int]int6
 // errNoPlanTask is the answer for a plan task that is not one of the
 // table's: malformed, for another table, or naming a leaf its snapshot does
 // not reference.
-func errNoPlanTask(id Ident) error {
+func errNoPlanTask(id ident.Ident) error {
 	return fault.New(fault.NoSuchPlanTask, "Plan task does not exist for table %s", id)
 }

@@ -1,4 +1,4 @@
-package service
+package planning
 
 import (
 	"context"
@@ -13,15 +13,16 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/scanplan"
+	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/v4read"
-
 	"github.com/lakehold/catalog/v4manifest"
 )
 
 // planBuilder collects a plan's tasks and the delete files they reference,
 // each delete file listed once.
 type planBuilder struct {
-	out     PlanResult
+	out     Result
 	deletes []eqDelete
 	refs    map[int]int // index in deletes → index in out.DeleteFiles
 }
@@ -52,7 +53,7 @@ func (b *planBuilder) add(t ScanTask, applicable []int) {
 	b.out.Tasks = append(b.out.Tasks, t)
 }
 
-func (b *planBuilder) result() PlanResult {
+func (b *planBuilder) result() Result {
 	if b.out.Tasks == nil {
 		b.out.Tasks = []ScanTask{}
 	}
@@ -187,7 +188,7 @@ func (p *scanPlanV4) tokens(units []planUnit) ([]string, error) {
 	tok := p.newToken(units)
 	n := 0
 	for _, u := range units {
-		if n > 0 && n+u.estimate() > p.s.opts.MaxPlanTasks {
+		if n > 0 && n+u.estimate() > p.pl.maxPlanTasks {
 			out = append(out, tok.encode())
 			tok.Leaves, n = nil, 0
 		}
@@ -227,25 +228,25 @@ func (t planToken) encode() string {
 // token is malformed, belongs to another table, or names a leaf the named
 // snapshot does not reference; 400 reason column-files-unsupported-by-
 // client as PlanScan.
-func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident, planTask string, columnFilesOK bool) (PlanResult, error) {
-	w, md, version, err := s.planTarget(ctx, warehouse, id)
+func (pl *Planner) FetchScanTasks(ctx context.Context, warehouse string, id ident.Ident, planTask string, columnFilesOK bool) (Result, error) {
+	w, md, version, err := pl.planTarget(ctx, warehouse, id)
 	if err != nil {
-		return PlanResult{}, err
+		return Result{}, err
 	}
 	var tok planToken
 	raw, err := base64.RawURLEncoding.DecodeString(planTask)
-	if err != nil || json.Unmarshal(raw, &tok) != nil || tok.V != 1 || version < FormatV4 || tok.Table != md.TableUUID().String() {
-		return PlanResult{}, errNoPlanTask(id)
+	if err != nil || json.Unmarshal(raw, &tok) != nil || tok.V != 1 || version < tablemeta.FormatV4 || tok.Table != md.TableUUID().String() {
+		return Result{}, errNoPlanTask(id)
 	}
 	sc := schemaByID(md, tok.Schema)
 	if sc == nil {
-		return PlanResult{}, errNoPlanTask(id)
+		return Result{}, errNoPlanTask(id)
 	}
-	p := &scanPlanV4{s: s, w: w, id: id, st: &v4State{meta: md, location: md.Location()}, parts: map[int]*scanplan.Filter{},
+	p := &scanPlanV4{pl: pl, w: w, id: id, st: &tableState{meta: md, location: md.Location()}, parts: map[int]*scanplan.Filter{},
 		roots: map[int64][]v4manifest.TrackedFile{},
-		req:   PlanRequest{Filter: tok.Filter, Select: tok.Select, StatsFields: tok.Stats, CaseSensitive: tok.CaseSen, ColumnFilesOK: columnFilesOK}}
+		req:   Request{Filter: tok.Filter, Select: tok.Select, StatsFields: tok.Stats, CaseSensitive: tok.CaseSen, ColumnFilesOK: columnFilesOK}}
 	if err := p.bind(sc); err != nil {
-		return PlanResult{}, errNoPlanTask(id)
+		return Result{}, errNoPlanTask(id)
 	}
 	res, err := p.fetch(ctx, tok)
 	res.Residual = residual(tok.Filter)
@@ -253,7 +254,7 @@ func (s *Service) FetchScanTasks(ctx context.Context, warehouse string, id Ident
 }
 
 // fetch verifies and plans a token's leaves.
-func (p *scanPlanV4) fetch(ctx context.Context, tok planToken) (PlanResult, error) {
+func (p *scanPlanV4) fetch(ctx context.Context, tok planToken) (Result, error) {
 	res := &planBuilder{refs: map[int]int{}}
 	if len(tok.Skip) > 0 {
 		p.skip = map[string]bool{}
@@ -264,14 +265,14 @@ func (p *scanPlanV4) fetch(ctx context.Context, tok planToken) (PlanResult, erro
 	if !tok.Inc {
 		snap := p.st.meta.SnapshotByID(tok.Snap)
 		if snap == nil {
-			return PlanResult{}, errNoPlanTask(p.id)
+			return Result{}, errNoPlanTask(p.id)
 		}
 		root, err := p.root(ctx, snap)
 		if err != nil {
-			return PlanResult{}, err
+			return Result{}, err
 		}
 		if res.deletes, err = p.eqDeletes(ctx, snap, root); err != nil {
-			return PlanResult{}, err
+			return Result{}, err
 		}
 	}
 	// The leaves are verified first and then read several at a time; the
@@ -288,10 +289,10 @@ func (p *scanPlanV4) fetch(ctx context.Context, tok planToken) (PlanResult, erro
 		units = append(units, u)
 	}
 	if err := p.planLeaves(ctx, res, units); err != nil {
-		return PlanResult{}, err
+		return Result{}, err
 	}
 	if verr != nil {
-		return PlanResult{}, verr
+		return Result{}, verr
 	}
 	return res.result(), nil
 }
@@ -321,8 +322,8 @@ func (p *scanPlanV4) verifyLeaf(ctx context.Context, l tokenLeaf, inc bool) (pla
 // and not kept, so no plan is ever pending: after checking
 // table-read-data and that the table exists it fails with 404
 // NoSuchPlanIdException.
-func (s *Service) PlanStatus(ctx context.Context, warehouse string, id Ident, _ string) error {
-	if err := s.checkPlanTable(ctx, warehouse, id); err != nil {
+func (pl *Planner) PlanStatus(ctx context.Context, warehouse string, id ident.Ident, _ string) error {
+	if err := pl.checkPlanTable(ctx, warehouse, id); err != nil {
 		return err
 	}
 	return fault.New(fault.NoSuchPlanID, "No pending plan for table %s: plans complete synchronously and are not kept", id)
@@ -331,18 +332,18 @@ func (s *Service) PlanStatus(ctx context.Context, warehouse string, id Ident, _ 
 // CancelPlan answers cancelPlanning: nothing runs after a plan completes,
 // so it succeeds once table-read-data and the table's existence are
 // checked (403/404 otherwise).
-func (s *Service) CancelPlan(ctx context.Context, warehouse string, id Ident, _ string) error {
-	return s.checkPlanTable(ctx, warehouse, id)
+func (pl *Planner) CancelPlan(ctx context.Context, warehouse string, id ident.Ident, _ string) error {
+	return pl.checkPlanTable(ctx, warehouse, id)
 }
 
-func (s *Service) checkPlanTable(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
+func (pl *Planner) checkPlanTable(ctx context.Context, warehouse string, id ident.Ident) error {
+	if err := pl.authorize(ctx, warehouse, id); err != nil {
 		return err
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := pl.warehouse(ctx, warehouse)
 	if err != nil {
 		return err
 	}
-	_, _, err = s.loadPlanTable(ctx, w, id)
+	_, _, err = pl.loadPlanTable(ctx, w, id)
 	return err
 }

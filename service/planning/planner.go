@@ -1,0 +1,71 @@
+// Package planning plans table scans (the REST scan-planning routes): it
+// lists the data files, with their column files, deletion vectors and
+// delete files, that might hold rows matching a request, from a v4 table's
+// root and leaf manifests (through v4read) or, for format v1–v3 tables and
+// snapshots older than a table's upgrade to v4, from Avro manifests with
+// iceberg-go; and it splits a large plan into plan tasks fetched one by
+// one. It takes its dependencies as values (see Deps) and knows nothing of
+// the catalog's orchestration (package service), which calls it.
+package planning
+
+import (
+	"context"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/v4read"
+	"github.com/lakehold/catalog/store"
+)
+
+// Deps are what a Planner works with.
+type Deps struct {
+	// Readers read v4 manifests.
+	Readers *v4read.Readers
+	// Authorize checks that the caller may read the data of table id in
+	// warehouse: its error (403, or 404 for a table the caller may not
+	// see) is returned as is.
+	Authorize func(ctx context.Context, warehouse string, id ident.Ident) error
+	// Warehouse looks a warehouse up by name (404 when there is none).
+	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
+	// LoadTable returns a table's current metadata and format version
+	// (404 when the table does not exist).
+	LoadTable func(ctx context.Context, w *store.Warehouse, id ident.Ident) (table.Metadata, int, error)
+	// IOProps returns the storage properties to open loc of w with (400
+	// for a location outside the warehouse).
+	IOProps func(ctx context.Context, w *store.Warehouse, loc string) (map[string]string, error)
+	// TablePrefixes returns where a table at tableLoc may have files.
+	TablePrefixes func(w *store.Warehouse, tableLoc string) location.Set
+	// Files opens files (the Avro manifests of v1–v3 tables).
+	Files *storage.Provider
+	// MaxPlanTasks is how many file scan tasks a plan returns inline; a
+	// larger plan is split into plan tasks.
+	MaxPlanTasks int
+}
+
+// Planner plans scans. It holds no state of its own between calls and is
+// safe for concurrent use.
+type Planner struct {
+	readers       *v4read.Readers
+	authorize     func(ctx context.Context, warehouse string, id ident.Ident) error
+	warehouse     func(ctx context.Context, name string) (*store.Warehouse, error)
+	loadPlanTable func(ctx context.Context, w *store.Warehouse, id ident.Ident) (table.Metadata, int, error)
+	ioProps       func(ctx context.Context, w *store.Warehouse, loc string) (map[string]string, error)
+	tablePrefixes func(w *store.Warehouse, tableLoc string) location.Set
+	files         *storage.Provider
+	maxPlanTasks  int
+}
+
+// New returns a Planner over d.
+func New(d Deps) *Planner {
+	return &Planner{readers: d.Readers, authorize: d.Authorize, warehouse: d.Warehouse, loadPlanTable: d.LoadTable,
+		ioProps: d.IOProps, tablePrefixes: d.TablePrefixes, files: d.Files, maxPlanTasks: d.MaxPlanTasks}
+}
+
+// tableState is the table a plan reads: its metadata and location.
+type tableState struct {
+	meta     table.Metadata
+	location string
+}
