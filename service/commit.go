@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/changeevents"
@@ -225,9 +227,9 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 		subject = "tables"
 	}
 	var results []*staged
-	err := s.runCommit(ctx, w, subject, func(ctx context.Context) (*attempt, error) {
+	err := s.runCommit(ctx, w, subject, func(ctx context.Context) (*commitengine.Attempt, error) {
 		results = make([]*staged, 0, len(changes))
-		a := &attempt{}
+		a := &commitengine.Attempt{}
 		for _, c := range changes {
 			st, err := s.stage(ctx, w, c)
 			if err != nil {
@@ -235,13 +237,13 @@ func (s *Service) commit(ctx context.Context, w *store.Warehouse, changes []*par
 			}
 			results = append(results, st)
 			if st.changed {
-				a.addFile(st.metaLoc)
-				a.swaps = append(a.swaps, st.swap)
-				a.jobs = append(a.jobs, s.stagedJobs(w, c.Ident, st)...)
+				a.AddFile(st.metaLoc)
+				a.Swaps = append(a.Swaps, st.swap)
+				a.Jobs = append(a.Jobs, s.stagedJobs(w, c.Ident, st)...)
 				s.addEvent(a, func() store.Event { return c.updateEvent(ctx, w.Name, st.meta) })
 			}
 		}
-		a.landed = func(ctx context.Context) {
+		a.Landed = func(ctx context.Context) {
 			for _, st := range results {
 				if st.changed {
 					s.metaCache.Add(st.metaLoc, st.entry)
@@ -263,11 +265,11 @@ func (s *Service) createByCommit(ctx context.Context, w *store.Warehouse, c *par
 	res, err := s.createFromUpdates(ctx, w, c)
 	switch {
 	case err == nil:
-		s.commitOutcome(outcomeCommitted)
+		s.engine.Report(commitengine.OutcomeCommitted)
 	case fault.KindOf(err) == fault.CommitStateUnknown:
-		s.commitOutcome(outcomeUnknown)
+		s.engine.Report(commitengine.OutcomeUnknown)
 	default:
-		s.commitOutcome(stageOutcome(err))
+		s.engine.Report(commitengine.StageOutcome(err))
 	}
 	return res, err
 }

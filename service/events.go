@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/view"
 
@@ -57,9 +59,9 @@ func (s *Service) withEvent(ctx context.Context, build func() store.Event) conte
 
 // addEvent adds the event build makes to a commit attempt, when events are
 // on (withEvent).
-func (s *Service) addEvent(a *attempt, build func() store.Event) {
+func (s *Service) addEvent(a *commitengine.Attempt, build func() store.Event) {
 	if s.eventsOn() {
-		a.events = append(a.events, build())
+		a.Events = append(a.Events, build())
 	}
 }
 

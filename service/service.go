@@ -19,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/changefeed"
+	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storefault"
@@ -106,13 +107,14 @@ type Options struct {
 
 // Service implements the catalog operations.
 type Service struct {
-	store store.Store
-	files *storage.Provider
-	opts  Options
-	log   *slog.Logger
-	admin *access.Admin // roles, grants, principals, tokens
-	keys  *idempotent.Keys
-	feed  *changefeed.Feed // change events: the pull feed, prune and delivery
+	store  store.Store
+	files  *storage.Provider
+	opts   Options
+	log    *slog.Logger
+	admin  *access.Admin // roles, grants, principals, tokens
+	keys   *idempotent.Keys
+	engine *commitengine.Engine // the one commit loop
+	feed   *changefeed.Feed     // change events: the pull feed, prune and delivery
 
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
@@ -163,6 +165,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
 	s.readers = v4read.New(s.fileIO, fileName)
+	s.engine = s.newEngine()
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	s.planner = s.newPlanner()
@@ -171,13 +174,6 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 
 // now is the time by Options.Clock.
 func (s *Service) now() time.Time { return s.opts.Clock() }
-
-// commitOutcome reports a commit's final outcome to Options.OnCommit.
-func (s *Service) commitOutcome(o string) {
-	if s.opts.OnCommit != nil {
-		s.opts.OnCommit(o)
-	}
-}
 
 // storeErr translates store sentinels into client-facing errors for the
 // common cases (storefault.Of); callers handle the operation-specific ones

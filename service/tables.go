@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -192,7 +194,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), changeevents.CreateTableUpdates(meta, version))
 	})
 	if err := s.store.ObjectCreate(ectx, obj); err != nil {
-		if !mayHaveLanded(err) {
+		if !commitengine.MayHaveLanded(err) {
 			s.deleteTableFile(ctx, w, canon, metaLoc)
 		}
 		return nil, putErr(err, store.KindTable, id, warehouse)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go"
 	"golang.org/x/sync/errgroup"
 
@@ -90,8 +92,8 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 	}
 	cc := &columnsCommit{ColumnFilesCommit: c, reqs: reqs, footers: map[string]*columnFooter{}}
 	var res *TableResult
-	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
-		a := &attempt{}
+	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+		a := &commitengine.Attempt{}
 		var err error
 		res, err = s.stageColumns(ctx, w, cc, a)
 		return a, validationErr(err)
@@ -120,7 +122,7 @@ type columnFooter struct {
 
 // stageColumns stages one attempt of a column-file commit into a.
 // Validation messages name files relative to the table.
-func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *columnsCommit, a *attempt) (_ *TableResult, err error) {
+func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *columnsCommit, a *commitengine.Attempt) (_ *TableResult, err error) {
 	st, err := s.loadV4(ctx, w, cc.Ident)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
@@ -226,8 +228,8 @@ func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c Comp
 	}
 	footers := map[string]*columnFooter{}
 	var res *TableResult
-	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
-		a := &attempt{}
+	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+		a := &commitengine.Attempt{}
 		var err error
 		res, err = s.stageCompaction(ctx, w, c, reqs, footers, a)
 		return a, validationErr(err)
@@ -239,7 +241,7 @@ func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c Comp
 }
 
 // stageCompaction stages one attempt of a compaction commit into a.
-func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c CompactionCommit, reqs []requirements.Requirement, footers map[string]*columnFooter, a *attempt) (_ *TableResult, err error) {
+func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c CompactionCommit, reqs []requirements.Requirement, footers map[string]*columnFooter, a *commitengine.Attempt) (_ *TableResult, err error) {
 	st, err := s.loadV4(ctx, w, c.Ident)
 	if err != nil {
 		return nil, err

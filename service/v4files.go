@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
@@ -288,8 +290,8 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 		return nil, e
 	}
 	var res *TableResult
-	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
-		a := &attempt{}
+	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+		a := &commitengine.Attempt{}
 		var err error
 		res, err = s.stageFiles(ctx, w, c, reqs, a)
 		return a, err
@@ -346,7 +348,7 @@ func resolveFilesChange(w *store.Warehouse, st *v4State, c FilesCommit) ([]strin
 // stageFiles stages one attempt of a files commit into a: validates the
 // added files (reading footers), lets v4commit rewrite the tree and writes
 // the result.
-func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirements.Requirement, a *attempt) (*TableResult, error) {
+func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirements.Requirement, a *commitengine.Attempt) (*TableResult, error) {
 	st, err := s.loadV4(ctx, w, c.Ident)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
@@ -106,7 +108,7 @@ func TestV4SummaryTotals(t *testing.T) {
 	require.NoError(t, err)
 	vs, err := s.loadV4(ctx, w, id)
 	require.NoError(t, err)
-	counted, err := s.treeTotals(ctx, s.newV4Tx(w, vs, &attempt{}))
+	counted, err := s.treeTotals(ctx, s.newV4Tx(w, vs, &commitengine.Attempt{}))
 	require.NoError(t, err)
 	chained, ok := v4commit.ParentTotals(sum)
 	require.True(t, ok)

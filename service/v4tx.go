@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
@@ -24,7 +26,7 @@ import (
 type v4Tx struct {
 	w      *store.Warehouse
 	st     *v4State
-	a      *attempt
+	a      *commitengine.Attempt
 	snapID int64
 	seq    int64
 	uuid   string
@@ -34,7 +36,7 @@ type v4Tx struct {
 	lineages map[string]string
 }
 
-func (s *Service) newV4Tx(w *store.Warehouse, st *v4State, a *attempt) *v4Tx {
+func (s *Service) newV4Tx(w *store.Warehouse, st *v4State, a *commitengine.Attempt) *v4Tx {
 	return &v4Tx{w: w, st: st, a: a, snapID: newSnapshotID(), seq: st.meta.LastSequenceNumber() + 1, uuid: uuid.NewString()}
 }
 
@@ -85,7 +87,7 @@ func (s *Service) writeLeaves(ctx context.Context, t *v4Tx, res *v4commit.Result
 		if err != nil {
 			return err
 		}
-		t.a.addFile(l.Location)
+		t.a.AddFile(l.Location)
 		res.SetLeafSize(i, size)
 	}
 	return nil
@@ -122,18 +124,18 @@ func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Re
 	if err != nil {
 		return nil, err
 	}
-	t.a.addFile(metaLoc)
-	t.a.swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
+	t.a.AddFile(metaLoc)
+	t.a.Swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: enc.data, NewFormatVersion: FormatV4, NewLocation: newLoc,
 		NewRefsMetadata: enc.refs, Index: index}}
 	id := Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
-	t.a.jobs = s.commitJobs(t.w, id, st.meta, meta, metaLoc)
-	t.a.events = nil
+	t.a.Jobs = s.commitJobs(t.w, id, st.meta, meta, metaLoc)
+	t.a.Events = nil
 	s.addEvent(t.a, func() store.Event {
 		return changeevents.Update(tableObject(t.w.Name, id, meta), who(ctx), changeevents.SnapshotUpdates(meta), nil)
 	})
 	if enc.entry != nil {
-		t.a.landed = func(context.Context) { s.metaCache.Add(metaLoc, enc.entry) }
+		t.a.Landed = func(context.Context) { s.metaCache.Add(metaLoc, enc.entry) }
 	}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: enc.data, Config: map[string]string{}}, nil
 }
@@ -147,7 +149,7 @@ func (s *Service) writeTree(ctx context.Context, t *v4Tx, res *v4commit.Result, 
 	if _, err := s.writeManifest(ctx, t.w, t.st, rootLoc, v4manifest.ContentRoot, res.Root); err != nil {
 		return err
 	}
-	t.a.addFile(rootLoc)
+	t.a.AddFile(rootLoc)
 	s.readers.RememberRoot(rootLoc, t.st.location, res.Root)
 	return nil
 }

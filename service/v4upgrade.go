@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -45,13 +47,13 @@ func wantsV4Upgrade(info []tablemeta.UpdateInfo) bool {
 // not-convertible-to-v4) naming what cannot be converted.
 func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange) (*TableResult, error) {
 	var res *TableResult
-	err := s.runCommit(ctx, w, "table", func(ctx context.Context) (*attempt, error) {
-		a := &attempt{}
+	err := s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+		a := &commitengine.Attempt{}
 		var err error
 		res, err = s.stageV4Upgrade(ctx, w, c, a)
-		if err == nil && len(a.swaps) > 0 {
+		if err == nil && len(a.Swaps) > 0 {
 			// The client's updates, not the converted snapshot's.
-			a.events = nil
+			a.Events = nil
 			s.addEvent(a, func() store.Event {
 				return changeevents.Update(docObject(w.Name, c.Ident, store.KindTable, res.Metadata), who(ctx), c.Updates, c.Requirements)
 			})
@@ -65,7 +67,7 @@ func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *pa
 }
 
 // stageV4Upgrade stages one attempt of an upgrade commit into a.
-func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange, a *attempt) (*TableResult, error) {
+func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange, a *commitengine.Attempt) (*TableResult, error) {
 	obj, prev, err := s.readTable(ctx, w.Name, c.Ident)
 	if err != nil {
 		return nil, err
@@ -118,16 +120,16 @@ func withRowLineage(version int, ups table.Updates) table.Updates {
 }
 
 // stagePlain stages a change as CommitTable does for any single table.
-func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedChange, a *attempt) (*TableResult, error) {
+func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedChange, a *commitengine.Attempt) (*TableResult, error) {
 	st, err := s.stage(ctx, w, c)
 	if err != nil {
 		return nil, err
 	}
 	if st.changed {
-		a.addFile(st.metaLoc)
-		a.swaps = []store.Swap{st.swap}
-		a.jobs = s.stagedJobs(w, c.Ident, st)
-		a.landed = func(context.Context) { s.metaCache.Add(st.metaLoc, st.entry) }
+		a.AddFile(st.metaLoc)
+		a.Swaps = []store.Swap{st.swap}
+		a.Jobs = s.stagedJobs(w, c.Ident, st)
+		a.Landed = func(context.Context) { s.metaCache.Add(st.metaLoc, st.entry) }
 	}
 	return &TableResult{MetadataLocation: st.metaLoc, Metadata: st.data, Config: map[string]string{}}, nil
 }

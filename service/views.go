@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/lakehold/catalog/service/commitengine"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/view"
 
@@ -164,10 +166,10 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 		return nil, err
 	}
 	var res *ViewResult
-	err = s.runCommit(ctx, w, "view", func(ctx context.Context) (*attempt, error) {
-		var a *attempt
+	err = s.runCommit(ctx, w, "view", func(ctx context.Context) (*commitengine.Attempt, error) {
+		var a *commitengine.Attempt
 		res, a, err = s.stageView(ctx, w, id, reqs, ups)
-		if err == nil && len(a.swaps) > 0 {
+		if err == nil && len(a.Swaps) > 0 {
 			s.addEvent(a, func() store.Event {
 				return changeevents.Update(docObject(w.Name, id, store.KindView, res.Metadata), who(ctx), updates, requirements)
 			})
@@ -182,7 +184,7 @@ func (s *Service) ReplaceView(ctx context.Context, warehouse string, id Ident, r
 
 // stageView stages one attempt of a view commit: 404 when the view is
 // gone, 409 on a failed requirement, 400 for an invalid update.
-func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, reqs view.Requirements, ups view.Updates) (*ViewResult, *attempt, error) {
+func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, reqs view.Requirements, ups view.Updates) (*ViewResult, *commitengine.Attempt, error) {
 	obj, err := s.store.ObjectGet(ctx, objRef(id, w.Name, store.KindView))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, viewNotFound(err, id)
@@ -213,7 +215,7 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 		}
 	}
 	if !b.HasChanges() {
-		return &ViewResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, &attempt{}, nil
+		return &ViewResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, &commitengine.Attempt{}, nil
 	}
 	meta, err := b.Build()
 	if err != nil {
@@ -227,7 +229,7 @@ func (s *Service) stageView(ctx context.Context, w *store.Warehouse, id Ident, r
 	if err != nil {
 		return nil, nil, err
 	}
-	a := &attempt{written: []string{metaLoc}, swaps: []store.Swap{{
+	a := &commitengine.Attempt{Written: []string{metaLoc}, Swaps: []store.Swap{{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation, NewMetadataLocation: metaLoc,
 		NewMetadata: data, NewFormatVersion: meta.FormatVersion(), NewLocation: newLoc,
 	}}}

@@ -85,6 +85,9 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/changefeed", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/changefeed", []string{"os"}},
+		{mod + "service/commitengine", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx", mod + "internal/storage"}},
+		{"direct:" + mod + "service/commitengine", []string{"net/http", "os"}},
 		{"direct:" + mod + "service/tablefiles", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// The v4 manifest readers and their caches: storage through the
 		// file IO function they are given, no database.

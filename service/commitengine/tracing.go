@@ -1,4 +1,4 @@
-package service
+package commitengine
 
 import (
 	"context"
@@ -18,8 +18,8 @@ const (
 // startAttempt starts the span of commit attempt number try; the stage's
 // loads and file writes and the swap are its children. nil when tracing
 // is off or the request is not sampled.
-func (s *Service) startAttempt(ctx context.Context, try int) (context.Context, trace.Span) {
-	return tracing.Child(ctx, s.tracer, "commit.attempt", trace.WithAttributes(attrAttempt.Int(try)))
+func (e *Engine) startAttempt(ctx context.Context, try int) (context.Context, trace.Span) {
+	return tracing.Child(ctx, e.opts.Tracer, "commit.attempt", trace.WithAttributes(attrAttempt.Int(try)))
 }
 
 // endAttempt records the attempt's outcome (a commit outcome label, or
@@ -33,7 +33,7 @@ func endAttempt(span trace.Span, outcome string) {
 	span.SetAttributes(attrOutcome.String(outcome))
 	label := ""
 	switch outcome {
-	case outcomeError, outcomeUnknown, outcomeUnavailable:
+	case OutcomeError, OutcomeUnknown, OutcomeUnavailable:
 		label = outcome
 	}
 	tracing.End(span, label)

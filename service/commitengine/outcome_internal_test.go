@@ -1,4 +1,4 @@
-package service
+package commitengine
 
 import (
 	"errors"
@@ -16,30 +16,30 @@ import (
 // kept for failures of ours (5xx); every kind is labelled.
 func TestCommitOutcomeLabels(t *testing.T) {
 	ours := map[fault.Kind]string{
-		fault.Internal:           outcomeError,
-		fault.CommitStateUnknown: outcomeError,
-		fault.Unavailable:        outcomeUnavailable,
-		fault.CommitFailed:       outcomeRequirementFailed,
+		fault.Internal:           OutcomeError,
+		fault.CommitStateUnknown: OutcomeError,
+		fault.Unavailable:        OutcomeUnavailable,
+		fault.CommitFailed:       OutcomeRequirementFailed,
 	}
 	for k := fault.Internal; k <= fault.UnsupportedMedia; k++ {
 		want, ok := ours[k]
 		if !ok {
-			want = outcomeRejected
+			want = OutcomeRejected
 		}
 		err := fmt.Errorf("staging: %w", fault.New(k, "kind %d", k))
-		require.Equal(t, want, stageOutcome(err), "kind %d", k)
+		require.Equal(t, want, StageOutcome(err), "kind %d", k)
 	}
-	require.Equal(t, outcomeError, stageOutcome(errors.New("not classified")), "an unclassified error is a 500")
+	require.Equal(t, OutcomeError, StageOutcome(errors.New("not classified")), "an unclassified error is a 500")
 
 	for _, tc := range []struct {
 		err     error
 		outcome string
 		kind    fault.Kind
 	}{
-		{store.ErrConflict, outcomeConflict, fault.CommitFailed},
-		{store.ErrLocationOverlap, outcomeRejected, fault.BadRequest},
-		{store.ErrUnavailable, outcomeUnavailable, fault.Unavailable},
-		{errors.New("disk on fire"), outcomeError, fault.CommitFailed},
+		{store.ErrConflict, OutcomeConflict, fault.CommitFailed},
+		{store.ErrLocationOverlap, OutcomeRejected, fault.BadRequest},
+		{store.ErrUnavailable, OutcomeUnavailable, fault.Unavailable},
+		{errors.New("disk on fire"), OutcomeError, fault.CommitFailed},
 	} {
 		outcome, err := swapFailure(tc.err, "table", 6)
 		require.Equal(t, tc.outcome, outcome, "%v", tc.err)
