@@ -8,7 +8,6 @@ provider and --bootstrap-admin builtin:admin, and passes the admin's
 credential in ADMIN_CREDENTIAL."""
 import json
 import os
-import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -18,6 +17,8 @@ import pyarrow.fs as pafs
 import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import ForbiddenError
+
+from restcall import request
 
 URI = os.environ["CATALOG_URI"]
 WH = os.environ["CATALOG_WAREHOUSE"]
@@ -39,13 +40,8 @@ def catalog_token(credential):
 
 
 def call(method, path, body, token):
-    req = urllib.request.Request(URI + path, method=method, data=None if body is None else json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
-    try:
-        with urllib.request.urlopen(req) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
+    status, _, data = request(method, URI + path, body, {"Authorization": "Bearer " + token})
+    return status, data
 
 
 def ok(result):

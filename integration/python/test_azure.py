@@ -8,10 +8,8 @@ catalog vends (Azure/Azurite#2205), so the client here uses the account
 key for its data and the vended token is checked another way: its fields,
 and its signature against the one Microsoft's Python SDK computes for the
 same directory, permissions, expiry and version."""
-import json
 import os
 import urllib.parse
-import urllib.request
 import uuid
 
 import pyarrow as pa
@@ -19,6 +17,8 @@ import pytest
 from azure.storage.blob import BlobServiceClient
 from azure.storage.blob._shared_access_signature import BlobSharedAccessSignature
 from pyiceberg.catalog import load_catalog
+
+from restcall import request
 
 URI = os.environ["CATALOG_URI"]
 EP = os.environ.get("AZURITE_BLOB_ENDPOINT", "")
@@ -33,10 +33,7 @@ pytestmark = pytest.mark.skipif(not EP, reason="needs Azurite: AZURITE_BLOB_ENDP
 
 
 def call(method, path, body=None, headers=None):
-    req = urllib.request.Request(URI + path, method=method, data=None if body is None else json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json", **(headers or {})})
-    with urllib.request.urlopen(req) as resp:
-        return json.loads(resp.read() or b"null")
+    return request(method, URI + path, body, headers, raise_errors=True)[2]
 
 
 @pytest.fixture(scope="module")

@@ -5,30 +5,21 @@ commit column files (same field twice, a two-field file then one of its
 fields again), and check the manifests the server wrote: REPLACED/MODIFIED
 pairs, field ids, carried-over field_ids lists.
 """
-import json
 import os
-import urllib.error
-import urllib.request
 import uuid
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from restcall import V4, request
 
 URI = os.environ["CATALOG_URI"]
 WH = os.environ["CATALOG_WAREHOUSE"]
 
 
 def call(method, path, body=None):
-    # A client of v4 tables says so, or the catalog refuses v4 metadata.
-    req = urllib.request.Request(f"{URI}/v1/{WH}{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Content-Type": "application/json", "X-Iceberg-Column-Files": "true"})
-    try:
-        with urllib.request.urlopen(req) as resp:
-            data = resp.read()
-            return resp.status, json.loads(data) if data else None
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    status, _, data = request(method, f"{URI}/v1/{WH}{path}", body, V4)
+    return status, data
 
 
 def fid(i):

@@ -11,7 +11,6 @@ import json
 import os
 import time
 import urllib.error
-import urllib.request
 import uuid
 
 import pyarrow as pa
@@ -19,6 +18,7 @@ import pyarrow.fs as pafs
 import pytest
 from pyiceberg.catalog import load_catalog
 
+from restcall import request
 from s3warehouse import admin_fs, create_warehouse
 
 # PyIceberg 0.12 shares one s3fs client between its worker threads and
@@ -33,10 +33,7 @@ EP = os.environ["SEAWEED_S3_ENDPOINT"]
 
 
 def call(method, path, body=None):
-    req = urllib.request.Request(URI + path, method=method, data=None if body is None else json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as resp:
-        return json.loads(resp.read() or b"null")
+    return request(method, URI + path, body, raise_errors=True)[2]
 
 
 @pytest.fixture(scope="module")

@@ -11,15 +11,14 @@ before the upgrade (row lineage survives the upgrade, the column update,
 compaction and the export). A second export to format 2 (deletion vectors
 folded first) reads back the same rows.
 """
-import json
 import os
-import urllib.error
-import urllib.request
 import uuid
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from restcall import V4, request
 
 URI = os.environ["CATALOG_URI"]
 WH = os.environ["CATALOG_WAREHOUSE"]
@@ -29,16 +28,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 
 def call(method, path, body=None):
-    # A client of v4 tables says so, or the catalog refuses v4 metadata.
-    req = urllib.request.Request(f"{URI}/v1/{WH}{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Content-Type": "application/json", "X-Iceberg-Column-Files": "true"})
-    try:
-        with urllib.request.urlopen(req) as resp:
-            data = resp.read()
-            return resp.status, json.loads(data) if data else None
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    status, _, data = request(method, f"{URI}/v1/{WH}{path}", body, V4)
+    return status, data
 
 
 def local(loc):

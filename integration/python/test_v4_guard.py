@@ -11,15 +11,14 @@ v4 table"), through real PyIceberg 0.12 and DuckDB 1.5.5:
   server-side planning with every row and a row id for each;
 - v1-v3 tables create, load and commit from PyIceberg as before.
 """
-import json
 import os
-import urllib.error
-import urllib.request
 import uuid
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from restcall import V4, request
 
 URI = os.environ["CATALOG_URI"]
 WH = os.environ["CATALOG_WAREHOUSE"]
@@ -28,18 +27,7 @@ REASON = "format-version-4-unsupported-by-client"
 
 
 def call(method, path, body=None, v4=True):
-    headers = {"Content-Type": "application/json"}
-    if v4:
-        headers["X-Iceberg-Column-Files"] = "true"
-    req = urllib.request.Request(f"{URI}/v1/{WH}{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else None, headers=headers)
-    try:
-        with urllib.request.urlopen(req) as resp:
-            data = resp.read()
-            return resp.status, dict(resp.headers), json.loads(data) if data else None
-    except urllib.error.HTTPError as e:
-        data = e.read()
-        return e.code, dict(e.headers), json.loads(data) if data else None
+    return request(method, f"{URI}/v1/{WH}{path}", body, V4 if v4 else None)
 
 
 def schema():

@@ -11,11 +11,8 @@ one the pre-upgrade snapshot plans (Avro planner, time travel). A v2 table
 with position delete files is refused with a 400 naming them, and accepted
 once Spark's rewrite_position_delete_files has turned them into DVs.
 """
-import json
 import os
 import struct
-import urllib.error
-import urllib.request
 import uuid
 
 import pyarrow as pa
@@ -23,21 +20,15 @@ import pyarrow.parquet as pq
 import pytest
 from pyroaring import BitMap
 
+from restcall import V4, request
+
 URI = os.environ["CATALOG_URI"]
 WH = os.environ["CATALOG_WAREHOUSE"]
 
 
 def call(method, path, body=None, headers=None):
-    # A client of v4 tables says so, or the catalog refuses v4 metadata.
-    h = {"Content-Type": "application/json", "X-Iceberg-Column-Files": "true", **(headers or {})}
-    req = urllib.request.Request(f"{URI}/v1/{WH}{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else None, headers=h)
-    try:
-        with urllib.request.urlopen(req) as resp:
-            data = resp.read()
-            return resp.status, json.loads(data) if data else None
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    status, _, data = request(method, f"{URI}/v1/{WH}{path}", body, {**V4, **(headers or {})})
+    return status, data
 
 
 def upgrade(ns, table):

@@ -1,23 +1,20 @@
 """PyIceberg writes a table on S3 (SeaweedFS with STS) through vended
 credentials alone: the client is given no storage keys."""
-import json
 import os
-import urllib.request
 import uuid
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 from pyiceberg.catalog import load_catalog
 
+from restcall import request
+
 URI = os.environ["CATALOG_URI"]
 EP = os.environ["SEAWEED_S3_ENDPOINT"]
 
 
 def call(method, path, body):
-    req = urllib.request.Request(URI + path, method=method, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as resp:
-        return json.loads(resp.read() or b"null")
+    return request(method, URI + path, body, raise_errors=True)[2]
 
 
 def test_pyiceberg_writes_with_vended_credentials_only():
