@@ -136,7 +136,7 @@ func (s *Service) runPurge(ctx context.Context, j *store.JobInfo) error {
 		return nil
 	}
 	if err != nil {
-		s.log.WarnContext(ctx, "purge: cannot read metadata file", "job", j.ID, "error", pathFree(err))
+		s.log.WarnContext(ctx, "purge: cannot read metadata file", "job", j.ID, "error", storage.PathFree(err))
 		return errors.New("purge-table: cannot read the table's metadata file (see the catalog log)")
 	}
 	obj := &store.Object{Warehouse: a.Warehouse, Namespace: a.Namespace, Name: a.Name, Kind: store.KindTable,

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -290,7 +291,7 @@ func (s *Service) deleteFiles(ctx context.Context, w *store.Warehouse, files []s
 				}
 			}
 			if err != nil {
-				s.log.DebugContext(ctx, "maintain: delete failed", "file", fileName(w, "", f), "error", pathFree(err))
+				s.log.DebugContext(ctx, "maintain: delete failed", "file", fileName(w, "", f), "error", storage.PathFree(err))
 			}
 			ok[i] = err == nil
 			return nil

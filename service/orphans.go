@@ -103,7 +103,7 @@ func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Id
 		return nil
 	})
 	if err != nil {
-		s.log.WarnContext(ctx, "orphan files: listing failed", "table", id.String(), "error", pathFree(err))
+		s.log.WarnContext(ctx, "orphan files: listing failed", "table", id.String(), "error", storage.PathFree(err))
 		return nil, fault.Wrap(fault.Unavailable, err, "Cannot list the files of %s; nothing was deleted, retry later", id)
 	}
 	sort.Strings(orphans)

@@ -90,7 +90,7 @@ func (p *purger) unreadable(ctx context.Context, what, loc string, err error) {
 		return
 	}
 	p.unread++
-	p.log.WarnContext(ctx, "purge: cannot read "+what, "file", fileName(p.w, p.tableLoc, loc), "error", pathFree(err))
+	p.log.WarnContext(ctx, "purge: cannot read "+what, "file", fileName(p.w, p.tableLoc, loc), "error", storage.PathFree(err))
 }
 
 // errPurgeIncomplete is what a purge attempt that left files returns, so
@@ -199,7 +199,7 @@ func (p *purger) deleteTier(ctx context.Context, obj *store.Object, tier int) (d
 			}
 			if err != nil {
 				failed++
-				p.log.DebugContext(gctx, "purge: delete failed", "file", fileName(p.w, obj.Location, f), "error", pathFree(err))
+				p.log.DebugContext(gctx, "purge: delete failed", "file", fileName(p.w, obj.Location, f), "error", storage.PathFree(err))
 			} else {
 				deleted++
 			}
