@@ -123,7 +123,7 @@ func (s *Service) runExpireDeleted(ctx context.Context, j *store.JobInfo) error 
 	if d.Purge && d.Kind == store.KindTable {
 		obj := &store.Object{Warehouse: a.Warehouse, Namespace: d.Namespace, Name: d.Name, Kind: d.Kind, Location: d.Location,
 			MetadataLocation: d.MetadataLocation, Metadata: d.Metadata}
-		if err := s.purgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
+		if err := s.maint.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
 			return err
 		}
 	}

@@ -24,8 +24,9 @@ var JobStates = []string{"available", "scheduled", "pending", "running", "retrya
 
 // purgeArgs is a purge-table job's arguments: enough to find the files
 // once the table's row is gone. The metadata file is read again when the
-// job runs, and deleted last (purgeTableFiles' tiers), so an attempt cut
-// short is finished by the next.
+// job runs, and deleted last (the tiers of
+// maintenance.Maintainer.PurgeTableFiles), so an attempt cut short is
+// finished by the next.
 type purgeArgs struct {
 	Warehouse        string   `json:"warehouse"`
 	Namespace        []string `json:"namespace"`
@@ -136,12 +137,12 @@ func (s *Service) runPurge(ctx context.Context, j *store.JobInfo) error {
 		return nil
 	}
 	if err != nil {
-		s.log.WarnContext(ctx, "purge: cannot read metadata file", "job", j.ID, "error", pathFree(err))
+		s.log.WarnContext(ctx, "purge: cannot read metadata file", "job", j.ID, "error", storage.PathFree(err))
 		return errors.New("purge-table: cannot read the table's metadata file (see the catalog log)")
 	}
 	obj := &store.Object{Warehouse: a.Warehouse, Namespace: a.Namespace, Name: a.Name, Kind: store.KindTable,
 		Location: a.Location, MetadataLocation: a.MetadataLocation, Metadata: data}
-	return s.purgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt)
+	return s.maint.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt)
 }
 
 // purgeLenientAttempt is the attempt from which a purge skips manifests it

@@ -3,203 +3,75 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go/table"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/store"
 )
 
-// Expiry defaults, as Iceberg's table properties name them: a table
-// without them keeps 5 days of history and at least one snapshot.
-const (
-	PropMaxSnapshotAge     = "history.expire.max-snapshot-age-ms"
-	PropMinSnapshotsToKeep = "history.expire.min-snapshots-to-keep"
-	defaultMaxSnapshotAge  = 5 * 24 * time.Hour
-	// deleteWorkers bounds the concurrent deletes of a clean-up.
-	deleteWorkers = 8
+// Snapshot expiry, orphan-file removal and the purge of dropped tables'
+// files are done by maintenance.Maintainer; these names and methods keep
+// the service's API whole.
+
+// Maintenance types (package maintenance).
+type (
+	MaintainOptions = maintenance.MaintainOptions
+	MaintainReport  = maintenance.MaintainReport
+	OrphanOptions   = maintenance.OrphanOptions
+	OrphanReport    = maintenance.OrphanReport
 )
 
-// MaintainOptions says what a maintenance run expires. Zero values take
-// the table's history.expire.* properties (or Iceberg's defaults).
-type MaintainOptions struct {
-	// ExpireOlderThan expires snapshots committed before this time.
-	ExpireOlderThan time.Time
-	// RetainLast keeps at least this many ancestors of every branch head.
-	RetainLast int
-	// DryRun computes and reports, commits and deletes nothing.
-	DryRun bool
-}
+// Expiry's table properties and orphan removal's windows (package
+// maintenance).
+const (
+	PropMaxSnapshotAge     = maintenance.PropMaxSnapshotAge
+	PropMinSnapshotsToKeep = maintenance.PropMinSnapshotsToKeep
+	DefaultOrphanAge       = maintenance.DefaultOrphanAge
+	MinOrphanAge           = maintenance.MinOrphanAge
+)
 
-// MaintainReport is what a maintenance run did (or, dry, would do).
-// Files are named relative to the table location where they lie below it.
-type MaintainReport struct {
-	ExpiredSnapshots []int64
-	// DeletedFiles are the files deleted (dry run: that would be).
-	DeletedFiles []string
-	// ResumedFiles counts files of an earlier, interrupted clean-up that
-	// this run deleted.
-	ResumedFiles int
-	// FailedFiles counts deletes that failed; they stay queued for the
-	// next run.
-	FailedFiles      int
-	MetadataLocation string
-	DryRun           bool
-}
-
-// Maintain expires a table's old snapshots and deletes the files no
-// remaining snapshot references: data, delete, column and deletion-vector
-// files, manifests, leaves and manifest lists or roots, only inside the
-// table's location, never by listing a directory. The files to delete are
-// queued in the database before the remove-snapshots commit and deleted
-// after it lands, so a run cut short is finished by the next one and a
-// commit that does not land deletes nothing. Needs table-write-metadata and
-// table-write-data; 404 for an unknown table, 409 when a concurrent commit
-// wins (nothing expired, retry).
+// Maintain expires a table's old snapshots and deletes the files only they
+// reference (maintenance.Maintainer.Maintain, which says what is returned
+// when).
 func (s *Service) Maintain(ctx context.Context, warehouse string, id Ident, opt MaintainOptions) (*MaintainReport, error) {
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	for _, p := range []Privilege{PrivTableWriteMetadata, PrivTableWriteData} {
-		if err := s.authorize(ctx, p, tableResource(warehouse, id)); err != nil {
-			return nil, err
-		}
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return nil, err
-	}
-	rep := &MaintainReport{DryRun: opt.DryRun, ExpiredSnapshots: []int64{}, DeletedFiles: []string{}}
-	obj, meta, version, err := s.loadForMaintain(ctx, w, id)
-	if err != nil {
-		return nil, err
-	}
-	if !opt.DryRun && gcDisabled(meta.Properties()) {
-		return nil, fault.New(fault.Validation, "Cannot expire snapshots: GC is disabled (deleting files may corrupt other tables); the table has gc.enabled=false")
-	}
-	if !opt.DryRun {
-		// An earlier run cut short first: its queue is checked against the
-		// table as it is now.
-		if err := s.drainPendingDeletes(ctx, w, obj, meta, version, rep, true); err != nil {
-			return nil, err
-		}
-	}
-	expire := snapshotsToExpire(meta, withWarehouseDefaults(w, meta.Properties(), PropMaxSnapshotAge, PropMinSnapshotsToKeep), opt, s.now())
-	rep.MetadataLocation = obj.MetadataLocation
-	if len(expire) == 0 {
-		return rep, nil
-	}
-	rep.ExpiredSnapshots = expire
-	doomed, err := s.filesOnlyIn(ctx, w, meta, version, expire)
-	if err != nil {
-		return nil, err
-	}
-	if opt.DryRun {
-		for _, f := range doomed {
-			rep.DeletedFiles = append(rep.DeletedFiles, tableFileName(meta.Location(), f))
-		}
-		return rep, nil
-	}
-	if err := s.queueDeletes(ctx, meta, doomed, expire); err != nil {
-		return nil, err
-	}
-	res, err := s.commitExpiry(ctx, w, id, meta, expire)
-	if err != nil {
-		return nil, err
-	}
-	rep.MetadataLocation = res.metaLoc
-	if err := s.drainPendingDeletes(ctx, w, res.obj, res.meta, version, rep, false); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return s.maint.Maintain(ctx, warehouse, id, opt)
 }
 
-// gcDisabled reports whether a table's properties turn Iceberg's
-// gc.enabled off: its files may be shared with other tables, so the
-// catalog deletes none of its data files (expiry and orphan removal
-// refuse, a purge keeps them), as Java's catalogs do. As in Java, any
-// value but "true" (in any case) turns it off.
-func gcDisabled(props map[string]string) bool {
-	v, ok := props["gc.enabled"]
-	return ok && !strings.EqualFold(strings.TrimSpace(v), "true")
+// RemoveOrphanFiles deletes the files under a table's location that
+// nothing references (maintenance.Maintainer.RemoveOrphanFiles, which says
+// what is returned when).
+func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Ident, opt OrphanOptions) (*OrphanReport, error) {
+	return s.maint.RemoveOrphanFiles(ctx, warehouse, id, opt)
 }
 
-// loadForMaintain reads the table's row and its parsed metadata (readTable).
-func (s *Service) loadForMaintain(ctx context.Context, w *store.Warehouse, id Ident) (*store.Object, table.Metadata, int, error) {
-	obj, e, err := s.readTable(ctx, w.Name, id)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	return obj, e.Meta, e.Version, nil
-}
-
-// snapshotsToExpire picks the snapshots to expire by opt, else by the
-// history.expire.* values of props, oldest first: those
-// committed before the cut-off that no ref points at and that are not among
-// the newest RetainLast ancestors of a branch head.
-func snapshotsToExpire(meta table.Metadata, props map[string]string, opt MaintainOptions, now time.Time) []int64 {
-	cutoff := opt.ExpireOlderThan
-	if cutoff.IsZero() {
-		age := defaultMaxSnapshotAge
-		if ms, err := strconv.ParseInt(props[PropMaxSnapshotAge], 10, 64); err == nil && ms >= 0 {
-			age = time.Duration(ms) * time.Millisecond
-		}
-		cutoff = now.Add(-age)
-	}
-	retain := opt.RetainLast
-	if retain <= 0 {
-		retain = 1
-		if n, err := strconv.Atoi(props[PropMinSnapshotsToKeep]); err == nil && n > 0 {
-			retain = n
-		}
-	}
-	keep := map[int64]bool{}
-	for _, ref := range meta.Refs() {
-		keep[ref.SnapshotID] = true
-		if ref.SnapshotRefType != table.BranchRef {
-			continue
-		}
-		n := 0
-		for snap := meta.SnapshotByID(ref.SnapshotID); snap != nil && n < retain; n++ {
-			keep[snap.SnapshotID] = true
-			if snap.ParentSnapshotID == nil {
-				break
+// newMaintainer is the service's maintainer: it authorizes
+// table-write-metadata and table-write-data, reads through s.readers and
+// commits expiries through the commit engine.
+func (s *Service) newMaintainer() *maintenance.Maintainer {
+	return maintenance.New(maintenance.Deps{
+		Store: s.store,
+		Authorize: func(ctx context.Context, warehouse string, id Ident) error {
+			for _, p := range []Privilege{PrivTableWriteMetadata, PrivTableWriteData} {
+				if err := s.authorize(ctx, p, tableResource(warehouse, id)); err != nil {
+					return err
+				}
 			}
-			snap = meta.SnapshotByID(*snap.ParentSnapshotID)
-		}
-	}
-	var out []int64
-	for _, snap := range meta.Snapshots() {
-		if !keep[snap.SnapshotID] && time.UnixMilli(snap.TimestampMs).Before(cutoff) {
-			out = append(out, snap.SnapshotID)
-		}
-	}
-	return out
-}
-
-// queueDeletes records the files an expiry will delete, before its commit.
-func (s *Service) queueDeletes(ctx context.Context, meta table.Metadata, files []string, expire []int64) error {
-	now := s.now()
-	rows := make([]store.PendingDelete, len(files))
-	for i, f := range files {
-		rows[i] = store.PendingDelete{TableUUID: meta.TableUUID().String(), Location: f, SnapshotIDs: expire, CreatedAt: now}
-	}
-	if err := s.store.AddPendingDeletes(ctx, rows); err != nil {
-		return storeErr(err, "")
-	}
-	return nil
+			return nil
+		},
+		Warehouse: s.warehouse, LoadTable: s.readTable, CommitExpiry: s.commitExpiry,
+		WarehouseDefaults: withWarehouseDefaults, Now: s.now, Logger: s.log,
+		Files: s.files, Readers: s.readers, FileIO: s.fileIO, IOProps: s.ioProps,
+		TablePrefixes: tablePrefixes, FileName: fileName, TableFileName: tableFileName,
+	})
 }
 
 // commitExpiry commits remove-snapshots for expire through the commit
 // engine, requiring every ref to be where it was when the files were
 // chosen: a ref moved meanwhile (a rollback to an expiring snapshot) is a
 // 409 and nothing is expired.
-func (s *Service) commitExpiry(ctx context.Context, w *store.Warehouse, id Ident, meta table.Metadata, expire []int64) (*staged, error) {
+func (s *Service) commitExpiry(ctx context.Context, w *store.Warehouse, id Ident, meta table.Metadata, expire []int64) (*maintenance.Committed, error) {
 	var reqs []map[string]any
 	reqs = append(reqs, map[string]any{"type": "assert-table-uuid", "uuid": meta.TableUUID().String()})
 	for name, ref := range meta.Refs() {
@@ -221,93 +93,5 @@ func (s *Service) commitExpiry(ctx context.Context, w *store.Warehouse, id Ident
 	if err != nil {
 		return nil, err
 	}
-	return res[0], nil
-}
-
-// drainPendingDeletes works off the table's clean-up queue against meta,
-// the table as committed now: a row whose expiry did not land (one of its
-// snapshots still exists) is dropped with its file untouched; a file that
-// a live snapshot references again is kept; every other file is deleted,
-// at most deleteWorkers at a time, and its row removed. A failed delete
-// stays queued. resumed says the rows come from an earlier run.
-func (s *Service) drainPendingDeletes(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, rep *MaintainReport, resumed bool) error {
-	rows, err := s.store.ListPendingDeletes(ctx, meta.TableUUID().String())
-	if err != nil {
-		return storeErr(err, "")
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	live, err := s.referencedFiles(ctx, w, meta, version, nil)
-	if err != nil {
-		return err
-	}
-	allowed := tablePrefixes(w, obj.Location)
-	var drop, doomed []string
-	for _, r := range rows {
-		landed := !slices.ContainsFunc(r.SnapshotIDs, func(id int64) bool { return meta.SnapshotByID(id) != nil })
-		if !landed || live[r.Location] || !allowed.Contains(r.Location) {
-			drop = append(drop, r.Location)
-			continue
-		}
-		doomed = append(doomed, r.Location)
-	}
-	if err := s.store.RemovePendingDeletes(ctx, meta.TableUUID().String(), drop); err != nil {
-		return storeErr(err, "")
-	}
-	deleted, failed := s.deleteFiles(ctx, w, doomed)
-	// Deleted leaves leave the base-file index (other names match nothing).
-	if err := s.store.FileIndexForgetLeaves(ctx, obj.ID, deleted); err != nil {
-		return storeErr(err, "")
-	}
-	if err := s.store.RemovePendingDeletes(ctx, meta.TableUUID().String(), deleted); err != nil {
-		return storeErr(err, "")
-	}
-	for _, f := range deleted {
-		rep.DeletedFiles = append(rep.DeletedFiles, tableFileName(meta.Location(), f))
-	}
-	if resumed {
-		rep.ResumedFiles += len(deleted)
-	}
-	rep.FailedFiles += failed
-	return nil
-}
-
-// deleteFiles deletes files concurrently (bounded) and returns the ones
-// that are gone, in input order, and the number that failed.
-func (s *Service) deleteFiles(ctx context.Context, w *store.Warehouse, files []string) ([]string, int) {
-	ok := make([]bool, len(files))
-	var g errgroup.Group
-	g.SetLimit(deleteWorkers)
-	for i, f := range files {
-		g.Go(func() error {
-			io, err := s.fileIO(ctx, w, f)
-			if err == nil {
-				if err = io.Delete(ctx, f); err != nil {
-					if gone, xerr := io.Exists(ctx, f); xerr == nil && !gone {
-						err = nil // deleted by an earlier, interrupted run
-					}
-				}
-			}
-			if err != nil {
-				s.log.DebugContext(ctx, "maintain: delete failed", "file", fileName(w, "", f), "error", pathFree(err))
-			}
-			ok[i] = err == nil
-			return nil
-		})
-	}
-	_ = g.Wait() // workers report in ok
-	var gone []string
-	for i, f := range files {
-		if ok[i] {
-			gone = append(gone, f)
-		}
-	}
-	return gone, len(files) - len(gone)
-}
-
-// errUnreadable wraps a manifest that could not be read while choosing
-// files: an expiry that cannot see every reference deletes nothing.
-func errUnreadable(what string, err error) error {
-	return fault.Wrap(fault.Internal, err, "read %s", what)
+	return &maintenance.Committed{Object: res[0].obj, Meta: res[0].meta, MetadataLocation: res[0].metaLoc}, nil
 }

@@ -102,7 +102,7 @@ func (s *Service) runDeleteMetadataFiles(ctx context.Context, j *store.JobInfo) 
 		}
 		if err != nil && !errors.Is(err, storage.ErrNotExist) {
 			failed++
-			s.log.WarnContext(ctx, "could not delete a dropped metadata file", "file", fileName(w, a.TableLocation, f), "error", pathFree(err))
+			s.log.WarnContext(ctx, "could not delete a dropped metadata file", "file", fileName(w, a.TableLocation, f), "error", storage.PathFree(err))
 		}
 	}
 	if failed > 0 {

@@ -3,9 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path"
 	"regexp"
@@ -245,7 +243,7 @@ func (s *Service) deleteOrphan(ctx context.Context, w *store.Warehouse, loc stri
 		err = io.Delete(context.WithoutCancel(ctx), loc)
 	}
 	if err != nil {
-		s.log.WarnContext(ctx, "could not delete orphan metadata file", "file", fileName(w, w.Location, loc), "error", pathFree(err))
+		s.log.WarnContext(ctx, "could not delete orphan metadata file", "file", fileName(w, w.Location, loc), "error", storage.PathFree(err))
 	}
 }
 
@@ -258,13 +256,4 @@ func (s *Service) deleteTableFile(ctx context.Context, w *store.Warehouse, table
 		return
 	}
 	s.deleteOrphan(ctx, w, loc)
-}
-
-// pathFree strips the path from a file-system error, for logs.
-func pathFree(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
-	}
-	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -172,7 +173,7 @@ func (s *Service) policyHandler(p tablePolicy) store.JobHandler {
 // policyExpire runs the table's expiry; it runs again while more than one
 // snapshot remains (a younger one may expire later).
 func (s *Service) policyExpire(ctx context.Context, w *store.Warehouse, id Ident, props map[string]string) (bool, error) {
-	if gcDisabled(props) {
+	if maintenance.GCDisabled(props) {
 		s.log.InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
 		return false, nil
 	}
@@ -189,7 +190,7 @@ func (s *Service) policyExpire(ctx context.Context, w *store.Warehouse, id Ident
 // policyOrphans removes the table's orphan files; it always runs again
 // (files may be orphaned at any time).
 func (s *Service) policyOrphans(ctx context.Context, w *store.Warehouse, id Ident, props map[string]string) (bool, error) {
-	if gcDisabled(props) {
+	if maintenance.GCDisabled(props) {
 		// The policy asks for a removal the table's properties forbid:
 		// nothing to do, and no failure of the job.
 		s.log.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())

@@ -21,6 +21,7 @@ import (
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/idempotent"
+	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/v4read"
@@ -120,6 +121,7 @@ type Service struct {
 	refsCache *lru.Cache[string, []byte]
 	readers   *v4read.Readers // v4 manifests and their caches
 	planner   *planning.Planner
+	maint     *maintenance.Maintainer
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -169,6 +171,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	s.planner = s.newPlanner()
+	s.maint = s.newMaintainer()
 	return s
 }
 

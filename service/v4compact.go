@@ -18,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
+	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -425,7 +426,7 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 	var buf bytes.Buffer
 	out, err := compact.Rewrite(ctx, s.stitchOpener(w), &buf, compact.Input{Task: task, FirstRowID: c.FirstRowID, Schema: st.meta.CurrentSchema()})
 	if err != nil {
-		s.log.WarnContext(ctx, "compaction rewrite failed", "table", id.String(), "file", fr.DataFile, "error", strings.ReplaceAll(pathFree(err).Error(), st.location, "<table>"))
+		s.log.WarnContext(ctx, "compaction rewrite failed", "table", id.String(), "file", fr.DataFile, "error", strings.ReplaceAll(storage.PathFree(err).Error(), st.location, "<table>"))
 		fr.Error, fr.err = "cannot rewrite the base file", fault.New(fault.Internal, "cannot rewrite the base file")
 		return fr
 	}

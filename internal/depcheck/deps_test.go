@@ -99,6 +99,11 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/planning", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/planning", []string{"net/http", "os"}},
+		// Table maintenance (expiry, orphan removal, purge): the store's
+		// clean-up queue, storage and a commit function, all given as values.
+		{mod + "service/maintenance", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/maintenance", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

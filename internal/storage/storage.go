@@ -41,6 +41,15 @@ var ErrRefused = errors.New("location refused")
 // ErrIsDirectory is returned by Delete for a directory.
 var ErrIsDirectory = errors.New("refusing to delete a directory")
 
+// PathFree strips the path from a file-system error, for logs.
+func PathFree(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
 // check refuses a location that does not normalise. The error names the
 // reason, not the location.
 func check(loc string) error {

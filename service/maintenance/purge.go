@@ -1,4 +1,4 @@
-package service
+package maintenance
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // so a reference elsewhere is logged by name and left alone, and nothing
 // outside is even read.
 type purger struct {
-	s        *Service
+	m        *Maintainer
 	w        *store.Warehouse
 	tableLoc string
 	allowed  location.Set
@@ -71,7 +71,7 @@ func (p *purger) add(ctx context.Context, loc, what string, tier int) bool {
 	}
 	if !p.allowed.Contains(loc) {
 		p.outside++
-		p.log.WarnContext(ctx, "purge: left a referenced file outside the table", "ref", what, "file", fileName(p.w, p.tableLoc, loc))
+		p.log.WarnContext(ctx, "purge: left a referenced file outside the table", "ref", what, "file", p.m.fileName(p.w, p.tableLoc, loc))
 		return false
 	}
 	if p.keepData && tier == tierContent && !strings.Contains(what, "statistics") {
@@ -90,14 +90,14 @@ func (p *purger) unreadable(ctx context.Context, what, loc string, err error) {
 		return
 	}
 	p.unread++
-	p.log.WarnContext(ctx, "purge: cannot read "+what, "file", fileName(p.w, p.tableLoc, loc), "error", pathFree(err))
+	p.log.WarnContext(ctx, "purge: cannot read "+what, "file", p.m.fileName(p.w, p.tableLoc, loc), "error", storage.PathFree(err))
 }
 
 // errPurgeIncomplete is what a purge attempt that left files returns, so
 // that the job runs again.
 var errPurgeIncomplete = errors.New("purge incomplete")
 
-// purgeTableFiles deletes every file the dropped table's metadata reaches
+// PurgeTableFiles deletes every file the dropped table's metadata reaches
 // and that lies inside the table's prefixes: data and delete files,
 // manifests, manifest lists, statistics and metadata files, tier by tier.
 // It never removes a directory: another table may live below the same path
@@ -106,15 +106,15 @@ var errPurgeIncomplete = errors.New("purge incomplete")
 // strict purge also stops when a manifest cannot be read (a storage
 // outage: the next attempt finds the files it lists); otherwise such a
 // manifest is skipped, as a corrupt one never becomes readable.
-func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, strict bool) error {
-	log := s.log.With("table", obj.Ref().String())
+func (m *Maintainer) PurgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, strict bool) error {
+	log := m.log.With("table", obj.Ref().String())
 	meta, version, err := tablemeta.Parse(obj.Metadata)
 	if err != nil {
 		// Retrying cannot help: the job ends with this error.
 		log.WarnContext(ctx, "purge: cannot parse metadata", "error", err)
 		return fmt.Errorf("%w: the table's metadata file does not parse", errPurgeIncomplete)
 	}
-	p := s.collectFiles(ctx, w, obj, meta, version, log, false, gcDisabled(meta.Properties()))
+	p := m.collectFiles(ctx, w, obj, meta, version, log, false, GCDisabled(meta.Properties()))
 	if p.unread > 0 && strict {
 		// Deleting the rest would lose the way to the files those
 		// manifests list; delete only the content found so far.
@@ -139,14 +139,14 @@ func (s *Service) purgeTableFiles(ctx context.Context, w *store.Warehouse, obj *
 // table's prefixes, each with its purge tier: the metadata files, the
 // statistics files, and for every snapshot its manifest list and what it
 // lists (purge, and orphan removal for what is live).
-func (s *Service) collectTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live bool) *purger {
-	return s.collectFiles(ctx, w, obj, meta, version, log, live, false)
+func (m *Maintainer) collectTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live bool) *purger {
+	return m.collectFiles(ctx, w, obj, meta, version, log, live, false)
 }
 
 // collectFiles is collectTableFiles for a purge that may keep the data
 // files (keepData: gc.enabled=false).
-func (s *Service) collectFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live, keepData bool) *purger {
-	p := &purger{s: s, w: w, tableLoc: obj.Location, allowed: tablePrefixes(w, obj.Location), log: log,
+func (m *Maintainer) collectFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live, keepData bool) *purger {
+	p := &purger{m: m, w: w, tableLoc: obj.Location, allowed: m.tablePrefixes(w, obj.Location), log: log,
 		files: map[string]int{}, live: live, keepData: keepData}
 	p.add(ctx, obj.MetadataLocation, "current metadata file", tierCurrentMeta)
 	for e := range meta.PreviousFiles() {
@@ -158,7 +158,7 @@ func (s *Service) collectFiles(ctx context.Context, w *store.Warehouse, obj *sto
 	for st := range meta.PartitionStatistics() {
 		p.add(ctx, st.StatisticsPath, "partition statistics file", tierContent)
 	}
-	walk := s.fileWalker(w, meta.Location(), tablefiles.Walker{
+	walk := m.fileWalker(w, meta.Location(), tablefiles.Walker{
 		AllRows: true,
 		Visit: func(r tablefiles.Ref) (bool, error) {
 			return p.add(ctx, r.Location, r.What, purgeTier[r.Level]), nil
@@ -185,7 +185,7 @@ func (p *purger) deleteTier(ctx context.Context, obj *store.Object, tier int) (d
 			continue
 		}
 		g.Go(func() error {
-			io, err := p.s.fileIO(gctx, p.w, f)
+			io, err := p.m.fileIO(gctx, p.w, f)
 			if err == nil {
 				err = io.Delete(gctx, f)
 			}
@@ -194,12 +194,12 @@ func (p *purger) deleteTier(ctx context.Context, obj *store.Object, tier int) (d
 			if errors.Is(err, storage.ErrIsDirectory) {
 				// A reference to a directory: never deleted, and no retry
 				// will change that.
-				p.log.WarnContext(gctx, "purge: left a directory a reference names", "file", fileName(p.w, obj.Location, f))
+				p.log.WarnContext(gctx, "purge: left a directory a reference names", "file", p.m.fileName(p.w, obj.Location, f))
 				err = nil
 			}
 			if err != nil {
 				failed++
-				p.log.DebugContext(gctx, "purge: delete failed", "file", fileName(p.w, obj.Location, f), "error", pathFree(err))
+				p.log.DebugContext(gctx, "purge: delete failed", "file", p.m.fileName(p.w, obj.Location, f), "error", storage.PathFree(err))
 			} else {
 				deleted++
 			}

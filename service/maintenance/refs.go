@@ -1,24 +1,22 @@
-package service
+package maintenance
 
 import (
 	"context"
 	"slices"
 
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/service/tablefiles"
-	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
-	"github.com/lakehold/catalog/v4manifest"
 )
 
 // refWalker collects the files some snapshots of a table reference (what
 // tablefiles.Walker visits, inside the table) and the statistics files
 // the table metadata lists for them.
 type refWalker struct {
+	m       *Maintainer
 	w       *store.Warehouse
 	meta    table.Metadata
 	allowed location.Set
@@ -32,9 +30,9 @@ type refWalker struct {
 
 // newRefWalker returns a walk of meta's snapshots; each manifest is read
 // once, whatever the number of snapshots that share it.
-func (s *Service) newRefWalker(w *store.Warehouse, meta table.Metadata, strict bool) *refWalker {
-	rw := &refWalker{w: w, meta: meta, allowed: tablePrefixes(w, meta.Location()), strict: strict, files: map[string]bool{}}
-	rw.walk = s.fileWalker(w, meta.Location(), tablefiles.Walker{
+func (m *Maintainer) newRefWalker(w *store.Warehouse, meta table.Metadata, strict bool) *refWalker {
+	rw := &refWalker{m: m, w: w, meta: meta, allowed: m.tablePrefixes(w, meta.Location()), strict: strict, files: map[string]bool{}}
+	rw.walk = m.fileWalker(w, meta.Location(), tablefiles.Walker{
 		Visit: func(r tablefiles.Ref) (bool, error) { return rw.add(r.Location, r.What) },
 		Unreadable: func(what, _ string, err error) error {
 			return errUnreadable(what, err)
@@ -43,30 +41,12 @@ func (s *Service) newRefWalker(w *store.Warehouse, meta table.Metadata, strict b
 	return rw
 }
 
-// fileWalker completes wk with the catalog's storage: Iceberg IO for
-// v1–v3 manifests and the v4 readers for roots and leaves of the table at
-// tableLoc.
-func (s *Service) fileWalker(w *store.Warehouse, tableLoc string, wk tablefiles.Walker) tablefiles.Walker {
-	wk.IcebergIO = func(ctx context.Context, loc string) (icebergio.IO, error) {
-		props, err := s.ioProps(ctx, w, loc)
-		if err != nil {
-			return nil, err
-		}
-		return s.files.IcebergIO(ctx, loc, props)
-	}
-	wk.ReadV4 = func(ctx context.Context, loc string, inherit *v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
-		return s.readers.Manifest(ctx, w, loc, tableLoc, inherit, nil)
-	}
-	wk.LegacyList = v4read.LegacyManifestList
-	return wk
-}
-
 // referencedFiles returns the files referenced by the snapshots of meta
 // that keep selects (all when keep is nil). It fails when a manifest
 // cannot be read or lies outside the table: the caller uses the result to
 // decide what is safe to delete.
-func (s *Service) referencedFiles(ctx context.Context, w *store.Warehouse, meta table.Metadata, version int, keep func(int64) bool) (map[string]bool, error) {
-	rw := s.newRefWalker(w, meta, true)
+func (m *Maintainer) referencedFiles(ctx context.Context, w *store.Warehouse, meta table.Metadata, version int, keep func(int64) bool) (map[string]bool, error) {
+	rw := m.newRefWalker(w, meta, true)
 	for _, snap := range meta.Snapshots() {
 		if keep != nil && !keep(snap.SnapshotID) {
 			continue
@@ -80,12 +60,12 @@ func (s *Service) referencedFiles(ctx context.Context, w *store.Warehouse, meta 
 
 // filesOnlyIn returns, sorted, the files inside the table that the
 // snapshots in expire reference and no other snapshot does.
-func (s *Service) filesOnlyIn(ctx context.Context, w *store.Warehouse, meta table.Metadata, version int, expire []int64) ([]string, error) {
-	kept, err := s.referencedFiles(ctx, w, meta, version, func(id int64) bool { return !slices.Contains(expire, id) })
+func (m *Maintainer) filesOnlyIn(ctx context.Context, w *store.Warehouse, meta table.Metadata, version int, expire []int64) ([]string, error) {
+	kept, err := m.referencedFiles(ctx, w, meta, version, func(id int64) bool { return !slices.Contains(expire, id) })
 	if err != nil {
 		return nil, err
 	}
-	rw := s.newRefWalker(w, meta, false)
+	rw := m.newRefWalker(w, meta, false)
 	for _, id := range expire {
 		if snap := meta.SnapshotByID(id); snap != nil {
 			if err := rw.snapshot(ctx, *snap, version); err != nil {
@@ -114,7 +94,7 @@ func (rw *refWalker) inside(loc, what string) (bool, error) {
 	}
 	if rw.strict {
 		return false, fault.New(fault.BadRequest, "Cannot expire snapshots: a remaining snapshot references a %s outside the table (%s)",
-			what, fileName(rw.w, rw.meta.Location(), loc))
+			what, rw.m.fileName(rw.w, rw.meta.Location(), loc))
 	}
 	return false, nil
 }

@@ -1,4 +1,4 @@
-package service
+package maintenance
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -45,55 +47,55 @@ type OrphanReport struct {
 // window that nothing references: no snapshot (its manifest list, its
 // manifests and what they list, v4 leaves, column files and deletion
 // vectors), no metadata file or metadata-log entry, no statistics file and
-// no queued expiry delete. It needs table-write-data and
-// table-write-metadata; 404 for an unknown table, 400 for a window shorter
+// no queued expiry delete. It needs what Deps.Authorize checks
+// (table-write-data and table-write-metadata; its error is returned); 404
+// for an unknown table, 400 for an invalid identifier, a window shorter
 // than MinOrphanAge or a table that references files outside its
 // prefixes (which listing cannot tell from its own) and 503 when a
-// manifest cannot be read: in both cases nothing is deleted. A table with
+// manifest cannot be read or the listing fails: in both cases nothing is
+// deleted. A table with
 // gc.enabled=false (its files may be shared with other tables) gets a dry
 // run only: otherwise 400 ValidationException, as Java refuses, except
 // for the scheduled remove-orphan-files job, which is logged and given an
 // empty report.
-func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Ident, opt OrphanOptions) (*OrphanReport, error) {
-	if err := validateIdent(id); err != nil {
+func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id ident.Ident, opt OrphanOptions) (*OrphanReport, error) {
+	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	for _, p := range []Privilege{PrivTableWriteMetadata, PrivTableWriteData} {
-		if err := s.authorize(ctx, p, tableResource(warehouse, id)); err != nil {
-			return nil, err
-		}
+	if err := m.authorize(ctx, warehouse, id); err != nil {
+		return nil, err
 	}
-	now := s.now()
+	now := m.now()
 	if opt.OlderThan.IsZero() {
 		opt.OlderThan = now.Add(-DefaultOrphanAge)
 	}
 	if opt.OlderThan.After(now.Add(-MinOrphanAge)) {
 		return nil, fault.New(fault.BadRequest, "older-than must be at least %s ago: a younger file may belong to a commit still being written", MinOrphanAge)
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := m.warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
-	obj, e, err := s.readTable(ctx, warehouse, id)
+	obj, e, err := m.readTable(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
-	if !opt.DryRun && gcDisabled(e.Meta.Properties()) {
+	if !opt.DryRun && GCDisabled(e.Meta.Properties()) {
 		return nil, fault.New(fault.Validation, "Cannot remove orphan files: GC is disabled (deleting files may corrupt other tables); "+
 			"the table has gc.enabled=false")
 	}
-	live, err := s.liveFiles(ctx, w, obj, e.Meta, e.Version, id)
+	live, err := m.liveFiles(ctx, w, obj, e.Meta, e.Version, id)
 	if err != nil {
 		return nil, err
 	}
 	rep := &OrphanReport{DryRun: opt.DryRun, OrphanFiles: []string{}}
-	allowed := tablePrefixes(w, obj.Location)
+	allowed := m.tablePrefixes(w, obj.Location)
 	var orphans []string
-	props, err := s.ioProps(ctx, w, obj.Location)
+	props, err := m.ioProps(ctx, w, obj.Location)
 	if err != nil {
 		return nil, err
 	}
-	err = s.files.Walk(ctx, obj.Location, props, func(f storage.Listed) error {
+	err = m.files.Walk(ctx, obj.Location, props, func(f storage.Listed) error {
 		rep.Listed++
 		key, err := location.Normalize(f.Location)
 		if err != nil || !allowed.Contains(key) || live[key] || !f.ModTime.Before(opt.OlderThan) {
@@ -103,26 +105,26 @@ func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Id
 		return nil
 	})
 	if err != nil {
-		s.log.WarnContext(ctx, "orphan files: listing failed", "table", id.String(), "error", pathFree(err))
+		m.log.WarnContext(ctx, "orphan files: listing failed", "table", id.String(), "error", storage.PathFree(err))
 		return nil, fault.Wrap(fault.Unavailable, err, "Cannot list the files of %s; nothing was deleted, retry later", id)
 	}
 	sort.Strings(orphans)
 	for _, f := range orphans {
-		rep.OrphanFiles = append(rep.OrphanFiles, tableFileName(obj.Location, f))
+		rep.OrphanFiles = append(rep.OrphanFiles, m.tableFileName(obj.Location, f))
 	}
 	if !opt.DryRun {
-		gone, failed := s.deleteFiles(ctx, w, orphans)
+		gone, failed := m.deleteFiles(ctx, w, orphans)
 		rep.Deleted, rep.Failed = len(gone), failed
 	}
-	s.log.InfoContext(ctx, "orphan files", "table", id.String(), "listed", rep.Listed, "orphans", len(orphans),
+	m.log.InfoContext(ctx, "orphan files", "table", id.String(), "listed", rep.Listed, "orphans", len(orphans),
 		"deleted", rep.Deleted, "failed", rep.Failed, "dry_run", opt.DryRun)
 	return rep, nil
 }
 
 // liveFiles is the set of normalized locations the table references, and
 // the files queued for deletion by an expiry (theirs to delete).
-func (s *Service) liveFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, id Ident) (map[string]bool, error) {
-	p := s.collectTableFiles(ctx, w, obj, meta, version, s.log.With("table", id.String()), true)
+func (m *Maintainer) liveFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, id ident.Ident) (map[string]bool, error) {
+	p := m.collectTableFiles(ctx, w, obj, meta, version, m.log.With("table", id.String()), true)
 	if p.outside > 0 {
 		return nil, fault.New(fault.BadRequest, "Cannot remove orphan files of %s: it references %d files outside its location, "+
 			"which a listing cannot tell from its own; nothing was deleted", id, p.outside)
@@ -136,9 +138,9 @@ func (s *Service) liveFiles(ctx context.Context, w *store.Warehouse, obj *store.
 			live[key] = true
 		}
 	}
-	rows, err := s.store.ListPendingDeletes(ctx, meta.TableUUID().String())
+	rows, err := m.store.ListPendingDeletes(ctx, meta.TableUUID().String())
 	if err != nil {
-		return nil, storeErr(err, w.Name)
+		return nil, storefault.Of(err, w.Name)
 	}
 	for _, r := range rows {
 		if key, err := location.Normalize(r.Location); err == nil {
