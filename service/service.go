@@ -23,6 +23,7 @@ import (
 	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
@@ -120,6 +121,7 @@ type Service struct {
 	refsCache *lru.Cache[string, []byte]
 	readers   *v4read.Readers // v4 manifests and their caches
 	planner   *planning.Planner
+	v4        *v4commits.Committer // v4 snapshot commits and compaction
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -169,6 +171,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	s.planner = s.newPlanner()
+	s.v4 = s.newV4Commits()
 	return s
 }
 
