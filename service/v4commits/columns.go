@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lakehold/catalog/service/commitengine"
-	"github.com/lakehold/catalog/service/ident"
-
 	"github.com/apache/iceberg-go"
 	"golang.org/x/sync/errgroup"
 
@@ -17,6 +14,8 @@ import (
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
