@@ -316,6 +316,7 @@ func (cm *Committer) LoadAt(ctx context.Context, warehouse string, id ident.Iden
 
 // LiveColumnFiles lists, per base data file with column files, its live
 // column files at a snapshot (the current one when snapshotID is nil).
+// Errors are LoadAt's and those of the leaf reads.
 func (cm *Committer) LiveColumnFiles(ctx context.Context, warehouse string, id ident.Ident, snapshotID *int64) ([]BaseColumnFiles, error) {
 	w, st, err := cm.LoadAt(ctx, warehouse, id, snapshotID)
 	if err != nil {
