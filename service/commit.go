@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/v4commits"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -96,7 +97,7 @@ func (s *Service) stage(ctx context.Context, w *store.Warehouse, c *parsedChange
 	if err := requirements.Check(c.reqs, base); err != nil {
 		return nil, err
 	}
-	target, updates, err := v4Plan(version, prev.NSnaps > 0, c.updates, c.info)
+	target, updates, err := v4commits.PlanUpdates(version, prev.NSnaps > 0, c.updates, c.info)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +293,7 @@ func (s *Service) createFromUpdates(ctx context.Context, w *store.Warehouse, c *
 	}
 	target, updates := version, c.updates
 	if version == FormatV4 {
-		if _, updates, err = v4Plan(3, false, c.updates, c.info); err != nil {
+		if _, updates, err = v4commits.PlanUpdates(3, false, c.updates, c.info); err != nil {
 			return nil, err
 		}
 		version = 3

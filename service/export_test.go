@@ -14,12 +14,12 @@ func (s *Service) CurrentRoot(ctx context.Context, warehouse string, id Ident) (
 	if err != nil {
 		return nil, nil, false, err
 	}
-	st, err := s.loadV4(ctx, w, id)
+	st, err := s.v4.Load(ctx, w, id)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	loc := st.meta.CurrentSnapshot().ManifestList
-	cached, ok = s.readers.CachedRoot(loc, st.location)
-	read, err = s.readers.Manifest(ctx, w, loc, st.location, nil, nil)
+	loc := st.Metadata().CurrentSnapshot().ManifestList
+	cached, ok = s.readers.CachedRoot(loc, st.Location())
+	read, err = s.readers.Manifest(ctx, w, loc, st.Location(), nil, nil)
 	return cached, read, ok, err
 }

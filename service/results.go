@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 )
@@ -53,11 +54,8 @@ type ColumnFileRef = v4read.ColumnFileRef
 // DeletionVectorRef is the deletion vector of a data file (v4read.DeletionVectorRef).
 type DeletionVectorRef = v4read.DeletionVectorRef
 
-// BaseColumnFiles is a base data file with its live column files.
-type BaseColumnFiles struct {
-	DataFile    string
-	ColumnFiles []ColumnFileRef
-}
+// BaseColumnFiles is a base data file with its live column files (v4commits.BaseColumnFiles).
+type BaseColumnFiles = v4commits.BaseColumnFiles
 
 // CreateWarehouse registers a warehouse: 400 for a bad name or location
 // (or one overlapping another warehouse), 409 when the name is taken.

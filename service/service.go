@@ -24,6 +24,7 @@ import (
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
@@ -122,6 +123,7 @@ type Service struct {
 	readers   *v4read.Readers // v4 manifests and their caches
 	planner   *planning.Planner
 	maint     *maintenance.Maintainer
+	v4        *v4commits.Committer // v4 snapshot commits and compaction
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -172,6 +174,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	s.planner = s.newPlanner()
 	s.maint = s.newMaintainer()
+	s.v4 = s.newV4Commits()
 	return s
 }
 

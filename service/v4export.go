@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4export"
+	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -80,7 +81,7 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 			return nil, err
 		}
 	}
-	_, st, err := s.loadV4At(ctx, warehouse, in.Source, nil)
+	_, st, err := s.v4.LoadAt(ctx, warehouse, in.Source, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 	if err != nil {
 		return nil, err
 	}
-	rel := func(loc string) string { return fileName(w, st.location, loc) }
+	rel := func(loc string) string { return fileName(w, st.Location(), loc) }
 	if err := v4export.Check(version, data, eqDeletes, rel); err != nil {
 		return nil, exportRefused(err)
 	}
@@ -129,8 +130,8 @@ func (s *Service) compactForExport(ctx context.Context, warehouse string, id Ide
 		return err
 	}
 	for _, f := range rep.Folds {
-		if f.err != nil {
-			return fault.Wrap(fault.KindOf(f.err), f.err, "Cannot export %s: folding %s first failed: %s; nothing was exported",
+		if err := f.Err(); err != nil {
+			return fault.Wrap(fault.KindOf(err), err, "Cannot export %s: folding %s first failed: %s; nothing was exported",
 				id, f.DataFile, f.Error)
 		}
 	}
@@ -154,15 +155,16 @@ func exportRefused(err error) error {
 
 // liveRows reads the live data and equality-delete rows of st's current
 // snapshot, every column and stat, locations resolved.
-func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4State) (data, eqDeletes []v4manifest.TrackedFile, err error) {
-	for i := range st.rootRows {
-		rr := &st.rootRows[i]
+func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4commits.State) (data, eqDeletes []v4manifest.TrackedFile, err error) {
+	root := st.RootRows()
+	for i := range root {
+		rr := &root[i]
 		if !rr.Tracking.Status.Live() {
 			continue
 		}
 		rows := []v4manifest.TrackedFile{*rr}
 		if rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest {
-			if rows, err = s.readers.Leaf(ctx, w, st.location, rr, nil); err != nil {
+			if rows, err = s.readers.Leaf(ctx, w, st.Location(), rr, nil); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -170,10 +172,10 @@ func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4State)
 			if !r.Tracking.Status.Live() {
 				continue
 			}
-			r.Location = v4manifest.Resolve(st.location, r.Location)
+			r.Location = v4manifest.Resolve(st.Location(), r.Location)
 			if r.DeletionVector != nil {
 				dv := *r.DeletionVector
-				dv.Location = v4manifest.Resolve(st.location, dv.Location)
+				dv.Location = v4manifest.Resolve(st.Location(), dv.Location)
 				r.DeletionVector = &dv
 			}
 			switch r.ContentType {
@@ -191,7 +193,7 @@ func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4State)
 type export struct {
 	s       *Service
 	w       *store.Warehouse
-	st      *v4State
+	st      *v4commits.State
 	version int
 	loc     string
 	written []string
@@ -239,15 +241,15 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 func (x *export) metadata(ctx context.Context, data, eqDeletes []v4manifest.TrackedFile) ([]byte, error) {
 	st := x.st
 	t := v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc, TimestampMS: x.s.now().UnixMilli(),
-		SequenceNumber: st.meta.LastSequenceNumber(), NextRowID: st.meta.NextRowID()}
-	if st.meta.CurrentSnapshot() != nil {
+		SequenceNumber: st.Metadata().LastSequenceNumber(), NextRowID: st.Metadata().NextRowID()}
+	if st.Metadata().CurrentSnapshot() != nil {
 		if err := x.copyFiles(ctx, data, eqDeletes); err != nil {
 			return nil, err
 		}
-		snapID, tag := newSnapshotID(), uuid.NewString()
+		snapID, tag := v4commits.NewSnapshotID(), uuid.NewString()
 		metaDir := strings.TrimRight(x.loc, "/") + "/metadata/"
-		out, err := v4export.Build(v4export.Input{FormatVersion: x.version, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs(),
-			SnapshotID: snapID, SequenceNumber: st.meta.LastSequenceNumber(), FirstRowID: st.meta.NextRowID(),
+		out, err := v4export.Build(v4export.Input{FormatVersion: x.version, Schema: st.Metadata().CurrentSchema(), Specs: st.Metadata().PartitionSpecs(),
+			SnapshotID: snapID, SequenceNumber: st.Metadata().LastSequenceNumber(), FirstRowID: st.Metadata().NextRowID(),
 			Data: data, EqualityDeletes: eqDeletes,
 			ManifestLocation: func(n int) string { return fmt.Sprintf("%s%s-m%d.avro", metaDir, tag, n) }})
 		if err != nil {
@@ -261,7 +263,7 @@ func (x *export) metadata(ctx context.Context, data, eqDeletes []v4manifest.Trac
 		}
 		t.SnapshotID, t.ManifestList, t.Snapshot = snapID, listLoc, out
 	}
-	md, err := v4export.Metadata(st.entry.Data, t)
+	md, err := v4export.Metadata(st.Entry().Data, t)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "build the exported metadata")
 	}
@@ -347,8 +349,8 @@ func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4ma
 	dvs := make([]v4export.DV, len(rows))
 	for i, r := range rows {
 		d := data[r].DeletionVector
-		if d.SizeInBytes > maxDVBlob {
-			return fault.New(fault.Internal, "cannot export the deletion vector of %s: larger than the server reads", fileName(x.w, x.st.location, src))
+		if d.SizeInBytes > v4commits.MaxDVBlob {
+			return fault.New(fault.Internal, "cannot export the deletion vector of %s: larger than the server reads", fileName(x.w, x.st.Location(), src))
 		}
 		blob := make([]byte, d.SizeInBytes)
 		if _, err := f.ReadAt(blob, d.Offset); err != nil {
@@ -358,7 +360,7 @@ func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4ma
 	}
 	out, placed, err := v4export.PuffinOfDVs(dvs)
 	if err != nil {
-		return fault.Wrap(fault.Internal, err, "write the exported deletion vectors of %s", fileName(x.w, x.st.location, src))
+		return fault.Wrap(fault.Internal, err, "write the exported deletion vectors of %s", fileName(x.w, x.st.Location(), src))
 	}
 	if err := x.s.writeMetadataFile(ctx, x.w, dst, out); err != nil {
 		return err
@@ -375,7 +377,7 @@ func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4ma
 // relative to the table when it lies inside the source table, under data/
 // with a unique prefix otherwise.
 func (x *export) dest(src string) string {
-	rel := v4manifest.Relativize(x.st.location, src)
+	rel := v4manifest.Relativize(x.st.Location(), src)
 	if rel == src {
 		rel = "data/exported-" + uuid.NewString()[:8] + "-" + path.Base(src)
 	}
@@ -403,9 +405,9 @@ func (x *export) copy(ctx context.Context, src, dst string) error {
 func (x *export) copyErr(err error, src string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fault.Wrap(fault.Internal, err, "Cannot export %s: the file is missing", fileName(x.w, x.st.location, src))
+		return fault.Wrap(fault.Internal, err, "Cannot export %s: the file is missing", fileName(x.w, x.st.Location(), src))
 	case storage.Unavailable(err):
-		return fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, fileName(x.w, x.st.location, src))
+		return fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, fileName(x.w, x.st.Location(), src))
 	}
-	return fault.Wrap(fault.Internal, err, "Failed to copy %s into the exported table", fileName(x.w, x.st.location, src))
+	return fault.Wrap(fault.Internal, err, "Failed to copy %s into the exported table", fileName(x.w, x.st.Location(), src))
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lakehold/catalog/service/commitengine"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
@@ -106,9 +104,9 @@ func TestV4SummaryTotals(t *testing.T) {
 	// What a parent without totals gets: its tree counted.
 	w, err := s.warehouse(ctx, "wh")
 	require.NoError(t, err)
-	vs, err := s.loadV4(ctx, w, id)
+	vs, err := s.v4.Load(ctx, w, id)
 	require.NoError(t, err)
-	counted, err := s.treeTotals(ctx, s.newV4Tx(w, vs, &commitengine.Attempt{}))
+	counted, err := s.v4.TreeTotals(ctx, w, vs)
 	require.NoError(t, err)
 	chained, ok := v4commit.ParentTotals(sum)
 	require.True(t, ok)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/v4commits"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -79,7 +80,7 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if err := requirements.Check(c.reqs, prev.Meta); err != nil {
 		return nil, err
 	}
-	_, ups, err := v4Plan(FormatV4, false, c.updates, c.info)
+	_, ups, err := v4commits.PlanUpdates(FormatV4, false, c.updates, c.info)
 	if err != nil {
 		return nil, err
 	}
@@ -98,14 +99,14 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	// The upgraded view is not stored: its entry has no document to copy
 	// snapshots from, so the new document encodes all of them.
 	entry := &tablemeta.Entry{Meta: tablemeta.Hold(meta), Version: FormatV4}
-	st := &v4State{obj: obj, entry: entry, meta: entry.Meta, location: meta.Location()}
-	t := s.newV4Tx(w, st, a)
-	res, err := v4convert.Tree(t.snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
+	st := v4commits.NewState(obj, entry)
+	t := s.v4.NewTx(w, st, a)
+	res, err := v4convert.Tree(t.Snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "lay out the converted manifests")
 	}
 	res.AddedRows = assigned // next-row-id moves past the ids just assigned
-	return s.stageV4Snapshot(ctx, t, res)
+	return v4Result(s.v4.StageSnapshot(ctx, t, res))
 }
 
 // withRowLineage puts an upgrade to format version 3 before ups when the
@@ -140,7 +141,7 @@ func applyUpdates(base table.Metadata, ups table.Updates) (table.Metadata, error
 	if len(ups) == 0 {
 		return base, nil
 	}
-	// No metadata location: stageV4Snapshot's builder logs the file this
+	// No metadata location: v4commits.Committer.StageSnapshot's builder logs the file this
 	// commit replaces, once.
 	b, err := table.MetadataBuilderFromBase(base, "")
 	if err != nil {
@@ -173,7 +174,7 @@ func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta 
 		if v4manifest.IsAbsolute(name) || strings.HasPrefix(name, "/") {
 			name = fileName(w, meta.Location(), name) // never a server path
 		}
-		e := rejectV4(validation.ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
+		e := v4commits.Reject(validation.ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
 			snap.SnapshotID, ue.Count, ue.What, name, ue.Hint)
 		e.Details = map[string]any{"count": ue.Count, "example": name}
 		return nil, e

@@ -141,11 +141,11 @@ func testUpgradeManyManifests(t *testing.T, backend string) {
 	require.Equal(t, "2000000", cur.Summary.Properties["total-records"])
 	w, err := svc.warehouse(ctx, "wh")
 	require.NoError(t, err)
-	st, err := svc.loadV4(ctx, w, id)
+	st, err := svc.v4.Load(ctx, w, id)
 	require.NoError(t, err)
-	require.Len(t, st.rootRows, 7, "2000 rows in leaves of at most 300")
+	require.Len(t, st.RootRows(), 7, "2000 rows in leaves of at most 300")
 	var rows int64
-	for _, rr := range st.rootRows {
+	for _, rr := range st.RootRows() {
 		rows += rr.RecordCount
 		require.Equal(t, int32(rr.RecordCount), rr.ManifestInfo.ExistingFiles)
 	}

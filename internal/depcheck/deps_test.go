@@ -104,6 +104,11 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/maintenance", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/maintenance", []string{"net/http", "os"}},
+		// The v4 commits: the commit engine, the readers, a table loader,
+		// authorize and file IO functions and a clock, all given as values.
+		{mod + "service/v4commits", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/v4commits", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

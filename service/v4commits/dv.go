@@ -1,4 +1,4 @@
-package service
+package v4commits
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/lakehold/catalog/validation"
 )
 
-// maxDVBlob bounds the deletion vector blob the server reads to check a
+// MaxDVBlob bounds the deletion vector blob the server reads to check a
 // request: far above a DV of a billion-row file with scattered deletes,
 // small enough that a few requests cannot exhaust memory.
-const maxDVBlob = 64 << 20
+const MaxDVBlob = 64 << 20
 
 // checkDeletionVectors reads the Puffin file of every deletion vector a
 // files commit sets and checks it against the request (blob range, type,
@@ -25,7 +25,7 @@ const maxDVBlob = 64 << 20
 // files at a time. It returns the largest deleted position of each vector,
 // by data file, for the tree rewrite to check against the file's rows, or a
 // 400 ValidationException with a deletion-vector-* reason.
-func (s *Service) checkDeletionVectors(ctx context.Context, w *store.Warehouse, st *v4State, dvs map[string]v4manifest.DeletionVector) (map[string]int64, error) {
+func (cm *Committer) checkDeletionVectors(ctx context.Context, w *store.Warehouse, st *State, dvs map[string]v4manifest.DeletionVector) (map[string]int64, error) {
 	bases := make([]string, 0, len(dvs))
 	for b := range dvs {
 		bases = append(bases, b)
@@ -37,7 +37,7 @@ func (s *Service) checkDeletionVectors(ctx context.Context, w *store.Warehouse, 
 	g.SetLimit(footerReaders)
 	for i, base := range bases {
 		g.Go(func() error {
-			maxPos[i], errs[i] = s.checkDeletionVector(ctx, w, st, base, dvs[base])
+			maxPos[i], errs[i] = cm.checkDeletionVector(ctx, w, st, base, dvs[base])
 			return nil
 		})
 	}
@@ -54,14 +54,14 @@ func (s *Service) checkDeletionVectors(ctx context.Context, w *store.Warehouse, 
 
 // checkDeletionVector checks one deletion vector and returns its largest
 // deleted position (-1 when it deletes nothing).
-func (s *Service) checkDeletionVector(ctx context.Context, w *store.Warehouse, st *v4State, base string, d v4manifest.DeletionVector) (int64, error) {
-	req := validation.DeletionVector{DataFile: base, Name: tableFileName(st.location, base),
+func (cm *Committer) checkDeletionVector(ctx context.Context, w *store.Warehouse, st *State, base string, d v4manifest.DeletionVector) (int64, error) {
+	req := validation.DeletionVector{DataFile: base, Name: TableFileName(st.location, base),
 		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-	if d.SizeInBytes > maxDVBlob {
-		_, err := validation.MatchDVBlob(req, nil, "the blob is larger than the server reads ("+strconv.Itoa(maxDVBlob>>20)+" MiB)")
+	if d.SizeInBytes > MaxDVBlob {
+		_, err := validation.MatchDVBlob(req, nil, "the blob is larger than the server reads ("+strconv.Itoa(MaxDVBlob>>20)+" MiB)")
 		return 0, err
 	}
-	r, closeFile, blobs, readErr := s.openPuffin(ctx, w, st, d.Location)
+	r, closeFile, blobs, readErr := cm.openPuffin(ctx, w, st, d.Location)
 	if closeFile != nil {
 		defer closeFile()
 	}
@@ -90,8 +90,8 @@ func (s *Service) checkDeletionVector(ctx context.Context, w *store.Warehouse, s
 // openPuffin opens a Puffin file and reads its footer. On failure it
 // returns a client-safe reason instead of an error (no paths or driver
 // text), for validation to report.
-func (s *Service) openPuffin(ctx context.Context, w *store.Warehouse, st *v4State, loc string) (*puffin.Reader, func(), []validation.PuffinBlob, string) {
-	io, err := s.fileIO(ctx, w, loc)
+func (cm *Committer) openPuffin(ctx context.Context, w *store.Warehouse, st *State, loc string) (*puffin.Reader, func(), []validation.PuffinBlob, string) {
+	io, err := cm.d.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, nil, nil, "the Puffin file cannot be opened"
 	}
@@ -99,7 +99,7 @@ func (s *Service) openPuffin(ctx context.Context, w *store.Warehouse, st *v4Stat
 	if err != nil {
 		return nil, nil, nil, "the Puffin file does not exist or cannot be opened"
 	}
-	r, err := puffin.NewReader(f, puffin.WithMaxBlobSize(maxDVBlob), puffin.WithMaxFooterSize(1<<20))
+	r, err := puffin.NewReader(f, puffin.WithMaxBlobSize(MaxDVBlob), puffin.WithMaxFooterSize(1<<20))
 	if err != nil {
 		f.Close()
 		return nil, nil, nil, "the file is not a readable Puffin file"

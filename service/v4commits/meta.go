@@ -1,4 +1,4 @@
-package service
+package v4commits
 
 import (
 	"github.com/apache/iceberg-go/table"
@@ -11,13 +11,13 @@ import (
 // manifests and whose data can carry column files.
 const FormatV4 = tablemeta.FormatV4
 
-// v4Plan inspects a commit's updates against the current format version:
+// PlanUpdates inspects a commit's updates against the current format version:
 // it returns the target version and the updates to apply through the v3
 // view (an upgrade to 4 is done by the view itself). A downgrade and
 // snapshot-producing updates on v4 tables are 400s; so is an upgrade of a
 // table with snapshots (hasSnapshots) to v4, which converts manifests and
-// is committed on its own through commitV4Upgrade, never here.
-func v4Plan(current int, hasSnapshots bool, ups table.Updates, meta []tablemeta.UpdateInfo) (int, table.Updates, error) {
+// is committed on its own through the orchestration's upgrade commit, never here.
+func PlanUpdates(current int, hasSnapshots bool, ups table.Updates, meta []tablemeta.UpdateInfo) (int, table.Updates, error) {
 	target := current
 	if len(meta) != len(ups) {
 		return current, ups, nil

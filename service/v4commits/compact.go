@@ -1,4 +1,4 @@
-package service
+package v4commits
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-
-	"github.com/lakehold/catalog/service/commitengine"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -20,6 +18,8 @@ import (
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -33,8 +33,8 @@ type CompactionCandidate struct {
 	RecordCount     int64
 	FileSizeInBytes int64
 	FirstRowID      int64
-	ColumnFiles     []ColumnFileRef
-	DeletionVector  *DeletionVectorRef
+	ColumnFiles     []v4read.ColumnFileRef
+	DeletionVector  *v4read.DeletionVectorRef
 	// RetiredBytes are bytes no read uses (see compact.Retired).
 	RetiredBytes int64
 	RetiredRatio float64
@@ -59,22 +59,22 @@ var compactCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest
 // needs write-data: 403 when denied, 404 for an unknown table, 400
 // (table-not-v4) for another format version or a bad threshold property,
 // 500 when a footer of a candidate's file cannot be read.
-func (s *Service) PlanCompaction(ctx context.Context, warehouse string, id Ident) (*CompactionPlan, error) {
-	return s.planCompaction(ctx, warehouse, id, nil)
+func (cm *Committer) PlanCompaction(ctx context.Context, warehouse string, id ident.Ident) (*CompactionPlan, error) {
+	return cm.planCompaction(ctx, warehouse, id, nil)
 }
 
 // planCompaction is PlanCompaction with the thresholds given (nil: the
 // table's).
-func (s *Service) planCompaction(ctx context.Context, warehouse string, id Ident, given *compact.Thresholds) (*CompactionPlan, error) {
-	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
+func (cm *Committer) planCompaction(ctx context.Context, warehouse string, id ident.Ident, given *compact.Thresholds) (*CompactionPlan, error) {
+	w, err := cm.d.WriteTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.loadV4(ctx, w, id)
+	st, err := cm.Load(ctx, w, id)
 	if err != nil {
 		return nil, validationErr(err)
 	}
-	th, err := compact.ThresholdsFrom(withWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
+	th, err := compact.ThresholdsFrom(cm.d.WithWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
 	if err != nil {
 		return nil, fault.New(fault.BadRequest, "%s", err.Error())
 	}
@@ -85,11 +85,11 @@ func (s *Service) planCompaction(ctx context.Context, warehouse string, id Ident
 	if cur := st.meta.CurrentSnapshot(); cur != nil {
 		plan.SnapshotID = ptrTo(cur.SnapshotID)
 	}
-	rows, err := s.foldableRows(ctx, w, st)
+	rows, err := cm.foldableRows(ctx, w, st)
 	if err != nil {
 		return nil, err
 	}
-	bases, err := s.measureBases(ctx, w, st, rows)
+	bases, err := cm.measureBases(ctx, w, st, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +110,11 @@ func (s *Service) planCompaction(ctx context.Context, warehouse string, id Ident
 
 // foldableRows are the live data files of st's current snapshot that have
 // column files or a deletion vector.
-func (s *Service) foldableRows(ctx context.Context, w *store.Warehouse, st *v4State) ([]v4manifest.TrackedFile, error) {
+func (cm *Committer) foldableRows(ctx context.Context, w *store.Warehouse, st *State) ([]v4manifest.TrackedFile, error) {
 	var out []v4manifest.TrackedFile
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
-		rows, err := s.readers.DataRows(ctx, w, st.location, rr, compactCols)
+		rows, err := cm.readers.DataRows(ctx, w, st.location, rr, compactCols)
 		if err != nil {
 			return nil, err
 		}
@@ -130,13 +130,13 @@ func (s *Service) foldableRows(ctx context.Context, w *store.Warehouse, st *v4St
 
 // measureBases reads the footers of each row's base and column files (at
 // most footerReaders at a time) to count its retired bytes.
-func (s *Service) measureBases(ctx context.Context, w *store.Warehouse, st *v4State, rows []v4manifest.TrackedFile) ([]compact.Base, error) {
+func (cm *Committer) measureBases(ctx context.Context, w *store.Warehouse, st *State, rows []v4manifest.TrackedFile) ([]compact.Base, error) {
 	out := make([]compact.Base, len(rows))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(footerReaders)
 	for i := range rows {
 		g.Go(func() error {
-			b, err := s.measureBase(gctx, w, st, &rows[i])
+			b, err := cm.measureBase(gctx, w, st, &rows[i])
 			out[i] = b
 			return err
 		})
@@ -144,19 +144,19 @@ func (s *Service) measureBases(ctx context.Context, w *store.Warehouse, st *v4St
 	return out, g.Wait()
 }
 
-func (s *Service) measureBase(ctx context.Context, w *store.Warehouse, st *v4State, r *v4manifest.TrackedFile) (compact.Base, error) {
+func (cm *Committer) measureBase(ctx context.Context, w *store.Warehouse, st *State, r *v4manifest.TrackedFile) (compact.Base, error) {
 	b := compact.Base{Location: r.Location, RecordCount: r.RecordCount, SizeInBytes: r.FileSizeInBytes, ColumnFiles: len(r.ColumnFiles)}
 	if r.DeletionVector != nil {
 		b.Deleted = r.DeletionVector.Cardinality
 	}
-	base, err := s.columnBytes(ctx, w, st, r.Location)
+	base, err := cm.columnBytes(ctx, w, st, r.Location)
 	if err != nil {
 		return b, err
 	}
 	files := make([]compact.FileColumns, len(r.ColumnFiles))
 	for i, cf := range r.ColumnFiles {
 		loc := v4manifest.Resolve(st.location, cf.Location)
-		if files[i].Bytes, err = s.columnBytes(ctx, w, st, loc); err != nil {
+		if files[i].Bytes, err = cm.columnBytes(ctx, w, st, loc); err != nil {
 			return b, err
 		}
 		for _, id := range cf.FieldIDs {
@@ -169,21 +169,21 @@ func (s *Service) measureBase(ctx context.Context, w *store.Warehouse, st *v4Sta
 
 // columnBytes reads the per-field compressed bytes of the Parquet file at
 // loc: a 500 naming the file (relative to the table) when it cannot.
-func (s *Service) columnBytes(ctx context.Context, w *store.Warehouse, st *v4State, loc string) (map[int]int64, error) {
-	io, err := s.fileIO(ctx, w, loc)
+func (cm *Committer) columnBytes(ctx context.Context, w *store.Warehouse, st *State, loc string) (map[int]int64, error) {
+	io, err := cm.d.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
 	}
 	f, err := io.Open(ctx, loc)
 	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "cannot open %s to plan compaction", tableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot open %s to plan compaction", TableFileName(st.location, loc))
 	}
 	defer f.Close()
 	// Planning only: an invalid mapping counts as none (the fold reports it).
 	nm, _ := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
 	out, err := compact.ColumnBytes(f, nm)
 	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "cannot read the footer of %s to plan compaction", tableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot read the footer of %s to plan compaction", TableFileName(st.location, loc))
 	}
 	return out, nil
 }
@@ -195,7 +195,7 @@ type CompactionRewrite struct {
 	// ColumnFiles are the column files the rewrite read (all of the base's).
 	ColumnFiles []string
 	// DeletionVector is the one it applied; nil when the base had none.
-	DeletionVector *DeletionVectorRef
+	DeletionVector *v4read.DeletionVectorRef
 	// Location, FileSizeInBytes and RecordCount describe the new file.
 	Location        string
 	FileSizeInBytes int64
@@ -205,7 +205,7 @@ type CompactionRewrite struct {
 // CompactionCommit replaces base data files (with their column files and
 // deletion vectors) by rewritten files.
 type CompactionCommit struct {
-	Ident              Ident
+	Ident              ident.Ident
 	Requirements       json.RawMessage
 	Rewrites           []CompactionRewrite
 	SnapshotProperties map[string]string
@@ -219,8 +219,8 @@ type CompactionCommit struct {
 // a base that is not live; 409 when a base's column files or deletion
 // vector are not those the rewrite read (someone updated it meanwhile),
 // when requirements fail or retries run out.
-func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c CompactionCommit) (*TableResult, error) {
-	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)
+func (cm *Committer) CommitCompaction(ctx context.Context, warehouse string, c CompactionCommit) (*Result, error) {
+	w, reqs, err := cm.v4Target(ctx, warehouse, c.Ident, c.Requirements)
 	if err != nil {
 		return nil, err
 	}
@@ -228,11 +228,11 @@ func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c Comp
 		return nil, fault.New(fault.BadRequest, "A compaction commit needs at least one rewrite")
 	}
 	footers := map[string]*columnFooter{}
-	var res *TableResult
-	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+	var res *Result
+	err = cm.engine.Run(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
 		a := &commitengine.Attempt{}
 		var err error
-		res, err = s.stageCompaction(ctx, w, c, reqs, footers, a)
+		res, err = cm.stageCompaction(ctx, w, c, reqs, footers, a)
 		return a, validationErr(err)
 	})
 	if err != nil {
@@ -242,8 +242,8 @@ func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c Comp
 }
 
 // stageCompaction stages one attempt of a compaction commit into a.
-func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c CompactionCommit, reqs []requirements.Requirement, footers map[string]*columnFooter, a *commitengine.Attempt) (_ *TableResult, err error) {
-	st, err := s.loadV4(ctx, w, c.Ident)
+func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c CompactionCommit, reqs []requirements.Requirement, footers map[string]*columnFooter, a *commitengine.Attempt) (_ *Result, err error) {
+	st, err := cm.Load(ctx, w, c.Ident)
 	if err != nil {
 		return nil, err
 	}
@@ -253,19 +253,19 @@ func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c Com
 	}
 	folds := make([]v4commit.Fold, 0, len(c.Rewrites))
 	for _, rw := range c.Rewrites {
-		f, err := s.foldOf(ctx, w, st, rw, footers)
+		f, err := cm.foldOf(ctx, w, st, rw, footers)
 		if err != nil {
 			return nil, err
 		}
 		folds = append(folds, f)
 	}
-	t := s.newV4Tx(w, st, a)
-	read := s.leafReader(ctx, t)
-	leaves, err := s.compactionLeaves(ctx, t, read, folds)
+	t := cm.NewTx(w, st, a)
+	read := cm.leafReader(ctx, t)
+	leaves, err := cm.compactionLeaves(ctx, t, read, folds)
 	if err != nil {
 		return nil, err
 	}
-	res, err := v4commit.CommitCompaction(st.rootRows, read, t.snapshot(),
+	res, err := v4commit.CommitCompaction(st.rootRows, read, t.Snapshot(),
 		v4commit.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
 	var ce *v4commit.ConflictError
 	if errors.As(err, &ce) {
@@ -274,18 +274,18 @@ func (s *Service) stageCompaction(ctx context.Context, w *store.Warehouse, c Com
 	if err != nil {
 		return nil, engineErr(err)
 	}
-	return s.stageV4Snapshot(ctx, t, res)
+	return cm.StageSnapshot(ctx, t, res)
 }
 
 // compactionLeaves finds, through the base-file index, the data leaves
 // that may hold a folded base or name a new file, so that the tree
 // rewrite reads only those.
-func (s *Service) compactionLeaves(ctx context.Context, t *v4Tx, read v4commit.LeafReader, folds []v4commit.Fold) (map[int]bool, error) {
+func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4commit.LeafReader, folds []v4commit.Fold) (map[int]bool, error) {
 	want := map[string][]validation.ColumnFile{}
 	for _, f := range folds {
 		want[f.Base], want[f.New.Location] = nil, nil
 	}
-	found, _, err := s.findBases(ctx, t, read, want)
+	found, _, err := cm.findBases(ctx, t, read, want)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ func (s *Service) compactionLeaves(ctx context.Context, t *v4Tx, read v4commit.L
 
 // foldOf validates one rewrite's new file (its footer read once per
 // commit, kept in footers) and resolves its locations.
-func (s *Service) foldOf(ctx context.Context, w *store.Warehouse, st *v4State, rw CompactionRewrite, footers map[string]*columnFooter) (v4commit.Fold, error) {
+func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, rw CompactionRewrite, footers map[string]*columnFooter) (v4commit.Fold, error) {
 	if rw.DataFile == "" || rw.Location == "" {
 		return v4commit.Fold{}, fault.New(fault.BadRequest, "Compaction: data-file and location are required")
 	}
@@ -310,25 +310,25 @@ func (s *Service) foldOf(ctx context.Context, w *store.Warehouse, st *v4State, r
 		f.DeletionVector = &v4manifest.DeletionVector{Location: v4manifest.Resolve(st.location, d.Location), Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 	}
 	loc := v4manifest.Resolve(st.location, rw.Location)
-	if err := fileInTable(w, st, loc, "rewritten data file"); err != nil {
+	if err := cm.fileInTable(w, st, loc, "rewritten data file"); err != nil {
 		return f, err
 	}
-	name := tableFileName(st.location, loc)
+	name := TableFileName(st.location, loc)
 	sc := st.meta.CurrentSchema()
 	if footers[loc] == nil {
-		footers[loc] = s.readColumnFooter(ctx, w, loc, sc)
+		footers[loc] = cm.readColumnFooter(ctx, w, loc, sc)
 	}
 	fi := footers[loc].fi
 	switch {
 	case fi == nil:
-		return f, rejectV4(validation.ReasonDataFileUnreadable, "Rewritten data file %s: cannot read its Parquet footer", name)
+		return f, Reject(validation.ReasonDataFileUnreadable, "Rewritten data file %s: cannot read its Parquet footer", name)
 	case fi.NumRows != rw.RecordCount:
-		return f, rejectV4(validation.ReasonRecordCountMismatch, "Rewritten data file %s has %d rows, not record-count %d", name, fi.NumRows, rw.RecordCount)
+		return f, Reject(validation.ReasonRecordCountMismatch, "Rewritten data file %s has %d rows, not record-count %d", name, fi.NumRows, rw.RecordCount)
 	case fi.Size != rw.FileSizeInBytes:
-		return f, rejectV4(validation.ReasonFileSizeMismatch, "Rewritten data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, rw.FileSizeInBytes)
+		return f, Reject(validation.ReasonFileSizeMismatch, "Rewritten data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, rw.FileSizeInBytes)
 	}
 	if _, ok := fi.Nodes[v4manifest.FieldRowID]; !ok {
-		return f, rejectV4(validation.ReasonRowIDsNotMaterialized, "Rewritten data file %s has no _row_id column (field id %d)", name, v4manifest.FieldRowID)
+		return f, Reject(validation.ReasonRowIDsNotMaterialized, "Rewritten data file %s has no _row_id column (field id %d)", name, v4manifest.FieldRowID)
 	}
 	f.New = v4manifest.TrackedFile{Location: loc, RecordCount: rw.RecordCount, FileSizeInBytes: rw.FileSizeInBytes,
 		ContentStats: map[int]*v4manifest.FieldStats{}}
@@ -375,8 +375,8 @@ type CompactionReport struct {
 // committed on its own, so that one base updated meanwhile (a 409, its new
 // file deleted again) does not undo the others. Errors are those of
 // PlanCompaction; a failed fold is reported in its FoldReport.
-func (s *Service) Compact(ctx context.Context, warehouse string, id Ident, opt CompactOptions) (*CompactionReport, error) {
-	plan, err := s.planCompaction(ctx, warehouse, id, opt.Thresholds)
+func (cm *Committer) Compact(ctx context.Context, warehouse string, id ident.Ident, opt CompactOptions) (*CompactionReport, error) {
+	plan, err := cm.planCompaction(ctx, warehouse, id, opt.Thresholds)
 	if err != nil {
 		return nil, err
 	}
@@ -384,23 +384,23 @@ func (s *Service) Compact(ctx context.Context, warehouse string, id Ident, opt C
 	if opt.DryRun || len(plan.Candidates) == 0 {
 		return rep, nil
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := cm.d.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.loadV4(ctx, w, id)
+	st, err := cm.Load(ctx, w, id)
 	if err != nil {
 		return nil, validationErr(err)
 	}
 	for _, c := range plan.Candidates {
-		rep.Folds = append(rep.Folds, s.foldOne(ctx, w, st, id, warehouse, c))
+		rep.Folds = append(rep.Folds, cm.foldOne(ctx, w, st, id, warehouse, c))
 	}
 	return rep, nil
 }
 
 // foldOne rewrites and commits one candidate; failures land in the report
 // with a client-safe message.
-func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, id Ident, warehouse string, c CompactionCandidate) FoldReport {
+func (cm *Committer) foldOne(ctx context.Context, w *store.Warehouse, st *State, id ident.Ident, warehouse string, c CompactionCandidate) FoldReport {
 	fr := FoldReport{DataFile: v4manifest.Relativize(st.location, c.DataFile), RowsBefore: c.RecordCount, BytesBefore: c.FileSizeInBytes}
 	task := stitch.Task{DataFile: c.DataFile, RecordCount: c.RecordCount}
 	nm, err := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
@@ -424,27 +424,27 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 			SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 	}
 	var buf bytes.Buffer
-	out, err := compact.Rewrite(ctx, s.stitchOpener(w), &buf, compact.Input{Task: task, FirstRowID: c.FirstRowID, Schema: st.meta.CurrentSchema()})
+	out, err := compact.Rewrite(ctx, cm.stitchOpener(w), &buf, compact.Input{Task: task, FirstRowID: c.FirstRowID, Schema: st.meta.CurrentSchema()})
 	if err != nil {
-		s.log.WarnContext(ctx, "compaction rewrite failed", "table", id.String(), "file", fr.DataFile, "error", strings.ReplaceAll(storage.PathFree(err).Error(), st.location, "<table>"))
+		cm.log.WarnContext(ctx, "compaction rewrite failed", "table", id.String(), "file", fr.DataFile, "error", strings.ReplaceAll(storage.PathFree(err).Error(), st.location, "<table>"))
 		fr.Error, fr.err = "cannot rewrite the base file", fault.New(fault.Internal, "cannot rewrite the base file")
 		return fr
 	}
-	newLoc := dataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
-	if !tablePrefixes(w, st.location).Contains(newLoc) {
+	newLoc := cm.d.DataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
+	if !cm.d.TablePrefixes(w, st.location).Contains(newLoc) {
 		// Commits vet write.data.path; metadata from before that rule may
 		// still name a place outside the table.
 		fr.Error = "the table's data location (write.data.path) lies outside the table"
 		fr.err = fault.New(fault.BadRequest, "%s", fr.Error)
 		return fr
 	}
-	if err := s.writeMetadataFile(ctx, w, newLoc, buf.Bytes()); err != nil {
+	if err := cm.d.WriteFile(ctx, w, newLoc, buf.Bytes()); err != nil {
 		fr.Error, fr.err = "cannot write the rewritten file", err
 		return fr
 	}
 	rw.Location, rw.FileSizeInBytes, rw.RecordCount = newLoc, out.Bytes, out.Rows
-	if _, err := s.CommitCompaction(ctx, warehouse, CompactionCommit{Ident: id, Rewrites: []CompactionRewrite{rw}}); err != nil {
-		s.dropUnlanded(ctx, w, err, newLoc)
+	if _, err := cm.CommitCompaction(ctx, warehouse, CompactionCommit{Ident: id, Rewrites: []CompactionRewrite{rw}}); err != nil {
+		cm.engine.DropUnlanded(ctx, w, err, newLoc)
 		fr.Error, fr.err = fault.ClientText(err), err
 		return fr
 	}
@@ -453,9 +453,9 @@ func (s *Service) foldOne(ctx context.Context, w *store.Warehouse, st *v4State, 
 }
 
 // stitchOpener opens the files of w for package stitch.
-func (s *Service) stitchOpener(w *store.Warehouse) stitch.Opener {
+func (cm *Committer) stitchOpener(w *store.Warehouse) stitch.Opener {
 	return func(ctx context.Context, loc string) (stitch.File, error) {
-		io, err := s.fileIO(ctx, w, loc)
+		io, err := cm.d.FileIO(ctx, w, loc)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package service
+package v4commits
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -16,7 +17,7 @@ import (
 // The base-file index (docs/design.md, "Base-file index") lets a
 // column-file commit read only the leaves that may hold its base files
 // instead of every leaf of the table. Every data leaf this server writes
-// is indexed with the swap that commits it (stageV4Snapshot); leaves of a
+// is indexed with the swap that commits it (StageSnapshot); leaves of a
 // root that are not indexed (tables from before the index, leaves other
 // writers wrote) are read once and indexed here, before the lookup.
 
@@ -27,16 +28,16 @@ const rebuildBatch = 16
 // findBases finds the leaves holding the base files of byBase through the
 // index, and the table's live equality deletes. A 503 or 500 for a store
 // failure; the leaf reader's errors as they are.
-func (s *Service) findBases(ctx context.Context, t *v4Tx, read v4commit.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
+func (cm *Committer) findBases(ctx context.Context, t *Tx, read v4commit.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
 	st := t.st
-	lineages, err := s.indexRoot(ctx, t, read)
+	lineages, err := cm.indexRoot(ctx, t, read)
 	if err != nil {
 		return nil, nil, err
 	}
 	t.lineages = lineages
-	got, err := s.store.FileIndexLookup(ctx, st.obj.ID, slices.Sorted(maps.Keys(byBase)))
+	got, err := cm.store.FileIndexLookup(ctx, st.obj.ID, slices.Sorted(maps.Keys(byBase)))
 	if err != nil {
-		return nil, nil, storeErr(err, t.w.Name)
+		return nil, nil, storefault.Of(err, t.w.Name)
 	}
 	entries := make([]v4commit.IndexEntry, len(got))
 	for i, e := range got {
@@ -49,15 +50,15 @@ func (s *Service) findBases(ctx context.Context, t *v4Tx, read v4commit.LeafRead
 // indexing those not indexed yet first. Entries of an immutable leaf are
 // true whatever becomes of this commit, so they are written at once, in
 // their own transactions.
-func (s *Service) indexRoot(ctx context.Context, t *v4Tx, read v4commit.LeafReader) (map[string]string, error) {
+func (cm *Committer) indexRoot(ctx context.Context, t *Tx, read v4commit.LeafReader) (map[string]string, error) {
 	live := v4commit.LiveDataLeaves(t.st.rootRows, t.resolve)
 	if len(live) == 0 {
 		return map[string]string{}, nil
 	}
 	leaves := slices.Sorted(maps.Keys(live))
-	lineages, err := s.store.FileIndexLeaves(ctx, t.st.obj.ID, leaves)
+	lineages, err := cm.store.FileIndexLeaves(ctx, t.st.obj.ID, leaves)
 	if err != nil || len(lineages) == len(leaves) {
-		return lineages, storeErr(err, t.w.Name)
+		return lineages, storefault.Of(err, t.w.Name)
 	}
 	var todo []string
 	for _, leaf := range leaves {
@@ -74,15 +75,15 @@ func (s *Service) indexRoot(ctx context.Context, t *v4Tx, read v4commit.LeafRead
 			}
 			batch = append(batch, store.IndexedLeaf{Leaf: leaf, Lineage: uuid.NewString(), Locations: li.Locations})
 		}
-		if err := s.store.FileIndexAdd(ctx, t.st.obj.ID, batch); err != nil {
-			return nil, storeErr(err, t.w.Name)
+		if err := cm.store.FileIndexAdd(ctx, t.st.obj.ID, batch); err != nil {
+			return nil, storefault.Of(err, t.w.Name)
 		}
 	}
 	// Read back: a concurrent rebuild may have indexed a leaf first, under
 	// its own lineage.
-	rebuilt, err := s.store.FileIndexLeaves(ctx, t.st.obj.ID, todo)
+	rebuilt, err := cm.store.FileIndexLeaves(ctx, t.st.obj.ID, todo)
 	if err != nil {
-		return nil, storeErr(err, t.w.Name)
+		return nil, storefault.Of(err, t.w.Name)
 	}
 	maps.Copy(lineages, rebuilt)
 	return lineages, nil
@@ -91,7 +92,7 @@ func (s *Service) indexRoot(ctx context.Context, t *v4Tx, read v4commit.LeafRead
 // newLeafIndex lists the data leaves res writes for the swap to index: a
 // rewrite of an indexed leaf continues its lineage and adds no file
 // entries; any other leaf starts a lineage with all its files.
-func (s *Service) newLeafIndex(ctx context.Context, t *v4Tx, res *v4commit.Result) ([]store.IndexedLeaf, error) {
+func (cm *Committer) newLeafIndex(ctx context.Context, t *Tx, res *v4commit.Result) ([]store.IndexedLeaf, error) {
 	written := res.DataLeafIndex(t.resolve)
 	var unknown []string
 	for _, li := range written {
@@ -101,9 +102,9 @@ func (s *Service) newLeafIndex(ctx context.Context, t *v4Tx, res *v4commit.Resul
 	}
 	lineages := t.lineages
 	if len(unknown) > 0 {
-		got, err := s.store.FileIndexLeaves(ctx, t.st.obj.ID, unknown)
+		got, err := cm.store.FileIndexLeaves(ctx, t.st.obj.ID, unknown)
 		if err != nil {
-			return nil, storeErr(err, t.w.Name)
+			return nil, storefault.Of(err, t.w.Name)
 		}
 		lineages = maps.Clone(t.lineages)
 		if lineages == nil {
@@ -123,4 +124,4 @@ func (s *Service) newLeafIndex(ctx context.Context, t *v4Tx, res *v4commit.Resul
 }
 
 // resolve makes a location of t's table absolute.
-func (t *v4Tx) resolve(loc string) string { return v4manifest.Resolve(t.st.location, loc) }
+func (t *Tx) resolve(loc string) string { return v4manifest.Resolve(t.st.location, loc) }

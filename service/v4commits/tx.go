@@ -1,12 +1,10 @@
-package service
+package v4commits
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/lakehold/catalog/service/commitengine"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -16,16 +14,19 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
 )
 
-// v4Tx is one attempt of a v4 snapshot commit being built: the new
+// Tx is one attempt of a v4 snapshot commit being built: the new
 // snapshot's ids and the files written.
-type v4Tx struct {
+type Tx struct {
+	cm     *Committer
 	w      *store.Warehouse
-	st     *v4State
+	st     *State
 	a      *commitengine.Attempt
 	snapID int64
 	seq    int64
@@ -36,27 +37,28 @@ type v4Tx struct {
 	lineages map[string]string
 }
 
-func (s *Service) newV4Tx(w *store.Warehouse, st *v4State, a *commitengine.Attempt) *v4Tx {
-	return &v4Tx{w: w, st: st, a: a, snapID: newSnapshotID(), seq: st.meta.LastSequenceNumber() + 1, uuid: uuid.NewString()}
+// NewTx starts one attempt of a v4 snapshot commit on st, staging into a.
+func (cm *Committer) NewTx(w *store.Warehouse, st *State, a *commitengine.Attempt) *Tx {
+	return &Tx{cm: cm, w: w, st: st, a: a, snapID: NewSnapshotID(), seq: st.meta.LastSequenceNumber() + 1, uuid: uuid.NewString()}
 }
 
 // nextLeaf names the next leaf manifest this attempt writes.
-func (t *v4Tx) nextLeaf() string {
+func (t *Tx) nextLeaf() string {
 	loc := fmt.Sprintf("%s/metadata/%s-m%d.parquet", t.st.location, t.uuid, t.leafN)
 	t.leafN++
 	return loc
 }
 
-// snapshot is what the tree rewrite needs to know of this attempt.
-func (t *v4Tx) snapshot() v4commit.Snapshot {
+// Snapshot is what the tree rewrite needs to know of this attempt.
+func (t *Tx) Snapshot() v4commit.Snapshot {
 	return v4commit.Snapshot{ID: t.snapID, SequenceNumber: t.seq, TableLocation: t.st.location, LeafLocation: t.nextLeaf,
-		Name: func(loc string) string { return fileName(t.w, t.st.location, loc) }}
+		Name: func(loc string) string { return t.cm.d.FileName(t.w, t.st.location, loc) }}
 }
 
 // leafReader reads the leaves of t's table for the tree rewrite.
-func (s *Service) leafReader(ctx context.Context, t *v4Tx) v4commit.LeafReader {
+func (cm *Committer) leafReader(ctx context.Context, t *Tx) v4commit.LeafReader {
 	return func(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
-		return s.readers.Leaf(ctx, t.w, t.st.location, rr, cols)
+		return cm.readers.Leaf(ctx, t.w, t.st.location, rr, cols)
 	}
 }
 
@@ -81,9 +83,9 @@ func engineErr(err error) error {
 
 // writeLeaves writes the new leaves of res and records their sizes in its
 // root. A write failure is a 409: nothing is committed yet.
-func (s *Service) writeLeaves(ctx context.Context, t *v4Tx, res *v4commit.Result) error {
+func (cm *Committer) writeLeaves(ctx context.Context, t *Tx, res *v4commit.Result) error {
 	for i, l := range res.Leaves {
-		size, err := s.writeManifest(ctx, t.w, t.st, l.Location, l.Content, l.Rows)
+		size, err := cm.writeManifest(ctx, t.w, t.st, l.Location, l.Content, l.Rows)
 		if err != nil {
 			return err
 		}
@@ -93,64 +95,67 @@ func (s *Service) writeLeaves(ctx context.Context, t *v4Tx, res *v4commit.Result
 	return nil
 }
 
-// stageV4Snapshot writes the new leaves and root manifest of res and the
+// StageSnapshot writes the new leaves and root manifest of res and the
 // metadata file that adds the snapshot as the head of main (its summary
 // with the table totals, addTotals), and stages the pointer swap. The
 // metadata names the root by location only, so it is built while the
-// manifests are encoded: each is a few milliseconds of one core.
-func (s *Service) stageV4Snapshot(ctx context.Context, t *v4Tx, res *v4commit.Result) (*TableResult, error) {
+// manifests are encoded: each is a few milliseconds of one core. Errors:
+// 409 (503 when storage is unavailable) when a manifest cannot be written,
+// the metadata check's 400 ValidationException, 500 when it cannot be
+// built, the base-file index's store errors.
+func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4commit.Result) (*Result, error) {
 	st := t.st
-	s.addTotals(ctx, t, res)
+	cm.addTotals(ctx, t, res)
 	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, t.snapID, t.uuid)
 	var meta table.Metadata
-	var enc *encodedChange
+	var enc *Encoded
 	var g errgroup.Group
 	g.Go(func() (err error) {
-		meta, enc, err = s.snapshotMetadata(t, res, rootLoc)
+		meta, enc, err = cm.snapshotMetadata(t, res, rootLoc)
 		return err
 	})
-	treeErr := s.writeTree(ctx, t, res, rootLoc)
+	treeErr := cm.writeTree(ctx, t, res, rootLoc)
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if treeErr != nil {
 		return nil, treeErr
 	}
-	index, err := s.newLeafIndex(ctx, t, res)
+	index, err := cm.newLeafIndex(ctx, t, res)
 	if err != nil {
 		return nil, err
 	}
-	metaLoc, newLoc, err := s.writeNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), enc.data)
+	metaLoc, newLoc, err := cm.d.WriteNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), enc.Data)
 	if err != nil {
 		return nil, err
 	}
 	t.a.AddFile(metaLoc)
 	t.a.Swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
-		NewMetadataLocation: metaLoc, NewMetadata: enc.data, NewFormatVersion: FormatV4, NewLocation: newLoc,
-		NewRefsMetadata: enc.refs, Index: index}}
-	id := Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
-	t.a.Jobs = s.commitJobs(t.w, id, st.meta, meta, metaLoc)
+		NewMetadataLocation: metaLoc, NewMetadata: enc.Data, NewFormatVersion: FormatV4, NewLocation: newLoc,
+		NewRefsMetadata: enc.Refs, Index: index}}
+	id := ident.Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
+	t.a.Jobs = cm.d.CommitJobs(t.w, id, st.meta, meta, metaLoc)
 	t.a.Events = nil
-	s.addEvent(t.a, func() store.Event {
-		return changeevents.Update(tableObject(t.w.Name, id, meta), who(ctx), changeevents.SnapshotUpdates(meta), nil)
+	cm.d.AddEvent(t.a, func() store.Event {
+		return changeevents.Update(cm.d.TableObject(t.w.Name, id, meta), cm.d.Who(ctx), changeevents.SnapshotUpdates(meta), nil)
 	})
-	if enc.entry != nil {
-		t.a.Landed = func(context.Context) { s.metaCache.Add(metaLoc, enc.entry) }
+	if enc.Entry != nil {
+		t.a.Landed = func(context.Context) { cm.d.CacheMeta(metaLoc, enc.Entry) }
 	}
-	return &TableResult{MetadataLocation: metaLoc, Metadata: enc.data, Config: map[string]string{}}, nil
+	return &Result{MetadataLocation: metaLoc, Metadata: enc.Data}, nil
 }
 
 // writeTree writes the new leaves of res, then its root at rootLoc (the
 // root records the leaves' sizes), and caches the root's rows.
-func (s *Service) writeTree(ctx context.Context, t *v4Tx, res *v4commit.Result, rootLoc string) error {
-	if err := s.writeLeaves(ctx, t, res); err != nil {
+func (cm *Committer) writeTree(ctx context.Context, t *Tx, res *v4commit.Result, rootLoc string) error {
+	if err := cm.writeLeaves(ctx, t, res); err != nil {
 		return err
 	}
-	if _, err := s.writeManifest(ctx, t.w, t.st, rootLoc, v4manifest.ContentRoot, res.Root); err != nil {
+	if _, err := cm.writeManifest(ctx, t.w, t.st, rootLoc, v4manifest.ContentRoot, res.Root); err != nil {
 		return err
 	}
 	t.a.AddFile(rootLoc)
-	s.readers.RememberRoot(rootLoc, t.st.location, res.Root)
+	cm.readers.RememberRoot(rootLoc, t.st.location, res.Root)
 	return nil
 }
 
@@ -165,11 +170,11 @@ func commitMillis(now time.Time, prev table.Metadata) int64 {
 // snapshot (root manifest rootLoc) as the head of main, and encodes it,
 // through the same light build and spliced encoding as every commit.
 // Errors: the check's 400 ValidationException, else 500.
-func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string) (table.Metadata, *encodedChange, error) {
+func (cm *Committer) snapshotMetadata(t *Tx, res *v4commit.Result, rootLoc string) (table.Metadata, *Encoded, error) {
 	st := t.st
 	firstRowID := st.meta.NextRowID()
 	snap := &table.Snapshot{
-		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: commitMillis(s.now(), st.meta), ManifestList: rootLoc,
+		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: commitMillis(cm.d.Now(), st.meta), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
 		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
 	}
@@ -188,11 +193,11 @@ func (s *Service) snapshotMetadata(t *v4Tx, res *v4commit.Result, rootLoc string
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Internal, err, "build metadata")
 	}
-	enc, err := s.encodeChange(st.entry, meta, FormatV4)
+	enc, err := cm.d.Encode(st.entry, meta, FormatV4)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := enc.check(); err != nil {
+	if err := enc.Check(); err != nil {
 		return nil, nil, err
 	}
 	return meta, enc, nil

@@ -1,4 +1,4 @@
-package service
+package v4commits
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lakehold/catalog/service/commitengine"
-
 	"github.com/apache/iceberg-go"
 	"golang.org/x/sync/errgroup"
 
@@ -16,6 +14,8 @@ import (
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -35,10 +35,16 @@ type ColumnFileInput struct {
 // ColumnFilesCommit updates some columns of some base data files of a v4
 // table with column files.
 type ColumnFilesCommit struct {
-	Ident              Ident
+	Ident              ident.Ident
 	Requirements       json.RawMessage
 	ColumnFiles        []ColumnFileInput
 	SnapshotProperties map[string]string
+}
+
+// BaseColumnFiles is a base data file with its live column files.
+type BaseColumnFiles struct {
+	DataFile    string
+	ColumnFiles []v4read.ColumnFileRef
 }
 
 // relativizeValidation rewrites the file locations in a validation
@@ -80,8 +86,8 @@ func validationErr(err error) error {
 // stats in the root manifest (v4commit.CommitColumns) and commits an
 // overwrite snapshot. Concurrent commits on other base files are
 // re-based; a concurrent change to one of ours is a 409.
-func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c ColumnFilesCommit) (*TableResult, error) {
-	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)
+func (cm *Committer) CommitColumnFiles(ctx context.Context, warehouse string, c ColumnFilesCommit) (*Result, error) {
+	w, reqs, err := cm.v4Target(ctx, warehouse, c.Ident, c.Requirements)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +97,11 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 		return nil, e
 	}
 	cc := &columnsCommit{ColumnFilesCommit: c, reqs: reqs, footers: map[string]*columnFooter{}}
-	var res *TableResult
-	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+	var res *Result
+	err = cm.engine.Run(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
 		a := &commitengine.Attempt{}
 		var err error
-		res, err = s.stageColumns(ctx, w, cc, a)
+		res, err = cm.stageColumns(ctx, w, cc, a)
 		return a, validationErr(err)
 	})
 	if err != nil {
@@ -122,8 +128,8 @@ type columnFooter struct {
 
 // stageColumns stages one attempt of a column-file commit into a.
 // Validation messages name files relative to the table.
-func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *columnsCommit, a *commitengine.Attempt) (_ *TableResult, err error) {
-	st, err := s.loadV4(ctx, w, cc.Ident)
+func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *columnsCommit, a *commitengine.Attempt) (_ *Result, err error) {
+	st, err := cm.Load(ctx, w, cc.Ident)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +140,7 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 	vt := validation.Table{Location: st.location, Schema: st.meta.CurrentSchema(), Specs: st.meta.PartitionSpecs()}
 	files := resolveColumnFiles(st.location, cc.ColumnFiles)
 	for _, f := range files {
-		if err := fileInTable(w, st, f.Location, "column file"); err != nil {
+		if err := cm.fileInTable(w, st, f.Location, "column file"); err != nil {
 			return nil, err
 		}
 	}
@@ -142,30 +148,30 @@ func (s *Service) stageColumns(ctx context.Context, w *store.Warehouse, cc *colu
 		return nil, err
 	}
 	byBase := v4commit.GroupByBase(files)
-	t := s.newV4Tx(w, st, a)
-	read := s.leafReader(ctx, t)
-	found, deletes, err := s.findBases(ctx, t, read, byBase)
+	t := cm.NewTx(w, st, a)
+	read := cm.leafReader(ctx, t)
+	found, deletes, err := cm.findBases(ctx, t, read, byBase)
 	if err != nil {
 		return nil, err
 	}
 	if err := cc.checkBases(byBase, found); err != nil {
 		return nil, err
 	}
-	if err := s.readFooters(ctx, w, files, vt, cc.footers); err != nil {
+	if err := cm.readFooters(ctx, w, files, vt, cc.footers); err != nil {
 		return nil, err
 	}
-	res, err := v4commit.CommitColumns(st.rootRows, read, t.snapshot(), v4commit.Columns{
+	res, err := v4commit.CommitColumns(st.rootRows, read, t.Snapshot(), v4commit.Columns{
 		ByBase: byBase, Found: found, Deletes: deletes, Stats: cc.columnStats(files),
 		SortOrders: st.meta.SortOrders(), SnapshotProperties: cc.SnapshotProperties,
 		ReadRows: func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error) {
-			return s.readers.ManifestWith(ctx, w, v4manifest.Resolve(st.location, rr.Location),
+			return cm.readers.ManifestWith(ctx, w, v4manifest.Resolve(st.location, rr.Location),
 				v4manifest.ReaderOptions{TableLocation: st.location, InheritFrom: rr, Positions: positions})
 		},
 	})
 	if err != nil {
 		return nil, engineErr(err)
 	}
-	return s.stageV4Snapshot(ctx, t, res)
+	return cm.StageSnapshot(ctx, t, res)
 }
 
 // columnStats are the typed stats of the column files, by location and
@@ -228,7 +234,7 @@ const footerReaders = 8
 // attempt (one ranged read each, at most footerReaders at a time) into
 // footers, then validates each: 400 for an unreadable or mismatched file.
 // Workers return results by index; only this goroutine touches the map.
-func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []validation.ColumnFile, vt validation.Table, footers map[string]*columnFooter) error {
+func (cm *Committer) readFooters(ctx context.Context, w *store.Warehouse, files []validation.ColumnFile, vt validation.Table, footers map[string]*columnFooter) error {
 	var todo []string
 	for _, f := range files {
 		if footers[f.Location] == nil && !slices.Contains(todo, f.Location) {
@@ -240,7 +246,7 @@ func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []v
 	g.SetLimit(footerReaders)
 	for i, loc := range todo {
 		g.Go(func() error {
-			results[i] = s.readColumnFooter(ctx, w, loc, vt.Schema)
+			results[i] = cm.readColumnFooter(ctx, w, loc, vt.Schema)
 			return nil
 		})
 	}
@@ -269,8 +275,8 @@ func (s *Service) readFooters(ctx context.Context, w *store.Warehouse, files []v
 
 // readColumnFooter reads one column file's footer; a failure is recorded in
 // the result for validation to report.
-func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc string, sc *iceberg.Schema) *columnFooter {
-	io, err := s.fileIO(ctx, w, loc)
+func (cm *Committer) readColumnFooter(ctx context.Context, w *store.Warehouse, loc string, sc *iceberg.Schema) *columnFooter {
+	io, err := cm.d.FileIO(ctx, w, loc)
 	if err == nil {
 		var fi *parquetstats.Footer
 		if fi, err = readFooter(ctx, io, loc, sc); err == nil {
@@ -280,17 +286,19 @@ func (s *Service) readColumnFooter(ctx context.Context, w *store.Warehouse, loc 
 	return &columnFooter{err: "cannot read the file's Parquet footer"}
 }
 
-// loadV4At loads a v4 table with the root rows of a snapshot (the current
-// one when snapshotID is nil): 404 for an unknown snapshot.
-func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snapshotID *int64) (*store.Warehouse, *v4State, error) {
-	if err := s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id)); err != nil {
+// LoadAt loads a v4 table with the root rows of a snapshot (the current
+// one when snapshotID is nil), authorizing table-read-data first: 403
+// when denied, 404 for an unknown warehouse, table or snapshot, 400
+// (table-not-v4) for another format version.
+func (cm *Committer) LoadAt(ctx context.Context, warehouse string, id ident.Ident, snapshotID *int64) (*store.Warehouse, *State, error) {
+	if err := cm.d.AuthorizeRead(ctx, warehouse, id); err != nil {
 		return nil, nil, err
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := cm.d.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := s.loadV4(ctx, w, id)
+	st, err := cm.Load(ctx, w, id)
 	if err != nil {
 		return nil, nil, validationErr(err)
 	}
@@ -299,7 +307,7 @@ func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snap
 		if snap == nil {
 			return nil, nil, fault.New(fault.NotFound, "Snapshot %d does not exist in %s", *snapshotID, id)
 		}
-		if st.rootRows, err = s.readers.Root(ctx, w, snap.ManifestList, st.location); err != nil {
+		if st.rootRows, err = cm.readers.Root(ctx, w, snap.ManifestList, st.location); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -308,15 +316,16 @@ func (s *Service) loadV4At(ctx context.Context, warehouse string, id Ident, snap
 
 // LiveColumnFiles lists, per base data file with column files, its live
 // column files at a snapshot (the current one when snapshotID is nil).
-func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Ident, snapshotID *int64) ([]BaseColumnFiles, error) {
-	w, st, err := s.loadV4At(ctx, warehouse, id, snapshotID)
+// Errors are LoadAt's and those of the leaf reads.
+func (cm *Committer) LiveColumnFiles(ctx context.Context, warehouse string, id ident.Ident, snapshotID *int64) ([]BaseColumnFiles, error) {
+	w, st, err := cm.LoadAt(ctx, warehouse, id, snapshotID)
 	if err != nil {
 		return nil, err
 	}
 	var out []BaseColumnFiles
 	for i := range st.rootRows {
 		rr := &st.rootRows[i]
-		rows, err := s.readers.DataRows(ctx, w, st.location, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles})
+		rows, err := cm.readers.DataRows(ctx, w, st.location, rr, []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDColumnFiles})
 		if err != nil {
 			return nil, err
 		}

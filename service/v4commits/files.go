@@ -1,4 +1,4 @@
-package service
+package v4commits
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"path"
 	"strings"
-
-	"github.com/lakehold/catalog/service/commitengine"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -21,6 +19,8 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -44,7 +44,7 @@ type DataFileInput struct {
 // FilesCommit is a commit of whole files to a v4 table; the server writes
 // the leaf and root manifests.
 type FilesCommit struct {
-	Ident                  Ident
+	Ident                  ident.Ident
 	Requirements           json.RawMessage
 	AddDataFiles           []DataFileInput
 	RemoveFiles            []string
@@ -82,15 +82,15 @@ func badEntry(format string, args ...any) *fault.Error {
 	return e
 }
 
-// rejectV4 builds a 400 ValidationException with a reason code.
-func rejectV4(reason string, format string, args ...any) *fault.Error {
+// Reject builds a 400 ValidationException with a reason code.
+func Reject(reason string, format string, args ...any) *fault.Error {
 	e := fault.New(fault.Validation, format, args...)
 	e.Reason = reason
 	return e
 }
 
-// v4State is a loaded v4 table.
-type v4State struct {
+// State is a loaded v4 table.
+type State struct {
 	obj      *store.Object
 	entry    *tablemeta.Entry // the cached, parsed metadata; meta is its metadata
 	meta     table.Metadata
@@ -98,20 +98,23 @@ type v4State struct {
 	rootRows []v4manifest.TrackedFile
 }
 
-func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4State, error) {
-	obj, e, err := s.readTable(ctx, w.Name, id)
+// Load loads v4 table id of w with its current snapshot's root rows: 404
+// when the table does not exist, 400 ValidationException (table-not-v4)
+// for another format version; the root read's errors as they are.
+func (cm *Committer) Load(ctx context.Context, w *store.Warehouse, id ident.Ident) (*State, error) {
+	obj, e, err := cm.d.ReadTable(ctx, w.Name, id)
 	if err != nil {
 		return nil, err
 	}
 	meta, version := e.Meta, e.Version
 	if version != FormatV4 {
-		e := rejectV4(validation.ReasonTableNotV4, "Table %s has format version %d; this route needs format version 4", id, version)
+		e := Reject(validation.ReasonTableNotV4, "Table %s has format version %d; this route needs format version 4", id, version)
 		e.Details = map[string]any{"table": id.String(), "format-version": version}
 		return nil, e
 	}
-	st := &v4State{obj: obj, entry: e, meta: meta, location: meta.Location()}
+	st := &State{obj: obj, entry: e, meta: meta, location: meta.Location()}
 	if cur := meta.CurrentSnapshot(); cur != nil && cur.ManifestList != "" {
-		if st.rootRows, err = s.readers.Root(ctx, w, cur.ManifestList, st.location); err != nil {
+		if st.rootRows, err = cm.readers.Root(ctx, w, cur.ManifestList, st.location); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +123,7 @@ func (s *Service) loadV4(ctx context.Context, w *store.Warehouse, id Ident) (*v4
 
 // writeManifest writes rows as a manifest at loc (locations under the
 // table stored relative) and returns its size.
-func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4State, loc string, content v4manifest.Content, rows []v4manifest.TrackedFile) (int64, error) {
+func (cm *Committer) writeManifest(ctx context.Context, w *store.Warehouse, st *State, loc string, content v4manifest.Content, rows []v4manifest.TrackedFile) (int64, error) {
 	var buf bytes.Buffer
 	mw, err := v4manifest.NewWriter(&buf, v4manifest.WriterOptions{
 		Content: content, Schema: st.meta.CurrentSchema(), SchemaID: st.meta.CurrentSchema().ID,
@@ -138,7 +141,7 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 	if err := mw.Close(); err != nil {
 		return 0, fault.Wrap(fault.Internal, err, "close manifest")
 	}
-	if err := s.writeMetadataFile(ctx, w, loc, buf.Bytes()); err != nil {
+	if err := cm.d.WriteFile(ctx, w, loc, buf.Bytes()); err != nil {
 		if fault.KindOf(err) == fault.Unavailable {
 			return 0, fault.Wrap(fault.Unavailable, err, "Storage unavailable: cannot write manifest %s, nothing was committed; retry later", v4manifest.Relativize(st.location, loc))
 		}
@@ -149,17 +152,17 @@ func (s *Service) writeManifest(ctx context.Context, w *store.Warehouse, st *v4S
 
 // dataFileRow validates one added data file and builds its row (tracking
 // filled in later).
-func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4State, in DataFileInput) (*v4manifest.TrackedFile, error) {
+func (cm *Committer) dataFileRow(ctx context.Context, w *store.Warehouse, st *State, in DataFileInput) (*v4manifest.TrackedFile, error) {
 	if in.Location == "" {
 		return nil, badEntry("Data file: location is required")
 	}
 	loc := v4manifest.Resolve(st.location, in.Location)
-	name := tableFileName(st.location, loc) // messages never show server paths
-	if err := fileInTable(w, st, loc, "data file"); err != nil {
+	name := TableFileName(st.location, loc) // messages never show server paths
+	if err := cm.fileInTable(w, st, loc, "data file"); err != nil {
 		return nil, err
 	}
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
-		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Data file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
+		return nil, Reject(validation.ReasonUnsupportedFileFormat, "Data file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
 	spec := st.meta.PartitionSpecByID(in.SpecID)
 	if spec == nil {
@@ -198,7 +201,7 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 			return nil, fileRejection("Data file "+name, err)
 		}
 	}
-	io, err := s.fileIO(ctx, w, loc)
+	io, err := cm.d.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -209,21 +212,21 @@ func (s *Service) dataFileRow(ctx context.Context, w *store.Warehouse, st *v4Sta
 	fi, err := readFooterMapped(ctx, io, loc, sc, nm)
 	if err != nil && given != nil {
 		// With stats the answer for an absent file was always file-missing.
-		if err := s.requireFile(ctx, w, loc, "Data file "+name); err != nil {
+		if err := cm.requireFile(ctx, w, loc, "Data file "+name); err != nil {
 			return nil, err
 		}
 	}
 	if err != nil {
-		return nil, rejectV4(validation.ReasonDataFileUnreadable, "Data file %s: cannot read its Parquet footer", name)
+		return nil, Reject(validation.ReasonDataFileUnreadable, "Data file %s: cannot read its Parquet footer", name)
 	}
 	if err := validation.CheckFieldIDs("Data file", name, fi.Unidentified); err != nil {
 		return nil, validationErr(err)
 	}
 	if fi.NumRows != in.RecordCount {
-		return nil, rejectV4(validation.ReasonRecordCountMismatch, "Data file %s has %d rows, not record-count %d", name, fi.NumRows, in.RecordCount)
+		return nil, Reject(validation.ReasonRecordCountMismatch, "Data file %s has %d rows, not record-count %d", name, fi.NumRows, in.RecordCount)
 	}
 	if fi.Size != in.FileSizeInBytes {
-		return nil, rejectV4(validation.ReasonFileSizeMismatch, "Data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, in.FileSizeInBytes)
+		return nil, Reject(validation.ReasonFileSizeMismatch, "Data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, in.FileSizeInBytes)
 	}
 	if given != nil {
 		row.ContentStats = given
@@ -271,16 +274,16 @@ func partitionValues(sc *iceberg.Schema, spec *iceberg.PartitionSpec, loc string
 
 func ptrTo[T any](v T) *T { return &v }
 
-// newSnapshotID returns a positive random snapshot id.
-func newSnapshotID() int64 { return rand.Int64N(1<<62) + 1 }
+// NewSnapshotID returns a positive random snapshot id.
+func NewSnapshotID() int64 { return rand.Int64N(1<<62) + 1 }
 
 // CommitFiles adds and removes whole files of a v4 table. The server writes
 // a new leaf for the added files, rewrites only the leaves holding removed
 // files, carries every other leaf into a new root manifest and commits a
 // snapshot pointing at it. 400 ValidationException (with a reason) for bad
 // input, 409 when requirements fail or retries run out.
-func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesCommit) (*TableResult, error) {
-	w, reqs, err := s.v4Target(ctx, warehouse, c.Ident, c.Requirements)
+func (cm *Committer) CommitFiles(ctx context.Context, warehouse string, c FilesCommit) (*Result, error) {
+	w, reqs, err := cm.v4Target(ctx, warehouse, c.Ident, c.Requirements)
 	if err != nil {
 		return nil, err
 	}
@@ -289,11 +292,11 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 		e.Reason = validation.ReasonEmptyCommit
 		return nil, e
 	}
-	var res *TableResult
-	err = s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+	var res *Result
+	err = cm.engine.Run(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
 		a := &commitengine.Attempt{}
 		var err error
-		res, err = s.stageFiles(ctx, w, c, reqs, a)
+		res, err = cm.stageFiles(ctx, w, c, reqs, a)
 		return a, err
 	})
 	if err != nil {
@@ -305,10 +308,10 @@ func (s *Service) CommitFiles(ctx context.Context, warehouse string, c FilesComm
 // v4Target resolves the warehouse a v4 commit writes to and parses its
 // requirements, authorizing first: 400 for a bad requirement or
 // identifier, 403 when the write is denied, 404 for an unknown warehouse.
-func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawReqs json.RawMessage) (*store.Warehouse, []requirements.Requirement, error) {
+func (cm *Committer) v4Target(ctx context.Context, warehouse string, id ident.Ident, rawReqs json.RawMessage) (*store.Warehouse, []requirements.Requirement, error) {
 	// Authorize before looking at the request's content: a caller without
 	// write-data learns nothing from validation messages.
-	w, err := s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
+	w, err := cm.d.WriteTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -322,7 +325,7 @@ func (s *Service) v4Target(ctx context.Context, warehouse string, id Ident, rawR
 // resolveFilesChange resolves the remove and deletion-vector lists against
 // the table: 400 for a base named twice or an invalid deletion vector, or
 // a deletion vector file outside the table.
-func resolveFilesChange(w *store.Warehouse, st *v4State, c FilesCommit) ([]string, map[string]v4manifest.DeletionVector, error) {
+func (cm *Committer) resolveFilesChange(w *store.Warehouse, st *State, c FilesCommit) ([]string, map[string]v4manifest.DeletionVector, error) {
 	remove := make([]string, 0, len(c.RemoveFiles))
 	for _, r := range c.RemoveFiles {
 		remove = append(remove, v4manifest.Resolve(st.location, r))
@@ -331,13 +334,13 @@ func resolveFilesChange(w *store.Warehouse, st *v4State, c FilesCommit) ([]strin
 	for _, d := range c.SetDeletionVectors {
 		base := v4manifest.Resolve(st.location, d.DataFile)
 		if _, dup := dvs[base]; dup {
-			return nil, nil, badEntry("set-deletion-vectors: %s appears twice", tableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: %s appears twice", TableFileName(st.location, base))
 		}
 		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
-			return nil, nil, badEntry("set-deletion-vectors: invalid deletion vector for %s", tableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: invalid deletion vector for %s", TableFileName(st.location, base))
 		}
 		loc := v4manifest.Resolve(st.location, d.Location)
-		if err := fileInTable(w, st, loc, "deletion vector file"); err != nil {
+		if err := cm.fileInTable(w, st, loc, "deletion vector file"); err != nil {
 			return nil, nil, err
 		}
 		dvs[base] = v4manifest.DeletionVector{Location: loc, Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
@@ -348,44 +351,44 @@ func resolveFilesChange(w *store.Warehouse, st *v4State, c FilesCommit) ([]strin
 // stageFiles stages one attempt of a files commit into a: validates the
 // added files (reading footers), lets v4commit rewrite the tree and writes
 // the result.
-func (s *Service) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirements.Requirement, a *commitengine.Attempt) (*TableResult, error) {
-	st, err := s.loadV4(ctx, w, c.Ident)
+func (cm *Committer) stageFiles(ctx context.Context, w *store.Warehouse, c FilesCommit, reqs []requirements.Requirement, a *commitengine.Attempt) (*Result, error) {
+	st, err := cm.Load(ctx, w, c.Ident)
 	if err != nil {
 		return nil, err
 	}
 	if err := requirements.Check(reqs, st.meta); err != nil {
 		return nil, err
 	}
-	remove, dvs, err := resolveFilesChange(w, st, c)
+	remove, dvs, err := cm.resolveFilesChange(w, st, c)
 	if err != nil {
 		return nil, err
 	}
-	dvMax, err := s.checkDeletionVectors(ctx, w, st, dvs)
+	dvMax, err := cm.checkDeletionVectors(ctx, w, st, dvs)
 	if err != nil {
 		return nil, validationErr(err)
 	}
-	added, err := s.addedDataRows(ctx, w, st, c.AddDataFiles)
+	added, err := cm.addedDataRows(ctx, w, st, c.AddDataFiles)
 	if err != nil {
 		return nil, err
 	}
-	dels, err := s.equalityDeleteRows(ctx, w, st, c.AddEqualityDeleteFiles)
+	dels, err := cm.equalityDeleteRows(ctx, w, st, c.AddEqualityDeleteFiles)
 	if err != nil {
 		return nil, err
 	}
-	t := s.newV4Tx(w, st, a)
-	res, err := v4commit.CommitFiles(st.rootRows, s.leafReader(ctx, t), t.snapshot(), v4commit.Files{
+	t := cm.NewTx(w, st, a)
+	res, err := v4commit.CommitFiles(st.rootRows, cm.leafReader(ctx, t), t.Snapshot(), v4commit.Files{
 		FirstRowID: st.meta.NextRowID(), Added: added, EqualityDeletes: dels, Remove: remove, DeletionVectors: dvs,
-		DVMaxPositions: dvMax, MaxLeafEntries: s.opts.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
+		DVMaxPositions: dvMax, MaxLeafEntries: cm.d.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
 	})
 	if err != nil {
 		return nil, validationErr(engineErr(err))
 	}
-	return s.stageV4Snapshot(ctx, t, res)
+	return cm.StageSnapshot(ctx, t, res)
 }
 
 // addedDataRows validates the added data files and builds their rows
 // (tracking is the tree rewrite's): 400 for an invalid or repeated file.
-func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4State, in []DataFileInput) ([]v4manifest.TrackedFile, error) {
+func (cm *Committer) addedDataRows(ctx context.Context, w *store.Warehouse, st *State, in []DataFileInput) ([]v4manifest.TrackedFile, error) {
 	// Each file costs a footer read, a storage round trip or more on S3:
 	// read them a few at a time rather than one after another.
 	rows := make([]*v4manifest.TrackedFile, len(in))
@@ -394,7 +397,7 @@ func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4S
 	g.SetLimit(footerReaders)
 	for i, f := range in {
 		g.Go(func() error {
-			rows[i], errs[i] = s.dataFileRow(ctx, w, st, f)
+			rows[i], errs[i] = cm.dataFileRow(ctx, w, st, f)
 			return nil
 		})
 	}
@@ -417,14 +420,14 @@ func (s *Service) addedDataRows(ctx context.Context, w *store.Warehouse, st *v4S
 
 // equalityDeleteRows validates the added equality-delete files and builds
 // their rows: 400 for an invalid or missing file.
-func (s *Service) equalityDeleteRows(ctx context.Context, w *store.Warehouse, st *v4State, in []EqualityDeleteInput) ([]v4manifest.TrackedFile, error) {
+func (cm *Committer) equalityDeleteRows(ctx context.Context, w *store.Warehouse, st *State, in []EqualityDeleteInput) ([]v4manifest.TrackedFile, error) {
 	dels := make([]v4manifest.TrackedFile, 0, len(in))
 	for _, f := range in {
-		row, err := equalityDeleteRow(w, st, f)
+		row, err := cm.equalityDeleteRow(w, st, f)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.requireFile(ctx, w, row.Location, "Delete file "+tableFileName(st.location, row.Location)); err != nil {
+		if err := cm.requireFile(ctx, w, row.Location, "Delete file "+TableFileName(st.location, row.Location)); err != nil {
 			return nil, err
 		}
 		dels = append(dels, *row)
@@ -433,17 +436,17 @@ func (s *Service) equalityDeleteRows(ctx context.Context, w *store.Warehouse, st
 }
 
 // equalityDeleteRow validates one added equality-delete file.
-func equalityDeleteRow(w *store.Warehouse, st *v4State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
+func (cm *Committer) equalityDeleteRow(w *store.Warehouse, st *State, in EqualityDeleteInput) (*v4manifest.TrackedFile, error) {
 	if in.Location == "" {
 		return nil, badEntry("Delete file: location is required")
 	}
 	loc := v4manifest.Resolve(st.location, in.Location)
-	if err := fileInTable(w, st, loc, "delete file"); err != nil {
+	if err := cm.fileInTable(w, st, loc, "delete file"); err != nil {
 		return nil, err
 	}
-	name := tableFileName(st.location, loc) // messages never show server paths
+	name := TableFileName(st.location, loc) // messages never show server paths
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
-		return nil, rejectV4(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
+		return nil, Reject(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
 	if len(in.EqualityIDs) == 0 {
 		return nil, badEntry("Delete file %s: equality-ids are required", name)
@@ -474,18 +477,18 @@ func equalityDeleteRow(w *store.Warehouse, st *v4State, in EqualityDeleteInput) 
 // fileInTable refuses (400 ValidationException, location-outside-table) a
 // file of a v4 commit that is not inside the table's prefixes; what names
 // its role, the message never the path.
-func fileInTable(w *store.Warehouse, st *v4State, loc, what string) error {
-	if err := checkFileInTable(w, st.location, loc, what); err != nil {
-		e := rejectV4(validation.ReasonLocationOutsideTable, "%s", err.Error())
-		e.Details = map[string]any{"file": fileName(w, st.location, loc)}
+func (cm *Committer) fileInTable(w *store.Warehouse, st *State, loc, what string) error {
+	if err := cm.d.CheckFileInTable(w, st.location, loc, what); err != nil {
+		e := Reject(validation.ReasonLocationOutsideTable, "%s", err.Error())
+		e.Details = map[string]any{"file": cm.d.FileName(w, st.location, loc)}
 		return e
 	}
 	return nil
 }
 
-// tableFileName names a file for a message: relative to the table when
+// TableFileName names a file for a message: relative to the table when
 // inside it, else by its last segment only (no server path).
-func tableFileName(tableLoc, loc string) string {
+func TableFileName(tableLoc, loc string) string {
 	rel := v4manifest.Relativize(tableLoc, loc)
 	if v4manifest.IsAbsolute(rel) || strings.HasPrefix(rel, "/") {
 		return "<outside>/" + path.Base(rel)
@@ -495,8 +498,8 @@ func tableFileName(tableLoc, loc string) string {
 
 // requireFile refuses (400 ValidationException, file-missing) a file a
 // commit references without the server reading it, when it does not exist.
-func (s *Service) requireFile(ctx context.Context, w *store.Warehouse, loc, what string) error {
-	io, err := s.fileIO(ctx, w, loc)
+func (cm *Committer) requireFile(ctx context.Context, w *store.Warehouse, loc, what string) error {
+	io, err := cm.d.FileIO(ctx, w, loc)
 	if err != nil {
 		return err
 	}
@@ -505,7 +508,7 @@ func (s *Service) requireFile(ctx context.Context, w *store.Warehouse, loc, what
 		return fault.Wrap(fault.Unavailable, err, "%s: cannot check that it exists", what)
 	}
 	if !ok {
-		return rejectV4(validation.ReasonFileMissing, "%s does not exist", what)
+		return Reject(validation.ReasonFileMissing, "%s does not exist", what)
 	}
 	return nil
 }
@@ -540,7 +543,7 @@ func fileRejection(what string, err error) error {
 	if !errors.As(err, &ve) {
 		return err
 	}
-	e := rejectV4(ve.Reason, "%s: %s", what, ve.Message)
+	e := Reject(ve.Reason, "%s: %s", what, ve.Message)
 	e.Details = ve.Details
 	return e
 }

@@ -1,4 +1,4 @@
-package service
+package v4commits
 
 import (
 	"context"
@@ -20,7 +20,7 @@ var totalsCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.
 // from this one's totals. When that count cannot be done the totals are
 // left out (the commit goes on: totals are informative, never read back
 // by the catalog except as the next parent's).
-func (s *Service) addTotals(ctx context.Context, t *v4Tx, res *v4commit.Result) {
+func (cm *Committer) addTotals(ctx context.Context, t *Tx, res *v4commit.Result) {
 	if _, known := v4commit.ParentTotals(res.Summary); known {
 		return
 	}
@@ -32,27 +32,27 @@ func (s *Service) addTotals(ctx context.Context, t *v4Tx, res *v4commit.Result) 
 		}
 		if !ok {
 			var err error
-			if base, err = s.treeTotals(ctx, t); err != nil {
-				s.opts.Logger.Warn("snapshot totals left out: the parent's tree could not be counted", "error", err.Error())
+			if base, err = cm.treeTotals(ctx, t); err != nil {
+				cm.log.Warn("snapshot totals left out: the parent's tree could not be counted", "error", err.Error())
 				return
 			}
 		}
 	}
 	if !res.AddTotals(base) {
-		s.opts.Logger.Warn("snapshot totals left out: the parent's totals do not match the commit", "snapshot-id", t.snapID)
+		cm.log.Warn("snapshot totals left out: the parent's totals do not match the commit", "snapshot-id", t.snapID)
 	}
 }
 
 // treeTotals counts the totals of the current snapshot's tree (t's root
 // rows and their live leaves). Its errors are the leaf reads'.
-func (s *Service) treeTotals(ctx context.Context, t *v4Tx) (map[string]int64, error) {
+func (cm *Committer) treeTotals(ctx context.Context, t *Tx) (map[string]int64, error) {
 	var rows []v4manifest.TrackedFile
 	for i := range t.st.rootRows {
 		rr := &t.st.rootRows[i]
 		switch {
 		case !rr.Tracking.Status.Live():
 		case rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest:
-			leaf, err := s.readers.Leaf(ctx, t.w, t.st.location, rr, totalsCols)
+			leaf, err := cm.readers.Leaf(ctx, t.w, t.st.location, rr, totalsCols)
 			if err != nil {
 				return nil, err
 			}
