@@ -7,17 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/apache/iceberg-go"
-	icebergtable "github.com/apache/iceberg-go/table"
-
-	"github.com/lakehold/catalog/clients/go/stitch"
-	"github.com/lakehold/catalog/internal/parquetstats"
-	"github.com/lakehold/catalog/internal/scanplan"
-	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/restread"
 )
 
 // readAbout is the help text of `catalog read`.
@@ -81,10 +74,12 @@ func setupRead(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 		defer cancel()
 		ctx, cancelT := context.WithTimeout(ctx, f.timeout)
 		defer cancelT()
+		o := restread.Options{URI: f.uri, Warehouse: f.warehouse, Credential: f.credential, Token: f.token,
+			Select: f.sel, Filter: f.filter, Format: f.format, SnapshotID: f.snapshotID, RowLineage: f.rowLineage}
 		if f.out == "-" {
-			return readTable(ctx, f, ns, table, e.stdout)
+			return restread.Read(ctx, o, ns, table, e.stdout)
 		}
-		return writeAtomically(f.out, func(w io.Writer) error { return readTable(ctx, f, ns, table, w) })
+		return restread.WriteAtomically(f.out, func(w io.Writer) error { return restread.Read(ctx, o, ns, table, w) })
 	}
 }
 
@@ -118,163 +113,4 @@ func splitTableName(s string) ([]string, string, error) {
 		return nil, "", fmt.Errorf("read: %q: want NAMESPACE.TABLE", s)
 	}
 	return strings.Split(s[:i], "."), s[i+1:], nil
-}
-
-// readTable signs in, loads the table, plans and writes every task's rows.
-func readTable(ctx context.Context, f readFlags, ns []string, table string, stdout io.Writer) error {
-	c := &restClient{uri: strings.TrimRight(f.uri, "/"), token: f.token, hc: &http.Client{}}
-	if f.credential != "" {
-		if err := c.signIn(ctx, f.credential); err != nil {
-			return err
-		}
-	}
-	if err := c.configure(ctx, f.warehouse); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	base := c.tablePath(ns, table)
-	var lt loadedTable
-	if err := c.do(ctx, http.MethodGet, base, nil, nil, &lt); err != nil {
-		return fmt.Errorf("load table: %w", err)
-	}
-	var snap *int64
-	if f.snapshotID != 0 {
-		snap = &f.snapshotID
-	}
-	sc, err := readSchema(lt.Metadata, snap)
-	if err != nil {
-		return err
-	}
-	cols, err := chooseColumns(sc, f.sel, f.filter, f.rowLineage)
-	if err != nil {
-		return err
-	}
-	req := planRequest{SnapshotID: snap, CaseSensitive: true, UseSnapshotSchema: snap != nil}
-	if f.sel != "" {
-		req.Select = cols.selectNames()
-	}
-	if f.filter != "" {
-		req.Filter = json.RawMessage(f.filter)
-	}
-	tasks, err := c.plan(ctx, base, req)
-	if err != nil {
-		return err
-	}
-	out, err := newRowWriter(f.format, stdout, cols.outSchema)
-	if err != nil {
-		return err
-	}
-	nm, err := readNameMapping(lt.Metadata)
-	if err != nil {
-		return err
-	}
-	open := opener(&lt)
-	for _, t := range tasks {
-		t.NameMapping = nm
-		if err := readTask(ctx, open, sc, cols, t, out); err != nil {
-			return fmt.Errorf("read %s: %w", t.DataFile, err)
-		}
-	}
-	return out.Close()
-}
-
-// readTask reads one planned file, drops the rows the filter does not
-// match and writes the selected columns.
-func readTask(ctx context.Context, open stitch.Opener, sc *iceberg.Schema, cols *readColumns, t stitch.Task, out rowWriter) error {
-	rec, err := stitch.Read(ctx, open, sc, t, cols.readIDs)
-	if err != nil {
-		return err
-	}
-	rec, err = cols.apply(ctx, rec)
-	if err != nil {
-		return err
-	}
-	defer rec.Release()
-	return out.Write(rec)
-}
-
-// opener opens planned files through internal/storage with the table's
-// vended FileIO properties (the longest matching storage credential).
-func opener(lt *loadedTable) stitch.Opener {
-	p := storage.NewProvider(storage.WithS3ReadTimeout(30 * time.Second))
-	return func(ctx context.Context, loc string) (stitch.File, error) {
-		fio, err := p.For(ctx, loc, lt.fileProps(loc))
-		if err != nil {
-			return nil, err
-		}
-		return fio.Open(ctx, loc)
-	}
-}
-
-// readNameMapping is the table's schema.name-mapping.default: files
-// written without field ids are read through it (nil when unset).
-func readNameMapping(raw json.RawMessage) (iceberg.NameMapping, error) {
-	var md struct {
-		Properties map[string]string `json:"properties"`
-	}
-	if err := json.Unmarshal(raw, &md); err != nil {
-		return nil, fmt.Errorf("load table: metadata: %w", err)
-	}
-	nm, err := parquetstats.ParseNameMapping(md.Properties[icebergtable.DefaultNameMappingKey])
-	if err != nil {
-		return nil, fmt.Errorf("load table: %w", err)
-	}
-	return nm, nil
-}
-
-// readSchema is the current schema of the metadata, or the schema of
-// snapshot snap when given. It fails when the metadata names no such
-// schema or snapshot.
-func readSchema(raw json.RawMessage, snap *int64) (*iceberg.Schema, error) {
-	var md struct {
-		CurrentSchemaID int               `json:"current-schema-id"`
-		Schemas         []json.RawMessage `json:"schemas"`
-		Snapshots       []struct {
-			SnapshotID int64 `json:"snapshot-id"`
-			SchemaID   *int  `json:"schema-id"`
-		} `json:"snapshots"`
-	}
-	if err := json.Unmarshal(raw, &md); err != nil {
-		return nil, fmt.Errorf("load table: metadata: %w", err)
-	}
-	want := md.CurrentSchemaID
-	if snap != nil {
-		found := false
-		for _, s := range md.Snapshots {
-			if s.SnapshotID == *snap {
-				found = true
-				if s.SchemaID != nil {
-					want = *s.SchemaID
-				}
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("the table has no snapshot %d", *snap)
-		}
-	}
-	for _, r := range md.Schemas {
-		var s iceberg.Schema
-		if err := json.Unmarshal(r, &s); err != nil {
-			return nil, fmt.Errorf("load table: schema: %w", err)
-		}
-		if s.ID == want {
-			return &s, nil
-		}
-	}
-	return nil, fmt.Errorf("load table: the metadata has no schema %d", want)
-}
-
-// bindFilter binds the filter to sc (which must hold every field it
-// names); nil for none.
-func bindFilter(raw string, sc *iceberg.Schema) (*scanplan.Filter, error) {
-	if raw == "" {
-		return nil, nil
-	}
-	flt, err := scanplan.Bind(json.RawMessage(raw), sc, true)
-	if err != nil {
-		return nil, fmt.Errorf("read: --filter: %w", err)
-	}
-	if flt.AlwaysTrue() {
-		return nil, nil
-	}
-	return flt, nil
 }

@@ -315,8 +315,15 @@ func TestReadCLIPlanTasks(t *testing.T) {
 	var ans struct {
 		PlanTasks []string `json:"plan-tasks"`
 	}
-	c := &restClient{uri: fx.url, prefix: "wh", hc: http.DefaultClient}
-	require.NoError(t, c.do(fx.ctx, http.MethodPost, c.tablePath([]string{"ns"}, "t")+"/plan", nil, planRequest{CaseSensitive: true}, &ans))
+	req, err := http.NewRequest(http.MethodPost, fx.url+"/v1/wh/namespaces/ns/tables/t/plan", strings.NewReader(`{"case-sensitive":true}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(service.ColumnFilesHeader, "true")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&ans))
 	require.NotEmpty(t, ans.PlanTasks, "the fixture must exercise plan tasks")
 	out, err := fx.read(t, "--select", "k", "ns.t")
 	require.NoError(t, err)

@@ -59,6 +59,8 @@ func TestImportDirection(t *testing.T) {
 		// The public Go reader: reading only, on the caller's storage.
 		{mod + "clients/go/stitch", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage"}},
 		{"direct:" + mod + "clients/go/stitch", []string{"net/http", "os"}},
+		// catalog read's engine is a REST client: nothing of the server side.
+		{mod + "internal/restread", []string{mod + "service", mod + "server", mod + "store"}},
 		{"direct:" + mod + "internal/changeevents", []string{"net/http", "os", mod + "service", mod + "server", mod + "internal/storage"}},
 		{mod + "internal/eventsink", []string{mod + "service", mod + "server", mod + "store/sqlstore"}},
 		{"direct:" + mod + "internal/requirements", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},

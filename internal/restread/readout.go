@@ -1,4 +1,4 @@
-package main
+package restread
 
 import (
 	"bufio"
@@ -61,10 +61,10 @@ type parquetWriter struct{ w *pqarrow.FileWriter }
 func (p parquetWriter) Write(rec arrow.RecordBatch) error { return p.w.Write(rec) }
 func (p parquetWriter) Close() error                      { return p.w.Close() }
 
-// writeAtomically runs write on a temporary file beside path and renames
+// WriteAtomically runs write on a temporary file beside path and renames
 // it to path when write and the file's close succeed; otherwise the
 // temporary file is removed and path is left as it was.
-func writeAtomically(path string, write func(io.Writer) error) (err error) {
+func WriteAtomically(path string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("read: --out: %w", err)
