@@ -23,6 +23,7 @@ import (
 	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -122,6 +123,7 @@ type Service struct {
 	readers   *v4read.Readers // v4 manifests and their caches
 	planner   *planning.Planner
 	maint     *maintenance.Maintainer
+	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -172,6 +174,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	s.planner = s.newPlanner()
 	s.maint = s.newMaintainer()
+	s.broker = s.newBroker()
 	return s
 }
 
