@@ -2,12 +2,11 @@ package service
 
 import (
 	"context"
-	"strings"
 
-	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -18,8 +17,8 @@ type AuditEvent = store.AuditEvent
 type AuditFilter = store.AuditFilter
 
 // ActionVendCredentials is the action of an audit event recording a
-// credential vend.
-const ActionVendCredentials = "vend-credentials"
+// credential vend (storageaccess.ActionVendCredentials).
+const ActionVendCredentials = storageaccess.ActionVendCredentials
 
 // RecordAudit records e: one structured log line (msg "audit") and, when
 // Options.Audit is set, one row of the audit trail. Empty Principal and
@@ -54,26 +53,6 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 	if s.opts.Audit != nil {
 		s.opts.Audit.Record(e)
 	}
-}
-
-// auditVend records a credential vend for table at level; err is why it
-// was refused or failed.
-func (s *Service) auditVend(ctx context.Context, table Resource, level credentials.AccessLevel, err error) {
-	s.auditStorageAccess(ctx, ActionVendCredentials, table, level, "", err)
-}
-
-// auditStorageAccess records an access to a table's files (a vend, a
-// signature): the access level judged, detail, and the status the request
-// answers when it failed (fault's status table, which the server serves).
-func (s *Service) auditStorageAccess(ctx context.Context, action string, table Resource, level credentials.AccessLevel, detail string, err error) {
-	e := AuditEvent{Action: action, Resource: table.String(), Status: 200, Detail: detail}
-	if level != "" {
-		e.Detail = strings.TrimSpace(e.Detail + " access=" + string(level))
-	}
-	if err != nil {
-		e.Status = fault.StatusOf(err)
-	}
-	s.RecordAudit(ctx, e)
 }
 
 // Default and largest page of ListAudit.

@@ -23,6 +23,7 @@ import (
 	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
@@ -124,6 +125,7 @@ type Service struct {
 	planner   *planning.Planner
 	maint     *maintenance.Maintainer
 	v4        *v4commits.Committer // v4 snapshot commits and compaction
+	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -175,6 +177,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.planner = s.newPlanner()
 	s.maint = s.newMaintainer()
 	s.v4 = s.newV4Commits()
+	s.broker = s.newBroker()
 	return s
 }
 

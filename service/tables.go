@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"net/url"
 	"strings"
 
 	"github.com/lakehold/catalog/service/commitengine"
@@ -19,7 +18,6 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
@@ -118,7 +116,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkVend(ctx, w, id, in.Delegation); err != nil {
+	if err := s.broker.CheckVend(ctx, w, id, in.Delegation); err != nil {
 		return nil, err
 	}
 	schema, spec, order, err := decodeCreate(in)
@@ -230,119 +228,13 @@ func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec,
 }
 
 // tableResult assembles a TableResult with the storage access the client
-// asked for: remote-signing properties (signingConfig) or vended
-// credentials.
+// asked for (storageaccess.Broker.Grant, which says what is returned when).
 func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, location string, deleg Delegation) (*TableResult, error) {
-	res := &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: map[string]string{}}
-	if deleg == NoDelegation {
-		return res, nil
-	}
-	cfg, err := s.signingConfig(ctx, w, id, metaLoc, data, deleg)
-	if err != nil || cfg != nil {
-		res.Config = cfg
-		return res, err
-	}
-	cfg, creds, err := s.vend(ctx, w, id, location)
+	cfg, creds, err := s.broker.Grant(ctx, w, id, metaLoc, data, location, deleg)
 	if err != nil {
 		return nil, err
 	}
-	res.Config, res.StorageCredentials = cfg, creds
-	return res, nil
-}
-
-// vend mints credentials for a table location at the access level the
-// authorizer grants. No key outside the allowlist ever leaves the catalog,
-// whatever a vendor returns; each storage credential names the route that
-// refreshes it. 403 for a location that is not strictly inside the
-// warehouse: the table rule should make that impossible, but a credential
-// is the one thing that must never cover someone else's prefix.
-func (s *Service) vend(ctx context.Context, w *store.Warehouse, id Ident, tableLoc string) (_ map[string]string, _ []credentials.StorageCredential, err error) {
-	if s.opts.Credentials == nil {
-		return map[string]string{}, nil, nil
-	}
-	var level credentials.AccessLevel
-	defer func() { s.auditVend(ctx, tableResource(w.Name, id), level, err) }()
-	if !warehousePrefixes(w).ContainsBelow(tableLoc) {
-		return nil, nil, fault.New(fault.Forbidden, "Storage credentials are only vended for table locations inside the warehouse")
-	}
-	level, err = s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id))
-	if err != nil {
-		return nil, nil, err
-	}
-	info := credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
-	cfg, creds, err := s.opts.Credentials.Vend(ctx, info, tableLoc, level)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.Unavailable, err, "Could not vend storage credentials for %s", id)
-	}
-	out, _ := credentials.FilterConfig(cfg)
-	refresh := refreshEndpoint(w.Name, id)
-	var list []credentials.StorageCredential
-	for _, c := range creds {
-		filtered, _ := credentials.FilterCredential(c.Config)
-		switch {
-		case strings.HasPrefix(c.Prefix, "gs://"):
-			filtered["gcs.oauth2.refresh-credentials-endpoint"] = refresh
-		case location.IsAzure(c.Prefix):
-			filtered["adls.refresh-credentials-endpoint"] = refresh
-		default:
-			filtered["client.refresh-credentials-endpoint"] = refresh
-		}
-		list = append(list, credentials.StorageCredential{Prefix: c.Prefix, Config: filtered})
-	}
-	return out, list, nil
-}
-
-// checkVend fails, before anything is created, when credentials are asked
-// for and the caller may not have them (403).
-func (s *Service) checkVend(ctx context.Context, w *store.Warehouse, id Ident, deleg Delegation) error {
-	if deleg == NoDelegation || s.opts.Credentials == nil {
-		return nil
-	}
-	_, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id))
-	return err
-}
-
-// refreshEndpoint is the loadCredentials path of a table, relative to the
-// catalog URI, as clients expect in client.refresh-credentials-endpoint.
-func refreshEndpoint(warehouse string, id Ident) string {
-	return tableRoute(warehouse, id) + "/credentials"
-}
-
-// tableRoute is a table's REST path relative to the catalog URI, the base
-// of its credentials and sign routes that load responses name.
-func tableRoute(warehouse string, id Ident) string {
-	levels := make([]string, len(id.Namespace))
-	for i, l := range id.Namespace {
-		levels[i] = url.PathEscape(l)
-	}
-	return "v1/" + warehouse + "/namespaces/" + strings.Join(levels, "%1F") + "/tables/" + url.PathEscape(id.Name)
-}
-
-// LoadCredentials returns the storage credentials of a table (empty when
-// the warehouse has no storage profile): 404 when the table is missing or
-// hidden from the caller, 403 without table-read-data or table-write-data.
-func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Ident) ([]credentials.StorageCredential, error) {
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	if _, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(warehouse, id)); err != nil {
-		// A refused vend is part of the audit trail too.
-		s.auditVend(ctx, tableResource(warehouse, id), "", err)
-		return nil, err
-	}
-	obj, err := s.store.ObjectGet(ctx, objRef(id, warehouse, store.KindTable))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, tableNotFound(err, id)
-	}
-	if err != nil {
-		return nil, storeErr(err, warehouse)
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return nil, err
-	}
-	_, creds, err := s.vend(ctx, w, id, obj.Location)
-	return creds, err
+	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: cfg, StorageCredentials: creds}, nil
 }
 
 // RegisterTable adopts an existing metadata file as a table (with
@@ -363,7 +255,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkVend(ctx, w, id, deleg); err != nil {
+	if err := s.broker.CheckVend(ctx, w, id, deleg); err != nil {
 		return nil, err
 	}
 	metaLoc, _ := location.Normalize(metadataLocation) // readForRegister checked it
@@ -763,29 +655,4 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		return fault.Wrap(fault.AlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
 	}
 	return storeErr(err, warehouse)
-}
-
-// NativeWriteEligibility reports whether a table keeps Comet's native
-// Parquet writer eligible: its properties, format version, location and
-// the FileIO keys the catalog would vend. 404 when the table is missing.
-func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, id Ident) (credentials.Eligibility, error) {
-	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
-		return credentials.Eligibility{}, err
-	}
-	_, e, err := s.readTable(ctx, warehouse, id)
-	if err != nil {
-		return credentials.Eligibility{}, err
-	}
-	meta, version := e.Meta, e.Version
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return credentials.Eligibility{}, err
-	}
-	// What a client asking for vended credentials gets: remote-signing
-	// properties or nothing (vended keys all pass the allowlist).
-	cfg, err := s.signingChoice(w, id, VendedCredentials, func() (map[string]string, error) { return meta.Properties(), nil })
-	if err != nil {
-		return credentials.Eligibility{}, err
-	}
-	return credentials.NativeWriteEligibility(tableShape(meta, version), cfg), nil
 }

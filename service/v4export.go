@@ -70,7 +70,7 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkVend(ctx, w, in.Target, in.Delegation); err != nil {
+	if err := s.broker.CheckVend(ctx, w, in.Target, in.Delegation); err != nil {
 		return nil, err
 	}
 	if err := s.nameFree(ctx, warehouse, in.Target); err != nil {

@@ -111,6 +111,12 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/v4commits", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/v4commits", []string{"net/http", "os"}},
+		// Storage access (credential vending, remote signing, native-write
+		// eligibility): the vendor, the signer, an authorizer and a table
+		// loader, all given as values.
+		{mod + "service/storageaccess", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx", mod + "internal/storage", mod + "credentials/vending"}},
+		{"direct:" + mod + "service/storageaccess", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

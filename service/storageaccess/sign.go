@@ -1,4 +1,4 @@
-package service
+package storageaccess
 
 import (
 	"bytes"
@@ -10,24 +10,14 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/store"
 )
 
 // ActionSignRequest is the action of an audit event recording a remote
 // signing request (signed or refused).
 const ActionSignRequest = "sign-request"
-
-// Delegation is how a client asked to reach a table's files: the
-// X-Iceberg-Access-Delegation modes it named.
-type Delegation uint8
-
-// Delegation modes; a client may name both.
-const (
-	VendedCredentials Delegation = 1 << iota
-	RemoteSigning
-
-	NoDelegation Delegation = 0
-)
 
 // TablePropertyRemoteSigning opts one table into remote signing (its
 // engines sign through the catalog even where STS could vend).
@@ -41,35 +31,35 @@ const TablePropertyRemoteSigning = "s3.remote-signing-enabled"
 // the caller's access, or on storage without remote signing, 400 for a
 // malformed request, 503 when the database or the profile's secret is
 // unavailable. Every answer is audited.
-func (s *Service) SignS3Request(ctx context.Context, warehouse string, id Ident, r credentials.S3SignRequest) (_ credentials.SignedRequest, err error) {
-	if err := validateIdent(id); err != nil {
+func (b *Broker) SignS3Request(ctx context.Context, warehouse string, id ident.Ident, r credentials.S3SignRequest) (_ credentials.SignedRequest, err error) {
+	if err := ident.ValidateIdent(id); err != nil {
 		return credentials.SignedRequest{}, err
 	}
 	var level credentials.AccessLevel
 	var op string
-	defer func() { s.auditSign(ctx, tableResource(warehouse, id), level, op, err) }()
+	defer func() { b.auditSign(ctx, access.TableResource(warehouse, id.Namespace, id.Name), level, op, err) }()
 	if r.Method == "" || r.URI == "" || r.Region == "" {
 		return credentials.SignedRequest{}, fault.New(fault.BadRequest, "A request to sign needs its method, uri and region")
 	}
-	level, err = s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(warehouse, id))
+	level, err = b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name))
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	if s.opts.Signer == nil {
+	if b.signer == nil {
 		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Remote signing is not enabled on this catalog")
 	}
-	obj, entry, err := s.readTable(ctx, warehouse, id)
+	obj, entry, err := b.readTable(ctx, warehouse, id)
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := b.warehouse(ctx, warehouse)
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	if !warehousePrefixes(w).ContainsBelow(obj.Location) {
+	if !b.warehousePrefixes(w).ContainsBelow(obj.Location) {
 		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Requests are only signed for table locations inside the warehouse")
 	}
-	signed, err := s.opts.Signer.Sign(ctx, warehouseInfo(w), obj.Location, prefersSigning(entry.Meta.Properties()), level, r, s.store.Now())
+	signed, err := b.signer.Sign(ctx, warehouseInfo(w), obj.Location, prefersSigning(entry.Meta.Properties()), level, r, b.store.Now())
 	op = signed.Op.Name
 	var refusal *credentials.SignRefusal
 	switch {
@@ -87,9 +77,9 @@ func (s *Service) SignS3Request(ctx context.Context, warehouse string, id Ident,
 // requests through the catalog, or nil when it should get vended
 // credentials instead (signingChoice). 403 when the caller may neither
 // read nor write the table's data, as for vending.
-func (s *Service) signingConfig(ctx context.Context, w *store.Warehouse, id Ident, metaLoc string, data []byte, deleg Delegation) (map[string]string, error) {
-	cfg, err := s.signingChoice(w, id, deleg, func() (map[string]string, error) {
-		if e := s.metaCache.Get(metaLoc); e != nil && metaLoc != "" {
+func (b *Broker) signingConfig(ctx context.Context, w *store.Warehouse, id ident.Ident, metaLoc string, data []byte, deleg Delegation) (map[string]string, error) {
+	cfg, err := b.signingChoice(w, id, deleg, func() (map[string]string, error) {
+		if e := b.cachedMeta(metaLoc); e != nil && metaLoc != "" {
 			return e.Meta.Properties(), nil
 		}
 		// Not parsed yet. Most tables never name the property: a byte
@@ -110,7 +100,7 @@ func (s *Service) signingConfig(ctx context.Context, w *store.Warehouse, id Iden
 	if err != nil || cfg == nil {
 		return nil, err
 	}
-	if _, err := s.opts.Authorizer.TableAccess(ctx, identity.From(ctx), tableResource(w.Name, id)); err != nil {
+	if _, err := b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name)); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -122,15 +112,15 @@ func (s *Service) signingConfig(ctx context.Context, w *store.Warehouse, id Iden
 // vend (no role to assume, or no vendor), or the table property
 // s3.remote-signing-enabled prefers signing. props, read only when the
 // table's preference matters, returns the table's properties.
-func (s *Service) signingChoice(w *store.Warehouse, id Ident, deleg Delegation, props func() (map[string]string, error)) (map[string]string, error) {
-	if s.opts.Signer == nil {
+func (b *Broker) signingChoice(w *store.Warehouse, id ident.Ident, deleg Delegation, props func() (map[string]string, error)) (map[string]string, error) {
+	if b.signer == nil {
 		return nil, nil
 	}
-	cfg, enabled, canVend := s.opts.Signer.Signing(warehouseInfo(w), tableRoute(w.Name, id)+"/sign")
+	cfg, enabled, canVend := b.signer.Signing(warehouseInfo(w), tableRoute(w.Name, id)+"/sign")
 	if cfg == nil {
 		return nil, nil // not an S3 warehouse
 	}
-	if enabled && (deleg == RemoteSigning || !canVend || s.opts.Credentials == nil) {
+	if enabled && (deleg == RemoteSigning || !canVend || b.credentials == nil) {
 		return cfg, nil
 	}
 	p, err := props()
@@ -152,10 +142,10 @@ func warehouseInfo(w *store.Warehouse) credentials.WarehouseInfo {
 
 // auditSign records a signing request: the S3 operation and the access
 // level it was judged at, and the status of a refusal.
-func (s *Service) auditSign(ctx context.Context, table Resource, level credentials.AccessLevel, op string, err error) {
+func (b *Broker) auditSign(ctx context.Context, table access.Resource, level credentials.AccessLevel, op string, err error) {
 	detail := ""
 	if op != "" {
 		detail = "op=" + op
 	}
-	s.auditStorageAccess(ctx, ActionSignRequest, table, level, detail, err)
+	b.auditStorageAccess(ctx, ActionSignRequest, table, level, detail, err)
 }

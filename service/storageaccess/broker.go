@@ -1,0 +1,206 @@
+// Package storageaccess decides which storage access a caller gets for a
+// table's files: vended credentials (each naming the route that refreshes
+// it), the properties that make an engine sign its S3 requests through the
+// catalog, the signatures themselves, or nothing; and whether what a table
+// would get keeps Comet's native Parquet writer eligible. Every vend and
+// signature is audited, and no key outside the allowlist of package
+// credentials ever reaches a client. It takes its dependencies as values
+// (see Deps) and knows nothing of the catalog's orchestration (package
+// service), which calls it.
+package storageaccess
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/lakehold/catalog/credentials"
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/store"
+)
+
+// Deps are what a Broker works with.
+type Deps struct {
+	// Store reads a table's pointer (LoadCredentials) and dates signatures
+	// by the database's clock (Now).
+	Store store.Store
+	// Authorizer judges the storage access level of a caller on a table
+	// and authorizes reading its metadata.
+	Authorizer access.Authorizer
+	// Warehouse looks a warehouse up by name (404 when there is none).
+	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
+	// LoadTable reads a table's pointer and its parsed metadata (404 when
+	// the table does not exist); the entry is shared and not modified.
+	LoadTable func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
+	// CachedMetadata returns the parsed metadata at a metadata location
+	// when it is cached, else nil.
+	CachedMetadata func(metadataLocation string) *tablemeta.Entry
+	// WarehousePrefixes returns the warehouse location and its extra
+	// prefixes: credentials and signatures never reach beyond them.
+	WarehousePrefixes func(w *store.Warehouse) location.Set
+	// Credentials vends storage credentials; nil vends none.
+	Credentials credentials.Vendor
+	// Signer signs S3 requests; nil signs none and never offers signing.
+	Signer credentials.Signer
+	// Audit records one audit event (the service's RecordAudit).
+	Audit func(ctx context.Context, e store.AuditEvent)
+}
+
+// Broker decides and hands out storage access to tables' files. It holds
+// no state of its own between calls and is safe for concurrent use.
+type Broker struct {
+	store             store.Store
+	authorizer        access.Authorizer
+	warehouse         func(ctx context.Context, name string) (*store.Warehouse, error)
+	readTable         func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
+	cachedMeta        func(metadataLocation string) *tablemeta.Entry
+	warehousePrefixes func(w *store.Warehouse) location.Set
+	credentials       credentials.Vendor
+	signer            credentials.Signer
+	audit             func(ctx context.Context, e store.AuditEvent)
+}
+
+// New returns a Broker over d.
+func New(d Deps) *Broker {
+	return &Broker{store: d.Store, authorizer: d.Authorizer, warehouse: d.Warehouse, readTable: d.LoadTable,
+		cachedMeta: d.CachedMetadata, warehousePrefixes: d.WarehousePrefixes, credentials: d.Credentials,
+		signer: d.Signer, audit: d.Audit}
+}
+
+// Delegation is how a client asked to reach a table's files: the
+// X-Iceberg-Access-Delegation modes it named.
+type Delegation uint8
+
+// Delegation modes; a client may name both.
+const (
+	VendedCredentials Delegation = 1 << iota
+	RemoteSigning
+
+	NoDelegation Delegation = 0
+)
+
+// Grant returns the storage access a client that named deleg gets to
+// table id at location, for a table result: the client config and the
+// storage credentials. With no delegation that is an empty config; else
+// remote-signing properties (signingConfig) or vended credentials. data
+// is the metadata document at metaLoc ("" for a staged create), read for
+// the table's signing preference only when it matters. Errors: 403 when
+// the caller may neither read nor write the table's data or the location
+// is not strictly inside the warehouse, 500 when data does not parse, 503
+// when the vendor fails.
+func (b *Broker) Grant(ctx context.Context, w *store.Warehouse, id ident.Ident, metaLoc string, data []byte, location string, deleg Delegation) (map[string]string, []credentials.StorageCredential, error) {
+	if deleg == NoDelegation {
+		return map[string]string{}, nil, nil
+	}
+	cfg, err := b.signingConfig(ctx, w, id, metaLoc, data, deleg)
+	if err != nil || cfg != nil {
+		return cfg, nil, err
+	}
+	return b.vend(ctx, w, id, location)
+}
+
+// vend mints credentials for a table location at the access level the
+// authorizer grants. No key outside the allowlist ever leaves the catalog,
+// whatever a vendor returns; each storage credential names the route that
+// refreshes it. 403 for a location that is not strictly inside the
+// warehouse: the table rule should make that impossible, but a credential
+// is the one thing that must never cover someone else's prefix.
+func (b *Broker) vend(ctx context.Context, w *store.Warehouse, id ident.Ident, tableLoc string) (_ map[string]string, _ []credentials.StorageCredential, err error) {
+	if b.credentials == nil {
+		return map[string]string{}, nil, nil
+	}
+	var level credentials.AccessLevel
+	defer func() { b.auditVend(ctx, access.TableResource(w.Name, id.Namespace, id.Name), level, err) }()
+	if !b.warehousePrefixes(w).ContainsBelow(tableLoc) {
+		return nil, nil, fault.New(fault.Forbidden, "Storage credentials are only vended for table locations inside the warehouse")
+	}
+	level, err = b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
+	if err != nil {
+		return nil, nil, err
+	}
+	info := credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
+	cfg, creds, err := b.credentials.Vend(ctx, info, tableLoc, level)
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.Unavailable, err, "Could not vend storage credentials for %s", id)
+	}
+	out, _ := credentials.FilterConfig(cfg)
+	refresh := refreshEndpoint(w.Name, id)
+	var list []credentials.StorageCredential
+	for _, c := range creds {
+		filtered, _ := credentials.FilterCredential(c.Config)
+		switch {
+		case strings.HasPrefix(c.Prefix, "gs://"):
+			filtered["gcs.oauth2.refresh-credentials-endpoint"] = refresh
+		case location.IsAzure(c.Prefix):
+			filtered["adls.refresh-credentials-endpoint"] = refresh
+		default:
+			filtered["client.refresh-credentials-endpoint"] = refresh
+		}
+		list = append(list, credentials.StorageCredential{Prefix: c.Prefix, Config: filtered})
+	}
+	return out, list, nil
+}
+
+// CheckVend fails, before anything is created, when credentials are asked
+// for and the caller may not have them: the authorizer's error (403) is
+// returned as is. It returns nil when deleg names no delegation or the
+// catalog vends no credentials.
+func (b *Broker) CheckVend(ctx context.Context, w *store.Warehouse, id ident.Ident, deleg Delegation) error {
+	if deleg == NoDelegation || b.credentials == nil {
+		return nil
+	}
+	_, err := b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
+	return err
+}
+
+// refreshEndpoint is the loadCredentials path of a table, relative to the
+// catalog URI, as clients expect in client.refresh-credentials-endpoint.
+func refreshEndpoint(warehouse string, id ident.Ident) string {
+	return tableRoute(warehouse, id) + "/credentials"
+}
+
+// tableRoute is a table's REST path relative to the catalog URI, the base
+// of its credentials and sign routes that load responses name.
+func tableRoute(warehouse string, id ident.Ident) string {
+	levels := make([]string, len(id.Namespace))
+	for i, l := range id.Namespace {
+		levels[i] = url.PathEscape(l)
+	}
+	return "v1/" + warehouse + "/namespaces/" + strings.Join(levels, "%1F") + "/tables/" + url.PathEscape(id.Name)
+}
+
+// LoadCredentials returns the storage credentials of a table (empty when
+// the warehouse has no storage profile): 400 for a bad identifier, 404
+// when the table is missing or hidden from the caller, 403 without
+// table-read-data or table-write-data or for a location outside the
+// warehouse, 503 when the database or the vendor fails.
+func (b *Broker) LoadCredentials(ctx context.Context, warehouse string, id ident.Ident) ([]credentials.StorageCredential, error) {
+	if err := ident.ValidateIdent(id); err != nil {
+		return nil, err
+	}
+	if _, err := b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
+		// A refused vend is part of the audit trail too.
+		b.auditVend(ctx, access.TableResource(warehouse, id.Namespace, id.Name), "", err)
+		return nil, err
+	}
+	obj, err := b.store.ObjectGet(ctx, store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: store.KindTable})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ident.TableNotFound(err, id)
+	}
+	if err != nil {
+		return nil, storefault.Of(err, warehouse)
+	}
+	w, err := b.warehouse(ctx, warehouse)
+	if err != nil {
+		return nil, err
+	}
+	_, creds, err := b.vend(ctx, w, id, obj.Location)
+	return creds, err
+}
