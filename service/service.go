@@ -24,6 +24,7 @@ import (
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -124,6 +125,7 @@ type Service struct {
 	planner   *planning.Planner
 	maint     *maintenance.Maintainer
 	v4        *v4commits.Committer // v4 snapshot commits and compaction
+	upkeep    *upkeep.Upkeep       // job handlers, scheduled policies, soft-deleted objects
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -175,6 +177,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.planner = s.newPlanner()
 	s.maint = s.newMaintainer()
 	s.v4 = s.newV4Commits()
+	s.upkeep = s.newUpkeep()
 	return s
 }
 
