@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/service/maintenance"
+	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -61,7 +62,7 @@ func (s *Service) newMaintainer() *maintenance.Maintainer {
 			return nil
 		},
 		Warehouse: s.warehouse, LoadTable: s.readTable, CommitExpiry: s.commitExpiry,
-		WarehouseDefaults: withWarehouseDefaults, Now: s.now, Logger: s.log,
+		WarehouseDefaults: upkeep.WithWarehouseDefaults, Now: s.now, Logger: s.log,
 		Files: s.files, Readers: s.readers, FileIO: s.fileIO, IOProps: s.ioProps,
 		TablePrefixes: tablePrefixes, FileName: fileName, TableFileName: tableFileName,
 	})

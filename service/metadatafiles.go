@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -65,7 +66,7 @@ func metadataCleanupJob(w *store.Warehouse, id Ident, base, meta table.Metadata,
 // metaLoc) enqueues with its swap: the table's policies and the clean-up
 // of dropped metadata files, each when the table asks for it.
 func (s *Service) commitJobs(w *store.Warehouse, id Ident, base, meta table.Metadata, metaLoc string) []store.Job {
-	jobs := s.policyJobs(w, id, meta)
+	jobs := s.upkeep.PolicyJobs(w, id, meta)
 	if job, ok := metadataCleanupJob(w, id, base, meta, metaLoc); ok {
 		jobs = append(jobs, job)
 	}
@@ -87,7 +88,7 @@ func (s *Service) runDeleteMetadataFiles(ctx context.Context, j *store.JobInfo) 
 	}
 	w, err := s.warehouse(ctx, a.Warehouse)
 	if err != nil {
-		return skipGone(JobDeleteMetadataFiles, err)
+		return upkeep.SkipGone(JobDeleteMetadataFiles, err)
 	}
 	allowed := tablePrefixes(w, a.TableLocation)
 	failed := 0

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -31,6 +32,4 @@ func (s *Service) listVisibility(ctx context.Context, priv Privilege, container 
 }
 
 // warehouseResource names a warehouse securable.
-func warehouseResource(name string) Resource {
-	return Resource{Kind: ResourceWarehouse, Warehouse: name}
-}
+func warehouseResource(name string) Resource { return access.WarehouseResource(name) }

@@ -25,6 +25,7 @@ import (
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -126,6 +127,7 @@ type Service struct {
 	maint     *maintenance.Maintainer
 	v4        *v4commits.Committer // v4 snapshot commits and compaction
 	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
+	upkeep    *upkeep.Upkeep       // job handlers, scheduled policies, soft-deleted objects
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -178,6 +180,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.maint = s.newMaintainer()
 	s.v4 = s.newV4Commits()
 	s.broker = s.newBroker()
+	s.upkeep = s.newUpkeep()
 	return s
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 )
@@ -99,6 +100,6 @@ func (s *Service) newV4Commits() *v4commits.Committer {
 		FileIO: s.fileIO, WriteFile: s.writeMetadataFile, WriteNextMetadata: s.writeNextMetadata, CommitJobs: s.commitJobs,
 		AddEvent: s.addEvent, TableObject: tableObject, Who: who,
 		FileName: fileName, CheckFileInTable: checkFileInTable, TablePrefixes: tablePrefixes,
-		WithWarehouseDefaults: withWarehouseDefaults, DataLocation: dataLocation,
+		WithWarehouseDefaults: upkeep.WithWarehouseDefaults, DataLocation: dataLocation,
 	})
 }

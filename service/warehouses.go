@@ -10,6 +10,7 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -83,7 +84,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 	for k, v := range props {
 		out[k] = v
 	}
-	if err := checkDeletionProps(out); err != nil {
+	if err := upkeep.CheckDeletionProps(out); err != nil {
 		return nil, nil, err
 	}
 	mine := location.Set{canon}

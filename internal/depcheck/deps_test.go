@@ -117,6 +117,12 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/storageaccess", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage", mod + "credentials/vending"}},
 		{"direct:" + mod + "service/storageaccess", []string{"net/http", "os"}},
+		// The background work (job handlers, purge, scheduled policies,
+		// soft-deleted objects): the store, an authorize function, a
+		// table loader and the operations it schedules, all given as values.
+		{mod + "service/upkeep", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/upkeep", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

@@ -64,6 +64,11 @@ func ViewResource(warehouse string, namespace []string, name string) Resource {
 	return Resource{Kind: ResourceView, Warehouse: warehouse, Namespace: namespace, Name: name}
 }
 
+// WarehouseResource names a warehouse securable.
+func WarehouseResource(name string) Resource {
+	return Resource{Kind: ResourceWarehouse, Warehouse: name}
+}
+
 // NamespaceResource names a namespace securable.
 func NamespaceResource(warehouse string, levels []string) Resource {
 	return Resource{Kind: ResourceNamespace, Warehouse: warehouse, Namespace: levels}

@@ -1,4 +1,4 @@
-package service
+package upkeep
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/maintenance"
+	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -58,16 +60,16 @@ type tablePolicy struct {
 	kind, enabled, delay string
 	defaultDelay         time.Duration
 	// run does one pass and reports whether the job should run again.
-	run func(s *Service, ctx context.Context, w *store.Warehouse, id Ident, props map[string]string) (again bool, err error)
+	run func(u *Upkeep, ctx context.Context, w *store.Warehouse, id ident.Ident, props map[string]string) (again bool, err error)
 }
 
 // tablePolicies lists the policies (a function: the policies run commits,
 // which enqueue policy jobs, so a variable would initialise itself).
 func tablePolicies() []tablePolicy {
 	return []tablePolicy{
-		{kind: JobExpireSnapshots, enabled: PropExpireEnabled, delay: PropExpireDelay, defaultDelay: time.Hour, run: (*Service).policyExpire},
-		{kind: JobRemoveOrphanFiles, enabled: PropOrphanEnabled, delay: PropOrphanDelay, defaultDelay: 24 * time.Hour, run: (*Service).policyOrphans},
-		{kind: JobCompactColumnFiles, enabled: PropCompactEnabled, delay: PropCompactDelay, defaultDelay: 10 * time.Minute, run: (*Service).policyCompact},
+		{kind: JobExpireSnapshots, enabled: PropExpireEnabled, delay: PropExpireDelay, defaultDelay: time.Hour, run: (*Upkeep).policyExpire},
+		{kind: JobRemoveOrphanFiles, enabled: PropOrphanEnabled, delay: PropOrphanDelay, defaultDelay: 24 * time.Hour, run: (*Upkeep).policyOrphans},
+		{kind: JobCompactColumnFiles, enabled: PropCompactEnabled, delay: PropCompactDelay, defaultDelay: 10 * time.Minute, run: (*Upkeep).policyCompact},
 	}
 }
 
@@ -79,11 +81,11 @@ func policy(w *store.Warehouse, props map[string]string, key string) string {
 	return w.Properties[key]
 }
 
-// withWarehouseDefaults is props with, for each of keys the table does not
+// WithWarehouseDefaults is props with, for each of keys the table does not
 // set, the warehouse's value: Iceberg's own table properties
 // (history.expire.*, write.column-files.compact.*) may be given a
 // warehouse-wide default like the lakehold.* policies.
-func withWarehouseDefaults(w *store.Warehouse, props map[string]string, keys ...string) map[string]string {
+func WithWarehouseDefaults(w *store.Warehouse, props map[string]string, keys ...string) map[string]string {
 	out := make(map[string]string, len(props)+len(keys))
 	for k, v := range props {
 		out[k] = v
@@ -117,9 +119,9 @@ type policyArgs struct {
 	TableUUID string   `json:"table-uuid"`
 }
 
-// policyJobs are the jobs a commit that lands on table id, whose new
+// PolicyJobs are the jobs a commit that lands on table id, whose new
 // metadata is meta, enqueues: one per policy that is on.
-func (s *Service) policyJobs(w *store.Warehouse, id Ident, meta table.Metadata) []store.Job {
+func (u *Upkeep) PolicyJobs(w *store.Warehouse, id ident.Ident, meta table.Metadata) []store.Job {
 	var jobs []store.Job
 	props := meta.Properties()
 	for _, p := range tablePolicies() {
@@ -129,7 +131,7 @@ func (s *Service) policyJobs(w *store.Warehouse, id Ident, meta table.Metadata) 
 		uuid := meta.TableUUID().String()
 		raw, _ := json.Marshal(policyArgs{Warehouse: w.Name, Namespace: id.Namespace, Name: id.Name, TableUUID: uuid}) // cannot fail
 		jobs = append(jobs, store.Job{Kind: p.kind, Args: raw, Warehouse: w.Name, Table: id.String(), TableUUID: uuid,
-			Unique: true, RunAt: s.now().Add(policyMillis(w, props, p.delay, p.defaultDelay))})
+			Unique: true, RunAt: u.now().Add(policyMillis(w, props, p.delay, p.defaultDelay))})
 	}
 	return jobs
 }
@@ -139,27 +141,27 @@ func (s *Service) policyJobs(w *store.Warehouse, id Ident, meta table.Metadata) 
 var jobPrincipal = identity.Principal{Source: identity.SourceLocal, Subject: "jobs"}
 
 // policyHandler is the job handler of p.
-func (s *Service) policyHandler(p tablePolicy) store.JobHandler {
+func (u *Upkeep) policyHandler(p tablePolicy) store.JobHandler {
 	return func(ctx context.Context, j *store.JobInfo) error {
 		var a policyArgs
 		if err := json.Unmarshal(j.Args, &a); err != nil || a.Name == "" {
 			return errors.New(p.kind + ": malformed job arguments")
 		}
 		ctx = identity.With(ctx, jobPrincipal)
-		id := Ident{Namespace: a.Namespace, Name: a.Name}
-		w, err := s.warehouse(ctx, a.Warehouse)
+		id := ident.Ident{Namespace: a.Namespace, Name: a.Name}
+		w, err := u.warehouse(ctx, a.Warehouse)
 		if err != nil {
-			return skipGone(p.kind, err)
+			return SkipGone(p.kind, err)
 		}
-		_, e, err := s.readTable(ctx, w.Name, id)
+		_, e, err := u.readTable(ctx, w.Name, id)
 		if err != nil {
-			return skipGone(p.kind, err)
+			return SkipGone(p.kind, err)
 		}
 		props := e.Meta.Properties()
 		if e.Meta.TableUUID().String() != a.TableUUID || !policyOn(w, props, p.enabled) {
 			return nil
 		}
-		again, err := p.run(s, ctx, w, id, props)
+		again, err := p.run(u, ctx, w, id, props)
 		if err != nil {
 			return errors.New(p.kind + ": " + clientText(err))
 		}
@@ -172,43 +174,43 @@ func (s *Service) policyHandler(p tablePolicy) store.JobHandler {
 
 // policyExpire runs the table's expiry; it runs again while more than one
 // snapshot remains (a younger one may expire later).
-func (s *Service) policyExpire(ctx context.Context, w *store.Warehouse, id Ident, props map[string]string) (bool, error) {
+func (u *Upkeep) policyExpire(ctx context.Context, w *store.Warehouse, id ident.Ident, props map[string]string) (bool, error) {
 	if maintenance.GCDisabled(props) {
-		s.log.InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
+		u.log.InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
 		return false, nil
 	}
-	rep, err := s.Maintain(ctx, w.Name, id, MaintainOptions{})
+	rep, err := u.maintain(ctx, w.Name, id, maintenance.MaintainOptions{})
 	if err != nil {
 		return false, err
 	}
-	s.log.InfoContext(ctx, "scheduled snapshot expiry", "table", id.String(), "expired", len(rep.ExpiredSnapshots),
+	u.log.InfoContext(ctx, "scheduled snapshot expiry", "table", id.String(), "expired", len(rep.ExpiredSnapshots),
 		"deleted_files", len(rep.DeletedFiles), "failed_files", rep.FailedFiles)
-	_, e, err := s.readTable(ctx, w.Name, id)
+	_, e, err := u.readTable(ctx, w.Name, id)
 	return err == nil && len(e.Meta.Snapshots()) > 1, nil
 }
 
 // policyOrphans removes the table's orphan files; it always runs again
 // (files may be orphaned at any time).
-func (s *Service) policyOrphans(ctx context.Context, w *store.Warehouse, id Ident, props map[string]string) (bool, error) {
+func (u *Upkeep) policyOrphans(ctx context.Context, w *store.Warehouse, id ident.Ident, props map[string]string) (bool, error) {
 	if maintenance.GCDisabled(props) {
 		// The policy asks for a removal the table's properties forbid:
 		// nothing to do, and no failure of the job.
-		s.log.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
+		u.log.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
 		return false, nil
 	}
-	age := max(policyMillis(w, props, PropOrphanAge, DefaultOrphanAge), MinOrphanAge)
-	_, err := s.RemoveOrphanFiles(ctx, w.Name, id, OrphanOptions{OlderThan: s.now().Add(-age)})
+	age := max(policyMillis(w, props, PropOrphanAge, maintenance.DefaultOrphanAge), maintenance.MinOrphanAge)
+	_, err := u.removeOrphanFiles(ctx, w.Name, id, maintenance.OrphanOptions{OlderThan: u.now().Add(-age)})
 	return err == nil, err
 }
 
 // policyCompact folds the bases the table's thresholds pick; a table that
 // is not (or no longer) format version 4 has nothing to fold. It does not
 // run again by itself: only commits add column files.
-func (s *Service) policyCompact(ctx context.Context, w *store.Warehouse, id Ident, _ map[string]string) (bool, error) {
-	if _, e, err := s.readTable(ctx, w.Name, id); err != nil || e.Version != FormatV4 {
+func (u *Upkeep) policyCompact(ctx context.Context, w *store.Warehouse, id ident.Ident, _ map[string]string) (bool, error) {
+	if _, e, err := u.readTable(ctx, w.Name, id); err != nil || e.Version != v4commits.FormatV4 {
 		return false, err
 	}
-	rep, err := s.Compact(ctx, w.Name, id, CompactOptions{})
+	rep, err := u.compact(ctx, w.Name, id, v4commits.CompactOptions{})
 	if err != nil {
 		return false, err
 	}
@@ -218,19 +220,9 @@ func (s *Service) policyCompact(ctx context.Context, w *store.Warehouse, id Iden
 			failed++
 		}
 	}
-	s.log.InfoContext(ctx, "scheduled compaction", "table", id.String(), "candidates", len(rep.Plan.Candidates), "folds", len(rep.Folds), "failed", failed)
+	u.log.InfoContext(ctx, "scheduled compaction", "table", id.String(), "candidates", len(rep.Plan.Candidates), "folds", len(rep.Folds), "failed", failed)
 	if failed > 0 {
 		return false, fault.New(fault.Internal, "%d of %d folds failed (see the catalog log)", failed, len(rep.Folds))
 	}
 	return false, nil
-}
-
-// skipGone is nil for a warehouse or table that no longer exists (the job
-// has nothing left to do) and the error's client text otherwise.
-func skipGone(kind string, err error) error {
-	switch fault.KindOf(err) {
-	case fault.NoSuchTable, fault.NoSuchWarehouse, fault.NoSuchNamespace:
-		return nil
-	}
-	return errors.New(kind + ": " + clientText(err))
 }

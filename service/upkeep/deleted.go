@@ -1,4 +1,4 @@
-package service
+package upkeep
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -29,11 +32,10 @@ const (
 	DefaultDeletionRetention = 7 * 24 * time.Hour
 )
 
-// softDeletion reports whether w soft-deletes, and for how long.
-// checkDeletionProps refuses a deletion profile other than hard or soft
+// CheckDeletionProps refuses a deletion profile other than hard or soft
 // and a retention that is not a count of milliseconds (400): a typo would
 // otherwise make every drop final, purging at once.
-func checkDeletionProps(props map[string]string) error {
+func CheckDeletionProps(props map[string]string) error {
 	if p, ok := props[PropDeletionProfile]; ok && p != "hard" && p != "soft" {
 		return fault.New(fault.BadRequest, "Invalid %s: %q (hard or soft)", PropDeletionProfile, p)
 	}
@@ -45,7 +47,8 @@ func checkDeletionProps(props map[string]string) error {
 	return nil
 }
 
-func softDeletion(w *store.Warehouse) (bool, time.Duration) {
+// SoftDeletion reports whether w soft-deletes, and for how long.
+func SoftDeletion(w *store.Warehouse) (bool, time.Duration) {
 	if w.Properties[PropDeletionProfile] != "soft" {
 		return false, 0
 	}
@@ -64,58 +67,31 @@ type deletedArgs struct {
 	ExpiresAt int64  `json:"expires-at-ms"`
 }
 
-// softDrop moves the object ref names to the warehouse's deleted objects
-// with its expire-deleted job, both in one transaction. The job needs the
-// object's id, read first; an object replaced in between is read again.
-func (s *Service) softDrop(ctx context.Context, w *store.Warehouse, ref store.ObjectRef, retention time.Duration, purge bool) error {
-	for range 5 {
-		obj, err := s.store.ObjectGetRefs(ctx, ref)
-		if err != nil {
-			return err
-		}
-		expires := time.UnixMilli(s.now().Add(retention).UnixMilli())                                      // as the store keeps it
-		raw, _ := json.Marshal(deletedArgs{Warehouse: w.Name, ID: obj.ID, ExpiresAt: expires.UnixMilli()}) // cannot fail
-		job := store.Job{Kind: JobExpireDeleted, Args: raw, Warehouse: w.Name, Table: ref.String(), RunAt: expires}
-		ectx := s.withEvent(ctx, func() store.Event { return changeevents.Drop(dropOp(ref.Kind), objectOf(obj), who(ctx), purge) })
-		_, err = s.store.ObjectSoftDelete(store.WithJobs(ectx, job), ref, obj.ID, expires, purge)
-		if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-	}
-	return fault.New(fault.Unavailable, "The %s kept changing while it was being dropped; retry", ref.Kind)
-}
-
-// dropObject drops a table or view by w's deletion profile: soft-deleted,
-// or removed (a table with purge: with its purge-table job).
-func (s *Service) dropObject(ctx context.Context, w *store.Warehouse, ref store.ObjectRef, purge bool) error {
-	if soft, retention := softDeletion(w); soft {
-		return s.softDrop(ctx, w, ref, retention, purge)
-	}
-	if purge && ref.Kind == store.KindTable {
-		return s.dropWithPurge(ctx, ref)
-	}
-	_, err := s.dropIf(ctx, ref, dropOp(ref.Kind), false, nil)
-	return err
+// ExpireDeletedJob is the expire-deleted job of the soft drop of the
+// object ref names in warehouse, whose id is id, retained until expires.
+func ExpireDeletedJob(warehouse string, ref store.ObjectRef, id string, expires time.Time) store.Job {
+	raw, _ := json.Marshal(deletedArgs{Warehouse: warehouse, ID: id, ExpiresAt: expires.UnixMilli()}) // cannot fail
+	return store.Job{Kind: JobExpireDeleted, Args: raw, Warehouse: warehouse, Table: ref.String(), RunAt: expires}
 }
 
 // runExpireDeleted is the expire-deleted handler: at the end of the
 // retention it purges the object's files when the drop asked for it, then
 // forgets the object. One that was undropped meanwhile is left alone.
-func (s *Service) runExpireDeleted(ctx context.Context, j *store.JobInfo) error {
+func (u *Upkeep) runExpireDeleted(ctx context.Context, j *store.JobInfo) error {
 	var a deletedArgs
 	if err := json.Unmarshal(j.Args, &a); err != nil || a.ID == "" {
 		return errors.New("expire-deleted: malformed job arguments")
 	}
-	w, err := s.warehouse(ctx, a.Warehouse)
+	w, err := u.warehouse(ctx, a.Warehouse)
 	if err != nil {
-		return skipGone(JobExpireDeleted, err)
+		return SkipGone(JobExpireDeleted, err)
 	}
-	d, err := s.store.DeletedGet(ctx, a.Warehouse, a.ID)
+	d, err := u.store.DeletedGet(ctx, a.Warehouse, a.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // undropped, or forgotten by an earlier attempt
 	}
 	if err != nil {
-		return errors.New("expire-deleted: " + clientText(storeErr(err, a.Warehouse)))
+		return errors.New("expire-deleted: " + clientText(storefault.Of(err, a.Warehouse)))
 	}
 	if d.ExpiresAt.UnixMilli() != a.ExpiresAt {
 		return nil // the job of an earlier drop, undropped since: the current drop has its own
@@ -123,12 +99,12 @@ func (s *Service) runExpireDeleted(ctx context.Context, j *store.JobInfo) error 
 	if d.Purge && d.Kind == store.KindTable {
 		obj := &store.Object{Warehouse: a.Warehouse, Namespace: d.Namespace, Name: d.Name, Kind: d.Kind, Location: d.Location,
 			MetadataLocation: d.MetadataLocation, Metadata: d.Metadata}
-		if err := s.maint.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
+		if err := u.purgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
 			return err
 		}
 	}
-	if _, err := s.store.DeletedRemove(ctx, a.Warehouse, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return errors.New("expire-deleted: " + clientText(storeErr(err, a.Warehouse)))
+	if _, err := u.store.DeletedRemove(ctx, a.Warehouse, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return errors.New("expire-deleted: " + clientText(storefault.Of(err, a.Warehouse)))
 	}
 	return nil
 }
@@ -137,7 +113,7 @@ func (s *Service) runExpireDeleted(ctx context.Context, j *store.JobInfo) error 
 type DeletedObject struct {
 	ID        string
 	Kind      store.ObjectKind
-	Ident     Ident
+	Ident     ident.Ident
 	DeletedAt time.Time
 	ExpiresAt time.Time
 	Purge     bool
@@ -146,20 +122,20 @@ type DeletedObject struct {
 // ListDeleted lists a warehouse's soft-deleted tables and views, newest
 // first. It needs deleted-list on the warehouse; 404 for a missing
 // warehouse, 400 for a bad page token.
-func (s *Service) ListDeleted(ctx context.Context, warehouse string, page Page) ([]DeletedObject, string, error) {
-	if err := s.authorize(ctx, PrivDeletedList, warehouseResource(warehouse)); err != nil {
+func (u *Upkeep) ListDeleted(ctx context.Context, warehouse string, page store.Page) ([]DeletedObject, string, error) {
+	if err := u.authorize(ctx, access.PrivDeletedList, access.WarehouseResource(warehouse)); err != nil {
 		return nil, "", err
 	}
-	if _, err := s.warehouse(ctx, warehouse); err != nil {
+	if _, err := u.warehouse(ctx, warehouse); err != nil {
 		return nil, "", err
 	}
-	list, next, err := s.store.DeletedList(ctx, warehouse, page.store())
+	list, next, err := u.store.DeletedList(ctx, warehouse, page)
 	if err != nil {
-		return nil, "", storeErr(err, warehouse)
+		return nil, "", storefault.Of(err, warehouse)
 	}
 	out := make([]DeletedObject, len(list))
 	for i, d := range list {
-		out[i] = DeletedObject{ID: d.ID, Kind: d.Kind, Ident: Ident{Namespace: d.Namespace, Name: d.Name},
+		out[i] = DeletedObject{ID: d.ID, Kind: d.Kind, Ident: ident.Ident{Namespace: d.Namespace, Name: d.Name},
 			DeletedAt: d.DeletedAt, ExpiresAt: d.ExpiresAt, Purge: d.Purge}
 	}
 	return out, next, nil
@@ -172,45 +148,45 @@ func (s *Service) ListDeleted(ctx context.Context, warehouse string, page Page) 
 // deleted object (or one whose retention ended) or a missing namespace,
 // 409 when the name is taken, 400 when another object now uses its
 // location.
-func (s *Service) Undrop(ctx context.Context, warehouse, id string, to *Ident) (Ident, store.ObjectKind, error) {
-	if err := s.authorize(ctx, PrivDeletedUndrop, warehouseResource(warehouse)); err != nil {
-		return Ident{}, "", err
+func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ident) (ident.Ident, store.ObjectKind, error) {
+	if err := u.authorize(ctx, access.PrivDeletedUndrop, access.WarehouseResource(warehouse)); err != nil {
+		return ident.Ident{}, "", err
 	}
-	d, err := s.store.DeletedGet(ctx, warehouse, id)
+	d, err := u.store.DeletedGet(ctx, warehouse, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
+		return ident.Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
 	}
 	if err != nil {
-		return Ident{}, "", storeErr(err, warehouse)
+		return ident.Ident{}, "", storefault.Of(err, warehouse)
 	}
-	dest := Ident{Namespace: d.Namespace, Name: d.Name}
+	dest := ident.Ident{Namespace: d.Namespace, Name: d.Name}
 	if to != nil {
-		if err := validateIdent(*to); err != nil {
-			return Ident{}, "", err
+		if err := ident.ValidateIdent(*to); err != nil {
+			return ident.Ident{}, "", err
 		}
 		dest = *to
 	}
-	create := PrivTableCreate
+	create := access.PrivTableCreate
 	if d.Kind == store.KindView {
-		create = PrivViewCreate
+		create = access.PrivViewCreate
 	}
-	if err := s.authorize(ctx, create, namespaceResource(warehouse, dest.Namespace)); err != nil {
-		return Ident{}, "", err
+	if err := u.authorize(ctx, create, access.NamespaceResource(warehouse, dest.Namespace)); err != nil {
+		return ident.Ident{}, "", err
 	}
-	if !d.ExpiresAt.After(s.now()) {
-		return Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", dest)
+	if !d.ExpiresAt.After(u.now()) {
+		return ident.Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", dest)
 	}
 	back := changeevents.Object{Warehouse: warehouse, Namespace: dest.Namespace, Name: dest.Name, Kind: d.Kind,
 		UUID: changeevents.MetadataUUID(d.Metadata), Location: d.Location}
-	ectx := s.withEvent(ctx, func() store.Event { return changeevents.Undrop(back, who(ctx), id) })
-	_, err = s.store.Undrop(ectx, warehouse, id, dest.Namespace, dest.Name)
+	ectx := u.withEvent(ctx, func() store.Event { return changeevents.Undrop(back, u.who(ctx), id) })
+	_, err = u.store.Undrop(ectx, warehouse, id, dest.Namespace, dest.Name)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
-		return Ident{}, "", nsNotFound(err, dest.Namespace)
+		return ident.Ident{}, "", ident.NamespaceNotFound(err, dest.Namespace)
 	case errors.Is(err, store.ErrNotFound):
-		return Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
+		return ident.Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
 	case err != nil:
-		return Ident{}, "", putErr(err, d.Kind, dest, warehouse)
+		return ident.Ident{}, "", u.putErr(err, d.Kind, dest, warehouse)
 	}
 	return dest, d.Kind, nil
 }
