@@ -125,9 +125,9 @@ type Service struct {
 	readers   *v4read.Readers // v4 manifests and their caches
 	planner   *planning.Planner
 	maint     *maintenance.Maintainer
-	v4        *v4commits.Committer // v4 snapshot commits and compaction
+	v4        *v4commits.Committer  // v4 snapshot commits and compaction
 	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
-	upkeep    *upkeep.Upkeep       // job handlers, scheduled policies, soft-deleted objects
+	upkeep    *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
