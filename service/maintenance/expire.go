@@ -68,10 +68,10 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := m.authorize(ctx, warehouse, id); err != nil {
+	if err := m.d.Authorize(ctx, warehouse, id); err != nil {
 		return nil, err
 	}
-	w, err := m.warehouse(ctx, warehouse)
+	w, err := m.d.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 			return nil, err
 		}
 	}
-	expire := snapshotsToExpire(meta, m.warehouseDefaults(w, meta.Properties(), PropMaxSnapshotAge, PropMinSnapshotsToKeep), opt, m.now())
+	expire := snapshotsToExpire(meta, m.d.WarehouseDefaults(w, meta.Properties(), PropMaxSnapshotAge, PropMinSnapshotsToKeep), opt, m.d.Now())
 	rep.MetadataLocation = obj.MetadataLocation
 	if len(expire) == 0 {
 		return rep, nil
@@ -102,14 +102,14 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 	}
 	if opt.DryRun {
 		for _, f := range doomed {
-			rep.DeletedFiles = append(rep.DeletedFiles, m.tableFileName(meta.Location(), f))
+			rep.DeletedFiles = append(rep.DeletedFiles, m.d.TableFileName(meta.Location(), f))
 		}
 		return rep, nil
 	}
 	if err := m.queueDeletes(ctx, meta, doomed, expire); err != nil {
 		return nil, err
 	}
-	res, err := m.commitExpiry(ctx, w, id, meta, expire)
+	res, err := m.d.CommitExpiry(ctx, w, id, meta, expire)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func GCDisabled(props map[string]string) bool {
 
 // loadForMaintain reads the table's row and its parsed metadata (readTable).
 func (m *Maintainer) loadForMaintain(ctx context.Context, w *store.Warehouse, id ident.Ident) (*store.Object, table.Metadata, int, error) {
-	obj, e, err := m.readTable(ctx, w.Name, id)
+	obj, e, err := m.d.LoadTable(ctx, w.Name, id)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -185,12 +185,12 @@ func snapshotsToExpire(meta table.Metadata, props map[string]string, opt Maintai
 
 // queueDeletes records the files an expiry will delete, before its commit.
 func (m *Maintainer) queueDeletes(ctx context.Context, meta table.Metadata, files []string, expire []int64) error {
-	now := m.now()
+	now := m.d.Now()
 	rows := make([]store.PendingDelete, len(files))
 	for i, f := range files {
 		rows[i] = store.PendingDelete{TableUUID: meta.TableUUID().String(), Location: f, SnapshotIDs: expire, CreatedAt: now}
 	}
-	if err := m.store.AddPendingDeletes(ctx, rows); err != nil {
+	if err := m.d.Store.AddPendingDeletes(ctx, rows); err != nil {
 		return storefault.Of(err, "")
 	}
 	return nil
@@ -203,7 +203,7 @@ func (m *Maintainer) queueDeletes(ctx context.Context, meta table.Metadata, file
 // at most deleteWorkers at a time, and its row removed. A failed delete
 // stays queued. resumed says the rows come from an earlier run.
 func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, rep *MaintainReport, resumed bool) error {
-	rows, err := m.store.ListPendingDeletes(ctx, meta.TableUUID().String())
+	rows, err := m.d.Store.ListPendingDeletes(ctx, meta.TableUUID().String())
 	if err != nil {
 		return storefault.Of(err, "")
 	}
@@ -214,7 +214,7 @@ func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse
 	if err != nil {
 		return err
 	}
-	allowed := m.tablePrefixes(w, obj.Location)
+	allowed := m.d.TablePrefixes(w, obj.Location)
 	var drop, doomed []string
 	for _, r := range rows {
 		landed := !slices.ContainsFunc(r.SnapshotIDs, func(id int64) bool { return meta.SnapshotByID(id) != nil })
@@ -224,19 +224,19 @@ func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse
 		}
 		doomed = append(doomed, r.Location)
 	}
-	if err := m.store.RemovePendingDeletes(ctx, meta.TableUUID().String(), drop); err != nil {
+	if err := m.d.Store.RemovePendingDeletes(ctx, meta.TableUUID().String(), drop); err != nil {
 		return storefault.Of(err, "")
 	}
 	deleted, failed := m.deleteFiles(ctx, w, doomed)
 	// Deleted leaves leave the base-file index (other names match nothing).
-	if err := m.store.FileIndexForgetLeaves(ctx, obj.ID, deleted); err != nil {
+	if err := m.d.Store.FileIndexForgetLeaves(ctx, obj.ID, deleted); err != nil {
 		return storefault.Of(err, "")
 	}
-	if err := m.store.RemovePendingDeletes(ctx, meta.TableUUID().String(), deleted); err != nil {
+	if err := m.d.Store.RemovePendingDeletes(ctx, meta.TableUUID().String(), deleted); err != nil {
 		return storefault.Of(err, "")
 	}
 	for _, f := range deleted {
-		rep.DeletedFiles = append(rep.DeletedFiles, m.tableFileName(meta.Location(), f))
+		rep.DeletedFiles = append(rep.DeletedFiles, m.d.TableFileName(meta.Location(), f))
 	}
 	if resumed {
 		rep.ResumedFiles += len(deleted)
@@ -253,7 +253,7 @@ func (m *Maintainer) deleteFiles(ctx context.Context, w *store.Warehouse, files 
 	g.SetLimit(deleteWorkers)
 	for i, f := range files {
 		g.Go(func() error {
-			io, err := m.fileIO(ctx, w, f)
+			io, err := m.d.FileIO(ctx, w, f)
 			if err == nil {
 				if err = io.Delete(ctx, f); err != nil {
 					if gone, xerr := io.Exists(ctx, f); xerr == nil && !gone {
@@ -262,7 +262,7 @@ func (m *Maintainer) deleteFiles(ctx context.Context, w *store.Warehouse, files 
 				}
 			}
 			if err != nil {
-				m.log.DebugContext(ctx, "maintain: delete failed", "file", m.fileName(w, "", f), "error", storage.PathFree(err))
+				m.d.Logger.DebugContext(ctx, "maintain: delete failed", "file", m.d.FileName(w, "", f), "error", storage.PathFree(err))
 			}
 			ok[i] = err == nil
 			return nil

@@ -80,29 +80,12 @@ type Committed struct {
 // tables' files. It holds no state of its own between calls and is safe
 // for concurrent use.
 type Maintainer struct {
-	store             store.Store
-	authorize         func(ctx context.Context, warehouse string, id ident.Ident) error
-	warehouse         func(ctx context.Context, name string) (*store.Warehouse, error)
-	readTable         func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	commitExpiry      func(ctx context.Context, w *store.Warehouse, id ident.Ident, meta table.Metadata, expire []int64) (*Committed, error)
-	warehouseDefaults func(w *store.Warehouse, props map[string]string, keys ...string) map[string]string
-	now               func() time.Time
-	log               *slog.Logger
-	files             *storage.Provider
-	readers           *v4read.Readers
-	fileIO            func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error)
-	ioProps           func(ctx context.Context, w *store.Warehouse, loc string) (map[string]string, error)
-	tablePrefixes     func(w *store.Warehouse, tableLoc string) location.Set
-	fileName          func(w *store.Warehouse, base, loc string) string
-	tableFileName     func(tableLoc, loc string) string
+	d Deps
 }
 
 // New returns a Maintainer over d.
 func New(d Deps) *Maintainer {
-	return &Maintainer{store: d.Store, authorize: d.Authorize, warehouse: d.Warehouse, readTable: d.LoadTable,
-		commitExpiry: d.CommitExpiry, warehouseDefaults: d.WarehouseDefaults, now: d.Now, log: d.Logger,
-		files: d.Files, readers: d.Readers, fileIO: d.FileIO, ioProps: d.IOProps, tablePrefixes: d.TablePrefixes,
-		fileName: d.FileName, tableFileName: d.TableFileName}
+	return &Maintainer{d: d}
 }
 
 // fileWalker completes wk with the catalog's storage: Iceberg IO for
@@ -110,14 +93,14 @@ func New(d Deps) *Maintainer {
 // tableLoc.
 func (m *Maintainer) fileWalker(w *store.Warehouse, tableLoc string, wk tablefiles.Walker) tablefiles.Walker {
 	wk.IcebergIO = func(ctx context.Context, loc string) (icebergio.IO, error) {
-		props, err := m.ioProps(ctx, w, loc)
+		props, err := m.d.IOProps(ctx, w, loc)
 		if err != nil {
 			return nil, err
 		}
-		return m.files.IcebergIO(ctx, loc, props)
+		return m.d.Files.IcebergIO(ctx, loc, props)
 	}
 	wk.ReadV4 = func(ctx context.Context, loc string, inherit *v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
-		return m.readers.Manifest(ctx, w, loc, tableLoc, inherit, nil)
+		return m.d.Readers.Manifest(ctx, w, loc, tableLoc, inherit, nil)
 	}
 	wk.LegacyList = v4read.LegacyManifestList
 	return wk

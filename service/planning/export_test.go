@@ -23,7 +23,7 @@ type V4Plan = scanPlanV4
 
 // NewV4Plan loads table id of w and binds req to it (newV4Plan).
 func (pl *Planner) NewV4Plan(ctx context.Context, w *store.Warehouse, id ident.Ident, req Request) (*V4Plan, error) {
-	md, _, err := pl.loadPlanTable(ctx, w, id)
+	md, _, err := pl.d.LoadTable(ctx, w, id)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (p *scanPlanV4) Leaves(ctx context.Context) ([]*v4manifest.TrackedFile, err
 
 // ReadLeaf reads a leaf of the plan's table whole.
 func (p *scanPlanV4) ReadLeaf(ctx context.Context, rr *v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
-	return p.pl.readers.Leaf(ctx, p.w, p.st.location, rr, nil)
+	return p.pl.d.Readers.Leaf(ctx, p.w, p.st.location, rr, nil)
 }
 
 // ReadLeavesInOrder is readLeavesInOrder.

@@ -21,7 +21,7 @@ func (p *scanPlanV4) readLeavesInOrder(ctx context.Context, leaves []*v4manifest
 	case 0:
 		return nil
 	case 1:
-		rows, err := p.pl.readers.LeafView(ctx, p.w, p.st.location, leaves[0], p.view)
+		rows, err := p.pl.d.Readers.LeafView(ctx, p.w, p.st.location, leaves[0], p.view)
 		if err != nil {
 			return err
 		}
@@ -46,7 +46,7 @@ func (p *scanPlanV4) readLeavesInOrder(ctx context.Context, leaves []*v4manifest
 				return
 			}
 			go func() {
-				rows, err := p.pl.readers.LeafView(ctx, p.w, p.st.location, leaf, p.view)
+				rows, err := p.pl.d.Readers.LeafView(ctx, p.w, p.st.location, leaf, p.view)
 				results[i] <- read{rows, err}
 			}()
 		}

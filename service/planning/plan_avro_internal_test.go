@@ -90,7 +90,7 @@ func (f *planFix) deletes(content iceberg.ManifestEntryContent, name, cat string
 func (f *planFix) commit(op table.Operation, added, deletes []iceberg.DataFile, mlDir ...string) int64 {
 	t := f.t
 	ctx := context.Background()
-	fio, err := f.pl.files.IcebergIO(ctx, f.loc, nil)
+	fio, err := f.pl.d.Files.IcebergIO(ctx, f.loc, nil)
 	require.NoError(t, err)
 	wio := fio.(icebergio.WriteFileIO)
 	seq := f.md.LastSequenceNumber() + 1

@@ -103,14 +103,14 @@ func residual(filter json.RawMessage) json.RawMessage {
 // planTarget authorizes table-read-data and loads the table to plan: 403
 // (404 when hidden) when refused, 404 for an unknown warehouse or table.
 func (pl *Planner) planTarget(ctx context.Context, warehouse string, id ident.Ident) (*store.Warehouse, table.Metadata, int, error) {
-	if err := pl.authorize(ctx, warehouse, id); err != nil {
+	if err := pl.d.Authorize(ctx, warehouse, id); err != nil {
 		return nil, nil, 0, err
 	}
-	w, err := pl.warehouse(ctx, warehouse)
+	w, err := pl.d.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	md, version, err := pl.loadPlanTable(ctx, w, id)
+	md, version, err := pl.d.LoadTable(ctx, w, id)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -233,7 +233,7 @@ func (p *scanPlanV4) root(ctx context.Context, snap *table.Snapshot) ([]v4manife
 	if rows, ok := p.roots[snap.SnapshotID]; ok {
 		return rows, nil
 	}
-	rows, err := p.pl.readers.Root(ctx, p.w, snap.ManifestList, p.st.location)
+	rows, err := p.pl.d.Readers.Root(ctx, p.w, snap.ManifestList, p.st.location)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func (p *scanPlanV4) plan(ctx context.Context) (Result, error) {
 	for _, u := range units {
 		total += u.estimate()
 	}
-	if total+len(res.out.Tasks) > p.pl.maxPlanTasks {
+	if total+len(res.out.Tasks) > p.pl.d.MaxPlanTasks {
 		tokens, err := p.tokens(units)
 		if err != nil {
 			return Result{}, err

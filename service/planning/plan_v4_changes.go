@@ -110,7 +110,7 @@ func (p *scanPlanV4) columnFilesAdded(ctx context.Context, chain []*table.Snapsh
 			}
 			switch {
 			case rr.Tracking.Status == v4manifest.StatusAdded && v4read.Deref(rr.Tracking.SnapshotID) == snap.SnapshotID:
-				leaf, err := p.pl.readers.LeafView(ctx, p.w, p.st.location, rr, p.view)
+				leaf, err := p.pl.d.Readers.LeafView(ctx, p.w, p.st.location, rr, p.view)
 				if err != nil {
 					return nil, err
 				}
@@ -137,7 +137,7 @@ func (p *scanPlanV4) replacedRows(ctx context.Context, rr *v4manifest.TrackedFil
 		return nil, err
 	}
 	loc := v4manifest.Resolve(p.st.location, rr.Location)
-	out, err := p.pl.readers.ManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr,
+	out, err := p.pl.d.Readers.ManifestWith(ctx, p.w, loc, v4manifest.ReaderOptions{TableLocation: p.st.location, InheritFrom: rr,
 		IncludeMasked: true, Positions: positions})
 	if err != nil {
 		return nil, err

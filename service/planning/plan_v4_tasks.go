@@ -188,7 +188,7 @@ func (p *scanPlanV4) tokens(units []planUnit) ([]string, error) {
 	tok := p.newToken(units)
 	n := 0
 	for _, u := range units {
-		if n > 0 && n+u.estimate() > p.pl.maxPlanTasks {
+		if n > 0 && n+u.estimate() > p.pl.d.MaxPlanTasks {
 			out = append(out, tok.encode())
 			tok.Leaves, n = nil, 0
 		}
@@ -337,13 +337,13 @@ func (pl *Planner) CancelPlan(ctx context.Context, warehouse string, id ident.Id
 }
 
 func (pl *Planner) checkPlanTable(ctx context.Context, warehouse string, id ident.Ident) error {
-	if err := pl.authorize(ctx, warehouse, id); err != nil {
+	if err := pl.d.Authorize(ctx, warehouse, id); err != nil {
 		return err
 	}
-	w, err := pl.warehouse(ctx, warehouse)
+	w, err := pl.d.Warehouse(ctx, warehouse)
 	if err != nil {
 		return err
 	}
-	_, _, err = pl.loadPlanTable(ctx, w, id)
+	_, _, err = pl.d.LoadTable(ctx, w, id)
 	return err
 }

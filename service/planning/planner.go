@@ -48,20 +48,12 @@ type Deps struct {
 // Planner plans scans. It holds no state of its own between calls and is
 // safe for concurrent use.
 type Planner struct {
-	readers       *v4read.Readers
-	authorize     func(ctx context.Context, warehouse string, id ident.Ident) error
-	warehouse     func(ctx context.Context, name string) (*store.Warehouse, error)
-	loadPlanTable func(ctx context.Context, w *store.Warehouse, id ident.Ident) (table.Metadata, int, error)
-	ioProps       func(ctx context.Context, w *store.Warehouse, loc string) (map[string]string, error)
-	tablePrefixes func(w *store.Warehouse, tableLoc string) location.Set
-	files         *storage.Provider
-	maxPlanTasks  int
+	d Deps
 }
 
 // New returns a Planner over d.
 func New(d Deps) *Planner {
-	return &Planner{readers: d.Readers, authorize: d.Authorize, warehouse: d.Warehouse, loadPlanTable: d.LoadTable,
-		ioProps: d.IOProps, tablePrefixes: d.TablePrefixes, files: d.Files, maxPlanTasks: d.MaxPlanTasks}
+	return &Planner{d: d}
 }
 
 // tableState is the table a plan reads: its metadata and location.

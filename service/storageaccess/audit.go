@@ -31,5 +31,5 @@ func (b *Broker) auditStorageAccess(ctx context.Context, action string, table ac
 	if err != nil {
 		e.Status = fault.StatusOf(err)
 	}
-	b.audit(ctx, e)
+	b.d.Audit(ctx, e)
 }

@@ -56,22 +56,12 @@ type Deps struct {
 // Broker decides and hands out storage access to tables' files. It holds
 // no state of its own between calls and is safe for concurrent use.
 type Broker struct {
-	store             store.Store
-	authorizer        access.Authorizer
-	warehouse         func(ctx context.Context, name string) (*store.Warehouse, error)
-	readTable         func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	cachedMeta        func(metadataLocation string) *tablemeta.Entry
-	warehousePrefixes func(w *store.Warehouse) location.Set
-	credentials       credentials.Vendor
-	signer            credentials.Signer
-	audit             func(ctx context.Context, e store.AuditEvent)
+	d Deps
 }
 
 // New returns a Broker over d.
 func New(d Deps) *Broker {
-	return &Broker{store: d.Store, authorizer: d.Authorizer, warehouse: d.Warehouse, readTable: d.LoadTable,
-		cachedMeta: d.CachedMetadata, warehousePrefixes: d.WarehousePrefixes, credentials: d.Credentials,
-		signer: d.Signer, audit: d.Audit}
+	return &Broker{d: d}
 }
 
 // Delegation is how a client asked to reach a table's files: the
@@ -113,20 +103,20 @@ func (b *Broker) Grant(ctx context.Context, w *store.Warehouse, id ident.Ident, 
 // warehouse: the table rule should make that impossible, but a credential
 // is the one thing that must never cover someone else's prefix.
 func (b *Broker) vend(ctx context.Context, w *store.Warehouse, id ident.Ident, tableLoc string) (_ map[string]string, _ []credentials.StorageCredential, err error) {
-	if b.credentials == nil {
+	if b.d.Credentials == nil {
 		return map[string]string{}, nil, nil
 	}
 	var level credentials.AccessLevel
 	defer func() { b.auditVend(ctx, access.TableResource(w.Name, id.Namespace, id.Name), level, err) }()
-	if !b.warehousePrefixes(w).ContainsBelow(tableLoc) {
+	if !b.d.WarehousePrefixes(w).ContainsBelow(tableLoc) {
 		return nil, nil, fault.New(fault.Forbidden, "Storage credentials are only vended for table locations inside the warehouse")
 	}
-	level, err = b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
+	level, err = b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
 	if err != nil {
 		return nil, nil, err
 	}
 	info := credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
-	cfg, creds, err := b.credentials.Vend(ctx, info, tableLoc, level)
+	cfg, creds, err := b.d.Credentials.Vend(ctx, info, tableLoc, level)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Unavailable, err, "Could not vend storage credentials for %s", id)
 	}
@@ -153,10 +143,10 @@ func (b *Broker) vend(ctx context.Context, w *store.Warehouse, id ident.Ident, t
 // returned as is. It returns nil when deleg names no delegation or the
 // catalog vends no credentials.
 func (b *Broker) CheckVend(ctx context.Context, w *store.Warehouse, id ident.Ident, deleg Delegation) error {
-	if deleg == NoDelegation || b.credentials == nil {
+	if deleg == NoDelegation || b.d.Credentials == nil {
 		return nil
 	}
-	_, err := b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
+	_, err := b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
 	return err
 }
 
@@ -185,19 +175,19 @@ func (b *Broker) LoadCredentials(ctx context.Context, warehouse string, id ident
 	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if _, err := b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
+	if _, err := b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		// A refused vend is part of the audit trail too.
 		b.auditVend(ctx, access.TableResource(warehouse, id.Namespace, id.Name), "", err)
 		return nil, err
 	}
-	obj, err := b.store.ObjectGet(ctx, store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: store.KindTable})
+	obj, err := b.d.Store.ObjectGet(ctx, store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: store.KindTable})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ident.TableNotFound(err, id)
 	}
 	if err != nil {
 		return nil, storefault.Of(err, warehouse)
 	}
-	w, err := b.warehouse(ctx, warehouse)
+	w, err := b.d.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}

@@ -41,25 +41,25 @@ func (b *Broker) SignS3Request(ctx context.Context, warehouse string, id ident.I
 	if r.Method == "" || r.URI == "" || r.Region == "" {
 		return credentials.SignedRequest{}, fault.New(fault.BadRequest, "A request to sign needs its method, uri and region")
 	}
-	level, err = b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name))
+	level, err = b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name))
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	if b.signer == nil {
+	if b.d.Signer == nil {
 		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Remote signing is not enabled on this catalog")
 	}
-	obj, entry, err := b.readTable(ctx, warehouse, id)
+	obj, entry, err := b.d.LoadTable(ctx, warehouse, id)
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	w, err := b.warehouse(ctx, warehouse)
+	w, err := b.d.Warehouse(ctx, warehouse)
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	if !b.warehousePrefixes(w).ContainsBelow(obj.Location) {
+	if !b.d.WarehousePrefixes(w).ContainsBelow(obj.Location) {
 		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Requests are only signed for table locations inside the warehouse")
 	}
-	signed, err := b.signer.Sign(ctx, warehouseInfo(w), obj.Location, prefersSigning(entry.Meta.Properties()), level, r, b.store.Now())
+	signed, err := b.d.Signer.Sign(ctx, warehouseInfo(w), obj.Location, prefersSigning(entry.Meta.Properties()), level, r, b.d.Store.Now())
 	op = signed.Op.Name
 	var refusal *credentials.SignRefusal
 	switch {
@@ -79,7 +79,7 @@ func (b *Broker) SignS3Request(ctx context.Context, warehouse string, id ident.I
 // read nor write the table's data, as for vending.
 func (b *Broker) signingConfig(ctx context.Context, w *store.Warehouse, id ident.Ident, metaLoc string, data []byte, deleg Delegation) (map[string]string, error) {
 	cfg, err := b.signingChoice(w, id, deleg, func() (map[string]string, error) {
-		if e := b.cachedMeta(metaLoc); e != nil && metaLoc != "" {
+		if e := b.d.CachedMetadata(metaLoc); e != nil && metaLoc != "" {
 			return e.Meta.Properties(), nil
 		}
 		// Not parsed yet. Most tables never name the property: a byte
@@ -100,7 +100,7 @@ func (b *Broker) signingConfig(ctx context.Context, w *store.Warehouse, id ident
 	if err != nil || cfg == nil {
 		return nil, err
 	}
-	if _, err := b.authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name)); err != nil {
+	if _, err := b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name)); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -113,14 +113,14 @@ func (b *Broker) signingConfig(ctx context.Context, w *store.Warehouse, id ident
 // s3.remote-signing-enabled prefers signing. props, read only when the
 // table's preference matters, returns the table's properties.
 func (b *Broker) signingChoice(w *store.Warehouse, id ident.Ident, deleg Delegation, props func() (map[string]string, error)) (map[string]string, error) {
-	if b.signer == nil {
+	if b.d.Signer == nil {
 		return nil, nil
 	}
-	cfg, enabled, canVend := b.signer.Signing(warehouseInfo(w), tableRoute(w.Name, id)+"/sign")
+	cfg, enabled, canVend := b.d.Signer.Signing(warehouseInfo(w), tableRoute(w.Name, id)+"/sign")
 	if cfg == nil {
 		return nil, nil // not an S3 warehouse
 	}
-	if enabled && (deleg == RemoteSigning || !canVend || b.credentials == nil) {
+	if enabled && (deleg == RemoteSigning || !canVend || b.d.Credentials == nil) {
 		return cfg, nil
 	}
 	p, err := props()

@@ -82,11 +82,11 @@ func (u *Upkeep) runExpireDeleted(ctx context.Context, j *store.JobInfo) error {
 	if err := json.Unmarshal(j.Args, &a); err != nil || a.ID == "" {
 		return errors.New("expire-deleted: malformed job arguments")
 	}
-	w, err := u.warehouse(ctx, a.Warehouse)
+	w, err := u.d.Warehouse(ctx, a.Warehouse)
 	if err != nil {
 		return SkipGone(JobExpireDeleted, err)
 	}
-	d, err := u.store.DeletedGet(ctx, a.Warehouse, a.ID)
+	d, err := u.d.Store.DeletedGet(ctx, a.Warehouse, a.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // undropped, or forgotten by an earlier attempt
 	}
@@ -99,11 +99,11 @@ func (u *Upkeep) runExpireDeleted(ctx context.Context, j *store.JobInfo) error {
 	if d.Purge && d.Kind == store.KindTable {
 		obj := &store.Object{Warehouse: a.Warehouse, Namespace: d.Namespace, Name: d.Name, Kind: d.Kind, Location: d.Location,
 			MetadataLocation: d.MetadataLocation, Metadata: d.Metadata}
-		if err := u.purgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
+		if err := u.d.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
 			return err
 		}
 	}
-	if _, err := u.store.DeletedRemove(ctx, a.Warehouse, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if _, err := u.d.Store.DeletedRemove(ctx, a.Warehouse, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return errors.New("expire-deleted: " + clientText(storefault.Of(err, a.Warehouse)))
 	}
 	return nil
@@ -123,13 +123,13 @@ type DeletedObject struct {
 // first. It needs deleted-list on the warehouse; 404 for a missing
 // warehouse, 400 for a bad page token.
 func (u *Upkeep) ListDeleted(ctx context.Context, warehouse string, page store.Page) ([]DeletedObject, string, error) {
-	if err := u.authorize(ctx, access.PrivDeletedList, access.WarehouseResource(warehouse)); err != nil {
+	if err := u.d.Authorize(ctx, access.PrivDeletedList, access.WarehouseResource(warehouse)); err != nil {
 		return nil, "", err
 	}
-	if _, err := u.warehouse(ctx, warehouse); err != nil {
+	if _, err := u.d.Warehouse(ctx, warehouse); err != nil {
 		return nil, "", err
 	}
-	list, next, err := u.store.DeletedList(ctx, warehouse, page)
+	list, next, err := u.d.Store.DeletedList(ctx, warehouse, page)
 	if err != nil {
 		return nil, "", storefault.Of(err, warehouse)
 	}
@@ -149,10 +149,10 @@ func (u *Upkeep) ListDeleted(ctx context.Context, warehouse string, page store.P
 // 409 when the name is taken, 400 when another object now uses its
 // location.
 func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ident) (ident.Ident, store.ObjectKind, error) {
-	if err := u.authorize(ctx, access.PrivDeletedUndrop, access.WarehouseResource(warehouse)); err != nil {
+	if err := u.d.Authorize(ctx, access.PrivDeletedUndrop, access.WarehouseResource(warehouse)); err != nil {
 		return ident.Ident{}, "", err
 	}
-	d, err := u.store.DeletedGet(ctx, warehouse, id)
+	d, err := u.d.Store.DeletedGet(ctx, warehouse, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return ident.Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
 	}
@@ -170,23 +170,23 @@ func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ide
 	if d.Kind == store.KindView {
 		create = access.PrivViewCreate
 	}
-	if err := u.authorize(ctx, create, access.NamespaceResource(warehouse, dest.Namespace)); err != nil {
+	if err := u.d.Authorize(ctx, create, access.NamespaceResource(warehouse, dest.Namespace)); err != nil {
 		return ident.Ident{}, "", err
 	}
-	if !d.ExpiresAt.After(u.now()) {
+	if !d.ExpiresAt.After(u.d.Now()) {
 		return ident.Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", dest)
 	}
 	back := changeevents.Object{Warehouse: warehouse, Namespace: dest.Namespace, Name: dest.Name, Kind: d.Kind,
 		UUID: changeevents.MetadataUUID(d.Metadata), Location: d.Location}
-	ectx := u.withEvent(ctx, func() store.Event { return changeevents.Undrop(back, u.who(ctx), id) })
-	_, err = u.store.Undrop(ectx, warehouse, id, dest.Namespace, dest.Name)
+	ectx := u.d.WithEvent(ctx, func() store.Event { return changeevents.Undrop(back, u.d.Who(ctx), id) })
+	_, err = u.d.Store.Undrop(ectx, warehouse, id, dest.Namespace, dest.Name)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return ident.Ident{}, "", ident.NamespaceNotFound(err, dest.Namespace)
 	case errors.Is(err, store.ErrNotFound):
 		return ident.Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
 	case err != nil:
-		return ident.Ident{}, "", u.putErr(err, d.Kind, dest, warehouse)
+		return ident.Ident{}, "", u.d.PutErr(err, d.Kind, dest, warehouse)
 	}
 	return dest, d.Kind, nil
 }

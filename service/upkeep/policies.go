@@ -131,7 +131,7 @@ func (u *Upkeep) PolicyJobs(w *store.Warehouse, id ident.Ident, meta table.Metad
 		uuid := meta.TableUUID().String()
 		raw, _ := json.Marshal(policyArgs{Warehouse: w.Name, Namespace: id.Namespace, Name: id.Name, TableUUID: uuid}) // cannot fail
 		jobs = append(jobs, store.Job{Kind: p.kind, Args: raw, Warehouse: w.Name, Table: id.String(), TableUUID: uuid,
-			Unique: true, RunAt: u.now().Add(policyMillis(w, props, p.delay, p.defaultDelay))})
+			Unique: true, RunAt: u.d.Now().Add(policyMillis(w, props, p.delay, p.defaultDelay))})
 	}
 	return jobs
 }
@@ -149,11 +149,11 @@ func (u *Upkeep) policyHandler(p tablePolicy) store.JobHandler {
 		}
 		ctx = identity.With(ctx, jobPrincipal)
 		id := ident.Ident{Namespace: a.Namespace, Name: a.Name}
-		w, err := u.warehouse(ctx, a.Warehouse)
+		w, err := u.d.Warehouse(ctx, a.Warehouse)
 		if err != nil {
 			return SkipGone(p.kind, err)
 		}
-		_, e, err := u.readTable(ctx, w.Name, id)
+		_, e, err := u.d.ReadTable(ctx, w.Name, id)
 		if err != nil {
 			return SkipGone(p.kind, err)
 		}
@@ -176,16 +176,16 @@ func (u *Upkeep) policyHandler(p tablePolicy) store.JobHandler {
 // snapshot remains (a younger one may expire later).
 func (u *Upkeep) policyExpire(ctx context.Context, w *store.Warehouse, id ident.Ident, props map[string]string) (bool, error) {
 	if maintenance.GCDisabled(props) {
-		u.log.InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
+		u.d.Logger.InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
 		return false, nil
 	}
-	rep, err := u.maintain(ctx, w.Name, id, maintenance.MaintainOptions{})
+	rep, err := u.d.Maintain(ctx, w.Name, id, maintenance.MaintainOptions{})
 	if err != nil {
 		return false, err
 	}
-	u.log.InfoContext(ctx, "scheduled snapshot expiry", "table", id.String(), "expired", len(rep.ExpiredSnapshots),
+	u.d.Logger.InfoContext(ctx, "scheduled snapshot expiry", "table", id.String(), "expired", len(rep.ExpiredSnapshots),
 		"deleted_files", len(rep.DeletedFiles), "failed_files", rep.FailedFiles)
-	_, e, err := u.readTable(ctx, w.Name, id)
+	_, e, err := u.d.ReadTable(ctx, w.Name, id)
 	return err == nil && len(e.Meta.Snapshots()) > 1, nil
 }
 
@@ -195,11 +195,11 @@ func (u *Upkeep) policyOrphans(ctx context.Context, w *store.Warehouse, id ident
 	if maintenance.GCDisabled(props) {
 		// The policy asks for a removal the table's properties forbid:
 		// nothing to do, and no failure of the job.
-		u.log.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
+		u.d.Logger.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
 		return false, nil
 	}
 	age := max(policyMillis(w, props, PropOrphanAge, maintenance.DefaultOrphanAge), maintenance.MinOrphanAge)
-	_, err := u.removeOrphanFiles(ctx, w.Name, id, maintenance.OrphanOptions{OlderThan: u.now().Add(-age)})
+	_, err := u.d.RemoveOrphanFiles(ctx, w.Name, id, maintenance.OrphanOptions{OlderThan: u.d.Now().Add(-age)})
 	return err == nil, err
 }
 
@@ -207,10 +207,10 @@ func (u *Upkeep) policyOrphans(ctx context.Context, w *store.Warehouse, id ident
 // is not (or no longer) format version 4 has nothing to fold. It does not
 // run again by itself: only commits add column files.
 func (u *Upkeep) policyCompact(ctx context.Context, w *store.Warehouse, id ident.Ident, _ map[string]string) (bool, error) {
-	if _, e, err := u.readTable(ctx, w.Name, id); err != nil || e.Version != v4commits.FormatV4 {
+	if _, e, err := u.d.ReadTable(ctx, w.Name, id); err != nil || e.Version != v4commits.FormatV4 {
 		return false, err
 	}
-	rep, err := u.compact(ctx, w.Name, id, v4commits.CompactOptions{})
+	rep, err := u.d.Compact(ctx, w.Name, id, v4commits.CompactOptions{})
 	if err != nil {
 		return false, err
 	}
@@ -220,7 +220,7 @@ func (u *Upkeep) policyCompact(ctx context.Context, w *store.Warehouse, id ident
 			failed++
 		}
 	}
-	u.log.InfoContext(ctx, "scheduled compaction", "table", id.String(), "candidates", len(rep.Plan.Candidates), "folds", len(rep.Folds), "failed", failed)
+	u.d.Logger.InfoContext(ctx, "scheduled compaction", "table", id.String(), "candidates", len(rep.Plan.Candidates), "folds", len(rep.Folds), "failed", failed)
 	if failed > 0 {
 		return false, fault.New(fault.Internal, "%d of %d folds failed (see the catalog log)", failed, len(rep.Folds))
 	}

@@ -64,28 +64,12 @@ type Deps struct {
 
 // Upkeep runs the catalog's background work.
 type Upkeep struct {
-	store             store.Store
-	authorize         func(ctx context.Context, priv access.Privilege, r access.Resource) error
-	warehouse         func(ctx context.Context, name string) (*store.Warehouse, error)
-	readTable         func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	fileIO            func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error)
-	maintain          func(ctx context.Context, warehouse string, id ident.Ident, opt maintenance.MaintainOptions) (*maintenance.MaintainReport, error)
-	removeOrphanFiles func(ctx context.Context, warehouse string, id ident.Ident, opt maintenance.OrphanOptions) (*maintenance.OrphanReport, error)
-	compact           func(ctx context.Context, warehouse string, id ident.Ident, opt v4commits.CompactOptions) (*v4commits.CompactionReport, error)
-	purgeTableFiles   func(ctx context.Context, w *store.Warehouse, obj *store.Object, strict bool) error
-	moreHandlers      func(h map[string]store.JobHandler)
-	withEvent         func(ctx context.Context, build func() store.Event) context.Context
-	who               func(ctx context.Context) changeevents.Who
-	putErr            func(err error, kind store.ObjectKind, id ident.Ident, warehouse string) error
-	now               func() time.Time
-	log               *slog.Logger
+	d Deps
 }
 
 // New returns the background work over d.
 func New(d Deps) *Upkeep {
-	return &Upkeep{store: d.Store, authorize: d.Authorize, warehouse: d.Warehouse, readTable: d.ReadTable, fileIO: d.FileIO,
-		maintain: d.Maintain, removeOrphanFiles: d.RemoveOrphanFiles, compact: d.Compact, purgeTableFiles: d.PurgeTableFiles,
-		moreHandlers: d.MoreHandlers, withEvent: d.WithEvent, who: d.Who, putErr: d.PutErr, now: d.Now, log: d.Logger}
+	return &Upkeep{d: d}
 }
 
 // JobHandlers returns the handler of every job kind, for
@@ -96,8 +80,8 @@ func (u *Upkeep) JobHandlers() map[string]store.JobHandler {
 	for _, p := range tablePolicies() {
 		h[p.kind] = u.policyHandler(p)
 	}
-	if u.moreHandlers != nil {
-		u.moreHandlers(h)
+	if u.d.MoreHandlers != nil {
+		u.d.MoreHandlers(h)
 	}
 	return h
 }
