@@ -115,7 +115,7 @@ func (b *Broker) vend(ctx context.Context, w *store.Warehouse, id ident.Ident, t
 	if err != nil {
 		return nil, nil, err
 	}
-	info := credentials.WarehouseInfo{Name: w.Name, Location: w.Location, Properties: w.Properties, StorageProfile: w.StorageProfile}
+	info := warehouseInfo(w)
 	cfg, creds, err := b.d.Credentials.Vend(ctx, info, tableLoc, level)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Unavailable, err, "Could not vend storage credentials for %s", id)
