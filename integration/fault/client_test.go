@@ -54,6 +54,9 @@ var httpClient = &http.Client{
 // than the workload's 5 s budget, and set-up is not what is measured.
 var setupClient = &http.Client{Timeout: 60 * time.Second}
 
+// setupAttempts bounds the retries of a set-up request answered 503.
+const setupAttempts = 5
+
 // call sends one request to a replica and reads the whole answer.
 func call(ctx context.Context, method, addr, path string, body any) response {
 	return callWith(ctx, httpClient, method, addr, path, body)
@@ -147,19 +150,32 @@ func createTable(ctx context.Context, addr string) (string, error) {
 	return createTableWith(ctx, addr, map[string]string{"write.metadata.previous-versions-max": strconv.Itoa(maxVersions)})
 }
 
-// createTableWith is createTable with the given table properties.
+// createTableWith is createTable with the given table properties. A 503
+// is retried, as any client would: it means nothing was committed, and on
+// a loaded machine the first metadata write of a fresh bucket can outlast
+// a replica's storage timeout (the CI run on 19fc16c failed there). A namespace that a
+// retried attempt already created counts as created.
 func createTableWith(ctx context.Context, addr string, props map[string]string) (string, error) {
-	if r := callWith(ctx, setupClient, http.MethodPost, addr, "/namespaces", map[string]any{"namespace": []string{nsName}}); r.status != http.StatusOK {
-		return "", fmt.Errorf("create namespace: %d %s %s", r.status, r.errType, r.body)
-	}
 	schema := map[string]any{"type": "struct", "schema-id": 0, "fields": []any{
 		map[string]any{"id": 1, "name": "id", "type": "long", "required": true},
 	}}
-	r := callWith(ctx, setupClient, http.MethodPost, addr, "/namespaces/"+nsName+"/tables", map[string]any{
-		"name": tableName, "schema": schema, "properties": props,
-	})
+	var r response
+	for attempt := 1; ; attempt++ {
+		ns := callWith(ctx, setupClient, http.MethodPost, addr, "/namespaces", map[string]any{"namespace": []string{nsName}})
+		if ns.status == http.StatusOK || (ns.status == http.StatusConflict && attempt > 1) {
+			r = callWith(ctx, setupClient, http.MethodPost, addr, "/namespaces/"+nsName+"/tables", map[string]any{
+				"name": tableName, "schema": schema, "properties": props,
+			})
+		} else {
+			r = ns
+		}
+		if r.status != http.StatusServiceUnavailable || attempt == setupAttempts || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(attempt) * 500 * time.Millisecond)
+	}
 	if r.status != http.StatusOK {
-		return "", fmt.Errorf("create table: %d %s %s", r.status, r.errType, r.body)
+		return "", fmt.Errorf("create namespace and table: %d %s %s", r.status, r.errType, r.body)
 	}
 	var l loaded
 	if err := json.Unmarshal(r.body, &l); err != nil || l.Metadata.TableUUID == "" {
