@@ -9,6 +9,22 @@ import (
 // idempotent; its output has no "..", "." or empty segment and no trailing
 // slash; and Within on canonical locations is a string-prefix test at
 // segment boundaries (a cut inside a segment is never a containing prefix).
+// FuzzCanonical checks Normalize's shortcut: what canonical accepts, the
+// full normalization returns unchanged.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{"file:///a/b", "s3://b/k", "gs://b", "s3://B/k", "s3://b//k", "file:///a/./b", "s3://b/k/", "file:///", "s3://.b/k", "gs://b/a%2e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !canonical(in) {
+			return
+		}
+		if n, err := normalize(in); err != nil || n != in {
+			t.Fatalf("canonical(%q) but normalize gives %q, %v", in, n, err)
+		}
+	})
+}
+
 func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{"file:///a/b", "s3://b/k", "file:////a/./b/", "gs://b/a%2e%2e/x", "file:///a/%2e%2e", "abfss://lake@acc.dfs.x/k", "wasbs://lake@acc.blob.x/k/j"} {
 		f.Add(s)

@@ -184,3 +184,19 @@ func TestSet(t *testing.T) {
 		t.Error("NewSet accepts a root")
 	}
 }
+
+// TestCanonicalShortcut pins which inputs skip the full normalization: the
+// common canonical shapes do, anything that needs work or care does not.
+func TestCanonicalShortcut(t *testing.T) {
+	for in, want := range map[string]bool{
+		"file:///a/b": true, "s3://b/k/j": true, "gs://b": true, "s3://b-1.x_y/k": true,
+		"file://localhost/a": false, "file:/a": false, "file:///": false, "FILE:///a": false,
+		"s3://B/k": false, "s3://b//k": false, "s3://b/k/": false, "s3://.b/k": false,
+		"file:///a/./b": false, "file:///a/../b": false, "gs://b/a%2e": false,
+		"abfss://c@a.dfs.core.windows.net/k": false, "s3://b/k?x": false,
+	} {
+		if got := canonical(in); got != want {
+			t.Errorf("canonical(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
