@@ -102,6 +102,33 @@ func BenchmarkLoadTable(b *testing.B) {
 	b.Run("304", func(b *testing.B) { benchGet(b, bd, "/v1/wh/namespaces/ns/tables/big", "If-None-Match", bigTag) })
 }
 
+// BenchmarkCreateTable measures createTable end to end over HTTP: each op
+// creates a new table (metadata file written, row inserted).
+func BenchmarkCreateTable(b *testing.B) {
+	bd := setupTB(b, benchBackend(), nil)
+	bd.createNamespaceTB(b, "ns")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", i), "schema": rawJSON(testSchema)})
+		if r.status != 200 {
+			b.Fatalf("create: %d %s", r.status, r.body)
+		}
+	}
+}
+
+// BenchmarkListTables measures one page of listTables over a namespace of
+// 100 tables.
+func BenchmarkListTables(b *testing.B) {
+	bd := setupTB(b, benchBackend(), nil)
+	bd.createNamespaceTB(b, "ns")
+	for i := 0; i < 100; i++ {
+		r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", i), "schema": rawJSON(testSchema)})
+		require.Equal(b, 200, r.status, "%s", r.body)
+	}
+	benchGet(b, bd, "/v1/wh/namespaces/ns/tables")
+}
+
 // BenchmarkCommit measures set-properties commits: each goroutine on its own
 // table (distinct; GOMAXPROCS clients, then 8 and 16), and all goroutines
 // on one table (hot; retries and 409s included, 409s counted as a custom

@@ -487,21 +487,38 @@ func (s *Store) ObjectList(ctx context.Context, warehouse string, namespace []st
 }
 
 func (s *Store) objectList(ctx context.Context, warehouse string, namespace []string, kind store.ObjectKind, page store.Page) ([]string, string, error) {
-	ns, err := s.NamespaceGet(ctx, warehouse, namespace)
-	if err != nil {
-		return nil, "", err
-	}
 	after := ""
 	if page.Token != "" {
+		var err error
 		if after, err = decodeToken(page.Token); err != nil {
 			return nil, "", err
 		}
 	}
-	sql := `SELECT name FROM catalog_objects WHERE namespace_id = $1 AND kind = $2 AND name > $3 ORDER BY name LIMIT $4`
-	args := []any{ns.ID, string(kind), after, probeLimit(page.Size)}
-	if page.Visible != nil {
-		sql, args = filteredObjectList(page.Visible, warehouse, namespace, ns.ID, string(kind), after, probeLimit(page.Size))
+	if page.Visible == nil {
+		// One round trip in the common case: the namespace is looked up
+		// inside the listing. Only an empty page needs a second query, to
+		// tell an empty namespace from a missing one.
+		rows, err := s.db.query(ctx, `SELECT name FROM catalog_objects WHERE namespace_id = (
+			SELECT n.id FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id WHERE w.name = $1 AND n.name_key = $2)
+			AND kind = $3 AND name > $4 ORDER BY name LIMIT $5`,
+			warehouse, nsKey(namespace), string(kind), after, probeLimit(page.Size))
+		if err != nil {
+			return nil, "", err
+		}
+		names, next, err := pageOf(rows, page.Size)
+		if err != nil || len(names) > 0 {
+			return names, next, err
+		}
+		if _, err := s.NamespaceGet(ctx, warehouse, namespace); err != nil {
+			return nil, "", err
+		}
+		return names, "", nil
 	}
+	ns, err := s.NamespaceGet(ctx, warehouse, namespace)
+	if err != nil {
+		return nil, "", err
+	}
+	sql, args := filteredObjectList(page.Visible, warehouse, namespace, ns.ID, string(kind), after, probeLimit(page.Size))
 	rows, err := s.db.query(ctx, sql, args...)
 	if err != nil {
 		return nil, "", err

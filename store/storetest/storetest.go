@@ -317,6 +317,15 @@ func testObjectListAndDelete(t *testing.T, s store.Store) {
 	require.Equal(t, []string{"v"}, views)
 	_, _, err = s.ObjectList(ctx, wh, []string{"zz"}, store.KindTable, store.Page{})
 	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+	// An empty namespace is an empty list (JSON [], not null), not a
+	// missing one.
+	_, err = s.NamespaceCreate(ctx, wh, []string{"empty"}, nil)
+	require.NoError(t, err)
+	names, next, err = s.ObjectList(ctx, wh, []string{"empty"}, store.KindTable, store.Page{})
+	require.NoError(t, err)
+	require.NotNil(t, names)
+	require.Empty(t, names)
+	require.Empty(t, next)
 
 	ref := store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "a", Kind: store.KindTable}
 	del, err := s.ObjectDelete(ctx, ref)
