@@ -107,14 +107,30 @@ func BenchmarkLoadTable(b *testing.B) {
 func BenchmarkCreateTable(b *testing.B) {
 	bd := setupTB(b, benchBackend(), nil)
 	bd.createNamespaceTB(b, "ns")
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", i), "schema": rawJSON(testSchema)})
-		if r.status != 200 {
-			b.Fatalf("create: %d %s", r.status, r.body)
+	var next atomic.Int64 // names stay unique across the framework's reruns
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", next.Add(1)), "schema": rawJSON(testSchema)})
+			if r.status != 200 {
+				b.Fatalf("create: %d %s", r.status, r.body)
+			}
 		}
-	}
+	})
+	// 8 clients at once: creates in one warehouse serialise on its
+	// location lock, so this shows how much of the serial rate survives.
+	b.Run("8-clients", func(b *testing.B) {
+		b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", next.Add(1)), "schema": rawJSON(testSchema)})
+				if r.status != 200 {
+					b.Errorf("create: %d %s", r.status, r.body)
+					return
+				}
+			}
+		})
+	})
 }
 
 // BenchmarkListTables measures one page of listTables over a namespace of
