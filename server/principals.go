@@ -41,7 +41,7 @@ func (s *Server) CreatePrincipal(ctx context.Context, req openapi.CreatePrincipa
 
 // secretCreated and secretRotated mark the answers that carry a
 // principal's secret Cache-Control: no-store, so that no cache keeps them
-// and no Idempotency-Key store ever would (idempotency.go, storable).
+// and no Idempotency-Key store ever would (package pipeline, storable).
 type secretCreated struct {
 	openapi.CreatePrincipal201JSONResponse
 }

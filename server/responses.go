@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/lakehold/catalog/server/pipeline"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -62,10 +63,10 @@ func (t tableResponse) write(w http.ResponseWriter) error {
 	}
 	if len(cfg) > 0 || len(t.res.StorageCredentials) > 0 {
 		// Vended credentials: no cache may keep this answer, and an
-		// Idempotency-Key replay gets it without them (idempotency.go).
+		// Idempotency-Key replay gets it without them (package pipeline).
 		w.Header().Set("Cache-Control", "no-store")
-		if rs, ok := w.(replaySetter); ok {
-			rs.setReplay(slices.Concat(head.Bytes(), t.res.Metadata, []byte(`,"config":{}}`)))
+		if rs, ok := w.(pipeline.ReplaySetter); ok {
+			rs.SetReplay(slices.Concat(head.Bytes(), t.res.Metadata, []byte(`,"config":{}}`)))
 		}
 	}
 	w.WriteHeader(http.StatusOK)

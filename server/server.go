@@ -1,7 +1,9 @@
 // Package server serves the Iceberg REST catalog and the management API
-// over HTTP. Handlers only decode requests, call package service and encode
-// results; every failure leaves as an Iceberg ErrorModel body through one
-// status table (errors.go).
+// over HTTP: it routes requests and its handlers only decode them, call
+// package service and encode the results. Every failure leaves as an
+// Iceberg ErrorModel body through package httperr; the middleware around
+// the handlers lives in packages guard (who may call) and pipeline
+// (everything else a request passes through).
 package server
 
 import (
@@ -23,6 +25,9 @@ import (
 	"github.com/lakehold/catalog/internal/signin"
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/openapi"
+	"github.com/lakehold/catalog/server/guard"
+	"github.com/lakehold/catalog/server/httperr"
+	"github.com/lakehold/catalog/server/pipeline"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -46,10 +51,11 @@ type Config struct {
 	// Registry receives the server's metrics; nil uses a new registry.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
-	// Auth authenticates callers (auth.go); nil serves everyone anonymously.
+	// Auth authenticates callers (package guard); nil serves everyone
+	// anonymously.
 	Auth Authenticator
 	// SignIn bounds the client-credentials sign-ins of POST
-	// /v1/oauth/tokens, per replica (signin.go): secrets verified at once
+	// /v1/oauth/tokens, per replica (package guard): secrets verified at once
 	// (a sign-in that finds no slot within SignIn.Wait is answered 503
 	// temporarily_unavailable) and failures per client id and source
 	// address (past the limit, 429 slow_down until the lockout ends, with
@@ -57,18 +63,18 @@ type Config struct {
 	SignIn signin.Config
 	// AllowedOrigins lists browser origins (scheme://host[:port]) accepted
 	// in an Origin header besides the catalog's own, e.g. the public URL
-	// of a proxy that rewrites Host (crosssite.go). Requests with any other
+	// of a proxy that rewrites Host (package guard). Requests with any other
 	// Origin are refused with 403. No CORS headers are sent for them.
 	AllowedOrigins []string
 	// AllowedHosts lists Host names or addresses (any port; ".example.com"
 	// for a domain and its subdomains; "*" for any) accepted besides the
 	// loopback ones. With Auth nil, or when this is set, other Host values
-	// are refused with 403, which defeats DNS rebinding (crosssite.go).
+	// are refused with 403, which defeats DNS rebinding (package guard).
 	AllowedHosts []string
 	// Console configures the admin console at /ui (sign-in provider);
 	// the zero value serves it with no sign-in.
 	Console console.Options
-	// TracerProvider receives a server span per request (tracing.go),
+	// TracerProvider receives a server span per request (package pipeline),
 	// continuing the client's W3C trace context; nil: no spans.
 	TracerProvider trace.TracerProvider
 }
@@ -77,14 +83,9 @@ type Config struct {
 type Server struct {
 	svc       *service.Service
 	cfg       Config
-	log       *slog.Logger
-	metrics   *metrics
-	signin    *signInGate
+	pipe      *pipeline.Pipeline
 	endpoints []string
 	handler   http.Handler
-	sites     crossSitePolicy
-	tracer    trace.Tracer // nil when tracing is off
-	mux       *chi.Mux     // the routes, for naming spans (tracing.go)
 }
 
 // New builds the HTTP handler: routing on the escaped path, request ids and
@@ -104,17 +105,21 @@ func New(svc *service.Service, cfg Config) *Server {
 	if cfg.MaxRequestBody <= 0 {
 		cfg.MaxRequestBody = DefaultMaxRequestBody
 	}
-	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, sites: newCrossSitePolicy(cfg), tracer: tracing.Tracer(cfg.TracerProvider)}
-	s.metrics = newMetrics(cfg.Registry, svc)
-	s.signin = newSignInGate(cfg.SignIn, cfg.Registry)
-
 	r := chi.NewRouter()
-	r.Use(escapedRouting, s.requestContext, v4Readers, s.audit, s.crossSite, s.authenticate, auditPrincipal, s.metrics.middleware, s.limitBody, checkNames, s.idempotency)
+	s := &Server{svc: svc, cfg: cfg}
+	s.pipe = pipeline.New(svc, pipeline.Config{Logger: cfg.Logger, Registry: cfg.Registry, MaxRequestBody: cfg.MaxRequestBody,
+		IdempotencyLifetime: cfg.IdempotencyLifetime, IdempotencyLease: cfg.IdempotencyLease, IdempotencyWait: cfg.IdempotencyWait,
+		Tracer: tracing.Tracer(cfg.TracerProvider)}, r)
+	g := guard.New(svc, guard.Config{Auth: cfg.Auth, SignIn: cfg.SignIn, AllowedOrigins: cfg.AllowedOrigins,
+		AllowedHosts: cfg.AllowedHosts}, cfg.Registry)
+
+	p := s.pipe
+	r.Use(escapedRouting, p.RequestContext, v4Readers, p.Audit, g.CrossSite, g.Authenticate, pipeline.AuditPrincipal, p.Metrics, p.LimitBody, pipeline.CheckNames, p.Idempotency)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &fault.Error{Kind: fault.BadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
+		httperr.Write(w, r, &fault.Error{Kind: fault.BadRequest, Message: fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)})
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeErrorModel(w, errorModel(fault.New(fault.MethodNotAllowed, "Method %s not allowed on %s", r.Method, r.URL.Path)))
+		httperr.WriteModel(w, httperr.Model(fault.New(fault.MethodNotAllowed, "Method %s not allowed on %s", r.Method, r.URL.Path)))
 	})
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		// A person who opens the catalog's URL in a browser lands on the
@@ -124,17 +129,17 @@ func New(svc *service.Service, cfg Config) *Server {
 	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	r.Get("/readyz", s.ready)
-	r.Handle("/metrics", s.metrics.handler(cfg.Registry))
-	r.Post(tokenPath, s.token)
+	r.Handle("/metrics", p.MetricsHandler())
+	r.Post(guard.TokenPath, g.Token)
 	r.Mount(console.Prefix, console.Handler(cfg.Console)) // admin console (internal/console)
 
 	strict := openapi.NewStrictHandlerWithOptions(s, nil, openapi.StrictHTTPServerOptions{
-		RequestErrorHandlerFunc:  badRequest,
-		ResponseErrorHandlerFunc: writeError,
+		RequestErrorHandlerFunc:  httperr.BadRequest,
+		ResponseErrorHandlerFunc: httperr.Write,
 	})
-	openapi.HandlerWithOptions(strict, openapi.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: badRequest})
+	openapi.HandlerWithOptions(strict, openapi.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: httperr.BadRequest})
 	s.endpoints = servedEndpoints(r)
-	s.handler, s.mux = r, r
+	s.handler = r
 	return s
 }
 
@@ -189,15 +194,15 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.svc.Ping(ctx); err != nil {
-		writeError(w, r, err)
+		httperr.Write(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
-func badRequestf(format string, args ...any) error {
-	return &fault.Error{Kind: fault.BadRequest, Message: fmt.Sprintf(format, args...)}
-}
+// badRequestf is httperr.BadRequestf, under the short name the handlers
+// use.
+func badRequestf(format string, args ...any) error { return httperr.BadRequestf(format, args...) }
 
 // DefaultMaxRequestBody is the default request body limit: far above any
 // real commit, far below what would let a few clients exhaust memory.

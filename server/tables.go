@@ -241,7 +241,7 @@ func (s *Server) ReportMetrics(ctx context.Context, req openapi.ReportMetricsReq
 	if err := s.svc.CheckMetricsReport(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
-	s.metrics.reports.WithLabelValues(req.Body.ReportType).Inc()
+	s.pipe.CountReport(req.Body.ReportType)
 	return openapi.ReportMetrics204Response{}, nil
 }
 

@@ -45,6 +45,16 @@ func TestImportDirection(t *testing.T) {
 	}{
 		{mod + "server", []string{"github.com/jackc/pgx", "modernc.org/sqlite", mod + "store/sqlstore"}},
 		{mod + "service", []string{mod + "openapi", mod + "server", "github.com/jackc/pgx", mod + "store/sqlstore"}},
+		// The HTTP layer's own packages sit below server and never import
+		// it: httperr (error bodies) is their leaf, guard (who may call)
+		// sits on it, and pipeline (the middleware) on both.
+		{mod + "server/httperr", []string{"=" + mod + "server", mod + "server/guard", mod + "server/pipeline",
+			mod + "service", mod + "store", mod + "openapi"}},
+		{mod + "server/guard", []string{"=" + mod + "server", mod + "server/pipeline", mod + "openapi",
+			"github.com/jackc/pgx", "modernc.org/sqlite", mod + "store/sqlstore"}},
+		{mod + "server/pipeline", []string{"=" + mod + "server", mod + "openapi",
+			"github.com/jackc/pgx", "modernc.org/sqlite", mod + "store/sqlstore", mod + "internal/tracing/otlpexport"}},
+		{"direct:" + mod + "server/pipeline", []string{"go.opentelemetry.io/otel/sdk"}},
 		// The commit logic is plain Go: no HTTP in its own imports (its
 		// storage dependencies may use HTTP underneath).
 		{"direct:" + mod + "service", []string{"net/http"}},

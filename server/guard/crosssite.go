@@ -1,4 +1,4 @@
-package server
+package guard
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/server/httperr"
 )
 
 // Cross-site requests.
@@ -24,7 +25,7 @@ import (
 // clients (engines, the CLI, scripts) are unaffected: they send no Origin,
 // send application/json, and name the host they connect to.
 //
-// crossSite therefore refuses, before authentication, idempotency and any
+// CrossSite therefore refuses, before authentication, idempotency and any
 // handler:
 //
 //  1. a Host that is not a loopback name (localhost, *.localhost, 127.0.0.0/8,
@@ -82,7 +83,8 @@ func newCrossSitePolicy(cfg Config) crossSitePolicy {
 }
 
 // ParseAllowedOrigins parses a comma-separated list of origins
-// (scheme://host[:port], http or https) for Config.AllowedOrigins.
+// (scheme://host[:port], http or https) for Config.AllowedOrigins; an
+// entry of another form is an error naming it.
 func ParseAllowedOrigins(list string) ([]string, error) {
 	var out []string
 	for _, o := range splitList(list) {
@@ -97,7 +99,8 @@ func ParseAllowedOrigins(list string) ([]string, error) {
 
 // ParseAllowedHosts parses a comma-separated list of host names or
 // addresses for Config.AllowedHosts: a name, an IP address, ".example.com"
-// for a domain and its subdomains, or "*" for any host.
+// for a domain and its subdomains, or "*" for any host. An entry with a
+// scheme, path, user or wildcard elsewhere is an error naming it.
 func ParseAllowedHosts(list string) ([]string, error) {
 	var out []string
 	for _, h := range splitList(list) {
@@ -223,15 +226,15 @@ func (p *crossSitePolicy) originAllowed(r *http.Request, origin string) bool {
 	return p.origins[o]
 }
 
-// jsonRoute reports whether path's request bodies are decoded as JSON:
+// JSONRoute reports whether path's request bodies are decoded as JSON:
 // the REST and management API, except the form-encoded token endpoint.
-func jsonRoute(path string) bool {
-	return (strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/management/")) && path != tokenPath
+func JSONRoute(path string) bool {
+	return (strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/management/")) && path != TokenPath
 }
 
-// hasBody reports whether r carries a request body: a non-zero
+// HasBody reports whether r carries a request body: a non-zero
 // Content-Length, or chunked.
-func hasBody(r *http.Request) bool {
+func HasBody(r *http.Request) bool {
 	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
 }
 
@@ -245,31 +248,31 @@ func jsonMediaType(ct string) bool {
 	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
-// crossSite applies the rules above (see the comment at the top of the file).
-func (s *Server) crossSite(next http.Handler) http.Handler {
+// CrossSite applies the rules above (see the comment at the top of the file).
+func (g *Guard) CrossSite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := &s.sites
+		p := &g.sites
 		probe := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
 		if p.checkHost && !probe && !p.hostAllowed(r.Host) {
-			writeError(w, r, &fault.Error{Kind: fault.Forbidden,
+			httperr.Write(w, r, &fault.Error{Kind: fault.Forbidden,
 				Message: "Host not allowed: with authentication off the catalog answers only loopback host names (localhost, 127.0.0.1, [::1]) and those given with --allowed-hosts"})
 			return
 		}
 		if origin, ok := r.Header["Origin"]; ok {
 			if len(origin) != 1 || !p.originAllowed(r, origin[0]) {
-				writeError(w, r, &fault.Error{Kind: fault.Forbidden,
+				httperr.Write(w, r, &fault.Error{Kind: fault.Forbidden,
 					Message: "Cross-origin request refused: the Origin is neither the catalog's own nor one given with --allowed-origins"})
 				return
 			}
 		} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" &&
 			!((r.Method == http.MethodGet || r.Method == http.MethodHead) && r.Header.Get("Sec-Fetch-Mode") == "navigate") {
-			writeError(w, r, &fault.Error{Kind: fault.Forbidden,
+			httperr.Write(w, r, &fault.Error{Kind: fault.Forbidden,
 				Message: "Cross-site request refused (Sec-Fetch-Site: cross-site)"})
 			return
 		}
-		if jsonRoute(r.URL.Path) && r.Method != http.MethodGet && r.Method != http.MethodHead &&
-			hasBody(r) && !jsonMediaType(r.Header.Get("Content-Type")) {
-			writeError(w, r, &fault.Error{Kind: fault.UnsupportedMedia,
+		if JSONRoute(r.URL.Path) && r.Method != http.MethodGet && r.Method != http.MethodHead &&
+			HasBody(r) && !jsonMediaType(r.Header.Get("Content-Type")) {
+			httperr.Write(w, r, &fault.Error{Kind: fault.UnsupportedMedia,
 				Message: "Unsupported media type: a request body must be sent with Content-Type: application/json"})
 			return
 		}

@@ -1,8 +1,7 @@
-package server
+package pipeline
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/store"
 )
 
 type metrics struct {
@@ -92,42 +90,16 @@ func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(jobsOldestDesc, prometheus.GaugeValue, st.OldestWaiting.Seconds())
 }
 
-// JobObserver returns a hook to call after each job attempt this replica
-// runs, counting attempts by kind and outcome (ok, snoozed: to run again
-// later, error).
-func JobObserver(reg *prometheus.Registry) func(kind string, err error) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "catalog_job_attempts_total", Help: "Job attempts run by this replica, by kind and outcome (ok, snoozed, error).",
-	}, []string{"kind", "outcome"})
-	reg.MustRegister(c)
-	return func(kind string, err error) {
-		var snooze *store.JobSnooze
-		outcome := "ok"
-		switch {
-		case errors.As(err, &snooze):
-			outcome = "snoozed"
-		case err != nil:
-			outcome = "error"
-		}
-		c.WithLabelValues(kind, outcome).Inc()
-	}
+// MetricsHandler serves the metrics of cfg.Registry at /metrics.
+func (p *Pipeline) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(p.cfg.Registry, promhttp.HandlerOpts{})
 }
 
-// CommitObserver returns the hook service.Options.OnCommit should call.
-func CommitObserver(reg *prometheus.Registry) func(string) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "catalog_commit_outcomes_total", Help: "Commit attempts by final outcome.",
-	}, []string{"outcome"})
-	reg.MustRegister(c)
-	return func(o string) { c.WithLabelValues(o).Inc() }
+// CountReport counts a client metrics report of the given type.
+func (p *Pipeline) CountReport(reportType string) {
+	p.metrics.reports.WithLabelValues(reportType).Inc()
 }
 
-func (m *metrics) handler(reg *prometheus.Registry) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-}
-
-// middleware records count and latency per route pattern (never per raw
-// path, which would explode cardinality).
 // methodLabel bounds the method label: a client may send any token as a
 // method, and every distinct label value is a new series.
 func methodLabel(m string) string {
@@ -138,7 +110,10 @@ func methodLabel(m string) string {
 	return "other"
 }
 
-func (m *metrics) middleware(next http.Handler) http.Handler {
+// Metrics records count and latency per route pattern (never per raw
+// path, which would explode cardinality).
+func (p *Pipeline) Metrics(next http.Handler) http.Handler {
+	m := p.metrics
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw, ok := w.(*statusWriter)

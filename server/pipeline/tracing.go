@@ -1,4 +1,4 @@
-package server
+package pipeline
 
 import (
 	"context"
@@ -32,17 +32,17 @@ var untraced = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": tr
 // are fixed ones (method, then route, status, request id, error type),
 // never the path, query, headers or body, which carry names, tokens and
 // secrets.
-func (s *Server) traceRequest(r *http.Request, sw *statusWriter, id string, log *slog.Logger) (context.Context, *slog.Logger, func()) {
-	if s.tracer == nil || untraced[r.URL.Path] {
+func (p *Pipeline) traceRequest(r *http.Request, sw *statusWriter, id string, log *slog.Logger) (context.Context, *slog.Logger, func()) {
+	if p.cfg.Tracer == nil || untraced[r.URL.Path] {
 		return r.Context(), log, noSpan
 	}
 	ctx := traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	method := spanMethod(r.Method)
-	ctx, span := s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
+	ctx, span := p.cfg.Tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method)))
 	sc := span.SpanContext()
 	log = log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
-	return ctx, log, func() { s.endRequestSpan(span, r, sw, id) }
+	return ctx, log, func() { p.endRequestSpan(span, r, sw, id) }
 }
 
 func noSpan() {}
@@ -51,9 +51,9 @@ func noSpan() {}
 // ("GET /v1/{prefix}/namespaces/{namespace}/tables/{table}"), records the
 // outcome and ends it. A 5xx fails the span with the ErrorModel type as
 // its only description; a 4xx is the client's and only noted.
-func (s *Server) endRequestSpan(span trace.Span, r *http.Request, sw *statusWriter, requestID string) {
+func (p *Pipeline) endRequestSpan(span trace.Span, r *http.Request, sw *statusWriter, requestID string) {
 	method := spanMethod(r.Method)
-	if route := s.routeOf(r); route != "" {
+	if route := p.routeOf(r); route != "" {
 		span.SetName(method + " " + route)
 		span.SetAttributes(semconv.HTTPRoute(route))
 	}
@@ -75,7 +75,7 @@ func (s *Server) endRequestSpan(span trace.Span, r *http.Request, sw *statusWrit
 // routeOf is the route pattern r matched, "" for none. A request refused
 // before routing (401, 403, 413) is looked up in the router: its span is
 // named after the route it asked for, like every other.
-func (s *Server) routeOf(r *http.Request) string {
+func (p *Pipeline) routeOf(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 		return rc.RoutePattern()
 	}
@@ -83,7 +83,7 @@ func (s *Server) routeOf(r *http.Request) string {
 	if path == "" {
 		path = r.URL.Path
 	}
-	return s.mux.Find(chi.NewRouteContext(), r.Method, path)
+	return p.routes.Find(chi.NewRouteContext(), r.Method, path)
 }
 
 // spanMethod bounds the method named in spans, as methodLabel does for

@@ -1,4 +1,4 @@
-package server
+package guard
 
 import (
 	"encoding/json"
@@ -10,11 +10,12 @@ import (
 	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/server/httperr"
 	"github.com/lakehold/catalog/service"
 )
 
-// tokenPath is the OAuth2 token endpoint of the Iceberg REST spec.
-const tokenPath = "/v1/oauth/tokens"
+// TokenPath is the OAuth2 token endpoint of the Iceberg REST spec.
+const TokenPath = "/v1/oauth/tokens"
 
 // oauthError is the RFC 6749 §5.2 error body the token endpoint answers
 // with instead of an Iceberg ErrorModel (clients parse this shape there).
@@ -43,14 +44,14 @@ func oauthFail(w http.ResponseWriter, status int, code, desc string) {
 	writeOAuth(w, status, oauthError{Error: code, Description: desc})
 }
 
-// token serves POST /v1/oauth/tokens: the client credentials grant for
+// Token serves POST /v1/oauth/tokens: the client credentials grant for
 // built-in service principals, with the credentials in the form (what the
 // Java and Python clients send) or in HTTP Basic auth, admitted by the
 // sign-in gate (signIn: 429 when locked out, 503 when no verification slot
 // is free, both OAuth errors with Retry-After). Server failures (503,
 // 500) are answered as Iceberg errors.
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Auth == nil {
+func (g *Guard) Token(w http.ResponseWriter, r *http.Request) {
+	if g.auth == nil {
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "authentication is not enabled on this catalog")
 		return
 	}
@@ -61,7 +62,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	switch gt := form.Get("grant_type"); gt {
 	case "client_credentials":
 	case tokenExchange:
-		s.exchange(w, r, form)
+		g.exchange(w, r, form)
 		return
 	case "":
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
@@ -79,7 +80,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	tok, ok := s.signIn(w, r, id, secret, basic)
+	tok, ok := g.signIn(w, r, id, secret, basic)
 	if !ok {
 		return
 	}
@@ -114,7 +115,7 @@ func issued(w http.ResponseWriter, tok *service.IssuedToken, scope bool) {
 // a new session is issued for that client, whatever the subject token.
 // This is how the Java client carries on once an exchange is refused: it
 // retries the exchange with its credential in Basic auth.
-func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Values) {
+func (g *Guard) exchange(w http.ResponseWriter, r *http.Request, form url.Values) {
 	subject := form.Get("subject_token")
 	if subject == "" {
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "subject_token is required")
@@ -134,13 +135,13 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Value
 		if !ok {
 			return
 		}
-		tok, ok := s.signIn(w, r, id, secret, basic)
+		tok, ok := g.signIn(w, r, id, secret, basic)
 		if ok {
 			issued(w, tok, hasScope)
 		}
 		return
 	}
-	p, err := s.cfg.Auth.Authenticate(r.Context(), "Bearer "+subject)
+	p, err := g.auth.Authenticate(r.Context(), "Bearer "+subject)
 	if errors.Is(err, authn.ErrUnavailable) {
 		authFailed(w, r, err)
 		return
@@ -149,9 +150,9 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Value
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
 		return
 	}
-	tok, err := s.svc.RefreshToken(r.Context(), p.Subject, p.AuthTime)
+	tok, err := g.svc.RefreshToken(r.Context(), p.Subject, p.AuthTime)
 	if errors.Is(err, service.ErrSessionExpired) {
-		s.signin.refused.WithLabelValues(refusedSessionExpired).Inc()
+		g.signin.refused.WithLabelValues(refusedSessionExpired).Inc()
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the session is older than the maximum session age; sign in again with the client credentials")
 		return
 	}
@@ -160,7 +161,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, form url.Value
 		return
 	}
 	if err != nil {
-		writeError(w, r, err)
+		httperr.Write(w, r, err)
 		return
 	}
 	issued(w, tok, hasScope)
@@ -176,7 +177,7 @@ func tokenForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	if err := r.ParseForm(); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, r, bodyTooLarge(mbe.Limit))
+			httperr.Write(w, r, httperr.BodyTooLarge(mbe.Limit))
 			return nil, false
 		}
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "the form body is malformed")

@@ -1,15 +1,12 @@
-package server
+package pipeline
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,17 +16,10 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/server/guard"
+	"github.com/lakehold/catalog/server/httperr"
 	"github.com/lakehold/catalog/service"
 )
-
-type loggerKey struct{}
-
-func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
-	}
-	return slog.Default()
-}
 
 // statusWriter remembers the status code written and, when keepError is
 // set (the access log's writer), the start of an error response's body.
@@ -105,32 +95,32 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// requestContext gives each request an id (X-Request-ID, echoed back), a
+// RequestContext gives each request an id (X-Request-ID, echoed back), a
 // logger carrying it, the anonymous principal, panic recovery and one
 // access log line ("msg":"request", with request_id; for a 4xx or 5xx also
 // the error_type and error_reason of its ErrorModel). With tracing on it
 // also starts the request's span (tracing.go), and every line logged for
 // the request carries its trace_id and span_id.
-func (s *Server) requestContext(next http.Handler) http.Handler {
+func (p *Pipeline) RequestContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-ID")
 		if id == "" || len(id) > 128 {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-ID", id)
-		log := s.log.With("request_id", id)
+		log := p.cfg.Logger.With("request_id", id)
 		sw := &statusWriter{ResponseWriter: w, keepError: true}
-		ctx, log, endSpan := s.traceRequest(r, sw, id, log)
+		ctx, log, endSpan := p.traceRequest(r, sw, id, log)
 		defer endSpan() // after the access log line below: the route is known by then
-		ctx = context.WithValue(ctx, loggerKey{}, log)
+		ctx = httperr.WithLogger(ctx, log)
 		ctx = identity.With(ctx, identity.From(ctx)) // anonymous unless a wrapping handler (tests) set one
 		r = r.WithContext(ctx)
 		start := time.Now()
 		defer func() {
-			if p := recover(); p != nil {
-				log.ErrorContext(ctx, "panic serving request", "panic", p, "method", r.Method, "path", r.URL.Path)
+			if v := recover(); v != nil {
+				log.ErrorContext(ctx, "panic serving request", "panic", v, "method", r.Method, "path", r.URL.Path)
 				if sw.status == 0 {
-					writeErrorModel(sw, errorModel(fault.New(fault.Internal, "Internal server error")))
+					httperr.WriteModel(sw, httperr.Model(fault.New(fault.Internal, "Internal server error")))
 				}
 			}
 			attrs := append([]any{"method", r.Method, "path", r.URL.EscapedPath(), "status", sw.code(),
@@ -141,30 +131,14 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 	})
 }
 
-// bodyTooLarge is the 413 for a body over limit bytes.
-func bodyTooLarge(limit int64) *fault.Error {
-	return &fault.Error{Kind: fault.TooLarge,
-		Message: fmt.Sprintf("Request body is larger than the limit of %d bytes", limit)}
-}
-
-// tooLarge returns the 413 when err comes from reading a body past the
-// limit, and nil otherwise.
-func tooLarge(err error) *fault.Error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return bodyTooLarge(mbe.Limit)
-	}
-	return nil
-}
-
-// limitBody caps request bodies at cfg.MaxRequestBody: a declared length
+// LimitBody caps request bodies at cfg.MaxRequestBody: a declared length
 // over it is refused before reading, a longer chunked body fails its read
-// (the decoders then answer 413 through badRequest).
-func (s *Server) limitBody(next http.Handler) http.Handler {
+// (the decoders then answer 413 through httperr.BadRequest).
+func (p *Pipeline) LimitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit := s.cfg.MaxRequestBody
+		limit := p.cfg.MaxRequestBody
 		if r.ContentLength > limit {
-			writeError(w, r, bodyTooLarge(limit))
+			httperr.Write(w, r, httperr.BodyTooLarge(limit))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -174,11 +148,11 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 			// and store a name or property nobody sent.
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
-				badRequest(w, r, err)
+				httperr.BadRequest(w, r, err)
 				return
 			}
 			if !utf8.Valid(body) {
-				writeError(w, r, badRequestf("Malformed request: the body is not valid UTF-8"))
+				httperr.Write(w, r, httperr.BadRequestf("Malformed request: the body is not valid UTF-8"))
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -188,19 +162,19 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 }
 
 // hasJSONBody reports whether r carries a body the catalog decodes as JSON:
-// a body on a JSON route (crosssite.go has refused any Content-Type but
+// a body on a JSON route (guard.CrossSite has refused any Content-Type but
 // JSON there; the form-encoded token request is not one).
 func hasJSONBody(r *http.Request) bool {
-	return jsonRoute(r.URL.Path) && r.Method != http.MethodGet && r.Method != http.MethodHead && hasBody(r)
+	return guard.JSONRoute(r.URL.Path) && r.Method != http.MethodGet && r.Method != http.MethodHead && guard.HasBody(r)
 }
 
-// checkNames refuses, with the same 400 on every backend, path segments and
+// CheckNames refuses, with the same 400 on every backend, path segments and
 // query values that no name can contain: invalid UTF-8 and control
 // characters (0x1F excepted: it separates namespace levels, and the name
 // rules of package service then apply level by level), and segments longer
 // than the longest namespace. Without it such bytes would reach SQL, where
 // Postgres and SQLite disagree about them.
-func checkNames(next http.Handler) http.Handler {
+func CheckNames(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, seg := range strings.Split(r.URL.EscapedPath(), "/") {
 			u, err := url.PathUnescape(seg)
@@ -208,23 +182,23 @@ func checkNames(next http.Handler) http.Handler {
 				continue // the router answers malformed escapes
 			}
 			if len(u) > service.MaxNamespaceBytes {
-				writeError(w, r, badRequestf("Invalid path: a path segment is %d bytes long, the limit is %d", len(u), service.MaxNamespaceBytes))
+				httperr.Write(w, r, httperr.BadRequestf("Invalid path: a path segment is %d bytes long, the limit is %d", len(u), service.MaxNamespaceBytes))
 				return
 			}
 			if msg := badNameBytes(u); msg != "" {
-				writeError(w, r, badRequestf("Invalid path: %s", msg))
+				httperr.Write(w, r, httperr.BadRequestf("Invalid path: %s", msg))
 				return
 			}
 		}
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
-			writeError(w, r, badRequestf("Invalid query string: malformed escape or separator"))
+			httperr.Write(w, r, httperr.BadRequestf("Invalid query string: malformed escape or separator"))
 			return
 		}
 		for k, vs := range q {
 			for _, v := range vs {
 				if msg := badNameBytes(v); msg != "" {
-					writeError(w, r, badRequestf("Invalid query parameter %s: %s", url.QueryEscape(k), msg))
+					httperr.Write(w, r, httperr.BadRequestf("Invalid query parameter %s: %s", url.QueryEscape(k), msg))
 					return
 				}
 			}

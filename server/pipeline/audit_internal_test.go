@@ -1,4 +1,4 @@
-package server
+package pipeline
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
@@ -56,9 +57,9 @@ func TestAuditTokenRoute(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log})
-	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: log, Audit: audit}), Config{Logger: log})
 	r := chi.NewRouter()
-	r.Use(srv.requestContext, srv.audit)
+	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: log, Audit: audit}), Config{Logger: log, Registry: prometheus.NewRegistry()}, r)
+	r.Use(srv.RequestContext, srv.Audit)
 	r.Post(tokenRoute, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -100,9 +101,9 @@ func TestAuditPanickingHandler(t *testing.T) {
 	defer st.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
-	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Audit: audit}), Config{Logger: quiet})
 	r := chi.NewRouter()
-	r.Use(srv.requestContext, srv.audit)
+	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Audit: audit}), Config{Logger: quiet, Registry: prometheus.NewRegistry()}, r)
+	r.Use(srv.RequestContext, srv.Audit)
 	r.Delete("/management/v1/warehouses/{name}", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	rec := httptest.NewRecorder()
 	r.ServeHTTP(rec, httptest.NewRequest("DELETE", "/management/v1/warehouses/w1", nil))
@@ -117,7 +118,7 @@ func TestAuditPanickingHandler(t *testing.T) {
 }
 
 // TestAuditAroundAuthentication: with audit before authentication and
-// auditPrincipal after it, a request authentication refuses is recorded as
+// AuditPrincipal after it, a request authentication refuses is recorded as
 // denied for the anonymous principal, and an authenticated one under its
 // principal.
 func TestAuditAroundAuthentication(t *testing.T) {
@@ -129,7 +130,8 @@ func TestAuditAroundAuthentication(t *testing.T) {
 	defer st.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
-	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Audit: audit}), Config{Logger: quiet})
+	r := chi.NewRouter()
+	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Audit: audit}), Config{Logger: quiet, Registry: prometheus.NewRegistry()}, r)
 	authn := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Authorization") == "" {
@@ -140,8 +142,7 @@ func TestAuditAroundAuthentication(t *testing.T) {
 			next.ServeHTTP(w, r.WithContext(identity.With(r.Context(), p)))
 		})
 	}
-	r := chi.NewRouter()
-	r.Use(srv.requestContext, srv.audit, authn, auditPrincipal)
+	r.Use(srv.RequestContext, srv.Audit, authn, AuditPrincipal)
 	r.Post("/v1/{prefix}/namespaces", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	for _, hdr := range []string{"", "Bearer x"} {
 		req := httptest.NewRequest("POST", "/v1/wh/namespaces", nil)

@@ -1,4 +1,4 @@
-package server
+package guard
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/lakehold/catalog/internal/authn"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
+	"github.com/lakehold/catalog/server/httperr"
 )
 
 // Authenticator identifies the caller from the Authorization header value
@@ -29,21 +30,21 @@ func publicRoute(r *http.Request) bool {
 	switch r.URL.Path {
 	case "/healthz", "/readyz", "/metrics":
 		return true
-	case tokenPath:
+	case TokenPath:
 		return r.Method == http.MethodPost
 	}
 	return false
 }
 
-// authenticate puts the caller's principal in the context; with
+// Authenticate puts the caller's principal in the context; with
 // authentication on, a request without a valid bearer token is answered
 // 401 NotAuthorizedException (503 when the token cannot be checked now).
 // The token is never logged or echoed.
-func (s *Server) authenticate(next http.Handler) http.Handler {
+func (g *Guard) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.Auth == nil {
-			// requestContext already holds the anonymous principal (or one
-			// a test harness wrapped around the handler).
+		if g.auth == nil {
+			// The pipeline's request context already holds the anonymous
+			// principal (or one a test harness wrapped around the handler).
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -51,13 +52,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, err := s.cfg.Auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
+		p, err := g.auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
 		if err != nil {
 			authFailed(w, r, err)
 			return
 		}
 		ctx := identity.With(r.Context(), p)
-		ctx = context.WithValue(ctx, loggerKey{}, loggerFrom(ctx).With("principal", p.String()))
+		ctx = httperr.WithLogger(ctx, httperr.Logger(ctx).With("principal", p.String()))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -67,7 +68,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // token is missing or invalid.
 func authFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, authn.ErrUnavailable) {
-		writeError(w, r, &fault.Error{Kind: fault.Unavailable, Message: "Cannot check credentials now; retry later", Err: err})
+		httperr.Write(w, r, &fault.Error{Kind: fault.Unavailable, Message: "Cannot check credentials now; retry later", Err: err})
 		return
 	}
 	challenge := `Bearer realm="lakehold"`
@@ -76,7 +77,7 @@ func authFailed(w http.ResponseWriter, r *http.Request, err error) {
 		challenge += `, error="invalid_token"`
 		msg = "Not authorized: " + authn.ClientMessage
 	}
-	loggerFrom(r.Context()).DebugContext(r.Context(), "authentication failed", "reason", err.Error())
+	httperr.Logger(r.Context()).DebugContext(r.Context(), "authentication failed", "reason", err.Error())
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeErrorModel(w, errorModel(fault.New(fault.Unauthorized, "%s", msg)))
+	httperr.WriteModel(w, httperr.Model(fault.New(fault.Unauthorized, "%s", msg)))
 }

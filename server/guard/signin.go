@@ -1,4 +1,4 @@
-package server
+package guard
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/signin"
+	"github.com/lakehold/catalog/server/httperr"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -58,41 +59,41 @@ func newSignInGate(cfg signin.Config, reg *prometheus.Registry) *signInGate {
 // failures of that id), and the Iceberg error of anything else (store
 // down). The source is the connection's address, r.RemoteAddr: the
 // catalog honours no forwarding headers.
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request, id, secret string, basic bool) (*service.IssuedToken, bool) {
+func (g *Guard) signIn(w http.ResponseWriter, r *http.Request, id, secret string, basic bool) (*service.IssuedToken, bool) {
 	ctx := r.Context()
 	source := signin.SourceOf(r.RemoteAddr)
-	done, err := s.signin.gate.Enter(ctx, id, source)
+	done, err := g.signin.gate.Enter(ctx, id, source)
 	if err != nil {
 		var ref *signin.Refused
 		errors.As(err, &ref)
 		w.Header().Set("Retry-After", retryAfter(ref.RetryAfter))
-		loggerFrom(ctx).DebugContext(ctx, "sign-in refused", "reason", string(ref.Reason), "client_id", loggableClientID(id), "source", source)
+		httperr.Logger(ctx).DebugContext(ctx, "sign-in refused", "reason", string(ref.Reason), "client_id", loggableClientID(id), "source", source)
 		if ref.Reason == signin.Busy {
-			s.signin.refused.WithLabelValues(refusedBusy).Inc()
+			g.signin.refused.WithLabelValues(refusedBusy).Inc()
 			oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", "too many sign-ins are being checked; retry later")
 			return nil, false
 		}
-		s.signin.refused.WithLabelValues(refusedLockedOut).Inc()
+		g.signin.refused.WithLabelValues(refusedLockedOut).Inc()
 		oauthFail(w, http.StatusTooManyRequests, "slow_down", "too many failed sign-ins for this client or from this address; retry later")
 		return nil, false
 	}
-	tok, err := s.svc.IssueToken(ctx, id, secret)
+	tok, err := g.svc.IssueToken(ctx, id, secret)
 	switch {
 	case err == nil:
 		done(signin.Succeeded)
 		return tok, true
 	case fault.KindOf(err) == fault.Unauthorized:
 		if lock := done(signin.Failed); lock > 0 {
-			loggerFrom(ctx).InfoContext(ctx, "sign-in lockout", "client_id", loggableClientID(id), "source", source, "lockout", lock.String())
+			httperr.Logger(ctx).InfoContext(ctx, "sign-in lockout", "client_id", loggableClientID(id), "source", source, "lockout", lock.String())
 		}
-		s.signin.refused.WithLabelValues(refusedInvalidClient).Inc()
+		g.signin.refused.WithLabelValues(refusedInvalidClient).Inc()
 		if basic {
 			w.Header().Set("WWW-Authenticate", `Basic realm="lakehold"`)
 		}
 		oauthFail(w, http.StatusUnauthorized, "invalid_client", "invalid client credentials")
 	default:
 		done(signin.Aborted)
-		writeError(w, r, err)
+		httperr.Write(w, r, err)
 	}
 	return nil, false
 }

@@ -1,4 +1,4 @@
-package server
+package pipeline
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakehold/catalog/server/guard"
+	"github.com/lakehold/catalog/server/httperr"
 	"github.com/lakehold/catalog/service"
 )
 
@@ -30,12 +32,13 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.statusWriter.Write(b)
 }
 
-func (r *recorder) setReplay(b []byte) { r.replay, r.hasReplay = b, true }
+// SetReplay implements ReplaySetter.
+func (r *recorder) SetReplay(b []byte) { r.replay, r.hasReplay = b, true }
 
-// replaySetter is implemented by the idempotency recorder: a handler whose
+// ReplaySetter is implemented by the idempotency recorder: a handler whose
 // response carries secrets (vended credentials) hands it the same response
 // without them, which is all a replay may answer.
-type replaySetter interface{ setReplay(body []byte) }
+type ReplaySetter interface{ SetReplay(body []byte) }
 
 // replayedWithoutSecrets is the header a replay carries when its stored
 // answer had secrets removed; load the object again for fresh ones.
@@ -67,7 +70,7 @@ func idempotentRoute(r *http.Request) bool {
 		return false
 	}
 	p := r.URL.Path
-	return strings.HasPrefix(p, "/v1/") && !strings.HasSuffix(p, "/metrics") && p != tokenPath
+	return strings.HasPrefix(p, "/v1/") && !strings.HasSuffix(p, "/metrics") && p != guard.TokenPath
 }
 
 // validKey accepts 1 to 128 printable ASCII characters (a UUIDv7 is 36).
@@ -83,12 +86,12 @@ func validKey(k string) bool {
 	return true
 }
 
-// idempotency makes a repeated request with the same Idempotency-Key return
+// Idempotency makes a repeated request with the same Idempotency-Key return
 // the first final outcome without executing again (service.BeginIdempotent
 // holds the rules: 422 for a key reused with another request, a renewed
 // lease so that a dead holder blocks retries only briefly). 5xx outcomes are
 // not stored, so a retry after one runs again.
-func (s *Server) idempotency(next http.Handler) http.Handler {
+func (p *Pipeline) Idempotency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		if key == "" || !idempotentRoute(r) {
@@ -96,16 +99,16 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 			return
 		}
 		if !validKey(key) {
-			writeError(w, r, badRequestf("Idempotency-Key must be 1 to 128 printable ASCII characters"))
+			httperr.Write(w, r, httperr.BadRequestf("Idempotency-Key must be 1 to 128 printable ASCII characters"))
 			return
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			if e := tooLarge(err); e != nil {
-				writeError(w, r, e)
+			if e := httperr.TooLarge(err); e != nil {
+				httperr.Write(w, r, e)
 				return
 			}
-			writeError(w, r, badRequestf("Cannot read the request body"))
+			httperr.Write(w, r, httperr.BadRequestf("Cannot read the request body"))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -113,24 +116,24 @@ func (s *Server) idempotency(next http.Handler) http.Handler {
 		if r.URL.RawQuery != "" {
 			op += "?" + r.URL.RawQuery
 		}
-		out, claim, err := s.svc.BeginIdempotent(r.Context(), service.IdempotentRequest{
-			Key: key, Operation: op, Body: body, Lifetime: s.cfg.IdempotencyLifetime + idempotencyGrace,
-			Lease: s.cfg.IdempotencyLease, MaxWait: s.cfg.IdempotencyWait,
+		out, claim, err := p.svc.BeginIdempotent(r.Context(), service.IdempotentRequest{
+			Key: key, Operation: op, Body: body, Lifetime: p.cfg.IdempotencyLifetime + idempotencyGrace,
+			Lease: p.cfg.IdempotencyLease, MaxWait: p.cfg.IdempotencyWait,
 		})
 		switch {
 		case err != nil:
-			writeError(w, r, err)
+			httperr.Write(w, r, err)
 		case out != nil:
 			replay(w, out)
 		default:
-			s.runClaimed(w, r, next, claim)
+			p.runClaimed(w, r, next, claim)
 		}
 	})
 }
 
 // runClaimed runs the request under a held key and stores a final outcome,
 // or releases the key after a 5xx or a panic.
-func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Handler, claim *service.IdempotencyClaim) {
+func (p *Pipeline) runClaimed(w http.ResponseWriter, r *http.Request, next http.Handler, claim *service.IdempotencyClaim) {
 	rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 	r = r.WithContext(claim.Context(r.Context()))
 	completed := false
@@ -153,7 +156,7 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Ha
 			hdr[replayedWithoutSecrets] = "true"
 		}
 		if err := claim.Finish(ctx, service.IdempotentOutcome{Status: rw.status, Headers: hdr, Body: body}); err != nil {
-			loggerFrom(r.Context()).WarnContext(ctx, "could not store idempotent outcome", "error", err)
+			httperr.Logger(r.Context()).WarnContext(ctx, "could not store idempotent outcome", "error", err)
 		}
 	}()
 	next.ServeHTTP(rw, r)

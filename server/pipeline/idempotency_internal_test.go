@@ -1,4 +1,4 @@
-package server
+package pipeline
 
 import (
 	"net/http"
@@ -31,7 +31,7 @@ func TestIdempotencyLayers(t *testing.T) {
 	_, _, ok = storable(secret)
 	require.False(t, ok, "a no-store answer without a redacted form is not stored")
 
-	secret.setReplay([]byte(`{"config":{}}`))
+	secret.SetReplay([]byte(`{"config":{}}`))
 	body, redacted, ok = storable(secret)
 	require.True(t, ok)
 	require.True(t, redacted)
