@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 // jobQueue is River over one of the two drivers. River is generic in the
@@ -20,7 +21,7 @@ import (
 type jobQueue interface {
 	// insert enqueues jobs inside the transaction q belongs to; now is the
 	// database's time as this process estimates it (job hints).
-	insert(ctx context.Context, q querier, jobs []store.Job, now time.Time) error
+	insert(ctx context.Context, q sqldb.Querier, jobs []store.Job, now time.Time) error
 	list(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
 	startWorkers(ctx context.Context, cfg store.WorkerConfig) (store.Workers, error)
 }
@@ -33,10 +34,10 @@ type riverQueue[TTx any] struct {
 	inserter *river.Client[TTx]
 	// txOf returns the driver transaction behind the querier a store
 	// transaction hands its body.
-	txOf func(querier) (TTx, bool)
+	txOf func(sqldb.Querier) (TTx, bool)
 }
 
-func newRiverQueue[TTx any](d riverdriver.Driver[TTx], txOf func(querier) (TTx, bool)) (*riverQueue[TTx], error) {
+func newRiverQueue[TTx any](d riverdriver.Driver[TTx], txOf func(sqldb.Querier) (TTx, bool)) (*riverQueue[TTx], error) {
 	c, err := river.NewClient(d, &river.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
@@ -97,7 +98,7 @@ func insertOpts(j store.Job) (*river.InsertOpts, error) {
 	return o, nil
 }
 
-func (r *riverQueue[TTx]) insert(ctx context.Context, q querier, jobs []store.Job, now time.Time) error {
+func (r *riverQueue[TTx]) insert(ctx context.Context, q sqldb.Querier, jobs []store.Job, now time.Time) error {
 	tx, ok := r.txOf(q)
 	if !ok {
 		return errors.New("job queue: jobs can only be enqueued inside a transaction")
@@ -251,12 +252,12 @@ func jobInfo(r *rivertype.JobRow) *store.JobInfo {
 
 // withJobs makes fn also enqueue the jobs store.WithJobs put on ctx, after
 // fn's own statements and in its transaction.
-func (s *Store) withJobs(ctx context.Context, fn func(q querier) error) func(q querier) error {
+func (s *Store) withJobs(ctx context.Context, fn func(q sqldb.Querier) error) func(q sqldb.Querier) error {
 	jobs := store.JobsOf(ctx)
 	if len(jobs) == 0 {
 		return fn
 	}
-	return func(q querier) error {
+	return func(q sqldb.Querier) error {
 		if err := fn(q); err != nil {
 			return err
 		}
@@ -328,14 +329,14 @@ func (s *Store) EnqueueJobs(ctx context.Context, jobs ...store.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	err := s.inTxUnfenced(ctx, func(q querier) error { return s.jobs.insert(ctx, q, jobs, s.clock.Now()) })
+	err := s.inTxUnfenced(ctx, func(q sqldb.Querier) error { return s.jobs.insert(ctx, q, jobs, s.clock.Now()) })
 	return s.wrap(err, "enqueue jobs")
 }
 
 // JobStats implements store.Jobs.
 func (s *Store) JobStats(ctx context.Context) (store.JobStats, error) {
 	st := store.JobStats{ByState: map[string]int64{}}
-	rows, err := s.db.query(ctx, `SELECT state, count(*) FROM river_job GROUP BY state`)
+	rows, err := s.db.Query(ctx, `SELECT state, count(*) FROM river_job GROUP BY state`)
 	if err != nil {
 		return st, s.wrap(err, "count jobs")
 	}
