@@ -1,10 +1,10 @@
 // Package sqlstore implements store.Store with portable SQL: the catalog's
 // objects, RBAC, Idempotency-Keys, job queue, change events, audit records
-// and file index, each statement written once for both databases. The
-// database underneath — Postgres through pgx v5 (production) or an
-// embedded SQLite file (the zero-install default), connections,
-// migrations, transactions and error classes — is sqldb's. One conformance
-// suite (store/storetest) runs against both.
+// and file index, each statement written once for Postgres (pgx v5, in
+// production) and an embedded SQLite file (the zero-install default).
+// What depends on which of the two is underneath (connecting, migrations,
+// transactions and their retry, driver errors) is store/sqlstore/sqldb's.
+// One conformance suite (store/storetest) runs against both.
 package sqlstore
 
 import (
