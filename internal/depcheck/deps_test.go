@@ -53,6 +53,8 @@ func TestImportDirection(t *testing.T) {
 		// migrations, error classes. It never reaches back up, and the
 		// driver and migration libraries are its own, not sqlstore's.
 		{mod + "store/sqlstore/sqldb", []string{"=" + mod + "store/sqlstore", mod + "service", mod + "server"}},
+		// River under sqlstore: jobs in, job rows out, over sqldb's drivers.
+		{mod + "store/sqlstore/jobqueue", []string{"=" + mod + "store/sqlstore", mod + "service", mod + "server"}},
 		{"direct:" + mod + "store/sqlstore", []string{"github.com/jackc/pgx", "modernc.org/sqlite",
 			"github.com/golang-migrate/migrate", "github.com/riverqueue/river/riverdriver/riverpgxv5",
 			"github.com/riverqueue/river/riverdriver/riversqlite"}},

@@ -3,17 +3,18 @@
 // and file index, each statement written once for Postgres (pgx v5, in
 // production) and an embedded SQLite file (the zero-install default).
 // What depends on which of the two is underneath (connecting, migrations,
-// transactions and their retry, driver errors) is store/sqlstore/sqldb's.
+// transactions and their retry, driver errors) is store/sqlstore/sqldb's;
+// River, which runs the jobs, is wrapped in store/sqlstore/jobqueue.
 // One conformance suite (store/storetest) runs against both.
 package sqlstore
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/lakehold/catalog/internal/dbclock"
+	"github.com/lakehold/catalog/store/sqlstore/jobqueue"
 	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
@@ -23,7 +24,7 @@ type Store struct {
 	clock *dbclock.Clock
 	// jobs is the River queue over the same database (nil only in tests
 	// that build a Store around a bare driver).
-	jobs jobQueue
+	jobs jobqueue.Queue
 }
 
 // newStore wraps a driver, with the clock measured against its database
@@ -45,16 +46,10 @@ func (s *Store) withQueue() (*Store, error) {
 	return s, nil
 }
 
-// newQueue returns River over the driver's own connections. River is
-// generic in the driver's transaction type, hence one case per driver.
-func newQueue(db sqldb.Driver) (jobQueue, error) {
-	switch d := db.(type) {
-	case *sqldb.Postgres:
-		return newRiverQueue(d.River())
-	case *sqldb.SQLite:
-		return newRiverQueue(d.River())
-	}
-	return nil, fmt.Errorf("job queue: no River driver for %T", db)
+// newQueue returns River over the driver's own connections, skipping
+// Unique jobs the job_hints table knows to wait.
+func newQueue(db sqldb.Driver) (jobqueue.Queue, error) {
+	return jobqueue.New(db, jobqueue.Hints{Margin: jobHintMargin, Waits: jobWaits, Record: recordJobHint})
 }
 
 // Option tunes how a store talks to its database.
