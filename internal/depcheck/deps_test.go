@@ -59,6 +59,15 @@ func TestImportDirection(t *testing.T) {
 		// storage dependencies may use HTTP underneath).
 		{"direct:" + mod + "service", []string{"net/http"}},
 		{mod + "store", []string{"github.com/jackc/pgx", "modernc.org/sqlite", "net/http"}},
+		// The database seam under sqlstore: drivers, connections,
+		// migrations, error classes. It never reaches back up, and the
+		// driver and migration libraries are its own, not sqlstore's.
+		{mod + "store/sqlstore/sqldb", []string{"=" + mod + "store/sqlstore", mod + "service", mod + "server"}},
+		// River under sqlstore: jobs in, job rows out, over sqldb's drivers.
+		{mod + "store/sqlstore/jobqueue", []string{"=" + mod + "store/sqlstore", mod + "service", mod + "server"}},
+		{"direct:" + mod + "store/sqlstore", []string{"github.com/jackc/pgx", "modernc.org/sqlite",
+			"github.com/golang-migrate/migrate", "github.com/riverqueue/river/riverdriver/riverpgxv5",
+			"github.com/riverqueue/river/riverdriver/riversqlite"}},
 		// Pure packages: values in, values out.
 		{"direct:" + mod + "validation", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "v4manifest", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},

@@ -50,7 +50,7 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 		args = append(args, e.ID, e.At.UnixMilli(), e.RequestID, e.Principal, e.Action, e.Resource, e.Decision, e.Status, e.Detail)
 	}
 	b.WriteString(` ON CONFLICT (id) DO NOTHING`)
-	_, err := s.db.exec(ctx, b.String(), args...)
+	_, err := s.db.Exec(ctx, b.String(), args...)
 	return s.wrap(err, "append audit events")
 }
 
@@ -142,7 +142,7 @@ func decodeAuditToken(tok string) (int64, string, error) {
 }
 
 func (s *Store) auditRows(ctx context.Context, q string, args []any) ([]store.AuditEvent, error) {
-	rows, err := s.db.query(ctx, q, args...)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 const deletedCols = `d.id, w.name, d.namespace_key, d.name, d.kind, d.location, d.metadata_location, d.format_version, d.deleted_at, d.expires_at, d.purge`
 
 const deletedFrom = ` FROM deleted_objects d JOIN warehouses w ON w.id = d.warehouse_id`
 
-func scanDeleted(r rowScanner, withMeta bool) (*store.DeletedObject, error) {
+func scanDeleted(r sqldb.Row, withMeta bool) (*store.DeletedObject, error) {
 	d := &store.DeletedObject{}
 	var nsKey, kind string
 	var deleted, expires int64
@@ -42,11 +43,11 @@ func scanDeleted(r rowScanner, withMeta bool) (*store.DeletedObject, error) {
 // ObjectSoftDelete implements store.DeletedObjects.
 func (s *Store) ObjectSoftDelete(ctx context.Context, ref store.ObjectRef, id string, expiresAt time.Time, purge bool) (*store.DeletedObject, error) {
 	var d *store.DeletedObject
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		o := &store.Object{}
-		err := scanObject(q.queryRow(ctx, `SELECT `+objectCols+objectByName,
+		err := scanObject(q.QueryRow(ctx, `SELECT `+objectCols+objectByName,
 			ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
-		if s.db.classify(err) == classNoRows || (err == nil && o.ID != id) {
+		if s.db.Classify(err) == sqldb.ClassNoRows || (err == nil && o.ID != id) {
 			return notFound(ref)
 		}
 		if err != nil {
@@ -57,19 +58,19 @@ func (s *Store) ObjectSoftDelete(ctx context.Context, ref store.ObjectRef, id st
 		if err := deleteIndex(ctx, q, `id = $1`, o.ID); err != nil {
 			return err
 		}
-		n, err := q.exec(ctx, `DELETE FROM catalog_objects WHERE id = $1 AND metadata_location = $2`, o.ID, o.MetadataLocation)
+		n, err := q.Exec(ctx, `DELETE FROM catalog_objects WHERE id = $1 AND metadata_location = $2`, o.ID, o.MetadataLocation)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return errRetryTx
+			return sqldb.ErrRetryTx
 		}
 		now := s.clock.Now()
 		flag := 0
 		if purge {
 			flag = 1
 		}
-		if _, err := q.exec(ctx, `INSERT INTO deleted_objects (id, warehouse_id, namespace_key, name, kind, location, metadata_location,
+		if _, err := q.Exec(ctx, `INSERT INTO deleted_objects (id, warehouse_id, namespace_key, name, kind, location, metadata_location,
 			metadata, format_version, deleted_at, expires_at, purge) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			o.ID, o.WarehouseID, nsKey(ref.Namespace), o.Name, string(o.Kind), o.Location, o.MetadataLocation, pack(o.Metadata),
 			o.FormatVersion, now.UnixMilli(), expiresAt.UnixMilli(), flag); err != nil {
@@ -106,7 +107,7 @@ func (s *Store) DeletedList(ctx context.Context, warehouse string, page store.Pa
 	if size <= 0 {
 		size = 100
 	}
-	rows, err := s.db.query(ctx, `SELECT `+deletedCols+deletedFrom+`
+	rows, err := s.db.Query(ctx, `SELECT `+deletedCols+deletedFrom+`
 		WHERE w.name = $1 AND (d.deleted_at < $2 OR (d.deleted_at = $2 AND d.id < $3) OR $3 = '')
 		ORDER BY d.deleted_at DESC, d.id DESC LIMIT $4`, warehouse, afterAt, afterID, probeLimit(size))
 	if err != nil {
@@ -135,8 +136,8 @@ func (s *Store) DeletedList(ctx context.Context, warehouse string, page store.Pa
 
 // DeletedGet implements store.DeletedObjects.
 func (s *Store) DeletedGet(ctx context.Context, warehouse, id string) (*store.DeletedObject, error) {
-	d, err := scanDeleted(s.db.queryRow(ctx, `SELECT `+deletedCols+`, d.metadata`+deletedFrom+` WHERE w.name = $1 AND d.id = $2`, warehouse, id), true)
-	if s.db.classify(err) == classNoRows {
+	d, err := scanDeleted(s.db.QueryRow(ctx, `SELECT `+deletedCols+`, d.metadata`+deletedFrom+` WHERE w.name = $1 AND d.id = $2`, warehouse, id), true)
+	if s.db.Classify(err) == sqldb.ClassNoRows {
 		return nil, fmt.Errorf("%w: deleted object %s", store.ErrNotFound, id)
 	}
 	return d, s.wrap(err, "get deleted object")
@@ -145,9 +146,9 @@ func (s *Store) DeletedGet(ctx context.Context, warehouse, id string) (*store.De
 // Undrop implements store.DeletedObjects.
 func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []string, name string) (*store.Object, error) {
 	var o *store.Object
-	err := s.inTx(ctx, func(q querier) error {
-		d, err := scanDeleted(q.queryRow(ctx, `SELECT `+deletedCols+`, d.metadata`+deletedFrom+` WHERE w.name = $1 AND d.id = $2`, warehouse, id), true)
-		if s.db.classify(err) == classNoRows {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
+		d, err := scanDeleted(q.QueryRow(ctx, `SELECT `+deletedCols+`, d.metadata`+deletedFrom+` WHERE w.name = $1 AND d.id = $2`, warehouse, id), true)
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return fmt.Errorf("%w: deleted object %s", store.ErrNotFound, id)
 		}
 		if err != nil {
@@ -177,16 +178,16 @@ func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []st
 			return err
 		}
 		o.NamespaceID, o.WarehouseID, o.UpdatedAt = nsID, whID, s.clock.Now()
-		if _, err := q.exec(ctx,
+		if _, err := q.Exec(ctx,
 			`INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, refs_metadata, format_version, updated_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10)`,
 			o.ID, whID, nsID, name, string(o.Kind), o.Location, o.MetadataLocation, pack(o.Metadata), o.FormatVersion, o.UpdatedAt.UnixMilli()); err != nil {
-			if s.db.classify(err) == classUnique {
+			if s.db.Classify(err) == sqldb.ClassUnique {
 				return &store.AlreadyExistsError{Kind: o.Kind, Name: o.Ref().String()}
 			}
 			return err
 		}
-		_, err = q.exec(ctx, `DELETE FROM deleted_objects WHERE id = $1`, id)
+		_, err = q.Exec(ctx, `DELETE FROM deleted_objects WHERE id = $1`, id)
 		return err
 	})
 	if err != nil {
@@ -198,16 +199,16 @@ func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []st
 // DeletedRemove implements store.DeletedObjects.
 func (s *Store) DeletedRemove(ctx context.Context, warehouse, id string) (*store.DeletedObject, error) {
 	var d *store.DeletedObject
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		var err error
-		d, err = scanDeleted(q.queryRow(ctx, `SELECT `+deletedCols+`, d.metadata`+deletedFrom+` WHERE w.name = $1 AND d.id = $2`, warehouse, id), true)
-		if s.db.classify(err) == classNoRows {
+		d, err = scanDeleted(q.QueryRow(ctx, `SELECT `+deletedCols+`, d.metadata`+deletedFrom+` WHERE w.name = $1 AND d.id = $2`, warehouse, id), true)
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return fmt.Errorf("%w: deleted object %s", store.ErrNotFound, id)
 		}
 		if err != nil {
 			return err
 		}
-		_, err = q.exec(ctx, `DELETE FROM deleted_objects WHERE id = $1`, id)
+		_, err = q.Exec(ctx, `DELETE FROM deleted_objects WHERE id = $1`, id)
 		return err
 	})
 	if err != nil {

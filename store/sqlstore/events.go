@@ -11,17 +11,18 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 // withEvents makes fn also write the events store.WithEvents put on ctx to
 // the outbox, after fn's own statements and in its transaction: a change
 // that rolls back (a lost swap, a refused check) leaves no event.
-func (s *Store) withEvents(ctx context.Context, fn func(q querier) error) func(q querier) error {
+func (s *Store) withEvents(ctx context.Context, fn func(q sqldb.Querier) error) func(q sqldb.Querier) error {
 	events := store.EventsOf(ctx)
 	if len(events) == 0 {
 		return fn
 	}
-	return func(q querier) error {
+	return func(q sqldb.Querier) error {
 		if err := fn(q); err != nil {
 			return err
 		}
@@ -34,7 +35,7 @@ const eventCols = `id, at, warehouse, namespace_key, name, object_type, object_u
 // insertEvents writes events with one multi-row INSERT. Every event of one
 // transaction is stamped with the same time, the database's as this
 // process estimates it.
-func (s *Store) insertEvents(ctx context.Context, q querier, events []store.Event) error {
+func (s *Store) insertEvents(ctx context.Context, q sqldb.Querier, events []store.Event) error {
 	now := s.clock.Now()
 	var b strings.Builder
 	b.WriteString(`INSERT INTO catalog_events (` + eventCols + `) VALUES `)
@@ -63,7 +64,7 @@ func (s *Store) insertEvents(ctx context.Context, q querier, events []store.Even
 		args = append(args, e.ID, now.UnixMilli(), e.Warehouse, nsKey(e.Namespace), e.Name, e.ObjectType,
 			e.ObjectUUID, e.Operation, e.RequestID, e.Actor, string(body), len(events))
 	}
-	_, err := q.exec(ctx, b.String(), args...)
+	_, err := q.Exec(ctx, b.String(), args...)
 	return err
 }
 
@@ -72,7 +73,7 @@ func (s *Store) insertEvents(ctx context.Context, q querier, events []store.Even
 // after a later one's, so only rows of transactions older than every one
 // still running are final; SQLite commits one writer at a time.
 func (s *Store) settled() string {
-	if _, isPG := s.db.(*pgDriver); isPG {
+	if _, isPG := s.db.(*sqldb.Postgres); isPG {
 		return `txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 	}
 	return `1 = 1`
@@ -113,7 +114,7 @@ func (s *Store) ListEvents(ctx context.Context, f store.EventFilter, limit int) 
 		where = append(where, `(`+strings.Join(ors, " OR ")+`)`)
 	}
 	limit = max(1, min(limit, 1000))
-	rows, err := s.db.query(ctx, `SELECT txid, seq, `+eventCols+` FROM catalog_events WHERE `+
+	rows, err := s.db.Query(ctx, `SELECT txid, seq, `+eventCols+` FROM catalog_events WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY txid, seq LIMIT `+strconv.Itoa(limit), args...)
 	if err != nil {
 		return nil, s.wrap(err, "list events")
@@ -148,8 +149,8 @@ func inArgs(col string, vals []string, arg func(any) string) string {
 // EventCursor implements store.Events.
 func (s *Store) EventCursor(ctx context.Context, sink string) (store.EventPos, error) {
 	var p store.EventPos
-	err := s.db.queryRow(ctx, `SELECT txid, seq FROM event_cursors WHERE sink = $1`, sink).Scan(&p.TxID, &p.Seq)
-	if err != nil && s.db.classify(err) == classNoRows {
+	err := s.db.QueryRow(ctx, `SELECT txid, seq FROM event_cursors WHERE sink = $1`, sink).Scan(&p.TxID, &p.Seq)
+	if err != nil && s.db.Classify(err) == sqldb.ClassNoRows {
 		return store.EventPos{}, nil
 	}
 	return p, s.wrap(err, "read event cursor")
@@ -158,7 +159,7 @@ func (s *Store) EventCursor(ctx context.Context, sink string) (store.EventPos, e
 // SetEventCursor implements store.Events. It is not fenced by an
 // Idempotency-Key: delivery is not a catalog change.
 func (s *Store) SetEventCursor(ctx context.Context, sink string, pos store.EventPos) error {
-	_, err := s.db.exec(ctx, `INSERT INTO event_cursors (sink, txid, seq, updated_at) VALUES ($1, $2, $3, $4)
+	_, err := s.db.Exec(ctx, `INSERT INTO event_cursors (sink, txid, seq, updated_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (sink) DO UPDATE SET txid = excluded.txid, seq = excluded.seq, updated_at = excluded.updated_at`,
 		sink, pos.TxID, pos.Seq, s.clock.Now().UnixMilli())
 	return s.wrap(err, "record event cursor")
@@ -168,20 +169,20 @@ func (s *Store) SetEventCursor(ctx context.Context, sink string, pos store.Event
 // in one transaction.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
-	err := s.inTxUnfenced(ctx, func(q querier) error {
+	err := s.inTxUnfenced(ctx, func(q sqldb.Querier) error {
 		var last store.EventPos
-		err := q.queryRow(ctx, `SELECT txid, seq FROM catalog_events WHERE at < $1 ORDER BY txid DESC, seq DESC LIMIT 1`,
+		err := q.QueryRow(ctx, `SELECT txid, seq FROM catalog_events WHERE at < $1 ORDER BY txid DESC, seq DESC LIMIT 1`,
 			before.UnixMilli()).Scan(&last.TxID, &last.Seq)
 		if err != nil {
-			if s.db.classify(err) == classNoRows {
+			if s.db.Classify(err) == sqldb.ClassNoRows {
 				return nil
 			}
 			return err
 		}
-		if n, err = q.exec(ctx, `DELETE FROM catalog_events WHERE at < $1`, before.UnixMilli()); err != nil {
+		if n, err = q.Exec(ctx, `DELETE FROM catalog_events WHERE at < $1`, before.UnixMilli()); err != nil {
 			return err
 		}
-		_, err = q.exec(ctx, `INSERT INTO event_cursors (sink, txid, seq, updated_at) VALUES ($1, $2, $3, $4)
+		_, err = q.Exec(ctx, `INSERT INTO event_cursors (sink, txid, seq, updated_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (sink) DO UPDATE SET txid = excluded.txid, seq = excluded.seq, updated_at = excluded.updated_at
 			WHERE (event_cursors.txid, event_cursors.seq) < (excluded.txid, excluded.seq)`,
 			store.PrunedCursor, last.TxID, last.Seq, s.clock.Now().UnixMilli())

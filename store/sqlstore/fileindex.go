@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 // indexChunk bounds the values of one IN list or multi-row INSERT of the
@@ -49,7 +48,7 @@ func padded(head any, vals []string) []any {
 func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []string) (map[string]string, error) {
 	out := map[string]string{}
 	err := queryIn(ctx, s.db, `SELECT leaf, lineage FROM file_index_leaves WHERE table_id = $1 AND leaf IN `, tableID, leaves,
-		func(r rowScanner) error {
+		func(r sqldb.Row) error {
 			var leaf, lineage string
 			err := r.Scan(&leaf, &lineage)
 			out[leaf] = lineage
@@ -65,7 +64,7 @@ func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []st
 func (s *Store) FileIndexLookup(ctx context.Context, tableID string, locations []string) ([]store.IndexEntry, error) {
 	var out []store.IndexEntry
 	err := queryIn(ctx, s.db, `SELECT location, lineage FROM file_index WHERE table_id = $1 AND location IN `, tableID, locations,
-		func(r rowScanner) error {
+		func(r sqldb.Row) error {
 			var e store.IndexEntry
 			err := r.Scan(&e.Location, &e.Lineage)
 			out = append(out, e)
@@ -79,10 +78,10 @@ func (s *Store) FileIndexLookup(ctx context.Context, tableID string, locations [
 
 // queryIn runs sql, which ends in "IN ", for head and chunks of vals,
 // and calls row for every row.
-func queryIn(ctx context.Context, q querier, sql, head string, vals []string, row func(rowScanner) error) error {
+func queryIn(ctx context.Context, q sqldb.Querier, sql, head string, vals []string, row func(sqldb.Row) error) error {
 	for start := 0; start < len(vals); start += indexChunk {
 		args := padded(head, vals[start:min(start+indexChunk, len(vals))])
-		rows, err := q.query(ctx, sql+`(`+placeholders(2, len(args)-1)+`)`, args...)
+		rows, err := q.Query(ctx, sql+`(`+placeholders(2, len(args)-1)+`)`, args...)
 		if err != nil {
 			return err
 		}
@@ -103,9 +102,9 @@ func queryIn(ctx context.Context, q querier, sql, head string, vals []string, ro
 // FileIndexAdd implements store.FileIndex. It changes no catalog state, so
 // it is not fenced by the request's Idempotency-Key.
 func (s *Store) FileIndexAdd(ctx context.Context, tableID string, leaves []store.IndexedLeaf) error {
-	err := s.inTxUnfenced(ctx, func(q querier) error {
+	err := s.inTxUnfenced(ctx, func(q sqldb.Querier) error {
 		for _, l := range leaves {
-			n, err := q.exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf, lineage) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+			n, err := q.Exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf, lineage) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
 				tableID, l.Leaf, l.Lineage)
 			if err != nil {
 				return err
@@ -126,7 +125,7 @@ func (s *Store) FileIndexAdd(ctx context.Context, tableID string, leaves []store
 // transaction. Leaves and lineages are new, so there is nothing to
 // conflict with: Postgres copies the file rows (COPY), SQLite runs a
 // prepared multi-row insert.
-func insertNewIndex(ctx context.Context, q querier, tableID string, leaves []store.IndexedLeaf) error {
+func insertNewIndex(ctx context.Context, q sqldb.Querier, tableID string, leaves []store.IndexedLeaf) error {
 	if len(leaves) == 0 {
 		return nil
 	}
@@ -142,18 +141,10 @@ func insertNewIndex(ctx context.Context, q querier, tableID string, leaves []sto
 	if len(rows) == 0 {
 		return nil
 	}
-	if p, ok := q.(pgq); ok {
-		if c, ok := p.q.(pgCopier); ok {
-			_, err := c.CopyFrom(ctx, pgx.Identifier{"file_index"}, fileIndexCols, pgx.CopyFromRows(rows))
-			return err
-		}
+	if copied, err := sqldb.CopyFrom(ctx, q, "file_index", fileIndexCols, rows); copied {
+		return err
 	}
 	return insertValues(ctx, q, "file_index", fileIndexCols, rows, "")
-}
-
-// pgCopier is a pgx transaction or connection, which can COPY.
-type pgCopier interface {
-	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
 }
 
 // fileRows are the file_index rows of one leaf.
@@ -171,8 +162,8 @@ func fileRows(tableID string, l store.IndexedLeaf) [][]any {
 // parameters are anonymous: the driver looks up the name of every numbered
 // parameter by a linear search, which made binding a chunk quadratic. pgx
 // prepares and caches statements itself.
-func insertValues(ctx context.Context, q querier, table string, cols []string, rows [][]any, suffix string) error {
-	sq, isSQLite := q.(sqlq)
+func insertValues(ctx context.Context, q sqldb.Querier, table string, cols []string, rows [][]any, suffix string) error {
+	prep, isSQLite := sqldb.SQLitePreparer(q)
 	text := func(n int) string {
 		var b strings.Builder
 		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
@@ -190,10 +181,8 @@ func insertValues(ctx context.Context, q querier, table string, cols []string, r
 	}
 	var full *sql.Stmt
 	if isSQLite && len(rows) >= indexChunk {
-		if p, ok := sq.q.(interface {
-			PrepareContext(context.Context, string) (*sql.Stmt, error)
-		}); ok {
-			st, err := p.PrepareContext(ctx, text(indexChunk))
+		if prep != nil {
+			st, err := prep.PrepareContext(ctx, text(indexChunk))
 			if err != nil {
 				return err
 			}
@@ -212,7 +201,7 @@ func insertValues(ctx context.Context, q querier, table string, cols []string, r
 		if full != nil && len(chunk) == indexChunk {
 			_, err = full.ExecContext(ctx, args...)
 		} else {
-			_, err = q.exec(ctx, text(len(chunk)), args...)
+			_, err = q.Exec(ctx, text(len(chunk)), args...)
 		}
 		if err != nil {
 			return err
@@ -223,9 +212,9 @@ func insertValues(ctx context.Context, q querier, table string, cols []string, r
 
 // deleteIndex removes the index of the table objects matching where (a
 // condition on catalog_objects with args), in the caller's transaction.
-func deleteIndex(ctx context.Context, q querier, where string, args ...any) error {
+func deleteIndex(ctx context.Context, q sqldb.Querier, where string, args ...any) error {
 	for _, t := range []string{"file_index", "file_index_leaves"} {
-		if _, err := q.exec(ctx, `DELETE FROM `+t+` WHERE table_id IN (SELECT id FROM catalog_objects WHERE `+where+`)`, args...); err != nil {
+		if _, err := q.Exec(ctx, `DELETE FROM `+t+` WHERE table_id IN (SELECT id FROM catalog_objects WHERE `+where+`)`, args...); err != nil {
 			return err
 		}
 	}
@@ -237,7 +226,7 @@ func deleteIndex(ctx context.Context, q querier, where string, args ...any) erro
 // index suspected damaged, and how tests simulate a table from before the
 // index. It returns only database errors.
 func (s *Store) FileIndexForget(ctx context.Context, tableID string) error {
-	err := s.inTxUnfenced(ctx, func(q querier) error {
+	err := s.inTxUnfenced(ctx, func(q sqldb.Querier) error {
 		return deleteIndex(ctx, q, `id = $1`, tableID)
 	})
 	return s.wrap(err, "forget the file index")
@@ -250,13 +239,13 @@ func (s *Store) FileIndexForgetLeaves(ctx context.Context, tableID string, leave
 	if len(leaves) == 0 {
 		return nil
 	}
-	err := s.inTxUnfenced(ctx, func(q querier) error {
+	err := s.inTxUnfenced(ctx, func(q sqldb.Querier) error {
 		lineages := map[string]bool{}
 		for start := 0; start < len(leaves); start += pendingBatch {
 			chunk := leaves[start:min(start+pendingBatch, len(leaves))]
 			in, args := inList(2, chunk)
 			args = append([]any{tableID}, args...)
-			rows, err := q.query(ctx, `SELECT lineage FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+in+`)`, args...)
+			rows, err := q.Query(ctx, `SELECT lineage FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+in+`)`, args...)
 			if err != nil {
 				return err
 			}
@@ -272,7 +261,7 @@ func (s *Store) FileIndexForgetLeaves(ctx context.Context, tableID string, leave
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			if _, err := q.exec(ctx, `DELETE FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+in+`)`, args...); err != nil {
+			if _, err := q.Exec(ctx, `DELETE FROM file_index_leaves WHERE table_id = $1 AND leaf IN (`+in+`)`, args...); err != nil {
 				return err
 			}
 		}
@@ -285,7 +274,7 @@ func (s *Store) FileIndexForgetLeaves(ctx context.Context, tableID string, leave
 		for start := 0; start < len(gone); start += pendingBatch {
 			in, args := inList(2, gone[start:min(start+pendingBatch, len(gone))])
 			args = append([]any{tableID}, args...)
-			if _, err := q.exec(ctx, `DELETE FROM file_index WHERE table_id = $1 AND lineage IN (`+in+`)
+			if _, err := q.Exec(ctx, `DELETE FROM file_index WHERE table_id = $1 AND lineage IN (`+in+`)
 				AND lineage NOT IN (SELECT lineage FROM file_index_leaves WHERE table_id = $1)`, args...); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 // A commit to a table with a maintenance policy enqueues the table's
@@ -25,9 +26,9 @@ func jobHintKey(j store.Job) string { return j.Kind + " " + string(j.Args) } // 
 
 // jobWaits reports whether a hint says j's Unique job waits past
 // now+jobHintMargin.
-func jobWaits(ctx context.Context, q querier, j store.Job, now time.Time) (bool, error) {
+func jobWaits(ctx context.Context, q sqldb.Querier, j store.Job, now time.Time) (bool, error) {
 	var until int64 // 0 without a hint: one row either way
-	err := q.queryRow(ctx, `SELECT COALESCE(MAX(scheduled_until), 0) FROM job_hints WHERE key = $1`, jobHintKey(j)).Scan(&until)
+	err := q.QueryRow(ctx, `SELECT COALESCE(MAX(scheduled_until), 0) FROM job_hints WHERE key = $1`, jobHintKey(j)).Scan(&until)
 	if err != nil {
 		return false, err
 	}
@@ -36,8 +37,8 @@ func jobWaits(ctx context.Context, q querier, j store.Job, now time.Time) (bool,
 
 // recordJobHint remembers when the Unique job River now holds for j (the
 // one inserted, or the one already there) is scheduled.
-func recordJobHint(ctx context.Context, q querier, j store.Job, scheduledAt time.Time) error {
-	_, err := q.exec(ctx, `INSERT INTO job_hints (key, scheduled_until) VALUES ($1, $2)
+func recordJobHint(ctx context.Context, q sqldb.Querier, j store.Job, scheduledAt time.Time) error {
+	_, err := q.Exec(ctx, `INSERT INTO job_hints (key, scheduled_until) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET scheduled_until = excluded.scheduled_until`, jobHintKey(j), scheduledAt.UnixMilli())
 	return err
 }

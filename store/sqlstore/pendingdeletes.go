@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 // pendingBatch bounds the rows of one INSERT (4 parameters each), far
@@ -19,7 +20,7 @@ func (s *Store) AddPendingDeletes(ctx context.Context, rows []store.PendingDelet
 	if len(rows) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		for start := 0; start < len(rows); start += pendingBatch {
 			batch := rows[start:min(start+pendingBatch, len(rows))]
 			var b strings.Builder
@@ -34,7 +35,7 @@ func (s *Store) AddPendingDeletes(ctx context.Context, rows []store.PendingDelet
 				args = append(args, r.TableUUID, r.Location, joinIDs(r.SnapshotIDs), r.CreatedAt.UnixMilli())
 			}
 			b.WriteString(` ON CONFLICT (table_uuid, location) DO UPDATE SET snapshot_ids = excluded.snapshot_ids, created_at = excluded.created_at`)
-			if _, err := q.exec(ctx, b.String(), args...); err != nil {
+			if _, err := q.Exec(ctx, b.String(), args...); err != nil {
 				return err
 			}
 		}
@@ -45,7 +46,7 @@ func (s *Store) AddPendingDeletes(ctx context.Context, rows []store.PendingDelet
 
 // ListPendingDeletes implements store.PendingDeletes.
 func (s *Store) ListPendingDeletes(ctx context.Context, tableUUID string) ([]store.PendingDelete, error) {
-	rows, err := s.db.query(ctx, `SELECT location, snapshot_ids, created_at FROM pending_file_deletes
+	rows, err := s.db.Query(ctx, `SELECT location, snapshot_ids, created_at FROM pending_file_deletes
 		WHERE table_uuid = $1 ORDER BY created_at, location`, tableUUID)
 	if err != nil {
 		return nil, s.wrap(err, "list queued file deletes")
@@ -83,7 +84,7 @@ func (s *Store) RemovePendingDeletes(ctx context.Context, tableUUID string, loca
 			b.WriteString("$" + strconv.Itoa(len(args)))
 		}
 		b.WriteByte(')')
-		if _, err := s.db.exec(ctx, b.String(), args...); err != nil {
+		if _, err := s.db.Exec(ctx, b.String(), args...); err != nil {
 			return s.wrap(err, "remove queued file deletes")
 		}
 	}

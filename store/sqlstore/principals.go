@@ -8,13 +8,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 var _ store.Principals = (*Store)(nil)
 
 const principalCols = `id, name, client_id, secret_hash, secret_generation, created_at, rotated_at`
 
-func scanPrincipal(r rowScanner) (*store.Principal, error) {
+func scanPrincipal(r sqldb.Row) (*store.Principal, error) {
 	var p store.Principal
 	var created, rotated int64
 	if err := r.Scan(&p.ID, &p.Name, &p.ClientID, &p.SecretHash, &p.SecretGeneration, &created, &rotated); err != nil {
@@ -30,11 +31,11 @@ func (s *Store) PrincipalCreate(ctx context.Context, p *store.Principal) error {
 	p.SecretGeneration = 1
 	now := s.clock.Now()
 	p.CreatedAt, p.RotatedAt = now, now
-	_, err := s.db.exec(ctx,
+	_, err := s.db.Exec(ctx,
 		`INSERT INTO principals (id, name, client_id, secret_hash, secret_generation, created_at, rotated_at)
 		 VALUES ($1, $2, $3, $4, 1, $5, $5)`,
 		p.ID, p.Name, p.ClientID, p.SecretHash, now.UnixMilli())
-	if err != nil && s.db.classify(err) == classUnique {
+	if err != nil && s.db.Classify(err) == sqldb.ClassUnique {
 		return &store.AlreadyExistsError{Name: p.Name}
 	}
 	return s.wrap(err, "create principal")
@@ -42,9 +43,9 @@ func (s *Store) PrincipalCreate(ctx context.Context, p *store.Principal) error {
 
 // principalWhere reads the one principal matching the condition.
 func (s *Store) principalWhere(ctx context.Context, cond, arg, what string) (*store.Principal, error) {
-	p, err := scanPrincipal(s.db.queryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE `+cond+` = $1`, arg))
+	p, err := scanPrincipal(s.db.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE `+cond+` = $1`, arg))
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return nil, fmt.Errorf("%w: principal", store.ErrNotFound)
 		}
 		return nil, s.wrap(err, what)
@@ -79,7 +80,7 @@ func (s *Store) principalList(ctx context.Context, page store.Page) ([]*store.Pr
 			return nil, "", err
 		}
 	}
-	rows, err := s.db.query(ctx, `SELECT `+principalCols+` FROM principals WHERE name > $1 ORDER BY name LIMIT $2`,
+	rows, err := s.db.Query(ctx, `SELECT `+principalCols+` FROM principals WHERE name > $1 ORDER BY name LIMIT $2`,
 		after, probeLimit(page.Size))
 	if err != nil {
 		return nil, "", err
@@ -105,11 +106,11 @@ func (s *Store) principalList(ctx context.Context, page store.Page) ([]*store.Pr
 
 // PrincipalRotate implements store.Principals.
 func (s *Store) PrincipalRotate(ctx context.Context, name, secretHash string) (*store.Principal, error) {
-	p, err := scanPrincipal(s.db.queryRow(ctx,
+	p, err := scanPrincipal(s.db.QueryRow(ctx,
 		`UPDATE principals SET secret_hash = $1, secret_generation = secret_generation + 1, rotated_at = $2
 		 WHERE name = $3 RETURNING `+principalCols, secretHash, s.clock.Now().UnixMilli(), name))
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return nil, fmt.Errorf("%w: principal", store.ErrNotFound)
 		}
 		return nil, s.wrap(err, "rotate principal secret")
@@ -119,7 +120,7 @@ func (s *Store) PrincipalRotate(ctx context.Context, name, secretHash string) (*
 
 // PrincipalDelete implements store.Principals.
 func (s *Store) PrincipalDelete(ctx context.Context, name string) error {
-	n, err := s.db.exec(ctx, `DELETE FROM principals WHERE name = $1`, name)
+	n, err := s.db.Exec(ctx, `DELETE FROM principals WHERE name = $1`, name)
 	if err != nil {
 		return s.wrap(err, "delete principal")
 	}

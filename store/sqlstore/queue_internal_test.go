@@ -42,7 +42,7 @@ func TestJobRescuedAfterCrash(t *testing.T) {
 			require.NoError(t, err)
 			// What the dead replica left: the job claimed, attempt 1 begun an
 			// hour ago, never finished.
-			n, err := s.db.exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = `+stale+` WHERE kind = 'purge-table'`)
+			n, err := s.db.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = `+stale+` WHERE kind = 'purge-table'`)
 			require.NoError(t, err)
 			require.EqualValues(t, 1, n)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 // sqlArgs collects the arguments of a statement built at run time and
@@ -79,7 +80,7 @@ func (s *Store) CheckAccess(ctx context.Context, q store.AccessQuery) (store.Acc
 	}
 	var n int64
 	dest = append(dest, &n)
-	if err := s.db.queryRow(ctx, sql, a.args...).Scan(dest...); err != nil {
+	if err := s.db.QueryRow(ctx, sql, a.args...).Scan(dest...); err != nil {
 		return store.Access{}, s.wrap(err, "check access")
 	}
 	out := store.Access{Visible: n > 0}
@@ -164,9 +165,9 @@ func filteredObjectList(v *store.Visibility, warehouse string, levels []string, 
 func (s *Store) RoleCreate(ctx context.Context, r *store.Role) error {
 	r.ID = uuid.NewString()
 	r.CreatedAt = s.clock.Now()
-	_, err := s.db.exec(ctx, `INSERT INTO roles (id, name, description, created_at) VALUES ($1, $2, $3, $4)`,
+	_, err := s.db.Exec(ctx, `INSERT INTO roles (id, name, description, created_at) VALUES ($1, $2, $3, $4)`,
 		r.ID, r.Name, r.Description, r.CreatedAt.UnixMilli())
-	if err != nil && s.db.classify(err) == classUnique {
+	if err != nil && s.db.Classify(err) == sqldb.ClassUnique {
 		return &store.AlreadyExistsError{Name: r.Name}
 	}
 	return s.wrap(err, "create role")
@@ -176,10 +177,10 @@ func (s *Store) RoleCreate(ctx context.Context, r *store.Role) error {
 func (s *Store) RoleGet(ctx context.Context, name string) (*store.Role, error) {
 	var r store.Role
 	var created int64
-	err := s.db.queryRow(ctx, `SELECT id, name, description, created_at FROM roles WHERE name = $1`, name).
+	err := s.db.QueryRow(ctx, `SELECT id, name, description, created_at FROM roles WHERE name = $1`, name).
 		Scan(&r.ID, &r.Name, &r.Description, &created)
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return nil, fmt.Errorf("%w: %s", store.ErrNoSuchRole, name)
 		}
 		return nil, s.wrap(err, "get role")
@@ -190,7 +191,7 @@ func (s *Store) RoleGet(ctx context.Context, name string) (*store.Role, error) {
 
 // RoleList implements store.RBACStore.
 func (s *Store) RoleList(ctx context.Context) ([]*store.Role, error) {
-	rows, err := s.db.query(ctx, `SELECT id, name, description, created_at FROM roles ORDER BY name`)
+	rows, err := s.db.Query(ctx, `SELECT id, name, description, created_at FROM roles ORDER BY name`)
 	if err != nil {
 		return nil, s.wrap(err, "list roles")
 	}
@@ -211,7 +212,7 @@ func (s *Store) RoleList(ctx context.Context) ([]*store.Role, error) {
 // RoleDelete implements store.RBACStore. Grants and assignments go in the
 // same transaction (explicitly: SQLite's cascade depends on a pragma).
 func (s *Store) RoleDelete(ctx context.Context, name string) error {
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		id, err := s.roleID(ctx, q, name)
 		if err != nil {
 			return err
@@ -221,7 +222,7 @@ func (s *Store) RoleDelete(ctx context.Context, name string) error {
 			if t == "roles" {
 				col = "id"
 			}
-			if _, err := q.exec(ctx, `DELETE FROM `+t+` WHERE `+col+` = $1`, id); err != nil {
+			if _, err := q.Exec(ctx, `DELETE FROM `+t+` WHERE `+col+` = $1`, id); err != nil {
 				return err
 			}
 		}
@@ -230,10 +231,10 @@ func (s *Store) RoleDelete(ctx context.Context, name string) error {
 	return s.wrap(err, "delete role")
 }
 
-func (s *Store) roleID(ctx context.Context, q querier, name string) (string, error) {
+func (s *Store) roleID(ctx context.Context, q sqldb.Querier, name string) (string, error) {
 	var id string
-	if err := q.queryRow(ctx, `SELECT id FROM roles WHERE name = $1`, name).Scan(&id); err != nil {
-		if s.db.classify(err) == classNoRows {
+	if err := q.QueryRow(ctx, `SELECT id FROM roles WHERE name = $1`, name).Scan(&id); err != nil {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return "", fmt.Errorf("%w: %s", store.ErrNoSuchRole, name)
 		}
 		return "", err
@@ -249,13 +250,13 @@ func grantKey(g store.Grant) []any {
 
 // GrantAdd implements store.RBACStore.
 func (s *Store) GrantAdd(ctx context.Context, role string, g store.Grant) error {
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		id, err := s.roleID(ctx, q, role)
 		if err != nil {
 			return err
 		}
 		args := append([]any{id}, grantKey(g)...)
-		_, err = q.exec(ctx, `INSERT INTO role_grants (role_id, privilege, kind, warehouse, ns_key, name, created_at)
+		_, err = q.Exec(ctx, `INSERT INTO role_grants (role_id, privilege, kind, warehouse, ns_key, name, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`, append(args, s.clock.Now().UnixMilli())...)
 		return err
 	})
@@ -264,12 +265,12 @@ func (s *Store) GrantAdd(ctx context.Context, role string, g store.Grant) error 
 
 // GrantRevoke implements store.RBACStore.
 func (s *Store) GrantRevoke(ctx context.Context, role string, g store.Grant) error {
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		id, err := s.roleID(ctx, q, role)
 		if err != nil {
 			return err
 		}
-		n, err := q.exec(ctx, `DELETE FROM role_grants WHERE role_id = $1 AND privilege = $2 AND kind = $3
+		n, err := q.Exec(ctx, `DELETE FROM role_grants WHERE role_id = $1 AND privilege = $2 AND kind = $3
 			AND warehouse = $4 AND ns_key = $5 AND name = $6`, append([]any{id}, grantKey(g)...)...)
 		if err == nil && n == 0 {
 			return fmt.Errorf("%w: grant", store.ErrNotFound)
@@ -285,7 +286,7 @@ func (s *Store) GrantList(ctx context.Context, role string) ([]store.Grant, erro
 	if err != nil {
 		return nil, s.wrap(err, "list grants")
 	}
-	rows, err := s.db.query(ctx, `SELECT privilege, kind, warehouse, ns_key, name FROM role_grants WHERE role_id = $1
+	rows, err := s.db.Query(ctx, `SELECT privilege, kind, warehouse, ns_key, name FROM role_grants WHERE role_id = $1
 		ORDER BY kind, warehouse, ns_key, name, privilege`, id)
 	if err != nil {
 		return nil, s.wrap(err, "list grants")
@@ -310,12 +311,12 @@ func (s *Store) GrantList(ctx context.Context, role string) ([]store.Grant, erro
 
 // AssignmentAdd implements store.RBACStore.
 func (s *Store) AssignmentAdd(ctx context.Context, role string, as store.Assignee) error {
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		id, err := s.roleID(ctx, q, role)
 		if err != nil {
 			return err
 		}
-		_, err = q.exec(ctx, `INSERT INTO role_assignments (role_id, assignee_kind, assignee_name, created_at)
+		_, err = q.Exec(ctx, `INSERT INTO role_assignments (role_id, assignee_kind, assignee_name, created_at)
 			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, id, as.Kind, as.Name, s.clock.Now().UnixMilli())
 		return err
 	})
@@ -324,12 +325,12 @@ func (s *Store) AssignmentAdd(ctx context.Context, role string, as store.Assigne
 
 // AssignmentRemove implements store.RBACStore.
 func (s *Store) AssignmentRemove(ctx context.Context, role string, as store.Assignee) error {
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		id, err := s.roleID(ctx, q, role)
 		if err != nil {
 			return err
 		}
-		n, err := q.exec(ctx, `DELETE FROM role_assignments WHERE role_id = $1 AND assignee_kind = $2 AND assignee_name = $3`,
+		n, err := q.Exec(ctx, `DELETE FROM role_assignments WHERE role_id = $1 AND assignee_kind = $2 AND assignee_name = $3`,
 			id, as.Kind, as.Name)
 		if err == nil && n == 0 {
 			return fmt.Errorf("%w: assignment", store.ErrNotFound)
@@ -345,7 +346,7 @@ func (s *Store) AssignmentList(ctx context.Context, role string) ([]store.Assign
 	if err != nil {
 		return nil, s.wrap(err, "list assignments")
 	}
-	rows, err := s.db.query(ctx, `SELECT assignee_kind, assignee_name FROM role_assignments WHERE role_id = $1
+	rows, err := s.db.Query(ctx, `SELECT assignee_kind, assignee_name FROM role_assignments WHERE role_id = $1
 		ORDER BY assignee_kind, assignee_name`, id)
 	if err != nil {
 		return nil, s.wrap(err, "list assignments")

@@ -44,7 +44,7 @@ func bulkTables(tb testing.TB, st *Store, wh string, ns []string, n int) {
 			rows = append(rows, "("+strings.Join([]string{a.add(nsRow.ID + name), a.add(nsRow.WarehouseID), a.add(nsRow.ID),
 				a.add(name), "'table'", a.add(loc), a.add(loc + "/m.json"), a.add(pack([]byte("{}"))), "2", "0"}, ", ")+")")
 		}
-		_, err := st.db.exec(ctx, `INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location,
+		_, err := st.db.Exec(ctx, `INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location,
 			metadata_location, metadata, format_version, updated_at) VALUES `+strings.Join(rows, ", "), a.args...)
 		require.NoError(tb, err)
 	}
@@ -81,7 +81,7 @@ func newListFixture(tb testing.TB, backend string, n int) *listFixture {
 	require.NoError(tb, st.AssignmentAdd(ctx, "r", as))
 	if backend == "postgres" {
 		// What autovacuum does after a bulk load: plans need row counts.
-		_, err := st.db.exec(ctx, `ANALYZE`)
+		_, err := st.db.Exec(ctx, `ANALYZE`)
 		require.NoError(tb, err)
 	}
 	return &listFixture{st: st, vis: &store.Visibility{Assignees: []store.Assignee{{Kind: "group", Name: "g"}, as}}}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore/sqldb"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -60,10 +61,10 @@ func unmarshalProps(s string) map[string]string {
 func (s *Store) WarehouseCreate(ctx context.Context, w *store.Warehouse) error {
 	w.ID = uuid.NewString()
 	w.CreatedAt = s.clock.Now()
-	_, err := s.db.exec(ctx,
+	_, err := s.db.Exec(ctx,
 		`INSERT INTO warehouses (id, name, location, properties, storage_profile, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		w.ID, w.Name, w.Location, marshalProps(w.Properties), w.StorageProfile, w.CreatedAt.UnixMilli())
-	if err != nil && s.db.classify(err) == classUnique {
+	if err != nil && s.db.Classify(err) == sqldb.ClassUnique {
 		return &store.AlreadyExistsError{Name: w.Name}
 	}
 	return s.wrap(err, "create warehouse")
@@ -71,7 +72,7 @@ func (s *Store) WarehouseCreate(ctx context.Context, w *store.Warehouse) error {
 
 const warehouseCols = `id, name, location, properties, storage_profile, created_at`
 
-func scanWarehouse(r rowScanner) (*store.Warehouse, error) {
+func scanWarehouse(r sqldb.Row) (*store.Warehouse, error) {
 	var w store.Warehouse
 	var props string
 	var created int64
@@ -85,9 +86,9 @@ func scanWarehouse(r rowScanner) (*store.Warehouse, error) {
 
 // WarehouseGet implements store.Store.
 func (s *Store) WarehouseGet(ctx context.Context, name string) (*store.Warehouse, error) {
-	w, err := scanWarehouse(s.db.queryRow(ctx, `SELECT `+warehouseCols+` FROM warehouses WHERE name = $1`, name))
+	w, err := scanWarehouse(s.db.QueryRow(ctx, `SELECT `+warehouseCols+` FROM warehouses WHERE name = $1`, name))
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return nil, fmt.Errorf("%w: %s", store.ErrNoSuchWarehouse, name)
 		}
 		return nil, s.wrap(err, "get warehouse")
@@ -105,7 +106,7 @@ func (s *Store) WarehouseList(ctx context.Context) ([]*store.Warehouse, error) {
 }
 
 func (s *Store) warehouseList(ctx context.Context) ([]*store.Warehouse, error) {
-	rows, err := s.db.query(ctx, `SELECT `+warehouseCols+` FROM warehouses ORDER BY name`)
+	rows, err := s.db.Query(ctx, `SELECT `+warehouseCols+` FROM warehouses ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func (s *Store) warehouseList(ctx context.Context) ([]*store.Warehouse, error) {
 
 // WarehouseSetProfile implements store.Store.
 func (s *Store) WarehouseSetProfile(ctx context.Context, name, profile string) error {
-	n, err := s.db.exec(ctx, `UPDATE warehouses SET storage_profile = $1 WHERE name = $2`, profile, name)
+	n, err := s.db.Exec(ctx, `UPDATE warehouses SET storage_profile = $1 WHERE name = $2`, profile, name)
 	if err != nil {
 		return s.wrap(err, "set storage profile")
 	}
@@ -135,9 +136,9 @@ func (s *Store) WarehouseSetProfile(ctx context.Context, name, profile string) e
 
 // WarehouseDelete implements store.Store.
 func (s *Store) WarehouseDelete(ctx context.Context, name string) error {
-	n, err := s.db.exec(ctx, `DELETE FROM warehouses WHERE name = $1`, name)
+	n, err := s.db.Exec(ctx, `DELETE FROM warehouses WHERE name = $1`, name)
 	if err != nil {
-		if s.db.classify(err) == classForeignKey {
+		if s.db.Classify(err) == sqldb.ClassForeignKey {
 			return fmt.Errorf("%w: warehouse %s holds namespaces", store.ErrNotEmpty, name)
 		}
 		return s.wrap(err, "delete warehouse")
@@ -150,10 +151,10 @@ func (s *Store) WarehouseDelete(ctx context.Context, name string) error {
 
 // ---- namespaces ----
 
-func (s *Store) warehouseID(ctx context.Context, q querier, name string) (string, error) {
+func (s *Store) warehouseID(ctx context.Context, q sqldb.Querier, name string) (string, error) {
 	var id string
-	if err := q.queryRow(ctx, `SELECT id FROM warehouses WHERE name = $1`, name).Scan(&id); err != nil {
-		if s.db.classify(err) == classNoRows {
+	if err := q.QueryRow(ctx, `SELECT id FROM warehouses WHERE name = $1`, name).Scan(&id); err != nil {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return "", fmt.Errorf("%w: warehouse %s", store.ErrNoSuchWarehouse, name)
 		}
 		return "", err
@@ -164,7 +165,7 @@ func (s *Store) warehouseID(ctx context.Context, q querier, name string) (string
 // NamespaceCreate implements store.Store.
 func (s *Store) NamespaceCreate(ctx context.Context, warehouse string, levels []string, props map[string]string) (*store.Namespace, error) {
 	ns := &store.Namespace{ID: uuid.NewString(), Levels: levels, Properties: props}
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		whID, err := s.warehouseID(ctx, q, warehouse)
 		if err != nil {
 			return err
@@ -173,20 +174,20 @@ func (s *Store) NamespaceCreate(ctx context.Context, warehouse string, levels []
 		var parentID *string
 		if len(levels) > 1 {
 			var pid string
-			err := q.queryRow(ctx, `SELECT id FROM namespaces WHERE warehouse_id = $1 AND name_key = $2`,
+			err := q.QueryRow(ctx, `SELECT id FROM namespaces WHERE warehouse_id = $1 AND name_key = $2`,
 				whID, nsKey(levels[:len(levels)-1])).Scan(&pid)
 			if err != nil {
-				if s.db.classify(err) == classNoRows {
+				if s.db.Classify(err) == sqldb.ClassNoRows {
 					return fmt.Errorf("%w: parent namespace %s", store.ErrNoSuchNamespace, strings.Join(levels[:len(levels)-1], "."))
 				}
 				return err
 			}
 			parentID = &pid
 		}
-		_, err = q.exec(ctx,
+		_, err = q.Exec(ctx,
 			`INSERT INTO namespaces (id, warehouse_id, name_key, parent_key, parent_id, properties) VALUES ($1, $2, $3, $4, $5, $6)`,
 			ns.ID, whID, nsKey(levels), nsKey(levels[:len(levels)-1]), parentID, marshalProps(props))
-		if err != nil && s.db.classify(err) == classUnique {
+		if err != nil && s.db.Classify(err) == sqldb.ClassUnique {
 			return &store.AlreadyExistsError{Name: strings.Join(levels, ".")}
 		}
 		return err
@@ -201,11 +202,11 @@ func (s *Store) NamespaceCreate(ctx context.Context, warehouse string, levels []
 func (s *Store) NamespaceGet(ctx context.Context, warehouse string, levels []string) (*store.Namespace, error) {
 	var ns store.Namespace
 	var props string
-	err := s.db.queryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		`SELECT n.id, n.warehouse_id, n.properties FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
 		 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&ns.ID, &ns.WarehouseID, &props)
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return nil, fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
 		}
 		return nil, s.wrap(err, "get namespace")
@@ -251,7 +252,7 @@ func (s *Store) namespaceList(ctx context.Context, warehouse string, parent []st
 	if page.Visible != nil {
 		sql += ` AND ` + a.visibleNamespaceCond(page.Visible, warehouse, parent)
 	}
-	rows, err := s.db.query(ctx, sql+` ORDER BY n.name_key LIMIT $4`, a.args...)
+	rows, err := s.db.Query(ctx, sql+` ORDER BY n.name_key LIMIT $4`, a.args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -279,7 +280,7 @@ func probeLimit(n int) int64 {
 // pageOf reads the keys of one page from rows fetched with probeLimit(size)
 // and returns the token of the next page: the last key of this one, and ""
 // when the probe row is absent.
-func pageOf(rows rowsIter, size int) ([]string, string, error) {
+func pageOf(rows sqldb.Rows, size int) ([]string, string, error) {
 	defer rows.Close()
 	out := []string{}
 	for rows.Next() {
@@ -301,14 +302,14 @@ func pageOf(rows rowsIter, size int) ([]string, string, error) {
 
 // NamespaceUpdateProperties implements store.Store.
 func (s *Store) NamespaceUpdateProperties(ctx context.Context, warehouse string, levels []string, removals []string, updates map[string]string) (removed, missing []string, err error) {
-	err = s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q sqldb.Querier) error {
 		removed, missing = []string{}, []string{}
 		var id, raw string
-		err := q.queryRow(ctx,
+		err := q.QueryRow(ctx,
 			`SELECT n.id, n.properties FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
 			 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&id, &raw)
 		if err != nil {
-			if s.db.classify(err) == classNoRows {
+			if s.db.Classify(err) == sqldb.ClassNoRows {
 				return fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
 			}
 			return err
@@ -327,13 +328,13 @@ func (s *Store) NamespaceUpdateProperties(ctx context.Context, warehouse string,
 		}
 		// The properties column is compared on write so that two concurrent
 		// updates cannot both read the same old value (lost update).
-		n, err := q.exec(ctx, `UPDATE namespaces SET properties = $1 WHERE id = $2 AND properties = $3`,
+		n, err := q.Exec(ctx, `UPDATE namespaces SET properties = $1 WHERE id = $2 AND properties = $3`,
 			marshalProps(props), id, raw)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return errRetryTx
+			return sqldb.ErrRetryTx
 		}
 		return nil
 	})
@@ -343,24 +344,21 @@ func (s *Store) NamespaceUpdateProperties(ctx context.Context, warehouse string,
 	return removed, missing, nil
 }
 
-// errRetryTx asks inTx-style callers to run a transaction body again.
-var errRetryTx = errors.New("retry transaction")
-
 // NamespaceDelete implements store.Store.
 func (s *Store) NamespaceDelete(ctx context.Context, warehouse string, levels []string) error {
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		var id string
-		err := q.queryRow(ctx,
+		err := q.QueryRow(ctx,
 			`SELECT n.id FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
 			 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&id)
 		if err != nil {
-			if s.db.classify(err) == classNoRows {
+			if s.db.Classify(err) == sqldb.ClassNoRows {
 				return fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
 			}
 			return err
 		}
-		_, err = q.exec(ctx, `DELETE FROM namespaces WHERE id = $1`, id)
-		if err != nil && s.db.classify(err) == classForeignKey {
+		_, err = q.Exec(ctx, `DELETE FROM namespaces WHERE id = $1`, id)
+		if err != nil && s.db.Classify(err) == sqldb.ClassForeignKey {
 			return fmt.Errorf("%w: %s", store.ErrNotEmpty, strings.Join(levels, "."))
 		}
 		return err
@@ -403,7 +401,7 @@ func packRefs(meta, refs []byte) []byte {
 	return pack(refs)
 }
 
-func scanObject(r rowScanner, o *store.Object) error {
+func scanObject(r sqldb.Row, o *store.Object) error {
 	var kind string
 	var updated int64
 	var packed []byte
@@ -449,10 +447,10 @@ const objectByName = ` FROM catalog_objects o
 
 func (s *Store) objectGet(ctx context.Context, ref store.ObjectRef, cols string) (*store.Object, error) {
 	o := &store.Object{}
-	err := scanObject(s.db.queryRow(ctx, `SELECT `+cols+objectByName,
+	err := scanObject(s.db.QueryRow(ctx, `SELECT `+cols+objectByName,
 		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return nil, notFound(ref)
 		}
 		return nil, s.wrap(err, "get "+string(ref.Kind))
@@ -465,11 +463,11 @@ func (s *Store) objectGet(ctx context.Context, ref store.ObjectRef, cols string)
 // ObjectMetadataLocation implements store.Store.
 func (s *Store) ObjectMetadataLocation(ctx context.Context, ref store.ObjectRef) (string, error) {
 	var loc string
-	err := s.db.queryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		`SELECT o.metadata_location`+objectByName,
 		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)).Scan(&loc)
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return "", notFound(ref)
 		}
 		return "", s.wrap(err, "get metadata location")
@@ -498,7 +496,7 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 		// One round trip in the common case: the namespace is looked up
 		// inside the listing. Only an empty page needs a second query, to
 		// tell an empty namespace from a missing one.
-		rows, err := s.db.query(ctx, `SELECT name FROM catalog_objects WHERE namespace_id = (
+		rows, err := s.db.Query(ctx, `SELECT name FROM catalog_objects WHERE namespace_id = (
 			SELECT n.id FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id WHERE w.name = $1 AND n.name_key = $2)
 			AND kind = $3 AND name > $4 ORDER BY name LIMIT $5`,
 			warehouse, nsKey(namespace), string(kind), after, probeLimit(page.Size))
@@ -519,7 +517,7 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 		return nil, "", err
 	}
 	sql, args := filteredObjectList(page.Visible, warehouse, namespace, ns.ID, string(kind), after, probeLimit(page.Size))
-	rows, err := s.db.query(ctx, sql, args...)
+	rows, err := s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -528,8 +526,8 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 
 // lockWarehouse serialises location-changing operations in one warehouse:
 // the overlap check below is then race-free on every isolation level.
-func lockWarehouse(ctx context.Context, q querier, whID string) error {
-	_, err := q.exec(ctx, `UPDATE warehouses SET lock_seq = lock_seq + 1 WHERE id = $1`, whID)
+func lockWarehouse(ctx context.Context, q sqldb.Querier, whID string) error {
+	_, err := q.Exec(ctx, `UPDATE warehouses SET lock_seq = lock_seq + 1 WHERE id = $1`, whID)
 	return err
 }
 
@@ -547,8 +545,8 @@ const overlapCond = `(location = CAST($3 AS TEXT)
 // moved or undropped, whose own rows do not count. Both tables are read
 // by one statement, so an object being soft-deleted meanwhile is seen in
 // one of them.
-func checkOverlap(ctx context.Context, q querier, whID, selfID, loc string) error {
-	rows, err := q.query(ctx,
+func checkOverlap(ctx context.Context, q sqldb.Querier, whID, selfID, loc string) error {
+	rows, err := q.Query(ctx,
 		`SELECT location, 0 FROM catalog_objects WHERE warehouse_id = $1 AND id <> $2 AND `+overlapCond+`
 		 UNION ALL
 		 SELECT location, 1 FROM deleted_objects WHERE warehouse_id = $1 AND id <> $2 AND `+overlapCond+`
@@ -571,11 +569,11 @@ func checkOverlap(ctx context.Context, q querier, whID, selfID, loc string) erro
 	return rows.Err()
 }
 
-func (s *Store) existingKind(ctx context.Context, q querier, nsID, name string) (store.ObjectKind, error) {
+func (s *Store) existingKind(ctx context.Context, q sqldb.Querier, nsID, name string) (store.ObjectKind, error) {
 	var kind string
-	err := q.queryRow(ctx, `SELECT kind FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, name).Scan(&kind)
+	err := q.QueryRow(ctx, `SELECT kind FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, name).Scan(&kind)
 	if err != nil {
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return "", nil
 		}
 		return "", err
@@ -583,11 +581,11 @@ func (s *Store) existingKind(ctx context.Context, q querier, nsID, name string) 
 	return store.ObjectKind(kind), nil
 }
 
-func (s *Store) namespaceRow(ctx context.Context, q querier, warehouse string, levels []string) (nsID, whID string, err error) {
-	err = q.queryRow(ctx,
+func (s *Store) namespaceRow(ctx context.Context, q sqldb.Querier, warehouse string, levels []string) (nsID, whID string, err error) {
+	err = q.QueryRow(ctx,
 		`SELECT n.id, n.warehouse_id FROM namespaces n JOIN warehouses w ON w.id = n.warehouse_id
 		 WHERE w.name = $1 AND n.name_key = $2`, warehouse, nsKey(levels)).Scan(&nsID, &whID)
-	if err != nil && s.db.classify(err) == classNoRows {
+	if err != nil && s.db.Classify(err) == sqldb.ClassNoRows {
 		return "", "", fmt.Errorf("%w: %s", store.ErrNoSuchNamespace, strings.Join(levels, "."))
 	}
 	return nsID, whID, err
@@ -605,7 +603,7 @@ func (s *Store) ObjectReplace(ctx context.Context, o *store.Object) error {
 
 func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) error {
 	wh := o.Warehouse
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		nsID, whID, err := s.namespaceRow(ctx, q, wh, o.Namespace)
 		if err != nil {
 			return err
@@ -626,7 +624,7 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 			if err := deleteIndex(ctx, q, `namespace_id = $1 AND name = $2`, nsID, o.Name); err != nil {
 				return err
 			}
-			if _, err := q.exec(ctx, `DELETE FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, o.Name); err != nil {
+			if _, err := q.Exec(ctx, `DELETE FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, o.Name); err != nil {
 				return err
 			}
 		}
@@ -636,12 +634,12 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 		o.ID = uuid.NewString()
 		o.NamespaceID = nsID
 		o.UpdatedAt = s.clock.Now()
-		_, err = q.exec(ctx,
+		_, err = q.Exec(ctx,
 			`INSERT INTO catalog_objects (id, warehouse_id, namespace_id, name, kind, location, metadata_location, metadata, refs_metadata, format_version, updated_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			o.ID, whID, nsID, o.Name, string(o.Kind), o.Location, o.MetadataLocation, pack(o.Metadata),
 			packRefs(o.Metadata, o.RefsMetadata), o.FormatVersion, o.UpdatedAt.UnixMilli())
-		if err != nil && s.db.classify(err) == classUnique {
+		if err != nil && s.db.Classify(err) == sqldb.ClassUnique {
 			return &store.AlreadyExistsError{Kind: o.Kind, Name: o.Ref().String()}
 		}
 		if err == nil {
@@ -661,13 +659,13 @@ func (s *Store) ObjectDelete(ctx context.Context, ref store.ObjectRef) (*store.O
 func (s *Store) ObjectDeleteIf(ctx context.Context, ref store.ObjectRef, check func(*store.Object) error) (*store.Object, error) {
 	var o *store.Object
 	var refused error
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		o = &store.Object{}
-		err := scanObject(q.queryRow(ctx,
+		err := scanObject(q.QueryRow(ctx,
 			`SELECT `+objectCols+objectByName,
 			ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
 		if err != nil {
-			if s.db.classify(err) == classNoRows {
+			if s.db.Classify(err) == sqldb.ClassNoRows {
 				return notFound(ref)
 			}
 			return err
@@ -682,12 +680,12 @@ func (s *Store) ObjectDeleteIf(ctx context.Context, ref store.ObjectRef, check f
 		if err := deleteIndex(ctx, q, `id = $1`, o.ID); err != nil {
 			return err
 		}
-		n, err := q.exec(ctx, `DELETE FROM catalog_objects WHERE id = $1 AND metadata_location = $2`, o.ID, o.MetadataLocation)
+		n, err := q.Exec(ctx, `DELETE FROM catalog_objects WHERE id = $1 AND metadata_location = $2`, o.ID, o.MetadataLocation)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return errRetryTx
+			return sqldb.ErrRetryTx
 		}
 		return nil
 	})
@@ -702,15 +700,15 @@ func (s *Store) ObjectDeleteIf(ctx context.Context, ref store.ObjectRef, check f
 
 // ObjectRename implements store.Store.
 func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamespace []string, toName string) error {
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		var id, srcNS string
-		err := q.queryRow(ctx,
+		err := q.QueryRow(ctx,
 			`SELECT o.id, o.namespace_id FROM catalog_objects o
 			 JOIN namespaces n ON n.id = o.namespace_id JOIN warehouses w ON w.id = o.warehouse_id
 			 WHERE w.name = $1 AND n.name_key = $2 AND o.name = $3 AND o.kind = $4`,
 			from.Warehouse, nsKey(from.Namespace), from.Name, string(from.Kind)).Scan(&id, &srcNS)
 		if err != nil {
-			if s.db.classify(err) == classNoRows {
+			if s.db.Classify(err) == sqldb.ClassNoRows {
 				return notFound(from)
 			}
 			return err
@@ -730,9 +728,9 @@ func (s *Store) ObjectRename(ctx context.Context, from store.ObjectRef, toNamesp
 		if kind != "" {
 			return &store.AlreadyExistsError{Kind: kind, Name: to.String()}
 		}
-		_, err = q.exec(ctx, `UPDATE catalog_objects SET namespace_id = $1, name = $2, updated_at = $3 WHERE id = $4`,
+		_, err = q.Exec(ctx, `UPDATE catalog_objects SET namespace_id = $1, name = $2, updated_at = $3 WHERE id = $4`,
 			dstNS, toName, s.clock.Now().UnixMilli(), id)
-		if err != nil && s.db.classify(err) == classUnique {
+		if err != nil && s.db.Classify(err) == sqldb.ClassUnique {
 			return &store.AlreadyExistsError{Kind: from.Kind, Name: to.String()}
 		}
 		return err
@@ -770,7 +768,7 @@ func (s *Store) swapLanded(ctx context.Context, swaps []store.Swap) bool {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
 	defer cancel()
 	var cur, prev string
-	err := s.db.queryRow(rctx, `SELECT COALESCE(metadata_location, ''), COALESCE(previous_metadata_location, '')
+	err := s.db.QueryRow(rctx, `SELECT COALESCE(metadata_location, ''), COALESCE(previous_metadata_location, '')
 		FROM catalog_objects WHERE id = $1`, swaps[0].ObjectID).Scan(&cur, &prev)
 	want := swaps[0].NewMetadataLocation
 	return err == nil && want != "" && (cur == want || prev == want)
@@ -779,13 +777,13 @@ func (s *Store) swapLanded(ctx context.Context, swaps []store.Swap) bool {
 func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && len(swaps[0].Index) == 0 && !fenced && len(store.JobsOf(ctx)) == 0 && len(store.EventsOf(ctx)) == 0 {
 		sql, args := swapStatement(swaps[0], s.clock.Now())
-		n, err := s.db.execAlone(ctx, sql, args...)
+		n, err := s.db.ExecAlone(ctx, sql, args...)
 		if err == nil && n == 0 {
 			err = swapConflict(swaps[0])
 		}
 		return s.wrap(err, "swap metadata pointer")
 	}
-	err := s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		for _, sw := range swaps {
 			if sw.NewLocation != "" {
 				if err := s.checkMove(ctx, q, sw); err != nil {
@@ -799,7 +797,7 @@ func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 				return err
 			}
 			sql, args := swapStatement(sw, s.clock.Now())
-			n, err := q.exec(ctx, sql, args...)
+			n, err := q.Exec(ctx, sql, args...)
 			if err != nil {
 				return err
 			}
@@ -843,10 +841,10 @@ func swapConflict(sw store.Swap) error {
 
 // checkMove checks, inside the swap transaction and under the warehouse
 // lock, that an object's new location overlaps no other object's.
-func (s *Store) checkMove(ctx context.Context, q querier, sw store.Swap) error {
+func (s *Store) checkMove(ctx context.Context, q sqldb.Querier, sw store.Swap) error {
 	var whID string
-	if err := q.queryRow(ctx, `SELECT warehouse_id FROM catalog_objects WHERE id = $1`, sw.ObjectID).Scan(&whID); err != nil {
-		if s.db.classify(err) == classNoRows {
+	if err := q.QueryRow(ctx, `SELECT warehouse_id FROM catalog_objects WHERE id = $1`, sw.ObjectID).Scan(&whID); err != nil {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			return fmt.Errorf("%w: object %s was dropped", store.ErrConflict, sw.ObjectID)
 		}
 		return err
@@ -876,12 +874,12 @@ func (s *Store) IdempotencyBegin(ctx context.Context, c store.IdempotencyClaim) 
 func (s *Store) idempotencyBegin(ctx context.Context, c store.IdempotencyClaim) (*store.IdempotencyRecord, error) {
 	now := s.clock.Now()
 	// Expired records are purged lazily: cheap, and bounded by request rate.
-	if _, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-c.TTL).UnixMilli()); err != nil {
+	if _, err := s.db.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-c.TTL).UnixMilli()); err != nil {
 		return nil, err
 	}
 	lease := now.Add(c.Lease).UnixMilli()
 	for attempt := 0; attempt < maxClaimAttempts; attempt++ {
-		n, err := s.db.exec(ctx,
+		n, err := s.db.Exec(ctx,
 			`INSERT INTO idempotency_keys (key, operation, fingerprint, owner, lease_until, created_at)
 			 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING`,
 			c.Key, c.Operation, c.Fingerprint, c.Owner, lease, now.UnixMilli())
@@ -893,7 +891,7 @@ func (s *Store) idempotencyBegin(ctx context.Context, c store.IdempotencyClaim) 
 		// changed the catalog; another request may not (the caller answers
 		// from the record read below). A fingerprint of '' comes from
 		// before fingerprints were stored.
-		n, err = s.db.exec(ctx,
+		n, err = s.db.Exec(ctx,
 			`UPDATE idempotency_keys SET owner = $1, lease_until = $2, fingerprint = $3
 			 WHERE key = $4 AND done = 0 AND mutated = 0 AND lease_until < $5 AND (fingerprint = $3 OR fingerprint = '')`,
 			c.Owner, lease, c.Fingerprint, c.Key, now.UnixMilli())
@@ -901,12 +899,12 @@ func (s *Store) idempotencyBegin(ctx context.Context, c store.IdempotencyClaim) 
 			return nil, err
 		}
 		rec, err := s.idempotencyGet(ctx, c.Key)
-		if s.db.classify(err) == classNoRows {
+		if s.db.Classify(err) == sqldb.ClassNoRows {
 			continue // released between our statements: claim again
 		}
 		return rec, err
 	}
-	return nil, fmt.Errorf("%w: idempotency key %s changed hands %d times", errRetryTx, c.Key, maxClaimAttempts)
+	return nil, fmt.Errorf("%w: idempotency key %s changed hands %d times", sqldb.ErrRetryTx, c.Key, maxClaimAttempts)
 }
 
 func (s *Store) idempotencyGet(ctx context.Context, key string) (*store.IdempotencyRecord, error) {
@@ -914,7 +912,7 @@ func (s *Store) idempotencyGet(ctx context.Context, key string) (*store.Idempote
 	var done, mutated int
 	var headers, body string
 	var created, lease int64
-	err := s.db.queryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		`SELECT operation, fingerprint, owner, done, mutated, status, headers, body, created_at, lease_until
 		 FROM idempotency_keys WHERE key = $1`, key).
 		Scan(&rec.Operation, &rec.Fingerprint, &rec.Owner, &done, &mutated, &rec.Status, &headers, &body, &created, &lease)
@@ -931,7 +929,7 @@ func (s *Store) idempotencyGet(ctx context.Context, key string) (*store.Idempote
 
 // IdempotencyRenew implements store.Store.
 func (s *Store) IdempotencyRenew(ctx context.Context, key, owner string, lease time.Duration) error {
-	n, err := s.db.exec(ctx, `UPDATE idempotency_keys SET lease_until = $1 WHERE key = $2 AND owner = $3 AND done = 0`,
+	n, err := s.db.Exec(ctx, `UPDATE idempotency_keys SET lease_until = $1 WHERE key = $2 AND owner = $3 AND done = 0`,
 		s.clock.Now().Add(lease).UnixMilli(), key, owner)
 	if err != nil {
 		return s.wrap(err, "renew idempotency key")
@@ -944,7 +942,7 @@ func (s *Store) IdempotencyRenew(ctx context.Context, key, owner string, lease t
 
 // IdempotencyFinish implements store.Store.
 func (s *Store) IdempotencyFinish(ctx context.Context, rec *store.IdempotencyRecord) error {
-	n, err := s.db.exec(ctx,
+	n, err := s.db.Exec(ctx,
 		`UPDATE idempotency_keys SET done = 1, status = $1, headers = $2, body = $3
 		 WHERE key = $4 AND owner = $5 AND done = 0`,
 		rec.Status, marshalProps(rec.Headers), string(rec.Body), rec.Key, rec.Owner)
@@ -959,9 +957,9 @@ func (s *Store) IdempotencyFinish(ctx context.Context, rec *store.IdempotencyRec
 
 // IdempotencyAbandon implements store.Store.
 func (s *Store) IdempotencyAbandon(ctx context.Context, key, owner string) error {
-	_, err := s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND done = 0 AND mutated = 0`, key, owner)
+	_, err := s.db.Exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND done = 0 AND mutated = 0`, key, owner)
 	if err == nil {
-		_, err = s.db.exec(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE key = $1 AND owner = $2 AND done = 0`, key, owner)
+		_, err = s.db.Exec(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE key = $1 AND owner = $2 AND done = 0`, key, owner)
 	}
 	return s.wrap(err, "release idempotency key")
 }

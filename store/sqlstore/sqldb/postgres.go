@@ -1,4 +1,4 @@
-package sqlstore
+package sqldb
 
 import (
 	"context"
@@ -12,17 +12,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
 
-// pgDriver talks to Postgres through a pgx v5 pool.
-type pgDriver struct {
+// Postgres talks to Postgres through a pgx v5 pool.
+type Postgres struct {
 	pool *pgxpool.Pool
 	// acquireTimeout bounds the wait for a pooled connection, so that a
 	// stuck or exhausted database answers "unavailable" instead of queueing
 	// requests without end.
 	acquireTimeout time.Duration
-	// swapTimeout bounds a statement execAlone runs and a COMMIT, both
+	// swapTimeout bounds a statement ExecAlone runs and a COMMIT, both
 	// detached from the request's cancellation.
 	swapTimeout time.Duration
 }
@@ -38,12 +39,14 @@ type pgQuerier interface {
 
 type pgq struct{ q pgQuerier }
 
-func (p pgq) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+// Exec implements Querier.
+func (p pgq) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	tag, err := p.q.Exec(ctx, sql, args...)
 	return tag.RowsAffected(), err
 }
 
-func (p pgq) query(ctx context.Context, sql string, args ...any) (rowsIter, error) {
+// Query implements Querier.
+func (p pgq) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
 	rows, err := p.q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
@@ -51,12 +54,13 @@ func (p pgq) query(ctx context.Context, sql string, args ...any) (rowsIter, erro
 	return rows, nil
 }
 
-func (p pgq) queryRow(ctx context.Context, sql string, args ...any) rowScanner {
+// QueryRow implements Querier.
+func (p pgq) QueryRow(ctx context.Context, sql string, args ...any) Row {
 	return p.q.QueryRow(ctx, sql, args...)
 }
 
 // acquire takes a pooled connection, waiting at most acquireTimeout.
-func (d *pgDriver) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+func (d *Postgres) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, d.acquireTimeout)
 	defer cancel()
 	c, err := d.pool.Acquire(actx)
@@ -66,13 +70,14 @@ func (d *pgDriver) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	return c, err
 }
 
-func (d *pgDriver) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+// Exec implements Driver.
+func (d *Postgres) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	c, err := d.acquire(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Release()
-	return pgq{c}.exec(ctx, sql, args...)
+	return pgq{c}.Exec(ctx, sql, args...)
 }
 
 // pooledRows releases the connection when the rows are closed.
@@ -81,6 +86,7 @@ type pooledRows struct {
 	c *pgxpool.Conn
 }
 
+// Close implements Rows, giving the connection back to the pool.
 func (r *pooledRows) Close() {
 	r.Rows.Close()
 	if r.c != nil {
@@ -89,7 +95,8 @@ func (r *pooledRows) Close() {
 	}
 }
 
-func (d *pgDriver) query(ctx context.Context, sql string, args ...any) (rowsIter, error) {
+// Query implements Driver.
+func (d *Postgres) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
 	c, err := d.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -109,6 +116,7 @@ type pooledRow struct {
 	err error
 }
 
+// Scan implements Row, giving the connection back to the pool.
 func (r pooledRow) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
@@ -117,7 +125,8 @@ func (r pooledRow) Scan(dest ...any) error {
 	return r.row.Scan(dest...)
 }
 
-func (d *pgDriver) queryRow(ctx context.Context, sql string, args ...any) rowScanner {
+// QueryRow implements Driver.
+func (d *Postgres) QueryRow(ctx context.Context, sql string, args ...any) Row {
 	c, err := d.acquire(ctx)
 	if err != nil {
 		return pooledRow{err: err}
@@ -125,7 +134,8 @@ func (d *pgDriver) queryRow(ctx context.Context, sql string, args ...any) rowSca
 	return pooledRow{row: c.QueryRow(ctx, sql, args...), c: c}
 }
 
-func (d *pgDriver) begin(ctx context.Context, fn func(q querier) error) error {
+// Begin implements Driver.
+func (d *Postgres) Begin(ctx context.Context, fn func(q Querier) error) error {
 	c, err := d.acquire(ctx)
 	if err != nil {
 		return err
@@ -144,7 +154,7 @@ func (d *pgDriver) begin(ctx context.Context, fn func(q querier) error) error {
 	if err := fn(pgq{tx}); err != nil {
 		return err
 	}
-	// COMMIT runs detached from the request, like execAlone: a client that
+	// COMMIT runs detached from the request, like ExecAlone: a client that
 	// hangs up now would otherwise turn a commit that lands into one whose
 	// outcome nobody knows.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.swapTimeout)
@@ -155,17 +165,17 @@ func (d *pgDriver) begin(ctx context.Context, fn func(q querier) error) error {
 			// The server answered: it refused the commit, nothing landed.
 			return err
 		}
-		return fmt.Errorf("%w: %w", errCommitUnknown, err)
+		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	return nil
 }
 
-// execAlone implements driver. Once the statement is on its way it runs
+// ExecAlone implements Driver. Once the statement is on its way it runs
 // detached from the request's cancellation (bounded by swapTimeout): a
 // client hanging up mid-commit would otherwise turn a commit that lands
 // into one whose outcome nobody knows. A statement that outlives the bound
-// may still land, so it too is errCommitUnknown.
-func (d *pgDriver) execAlone(ctx context.Context, sql string, args ...any) (int64, error) {
+// may still land, so it too is ErrCommitUnknown.
+func (d *Postgres) ExecAlone(ctx context.Context, sql string, args ...any) (int64, error) {
 	c, err := d.acquire(ctx)
 	if err != nil {
 		return 0, err
@@ -183,15 +193,16 @@ func (d *pgDriver) execAlone(ctx context.Context, sql string, args ...any) (int6
 		// was applied.
 		return 0, err
 	}
-	return 0, fmt.Errorf("%w: %w", errCommitUnknown, err)
+	return 0, fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 }
 
-func (d *pgDriver) classify(err error) errClass {
-	if errors.Is(err, errCommitUnknown) {
-		return classUnknown
+// Classify implements Driver.
+func (d *Postgres) Classify(err error) Class {
+	if errors.Is(err, ErrCommitUnknown) {
+		return ClassUnknown
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return classNoRows
+		return ClassNoRows
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -203,71 +214,102 @@ func (d *pgDriver) classify(err error) errClass {
 	case errors.Is(err, errAcquireTimeout), errors.As(err, &connectErr), errors.As(err, &netErr),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, pgconn.ErrConnClosed),
 		pgconn.Timeout(err), pgconn.SafeToRetry(err):
-		return classUnavailable
+		return ClassUnavailable
 	}
-	return classOther
+	return ClassOther
 }
 
 // pgClass classifies a SQLSTATE the server sent.
-func pgClass(code string) errClass {
+func pgClass(code string) Class {
 	switch code {
 	case "23505":
-		return classUnique
+		return ClassUnique
 	case "23503":
-		return classForeignKey
+		return ClassForeignKey
 	case "40001", "40P01", "55P03":
-		return classRetry
+		return ClassRetry
 	case "57P01", "57P02", "57P03", // admin/crash shutdown, cannot connect now
 		"57014", // statement timeout or cancel
 		"25006": // read-only transaction: a standby after failover
-		return classUnavailable
+		return ClassUnavailable
 	case "22021", "22P05", "54000", "22001": // bad encoding, NUL, index row too big, too long
-		return classInvalid
+		return ClassInvalid
 	}
 	switch {
 	case strings.HasPrefix(code, "08"), // connection exception
 		strings.HasPrefix(code, "53"): // insufficient resources (too many connections, ...)
-		return classUnavailable
+		return ClassUnavailable
 	}
-	return classOther
+	return ClassOther
 }
 
-func (d *pgDriver) code(err error) string {
+// Code implements Driver.
+func (d *Postgres) Code(err error) string {
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr):
 		return "SQLSTATE " + pgErr.Code
 	case errors.Is(err, errAcquireTimeout):
 		return "acquire timeout"
-	case errors.Is(err, errCommitUnknown):
+	case errors.Is(err, ErrCommitUnknown):
 		return "commit interrupted"
-	case d.classify(err) == classUnavailable:
+	case d.Classify(err) == ClassUnavailable:
 		return "network"
 	}
 	return ""
 }
 
-func (d *pgDriver) ping(ctx context.Context) error { return d.pool.Ping(ctx) }
+// Ping implements Driver.
+func (d *Postgres) Ping(ctx context.Context) error { return d.pool.Ping(ctx) }
 
 // dbTime reads clock_timestamp(), the server's clock when the statement
 // runs (now() would be the start of a transaction).
-func (d *pgDriver) dbTime(ctx context.Context) (time.Time, error) {
+func (d *Postgres) DBTime(ctx context.Context) (time.Time, error) {
 	var us int64
-	err := d.queryRow(ctx, `SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)`).Scan(&us)
+	err := d.QueryRow(ctx, `SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)`).Scan(&us)
 	return time.UnixMicro(us), err
 }
-func (d *pgDriver) close() { d.pool.Close() }
 
-func (d *pgDriver) newQueue() (jobQueue, error) {
-	return newRiverQueue(riverpgxv5.New(d.pool), func(q querier) (pgx.Tx, bool) {
+// Close implements Driver.
+func (d *Postgres) Close() { d.pool.Close() }
+
+// River returns River's driver over the same pool, and how to find the
+// pgx transaction behind a Querier that Begin handed out (ok is false for
+// any other Querier), so that jobs are enqueued inside the caller's
+// transaction.
+func (d *Postgres) River() (riverdriver.Driver[pgx.Tx], func(Querier) (pgx.Tx, bool)) {
+	return riverpgxv5.New(d.pool), func(q Querier) (pgx.Tx, bool) {
 		p, ok := q.(pgq)
 		if !ok {
 			return nil, false
 		}
 		tx, ok := p.q.(pgx.Tx)
 		return tx, ok
-	})
+	}
 }
 
-// PoolStats reports the pgx pool counters for metrics.
-func (d *pgDriver) poolStats() *pgxpool.Stat { return d.pool.Stat() }
+// PoolStats reports the pool's acquired, idle and total connections, for
+// metrics.
+func (d *Postgres) PoolStats() (acquired, idle, total int32) {
+	st := d.pool.Stat()
+	return st.AcquiredConns(), st.IdleConns(), st.TotalConns()
+}
+
+// pgCopier is a pgx transaction or connection, which can COPY.
+type pgCopier interface {
+	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// CopyFrom loads rows into the columns cols of table with COPY when q is a
+// Postgres Querier, and returns copied=true with the database's error.
+// For any other Querier it does nothing and returns copied=false, so the
+// caller inserts the rows itself.
+func CopyFrom(ctx context.Context, q Querier, table string, cols []string, rows [][]any) (copied bool, err error) {
+	if p, ok := q.(pgq); ok {
+		if c, ok := p.q.(pgCopier); ok {
+			_, err := c.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+			return true, err
+		}
+	}
+	return false, nil
+}

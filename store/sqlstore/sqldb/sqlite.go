@@ -1,4 +1,4 @@
-package sqlstore
+package sqldb
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// sqliteDriver talks to the embedded SQLite file through database/sql.
-type sqliteDriver struct {
+// SQLite talks to the embedded SQLite file through database/sql.
+type SQLite struct {
 	db    *sql.DB
 	stmts stmtCache
 }
@@ -72,9 +73,11 @@ type sqlq struct{ q sqlQuerier }
 
 type sqlRows struct{ *sql.Rows }
 
+// Close implements Rows, whose Close returns no error.
 func (r sqlRows) Close() { _ = r.Rows.Close() }
 
-func (s sqlq) exec(ctx context.Context, query string, args ...any) (int64, error) {
+// Exec implements Querier.
+func (s sqlq) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := s.q.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
@@ -82,7 +85,8 @@ func (s sqlq) exec(ctx context.Context, query string, args ...any) (int64, error
 	return res.RowsAffected()
 }
 
-func (s sqlq) query(ctx context.Context, query string, args ...any) (rowsIter, error) {
+// Query implements Querier.
+func (s sqlq) Query(ctx context.Context, query string, args ...any) (Rows, error) {
 	rows, err := s.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -90,15 +94,18 @@ func (s sqlq) query(ctx context.Context, query string, args ...any) (rowsIter, e
 	return sqlRows{rows}, nil
 }
 
-func (s sqlq) queryRow(ctx context.Context, query string, args ...any) rowScanner {
+// QueryRow implements Querier.
+func (s sqlq) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return s.q.QueryRowContext(ctx, query, args...)
 }
 
-func (d *sqliteDriver) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	return sqlq{d.db}.exec(ctx, q, args...)
+// Exec implements Driver.
+func (d *SQLite) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	return sqlq{d.db}.Exec(ctx, q, args...)
 }
 
-func (d *sqliteDriver) query(ctx context.Context, q string, args ...any) (rowsIter, error) {
+// Query implements Driver.
+func (d *SQLite) Query(ctx context.Context, q string, args ...any) (Rows, error) {
 	if st := d.stmts.get(ctx, d.db, q); st != nil {
 		rows, err := st.QueryContext(ctx, args...)
 		if err != nil {
@@ -106,17 +113,19 @@ func (d *sqliteDriver) query(ctx context.Context, q string, args ...any) (rowsIt
 		}
 		return sqlRows{rows}, nil
 	}
-	return sqlq{d.db}.query(ctx, q, args...)
+	return sqlq{d.db}.Query(ctx, q, args...)
 }
 
-func (d *sqliteDriver) queryRow(ctx context.Context, q string, args ...any) rowScanner {
+// QueryRow implements Driver.
+func (d *SQLite) QueryRow(ctx context.Context, q string, args ...any) Row {
 	if st := d.stmts.get(ctx, d.db, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return sqlq{d.db}.queryRow(ctx, q, args...)
+	return sqlq{d.db}.QueryRow(ctx, q, args...)
 }
 
-func (d *sqliteDriver) begin(ctx context.Context, fn func(q querier) error) error {
+// Begin implements Driver.
+func (d *SQLite) Begin(ctx context.Context, fn func(q Querier) error) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -130,100 +139,129 @@ func (d *sqliteDriver) begin(ctx context.Context, fn func(q querier) error) erro
 		if errors.As(err, &se) {
 			return err
 		}
-		return fmt.Errorf("%w: %w", errCommitUnknown, err)
+		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	return nil
 }
 
-// execAlone implements driver. A SQLite statement that fails (including
+// ExecAlone implements Driver. A SQLite statement that fails (including
 // its implicit commit) is rolled back by SQLite itself, so no error leaves
 // the outcome unknown.
-func (d *sqliteDriver) execAlone(ctx context.Context, q string, args ...any) (int64, error) {
-	return d.exec(ctx, q, args...)
+func (d *SQLite) ExecAlone(ctx context.Context, q string, args ...any) (int64, error) {
+	return d.Exec(ctx, q, args...)
 }
 
-func (d *sqliteDriver) classify(err error) errClass {
-	if errors.Is(err, errCommitUnknown) {
-		return classUnknown
+// Classify implements Driver.
+func (d *SQLite) Classify(err error) Class {
+	if errors.Is(err, ErrCommitUnknown) {
+		return ClassUnknown
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return classNoRows
+		return ClassNoRows
 	}
 	if errors.Is(err, sql.ErrConnDone) {
-		return classUnavailable
+		return ClassUnavailable
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return sqliteClass(se)
 	}
-	return classOther
+	return ClassOther
 }
 
-func sqliteClass(se *sqlite.Error) errClass {
+func sqliteClass(se *sqlite.Error) Class {
 	switch se.Code() {
 	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-		return classUnique
+		return ClassUnique
 	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-		return classForeignKey
+		return ClassForeignKey
 	case sqlite3.SQLITE_BUSY_SNAPSHOT:
 		// A read transaction that tried to write over a newer snapshot: the
 		// busy handler cannot help, running the transaction again does.
-		return classRetry
+		return ClassRetry
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		// Still locked after busy_timeout: another writer holds the file.
-		return classUnavailable
+		return ClassUnavailable
 	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL, sqlite3.SQLITE_PROTOCOL:
-		return classUnavailable
+		return ClassUnavailable
 	case sqlite3.SQLITE_TOOBIG:
-		return classInvalid
+		return ClassInvalid
 	case sqlite3.SQLITE_CONSTRAINT:
 		// ON DELETE RESTRICT is reported with the trigger sub-code; the
 		// message names the constraint kind.
 		msg := se.Error()
 		if strings.Contains(msg, "FOREIGN KEY") {
-			return classForeignKey
+			return ClassForeignKey
 		}
 		if strings.Contains(msg, "UNIQUE") {
-			return classUnique
+			return ClassUnique
 		}
 	}
-	return classOther
+	return ClassOther
 }
 
-func (d *sqliteDriver) code(err error) string {
+// Code implements Driver.
+func (d *SQLite) Code(err error) string {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return "SQLite " + strconv.Itoa(se.Code())
 	}
-	if errors.Is(err, errCommitUnknown) {
+	if errors.Is(err, ErrCommitUnknown) {
 		return "commit interrupted"
 	}
 	return ""
 }
 
-func (d *sqliteDriver) ping(ctx context.Context) error { return d.db.PingContext(ctx) }
+// Ping implements Driver.
+func (d *SQLite) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
 
 // dbTime reads SQLite's clock, which is this machine's (an embedded
 // database has no other), to microseconds.
-func (d *sqliteDriver) dbTime(ctx context.Context) (time.Time, error) {
+func (d *SQLite) DBTime(ctx context.Context) (time.Time, error) {
 	var us int64
 	err := d.db.QueryRowContext(ctx, `SELECT CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)`).Scan(&us)
 	return time.UnixMicro(us), err
 }
-func (d *sqliteDriver) newQueue() (jobQueue, error) {
-	return newRiverQueue(riversqlite.New(d.db), func(q querier) (*sql.Tx, bool) {
+
+// River returns River's driver over the same database, and how to find the
+// *sql.Tx behind a Querier that Begin handed out (ok is false for any
+// other Querier), so that jobs are enqueued inside the caller's
+// transaction.
+func (d *SQLite) River() (riverdriver.Driver[*sql.Tx], func(Querier) (*sql.Tx, bool)) {
+	return riversqlite.New(d.db), func(q Querier) (*sql.Tx, bool) {
 		p, ok := q.(sqlq)
 		if !ok {
 			return nil, false
 		}
 		tx, ok := p.q.(*sql.Tx)
 		return tx, ok
-	})
+	}
 }
 
-func (d *sqliteDriver) close() {
+// Close implements Driver.
+func (d *SQLite) Close() {
 	d.stmts.close()
 	_ = d.db.Close()
+}
+
+// Preparer prepares a statement to run many times, as *sql.DB and *sql.Tx
+// do.
+type Preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// SQLitePreparer reports whether q is a SQLite Querier, which takes
+// anonymous ? parameters as well as $N, and returns its database/sql handle
+// for statements worth preparing once (nil if it cannot prepare). For a
+// Postgres Querier it returns nil and false: pgx prepares and caches
+// statements itself.
+func SQLitePreparer(q Querier) (p Preparer, ok bool) {
+	s, ok := q.(sqlq)
+	if !ok {
+		return nil, false
+	}
+	p, _ = s.q.(Preparer)
+	return p, true
 }

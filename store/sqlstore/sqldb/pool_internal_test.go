@@ -1,4 +1,4 @@
-package sqlstore
+package sqldb
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/lakehold/catalog/internal/pgtest"
 )
 
-// TestTunePool: the pool size comes from WithMaxConns, else from the URL,
+// TestTunePool: the pool size comes from Options.MaxConns, else from the URL,
 // else DefaultMaxConns; a quarter stays idle unless the URL says otherwise;
 // statements are prepared and cached unless the URL picks another mode.
 func TestTunePool(t *testing.T) {
@@ -35,7 +35,9 @@ func TestTunePool(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg, err := pgxpool.ParseConfig(tc.dsn)
 			require.NoError(t, err)
-			tunePool(cfg, tc.dsn, defaultOptions([]Option{WithMaxConns(tc.opt)}))
+			o := DefaultOptions()
+			o.MaxConns = int32(tc.opt)
+			tunePool(cfg, tc.dsn, o)
 			require.Equal(t, tc.wantMax, cfg.MaxConns)
 			require.Equal(t, tc.wantIdle, cfg.MinIdleConns)
 			require.Equal(t, tc.wantMode, cfg.ConnConfig.DefaultQueryExecMode)
@@ -45,14 +47,15 @@ func TestTunePool(t *testing.T) {
 	require.GreaterOrEqual(t, DefaultMaxConns(), 16)
 }
 
-// TestPoolWarmsIdleConnections: an opened Postgres store reaches its idle
+// TestPoolWarmsIdleConnections: an opened Postgres driver reaches its idle
 // minimum in the background, before any burst asks for connections.
 func TestPoolWarmsIdleConnections(t *testing.T) {
-	st, err := OpenPostgres(context.Background(), pgtest.NewDatabase(t), true, WithMaxConns(8))
+	o := DefaultOptions()
+	o.MaxConns = 8
+	d, err := OpenPostgres(context.Background(), pgtest.NewDatabase(t), true, o)
 	require.NoError(t, err)
-	defer st.Close()
-	d := st.db.(*pgDriver)
+	defer d.Close()
 	require.EqualValues(t, 8, d.pool.Config().MaxConns)
-	require.Eventually(t, func() bool { return d.poolStats().IdleConns() >= 2 }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { _, idle, _ := d.PoolStats(); return idle >= 2 }, 10*time.Second, 20*time.Millisecond,
 		"the pool keeps a quarter of its connections idle and ready")
 }
