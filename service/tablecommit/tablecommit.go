@@ -35,6 +35,8 @@ import (
 
 // Deps are what table commits need from the catalog, as values.
 type Deps struct {
+	// Store holds the tables: the existence check and row of a create by
+	// commit, and the swap a commit prepares.
 	Store store.Store
 	// Engine runs every commit's attempts (retries, clock guard, outcome).
 	Engine *commitengine.Engine
