@@ -73,18 +73,6 @@ func dropOp(kind store.ObjectKind) string {
 	return changeevents.DropTable
 }
 
-// updateEvent is c's update-table event for the table as staged (meta).
-// Building it sanitizes the client's updates; each attempt of the commit
-// reuses it while the table's UUID and location stay what they were.
-func (c *parsedChange) updateEvent(ctx context.Context, warehouse string, meta table.Metadata) store.Event {
-	o := tableObject(warehouse, c.Ident, meta)
-	if key := o.UUID + " " + o.Location; c.event == nil || c.eventKey != key {
-		ev := changeevents.Update(o, who(ctx), c.Updates, c.Requirements)
-		c.event, c.eventKey = &ev, key
-	}
-	return *c.event
-}
-
 // objectOf names obj for its events; its UUID is read from its metadata.
 func objectOf(obj *store.Object) changeevents.Object {
 	return changeevents.Object{Warehouse: obj.Warehouse, Namespace: obj.Namespace, Name: obj.Name, Kind: obj.Kind,

@@ -2,14 +2,9 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/upkeep"
-	"github.com/lakehold/catalog/store"
 )
 
 // Snapshot expiry, orphan-file removal and the purge of dropped tables'
@@ -49,7 +44,7 @@ func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Id
 
 // newMaintainer is the service's maintainer: it authorizes
 // table-write-metadata and table-write-data, reads through s.readers and
-// commits expiries through the commit engine.
+// commits expiries through s.tc.
 func (s *Service) newMaintainer() *maintenance.Maintainer {
 	return maintenance.New(maintenance.Deps{
 		Store: s.store,
@@ -61,38 +56,9 @@ func (s *Service) newMaintainer() *maintenance.Maintainer {
 			}
 			return nil
 		},
-		Warehouse: s.warehouse, LoadTable: s.readTable, CommitExpiry: s.commitExpiry,
+		Warehouse: s.warehouse, LoadTable: s.readTable, CommitExpiry: s.tc.CommitExpiry,
 		WarehouseDefaults: upkeep.WithWarehouseDefaults, Now: s.now, Logger: s.log,
 		Files: s.files, Readers: s.readers, FileIO: s.fileIO, IOProps: s.ioProps,
 		TablePrefixes: tablePrefixes, FileName: fileName, TableFileName: tableFileName,
 	})
-}
-
-// commitExpiry commits remove-snapshots for expire through the commit
-// engine, requiring every ref to be where it was when the files were
-// chosen: a ref moved meanwhile (a rollback to an expiring snapshot) is a
-// 409 and nothing is expired.
-func (s *Service) commitExpiry(ctx context.Context, w *store.Warehouse, id Ident, meta table.Metadata, expire []int64) (*maintenance.Committed, error) {
-	var reqs []map[string]any
-	reqs = append(reqs, map[string]any{"type": "assert-table-uuid", "uuid": meta.TableUUID().String()})
-	for name, ref := range meta.Refs() {
-		reqs = append(reqs, map[string]any{"type": "assert-ref-snapshot-id", "ref": name, "snapshot-id": ref.SnapshotID})
-	}
-	rawReqs, err := json.Marshal(reqs)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "encode requirements")
-	}
-	rawUps, err := json.Marshal([]map[string]any{{"action": "remove-snapshots", "snapshot-ids": expire}})
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "encode updates")
-	}
-	c, err := parseChange(TableChange{Ident: id, Requirements: rawReqs, Updates: rawUps})
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.commit(ctx, w, []*parsedChange{c})
-	if err != nil {
-		return nil, err
-	}
-	return &maintenance.Committed{Object: res[0].obj, Meta: res[0].meta, MetadataLocation: res[0].metaLoc}, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
@@ -117,8 +118,9 @@ type Service struct {
 	log    *slog.Logger
 	admin  *access.Admin // roles, grants, principals, tokens
 	keys   *idempotent.Keys
-	engine *commitengine.Engine // the one commit loop
-	feed   *changefeed.Feed     // change events: the pull feed, prune and delivery
+	engine *commitengine.Engine   // the one commit loop
+	tc     *tablecommit.Committer // table commits and the metadata files of every commit
+	feed   *changefeed.Feed       // change events: the pull feed, prune and delivery
 
 	whCache   warehouseCache
 	refsCache *lru.Cache[string, []byte]
@@ -174,6 +176,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
 	s.readers = v4read.New(s.fileIO, fileName)
 	s.engine = s.newEngine()
+	s.tc = s.newTableCommit()
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	s.planner = s.newPlanner()

@@ -85,7 +85,7 @@ func (s *Service) newUpkeep() *upkeep.Upkeep {
 		Maintain: s.Maintain, RemoveOrphanFiles: s.RemoveOrphanFiles, Compact: s.Compact,
 		PurgeTableFiles: s.maint.PurgeTableFiles,
 		MoreHandlers: func(h map[string]store.JobHandler) {
-			h[JobDeleteMetadataFiles] = s.runDeleteMetadataFiles
+			h[JobDeleteMetadataFiles] = s.tc.RunDeleteMetadataFiles
 			s.feed.Handlers(h)
 		},
 		WithEvent: s.withEvent, Who: who, PutErr: putErr, Now: s.now, Logger: s.log,

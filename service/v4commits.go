@@ -3,9 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
@@ -90,14 +87,8 @@ func (s *Service) newV4Commits() *v4commits.Committer {
 			return s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
 		},
 		Warehouse: s.warehouse, ReadTable: s.readTable, CacheMeta: s.metaCache.Add,
-		Encode: func(prev *tablemeta.Entry, meta table.Metadata, target int) (*v4commits.Encoded, error) {
-			enc, err := s.encodeChange(prev, meta, target)
-			if err != nil {
-				return nil, err
-			}
-			return &v4commits.Encoded{Data: enc.data, Refs: enc.refs, Entry: enc.entry, Check: enc.check}, nil
-		},
-		FileIO: s.fileIO, WriteFile: s.writeMetadataFile, WriteNextMetadata: s.writeNextMetadata, CommitJobs: s.commitJobs,
+		Encode: s.tc.Encode,
+		FileIO: s.fileIO, WriteFile: s.tc.WriteMetadataFile, WriteNextMetadata: s.tc.WriteNextMetadata, CommitJobs: s.tc.CommitJobs,
 		AddEvent: s.addEvent, TableObject: tableObject, Who: who,
 		FileName: fileName, CheckFileInTable: checkFileInTable, TablePrefixes: tablePrefixes,
 		WithWarehouseDefaults: upkeep.WithWarehouseDefaults, DataLocation: dataLocation,

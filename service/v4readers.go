@@ -60,14 +60,3 @@ func guardV4(ctx context.Context, version int, what string) error {
 const V4UpgradeWarning = "The table is now format version 4, for good (there is no downgrade): PyIceberg, " +
 	"Spark, Trino and Flink on iceberg-java 1.x, DuckDB and iceberg-go no longer read it; the lakehold " +
 	"Python library and server-side planning with " + ColumnFilesHeader + ": true do. See docs/column-files.md, section Upgrading to v4"
-
-// guardV4Change refuses, before the table is read, a change that upgrades
-// to format version 4 for a caller that does not read v4 (the 400 of
-// guardV4). A change to a table that already is v4 is refused once its
-// version is known (stage).
-func guardV4Change(ctx context.Context, c *parsedChange) error {
-	if !wantsV4Upgrade(c.info) {
-		return nil
-	}
-	return guardV4(ctx, FormatV4, "Cannot commit to "+c.Ident.String())
-}

@@ -77,10 +77,10 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if cur == nil || (prev.Version == FormatV4 && !v4read.LegacyManifestList(cur.ManifestList)) {
 		return s.stagePlain(ctx, w, c, a)
 	}
-	if err := requirements.Check(c.reqs, prev.Meta); err != nil {
+	if err := requirements.Check(c.Reqs, prev.Meta); err != nil {
 		return nil, err
 	}
-	_, ups, err := v4commits.PlanUpdates(FormatV4, false, c.updates, c.info)
+	_, ups, err := v4commits.PlanUpdates(FormatV4, false, c.Parsed, c.Info)
 	if err != nil {
 		return nil, err
 	}
@@ -120,19 +120,10 @@ func withRowLineage(version int, ups table.Updates) table.Updates {
 	return append(table.Updates{table.NewUpgradeFormatVersionUpdate(3)}, ups...)
 }
 
-// stagePlain stages a change as CommitTable does for any single table.
+// stagePlain stages a change as CommitTable does for any single table
+// (tablecommit.Committer.StagePlain).
 func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedChange, a *commitengine.Attempt) (*TableResult, error) {
-	st, err := s.stage(ctx, w, c)
-	if err != nil {
-		return nil, err
-	}
-	if st.changed {
-		a.AddFile(st.metaLoc)
-		a.Swaps = []store.Swap{st.swap}
-		a.Jobs = s.stagedJobs(w, c.Ident, st)
-		a.Landed = func(context.Context) { s.metaCache.Add(st.metaLoc, st.entry) }
-	}
-	return &TableResult{MetadataLocation: st.metaLoc, Metadata: st.data, Config: map[string]string{}}, nil
+	return tableResult(s.tc.StagePlain(ctx, w, c, a))
 }
 
 // applyUpdates applies updates (the v3 view's) to base in memory: 400 for

@@ -142,6 +142,12 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/upkeep", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/upkeep", []string{"net/http", "os"}},
+		// Table commits through the REST route and the metadata files of
+		// every commit: the commit engine, a table loader, file IO, the
+		// location policy and the v4 upgrade, all given as values.
+		{mod + "service/tablecommit", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/tablecommit", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

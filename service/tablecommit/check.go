@@ -1,4 +1,4 @@
-package service
+package tablecommit
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/lakehold/catalog/validation"
 )
 
-// checkNewMetadata is the guard before a table's metadata pointer moves: it
+// CheckNewMetadata is the guard before a table's metadata pointer moves: it
 // refuses a commit whose resulting metadata would brick the table. prev is
 // the current metadata (nil when the commit creates the table), next the
 // metadata the commit built and data its serialized form, exactly the bytes
@@ -18,9 +18,9 @@ import (
 // code when next breaks a rule of validation.TableMetadata, when data does
 // not parse back the way the loader parses stored metadata, or when what
 // parses back breaks a rule (so what is checked is what will be loaded).
-func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
-	now := s.now()
-	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
+func (tc *Committer) CheckNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
+	now := tc.d.Now()
+	rules := validation.MetadataRules{MaxClockSkew: tc.d.MaxClockSkew}
 	if err := validation.TableMetadata(prev, next, now, rules); err != nil {
 		return metadataRejected(err)
 	}
@@ -34,16 +34,16 @@ func (s *Service) checkNewMetadata(prev table.Metadata, next table.Metadata, dat
 	return nil
 }
 
-// checkEncoded is checkNewMetadata for a document written by tablemeta.Encode,
+// checkEncoded is CheckNewMetadata for a document written by tablemeta.Encode,
 // without reading the whole document back: next is validated, then
 // enc.check (the document minus the snapshots copied unchanged from the
 // previous one, which parsed already) is read back and must hold what next
 // holds. Copied snapshots are the previous document's bytes, which the
 // loader already read into the very snapshots next carries. Same errors as
-// checkNewMetadata.
-func (s *Service) checkEncoded(prev, next table.Metadata, enc *tablemeta.Encoded) error {
-	rules := validation.MetadataRules{MaxClockSkew: s.opts.MaxClockSkew}
-	if err := validation.TableMetadata(prev, next, s.now(), rules); err != nil {
+// CheckNewMetadata.
+func (tc *Committer) checkEncoded(prev, next table.Metadata, enc *tablemeta.Encoded) error {
+	rules := validation.MetadataRules{MaxClockSkew: tc.d.MaxClockSkew}
+	if err := validation.TableMetadata(prev, next, tc.d.Now(), rules); err != nil {
 		return metadataRejected(err)
 	}
 	back, _, err := tablemeta.Parse(enc.Check)

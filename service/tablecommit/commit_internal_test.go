@@ -1,10 +1,11 @@
-package service
+package tablecommit
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/ident"
 )
 
 // FuzzParseChange: arbitrary commit bodies decode to a change or to a 400,
@@ -34,14 +35,14 @@ func FuzzParseChange(f *testing.F) {
 		if json.Unmarshal(body, &req) != nil {
 			return
 		}
-		c, err := parseChange(TableChange{Ident: Ident{Namespace: []string{"ns"}, Name: "t"}, Requirements: req.Requirements, Updates: req.Updates})
+		c, err := Parse(TableChange{Ident: ident.Ident{Namespace: []string{"ns"}, Name: "t"}, Requirements: req.Requirements, Updates: req.Updates})
 		if err != nil {
 			if k := fault.KindOf(err); k != fault.BadRequest {
 				t.Fatalf("decode error of kind %v, want BadRequest: %v", k, err)
 			}
 			return
 		}
-		for _, r := range c.reqs {
+		for _, r := range c.Reqs {
 			if !known[r.Type] {
 				t.Fatalf("accepted unknown requirement %q", r.Type)
 			}

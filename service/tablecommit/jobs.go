@@ -1,4 +1,4 @@
-package service
+package tablecommit
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
@@ -49,7 +50,7 @@ func droppedMetadata(base, meta table.Metadata, metaLoc string) []string {
 // metadataCleanupJob is the delete-metadata-files job of a commit from
 // base to meta (written at metaLoc), when the table asks for it and the
 // commit drops any file.
-func metadataCleanupJob(w *store.Warehouse, id Ident, base, meta table.Metadata, metaLoc string) (store.Job, bool) {
+func metadataCleanupJob(w *store.Warehouse, id ident.Ident, base, meta table.Metadata, metaLoc string) (store.Job, bool) {
 	if v, _ := strconv.ParseBool(meta.Properties()["write.metadata.delete-after-commit.enabled"]); !v {
 		return store.Job{}, false
 	}
@@ -62,48 +63,51 @@ func metadataCleanupJob(w *store.Warehouse, id Ident, base, meta table.Metadata,
 		TableUUID: meta.TableUUID().String()}, true
 }
 
-// commitJobs are the jobs a table commit from base to meta (written at
+// CommitJobs are the jobs a table commit from base to meta (written at
 // metaLoc) enqueues with its swap: the table's policies and the clean-up
 // of dropped metadata files, each when the table asks for it.
-func (s *Service) commitJobs(w *store.Warehouse, id Ident, base, meta table.Metadata, metaLoc string) []store.Job {
-	jobs := s.upkeep.PolicyJobs(w, id, meta)
+func (tc *Committer) CommitJobs(w *store.Warehouse, id ident.Ident, base, meta table.Metadata, metaLoc string) []store.Job {
+	jobs := tc.d.PolicyJobs(w, id, meta)
 	if job, ok := metadataCleanupJob(w, id, base, meta, metaLoc); ok {
 		jobs = append(jobs, job)
 	}
 	return jobs
 }
 
-// stagedJobs are commitJobs of a staged change.
-func (s *Service) stagedJobs(w *store.Warehouse, id Ident, st *staged) []store.Job {
-	return s.commitJobs(w, id, st.base, st.meta, st.metaLoc)
+// stagedJobs are CommitJobs of a staged change.
+func (tc *Committer) stagedJobs(w *store.Warehouse, id ident.Ident, st *staged) []store.Job {
+	return tc.CommitJobs(w, id, st.base, st.meta, st.metaLoc)
 }
 
-// runDeleteMetadataFiles deletes the job's files that lie inside the
-// table's prefixes (one outside is logged and left); a file already gone
-// counts as deleted. Failed deletes fail the attempt, to be retried.
-func (s *Service) runDeleteMetadataFiles(ctx context.Context, j *store.JobInfo) error {
+// RunDeleteMetadataFiles is the handler of JobDeleteMetadataFiles: it
+// deletes the job's files that lie inside the table's prefixes (one
+// outside is logged and left); a file already gone counts as deleted. It
+// returns an error, for the attempt to be retried, when the arguments are
+// malformed, the warehouse cannot be read or a delete failed; nil when the
+// warehouse is gone.
+func (tc *Committer) RunDeleteMetadataFiles(ctx context.Context, j *store.JobInfo) error {
 	var a metadataFilesArgs
 	if err := json.Unmarshal(j.Args, &a); err != nil || a.TableLocation == "" {
 		return errors.New("delete-metadata-files: malformed job arguments")
 	}
-	w, err := s.warehouse(ctx, a.Warehouse)
+	w, err := tc.d.Warehouse(ctx, a.Warehouse)
 	if err != nil {
 		return upkeep.SkipGone(JobDeleteMetadataFiles, err)
 	}
-	allowed := tablePrefixes(w, a.TableLocation)
+	allowed := tc.d.TablePrefixes(w, a.TableLocation)
 	failed := 0
 	for _, f := range a.Files {
 		if !allowed.Contains(f) {
-			s.log.WarnContext(ctx, "left a file outside the table", "file", fileName(w, a.TableLocation, f))
+			tc.d.Logger.WarnContext(ctx, "left a file outside the table", "file", tc.d.FileName(w, a.TableLocation, f))
 			continue
 		}
-		io, err := s.fileIO(ctx, w, f)
+		io, err := tc.d.FileIO(ctx, w, f)
 		if err == nil {
 			err = io.Delete(ctx, f)
 		}
 		if err != nil && !errors.Is(err, storage.ErrNotExist) {
 			failed++
-			s.log.WarnContext(ctx, "could not delete a dropped metadata file", "file", fileName(w, a.TableLocation, f), "error", storage.PathFree(err))
+			tc.d.Logger.WarnContext(ctx, "could not delete a dropped metadata file", "file", tc.d.FileName(w, a.TableLocation, f), "error", storage.PathFree(err))
 		}
 	}
 	if failed > 0 {
