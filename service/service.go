@@ -27,6 +27,7 @@ import (
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
+	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
@@ -128,6 +129,7 @@ type Service struct {
 	v4        *v4commits.Committer  // v4 snapshot commits and compaction
 	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
 	upkeep    *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
+	migrate   *v4migrate.Migrator   // the upgrade to v4 and the export of v4 tables
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -181,6 +183,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.v4 = s.newV4Commits()
 	s.broker = s.newBroker()
 	s.upkeep = s.newUpkeep()
+	s.migrate = s.newMigrator()
 	return s
 }
 

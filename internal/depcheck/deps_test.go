@@ -123,6 +123,11 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/upkeep", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/upkeep", []string{"net/http", "os"}},
+		// The upgrade to v4 and the export of v4 tables: the v4 committer
+		// and readers, the commit loop and storage, all given as values.
+		{mod + "service/v4migrate", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/v4migrate", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so
