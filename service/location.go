@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/service/warehouses"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -22,8 +23,8 @@ import (
 // extras. Messages never carry a location from outside these prefixes.
 
 // allowedLocationsKey is the warehouse property listing extra prefixes
-// (comma-separated) where its tables may live and write. Empty by default.
-const allowedLocationsKey = "allowed-locations"
+// (warehouses.AllowedLocationsKey).
+const allowedLocationsKey = warehouses.AllowedLocationsKey
 
 // dataPathKeys are the table properties that direct where data files go,
 // in the order Iceberg's location provider reads them (the last two are
@@ -48,28 +49,13 @@ func dataLocation(tableLoc string, props map[string]string) string {
 	return strings.TrimRight(tableLoc, "/") + "/data"
 }
 
-// extraPrefixes returns a warehouse's allowed-locations, canonical. An
-// entry that does not normalise is ignored: CreateWarehouse refuses it, so
-// only a row written before the policy can have one, and ignoring it only
-// narrows what is allowed.
-func extraPrefixes(w *store.Warehouse) location.Set {
-	var out location.Set
-	for _, p := range strings.Split(w.Properties[allowedLocationsKey], ",") {
-		if n, err := location.Normalize(strings.TrimSpace(p)); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// extraPrefixes returns a warehouse's allowed-locations, canonical
+// (warehouses.ExtraPrefixes).
+func extraPrefixes(w *store.Warehouse) location.Set { return warehouses.ExtraPrefixes(w) }
 
-// warehousePrefixes returns the warehouse location and its extra prefixes.
-func warehousePrefixes(w *store.Warehouse) location.Set {
-	out := extraPrefixes(w)
-	if n, err := location.Normalize(w.Location); err == nil {
-		out = append(location.Set{n}, out...)
-	}
-	return out
-}
+// warehousePrefixes returns the warehouse location and its extra prefixes
+// (warehouses.Prefixes).
+func warehousePrefixes(w *store.Warehouse) location.Set { return warehouses.Prefixes(w) }
 
 // tablePrefixes returns where a table (or view) at tableLoc may have
 // files: its location, when that lies inside the warehouse, plus the

@@ -29,6 +29,7 @@ import (
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/service/v4read"
+	"github.com/lakehold/catalog/service/warehouses"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
 )
@@ -122,6 +123,7 @@ type Service struct {
 	feed   *changefeed.Feed     // change events: the pull feed, prune and delivery
 
 	whCache   warehouseCache
+	whs       *warehouses.Registry // warehouse CRUD and storage profiles
 	refsCache *lru.Cache[string, []byte]
 	readers   *v4read.Readers // v4 manifests and their caches
 	planner   *planning.Planner
@@ -174,6 +176,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
 	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
+	s.whs = s.newWarehouses()
 	s.readers = v4read.New(s.fileIO, fileName)
 	s.engine = s.newEngine()
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,

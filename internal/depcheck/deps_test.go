@@ -128,6 +128,11 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/v4migrate", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/v4migrate", []string{"net/http", "os"}},
+		// The warehouse registry: the store, an authorize function and the
+		// sealer, all given as values.
+		{mod + "service/warehouses", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/warehouses", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so
