@@ -70,8 +70,8 @@ func (s *Service) newMigrator() *v4migrate.Migrator {
 		Store: s.store, V4: s.v4, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
 		ReadTable: s.readTable, ManifestIO: s.planner.IO, RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded,
 		CreateTarget: s.createTarget, CheckVend: s.broker.CheckVend, Grant: s.broker.Grant, Compact: s.Compact,
-		CheckNewMetadata: s.checkNewMetadata, NewObjectLocation: newObjectLocation, NewMetadataLocation: newMetadataLocation,
-		TablePrefixes: tablePrefixes, FileName: fileName, FileIO: s.fileIO, WriteFile: s.writeMetadataFile,
+		CheckNewMetadata: s.checkNewMetadata, NewMetadataLocation: newMetadataLocation,
+		FileIO: s.fileIO, WriteFile: s.writeMetadataFile,
 		AlreadyExists: alreadyExists, PutErr: putErr,
 		AddEvent: s.addEvent, WithEvent: s.withEvent, Who: who, TableObject: tableObject, DocObject: docObject, Now: s.now,
 	})

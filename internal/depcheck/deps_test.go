@@ -77,6 +77,10 @@ func TestImportDirection(t *testing.T) {
 		// v4 manifest readers and planning.
 		{mod + "service/ident", []string{mod + "service", mod + "server", mod + "store"}},
 		{"direct:" + mod + "service/ident", []string{"net/http", "os"}},
+		// The location policy: pure functions over the warehouse row given.
+		{mod + "service/locations", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx", mod + "internal/storage"}},
+		{"direct:" + mod + "service/locations", []string{"net/http", "os"}},
 		{mod + "service/storefault", []string{mod + "service", mod + "server"}},
 		{mod + "service/access", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},

@@ -19,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/internal/v4export"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
@@ -92,11 +93,11 @@ func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput)
 	if err != nil {
 		return nil, err
 	}
-	rel := func(loc string) string { return m.d.FileName(w, st.Location(), loc) }
+	rel := func(loc string) string { return locations.FileName(w, st.Location(), loc) }
 	if err := v4export.Check(version, data, eqDeletes, rel); err != nil {
 		return nil, exportRefused(err)
 	}
-	loc, canon, err := m.d.NewObjectLocation(w, ns, in.Target.Name, "", nil)
+	loc, canon, err := locations.NewObjectLocation(w, ns, in.Target.Name, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +395,7 @@ func (x *export) dest(src string) string {
 // copy copies one file (errors: copyErr; a missing source is a 500, the
 // table's metadata naming a file that is gone).
 func (x *export) copy(ctx context.Context, src, dst string) error {
-	if !x.m.d.TablePrefixes(x.w, x.loc).Contains(dst) {
+	if !locations.TablePrefixes(x.w, x.loc).Contains(dst) {
 		return fault.New(fault.Internal, "exported file %s would land outside the new table", path.Base(dst))
 	}
 	io, err := x.m.d.FileIO(ctx, x.w, src)
@@ -420,7 +421,7 @@ func (x *export) copyErr(err error, src string) error {
 }
 
 // name is src relative to the source table, for a message.
-func (x *export) name(src string) string { return x.m.d.FileName(x.w, x.st.Location(), src) }
+func (x *export) name(src string) string { return locations.FileName(x.w, x.st.Location(), src) }
 
 // msgStorageUnavailable is the service's message for unavailable storage,
 // so that an export says it as every other write does.

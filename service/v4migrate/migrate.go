@@ -20,7 +20,6 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/changeevents"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/access"
@@ -65,15 +64,8 @@ type Deps struct {
 	Compact func(ctx context.Context, warehouse string, id ident.Ident, opt v4commits.CompactOptions) (*v4commits.CompactionReport, error)
 	// CheckNewMetadata validates a metadata document before it is written.
 	CheckNewMetadata func(prev, next table.Metadata, data []byte) error
-	// NewObjectLocation is the location of a new table (loc) and its
-	// canonical form (canon): 400 when outside the warehouse.
-	NewObjectLocation func(w *store.Warehouse, ns *store.Namespace, name, given string, props map[string]string) (loc, canon string, err error)
 	// NewMetadataLocation names the first metadata file of a table at loc.
 	NewMetadataLocation func(loc string, props map[string]string, previous string) string
-	// TablePrefixes are the locations a table at tableLoc owns.
-	TablePrefixes func(w *store.Warehouse, tableLoc string) location.Set
-	// FileName names loc for a message, never with a server path.
-	FileName func(w *store.Warehouse, base, loc string) string
 	// FileIO opens the storage of loc in w; WriteFile writes a file the
 	// catalog creates (503 when storage is unavailable).
 	FileIO    func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error)

@@ -16,6 +16,7 @@ import (
 	"github.com/lakehold/catalog/internal/v4convert"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
@@ -172,7 +173,7 @@ func (m *Migrator) convertSnapshot(ctx context.Context, w *store.Warehouse, meta
 	if errors.As(err, &ue) {
 		name := ue.Example
 		if v4manifest.IsAbsolute(name) || strings.HasPrefix(name, "/") {
-			name = m.d.FileName(w, meta.Location(), name) // never a server path
+			name = locations.FileName(w, meta.Location(), name) // never a server path
 		}
 		e := v4commits.Reject(validation.ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
 			snap.SnapshotID, ue.Count, ue.What, name, ue.Hint)

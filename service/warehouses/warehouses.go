@@ -1,9 +1,6 @@
 // Package warehouses is the catalog's registry of warehouses: their
 // creation (name, location and prefix checks), lookup, listing, deletion,
 // the start-up path that ensures one exists, and their storage profiles.
-// It also says which prefixes a warehouse owns (its location and its
-// allowed-locations property), the ground of the location policy.
-//
 // It takes its store, authorizer and secret sealer as values (Deps); the
 // short-lived cache of warehouse rows that every request reads through
 // stays with the service, which Deps.Forget tells of a changed profile.
@@ -20,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
@@ -47,33 +45,6 @@ type Registry struct {
 // New returns the registry over d.
 func New(d Deps) *Registry {
 	return &Registry{d: d}
-}
-
-// AllowedLocationsKey is the warehouse property listing extra prefixes
-// (comma-separated) where its tables may live and write. Empty by default.
-const AllowedLocationsKey = "allowed-locations"
-
-// ExtraPrefixes returns a warehouse's allowed-locations, canonical. An
-// entry that does not normalise is ignored: Create refuses it, so only a
-// row written before the policy can have one, and ignoring it only
-// narrows what is allowed.
-func ExtraPrefixes(w *store.Warehouse) location.Set {
-	var out location.Set
-	for _, p := range strings.Split(w.Properties[AllowedLocationsKey], ",") {
-		if n, err := location.Normalize(strings.TrimSpace(p)); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// Prefixes returns the warehouse location and its extra prefixes.
-func Prefixes(w *store.Warehouse) location.Set {
-	out := ExtraPrefixes(w)
-	if n, err := location.Normalize(w.Location); err == nil {
-		out = append(location.Set{n}, out...)
-	}
-	return out
 }
 
 // storeErr translates the store's errors for the common cases.
@@ -130,7 +101,7 @@ func (r *Registry) Create(ctx context.Context, name, loc string, props map[strin
 		}
 	}
 	for _, o := range others {
-		if mine.Overlaps(Prefixes(o)) {
+		if mine.Overlaps(locations.WarehousePrefixes(o)) {
 			return nil, fault.New(fault.BadRequest, "Invalid location: it overlaps warehouse %s (warehouses may not share storage)", o.Name)
 		}
 	}
@@ -154,7 +125,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 		return nil, nil, err
 	}
 	mine := location.Set{canon}
-	raw, ok := out[AllowedLocationsKey]
+	raw, ok := out[locations.AllowedLocationsKey]
 	if !ok {
 		return out, mine, nil
 	}
@@ -165,11 +136,11 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 		}
 		n, err := location.Normalize(p)
 		if err != nil {
-			return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", AllowedLocationsKey, err)
+			return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", locations.AllowedLocationsKey, err)
 		}
 		extras = append(extras, n)
 	}
-	out[AllowedLocationsKey] = strings.Join(extras, ",")
+	out[locations.AllowedLocationsKey] = strings.Join(extras, ",")
 	return out, append(mine, extras...), nil
 }
 
