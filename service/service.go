@@ -28,7 +28,9 @@ import (
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
+	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/service/v4read"
+	"github.com/lakehold/catalog/service/warehouses"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
 )
@@ -123,6 +125,7 @@ type Service struct {
 	feed   *changefeed.Feed       // change events: the pull feed, prune and delivery
 
 	whCache   warehouseCache
+	whs       *warehouses.Registry // warehouse CRUD and storage profiles
 	refsCache *lru.Cache[string, []byte]
 	readers   *v4read.Readers // v4 manifests and their caches
 	planner   *planning.Planner
@@ -130,6 +133,7 @@ type Service struct {
 	v4        *v4commits.Committer  // v4 snapshot commits and compaction
 	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
 	upkeep    *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
+	migrate   *v4migrate.Migrator   // the upgrade to v4 and the export of v4 tables
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -174,6 +178,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
 	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
+	s.whs = s.newWarehouses()
 	s.readers = v4read.New(s.fileIO, fileName)
 	s.engine = s.newEngine()
 	s.tc = s.newTableCommit()
@@ -184,6 +189,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.v4 = s.newV4Commits()
 	s.broker = s.newBroker()
 	s.upkeep = s.newUpkeep()
+	s.migrate = s.newMigrator()
 	return s
 }
 

@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"strings"
 
 	"github.com/lakehold/catalog/service/commitengine"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/changeevents"
@@ -85,24 +83,6 @@ func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error 
 		return fault.Wrap(fault.BadRequest, err, "Location overlaps another table or view")
 	}
 	return storeErr(err, warehouse)
-}
-
-// defaultLocation places a new table or view under its namespace's
-// `location` property, or under the warehouse as <wh>/<ns levels>/. A
-// unique suffix keeps a re-created name from landing in a renamed table's
-// directory (locations never overlap). Levels and name become safe path
-// segments, so that a level such as ".." cannot leave the warehouse; the
-// caller still checks the result (the namespace property is client input).
-func defaultLocation(w *store.Warehouse, ns *store.Namespace, name string) string {
-	base := ns.Properties["location"]
-	if base == "" {
-		levels := make([]string, len(ns.Levels))
-		for i, l := range ns.Levels {
-			levels[i] = safeSegment(l)
-		}
-		base = w.Location + "/" + strings.Join(levels, "/")
-	}
-	return strings.TrimRight(base, "/") + "/" + safeSegment(name) + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
 }
 
 // CreateTable creates (or, with StageCreate, only prepares) a table with

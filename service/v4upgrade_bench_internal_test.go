@@ -79,8 +79,9 @@ func writeV3Snapshot(tb testing.TB, loc string, files, manifests int, snapID int
 }
 
 // newUpgradeBench creates a v3 table with one snapshot of files files, on
-// a store of backend (sqlite or postgres).
-func newUpgradeBench(tb testing.TB, backend string, files, manifests int) (*Service, Ident, int64) {
+// a store of backend (sqlite or postgres); maxLeaf bounds the converted
+// leaves (0: the default). The bound is fixed when the service is built.
+func newUpgradeBench(tb testing.TB, backend string, files, manifests, maxLeaf int) (*Service, Ident, int64) {
 	tb.Helper()
 	ctx := context.Background()
 	var st *sqlstore.Store
@@ -92,7 +93,7 @@ func newUpgradeBench(tb testing.TB, backend string, files, manifests int) (*Serv
 	}
 	require.NoError(tb, err)
 	tb.Cleanup(st.Close)
-	svc := New(st, storage.NewProvider(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	svc := New(st, storage.NewProvider(), Options{MaxLeafEntries: maxLeaf, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+tb.TempDir(), nil)
 	require.NoError(tb, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
@@ -127,8 +128,7 @@ func TestUpgradeManyManifests(t *testing.T) {
 }
 
 func testUpgradeManyManifests(t *testing.T, backend string) {
-	svc, id, snapID := newUpgradeBench(t, backend, 2_000, 4)
-	svc.opts.MaxLeafEntries = 300
+	svc, id, snapID := newUpgradeBench(t, backend, 2_000, 4, 300)
 	ctx := context.Background()
 	res, err := svc.CommitTable(ctx, "wh", TableChange{Ident: id, Requirements: json.RawMessage(`[]`), Updates: upgradeUpdate})
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func testUpgradeManyManifests(t *testing.T, backend string) {
 // snapshot, so that the same entries are converted again. Reports
 // entries/s.
 func BenchmarkUpgrade(b *testing.B) {
-	svc, id, snapID := newUpgradeBench(b, "sqlite", benchUpgradeFiles, benchUpgradeManifests)
+	svc, id, snapID := newUpgradeBench(b, "sqlite", benchUpgradeFiles, benchUpgradeManifests, 0)
 	ctx := context.Background()
 	rollback := json.RawMessage(fmt.Sprintf(`[{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":%d}]`, snapID))
 	var spent time.Duration

@@ -2,247 +2,68 @@ package service
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"regexp"
-	"strings"
 
-	"github.com/lakehold/catalog/credentials"
-	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/service/upkeep"
+	"github.com/lakehold/catalog/service/warehouses"
 	"github.com/lakehold/catalog/store"
 )
 
-// warehouseName keeps names URL-safe: they are used raw as the REST prefix.
-var warehouseName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
-
-// reservedPrefixes are path words clients could confuse with a prefix.
-var reservedPrefixes = map[string]bool{
-	"namespaces": true, "tables": true, "views": true, "transactions": true, "config": true, "oauth": true,
-}
+// Warehouses are created, read and deleted by warehouses.Registry; these
+// names and methods keep the service's API whole. The cache of warehouse
+// rows (s.warehouse) stays here: every request reads through it.
 
 // NormalizeLocation validates a storage location and returns it in
-// canonical form (internal/location): file:///abs/path (file:/abs/path and
-// file://localhost/abs/path are accepted), s3://bucket/... or
-// gs://bucket/..., abfss://container@account.dfs.<suffix>/... or
-// wasbs://container@account.blob.<suffix>/..., lowercase scheme, no ".",
-// ".." or empty segment, no
-// trailing slash. 400 when it does not normalise; the message gives the
-// reason, not the location.
-func NormalizeLocation(loc string) (string, error) {
-	n, err := location.Normalize(loc)
-	if err != nil {
-		return "", fault.Wrap(fault.BadRequest, err, "Invalid location: %s", fault.ClientText(err))
-	}
-	return n, nil
-}
+// canonical form (warehouses.NormalizeLocation, which says what is
+// returned when).
+func NormalizeLocation(loc string) (string, error) { return warehouses.NormalizeLocation(loc) }
 
-// createWarehouse registers a warehouse: 400 for a bad name or location
-// (not normalisable, a filesystem root, no bucket), a bad allowed-locations
-// property, or prefixes that overlap another warehouse's; 409 when the name
-// is taken. allowed-locations is stored canonical.
+// createWarehouse registers a warehouse, unauthorized (warehouses.Registry.Create).
 func (s *Service) createWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
-	if !warehouseName.MatchString(name) || reservedPrefixes[name] {
-		return nil, fault.New(fault.BadRequest, "Invalid warehouse name: use letters, digits, '_', '.', '-' (max 63), not a reserved word")
-	}
-	canon, err := NormalizeLocation(loc)
-	if err != nil {
-		return nil, err
-	}
-	props, mine, err := warehouseProps(canon, props)
-	if err != nil {
-		return nil, err
-	}
-	others, err := s.store.WarehouseList(ctx)
-	if err != nil {
-		return nil, storeErr(err, name)
-	}
-	for _, o := range others {
-		if o.Name == name {
-			return nil, fault.New(fault.AlreadyExists, "Warehouse already exists: %s", name)
-		}
-	}
-	for _, o := range others {
-		if mine.Overlaps(warehousePrefixes(o)) {
-			return nil, fault.New(fault.BadRequest, "Invalid location: it overlaps warehouse %s (warehouses may not share storage)", o.Name)
-		}
-	}
-	w := &store.Warehouse{Name: name, Location: canon, Properties: props}
-	err = s.store.WarehouseCreate(ctx, w)
-	if errors.Is(err, store.ErrAlreadyExists) {
-		return nil, fault.Wrap(fault.AlreadyExists, err, "Warehouse already exists: %s", name)
-	}
-	return w, storeErr(err, name)
+	return s.whs.Create(ctx, name, loc, props)
 }
 
-// warehouseProps copies props with allowed-locations made canonical and
-// returns the warehouse's prefixes (location first): 400 for an entry that
-// does not normalise.
-func warehouseProps(canon string, props map[string]string) (map[string]string, location.Set, error) {
-	out := map[string]string{}
-	for k, v := range props {
-		out[k] = v
-	}
-	if err := upkeep.CheckDeletionProps(out); err != nil {
-		return nil, nil, err
-	}
-	mine := location.Set{canon}
-	raw, ok := out[allowedLocationsKey]
-	if !ok {
-		return out, mine, nil
-	}
-	var extras []string
-	for _, p := range strings.Split(raw, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		n, err := location.Normalize(p)
-		if err != nil {
-			return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", allowedLocationsKey, err)
-		}
-		extras = append(extras, n)
-	}
-	out[allowedLocationsKey] = strings.Join(extras, ",")
-	return out, append(mine, extras...), nil
-}
-
-// getWarehouse returns a warehouse or 404 NoSuchWarehouseException.
+// getWarehouse returns a warehouse or its 404, unauthorized and uncached
+// (warehouses.Registry.Get).
 func (s *Service) getWarehouse(ctx context.Context, name string) (*store.Warehouse, error) {
-	w, err := s.store.WarehouseGet(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
-	}
-	return w, storeErr(err, name)
+	return s.whs.Get(ctx, name)
 }
 
-// listWarehouses returns every warehouse.
+// listWarehouses returns every warehouse, unauthorized (warehouses.Registry.List).
 func (s *Service) listWarehouses(ctx context.Context) ([]*store.Warehouse, error) {
-	ws, err := s.store.WarehouseList(ctx)
-	return ws, storeErr(err, "")
+	return s.whs.List(ctx)
 }
 
-// DeleteWarehouse removes a warehouse with no namespaces: 404 when missing,
-// 409 when not empty.
-func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
-	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
-		return err
-	}
-	err := s.store.WarehouseDelete(ctx, name)
-	switch {
-	case errors.Is(err, store.ErrNotEmpty):
-		return fault.Wrap(fault.NamespaceNotEmpty, err, "Warehouse is not empty: %s", name)
-	case errors.Is(err, store.ErrNotFound):
-		return fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
-	}
-	return storeErr(err, name)
-}
-
-// ensureWarehouse creates the warehouse when missing and returns it; an
-// existing warehouse with another location is an error.
+// ensureWarehouse creates the warehouse when missing and returns it
+// (warehouses.Registry.Ensure, which says what is returned when).
 func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*store.Warehouse, error) {
-	w, err := s.store.WarehouseGet(ctx, name)
-	if err == nil {
-		loc, nerr := NormalizeLocation(where)
-		if nerr != nil {
-			return nil, nerr
-		}
-		// Rows written before locations were canonical compare canonical.
-		if stored, err := NormalizeLocation(w.Location); err != nil || stored != loc {
-			return nil, fault.New(fault.AlreadyExists, "Warehouse %s exists with location %s, not %s", name, w.Location, loc)
-		}
-		return w, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return nil, storeErr(err, name)
-	}
-	w, err = s.createWarehouse(ctx, name, where, nil)
-	if fault.KindOf(err) == fault.AlreadyExists { // lost a race with another replica
-		return s.getWarehouse(ctx, name)
-	}
-	return w, err
+	return s.whs.Ensure(ctx, name, where)
 }
 
-// SetStorageProfile validates a warehouse's storage profile, seals its
-// secret with the server key and stores it. 400 for an invalid profile,
-// an Azure profile whose filesystem does not hold the warehouse, or when
-// the server has no secret key; 404 for a missing warehouse.
+// DeleteWarehouse removes a warehouse with no namespaces
+// (warehouses.Registry.Delete, which says what is returned when).
+func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
+	return s.whs.Delete(ctx, name)
+}
+
+// SetStorageProfile validates, seals and stores a warehouse's storage
+// profile (warehouses.Registry.SetStorageProfile, which says what is
+// returned when).
 func (s *Service) SetStorageProfile(ctx context.Context, name string, raw []byte) (any, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
-		return nil, err
-	}
-	p, redacted, err := credentials.ParseProfile(raw, s.opts.Sealer)
-	if err != nil {
-		return nil, fault.Wrap(fault.BadRequest, err, "%s", fault.ClientText(err))
-	}
-	if ap, ok := p.(*credentials.ADLSProfile); ok {
-		if err := s.checkADLSWarehouse(ctx, name, ap); err != nil {
-			return nil, err
-		}
-	}
-	data, err := json.Marshal(p)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "encode profile")
-	}
-	err = s.store.WarehouseSetProfile(ctx, name, string(data))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
-	}
-	if err != nil {
-		return nil, storeErr(err, name)
-	}
-	s.whCache.mu.Lock()
-	delete(s.whCache.entries, name)
-	s.whCache.mu.Unlock()
-	return redacted, nil
+	return s.whs.SetStorageProfile(ctx, name, raw)
 }
 
-// StorageProfile returns a warehouse's profile without secrets (nil when
-// none is set).
+// StorageProfile returns a warehouse's profile without secrets
+// (warehouses.Registry.StorageProfile, which says what is returned when).
 func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
-		return nil, err
-	}
-	w, err := s.getWarehouse(ctx, name)
-	if err != nil || w.StorageProfile == "" {
-		return nil, err
-	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	_ = json.Unmarshal([]byte(w.StorageProfile), &head)
-	switch head.Type {
-	case "gcs":
-		var p credentials.GCSProfile
-		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
-			return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
-		}
-		return p.Redacted(), nil
-	case "adls":
-		var p credentials.ADLSProfile
-		if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
-			return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
-		}
-		return p.Redacted(), nil
-	}
-	var p credentials.S3Profile
-	if err := json.Unmarshal([]byte(w.StorageProfile), &p); err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "stored profile of %s", name)
-	}
-	return p.Redacted(), nil
+	return s.whs.StorageProfile(ctx, name)
 }
 
-// checkADLSWarehouse refuses an Azure profile whose account and
-// filesystem do not hold the warehouse's location (400): no table there
-// could get a SAS, nor could the catalog write its metadata. 404 for a
-// missing warehouse.
-func (s *Service) checkADLSWarehouse(ctx context.Context, name string, p *credentials.ADLSProfile) error {
-	w, err := s.getWarehouse(ctx, name)
-	if err != nil {
-		return err
-	}
-	if _, err := p.ParseADLSLocation(w.Location + "/t"); err != nil {
-		return fault.New(fault.BadRequest, "storage profile: the warehouse location is not in filesystem %s of account %s", p.Filesystem, p.AccountName)
-	}
-	return nil
+// newWarehouses is the service's warehouse registry: a changed profile
+// drops the warehouse from s.whCache, so the next request reads it anew.
+func (s *Service) newWarehouses() *warehouses.Registry {
+	return warehouses.New(warehouses.Deps{Store: s.store, Authorize: s.authorize, Sealer: s.opts.Sealer,
+		Forget: func(name string) {
+			s.whCache.mu.Lock()
+			delete(s.whCache.entries, name)
+			s.whCache.mu.Unlock()
+		}})
 }

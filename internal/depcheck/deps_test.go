@@ -96,6 +96,10 @@ func TestImportDirection(t *testing.T) {
 		// v4 manifest readers and planning.
 		{mod + "service/ident", []string{mod + "service", mod + "server", mod + "store"}},
 		{"direct:" + mod + "service/ident", []string{"net/http", "os"}},
+		// The location policy: pure functions over the warehouse row given.
+		{mod + "service/locations", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx", mod + "internal/storage"}},
+		{"direct:" + mod + "service/locations", []string{"net/http", "os"}},
 		{mod + "service/storefault", []string{mod + "service", mod + "server"}},
 		{mod + "service/access", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
@@ -148,6 +152,16 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/tablecommit", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/tablecommit", []string{"net/http", "os"}},
+		// The upgrade to v4 and the export of v4 tables: the v4 committer
+		// and readers, the commit loop and storage, all given as values.
+		{mod + "service/v4migrate", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/v4migrate", []string{"net/http", "os"}},
+		// The warehouse registry: the store, an authorize function and the
+		// sealer, all given as values.
+		{mod + "service/warehouses", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/warehouses", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so

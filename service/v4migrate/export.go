@@ -1,4 +1,4 @@
-package service
+package v4migrate
 
 import (
 	"context"
@@ -17,6 +17,10 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4export"
+	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -34,20 +38,20 @@ import (
 
 // ExportInput asks for the export of a v4 table's current snapshot.
 type ExportInput struct {
-	Source, Target Ident
+	Source, Target ident.Ident
 	// FormatVersion is the new table's: 1, 2 or 3 (0 means 3).
 	FormatVersion int
 	// Compact folds, before the export, every base with column files
 	// (below format 3 also every base with a deletion vector), each in
 	// its own compaction commit of the source table.
 	Compact    bool
-	Delegation Delegation
+	Delegation storageaccess.Delegation
 }
 
 // exportCopiers bounds the files an export copies at once.
 const exportCopiers = 4
 
-// ExportTable exports in.Source's current snapshot to a new table
+// Export exports in.Source's current snapshot to a new table
 // in.Target. It needs read-data on the source (write-data too with
 // Compact) and create in the target's namespace. 400 ValidationException
 // (reason column-files-pending, deletion-vectors-need-v3, ...) when the
@@ -58,7 +62,7 @@ const exportCopiers = 4
 // answer with their own status); 503 when storage is unavailable. Nothing
 // is left behind on failure: copied files are deleted unless the create's
 // outcome is unknown (500).
-func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportInput) (*TableResult, error) {
+func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput) (*Result, error) {
 	version := in.FormatVersion
 	if version == 0 {
 		version = 3
@@ -66,41 +70,41 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 	if version < 1 || version > 3 {
 		return nil, fault.New(fault.BadRequest, "Cannot export to format version %d: a v4 table exports to format version 1, 2 or 3", in.FormatVersion)
 	}
-	w, ns, err := s.createTarget(ctx, warehouse, in.Target, PrivTableCreate)
+	w, ns, err := m.d.CreateTarget(ctx, warehouse, in.Target, access.PrivTableCreate)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.broker.CheckVend(ctx, w, in.Target, in.Delegation); err != nil {
+	if err := m.d.CheckVend(ctx, w, in.Target, in.Delegation); err != nil {
 		return nil, err
 	}
-	if err := s.nameFree(ctx, warehouse, in.Target); err != nil {
+	if err := m.nameFree(ctx, warehouse, in.Target); err != nil {
 		return nil, err
 	}
 	if in.Compact {
-		if err := s.compactForExport(ctx, warehouse, in.Source, version); err != nil {
+		if err := m.compactForExport(ctx, warehouse, in.Source, version); err != nil {
 			return nil, err
 		}
 	}
-	_, st, err := s.v4.LoadAt(ctx, warehouse, in.Source, nil)
+	_, st, err := m.d.V4.LoadAt(ctx, warehouse, in.Source, nil)
 	if err != nil {
 		return nil, err
 	}
-	data, eqDeletes, err := s.liveRows(ctx, w, st)
+	data, eqDeletes, err := m.liveRows(ctx, w, st)
 	if err != nil {
 		return nil, err
 	}
-	rel := func(loc string) string { return fileName(w, st.Location(), loc) }
+	rel := func(loc string) string { return locations.FileName(w, st.Location(), loc) }
 	if err := v4export.Check(version, data, eqDeletes, rel); err != nil {
 		return nil, exportRefused(err)
 	}
-	loc, canon, err := newObjectLocation(w, ns, in.Target.Name, "", nil)
+	loc, canon, err := locations.NewObjectLocation(w, ns, in.Target.Name, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	x := &export{s: s, w: w, st: st, version: version, loc: loc}
+	x := &export{m: m, w: w, st: st, version: version, loc: loc}
 	res, err := x.run(ctx, warehouse, in, canon, data, eqDeletes)
 	if err != nil {
-		s.dropUnlanded(ctx, w, err, x.written...)
+		m.d.DropUnlanded(ctx, w, err, x.written...)
 		return nil, err
 	}
 	return res, nil
@@ -109,12 +113,12 @@ func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportIn
 // nameFree is the 409 of a create for a name already taken by a table or
 // view, asked before copying a table's worth of files (the create itself
 // checks again).
-func (s *Service) nameFree(ctx context.Context, warehouse string, id Ident) error {
-	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable)); err == nil {
-		return alreadyExists(nil, store.KindTable, id)
+func (m *Migrator) nameFree(ctx context.Context, warehouse string, id ident.Ident) error {
+	if _, err := m.d.Store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable)); err == nil {
+		return m.d.AlreadyExists(nil, store.KindTable, id)
 	}
-	if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView)); err == nil {
-		return alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
+	if _, err := m.d.Store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView)); err == nil {
+		return m.d.AlreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
 	}
 	return nil
 }
@@ -123,9 +127,9 @@ func (s *Service) nameFree(ctx context.Context, warehouse string, id Ident) erro
 // 3 also every base with a deletion vector), each in its own compaction
 // commit. A failed fold is returned with its own status: the folds that
 // landed changed no row, and nothing is exported.
-func (s *Service) compactForExport(ctx context.Context, warehouse string, id Ident, version int) error {
+func (m *Migrator) compactForExport(ctx context.Context, warehouse string, id ident.Ident, version int) error {
 	th := compact.FoldAll(version < 3) // below 3, deletion vectors go too
-	rep, err := s.Compact(ctx, warehouse, id, CompactOptions{Thresholds: &th})
+	rep, err := m.d.Compact(ctx, warehouse, id, v4commits.CompactOptions{Thresholds: &th})
 	if err != nil {
 		return err
 	}
@@ -155,7 +159,7 @@ func exportRefused(err error) error {
 
 // liveRows reads the live data and equality-delete rows of st's current
 // snapshot, every column and stat, locations resolved.
-func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4commits.State) (data, eqDeletes []v4manifest.TrackedFile, err error) {
+func (m *Migrator) liveRows(ctx context.Context, w *store.Warehouse, st *v4commits.State) (data, eqDeletes []v4manifest.TrackedFile, err error) {
 	root := st.RootRows()
 	for i := range root {
 		rr := &root[i]
@@ -164,7 +168,7 @@ func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4commit
 		}
 		rows := []v4manifest.TrackedFile{*rr}
 		if rr.ContentType == v4manifest.ContentDataManifest || rr.ContentType == v4manifest.ContentDeleteManifest {
-			if rows, err = s.readers.Leaf(ctx, w, st.Location(), rr, nil); err != nil {
+			if rows, err = m.d.Readers.Leaf(ctx, w, st.Location(), rr, nil); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -191,7 +195,7 @@ func (s *Service) liveRows(ctx context.Context, w *store.Warehouse, st *v4commit
 
 // export is one export's state: what it wrote, for the clean-up.
 type export struct {
-	s       *Service
+	m       *Migrator
 	w       *store.Warehouse
 	st      *v4commits.State
 	version int
@@ -201,8 +205,8 @@ type export struct {
 
 // run copies the files, writes the manifests, manifest list and metadata
 // and creates the table.
-func (x *export) run(ctx context.Context, warehouse string, in ExportInput, canon string, data, eqDeletes []v4manifest.TrackedFile) (*TableResult, error) {
-	s := x.s
+func (x *export) run(ctx context.Context, warehouse string, in ExportInput, canon string, data, eqDeletes []v4manifest.TrackedFile) (*Result, error) {
+	d := &x.m.d
 	md, err := x.metadata(ctx, data, eqDeletes)
 	if err != nil {
 		return nil, err
@@ -212,10 +216,10 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 		// The schema may use types or defaults the format has not.
 		return nil, fault.Wrap(fault.BadRequest, err, "Cannot export %s to format version %d: %s", in.Source, x.version, fault.ClientText(err))
 	}
-	if err := s.checkNewMetadata(nil, meta, md); err != nil {
+	if err := d.CheckNewMetadata(nil, meta, md); err != nil {
 		return nil, err
 	}
-	metaLoc := newMetadataLocation(x.loc, meta.Properties(), "")
+	metaLoc := d.NewMetadataLocation(x.loc, meta.Properties(), "")
 	if err := x.write(ctx, metaLoc, md); err != nil {
 		return nil, err
 	}
@@ -226,13 +230,17 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 	if refs, err := tablemeta.RefsOnly(md); err == nil {
 		obj.RefsMetadata = refs
 	}
-	ectx := s.withEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, in.Target, meta), who(ctx), nil)
+	ectx := d.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, d.TableObject(warehouse, in.Target, meta), d.Who(ctx), nil)
 	})
-	if err := s.store.ObjectCreate(ectx, obj); err != nil {
-		return nil, putErr(err, store.KindTable, in.Target, warehouse)
+	if err := d.Store.ObjectCreate(ectx, obj); err != nil {
+		return nil, d.PutErr(err, store.KindTable, in.Target, warehouse)
 	}
-	return s.tableResult(ctx, x.w, in.Target, metaLoc, md, canon, in.Delegation)
+	cfg, creds, err := d.Grant(ctx, x.w, in.Target, metaLoc, md, canon, in.Delegation)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{MetadataLocation: metaLoc, Metadata: md, Config: cfg, StorageCredentials: creds}, nil
 }
 
 // metadata copies the files and writes the manifests and manifest list of
@@ -240,7 +248,7 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 // source without a snapshot exports as a table without one.
 func (x *export) metadata(ctx context.Context, data, eqDeletes []v4manifest.TrackedFile) ([]byte, error) {
 	st := x.st
-	t := v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc, TimestampMS: x.s.now().UnixMilli(),
+	t := v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc, TimestampMS: x.m.d.Now().UnixMilli(),
 		SequenceNumber: st.Metadata().LastSequenceNumber(), NextRowID: st.Metadata().NextRowID()}
 	if st.Metadata().CurrentSnapshot() != nil {
 		if err := x.copyFiles(ctx, data, eqDeletes); err != nil {
@@ -273,7 +281,7 @@ func (x *export) metadata(ctx context.Context, data, eqDeletes []v4manifest.Trac
 // write writes one file of the new table and records it for the clean-up.
 func (x *export) write(ctx context.Context, loc string, data []byte) error {
 	x.written = append(x.written, loc)
-	return x.s.writeMetadataFile(ctx, x.w, loc, data)
+	return x.m.d.WriteFile(ctx, x.w, loc, data)
 }
 
 // copyFiles copies every data and equality-delete file into the new
@@ -337,7 +345,7 @@ func (x *export) rewriteDVs(ctx context.Context, data []v4manifest.TrackedFile) 
 // rewritePuffin writes the deletion vectors of rows (indexes into data)
 // that live in Puffin file src into a new Puffin file dst.
 func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4manifest.TrackedFile, rows []int) error {
-	io, err := x.s.fileIO(ctx, x.w, src)
+	io, err := x.m.d.FileIO(ctx, x.w, src)
 	if err != nil {
 		return err
 	}
@@ -350,7 +358,7 @@ func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4ma
 	for i, r := range rows {
 		d := data[r].DeletionVector
 		if d.SizeInBytes > v4commits.MaxDVBlob {
-			return fault.New(fault.Internal, "cannot export the deletion vector of %s: larger than the server reads", fileName(x.w, x.st.Location(), src))
+			return fault.New(fault.Internal, "cannot export the deletion vector of %s: larger than the server reads", x.name(src))
 		}
 		blob := make([]byte, d.SizeInBytes)
 		if _, err := f.ReadAt(blob, d.Offset); err != nil {
@@ -360,9 +368,9 @@ func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4ma
 	}
 	out, placed, err := v4export.PuffinOfDVs(dvs)
 	if err != nil {
-		return fault.Wrap(fault.Internal, err, "write the exported deletion vectors of %s", fileName(x.w, x.st.Location(), src))
+		return fault.Wrap(fault.Internal, err, "write the exported deletion vectors of %s", x.name(src))
 	}
-	if err := x.s.writeMetadataFile(ctx, x.w, dst, out); err != nil {
+	if err := x.m.d.WriteFile(ctx, x.w, dst, out); err != nil {
 		return err
 	}
 	for i, r := range rows {
@@ -387,10 +395,10 @@ func (x *export) dest(src string) string {
 // copy copies one file (errors: copyErr; a missing source is a 500, the
 // table's metadata naming a file that is gone).
 func (x *export) copy(ctx context.Context, src, dst string) error {
-	if !tablePrefixes(x.w, x.loc).Contains(dst) {
+	if !locations.TablePrefixes(x.w, x.loc).Contains(dst) {
 		return fault.New(fault.Internal, "exported file %s would land outside the new table", path.Base(dst))
 	}
-	io, err := x.s.fileIO(ctx, x.w, src)
+	io, err := x.m.d.FileIO(ctx, x.w, src)
 	if err != nil {
 		return err
 	}
@@ -405,9 +413,21 @@ func (x *export) copy(ctx context.Context, src, dst string) error {
 func (x *export) copyErr(err error, src string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fault.Wrap(fault.Internal, err, "Cannot export %s: the file is missing", fileName(x.w, x.st.Location(), src))
+		return fault.Wrap(fault.Internal, err, "Cannot export %s: the file is missing", x.name(src))
 	case storage.Unavailable(err):
-		return fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, fileName(x.w, x.st.Location(), src))
+		return fault.Wrap(fault.Unavailable, err, msgStorageUnavailable, x.name(src))
 	}
-	return fault.Wrap(fault.Internal, err, "Failed to copy %s into the exported table", fileName(x.w, x.st.Location(), src))
+	return fault.Wrap(fault.Internal, err, "Failed to copy %s into the exported table", x.name(src))
+}
+
+// name is src relative to the source table, for a message.
+func (x *export) name(src string) string { return locations.FileName(x.w, x.st.Location(), src) }
+
+// msgStorageUnavailable is the service's message for unavailable storage,
+// so that an export says it as every other write does.
+const msgStorageUnavailable = "Storage unavailable: cannot write metadata file %s, nothing was committed; retry later"
+
+// objRef is the store's reference to id in warehouse as kind.
+func objRef(id ident.Ident, warehouse string, kind store.ObjectKind) store.ObjectRef {
+	return store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: kind}
 }

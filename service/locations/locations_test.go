@@ -1,4 +1,4 @@
-package service
+package locations
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func statsJSON(id int64, path string) map[string]any {
 // TestCheckTableMetadataLocations: every location table metadata names is
 // judged; the 400 names the property or snapshot, never the path.
 func TestCheckTableMetadataLocations(t *testing.T) {
-	w := &store.Warehouse{Name: "wh", Location: "s3://lake/wh", Properties: map[string]string{allowedLocationsKey: "s3://shared/landing"}}
+	w := &store.Warehouse{Name: "wh", Location: "s3://lake/wh", Properties: map[string]string{AllowedLocationsKey: "s3://shared/landing"}}
 	const tbl = "s3://lake/wh/ns/t"
 	cases := []struct {
 		name  string
@@ -70,14 +70,13 @@ func TestCheckTableMetadataLocations(t *testing.T) {
 		{"write.object-storage.path in the warehouse, not the table", tbl, map[string]any{"properties": map[string]string{"write.object-storage.path": "s3://lake/wh/objects"}}, "write.object-storage.path"},
 		{"write.data.path in an extra prefix", tbl, map[string]any{"properties": map[string]string{"write.data.path": "s3://shared/landing/t"}}, ""},
 	}
-	s := &Service{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			meta, _, err := tablemeta.Parse(metaJSON(t, c.loc, c.extra))
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.checkTableMetadataLocations(w, meta)
+			err = CheckTableMetadataLocations(w, meta)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -108,14 +107,14 @@ func TestCheckFileInTable(t *testing.T) {
 		"data/a.parquet":                  false,
 		"file:///srv/wh/ns/t/%2e%2e/t2/x": false,
 	} {
-		err := checkFileInTable(w, tbl, loc, "data file")
+		err := CheckFileInTable(w, tbl, loc, "data file")
 		if (err == nil) != ok {
-			t.Errorf("checkFileInTable(%q) = %v", loc, err)
+			t.Errorf("CheckFileInTable(%q) = %v", loc, err)
 		}
 	}
 	// A table whose own location lies outside the warehouse (a row from
 	// before the policy) has no prefix of its own: nothing is inside it.
-	if checkFileInTable(w, "file:///etc", "file:///etc/passwd", "data file") == nil {
+	if CheckFileInTable(w, "file:///etc", "file:///etc/passwd", "data file") == nil {
 		t.Error("a legacy table outside the warehouse must not allow its own location")
 	}
 }
@@ -130,7 +129,7 @@ func TestSafeSegment(t *testing.T) {
 	}
 	w := &store.Warehouse{Name: "wh", Location: "file:///srv/wh"}
 	ns := &store.Namespace{Levels: []string{"..", "..", "etc"}}
-	if _, err := checkObjectLocation(w, defaultLocation(w, ns, "..")); err != nil {
+	if _, err := CheckObjectLocation(w, DefaultLocation(w, ns, "..")); err != nil {
 		t.Fatalf("default location of hostile names leaves the warehouse: %v", err)
 	}
 }

@@ -1,12 +1,10 @@
-package service
+package v4migrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
-
-	"github.com/lakehold/catalog/service/commitengine"
-	"github.com/lakehold/catalog/service/v4commits"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -16,7 +14,11 @@ import (
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4convert"
+	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -31,32 +33,46 @@ import (
 // format version. Older snapshots keep their Avro manifest lists; planning
 // reads each snapshot with the planner of its manifest list's format.
 
-// wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
-func wantsV4Upgrade(info []tablemeta.UpdateInfo) bool {
+// Change is a parsed single-table commit that upgrades to format version 4.
+type Change struct {
+	Ident        ident.Ident
+	Requirements []requirements.Requirement
+	Updates      table.Updates
+	Info         []tablemeta.UpdateInfo
+	// RawUpdates and RawRequirements are the request's own, for the
+	// change event.
+	RawUpdates, RawRequirements json.RawMessage
+	// Plain stages the change into a as any other single-table commit: the
+	// upgrade's path when there is no v1–v3 snapshot to convert.
+	Plain func(ctx context.Context, a *commitengine.Attempt) (*Result, error)
+}
+
+// WantsUpgrade reports whether a commit's updates upgrade to format 4.
+func WantsUpgrade(info []tablemeta.UpdateInfo) bool {
 	for _, u := range info {
-		if u.Action == "upgrade-format-version" && u.FormatVersion == FormatV4 {
+		if u.Action == "upgrade-format-version" && u.FormatVersion == v4commits.FormatV4 {
 			return true
 		}
 	}
 	return false
 }
 
-// commitV4Upgrade commits a single-table change that upgrades to format
-// version 4. When the table's current snapshot is a v1–v3 one it is
-// converted (stageV4Upgrade); otherwise the change is staged as any other.
-// Errors are those of CommitTable, plus 400 ValidationException (reason
+// Upgrade commits a single-table change that upgrades to format version 4.
+// When the table's current snapshot is a v1–v3 one it is converted
+// (stageUpgrade); otherwise the change is staged as any other (c.Plain).
+// Errors are those of a table commit, plus 400 ValidationException (reason
 // not-convertible-to-v4) naming what cannot be converted.
-func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange) (*TableResult, error) {
-	var res *TableResult
-	err := s.runCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+func (m *Migrator) Upgrade(ctx context.Context, w *store.Warehouse, c *Change) (*Result, error) {
+	var res *Result
+	err := m.d.RunCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
 		a := &commitengine.Attempt{}
 		var err error
-		res, err = s.stageV4Upgrade(ctx, w, c, a)
+		res, err = m.stageUpgrade(ctx, w, c, a)
 		if err == nil && len(a.Swaps) > 0 {
 			// The client's updates, not the converted snapshot's.
 			a.Events = nil
-			s.addEvent(a, func() store.Event {
-				return changeevents.Update(docObject(w.Name, c.Ident, store.KindTable, res.Metadata), who(ctx), c.Updates, c.Requirements)
+			m.d.AddEvent(a, func() store.Event {
+				return changeevents.Update(m.d.DocObject(w.Name, c.Ident, store.KindTable, res.Metadata), m.d.Who(ctx), c.RawUpdates, c.RawRequirements)
 			})
 		}
 		return a, err
@@ -67,20 +83,20 @@ func (s *Service) commitV4Upgrade(ctx context.Context, w *store.Warehouse, c *pa
 	return res, nil
 }
 
-// stageV4Upgrade stages one attempt of an upgrade commit into a.
-func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *parsedChange, a *commitengine.Attempt) (*TableResult, error) {
-	obj, prev, err := s.readTable(ctx, w.Name, c.Ident)
+// stageUpgrade stages one attempt of an upgrade commit into a.
+func (m *Migrator) stageUpgrade(ctx context.Context, w *store.Warehouse, c *Change, a *commitengine.Attempt) (*Result, error) {
+	obj, prev, err := m.d.ReadTable(ctx, w.Name, c.Ident)
 	if err != nil {
 		return nil, err
 	}
 	cur := prev.Meta.CurrentSnapshot()
-	if cur == nil || (prev.Version == FormatV4 && !v4read.LegacyManifestList(cur.ManifestList)) {
-		return s.stagePlain(ctx, w, c, a)
+	if cur == nil || (prev.Version == v4commits.FormatV4 && !v4read.LegacyManifestList(cur.ManifestList)) {
+		return c.Plain(ctx, a)
 	}
-	if err := requirements.Check(c.Reqs, prev.Meta); err != nil {
+	if err := requirements.Check(c.Requirements, prev.Meta); err != nil {
 		return nil, err
 	}
-	_, ups, err := v4commits.PlanUpdates(FormatV4, false, c.Parsed, c.Info)
+	_, ups, err := v4commits.PlanUpdates(v4commits.FormatV4, false, c.Updates, c.Info)
 	if err != nil {
 		return nil, err
 	}
@@ -91,22 +107,22 @@ func (s *Service) stageV4Upgrade(ctx context.Context, w *store.Warehouse, c *par
 	if cur = meta.CurrentSnapshot(); cur == nil || !v4read.LegacyManifestList(cur.ManifestList) {
 		return nil, fault.New(fault.BadRequest, "An upgrade to format version 4 cannot also change the current snapshot: commit those updates separately")
 	}
-	out, err := s.convertSnapshot(ctx, w, meta, cur)
+	out, err := m.convertSnapshot(ctx, w, meta, cur)
 	if err != nil {
 		return nil, err
 	}
 	assigned := v4convert.AssignRowIDs(out, meta.NextRowID())
 	// The upgraded view is not stored: its entry has no document to copy
 	// snapshots from, so the new document encodes all of them.
-	entry := &tablemeta.Entry{Meta: tablemeta.Hold(meta), Version: FormatV4}
+	entry := &tablemeta.Entry{Meta: tablemeta.Hold(meta), Version: v4commits.FormatV4}
 	st := v4commits.NewState(obj, entry)
-	t := s.v4.NewTx(w, st, a)
-	res, err := v4convert.Tree(t.Snapshot(), out, s.opts.MaxLeafEntries, cur.SnapshotID)
+	t := m.d.V4.NewTx(w, st, a)
+	res, err := v4convert.Tree(t.Snapshot(), out, m.d.MaxLeafEntries, cur.SnapshotID)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "lay out the converted manifests")
 	}
 	res.AddedRows = assigned // next-row-id moves past the ids just assigned
-	return v4Result(s.v4.StageSnapshot(ctx, t, res))
+	return v4Result(m.d.V4.StageSnapshot(ctx, t, res))
 }
 
 // withRowLineage puts an upgrade to format version 3 before ups when the
@@ -118,12 +134,6 @@ func withRowLineage(version int, ups table.Updates) table.Updates {
 		return ups
 	}
 	return append(table.Updates{table.NewUpgradeFormatVersionUpdate(3)}, ups...)
-}
-
-// stagePlain stages a change as CommitTable does for any single table
-// (tablecommit.Committer.StagePlain).
-func (s *Service) stagePlain(ctx context.Context, w *store.Warehouse, c *parsedChange, a *commitengine.Attempt) (*TableResult, error) {
-	return tableResult(s.tc.StagePlain(ctx, w, c, a))
 }
 
 // applyUpdates applies updates (the v3 view's) to base in memory: 400 for
@@ -153,8 +163,8 @@ func applyUpdates(base table.Metadata, ups table.Updates) (table.Metadata, error
 // convertSnapshot reads the live entries of snap's Avro manifests and
 // converts them: 400 ValidationException (reason not-convertible-to-v4)
 // naming what cannot be converted, 500 when a manifest cannot be read.
-func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) (*v4convert.Output, error) {
-	entries, err := s.liveEntries(ctx, w, meta, snap)
+func (m *Migrator) convertSnapshot(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) (*v4convert.Output, error) {
+	entries, err := m.liveEntries(ctx, w, meta, snap)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +173,7 @@ func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta 
 	if errors.As(err, &ue) {
 		name := ue.Example
 		if v4manifest.IsAbsolute(name) || strings.HasPrefix(name, "/") {
-			name = fileName(w, meta.Location(), name) // never a server path
+			name = locations.FileName(w, meta.Location(), name) // never a server path
 		}
 		e := v4commits.Reject(validation.ReasonNotConvertible, "Cannot upgrade to format version 4: snapshot %d has %d %s, which format version 4 cannot express (e.g. %s); %s",
 			snap.SnapshotID, ue.Count, ue.What, name, ue.Hint)
@@ -178,8 +188,8 @@ func (s *Service) convertSnapshot(ctx context.Context, w *store.Warehouse, meta 
 
 // liveEntries reads the ADDED and EXISTING entries of every manifest of
 // snap (through the planning IO: files outside the table are refused).
-func (s *Service) liveEntries(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) ([]iceberg.ManifestEntry, error) {
-	fs, err := s.planner.IO(w, meta.Location())(ctx)
+func (m *Migrator) liveEntries(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) ([]iceberg.ManifestEntry, error) {
+	fs, err := m.d.ManifestIO(w, meta.Location())(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +198,8 @@ func (s *Service) liveEntries(ctx context.Context, w *store.Warehouse, meta tabl
 		return nil, upgradeReadErr(err, snap.SnapshotID)
 	}
 	var entries []iceberg.ManifestEntry
-	for _, m := range manifests {
-		for e, err := range m.Entries(fs, true) {
+	for _, mf := range manifests {
+		for e, err := range mf.Entries(fs, true) {
 			if err != nil {
 				return nil, upgradeReadErr(err, snap.SnapshotID)
 			}
