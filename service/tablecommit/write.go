@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 )
@@ -102,8 +103,9 @@ func (tc *Committer) writeChecked(ctx context.Context, w *store.Warehouse, obj *
 	return metaLoc, newLoc, nil
 }
 
-// MetadataPathKey overrides where metadata files go (table and view property).
-const MetadataPathKey = "write.metadata.path"
+// MetadataPathKey overrides where metadata files go (table and view
+// property); the location policy owns the name.
+const MetadataPathKey = locations.MetadataPathKey
 
 var metadataVersion = regexp.MustCompile(`^(\d+)-[^/]*\.metadata\.json$`)
 
