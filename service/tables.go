@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/changeevents"
+	"github.com/lakehold/catalog/internal/createdef"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/tablemeta"
@@ -99,7 +100,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err := s.broker.CheckVend(ctx, w, id, in.Delegation); err != nil {
 		return nil, err
 	}
-	schema, spec, order, err := decodeCreate(in)
+	schema, spec, order, err := createdef.Decode(in.Schema, in.Spec, in.SortOrder)
 	if err != nil {
 		return nil, err
 	}
@@ -178,33 +179,6 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		return nil, putErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, data, canon, in.Delegation)
-}
-
-// decodeCreate decodes a create request's schema, partition spec and sort
-// order with fresh ids: 400 for any that does not decode.
-func decodeCreate(in CreateTableInput) (*iceberg.Schema, *iceberg.PartitionSpec, table.SortOrder, error) {
-	order := table.UnsortedSortOrder
-	var reqSchema iceberg.Schema
-	if err := json.Unmarshal(in.Schema, &reqSchema); err != nil {
-		return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
-	}
-	schema, specJSON, orderJSON, err := freshCreateIDs(&reqSchema, in.Spec, in.SortOrder)
-	if err != nil {
-		return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid table definition: %s", fault.ClientText(err))
-	}
-	var spec *iceberg.PartitionSpec
-	if len(specJSON) > 0 && string(specJSON) != "null" {
-		spec = &iceberg.PartitionSpec{}
-		if err := json.Unmarshal(specJSON, spec); err != nil {
-			return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid partition spec: %s", fault.ClientText(err))
-		}
-	}
-	if len(orderJSON) > 0 && string(orderJSON) != "null" {
-		if err := json.Unmarshal(orderJSON, &order); err != nil {
-			return nil, nil, order, fault.Wrap(fault.BadRequest, err, "Invalid write order: %s", fault.ClientText(err))
-		}
-	}
-	return schema, spec, order, nil
 }
 
 // tableResult assembles a TableResult with the storage access the client

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/view"
 
 	"github.com/lakehold/catalog/internal/changeevents"
+	"github.com/lakehold/catalog/internal/createdef"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/store"
 )
@@ -42,7 +43,7 @@ func (s *Service) CreateView(ctx context.Context, warehouse string, nsLevels []s
 	}
 	var schema iceberg.Schema
 	if err := json.Unmarshal(in.Schema, &schema); err != nil {
-		return nil, fault.Wrap(fault.BadRequest, err, "Invalid schema: %s", schemaText(in.Schema, err))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid schema: %s", createdef.SchemaText(in.Schema, err))
 	}
 	var version view.Version
 	if err := json.Unmarshal(in.ViewVersion, &version); err != nil {

@@ -83,6 +83,8 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "internal/changeevents", []string{"net/http", "os", mod + "service", mod + "server", mod + "internal/storage"}},
 		{mod + "internal/eventsink", []string{mod + "service", mod + "server", mod + "store/sqlstore"}},
 		{"direct:" + mod + "internal/requirements", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		// A create request's table definition, decoded: pure as well.
+		{"direct:" + mod + "internal/createdef", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/scanplan", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "credentials", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// Authentication and credential vending sit below the orchestration

@@ -1,4 +1,8 @@
-package service
+// Package createdef decodes the table definition of a create request: its
+// schema, partition spec and sort order, with fresh field ids assigned as
+// Iceberg does, and a message naming the field when a schema does not
+// decode. It is pure: values in, values or 400 faults out.
+package createdef
 
 import (
 	"encoding/json"
@@ -11,7 +15,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 )
 
-// schemaText is the client's message for a schema that did not decode:
+// SchemaText is the client's message for a schema that did not decode:
 // the field whose type is wrong, by its dotted path (list elements as
 // "element", map keys and values as "key" and "value", as in Iceberg's
 // column names), and the type it gave, e.g.
@@ -23,7 +27,7 @@ import (
 // each field of raw again, innermost first, with iceberg-go itself, so
 // what counts as a valid type stays iceberg-go's rule. Anything else (no
 // fields, a duplicate id, malformed JSON) keeps ClientText's message.
-func schemaText(raw []byte, err error) string {
+func SchemaText(raw []byte, err error) string {
 	var top struct {
 		Fields []json.RawMessage `json:"fields"`
 	}

@@ -1,4 +1,4 @@
-package service
+package createdef
 
 import (
 	"encoding/json"
@@ -52,8 +52,8 @@ func TestSchemaText(t *testing.T) {
 			var s iceberg.Schema
 			err := json.Unmarshal([]byte(tc.schema), &s)
 			require.Error(t, err, tc.schema)
-			require.Contains(t, schemaText([]byte(tc.schema), err), tc.want)
-			require.NotContains(t, schemaText([]byte(tc.schema), err), "invalid schema: invalid schema")
+			require.Contains(t, SchemaText([]byte(tc.schema), err), tc.want)
+			require.NotContains(t, SchemaText([]byte(tc.schema), err), "invalid schema: invalid schema")
 		})
 	}
 	var s iceberg.Schema

@@ -1,4 +1,4 @@
-package service
+package createdef
 
 import (
 	"encoding/json"
