@@ -7,7 +7,6 @@ import (
 	"github.com/lakehold/catalog/service/commitengine"
 
 	"github.com/apache/iceberg-go/table"
-	"github.com/apache/iceberg-go/view"
 
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/identity"
@@ -83,12 +82,6 @@ func objectOf(obj *store.Object) changeevents.Object {
 func tableObject(warehouse string, id Ident, meta table.Metadata) changeevents.Object {
 	return changeevents.Object{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: store.KindTable,
 		UUID: meta.TableUUID().String(), Location: meta.Location()}
-}
-
-// viewObject names a view by its new metadata.
-func viewObject(warehouse string, id Ident, meta view.Metadata) changeevents.Object {
-	return changeevents.Object{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: store.KindView,
-		UUID: meta.ViewUUID().String(), Location: meta.Location()}
 }
 
 // docObject names a table or view by its metadata document (UUID and

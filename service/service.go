@@ -30,6 +30,7 @@ import (
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/service/v4read"
+	"github.com/lakehold/catalog/service/views"
 	"github.com/lakehold/catalog/service/warehouses"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
@@ -134,6 +135,7 @@ type Service struct {
 	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
 	upkeep    *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
 	migrate   *v4migrate.Migrator   // the upgrade to v4 and the export of v4 tables
+	views     *views.Views          // view creates, loads, replaces and drops
 	metaCache tablemeta.Cache
 	tracer    trace.Tracer // nil when tracing is off
 }
@@ -182,6 +184,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.readers = v4read.New(s.fileIO, fileName)
 	s.engine = s.newEngine()
 	s.tc = s.newTableCommit()
+	s.views = s.newViews()
 	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
 		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
 	s.planner = s.newPlanner()

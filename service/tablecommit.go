@@ -31,11 +31,6 @@ const (
 // a commit dropped from the log (tablecommit.JobDeleteMetadataFiles).
 const JobDeleteMetadataFiles = tablecommit.JobDeleteMetadataFiles
 
-const (
-	metadataPathKey       = tablecommit.MetadataPathKey
-	msgStorageUnavailable = tablecommit.MsgStorageUnavailable
-)
-
 // CommitTable applies one table change (tablecommit.Committer.CommitTable,
 // which says what is returned when).
 func (s *Service) CommitTable(ctx context.Context, warehouse string, change TableChange) (*TableResult, error) {

@@ -164,6 +164,11 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/warehouses", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/warehouses", []string{"net/http", "os"}},
+		// Views: the store, an authorize function, the commit loop, the
+		// metadata-file writes and the event builders, all given as values.
+		{mod + "service/views", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/views", []string{"net/http", "os"}},
 		// Spans, not exporters, below cmd/: the OTLP exporter (and the SDK
 		// with its HTTP client) is wired in by cmd/catalog alone.
 		// (Cloud storage SDKs pull the OpenTelemetry SDK in underneath, so
