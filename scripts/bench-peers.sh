@@ -59,6 +59,7 @@ CATALOG_TEST_DATABASE_URL='' start_catalog peers-sqlite bench
 pids+=("$CATALOG_PID"); dirs+=("${WAREHOUSE_DIR%/warehouse}"); SQLITE_URI=$CATALOG_URI
 start_catalog peers-pg bench
 pids+=("$CATALOG_PID"); dirs+=("${WAREHOUSE_DIR%/warehouse}"); PG_URI=$CATALOG_URI
+PG_DB_URL=${CATALOG_DB_ARGS[1]} # the catalog's own database
 CATALOG_PID=
 
 # The fixture reads its catalog properties from CATALOG_* variables
@@ -99,5 +100,6 @@ echo "bench-peers: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)
   -target "pg=$PG_URI,warehouse=bench" \
   -target "fixture=$FX_URI" -ref fixture \
   -clients "$CLIENTS" -duration "$DURATION" -rounds "$ROUNDS" -warmup "$WARMUP" -snapshots "$SNAPSHOTS" \
-  -ceilings "$(IFS=,; echo "${ceilings[*]}")" -ceiling-for pg "$@"
+  -ceilings "$(IFS=,; echo "${ceilings[*]}")" -ceiling-for pg \
+  -after-setup "psql '$PG_DB_URL' -q -c 'VACUUM ANALYZE' -c CHECKPOINT" "$@"
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -174,7 +174,7 @@ func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []st
 		}
 		// Its own deleted row, which this transaction removes, holds
 		// the location: only the others count.
-		if err := checkOverlap(ctx, q, whID, id, o.Location); err != nil {
+		if err := s.checkOverlap(ctx, q, whID, id, o.Location); err != nil {
 			return err
 		}
 		o.NamespaceID, o.WarehouseID, o.UpdatedAt = nsID, whID, s.clock.Now()

@@ -531,44 +531,6 @@ func lockWarehouse(ctx context.Context, q sqldb.Querier, whID string) error {
 	return err
 }
 
-// overlapCond matches a location column equal to, inside, or containing
-// the location $3.
-const overlapCond = `(location = CAST($3 AS TEXT)
-		   OR substr(CAST($3 AS TEXT), 1, length(location) + 1) = location || '/'
-		   OR substr(location, 1, length(CAST($3 AS TEXT)) + 1) = CAST($3 AS TEXT) || '/')`
-
-// checkOverlap fails with store.ErrLocationOverlap when loc is equal to,
-// inside, or contains the location of another table or view of the
-// warehouse, live or soft-deleted: a deleted object keeps its location
-// until it is forgotten, since its undrop needs the files and the end of
-// its retention may purge them. selfID (or "") names the object being
-// moved or undropped, whose own rows do not count. Both tables are read
-// by one statement, so an object being soft-deleted meanwhile is seen in
-// one of them.
-func checkOverlap(ctx context.Context, q sqldb.Querier, whID, selfID, loc string) error {
-	rows, err := q.Query(ctx,
-		`SELECT location, 0 FROM catalog_objects WHERE warehouse_id = $1 AND id <> $2 AND `+overlapCond+`
-		 UNION ALL
-		 SELECT location, 1 FROM deleted_objects WHERE warehouse_id = $1 AND id <> $2 AND `+overlapCond+`
-		 LIMIT 1`, whID, selfID, loc)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if rows.Next() {
-		var other string
-		var deleted int
-		if err := rows.Scan(&other, &deleted); err != nil {
-			return err
-		}
-		if deleted == 1 {
-			return fmt.Errorf("%w: %s overlaps %s (a soft-deleted object)", store.ErrLocationOverlap, loc, other)
-		}
-		return fmt.Errorf("%w: %s overlaps %s", store.ErrLocationOverlap, loc, other)
-	}
-	return rows.Err()
-}
-
 func (s *Store) existingKind(ctx context.Context, q sqldb.Querier, nsID, name string) (store.ObjectKind, error) {
 	var kind string
 	err := q.QueryRow(ctx, `SELECT kind FROM catalog_objects WHERE namespace_id = $1 AND name = $2`, nsID, name).Scan(&kind)
@@ -628,7 +590,7 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 				return err
 			}
 		}
-		if err := checkOverlap(ctx, q, whID, "", o.Location); err != nil {
+		if err := s.checkOverlap(ctx, q, whID, "", o.Location); err != nil {
 			return err
 		}
 		o.ID = uuid.NewString()
@@ -852,7 +814,7 @@ func (s *Store) checkMove(ctx context.Context, q sqldb.Querier, sw store.Swap) e
 	if err := lockWarehouse(ctx, q, whID); err != nil {
 		return err
 	}
-	return checkOverlap(ctx, q, whID, sw.ObjectID, sw.NewLocation)
+	return s.checkOverlap(ctx, q, whID, sw.ObjectID, sw.NewLocation)
 }
 
 // ---- idempotency ----

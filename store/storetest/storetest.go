@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -395,8 +396,22 @@ func testLocationOverlap(t *testing.T, s store.Store) {
 		err := s.ObjectCreate(ctx, table([]string{"ns"}, "x_"+name, loc))
 		require.ErrorIs(t, err, store.ErrLocationOverlap, name)
 	}
-	// A name that merely shares a prefix string is a different directory.
+	// A name that merely shares a prefix string is a different directory,
+	// whichever side of '/' its next byte sorts ('-' and '.' before, '0'
+	// right after), and so is one differing only in case.
 	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "t2", "s3://b/wh/ns/table2")))
+	for i, loc := range []string{"s3://b/wh/ns/table-x", "s3://b/wh/ns/table.x", "s3://b/wh/ns/table0", "s3://b/wh/ns/TABLE", "s3://b/wh/ns/tabl"} {
+		require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, fmt.Sprintf("near%d", i), loc)), loc)
+	}
+	for name, loc := range map[string]string{
+		"deep inside":   "s3://b/wh/ns/table/a/b/c",
+		"far above":     "s3://b/wh",
+		"above a near":  "s3://b/wh/ns/table-x",
+		"inside a near": "s3://b/wh/ns/table.x/y",
+	} {
+		err := s.ObjectCreate(ctx, table([]string{"ns"}, "y_"+strings.ReplaceAll(name, " ", "_"), loc))
+		require.ErrorIs(t, err, store.ErrLocationOverlap, name)
+	}
 	require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, "other_bucket", "s3://c/wh/ns/table")))
 
 	got, err := s.ObjectGet(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "t2", Kind: store.KindTable})

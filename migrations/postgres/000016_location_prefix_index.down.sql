@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS catalog_objects_location_c;

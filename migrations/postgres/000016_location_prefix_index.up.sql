@@ -1,0 +1,4 @@
+-- The overlap check (store/sqlstore/overlap.go) finds the locations inside
+-- a new one as a byte range, compared COLLATE "C" whatever the database's
+-- collation; this index serves that range.
+CREATE INDEX catalog_objects_location_c ON catalog_objects (warehouse_id, (location COLLATE "C"));
