@@ -2,7 +2,8 @@
 // The SQL files in this directory are portable and migrate Postgres and the
 // embedded SQLite file alike; a file of the same name under postgres/
 // replaces the shared one for Postgres only (storage tuning SQLite has no
-// syntax for; the shared file is then a no-op). Every version exists in
+// syntax for, or an index SQLite does not need; the shared file is then a
+// no-op). Every version exists in
 // this directory, so both databases pass through the same version numbers.
 package migrations
 

@@ -49,12 +49,13 @@ func (s *Store) checkOverlap(ctx context.Context, q sqldb.Querier, whID, selfID,
 // overlapConds returns the conditions under which a location column
 // equals or contains loc (the column is loc itself, or loc cut before one
 // of its '/') and under which it lies inside loc (the column starts with
-// loc + "/"). Each is an index lookup on (warehouse_id, location): the
-// containing locations are listed, and "starts with loc/" is the byte
-// range [loc + "/", loc + "0"), '0' being the byte after '/'. The range
-// must compare bytes: SQLite's default collation does, and on Postgres
-// the column is compared COLLATE "C" (the database's own collation may
-// sort otherwise), served by the index of migration 16. Before, each
+// loc + "/"). Each is an index lookup: the containing locations are
+// listed (the index on (warehouse_id, location)), and "starts with loc/"
+// is the byte range [loc + "/", loc + "0"), '0' being the byte after '/'.
+// The range must compare bytes: SQLite's default collation does, on the
+// same index; on Postgres the column is compared COLLATE "C" (the
+// database's own collation may sort otherwise), served by migration 16's
+// index on (warehouse_id, location COLLATE "C"). Before, each
 // check compared every location of the warehouse, under the warehouse's
 // lock, so creates slowed and queued as tables accumulated.
 func (s *Store) overlapConds(a *sqlArgs, loc string) (containing, inside string) {

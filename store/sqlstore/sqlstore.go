@@ -489,6 +489,10 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 	if page.Token != "" {
 		var err error
 		if after, err = decodeToken(page.Token); err != nil {
+			// A missing namespace is reported before a bad token.
+			if _, nsErr := s.NamespaceGet(ctx, warehouse, namespace); nsErr != nil {
+				return nil, "", nsErr
+			}
 			return nil, "", err
 		}
 	}
@@ -525,7 +529,8 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 }
 
 // lockWarehouse serialises location-changing operations in one warehouse:
-// the overlap check below is then race-free on every isolation level.
+// the overlap check (checkOverlap, overlap.go) is then race-free on every
+// isolation level.
 func lockWarehouse(ctx context.Context, q sqldb.Querier, whID string) error {
 	_, err := q.Exec(ctx, `UPDATE warehouses SET lock_seq = lock_seq + 1 WHERE id = $1`, whID)
 	return err

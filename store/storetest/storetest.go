@@ -318,6 +318,11 @@ func testObjectListAndDelete(t *testing.T, s store.Store) {
 	require.Equal(t, []string{"v"}, views)
 	_, _, err = s.ObjectList(ctx, wh, []string{"zz"}, store.KindTable, store.Page{})
 	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+	// A missing namespace is reported before a bad page token.
+	_, _, err = s.ObjectList(ctx, wh, []string{"zz"}, store.KindTable, store.Page{Token: "%%"})
+	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
+	_, _, err = s.ObjectList(ctx, wh, []string{"ns"}, store.KindTable, store.Page{Token: "%%"})
+	require.ErrorIs(t, err, store.ErrInvalidPageToken)
 	// An empty namespace is an empty list (JSON [], not null), not a
 	// missing one.
 	_, err = s.NamespaceCreate(ctx, wh, []string{"empty"}, nil)

@@ -92,9 +92,10 @@ var ErrRetryTx = errors.New("retry transaction")
 const maxTxAttempts = 5
 
 // InTx runs fn in a transaction on d, re-running it after serialization
-// failures, deadlocks and ErrRetryTx with a capped, jittered, doubling
-// delay, at most five times. It returns the last attempt's error, or the
-// context's when cancelled while waiting. A database that is unavailable is
+// failures, deadlocks and ErrRetryTx after a doubling, jittered delay (5 ms
+// plus up to as much again, then 10, 20, 40), at most five times. It
+// returns the last attempt's error, or the context's when cancelled while
+// waiting. A database that is unavailable is
 // not retried here: the request answers 503 and the client decides.
 func InTx(ctx context.Context, d Driver, fn func(q Querier) error) error {
 	delay := 5 * time.Millisecond
