@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from . import _commit, _schema, _validate, _write
 from ._keyindex import KeyIndex
-from .errors import CommitFailedError, CommitStateUnknownError, LakeholdError, MergeKeyError
+from .errors import CommitFailedError, CommitStateUnknownError, FilterError, LakeholdError, MergeKeyError
 
 if TYPE_CHECKING:
     from .table import Table
@@ -242,10 +242,14 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
 
 
 def _mask(rows: pa.Table, pred: pc.Expression) -> pa.Array:
-    """Per row, whether ``pred`` holds (null counts as false)."""
+    """Per row, whether ``pred`` holds (null counts as false). FilterError
+    when pyarrow cannot evaluate it on these columns."""
     import pyarrow.dataset as ds
 
-    res = ds.dataset(rows).to_table(columns={"m": pred}).column("m")
+    try:
+        res = ds.dataset(rows).to_table(columns={"m": pred}).column("m")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        raise FilterError(f"the row filter cannot be evaluated on the table's columns: {e}") from None
     return pc.fill_null(res.combine_chunks(), False)
 
 

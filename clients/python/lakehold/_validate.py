@@ -31,6 +31,8 @@ constants below and ``details`` naming the column.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -277,6 +279,10 @@ def _filled(arr: pa.Array) -> pa.Array:
         return pc.fill_null(arr, pa.scalar(b"", t))
     if pa.types.is_boolean(t):
         return pc.fill_null(arr, False)
+    if pa.types.is_decimal(t):
+        return pc.fill_null(arr, pa.scalar(decimal.Decimal(0), t))
+    if pa.types.is_date(t):
+        return pc.fill_null(arr, pa.scalar(datetime.date(1970, 1, 1), t))
     return pc.fill_null(arr, pa.scalar(0).cast(t))
 
 

@@ -224,6 +224,24 @@ def test_required_children_of_absent_parents_may_be_null() -> None:
     assert pq.read_table(pa.BufferReader(buf.getvalue())).to_pylist() == out.to_pylist()
 
 
+@pytest.mark.parametrize("iceberg", ["boolean", "int", "long", "float", "double", "date", "time", "timestamp",
+                                     "timestamptz", "timestamp_ns", "string", "uuid", "binary", "decimal(4, 4)",
+                                     "fixed[3]"])
+def test_a_null_struct_with_a_required_child_of_any_type_is_written(iceberg: str) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    f = _schema.to_arrow_field({"id": 1, "name": "s", "required": False, "type": {"type": "struct", "fields": [
+        {"id": 2, "name": "c", "required": True, "type": iceberg}]}})
+    child = f.type.field(0).type
+    data = pa.table({"s": pa.array([None], pa.struct([pa.field("c", child)]))})
+    out = _validate.conform(data, [f], "exact", what="data")
+    buf = io.BytesIO()
+    pq.write_table(out, buf)
+    assert pq.read_table(pa.BufferReader(buf.getvalue())).column("s").to_pylist() == [None]
+
+
 def test_nulls_can_be_left_to_the_caller_for_partial_writes() -> None:
     data = pa.table({"id": pa.array([1, None], pa.int64())})
     out = conform(data, ["id"], nulls=False)
