@@ -105,10 +105,16 @@ def base_reader(table: Table) -> BaseReader:
 def blend(changed: pa.Array, new: pa.Table, current: pa.Table, fields: list[pa.Field]) -> pa.Table:
     """Column-file rows: ``new`` where ``changed``, ``current`` elsewhere,
     plus the lineage column (null where changed, carried elsewhere)."""
-    arrays = [pc.if_else(changed, new.column(f.name), current.column(f.name)) for f in fields]
+    arrays = [pc.if_else(changed, new.column(f.name), _as(current.column(f.name), f.type)) for f in fields]
     carried = current.column(_schema.LAST_UPDATED)
     arrays.append(pc.if_else(changed, pa.scalar(None, pa.int64()), carried))
     return pa.Table.from_arrays(arrays, schema=pa.schema([*fields, _lineage()]))
+
+
+def _as(col: pa.ChunkedArray, t: pa.DataType) -> pa.ChunkedArray:
+    """``col`` (read with the table's types) as column-file type ``t``: the
+    same values, nested fields optional (``if_else`` wants equal types)."""
+    return col if col.type == t else col.cast(t)
 
 
 @dataclass

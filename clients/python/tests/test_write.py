@@ -264,6 +264,17 @@ def test_writes_check_their_input_before_writing(catalog: lakehold.Catalog, name
                                                                  key="id"))
     assert isinstance(e, lakehold.ValidationError) and e.details["column"] == "id"
 
+    # A filtered update checks required fields on the rows it changes only.
+    def tags(b: pa.Table) -> pa.Table:  # a null element but for id 2
+        return pa.table({"tags": pa.array([["ok"] if i == 2 else [None] for i in b["id"].to_pylist()],
+                                          pa.list_(pa.string()))})
+
+    _refused(t, "null-in-required-field", lambda: t.update_columns(
+        tags, inputs=["id"], outputs=["tags"], row_filter={"type": "lt-eq", "term": "id", "value": 2}))
+    t.update_columns(tags, inputs=["id"], outputs=["tags"], row_filter={"type": "eq", "term": "id", "value": 2})
+    got = {r["id"]: r["tags"] for r in t.scan(selected_fields=("id", "tags")).to_arrow().to_pylist()}
+    assert got == {1: ["x"], 2: ["ok"], 3: None, 4: None, 5: None}
+
     # The safe-cast opt-in: lossless widening is written, with the table's types.
     t.append(pa.table({"id": pa.array([6], pa.int32()), "score": pa.array([6.5], pa.float32())}), cast="safe")
     t.merge_columns(pa.table({"id": pa.array([1, 6], pa.int32()), "score": pa.array([0.25, 0.75], pa.float32())}),
