@@ -146,3 +146,43 @@ def test_read_matches_the_library_scan(spark, table):
                   for r in table.scan(with_row_lineage=True).to_arrow().to_pylist())
     assert got == want
     assert lspark.read(spark, table, row_filter="score > 1").count() == 2
+
+
+def _column_files_on_disk(t):
+    """The column files under a local table's data/ (None elsewhere)."""
+    if not t.location.startswith("file:"):
+        return None
+    return {p.name for p in Path(t.location.removeprefix("file://")).glob("data/*-cols.parquet")}
+
+
+def test_refused_input_commits_and_leaves_nothing(spark, table):
+    before, files = len(table.refresh().snapshots()), _column_files_on_disk(table)
+
+    def refused(reason, call):
+        with pytest.raises(lakehold.errors.ValidationError) as e:
+            call()
+        assert e.value.reason == reason, (e.value.reason, e.value.message)
+        assert len(table.refresh().snapshots()) == before, "nothing committed"
+        assert _column_files_on_disk(table) == files, "no column file left behind"
+
+    # fn's result checked on the executors, raised on the driver as itself;
+    # here only one base's result is bad, the other bases' files are deleted.
+    refused("type-mismatch", lambda: lspark.update_columns(
+        spark, table, lambda b: pa.table({"score": pa.array(["x"] * b.num_rows) if 25 in b["id"].to_pylist()
+                                          else pa.array([1.0] * b.num_rows)}), ["id"], ["score"], partitions=2))
+    refused("undeclared-column", lambda: lspark.update_columns(
+        spark, table, lambda b: pa.table({"score": [1.0] * b.num_rows, "region": ["x"] * b.num_rows}),
+        ["id"], ["score"]))
+    # The source's schema is checked on the driver.
+    refused("key-type-mismatch", lambda: lspark.merge_columns(
+        spark, table, spark.createDataFrame([(1.0, 1.0)], "id double, score double"), key="id"))
+    refused("key-type-mismatch", lambda: lspark.merge_columns(
+        spark, table, spark.createDataFrame([(1, 1.0)], "id int, score double"), key="id"))
+    refused("type-mismatch", lambda: lspark.merge_columns(
+        spark, table, spark.createDataFrame([(1, "1.5")], "id long, score string"), key="id"))
+    refused("unknown-column", lambda: lspark.merge_columns(
+        spark, table, spark.createDataFrame([(1, 1.0)], "id long, extra double"), key="id"))
+    # The safe-cast opt-in: int keys for a long key, float values for a double.
+    lspark.merge_columns(spark, table, spark.createDataFrame([(1, 1.5)], "id int, score float"), key="id",
+                         cast="safe")
+    assert [r["score"] for r in rows(table.refresh())][:3] == [0.0, 1.5, 0.0]

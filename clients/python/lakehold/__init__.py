@@ -11,14 +11,19 @@ from .errors import (
     AlreadyExistsError,
     CommitFailedError,
     CommitStateUnknownError,
+    DeletesError,
+    FilterError,
     ForbiddenError,
     LakeholdError,
     MergeKeyError,
+    MisalignedError,
     NoSuchNamespaceError,
     NoSuchTableError,
     NotAuthorizedError,
+    NotChangedError,
     NotFoundError,
     ServiceUnavailableError,
+    StitchError,
     TransportError,
     ValidationError,
 )
@@ -31,8 +36,8 @@ except ImportError:  # pragma: no cover
     Scan = None  # type: ignore[assignment,misc]
 
 __all__ = [
-    "AlreadyExistsError", "Catalog", "CommitFailedError", "Event", "EventPage", "CommitStateUnknownError", "ForbiddenError",
-    "LakeholdError", "MergeKeyError", "NoSuchNamespaceError", "NoSuchTableError", "NotAuthorizedError",
-    "NotFoundError", "Scan", "ServiceUnavailableError", "Table", "TransportError", "ValidationError",
-    "load_catalog",
+    "AlreadyExistsError", "Catalog", "CommitFailedError", "CommitStateUnknownError", "DeletesError", "Event",
+    "EventPage", "FilterError", "ForbiddenError", "LakeholdError", "MergeKeyError", "MisalignedError",
+    "NoSuchNamespaceError", "NoSuchTableError", "NotAuthorizedError", "NotChangedError", "NotFoundError", "Scan",
+    "ServiceUnavailableError", "StitchError", "Table", "TransportError", "ValidationError", "load_catalog",
 ]

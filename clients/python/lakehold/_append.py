@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _commit, _partition, _schema, _write
-from .errors import CommitStateUnknownError, LakeholdError
+from . import _commit, _partition, _schema, _validate, _write
+from .errors import CommitStateUnknownError
 
 if TYPE_CHECKING:
     from .table import Table
@@ -15,14 +15,13 @@ if TYPE_CHECKING:
 MAX_ROWS_PER_FILE = 1_000_000
 
 
-def append(table: Table, data: Any, snapshot_properties: dict[str, str] | None) -> int:
+def append(table: Table, data: Any, snapshot_properties: dict[str, str] | None, cast: _validate.CastMode) -> int:
     """See :meth:`Table.append`."""
-    from ._colupdate import to_arrow
-
+    src = _validate.to_arrow(data, "append data")
     table.refresh()  # the current schema and spec, and fresh vended credentials
-    rows = _write.conform(to_arrow(data), table.schema())
+    rows = _validate.conform(src, list(table.schema()), cast, what="append data", fill_missing=True)
     if rows.num_rows == 0:
-        raise LakeholdError("append needs at least one row")
+        raise _validate.fail(_validate.NO_ROWS, "append needs at least one row")
     spec = table.spec_json()
     names = {int(_schema.field_id(f) or 0): f.name for f in table.schema()}
     entries: list[dict[str, Any]] = []

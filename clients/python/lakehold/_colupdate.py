@@ -23,34 +23,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _commit, _schema, _write
+from . import _commit, _schema, _validate, _write
 from ._keyindex import KeyIndex
-from .errors import CommitFailedError, CommitStateUnknownError, LakeholdError, MergeKeyError
+from .errors import CommitFailedError, CommitStateUnknownError, FilterError, LakeholdError, MergeKeyError
 
 if TYPE_CHECKING:
     from .table import Table
 
 CONFLICT_TRIES = 3
 _WORKERS = 4
-
-
-def to_arrow(data: Any) -> pa.Table:
-    """An Arrow table from a pyarrow Table/RecordBatch/reader, a pandas or
-    polars DataFrame, or a dict of columns; LakeholdError otherwise."""
-    if isinstance(data, pa.Table):
-        return data
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    if isinstance(data, pa.RecordBatchReader):
-        return data.read_all()
-    if isinstance(data, dict):
-        return pa.table(data)
-    mod = type(data).__module__.split(".")[0]
-    if mod == "pandas":
-        return pa.Table.from_pandas(data, preserve_index=False)
-    if mod == "polars":
-        return data.to_arrow()
-    raise LakeholdError(f"cannot turn {type(data).__name__} into an Arrow table")
 
 
 def nullable(f: pa.Field) -> pa.Field:
@@ -124,10 +105,16 @@ def base_reader(table: Table) -> BaseReader:
 def blend(changed: pa.Array, new: pa.Table, current: pa.Table, fields: list[pa.Field]) -> pa.Table:
     """Column-file rows: ``new`` where ``changed``, ``current`` elsewhere,
     plus the lineage column (null where changed, carried elsewhere)."""
-    arrays = [pc.if_else(changed, new.column(f.name), current.column(f.name)) for f in fields]
+    arrays = [pc.if_else(changed, new.column(f.name), _as(current.column(f.name), f.type)) for f in fields]
     carried = current.column(_schema.LAST_UPDATED)
     arrays.append(pc.if_else(changed, pa.scalar(None, pa.int64()), carried))
     return pa.Table.from_arrays(arrays, schema=pa.schema([*fields, _lineage()]))
+
+
+def _as(col: pa.ChunkedArray, t: pa.DataType) -> pa.ChunkedArray:
+    """``col`` (read with the table's types) as column-file type ``t``: the
+    same values, nested fields optional (``if_else`` wants equal types)."""
+    return col if col.type == t else col.cast(t)
 
 
 @dataclass
@@ -155,9 +142,7 @@ def _build(table: Table, job: Job, task: dict[str, Any]) -> _Built:
     df = task["data-file"]
     if data is None:
         return _Built(None, info)
-    if data.num_rows != int(df["record-count"]):
-        raise LakeholdError(f"column rows for {df['file-path']}: {data.num_rows} rows, the base has "
-                            f"{df['record-count']}")
+    _validate.check_rows(data.num_rows, int(df["record-count"]), f"the column rows for {df['file-path']}")
     loc = _write.new_location(table.location, suffix="-cols")
     job._written.append(loc)
     size = _write.write(table._io, loc, data, dictionary_for_text_only=True)
@@ -228,8 +213,10 @@ def _cleanup(table: Table, job: Job, keep: set[str]) -> None:
 # --- update_columns -----------------------------------------------------------
 
 def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_fields: list[pa.Field],
-            row_filter: Any, snapshot_properties: dict[str, str] | None) -> Job:
-    """The job of ``Table.update_columns``: ``fn`` over every base's rows."""
+            row_filter: Any, snapshot_properties: dict[str, str] | None, cast: _validate.CastMode = "exact") -> Job:
+    """The job of ``Table.update_columns``: ``fn`` over every base's rows.
+    Each base's ``fn`` result is checked (lakehold._validate) before its
+    column file is written; ValidationError when it does not fit."""
     from . import _expr
 
     schema = table.schema()
@@ -242,49 +229,57 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
 
     def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
         rows = read_base(task, inputs, False)
-        out = to_arrow(fn(rows))
-        missing = [f.name for f in out_fields if f.name not in out.column_names]
-        if missing:
-            raise LakeholdError(f"update_columns: fn returned no column {missing}")
-        if out.num_rows != rows.num_rows:
-            raise LakeholdError(f"update_columns: fn returned {out.num_rows} rows for {rows.num_rows}")
-        new = _write.conform(out.select([f.name for f in cf_fields]), cf_schema)
+        out = _validate.to_arrow(fn(rows), "update_columns: fn's result")
+        _validate.check_rows(out.num_rows, rows.num_rows, "update_columns: fn's result")
+        # Every row's values must fit the types; required fields are
+        # checked on the rows written (a filtered update keeps the others).
+        new = _validate.conform(out, out_fields, cast, what="update_columns: fn's result", nulls=pred is None,
+                                schema=cf_schema)
         if pred is None:
             return new, None
         cur = read_base(task, sorted({*(f.name for f in out_fields), *filter_cols}), True)
         changed = _mask(cur, pred)
         if not pc.any(changed).as_py():
             return None, None
+        _validate.check_required(new.filter(changed), out_fields)
         return blend(changed, new, cur, cf_fields), None
 
     return Job(build=build, plan_filter=filt, snapshot_properties=snapshot_properties)
 
 
 def _mask(rows: pa.Table, pred: pc.Expression) -> pa.Array:
-    """Per row, whether ``pred`` holds (null counts as false)."""
+    """Per row, whether ``pred`` holds (null counts as false). FilterError
+    when pyarrow cannot evaluate it on these columns."""
     import pyarrow.dataset as ds
 
-    res = ds.dataset(rows).to_table(columns={"m": pred}).column("m")
+    try:
+        res = ds.dataset(rows).to_table(columns={"m": pred}).column("m")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        raise FilterError(f"the row filter cannot be evaluated on the table's columns: {e}") from None
     return pc.fill_null(res.combine_chunks(), False)
 
 
 # --- merge_columns ------------------------------------------------------------
 
 def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
-              snapshot_properties: dict[str, str] | None) -> Job:
-    """The job of ``Table.merge_columns``: new values by key; MergeKeyError
-    for null or duplicate source keys and keys no live row has."""
+              snapshot_properties: dict[str, str] | None, cast: _validate.CastMode = "exact") -> Job:
+    """The job of ``Table.merge_columns``: new values by key. Checks the
+    whole source first (lakehold._validate): ValidationError for a key or
+    column that does not fit the table, MergeKeyError for null or
+    duplicate source keys; the job's check raises MergeKeyError for keys
+    no live row has."""
     schema = table.schema()
     read_base = base_reader(table)
     if key not in schema.names:
-        raise LakeholdError(f"key column {key!r} is not in the table")
+        raise _validate.fail(_validate.UNKNOWN_COLUMN, f"key column {key!r} is not in the table", column=key)
     if key not in source.column_names:
-        raise LakeholdError(f"key column {key!r} is not in the source")
+        raise _validate.fail(_validate.MISSING_COLUMN, f"key column {key!r} is not in the source", column=key)
     fields = [schema.field(c) for c in columns]
     cf_fields = [nullable(f) for f in fields]
-    keys = source.column(key).cast(schema.field(key).type).combine_chunks()
+    keys = _validate.merge_keys(source.column(key), schema.field(key), cast)
     index = KeyIndex(keys)
-    src = _write.conform(source.select(columns), pa.schema(cf_fields))
+    src = _validate.conform(source.select(columns), fields, cast, what="merge_columns source",
+                            schema=pa.schema(cf_fields))
 
     def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
         idx = index.lookup(read_base(task, [key], False).column(key))
@@ -310,6 +305,6 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
         if not hit.all():
             missing = keys.filter(pa.array(~hit)).to_pylist()
             raise MergeKeyError(f"{len(missing)} source key(s) match no live row of the table, e.g. {missing[:5]}",
-                                missing[:20])
+                                missing[:20], reason="unmatched-key")
 
     return Job(build=build, check=check, snapshot_properties=snapshot_properties)

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyroaring import BitMap64
 
-from lakehold.errors import LakeholdError
+from lakehold.errors import DeletesError as DeletesError
 
 DV_BLOB_TYPE = "deletion-vector-v1"
 _DV_MAGIC = b"\xd1\xd3\x39\x64"
@@ -32,10 +32,6 @@ _PUFFIN_MAGIC = b"PFA1"
 # Reserved field ids of a position-delete file's columns.
 _POS_FILE_PATH_ID = 2147483546
 _POS_POS_ID = 2147483545
-
-
-class DeletesError(LakeholdError):
-    """A delete file that cannot be read or applied."""
 
 
 @dataclass(frozen=True)

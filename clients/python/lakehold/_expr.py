@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakehold.errors import LakeholdError
+from lakehold.errors import FilterError as FilterError
 
 Expression = dict[str, Any] | bool
 
@@ -43,10 +43,6 @@ _PYICEBERG_OPS = {
     "NotStartsWith": "not-starts-with", "In": "in", "NotIn": "not-in", "IsNull": "is-null",
     "NotNull": "not-null", "IsNaN": "is-nan", "NotNaN": "not-nan",
 }
-
-
-class FilterError(LakeholdError, ValueError):
-    """A row filter that cannot be parsed, serialized or evaluated here."""
 
 
 def to_json(row_filter: Any, schema: pa.Schema | None = None) -> Expression | None:

@@ -29,7 +29,7 @@ class KeyIndex:
 
     def __init__(self, keys: pa.Array) -> None:
         if keys.null_count:
-            raise MergeKeyError(f"the source has {keys.null_count} null key(s)")
+            raise MergeKeyError(f"the source has {keys.null_count} null key(s)", reason="null-key")
         self.type = keys.type
         self._sorted: np.ndarray | None = None
         self._order: np.ndarray | None = None
@@ -82,4 +82,5 @@ def _repeated(values: list[Any]) -> list[Any]:
 
 
 def _duplicates(dup: list[Any]) -> None:
-    raise MergeKeyError(f"{len(dup)} key(s) appear more than once in the source, e.g. {dup[:5]}", dup[:_SAMPLE])
+    raise MergeKeyError(f"{len(dup)} key(s) appear more than once in the source, e.g. {dup[:5]}", dup[:_SAMPLE],
+                        reason="duplicate-key")

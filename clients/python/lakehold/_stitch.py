@@ -34,7 +34,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakehold._deletes import DeletesError, anti_join, keep_mask, positions_from_file, read_dv
-from lakehold.errors import LakeholdError
+from lakehold.errors import (  # re-exported: the classes live in lakehold.errors
+    MisalignedError as MisalignedError,
+    NotChangedError as NotChangedError,
+    StitchError as StitchError,
+)
 
 ROW_ID_FIELD_ID = 2147483540
 LAST_UPDATED_FIELD_ID = 2147483539
@@ -45,19 +49,6 @@ _FIELD_ID = b"PARQUET:field_id"
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
 
-class StitchError(LakeholdError):
-    """A planned file that cannot be read as the plan describes it."""
-
-
-class MisalignedError(StitchError):
-    """A column file whose row count differs from its base file's."""
-
-
-class NotChangedError(StitchError):
-    """A field asked of a change task (``column-files-changed-since``) that
-    none of its column files carries: its current value may sit in a column
-    file from before the range, so it cannot be read from this task. Plan a
-    regular scan of the end snapshot for it."""
 
 
 def lineage_fields() -> list[pa.Field]:

@@ -19,37 +19,9 @@ import pyarrow.parquet as pq
 
 from . import _schema
 from ._io import FileIO
-from .errors import LakeholdError
 
 _COMPRESSION = "zstd"
 STRING_BOUND_CHARS = 16
-
-
-def conform(data: pa.Table, target: pa.Schema) -> pa.Table:
-    """``data`` with exactly ``target``'s columns, order and types (field
-    ids included). A target column missing from ``data`` is filled with
-    nulls. LakeholdError for a missing required column, a column the
-    table does not have, or a value that does not cast."""
-    extra = [n for n in data.column_names if target.get_field_index(n) < 0]
-    if extra:
-        raise LakeholdError(f"columns {extra} are not in the table schema")
-    arrays = []
-    for f in target:
-        if f.name in data.column_names:
-            col = data.column(f.name)
-            try:
-                arrays.append(col if col.type == f.type else col.cast(f.type))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise LakeholdError(f"column {f.name!r} ({col.type}) does not convert to {f.type}: {e}") from None
-        elif f.nullable:
-            arrays.append(pa.nulls(data.num_rows, f.type))
-        else:
-            raise LakeholdError(f"required column {f.name!r} is missing from the data")
-    out = pa.Table.from_arrays(arrays, schema=target)
-    for f in target:
-        if not f.nullable and out.column(f.name).null_count:
-            raise LakeholdError(f"required column {f.name!r} has nulls")
-    return out
 
 
 def new_location(table_location: str, subdir: str = "", suffix: str = "") -> str:

@@ -26,11 +26,17 @@ class LakeholdError(Exception):
 
 
 class ValidationError(LakeholdError):
-    """400: the request was refused as bad input; nothing was committed.
+    """Bad input; nothing was written or committed.
 
-    ``reason`` is the server's machine-readable ``error.reason`` (one of the
-    ``validation.Reason*`` codes, e.g. ``"record-count-mismatch"``) when it
-    gave one; ``details`` its ``error.details`` object.
+    Raised for the catalog's 400 answers (``status`` 400) and by the
+    library itself when it checks data against the table's schema before
+    writing (``status`` None; see lakehold._validate for its reasons).
+    ``reason`` is a machine-readable code: the server's ``error.reason``
+    (one of the ``validation.Reason*`` codes, e.g.
+    ``"record-count-mismatch"``) or the library's (e.g.
+    ``"undeclared-column"``, ``"type-mismatch"``); ``details`` the
+    server's ``error.details`` object, or the library's facts (``column``,
+    ``expected``, ``got``).
     """
 
     def __init__(self, message: str, *, status: int | None = 400, type: str | None = None,
@@ -81,13 +87,38 @@ class TransportError(LakeholdError):
     """The request got no HTTP answer (connection refused or reset, timeout)."""
 
 
-class MergeKeyError(LakeholdError, ValueError):
-    """merge_columns input is unusable: keys missing from the table,
-    duplicated in the source, or null. ``keys`` holds a few examples."""
+class MergeKeyError(ValidationError, ValueError):
+    """merge_columns input is unusable: keys missing from the table
+    (reason ``unmatched-key``), duplicated in the source
+    (``duplicate-key``) or null (``null-key``). ``keys`` holds a few
+    examples. Nothing was written or committed."""
 
-    def __init__(self, message: str, keys: list[Any] | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, keys: list[Any] | None = None, *, reason: str | None = None) -> None:
+        super().__init__(message, status=None, reason=reason)
         self.keys = keys or []
+
+
+class FilterError(LakeholdError, ValueError):
+    """A row filter that cannot be parsed, serialized or evaluated here."""
+
+
+class StitchError(LakeholdError):
+    """A planned file that cannot be read as the plan describes it."""
+
+
+class MisalignedError(StitchError):
+    """A column file whose row count differs from its base file's."""
+
+
+class NotChangedError(StitchError):
+    """A field asked of a change task (``column-files-changed-since``) that
+    none of its column files carries: its current value may sit in a column
+    file from before the range, so it cannot be read from this task. Plan a
+    regular scan of the end snapshot for it."""
+
+
+class DeletesError(LakeholdError):
+    """A delete file that cannot be read or applied."""
 
 
 _BY_TYPE: dict[str, type[LakeholdError]] = {

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _colupdate, _commit, _write
-from .errors import CommitStateUnknownError, LakeholdError, MergeKeyError
+from . import _colupdate, _commit, _validate
+from .errors import CommitStateUnknownError, LakeholdError, MergeKeyError, ValidationError
 from .table import Table
 
 if TYPE_CHECKING:
@@ -44,24 +44,32 @@ if TYPE_CHECKING:
 
 __all__ = ["merge_columns", "read", "update_columns"]
 
-_ENTRY_SCHEMA = "data_file string, entry string"
+# ``error``: a ValidationError an executor raised for its base (JSON), so
+# the driver raises it as itself rather than as Spark's task failure.
+_ENTRY_SCHEMA = "data_file string, entry string, error string"
+_ENTRY_ARROW = pa.schema([pa.field("data_file", pa.string()), pa.field("entry", pa.string()),
+                          pa.field("error", pa.string())])
 
 
 def update_columns(spark: SparkSession, table: Table, fn: Callable[[pa.Table], Any], inputs: list[str],
                    outputs: list[str] | pa.Schema, *, row_filter: Any = None,
-                   snapshot_properties: dict[str, str] | None = None, partitions: int | None = None) -> int:
+                   snapshot_properties: dict[str, str] | None = None, partitions: int | None = None,
+                   cast: Literal["exact", "safe"] = "exact") -> int:
     """:meth:`Table.update_columns` on Spark: ``fn`` runs on the executors,
     once per base file, and must be picklable (cloudpickle). ``partitions``
     is how many Spark tasks share the bases (default: twice the default
     parallelism, at most one per base). Returns the new snapshot id (the
-    current one when no base changed). Raises what the Table method raises,
-    and Spark's error when a task fails after its retries (nothing is
-    committed then)."""
-    fields = table._output_fields(outputs)
+    current one when no base changed). Raises what the Table method raises
+    (an executor's ValidationError for ``fn``'s result is raised on the
+    driver, after the other bases' files are deleted), and Spark's error
+    when a task fails otherwise after its retries (nothing is committed
+    then)."""
+    mode = _validate.cast_mode(cast)
+    fields = table._output_fields(outputs, mode)
     table.refresh()
     snap = _snapshot(table)
     inputs = list(inputs)
-    job = _colupdate.map_job(table, fn, inputs, fields, row_filter, None)
+    job = _colupdate.map_job(table, fn, inputs, fields, row_filter, None, mode)
     body: dict[str, Any] = {"snapshot-id": snap}
     if job.plan_filter is not None:
         body["filter"] = job.plan_filter
@@ -70,43 +78,52 @@ def update_columns(spark: SparkSession, table: Table, fn: Callable[[pa.Table], A
 
     def work(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         t = Table._for_worker(state)
-        j = _colupdate.map_job(t, fn, inputs, fields, row_filter, None)
+        j = _colupdate.map_job(t, fn, inputs, fields, row_filter, None, mode)
         for b in batches:
             out = []
             for raw in b.column(0).to_pylist():
                 task = json.loads(raw)
-                built = _colupdate._build(t, j, task)
-                out.append(_entry_row(task, built.entry))
+                try:
+                    out.append(_entry_row(task, _colupdate._build(t, j, task).entry))
+                except ValidationError as e:
+                    out.append(_error_row(task, e))
             yield _entry_batch(out)
 
     rows = _task_frame(spark, tasks, partitions).mapInArrow(work, _ENTRY_SCHEMA).collect()
-    return _commit_entries(table, snap, [r.entry for r in rows], snapshot_properties)
+    return _commit_entries(table, snap, rows, snapshot_properties)
 
 
 def merge_columns(spark: SparkSession, table: Table, source: DataFrame, key: str, columns: list[str] | None = None,
-                  *, snapshot_properties: dict[str, str] | None = None, partitions: int | None = None) -> int:
+                  *, snapshot_properties: dict[str, str] | None = None, partitions: int | None = None,
+                  cast: Literal["exact", "safe"] = "exact") -> int:
     """:meth:`Table.merge_columns` with a Spark DataFrame as the source:
     the table's keys (live rows only) are read on the executors and joined
     with ``source`` on ``key``; each base with a matched row gets one column
-    file. Raises MergeKeyError for null or duplicate source keys and keys
-    no live row has (nothing is written or committed), LakeholdError for
-    unknown columns, and the catalog's errors."""
+    file. The source's schema (as Arrow) and its required columns' nulls
+    are checked on the driver as the Table method checks them:
+    ValidationError, MergeKeyError for null or duplicate source keys and
+    keys no live row has (nothing is written or committed), and the
+    catalog's errors."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_type
 
+    mode = _validate.cast_mode(cast)
     cols = list(columns) if columns is not None else [c for c in source.columns if c != key]
     if not cols:
-        raise LakeholdError("merge_columns needs at least one column besides the key")
-    if key not in source.columns:
-        raise LakeholdError(f"key column {key!r} is not in the source")
+        raise _validate.fail(_validate.NO_COLUMNS, "merge_columns needs at least one column besides the key")
+    absent = [c for c in [key, *cols] if c not in source.columns]
+    if absent:
+        raise _validate.fail(_validate.MISSING_COLUMN, f"columns {absent} are not in the source", column=absent[0])
     table.refresh()
-    fields = table._output_fields(cols)
+    fields = table._output_fields(cols, mode)
     schema = table.schema()
     if key not in schema.names:
-        raise LakeholdError(f"key column {key!r} is not in the table")
+        raise _validate.fail(_validate.UNKNOWN_COLUMN, f"key column {key!r} is not in the table", column=key)
     key_type = schema.field(key).type
+    _check_source_schema(source, schema.field(key), fields, mode)
     src = source.select(F.col(key).cast(from_arrow_type(key_type)).alias(key), *cols)
     _check_source_keys(src, key)
+    _check_required(src, fields)
     snap = _snapshot(table)
     tasks = table._plan({"snapshot-id": snap})
     state = table._worker_state()
@@ -129,33 +146,40 @@ def merge_columns(spark: SparkSession, table: Table, source: DataFrame, key: str
     missing = src.select(key).join(keys_df.select(key), on=key, how="left_anti").limit(20).collect()
     if missing:
         found = [r[0] for r in missing]
-        raise MergeKeyError(f"source key(s) match no live row of the table, e.g. {found[:5]}", found)
+        raise MergeKeyError(f"source key(s) match no live row of the table, e.g. {found[:5]}", found,
+                            reason="unmatched-key")
     cf_fields = [_colupdate.nullable(f) for f in fields]
 
     def build(group: pa.Table) -> pa.Table:
         task = tasks[group.column("__base")[0].as_py()]
         t = Table._for_worker(state)
-        data = _merged_columns(t, task, group, cols, cf_fields)
-        built = _colupdate._build(t, _colupdate.Job(build=lambda _task: (data, None)), task)
-        return pa.Table.from_pylist([_entry_row(task, built.entry)], schema=pa.schema(
-            [pa.field("data_file", pa.string()), pa.field("entry", pa.string())]))
+        try:
+            data = _merged_columns(t, task, group, fields, cf_fields, mode)
+            built = _colupdate._build(t, _colupdate.Job(build=lambda _task: (data, None)), task)
+            row = _entry_row(task, built.entry)
+        except ValidationError as e:
+            row = _error_row(task, e)
+        return pa.Table.from_pylist([row], schema=_ENTRY_ARROW)
 
     joined = keys_df.join(src, on=key, how="inner")
     rows = joined.groupBy("__base").applyInArrow(build, _ENTRY_SCHEMA).collect()
-    return _commit_entries(table, snap, [r.entry for r in rows], snapshot_properties)
+    return _commit_entries(table, snap, rows, snapshot_properties)
 
 
-def _merged_columns(t: Table, task: dict[str, Any], group: pa.Table, cols: list[str],
-                    cf_fields: list[pa.Field]) -> pa.Table:
+def _merged_columns(t: Table, task: dict[str, Any], group: pa.Table, fields: list[pa.Field],
+                    cf_fields: list[pa.Field], cast: _validate.CastMode) -> pa.Table:
     """One base's column-file rows from its matched rows (``__pos`` and the
-    new values of ``cols``): the values alone when every row matched, else
-    blended with the current values and lineage."""
+    new values of ``fields``), checked against the table's fields: the
+    values alone when every row matched, else blended with the current
+    values and lineage."""
+    cols = [f.name for f in fields]
     rows = int(task["data-file"]["record-count"])
     pos = group.column("__pos").to_numpy()
     idx = np.full(rows, -1, dtype=np.int64)
     idx[pos] = np.arange(len(pos))
     take = pa.array(idx, mask=idx < 0)
-    new = _write.conform(group.select(cols), pa.schema(cf_fields)).take(take)
+    new = _validate.conform(group.select(cols), fields, cast, what="merge_columns source",
+                            schema=pa.schema(cf_fields)).take(take)
     if len(pos) == rows:
         return new
     cur = _colupdate.base_reader(t)(task, cols, True)
@@ -213,12 +237,17 @@ def _index_frame(spark: SparkSession, n: int, partitions: int | None) -> DataFra
 
 
 def _entry_row(task: dict[str, Any], entry: dict[str, Any] | None) -> dict[str, Any]:
-    return {"data_file": task["data-file"]["file-path"], "entry": json.dumps(entry) if entry is not None else None}
+    return {"data_file": task["data-file"]["file-path"], "entry": json.dumps(entry) if entry is not None else None,
+            "error": None}
+
+
+def _error_row(task: dict[str, Any], e: ValidationError) -> dict[str, Any]:
+    err = {"message": e.message, "reason": e.reason, "details": e.details}
+    return {"data_file": task["data-file"]["file-path"], "entry": None, "error": json.dumps(err, default=str)}
 
 
 def _entry_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pylist(rows, schema=pa.schema([pa.field("data_file", pa.string()),
-                                                               pa.field("entry", pa.string())]))
+    return pa.RecordBatch.from_pylist(rows, schema=_ENTRY_ARROW)
 
 
 def _spark_schema(schema: pa.Schema) -> Any:
@@ -233,22 +262,55 @@ def _arrow_of(spark_schema: Any) -> pa.Schema:
     return to_arrow_schema(spark_schema)
 
 
+def _check_source_schema(source: DataFrame, key: pa.Field, fields: list[pa.Field], cast: _validate.CastMode) -> None:
+    """ValidationError when the Arrow type of the source's key or a merged
+    column (as Spark hands it to Arrow) does not fit the table's field."""
+    arrow = _arrow_of(source.schema)
+    try:
+        _validate.check_type(arrow.field(key.name).type, key.type, cast, key.name)
+    except _validate.Mismatch as m:
+        raise _validate.fail(_validate.KEY_TYPE, f"merge key {m.message}", column=key.name) from None
+    for f in fields:
+        try:
+            _validate.check_type(arrow.field(f.name).type, f.type, cast, f.name)
+        except _validate.Mismatch as m:
+            raise _validate.fail(m.reason, m.message, column=m.path) from None
+
+
+def _check_required(src: DataFrame, fields: list[pa.Field]) -> None:
+    """ValidationError when a required merged column has a null (nested
+    required fields are checked on the executors, per base)."""
+    from pyspark.sql import functions as F
+
+    for f in fields:
+        if not f.nullable and src.filter(F.col(f.name).isNull()).limit(1).count():
+            raise _validate.fail(_validate.REQUIRED_NULL, f"required field {f.name} has nulls", column=f.name)
+
+
 def _check_source_keys(src: DataFrame, key: str) -> None:
     """MergeKeyError for null or duplicate keys in the source."""
     from pyspark.sql import functions as F
 
     if src.filter(F.col(key).isNull()).limit(1).count():
-        raise MergeKeyError("the source has null keys")
+        raise MergeKeyError("the source has null keys", reason="null-key")
     dups = src.groupBy(key).count().filter(F.col("count") > 1).limit(20).collect()
     if dups:
         found = [r[0] for r in dups]
-        raise MergeKeyError(f"{len(found)}+ source key(s) appear more than once, e.g. {found[:5]}", found)
+        raise MergeKeyError(f"{len(found)}+ source key(s) appear more than once, e.g. {found[:5]}", found,
+                            reason="duplicate-key")
 
 
-def _commit_entries(table: Table, snap: int, raw: list[str | None], snapshot_properties: dict[str, str] | None) -> int:
-    """Commit the executors' column files in one request pinned to ``snap``;
-    their files are deleted when the catalog refuses it."""
-    entries = [json.loads(e) for e in raw if e]
+def _commit_entries(table: Table, snap: int, rows: list[Any], snapshot_properties: dict[str, str] | None) -> int:
+    """Commit the executors' column files (rows of ``_ENTRY_SCHEMA``) in
+    one request pinned to ``snap``; their files are deleted when an
+    executor reported a ValidationError (raised here) or the catalog
+    refuses the commit."""
+    entries = [json.loads(r.entry) for r in rows if r.entry]
+    errors = [json.loads(r.error) for r in rows if r.error]
+    if errors:
+        _delete(table, entries)
+        e = errors[0]
+        raise ValidationError(e["message"], status=None, reason=e.get("reason"), details=e.get("details"))
     bases = [e["data-file"] for e in entries]
     if len(set(bases)) != len(bases):
         raise LakeholdError("two column files were written for one base file: a Spark task ran twice and "
@@ -264,11 +326,15 @@ def _commit_entries(table: Table, snap: int, raw: list[str | None], snapshot_pro
     except CommitStateUnknownError:
         raise
     except BaseException:
-        for e in entries:
-            try:
-                table._io.delete(e["location"])
-            except OSError:
-                pass  # an orphan for the clean-up
+        _delete(table, entries)
         raise
     table._apply(res)
     return int(table.current_snapshot_id or 0)
+
+
+def _delete(table: Table, entries: list[dict[str, Any]]) -> None:
+    for e in entries:
+        try:
+            table._io.delete(e["location"])
+        except OSError:
+            pass  # an orphan for the clean-up

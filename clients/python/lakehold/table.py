@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -171,69 +171,128 @@ class Table:
 
     # --- writes ---------------------------------------------------------------
 
-    def append(self, data: Any, snapshot_properties: dict[str, str] | None = None) -> int:
+    def append(self, data: Any, snapshot_properties: dict[str, str] | None = None, *,
+               cast: Literal["exact", "safe"] = "exact") -> int:
         """Append rows (a pyarrow Table, RecordBatch or RecordBatchReader, or a
         pandas/polars DataFrame): Parquet files with field ids under
         ``{location}/data/``, split by the partition spec, committed with
         their content stats in one ``/files`` request. Returns the new
-        snapshot id. LakeholdError when the data does not fit the schema;
-        the catalog's errors otherwise (files are removed when it refuses)."""
-        from . import _append
+        snapshot id.
 
-        return _append.append(self, data, snapshot_properties)
+        Before a file is written the data is checked against the table's
+        schema (README, "Checks before writing"): ValidationError (status
+        None, ``reason`` e.g. ``undeclared-column``, ``type-mismatch``,
+        ``null-in-required-field``, ``missing-column``, ``no-rows``) when a
+        column is not in the table, its Arrow type is not the field's, or a
+        required field has nulls; an optional column left out is written as
+        nulls. ``cast="safe"`` also accepts widening casts that lose
+        nothing (int32 to long, float32 to double, ...). The catalog's
+        errors otherwise (files are removed when it refuses)."""
+        from . import _append, _validate
+
+        return _append.append(self, data, snapshot_properties, _validate.cast_mode(cast))
 
     def update_columns(self, fn: Callable[[pa.Table], Any], inputs: list[str], outputs: list[str] | pa.Schema,
-                       row_filter: Any = None, snapshot_properties: dict[str, str] | None = None) -> int:
+                       row_filter: Any = None, snapshot_properties: dict[str, str] | None = None, *,
+                       cast: Literal["exact", "safe"] = "exact") -> int:
         """Compute columns ``outputs`` with ``fn`` for every base data file.
 
         ``fn`` gets every row of one base (deleted rows included, in file
         order) with the current values of ``inputs`` and returns a table
-        (Arrow, pandas or polars) with the ``outputs`` columns and as many
-        rows. With ``outputs`` as a pa.Schema, columns the table lacks are
-        added to its schema first. With ``row_filter`` (expression JSON or
-        PyIceberg string) only matching rows change; the others keep their
-        values. One row-aligned column file per base, one commit. Returns the
-        new snapshot id. Raises LakeholdError for bad outputs or fn results,
-        CommitFailedError after repeated conflicts, the catalog's errors."""
-        from . import _colupdate
+        (Arrow, pandas or polars) with exactly the ``outputs`` columns and
+        as many rows. With ``outputs`` as a pa.Schema, columns the table
+        lacks are added to its schema first. With ``row_filter`` (expression
+        JSON or PyIceberg string) only matching rows change; the others keep
+        their values. One row-aligned column file per base, one commit.
+        Returns the new snapshot id.
 
-        fields = self._output_fields(outputs)
+        Each base's result is checked before its column file is written
+        (README, "Checks before writing"): ValidationError for an output
+        not in the table (``unknown-column``), a column ``fn`` returned
+        that is not an output (``undeclared-column``) or left out
+        (``missing-column``), a type that is not the field's
+        (``type-mismatch``; ``cast="safe"`` allows lossless widening),
+        nulls in a required field among the rows written
+        (``null-in-required-field``) or a wrong row count
+        (``row-count-mismatch``); the files written for other bases are
+        deleted and nothing is committed. What ``fn`` itself raises
+        propagates unchanged. CommitFailedError after repeated conflicts,
+        the catalog's errors."""
+        from . import _colupdate, _validate
+
+        mode = _validate.cast_mode(cast)
+        fields = self._output_fields(outputs, mode)
         return _colupdate.run(self, _colupdate.map_job(self, fn, list(inputs), fields, row_filter,
-                                                       snapshot_properties))
+                                                       snapshot_properties, mode))
 
     def merge_columns(self, source: Any, key: str, columns: list[str] | None = None,
-                      snapshot_properties: dict[str, str] | None = None) -> int:
+                      snapshot_properties: dict[str, str] | None = None, *,
+                      cast: Literal["exact", "safe"] = "exact") -> int:
         """Set ``columns`` (default: every source column but ``key``) of the
         rows whose ``key`` matches a source row; other rows keep their
         values. Only bases holding a matched row get a column file; one
-        commit. ``source`` is an Arrow table or a pandas/polars DataFrame.
-        Raises MergeKeyError for null or duplicate source keys or keys no
-        live row has (nothing is committed), LakeholdError for unknown
-        columns, CommitFailedError after repeated conflicts."""
-        from . import _colupdate
+        commit. ``source`` is an Arrow table or a pandas/polars DataFrame;
+        with ``columns`` given, its other columns are not read.
 
-        src = _colupdate.to_arrow(source)
+        The whole source is checked before a file is written (README,
+        "Checks before writing"): ValidationError for a column not in the
+        table (``unknown-column``) or not in the source
+        (``missing-column``), a value or key type that is not the field's
+        (``type-mismatch``, ``key-type-mismatch``: float keys for a
+        ``long`` key are refused even when integral; ``cast="safe"`` allows
+        lossless widening such as int32 keys), or nulls in a required
+        field; MergeKeyError (a ValidationError) for null or duplicate
+        source keys or keys no live row has. Nothing is written or
+        committed then. CommitFailedError after repeated conflicts."""
+        from . import _colupdate, _validate
+
+        mode = _validate.cast_mode(cast)
+        src = _validate.to_arrow(source, "merge_columns source")
         cols = list(columns) if columns is not None else [c for c in src.column_names if c != key]
         if not cols:
-            raise LakeholdError("merge_columns needs at least one column besides the key")
+            raise _validate.fail(_validate.NO_COLUMNS, "merge_columns needs at least one column besides the key")
+        absent = [c for c in cols if c not in src.column_names]
+        if absent:
+            raise _validate.fail(_validate.MISSING_COLUMN, f"columns {absent} are not in the source",
+                                 column=absent[0])
         self.refresh()
-        self._output_fields(cols)
-        return _colupdate.run(self, _colupdate.merge_job(self, src, key, cols, snapshot_properties), fresh=True)
+        self._output_fields(cols, mode)
+        return _colupdate.run(self, _colupdate.merge_job(self, src, key, cols, snapshot_properties, mode),
+                              fresh=True)
 
-    def _output_fields(self, outputs: list[str] | pa.Schema) -> list[pa.Field]:
+    def _output_fields(self, outputs: list[str] | pa.Schema,
+                       cast: Literal["exact", "safe"] = "exact") -> list[pa.Field]:
         """Table fields for ``outputs``, adding a pa.Schema's new columns to
-        the table schema; LakeholdError for unknown or nested names."""
+        the table schema. ValidationError for unknown names
+        (``unknown-column``), a name given twice, or a pa.Schema field whose
+        type does not fit the table's field of that name (checked before
+        any column is added)."""
+        from . import _validate
+
+        names = list(outputs.names) if isinstance(outputs, pa.Schema) else list(outputs)
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise _validate.fail(_validate.DUPLICATE_COLUMN, f"output column {dup[0]!r} is named twice",
+                                 column=dup[0])
         if isinstance(outputs, pa.Schema):
-            new = [f for f in outputs if f.name not in self.schema().names]
+            current = self.schema()
+            for f in outputs:
+                # A new column's declared type must be what Iceberg stores
+                # (int16 becomes int32, ...), or fn's results would not fit.
+                want = current.field(f.name) if f.name in current.names else _schema.to_arrow_field(
+                    _schema.from_arrow_schema(pa.schema([f]))["fields"][0])
+                try:
+                    _validate.check_type(f.type, want.type, cast, f.name)
+                except _validate.Mismatch as m:
+                    raise _validate.fail(m.reason, f"outputs schema: {m.message}", column=m.path) from None
+            new = [f for f in outputs if f.name not in current.names]
             if new:
                 self._add_columns(new)
-            names = list(outputs.names)
-        else:
-            names = list(outputs)
         schema = self.schema()
         unknown = [n for n in names if n not in schema.names]
         if unknown:
-            raise LakeholdError(f"columns {unknown} are not in the table (pass outputs as a pa.Schema to add them)")
+            raise _validate.fail(_validate.UNKNOWN_COLUMN, f"columns {unknown} are not in the table "
+                                 "(pass outputs as a pa.Schema to add them)", column=unknown[0])
         return [schema.field(n) for n in names]
 
     def _add_columns(self, fields: list[pa.Field]) -> None:

@@ -179,6 +179,114 @@ def test_merge_columns_refuses_bad_keys(catalog: lakehold.Catalog, namespace: st
     assert rows[1]["score"] == 0.125 and rows[2]["label"] == "polars" and rows[3]["score"] == 3.0
 
 
+def _table_files(t: lakehold.Table) -> set[str]:
+    """Every file under the table's location (data and metadata)."""
+    import pyarrow.fs as pafs
+
+    fs, path = t._io.filesystem_and_path(t.location)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    except FileNotFoundError:
+        return set()
+    return {i.path for i in infos if i.type == pafs.FileType.File}
+
+
+def _refused(t: lakehold.Table, reason: str, call: Any) -> lakehold.ValidationError:
+    """Run ``call``; it must raise ValidationError with ``reason`` and leave
+    the table's snapshot, metadata and files as they were."""
+    t.refresh()
+    snap, meta, files = t.current_snapshot_id, t.metadata_location, _table_files(t)
+    with pytest.raises(lakehold.ValidationError) as e:
+        call()
+    assert e.value.reason == reason, (e.value.reason, e.value.message)
+    t.refresh()
+    assert (t.current_snapshot_id, t.metadata_location) == (snap, meta), "nothing committed"
+    assert _table_files(t) == files, "no file written (or every one removed)"
+    return e.value
+
+
+def test_writes_check_their_input_before_writing(catalog: lakehold.Catalog, namespace: str) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), False), pa.field("score", pa.float64()),
+                        pa.field("label", pa.string()),
+                        pa.field("tags", pa.list_(pa.field("element", pa.string(), False)))])
+    t = catalog.create_table(f"{namespace}.checked", schema)
+    t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "score": [1.0, 2.0, 3.0], "label": ["a", "b", "c"],
+                       "tags": pa.array([["x"], [], None], pa.list_(pa.string()))}))
+    t.append(pa.table({"id": pa.array([4, 5], pa.int64())}))  # a second base; optional columns as nulls
+
+    # append
+    _refused(t, "undeclared-column", lambda: t.append(pa.table({"id": pa.array([9], pa.int64()), "extra": [1]})))
+    _refused(t, "type-mismatch", lambda: t.append(pa.table({"id": pa.array([9], pa.int64()), "score": ["9.5"]})))
+    _refused(t, "type-mismatch", lambda: t.append(pa.table({"id": pa.array([9], pa.int32())})))
+    _refused(t, "null-in-required-field", lambda: t.append(pa.table({"id": pa.array([9, None], pa.int64())})))
+    _refused(t, "null-in-required-field", lambda: t.append(pa.table({
+        "id": pa.array([9], pa.int64()), "tags": pa.array([["a", None]], pa.list_(pa.string()))})))
+    _refused(t, "missing-column", lambda: t.append(pa.table({"score": [1.0]})))
+    # update_columns: fn's result is checked for every base, files of
+    # bases already written are removed.
+    _refused(t, "undeclared-column", lambda: t.update_columns(
+        lambda b: pa.table({"score": pa.array([0.5] * b.num_rows), "label": ["z"] * b.num_rows}),
+        inputs=["id"], outputs=["score"]))
+    _refused(t, "type-mismatch", lambda: t.update_columns(
+        lambda b: pa.table({"score": pa.array(["0.5"] * b.num_rows)}), inputs=["id"], outputs=["score"]))
+    _refused(t, "missing-column", lambda: t.update_columns(
+        lambda b: pa.table({"label": ["z"] * b.num_rows}), inputs=["id"], outputs=["score", "label"]))
+    # Only the second base's result is bad: the first one's file is removed.
+    _refused(t, "type-mismatch", lambda: t.update_columns(
+        lambda b: pa.table({"score": pa.array(["x"] * b.num_rows) if 4 in b["id"].to_pylist()
+                            else pa.array([0.5] * b.num_rows)}), inputs=["id"], outputs=["score"]))
+    _refused(t, "row-count-mismatch", lambda: t.update_columns(
+        lambda b: pa.table({"score": pa.array([0.5])}), inputs=["id"], outputs=["score"]))
+    _refused(t, "unknown-column", lambda: t.update_columns(
+        lambda b: pa.table({"nope": pa.array([0.5] * b.num_rows)}), inputs=["id"], outputs=["nope"]))
+    _refused(t, "null-in-required-field", lambda: t.update_columns(
+        lambda b: pa.table({"tags": pa.array([[None]] * b.num_rows, pa.list_(pa.string()))}),
+        inputs=["id"], outputs=["tags"]))
+    _refused(t, "not-tabular", lambda: t.update_columns(lambda b: [1, 2], inputs=["id"], outputs=["score"]))
+    _refused(t, "invalid-cast-mode", lambda: t.update_columns(
+        lambda b: pa.table({"score": pa.array([0.5] * b.num_rows)}), inputs=["id"], outputs=["score"],
+        cast="unsafe"))  # type: ignore[arg-type]
+    # merge_columns: keys and values checked before anything is planned.
+    _refused(t, "key-type-mismatch", lambda: t.merge_columns(pa.table({"id": [1.0, 2.0], "score": [9.0, 9.0]}),
+                                                             key="id"))
+    _refused(t, "key-type-mismatch", lambda: t.merge_columns(pa.table({"id": [1.5], "score": [9.0]}), key="id",
+                                                             cast="safe"))
+    _refused(t, "type-mismatch", lambda: t.merge_columns(
+        pa.table({"id": pa.array([1], pa.int64()), "score": ["9"]}), key="id"))
+    _refused(t, "unknown-column", lambda: t.merge_columns(
+        pa.table({"id": pa.array([1], pa.int64()), "extra": [1]}), key="id"))
+    _refused(t, "null-in-required-field", lambda: t.merge_columns(
+        pa.table({"id": pa.array([1], pa.int64()), "tags": pa.array([[None]], pa.list_(pa.string()))}), key="id"))
+    # A pandas int column with a missing value is float64: refused as a key.
+    import pandas as pd
+
+    e = _refused(t, "key-type-mismatch", lambda: t.merge_columns(pd.DataFrame({"id": [1, None], "score": [1.0, 2.0]}),
+                                                                 key="id"))
+    assert isinstance(e, lakehold.ValidationError) and e.details["column"] == "id"
+
+    # A filtered update checks required fields on the rows it changes only.
+    def tags(b: pa.Table) -> pa.Table:  # a null element but for id 2
+        return pa.table({"tags": pa.array([["ok"] if i == 2 else [None] for i in b["id"].to_pylist()],
+                                          pa.list_(pa.string()))})
+
+    _refused(t, "null-in-required-field", lambda: t.update_columns(
+        tags, inputs=["id"], outputs=["tags"], row_filter={"type": "lt-eq", "term": "id", "value": 2}))
+    t.update_columns(tags, inputs=["id"], outputs=["tags"], row_filter={"type": "eq", "term": "id", "value": 2})
+    got = {r["id"]: r["tags"] for r in t.scan(selected_fields=("id", "tags")).to_arrow().to_pylist()}
+    assert got == {1: ["x"], 2: ["ok"], 3: None, 4: None, 5: None}
+
+    # The safe-cast opt-in: lossless widening is written, with the table's types.
+    t.append(pa.table({"id": pa.array([6], pa.int32()), "score": pa.array([6.5], pa.float32())}), cast="safe")
+    t.merge_columns(pa.table({"id": pa.array([1, 6], pa.int32()), "score": pa.array([0.25, 0.75], pa.float32())}),
+                    key="id", cast="safe")
+    t.update_columns(lambda b: pa.table({"label": pa.array(["u"] * b.num_rows, pa.large_string())}), inputs=["id"],
+                     outputs=["label"])
+    rows = {r["id"]: r for r in t.scan().to_arrow().to_pylist()}
+    assert rows[6]["score"] == 0.75 and rows[1]["score"] == 0.25 and rows[2]["score"] == 2.0
+    assert {r["label"] for r in rows.values()} == {"u"}
+    assert t.scan().to_arrow().schema.field("score").type == pa.float64()
+
+
 class LoseFirstAnswer:
     """A transport that sends the first commit POST to ``suffix`` for real
     and then acts as if the connection dropped before the answer came."""
