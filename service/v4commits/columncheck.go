@@ -19,10 +19,19 @@ import (
 // errNoBlob: the Puffin file has no blob at the deletion vector's offset.
 var errNoBlob = errors.New("no blob at the offset")
 
+// uniqueColumnFiles refuses (duplicate-file) a column file named twice.
+func uniqueColumnFiles(st *State, files []validation.ColumnFile) error {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = TableFileName(st.location, f.Location)
+	}
+	return validation.CheckUniqueFiles("Column file", names)
+}
+
 // findColumnTargets finds the base files of byBase and, in the same
 // index lookup, any live data file at a column file's location: it
 // returns the bases' hits and refuses (duplicate-file) a column file that
-// is named twice or is a live data file.
+// is a live data file.
 func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit.LeafReader, files []validation.ColumnFile, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
 	names := make([]string, len(files))
 	want := maps.Clone(byBase)
@@ -31,9 +40,6 @@ func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit
 		if _, ok := want[f.Location]; !ok {
 			want[f.Location] = nil
 		}
-	}
-	if err := validation.CheckUniqueFiles("Column file", names); err != nil {
-		return nil, nil, err
 	}
 	all, deletes, err := cm.findBases(ctx, t, read, want)
 	if err != nil {

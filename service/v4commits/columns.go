@@ -144,6 +144,9 @@ func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *c
 			return nil, err
 		}
 	}
+	if err := uniqueColumnFiles(st, files); err != nil {
+		return nil, err
+	}
 	if err := validation.CheckRequest(vt, files); err != nil {
 		return nil, err
 	}
