@@ -120,7 +120,10 @@ func TestCheckFileSchema(t *testing.T) {
 		{"list element type", nil, func(tr []FileNode) []FileNode { tr[2].Children[0] = leaf(4, "INT32", Logical{}, true, 0); return tr }, ReasonFileTypeMismatch},
 		{"list element id", nil, func(tr []FileNode) []FileNode { tr[2].Children[0].FieldID = 44; return tr }, ReasonFileTypeMismatch},
 		{"map value type", nil, func(tr []FileNode) []FileNode { tr[3].Children[1] = leaf(7, "DOUBLE", Logical{}, false, 0); return tr }, ReasonFileTypeMismatch},
-		{"map key nulls", nil, func(tr []FileNode) []FileNode { tr[3].Children[0].NonNull, tr[3].Children[0].Nulls = false, 1; return tr }, ReasonRequiredFieldNulls},
+		{"map key nulls", nil, func(tr []FileNode) []FileNode {
+			tr[3].Children[0].NonNull, tr[3].Children[0].Nulls = false, 1
+			return tr
+		}, ReasonRequiredFieldNulls},
 		{"map without value", nil, func(tr []FileNode) []FileNode { tr[3].Children = tr[3].Children[:1]; return tr }, ReasonFileTypeMismatch},
 		{"list as a struct", nil, func(tr []FileNode) []FileNode { tr[2].Kind = NodeStruct; return tr }, ReasonFileTypeMismatch},
 		{"struct as a leaf", nil, func(tr []FileNode) []FileNode { tr[4] = leaf(8, "INT32", Logical{}, false, 0); return tr }, ReasonFileTypeMismatch},
