@@ -8,15 +8,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store"
@@ -373,10 +375,13 @@ func TestPlanScanEqualityDeletes(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			f := newPlanFixture(t, backend, service.Options{})
 			ctx := context.Background()
-			require.NoError(t, os.MkdirAll(filepath.Join(f.tableDir(t), "data"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(f.tableDir(t), "data/del-eu.parquet"), make([]byte, 100), 0o644))
+			// The server checks an equality-delete file's footer against the
+			// schema: a real Parquet file with the equality column.
+			size := parquettest.Write(t, filepath.Join(f.tableDir(t), "data/del-eu.parquet"),
+				[]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"1"})}},
+				func(b *array.RecordBuilder) { b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2, 3}, nil) })
 			_, err := f.svc.CommitFiles(ctx, "wh", service.FilesCommit{Ident: f.id, AddEqualityDeleteFiles: []service.EqualityDeleteInput{{
-				Location: "data/del-eu.parquet", FileFormat: "parquet", RecordCount: 3, FileSizeInBytes: 100, EqualityIDs: []int{1},
+				Location: "data/del-eu.parquet", FileFormat: "parquet", RecordCount: 3, FileSizeInBytes: size, EqualityIDs: []int{1},
 				Partition: map[string]json.RawMessage{"region": json.RawMessage(`"eu"`)}}}})
 			require.NoError(t, err)
 			f.add(t, 8, 9) // newer than the delete: not affected

@@ -26,6 +26,10 @@ type Footer struct {
 	Columns map[int]Column
 	// Nodes is every schema node that carries a field id (groups too).
 	Nodes map[int]validation.FooterColumn
+	// Tree is the file's schema for validation.CheckFileSchema: every
+	// top-level node with its resolved field id (-1: none), types and
+	// per-leaf null counts.
+	Tree []validation.FileNode
 	// Unidentified are the name paths (a.b.element) of the schema nodes
 	// that stand for a field but have no field id, neither written nor
 	// from the name mapping.
@@ -69,6 +73,7 @@ func ReadMapped(r parquet.ReaderAtSeeker, size int64, sc *iceberg.Schema, nm ice
 	fi = &Footer{NumRows: md.NumRows, Size: size, Columns: map[int]Column{}, Nodes: map[int]validation.FooterColumn{}}
 	ids := resolveIDs(md.Schema.Root(), nm)
 	fi.Unidentified = ids.unidentified
+	fi.Tree = schemaTree(md, ids.ids)
 	for n, id := range ids.ids {
 		fi.Nodes[id] = footerNode(n)
 	}

@@ -144,13 +144,16 @@ func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *c
 			return nil, err
 		}
 	}
+	if err := uniqueColumnFiles(st, files); err != nil {
+		return nil, err
+	}
 	if err := validation.CheckRequest(vt, files); err != nil {
 		return nil, err
 	}
 	byBase := v4commit.GroupByBase(files)
 	t := cm.NewTx(w, st, a)
 	read := cm.leafReader(ctx, t)
-	found, deletes, err := cm.findBases(ctx, t, read, byBase)
+	found, deletes, err := cm.findColumnTargets(ctx, t, read, files, byBase)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +161,13 @@ func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *c
 		return nil, err
 	}
 	if err := cm.readFooters(ctx, w, files, vt, cc.footers); err != nil {
+		return nil, err
+	}
+	bases, err := cm.baseDetails(ctx, t, read, found)
+	if err != nil {
+		return nil, err
+	}
+	if err := cm.checkColumnSchemas(ctx, w, st, files, bases, cc.footers); err != nil {
 		return nil, err
 	}
 	res, err := v4commit.CommitColumns(st.rootRows, read, t.Snapshot(), v4commit.Columns{

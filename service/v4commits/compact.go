@@ -327,6 +327,9 @@ func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, 
 	case fi.Size != rw.FileSizeInBytes:
 		return f, Reject(validation.ReasonFileSizeMismatch, "Rewritten data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, rw.FileSizeInBytes)
 	}
+	if err := checkFileSchema(st.fileCheck(validation.UseData, "Rewritten data file", name, nil), fi.Tree); err != nil {
+		return f, err
+	}
 	if _, ok := fi.Nodes[v4manifest.FieldRowID]; !ok {
 		return f, Reject(validation.ReasonRowIDsNotMaterialized, "Rewritten data file %s has no _row_id column (field id %d)", name, v4manifest.FieldRowID)
 	}

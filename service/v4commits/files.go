@@ -228,6 +228,9 @@ func (cm *Committer) dataFileRow(ctx context.Context, w *store.Warehouse, st *St
 	if fi.Size != in.FileSizeInBytes {
 		return nil, Reject(validation.ReasonFileSizeMismatch, "Data file %s is %d bytes, not file-size-in-bytes %d", name, fi.Size, in.FileSizeInBytes)
 	}
+	if err := checkFileSchema(st.fileCheck(validation.UseData, "Data file", name, nil), fi.Tree); err != nil {
+		return nil, err
+	}
 	if given != nil {
 		row.ContentStats = given
 		return row, nil
@@ -376,6 +379,9 @@ func (cm *Committer) stageFiles(ctx context.Context, w *store.Warehouse, c Files
 		return nil, err
 	}
 	t := cm.NewTx(w, st, a)
+	if err := cm.checkAddedNotLive(ctx, t, cm.leafReader(ctx, t), added, remove); err != nil {
+		return nil, err
+	}
 	res, err := v4commit.CommitFiles(st.rootRows, cm.leafReader(ctx, t), t.Snapshot(), v4commit.Files{
 		FirstRowID: st.meta.NextRowID(), Added: added, EqualityDeletes: dels, Remove: remove, DeletionVectors: dvs,
 		DVMaxPositions: dvMax, MaxLeafEntries: cm.d.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
@@ -403,17 +409,17 @@ func (cm *Committer) addedDataRows(ctx context.Context, w *store.Warehouse, st *
 	}
 	_ = g.Wait()
 	added := make([]v4manifest.TrackedFile, 0, len(in))
-	seen := map[string]bool{}
+	names := make([]string, 0, len(in))
 	for i, row := range rows {
 		// The first failing entry in request order answers, as before.
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		if seen[row.Location] {
-			return nil, badEntry("Data file %s is added twice", v4manifest.Relativize(st.location, row.Location))
-		}
-		seen[row.Location] = true
+		names = append(names, TableFileName(st.location, row.Location))
 		added = append(added, *row)
+	}
+	if err := validation.CheckUniqueFiles("Data file", names); err != nil {
+		return nil, validationErr(err)
 	}
 	return added, nil
 }
@@ -427,7 +433,11 @@ func (cm *Committer) equalityDeleteRows(ctx context.Context, w *store.Warehouse,
 		if err != nil {
 			return nil, err
 		}
-		if err := cm.requireFile(ctx, w, row.Location, "Delete file "+TableFileName(st.location, row.Location)); err != nil {
+		name := "Delete file " + TableFileName(st.location, row.Location)
+		if err := cm.requireFile(ctx, w, row.Location, name); err != nil {
+			return nil, err
+		}
+		if err := cm.checkDeleteSchema(ctx, w, st, row, f.EqualityIDs); err != nil {
 			return nil, err
 		}
 		dels = append(dels, *row)

@@ -1,0 +1,242 @@
+package server_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/stretchr/testify/require"
+)
+
+const nestedSchemaJSON = `{"type":"struct","schema-id":0,"fields":[
+ {"id":1,"name":"id","type":"long","required":true},
+ {"id":2,"name":"score","type":"double","required":false},
+ {"id":3,"name":"tags","type":{"type":"list","element-id":4,"element":"string","element-required":true},"required":false},
+ {"id":5,"name":"props","type":{"type":"map","key-id":6,"key":"string","value-id":7,"value":"int","value-required":false},"required":false},
+ {"id":8,"name":"pt","type":{"type":"struct","fields":[{"id":9,"name":"x","type":"double","required":true}]},"required":false}]}`
+
+// nestedFile describes one data file of the nested table; each knob
+// breaks one rule.
+type nestedFile struct {
+	idNull, xNull          bool // a null in required id / pt.x
+	scoreStrings           bool // strings in the double
+	tagsInts, propsStrings bool // wrong list element / map value types
+}
+
+func (nf nestedFile) fields() []arrow.Field {
+	score := arrow.Field{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(2)}
+	if nf.scoreStrings {
+		score.Type = arrow.BinaryTypes.String
+	}
+	var elem arrow.DataType = arrow.BinaryTypes.String
+	if nf.tagsInts {
+		elem = arrow.PrimitiveTypes.Int32
+	}
+	var val arrow.DataType = arrow.PrimitiveTypes.Int32
+	if nf.propsStrings {
+		val = arrow.BinaryTypes.String
+	}
+	tags := arrow.ListOfField(arrow.Field{Name: "element", Type: elem, Metadata: fieldMD(4)})
+	props := arrow.MapOfWithMetadata(arrow.BinaryTypes.String, fieldMD(6), val, fieldMD(7))
+	pt := arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: nf.xNull, Metadata: fieldMD(9)})
+	return []arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: nf.idNull, Metadata: fieldMD(1)},
+		score,
+		{Name: "tags", Type: tags, Nullable: true, Metadata: fieldMD(3)},
+		{Name: "props", Type: props, Nullable: true, Metadata: fieldMD(5)},
+		{Name: "pt", Type: pt, Nullable: true, Metadata: fieldMD(8)},
+	}
+}
+
+func (nf nestedFile) write(t *testing.T, path string, n int) int64 {
+	return writeParquet(t, path, nf.fields(), func(b *array.RecordBuilder) {
+		for i := 0; i < n; i++ {
+			if nf.idNull && i == n-1 {
+				b.Field(0).AppendNull()
+			} else {
+				b.Field(0).(*array.Int64Builder).Append(int64(i))
+			}
+			if nf.scoreStrings {
+				b.Field(1).(*array.StringBuilder).Append("x")
+			} else {
+				b.Field(1).(*array.Float64Builder).Append(float64(i))
+			}
+			lb := b.Field(2).(*array.ListBuilder)
+			lb.Append(true)
+			if nf.tagsInts {
+				lb.ValueBuilder().(*array.Int32Builder).Append(1)
+			} else {
+				lb.ValueBuilder().(*array.StringBuilder).Append("t")
+			}
+			mb := b.Field(3).(*array.MapBuilder)
+			mb.Append(true)
+			mb.KeyBuilder().(*array.StringBuilder).Append("k")
+			if nf.propsStrings {
+				mb.ItemBuilder().(*array.StringBuilder).Append("v")
+			} else {
+				mb.ItemBuilder().(*array.Int32Builder).Append(1)
+			}
+			sb := b.Field(4).(*array.StructBuilder)
+			sb.Append(true)
+			if nf.xNull && i == 0 {
+				sb.FieldBuilder(0).AppendNull()
+			} else {
+				sb.FieldBuilder(0).(*array.Float64Builder).Append(1.5)
+			}
+		}
+	})
+}
+
+func addFile(name string, n int, size int64) map[string]any {
+	return map[string]any{"location": "data/" + name, "file-format": "parquet", "record-count": n, "file-size-in-bytes": size, "spec-id": 0}
+}
+
+func requireReason(t *testing.T, r response, reason string) {
+	t.Helper()
+	require.Equal(t, 400, r.status, "%s", r.body)
+	e := r.json(t)["error"].(map[string]any)
+	require.Equal(t, reason, e["reason"], "%s", r.body)
+	require.NotContains(t, string(r.body), "/tmp", "no server path in the answer")
+}
+
+func TestFilesSchemaChecks(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			r := b.createTable(t, "ns", "nested", map[string]any{"schema": rawJSON(nestedSchemaJSON), "properties": map[string]string{"format-version": "4"}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			loc, _, _ := v4Meta(t, r)
+			dir := strings.TrimPrefix(loc, "file://")
+			path := "/v1/wh/namespaces/ns/tables/nested"
+			files := path + "/files"
+
+			good := nestedFile{}.write(t, filepath.Join(dir, "data/good.parquet"), 3)
+			r = b.do(t, "POST", files, map[string]any{"add-data-files": []any{addFile("good.parquet", 3, good)}})
+			require.Equal(t, 200, r.status, "a file pqarrow writes with field ids fits: %s", r.body)
+			_, before, _ := v4Meta(t, b.do(t, "GET", path, nil))
+
+			for _, c := range []struct {
+				name   string
+				file   nestedFile
+				reason string
+			}{
+				{"null in a required field", nestedFile{idNull: true}, "required-field-nulls"},
+				{"null in a required nested field", nestedFile{xNull: true}, "required-field-nulls"},
+				{"strings in a double", nestedFile{scoreStrings: true}, "file-type-mismatch"},
+				{"list element type", nestedFile{tagsInts: true}, "file-type-mismatch"},
+				{"map value type", nestedFile{propsStrings: true}, "file-type-mismatch"},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					name := strings.ReplaceAll(c.name, " ", "-") + ".parquet"
+					size := c.file.write(t, filepath.Join(dir, "data", name), 3)
+					r := b.do(t, "POST", files, map[string]any{"add-data-files": []any{addFile(name, 3, size)}})
+					requireReason(t, r, c.reason)
+					d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+					require.Equal(t, "data/"+name, d["file"])
+					require.NotNil(t, d["field-id"])
+				})
+			}
+
+			// The same path twice in one request; a live file again.
+			other := nestedFile{}.write(t, filepath.Join(dir, "data/other.parquet"), 2)
+			requireReason(t, b.do(t, "POST", files, map[string]any{"add-data-files": []any{addFile("other.parquet", 2, other), addFile("other.parquet", 2, other)}}), "duplicate-file")
+			requireReason(t, b.do(t, "POST", files, map[string]any{"add-data-files": []any{addFile("other.parquet", 2, other), addFile("good.parquet", 3, good)}}), "duplicate-file")
+			_, after, _ := v4Meta(t, b.do(t, "GET", path, nil))
+			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+
+			plan := b.do(t, "POST", path+"/plan", map[string]any{})
+			require.Equal(t, 200, plan.status, "%s", plan.body)
+			require.Equal(t, 1, strings.Count(string(plan.body), "data/good.parquet"), "the plan lists the file once: %s", plan.body)
+
+			// Removed and added back in one commit is not a duplicate; a
+			// removed file added again later is not live, so not one either.
+			r = b.do(t, "POST", files, map[string]any{"remove-files": []string{"data/good.parquet"}, "add-data-files": []any{addFile("good.parquet", 3, good)}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			require.Equal(t, 200, b.do(t, "POST", files, map[string]any{"remove-files": []string{"data/good.parquet"}}).status)
+			require.Equal(t, 200, b.do(t, "POST", files, map[string]any{"add-data-files": []any{addFile("good.parquet", 3, good)}}).status)
+
+			require.Equal(t, 200, b.do(t, "POST", files, map[string]any{"add-data-files": []any{addFile("other.parquet", 2, other)}}).status)
+
+			// Column files: nulls in a required field (top-level, nested).
+			colFile := func(name string, ids []int, size int64) map[string]any {
+				return map[string]any{"data-file": "data/good.parquet", "location": "data/" + name, "file-format": "parquet",
+					"field-ids": ids, "file-size-in-bytes": size, "record-count": 3}
+			}
+			idNulls := writeParquet(t, filepath.Join(dir, "data/id-nulls.parquet"),
+				[]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldMD(1)}},
+				func(b *array.RecordBuilder) { b.Field(0).AppendNulls(3) })
+			requireReason(t, b.do(t, "POST", path+"/column-files", map[string]any{"column-files": []any{colFile("id-nulls.parquet", []int{1}, idNulls)}}), "required-field-nulls")
+			xNulls := writeParquet(t, filepath.Join(dir, "data/x-nulls.parquet"),
+				[]arrow.Field{{Name: "pt", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(9)}), Nullable: true, Metadata: fieldMD(8)}},
+				func(b *array.RecordBuilder) {
+					sb := b.Field(0).(*array.StructBuilder)
+					for i := 0; i < 3; i++ {
+						sb.Append(true)
+						sb.FieldBuilder(0).AppendNull()
+					}
+				})
+			requireReason(t, b.do(t, "POST", path+"/column-files", map[string]any{"column-files": []any{colFile("x-nulls.parquet", []int{8}, xNulls)}}), "required-field-nulls")
+			okID := writeParquet(t, filepath.Join(dir, "data/id-ok.parquet"),
+				[]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldMD(1)}},
+				func(b *array.RecordBuilder) { b.Field(0).(*array.Int64Builder).AppendValues([]int64{7, 8, 9}, nil) })
+			requireReason(t, b.do(t, "POST", path+"/column-files", map[string]any{"column-files": []any{colFile("id-ok.parquet", []int{1}, okID), colFile("id-ok.parquet", []int{1}, okID)}}), "duplicate-file")
+			requireReason(t, b.do(t, "POST", path+"/column-files", map[string]any{"column-files": []any{colFile("other.parquet", []int{2}, other)}}), "duplicate-file")
+			r = b.do(t, "POST", path+"/column-files", map[string]any{"column-files": []any{colFile("id-ok.parquet", []int{1}, okID)}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			requireReason(t, b.do(t, "POST", path+"/column-files", map[string]any{"column-files": []any{colFile("id-ok.parquet", []int{1}, okID)}}), "duplicate-file")
+		})
+	}
+}
+
+// TestFilesSchemaEveryType: a file pqarrow writes with field ids for a
+// column of every primitive type the table has is accepted.
+func TestFilesSchemaEveryType(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			types := []struct {
+				iceberg string
+				arrow   arrow.DataType
+				fill    func(array.Builder)
+			}{
+				{"boolean", arrow.FixedWidthTypes.Boolean, func(x array.Builder) { x.(*array.BooleanBuilder).Append(true) }},
+				{"int", arrow.PrimitiveTypes.Int32, func(x array.Builder) { x.(*array.Int32Builder).Append(1) }},
+				{"long", arrow.PrimitiveTypes.Int64, func(x array.Builder) { x.(*array.Int64Builder).Append(1) }},
+				{"float", arrow.PrimitiveTypes.Float32, func(x array.Builder) { x.(*array.Float32Builder).Append(1) }},
+				{"double", arrow.PrimitiveTypes.Float64, func(x array.Builder) { x.(*array.Float64Builder).Append(1) }},
+				{"date", arrow.FixedWidthTypes.Date32, func(x array.Builder) { x.(*array.Date32Builder).Append(1) }},
+				{"time", arrow.FixedWidthTypes.Time64us, func(x array.Builder) { x.(*array.Time64Builder).Append(1) }},
+				{"timestamp", &arrow.TimestampType{Unit: arrow.Microsecond}, func(x array.Builder) { x.(*array.TimestampBuilder).Append(1) }},
+				{"timestamptz", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, func(x array.Builder) { x.(*array.TimestampBuilder).Append(1) }},
+				{"string", arrow.BinaryTypes.String, func(x array.Builder) { x.(*array.StringBuilder).Append("s") }},
+				{"binary", arrow.BinaryTypes.Binary, func(x array.Builder) { x.(*array.BinaryBuilder).Append([]byte{1}) }},
+				{"fixed[4]", &arrow.FixedSizeBinaryType{ByteWidth: 4}, func(x array.Builder) { x.(*array.FixedSizeBinaryBuilder).Append([]byte{1, 2, 3, 4}) }},
+				{"uuid", &arrow.FixedSizeBinaryType{ByteWidth: 16}, func(x array.Builder) { x.(*array.FixedSizeBinaryBuilder).Append(make([]byte, 16)) }},
+				{"decimal(10, 2)", &arrow.Decimal128Type{Precision: 10, Scale: 2}, func(x array.Builder) { x.(*array.Decimal128Builder).Append(decimal128.FromI64(1234)) }},
+			}
+			var schemaFields []string
+			var fields []arrow.Field
+			for i, ty := range types {
+				schemaFields = append(schemaFields, fmt.Sprintf(`{"id":%d,"name":"c%d","type":%q,"required":true}`, i+1, i, ty.iceberg))
+				fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: ty.arrow, Metadata: fieldMD(i + 1)})
+			}
+			r := b.createTable(t, "ns", "every", map[string]any{"schema": rawJSON(`{"type":"struct","schema-id":0,"fields":[` + strings.Join(schemaFields, ",") + `]}`),
+				"properties": map[string]string{"format-version": "4"}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			loc, _, _ := v4Meta(t, r)
+			size := writeParquet(t, filepath.Join(strings.TrimPrefix(loc, "file://"), "data/every.parquet"), fields, func(b *array.RecordBuilder) {
+				for i, ty := range types {
+					ty.fill(b.Field(i))
+				}
+			})
+			r = b.do(t, "POST", "/v1/wh/namespaces/ns/tables/every/files", map[string]any{"add-data-files": []any{addFile("every.parquet", 1, size)}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+		})
+	}
+}

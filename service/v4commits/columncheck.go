@@ -1,0 +1,197 @@
+package v4commits
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
+)
+
+// errNoBlob: the Puffin file has no blob at the deletion vector's offset.
+var errNoBlob = errors.New("no blob at the offset")
+
+// uniqueColumnFiles refuses (duplicate-file) a column file named twice.
+func uniqueColumnFiles(st *State, files []validation.ColumnFile) error {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = TableFileName(st.location, f.Location)
+	}
+	return validation.CheckUniqueFiles("Column file", names)
+}
+
+// findColumnTargets finds the base files of byBase and, in the same
+// index lookup, any live data file at a column file's location: it
+// returns the bases' hits and refuses (duplicate-file) a column file that
+// is a live data file.
+func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit.LeafReader, files []validation.ColumnFile, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
+	names := make([]string, len(files))
+	want := maps.Clone(byBase)
+	for i, f := range files {
+		names[i] = TableFileName(t.st.location, f.Location)
+		if _, ok := want[f.Location]; !ok {
+			want[f.Location] = nil
+		}
+	}
+	all, deletes, err := cm.findBases(ctx, t, read, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, f := range files {
+		if h := all[f.Location]; h != nil && h.Row.Tracking.Status.Live() {
+			return nil, nil, validation.LiveDuplicate("Column file", names[i], "data file")
+		}
+	}
+	found := map[string]*v4commit.BaseHit{}
+	for base := range byBase {
+		if h, ok := all[base]; ok {
+			found[base] = h
+		}
+	}
+	return found, deletes, nil
+}
+
+// baseDetails reads the deletion vector and column files of every found
+// base (the index lookup reads only location, tracking and record count),
+// one read per leaf holding bases; bases in the root itself are complete.
+func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4commit.LeafReader, found map[string]*v4commit.BaseHit) (map[string]v4manifest.TrackedFile, error) {
+	out := map[string]v4manifest.TrackedFile{}
+	leaves := map[int]bool{}
+	for base, h := range found {
+		if rr := t.st.rootRows[h.RootIndex]; rr.Location == h.Row.Location {
+			out[base] = h.Row
+		} else {
+			leaves[h.RootIndex] = true
+		}
+	}
+	for i := range leaves {
+		rows, err := read(&t.st.rootRows[i], []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDDeletionVector, v4manifest.IDColumnFiles})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if h, ok := found[r.Location]; ok && h.RootIndex == i && r.Tracking.Status.Live() {
+				out[r.Location] = r
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkColumnSchemas checks each column file against the table schema
+// (nested types, required fields' nulls) and refuses one that is already
+// a live column file of its base. A required field's nulls that the
+// base's deletion vector could cover are checked position by position.
+func (cm *Committer) checkColumnSchemas(ctx context.Context, w *store.Warehouse, st *State, files []validation.ColumnFile, bases map[string]v4manifest.TrackedFile, footers map[string]*columnFooter) error {
+	for _, f := range files {
+		name := TableFileName(st.location, f.Location)
+		b := bases[f.DataFile]
+		for _, cf := range b.ColumnFiles {
+			if v4manifest.Resolve(st.location, cf.Location) == f.Location {
+				return validation.LiveDuplicate("Column file", name, "column file of "+TableFileName(st.location, f.DataFile))
+			}
+		}
+		c := st.fileCheck(validation.UseColumn, "Column file", name, f.FieldIDs)
+		if b.DeletionVector != nil {
+			c.DeletedRows = b.DeletionVector.Cardinality
+		}
+		fi := footers[f.Location].fi
+		prove, err := validation.CheckFileSchema(c, fi.Tree)
+		if err != nil {
+			return err
+		}
+		for _, p := range prove {
+			at, why := cm.nullOutsideDeleted(ctx, w, st, f.Location, b.DeletionVector, p.FieldID)
+			if err := validation.CheckNullsDeleted(c, p.FieldID, at, why); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nullOutsideDeleted reads the deletion vector d and the column of field
+// id in column file loc, and returns the first row position where the
+// column is null but the row is not deleted (-1: none), or why it could
+// not tell (a client-safe reason).
+func (cm *Committer) nullOutsideDeleted(ctx context.Context, w *store.Warehouse, st *State, loc string, d *v4manifest.DeletionVector, id int) (int64, string) {
+	r, closeFile, blobs, readErr := cm.openPuffin(ctx, w, st, d.Location)
+	if closeFile != nil {
+		defer closeFile()
+	}
+	if readErr != "" {
+		return -1, "the deletion vector cannot be read"
+	}
+	var data []byte
+	var err error = errNoBlob
+	for i, b := range blobs {
+		if b.Offset == d.Offset {
+			data, err = r.ReadBlobByMetadata(r.Blobs()[i])
+		}
+	}
+	if err != nil {
+		return -1, "the deletion vector cannot be read"
+	}
+	bm, err := dv.DeserializeDV(data, -1)
+	if err != nil {
+		return -1, "the deletion vector cannot be decoded"
+	}
+	io, err := cm.d.FileIO(ctx, w, loc)
+	if err != nil {
+		return -1, "the column file cannot be opened"
+	}
+	cf, err := io.Open(ctx, loc)
+	if err != nil {
+		return -1, "the column file cannot be opened"
+	}
+	defer cf.Close()
+	pf, err := file.NewParquetReader(cf)
+	if err != nil {
+		return -1, "the column file cannot be read"
+	}
+	defer pf.Close()
+	col := -1
+	for i, c := range pf.MetaData().Schema.Columns() {
+		if c.MaxRepetitionLevel() == 0 && c.MaxDefinitionLevel() <= 1 && int(c.SchemaNode().FieldID()) == id && c.SchemaNode().Parent() == pf.MetaData().Schema.Root() {
+			col = i
+		}
+	}
+	if col < 0 {
+		return -1, "the column of the field is not a top-level column"
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return -1, "the column file cannot be read"
+	}
+	cr, err := fr.GetColumn(ctx, col)
+	if err != nil {
+		return -1, "the column cannot be read"
+	}
+	defer cr.Release()
+	var pos int64
+	for pos < pf.NumRows() {
+		chunked, err := cr.NextBatch(1 << 16)
+		if err != nil || chunked.Len() == 0 {
+			return -1, "the column cannot be read"
+		}
+		for _, a := range chunked.Chunks() {
+			for j := 0; j < a.Len(); j++ {
+				if a.IsNull(j) && !bm.Contains(uint64(pos)) {
+					chunked.Release()
+					return pos, ""
+				}
+				pos++
+			}
+		}
+		chunked.Release()
+	}
+	return -1, ""
+}
