@@ -66,7 +66,13 @@ func readAll(ctx context.Context, data []byte) (arrow.RecordBatch, error) {
 		}
 	}()
 	for i := range cols {
-		if cols[i], err = array.Concatenate(tbl.Column(i).Data().Chunks(), memory.DefaultAllocator); err != nil {
+		chunks := tbl.Column(i).Data().Chunks()
+		if len(chunks) == 1 { // one row group: no copy
+			chunks[0].Retain()
+			cols[i] = chunks[0]
+			continue
+		}
+		if cols[i], err = array.Concatenate(chunks, memory.DefaultAllocator); err != nil {
 			return nil, err
 		}
 	}
