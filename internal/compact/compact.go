@@ -8,6 +8,7 @@
 package compact
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/foldcheck"
 	"github.com/lakehold/catalog/internal/parquetstats"
 )
 
@@ -62,10 +64,13 @@ var ErrUnidentifiedColumn = errors.New("compact: base file column without a fiel
 // Rewrite reads the base of in (with its column files and deletion vector)
 // through open and writes the folded file to w as zstd Parquet. It returns
 // an error when a file cannot be read, a column file is misaligned
-// (stitch.ErrMisaligned), a required field holds a null, the row count
-// does not add up (ErrRowCount), or a base column has no field id
-// (ErrUnidentifiedColumn). A base written without field ids is read
-// through in.Task.NameMapping; the folded file carries the ids.
+// (stitch.ErrMisaligned), a live row holds a null in a required field
+// (*foldcheck.RequiredNullsError), the row count does not add up
+// (ErrRowCount), a base column has no field id (ErrUnidentifiedColumn),
+// or the written file, read back, differs from the rows written to it
+// (*foldcheck.MismatchError). Only a failed write leaves anything in w.
+// A base written without field ids is read through in.Task.NameMapping;
+// the folded file carries the ids.
 func Rewrite(ctx context.Context, open stitch.Opener, w io.Writer, in Input) (Output, error) {
 	baseIDs, err := fileFieldIDs(ctx, open, in.Task.DataFile, in.Task.NameMapping)
 	if err != nil {
@@ -92,11 +97,36 @@ func Rewrite(ctx context.Context, open stitch.Opener, w io.Writer, in Input) (Ou
 	if kept.NumRows() != in.Task.RecordCount-dropped {
 		return Output{}, fmt.Errorf("%w: %d rows, want %d", ErrRowCount, kept.NumRows(), in.Task.RecordCount-dropped)
 	}
-	cw := &countingWriter{w: w}
-	if err := writeParquet(cw, requiredness(kept, in.Schema)); err != nil {
+	n, err := writeChecked(ctx, w, kept, in.Schema)
+	if err != nil {
 		return Output{}, err
 	}
-	return Output{Rows: kept.NumRows(), Dropped: dropped, Bytes: cw.n}, nil
+	return Output{Rows: kept.NumRows(), Dropped: dropped, Bytes: n}, nil
+}
+
+// writeChecked writes the rows of rec to w once they pass the fold
+// checks: no null in a required field before writing
+// (*foldcheck.RequiredNullsError), and the written file, read back, holds
+// the rows (*foldcheck.MismatchError). Nothing reaches w unless both pass.
+func writeChecked(ctx context.Context, w io.Writer, rec arrow.RecordBatch, sc *iceberg.Schema) (int64, error) {
+	if !hooks.skipRequired {
+		if err := foldcheck.RequiredNulls(rec, sc); err != nil {
+			return 0, fmt.Errorf("compact: %w", err)
+		}
+	}
+	out := requiredness(rec, sc)
+	if hooks.alter != nil {
+		out = hooks.alter(out)
+	}
+	var buf bytes.Buffer
+	if err := writeParquet(&buf, out); err != nil {
+		return 0, err
+	}
+	if err := verify(ctx, rec, buf.Bytes()); err != nil {
+		return 0, err
+	}
+	n, err := w.Write(buf.Bytes())
+	return int64(n), err
 }
 
 // presentFields lists the schema's top-level field ids that the base or a
@@ -144,18 +174,6 @@ func fileFieldIDs(ctx context.Context, open stitch.Opener, loc string, nm iceber
 		out[id] = true
 	}
 	return out, nil
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // fieldMeta is the Arrow metadata that gives a Parquet column its field id.

@@ -75,6 +75,8 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "internal/parquetstats", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/tablemeta", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/v4export", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		// The fold checks: Arrow records in, typed errors out.
+		{"direct:" + mod + "internal/foldcheck", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// The public Go reader: reading only, on the caller's storage.
 		{mod + "clients/go/stitch", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage"}},
 		{"direct:" + mod + "clients/go/stitch", []string{"net/http", "os"}},

@@ -430,7 +430,8 @@ func (cm *Committer) foldOne(ctx context.Context, w *store.Warehouse, st *State,
 	out, err := compact.Rewrite(ctx, cm.stitchOpener(w), &buf, compact.Input{Task: task, FirstRowID: c.FirstRowID, Schema: st.meta.CurrentSchema()})
 	if err != nil {
 		cm.log.WarnContext(ctx, "compaction rewrite failed", "table", id.String(), "file", fr.DataFile, "error", strings.ReplaceAll(storage.PathFree(err).Error(), st.location, "<table>"))
-		fr.Error, fr.err = "cannot rewrite the base file", fault.New(fault.Internal, "cannot rewrite the base file")
+		fr.err = rewriteFailure(err, fr.DataFile)
+		fr.Error = fault.ClientText(fr.err)
 		return fr
 	}
 	newLoc := cm.d.DataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"

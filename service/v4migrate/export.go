@@ -125,8 +125,8 @@ func (m *Migrator) nameFree(ctx context.Context, warehouse string, id ident.Iden
 
 // compactForExport folds every base of id with column files (below format
 // 3 also every base with a deletion vector), each in its own compaction
-// commit. A failed fold is returned with its own status: the folds that
-// landed changed no row, and nothing is exported.
+// commit. A failed fold is returned with its own status, reason and
+// details: the folds that landed changed no row, and nothing is exported.
 func (m *Migrator) compactForExport(ctx context.Context, warehouse string, id ident.Ident, version int) error {
 	th := compact.FoldAll(version < 3) // below 3, deletion vectors go too
 	rep, err := m.d.Compact(ctx, warehouse, id, v4commits.CompactOptions{Thresholds: &th})
@@ -135,8 +135,14 @@ func (m *Migrator) compactForExport(ctx context.Context, warehouse string, id id
 	}
 	for _, f := range rep.Folds {
 		if err := f.Err(); err != nil {
-			return fault.Wrap(fault.KindOf(err), err, "Cannot export %s: folding %s first failed: %s; nothing was exported",
+			e := fault.Wrap(fault.KindOf(err), err, "Cannot export %s: folding %s first failed: %s; nothing was exported",
 				id, f.DataFile, f.Error)
+			var fe *fault.Error
+			if errors.As(err, &fe) {
+				// The fold's reason (required-field-nulls, fold-mismatch, ...) stays.
+				e.Reason, e.Details = fe.Reason, fe.Details
+			}
+			return e
 		}
 	}
 	return nil
