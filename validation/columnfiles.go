@@ -214,7 +214,7 @@ type Footer struct {
 
 // CheckFooter checks a column file against its footer: readable, row count
 // and size as declared, every listed field present with the table's type,
-// and no REQUIRED leaf column (null fillers must be possible).
+// and every listed field's node OPTIONAL (null fillers must be possible).
 func CheckFooter(t Table, f ColumnFile, ft Footer) error {
 	d := map[string]any{"data-file": f.DataFile, "column-file": f.Location}
 	if !ft.Readable {
@@ -251,13 +251,12 @@ func CheckFooter(t Table, f ColumnFile, ft Footer) error {
 			return reject(ReasonColumnFileSchema, dd, "Column file %s: field %d is a primitive in the file but %s in the table", f.Location, id, want)
 		}
 	}
-	ids := make([]int, 0, len(ft.Nodes))
-	for id := range ft.Nodes {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if n := ft.Nodes[id]; n.Leaf && n.Required {
+	// Only the listed fields' own nodes must be OPTIONAL: a deleted row's
+	// filler is a null at that level. Children below them (map keys,
+	// required struct children, list elements) may be REQUIRED, since a
+	// null parent holds no child; Parquet writes every map key REQUIRED.
+	for _, id := range f.FieldIDs {
+		if ft.Nodes[id].Required {
 			return reject(ReasonRequiredColumn, map[string]any{"data-file": f.DataFile, "column-file": f.Location, "field-id": id},
 				"Column file %s: column %d is REQUIRED; column files must be OPTIONAL so deleted rows can hold nulls", f.Location, id)
 		}
