@@ -152,7 +152,14 @@ func (e *holesEnv) undropCases(t *testing.T) []hostileCase {
 		withAfter(undrop("namespace-only", "dave", map[string]any{"namespace": []string{"nsb"}}).status(400), stillDeleted),
 		withAfter(undrop("empty-namespace", "dave", to([]string{}, "bt")).status(400), stillDeleted),
 		// Duplicate keys: the one the action reads is the one authorized.
-		withAfter(undrop("duplicate-namespace-key", "dave", `{"namespace":["nsb"],"name":"x","namespace":["nsa"]}`).status(400), stillDeleted),
+		withAfter(undrop("duplicate-namespace-key", "dave", `{"namespace":["nsb"],"name":"x","namespace":["nsa"]}`).status(400), message("appears twice")),
+		withAfter(undrop("case-variant-key", "dave", `{"namespace":["nsb"],"name":"x","Namespace":["nsa"]}`).status(400), message("appears twice")),
+		withAfter(hostilePost("rename-duplicate-destination", "/v1/wh/tables/rename",
+			`{"source":{"namespace":["nsa"],"name":"from_b"},"destination":{"namespace":["nsa"],"name":"x"},"destination":{"namespace":["nsb"],"name":"x"}}`).
+			with("X-Test-Principal", holesLocal).status(400), message("appears twice")),
+		withAfter(hostilePost("grant-duplicate-resource", "/management/v1/roles/dave/grants",
+			`{"privilege":"table-drop","resource":{"kind":"namespace","warehouse":"wh","namespace":["nsa"]},"resource":{"kind":"server"}}`).
+			with("X-Test-Principal", holesLocal).status(400), message("appears twice")),
 		{name: "take-old-name", method: "POST", path: "/v1/wh/namespaces/nsb/tables", body: map[string]any{"name": "bt", "schema": jsonRaw(testSchema)},
 			headers: []string{"X-Test-Principal", holesLocal}, harmless: true},
 		withAfter(undrop("new-name-while-taken", "dave", to([]string{"nsb"}, "bt_back")).ok(), func(t *testing.T, r response) {
