@@ -18,6 +18,10 @@ func (s *Server) GetEvents(ctx context.Context, req openapi.GetEventsRequestObje
 	q := service.EventsQuery{ContinuationToken: deref(b.ContinuationToken), SinceMillis: deref(b.SinceTimestampMs),
 		OperationTypes: deref(b.OperationTypes), ObjectsByName: deref(b.CatalogObjectsByName), ObjectsByUUID: deref(b.CatalogObjectsByUuid)}
 	if b.PageSize != nil {
+		// Given, it is 1 to 1000 as the spec says (absent: the default).
+		if *b.PageSize < 1 || *b.PageSize > 1000 {
+			return nil, badRequestf("page-size must be between 1 and 1000")
+		}
 		q.PageSize = int(*b.PageSize)
 	}
 	for _, t := range deref(b.ObjectTypes) {

@@ -37,12 +37,14 @@ type DeletedObjects interface {
 	DeletedList(ctx context.Context, warehouse string, page Page) ([]*DeletedObject, string, error)
 	// DeletedGet returns one deleted object with its metadata.
 	DeletedGet(ctx context.Context, warehouse, id string) (*DeletedObject, error)
-	// Undrop moves a deleted object back, under namespace and name (its
-	// own or new ones), with its id and metadata: ErrNotFound also once
-	// its retention ended (its purge may be running), ErrNoSuchNamespace,
-	// an *AlreadyExistsError when the name is taken, ErrLocationOverlap
-	// when another object now uses its location.
-	Undrop(ctx context.Context, warehouse, id string, namespace []string, name string) (*Object, error)
+	// Undrop moves a deleted object back into its own namespace (never
+	// another: its location and the grants on it belong there), under its
+	// own name or, only while that one is taken, under name, with its id
+	// and metadata: ErrNotFound also once its retention ended (its purge
+	// may be running), ErrNoSuchNamespace, ErrOwnNameFree for a new name
+	// while its own is free, an *AlreadyExistsError when the name is taken,
+	// ErrLocationOverlap when another object now uses its location.
+	Undrop(ctx context.Context, warehouse, id, name string) (*Object, error)
 	// DeletedRemove forgets a deleted object and returns it with its
 	// metadata (for the retention job): ErrNotFound when it was undropped.
 	DeletedRemove(ctx context.Context, warehouse, id string) (*DeletedObject, error)

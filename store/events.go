@@ -107,6 +107,12 @@ type EventFilter struct {
 	ObjectUUIDs []string
 }
 
+// MaxEventFilterValues bounds each list of an EventFilter (Operations,
+// ObjectTypes, Objects, ObjectUUIDs): each value is a statement parameter,
+// and the databases bound those (SQLite to 32766). ListEvents answers
+// ErrInvalidValue for a longer list; callers refuse long lists first.
+const MaxEventFilterValues = 2000
+
 // EventObject names an object for EventFilter.Objects.
 type EventObject struct {
 	Namespace []string
@@ -116,7 +122,8 @@ type EventObject struct {
 // Events is the outbox of committed changes. Errors are ErrUnavailable
 // when the database is out of reach, ErrDatabase otherwise.
 type Events interface {
-	// ListEvents returns up to limit events matching f in outbox order.
+	// ListEvents returns up to limit events matching f in outbox order;
+	// ErrInvalidValue when a list of f is longer than MaxEventFilterValues.
 	// An event whose transaction may still be running, or one that began
 	// before such a transaction, is not listed yet.
 	ListEvents(ctx context.Context, f EventFilter, limit int) ([]*Event, error)

@@ -31,6 +31,9 @@ var (
 	// ErrLocationOverlap is returned when a table or view location is inside,
 	// or contains, another table's or view's location in the same warehouse.
 	ErrLocationOverlap = errors.New("location overlaps another table or view")
+	// ErrOwnNameFree is returned when an undrop asks for a new name while
+	// the object's own name is free: a new name is only for a taken one.
+	ErrOwnNameFree = errors.New("the object's own name is free")
 	// ErrNoSuchWarehouse is returned when the named warehouse is missing.
 	ErrNoSuchWarehouse = fmt.Errorf("%w: warehouse", ErrNotFound)
 	// ErrNoSuchNamespace is returned when the namespace (or a destination or

@@ -331,9 +331,9 @@ func (t *traced) DeletedGet(ctx context.Context, warehouse, id string) (*Deleted
 	return v, t.end(span, err)
 }
 
-func (t *traced) Undrop(ctx context.Context, warehouse, id string, namespace []string, name string) (*Object, error) {
+func (t *traced) Undrop(ctx context.Context, warehouse, id, name string) (*Object, error) {
 	ctx, span := t.start(ctx, "Undrop")
-	v, err := t.Store.Undrop(ctx, warehouse, id, namespace, name)
+	v, err := t.Store.Undrop(ctx, warehouse, id, name)
 	return v, t.end(span, err)
 }
 

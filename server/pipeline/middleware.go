@@ -155,6 +155,12 @@ func (p *Pipeline) LimitBody(next http.Handler) http.Handler {
 				httperr.Write(w, r, httperr.BadRequestf("Malformed request: the body is not valid UTF-8"))
 				return
 			}
+			if authorizedBodyRoute(r.URL.Path) {
+				if k := duplicateKey(body); k != "" {
+					httperr.Write(w, r, httperr.BadRequestf("Malformed request: the key %q appears twice in one object", clipKey(k)))
+					return
+				}
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		next.ServeHTTP(w, r)

@@ -101,10 +101,14 @@ type Page struct {
 	Events            []changeevents.RESTEvent
 }
 
-// One page of events: 100 unless asked, at most 1000.
+// One page of events: 100 unless asked, 1 to 1000.
 const (
 	defaultEventsPage = 100
 	maxEventsPage     = 1000
+	// MaxFilterValues bounds each filter list of a query
+	// (operation-types, object-types, catalog-objects-by-name,
+	// catalog-objects-by-uuid): more is a 400, not a database error.
+	MaxFilterValues = 1000
 )
 
 // Query lists a warehouse's events in commit order (in order per
@@ -127,8 +131,8 @@ func (f *Feed) Query(ctx context.Context, warehouse string, q Query) (*Page, err
 	if err := f.checkNotPruned(ctx, filter.After); err != nil {
 		return nil, err
 	}
-	size := min(q.PageSize, maxEventsPage)
-	if size <= 0 {
+	size := q.PageSize
+	if size == 0 {
 		size = defaultEventsPage
 	}
 	events, err := f.store.ListEvents(ctx, filter, size)
@@ -164,10 +168,32 @@ func (f *Feed) checkNotPruned(ctx context.Context, pos store.EventPos) error {
 	return nil
 }
 
+// checkBounds answers 400 for a page size outside 1 to 1000 (0 is "not
+// given") and for a filter list longer than MaxFilterValues.
+func checkBounds(q Query) error {
+	if q.PageSize < 0 || q.PageSize > maxEventsPage {
+		return fault.New(fault.BadRequest, "Invalid page-size: %d (1 to %d)", q.PageSize, maxEventsPage)
+	}
+	for _, l := range []struct {
+		field string
+		n     int
+	}{{"operation-types", len(q.OperationTypes)}, {"object-types", len(q.ObjectTypes)},
+		{"catalog-objects-by-name", len(q.ObjectsByName)}, {"catalog-objects-by-uuid", len(q.ObjectsByUUID)}} {
+		if l.n > MaxFilterValues {
+			return fault.New(fault.BadRequest, "Invalid %s: %d values, at most %d per list", l.field, l.n, MaxFilterValues)
+		}
+	}
+	return nil
+}
+
 // eventFilter turns a query into the store's filter: 400 for a token not
-// issued here, an unknown object type or an empty object name.
+// issued here, a page size or filter list out of bounds, an unknown
+// object type or an empty object name.
 func eventFilter(warehouse string, q Query) (store.EventFilter, error) {
 	f := store.EventFilter{Warehouse: warehouse, Operations: q.OperationTypes, ObjectTypes: q.ObjectTypes, ObjectUUIDs: q.ObjectsByUUID}
+	if err := checkBounds(q); err != nil {
+		return f, err
+	}
 	if q.ContinuationToken != "" {
 		pos, err := store.ParseEventToken(q.ContinuationToken)
 		if err != nil {
@@ -197,29 +223,72 @@ func eventFilter(warehouse string, q Query) (store.EventFilter, error) {
 }
 
 // visibleEvents keeps the events the caller may read, asking the
-// authorizer once per object.
+// authorizer once per object, and withholds from each kept event the
+// identifiers of other objects (a rename's source) the caller may not
+// read: a refusal never reveals a name, and neither does an event.
 func (f *Feed) visibleEvents(ctx context.Context, events []*store.Event) ([]*store.Event, error) {
 	seen := map[string]bool{}
 	out := events[:0:0]
 	for _, e := range events {
 		r, priv := eventResource(e)
-		key := string(r.Kind) + "\x00" + ident.Ident{Namespace: r.Namespace, Name: r.Name}.String()
-		ok, known := seen[key]
-		if !known {
-			err := f.authorize(ctx, priv, r)
-			// Refused (403) or hidden (the 404 of an object the caller may
-			// not see): not listed. Anything else (503) fails the page.
-			if err != nil && !fault.Refused(err) {
-				return nil, err
-			}
-			ok = err == nil
-			seen[key] = ok
+		ok, err := f.mayRead(ctx, seen, r, priv)
+		if err != nil {
+			return nil, err
 		}
-		if ok {
-			out = append(out, e)
+		if !ok {
+			continue
 		}
+		kept, err := f.redactForeign(ctx, seen, e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kept)
 	}
 	return out, nil
+}
+
+// mayRead reports whether the caller holds priv on r, remembering the
+// answer in seen. Refused (403) or hidden (the 404 of an object the caller
+// may not see) is false; anything else (503) is an error.
+func (f *Feed) mayRead(ctx context.Context, seen map[string]bool, r access.Resource, priv access.Privilege) (bool, error) {
+	key := string(r.Kind) + "\x00" + ident.Ident{Namespace: r.Namespace, Name: r.Name}.String()
+	if ok, known := seen[key]; known {
+		return ok, nil
+	}
+	err := f.authorize(ctx, priv, r)
+	if err != nil && !fault.Refused(err) {
+		return false, err
+	}
+	seen[key] = err == nil
+	return err == nil, nil
+}
+
+// redactForeign returns e, or a copy of it whose identifiers of objects
+// the caller may not read are replaced (changeevents.Redact). An
+// identifier that cannot be read from the event is withheld too.
+func (f *Feed) redactForeign(ctx context.Context, seen map[string]bool, e *store.Event) (*store.Event, error) {
+	var hide []string
+	for _, fi := range changeevents.ForeignIdents(e.Operation, e.Body) {
+		if len(fi.Namespace) == 0 || fi.Name == "" {
+			hide = append(hide, fi.Field)
+			continue
+		}
+		other := &store.Event{Warehouse: e.Warehouse, Namespace: fi.Namespace, Name: fi.Name, ObjectType: e.ObjectType}
+		r, priv := eventResource(other)
+		ok, err := f.mayRead(ctx, seen, r, priv)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			hide = append(hide, fi.Field)
+		}
+	}
+	if len(hide) == 0 {
+		return e, nil
+	}
+	c := *e
+	c.Body = changeevents.Redact(e.Operation, e.Body, hide)
+	return &c, nil
 }
 
 // eventResource is what reading an event's object needs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -141,13 +142,17 @@ func (u *Upkeep) ListDeleted(ctx context.Context, warehouse string, page store.P
 	return out, next, nil
 }
 
-// Undrop brings a soft-deleted table or view back under its old name, or
-// under to when given (for when the old name is taken), with its metadata
-// as it was. It needs deleted-undrop on the warehouse and table-create
-// (view-create) on the destination namespace. Errors: 404 for an unknown
-// deleted object (or one whose retention ended) or a missing namespace,
-// 409 when the name is taken, 400 when another object now uses its
-// location.
+// Undrop brings a soft-deleted table or view back into its own namespace
+// under its old name or, only while that name is taken, under to.Name,
+// with its metadata as it was. It never moves an object to another
+// namespace: its location lies under that namespace's and grants there
+// would reach it (rename it afterwards, which checks both sides). It
+// needs deleted-undrop on the warehouse and table-create (view-create)
+// on its namespace, and under a new name also table-drop (view-drop) on
+// its old name, as a rename would. Errors: 404 for an unknown deleted
+// object (or one whose retention ended) or a missing namespace, 400 for
+// another namespace or a new name while the old one is free, 409 when
+// the name is taken, 400 when another object now uses its location.
 func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ident) (ident.Ident, store.ObjectKind, error) {
 	if err := u.d.Authorize(ctx, access.PrivDeletedUndrop, access.WarehouseResource(warehouse)); err != nil {
 		return ident.Ident{}, "", err
@@ -159,34 +164,67 @@ func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ide
 	if err != nil {
 		return ident.Ident{}, "", storefault.Of(err, warehouse)
 	}
-	dest := ident.Ident{Namespace: d.Namespace, Name: d.Name}
-	if to != nil {
-		if err := ident.ValidateIdent(*to); err != nil {
-			return ident.Ident{}, "", err
-		}
-		dest = *to
-	}
-	create := access.PrivTableCreate
-	if d.Kind == store.KindView {
-		create = access.PrivViewCreate
-	}
-	if err := u.d.Authorize(ctx, create, access.NamespaceResource(warehouse, dest.Namespace)); err != nil {
+	own := ident.Ident{Namespace: d.Namespace, Name: d.Name}
+	dest, err := u.undropRights(ctx, warehouse, d.Kind, own, to)
+	if err != nil {
 		return ident.Ident{}, "", err
 	}
 	if !d.ExpiresAt.After(u.d.Now()) {
-		return ident.Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", dest)
+		return ident.Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", own)
 	}
 	back := changeevents.Object{Warehouse: warehouse, Namespace: dest.Namespace, Name: dest.Name, Kind: d.Kind,
 		UUID: changeevents.MetadataUUID(d.Metadata), Location: d.Location}
 	ectx := u.d.WithEvent(ctx, func() store.Event { return changeevents.Undrop(back, u.d.Who(ctx), id) })
-	_, err = u.d.Store.Undrop(ectx, warehouse, id, dest.Namespace, dest.Name)
+	_, err = u.d.Store.Undrop(ectx, warehouse, id, dest.Name)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return ident.Ident{}, "", ident.NamespaceNotFound(err, dest.Namespace)
 	case errors.Is(err, store.ErrNotFound):
 		return ident.Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
+	case errors.Is(err, store.ErrOwnNameFree):
+		return ident.Ident{}, "", ownNameFree(err, own)
 	case err != nil:
 		return ident.Ident{}, "", u.d.PutErr(err, d.Kind, dest, warehouse)
 	}
 	return dest, d.Kind, nil
+}
+
+// undropRights authorizes the undrop of the deleted object whose own
+// identifier is own, to the name to gives (nil: its own), and returns
+// where it comes back. Authorization comes first, so that a caller
+// without rights in the object's namespace learns nothing of the rules.
+func (u *Upkeep) undropRights(ctx context.Context, warehouse string, kind store.ObjectKind, own ident.Ident, to *ident.Ident) (ident.Ident, error) {
+	create, drop, res := access.PrivTableCreate, access.PrivTableDrop, access.TableResource(warehouse, own.Namespace, own.Name)
+	if kind == store.KindView {
+		create, drop, res = access.PrivViewCreate, access.PrivViewDrop, access.ViewResource(warehouse, own.Namespace, own.Name)
+	}
+	if err := u.d.Authorize(ctx, create, access.NamespaceResource(warehouse, own.Namespace)); err != nil {
+		return ident.Ident{}, err
+	}
+	if to == nil {
+		return own, nil
+	}
+	if err := ident.ValidateIdent(*to); err != nil {
+		return ident.Ident{}, err
+	}
+	if !slices.Equal(to.Namespace, own.Namespace) {
+		return ident.Ident{}, fault.New(fault.BadRequest,
+			"Cannot undrop %s into namespace %s: an undrop brings an object back into its own namespace (rename it afterwards)",
+			own, ident.NamespaceString(to.Namespace))
+	}
+	if to.Name != own.Name {
+		// A new name is a rename of the old one: the grants held on the
+		// old name no longer reach it, those on the new one do.
+		if err := u.d.Authorize(ctx, drop, res); err != nil {
+			return ident.Ident{}, err
+		}
+	}
+	return *to, nil
+}
+
+// ownNameFree is the 400 of an undrop under a new name while the
+// object's own name is free.
+func ownNameFree(err error, own ident.Ident) error {
+	return fault.Wrap(fault.BadRequest, err,
+		"Cannot undrop %s under a new name: its own name is free (a new name is only for a taken one); undrop it without a name", own)
 }

@@ -144,7 +144,7 @@ func (s *Store) DeletedGet(ctx context.Context, warehouse, id string) (*store.De
 }
 
 // Undrop implements store.DeletedObjects.
-func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []string, name string) (*store.Object, error) {
+func (s *Store) Undrop(ctx context.Context, warehouse, id, name string) (*store.Object, error) {
 	var o *store.Object
 	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		d, err := scanDeleted(q.QueryRow(ctx, `SELECT `+deletedCols+`, d.metadata`+deletedFrom+` WHERE w.name = $1 AND d.id = $2`, warehouse, id), true)
@@ -158,11 +158,20 @@ func (s *Store) Undrop(ctx context.Context, warehouse, id string, namespace []st
 			// Its retention ended: the expire-deleted job may be purging it.
 			return fmt.Errorf("%w: deleted object %s (retention ended)", store.ErrNotFound, id)
 		}
-		o = &store.Object{ID: d.ID, Warehouse: warehouse, Namespace: namespace, Name: name, Kind: d.Kind, Location: d.Location,
+		o = &store.Object{ID: d.ID, Warehouse: warehouse, Namespace: d.Namespace, Name: name, Kind: d.Kind, Location: d.Location,
 			MetadataLocation: d.MetadataLocation, Metadata: d.Metadata, FormatVersion: d.FormatVersion}
-		nsID, whID, err := s.namespaceRow(ctx, q, warehouse, namespace)
+		nsID, whID, err := s.namespaceRow(ctx, q, warehouse, d.Namespace)
 		if err != nil {
 			return err
+		}
+		if name != d.Name {
+			// Checked in the transaction that takes the new name: a new
+			// name is only for a taken one.
+			if kind, err := s.existingKind(ctx, q, nsID, d.Name); err != nil {
+				return err
+			} else if kind == "" {
+				return fmt.Errorf("%w: %s", store.ErrOwnNameFree, d.Name)
+			}
 		}
 		if kind, err := s.existingKind(ctx, q, nsID, name); err != nil {
 			return err

@@ -3,10 +3,10 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -81,6 +81,9 @@ func (s *Store) settled() string {
 
 // ListEvents implements store.Events.
 func (s *Store) ListEvents(ctx context.Context, f store.EventFilter, limit int) ([]*store.Event, error) {
+	if max(len(f.Operations), len(f.ObjectTypes), len(f.Objects), len(f.ObjectUUIDs)) > store.MaxEventFilterValues {
+		return nil, fmt.Errorf("%w: an event filter list of more than %d values", store.ErrInvalidValue, store.MaxEventFilterValues)
+	}
 	where := []string{s.settled(), `(txid, seq) > ($1, $2)`}
 	args := []any{f.After.TxID, f.After.Seq}
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
@@ -96,17 +99,7 @@ func (s *Store) ListEvents(ctx context.Context, f store.EventFilter, limit int) 
 	if len(f.ObjectTypes) > 0 {
 		where = append(where, inArgs("object_type", f.ObjectTypes, arg))
 	}
-	var ors []string
-	for _, o := range f.Objects {
-		key := nsKey(o.Namespace)
-		if o.Name != "" {
-			ors = append(ors, `(namespace_key = `+arg(key)+` AND name = `+arg(o.Name)+`)`)
-			continue
-		}
-		prefix := key + levelSep
-		ors = append(ors, `(namespace_key = `+arg(key)+` OR substr(namespace_key, 1, `+
-			arg(utf8.RuneCountInString(prefix))+`) = `+arg(prefix)+`)`)
-	}
+	ors := objectsWhere(f.Objects, arg)
 	if len(f.ObjectUUIDs) > 0 {
 		ors = append(ors, inArgs("object_uuid", f.ObjectUUIDs, arg))
 	}
@@ -135,6 +128,34 @@ func (s *Store) ListEvents(ctx context.Context, f store.EventFilter, limit int) 
 		out = append(out, e)
 	}
 	return out, s.wrap(rows.Err(), "list events")
+}
+
+// objectsWhere is the condition of each kind of EventFilter.Objects (to
+// be OR-ed): the objects named as one VALUES list, the namespaces (each
+// matching itself and its children by key prefix) as another. One
+// condition per object would nest as deep as the list is long, past
+// SQLite's expression depth limit (1000).
+func objectsWhere(objects []store.EventObject, arg func(any) string) []string {
+	var named, spaces []string
+	for _, o := range objects {
+		key := nsKey(o.Namespace)
+		if o.Name != "" {
+			named = append(named, `(`+arg(key)+`, `+arg(o.Name)+`)`)
+			continue
+		}
+		spaces = append(spaces, `(`+arg(key)+`, `+arg(key+levelSep)+`)`)
+	}
+	var ors []string
+	if len(named) > 0 {
+		ors = append(ors, `(namespace_key, name) IN (VALUES `+strings.Join(named, ", ")+`)`)
+	}
+	if len(spaces) > 0 {
+		// VALUES columns are column1, column2 on both databases; length
+		// and substr count characters on both.
+		ors = append(ors, `EXISTS (SELECT 1 FROM (VALUES `+strings.Join(spaces, ", ")+`) v
+			WHERE namespace_key = v.column1 OR substr(namespace_key, 1, length(v.column2)) = v.column2)`)
+	}
+	return ors
 }
 
 // inArgs is "col IN (...)" over vals, each added with arg.

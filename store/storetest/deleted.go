@@ -52,13 +52,12 @@ func testSoftDelete(t *testing.T, s store.Store) {
 	require.JSONEq(t, `{"v":0}`, string(got.Metadata))
 
 	// Undrop: the old name is taken, a new one is not.
-	_, err = s.Undrop(ctx, wh, o.ID, []string{"ns"}, "a")
+	_, err = s.Undrop(ctx, wh, o.ID, "a")
 	require.ErrorIs(t, err, store.ErrAlreadyExists)
-	_, err = s.Undrop(ctx, wh, o.ID, []string{"missing"}, "a")
-	require.ErrorIs(t, err, store.ErrNoSuchNamespace)
-	back, err := s.Undrop(ctx, wh, o.ID, []string{"ns"}, "a_restored")
+	back, err := s.Undrop(ctx, wh, o.ID, "a_restored")
 	require.NoError(t, err)
 	require.Equal(t, o.ID, back.ID)
+	require.Equal(t, []string{"ns"}, back.Namespace, "always its own namespace")
 	loaded, err := s.ObjectGet(ctx, store.ObjectRef{Warehouse: wh, Namespace: []string{"ns"}, Name: "a_restored", Kind: store.KindTable})
 	require.NoError(t, err)
 	require.Equal(t, o.MetadataLocation, loaded.MetadataLocation)
@@ -147,19 +146,24 @@ func testDeletedLocationReserved(t *testing.T, s store.Store) {
 	other.Warehouse = "wh2"
 	require.NoError(t, s.ObjectCreate(ctx, other))
 
+	// A new name only while its own is taken.
+	_, err = s.Undrop(ctx, wh, o.ID, "a_back")
+	require.ErrorIs(t, err, store.ErrOwnNameFree)
+	taker := table([]string{"ns"}, "a", "file:///tmp/wh/ns/a_live")
+	require.NoError(t, s.ObjectCreate(ctx, taker))
 	// Its undrop does not collide with its own deleted row, under a new
 	// name as under the old one; live again, it still holds the location.
-	back, err := s.Undrop(ctx, wh, o.ID, []string{"ns"}, "a_back")
+	back, err := s.Undrop(ctx, wh, o.ID, "a_back")
 	require.NoError(t, err)
 	require.Equal(t, loc, back.Location)
 	require.ErrorIs(t, s.ObjectCreate(ctx, table([]string{"ns"}, "x", loc)), store.ErrLocationOverlap)
 	_, err = s.ObjectSoftDelete(ctx, back.Ref(), o.ID, expires, true)
 	require.NoError(t, err)
-	_, err = s.Undrop(ctx, wh, o.ID, []string{"ns"}, "a")
-	require.NoError(t, err)
+	again, err = s.Undrop(ctx, wh, o.ID, "a_back")
+	require.NoError(t, err, "its own name now")
 
 	// Forgotten (the end of its retention), it frees the location.
-	_, err = s.ObjectSoftDelete(ctx, o.Ref(), o.ID, expires, true)
+	_, err = s.ObjectSoftDelete(ctx, again.Ref(), o.ID, expires, true)
 	require.NoError(t, err)
 	require.ErrorIs(t, s.ObjectCreate(ctx, table([]string{"ns"}, "x", loc)), store.ErrLocationOverlap)
 	_, err = s.DeletedRemove(ctx, wh, o.ID)

@@ -137,6 +137,26 @@ func testEventsFilter(t *testing.T, s store.Store) {
 	require.Equal(t, []string{"t1", "t3"}, names(store.EventFilter{ObjectUUIDs: []string{"u-t1", "u-t3"}}))
 	require.Empty(t, names(store.EventFilter{ObjectTypes: []string{"view"}}))
 	require.Empty(t, names(store.EventFilter{Since: s.Now().Add(time.Hour)}))
+
+	// Every list full at the bound is one statement either database
+	// takes; one value more is refused, not a database error.
+	full := store.EventFilter{}
+	for i := range store.MaxEventFilterValues {
+		v := fmt.Sprint("x", i)
+		full.Operations = append(full.Operations, v)
+		full.ObjectTypes = append(full.ObjectTypes, v)
+		obj := store.EventObject{Namespace: []string{v}} // a namespace, or every other one a table
+		if i%2 == 1 {
+			obj.Name = v
+		}
+		full.Objects = append(full.Objects, obj)
+		full.ObjectUUIDs = append(full.ObjectUUIDs, v)
+	}
+	full.Operations[0], full.ObjectTypes[0], full.ObjectUUIDs[0] = "create-table", "table", "u-t2"
+	require.Equal(t, []string{"t2"}, names(full))
+	full.ObjectUUIDs = append(full.ObjectUUIDs, "one-more")
+	_, err := s.ListEvents(ctx, full, 10)
+	require.ErrorIs(t, err, store.ErrInvalidValue)
 }
 
 // testEventCursorsAndPrune: a sink's cursor is kept per sink; pruning

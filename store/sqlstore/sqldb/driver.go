@@ -145,7 +145,7 @@ func (e *Error) Unwrap() []error { return []error{e.sentinel, e.cause} }
 var storeSentinels = []error{
 	store.ErrNotFound, store.ErrAlreadyExists, store.ErrNotEmpty, store.ErrConflict,
 	store.ErrLocationOverlap, store.ErrInvalidPageToken, store.ErrOutcomeUnknown,
-	store.ErrUnavailable, store.ErrInvalidValue, store.ErrDatabase, store.ErrNotHeld,
+	store.ErrUnavailable, store.ErrInvalidValue, store.ErrDatabase, store.ErrNotHeld, store.ErrOwnNameFree,
 }
 
 func isStoreErr(err error) bool {
