@@ -107,6 +107,7 @@ fuzz ./internal/v4commit/ FuzzColumnsThenFiles
 fuzz ./internal/mumbling/ FuzzRoundTrip
 fuzz ./internal/changeevents/ FuzzSanitize
 fuzz ./credentials/ FuzzSignPolicy
+fuzz ./credentials/ FuzzDeleteObjects
 
 # The Helm chart and the plain manifests (deploy/), validated offline.
 wait "$chart_pid" || { cat "$chart_log" >&2; echo "test.sh: installing the chart check's tools failed" >&2; exit 1; }
