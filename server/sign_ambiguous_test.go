@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"crypto/md5"
-	"encoding/json"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
