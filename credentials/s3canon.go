@@ -83,16 +83,19 @@ func awsEscape(s string, keepSlash bool) string {
 	return b.String()
 }
 
-// methodOverrides are headers some servers and gateways read as the
-// request's real method: a signed GET could then act as a DELETE.
-var methodOverrides = set("x-http-method-override", "x-http-method", "x-method-override")
+// rerouting are headers some servers, gateways and proxies read as the
+// request's real method, host or path: a signed GET could then act as a
+// DELETE, or a path-style request on the table reach another bucket or
+// key. Engines never send them.
+var rerouting = set("x-http-method-override", "x-http-method", "x-method-override",
+	"x-forwarded-host", "forwarded", "x-original-url", "x-rewrite-url", "x-forwarded-prefix", "x-original-host")
 
 // checkHeaders returns the request's headers keyed by lower-case name,
 // each with its one value (surrounding blanks trimmed, as HTTP reads
 // them) and the name as the engine spelled it. It refuses a name given
 // twice in any case (x-amz-copy-source and X-Amz-Copy-Source), a header
 // with no value or several, a name that is not an HTTP token, a value
-// with a control character, and method-override headers.
+// with a control character, and headers that reroute the request.
 func checkHeaders(h map[string][]string) (map[string]checkedHeader, error) {
 	out := make(map[string]checkedHeader, len(h))
 	for name, vs := range h {
@@ -106,7 +109,7 @@ func checkHeaders(h map[string][]string) (map[string]checkedHeader, error) {
 		if len(vs) != 1 {
 			return nil, malformed("The request gives the header %s %d values; the catalog signs one", lower, len(vs))
 		}
-		if methodOverrides[lower] {
+		if rerouting[lower] {
 			return nil, refuse("The catalog does not sign requests with %s", lower)
 		}
 		for _, c := range vs[0] {

@@ -162,6 +162,8 @@ func TestSignPolicyRefuses(t *testing.T) {
 		{"header name folding to copy source", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-\u017fource": {"warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
 		{"header value with newline", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-meta-a": {"b\r\nx-amz-copy-source: warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
 		{"copy source on a get", signReq("GET", base+"/data/a", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"forwarded host", signReq("GET", base+"/data/a", map[string][]string{"X-Forwarded-Host": {"other.s3.local:8333"}}, nil), rw, "403"},
+		{"original url", signReq("GET", base+"/data/a", map[string][]string{"X-Original-URL": {"/warehouse/wh/ns/t2/a"}}, nil), rw, "403"},
 		{"method override", signReq("GET", base+"/data/a", map[string][]string{"X-HTTP-Method-Override": {"DELETE"}}, nil), rw, "403"},
 		{"prefix twice", signReq("GET", "http://s3.local:8333/warehouse?list-type=2&prefix=wh%2Fns%2Ft%2F&prefix=wh%2Fns%2Ft2%2F", nil, nil), rw, "400"},
 		{"prefix twice, one encoded", signReq("GET", "http://s3.local:8333/warehouse?list-type=2&prefix=wh%2Fns%2Ft%2F&pre%66ix=wh%2F", nil, nil), rw, "400"},
