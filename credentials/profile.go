@@ -83,7 +83,8 @@ func ParseS3Profile(raw []byte, sealer *Sealer) (*S3Profile, error) {
 func (p *S3Profile) CanVend() bool { return p.RoleARN != "" }
 
 // SignEndpoint returns which URLs reach the profile's store, for
-// ParseS3Request: the endpoint's host, or AWS's hosts when it has none.
+// ParseS3Request: the endpoint's host (path-style only when the profile
+// says so), or AWS's hosts when it has none.
 // It fails when the endpoint is not a URL.
 func (p *S3Profile) SignEndpoint() (S3Endpoint, error) {
 	if p.Endpoint == "" {
@@ -93,7 +94,7 @@ func (p *S3Profile) SignEndpoint() (S3Endpoint, error) {
 	if err != nil || u.Host == "" {
 		return S3Endpoint{}, fmt.Errorf("storage profile endpoint %q is not a URL", p.Endpoint)
 	}
-	return S3Endpoint{Host: u.Host, Region: p.Region}, nil
+	return S3Endpoint{Host: u.Host, Region: p.Region, PathStyle: p.PathStyleAccess}, nil
 }
 
 // Redacted returns the profile as shown to operators: no secret at all.

@@ -3,7 +3,6 @@ package credentials
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/xml"
 	"fmt"
 	"net/url"
 	"slices"
@@ -24,9 +23,12 @@ type S3SignRequest struct {
 // S3Endpoint says which URLs reach a warehouse's object store: Host is
 // the profile's endpoint host (with port), or "" for AWS itself, where
 // s3.<region>.amazonaws.com and its virtual-hosted forms are accepted.
+// PathStyle (with a Host) accepts path-style URLs only: a store that does
+// not serve virtual hosts reads bucket.host/other/key as bucket "other".
 type S3Endpoint struct {
-	Host   string
-	Region string
+	Host      string
+	Region    string
+	PathStyle bool
 }
 
 // S3Op is what a request to be signed does, as far as the catalog's
@@ -42,6 +44,14 @@ type S3Op struct {
 	// body's hash when the request carried one, the engine's own value
 	// when it is one the catalog can honour, else UNSIGNED-PAYLOAD.
 	PayloadHash string
+	// Method, URI and Headers are the request as checked, re-serialized
+	// from the values the policy read (upper-case method; lower-case
+	// host, path and query encoded as SigV4 does; one value per header,
+	// keyed as the engine spelled it, the copy source rewritten): sign
+	// these, never the engine's raw request.
+	Method  string
+	URI     string
+	Headers map[string]string
 }
 
 // SignRefusal is why a request is not signed. Forbidden refusals (a
@@ -69,18 +79,27 @@ const unsignedPayload = "UNSIGNED-PAYLOAD"
 // ParseS3Request works out what r does on the store ep names. It fails
 // with a SignRefusal when the URI is not a request to that store, when its
 // path could be read two ways (dot segments, encoded slashes, empty
-// segments), or when the operation is one the catalog never signs (bucket
-// configuration, ACLs, anything but object reads, writes, deletes,
-// multipart uploads and listing).
+// segments), when a header or query parameter the store could read two
+// ways is given twice, or when the operation is one the catalog never
+// signs (bucket configuration, ACLs, anything but object reads, writes,
+// deletes, multipart uploads and listing).
 func ParseS3Request(r S3SignRequest, ep S3Endpoint) (S3Op, error) {
 	if r.Region != ep.Region {
 		return S3Op{}, refuse("The request is for region %q; this warehouse's storage is in %q", r.Region, ep.Region)
+	}
+	method, ok := asciiUpper(r.Method)
+	if !ok {
+		return S3Op{}, malformed("The request method is not an HTTP method")
 	}
 	u, err := url.Parse(r.URI)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
 		return S3Op{}, malformed("The request URI is not an http(s) URL of an S3 request")
 	}
-	bucket, rawPath, err := splitS3URL(strings.ToLower(u.Host), u.EscapedPath(), ep)
+	host, ok := asciiLower(u.Host)
+	if !ok {
+		return S3Op{}, malformed("The request URI's host is not ASCII")
+	}
+	bucket, rawPath, virtual, err := splitS3URL(host, u.EscapedPath(), ep)
 	if err != nil {
 		return S3Op{}, err
 	}
@@ -88,39 +107,104 @@ func ParseS3Request(r S3SignRequest, ep S3Endpoint) (S3Op, error) {
 	if err != nil {
 		return S3Op{}, err
 	}
-	query, err := url.ParseQuery(u.RawQuery)
+	params, query, err := parseQuery(u.RawQuery)
 	if err != nil {
-		return S3Op{}, malformed("The request URI's query does not parse")
+		return S3Op{}, err
 	}
-	op := S3Op{Bucket: bucket, PayloadHash: unsignedPayload}
+	headers, err := checkHeaders(r.Headers)
+	if err != nil {
+		return S3Op{}, err
+	}
+	op := S3Op{Bucket: bucket, PayloadHash: unsignedPayload, Method: method}
 	if key == "" {
-		err = bucketOp(&op, r, query)
+		err = bucketOp(&op, r.Body, query)
 	} else {
-		err = objectOp(&op, r, key, query)
+		err = objectOp(&op, headers, key, query)
 	}
 	if err != nil {
 		return S3Op{}, err
 	}
-	if err := payloadHash(&op, r); err != nil {
+	if _, ok := headers["x-amz-copy-source"]; ok && !strings.HasSuffix(op.Name, "Copy") {
+		return S3Op{}, malformed("The request carries x-amz-copy-source but is no copy")
+	}
+	if err := payloadHash(&op, r.Body, headers); err != nil {
 		return S3Op{}, err
+	}
+	op.URI = canonicalURI(u.Scheme, host, bucket, key, virtual, strings.HasSuffix(u.EscapedPath(), "/"), params)
+	op.Headers = make(map[string]string, len(headers))
+	for _, h := range headers {
+		op.Headers[h.Name] = h.Value
 	}
 	return op, nil
 }
 
+// canonicalURI writes the checked request's URI back: the key and the
+// query encoded as SigV4 canonicalizes them, so that what the engine is
+// told to send is what the signature covers. A bucket-level path keeps
+// its trailing slash, as engines send it.
+func canonicalURI(scheme, host, bucket, key string, virtual, slash bool, params []queryParam) string {
+	path := "/"
+	if !virtual {
+		path += bucket
+		if key != "" || slash {
+			path += "/"
+		}
+	}
+	path += awsEscape(key, true)
+	if len(params) == 0 {
+		return scheme + "://" + host + path
+	}
+	return scheme + "://" + host + path + "?" + encodeQuery(params)
+}
+
+// asciiUpper upper-cases an HTTP method, which must be ASCII letters
+// (Unicode case mapping would turn "poſt" into POST).
+func asciiUpper(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case 'A' <= c && c <= 'Z':
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// asciiLower lower-cases a host, which must be ASCII: strings.ToLower
+// would read the Kelvin sign as "k".
+func asciiLower(s string) (string, bool) {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 0x80 {
+			return "", false
+		}
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b), true
+}
+
 // splitS3URL returns the bucket and the escaped key path of a path-style
-// or virtual-hosted URL on ep.
-func splitS3URL(host, path string, ep S3Endpoint) (string, string, error) {
+// or virtual-hosted URL on ep, and whether it was virtual-hosted.
+func splitS3URL(host, path string, ep S3Endpoint) (string, string, bool, error) {
 	path = strings.TrimPrefix(path, "/")
-	pathStyle := func() (string, string, error) {
+	pathStyle := func() (string, string, bool, error) {
 		bucket, rest, _ := strings.Cut(path, "/")
 		if bucket == "" {
-			return "", "", refuse("The request names no bucket")
+			return "", "", false, refuse("The request names no bucket")
 		}
 		b, err := url.PathUnescape(bucket)
 		if err != nil || b != bucket {
-			return "", "", refuse("The bucket name in the request is encoded")
+			return "", "", false, refuse("The bucket name in the request is encoded")
 		}
-		return bucket, rest, nil
+		return bucket, rest, false, nil
 	}
 	if ep.Host != "" {
 		want := strings.ToLower(ep.Host)
@@ -128,19 +212,22 @@ func splitS3URL(host, path string, ep S3Endpoint) (string, string, error) {
 			return pathStyle()
 		}
 		if b, ok := strings.CutSuffix(host, "."+want); ok && b != "" {
-			return b, path, nil
+			if ep.PathStyle {
+				return "", "", false, refuse("This warehouse's storage takes path-style requests only")
+			}
+			return b, path, true, nil
 		}
-		return "", "", refuse("The request is not for this warehouse's S3 endpoint")
+		return "", "", false, refuse("The request is not for this warehouse's S3 endpoint")
 	}
 	for _, h := range []string{"s3." + ep.Region + ".amazonaws.com", "s3.dualstack." + ep.Region + ".amazonaws.com", "s3.amazonaws.com"} {
 		if host == h {
 			return pathStyle()
 		}
 		if b, ok := strings.CutSuffix(host, "."+h); ok && b != "" {
-			return b, path, nil
+			return b, path, true, nil
 		}
 	}
-	return "", "", refuse("The request is not for S3 in region %s", ep.Region)
+	return "", "", false, refuse("The request is not for S3 in region %s", ep.Region)
 }
 
 // objectKey decodes an escaped key path, refusing every form a store or a
@@ -212,10 +299,10 @@ func only(q url.Values, allowed map[string]bool) bool {
 	return true
 }
 
-func objectOp(op *S3Op, r S3SignRequest, key string, q url.Values) error {
+func objectOp(op *S3Op, h map[string]checkedHeader, key string, q url.Values) error {
 	op.Keys = []string{key}
 	has := func(k string) bool { _, ok := q[k]; return ok }
-	switch strings.ToUpper(r.Method) {
+	switch op.Method {
 	case "GET", "HEAD":
 		if has("uploadId") && only(q, set("uploadId", "max-parts", "part-number-marker", "x-id")) {
 			op.Name, op.Write = "ListParts", true
@@ -223,7 +310,7 @@ func objectOp(op *S3Op, r S3SignRequest, key string, q url.Values) error {
 		}
 		if only(q, readParams) {
 			op.Name = "GetObject"
-			if strings.EqualFold(r.Method, "HEAD") {
+			if op.Method == "HEAD" {
 				op.Name = "HeadObject"
 			}
 			return nil
@@ -239,8 +326,10 @@ func objectOp(op *S3Op, r S3SignRequest, key string, q url.Values) error {
 		if !ok {
 			break
 		}
-		if src := header(r.Headers, "x-amz-copy-source"); src != "" {
-			return copySource(op, src)
+		if src, ok := h["x-amz-copy-source"]; ok {
+			v, err := copySource(op, src.Value)
+			h["x-amz-copy-source"] = checkedHeader{Name: src.Name, Value: v}
+			return err
 		}
 		return nil
 	case "POST":
@@ -264,35 +353,52 @@ func objectOp(op *S3Op, r S3SignRequest, key string, q url.Values) error {
 			return nil
 		}
 	default:
-		return refuse("The catalog does not sign %s requests", r.Method)
+		return refuse("The catalog does not sign %s requests", op.Method)
 	}
-	return refuse("The catalog does not sign this %s request on an object (query %s)", strings.ToUpper(r.Method), paramNames(q))
+	return refuse("The catalog does not sign this %s request on an object (query %s)", op.Method, paramNames(q))
 }
 
-// copySource adds the source of a copy to op's keys: "bucket/key" or
-// "/bucket/key", URL-encoded, with an optional ?versionId. A copy reads
-// its source, so the source must lie inside the table as well.
-func copySource(op *S3Op, src string) error {
-	src = strings.TrimPrefix(src, "/")
-	path, _, _ := strings.Cut(src, "?")
+// copySource adds the source of a copy to op's keys and returns the
+// header's value rewritten from what was checked. The source is
+// "bucket/key" or "/bucket/key", URL-encoded, with an optional
+// ?versionId; a copy reads its source, so it must lie inside the table as
+// well. A raw comma is refused: two x-amz-copy-source headers sign as one
+// joined by a comma, so "a,b" could be sent as a and b.
+func copySource(op *S3Op, src string) (string, error) {
+	if strings.Contains(src, ",") {
+		return "", malformed("The copy source contains a raw comma; encode it as %%2C")
+	}
+	lead := ""
+	if strings.HasPrefix(src, "/") {
+		src, lead = src[1:], "/"
+	}
+	path, rawQuery, hasQuery := strings.Cut(src, "?")
 	bucket, rawKey, ok := strings.Cut(path, "/")
-	if !ok || bucket == "" {
-		return refuse("The copy source names no object")
+	if !ok || bucket == "" || rawKey == "" {
+		return "", refuse("The copy source names no object")
 	}
 	key, err := objectKey(rawKey)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if bucket != op.Bucket {
-		return refuse("The copy source is in another bucket")
+		return "", refuse("The copy source is in another bucket")
+	}
+	out := lead + bucket + "/" + awsEscape(key, true)
+	if hasQuery {
+		params, q, err := parseQuery(rawQuery)
+		if err != nil || len(params) != 1 || q.Get("versionId") == "" {
+			return "", malformed("The copy source may carry one versionId and nothing else after '?'")
+		}
+		out += "?" + encodeQuery(params)
 	}
 	op.Name += "Copy"
 	op.Keys = append(op.Keys, key)
-	return nil
+	return out, nil
 }
 
-func bucketOp(op *S3Op, r S3SignRequest, q url.Values) error {
-	switch strings.ToUpper(r.Method) {
+func bucketOp(op *S3Op, body *string, q url.Values) error {
+	switch op.Method {
 	case "GET":
 		if _, ok := q["location"]; ok && len(q) == 1 {
 			op.Name = "GetBucketLocation"
@@ -312,10 +418,10 @@ func bucketOp(op *S3Op, r S3SignRequest, q url.Values) error {
 	case "POST":
 		if _, ok := q["delete"]; ok && only(q, batchParams) {
 			op.Name, op.Write = "DeleteObjects", true
-			return batchKeys(op, r.Body)
+			return batchKeys(op, body)
 		}
 	}
-	return refuse("The catalog does not sign this %s request on a bucket (query %s)", strings.ToUpper(r.Method), paramNames(q))
+	return refuse("The catalog does not sign this %s request on a bucket (query %s)", op.Method, paramNames(q))
 }
 
 // batchKeys reads the keys of a DeleteObjects body, which must come with
@@ -324,19 +430,11 @@ func batchKeys(op *S3Op, body *string) error {
 	if body == nil || *body == "" {
 		return refuse("A DeleteObjects request is signed only with its body, which names the objects")
 	}
-	var doc struct {
-		XMLName xml.Name `xml:"Delete"`
-		Objects []struct {
-			Key string `xml:"Key"`
-		} `xml:"Object"`
+	batch, err := ParseDeleteObjects(*body)
+	if err != nil {
+		return err
 	}
-	if err := xml.Unmarshal([]byte(*body), &doc); err != nil {
-		return malformed("The DeleteObjects body is not a Delete document")
-	}
-	if len(doc.Objects) == 0 {
-		return malformed("The DeleteObjects body names no object")
-	}
-	for _, o := range doc.Objects {
+	for _, o := range batch.Objects {
 		if err := plainKey(o.Key); err != nil {
 			return err
 		}
@@ -368,13 +466,13 @@ func plainKey(k string) error {
 // for checking is bound by its own hash; otherwise the engine's value is
 // honoured when it is a plain hash or an unsigned marker, and chunk
 // signatures (which would need the catalog's key per chunk) are refused.
-func payloadHash(op *S3Op, r S3SignRequest) error {
-	if r.Body != nil && *r.Body != "" {
-		sum := sha256.Sum256([]byte(*r.Body))
+func payloadHash(op *S3Op, body *string, h map[string]checkedHeader) error {
+	if body != nil && *body != "" {
+		sum := sha256.Sum256([]byte(*body))
 		op.PayloadHash = hex.EncodeToString(sum[:])
 		return nil
 	}
-	v := header(r.Headers, "x-amz-content-sha256")
+	v := h["x-amz-content-sha256"].Value
 	switch {
 	case v == "":
 	case v == unsignedPayload || v == "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
@@ -390,16 +488,6 @@ func payloadHash(op *S3Op, r S3SignRequest) error {
 func isHex(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil
-}
-
-// header returns the first value of a header, matched case-insensitively.
-func header(h map[string][]string, name string) string {
-	for k, v := range h {
-		if strings.EqualFold(k, name) && len(v) > 0 {
-			return strings.TrimSpace(v[0])
-		}
-	}
-	return ""
 }
 
 func paramNames(q url.Values) string {

@@ -1,7 +1,10 @@
 package credentials_test
 
 import (
+	"encoding/xml"
 	"errors"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -146,12 +149,117 @@ func TestSignPolicyRefuses(t *testing.T) {
 		{"not a url", signReq("GET", "::nope", nil, nil), rw, "400"},
 		{"userinfo", signReq("GET", "http://a:b@s3.local:8333/warehouse/wh/ns/t/a", nil, nil), rw, "400"},
 		{"other scheme", signReq("GET", "file:///warehouse/wh/ns/t/a", nil, nil), rw, "400"},
+		// Requests a store could read another way than the catalog did.
+		{"copy source twice", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t/a", "warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"copy source in two cases", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t/a"}, "X-Amz-Copy-Source": {"warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"copy source joined by comma", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t/a,warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"copy source with extra query", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t/a?versionId=1&x=2"}}, nil), rw, "400"},
+		{"copy source version twice", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t/a?versionId=1&versionId=2"}}, nil), rw, "400"},
+		{"header without value", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-source": {}}, nil), rw, "400"},
+		{"hash header in two cases", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-content-sha256": {"UNSIGNED-PAYLOAD"}, "X-Amz-Content-Sha256": {"STREAMING-AWS4-HMAC-SHA256-PAYLOAD"}}, nil), rw, "400"},
+		{"any header twice", signReq("GET", base+"/data/a", map[string][]string{"Range": {"bytes=0-1", "bytes=2-3"}}, nil), rw, "400"},
+		{"header name not a token", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-source ": {"warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"header name folding to copy source", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-copy-\u017fource": {"warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"header value with newline", signReq("PUT", base+"/data/c", map[string][]string{"x-amz-meta-a": {"b\r\nx-amz-copy-source: warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"copy source on a get", signReq("GET", base+"/data/a", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t2/a"}}, nil), rw, "400"},
+		{"forwarded host", signReq("GET", base+"/data/a", map[string][]string{"X-Forwarded-Host": {"other.s3.local:8333"}}, nil), rw, "403"},
+		{"original url", signReq("GET", base+"/data/a", map[string][]string{"X-Original-URL": {"/warehouse/wh/ns/t2/a"}}, nil), rw, "403"},
+		{"method override", signReq("GET", base+"/data/a", map[string][]string{"X-HTTP-Method-Override": {"DELETE"}}, nil), rw, "403"},
+		{"prefix twice", signReq("GET", "http://s3.local:8333/warehouse?list-type=2&prefix=wh%2Fns%2Ft%2F&prefix=wh%2Fns%2Ft2%2F", nil, nil), rw, "400"},
+		{"prefix twice, one encoded", signReq("GET", "http://s3.local:8333/warehouse?list-type=2&prefix=wh%2Fns%2Ft%2F&pre%66ix=wh%2F", nil, nil), rw, "400"},
+		{"list type twice", signReq("GET", "http://s3.local:8333/warehouse?list-type=2&list-type=1&prefix=wh%2Fns%2Ft%2F", nil, nil), rw, "400"},
+		{"version twice", signReq("GET", base+"/data/a?versionId=1&versionId=2", nil, nil), rw, "400"},
+		{"raw plus in query", signReq("GET", "http://s3.local:8333/warehouse?list-type=2&prefix=wh%2Fns%2Ft%2F+x", nil, nil), rw, "400"},
+		{"semicolon in query", signReq("GET", "http://s3.local:8333/warehouse?list-type=2;prefix=wh%2F&prefix=wh%2Fns%2Ft%2F", nil, nil), rw, "400"},
+		{"batch delete two keys in one object", signReq("POST", "http://s3.local:8333/warehouse?delete", nil,
+			strp(`<Delete><Object><Key>wh/ns/t/data/a</Key><Key>wh/ns/t2/a</Key></Object></Delete>`)), rw, "400"},
+		{"batch delete namespaced key", signReq("POST", "http://s3.local:8333/warehouse?delete", nil,
+			strp(`<Delete xmlns:s="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>wh/ns/t/data/a</Key><s:Key>wh/ns/t2/a</s:Key></Object></Delete>`)), rw, "400"},
+		{"batch delete unknown element", signReq("POST", "http://s3.local:8333/warehouse?delete", nil,
+			strp(`<Delete><Object><Key>wh/ns/t/data/a</Key><Other>wh/ns/t2/a</Other></Object></Delete>`)), rw, "400"},
+		{"method case-mapped from unicode", signReq("po\u017ft", base+"/data/a", nil, nil), rw, "400"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, verdict := judge(c.r, c.level)
 			require.Equal(t, c.verdict, verdict)
 		})
 	}
+}
+
+// TestSignPolicyHosts: a host is matched in ASCII only (Unicode would
+// read the Kelvin sign as k), and a path-style endpoint takes no
+// virtual-hosted request, which a store without virtual hosts would read
+// as path-style, in the bucket named by the path.
+func TestSignPolicyHosts(t *testing.T) {
+	for _, c := range []struct {
+		ep      credentials.S3Endpoint
+		uri     string
+		verdict string
+	}{
+		{credentials.S3Endpoint{Host: "k.local:8333", Region: "us-east-1"}, "http://K.LOCAL:8333/warehouse/wh/ns/t/a", ""},
+		{credentials.S3Endpoint{Host: "k.local:8333", Region: "us-east-1"}, "http://\u212a.local:8333/warehouse/wh/ns/t/a", "400"},
+		{credentials.S3Endpoint{Host: "s3.local:8333", Region: "us-east-1", PathStyle: true}, "http://s3.local:8333/warehouse/wh/ns/t/a", ""},
+		{credentials.S3Endpoint{Host: "s3.local:8333", Region: "us-east-1", PathStyle: true}, "http://warehouse.s3.local:8333/wh/ns/t/a", "403"},
+		{credentials.S3Endpoint{Host: "s3.local:8333", Region: "us-east-1"}, "http://warehouse.s3.local:8333/wh/ns/t/a", ""},
+	} {
+		op, err := credentials.ParseS3Request(signReq("GET", c.uri, nil, nil), c.ep)
+		if err == nil {
+			err = credentials.CheckS3Op(op, signTable, credentials.AccessRead)
+		}
+		verdict := ""
+		var ref *credentials.SignRefusal
+		if errors.As(err, &ref) {
+			verdict = map[bool]string{true: "403", false: "400"}[ref.Forbidden]
+		} else if err != nil {
+			verdict = err.Error()
+		}
+		require.Equal(t, c.verdict, verdict, "%s", c.uri)
+	}
+}
+
+// TestSignPolicyCanonical: what is signed is the request re-serialized
+// from the values checked, encoded as SigV4 canonicalizes them; a request
+// already in that form comes back unchanged.
+func TestSignPolicyCanonical(t *testing.T) {
+	for _, c := range []struct {
+		r       credentials.S3SignRequest
+		uri     string
+		headers map[string]string
+	}{
+		{signReq("get", base+"/data/id%3d5/a%20b!.parquet?versionId=a+b", nil, nil), "", nil},
+		{signReq("get", base+"/data/id%3d5/a%20b!.parquet?versionId=a%2Bb", nil, nil), base + "/data/id%3D5/a%20b%21.parquet?versionId=a%2Bb", nil},
+		{signReq("GET", "HTTP://S3.Local:8333/warehouse/?list-type=2&prefix=wh/ns/t/data/&delimiter=%2F", nil, nil),
+			"http://s3.local:8333/warehouse/?list-type=2&prefix=wh%2Fns%2Ft%2Fdata%2F&delimiter=%2F", nil},
+		{signReq("POST", base+"/data/big?uploads", nil, nil), base + "/data/big?uploads", nil},
+		{signReq("GET", "http://warehouse.s3.local:8333/wh/ns/t/a~b", nil, nil), "http://warehouse.s3.local:8333/wh/ns/t/a~b", nil},
+		{signReq("PUT", base+"/data/c", map[string][]string{"X-Amz-Copy-Source": {" /warehouse/wh/ns/t/data/a b+c.parquet?versionId=v%201 "}, "Content-Type": {"x"}}, nil),
+			base + "/data/c", map[string]string{"X-Amz-Copy-Source": "/warehouse/wh/ns/t/data/a%20b%2Bc.parquet?versionId=v%201", "Content-Type": "x"}},
+		{signReq("PUT", base+"/data/c?partNumber=1&uploadId=u", map[string][]string{"x-amz-copy-source": {"warehouse/wh/ns/t/data/a%2Cb"}}, nil),
+			base + "/data/c?partNumber=1&uploadId=u", map[string]string{"x-amz-copy-source": "warehouse/wh/ns/t/data/a%2Cb"}},
+	} {
+		op, err := credentials.ParseS3Request(c.r, signEP)
+		if c.uri == "" {
+			require.Error(t, err, "%s", c.r.URI)
+			continue
+		}
+		require.NoError(t, err, "%s", c.r.URI)
+		require.Equal(t, c.uri, op.URI)
+		if c.headers == nil {
+			c.headers = map[string]string{}
+		}
+		require.Equal(t, c.headers, op.Headers)
+		again, err := credentials.ParseS3Request(signReq(op.Method, op.URI, oneValue(op.Headers), c.r.Body), signEP)
+		require.NoError(t, err)
+		require.Equal(t, op, again, "re-serializing is stable")
+	}
+}
+
+func oneValue(h map[string]string) map[string][]string {
+	out := make(map[string][]string, len(h))
+	for k, v := range h {
+		out[k] = []string{v}
+	}
+	return out
 }
 
 // TestSignPolicyAWSHosts checks the URL forms of AWS itself, where the
@@ -176,17 +284,26 @@ func TestSignPolicyAWSHosts(t *testing.T) {
 }
 
 // FuzzSignPolicy checks that whatever the request, a signed one never
-// names an object outside the table and never writes at read level.
+// names an object outside the table, never writes at read level, and is
+// one request only: re-reading what is signed gives the same operation,
+// its query and headers hold each name once, and a lax reader of the copy
+// source or the DeleteObjects body finds no key the policy did not check.
 func FuzzSignPolicy(f *testing.F) {
-	for _, s := range []string{base + "/data/a", base + "/../x", base + "%2F..%2Fx", "http://s3.local:8333/warehouse?list-type=2&prefix=wh/ns/t/"} {
-		f.Add("GET", s, "", "")
-		f.Add("PUT", s, "warehouse/wh/ns/t/a", "")
+	for _, s := range []string{base + "/data/a", base + "/../x", base + "%2F..%2Fx", "http://s3.local:8333/warehouse?list-type=2&prefix=wh/ns/t/",
+		"http://s3.local:8333/warehouse?list-type=2&prefix=wh/ns/t/&prefix=wh/"} {
+		f.Add("GET", s, "", "", "")
+		f.Add("PUT", s, "warehouse/wh/ns/t/a", "", "")
+		f.Add("PUT", s, "warehouse/wh/ns/t/a", "warehouse/wh/ns/t2/a", "")
 	}
-	f.Add("POST", "http://s3.local:8333/warehouse?delete", "", "<Delete><Object><Key>wh/ns/t/a</Key></Object></Delete>")
-	f.Fuzz(func(t *testing.T, method, uri, copySrc, body string) {
+	f.Add("POST", "http://s3.local:8333/warehouse?delete", "", "", "<Delete><Object><Key>wh/ns/t/a</Key></Object></Delete>")
+	f.Add("POST", "http://s3.local:8333/warehouse?delete", "", "", "<Delete><Object><Key>wh/ns/t/a</Key><Key>wh/x</Key></Object></Delete>")
+	f.Fuzz(func(t *testing.T, method, uri, copySrc, copySrc2, body string) {
 		h := map[string][]string{}
 		if copySrc != "" {
 			h["x-amz-copy-source"] = []string{copySrc}
+		}
+		if copySrc2 != "" {
+			h["X-Amz-Copy-Source"] = []string{copySrc2}
 		}
 		var b *string
 		if body != "" {
@@ -199,16 +316,48 @@ func FuzzSignPolicy(f *testing.F) {
 			}
 			require.Equal(t, "warehouse", op.Bucket)
 			for _, k := range op.Keys {
-				require.True(t, len(k) > len("wh/ns/t/") && k[:len("wh/ns/t/")] == "wh/ns/t/", "key %q escaped the table", k)
-				for _, seg := range splitKey(k) {
-					require.NotContains(t, []string{".", ".."}, seg, "key %q", k)
-				}
+				requireInTable(t, k)
 			}
 			if level == credentials.AccessRead {
 				require.False(t, op.Write, "a read-only caller got %s signed", op.Name)
 			}
+			again, err := credentials.ParseS3Request(signReq(op.Method, op.URI, oneValue(op.Headers), b), signEP)
+			require.NoError(t, err, "the signed request does not parse again")
+			require.Equal(t, op, again)
+			u, err := url.Parse(op.URI)
+			require.NoError(t, err)
+			for k, vs := range u.Query() {
+				require.Len(t, vs, 1, "query parameter %s", k)
+			}
+			if op.List != "" {
+				requireInTable(t, u.Query().Get("prefix")+"x")
+			}
+			require.LessOrEqual(t, len(op.Headers), 1)
+			for _, v := range op.Headers {
+				require.NotContains(t, v, ",")
+				src, _, _ := strings.Cut(strings.TrimPrefix(v, "/"), "?")
+				src, err := url.PathUnescape(src)
+				require.NoError(t, err)
+				require.Contains(t, op.Keys, strings.TrimPrefix(src, "warehouse/"), "copy source %q", v)
+			}
+			if op.Name == "DeleteObjects" {
+				var lax laxDelete
+				require.NoError(t, xml.Unmarshal([]byte(body), &lax))
+				for _, o := range lax.Objects {
+					for _, k := range o.Keys {
+						require.Contains(t, op.Keys, k)
+					}
+				}
+			}
 		}
 	})
+}
+
+func requireInTable(t *testing.T, k string) {
+	require.True(t, len(k) > len("wh/ns/t/") && k[:len("wh/ns/t/")] == "wh/ns/t/", "key %q escaped the table", k)
+	for _, seg := range splitKey(k) {
+		require.NotContains(t, []string{".", ".."}, seg, "key %q", k)
+	}
 }
 
 func splitKey(k string) []string {

@@ -108,6 +108,7 @@ fuzz ./internal/mumbling/ FuzzRoundTrip
 fuzz ./internal/changeevents/ FuzzSanitize
 fuzz ./credentials/ FuzzSignPolicy
 fuzz ./validation/ FuzzCheckFileSchema
+fuzz ./credentials/ FuzzDeleteObjects
 
 # The Helm chart and the plain manifests (deploy/), validated offline.
 wait "$chart_pid" || { cat "$chart_log" >&2; echo "test.sh: installing the chart check's tools failed" >&2; exit 1; }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +103,13 @@ func (s signer) send(method, uri string, headers map[string][]string, body []byt
 		Headers map[string][]string `json:"headers"`
 	}
 	require.NoError(s.t, json.Unmarshal(r.body, &signed))
-	require.Equal(s.t, uri, signed.URI)
+	// The catalog answers the URI it checked, re-encoded as SigV4 reads
+	// it: the same path and query, perhaps spelled otherwise.
+	asked, err := url.Parse(uri)
+	require.NoError(s.t, err)
+	got, err := url.Parse(signed.URI)
+	require.NoError(s.t, err)
+	require.Equal(s.t, [2]any{asked.Path, asked.Query()}, [2]any{got.Path, got.Query()})
 	out, err := http.NewRequest(method, signed.URI, bytes.NewReader(body))
 	require.NoError(s.t, err)
 	for k, vs := range signed.Headers {

@@ -81,7 +81,7 @@ func (m Multi) Sign(ctx context.Context, wh credentials.WarehouseInfo, tableLoca
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	out, err := signV4(ctx, aws.Credentials{AccessKeyID: p.AccessKeyID, SecretAccessKey: secret}, r, op, now)
+	out, err := signV4(ctx, aws.Credentials{AccessKeyID: p.AccessKeyID, SecretAccessKey: secret}, r.Region, op, now)
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
@@ -89,38 +89,38 @@ func (m Multi) Sign(ctx context.Context, wh credentials.WarehouseInfo, tableLoca
 	return out, nil
 }
 
-// signV4 signs r as S3 expects (no second escaping of the path) and
-// returns the headers the engine must send: its own, with the signature's.
-func signV4(ctx context.Context, creds aws.Credentials, r credentials.S3SignRequest, op credentials.S3Op, now time.Time) (credentials.SignedRequest, error) {
-	u, err := url.Parse(r.URI)
+// signV4 signs the request as op re-serialized it (its method, URI and
+// single-valued headers, never the engine's raw ones), as S3 expects (no
+// second escaping of the path), and returns the headers the engine must
+// send: those, with the signature's.
+func signV4(ctx context.Context, creds aws.Credentials, region string, op credentials.S3Op, now time.Time) (credentials.SignedRequest, error) {
+	u, err := url.Parse(op.URI)
 	if err != nil {
 		return credentials.SignedRequest{}, fmt.Errorf("sign: %w", err)
 	}
-	req := &http.Request{Method: strings.ToUpper(r.Method), URL: u, Host: u.Host, Header: http.Header{}}
-	for k, vs := range r.Headers {
-		if !unsignedHeaders[strings.ToLower(k)] && !strings.EqualFold(k, "x-amz-content-sha256") {
-			req.Header[http.CanonicalHeaderKey(k)] = append(req.Header[http.CanonicalHeaderKey(k)], vs...)
+	req := &http.Request{Method: op.Method, URL: u, Host: u.Host, Header: http.Header{}}
+	headers := map[string][]string{}
+	for k, v := range op.Headers {
+		lower := strings.ToLower(k)
+		if !unsignedHeaders[lower] && lower != "x-amz-content-sha256" {
+			req.Header[http.CanonicalHeaderKey(k)] = []string{v}
+		}
+		switch lower {
+		case "authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "host":
+		default:
+			headers[k] = []string{v}
 		}
 	}
 	req.Header.Set("X-Amz-Content-Sha256", op.PayloadHash)
 	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
-	if err := signer.SignHTTP(ctx, creds, req, op.PayloadHash, "s3", r.Region, now.UTC()); err != nil {
+	if err := signer.SignHTTP(ctx, creds, req, op.PayloadHash, "s3", region, now.UTC()); err != nil {
 		return credentials.SignedRequest{}, fmt.Errorf("sign: %w", err)
-	}
-	headers := map[string][]string{}
-	for k, vs := range r.Headers {
-		switch strings.ToLower(k) {
-		case "authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "host":
-			continue
-		}
-		headers[k] = vs
 	}
 	for _, k := range []string{"Authorization", "X-Amz-Date", "X-Amz-Content-Sha256"} {
 		headers[k] = []string{req.Header.Get(k)}
 	}
 	headers["Host"] = []string{u.Host}
-	method := req.Method
-	return credentials.SignedRequest{URI: r.URI, Headers: headers, Cacheable: method == "GET" || method == "HEAD"}, nil
+	return credentials.SignedRequest{URI: op.URI, Headers: headers, Cacheable: op.Method == "GET" || op.Method == "HEAD"}, nil
 }
 
 // s3Profile returns wh's S3 profile, if it has one.
