@@ -57,6 +57,9 @@ func Run(t *testing.T, newStore NewStore) {
 		"EventsFilter":            testEventsFilter,
 		"EventCursorsAndPrune":    testEventCursorsAndPrune,
 		"EventsConcurrentOrder":   testEventsConcurrentOrder,
+		"OrphanCandidates":        testOrphanCandidates,
+		"OrphanHoldSwap":          testOrphanHoldSwap,
+		"OrphanClaimOrdersSwaps":  testOrphanClaimOrdersSwaps,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
