@@ -31,6 +31,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"path"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -91,6 +92,7 @@ const (
 	msgUnavailable   = "Catalog database unavailable, nothing was committed; retry later"
 	msgConflictTimes = "Commit failed: the %s changed concurrently %d times, nothing was committed; retry"
 	msgOverlap       = "Location overlaps another table or view"
+	msgOrphanHold    = "Commit failed: an orphan-file removal of the %s is deleting %s, which this commit adds; nothing was committed, retry after it finishes"
 )
 
 // Options configure an Engine.
@@ -198,6 +200,8 @@ func swapFailure(err error, subject string, tries int) (string, error) {
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return OutcomeConflict, fault.Wrap(fault.CommitFailed, err, msgConflictTimes, subject, tries)
+	case errors.Is(err, store.ErrOrphanHold):
+		return OutcomeConflict, fault.Wrap(fault.CommitFailed, err, msgOrphanHold, subject, heldName(err))
 	case errors.Is(err, store.ErrLocationOverlap):
 		return OutcomeRejected, fault.Wrap(fault.BadRequest, err, msgOverlap)
 	case isUnavailable(err):
@@ -270,4 +274,15 @@ func conflictBackoff(ctx context.Context, attempt int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// heldName names the file an orphan-file removal holds by its last path
+// element (never a whole path), or says it is one of the table's files
+// when the commit did not list what it adds.
+func heldName(err error) string {
+	var h *store.OrphanHoldError
+	if errors.As(err, &h) && h.Location != "" {
+		return path.Base(h.Location)
+	}
+	return "files under its location (this commit does not say which files it adds)"
 }

@@ -109,6 +109,7 @@ func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (
 	st.swap = store.Swap{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
 		NewMetadata: enc.Data, NewFormatVersion: target, NewRefsMetadata: enc.Refs,
+		AddsListed: !addsFiles(updates),
 	}
 	metaLoc, newLoc, err := tc.writeChecked(ctx, w, obj, meta, enc, &st.swap)
 	if err != nil {
@@ -447,4 +448,19 @@ func (tc *Committer) CommitExpiry(ctx context.Context, w *store.Warehouse, id id
 		return nil, err
 	}
 	return &maintenance.Committed{Object: res[0].obj, Meta: res[0].meta, MetadataLocation: res[0].metaLoc}, nil
+}
+
+// addsFiles reports whether ups may make the table reference a file it did
+// not before: a snapshot (its manifest list, manifests and their files)
+// or a statistics file. Such a commit does not list what it adds (reading
+// the new manifests would cost every append), so it is refused while an
+// orphan-file removal holds the table (store.Swap.AddsListed).
+func addsFiles(ups table.Updates) bool {
+	for _, u := range ups {
+		switch u.Action() {
+		case table.UpdateAddSnapshot, table.UpdateSetStatistics, table.UpdateSetPartitionStatistics:
+			return true
+		}
+	}
+	return false
 }
