@@ -49,14 +49,14 @@ const (
 // relative to the table location.
 type OrphanReport struct {
 	OrphanFiles []string
-	Listed int
+	Listed      int
 	// Spared counts the orphans of the listing that were not deleted:
 	// referenced by the table's metadata read after they were recorded
 	// (a commit landed meanwhile), or held by another run.
-	Spared      int
-	Deleted     int
-	Failed      int
-	DryRun      bool
+	Spared  int
+	Deleted int
+	Failed  int
+	DryRun  bool
 }
 
 // RemoveOrphanFiles lists the files under the table's location (never
