@@ -393,3 +393,14 @@ func (t *traced) ListOrphanCandidates(ctx context.Context, objectID string) ([]O
 	v, err := t.Store.ListOrphanCandidates(ctx, objectID)
 	return v, t.end(span, err)
 }
+
+func (t *traced) TombstoneOrphanCandidates(ctx context.Context, objectID, run string, locations []string) error {
+	ctx, span := t.start(ctx, "TombstoneOrphanCandidates")
+	return t.end(span, t.Store.TombstoneOrphanCandidates(ctx, objectID, run, locations))
+}
+
+func (t *traced) PruneOrphanTombstones(ctx context.Context, objectID string, before time.Time) (int, error) {
+	ctx, span := t.start(ctx, "PruneOrphanTombstones")
+	v, err := t.Store.PruneOrphanTombstones(ctx, objectID, before)
+	return v, t.end(span, err)
+}

@@ -30,8 +30,11 @@ func (s *Store) ClaimOrphanCandidates(ctx context.Context, objectID, run string,
 			return fmt.Errorf("%w: object %s", store.ErrNoSuchTable, objectID)
 		}
 		now := s.clock.Now()
-		if _, err := q.Exec(ctx, `DELETE FROM orphan_candidates WHERE table_id = $1 AND run_id <> $2 AND claimed_at < $3`,
-			objectID, run, now.Add(-lease).UnixMilli()); err != nil {
+		// A stale run may have deleted its candidates before it died: they
+		// stay held, as tombstones.
+		if _, err := q.Exec(ctx, `UPDATE orphan_candidates SET state = 'deleted', deleted_at = $4
+			WHERE table_id = $1 AND run_id <> $2 AND claimed_at < $3 AND state = 'candidate'`,
+			objectID, run, now.Add(-lease).UnixMilli(), now.UnixMilli()); err != nil {
 			return err
 		}
 		if err := insertCandidates(ctx, q, objectID, run, now, locations); err != nil {
@@ -67,7 +70,8 @@ func insertCandidates(ctx context.Context, q sqldb.Querier, objectID, run string
 }
 
 func runLocations(ctx context.Context, q sqldb.Querier, objectID, run string) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT location FROM orphan_candidates WHERE table_id = $1 AND run_id = $2 ORDER BY location`, objectID, run)
+	rows, err := q.Query(ctx, `SELECT location FROM orphan_candidates WHERE table_id = $1 AND run_id = $2 AND state = 'candidate'
+		ORDER BY location`, objectID, run)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +96,7 @@ func setHold(ctx context.Context, q sqldb.Querier, objectID string) error {
 
 // RenewOrphanCandidates implements store.OrphanCandidates.
 func (s *Store) RenewOrphanCandidates(ctx context.Context, objectID, run string) (int, error) {
-	n, err := s.db.Exec(ctx, `UPDATE orphan_candidates SET claimed_at = $3 WHERE table_id = $1 AND run_id = $2`,
+	n, err := s.db.Exec(ctx, `UPDATE orphan_candidates SET claimed_at = $3 WHERE table_id = $1 AND run_id = $2 AND state = 'candidate'`,
 		objectID, run, s.clock.Now().UnixMilli())
 	return int(n), s.wrap(err, "renew orphan candidates")
 }
@@ -106,13 +110,14 @@ func (s *Store) ReleaseOrphanCandidates(ctx context.Context, objectID, run strin
 			return err
 		}
 		if locations == nil {
-			if _, err := q.Exec(ctx, `DELETE FROM orphan_candidates WHERE table_id = $1 AND run_id = $2`, objectID, run); err != nil {
+			if _, err := q.Exec(ctx, `DELETE FROM orphan_candidates WHERE table_id = $1 AND run_id = $2 AND state = 'candidate'`, objectID, run); err != nil {
 				return err
 			}
 		}
 		for start := 0; start < len(locations); start += candidateBatch {
 			batch := locations[start:min(start+candidateBatch, len(locations))]
-			sql, args := candidatesIn(`DELETE FROM orphan_candidates WHERE table_id = $1 AND run_id = $2 AND location IN `, batch, objectID, run)
+			sql, args := candidatesIn(`DELETE FROM orphan_candidates WHERE table_id = $1 AND run_id = $2 AND state = 'candidate' AND location IN `,
+				batch, objectID, run)
 			if _, err := q.Exec(ctx, sql, args...); err != nil {
 				return err
 			}
@@ -131,7 +136,8 @@ func candidatesIn(sql string, batch []string, args ...any) (string, []any) {
 
 // ListOrphanCandidates implements store.OrphanCandidates.
 func (s *Store) ListOrphanCandidates(ctx context.Context, objectID string) ([]store.OrphanCandidate, error) {
-	rows, err := s.db.Query(ctx, `SELECT location, run_id, claimed_at FROM orphan_candidates WHERE table_id = $1 ORDER BY location`, objectID)
+	rows, err := s.db.Query(ctx, `SELECT location, run_id, claimed_at, state, COALESCE(deleted_at, 0)
+		FROM orphan_candidates WHERE table_id = $1 ORDER BY location`, objectID)
 	if err != nil {
 		return nil, s.wrap(err, "list orphan candidates")
 	}
@@ -139,11 +145,14 @@ func (s *Store) ListOrphanCandidates(ctx context.Context, objectID string) ([]st
 	out := []store.OrphanCandidate{}
 	for rows.Next() {
 		c := store.OrphanCandidate{ObjectID: objectID}
-		var at int64
-		if err := rows.Scan(&c.Location, &c.RunID, &at); err != nil {
+		var at, del int64
+		if err := rows.Scan(&c.Location, &c.RunID, &at, &c.State, &del); err != nil {
 			return nil, s.wrap(err, "list orphan candidates")
 		}
 		c.ClaimedAt = time.UnixMilli(at)
+		if del != 0 {
+			c.DeletedAt = time.UnixMilli(del)
+		}
 		out = append(out, c)
 	}
 	return out, s.wrap(rows.Err(), "list orphan candidates")

@@ -43,23 +43,37 @@ func testOrphanCandidates(t *testing.T, s store.Store) {
 	time.Sleep(5 * time.Millisecond)
 	held, err = s.ClaimOrphanCandidates(ctx, o.ID, "r3", []string{"f/a", "f/e"}, time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, []string{"f/a", "f/e"}, held, "stale rows are taken over")
+	require.Equal(t, []string{"f/e"}, held, "stale rows become tombstones, which no run holds")
 	rows, err = s.ListOrphanCandidates(ctx, o.ID)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"f/a": "r3", "f/e": "r3"}, candidateLocations(rows), "the stale runs' rows are gone")
+	require.Equal(t, map[string]string{"f/a": "r1", "f/b": "r1", "f/c": "r1", "f/d": "r2", "f/e": "r3"}, candidateLocations(rows))
+	for _, r := range rows {
+		if r.Location == "f/e" {
+			require.Equal(t, store.OrphanPending, r.State)
+			require.True(t, r.DeletedAt.IsZero())
+		} else {
+			require.Equal(t, store.OrphanDeleted, r.State, r.Location)
+			require.False(t, r.DeletedAt.IsZero(), r.Location)
+		}
+	}
 	n, err := s.RenewOrphanCandidates(ctx, o.ID, "r1")
 	require.NoError(t, err)
 	require.Zero(t, n, "r1 lost its rows")
 	n, err = s.RenewOrphanCandidates(ctx, o.ID, "r3")
 	require.NoError(t, err)
-	require.Equal(t, 2, n)
+	require.Equal(t, 1, n)
 
 	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r3", []string{"f/e", "f/never"}))
+	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r1", nil), "tombstones stay")
 	rows, err = s.ListOrphanCandidates(ctx, o.ID)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"f/a": "r3"}, candidateLocations(rows))
-	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r1", nil), "another run's rows stay")
-	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r3", nil))
+	require.Equal(t, map[string]string{"f/a": "r1", "f/b": "r1", "f/c": "r1", "f/d": "r2"}, candidateLocations(rows))
+	pruned, err := s.PruneOrphanTombstones(ctx, o.ID, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	require.Zero(t, pruned, "young tombstones stay")
+	pruned, err = s.PruneOrphanTombstones(ctx, o.ID, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 4, pruned)
 	rows, err = s.ListOrphanCandidates(ctx, o.ID)
 	require.NoError(t, err)
 	require.Empty(t, rows)
@@ -165,4 +179,44 @@ func testOrphanClaimOrdersSwaps(t *testing.T, s store.Store) {
 		}
 		require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r", nil))
 	}
+}
+
+// testOrphanTombstones: the rows of deleted files stay as tombstones once
+// the run releases the rest, and keep refusing a swap that adds them (and
+// an unlisted one) until pruned; pruning every table clears the hold.
+func testOrphanTombstones(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o, other := twoTables(t, s)
+	_, err := s.ClaimOrphanCandidates(ctx, o.ID, "r1", []string{"f/x", "f/y"}, time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, o.ID, "r1", []string{"f/x", "f/none"}))
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, o.ID, "other-run", []string{"f/y"}), "not its row: skipped")
+	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r1", nil))
+	rows, err := s.ListOrphanCandidates(ctx, o.ID)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, "f/x", rows[0].Location)
+	require.Equal(t, store.OrphanDeleted, rows[0].State)
+
+	adds := func(loc string, listed bool, files ...string) store.Swap {
+		sw := swapTo(o, loc)
+		sw.Adds, sw.AddsListed = files, listed
+		return sw
+	}
+	holdErr := &store.OrphanHoldError{}
+	require.ErrorAs(t, s.ObjectsSwap(ctx, []store.Swap{adds("m1", true, "f/x")}), &holdErr, "a deleted file")
+	require.Equal(t, "f/x", holdErr.Location)
+	require.ErrorAs(t, s.ObjectsSwap(ctx, []store.Swap{adds("m1", false)}), &holdErr, "unlisted while tombstones last")
+	require.Empty(t, holdErr.Location)
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{adds("m1", true, "f/y")}), "a released candidate")
+	o.MetadataLocation = "m1"
+
+	_, err = s.ClaimOrphanCandidates(ctx, other.ID, "r2", []string{"g/z"}, time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, other.ID, "r2", []string{"g/z"}))
+	pruned, err := s.PruneOrphanTombstones(ctx, "", time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 2, pruned, "every table's old tombstones")
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{adds("m2", false)}), "pruned: the hold is gone")
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{swapTo(other, "u1")}))
 }

@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"OrphanCandidates":        testOrphanCandidates,
 		"OrphanHoldSwap":          testOrphanHoldSwap,
 		"OrphanClaimOrdersSwaps":  testOrphanClaimOrdersSwaps,
+		"OrphanTombstones":        testOrphanTombstones,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
