@@ -130,6 +130,9 @@ func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id
 		rep.OrphanFiles = append(rep.OrphanFiles, m.d.TableFileName(obj.Location, f))
 	}
 	step(opt, OrphanListed)
+	if !opt.DryRun {
+		m.pruneTombstones(ctx, obj.ID, id)
+	}
 	if !opt.DryRun && len(orphans) > 0 {
 		if err := m.deleteOrphans(ctx, w, warehouse, id, obj, orphans, opt, rep); err != nil {
 			return nil, err
