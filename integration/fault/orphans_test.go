@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,10 +28,12 @@ import (
 // TestOrphanRemovalLosesNoCommittedFile runs orphan-file removal in a loop
 // on two replicas over one Postgres while writers commit "long job" data
 // files, each dated two hours back (older than the one-hour window) just
-// before its commit (iceberg-go's AddFiles through a replica). It prints
-// the attempts, acknowledged commits, refusals and acknowledged files lost,
-// which must be 0: every file an acknowledged commit added is still on
-// disk and referenced by the table (issue 46).
+// before its commit (iceberg-go's AddFiles through a replica). A writer
+// retries a 409 like a conflict, and after a refusal by the removal (its
+// file held or deleted) writes its file again under a new name first. It
+// prints the attempts, acknowledged commits, refusals and acknowledged
+// files lost, which must be 0: every file an acknowledged commit added is
+// still on disk and referenced by the table (issue 46).
 func TestOrphanRemovalLosesNoCommittedFile(t *testing.T) {
 	requireFault(t)
 	work := t.TempDir()
@@ -68,45 +71,78 @@ func TestOrphanRemovalLosesNoCommittedFile(t *testing.T) {
 	}
 	dir := strings.TrimPrefix(tbl.Location(), "file://")
 
-	var attempts, acked, refused, otherErr, runs, runErr, deleted atomic.Int64
+	var attempts, acked, refused, conflicts, rewritten, otherErr, runs, runErr, deleted atomic.Int64
 	var mu sync.Mutex
 	var ackedFiles []string
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	// write puts a "long job" file, dated two hours back, at a new name.
+	write := func(w int, n, v *int) (string, bool) {
+		f := filepath.Join(dir, "data", fmt.Sprintf("job-%d-%04d-%d.parquet", w, *n, *v))
+		*v++
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil || os.WriteFile(f, tpl, 0o644) != nil {
+			t.Errorf("write %s: %v", f, err)
+			return "", false
+		}
+		old := time.Now().Add(-2 * time.Hour)
+		_ = os.Chtimes(f, old, old)
+		return f, true
+	}
 	for w := range 4 {
 		wg.Go(func() {
 			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				f := filepath.Join(dir, "data", fmt.Sprintf("job-%d-%04d.parquet", w, n))
-				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil || os.WriteFile(f, tpl, 0o644) != nil {
-					t.Errorf("write %s: %v", f, err)
+				v := 0
+				f, ok := write(w, &n, &v)
+				if !ok {
 					return
 				}
-				old := time.Now().Add(-2 * time.Hour)
-				_ = os.Chtimes(f, old, old)
-				attempts.Add(1)
-				cur, err := cats[n%2].LoadTable(ctx, table.Identifier{"ns", "t"})
-				if err == nil {
-					tx := cur.NewTransaction()
-					if err = tx.AddFiles(ctx, []string{"file://" + f}, nil, false); err == nil {
-						_, err = tx.Commit(ctx)
+				// One job: retried like a conflict until acknowledged; a
+				// refusal (its file held or deleted by a removal) or a
+				// file gone before the commit is sent is written again
+				// under a new name first.
+				for try := 0; try < 50; try++ {
+					select {
+					case <-stop:
+						return
+					default:
 					}
-				}
-				switch {
-				case err == nil:
-					acked.Add(1)
-					mu.Lock()
-					ackedFiles = append(ackedFiles, f)
-					mu.Unlock()
-				case strings.Contains(err.Error(), "orphan-file removal"):
-					refused.Add(1)
-				default:
-					if otherErr.Add(1) <= 3 {
-						t.Logf("commit error: %v", err)
+					if _, err := os.Stat(f); err != nil {
+						rewritten.Add(1)
+						if f, ok = write(w, &n, &v); !ok {
+							return
+						}
+					}
+					attempts.Add(1)
+					cur, err := cats[(n+try)%2].LoadTable(ctx, table.Identifier{"ns", "t"})
+					if err == nil {
+						tx := cur.NewTransaction()
+						if err = tx.AddFiles(ctx, []string{"file://" + f}, nil, false); err == nil {
+							_, err = tx.Commit(ctx)
+						}
+					}
+					if err == nil {
+						acked.Add(1)
+						mu.Lock()
+						ackedFiles = append(ackedFiles, f)
+						mu.Unlock()
+						break
+					}
+					switch {
+					case strings.Contains(err.Error(), "orphan-file removal"):
+						refused.Add(1)
+						rewritten.Add(1)
+						if f, ok = write(w, &n, &v); !ok {
+							return
+						}
+					case errors.Is(err, table.ErrCommitFailed):
+						conflicts.Add(1)
+					case errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no such file"):
+						// Deleted between the stat and AddFiles's read:
+						// the stat above rewrites it.
+					default:
+						if otherErr.Add(1) <= 3 {
+							t.Logf("commit error: %v", err)
+						}
 					}
 				}
 			}
@@ -156,8 +192,8 @@ func TestOrphanRemovalLosesNoCommittedFile(t *testing.T) {
 			t.Errorf("acknowledged file lost: %s (referenced %v, stat %v)", filepath.Base(f), referenced[f], err)
 		}
 	}
-	t.Logf("orphan removal under commits (2 replicas, Postgres): %d commit attempts, %d acknowledged, %d refused (409 orphan removal), %d other errors",
-		attempts.Load(), acked.Load(), refused.Load(), otherErr.Load())
+	t.Logf("orphan removal under commits (2 replicas, Postgres): %d commit attempts, %d acknowledged, %d refused (409 orphan removal), %d other 409s (retried), %d files rewritten, %d other errors",
+		attempts.Load(), acked.Load(), refused.Load(), conflicts.Load(), rewritten.Load(), otherErr.Load())
 	t.Logf("orphan removal under commits: %d removal runs (%d not 200), %d orphan-file names reported, %d acknowledged files lost",
 		runs.Load(), runErr.Load(), deleted.Load(), lost)
 	if acked.Load() == 0 || runs.Load()-runErr.Load() == 0 {
