@@ -174,9 +174,11 @@ type Swap struct {
 	// did not before (data, delete, column and deletion-vector files,
 	// manifests, manifest lists, statistics), normalized; AddsListed says
 	// the list is complete (a commit that adds none sets it with no Adds).
-	// While an orphan-file removal holds the table, a swap lands only when
-	// AddsListed and no listed file is one of its candidates
-	// (ErrOrphanHold otherwise).
+	// While the table has orphan-file rows (a removal's candidates, or
+	// tombstones of files it deleted), a swap lands only when AddsListed
+	// and no listed file has a row (ErrOrphanHold otherwise). The list
+	// may be a superset (files the table already references never have a
+	// tombstone).
 	Adds       []string
 	AddsListed bool
 	// Packed is the stored form of NewMetadata and NewRefsMetadata, set by
