@@ -26,6 +26,8 @@ const (
 	PropMinSnapshotsToKeep = maintenance.PropMinSnapshotsToKeep
 	DefaultOrphanAge       = maintenance.DefaultOrphanAge
 	MinOrphanAge           = maintenance.MinOrphanAge
+	OrphanListed           = maintenance.OrphanListed
+	OrphanClaimed          = maintenance.OrphanClaimed
 )
 
 // Maintain expires a table's old snapshots and deletes the files only they

@@ -173,6 +173,17 @@ type Swap struct {
 	// transaction (FileIndex): a swap that does not land leaves no entries.
 	// The leaves must be new (not indexed yet) and their new lineages too.
 	Index []IndexedLeaf
+	// Adds lists the files the commit makes the table reference that it
+	// did not before (data, delete, column and deletion-vector files,
+	// manifests, manifest lists, statistics), normalized; AddsListed says
+	// the list is complete (a commit that adds none sets it with no Adds).
+	// While the table has orphan-file rows (a removal's candidates, or
+	// tombstones of files it deleted), a swap lands only when AddsListed
+	// and no listed file has a row (ErrOrphanHold otherwise). The list
+	// may be a superset (files the table already references never have a
+	// tombstone).
+	Adds       []string
+	AddsListed bool
 	// Packed is the stored form of NewMetadata and NewRefsMetadata, set by
 	// Store.PrepareSwap; nil until then. Callers do not set it themselves.
 	Packed *PackedMetadata
@@ -263,6 +274,7 @@ type Store interface {
 	Jobs
 	Events
 	DeletedObjects
+	OrphanCandidates
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).
 	// ErrAlreadyExists when the name is taken.
 	WarehouseCreate(ctx context.Context, w *Warehouse) error
@@ -318,7 +330,9 @@ type Store interface {
 	// or soft-deleted (DeletedObjects: its files may come back).
 	ObjectCreate(ctx context.Context, o *Object) error
 	// ObjectReplace re-points an existing object at externally written
-	// metadata (register with overwrite). Same errors as ObjectCreate.
+	// metadata (register with overwrite). Same errors as ObjectCreate, and
+	// ErrOrphanHold when an orphan-file removal holds the replaced table
+	// (the new metadata may name any of its files).
 	ObjectReplace(ctx context.Context, o *Object) error
 	// ObjectDelete removes a table or view and returns what was removed.
 	ObjectDelete(ctx context.Context, ref ObjectRef) (*Object, error)
@@ -334,6 +348,8 @@ type Store interface {
 	ObjectRename(ctx context.Context, from ObjectRef, toNamespace []string, toName string) error
 	// ObjectsSwap applies every swap in one transaction, or none: ErrConflict
 	// when any pointer moved, ErrLocationOverlap for a new location that overlaps another object's (live or soft-deleted),
+	// ErrOrphanHold (an *OrphanHoldError) when a swap would add a file an
+	// orphan-file removal holds (see Swap.Adds),
 	// ErrOutcomeUnknown when the commit itself failed mid-flight.
 	ObjectsSwap(ctx context.Context, swaps []Swap) error
 	// PrepareSwap encodes sw's documents into sw.Packed ahead of

@@ -370,3 +370,37 @@ func (t *traced) EnqueueJobs(ctx context.Context, jobs ...Job) error {
 	ctx, span := t.start(ctx, "EnqueueJobs")
 	return t.end(span, t.Store.EnqueueJobs(ctx, jobs...))
 }
+
+func (t *traced) ClaimOrphanCandidates(ctx context.Context, objectID, run string, locations []string, lease time.Duration) ([]string, error) {
+	ctx, span := t.start(ctx, "ClaimOrphanCandidates")
+	v, err := t.Store.ClaimOrphanCandidates(ctx, objectID, run, locations, lease)
+	return v, t.end(span, err)
+}
+
+func (t *traced) RenewOrphanCandidates(ctx context.Context, objectID, run string) (int, error) {
+	ctx, span := t.start(ctx, "RenewOrphanCandidates")
+	v, err := t.Store.RenewOrphanCandidates(ctx, objectID, run)
+	return v, t.end(span, err)
+}
+
+func (t *traced) ReleaseOrphanCandidates(ctx context.Context, objectID, run string, locations []string) error {
+	ctx, span := t.start(ctx, "ReleaseOrphanCandidates")
+	return t.end(span, t.Store.ReleaseOrphanCandidates(ctx, objectID, run, locations))
+}
+
+func (t *traced) ListOrphanCandidates(ctx context.Context, objectID string) ([]OrphanCandidate, error) {
+	ctx, span := t.start(ctx, "ListOrphanCandidates")
+	v, err := t.Store.ListOrphanCandidates(ctx, objectID)
+	return v, t.end(span, err)
+}
+
+func (t *traced) TombstoneOrphanCandidates(ctx context.Context, objectID, run string, locations []string) error {
+	ctx, span := t.start(ctx, "TombstoneOrphanCandidates")
+	return t.end(span, t.Store.TombstoneOrphanCandidates(ctx, objectID, run, locations))
+}
+
+func (t *traced) PruneOrphanTombstones(ctx context.Context, objectID string, before time.Time) (int, error) {
+	ctx, span := t.start(ctx, "PruneOrphanTombstones")
+	v, err := t.Store.PruneOrphanTombstones(ctx, objectID, before)
+	return v, t.end(span, err)
+}

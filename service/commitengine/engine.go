@@ -31,6 +31,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"path"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -55,6 +56,13 @@ type Attempt struct {
 	Jobs []store.Job
 	// Events are written to the outbox in the swap's transaction, like jobs.
 	Events []store.Event
+	// ListAdds, when set, lists the files swap i adds (store.Swap.Adds)
+	// for a swap staged without them. It is called only when such a swap
+	// was refused because an orphan-file removal holds its table, and the
+	// swaps are then tried once more: listing may read manifests, which
+	// the common commit of an unheld table must not pay for. Its error
+	// ends the commit, like a stage's.
+	ListAdds func(ctx context.Context, i int) ([]string, error)
 }
 
 // AddFile records a file written by the attempt.
@@ -91,6 +99,7 @@ const (
 	msgUnavailable   = "Catalog database unavailable, nothing was committed; retry later"
 	msgConflictTimes = "Commit failed: the %s changed concurrently %d times, nothing was committed; retry"
 	msgOverlap       = "Location overlaps another table or view"
+	msgOrphanHold    = "Commit failed: an orphan-file removal of the %s deleted or is deleting %s, which this commit adds; nothing was committed (write the file again under a new name and retry)"
 )
 
 // Options configure an Engine.
@@ -177,6 +186,13 @@ func (e *Engine) tryCommit(ctx context.Context, w *store.Warehouse, subject stri
 	}
 	sctx = store.WithEvents(sctx, a.Events...) // empty when events are off
 	err = e.store.ObjectsSwap(sctx, a.Swaps)
+	if unlistedHold(err) && a.ListAdds != nil {
+		if lerr := listAdds(ctx, a); lerr != nil {
+			e.RemoveFiles(ctx, w, a.Written)
+			return StageOutcome(lerr), lerr
+		}
+		err = e.store.ObjectsSwap(sctx, a.Swaps)
+	}
 	if err == nil {
 		if a.Landed != nil {
 			a.Landed(ctx)
@@ -198,6 +214,8 @@ func swapFailure(err error, subject string, tries int) (string, error) {
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return OutcomeConflict, fault.Wrap(fault.CommitFailed, err, msgConflictTimes, subject, tries)
+	case errors.Is(err, store.ErrOrphanHold):
+		return OutcomeConflict, fault.Wrap(fault.CommitFailed, err, msgOrphanHold, subject, heldName(err))
 	case errors.Is(err, store.ErrLocationOverlap):
 		return OutcomeRejected, fault.Wrap(fault.BadRequest, err, msgOverlap)
 	case isUnavailable(err):
@@ -270,4 +288,37 @@ func conflictBackoff(ctx context.Context, attempt int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// unlistedHold reports whether err refuses a swap that did not list the
+// files it adds, because an orphan-file removal holds its table.
+func unlistedHold(err error) bool {
+	var h *store.OrphanHoldError
+	return errors.As(err, &h) && h.Location == ""
+}
+
+// listAdds fills in the added files of a's swaps staged without them.
+func listAdds(ctx context.Context, a *Attempt) error {
+	for i := range a.Swaps {
+		if a.Swaps[i].AddsListed {
+			continue
+		}
+		adds, err := a.ListAdds(ctx, i)
+		if err != nil {
+			return err
+		}
+		a.Swaps[i].Adds, a.Swaps[i].AddsListed = adds, true
+	}
+	return nil
+}
+
+// heldName names the file an orphan-file removal holds by its last path
+// element (never a whole path), or says it is one of the table's files
+// when the commit did not list what it adds.
+func heldName(err error) string {
+	var h *store.OrphanHoldError
+	if errors.As(err, &h) && h.Location != "" {
+		return path.Base(h.Location)
+	}
+	return "files under its location (this commit does not say which files it adds)"
 }

@@ -30,16 +30,33 @@ type OrphanOptions struct {
 	OlderThan time.Time
 	// DryRun reports and deletes nothing.
 	DryRun bool
+	// Step, when set, is called as the run passes OrphanListed and
+	// OrphanClaimed, so that a test can land a commit in between.
+	Step func(step string)
 }
+
+// The steps of a run that OrphanOptions.Step reports.
+const (
+	// OrphanListed: the location is listed and the candidates chosen,
+	// nothing recorded yet.
+	OrphanListed = "listed"
+	// OrphanClaimed: the candidates are recorded; the table's metadata is
+	// about to be read again.
+	OrphanClaimed = "claimed"
+)
 
 // OrphanReport is what an orphan removal found and did. Files are named
 // relative to the table location.
 type OrphanReport struct {
 	OrphanFiles []string
 	Listed      int
-	Deleted     int
-	Failed      int
-	DryRun      bool
+	// Spared counts the orphans of the listing that were not deleted:
+	// referenced by the table's metadata read after they were recorded
+	// (a commit landed meanwhile), or held by another run.
+	Spared  int
+	Deleted int
+	Failed  int
+	DryRun  bool
 }
 
 // RemoveOrphanFiles lists the files under the table's location (never
@@ -112,13 +129,24 @@ func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id
 	for _, f := range orphans {
 		rep.OrphanFiles = append(rep.OrphanFiles, m.d.TableFileName(obj.Location, f))
 	}
+	step(opt, OrphanListed)
 	if !opt.DryRun {
-		gone, failed := m.deleteFiles(ctx, w, orphans)
-		rep.Deleted, rep.Failed = len(gone), failed
+		m.pruneTombstones(ctx, obj.ID, id)
+	}
+	if !opt.DryRun && len(orphans) > 0 {
+		if err := m.deleteOrphans(ctx, w, warehouse, id, obj, orphans, opt, rep); err != nil {
+			return nil, err
+		}
 	}
 	m.d.Logger.InfoContext(ctx, "orphan files", "table", id.String(), "listed", rep.Listed, "orphans", len(orphans),
-		"deleted", rep.Deleted, "failed", rep.Failed, "dry_run", opt.DryRun)
+		"spared", rep.Spared, "deleted", rep.Deleted, "failed", rep.Failed, "dry_run", opt.DryRun)
 	return rep, nil
+}
+
+func step(opt OrphanOptions, s string) {
+	if opt.Step != nil {
+		opt.Step(s)
+	}
 }
 
 // liveFiles is the set of normalized locations the table references, and

@@ -41,6 +41,8 @@ func Of(err error, what string) error {
 		return fault.Wrap(fault.Unavailable, err, "Catalog database unavailable; retry later")
 	case errors.Is(err, store.ErrNotHeld):
 		return fault.Wrap(fault.Unavailable, err, "A retry of this request took over its Idempotency-Key; this attempt changed nothing")
+	case errors.Is(err, store.ErrOrphanHold):
+		return fault.Wrap(fault.CommitFailed, err, "An orphan-file removal of this table is deleting files under its location; nothing was changed, retry after it finishes")
 	case errors.Is(err, store.ErrInvalidValue):
 		return fault.Wrap(fault.BadRequest, err, "Invalid request: a name or value cannot be stored by the catalog database")
 	}

@@ -109,6 +109,7 @@ func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (
 	st.swap = store.Swap{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation,
 		NewMetadata: enc.Data, NewFormatVersion: target, NewRefsMetadata: enc.Refs,
+		AddsListed: !addsFiles(updates),
 	}
 	metaLoc, newLoc, err := tc.writeChecked(ctx, w, obj, meta, enc, &st.swap)
 	if err != nil {
@@ -217,6 +218,7 @@ func (tc *Committer) commit(ctx context.Context, w *store.Warehouse, changes []*
 	err := tc.d.Engine.Run(ctx, w, subject, func(ctx context.Context) (*commitengine.Attempt, error) {
 		results = make([]*staged, 0, len(changes))
 		a := &commitengine.Attempt{}
+		var swapped []*staged // a.Swaps[i] is swapped[i]'s
 		for _, c := range changes {
 			st, err := tc.stage(ctx, w, c)
 			if err != nil {
@@ -225,11 +227,12 @@ func (tc *Committer) commit(ctx context.Context, w *store.Warehouse, changes []*
 			results = append(results, st)
 			if st.changed {
 				a.AddFile(st.metaLoc)
-				a.Swaps = append(a.Swaps, st.swap)
+				a.Swaps, swapped = append(a.Swaps, st.swap), append(swapped, st)
 				a.Jobs = append(a.Jobs, tc.stagedJobs(w, c.Ident, st)...)
 				tc.d.AddEvent(a, func() store.Event { return tc.updateEvent(ctx, c, w.Name, st.meta) })
 			}
 		}
+		a.ListAdds = tc.listAdds(w, swapped)
 		a.Landed = func(ctx context.Context) {
 			for _, st := range results {
 				if st.changed {
@@ -414,6 +417,7 @@ func (tc *Committer) StagePlain(ctx context.Context, w *store.Warehouse, c *Chan
 	if st.changed {
 		a.AddFile(st.metaLoc)
 		a.Swaps = []store.Swap{st.swap}
+		a.ListAdds = tc.listAdds(w, []*staged{st})
 		a.Jobs = tc.stagedJobs(w, c.Ident, st)
 		a.Landed = func(context.Context) { tc.d.CacheMeta(st.metaLoc, st.entry) }
 	}
@@ -447,4 +451,20 @@ func (tc *Committer) CommitExpiry(ctx context.Context, w *store.Warehouse, id id
 		return nil, err
 	}
 	return &maintenance.Committed{Object: res[0].obj, Meta: res[0].meta, MetadataLocation: res[0].metaLoc}, nil
+}
+
+// addsFiles reports whether ups may make the table reference a file it did
+// not before: a snapshot (its manifest list, manifests and their files)
+// or a statistics file. Such a commit is staged without listing what it
+// adds (reading the new manifests would cost every append); only when an
+// orphan-file removal holds the table does the engine have them listed
+// (listAdds) and swap again (store.Swap.AddsListed).
+func addsFiles(ups table.Updates) bool {
+	for _, u := range ups {
+		switch u.Action() {
+		case table.UpdateAddSnapshot, table.UpdateSetStatistics, table.UpdateSetPartitionStatistics:
+			return true
+		}
+	}
+	return false
 }

@@ -133,6 +133,8 @@ func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4commit.Res
 	t.a.Swaps = []store.Swap{{ObjectID: st.obj.ID, ExpectedMetadataLocation: st.obj.MetadataLocation,
 		NewMetadataLocation: metaLoc, NewMetadata: enc.Data, NewFormatVersion: FormatV4, NewLocation: newLoc,
 		NewRefsMetadata: enc.Refs, Index: index}}
+	// Listed only when an orphan-file removal holds the table.
+	t.a.ListAdds = func(context.Context, int) ([]string, error) { return addedFiles(st.location, res), nil }
 	id := ident.Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
 	t.a.Jobs = cm.d.CommitJobs(t.w, id, st.meta, meta, metaLoc)
 	t.a.Events = nil

@@ -314,6 +314,7 @@ func (v *Views) stage(ctx context.Context, w *store.Warehouse, id ident.Ident, r
 	a := &commitengine.Attempt{Written: []string{metaLoc}, Swaps: []store.Swap{{
 		ObjectID: obj.ID, ExpectedMetadataLocation: obj.MetadataLocation, NewMetadataLocation: metaLoc,
 		NewMetadata: data, NewFormatVersion: meta.FormatVersion(), NewLocation: newLoc,
+		AddsListed: true, // a view names no files of a table
 	}}}
 	return &Result{MetadataLocation: metaLoc, Metadata: data}, a, nil
 }

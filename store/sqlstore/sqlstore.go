@@ -586,6 +586,9 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 			return err
 		}
 		if replace && kind != "" {
+			if err := s.replaceNotHeld(ctx, q, nsID, o.Name); err != nil {
+				return err
+			}
 			// The replaced table's index goes with it; the new object
 			// gets a new id, so its leaves are indexed afresh.
 			if err := deleteIndex(ctx, q, `namespace_id = $1 AND name = $2`, nsID, o.Name); err != nil {
@@ -615,6 +618,23 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 		return err
 	})
 	return s.wrap(err, "put "+string(o.Kind))
+}
+
+// replaceNotHeld locks the row a replace removes and refuses when an
+// orphan-file removal holds it: the new metadata may name any file under
+// the table, the removal's candidates among them.
+func (s *Store) replaceNotHeld(ctx context.Context, q sqldb.Querier, nsID, name string) error {
+	var id string
+	var hold int
+	err := q.QueryRow(ctx, `UPDATE catalog_objects SET orphan_hold = orphan_hold WHERE namespace_id = $1 AND name = $2
+		RETURNING id, orphan_hold`, nsID, name).Scan(&id, &hold)
+	if err != nil && s.db.Classify(err) == sqldb.ClassNoRows {
+		return nil // dropped meanwhile: nothing is replaced
+	}
+	if err == nil && hold != 0 {
+		return &store.OrphanHoldError{ObjectID: id}
+	}
+	return err
 }
 
 // ObjectDelete implements store.Store.
@@ -743,12 +763,13 @@ func (s *Store) swapLanded(ctx context.Context, swaps []store.Swap) bool {
 
 func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 	if _, _, fenced := store.IdempotencyFence(ctx); len(swaps) == 1 && swaps[0].NewLocation == "" && len(swaps[0].Index) == 0 && !fenced && len(store.JobsOf(ctx)) == 0 && len(store.EventsOf(ctx)) == 0 {
-		sql, args := swapStatement(swaps[0], s.clock.Now())
+		sql, args := swapStatement(swaps[0], s.clock.Now(), true)
 		n, err := s.db.ExecAlone(ctx, sql, args...)
-		if err == nil && n == 0 {
-			err = swapConflict(swaps[0])
+		if err != nil || n == 1 {
+			return s.wrap(err, "swap metadata pointer")
 		}
-		return s.wrap(err, "swap metadata pointer")
+		// The pointer moved or the table is held by an orphan-file
+		// removal: the transaction below tells which.
 	}
 	err := s.inTx(ctx, func(q sqldb.Querier) error {
 		for _, sw := range swaps {
@@ -763,13 +784,8 @@ func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 			if err := insertNewIndex(ctx, q, sw.ObjectID, sw.Index); err != nil {
 				return err
 			}
-			sql, args := swapStatement(sw, s.clock.Now())
-			n, err := q.Exec(ctx, sql, args...)
-			if err != nil {
+			if err := s.swapOne(ctx, q, sw); err != nil {
 				return err
-			}
-			if n == 0 {
-				return swapConflict(sw)
 			}
 		}
 		return nil
@@ -777,9 +793,34 @@ func (s *Store) objectsSwap(ctx context.Context, swaps []store.Swap) error {
 	return s.wrap(err, "swap metadata pointers")
 }
 
+// swapOne swaps one pointer inside a transaction. The first UPDATE
+// lands on a table no orphan-file removal holds; when it matches nothing,
+// the second, without that condition, tells a moved pointer from a hold
+// and, having locked the row, lets heldAdd see every claim ordered before
+// it.
+func (s *Store) swapOne(ctx context.Context, q sqldb.Querier, sw store.Swap) error {
+	for _, free := range []bool{true, false} {
+		sql, args := swapStatement(sw, s.clock.Now(), free)
+		n, err := q.Exec(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		if n == 1 && free {
+			return nil
+		}
+		if n == 1 {
+			return s.heldAdd(ctx, q, sw)
+		}
+	}
+	return swapConflict(sw)
+}
+
 // swapStatement is the compare-and-swap UPDATE of one pointer: it matches
-// no row when the pointer moved (or the object was dropped).
-func swapStatement(sw store.Swap, now time.Time) (string, []any) {
+// no row when the pointer moved (or the object was dropped) and, when
+// free, when an orphan-file removal holds the table. On Postgres the hold
+// is part of the row, so an UPDATE that waited for a removal's claim
+// re-checks it on the row the claim committed.
+func swapStatement(sw store.Swap, now time.Time, free bool) (string, []any) {
 	sql := `UPDATE catalog_objects SET metadata_location = $1, previous_metadata_location = metadata_location,
 	        metadata = $2, refs_metadata = $3, format_version = $4, updated_at = $5`
 	p := sw.Packed
@@ -792,7 +833,11 @@ func swapStatement(sw store.Swap, now time.Time) (string, []any) {
 		sql += `, location = $8`
 		args = append(args, sw.NewLocation)
 	}
-	return sql + ` WHERE id = $6 AND metadata_location = $7`, args
+	sql += ` WHERE id = $6 AND metadata_location = $7`
+	if free {
+		sql += ` AND orphan_hold = 0`
+	}
+	return sql, args
 }
 
 // PrepareSwap compresses sw's documents into sw.Packed.

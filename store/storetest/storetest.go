@@ -57,6 +57,10 @@ func Run(t *testing.T, newStore NewStore) {
 		"EventsFilter":            testEventsFilter,
 		"EventCursorsAndPrune":    testEventCursorsAndPrune,
 		"EventsConcurrentOrder":   testEventsConcurrentOrder,
+		"OrphanCandidates":        testOrphanCandidates,
+		"OrphanHoldSwap":          testOrphanHoldSwap,
+		"OrphanClaimOrdersSwaps":  testOrphanClaimOrdersSwaps,
+		"OrphanTombstones":        testOrphanTombstones,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
