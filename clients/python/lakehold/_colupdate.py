@@ -35,18 +35,11 @@ _WORKERS = 4
 
 
 def nullable(f: pa.Field) -> pa.Field:
-    """``f`` with itself and every nested field nullable, field ids kept:
-    column files may not hold REQUIRED columns."""
-    t = f.type
-    if pa.types.is_struct(t):
-        t = pa.struct([nullable(t.field(i)) for i in range(t.num_fields)])
-    elif pa.types.is_list(t):
-        t = pa.list_(nullable(t.value_field))
-    elif pa.types.is_large_list(t):
-        t = pa.large_list(nullable(t.value_field))
-    elif pa.types.is_map(t):
-        t = pa.map_(t.key_field, nullable(t.item_field))
-    return pa.field(f.name, t, True, f.metadata)
+    """``f`` optional at the top, field ids kept: a column file's rows for
+    deleted base rows are nulls. Nested fields keep the table's
+    nullability, so a required list element or struct child is written
+    REQUIRED, which is how the catalog knows it holds no nulls."""
+    return pa.field(f.name, f.type, True, f.metadata)
 
 
 def _lineage() -> pa.Field:
@@ -113,7 +106,7 @@ def blend(changed: pa.Array, new: pa.Table, current: pa.Table, fields: list[pa.F
 
 def _as(col: pa.ChunkedArray, t: pa.DataType) -> pa.ChunkedArray:
     """``col`` (read with the table's types) as column-file type ``t``: the
-    same values, nested fields optional (``if_else`` wants equal types)."""
+    same values (``if_else`` wants equal types)."""
     return col if col.type == t else col.cast(t)
 
 
@@ -233,15 +226,15 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
         _validate.check_rows(out.num_rows, rows.num_rows, "update_columns: fn's result")
         # Every row's values must fit the types; required fields are
         # checked on the rows written (a filtered update keeps the others).
-        new = _validate.conform(out, out_fields, cast, what="update_columns: fn's result", nulls=pred is None,
-                                schema=cf_schema)
         if pred is None:
-            return new, None
+            return _validate.conform(out, out_fields, cast, what="update_columns: fn's result",
+                                     schema=cf_schema), None
         cur = read_base(task, sorted({*(f.name for f in out_fields), *filter_cols}), True)
         changed = _mask(cur, pred)
+        new = _validate.conform(out, out_fields, cast, what="update_columns: fn's result", nulls=changed,
+                                schema=cf_schema)
         if not pc.any(changed).as_py():
             return None, None
-        _validate.check_required(new.filter(changed), out_fields)
         return blend(changed, new, cur, cf_fields), None
 
     return Job(build=build, plan_filter=filt, snapshot_properties=snapshot_properties)

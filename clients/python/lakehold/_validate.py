@@ -323,14 +323,14 @@ def check_required(data: pa.Table, fields: Sequence[pa.Field]) -> None:
 
 
 def conform(data: pa.Table, fields: Sequence[pa.Field], cast: CastMode, *, what: str, fill_missing: bool = False,
-            nulls: bool = True, schema: pa.Schema | None = None) -> pa.Table:
+            nulls: bool | pa.Array = True, schema: pa.Schema | None = None) -> pa.Table:
     """``data`` with exactly ``fields``' columns, in their order and types.
 
     A column of ``data`` not in ``fields`` is ``undeclared-column``; a
     field missing from ``data`` is filled with nulls when ``fill_missing``
     and it is optional, else ``missing-column``. ``nulls`` checks required
-    fields for nulls (callers that write only some rows check those with
-    :func:`check_required`). ``schema`` is the written schema (column
+    fields for nulls: all rows when True, none when False, or the rows a
+    boolean mask selects (a filtered update writes only those). ``schema`` is the written schema (column
     files: every field optional), default ``fields``. ``what`` names the
     input in messages. Raises ValidationError."""
     names = data.column_names
@@ -352,8 +352,11 @@ def conform(data: pa.Table, fields: Sequence[pa.Field], cast: CastMode, *, what:
         else:
             raise fail(MISSING_COLUMN, f"{what} has no column {f.name!r}" +
                        (" (a required field)" if not f.nullable else ""), column=f.name)
-    if nulls:
-        check_required(pa.Table.from_arrays(arrays, names=[f.name for f in fields]), fields)
+    # Before strict(): it fills nulls under required children with
+    # placeholders, which would hide them from the check.
+    if nulls is not False:
+        checked = pa.Table.from_arrays(arrays, names=[f.name for f in fields])
+        check_required(checked if nulls is True else checked.filter(nulls), fields)
     out = [pa.chunked_array([strict(c, w.type) for c in a.chunks], type=w.type) for a, w in zip(arrays, target)]
     return pa.Table.from_arrays(out, schema=target)
 
