@@ -223,7 +223,7 @@ func TestTree(t *testing.T) {
 			name:   "null counts summed over row groups",
 			fields: twoCols, fill: fillTwo,
 			props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(2)}, groups: 3,
-			want:  []string{"id id=1 leaf non-null INT64 INT(64,signed=true) nulls=0", "s id=2 leaf BYTE_ARRAY STRING nulls=3"},
+			want: []string{"id id=1 leaf non-null INT64 INT(64,signed=true) nulls=0", "s id=2 leaf BYTE_ARRAY STRING nulls=3"},
 		},
 		{
 			name:   "no statistics",
