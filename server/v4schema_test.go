@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,7 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/clients/go/stitch"
 )
 
 const nestedSchemaJSON = `{"type":"struct","schema-id":0,"fields":[
@@ -239,4 +245,131 @@ func TestFilesSchemaEveryType(t *testing.T) {
 			require.Equal(t, 200, r.status, "%s", r.body)
 		})
 	}
+}
+
+// TestFilesSchemaNullsAtDeletedRows: a column file for a required field
+// may be null at rows the base's deletion vector deletes (a writer fills
+// deleted rows with nulls), and only there: nulls at a live row, or more
+// nulls than the vector deletes, are refused and commit nothing. The
+// accepted file reads back through plan + stitch with no null at a live row.
+func TestFilesSchemaNullsAtDeletedRows(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			const rows = 5
+			vt := newV4Table(t, b, "dvnulls", map[string]int{"a.parquet": rows})
+			d := writeDV(t, vt, "data/a-dv.puffin", vt.loc+"/data/a.parquet", 1, 3)
+			r := b.do(t, "POST", vt.path+"/files", map[string]any{"set-deletion-vectors": []any{d.request("data/a.parquet")}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+
+			// idsNullAt writes a column file for required id (1) that is
+			// null at the given rows and 100+row elsewhere.
+			idsNullAt := func(name string, nulls ...int) map[string]any {
+				null := map[int]bool{}
+				for _, p := range nulls {
+					null[p] = true
+				}
+				size := writeParquet(t, filepath.Join(vt.dir, "data", name),
+					[]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldMD(1)}},
+					func(b *array.RecordBuilder) {
+						for i := 0; i < rows; i++ {
+							if null[i] {
+								b.Field(0).AppendNull()
+							} else {
+								b.Field(0).(*array.Int64Builder).Append(int64(100 + i))
+							}
+						}
+					})
+				return vt.columnFile("a.parquet", name, rows, []int{1}, size)
+			}
+			_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+			for _, c := range []struct {
+				name  string
+				nulls []int
+			}{
+				{"null at a live row", []int{1, 2}},
+				{"more nulls than deleted rows", []int{1, 2, 3}},
+				{"every row null", []int{0, 1, 2, 3, 4}},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					r := vt.commit(t, idsNullAt(strings.ReplaceAll(c.name, " ", "-")+".parquet", c.nulls...))
+					requireReason(t, r, "required-field-nulls")
+					require.NotContains(t, string(r.body), vt.dir)
+				})
+			}
+			r = vt.commit(t, idsNullAt("live-null.parquet", 1, 2))
+			require.EqualValues(t, 2, r.json(t)["error"].(map[string]any)["details"].(map[string]any)["position"], "the first null at a live row: %s", r.body)
+			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+
+			r = vt.commit(t, idsNullAt("deleted-nulls.parquet", 1, 3))
+			require.Equal(t, 200, r.status, "nulls only at deleted rows: %s", r.body)
+			row, _ := vt.liveRow(t, "a.parquet")
+			require.Equal(t, map[string][]int32{"deleted-nulls.parquet": {1}}, cfIDs(row))
+
+			ids := stitchedColumn(t, b, vt, "a.parquet", 1)
+			require.Equal(t, []any{int64(100), int64(102), int64(104)}, ids, "the live rows read the column file's values, none null")
+		})
+	}
+}
+
+// stitchedColumn plans vt's table and reads field id of base through the
+// stitch client (column files and deletion vector applied), nulls as nil.
+func stitchedColumn(t *testing.T, b *bundle, vt *v4Table, base string, id int) []any {
+	t.Helper()
+	var sc iceberg.Schema
+	require.NoError(t, json.Unmarshal([]byte(wideSchemaJSON), &sc))
+	plan := b.do(t, "POST", vt.path+"/plan", map[string]any{}, "X-Iceberg-Column-Files", "true")
+	require.Equal(t, 200, plan.status, "%s", plan.body)
+	var res struct {
+		DeleteFiles []struct {
+			FilePath string `json:"file-path"`
+			Offset   int64  `json:"content-offset"`
+			Size     int64  `json:"content-size-in-bytes"`
+			Count    int64  `json:"record-count"`
+		} `json:"delete-files"`
+		Tasks []struct {
+			DeleteRefs []int `json:"delete-file-references"`
+			DataFile   struct {
+				FilePath    string `json:"file-path"`
+				RecordCount int64  `json:"record-count"`
+				ColumnFiles []struct {
+					Location string `json:"location"`
+					FieldIDs []int  `json:"field-ids"`
+				} `json:"column-files"`
+			} `json:"data-file"`
+		} `json:"file-scan-tasks"`
+	}
+	require.NoError(t, json.Unmarshal(plan.body, &res))
+	open := func(_ context.Context, loc string) (stitch.File, error) {
+		return os.Open(strings.TrimPrefix(loc, "file://"))
+	}
+	for _, task := range res.Tasks {
+		if task.DataFile.FilePath != vt.loc+"/data/"+base {
+			continue
+		}
+		st := stitch.Task{DataFile: task.DataFile.FilePath, RecordCount: task.DataFile.RecordCount}
+		for _, cf := range task.DataFile.ColumnFiles {
+			st.ColumnFiles = append(st.ColumnFiles, stitch.ColumnFile{Location: cf.Location, FieldIDs: cf.FieldIDs})
+		}
+		for _, ref := range task.DeleteRefs {
+			d := res.DeleteFiles[ref]
+			st.DeletionVector = &stitch.DeletionVector{Location: d.FilePath, Offset: d.Offset, SizeInBytes: d.Size, Cardinality: d.Count}
+		}
+		require.NotNil(t, st.DeletionVector, "the plan gives the base's deletion vector")
+		rec, err := stitch.Read(context.Background(), open, &sc, st, []int{id})
+		require.NoError(t, err)
+		defer rec.Release()
+		col := rec.Column(0)
+		out := make([]any, col.Len())
+		for i := range out {
+			if !col.IsNull(i) {
+				out[i] = col.GetOneForMarshal(i)
+			}
+		}
+		return out
+	}
+	t.Fatalf("no task for %s in the plan: %s", base, plan.body)
+	return nil
 }
