@@ -373,3 +373,33 @@ func stitchedColumn(t *testing.T, b *bundle, vt *v4Table, base string, id int) [
 	t.Fatalf("no task for %s in the plan: %s", base, plan.body)
 	return nil
 }
+
+// TestFilesSchemaColumnFileOfAnotherBase: a column file that is already a
+// live column file of one base is refused for another (readers would see
+// its values in both, and expiring one base would delete the other's
+// column), and nothing is committed.
+func TestFilesSchemaColumnFileOfAnotherBase(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			vt := newV4Table(t, b, "shared", map[string]int{"a.parquet": 3, "b.parquet": 3})
+			size := writeScores(t, filepath.Join(vt.dir, "data/scores.parquet"), 3, 10, false, false)
+			r := vt.commit(t, vt.columnFile("b.parquet", "scores.parquet", 3, []int{3}, size))
+			require.Equal(t, 200, r.status, "%s", r.body)
+			_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+
+			r = vt.commit(t, vt.columnFile("a.parquet", "scores.parquet", 3, []int{3}, size))
+			requireReason(t, r, "duplicate-file")
+			require.Contains(t, string(r.body), "column file of data/b.parquet", "the message names the base that holds it")
+			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+			row, _ := vt.liveRow(t, "a.parquet")
+			require.Empty(t, row.ColumnFiles)
+
+			// A different file with the same values is fine.
+			size = writeScores(t, filepath.Join(vt.dir, "data/scores-a.parquet"), 3, 10, false, false)
+			require.Equal(t, 200, vt.commit(t, vt.columnFile("a.parquet", "scores-a.parquet", 3, []int{3}, size)).status)
+		})
+	}
+}
