@@ -200,7 +200,8 @@ func TestFilesSchemaChecks(t *testing.T) {
 }
 
 // TestFilesSchemaEveryType: a file pqarrow writes with field ids for a
-// column of every primitive type the table has is accepted.
+// column of every primitive type the table has is accepted, in each
+// Arrow type a writer may hold it in.
 func TestFilesSchemaEveryType(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
@@ -225,6 +226,15 @@ func TestFilesSchemaEveryType(t *testing.T) {
 				{"fixed[4]", &arrow.FixedSizeBinaryType{ByteWidth: 4}, func(x array.Builder) { x.(*array.FixedSizeBinaryBuilder).Append([]byte{1, 2, 3, 4}) }},
 				{"uuid", &arrow.FixedSizeBinaryType{ByteWidth: 16}, func(x array.Builder) { x.(*array.FixedSizeBinaryBuilder).Append(make([]byte, 16)) }},
 				{"decimal(10, 2)", &arrow.Decimal128Type{Precision: 10, Scale: 2}, func(x array.Builder) { x.(*array.Decimal128Builder).Append(decimal128.FromI64(1234)) }},
+				// As pyarrow writes them too: large and dictionary-encoded
+				// strings, large binary, small and unsigned small ints.
+				{"string", arrow.BinaryTypes.LargeString, func(x array.Builder) { x.(*array.LargeStringBuilder).Append("s") }},
+				{"string", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, func(x array.Builder) {
+					require.NoError(t, x.(*array.BinaryDictionaryBuilder).AppendString("s"))
+				}},
+				{"binary", arrow.BinaryTypes.LargeBinary, func(x array.Builder) { x.(*array.BinaryBuilder).Append([]byte{1}) }},
+				{"int", arrow.PrimitiveTypes.Int8, func(x array.Builder) { x.(*array.Int8Builder).Append(1) }},
+				{"int", arrow.PrimitiveTypes.Uint16, func(x array.Builder) { x.(*array.Uint16Builder).Append(1) }},
 			}
 			var schemaFields []string
 			var fields []arrow.Field

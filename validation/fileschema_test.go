@@ -22,6 +22,9 @@ func TestLeafHolds(t *testing.T) {
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{}, true, 0), true},
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 16, Signed: true}, true, 0), true},
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 32}, true, 0), false},
+		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 8}, true, 0), true}, // pyarrow's uint8
+		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 16}, true, 0), true},
+		{iceberg.PrimitiveTypes.Int64, leaf(1, "INT64", Logical{Type: "INT", BitWidth: 64}, true, 0), false},
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT64", Logical{}, true, 0), false},
 		{iceberg.PrimitiveTypes.Int64, leaf(1, "INT64", Logical{Type: "INT", BitWidth: 64, Signed: true}, true, 0), true},
 		{iceberg.PrimitiveTypes.Int64, leaf(1, "INT64", Logical{Type: "TIMESTAMP", Unit: "MICROS"}, true, 0), false},
