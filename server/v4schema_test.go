@@ -413,3 +413,63 @@ func TestFilesSchemaColumnFileOfAnotherBase(t *testing.T) {
 		})
 	}
 }
+
+// TestFilesSchemaNullsAtDeletedRowsAfterNested: the column whose nulls
+// are checked against the deletion vector is found among the top-level
+// fields, not the leaves: a struct of two leaves first must not make the
+// check read the next field's column instead.
+func TestFilesSchemaNullsAtDeletedRowsAfterNested(t *testing.T) {
+	const schema = `{"type":"struct","schema-id":0,"fields":[
+ {"id":1,"name":"id","type":"long","required":true},
+ {"id":2,"name":"s","type":{"type":"struct","fields":[{"id":3,"name":"a","type":"double","required":false},{"id":4,"name":"b","type":"double","required":false}]},"required":false},
+ {"id":5,"name":"score","type":"double","required":false}]}`
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			r := b.createTable(t, "ns", "nested", map[string]any{"schema": rawJSON(schema), "properties": map[string]string{"format-version": "4"}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			loc, _, _ := v4Meta(t, r)
+			vt := &v4Table{b: b, loc: loc, dir: strings.TrimPrefix(loc, "file://"), path: "/v1/wh/namespaces/ns/tables/nested"}
+			const rows = 5
+			// write writes s (two leaves), then id null at nulls, then
+			// score with no null at all.
+			write := func(name string, nullable bool, nulls ...int) int64 {
+				null := map[int]bool{}
+				for _, p := range nulls {
+					null[p] = true
+				}
+				st := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(3)},
+					arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(4)})
+				return writeParquet(t, filepath.Join(vt.dir, "data", name), []arrow.Field{
+					{Name: "s", Type: st, Nullable: true, Metadata: fieldMD(2)},
+					{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: nullable, Metadata: fieldMD(1)},
+					{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(5)},
+				}, func(b *array.RecordBuilder) {
+					for i := 0; i < rows; i++ {
+						sb := b.Field(0).(*array.StructBuilder)
+						sb.Append(true)
+						sb.FieldBuilder(0).(*array.Float64Builder).Append(1)
+						sb.FieldBuilder(1).(*array.Float64Builder).Append(2)
+						if null[i] {
+							b.Field(1).AppendNull()
+						} else {
+							b.Field(1).(*array.Int64Builder).Append(int64(i))
+						}
+						b.Field(2).(*array.Float64Builder).Append(1)
+					}
+				})
+			}
+			size := write("a.parquet", false)
+			require.Equal(t, 200, b.do(t, "POST", vt.path+"/files", map[string]any{"add-data-files": []any{addFile("a.parquet", rows, size)}}).status)
+			d := writeDV(t, vt, "data/a-dv.puffin", vt.loc+"/data/a.parquet", 1, 3)
+			require.Equal(t, 200, b.do(t, "POST", vt.path+"/files", map[string]any{"set-deletion-vectors": []any{d.request("data/a.parquet")}}).status)
+
+			r = vt.commit(t, vt.columnFile("a.parquet", "live-null.parquet", rows, []int{2, 1, 5}, write("live-null.parquet", true, 1, 2)))
+			requireReason(t, r, "required-field-nulls")
+			require.EqualValues(t, 2, r.json(t)["error"].(map[string]any)["details"].(map[string]any)["position"], "%s", r.body)
+			r = vt.commit(t, vt.columnFile("a.parquet", "deleted-nulls.parquet", rows, []int{2, 1, 5}, write("deleted-nulls.parquet", true, 1, 3)))
+			require.Equal(t, 200, r.status, "%s", r.body)
+		})
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"maps"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/lakehold/catalog/internal/v4commit"
@@ -181,12 +183,7 @@ func (cm *Committer) nullOutsideDeleted(ctx context.Context, w *store.Warehouse,
 		return -1, "the column file cannot be read"
 	}
 	defer pf.Close()
-	col := -1
-	for i, c := range pf.MetaData().Schema.Columns() {
-		if c.MaxRepetitionLevel() == 0 && c.MaxDefinitionLevel() <= 1 && int(c.SchemaNode().FieldID()) == id && c.SchemaNode().Parent() == pf.MetaData().Schema.Root() {
-			col = i
-		}
-	}
+	col := topLevelColumn(pf.MetaData().Schema.Root(), id)
 	if col < 0 {
 		return -1, "the column of the field is not a top-level column"
 	}
@@ -217,4 +214,17 @@ func (cm *Committer) nullOutsideDeleted(ctx context.Context, w *store.Warehouse,
 		chunked.Release()
 	}
 	return -1, ""
+}
+
+// topLevelColumn is the index among root's fields (what pqarrow's
+// GetColumn takes; not a leaf index, which differs once a nested field
+// comes first) of the top-level primitive column of field id; -1 if none.
+func topLevelColumn(root *pqschema.GroupNode, id int) int {
+	for i := 0; i < root.NumFields(); i++ {
+		n := root.Field(i)
+		if _, ok := n.(*pqschema.PrimitiveNode); ok && int(n.FieldID()) == id && n.RepetitionType() != parquet.Repetitions.Repeated {
+			return i
+		}
+	}
+	return -1
 }
