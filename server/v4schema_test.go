@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,7 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/clients/go/stitch"
 )
 
 const nestedSchemaJSON = `{"type":"struct","schema-id":0,"fields":[
@@ -194,7 +200,8 @@ func TestFilesSchemaChecks(t *testing.T) {
 }
 
 // TestFilesSchemaEveryType: a file pqarrow writes with field ids for a
-// column of every primitive type the table has is accepted.
+// column of every primitive type the table has is accepted, in each
+// Arrow type a writer may hold it in.
 func TestFilesSchemaEveryType(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
@@ -219,6 +226,15 @@ func TestFilesSchemaEveryType(t *testing.T) {
 				{"fixed[4]", &arrow.FixedSizeBinaryType{ByteWidth: 4}, func(x array.Builder) { x.(*array.FixedSizeBinaryBuilder).Append([]byte{1, 2, 3, 4}) }},
 				{"uuid", &arrow.FixedSizeBinaryType{ByteWidth: 16}, func(x array.Builder) { x.(*array.FixedSizeBinaryBuilder).Append(make([]byte, 16)) }},
 				{"decimal(10, 2)", &arrow.Decimal128Type{Precision: 10, Scale: 2}, func(x array.Builder) { x.(*array.Decimal128Builder).Append(decimal128.FromI64(1234)) }},
+				// As pyarrow writes them too: large and dictionary-encoded
+				// strings, large binary, small and unsigned small ints.
+				{"string", arrow.BinaryTypes.LargeString, func(x array.Builder) { x.(*array.LargeStringBuilder).Append("s") }},
+				{"string", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, func(x array.Builder) {
+					require.NoError(t, x.(*array.BinaryDictionaryBuilder).AppendString("s"))
+				}},
+				{"binary", arrow.BinaryTypes.LargeBinary, func(x array.Builder) { x.(*array.BinaryBuilder).Append([]byte{1}) }},
+				{"int", arrow.PrimitiveTypes.Int8, func(x array.Builder) { x.(*array.Int8Builder).Append(1) }},
+				{"int", arrow.PrimitiveTypes.Uint16, func(x array.Builder) { x.(*array.Uint16Builder).Append(1) }},
 			}
 			var schemaFields []string
 			var fields []arrow.Field
@@ -236,6 +252,223 @@ func TestFilesSchemaEveryType(t *testing.T) {
 				}
 			})
 			r = b.do(t, "POST", "/v1/wh/namespaces/ns/tables/every/files", map[string]any{"add-data-files": []any{addFile("every.parquet", 1, size)}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+		})
+	}
+}
+
+// TestFilesSchemaNullsAtDeletedRows: a column file for a required field
+// may be null at rows the base's deletion vector deletes (a writer fills
+// deleted rows with nulls), and only there: nulls at a live row, or more
+// nulls than the vector deletes, are refused and commit nothing. The
+// accepted file reads back through plan + stitch with no null at a live row.
+func TestFilesSchemaNullsAtDeletedRows(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			const rows = 5
+			vt := newV4Table(t, b, "dvnulls", map[string]int{"a.parquet": rows})
+			d := writeDV(t, vt, "data/a-dv.puffin", vt.loc+"/data/a.parquet", 1, 3)
+			r := b.do(t, "POST", vt.path+"/files", map[string]any{"set-deletion-vectors": []any{d.request("data/a.parquet")}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+
+			// idsNullAt writes a column file for required id (1) that is
+			// null at the given rows and 100+row elsewhere.
+			idsNullAt := func(name string, nulls ...int) map[string]any {
+				null := map[int]bool{}
+				for _, p := range nulls {
+					null[p] = true
+				}
+				size := writeParquet(t, filepath.Join(vt.dir, "data", name),
+					[]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldMD(1)}},
+					func(b *array.RecordBuilder) {
+						for i := 0; i < rows; i++ {
+							if null[i] {
+								b.Field(0).AppendNull()
+							} else {
+								b.Field(0).(*array.Int64Builder).Append(int64(100 + i))
+							}
+						}
+					})
+				return vt.columnFile("a.parquet", name, rows, []int{1}, size)
+			}
+			_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+			for _, c := range []struct {
+				name  string
+				nulls []int
+			}{
+				{"null at a live row", []int{1, 2}},
+				{"more nulls than deleted rows", []int{1, 2, 3}},
+				{"every row null", []int{0, 1, 2, 3, 4}},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					r := vt.commit(t, idsNullAt(strings.ReplaceAll(c.name, " ", "-")+".parquet", c.nulls...))
+					requireReason(t, r, "required-field-nulls")
+					require.NotContains(t, string(r.body), vt.dir)
+				})
+			}
+			r = vt.commit(t, idsNullAt("live-null.parquet", 1, 2))
+			require.EqualValues(t, 2, r.json(t)["error"].(map[string]any)["details"].(map[string]any)["position"], "the first null at a live row: %s", r.body)
+			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+
+			r = vt.commit(t, idsNullAt("deleted-nulls.parquet", 1, 3))
+			require.Equal(t, 200, r.status, "nulls only at deleted rows: %s", r.body)
+			row, _ := vt.liveRow(t, "a.parquet")
+			require.Equal(t, map[string][]int32{"deleted-nulls.parquet": {1}}, cfIDs(row))
+
+			ids := stitchedColumn(t, b, vt, "a.parquet", 1)
+			require.Equal(t, []any{int64(100), int64(102), int64(104)}, ids, "the live rows read the column file's values, none null")
+		})
+	}
+}
+
+// stitchedColumn plans vt's table and reads field id of base through the
+// stitch client (column files and deletion vector applied), nulls as nil.
+func stitchedColumn(t *testing.T, b *bundle, vt *v4Table, base string, id int) []any {
+	t.Helper()
+	var sc iceberg.Schema
+	require.NoError(t, json.Unmarshal([]byte(wideSchemaJSON), &sc))
+	plan := b.do(t, "POST", vt.path+"/plan", map[string]any{}, "X-Iceberg-Column-Files", "true")
+	require.Equal(t, 200, plan.status, "%s", plan.body)
+	var res struct {
+		DeleteFiles []struct {
+			FilePath string `json:"file-path"`
+			Offset   int64  `json:"content-offset"`
+			Size     int64  `json:"content-size-in-bytes"`
+			Count    int64  `json:"record-count"`
+		} `json:"delete-files"`
+		Tasks []struct {
+			DeleteRefs []int `json:"delete-file-references"`
+			DataFile   struct {
+				FilePath    string `json:"file-path"`
+				RecordCount int64  `json:"record-count"`
+				ColumnFiles []struct {
+					Location string `json:"location"`
+					FieldIDs []int  `json:"field-ids"`
+				} `json:"column-files"`
+			} `json:"data-file"`
+		} `json:"file-scan-tasks"`
+	}
+	require.NoError(t, json.Unmarshal(plan.body, &res))
+	open := func(_ context.Context, loc string) (stitch.File, error) {
+		return os.Open(strings.TrimPrefix(loc, "file://"))
+	}
+	for _, task := range res.Tasks {
+		if task.DataFile.FilePath != vt.loc+"/data/"+base {
+			continue
+		}
+		st := stitch.Task{DataFile: task.DataFile.FilePath, RecordCount: task.DataFile.RecordCount}
+		for _, cf := range task.DataFile.ColumnFiles {
+			st.ColumnFiles = append(st.ColumnFiles, stitch.ColumnFile{Location: cf.Location, FieldIDs: cf.FieldIDs})
+		}
+		for _, ref := range task.DeleteRefs {
+			d := res.DeleteFiles[ref]
+			st.DeletionVector = &stitch.DeletionVector{Location: d.FilePath, Offset: d.Offset, SizeInBytes: d.Size, Cardinality: d.Count}
+		}
+		require.NotNil(t, st.DeletionVector, "the plan gives the base's deletion vector")
+		rec, err := stitch.Read(context.Background(), open, &sc, st, []int{id})
+		require.NoError(t, err)
+		defer rec.Release()
+		col := rec.Column(0)
+		out := make([]any, col.Len())
+		for i := range out {
+			if !col.IsNull(i) {
+				out[i] = col.GetOneForMarshal(i)
+			}
+		}
+		return out
+	}
+	t.Fatalf("no task for %s in the plan: %s", base, plan.body)
+	return nil
+}
+
+// TestFilesSchemaColumnFileOfAnotherBase: a column file that is already a
+// live column file of one base is refused for another (readers would see
+// its values in both, and expiring one base would delete the other's
+// column), and nothing is committed.
+func TestFilesSchemaColumnFileOfAnotherBase(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			vt := newV4Table(t, b, "shared", map[string]int{"a.parquet": 3, "b.parquet": 3})
+			size := writeScores(t, filepath.Join(vt.dir, "data/scores.parquet"), 3, 10, false, false)
+			r := vt.commit(t, vt.columnFile("b.parquet", "scores.parquet", 3, []int{3}, size))
+			require.Equal(t, 200, r.status, "%s", r.body)
+			_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+
+			r = vt.commit(t, vt.columnFile("a.parquet", "scores.parquet", 3, []int{3}, size))
+			requireReason(t, r, "duplicate-file")
+			require.Contains(t, string(r.body), "column file of data/b.parquet", "the message names the base that holds it")
+			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+			row, _ := vt.liveRow(t, "a.parquet")
+			require.Empty(t, row.ColumnFiles)
+
+			// A different file with the same values is fine.
+			size = writeScores(t, filepath.Join(vt.dir, "data/scores-a.parquet"), 3, 10, false, false)
+			require.Equal(t, 200, vt.commit(t, vt.columnFile("a.parquet", "scores-a.parquet", 3, []int{3}, size)).status)
+		})
+	}
+}
+
+// TestFilesSchemaNullsAtDeletedRowsAfterNested: the column whose nulls
+// are checked against the deletion vector is found among the top-level
+// fields, not the leaves: a struct of two leaves first must not make the
+// check read the next field's column instead.
+func TestFilesSchemaNullsAtDeletedRowsAfterNested(t *testing.T) {
+	const schema = `{"type":"struct","schema-id":0,"fields":[
+ {"id":1,"name":"id","type":"long","required":true},
+ {"id":2,"name":"s","type":{"type":"struct","fields":[{"id":3,"name":"a","type":"double","required":false},{"id":4,"name":"b","type":"double","required":false}]},"required":false},
+ {"id":5,"name":"score","type":"double","required":false}]}`
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			r := b.createTable(t, "ns", "nested", map[string]any{"schema": rawJSON(schema), "properties": map[string]string{"format-version": "4"}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			loc, _, _ := v4Meta(t, r)
+			vt := &v4Table{b: b, loc: loc, dir: strings.TrimPrefix(loc, "file://"), path: "/v1/wh/namespaces/ns/tables/nested"}
+			const rows = 5
+			// write writes s (two leaves), then id null at nulls, then
+			// score with no null at all.
+			write := func(name string, nullable bool, nulls ...int) int64 {
+				null := map[int]bool{}
+				for _, p := range nulls {
+					null[p] = true
+				}
+				st := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(3)},
+					arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(4)})
+				return writeParquet(t, filepath.Join(vt.dir, "data", name), []arrow.Field{
+					{Name: "s", Type: st, Nullable: true, Metadata: fieldMD(2)},
+					{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: nullable, Metadata: fieldMD(1)},
+					{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldMD(5)},
+				}, func(b *array.RecordBuilder) {
+					for i := 0; i < rows; i++ {
+						sb := b.Field(0).(*array.StructBuilder)
+						sb.Append(true)
+						sb.FieldBuilder(0).(*array.Float64Builder).Append(1)
+						sb.FieldBuilder(1).(*array.Float64Builder).Append(2)
+						if null[i] {
+							b.Field(1).AppendNull()
+						} else {
+							b.Field(1).(*array.Int64Builder).Append(int64(i))
+						}
+						b.Field(2).(*array.Float64Builder).Append(1)
+					}
+				})
+			}
+			size := write("a.parquet", false)
+			require.Equal(t, 200, b.do(t, "POST", vt.path+"/files", map[string]any{"add-data-files": []any{addFile("a.parquet", rows, size)}}).status)
+			d := writeDV(t, vt, "data/a-dv.puffin", vt.loc+"/data/a.parquet", 1, 3)
+			require.Equal(t, 200, b.do(t, "POST", vt.path+"/files", map[string]any{"set-deletion-vectors": []any{d.request("data/a.parquet")}}).status)
+
+			r = vt.commit(t, vt.columnFile("a.parquet", "live-null.parquet", rows, []int{2, 1, 5}, write("live-null.parquet", true, 1, 2)))
+			requireReason(t, r, "required-field-nulls")
+			require.EqualValues(t, 2, r.json(t)["error"].(map[string]any)["details"].(map[string]any)["position"], "%s", r.body)
+			r = vt.commit(t, vt.columnFile("a.parquet", "deleted-nulls.parquet", rows, []int{2, 1, 5}, write("deleted-nulls.parquet", true, 1, 3)))
 			require.Equal(t, 200, r.status, "%s", r.body)
 		})
 	}

@@ -22,6 +22,9 @@ func TestLeafHolds(t *testing.T) {
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{}, true, 0), true},
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 16, Signed: true}, true, 0), true},
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 32}, true, 0), false},
+		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 8}, true, 0), true}, // pyarrow's uint8
+		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT32", Logical{Type: "INT", BitWidth: 16}, true, 0), true},
+		{iceberg.PrimitiveTypes.Int64, leaf(1, "INT64", Logical{Type: "INT", BitWidth: 64}, true, 0), false},
 		{iceberg.PrimitiveTypes.Int32, leaf(1, "INT64", Logical{}, true, 0), false},
 		{iceberg.PrimitiveTypes.Int64, leaf(1, "INT64", Logical{Type: "INT", BitWidth: 64, Signed: true}, true, 0), true},
 		{iceberg.PrimitiveTypes.Int64, leaf(1, "INT64", Logical{Type: "TIMESTAMP", Unit: "MICROS"}, true, 0), false},
@@ -32,6 +35,8 @@ func TestLeafHolds(t *testing.T) {
 		{iceberg.PrimitiveTypes.Date, leaf(1, "INT32", Logical{Type: "DATE"}, true, 0), true},
 		{iceberg.PrimitiveTypes.Date, leaf(1, "INT32", Logical{}, true, 0), false},
 		{iceberg.PrimitiveTypes.Time, leaf(1, "INT64", Logical{Type: "TIME", Unit: "MICROS"}, true, 0), true},
+		{iceberg.PrimitiveTypes.Time, leaf(1, "INT64", Logical{Type: "TIME", Unit: "MICROS", UTC: true}, true, 0), true}, // pyarrow's time64[us]
+		{iceberg.PrimitiveTypes.Time, leaf(1, "INT64", Logical{Type: "TIME", Unit: "NANOS"}, true, 0), false},
 		{iceberg.PrimitiveTypes.Time, leaf(1, "INT32", Logical{Type: "TIME", Unit: "MILLIS"}, true, 0), false},
 		{iceberg.PrimitiveTypes.Timestamp, leaf(1, "INT64", Logical{Type: "TIMESTAMP", Unit: "MICROS"}, true, 0), true},
 		{iceberg.PrimitiveTypes.Timestamp, leaf(1, "INT64", Logical{Type: "TIMESTAMP", Unit: "MICROS", UTC: true}, true, 0), false},
@@ -44,6 +49,12 @@ func TestLeafHolds(t *testing.T) {
 		{iceberg.PrimitiveTypes.TimestampTzNs, leaf(1, "INT64", Logical{Type: "TIMESTAMP", Unit: "MICROS", UTC: true}, true, 0), false},
 		{iceberg.PrimitiveTypes.String, leaf(1, "BYTE_ARRAY", str, true, 0), true},
 		{iceberg.PrimitiveTypes.String, leaf(1, "BYTE_ARRAY", Logical{}, true, 0), false},
+		{iceberg.PrimitiveTypes.String, leaf(1, "BYTE_ARRAY", Logical{Type: "ENUM"}, true, 0), true}, // parquet-avro's enums
+		{iceberg.PrimitiveTypes.String, leaf(1, "BYTE_ARRAY", Logical{Type: "JSON"}, true, 0), true},
+		{iceberg.PrimitiveTypes.String, leaf(1, "BYTE_ARRAY", Logical{Type: "BSON"}, true, 0), false},
+		{iceberg.PrimitiveTypes.String, leaf(1, "FIXED_LEN_BYTE_ARRAY", str, true, 0), false},
+		{iceberg.PrimitiveTypes.Binary, leaf(1, "BYTE_ARRAY", Logical{Type: "BSON"}, true, 0), true},
+		{iceberg.PrimitiveTypes.Binary, leaf(1, "BYTE_ARRAY", Logical{Type: "JSON"}, true, 0), false},
 		{iceberg.PrimitiveTypes.Binary, leaf(1, "BYTE_ARRAY", Logical{}, true, 0), true},
 		{iceberg.PrimitiveTypes.Binary, leaf(1, "BYTE_ARRAY", str, true, 0), false},
 		{iceberg.PrimitiveTypes.UUID, FileNode{Kind: NodePrimitive, Physical: "FIXED_LEN_BYTE_ARRAY", TypeLength: 16}, true},
@@ -162,6 +173,34 @@ func TestCheckFileSchemaDecimalPromotion(t *testing.T) {
 	c.History = []*iceberg.Schema{old, sc}
 	if _, err := CheckFileSchema(c, n); err != nil {
 		t.Fatalf("decimal(8,2) written before the widening: %v", err)
+	}
+}
+
+// TestCheckFileSchemaDatePromotion: format v3 lets a date become a
+// timestamp or timestamp_ns (not a timestamptz); a file written before
+// holds INT32 DATE.
+func TestCheckFileSchemaDatePromotion(t *testing.T) {
+	n := []FileNode{leaf(1, "INT32", Logical{Type: "DATE"}, false, 0)}
+	old := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date})
+	for _, tc := range []struct {
+		to   iceberg.PrimitiveType
+		want string
+	}{
+		{iceberg.PrimitiveTypes.Timestamp, ""},
+		{iceberg.PrimitiveTypes.TimestampNs, ""},
+		{iceberg.PrimitiveTypes.TimestampTz, ReasonFileTypeMismatch},
+		{iceberg.PrimitiveTypes.TimestampTzNs, ReasonFileTypeMismatch},
+		{iceberg.PrimitiveTypes.Int64, ReasonFileTypeMismatch},
+	} {
+		sc := iceberg.NewSchema(1, iceberg.NestedField{ID: 1, Name: "d", Type: tc.to})
+		c := FileCheck{Use: UseData, Kind: "Data file", Name: "a", Schema: sc}
+		if _, err := CheckFileSchema(c, n); reasonOf(err) != ReasonFileTypeMismatch {
+			t.Errorf("date for %s without history: %v", tc.to, err)
+		}
+		c.History = []*iceberg.Schema{old, sc}
+		if _, err := CheckFileSchema(c, n); reasonOf(err) != tc.want {
+			t.Errorf("date written before the change to %s: %v, want %q", tc.to, err, tc.want)
+		}
 	}
 }
 

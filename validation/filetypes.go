@@ -4,12 +4,14 @@ import "github.com/apache/iceberg-go"
 
 // leafHolds reports whether Parquet leaf n holds Iceberg type t as the
 // spec's Parquet type mapping writes it. Tolerated differences between
-// writers: INT(8|16|32, signed) for int and INT(64, signed) for long
-// (pyarrow's small ints); TIME's UTC flag; a TIMESTAMP from a legacy
-// converted type (no UTC flag of its own) for both timestamp and
-// timestamptz; a UUID without the UUID annotation. Refused: INT96 and
+// writers: INT(8|16|32, signed) or INT(8|16, unsigned) for int (every
+// value fits) and INT(64, signed) for long (pyarrow's ints); TIME's UTC flag (pyarrow sets it); a TIMESTAMP
+// from a legacy converted type (no UTC flag of its own) for both
+// timestamp and timestamptz; a UUID without the UUID annotation; ENUM
+// and JSON (UTF-8 by the Parquet spec, parquet-avro writes enums so) for
+// string, BSON for binary, as Iceberg's Java reader maps them. Refused: INT96 and
 // MILLIS timestamps (the catalog's stats and readers take INT64
-// micros or nanos), unsigned ints, strings without a STRING annotation,
+// micros or nanos), INT(32|64, unsigned) (values past the signed range), strings without a STRING annotation,
 // binary with one. Types the check does not know (variant, geometry,
 // geography, unknown) are accepted as they are.
 func leafHolds(t iceberg.PrimitiveType, n *FileNode) bool {
@@ -18,7 +20,7 @@ func leafHolds(t iceberg.PrimitiveType, n *FileNode) bool {
 	case iceberg.BooleanType:
 		return n.Physical == "BOOLEAN" && l.Type == ""
 	case iceberg.Int32Type:
-		return n.Physical == "INT32" && (l.Type == "" || (l.Type == "INT" && l.Signed && l.BitWidth <= 32))
+		return n.Physical == "INT32" && (l.Type == "" || (l.Type == "INT" && (l.Signed && l.BitWidth <= 32 || !l.Signed && l.BitWidth <= 16)))
 	case iceberg.Int64Type:
 		return n.Physical == "INT64" && (l.Type == "" || (l.Type == "INT" && l.Signed && l.BitWidth == 64))
 	case iceberg.Float32Type:
@@ -38,9 +40,9 @@ func leafHolds(t iceberg.PrimitiveType, n *FileNode) bool {
 	case iceberg.TimestampTzNsType:
 		return timestampHolds(n, "NANOS", true)
 	case iceberg.StringType:
-		return n.Physical == "BYTE_ARRAY" && l.Type == "STRING"
+		return n.Physical == "BYTE_ARRAY" && (l.Type == "STRING" || l.Type == "ENUM" || l.Type == "JSON")
 	case iceberg.BinaryType:
-		return n.Physical == "BYTE_ARRAY" && l.Type == ""
+		return n.Physical == "BYTE_ARRAY" && (l.Type == "" || l.Type == "BSON")
 	case iceberg.UUIDType:
 		return n.Physical == "FIXED_LEN_BYTE_ARRAY" && n.TypeLength == 16 && (l.Type == "" || l.Type == "UUID")
 	case iceberg.FixedType:
@@ -76,9 +78,16 @@ func decimalHolds(t iceberg.DecimalType, n *FileNode) bool {
 }
 
 // promotes reports whether the spec lets a field of type from be read as
-// type to: int→long, float→double, decimal(P,S)→decimal(P',S) with P<P'.
+// type to: int→long, float→double, decimal(P,S)→decimal(P',S) with P<P',
+// and (format v3 on) date→timestamp or timestamp_ns, not to the tz types.
 func promotes(from, to iceberg.PrimitiveType) bool {
 	switch f := from.(type) {
+	case iceberg.DateType:
+		switch to.(type) {
+		case iceberg.TimestampType, iceberg.TimestampNsType:
+			return true
+		}
+		return false
 	case iceberg.Int32Type:
 		_, ok := to.(iceberg.Int64Type)
 		return ok

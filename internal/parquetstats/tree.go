@@ -57,24 +57,23 @@ func treeNode(md *metadata.FileMetaData, ids map[pqschema.Node]int, n pqschema.N
 }
 
 // leafNulls sums column c's null counts over the row groups; known is
-// false when a chunk has no statistics or no null count.
+// false when a chunk gives no null count. The count is read as written,
+// not through the reader's statistics: those drop a chunk's statistics
+// when its min/max may be wrong (old writers' binary and decimal bounds,
+// PARQUET-251), and null counts never were.
 func leafNulls(md *metadata.FileMetaData, c int) (nulls int64, known bool) {
-	if c < 0 {
+	if c < 0 || md.FileMetaData == nil || len(md.RowGroups) != md.NumRowGroups() {
 		return 0, false
 	}
-	for rg := 0; rg < md.NumRowGroups(); rg++ {
-		cc, err := md.RowGroup(rg).ColumnChunk(c)
-		if err != nil {
+	for _, rg := range md.RowGroups {
+		if rg == nil || c >= len(rg.Columns) || rg.Columns[c] == nil {
 			return 0, false
 		}
-		if set, _ := cc.StatsSet(); !set {
-			return 0, false
+		meta := rg.Columns[c].MetaData
+		if meta == nil || meta.Statistics == nil || !meta.Statistics.IsSetNullCount() || meta.Statistics.GetNullCount() < 0 {
+			return 0, false // encrypted metadata, no statistics or no count
 		}
-		s, err := cc.Statistics()
-		if err != nil || s == nil || !s.HasNullCount() {
-			return 0, false
-		}
-		nulls += s.NullCount()
+		nulls += meta.Statistics.GetNullCount()
 	}
 	return nulls, true
 }

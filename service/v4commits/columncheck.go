@@ -6,8 +6,10 @@ import (
 	"maps"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/lakehold/catalog/internal/v4commit"
@@ -62,8 +64,12 @@ func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit
 // baseDetails reads the deletion vector and column files of every found
 // base (the index lookup reads only location, tracking and record count),
 // one read per leaf holding bases; bases in the root itself are complete.
-func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4commit.LeafReader, found map[string]*v4commit.BaseHit) (map[string]v4manifest.TrackedFile, error) {
+// It also returns the owner (base location) of every live column file of
+// the rows it has at hand: the root's data rows and every row of the
+// leaves it read.
+func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4commit.LeafReader, found map[string]*v4commit.BaseHit) (map[string]v4manifest.TrackedFile, map[string]string, error) {
 	out := map[string]v4manifest.TrackedFile{}
+	owners := map[string]string{}
 	leaves := map[int]bool{}
 	for base, h := range found {
 		if rr := t.st.rootRows[h.RootIndex]; rr.Location == h.Row.Location {
@@ -72,32 +78,51 @@ func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4commit.LeafR
 			leaves[h.RootIndex] = true
 		}
 	}
+	addOwners(owners, t.st.location, t.st.rootRows)
 	for i := range leaves {
 		rows, err := read(&t.st.rootRows[i], []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDDeletionVector, v4manifest.IDColumnFiles})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		addOwners(owners, t.st.location, rows)
 		for _, r := range rows {
 			if h, ok := found[r.Location]; ok && h.RootIndex == i && r.Tracking.Status.Live() {
 				out[r.Location] = r
 			}
 		}
 	}
-	return out, nil
+	return out, owners, nil
+}
+
+// addOwners records, for every live data row of rows, its base location
+// as the owner of each of its column files (by absolute location).
+func addOwners(owners map[string]string, tableLoc string, rows []v4manifest.TrackedFile) {
+	for _, r := range rows {
+		if r.ContentType != v4manifest.ContentData || !r.Tracking.Status.Live() {
+			continue
+		}
+		for _, cf := range r.ColumnFiles {
+			owners[v4manifest.Resolve(tableLoc, cf.Location)] = r.Location
+		}
+	}
 }
 
 // checkColumnSchemas checks each column file against the table schema
 // (nested types, required fields' nulls) and refuses one that is already
-// a live column file of its base. A required field's nulls that the
-// base's deletion vector could cover are checked position by position.
-func (cm *Committer) checkColumnSchemas(ctx context.Context, w *store.Warehouse, st *State, files []validation.ColumnFile, bases map[string]v4manifest.TrackedFile, footers map[string]*columnFooter) error {
+// a live column file (owners, from baseDetails) of its base or of another
+// base. That second check is only as wide as the rows the commit already
+// read: the root's rows and the leaves holding its bases. A column file
+// of a base in another leaf is not found: the base-file index holds data
+// file locations only, so finding it would mean reading every leaf's
+// column files on every commit.
+// A required field's nulls that the base's deletion vector could cover
+// are checked position by position.
+func (cm *Committer) checkColumnSchemas(ctx context.Context, w *store.Warehouse, st *State, files []validation.ColumnFile, bases map[string]v4manifest.TrackedFile, owners map[string]string, footers map[string]*columnFooter) error {
 	for _, f := range files {
 		name := TableFileName(st.location, f.Location)
 		b := bases[f.DataFile]
-		for _, cf := range b.ColumnFiles {
-			if v4manifest.Resolve(st.location, cf.Location) == f.Location {
-				return validation.LiveDuplicate("Column file", name, "column file of "+TableFileName(st.location, f.DataFile))
-			}
+		if owner, ok := owners[f.Location]; ok {
+			return validation.LiveDuplicate("Column file", name, "column file of "+TableFileName(st.location, owner))
 		}
 		c := st.fileCheck(validation.UseColumn, "Column file", name, f.FieldIDs)
 		if b.DeletionVector != nil {
@@ -158,12 +183,7 @@ func (cm *Committer) nullOutsideDeleted(ctx context.Context, w *store.Warehouse,
 		return -1, "the column file cannot be read"
 	}
 	defer pf.Close()
-	col := -1
-	for i, c := range pf.MetaData().Schema.Columns() {
-		if c.MaxRepetitionLevel() == 0 && c.MaxDefinitionLevel() <= 1 && int(c.SchemaNode().FieldID()) == id && c.SchemaNode().Parent() == pf.MetaData().Schema.Root() {
-			col = i
-		}
-	}
+	col := topLevelColumn(pf.MetaData().Schema.Root(), id)
 	if col < 0 {
 		return -1, "the column of the field is not a top-level column"
 	}
@@ -194,4 +214,17 @@ func (cm *Committer) nullOutsideDeleted(ctx context.Context, w *store.Warehouse,
 		chunked.Release()
 	}
 	return -1, ""
+}
+
+// topLevelColumn is the index among root's fields (what pqarrow's
+// GetColumn takes; not a leaf index, which differs once a nested field
+// comes first) of the top-level primitive column of field id; -1 if none.
+func topLevelColumn(root *pqschema.GroupNode, id int) int {
+	for i := 0; i < root.NumFields(); i++ {
+		n := root.Field(i)
+		if _, ok := n.(*pqschema.PrimitiveNode); ok && int(n.FieldID()) == id && n.RepetitionType() != parquet.Repetitions.Repeated {
+			return i
+		}
+	}
+	return -1
 }

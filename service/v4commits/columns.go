@@ -163,11 +163,11 @@ func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *c
 	if err := cm.readFooters(ctx, w, files, vt, cc.footers); err != nil {
 		return nil, err
 	}
-	bases, err := cm.baseDetails(ctx, t, read, found)
+	bases, owners, err := cm.baseDetails(ctx, t, read, found)
 	if err != nil {
 		return nil, err
 	}
-	if err := cm.checkColumnSchemas(ctx, w, st, files, bases, cc.footers); err != nil {
+	if err := cm.checkColumnSchemas(ctx, w, st, files, bases, owners, cc.footers); err != nil {
 		return nil, err
 	}
 	res, err := v4commit.CommitColumns(st.rootRows, read, t.Snapshot(), v4commit.Columns{
