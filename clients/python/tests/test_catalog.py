@@ -102,12 +102,19 @@ def test_errors_are_typed(catalog: lakehold.Catalog, namespace: str) -> None:
         catalog.create_table(f"{namespace}.e", pa.schema([pa.field("id", pa.int64())]))
     t.append(pa.table({"id": [1, 2, 3], "v": [0.0, 0.0, 0.0]}))
     (task,) = t._plan({})
+    base = task["data-file"]["file-path"]
     # A column file whose declared row count disagrees with its base.
     with pytest.raises(lakehold.ValidationError) as e:
         t._rest.request("POST", f"{t._path}/column-files", json={"column-files": [{
-            "data-file": task["data-file"]["file-path"], "location": task["data-file"]["file-path"],
+            "data-file": base, "location": base.rsplit("/", 1)[0] + "/cf-never-written.parquet",
             "file-format": "parquet", "field-ids": [2], "file-size-in-bytes": 1, "record-count": 7}]}, commit=True)
     assert e.value.status == 400 and e.value.reason == "record-count-mismatch", (e.value.reason, e.value.message)
+    # A column file that is the base data file itself.
+    with pytest.raises(lakehold.ValidationError) as e:
+        t._rest.request("POST", f"{t._path}/column-files", json={"column-files": [{
+            "data-file": base, "location": base,
+            "file-format": "parquet", "field-ids": [2], "file-size-in-bytes": 1, "record-count": 3}]}, commit=True)
+    assert e.value.status == 400 and e.value.reason == "duplicate-file", (e.value.reason, e.value.message)
     # A merge key the table does not hold is refused before any commit.
     before = len(t.refresh().snapshots())
     with pytest.raises(lakehold.MergeKeyError):
