@@ -196,6 +196,12 @@ func (s *Store) Undrop(ctx context.Context, warehouse, id, name string) (*store.
 			}
 			return err
 		}
+		// Orphan candidates and tombstones are kept by table id through a
+		// soft delete: the row comes back held when it has any, or a
+		// commit could add a file a removal deleted.
+		if err := setHold(ctx, q, o.ID); err != nil {
+			return err
+		}
 		_, err = q.Exec(ctx, `DELETE FROM deleted_objects WHERE id = $1`, id)
 		return err
 	})

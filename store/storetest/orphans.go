@@ -220,3 +220,24 @@ func testOrphanTombstones(t *testing.T, s store.Store) {
 	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{adds("m2", false)}), "pruned: the hold is gone")
 	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{swapTo(other, "u1")}))
 }
+
+// testOrphanHoldSurvivesUndrop: a table soft-deleted while it has
+// tombstones comes back by undrop still held, so a swap adding a deleted
+// file (or not listing its files) is refused as before the drop.
+func testOrphanHoldSurvivesUndrop(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o, _ := twoTables(t, s)
+	_, err := s.ClaimOrphanCandidates(ctx, o.ID, "r1", []string{"f/x"}, time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, o.ID, "r1", []string{"f/x"}))
+	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r1", nil))
+	_, err = s.ObjectSoftDelete(ctx, o.Ref(), o.ID, time.Now().Add(time.Hour), false)
+	require.NoError(t, err)
+	back, err := s.Undrop(ctx, wh, o.ID, "t")
+	require.NoError(t, err)
+	sw := swapTo(back, "m1")
+	sw.Adds, sw.AddsListed = []string{"f/x"}, true
+	require.ErrorIs(t, s.ObjectsSwap(ctx, []store.Swap{sw}), store.ErrOrphanHold, "a deleted file, after undrop")
+	sw.Adds, sw.AddsListed = nil, false
+	require.ErrorIs(t, s.ObjectsSwap(ctx, []store.Swap{sw}), store.ErrOrphanHold, "unlisted, after undrop")
+}
