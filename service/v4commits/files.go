@@ -37,7 +37,10 @@ type DataFileInput struct {
 	Partition       map[string]json.RawMessage
 	// ContentStats is optional; when absent the server reads the footer.
 	ContentStats json.RawMessage
-	// Stats, for Go callers, are typed stats used as given (no footer read).
+	// Stats, for in-process Go callers that wrote the file themselves
+	// (tests and benchmarks over files that need not exist), are typed
+	// stats used as given: the footer is not read, so the file is not
+	// checked against the schema. The HTTP route never sets it.
 	Stats map[int]*v4manifest.FieldStats
 }
 

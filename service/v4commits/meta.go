@@ -17,10 +17,13 @@ const FormatV4 = tablemeta.FormatV4
 // snapshot-producing updates on v4 tables are 400s; so is an upgrade of a
 // table with snapshots (hasSnapshots) to v4, which converts manifests and
 // is committed on its own through the orchestration's upgrade commit, never here.
+// Updates whose JSON the service cannot read as meta are a 400 too.
 func PlanUpdates(current int, hasSnapshots bool, ups table.Updates, meta []tablemeta.UpdateInfo) (int, table.Updates, error) {
 	target := current
 	if len(meta) != len(ups) {
-		return current, ups, nil
+		// Both are read from the same JSON; a list one reader takes and the
+		// other does not would let an update past the checks below.
+		return 0, nil, fault.New(fault.BadRequest, "Cannot read the commit's updates: each must be an object with an action")
 	}
 	kept := make(table.Updates, 0, len(ups))
 	for i, u := range ups {
