@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/server/pipeline"
 	"github.com/lakehold/catalog/service"
 )
@@ -50,6 +51,12 @@ func (t tableResponse) write(w http.ResponseWriter) error {
 		}
 		b, _ := json.Marshal(creds)
 		tail.WriteString(`,"storage-credentials":`)
+		tail.Write(b)
+	}
+	if rs := t.res.RemoteSigning; rs != nil {
+		headers := openapi.MultiValuedMap(rs.Headers)
+		b, _ := json.Marshal(openapi.RemoteSigningConfig{Properties: &rs.Properties, Headers: &headers})
+		tail.WriteString(`,"remote-signing-config":`)
 		tail.Write(b)
 	}
 	tail.WriteByte('}')

@@ -127,6 +127,27 @@ func (s signer) send(method, uri string, headers map[string][]string, body []byt
 	return 200, resp.StatusCode, string(data)
 }
 
+// requireSigningShapes checks a LoadTableResult that turns remote signing
+// on carries both shapes: the config keys 1.11 clients read
+// (s3.remote-signing-enabled, s3.signer.endpoint) and the spec's
+// remote-signing-config object, with its properties and headers maps.
+func requireSigningShapes(t *testing.T, body []byte) {
+	t.Helper()
+	var res struct {
+		Config        map[string]string `json:"config"`
+		SigningConfig *struct {
+			Properties map[string]string   `json:"properties"`
+			Headers    map[string][]string `json:"headers"`
+		} `json:"remote-signing-config"`
+	}
+	require.NoError(t, json.Unmarshal(body, &res))
+	require.Equal(t, "true", res.Config["s3.remote-signing-enabled"])
+	require.NotEmpty(t, res.Config["s3.signer.endpoint"], "1.11 clients still find the deprecated keys")
+	require.NotNil(t, res.SigningConfig, "remote-signing-config is sent with signing on")
+	require.NotNil(t, res.SigningConfig.Properties, "properties is an object, not null")
+	require.NotNil(t, res.SigningConfig.Headers, "headers is an object, not null")
+}
+
 // TestRemoteSigningS3: engines with no storage keys read, write, list,
 // upload in parts and delete a table's objects on SeaweedFS through the
 // catalog's signatures, at the level their grants allow, and nothing
@@ -148,6 +169,7 @@ func TestRemoteSigningS3(t *testing.T) {
 	require.Equal(t, "true", loaded.Config["s3.remote-signing-enabled"], "a warehouse that cannot vend tells engines to sign")
 	require.Equal(t, "v1/wh/namespaces/ns/tables/t/sign", loaded.Config["s3.signer.endpoint"])
 	require.Equal(t, ep, loaded.Config["s3.endpoint"])
+	requireSigningShapes(t, r.body)
 	require.NotContains(t, string(r.body), "s3.access-key-id")
 	require.NotContains(t, string(r.body), catalogSecret)
 	require.Empty(t, loaded.Creds)
@@ -271,16 +293,20 @@ func TestSigningOrVending(t *testing.T) {
 			Creds  []struct {
 				Config map[string]string `json:"config"`
 			} `json:"storage-credentials"`
+			SigningConfig json.RawMessage `json:"remote-signing-config"`
 		}
 		require.NoError(t, json.Unmarshal(r.body, &res))
 		switch {
 		case res.Config["s3.remote-signing-enabled"] == "true":
 			require.Empty(t, res.Creds)
 			require.NotContains(t, res.Config, "s3.access-key-id")
+			requireSigningShapes(t, r.body)
 			return "sign"
 		case len(res.Creds) == 1 && res.Creds[0].Config["s3.access-key-id"] != "":
+			require.Nil(t, res.SigningConfig, "no remote-signing-config without signing")
 			return "vend"
 		}
+		require.Nil(t, res.SigningConfig, "no remote-signing-config without signing")
 		return "none"
 	}
 	setProp := func(v string) {

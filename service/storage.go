@@ -23,6 +23,15 @@ const (
 	NoDelegation      = storageaccess.NoDelegation
 )
 
+// RemoteSigningConfig is a table result's remote-signing-config
+// (storageaccess.RemoteSigningConfig).
+type RemoteSigningConfig = storageaccess.RemoteSigningConfig
+
+// remoteSigningOf is storageaccess.RemoteSigningOf.
+func remoteSigningOf(cfg map[string]string) *RemoteSigningConfig {
+	return storageaccess.RemoteSigningOf(cfg)
+}
+
 // TablePropertyRemoteSigning opts one table into remote signing
 // (storageaccess.TablePropertyRemoteSigning).
 const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning

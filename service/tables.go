@@ -50,6 +50,9 @@ type TableResult struct {
 	Metadata           []byte
 	Config             map[string]string
 	StorageCredentials []credentials.StorageCredential
+	// RemoteSigning is set exactly when Config turns remote signing on
+	// (storageaccess.RemoteSigningOf).
+	RemoteSigning *RemoteSigningConfig
 	// Warning, when set, is a caution about what the change costs (the
 	// HTTP layer sends it as a Warning header): V4UpgradeWarning.
 	Warning string
@@ -188,7 +191,8 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident,
 	if err != nil {
 		return nil, err
 	}
-	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: cfg, StorageCredentials: creds}, nil
+	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: cfg, StorageCredentials: creds,
+		RemoteSigning: remoteSigningOf(cfg)}, nil
 }
 
 // RegisterTable adopts an existing metadata file as a table (with

@@ -54,7 +54,8 @@ func migrated(r *v4migrate.Result, err error) (*TableResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: r.Config, StorageCredentials: r.StorageCredentials}, nil
+	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: r.Config, StorageCredentials: r.StorageCredentials,
+		RemoteSigning: remoteSigningOf(r.Config)}, nil
 }
 
 // newMigrator is the service's upgrade and export: they commit through

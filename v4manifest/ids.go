@@ -65,6 +65,9 @@ const (
 	IDModifiedRowsCount  = 525
 	IDMinSequenceNumber  = 516
 	IDManifestDV         = 522
+	// IDManifestDVCardinality is the number of positions in dv: written
+	// with every dv, checked against it on read (see docs/v4-manifests.md).
+	IDManifestDVCardinality = 523
 )
 
 // Field ids of ColumnFile (element 159 of column_files).

@@ -85,6 +85,9 @@ func (tf *TrackedFile) JSON() map[string]any {
 			"replaced_rows_count": mi.ReplacedRows, "modified_rows_count": mi.ModifiedRows, "min_sequence_number": mi.MinSequenceNumber,
 		}
 		putBytes(x, "dv", mi.DV)
+		if n, err := mi.DVCardinality(); err == nil && mi.DV != nil {
+			x["dv_cardinality"] = n
+		}
 		m["manifest_info"] = x
 	}
 	putBytes(m, "key_metadata", tf.KeyMetadata)

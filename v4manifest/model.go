@@ -86,6 +86,19 @@ type ManifestInfo struct {
 	DV []byte
 }
 
+// DVCardinality returns the number of leaf positions in DV, the value of
+// dv_cardinality (523), and 0 when there is no DV. It is computed from the
+// vector, never stored apart from it, so a row whose DV changes cannot
+// carry a stale count. It fails (wrapping mumbling.ErrMalformed) when DV is
+// not a Mumbling bitmap.
+func (mi *ManifestInfo) DVCardinality() (int64, error) {
+	if mi.DV == nil {
+		return 0, nil
+	}
+	n, err := mumbling.Cardinality(mi.DV)
+	return int64(n), err
+}
+
 // ColumnFile is one file that supplies some columns of a base data file.
 type ColumnFile struct {
 	FormatVersion   int32

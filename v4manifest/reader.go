@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -533,7 +534,12 @@ func (d *decoder) rest(i int, tf *TrackedFile) error {
 			dst *int32
 		}{{IDAddedFilesCount, &mi.AddedFiles}, {IDExistingFilesCount, &mi.ExistingFiles}, {IDDeletedFilesCount, &mi.DeletedFiles},
 			{IDReplacedFilesCount, &mi.ReplacedFiles}, {IDModifiedFilesCount, &mi.ModifiedFiles}} {
-			if v := optInt64(c[p.id], i); v != nil { // int or long on disk
+			// int (as Java main and Lakehold write) or long (as the spec
+			// draft types it) on disk.
+			if v := optInt64(c[p.id], i); v != nil {
+				if *v < 0 || *v > math.MaxInt32 {
+					return fmt.Errorf("%w: manifest_info file count %d (field %d) out of range", ErrMalformed, *v, p.id)
+				}
 				*p.dst = int32(*v)
 			}
 		}
@@ -545,6 +551,9 @@ func (d *decoder) rest(i int, tf *TrackedFile) error {
 			if v := optInt64(c[p.id], i); v != nil {
 				*p.dst = *v
 			}
+		}
+		if err := checkDVCardinality(mi, c[IDManifestDVCardinality], i); err != nil {
+			return err
 		}
 		tf.ManifestInfo = mi
 	}
@@ -574,6 +583,34 @@ func (d *decoder) rest(i int, tf *TrackedFile) error {
 			}
 			tf.ColumnFiles = append(tf.ColumnFiles, cf)
 		}
+	}
+	return nil
+}
+
+// checkDVCardinality checks dv_cardinality (column col, nil when the file
+// has none) against the manifest deletion vector it counts. Files written
+// before the field have no column: the count is then computed from the
+// vector when asked (ManifestInfo.DVCardinality). Where the column exists
+// it must be set exactly when dv is, and equal the vector's count.
+func checkDVCardinality(mi *ManifestInfo, col arrow.Array, i int) error {
+	if col == nil {
+		return nil
+	}
+	stored := optInt64(col, i) // long per the drafts; int is taken too
+	switch {
+	case mi.DV == nil && stored == nil:
+		return nil
+	case mi.DV == nil:
+		return fmt.Errorf("%w: manifest_info.dv_cardinality is set without dv", ErrMalformed)
+	case stored == nil:
+		return fmt.Errorf("%w: manifest_info.dv is set without dv_cardinality", ErrMalformed)
+	}
+	n, err := mi.DVCardinality()
+	if err != nil {
+		return fmt.Errorf("%w: manifest_info.dv: %v", ErrMalformed, err)
+	}
+	if n != *stored {
+		return fmt.Errorf("%w: manifest_info.dv_cardinality is %d, the dv holds %d positions", ErrMalformed, *stored, n)
 	}
 	return nil
 }

@@ -64,7 +64,9 @@ var deletionVectorNode = strct(IDDeletionVector, "deletion_vector", false,
 	prim(IDDVKeyMetadata, "key_metadata", bin, false),
 )
 
-// File counts are INT32 as Java writes them; readers widen to long.
+// File counts are INT32 as Java main writes them (the spec draft says
+// long); the reader takes either. dv_cardinality is optional in Parquet
+// but set exactly when dv is.
 var manifestInfoNode = strct(IDManifestInfo, "manifest_info", false,
 	prim(IDAddedFilesCount, "added_files_count", i32, true),
 	prim(IDExistingFilesCount, "existing_files_count", i32, true),
@@ -78,6 +80,7 @@ var manifestInfoNode = strct(IDManifestInfo, "manifest_info", false,
 	prim(IDModifiedRowsCount, "modified_rows_count", i64, true),
 	prim(IDMinSequenceNumber, "min_sequence_number", i64, true),
 	prim(IDManifestDV, "dv", bin, false),
+	prim(IDManifestDVCardinality, "dv_cardinality", i64, false),
 )
 
 var columnFileNode = strct(IDColumnFilesEl, "element", true,

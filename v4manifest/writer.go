@@ -72,6 +72,9 @@ type Writer struct {
 	statsValid []bool
 	pending    int
 	rowStats   []*FieldStats
+	// rowDVCard is the cardinality of the current row's manifest_info.dv,
+	// computed by validate, written as dv_cardinality by appendRow.
+	rowDVCard int64
 	// scratch is flushStats' column, reused from column to column.
 	scratch statsColumn
 	// partIDs[i] is the partition field id of child i of partition.
@@ -294,6 +297,13 @@ func (w *Writer) validate(tf *TrackedFile) error {
 	isManifest := ct == ContentDataManifest || ct == ContentDeleteManifest
 	if isManifest != (tf.ManifestInfo != nil) {
 		return bad("manifest_info is required for, and only for, manifest rows")
+	}
+	if mi := tf.ManifestInfo; mi != nil {
+		n, err := mi.DVCardinality()
+		if err != nil {
+			return bad("manifest_info.dv: %v", err)
+		}
+		w.rowDVCard = n
 	}
 	if tf.DeletionVector != nil && ct != ContentData {
 		return bad("deletion_vector only on data rows")
@@ -612,6 +622,11 @@ func (w *Writer) appendRow(tf *TrackedFile) error {
 			mb.FieldBuilder(5 + i).(*array.Int64Builder).Append(v)
 		}
 		appendBytes(mb.FieldBuilder(11), mi.DV)
+		if mi.DV == nil {
+			mb.FieldBuilder(12).AppendNull()
+		} else {
+			mb.FieldBuilder(12).(*array.Int64Builder).Append(w.rowDVCard)
+		}
 	}
 	appendBytes(w.col(IDKeyMetadata), tf.KeyMetadata)
 	appendInt64List(w.col(IDSplitOffsets), tf.SplitOffsets)

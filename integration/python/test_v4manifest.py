@@ -63,7 +63,7 @@ def test_go_leaf_field_ids_and_repetition(leaf):
         "manifest_info": (150, True), "manifest_info.added_files_count": (504, False),
         "manifest_info.replaced_files_count": (520, False), "manifest_info.modified_files_count": (524, False),
         "manifest_info.modified_rows_count": (525, False), "manifest_info.min_sequence_number": (516, False),
-        "manifest_info.dv": (522, True), "key_metadata": (131, True),
+        "manifest_info.dv": (522, True), "manifest_info.dv_cardinality": (523, True), "key_metadata": (131, True),
         "split_offsets": (132, True), "split_offsets.element": (133, False),
         "equality_ids": (135, True), "equality_ids.element": (136, False),
         "column_files": (158, True), "column_files.element": (159, False),
@@ -80,6 +80,7 @@ def test_go_leaf_field_ids_and_repetition(leaf):
         assert nullable == want_nullable, (path, nullable)
     assert ids["manifest_info.added_files_count"][2] == pa.int32()
     assert ids["manifest_info.added_rows_count"][2] == pa.int64()
+    assert ids["manifest_info.dv_cardinality"][2] == pa.int64()
 
 
 def test_go_leaf_typed_stats_and_partition(leaf):
@@ -128,6 +129,14 @@ def test_go_root_row():
     assert r["manifest_info"]["replaced_files_count"] == 1
     assert r["manifest_info"]["modified_files_count"] == 1
     assert r["manifest_info"]["min_sequence_number"] == 1
+    # dv_cardinality (523) counts the manifest deletion vector: here the
+    # Mumbling header's 3-byte little-endian count, which Go checked.
+    dv = r["manifest_info"]["dv"]
+    assert dv[0] == 1, "Mumbling version 1"
+    assert r["manifest_info"]["dv_cardinality"] == int.from_bytes(dv[1:4], "little") == 1
+    ids = field_ids(pq.read_schema(os.path.join(GOLDEN, "root.parquet")))
+    assert ids["manifest_info.dv_cardinality"][:1] == (523,)
+    assert ids["manifest_info.dv_cardinality"][2] == pa.int64()
     md = pq.ParquetFile(os.path.join(GOLDEN, "root.parquet")).metadata.metadata
     assert b"content" not in md, "the root manifest carries no content key"
 

@@ -160,6 +160,14 @@ func appendPacked(out []byte, vals []byte, w int) []byte {
 	return out
 }
 
+// Cardinality returns the number of positions in a bitmap, after checking
+// the whole bitmap as Decode does (the header's count alone could be
+// wrong). Errors wrap ErrMalformed.
+func Cardinality(b []byte) (int, error) {
+	ps, err := Decode(b)
+	return len(ps), err
+}
+
 // Decode returns the positions of a bitmap, ascending. Errors wrap
 // ErrMalformed: another version, a truncated or over-long body, a reserved
 // descriptor, unsorted offsets, or a cardinality that does not match.

@@ -132,3 +132,19 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestCardinality counts positions (duplicates once, dense containers
+// too) and refuses a bitmap whose header count its containers belie.
+func TestCardinality(t *testing.T) {
+	for _, ps := range [][]uint32{nil, {7, 7, 3}, seq(0, 40), append(seq(256, 600), MaxPosition)} {
+		b, err := Encode(ps)
+		require.NoError(t, err)
+		n, err := Cardinality(b)
+		require.NoError(t, err)
+		require.Equal(t, len(slices.Compact(slices.Sorted(slices.Values(ps)))), n)
+	}
+	good, err := Encode([]uint32{1, 2, 3})
+	require.NoError(t, err)
+	_, err = Cardinality(append([]byte{1, 2}, good[2:]...))
+	require.ErrorIs(t, err, ErrMalformed)
+}
