@@ -169,7 +169,10 @@ func (e *holesEnv) undropCases(t *testing.T) []hostileCase {
 	}
 }
 
-func withAfter(c hostileCase, after func(*testing.T, response)) hostileCase { c.after = after; return c }
+func withAfter(c hostileCase, after func(*testing.T, response)) hostileCase {
+	c.after = after
+	return c
+}
 
 // eventCases: a rename's hidden source is redacted; every filter list and
 // the page size are bounded with a 400, never a 500.

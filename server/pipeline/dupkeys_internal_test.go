@@ -14,7 +14,7 @@ func TestDuplicateKey(t *testing.T) {
 		{`{"name":"a","\u212ame":"b"}`, ""}, // KELVIN SIGN: "Kame", not "name"
 		{`{"kind":"a","\u212aind":"b"}`, "\u212aind"},
 		{`{"a":{"b":1,"c":{"d":[1,{"e":2,"e":3}]}}}`, "e"},
-		{`{"a":{"b":1},"b":2}`, "", /* another object */},
+		{`{"a":{"b":1},"b":2}`, "" /* another object */},
 		{`[{"a":1},{"a":2}]`, ""},
 		{`{"a":[{"x":1}],"a":2}`, "a"},
 		{`{"resource":{"kind":"server"},"privilege":"x","resource":{"kind":"table"}}`, "resource"},
