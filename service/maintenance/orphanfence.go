@@ -133,7 +133,7 @@ func (m *Maintainer) tombstone(ctx context.Context, objectID, run string, gone [
 // OrphanTombstoneRetention. A failure is logged: old tombstones only keep
 // the table held a while longer.
 func (m *Maintainer) pruneTombstones(ctx context.Context, objectID string, id ident.Ident) {
-	if _, err := m.d.Store.PruneOrphanTombstones(ctx, objectID, m.d.Now().Add(-OrphanTombstoneRetention)); err != nil {
+	if _, err := m.d.Store.PruneOrphanTombstones(ctx, objectID, m.d.Now().Add(-OrphanTombstoneRetention), 0); err != nil {
 		m.d.Logger.WarnContext(ctx, "orphan files: old tombstones not pruned", "table", id.String(), "error", err)
 	}
 }

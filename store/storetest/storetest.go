@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"OrphanHoldSwap":          testOrphanHoldSwap,
 		"OrphanClaimOrdersSwaps":  testOrphanClaimOrdersSwaps,
 		"OrphanTombstones":        testOrphanTombstones,
+		"OrphanAdopt":             testOrphanAdopt,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
