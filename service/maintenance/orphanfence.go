@@ -81,18 +81,19 @@ func (m *Maintainer) deleteOrphans(ctx context.Context, w *store.Warehouse, ware
 		}
 	}
 	rep.Spared = len(orphans) - len(doomed)
-	release = m.deleteDoomed(ctx, w, obj.ID, run, id, doomed, len(held), rep)
+	release = m.deleteDoomed(ctx, w, obj.ID, run, id, doomed, len(held), rep, nil)
 	return nil
 }
 
 // deleteDoomed deletes doomed in batches, renewing the run's claim before
 // each and turning the rows of the files deleted into tombstones after
-// it. It stops when the claim is lost. It reports whether the run's
+// it, then passes them to done (when set). It stops when the claim is
+// lost. It reports whether the run's
 // remaining candidate rows may be released: not when a tombstone could
 // not be written (those rows must keep holding their deleted files; a
 // later run turns them into tombstones once the lease has run out).
 func (m *Maintainer) deleteDoomed(ctx context.Context, w *store.Warehouse, objectID, run string, id ident.Ident,
-	doomed []string, held int, rep *OrphanReport) bool {
+	doomed []string, held int, rep *OrphanReport, done func(gone []string)) bool {
 	for start := 0; start < len(doomed); start += orphanBatch {
 		batch := doomed[start:min(start+orphanBatch, len(doomed))]
 		n, err := m.d.Store.RenewOrphanCandidates(ctx, objectID, run)
@@ -113,6 +114,9 @@ func (m *Maintainer) deleteDoomed(ctx context.Context, w *store.Warehouse, objec
 			m.d.Logger.WarnContext(ctx, "orphan files: tombstones not written, stopped; the rows hold until a later run takes them over",
 				"table", id.String(), "error", err)
 			return false
+		}
+		if done != nil {
+			done(gone)
 		}
 	}
 	return true
