@@ -27,8 +27,9 @@ const (
 // was given (queued locations, as in pending_file_deletes).
 type fenceOutcome struct {
 	// deleted are gone; kept are referenced by the table as read after
-	// the recording; the others (held by another live run, or not
-	// deleted) stay queued and count in failed.
+	// the recording; the others (not deleted, not normalizable, or held
+	// by a run that claimed them this very millisecond) stay queued and
+	// count in failed.
 	deleted, kept []string
 	failed        int
 }
@@ -36,7 +37,7 @@ type fenceOutcome struct {
 // fencedDelete deletes the queued files doomed (whose expiry has landed)
 // through the orphan-file fence, so that a commit that makes the table
 // reference one of them again never loses it: they are recorded as
-// candidates of a new run (ClaimOrphanCandidates; rows a dead run left
+// candidates of a new run (ClaimOrphanCandidates; rows another run left
 // at those locations are adopted), the table is read again, the files it
 // references are kept, the rest are deleted in batches and their rows
 // become tombstones. A commit ordered before the recording is in the
@@ -103,9 +104,13 @@ func (m *Maintainer) fencedDelete(ctx context.Context, w *store.Warehouse, wareh
 	return out, nil
 }
 
-// claimQueued records keys as run's candidates and adopts the rows a dead
-// run (an expiry cut short) left at the others, so that its clean-up is
-// finished; it returns the locations run holds.
+// claimQueued records keys as run's candidates and adopts every other
+// row at the others, so that a clean-up a killed expiry left is finished
+// by the next run at once (its rows would otherwise hold until their
+// lease ran out). Adopting a live run's row is safe: the row never
+// leaves, the file is checked by this run's re-read, and that run stops
+// at its next renewal. Only queued files are adopted, and orphan removal
+// never claims those. It returns the locations run holds.
 func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys []string) ([]string, error) {
 	held, err := m.d.Store.ClaimOrphanCandidates(ctx, objectID, run, keys, OrphanLease)
 	if err != nil || len(held) == len(keys) {
@@ -121,7 +126,7 @@ func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys
 			rest = append(rest, k)
 		}
 	}
-	return m.d.Store.AdoptOrphanRows(ctx, objectID, run, rest, OrphanLease)
+	return m.d.Store.AdoptOrphanRows(ctx, objectID, run, rest, 0)
 }
 
 // normalizedKeys is the set of files normalized; a location that does not
