@@ -28,6 +28,8 @@ const (
 	MinOrphanAge           = maintenance.MinOrphanAge
 	OrphanListed           = maintenance.OrphanListed
 	OrphanClaimed          = maintenance.OrphanClaimed
+	ExpireCommitted        = maintenance.ExpireCommitted
+	ExpireClaimed          = maintenance.ExpireClaimed
 )
 
 // Maintain expires a table's old snapshots and deletes the files only they

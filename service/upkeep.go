@@ -53,6 +53,10 @@ type (
 // store.WorkerConfig (upkeep.Upkeep.JobHandlers).
 func (s *Service) JobHandlers() map[string]store.JobHandler { return s.upkeep.JobHandlers() }
 
+// UpkeepJobs are the recurring jobs of the background work
+// (upkeep.Upkeep.Jobs), to enqueue when workers start.
+func (s *Service) UpkeepJobs() []store.Job { return s.upkeep.Jobs() }
+
 // ListJobs returns background jobs matching f, newest first
 // (upkeep.Upkeep.ListJobs, which says what is returned when).
 func (s *Service) ListJobs(ctx context.Context, f JobFilter, page Page) ([]*store.JobInfo, string, error) {

@@ -88,11 +88,22 @@ type OrphanCandidates interface {
 	// and clears the table's hold when no row is left. Missing rows are
 	// not an error.
 	ReleaseOrphanCandidates(ctx context.Context, objectID, run string, locations []string) error
+	// AdoptOrphanRows makes the table's rows at locations that are
+	// tombstones, or candidates of another run claimed before now minus
+	// lease, candidates of run claimed now, in one transaction that locks
+	// the table's row, and returns the locations run now holds as
+	// candidates. It is for a clean-up that must finish deleting files a
+	// dead run left rows for (a cut-short snapshot expiry): the row never
+	// leaves, so no commit can add the file meanwhile. Rows of live runs
+	// stay theirs; locations without a row are skipped. ErrNoSuchTable
+	// when the table does not exist.
+	AdoptOrphanRows(ctx context.Context, objectID, run string, locations []string, lease time.Duration) ([]string, error)
 	// PruneOrphanTombstones removes the tombstones deleted before before,
 	// of the table objectID or, when objectID is "", of every table, and
-	// clears the hold of each table left without rows. It returns how
-	// many it removed.
-	PruneOrphanTombstones(ctx context.Context, objectID string, before time.Time) (int, error)
+	// clears the hold of each table left without rows. limit > 0 bounds
+	// how many it removes (the oldest first); it returns how many it
+	// removed.
+	PruneOrphanTombstones(ctx context.Context, objectID string, before time.Time, limit int) (int, error)
 	// ListOrphanCandidates returns the table's rows ordered by location.
 	ListOrphanCandidates(ctx context.Context, objectID string) ([]OrphanCandidate, error)
 }

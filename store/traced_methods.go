@@ -399,8 +399,14 @@ func (t *traced) TombstoneOrphanCandidates(ctx context.Context, objectID, run st
 	return t.end(span, t.Store.TombstoneOrphanCandidates(ctx, objectID, run, locations))
 }
 
-func (t *traced) PruneOrphanTombstones(ctx context.Context, objectID string, before time.Time) (int, error) {
+func (t *traced) PruneOrphanTombstones(ctx context.Context, objectID string, before time.Time, limit int) (int, error) {
 	ctx, span := t.start(ctx, "PruneOrphanTombstones")
-	v, err := t.Store.PruneOrphanTombstones(ctx, objectID, before)
+	v, err := t.Store.PruneOrphanTombstones(ctx, objectID, before, limit)
+	return v, t.end(span, err)
+}
+
+func (t *traced) AdoptOrphanRows(ctx context.Context, objectID, run string, locations []string, lease time.Duration) ([]string, error) {
+	ctx, span := t.start(ctx, "AdoptOrphanRows")
+	v, err := t.Store.AdoptOrphanRows(ctx, objectID, run, locations, lease)
 	return v, t.end(span, err)
 }

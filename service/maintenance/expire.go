@@ -36,6 +36,9 @@ type MaintainOptions struct {
 	RetainLast int
 	// DryRun computes and reports, commits and deletes nothing.
 	DryRun bool
+	// Step, when set, is called as the run passes ExpireCommitted and
+	// ExpireClaimed, so that a test can land a commit in between.
+	Step func(step string)
 }
 
 // MaintainReport is what a maintenance run did (or, dry, would do).
@@ -86,7 +89,7 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 	if !opt.DryRun {
 		// An earlier run cut short first: its queue is checked against the
 		// table as it is now.
-		if err := m.drainPendingDeletes(ctx, w, obj, meta, version, rep, true); err != nil {
+		if err := m.drainPendingDeletes(ctx, w, warehouse, id, obj, meta, rep, true, opt); err != nil {
 			return nil, err
 		}
 	}
@@ -114,7 +117,8 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 		return nil, err
 	}
 	rep.MetadataLocation = res.MetadataLocation
-	if err := m.drainPendingDeletes(ctx, w, res.Object, res.Meta, version, rep, false); err != nil {
+	stepExpire(opt, ExpireCommitted)
+	if err := m.drainPendingDeletes(ctx, w, warehouse, id, res.Object, res.Meta, rep, false, opt); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -196,52 +200,58 @@ func (m *Maintainer) queueDeletes(ctx context.Context, meta table.Metadata, file
 	return nil
 }
 
-// drainPendingDeletes works off the table's clean-up queue against meta,
-// the table as committed now: a row whose expiry did not land (one of its
-// snapshots still exists) is dropped with its file untouched; a file that
-// a live snapshot references again is kept; every other file is deleted,
-// at most deleteWorkers at a time, and its row removed. A failed delete
-// stays queued. resumed says the rows come from an earlier run.
-func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, rep *MaintainReport, resumed bool) error {
-	rows, err := m.d.Store.ListPendingDeletes(ctx, meta.TableUUID().String())
+// drainPendingDeletes works off the table's clean-up queue: a row whose
+// expiry did not land (one of its snapshots still exists in meta) is
+// dropped with its file untouched; the other files go through the fence
+// (fencedDelete), which keeps and unqueues those the table references
+// when read again and deletes the rest. The queue stays the durable to-do
+// list: a row leaves it only once its file is gone or kept, so a failed
+// delete or a run cut short leaves it to the next run. resumed says the
+// rows come from an earlier run.
+func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse, warehouse string, id ident.Ident, obj *store.Object,
+	meta table.Metadata, rep *MaintainReport, resumed bool, opt MaintainOptions) error {
+	tableUUID := meta.TableUUID().String()
+	rows, err := m.d.Store.ListPendingDeletes(ctx, tableUUID)
 	if err != nil {
 		return storefault.Of(err, "")
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	live, err := m.referencedFiles(ctx, w, meta, version, nil)
-	if err != nil {
-		return err
 	}
 	allowed := m.d.TablePrefixes(w, obj.Location)
 	var drop, doomed []string
 	for _, r := range rows {
 		landed := !slices.ContainsFunc(r.SnapshotIDs, func(id int64) bool { return meta.SnapshotByID(id) != nil })
-		if !landed || live[r.Location] || !allowed.Contains(r.Location) {
+		if !landed || !allowed.Contains(r.Location) {
 			drop = append(drop, r.Location)
 			continue
 		}
 		doomed = append(doomed, r.Location)
 	}
-	if err := m.d.Store.RemovePendingDeletes(ctx, meta.TableUUID().String(), drop); err != nil {
+	if err := m.d.Store.RemovePendingDeletes(ctx, tableUUID, drop); err != nil {
 		return storefault.Of(err, "")
 	}
-	deleted, failed := m.deleteFiles(ctx, w, doomed)
+	if len(doomed) == 0 {
+		return nil
+	}
+	out, err := m.fencedDelete(ctx, w, warehouse, id, obj, doomed, opt)
+	if err != nil {
+		return err
+	}
+	if err := m.d.Store.RemovePendingDeletes(ctx, tableUUID, out.kept); err != nil {
+		return storefault.Of(err, "")
+	}
 	// Deleted leaves leave the base-file index (other names match nothing).
-	if err := m.d.Store.FileIndexForgetLeaves(ctx, obj.ID, deleted); err != nil {
+	if err := m.d.Store.FileIndexForgetLeaves(ctx, obj.ID, out.deleted); err != nil {
 		return storefault.Of(err, "")
 	}
-	if err := m.d.Store.RemovePendingDeletes(ctx, meta.TableUUID().String(), deleted); err != nil {
+	if err := m.d.Store.RemovePendingDeletes(ctx, tableUUID, out.deleted); err != nil {
 		return storefault.Of(err, "")
 	}
-	for _, f := range deleted {
+	for _, f := range out.deleted {
 		rep.DeletedFiles = append(rep.DeletedFiles, m.d.TableFileName(meta.Location(), f))
 	}
 	if resumed {
-		rep.ResumedFiles += len(deleted)
+		rep.ResumedFiles += len(out.deleted)
 	}
-	rep.FailedFiles += failed
+	rep.FailedFiles += out.failed
 	return nil
 }
 

@@ -81,18 +81,19 @@ func (m *Maintainer) deleteOrphans(ctx context.Context, w *store.Warehouse, ware
 		}
 	}
 	rep.Spared = len(orphans) - len(doomed)
-	release = m.deleteDoomed(ctx, w, obj.ID, run, id, doomed, len(held), rep)
+	release = m.deleteDoomed(ctx, w, obj.ID, run, id, doomed, len(held), rep, nil)
 	return nil
 }
 
 // deleteDoomed deletes doomed in batches, renewing the run's claim before
 // each and turning the rows of the files deleted into tombstones after
-// it. It stops when the claim is lost. It reports whether the run's
+// it, then passes them to done (when set). It stops when the claim is
+// lost. It reports whether the run's
 // remaining candidate rows may be released: not when a tombstone could
 // not be written (those rows must keep holding their deleted files; a
 // later run turns them into tombstones once the lease has run out).
 func (m *Maintainer) deleteDoomed(ctx context.Context, w *store.Warehouse, objectID, run string, id ident.Ident,
-	doomed []string, held int, rep *OrphanReport) bool {
+	doomed []string, held int, rep *OrphanReport, done func(gone []string)) bool {
 	for start := 0; start < len(doomed); start += orphanBatch {
 		batch := doomed[start:min(start+orphanBatch, len(doomed))]
 		n, err := m.d.Store.RenewOrphanCandidates(ctx, objectID, run)
@@ -114,6 +115,9 @@ func (m *Maintainer) deleteDoomed(ctx context.Context, w *store.Warehouse, objec
 				"table", id.String(), "error", err)
 			return false
 		}
+		if done != nil {
+			done(gone)
+		}
 	}
 	return true
 }
@@ -133,7 +137,7 @@ func (m *Maintainer) tombstone(ctx context.Context, objectID, run string, gone [
 // OrphanTombstoneRetention. A failure is logged: old tombstones only keep
 // the table held a while longer.
 func (m *Maintainer) pruneTombstones(ctx context.Context, objectID string, id ident.Ident) {
-	if _, err := m.d.Store.PruneOrphanTombstones(ctx, objectID, m.d.Now().Add(-OrphanTombstoneRetention)); err != nil {
+	if _, err := m.d.Store.PruneOrphanTombstones(ctx, objectID, m.d.Now().Add(-OrphanTombstoneRetention), 0); err != nil {
 		m.d.Logger.WarnContext(ctx, "orphan files: old tombstones not pruned", "table", id.String(), "error", err)
 	}
 }

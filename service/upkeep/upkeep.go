@@ -76,7 +76,8 @@ func New(d Deps) *Upkeep {
 // store.WorkerConfig. Handlers return errors in the catalog's own words
 // (they are stored and listed): details that may name paths go to the log.
 func (u *Upkeep) JobHandlers() map[string]store.JobHandler {
-	h := map[string]store.JobHandler{JobPurgeTable: u.runPurge, JobExpireDeleted: u.runExpireDeleted}
+	h := map[string]store.JobHandler{JobPurgeTable: u.runPurge, JobExpireDeleted: u.runExpireDeleted,
+		JobPruneTombstones: u.runPruneTombstones}
 	for _, p := range tablePolicies() {
 		h[p.kind] = u.policyHandler(p)
 	}

@@ -45,7 +45,7 @@ func hotLookups(i int) []hotLookup {
 		"catalog_objects": {byObjectName, byObjectKind},
 	}
 	swapSQL, swapArgs := swapStatement(store.Swap{ObjectID: "id", ExpectedMetadataLocation: "a", NewMetadataLocation: "b",
-		NewMetadata: seedMetadata, NewFormatVersion: 2}, time.UnixMilli(0))
+		NewMetadata: seedMetadata, NewFormatVersion: 2}, time.UnixMilli(0), true)
 	listWant := map[string][]string{"warehouses": {byWarehouseName}, "namespaces": {byNamespaceKey}, "catalog_objects": {byObjectKind}}
 	return []hotLookup{
 		{"load table", `SELECT ` + objectCols + objectByName, []any{r.Warehouse, ns, r.Name, "table"}, point},

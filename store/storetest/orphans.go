@@ -68,10 +68,10 @@ func testOrphanCandidates(t *testing.T, s store.Store) {
 	rows, err = s.ListOrphanCandidates(ctx, o.ID)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"f/a": "r1", "f/b": "r1", "f/c": "r1", "f/d": "r2"}, candidateLocations(rows))
-	pruned, err := s.PruneOrphanTombstones(ctx, o.ID, time.Now().Add(-time.Hour))
+	pruned, err := s.PruneOrphanTombstones(ctx, o.ID, time.Now().Add(-time.Hour), 0)
 	require.NoError(t, err)
 	require.Zero(t, pruned, "young tombstones stay")
-	pruned, err = s.PruneOrphanTombstones(ctx, o.ID, time.Now().Add(time.Hour))
+	pruned, err = s.PruneOrphanTombstones(ctx, o.ID, time.Now().Add(time.Hour), 0)
 	require.NoError(t, err)
 	require.Equal(t, 4, pruned)
 	rows, err = s.ListOrphanCandidates(ctx, o.ID)
@@ -214,7 +214,7 @@ func testOrphanTombstones(t *testing.T, s store.Store) {
 	_, err = s.ClaimOrphanCandidates(ctx, other.ID, "r2", []string{"g/z"}, time.Hour)
 	require.NoError(t, err)
 	require.NoError(t, s.TombstoneOrphanCandidates(ctx, other.ID, "r2", []string{"g/z"}))
-	pruned, err := s.PruneOrphanTombstones(ctx, "", time.Now().Add(time.Hour))
+	pruned, err := s.PruneOrphanTombstones(ctx, "", time.Now().Add(time.Hour), 0)
 	require.NoError(t, err)
 	require.Equal(t, 2, pruned, "every table's old tombstones")
 	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{adds("m2", false)}), "pruned: the hold is gone")
@@ -240,4 +240,53 @@ func testOrphanHoldSurvivesUndrop(t *testing.T, s store.Store) {
 	require.ErrorIs(t, s.ObjectsSwap(ctx, []store.Swap{sw}), store.ErrOrphanHold, "a deleted file, after undrop")
 	sw.Adds, sw.AddsListed = nil, false
 	require.ErrorIs(t, s.ObjectsSwap(ctx, []store.Swap{sw}), store.ErrOrphanHold, "unlisted, after undrop")
+}
+
+// testOrphanAdopt: a run adopts tombstones and stale candidates of other
+// runs at the locations it names (they become its candidates, the table
+// stays held throughout), never a live run's row nor a location without
+// a row; a pruning with a limit removes the oldest tombstones first and
+// keeps the hold while rows remain.
+func testOrphanAdopt(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o, _ := twoTables(t, s)
+	_, err := s.ClaimOrphanCandidates(ctx, o.ID, "dead", []string{"f/a", "f/b"}, time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, o.ID, "dead", []string{"f/a"}))
+	_, err = s.ClaimOrphanCandidates(ctx, o.ID, "live", []string{"f/c"}, time.Hour)
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond)
+	held, err := s.AdoptOrphanRows(ctx, o.ID, "r", []string{"f/a", "f/b", "f/c", "f/none"}, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, []string{"f/a"}, held, "the tombstone; f/b's run is within its lease")
+	held, err = s.AdoptOrphanRows(ctx, o.ID, "r", []string{"f/b"}, time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, []string{"f/a", "f/b"}, held, "a stale candidate is adopted too")
+	rows, err := s.ListOrphanCandidates(ctx, o.ID)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"f/a": "r", "f/b": "r", "f/c": "live"}, candidateLocations(rows))
+	for _, r := range rows {
+		require.Equal(t, store.OrphanPending, r.State, r.Location)
+		require.True(t, r.DeletedAt.IsZero(), r.Location)
+	}
+	sw := swapTo(o, "m1")
+	sw.Adds, sw.AddsListed = []string{"f/a"}, true
+	require.ErrorIs(t, s.ObjectsSwap(ctx, []store.Swap{sw}), store.ErrOrphanHold, "an adopted row still holds its file")
+	_, err = s.AdoptOrphanRows(ctx, "no-such-table", "r", []string{"f/a"}, time.Hour)
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, o.ID, "r", []string{"f/a"}))
+	time.Sleep(5 * time.Millisecond)
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, o.ID, "r", []string{"f/b"}))
+	pruned, err := s.PruneOrphanTombstones(ctx, "", time.Now().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, pruned)
+	rows, err = s.ListOrphanCandidates(ctx, o.ID)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"f/b": "r", "f/c": "live"}, candidateLocations(rows), "the oldest went first")
+	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "live", nil))
+	pruned, err = s.PruneOrphanTombstones(ctx, o.ID, time.Now().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, pruned)
+	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{swapTo(o, "m2")}), "no row left: the hold is gone")
 }

@@ -60,8 +60,9 @@ func Run(t *testing.T, newStore NewStore) {
 		"OrphanCandidates":         testOrphanCandidates,
 		"OrphanHoldSwap":           testOrphanHoldSwap,
 		"OrphanClaimOrdersSwaps":   testOrphanClaimOrdersSwaps,
-		"OrphanTombstones":         testOrphanTombstones,
 		"OrphanHoldSurvivesUndrop": testOrphanHoldSurvivesUndrop,
+		"OrphanTombstones":         testOrphanTombstones,
+		"OrphanAdopt":              testOrphanAdopt,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
