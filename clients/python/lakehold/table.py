@@ -217,7 +217,8 @@ class Table:
         nulls in a required field among the rows written
         (``null-in-required-field``) or a wrong row count
         (``row-count-mismatch``); the files written for other bases are
-        deleted and nothing is committed. What ``fn`` itself raises
+        deleted (kept and recorded with ``checkpoint``) and nothing is
+        committed. What ``fn`` itself raises
         propagates unchanged. CommitFailedError after repeated conflicts,
         the catalog's errors.
 
