@@ -8,7 +8,9 @@ the snapshot count grows by one. One update runs with a task that fails on
 its first attempt after writing a column file (master local[2,2] gives
 each task a retry): Spark retries it, the commit still lists each base
 once, and the failed attempt's file is left unreferenced, where the
-catalog's remove-orphan-files finds it (local warehouse).
+catalog's remove-orphan-files finds it (local warehouse). One update
+with a checkpoint has fn fail on one base: the rerun builds only the bases
+the first run did not finish, and commits once.
 """
 import datetime
 import json
