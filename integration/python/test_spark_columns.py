@@ -8,7 +8,9 @@ the snapshot count grows by one. One update runs with a task that fails on
 its first attempt after writing a column file (master local[2,2] gives
 each task a retry): Spark retries it, the commit still lists each base
 once, and the failed attempt's file is left unreferenced, where the
-catalog's remove-orphan-files finds it (local warehouse).
+catalog's remove-orphan-files finds it (local warehouse). One update
+with a checkpoint has fn fail on one base: the rerun builds only the bases
+the first run did not finish, and commits once.
 """
 import datetime
 import json
@@ -113,6 +115,45 @@ def test_update_columns_once_even_with_a_retried_task(spark, table):
         with urllib.request.urlopen(req) as resp:
             found = json.loads(resp.read())
         assert found["orphan-files"] == [f"data/{orphan}"], found
+
+
+def test_update_columns_resumes_from_a_checkpoint(spark, table, tmp_path):
+    # fn fails on one base (a model server going away): the driver records
+    # the bases the executors finished; the rerun builds only the others.
+    before = len(table.snapshots())
+    calls, fail, ck = tmp_path / "calls", tmp_path / "fail", tmp_path / "update.ckpt"
+    calls.mkdir()
+    fail.write_text("")
+
+    def triple_id(batch: pa.Table) -> pa.Table:
+        first = batch.column("id")[0].as_py()
+        (calls / f"{first}-{uuid.uuid4().hex}").write_text("")
+        if first == 30 and fail.exists():
+            raise RuntimeError("model server down")
+        return pa.table({"score": pc.multiply(batch.column("id"), 3).cast(pa.float64())})
+
+    def called():
+        got = sorted(int(p.name.split("-")[0]) for p in calls.iterdir())
+        for p in calls.iterdir():
+            p.unlink()
+        return got
+
+    with pytest.raises(lakehold.LakeholdError) as err:
+        lspark.update_columns(spark, table, triple_id, ["id"], ["score"], checkpoint=str(ck))
+    assert "model server down" in str(err.value) and str(ck) in str(err.value), err.value
+    first = called()
+    done = json.loads(ck.read_text())["done"]
+    assert len(done) == len(first) - 1 and 30 in first, (first, done)
+    table.refresh()
+    assert len(table.snapshots()) == before, "nothing committed"
+    fail.unlink()
+    snap = lspark.update_columns(spark, table, triple_id, ["id"], ["score"], checkpoint=str(ck))
+    second = called()
+    assert sorted(second) == sorted(set(range(0, 60, 10)) - (set(first) - {30})), (first, second)
+    table.refresh()
+    assert len(table.snapshots()) == before + 1 and table.current_snapshot_id == snap, "one commit"
+    assert [r["score"] for r in rows(table)] == [3.0 * i for i in range(60)]
+    assert not ck.exists()
 
 
 def test_update_with_a_row_filter(spark, table):

@@ -14,6 +14,9 @@ the bases whose files changed meanwhile are rewritten.
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,9 +26,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _commit, _schema, _validate, _write
+from . import _checkpoint, _commit, _schema, _validate, _write
 from ._keyindex import KeyIndex
-from .errors import CommitFailedError, CommitStateUnknownError, FilterError, LakeholdError, MergeKeyError
+from .errors import (CommitFailedError, CommitStateUnknownError, FilterError, LakeholdError, MergeKeyError,
+                     ServiceUnavailableError, TransportError)
 
 if TYPE_CHECKING:
     from .table import Table
@@ -120,14 +124,25 @@ class _Built:
 class Job:
     """One column update: ``build(task)`` returns the column-file rows for a
     base (None to leave it alone) and something ``check`` sees for every
-    base of the plan before the commit goes out."""
+    base of the plan before the commit goes out. ``identity()`` says what
+    the update is, for its checkpoint; ``info_json``/``info_load`` carry
+    ``build``'s info through the checkpoint's JSON."""
 
     build: Callable[[dict[str, Any]], tuple[pa.Table | None, Any]]
     check: Callable[[list[Any]], None] = lambda infos: None
     plan_filter: Any = None  # expression JSON (a dict, or true/false)
     snapshot_properties: dict[str, str] | None = None
-    _cache: dict[tuple[Any, ...], _Built] = field(default_factory=dict)
+    identity: Callable[[], dict[str, Any]] = lambda: {}
+    info_json: Callable[[Any], Any] = lambda info: None
+    info_load: Callable[[Any], Any] = lambda raw: None
+    _cache: dict[str, _Built] = field(default_factory=dict)
     _written: list[str] = field(default_factory=list)
+
+
+def state_key(task: dict[str, Any]) -> str:
+    """``base_state(task)`` as a string: the key of the build cache and of
+    the checkpoint's bases."""
+    return json.dumps(base_state(task), separators=(",", ":"))
 
 
 def _build(table: Table, job: Job, task: dict[str, Any]) -> _Built:
@@ -144,13 +159,22 @@ def _build(table: Table, job: Job, task: dict[str, Any]) -> _Built:
                    "file-size-in-bytes": size, "record-count": data.num_rows}, info)
 
 
-def run(table: Table, job: Job, fresh: bool = False) -> int:
+def run(table: Table, job: Job, fresh: bool = False, checkpoint: str | os.PathLike[str] | None = None) -> int:
     """Plan, write column files for every base ``job`` changes, commit them
     in one request; returns the new (or, when nothing changed, current)
     snapshot id. Retries a 409 up to CONFLICT_TRIES times, rewriting only
-    bases that changed. Written files are deleted when the commit is
-    refused, kept when its outcome is unknown. ``fresh`` says the caller
-    has just reloaded the table, so the first try plans without reloading."""
+    bases that changed. ``fresh`` says the caller has just reloaded the
+    table, so the first try plans without reloading.
+
+    The catalog is asked whether it answers before each base is built:
+    on a TransportError or ServiceUnavailableError no further base is
+    started, the ones under way finish, and the error is raised (as does
+    an exception of ``job.build``). Without ``checkpoint`` the written
+    files are then deleted (kept when a commit's outcome is unknown).
+    With it, every finished base is recorded there (lakehold._checkpoint)
+    and its file kept; a rerun builds only the bases not recorded or whose
+    state changed since, and the file is removed after the commit."""
+    ck = _open_checkpoint(table, job, checkpoint)
     try:
         for attempt in range(CONFLICT_TRIES):
             if attempt or not fresh:
@@ -158,40 +182,184 @@ def run(table: Table, job: Job, fresh: bool = False) -> int:
             snap = table.current_snapshot_id
             if snap is None:
                 raise LakeholdError("the table has no snapshot: append data before updating columns")
+            if ck is not None and (landed := _landed(table, ck)) is not None:
+                ck.remove()  # an earlier run's commit landed; its answer was lost
+                return landed
             body: dict[str, Any] = {"snapshot-id": snap}
             if job.plan_filter is not None:
                 body["filter"] = job.plan_filter
             tasks = table._plan(body)
-            todo = [t for t in tasks if base_state(t) not in job._cache]
-            with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-                for t, built in zip(todo, pool.map(lambda t: _build(table, job, t), todo)):
-                    job._cache[base_state(t)] = built
-            current = [job._cache[base_state(t)] for t in tasks]
+            if ck is not None:
+                _resume(table, job, ck, tasks, snap)
+            _build_all(table, job, [t for t in tasks if state_key(t) not in job._cache], len(tasks), ck)
+            current = [job._cache[state_key(t)] for t in tasks]
             job.check([b.info for b in current])
             entries = [b.entry for b in current if b.entry is not None]
             if not entries:
                 _cleanup(table, job, keep=set())
+                if ck is not None:
+                    ck.remove()
                 return snap
-            # Pin the planned snapshot: a column file carries lineage values
-            # read from it, which a concurrent update of the base would make
-            # stale even where the catalog could merge the files.
-            req: dict[str, Any] = {"column-files": entries, "requirements": [
-                {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snap}]}
-            if job.snapshot_properties:
-                req["snapshot-properties"] = job.snapshot_properties
             try:
-                res = _commit.post(table._rest, f"{table._path}/column-files", req)
+                res = _commit_files(table, job, snap, entries, ck)
             except CommitFailedError:
                 continue
             table._apply(res)
             _cleanup(table, job, keep={e["location"] for e in entries})
+            if ck is not None:
+                ck.remove()
             return int(table.current_snapshot_id or 0)
         raise CommitFailedError(f"column update of {'.'.join(table.identifier)} conflicted {CONFLICT_TRIES} times")
     except CommitStateUnknownError:
         raise
     except BaseException:
-        _cleanup(table, job, keep=set())
+        _cleanup(table, job, keep=ck.locations() if ck is not None else set())
         raise
+
+
+def _commit_files(table: Table, job: Job, snap: int, entries: list[dict[str, Any]],
+                  ck: _checkpoint.Checkpoint | None) -> dict[str, Any]:
+    # Pin the planned snapshot: a column file carries lineage values
+    # read from it, which a concurrent update of the base would make
+    # stale even where the catalog could merge the files.
+    req: dict[str, Any] = {"column-files": entries, "requirements": [
+        {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snap}]}
+    props = dict(job.snapshot_properties or {})
+    if ck is not None:
+        props[_checkpoint.SNAPSHOT_PROPERTY] = ck.id
+    if props:
+        req["snapshot-properties"] = props
+    return _commit.post(table._rest, f"{table._path}/column-files", req)
+
+
+# --- the worker pool -----------------------------------------------------------
+
+_CATALOG_DOWN = (TransportError, ServiceUnavailableError)
+
+
+def _build_all(table: Table, job: Job, todo: list[dict[str, Any]], planned: int,
+               ck: _checkpoint.Checkpoint | None) -> None:
+    """Build ``todo`` on _WORKERS threads into ``job._cache`` (and ``ck``).
+    A worker asks the catalog whether it answers before each base; the
+    first failure (that answer, a build's exception, a checkpoint write)
+    stops every worker from taking another base, those under way finish,
+    and it is raised."""
+    pending = iter(todo)
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        while True:
+            with lock:
+                task = None if failures else next(pending, None)
+            if task is None:
+                return
+            try:
+                _probe(table)
+                built = _build(table, job, task)
+                key = state_key(task)
+                if ck is not None:
+                    ck.record(key, json.loads(key), built.entry, job.info_json(built.info))
+                with lock:
+                    job._cache[key] = built
+            except BaseException as e:
+                with lock:
+                    failures.append(e)
+                return
+
+    with ThreadPoolExecutor(max_workers=max(1, min(_WORKERS, len(todo)))) as pool:
+        for f in [pool.submit(worker) for _ in range(min(_WORKERS, len(todo)))]:
+            f.result()
+    if failures:
+        first = failures[0]
+        err = _stopped(first, planned - len(todo) + _count_built(job, todo), planned, ck)
+        if err is first:
+            raise err
+        raise err from first
+
+
+def _count_built(job: Job, todo: list[dict[str, Any]]) -> int:
+    return sum(state_key(t) in job._cache for t in todo)
+
+
+def _probe(table: Table) -> None:
+    """Ask the catalog whether the table is there: a TransportError or
+    ServiceUnavailableError when it does not answer, before a base's
+    (possibly long) build rather than at the commit after the last."""
+    table._rest.request("HEAD", table._path)
+
+
+def _stopped(e: BaseException, done: int, planned: int,
+             ck: _checkpoint.Checkpoint | None) -> BaseException:
+    """The error to raise for a stopped build: the catalog's errors
+    restated with how far the update got and how to resume; others (what
+    ``fn`` raised, a ValidationError of its result) unchanged, with a note."""
+    if ck is not None:
+        where = (f"the checkpoint {ck.path} holds {done} of {planned} bases: run the same update with "
+                 f"checkpoint={ck.path!r} to build only the rest and commit")
+    else:
+        where = (f"{done} of {planned} bases were built, nothing was committed and their files are deleted "
+                 "(pass checkpoint=PATH to keep finished bases for a rerun)")
+    if isinstance(e, _CATALOG_DOWN):
+        msg = f"column update stopped, the catalog does not answer ({e.message}); {where}"
+        return type(e)(msg, status=e.status, type=e.type)
+    e.add_note(f"lakehold: column update stopped; {where}")
+    return e
+
+
+# --- checkpoints ---------------------------------------------------------------
+
+def _open_checkpoint(table: Table, job: Job,
+                     path: str | os.PathLike[str] | None) -> _checkpoint.Checkpoint | None:
+    if path is None:
+        return None
+    identity = {**job.identity(), "table-uuid": table.metadata.get("table-uuid")}
+    return _checkpoint.Checkpoint.open(path, identity)
+
+
+def _landed(table: Table, ck: _checkpoint.Checkpoint) -> int | None:
+    """The snapshot an earlier run of this checkpoint committed, if one did
+    (its answer lost: CommitStateUnknownError), else None."""
+    if ck.snapshot_id is None:
+        return None
+    for s in table.snapshots():
+        if (s.get("summary") or {}).get(_checkpoint.SNAPSHOT_PROPERTY) == ck.id:
+            return int(s["snapshot-id"])
+    return None
+
+
+def _resume(table: Table, job: Job, ck: _checkpoint.Checkpoint, tasks: list[dict[str, Any]], snap: int) -> None:
+    """Take the checkpoint's bases into ``job._cache``: those whose state
+    is still a planned base's and whose file is there at its recorded
+    size. The others are forgotten and their files deleted (best effort):
+    the base changed since, so they are built again."""
+    planned = {state_key(t) for t in tasks}
+    live = {c["location"] for t in tasks for c in t["data-file"].get("column-files") or []}
+    stale = []
+    for key, d in list(ck.done.items()):
+        entry = d.get("entry")
+        if key in job._cache:
+            continue
+        if key in planned and (entry is None or _present(table, entry)):
+            job._cache[key] = _Built(entry, job.info_load(d.get("info")))
+            continue
+        stale.append(key)
+        if entry is not None and entry["location"] not in live:
+            try:
+                table._io.delete(entry["location"])
+            except OSError:
+                pass  # an orphan for maintenance
+    if stale:
+        ck.drop(stale)
+    ck.planned(snap, len(tasks))
+
+
+def _present(table: Table, entry: dict[str, Any]) -> bool:
+    """Whether a recorded column file is there with its recorded size."""
+    try:
+        return table._io.size(entry["location"]) == int(entry["file-size-in-bytes"])
+    except (OSError, TypeError, ValueError):
+        return False
 
 
 def _cleanup(table: Table, job: Job, keep: set[str]) -> None:
@@ -237,7 +405,11 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
             return None, None
         return blend(changed, new, cur, cf_fields), None
 
-    return Job(build=build, plan_filter=filt, snapshot_properties=snapshot_properties)
+    def identity() -> dict[str, Any]:
+        return {"operation": "update_columns", "inputs": list(inputs), "row-filter": filt, "cast": cast,
+                "outputs": [[f.name, _schema.field_id(f)] for f in out_fields]}
+
+    return Job(build=build, plan_filter=filt, snapshot_properties=snapshot_properties, identity=identity)
 
 
 def _mask(rows: pa.Table, pred: pc.Expression) -> pa.Array:
@@ -300,4 +472,21 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
             raise MergeKeyError(f"{len(missing)} source key(s) match no live row of the table, e.g. {missing[:5]}",
                                 missing[:20], reason="unmatched-key")
 
-    return Job(build=build, check=check, snapshot_properties=snapshot_properties)
+    def identity() -> dict[str, Any]:
+        return {"operation": "merge_columns", "key": key, "columns": list(columns), "cast": cast,
+                "source-sha256": _digest(source.select([key, *columns]))}
+
+    return Job(build=build, check=check, snapshot_properties=snapshot_properties, identity=identity,
+               info_json=lambda m: None if m is None else [int(i) for i in m],
+               info_load=lambda raw: None if raw is None else np.asarray(raw, dtype=np.int64))
+
+
+def _digest(source: pa.Table) -> str:
+    """SHA-256 of ``source`` as an Arrow IPC stream: a merge's checkpoint
+    is refused for another source."""
+    import hashlib
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, source.schema) as w:
+        w.write_table(source)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()

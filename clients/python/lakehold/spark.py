@@ -28,6 +28,7 @@ should run with credentials of its own in the catalog properties.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _colupdate, _commit, _validate
+from . import _checkpoint, _colupdate, _commit, _validate
 from .errors import CommitStateUnknownError, LakeholdError, MergeKeyError, ValidationError
 from .table import Table
 
@@ -54,7 +55,7 @@ _ENTRY_ARROW = pa.schema([pa.field("data_file", pa.string()), pa.field("entry", 
 def update_columns(spark: SparkSession, table: Table, fn: Callable[[pa.Table], Any], inputs: list[str],
                    outputs: list[str] | pa.Schema, *, row_filter: Any = None,
                    snapshot_properties: dict[str, str] | None = None, partitions: int | None = None,
-                   cast: Literal["exact", "safe"] = "exact") -> int:
+                   cast: Literal["exact", "safe"] = "exact", checkpoint: str | os.PathLike[str] | None = None) -> int:
     """:meth:`Table.update_columns` on Spark: ``fn`` runs on the executors,
     once per base file, and must be picklable (cloudpickle). ``partitions``
     is how many Spark tasks share the bases (default: twice the default
@@ -63,34 +64,103 @@ def update_columns(spark: SparkSession, table: Table, fn: Callable[[pa.Table], A
     (an executor's ValidationError for ``fn``'s result is raised on the
     driver, after the other bases' files are deleted), and Spark's error
     when a task fails otherwise after its retries (nothing is committed
-    then)."""
+    then).
+
+    With ``checkpoint`` (a path on the driver) the driver records every
+    base the executors report as built before it commits; a rerun with the
+    same path has the executors build only the other bases (and those
+    changed since), and the file is removed after the commit. Then an
+    exception of ``fn`` does not fail the Spark task: the executor stops
+    taking bases of its partition, reports it, and the driver records the
+    finished bases and raises it as LakeholdError (ValidationError for a
+    result that does not fit). The executors do not talk to the catalog,
+    so a catalog that stops answering is met at the commit, after every
+    base is recorded."""
     mode = _validate.cast_mode(cast)
     fields = table._output_fields(outputs, mode)
     table.refresh()
     snap = _snapshot(table)
     inputs = list(inputs)
     job = _colupdate.map_job(table, fn, inputs, fields, row_filter, None, mode)
+    ck = _colupdate._open_checkpoint(table, job, checkpoint)
+    if ck is not None and (landed := _colupdate._landed(table, ck)) is not None:
+        ck.remove()  # an earlier run's commit landed; its answer was lost
+        return landed
     body: dict[str, Any] = {"snapshot-id": snap}
     if job.plan_filter is not None:
         body["filter"] = job.plan_filter
     tasks = table._plan(body)
+    if ck is not None:
+        _colupdate._resume(table, job, ck, tasks, snap)
+    todo = [t for t in tasks if _colupdate.state_key(t) not in job._cache]
     state = table._worker_state()
+    catch_all = ck is not None
 
     def work(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         t = Table._for_worker(state)
         j = _colupdate.map_job(t, fn, inputs, fields, row_filter, None, mode)
+        failed = False
         for b in batches:
             out = []
             for raw in b.column(0).to_pylist():
                 task = json.loads(raw)
+                if failed:
+                    continue  # a base of this partition failed: take no more
                 try:
                     out.append(_entry_row(task, _colupdate._build(t, j, task).entry))
                 except ValidationError as e:
                     out.append(_error_row(task, e))
+                    failed = catch_all
+                except Exception as e:
+                    if not catch_all:
+                        raise
+                    out.append(_failure_row(task, e))
+                    failed = True
             yield _entry_batch(out)
 
-    rows = _task_frame(spark, tasks, partitions).mapInArrow(work, _ENTRY_SCHEMA).collect()
-    return _commit_entries(table, snap, rows, snapshot_properties)
+    rows = _task_frame(spark, todo, partitions).mapInArrow(work, _ENTRY_SCHEMA).collect() if todo else []
+    if ck is None:
+        return _commit_entries(table, snap, rows, snapshot_properties)
+    return _commit_checkpointed(table, job, ck, snap, tasks, rows, snapshot_properties)
+
+
+def _commit_checkpointed(table: Table, job: _colupdate.Job, ck: _checkpoint.Checkpoint, snap: int,
+                         tasks: list[dict[str, Any]], rows: list[Any],
+                         snapshot_properties: dict[str, str] | None) -> int:
+    """Record the executors' reports in ``ck``, raise the first failure
+    they reported (the finished bases stay recorded), else commit every
+    planned base's file once, pinned to ``snap``, and remove ``ck``."""
+    by_file = {t["data-file"]["file-path"]: t for t in tasks}
+    for r in rows:
+        if r.error:
+            continue
+        key = _colupdate.state_key(by_file[r.data_file])
+        entry = json.loads(r.entry) if r.entry else None
+        ck.record(key, json.loads(key), entry, None)
+        job._cache[key] = _colupdate._Built(entry)
+    errors = [json.loads(r.error) for r in rows if r.error]
+    if errors:
+        e = errors[0]
+        where = (f"the checkpoint {ck.path} holds {len(ck.done)} of {len(tasks)} bases: run the same update "
+                 f"with checkpoint={ck.path!r} to build only the rest and commit")
+        if e.get("failure"):
+            raise LakeholdError(f"fn failed on an executor ({e['failure']}: {e['message']}); {where}")
+        raise ValidationError(f"{e['message']}; {where}", status=None, reason=e.get("reason"),
+                              details=e.get("details"))
+    built = [job._cache.get(_colupdate.state_key(t)) for t in tasks]
+    if any(b is None for b in built):
+        raise LakeholdError("an executor reported no result for a base: run the update again to resume")
+    entries = [b.entry for b in built if b is not None and b.entry is not None]
+    if not entries:
+        ck.remove()
+        return snap
+    req: dict[str, Any] = {"column-files": entries, "requirements": [
+        {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snap}],
+        "snapshot-properties": {**(snapshot_properties or {}), _checkpoint.SNAPSHOT_PROPERTY: ck.id}}
+    res = _commit.post(table._rest, f"{table._path}/column-files", req)
+    table._apply(res)
+    ck.remove()
+    return int(table.current_snapshot_id or 0)
 
 
 def merge_columns(spark: SparkSession, table: Table, source: DataFrame, key: str, columns: list[str] | None = None,
@@ -243,6 +313,11 @@ def _entry_row(task: dict[str, Any], entry: dict[str, Any] | None) -> dict[str, 
 
 def _error_row(task: dict[str, Any], e: ValidationError) -> dict[str, Any]:
     err = {"message": e.message, "reason": e.reason, "details": e.details}
+    return {"data_file": task["data-file"]["file-path"], "entry": None, "error": json.dumps(err, default=str)}
+
+
+def _failure_row(task: dict[str, Any], e: Exception) -> dict[str, Any]:
+    err = {"message": str(e), "failure": type(e).__name__}
     return {"data_file": task["data-file"]["file-path"], "entry": None, "error": json.dumps(err, default=str)}
 
 

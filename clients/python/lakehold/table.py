@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
@@ -194,7 +195,8 @@ class Table:
 
     def update_columns(self, fn: Callable[[pa.Table], Any], inputs: list[str], outputs: list[str] | pa.Schema,
                        row_filter: Any = None, snapshot_properties: dict[str, str] | None = None, *,
-                       cast: Literal["exact", "safe"] = "exact") -> int:
+                       cast: Literal["exact", "safe"] = "exact", checkpoint: str | os.PathLike[str] | None = None
+                       ) -> int:
         """Compute columns ``outputs`` with ``fn`` for every base data file.
 
         ``fn`` gets every row of one base (deleted rows included, in file
@@ -215,19 +217,31 @@ class Table:
         nulls in a required field among the rows written
         (``null-in-required-field``) or a wrong row count
         (``row-count-mismatch``); the files written for other bases are
-        deleted and nothing is committed. What ``fn`` itself raises
+        deleted (kept and recorded with ``checkpoint``) and nothing is
+        committed. What ``fn`` itself raises
         propagates unchanged. CommitFailedError after repeated conflicts,
-        the catalog's errors."""
+        the catalog's errors.
+
+        The catalog is asked before each base whether it answers: when it
+        does not (TransportError, ServiceUnavailableError) no further base
+        is started and the error says how far the update got. With
+        ``checkpoint`` (a local file path) every finished base is recorded
+        there and its file kept when the update stops, for any reason; run
+        the same update with the same path to build only the bases not
+        recorded (or changed since) and commit once; the file is removed
+        after the commit (README, "Resumable updates"). ValidationError
+        ``checkpoint-mismatch`` when the file is another update's."""
         from . import _colupdate, _validate
 
         mode = _validate.cast_mode(cast)
         fields = self._output_fields(outputs, mode)
         return _colupdate.run(self, _colupdate.map_job(self, fn, list(inputs), fields, row_filter,
-                                                       snapshot_properties, mode))
+                                                       snapshot_properties, mode), checkpoint=checkpoint)
 
     def merge_columns(self, source: Any, key: str, columns: list[str] | None = None,
                       snapshot_properties: dict[str, str] | None = None, *,
-                      cast: Literal["exact", "safe"] = "exact") -> int:
+                      cast: Literal["exact", "safe"] = "exact", checkpoint: str | os.PathLike[str] | None = None
+                      ) -> int:
         """Set ``columns`` (default: every source column but ``key``) of the
         rows whose ``key`` matches a source row; other rows keep their
         values. Only bases holding a matched row get a column file; one
@@ -243,7 +257,9 @@ class Table:
         lossless widening such as int32 keys), or nulls in a required
         field; MergeKeyError (a ValidationError) for null or duplicate
         source keys or keys no live row has. Nothing is written or
-        committed then. CommitFailedError after repeated conflicts."""
+        committed then. CommitFailedError after repeated conflicts.
+        ``checkpoint`` as for :meth:`update_columns` (a checkpoint taken
+        with another source is refused)."""
         from . import _colupdate, _validate
 
         mode = _validate.cast_mode(cast)
@@ -258,7 +274,7 @@ class Table:
         self.refresh()
         self._output_fields(cols, mode)
         return _colupdate.run(self, _colupdate.merge_job(self, src, key, cols, snapshot_properties, mode),
-                              fresh=True)
+                              fresh=True, checkpoint=checkpoint)
 
     def _output_fields(self, outputs: list[str] | pa.Schema,
                        cast: Literal["exact", "safe"] = "exact") -> list[pa.Field]:
