@@ -74,14 +74,23 @@ func (m *Maintainer) deleteOrphans(ctx context.Context, w *store.Warehouse, ware
 	if err != nil {
 		return err
 	}
-	doomed := make([]string, 0, len(held))
+	doomed, spared := make([]string, 0, len(held)), []string{}
 	for _, f := range held {
-		if !live[f] {
+		if live[f] {
+			spared = append(spared, f)
+		} else {
 			doomed = append(doomed, f)
 		}
 	}
 	rep.Spared = len(orphans) - len(doomed)
-	release = m.deleteDoomed(ctx, w, obj.ID, run, id, doomed, len(held), rep, nil)
+	// A spared file is referenced: let commits that carry it (a leaf
+	// rewrite lists every file of the leaf) land now rather than after
+	// the last batch. On failure the rows stay until the run's release.
+	stillHeld := len(held)
+	if len(spared) > 0 && m.d.Store.ReleaseOrphanCandidates(ctx, obj.ID, run, spared) == nil {
+		stillHeld = len(doomed)
+	}
+	release = m.deleteDoomed(ctx, w, obj.ID, run, id, doomed, stillHeld, rep, nil)
 	return nil
 }
 

@@ -658,7 +658,17 @@ func (s *Store) replaceNotHeld(ctx context.Context, q sqldb.Querier, nsID, name 
 	if err != nil && s.db.Classify(err) == sqldb.ClassNoRows {
 		return nil // dropped meanwhile: nothing is replaced
 	}
-	if err == nil && hold != 0 {
+	if err != nil || hold == 0 {
+		return err
+	}
+	// Tombstones alone do not refuse a replace: the replacing table has a
+	// new id, and no removal is deleting under the location any more.
+	var one int
+	err = q.QueryRow(ctx, `SELECT 1 FROM orphan_candidates WHERE table_id = $1 AND state = 'candidate' LIMIT 1`, id).Scan(&one)
+	if s.db.Classify(err) == sqldb.ClassNoRows {
+		return nil
+	}
+	if err == nil {
 		return &store.OrphanHoldError{ObjectID: id}
 	}
 	return err

@@ -290,3 +290,17 @@ func testOrphanAdopt(t *testing.T, s store.Store) {
 	require.Equal(t, 1, pruned)
 	require.NoError(t, s.ObjectsSwap(ctx, []store.Swap{swapTo(o, "m2")}), "no row left: the hold is gone")
 }
+
+// testOrphanTombstonesAllowReplace: a replace is refused while a removal
+// holds candidates of the table, not for its tombstones alone.
+func testOrphanTombstonesAllowReplace(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	o, _ := twoTables(t, s)
+	_, err := s.ClaimOrphanCandidates(ctx, o.ID, "r1", []string{"f/x", "f/y"}, time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, s.TombstoneOrphanCandidates(ctx, o.ID, "r1", []string{"f/x"}))
+	re := table([]string{"ns"}, "t", "file:///tmp/wh/ns/t")
+	require.ErrorIs(t, s.ObjectReplace(ctx, re), store.ErrOrphanHold, "f/y is still a candidate")
+	require.NoError(t, s.ReleaseOrphanCandidates(ctx, o.ID, "r1", nil))
+	require.NoError(t, s.ObjectReplace(ctx, re), "tombstones alone do not refuse a replace")
+}
