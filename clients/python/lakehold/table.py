@@ -324,7 +324,10 @@ class Table:
     def changes(self, since_snapshot_id: int, to_snapshot_id: int | None = None,
                 selected_fields: tuple[str, ...] = ("*",)) -> Scan:
         """The rows added or changed after ``since_snapshot_id`` up to
-        ``to_snapshot_id`` (default: current)."""
+        ``to_snapshot_id`` (default: current), each with ``_row_id`` and
+        ``_last_updated_sequence_number`` and the ``selected_fields``
+        (default: every column) as of ``to_snapshot_id``. Selecting fields
+        only projects: every changed row comes back. See ``Scan.changes``."""
         from .scan import Scan
         return Scan(self, selected_fields=selected_fields, since_snapshot_id=since_snapshot_id,
                     to_snapshot_id=to_snapshot_id)
