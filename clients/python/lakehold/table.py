@@ -283,7 +283,7 @@ class Table:
                     _schema.from_arrow_schema(pa.schema([f]))["fields"][0])
                 try:
                     _validate.check_type(f.type, want.type, cast, f.name)
-                except _validate.Mismatch as m:
+                except _validate._Mismatch as m:
                     raise _validate.fail(m.reason, f"outputs schema: {m.message}", column=m.path) from None
             new = [f for f in outputs if f.name not in current.names]
             if new:
