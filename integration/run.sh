@@ -116,7 +116,7 @@ run_lakehold_python() {
   record "$(echo "$s" | tail -1)" $rc
 }
 run_lakehold_python
-# README.md: every fenced block run or checked against live catalogs it
+# README.md and clients/python/README.md: every fenced block run or checked against live catalogs it
 # starts itself (integration/python/test_readme.py).
 run_readme() {
   local reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
