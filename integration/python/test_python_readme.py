@@ -16,7 +16,6 @@ import pathlib
 import subprocess
 import textwrap
 
-import pytest
 from test_readme import README_URI, ROOT, catalog_bin, free_port, read_snippets, require, start, stop
 
 README = ROOT / "clients" / "python" / "README.md"
