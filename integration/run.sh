@@ -116,12 +116,12 @@ run_lakehold_python() {
   record "$(echo "$s" | tail -1)" $rc
 }
 run_lakehold_python
-# README.md: every fenced block run or checked against live catalogs it
+# README.md and clients/python/README.md: every fenced block run or checked against live catalogs it
 # starts itself (integration/python/test_readme.py).
 run_readme() {
   local reports; reports=$(mktemp -d /tmp/interop-reports.XXXXXX)
   (cd "$here/python" && CATALOG_BIN=$CATALOG_BIN LAKEHOLD_PYTHON=${LAKEHOLD_PYTHON:-} README_TEST_REQUIRE_ALL=1 \
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" test_readme.py) >"$reports/out.txt" 2>&1
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$reports/junit.xml" test_readme.py test_python_readme.py) >"$reports/out.txt" 2>&1
   local s; s=$(python3 "$here/summarize_junit.py" README "$reports"); local rc=$?
   echo "$s" | grep -E '^  ' || true
   [ $rc = 0 ] || tail -40 "$reports/out.txt"

@@ -24,6 +24,10 @@ func (s *Server) ExportTable(ctx context.Context, req openapi.ExportTableRequest
 		in.FormatVersion = int(*v)
 	}
 	in.Compact = req.Body.Compact != nil && *req.Body.Compact
+	in.FoldSource = req.Body.FoldSource != nil && *req.Body.FoldSource
+	if in.FoldSource && !in.Compact {
+		return nil, badRequestf("Invalid fold-source: it applies to compact: true")
+	}
 	res, err := s.svc.ExportTable(ctx, req.Prefix, in)
 	if err != nil {
 		return nil, err

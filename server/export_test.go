@@ -18,8 +18,8 @@ import (
 )
 
 // TestExportTable exports a v4 table with a column file and a deletion
-// vector: refused while the column file is pending, then, with compact,
-// a format 3 table in its own location whose manifests list copies of the
+// vector: refused while the column file is pending, then, with compact
+// (the base folded into the new table), a format 3 table in its own location whose manifests list copies of the
 // live files with their first_row_id and the deletion vector, and which
 // outlives a purge of the source.
 func TestExportTable(t *testing.T) {
@@ -107,8 +107,8 @@ func TestExportTable(t *testing.T) {
 			for _, df := range data {
 				require.NotNil(t, df.FirstRowID())
 				rowIDs[*df.FirstRowID()] = true
-				if strings.Contains(df.FilePath(), "compacted-") {
-					assert.Equal(t, []float64{10, 11, 12, 13, 14}, scores(t, local(df.FilePath())), "the column file's values are in the copy")
+				if strings.HasSuffix(df.FilePath(), "/data/a.parquet") {
+					assert.Equal(t, []float64{10, 11, 12, 13, 14}, scores(t, local(df.FilePath())), "the column file's values are in the fold")
 				}
 			}
 			assert.Len(t, rowIDs, 2, "each file keeps its own first_row_id")
@@ -143,4 +143,101 @@ func scores(t *testing.T, path string) []float64 {
 		out = append(out, c.(*array.Float64).Float64Values()...)
 	}
 	return out
+}
+
+// TestExportFoldsIntoTheNewTable: an export with compact writes each
+// base with column files once, folded, into the new table: the source
+// keeps its snapshot, and the bytes written under the new table's data/
+// are at most 1.15 times the source's live data bytes (base files, column
+// files, deletion vectors). With fold-source the source is compacted
+// first (a new snapshot there) and the folded file copied; fold-source
+// without compact is a 400.
+func TestExportFoldsIntoTheNewTable(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			b.createNamespace(t, "back")
+			vt := newV4Table(t, b, "wide", map[string]int{"a.parquet": 2000, "b.parquet": 1000})
+			s1 := writeScores(t, filepath.Join(vt.dir, "data/cf1.parquet"), 2000, 10, false, false)
+			require.Equal(t, 200, vt.commit(t, vt.columnFile("a.parquet", "cf1.parquet", 2000, []int{3}, s1)).status)
+			dvB := writeDV(t, vt, "data/b-dv.puffin", vt.loc+"/data/b.parquet", 1)
+			r := b.do(t, "POST", vt.path+"/files", map[string]any{"set-deletion-vectors": []any{dvB.request("data/b.parquet")}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			before := currentSnapshot(t, b, vt.path)
+			var live int64
+			for _, f := range []string{"a.parquet", "b.parquet", "cf1.parquet", "b-dv.puffin"} {
+				live += fileSize(t, filepath.Join(vt.dir, "data", f))
+			}
+
+			dest := map[string]any{"destination": map[string]any{"namespace": []string{"back"}, "name": "one"},
+				"fold-source": true}
+			require.Equal(t, 400, b.do(t, "POST", vt.path+"/export", dest).status, "fold-source needs compact")
+			delete(dest, "fold-source")
+			dest["compact"] = true
+			r = b.do(t, "POST", vt.path+"/export", dest)
+			require.Equal(t, 200, r.status, "%s", r.body)
+			require.Equal(t, before, currentSnapshot(t, b, vt.path), "the source is not changed")
+			loc := exportedLocation(t, r.body)
+			written := dirSize(t, filepath.Join(strings.TrimPrefix(loc, "file://"), "data"))
+			require.Positive(t, written)
+			require.LessOrEqual(t, float64(written), 1.15*float64(live), "written %d bytes for %d live bytes", written, live)
+			t.Logf("export wrote %d data bytes for %d live bytes (%.2fx)", written, live, float64(written)/float64(live))
+			dir := strings.TrimPrefix(loc, "file://")
+			assert.Equal(t, 10.0, scores(t, filepath.Join(dir, "data/a.parquet"))[0], "the fold holds the column file's values")
+
+			dest["destination"] = map[string]any{"namespace": []string{"back"}, "name": "two"}
+			dest["fold-source"] = true
+			r = b.do(t, "POST", vt.path+"/export", dest)
+			require.Equal(t, 200, r.status, "%s", r.body)
+			require.NotEqual(t, before, currentSnapshot(t, b, vt.path), "fold-source compacts the source")
+		})
+	}
+}
+
+// currentSnapshot is the current-snapshot-id of the table at path.
+func currentSnapshot(t *testing.T, b *bundle, path string) int64 {
+	t.Helper()
+	r := b.do(t, "GET", path, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var res struct {
+		Metadata struct {
+			Current int64 `json:"current-snapshot-id"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &res))
+	require.NotZero(t, res.Metadata.Current)
+	return res.Metadata.Current
+}
+
+// exportedLocation is the location of the table an export answered with.
+func exportedLocation(t *testing.T, body []byte) string {
+	t.Helper()
+	var res struct {
+		Metadata struct {
+			Location string `json:"location"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(body, &res))
+	return res.Metadata.Location
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return fi.Size()
+}
+
+// dirSize is the total size of the files under dir.
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return err
+	}))
+	return n
 }

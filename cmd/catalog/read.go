@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -32,7 +34,9 @@ beside it, renamed to FILE once every row is written, so a read that fails
 leaves no FILE behind. A FILE ending in .parquet makes parquet the default
 format.
 
---uri is required. --select names top-level columns (default: all of the
+--uri defaults to $CATALOG_URI, else to the address a local "catalog
+serve" listens on ($CATALOG_LISTEN, else 127.0.0.1:8181): the embedded
+default needs no flag. --select names top-level columns (default: all of the
 schema's). --filter is an Iceberg expression in REST JSON; the plan prunes
 files with it and the reader drops the rows it does not match.
 --row-lineage adds _row_id and _last_updated_sequence_number as the last
@@ -50,7 +54,7 @@ type readFlags struct {
 
 func setupRead(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	var f readFlags
-	fs.StringVar(&f.uri, "uri", "", "catalog base URI, e.g. http://127.0.0.1:8181 (required)")
+	fs.StringVar(&f.uri, "uri", localCatalogURI(), "catalog base URI (default: the local catalog serve's address) [CATALOG_URI]")
 	fs.StringVar(&f.warehouse, "warehouse", "", "warehouse name sent to /v1/config (default: the catalog's default warehouse)")
 	fs.StringVar(&f.credential, "credential", "", "CLIENT_ID:SECRET of a principal, traded for a token at /v1/oauth/tokens")
 	fs.StringVar(&f.token, "token", "", "bearer token to send as is")
@@ -83,6 +87,23 @@ func setupRead(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	}
 }
 
+// localCatalogURI is the default of `read --uri`: $CATALOG_URI, else the
+// address `catalog serve` listens on by default ($CATALOG_LISTEN, else
+// 127.0.0.1:8181), a wildcard host read as the loopback one.
+func localCatalogURI() string {
+	if v := os.Getenv("CATALOG_URI"); v != "" {
+		return v
+	}
+	host, port, err := net.SplitHostPort(envOr("CATALOG_LISTEN", "127.0.0.1:8181"))
+	if err != nil {
+		return "http://127.0.0.1:8181"
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
 func (f *readFlags) check() error {
 	if f.format == "" {
 		f.format = "jsonl"
@@ -92,7 +113,7 @@ func (f *readFlags) check() error {
 	}
 	switch {
 	case f.uri == "":
-		return errors.New("read: --uri is required")
+		return errors.New("read: --uri is empty")
 	case f.credential != "" && f.token != "":
 		return errors.New("read: give --credential or --token, not both")
 	case f.format != "csv" && f.format != "jsonl" && f.format != "arrow" && f.format != "parquet":

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -294,7 +295,32 @@ func TestReadCLIRefusals(t *testing.T) {
 		require.Empty(t, out, "%v", tc.args)
 	}
 	var out, errb bytes.Buffer
-	require.ErrorContains(t, run([]string{"read", "ns.t"}, &out, &errb), "--uri is required")
+	require.ErrorContains(t, run([]string{"read", "--uri", "", "ns.t"}, &out, &errb), "--uri is empty")
+}
+
+// TestReadCLIDefaultURI: without --uri, read talks to the local catalog:
+// $CATALOG_URI, else the address serve listens on ($CATALOG_LISTEN, a
+// wildcard host read as loopback, else 127.0.0.1:8181).
+func TestReadCLIDefaultURI(t *testing.T) {
+	fx := newReadFixture(t)
+	want, err := fx.read(t, "ns.t")
+	require.NoError(t, err)
+	require.NotEmpty(t, want)
+	t.Setenv("CATALOG_URI", fx.url)
+	var out, errb bytes.Buffer
+	require.NoError(t, run([]string{"read", "ns.t"}, &out, &errb), errb.String())
+	require.Equal(t, string(want), out.String())
+
+	t.Setenv("CATALOG_URI", "")
+	u, err := url.Parse(fx.url)
+	require.NoError(t, err)
+	t.Setenv("CATALOG_LISTEN", ":"+u.Port())
+	out.Reset()
+	require.NoError(t, run([]string{"read", "ns.t"}, &out, &errb), errb.String())
+	require.Equal(t, string(want), out.String())
+
+	t.Setenv("CATALOG_LISTEN", "")
+	require.Equal(t, "http://127.0.0.1:8181", localCatalogURI())
 }
 
 // TestReadCLIPlanTasks: a plan too large to answer inline comes back as

@@ -201,6 +201,9 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 			TracerProvider:       tp,
 			Events:               events,
 		})
+		if err := checkDataDirMoved(ctx, st, sf); err != nil {
+			return err
+		}
 		if *defaultWH, err = ensureWarehouses(ctx, svc, sf, warehouses, *defaultWH); err != nil {
 			return err
 		}

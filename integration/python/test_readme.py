@@ -58,9 +58,9 @@ class Snippet:
     body: str
 
 
-def read_snippets() -> list[Snippet]:
+def read_snippets(path: pathlib.Path = README) -> list[Snippet]:
     out: list[Snippet] = []
-    lines = README.read_text().splitlines()
+    lines = path.read_text().splitlines()
     i = 0
     while i < len(lines):
         m = re.match(r"^```(\w*)\s*$", lines[i])

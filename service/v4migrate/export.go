@@ -34,17 +34,22 @@ import (
 // their sequence numbers and, in format 3, their first_row_id, so rows
 // keep _row_id and _last_updated_sequence_number. Pending column files are
 // refused (a v3 reader would read the base's stale columns) unless the
-// caller asks for them to be compacted first.
+// caller asks for them to be folded: straight into the new table (each
+// such base written once, stitched, the source unchanged), or, with
+// FoldSource, by compaction commits on the source before the copy.
 
 // ExportInput asks for the export of a v4 table's current snapshot.
 type ExportInput struct {
 	Source, Target ident.Ident
 	// FormatVersion is the new table's: 1, 2 or 3 (0 means 3).
 	FormatVersion int
-	// Compact folds, before the export, every base with column files
-	// (below format 3 also every base with a deletion vector), each in
-	// its own compaction commit of the source table.
-	Compact    bool
+	// Compact folds every base with column files (below format 3 also
+	// every base with a deletion vector) into one new file of the new
+	// table, written once; the source table is not changed.
+	Compact bool
+	// FoldSource, with Compact, folds those bases in the source table
+	// instead (each in its own compaction commit), then copies the files.
+	FoldSource bool
 	Delegation storageaccess.Delegation
 }
 
@@ -53,13 +58,14 @@ const exportCopiers = 4
 
 // Export exports in.Source's current snapshot to a new table
 // in.Target. It needs read-data on the source (write-data too with
-// Compact) and create in the target's namespace. 400 ValidationException
+// FoldSource) and create in the target's namespace. 400 ValidationException
 // (reason column-files-pending, deletion-vectors-need-v3, ...) when the
 // snapshot holds what the format cannot, or table-not-v4; 400 for a format
 // version other than 1–3 or a schema the format cannot hold; 404 for a
 // missing table or namespace; 409 when the target name is taken, or with
 // Compact when a fold lost a race with another commit (other fold failures
-// answer with their own status); 503 when storage is unavailable. Nothing
+// answer with their own status: a fold into the new table too, e.g. 400
+// required-field-nulls); 503 when storage is unavailable. Nothing
 // is left behind on failure: copied files are deleted unless the create's
 // outcome is unknown (500).
 func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput) (*Result, error) {
@@ -80,7 +86,7 @@ func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput)
 	if err := m.nameFree(ctx, warehouse, in.Target); err != nil {
 		return nil, err
 	}
-	if in.Compact {
+	if in.Compact && in.FoldSource {
 		if err := m.compactForExport(ctx, warehouse, in.Source, version); err != nil {
 			return nil, err
 		}
@@ -94,14 +100,15 @@ func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput)
 		return nil, err
 	}
 	rel := func(loc string) string { return locations.FileName(w, st.Location(), loc) }
-	if err := v4export.Check(version, data, eqDeletes, rel); err != nil {
+	fold := foldIntoExport(in, version, data)
+	if err := v4export.Check(version, afterFolds(data, fold), eqDeletes, rel); err != nil {
 		return nil, exportRefused(err)
 	}
 	loc, canon, err := locations.NewObjectLocation(w, ns, in.Target.Name, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	x := &export{m: m, w: w, st: st, version: version, loc: loc}
+	x := &export{m: m, w: w, st: st, version: version, loc: loc, fold: fold}
 	res, err := x.run(ctx, warehouse, in, canon, data, eqDeletes)
 	if err != nil {
 		m.d.DropUnlanded(ctx, w, err, x.written...)
@@ -207,6 +214,8 @@ type export struct {
 	version int
 	loc     string
 	written []string
+	// fold marks the data rows folded into the new table, not copied.
+	fold []bool
 }
 
 // run copies the files, writes the manifests, manifest list and metadata
@@ -301,8 +310,13 @@ func (x *export) copyFiles(ctx context.Context, data, eqDeletes []v4manifest.Tra
 		srcs, dsts = append(srcs, *loc), append(dsts, d)
 		*loc = d
 	}
+	if err := x.foldRows(ctx, data); err != nil {
+		return err
+	}
 	for i := range data {
-		move(&data[i].Location)
+		if !x.fold[i] {
+			move(&data[i].Location)
+		}
 	}
 	for i := range eqDeletes {
 		move(&eqDeletes[i].Location)

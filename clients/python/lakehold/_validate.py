@@ -113,7 +113,7 @@ def _any(preds: tuple[Any, ...], t: pa.DataType) -> bool:
     return any(p(t) for p in preds)
 
 
-class Mismatch(Exception):
+class _Mismatch(Exception):
     """Why a column's type does not fit its field: ``reason`` and a message
     naming the nested ``path``. Internal; turned into a ValidationError."""
 
@@ -123,7 +123,7 @@ class Mismatch(Exception):
 
 
 def check_type(got: pa.DataType, want: pa.DataType, cast: CastMode, path: str) -> None:
-    """Raise Mismatch unless a column of type ``got`` can be written as a
+    """Raise _Mismatch unless a column of type ``got`` can be written as a
     field of type ``want`` under ``cast`` (see the module's rules)."""
     if pa.types.is_dictionary(got):
         got = got.value_type
@@ -159,14 +159,14 @@ def _check_struct(got: pa.DataType, want: pa.DataType, cast: CastMode, path: str
     names = {want.field(i).name for i in range(want.num_fields)}
     extra = [n for n in have if n not in names]
     if extra:
-        raise Mismatch(UNDECLARED_COLUMN, f"{path}.{extra[0]}",
+        raise _Mismatch(UNDECLARED_COLUMN, f"{path}.{extra[0]}",
                        f"{path}.{extra[0]} is not a field of the table's struct {path}")
     for i in range(want.num_fields):
         f = want.field(i)
         if f.name in have:
             check_type(have[f.name].type, f.type, cast, f"{path}.{f.name}")
         elif not f.nullable:
-            raise Mismatch(MISSING_COLUMN, f"{path}.{f.name}", f"required field {path}.{f.name} is missing")
+            raise _Mismatch(MISSING_COLUMN, f"{path}.{f.name}", f"required field {path}.{f.name} is missing")
 
 
 def _check_timestamp(got: pa.DataType, want: pa.DataType, cast: CastMode, path: str) -> None:
@@ -192,9 +192,9 @@ def _widens(got: pa.DataType, want: pa.DataType) -> bool:
     return False
 
 
-def _mismatch(got: pa.DataType, want: pa.DataType, path: str, widening: bool = False) -> Mismatch:
+def _mismatch(got: pa.DataType, want: pa.DataType, path: str, widening: bool = False) -> _Mismatch:
     hint = " (a widening cast: pass cast=\"safe\" to allow it)" if widening else ""
-    return Mismatch(TYPE_MISMATCH, path, f"{path} is {got}, the table's field is {want}{hint}")
+    return _Mismatch(TYPE_MISMATCH, path, f"{path} is {got}, the table's field is {want}{hint}")
 
 
 # --- values --------------------------------------------------------------------
@@ -207,7 +207,7 @@ def convert(col: pa.ChunkedArray | pa.Array, field: pa.Field, cast: CastMode, pa
     value is out of range."""
     try:
         check_type(col.type, field.type, cast, path)
-    except Mismatch as m:
+    except _Mismatch as m:
         raise fail(m.reason, m.message, column=m.path, expected=str(field.type), got=str(col.type)) from None
     return _cast(col, to if to is not None else field.type, path)
 
@@ -373,7 +373,7 @@ def merge_keys(keys: pa.ChunkedArray | pa.Array, field: pa.Field, cast: CastMode
     when their type does not fit (floats for a ``long`` key included)."""
     try:
         check_type(keys.type, field.type, cast, field.name)
-    except Mismatch as m:
+    except _Mismatch as m:
         raise fail(KEY_TYPE, f"merge key {m.message}", column=field.name, expected=str(field.type),
                    got=str(keys.type)) from None
     out = convert(keys, field.with_nullable(True), cast, field.name)

@@ -18,9 +18,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lakehold import _expr, _schema
+from lakehold._changes import read_changed_rows, unchanged_columns
 from lakehold._stitch import LAST_UPDATED, ROW_ID, NotChangedError, name_mapping, output_schema, read_task
 
 if TYPE_CHECKING:
@@ -70,10 +70,10 @@ class Scan:
         (default: the current snapshot): every row of the files appended in
         the range, and the rows of updated base files whose
         ``_last_updated_sequence_number`` is past the start snapshot's. Rows
-        carry ``_row_id`` and ``_last_updated_sequence_number``. Reading a
-        column that an updated base did not change in the range raises
-        NotChangedError: select the changed columns, or scan the end
-        snapshot for the others."""
+        carry ``_row_id`` and ``_last_updated_sequence_number`` and the
+        ``selected_fields`` (default: every column) as of the end snapshot;
+        a column that did not change is read from the end snapshot, so
+        selecting columns never drops a changed row."""
         return cls(table, selected_fields=selected_fields, since_snapshot_id=since_snapshot_id,
                    to_snapshot_id=to_snapshot_id)
 
@@ -106,7 +106,9 @@ class Scan:
     def plan_body(self) -> dict[str, Any]:
         """The ``/plan`` request body of this scan."""
         body: dict[str, Any] = {"case-sensitive": True}
-        if self._read_columns != list(self._schema.names):
+        # A change plan selects nothing: the catalog returns a changed base
+        # only when a selected column changed, and every changed row counts.
+        if self._since is None and self._read_columns != list(self._schema.names):
             body["select"] = self._read_columns
         if self._filter is not None and self._filter is not True:
             body["filter"] = self._filter
@@ -136,7 +138,7 @@ class Scan:
         """
         tasks = self.plan_files()
         remaining = self._limit
-        for table in self._tables(tasks, self._read_columns, self._out.names):
+        for table in self._tables(tasks, self._read_columns, self._out.names, self._end_tasks(tasks, self._read_columns)):
             if remaining is not None:
                 table = table.slice(0, remaining)
                 remaining -= table.num_rows
@@ -144,7 +146,17 @@ class Scan:
             if remaining is not None and remaining <= 0:
                 return
 
-    def _tables(self, tasks: list[dict[str, Any]], columns: list[str], out: list[str]) -> Iterator[pa.Table]:
+    def _end_tasks(self, tasks: list[dict[str, Any]], columns: list[str]) -> dict[str, dict[str, Any]]:
+        """For a change scan whose changed bases lack some of ``columns``:
+        the end snapshot's task of each base file, by path (one more plan)."""
+        if self._since is None or not any(unchanged_columns(t, columns, self._schema) for t in tasks):
+            return {}
+        end = self._to if self._to is not None else self._table.current_snapshot_id
+        plan = self._table._plan({"case-sensitive": True, "snapshot-id": end, "select": columns})
+        return {t["data-file"]["file-path"]: t for t in plan}
+
+    def _tables(self, tasks: list[dict[str, Any]], columns: list[str], out: list[str],
+                end: dict[str, dict[str, Any]]) -> Iterator[pa.Table]:
         """Each task's rows of ``out`` (read: ``columns``), in plan order,
         read ahead on the pool by at most twice its size."""
         workers = _workers()
@@ -153,7 +165,7 @@ class Scan:
             it = iter(tasks)
             try:
                 for task in it:
-                    pending.append(pool.submit(self._read, task, columns, out))
+                    pending.append(pool.submit(self._read, task, columns, out, end))
                     if len(pending) >= workers * 2:
                         yield pending.popleft().result()
                 while pending:
@@ -162,13 +174,19 @@ class Scan:
                 for f in pending:
                     f.cancel()
 
-    def _read(self, task: dict[str, Any], columns: list[str], out: list[str]) -> pa.Table:
+    def _read(self, task: dict[str, Any], columns: list[str], out: list[str],
+              end: dict[str, dict[str, Any]]) -> pa.Table:
         """One task's matching rows: read ``columns`` (and lineage when
-        asked), filter, keep ``out``."""
-        table = read_task(self._table._io, task, columns, self._lineage, schema=self._schema,
-                          name_mapping=name_mapping(self._table.metadata))
-        if self._since is not None and task["data-file"].get("column-files-changed-since") is not None:
-            table = table.filter(pc.greater(table.column(LAST_UPDATED), self._start_sequence_number()))
+        asked), filter, keep ``out``. A change task gives its changed rows,
+        the columns it lacks read from ``end``."""
+        mapping = name_mapping(self._table.metadata)
+        df = task["data-file"]
+        if self._since is not None and df.get("column-files-changed-since") is not None:
+            table = read_changed_rows(self._table._io, task, end.get(df["file-path"]), columns,
+                                      self._start_sequence_number(), schema=self._schema, name_mapping=mapping)
+        else:
+            table = read_task(self._table._io, task, columns, self._lineage, schema=self._schema,
+                              name_mapping=mapping)
         if self._predicate is not None:
             table = table.filter(self._predicate)
         return table if table.column_names == out else table.select(out)
@@ -224,7 +242,7 @@ class Scan:
             total = sum(_live_rows(t) for t in tasks)
             return total if self._limit is None else min(total, self._limit)
         needed = _expr.referenced_names(self._filter, self._schema)
-        rows = sum(t.num_rows for t in self._tables(tasks, needed, []))
+        rows = sum(t.num_rows for t in self._tables(tasks, needed, [], self._end_tasks(tasks, needed)))
         return rows if self._limit is None else min(rows, self._limit)
 
 

@@ -343,12 +343,12 @@ def _check_source_schema(source: DataFrame, key: pa.Field, fields: list[pa.Field
     arrow = _arrow_of(source.schema)
     try:
         _validate.check_type(arrow.field(key.name).type, key.type, cast, key.name)
-    except _validate.Mismatch as m:
+    except _validate._Mismatch as m:
         raise _validate.fail(_validate.KEY_TYPE, f"merge key {m.message}", column=key.name) from None
     for f in fields:
         try:
             _validate.check_type(arrow.field(f.name).type, f.type, cast, f.name)
-        except _validate.Mismatch as m:
+        except _validate._Mismatch as m:
             raise _validate.fail(m.reason, m.message, column=m.path) from None
 
 

@@ -127,7 +127,8 @@ class Table:
         self._apply(self._rest.request("GET", self._path))
         return self
 
-    def export(self, identifier: str | tuple[str, ...], *, format_version: int = 3, compact: bool = False) -> Table:
+    def export(self, identifier: str | tuple[str, ...], *, format_version: int = 3, compact: bool = False,
+               fold_source: bool = False) -> Table:
         """Copy this v4 table's current snapshot into a new table of format
         ``format_version`` (1, 2 or 3) named ``identifier``, which every
         engine reads, and return it. The catalog copies the live files into
@@ -135,17 +136,23 @@ class Table:
         in format 3, its ``first_row_id`` (so rows keep ``_row_id``).
 
         Data files with column files are refused (ValidationError, reason
-        ``column-files-pending``) unless ``compact`` is true, which first
-        folds them (and, below format 3, deletion vectors) into rewritten
-        files in compaction commits of this table. AlreadyExistsError when
+        ``column-files-pending``) unless ``compact`` is true: each such base
+        (and, below format 3, each with a deletion vector) is then folded
+        straight into the new table, written once; this table is not
+        changed. With ``fold_source`` too, they are folded in compaction
+        commits of this table first (write-data needed), then copied.
+        A fold that cannot keep the rows raises its ValidationError
+        (``required-field-nulls``, ...). AlreadyExistsError when
         ``identifier`` is taken."""
         from . import _commit
         from .catalog import split_identifier
         ns, name = split_identifier(identifier)
         body: dict[str, Any] = {"destination": {"namespace": list(ns), "name": name},
                                 "format-version": format_version, "compact": compact}
+        if fold_source:
+            body["fold-source"] = True
         res = _commit.post(self._rest, f"{self._path}/export", body)
-        if compact:
+        if compact and fold_source:
             self.refresh()  # the folds moved this table on
         return Table((*ns, name), res, self._rest)
 
@@ -299,7 +306,7 @@ class Table:
                     _schema.from_arrow_schema(pa.schema([f]))["fields"][0])
                 try:
                     _validate.check_type(f.type, want.type, cast, f.name)
-                except _validate.Mismatch as m:
+                except _validate._Mismatch as m:
                     raise _validate.fail(m.reason, f"outputs schema: {m.message}", column=m.path) from None
             new = [f for f in outputs if f.name not in current.names]
             if new:
@@ -340,7 +347,10 @@ class Table:
     def changes(self, since_snapshot_id: int, to_snapshot_id: int | None = None,
                 selected_fields: tuple[str, ...] = ("*",)) -> Scan:
         """The rows added or changed after ``since_snapshot_id`` up to
-        ``to_snapshot_id`` (default: current)."""
+        ``to_snapshot_id`` (default: current), each with ``_row_id`` and
+        ``_last_updated_sequence_number`` and the ``selected_fields``
+        (default: every column) as of ``to_snapshot_id``. Selecting fields
+        only projects: every changed row comes back. See ``Scan.changes``."""
         from .scan import Scan
         return Scan(self, selected_fields=selected_fields, since_snapshot_id=since_snapshot_id,
                     to_snapshot_id=to_snapshot_id)

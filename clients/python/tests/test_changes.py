@@ -13,7 +13,6 @@ import pytest
 import readkit
 
 import lakehold
-from lakehold._stitch import NotChangedError
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string()), pa.field("score", pa.float64())])
 
@@ -62,12 +61,40 @@ def test_update_without_lineage_changes_every_row(history: tuple[lakehold.Table,
     assert sorted(got.column("name").to_pylist()) == sorted(f"n{i}" for i in range(10))
 
 
-def test_unchanged_column_is_refused(history: tuple[lakehold.Table, list[int]]) -> None:
-    t, (s1, _, s3, _) = history
-    with pytest.raises(NotChangedError, match="did not change"):
-        t.changes(s1, s3, selected_fields=("score", "id")).to_arrow()
-    with pytest.raises(NotChangedError):
-        t.changes(s1, s3).to_arrow()
+def test_defaults_give_whole_changed_rows(history: tuple[lakehold.Table, list[int]]) -> None:
+    """With its defaults a change scan returns every column of the changed
+    rows as of the end snapshot (unchanged columns read from it), and the
+    appended rows; nothing is refused."""
+    t, (s1, s2, s3, s4) = history
+    got = t.changes(s1, s3).to_arrow().sort_by("id")
+    assert got.column_names == ["id", "name", "score", "_row_id", "_last_updated_sequence_number"]
+    want_ids = list(range(5)) + list(range(10, 15))
+    assert got.column("id").to_pylist() == want_ids
+    assert got.column("name").to_pylist() == [f"r{i}" for i in want_ids]
+    assert got.column("score").to_pylist() == [1.0] * 5 + [0.0] * 5
+    # The name update (no lineage) changed every row of A: the score each
+    # row has at s4 comes with it.
+    got = t.changes(s3, s4).to_arrow().sort_by("id")
+    assert got.column("id").to_pylist() == list(range(10))
+    assert got.column("name").to_pylist() == [f"n{i}" for i in range(10)]
+    assert got.column("score").to_pylist() == [1.0] * 5 + [0.0] * 5
+    assert t.changes(s1, s2).count() == 5
+
+
+def test_selected_fields_project_never_drop(history: tuple[lakehold.Table, list[int]]) -> None:
+    """Selecting a column the update did not change still returns every
+    changed row (it used to return none), and mixing changed and unchanged
+    columns is no longer refused."""
+    t, (s1, s2, s3, _) = history
+    first = t.scan(with_row_lineage=True).to_arrow()
+    row_id = dict(zip(first.column("id").to_pylist(), first.column("_row_id").to_pylist()))
+    got = t.changes(s1, s2, selected_fields=("id",)).to_arrow()
+    assert got.column_names == ["id", "_row_id", "_last_updated_sequence_number"]
+    assert sorted(got.column("id").to_pylist()) == list(range(5))
+    assert sorted(got.column("_row_id").to_pylist()) == sorted(row_id[i] for i in range(5))
+    both = t.changes(s1, s3, selected_fields=("score", "id")).to_arrow().sort_by("id")
+    assert both.column("id").to_pylist() == list(range(5)) + list(range(10, 15))
+    assert both.column("score").to_pylist() == [1.0] * 5 + [0.0] * 5
 
 
 def test_count_of_changes(history: tuple[lakehold.Table, list[int]]) -> None:
