@@ -21,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for AuditEventDecision.
@@ -56,6 +57,102 @@ func (e DeletedObjectKind) Valid() bool {
 	case DeletedObjectKindTable:
 		return true
 	case DeletedObjectKindView:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionDefinitionFunctionType.
+const (
+	Udf  FunctionDefinitionFunctionType = "udf"
+	Udtf FunctionDefinitionFunctionType = "udtf"
+)
+
+// Valid indicates whether the value is a known member of the FunctionDefinitionFunctionType enum.
+func (e FunctionDefinitionFunctionType) Valid() bool {
+	switch e {
+	case Udf:
+		return true
+	case Udtf:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionDefinitionVersionOnNullInput.
+const (
+	Call       FunctionDefinitionVersionOnNullInput = "call"
+	ReturnNull FunctionDefinitionVersionOnNullInput = "return-null"
+)
+
+// Valid indicates whether the value is a known member of the FunctionDefinitionVersionOnNullInput enum.
+func (e FunctionDefinitionVersionOnNullInput) Valid() bool {
+	switch e {
+	case Call:
+		return true
+	case ReturnNull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionListTypeType.
+const (
+	List FunctionListTypeType = "list"
+)
+
+// Valid indicates whether the value is a known member of the FunctionListTypeType enum.
+func (e FunctionListTypeType) Valid() bool {
+	switch e {
+	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionMapTypeType.
+const (
+	Map FunctionMapTypeType = "map"
+)
+
+// Valid indicates whether the value is a known member of the FunctionMapTypeType enum.
+func (e FunctionMapTypeType) Valid() bool {
+	switch e {
+	case Map:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionSQLRepresentationType.
+const (
+	Sql FunctionSQLRepresentationType = "sql"
+)
+
+// Valid indicates whether the value is a known member of the FunctionSQLRepresentationType enum.
+func (e FunctionSQLRepresentationType) Valid() bool {
+	switch e {
+	case Sql:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionStructTypeType.
+const (
+	Struct FunctionStructTypeType = "struct"
+)
+
+// Valid indicates whether the value is a known member of the FunctionStructTypeType enum.
+func (e FunctionStructTypeType) Valid() bool {
+	switch e {
+	case Struct:
 		return true
 	default:
 		return false
@@ -230,6 +327,9 @@ type CatalogConfig struct {
 	Overrides              map[string]string `json:"overrides"`
 }
 
+// CatalogObjectIdentifier Namespace levels followed by the object's name.
+type CatalogObjectIdentifier = []string
+
 // ColumnFileInfo defines model for ColumnFileInfo.
 type ColumnFileInfo struct {
 	FieldIds        []int  `json:"field-ids"`
@@ -336,6 +436,13 @@ type CompactionRewrite struct {
 	FileSizeInBytes int64                     `json:"file-size-in-bytes"`
 	Location        string                    `json:"location"`
 	RecordCount     int64                     `json:"record-count"`
+}
+
+// CreateFunctionRequest defines model for CreateFunctionRequest.
+type CreateFunctionRequest struct {
+	// Metadata Any JSON value, decoded by the server with apache/iceberg-go.
+	Metadata RawJSON `json:"metadata"`
+	Name     string  `json:"name"`
 }
 
 // CreateNamespaceRequest defines model for CreateNamespaceRequest.
@@ -534,6 +641,122 @@ type FilesCommitRequest struct {
 	SnapshotProperties *Properties            `json:"snapshot-properties,omitempty"`
 }
 
+// FunctionDataType A type string, or a list, map or struct type object.
+type FunctionDataType = json.RawMessage
+
+// FunctionDefinition defines model for FunctionDefinition.
+type FunctionDefinition struct {
+	CurrentVersionId int                            `json:"current-version-id"`
+	DefinitionId     string                         `json:"definition-id"`
+	Doc              *string                        `json:"doc,omitempty"`
+	FunctionType     FunctionDefinitionFunctionType `json:"function-type"`
+	Parameters       []FunctionParameter            `json:"parameters"`
+	ReturnNullable   *bool                          `json:"return-nullable,omitempty"`
+
+	// ReturnType A type string, or a list, map or struct type object.
+	ReturnType   FunctionDataType            `json:"return-type"`
+	SpecificName *string                     `json:"specific-name,omitempty"`
+	Versions     []FunctionDefinitionVersion `json:"versions"`
+}
+
+// FunctionDefinitionFunctionType defines model for FunctionDefinition.FunctionType.
+type FunctionDefinitionFunctionType string
+
+// FunctionDefinitionLogEntry defines model for FunctionDefinitionLogEntry.
+type FunctionDefinitionLogEntry struct {
+	DefinitionVersions []FunctionDefinitionVersionRef `json:"definition-versions"`
+	TimestampMs        int64                          `json:"timestamp-ms"`
+}
+
+// FunctionDefinitionVersion defines model for FunctionDefinitionVersion.
+type FunctionDefinitionVersion struct {
+	Deterministic   *bool                                 `json:"deterministic,omitempty"`
+	OnNullInput     *FunctionDefinitionVersionOnNullInput `json:"on-null-input,omitempty"`
+	Representations []FunctionSQLRepresentation           `json:"representations"`
+	TimestampMs     int64                                 `json:"timestamp-ms"`
+	VersionId       int                                   `json:"version-id"`
+}
+
+// FunctionDefinitionVersionOnNullInput defines model for FunctionDefinitionVersion.OnNullInput.
+type FunctionDefinitionVersionOnNullInput string
+
+// FunctionDefinitionVersionRef defines model for FunctionDefinitionVersionRef.
+type FunctionDefinitionVersionRef struct {
+	DefinitionId string `json:"definition-id"`
+	VersionId    int    `json:"version-id"`
+}
+
+// FunctionListType defines model for FunctionListType.
+type FunctionListType struct {
+	// Element A type string, or a list, map or struct type object.
+	Element FunctionDataType     `json:"element"`
+	Type    FunctionListTypeType `json:"type"`
+}
+
+// FunctionListTypeType defines model for FunctionListType.Type.
+type FunctionListTypeType string
+
+// FunctionMapType defines model for FunctionMapType.
+type FunctionMapType struct {
+	// Key A type string, or a list, map or struct type object.
+	Key  FunctionDataType    `json:"key"`
+	Type FunctionMapTypeType `json:"type"`
+
+	// Value A type string, or a list, map or struct type object.
+	Value FunctionDataType `json:"value"`
+}
+
+// FunctionMapTypeType defines model for FunctionMapType.Type.
+type FunctionMapTypeType string
+
+// FunctionMetadata defines model for FunctionMetadata.
+type FunctionMetadata struct {
+	DefinitionLog []FunctionDefinitionLogEntry `json:"definition-log"`
+	Definitions   []FunctionDefinition         `json:"definitions"`
+	Doc           *string                      `json:"doc,omitempty"`
+	FormatVersion int                          `json:"format-version"`
+	FunctionUuid  openapi_types.UUID           `json:"function-uuid"`
+	Location      *string                      `json:"location,omitempty"`
+	Properties    *Properties                  `json:"properties,omitempty"`
+	Secure        *bool                        `json:"secure,omitempty"`
+}
+
+// FunctionParameter defines model for FunctionParameter.
+type FunctionParameter struct {
+	Doc  *string `json:"doc,omitempty"`
+	Name string  `json:"name"`
+
+	// Type A type string, or a list, map or struct type object.
+	Type FunctionDataType `json:"type"`
+}
+
+// FunctionSQLRepresentation defines model for FunctionSQLRepresentation.
+type FunctionSQLRepresentation struct {
+	Dialect string                        `json:"dialect"`
+	Sql     string                        `json:"sql"`
+	Type    FunctionSQLRepresentationType `json:"type"`
+}
+
+// FunctionSQLRepresentationType defines model for FunctionSQLRepresentation.Type.
+type FunctionSQLRepresentationType string
+
+// FunctionStructField defines model for FunctionStructField.
+type FunctionStructField struct {
+	Name string `json:"name"`
+
+	// Type A type string, or a list, map or struct type object.
+	Type FunctionDataType `json:"type"`
+}
+
+// FunctionStructType defines model for FunctionStructType.
+type FunctionStructType struct {
+	Fields []FunctionStructField  `json:"fields"`
+	Type   FunctionStructTypeType `json:"type"`
+}
+
+// FunctionStructTypeType defines model for FunctionStructType.Type.
+type FunctionStructTypeType string
+
 // GetNamespaceResponse defines model for GetNamespaceResponse.
 type GetNamespaceResponse struct {
 	Namespace  Namespace   `json:"namespace"`
@@ -610,6 +833,12 @@ type ListDeletedObjectsResponse struct {
 	NextPageToken *string         `json:"next-page-token,omitempty"`
 }
 
+// ListFunctionsResponse defines model for ListFunctionsResponse.
+type ListFunctionsResponse struct {
+	Identifiers   *[]CatalogObjectIdentifier `json:"identifiers,omitempty"`
+	NextPageToken *string                    `json:"next-page-token,omitempty"`
+}
+
 // ListGrantsResponse defines model for ListGrantsResponse.
 type ListGrantsResponse struct {
 	Grants []Grant `json:"grants"`
@@ -652,6 +881,12 @@ type ListWarehousesResponse struct {
 // LoadCredentialsResponse defines model for LoadCredentialsResponse.
 type LoadCredentialsResponse struct {
 	StorageCredentials []StorageCredential `json:"storage-credentials"`
+}
+
+// LoadFunctionResult defines model for LoadFunctionResult.
+type LoadFunctionResult struct {
+	Metadata         FunctionMetadata `json:"metadata"`
+	MetadataLocation *string          `json:"metadata-location,omitempty"`
 }
 
 // LoadTableResult defines model for LoadTableResult.
@@ -938,6 +1173,9 @@ type AccessDelegationParam = string
 // ColumnFilesHeader defines model for ColumnFilesHeader.
 type ColumnFilesHeader = string
 
+// FunctionParam defines model for FunctionParam.
+type FunctionParam = string
+
 // IdempotencyKeyParam defines model for IdempotencyKeyParam.
 type IdempotencyKeyParam = string
 
@@ -961,6 +1199,9 @@ type ViewParam = string
 
 // Error defines model for Error.
 type Error = IcebergErrorResponse
+
+// LoadFunction defines model for LoadFunction.
+type LoadFunction = LoadFunctionResult
 
 // LoadTable defines model for LoadTable.
 type LoadTable = LoadTableResult
@@ -1059,6 +1300,12 @@ type CreateNamespaceParams struct {
 // DropNamespaceParams defines parameters for DropNamespace.
 type DropNamespaceParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+}
+
+// ListFunctionsParams defines parameters for ListFunctions.
+type ListFunctionsParams struct {
+	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+	PageSize  *PageSizeParam  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 }
 
 // UpdatePropertiesParams defines parameters for UpdateProperties.
@@ -1291,6 +1538,9 @@ type SetStorageProfileJSONRequestBody = RawJSON
 
 // UndropObjectJSONRequestBody defines body for UndropObject for application/json ContentType.
 type UndropObjectJSONRequestBody = UndropRequest
+
+// CreateFunctionJSONRequestBody defines body for CreateFunction for application/json ContentType.
+type CreateFunctionJSONRequestBody = CreateFunctionRequest
 
 // MaintainTableJSONRequestBody defines body for MaintainTable for application/json ContentType.
 type MaintainTableJSONRequestBody = MaintainTableRequest
@@ -1693,6 +1943,12 @@ type ServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
 	UndropObject(w http.ResponseWriter, r *http.Request, warehouse string, id string)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
+	CreateFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam)
+
+	// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
+	DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
 
@@ -1719,6 +1975,12 @@ type ServerInterface interface {
 
 	// (HEAD /v1/{prefix}/namespaces/{namespace})
 	NamespaceExists(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions)
+	ListFunctions(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListFunctionsParams)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions/{function})
+	LoadFunction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, function FunctionParam)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/properties)
 	UpdateProperties(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params UpdatePropertiesParams)
@@ -1954,6 +2216,16 @@ func (_ Unimplemented) UndropObject(w http.ResponseWriter, r *http.Request, ware
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
+func (_ Unimplemented) CreateFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
+func (_ Unimplemented) DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 func (_ Unimplemented) MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
 	w.WriteHeader(http.StatusNotImplemented)
@@ -1996,6 +2268,16 @@ func (_ Unimplemented) LoadNamespaceMetadata(w http.ResponseWriter, r *http.Requ
 
 // (HEAD /v1/{prefix}/namespaces/{namespace})
 func (_ Unimplemented) NamespaceExists(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/functions)
+func (_ Unimplemented) ListFunctions(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListFunctionsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/functions/{function})
+func (_ Unimplemented) LoadFunction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, function FunctionParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3068,6 +3350,85 @@ func (siw *ServerInterfaceWrapper) UndropObject(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// CreateFunction operation middleware
+func (siw *ServerInterfaceWrapper) CreateFunction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateFunction(w, r, warehouse, namespace)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DropFunction operation middleware
+func (siw *ServerInterfaceWrapper) DropFunction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "function" -------------
+	var function FunctionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "function", chi.URLParam(r, "function"), &function, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "function", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DropFunction(w, r, warehouse, namespace, function)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // MaintainTable operation middleware
 func (siw *ServerInterfaceWrapper) MaintainTable(w http.ResponseWriter, r *http.Request) {
 
@@ -3453,6 +3814,114 @@ func (siw *ServerInterfaceWrapper) NamespaceExists(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.NamespaceExists(w, r, prefix, namespace)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListFunctions operation middleware
+func (siw *ServerInterfaceWrapper) ListFunctions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListFunctionsParams
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListFunctions(w, r, prefix, namespace, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// LoadFunction operation middleware
+func (siw *ServerInterfaceWrapper) LoadFunction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "function" -------------
+	var function FunctionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "function", chi.URLParam(r, "function"), &function, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "function", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoadFunction(w, r, prefix, namespace, function)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5829,6 +6298,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/views/{view}", wrapper.ReplaceView)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/functions", wrapper.ListFunctions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/functions/{function}", wrapper.LoadFunction)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/register-view", wrapper.RegisterView)
 	})
 	r.Group(func(r chi.Router) {
@@ -5898,6 +6373,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Delete(options.BaseURL+"/management/v1/roles/{role}/assignments/{kind}/{name}", wrapper.DeleteAssignment)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions", wrapper.CreateFunction)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function}", wrapper.DropFunction)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain", wrapper.MaintainTable)
 	})
 	r.Group(func(r chi.Router) {
@@ -5923,6 +6404,8 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 }
 
 type ErrorJSONResponse IcebergErrorResponse
+
+type LoadFunctionJSONResponse LoadFunctionResult
 
 type LoadTableResponseHeaders struct {
 	ETag *string
@@ -6916,6 +7399,82 @@ func (response UndropObjectdefaultJSONResponse) VisitUndropObjectResponse(w http
 	return err
 }
 
+type CreateFunctionRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Body      *CreateFunctionJSONRequestBody
+}
+
+type CreateFunctionResponseObject interface {
+	VisitCreateFunctionResponse(w http.ResponseWriter) error
+}
+
+type CreateFunction200JSONResponse struct{ LoadFunctionJSONResponse }
+
+func (response CreateFunction200JSONResponse) VisitCreateFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateFunctiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CreateFunctiondefaultJSONResponse) VisitCreateFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DropFunctionRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Function  FunctionParam  `json:"function"`
+}
+
+type DropFunctionResponseObject interface {
+	VisitDropFunctionResponse(w http.ResponseWriter) error
+}
+
+type DropFunction204Response struct {
+}
+
+func (response DropFunction204Response) VisitDropFunctionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DropFunctiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response DropFunctiondefaultJSONResponse) VisitDropFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type MaintainTableRequestObject struct {
 	Warehouse string         `json:"warehouse"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -7258,6 +7817,88 @@ type NamespaceExistsdefaultJSONResponse struct {
 }
 
 func (response NamespaceExistsdefaultJSONResponse) VisitNamespaceExistsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFunctionsRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Params    ListFunctionsParams
+}
+
+type ListFunctionsResponseObject interface {
+	VisitListFunctionsResponse(w http.ResponseWriter) error
+}
+
+type ListFunctions200JSONResponse ListFunctionsResponse
+
+func (response ListFunctions200JSONResponse) VisitListFunctionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFunctionsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListFunctionsdefaultJSONResponse) VisitListFunctionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoadFunctionRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Function  FunctionParam  `json:"function"`
+}
+
+type LoadFunctionResponseObject interface {
+	VisitLoadFunctionResponse(w http.ResponseWriter) error
+}
+
+type LoadFunction200JSONResponse struct{ LoadFunctionJSONResponse }
+
+func (response LoadFunction200JSONResponse) VisitLoadFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoadFunctiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response LoadFunctiondefaultJSONResponse) VisitLoadFunctionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8816,6 +9457,12 @@ type StrictServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
 	UndropObject(ctx context.Context, request UndropObjectRequestObject) (UndropObjectResponseObject, error)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
+	CreateFunction(ctx context.Context, request CreateFunctionRequestObject) (CreateFunctionResponseObject, error)
+
+	// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
+	DropFunction(ctx context.Context, request DropFunctionRequestObject) (DropFunctionResponseObject, error)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(ctx context.Context, request MaintainTableRequestObject) (MaintainTableResponseObject, error)
 
@@ -8842,6 +9489,12 @@ type StrictServerInterface interface {
 
 	// (HEAD /v1/{prefix}/namespaces/{namespace})
 	NamespaceExists(ctx context.Context, request NamespaceExistsRequestObject) (NamespaceExistsResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions)
+	ListFunctions(ctx context.Context, request ListFunctionsRequestObject) (ListFunctionsResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions/{function})
+	LoadFunction(ctx context.Context, request LoadFunctionRequestObject) (LoadFunctionResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/properties)
 	UpdateProperties(ctx context.Context, request UpdatePropertiesRequestObject) (UpdatePropertiesResponseObject, error)
@@ -9711,6 +10364,68 @@ func (sh *strictHandler) UndropObject(w http.ResponseWriter, r *http.Request, wa
 	}
 }
 
+// CreateFunction operation middleware
+func (sh *strictHandler) CreateFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam) {
+	var request CreateFunctionRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+
+	var body CreateFunctionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateFunction(ctx, request.(CreateFunctionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateFunction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateFunctionResponseObject); ok {
+		if err := validResponse.VisitCreateFunctionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DropFunction operation middleware
+func (sh *strictHandler) DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam) {
+	var request DropFunctionRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+	request.Function = function
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DropFunction(ctx, request.(DropFunctionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DropFunction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DropFunctionResponseObject); ok {
+		if err := validResponse.VisitDropFunctionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // MaintainTable operation middleware
 func (sh *strictHandler) MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
 	var request MaintainTableRequestObject
@@ -9982,6 +10697,62 @@ func (sh *strictHandler) NamespaceExists(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(NamespaceExistsResponseObject); ok {
 		if err := validResponse.VisitNamespaceExistsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListFunctions operation middleware
+func (sh *strictHandler) ListFunctions(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListFunctionsParams) {
+	var request ListFunctionsRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListFunctions(ctx, request.(ListFunctionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListFunctions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListFunctionsResponseObject); ok {
+		if err := validResponse.VisitListFunctionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// LoadFunction operation middleware
+func (sh *strictHandler) LoadFunction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, function FunctionParam) {
+	var request LoadFunctionRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Function = function
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoadFunction(ctx, request.(LoadFunctionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoadFunction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoadFunctionResponseObject); ok {
+		if err := validResponse.VisitLoadFunctionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11060,188 +11831,207 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L19kxu3kTD+VVC835W4VTPkrrW5X25VV/XIsuwosWU9kmJfVehKwJkmCe8QYAAMKUa13/0pdGNeiRmS",
-	"K3K1svOXVpwZoNFoNPq9Pw4StVwpCdKawc3HwYprvgQLGv/3PEnAmG8ggzm3Qsk37ql7IOTgZrAAnoIe",
-	"RAPJlzC4Gfxv/CqBKeh5TN/F1YeDaGCSBSy5+9huV+51Y7WQ88HdXTR4obJ8Kb8VGZg/0aA3HwcpmESL",
-	"FX5+M7A6B7ZZgGR2ASzJBEjLNPDUsJnSS27ZGrQRSrJrtgTLU2454zJlCY49kTM3Oht+z29hobKUwQcL",
-	"0n1wMWI/C7tQuWXCRowzDf/MwVhmF9yyjcqzlHFpNqAncl0bfJgpnr7n0wwilmjgFvx/NMyFsaD9fzlL",
-	"1HIpLLOKcRzCugdMaaYk0Cz5aq55CoZx/9Aqtr6+YMIwDbPcQMo2wi7Y9eXlRH7N07cE4ssPCSCC3KTc",
-	"KOlxEXtcxNdxLk2+WiltIY2n25gQF03kFGZKA+NyaxdCzt1MtIjUAUYQW0ifIQ5NwiVbZVxKIecTqcHm",
-	"WhqGaCC84ioWfA0e3/5nJbOtWwtNS69NpAGZMmFHE0cXe0iJSCNG2thDRa9SWK6UBZls/wLbflqtvRv/",
-	"BbZ7Rn7Nl2BWPIFy0CZxls9ZBmvITMSAJwv217ffxyATlUIasV+VkJCy6RYJ+PLD1bfMgDtuVmk2/M+r",
-	"by9GBTZW3C4qUGUx+CAaONIUGtLBjTsP/UC/4XN4J/4FTUT8Mwe9rQZf+ZcaCFgKKZb5cnBzFRXjCmlh",
-	"Droc+L26hYod8CxTm5fLld3+xLMcCui6JsSP96D8jYaZ+NCB7/cLYBuuYaFyA8yNHDHujoqjS0iZkEyt",
-	"QWuRghmtcCSH+PH6apwoORPzDlTTq0fiGY95E8nNUfFEHznoTwI2fWOuBWyOGvLOvWxWShpA1v5Sa4Vs",
-	"NlHSgrS4jatVJhJk2ONfjcP0x9qI/5+G2eBm8B/j6sYY01Mz9qcVB33rp6FJmxv3XG7ZjIss17RjXDL/",
-	"KQP3LZuqdDsa3EWD7wvmejIYyxHfgskzGwIPH9c4fPFXnCma0rFJPjXu7pkpzTgzls8h9awTTzBxGsLx",
-	"ez5vwrezK36lbrtPulA3YPc63dNymYjun67/Wl0UX29fIL9+cPII3Gwj9nyp3P1kDUt4bsAUd91EHnbZ",
-	"3SDDpWtVGDZUmkQIvOImki74Jb8FJuzFjjAR4QXoPijEglSkTCrLEq71diLDV9UNcwdyxF4rul43vOt+",
-	"tQuYyCUYw+fEypwQ4OUbvFVJyFlfu+vSocwjFeUzY8RcAuxyyFvhrljDprnIrJBsyOnPWEi20kImYsWz",
-	"JwYnvIiYEmnChlyyH19984KZfPorJPbCQTrXKl9Vj/C/SOcrrVagrSB24uYLEHjBr0IsruJdf6PP/cu/",
-	"lJeOQjDcKM/zVNiXa0+Izal5Qmtuo2Ay+OHl+z/9+A0ba5VbGK+4taDlZBCxyUAYk0Ns3UU0Gbh1TgZr",
-	"kGmcaEhBWsEzMxkMot31cISAqGRwM0i5hdiKJYTeTSERxsMG0l2of6OrEtxiU5AC/3AMEdLauusjWC6y",
-	"3bW9Wyhtn7HJgKOk/T+ORop11H6KN1pYmAw8s3IrDMEpwltX0kkIt0blOoEbTyoOqTCaj5CQbngmEpRv",
-	"PfXdgM1C8/oTFXfMr4EmCU3vCOamFAHG0oykGTvycZD4E07kw9SMcbbkks9hiUqDo4YQOMZym5vd2f70",
-	"/v0bRg/dYHVeMPT/d5hFJLeJ6GIQFKHqtC/cnnA7aOCjjv2oIPEaSmrEVQJekkvoBL3glmdq/gLFn91D",
-	"lMKM5xnpgDxNhZuPZ28a7+wgbGcSkOlKCa9KCgvL3u+41nxL9FcJ47ewjTMxAzxToY9Lwe5TQG1tQbn6",
-	"+vBBLJaK6is5U7tonAnI0likQQSUBLCLAactxQVTCYCPz434F8RCxtOt9bMVXEhI+1/XAUqLBoXgsp8F",
-	"l282oYlqawrCsQ9NqzzAs1GocoN1rPbLwaJDYqJ0Gicql/ag8drEV+IiuvcmtKDo3xPzAqUPL2ntbg5p",
-	"8AhScwf6RLz2lge2xy96Wdia+oZ7yzd/fvfja2TLkq/MQtm4CWXf1zVm0MZ2Y3FhPDnkeEWhA0MC2ftM",
-	"kKGqDxIc51X1+v3RkK+crHH4F611N2atRtuLAS+s76Cg0B6OWMGONrWfKe1+Ug3TB7vm0tCl2bmHqBDE",
-	"yYLL+VFkvkMdO5TeWkNzom6gSWX77VDcHhJb0f684DIV7sUz8KGZCrGh/rsnhQwcXPEaEqv0AfTgF/KN",
-	"//An+u5TrpuZ0MbGWm28ZHzAJ6QSHyl3HX1zuU+s29+jllN8o90JbmpPKifTmP9I5svpnhuyAXPHXdjA",
-	"X9Sko/YS2uBVqNxDt/136D2PnAbU2I7iR6uC0eGnoX0+7Q1awtiPoNZ52D3dXKdC8kzY7SmkMDWbGTiU",
-	"io8/lN3Csp+4PWjUWGA/qt5kXHbftEnBIe9DFRV7DdDFkn+I20x2F1nureOPcI3qDmRi7au/DVwIkqiO",
-	"nX4kF+fj8GtmL/98/DfJgykurZ1q6zHHaytoKy39ap18tnKO7UFvORRZtk7AB6upD1pA1/F+5Ct4U5ih",
-	"erdg12iWgbWgTcRSMRfWoBV9xP7OYvZ/njFu2VIZy66++iMrSKJfEei0DBOUb1WPttYA7N4m6j0Q9CuM",
-	"veewY/5osOLaonkrNitIjhAj7kcd0YHenLpubvkcYnJs1JYwVSoDLt0byHRjpdP9mkuXIoH4KYHr3oJe",
-	"BeqeO/BQiFwL2BSOrNPgqTVmYy3dOPy5MKk/CkSGF1hCEFrGN9xyp/3VzF2PQrM89O7sW1OHMdW7aGNj",
-	"+VHKxucxl5ZMrc9+f+AKdjB1D43WKG2JPzX9UPVXVpB0PDzUiH6I2lpMEyQBJxNC+iP9ELji8HF8jHcS",
-	"PqyEBnPUNx2eusL7Wzg5i4gXjFIJ+TU7+URDGjpcEl/leg6x959BGo4YopC0uWJWqSqUUIM7PEJJBjKt",
-	"CSLlHRZy19X81UVolmdOtZ1ooHgXxs5tLkX/rvN+tObcr6jUj2sTa2/y2UxQLB9bqCwVcs44ayk28fqK",
-	"TTM1DdHLw2rlHZ6Ue2voL2czSKxYOyF4LTKYg+mW41flO8ca4Sovdx/bewdJrvFc7RpkSqdwDYjggjIx",
-	"F1PhFvxahXXhNEwjt7CtLk6mNCvZOEPXlBPp0Yc6GtzIPMuiwPnzU21DhOIDYPZfnAhh9X5wlf/McU+J",
-	"Z/ZcnOBf/GJcjY/u7nyYi7GxT/33JIaY/aBSyPYSd50/YtxET0QBRVc2SXo3kjyiIG0yIFPYmZrNQCLf",
-	"xNsnYiI17viseZaDGQ0CS+g+CoVtepdR78JyQ8GJ0wyYyaexW3sRvOJGjTBapQzLVhM51VwmC6YkG7qX",
-	"yiDINc9Einv3xPilGQyKOzT+7oLivEPhNsntcbyS/r/faUgI9O9HtPFBaumMKCN73SdEwriRuwKb3FDl",
-	"IT/YM0CxQTRweUhD3pbeoCon2RnLl6t4ea87tlxYK1wpBF9rtvrCg7vxwZFOvyElIStp2NaQgrFCHoTZ",
-	"gJe0Sc1t3Dz9igzQFBj/NNoXJN8ML6rgCi38W7DJ4l3C5Xtubk3n2lcZl7Hl5nb/EahePWQ+DBMOisxv",
-	"X757z0KvP2OQkXeLccOEZG8y93yagXuR3tmNEiXh+Ei9e/fOat7CJvFrPcmQJeaOEuNCLOCQUBuepnEp",
-	"tR4Of9MgEFiFG7e8Ne+F9S4hKijBLtUa7uNAuW9EENi4pYQcgbuAinUWn+kOQXwH9kv2B3yneeiyLFWO",
-	"vTG899NuqvFro4XgCyYZ7Mr8Rd5LL/FXUuTO/Yffh+b/s5oGDrieHylWOrZ7K2T6xDC1kYzreV4Ebe1M",
-	"ya2F5SrAu5/TA8OmMM8lM4rNuA6K8H6II21HPpXhOHuTw9zh5/TPaupXQalKQfbvlPd/HQnHwTE1nTkN",
-	"S/4h9njrUBfdItI8OxIyY70bpUwWWHOReVtaOaS7VUmncCcix5xMCmPRW/+uQyeaochBnkBG36XCJFyn",
-	"HckGtki3agfbSzOi0PpSg6Ac1QWwX9WUcqJUbjGjS1jMdXHvp2RkA/nPHHIIZh5QbFyedwirZYD/fomn",
-	"bpYjPFbHo7VjEZ3KkiIb5Nzau46D3qDM3UN/xJ7XjvAuGZXMqn/t1TrJ6tjJor4XxlLOELKUbi7Jq5cO",
-	"PrBlMtK+gMj64J1Qlgk/PVCirnEEgFUSUYCZSPhg4xWf+6wgvIrzjE6fZ9T9u+Ch6VpRzSHVvaJPkAXr",
-	"Dq99O1CbpgvchsOhD2J67zjxq3RknGMfCoi6VoZyTM+K5vj84AWRWLQP437QLpj+rKY9EP2qpkfdm2dB",
-	"KwLRBX8pi5oDBNvD19IQcU++ohpAXesqo1/61nU0HLXkrsNxUYKyl9Zqg3et663qZUNaHaWgq2w/06ch",
-	"u+BBy0EPQFX4++FgBUw8JyehOlxdaytDKnrWVwo6hy+vHHYv6muDB2FUPH1RZSx2A2ms0j7cp3j5YGjf",
-	"0bfVPHuhDs3WBX49rT8UHuFTHg+P3zlTdgvZSizETgASch4fBttb/OgdfeMzOFFdeMj96E27aZUceMx7",
-	"8KkZRj9wIS0Xst9OneptrHMZtlNTWECsshR0bBdcHq4uaHBzxxmnSfcYofcBv0eoqyTRpkboZTgfUDFM",
-	"9ZbpXLK4XguIyipM4SJiGjJuxRqLGlXaY4FvLMVyeMj1frymcS3yvHkiDlD6d2wMmJzfjwm/ZHoVKzps",
-	"mbF8y0jxRVebW7i7bhymRsGZD2UgJl92A/QtlV2aMS4ZcJ0J0BFzk2idr9yeuY3y20u1iIRhSsLoAM9P",
-	"CLtRi1baALYQWG1g8GjlmRVYQSj9ga/6HHDHugxrk7y+X4TRayThn7WwUIuiCOik+DDriIatpWk19+3l",
-	"GvSWCpxQwYIZz7IpT27doRG+wMivfM2fGIYhtbpxbnqNma2gj8DiNly7qyUA18+OsDmTdIBxZjICCePP",
-	"ccIlm4NlG63knHzH3u1s+dawAh8Xp4O3TZcFxiv01lYUorOWr6pk4X1G2nYIloHYgDTC4aWDG8nGWTk4",
-	"9y+zR4RKox8y1mpjmtFvhwRvQOZjCQ8/Bcevx1iubXyv76yJMbboyBOfu60p5tspvVQP69tHGHv8ooG3",
-	"2Zi8pW98rTzvCGUvebKgEoQ1d2XhQkUDqne1ChrtPTe3bFiaabBUFr4xkYW9xweb1IOH3Wsq17XShph2",
-	"gbXo6k7AiSxm9tNWTr6I+YJ1RaE6A3oNmkI4vkxnbld1m3s5eutVYvoFS/9ekP/UC+u0GAuGzHTBXNmp",
-	"44MFms5QW63s0YMZSDTYeA6yFsFybAiJj5Stlhoat73YNry9eH3R1IiOQjE9JYB2D79ZqI1kSibwjMEH",
-	"SupnIqUqmfgN45a9+fHde6w2qHhuF2M0LphB9EmpR02ENcEMI6MVaHDPSKb/m4PeFpb4rqgcKi4U01cm",
-	"nm7jYmXlwTr8hC35h1f08tXl5eXu88BshQepe5K9gypphcyR+Cpr0C555MaqZUy39Cdilv6K3e9NDBXu",
-	"v3p4+d6Q+n0LLGOvAhMePRjazIz4F/SHSdHHfUpqNDBCJqTvHhuW1k+qnenUh230kb6lDrfSTvDyztxR",
-	"n9+ouNp2/ftyy9wTiiONWAqBS5sEBL7iyQLGhQ4xV04Q/xDPVeyn+9UoOXrLNz/4sEk3b72CceepP0xh",
-	"7bx/1Bp0mZK9J+nCc8DdGYNY89D35gN+EvCfBl1hzOuEbarSbRCcWm3RPmJs6dFkW1io9IDMvPtzs5VW",
-	"a+GzPANWi3kXinMt9mPYf09vl8upELIP0WGr5L3ReRDMBOphEFZ23d1Sj05Ox0AKsh0zbztmaLhhQxTg",
-	"zQoSxmcWNLsaXV1dRIxnSs6NSIEKjKaw0pBg+VGyxbJb2Hq7lfuiDAXXwNMRe+H/5+ZidqFVPl9MZKnb",
-	"P/FPsJTiM1ZhlSVqCQztFkKi4jGROwQfUibuvRWnId+7jt1Zw496teCF236/sbdtHsScGKwFG8gsiwbH",
-	"m4APhPRgy24gGaLPxNo2hwYSWBzv7X1DIaBdFkynXtMb5pSm49bhbMDQAnrXpnmEDfMtuNtgj3Pgk+LU",
-	"Dwuo3PmwrZ5WdUT7g9Pfwkpp+wNYLRJzL2OZxhHiw5I36i8HwVEZnLXEQzMeMwRCFavaZS7FaA9i0CNW",
-	"lGImoSyqCtdHrBTwo7InxEQ6Cf9Zrbw9furrjWcZm+a2HKr8ng2p8QDWr57IKrLBD0z1N9zIhr4in0Tr",
-	"UYgxH1vY+d4pvEfE+iFMwZ3Z8WqexBPp2wLsz7oo2gf4SUIgts9lZzmVfrweGDXTGeDdU2v7rzLVarW3",
-	"3Mtp9v2uB4CuO+wzZ5t3ly4/ALW6qVmF5dJH6vn+KxZ0rHqhlDD3VMFbqnU7LGG/Af+wupP70i16wO0s",
-	"aiqMcUAdmcTipK/0PmtMP4HuihEqAKIS/tDu/Vznr90lXZr3mZN4bsbjiJmnN+PxNE9uwY5HoxF2BjCN",
-	"nwbR5y4Hs6fEjftc+KrduyJn0YYE1SlvYST9xpC309tUxHLlE98idIdakN6/L4xThLAavhxuhC66OcxU",
-	"lqkNiq/P0RbTnGullVWJyi4itspyg+/VqtU/f/NqIof/GFc/jddX/7gYsa9VKorIA2xFUQ5btpda19t8",
-	"RMyjNJpIf8Lw5q/nYDGuKT04ZdywmQZK1CZT0wKwX1TaMjZNZK+1KWJG+R5X8lZiRgsWuaPJ0RSJ7mPO",
-	"ri8vfaawsE62qpKaQ3vj+H2RqTm4HF2NLr2RU/KVGNwMno4uR08dSXC7QCJrYnDM81Qgx5qHzPzfC2Np",
-	"K/A9ZjUXGZOwAWMZlhe9YYAu+2VuuXXqeNESAD1u7tFEVoFZ2BdgxN4Sro3f4Jiigp0aX3O1sbdqY5h0",
-	"Y0wkrt8rxxGb4p5HDHsqMTpOTsRD/4LbcfIHeEGutPi+Sv2SalH1iJqq19vfdgISPvDEVq1CIrbb8oEN",
-	"Wy0fqg5W7aZPtV4GPV2P2jC89elezLdwovkmdOHfbBZjwzMwRd+LUoC82Swmg05YatUyjgCF0EGkW8Kx",
-	"2zHEoembl9+/fP8S3T8fCfC7cSWQjz+Wf9/1QFl2fDgCxh9ltmVkTWbcOqSQRQhZ09tvX7CnT5/+N7Ni",
-	"CV2zoi2+MelhJok+SHyjucOByKUV2b2ACN0jFZGPW33LAptMEK9AsxWfAxv6vhDs6vIyqooWXl5edlN6",
-	"sJ/a4f6Qu19afbq+urw8XWOojsSaQCemHyUQDtTMs0DazhHl2SNauqYr4R/7zD1M9JobqupaMOHBL+73",
-	"FlcuMh16mPKUJ7dzrXKZMvc2G3KGlZU8sXPmlAe6jPD3t0VYTMRGo9HFRNa5uA+isAsQGlu8gNtnnztZ",
-	"xk6Q+ad48MRMJKZYjdifHQDuzixy3JggVm6rAvRFzpz3FVMHROpk5X5f0iWcy8J3s1H6FrSP4dsyDbjb",
-	"bPiPQijBa2Ii47h48/U/IlY+pR+dgPCtkMIswKPJQXkLq6JvWcq3Ezks8wQvIsbZBuCWDct8wYiV6YIX",
-	"XVfXRDbvro57x+Fp98IJnZ/KCnAU63teCD2E65qJJRNrlIUcVazcorhhlNFYJjUOJUBqqo86D7etpWIe",
-	"w5NxA4gyDBCZYekX+LDKsCZNd7vEIpWxmnLHS/zASaI74TBbFNYcjx503Zu/qimZwejmpEpoiM1OXBep",
-	"nH2o/lR+j8f3N83tG3lle9i8o9Izs/dm2lMfky961Tm+IlACLL50fNKh/xmjY9snSgeZUZXTtcuSjqeo",
-	"A76omrCefb8D+Wp7dr2G2CHqHMVlSJrExUkpIhqslAlsOtWeNYz3bPyIOTWdGjFjMUJT6wTtlFAH7zMm",
-	"0O5OYVo+uD0htRV7EQtr2IKbhXvJXYehG6tV+LoqbvS198ufZLs6ymvfNa0c7ma42yGaq5NBEQyZC3VG",
-	"XdS2ot7N8sE4BilOd5UTsy8bowbsM9zzIjZPpoW2bKwTE5W+FXK+yyhoqCYNNLbgOmxGauLI+xFPfIY8",
-	"32wC/B3YHmgvT08w+6nE85MK/SdnJgF5crd39lFtkn85gATHFInabpd/Kgi6mORbWGU8gTrbYwXXw1KD",
-	"WYoN5Yt+tZ7OsdNpynKZ4l7sofu3uLRyk99RfOlD0NMBDEjCxq84anP487OhWnHXoODiad+/RpvEs6y8",
-	"rJwmKJ1k4p3HEXmJwW2a2xelUZnizKGVCwnaXc/CRoxjA2S7UAYKc69kU2ALyPzHBqXrEXsutxPJc7tw",
-	"iPTRPgTDkm8ZN7dUqMV9AdmMyMbfqIZvDZPUrXgi6bXNAuyCJIIKbgYfnIg2Yj+jvbeajHTdWWH8LHHh",
-	"rloH6og9L8h2SA2YpVEZXDDMhcCd9LYiNZuBJjgKc3Honv4ObKBC7z7D5mFueLSd79FNjujnflJlt3Rp",
-	"MXL6s1+VkFXw5+WHq2+ZAYcEqzQbYrdybth/Xn3bqcjUvZdHQPK+DMkpvA1uoL5JBntY39n4TF8t5+6b",
-	"rDjNjn4jZrCy6ZlZTVl7IchlKE/QvVOYLXr0n4uwAoTFHwZn1kSaFSYCGK5WEhUq3Zl0jZB0j2FE5xTs",
-	"6x1pDpLpT4d+qscRpmmknIcT35GYxx/dPy3JPSRul5tyiKRdrqTIZkZLrrsL/VFwclCt1NQDCeHhNTzc",
-	"5j64iK2rk3RvEbtOJuNW7bEgoluFzM7NzEI10wJ78POColSRNIXx1AdO5fwCtqWLYT5P02r9Z+KZVe24",
-	"Q1hlH0eoof0BeVudaMcfnXx4F7RXhLheC7mHrLSaDTmgDwB6/DQWBYe5tzh9el2/sadVIbhOHkS15M7N",
-	"floV63q4/5Pi9vui+E1zLd/567uSvxnqxaUG+ozWKJxSvBEJnnmpLJY8Qb/sjtT7PE2pTN95uJcvAfip",
-	"rKsyauP6HpJ9EdGMNazV7YGGrdNt+Fuc1ZRx88Pry+tafyaHmlQB7THGQwkb0GxolMe9zbQ+YtkO2nNf",
-	"Uc2ycp1crKpQd25OFqiF16kalsA/oFr4c80icz7dcKfJ4gMriLXSgeGrpEo+eThVsaLVgyWn5m4dcgCb",
-	"Cys0x6GwZEyVqrIFntz12aUx9qzic2z5F+mj2SGecVEccaVV0fiuawN81tAb/+Y5lfeyc2uHwREhoKA0",
-	"ldsynPfxb0k08B3W2snL1rCFj34vQtSWAlOLCeusFj9bFsort3Mih24qZp7eMMoBjxjIdKWEtBFzQMcY",
-	"gBTzJAFjImasiasXnOwQcy2jiYQPFrTkWSzSiBkDMXXBcn/dwjaqgRFnYgZWLCFiNKp7wX1WBBnE1c8X",
-	"FJXgvcuYJcCzwhZVq8RwC1u0RwkzkeQV1WBz7ZTUgGPjXZAmT38bNcjxAe2T/afAEQakD3MY+jlJ+ffd",
-	"uFbmvNP7V77+xDCjZr5HDaQ7eZZsWN1DRVPEicx8usOobG3jUfA/brCLiDUDVzEyFWOlmbBmIpt9TEfs",
-	"NXoHikzmTBhbOAcqVt8Rrtms/X6KKKkvMniuowT+noCqYtN9daIH592blgh7kjt19ySMP4r0bpxjquZh",
-	"CuP9AAvbekR6GtXza8ygYTxwXkuXpq9mYRU6F9RG1vzFE1l6HcqGiWUTlKgMujAYnIF510pHFIm2WYjM",
-	"F+coH2JRzVuQEQV0SGBzsQbJhht0/lfp3svcWDaFAqKL0UQ2zzttzM6Jp+AQbLpCUj0bYpd4+s8FRiC4",
-	"McuZnvk1cAy+QCB5ZpQfA+egEdyfF0xJqhJSrGjEri8vKeRcKowlqNagGqOW6HDfOjgQGzMNELHry/+u",
-	"7AEtRF1fXlOIX6OX80SCTMOXK2UX+/4T57lXmxnUd/56PROnamVLB90SoD1qcdVkL9t8nos0nAk1pity",
-	"/BH/vRsvfZ3qM3OWPRdZlTt8aLgvpnVXsb5hpvOSuoKzejkdd2CKoqXGZ1lWwYy1utqOd+AZ2zINM9Ag",
-	"E6fBUoYnfRP5oqDVMFWfPN+GdiKXXIoZGGsiVvzJnJBgLiImZFE4qFVwhTgX9n4lKXa6xY98X3ChcY7t",
-	"iL0rl5JgA0SsNo3BPU4Sb1U/LyPvb+oomciFMDgafTBa8g9VXVen2i1NxCAzwP7AUr41F4xeZLnMwDim",
-	"rmE2kagKYEIcZtuQhrHFfJgisAoZR1FWvRCzuEzAzW8mEgsy+/64Faxt8IQswTOxVfEtwMoDeOUYdNWC",
-	"3s3t84XK7DjwmKrtfepTmoTFJFo+kTqXLHGi8EJpPMazIsfHx/44NWfEfH0a2k8ckJKPnPJBEV6FeEhs",
-	"HKuwxdUFVt4R9MD9GOKkjWLyZ2KlwWr7Z+ao4SL5QcbKyZrrS6M39q5WFr+shf+YWa7v4tkuzvSb475V",
-	"ajcdRpJv6ry45HY+gJkS+B2Py4S8dcyTfle5RT4p7EWLYzthDXnJUqViJqpzXjG9iSzzjZ4i+2J8rmpp",
-	"R2yhcu1+uyC+7w9uxfTNDZNqIguWU7HxiK2vWQZ8Vt4DpEcXNwGjmyAqJVYqTF39P87UnIG0ehthsppj",
-	"8InBURz79JwLaX7rFz2ayOesIHiM7izZpAGHGs+RZtyxQ6v8ZxcVi5rIAn0li3KiYyn20UVUrd7vXrUH",
-	"ZiKLjYvYHy6f0qe8ut0S7rifk5o18PSmxKgopWa8V+VJeONOSbZzmXC6itSdmUd2l5zrsOoQX/G7NsP0",
-	"3SGXaVTd1p58CikmPT23XF+Nq/JPXdZgX4fxhNmq57RTvCCbatEUaBf3/gVf9TGntZaG1rJnwOns/0Xt",
-	"qwLjZQ2EqqLukeYk/H4fW28b4Cq508s+bEhKron8MxNhUjBWGcRrsV5PzX90wYQsBDOlU2qmQobdBV+V",
-	"+cZYmMTXO1hptVKGZ2zYrIXyH1df/eGP1xcj9obPoTIQ75YELgZdaVgLlRsfoV+kttH/AIuMSGJyUtHk",
-	"7nEGMxs5DovR/nMuJMu4BU2Gap8NYMArFh5mNSvMVW6SJd8ii2RD4nTu77gqI4Pqvvuthi+0L148Y5zM",
-	"YG4Ex0rJXT+DDehiKhT4y/LRI1b6+ovCFRT/3xXvvy7D/U7PSwOVzh/YMh4qYL3H3HiasgxFDeqdQ9ts",
-	"2tgZQVD1f3z4nNpO87KmkLrPw5g7umIGdvMbVJtZshBZqmvHH+Gvl3h0PFutYkz6OKWfut4H8y46EXcO",
-	"RVe8rmWZHDfLqxSWK2VBJtu/wLaeTH2uGI1ap/7Pwgp2oOgXryoyOWHERoMwujlDXavsDdrQanUOEjgk",
-	"8KOJH18M5MQHJ8wdFU/LRf9QlFc8I+F8B/YeVIPOaS+9UAW9EyNnATzdxU4J6UtMKhwcv50+G/HRsMDj",
-	"7Rq/HHayxs2aiQ8LYhdfpxqbtRqNj5mx761f+sAsfn+B0j6bo6//GRXR/xGeYV8B9DNw/nFR2vbxUGej",
-	"jclpSHM/dLU+/H/Cuo2HfPQcI4q+gQzmCP55D0KwvcvhxN9PTGU/ZkeC14d88dP1X6XJVyvMrv16S70n",
-	"PpGAybh9PPHGWET60VHwTw6qx8xbQz13TklRiIBPIwkMvTqcIjwF9Wm91LX+t1dFqtWNPyQ8UkSbqEIy",
-	"EGujU53a6JGcP9LC/n1/hHTTf98eHa7UfTrwackpaPtqFD490gbWoXKRA+6E2nPtsHdqzvdDVcdpuO/Z",
-	"QwxTDe4Kxa9m8WslIf6B22QxuEfxlzJWpPFxWdQzoypeMxOowtl1ARxxtJ72b7MwLJfkA0kZVoVGRv/y",
-	"PZ87pt9Y/OhxHNUuEwMu+Ujzgq0XOvpC77R7h0uENPzPfQOe6yJDz949L7LTQ9BvrPNuyIzLFNJnPtyr",
-	"6u8wGjT6Q7qj2gSjzUTuvtwbdlzvet6Zk/EGNJtyAwwjNyjGRVhDJaFroTEYHMjL8MuqEHCSaw3SdpRR",
-	"qpHpYdEC9Sb4wfL2nb1uzy3w15bSR4VfN5DpA1IXvIXN3x3DbDln6w34MdCC9pf5diXs2ucD3XgTHjNq",
-	"WWDQMDWbyGkLz7VG/x7FPusMc8vWPBPUzqUMapvI4fXlJfuJngglX35IAAGksahMggZulLzwXWAwnqls",
-	"P0OxwcHquMiGeon/MTnzKjgJ8N8An//MnHe58s1JHtpK9vAHVFPJ1dYtYrC/U9k2onmT1ELufaCluWDT",
-	"rT9g2C2KhkDmeQuw8lUuNuYJE6lhw79rtfm7SNmSW9CCZ+Jf2IChTILhCM4TM5GNmZVuT8x2BXh/zCm8",
-	"xy5g2XfCy41+3Ae8APPf5/u05zteZfz3cMjdBrRvXIrBmUgvAVay4UZpu2AzlaVCzmupgUqClzB9JgaO",
-	"PpG11th48kZ1yXXkkY2pLSX/mMg9b2qwjqhjPLJFtHIVjvxsIouQxyKUOnDI32RcNo74OY+Gn8XNufd0",
-	"cJmSOON782yopW7BuTDzEZuUf+ZzUitX3ekjUDytl7U+SEtwp+5V+vni1pow923Xu0AFB5OoFRY8rAXt",
-	"D93hWIEuSz649Vz8TtSE+1EXfHDa9u+A+SZqRfwSlfKC+VIS8Q7zRU5LOcNlu6fWyFcR+8qJQk/r+TUX",
-	"6KHCJLlat/OIEdRTevJ8rVWl+fg+XSifUQ8wgblBxokXTpqS+XIKmgQ+rMjgxTZMW5nIkOo1JIWL1Rl7",
-	"7Ls0XfgE6LqQuaNZl8kS/jbANGidQ+Q+Rhi1sXg5UWuxiaTodc9+i7j3IsLUN1e0VFOvkWRdQ9NEejto",
-	"4BJ5iWT6oMbBh/V01RZ4Vk/X57vHuhL9fmuMhqepN3Qs1RrYZqH8aaPsN/OsXq6nZgvJgM/oQ6VsjT9g",
-	"Vq0/T7xKw+vWpx6/reTfVpKTnaolWC2SL+hctcOOHNv7wS/iXBFDtTmOoreuGqo4IHqoeeLuXPjcOoK7",
-	"QNdFpihkYi6mIhN22+mxaPCzm0b/lSI5GYo+FrVQ7ahKWUb90b3vDvOrH9ktbE2j+NoaZGrI7vRCLcE+",
-	"MYzAZG+4/mcOlpifnkgCuKjA5dtdexFGWJ/UPuNZhmowhZ9uuJZYUUfNUHGbSF4MT+obdjVlxdBejEu4",
-	"xB7gG63CyuprHOJnN8LLGhrPyIk6ZuwqvYyk92+NpucsfMnGpHcoFcSYaG4csbrFODpnQ7OVyUIrqXJz",
-	"g8nyOUnnPoMZ/TTu7YlcuJc05q1b0BEzkEFiI5ZwA7FxR95RXMRqXkIqAyVkQu35eTaRxnJtxyDTuPYe",
-	"09ha2B3A3A1WPCFiHrHnCALLuJ67g40pmJW088Qwy80tywSVHzEbp9e4L2JLrZkUm4FNFsgHJhL/fpdw",
-	"+d49HbFvehxVZaIxrRbSwmjtEz1lti0rIbp5qD+U9ywacMzsf2Pf/j8mX06MYsoNKj5dhi3cVQfi0fLW",
-	"w8UeNOB8oKz91pzGMapu+YqIGCnhM1+kDoTxRyRJkfa2gHxdlMnIHYn5juBI/cWCzDPmux374g+FsEC+",
-	"G1Uzm+5K8vjhG3/6DwonelF0VmbDouAE1v+mlswXpw+ia8VAZNyftWpDazyLqjlhZfVbWFGdIYvlwoRh",
-	"VOWETyTizyq2Ull2gxnbr9W7PFm8QVNlZeAgfLvjnpucZyxZQHIbNBx863hIgUdPiI+D7kvWrvG138ed",
-	"Hi6y6M/b8XUkjz/gRsy/XOlAzN0Rk+zd06Kehq94yEDOhfRNG6m7g1TBwsdDrCBhVpAwhwp/HUTMX33s",
-	"anR1dTFiP9J9iQ/pbi3LNrRKttXLGLnTTx1xoqoRMsZ5gF2otN6r8onxNY8ZzzK1QRc4T8naQaV6yPFd",
-	"1YVAj5M3mERsmWdWrLi2LF9lqviyqOxT+7ZWPYc9l1tijFgrTRimYZaboory9eXTYI3kCk1nLK1joT7P",
-	"Q9dJrgHQx7J8kymPg2fsBU8WEL9Q0mqVUWPPuibpiZKqfOQO47YVO9gYYH8Q4eeTC1A+/VL5RlEPkFQK",
-	"ErWH1XEhAfoCa7NIupdITvcqNNeZAO2ls+D9Wsroj1gKbgL6mQ5aG4h98gHuwxNT27jPLB/n8rMl357o",
-	"MFA9sVpNVDbTatmwXBV14CnKycnu1pC/TOmq+rJ3lGHzR6/K+quOnqPN2Fi24GmEN2iBORqR7pyiWHEx",
-	"dXU9R6xd1em/ri8vL5o147AsclUprlE/KVySWD+STOVfzlqoWDfzjvuOWZVtVNF2YecP7eXoi8oXo1TU",
-	"vtTSn/CN32FmKS785ImlRe7v48orffRZ3RWYv42cbnx9/NH9szdL88Sbc4gHC9sNnDDDsqL6zvA0v8rP",
-	"voFd2XtuiiOT9xCLp8nd+0xsY/8XDi0HOHEznnwBTAY9+V8gk/FCOFUPPV1d0/YuutFPKBeerQBICecp",
-	"nPmV/EfoPZ8r32ouDQXImTFFlZxrL314SzXhbzajtlripxID9QL1cQIY1u5jfh6pxE8ixkPwhC+gJtBJ",
-	"WUIpHZ2II5Rs/S4akCecMJjrbHAzWFi7uhmPr776/0eXo8vR1c0fr/54hajy338s3CS+4LU7hrX2ib56",
-	"Wu1XTzK1XwiC2g+1iuV3v9z9vwAAAP//",
+	"7H39c9s4kui/gtK9q9hVpGRPfPf2nLqql8nHbPZmkqyTmbmq1dQuREISxhTAAUA72lT+91foBvglkKJk",
+	"yXZm9qc4Igk0Go3uRn9+HiVylUvBhNGjy8+jnCq6YoYp+N/zJGFav2QZW1DDpXhvn9oHXIwuR0tGU6ZG",
+	"0UjQFRtdjv43fpOwGVOLGL+Lqw9H0UgnS7ai9mOzzu3r2iguFqMvX6LRC5kVK/GaZ0z/GQe9/DxKmU4U",
+	"z+Hzy5FRBSO3SyaIWTKSZJwJQxSjqSZzqVbUkBumNJeCXJAVMzSlhhIqUpLA2FMxt6OTk+/pNVvKLCXs",
+	"k2HCfnA6Jj9zs5SFIdxEhBLFfiuYNsQsqSG3sshSQoW+ZWoqbmqDn2SSph/pLGMRSRSjhrn/KLbg2jDl",
+	"/ktJIlcrboiRhMIQxj4gUhEpGM5S5AtFU6YJdQ+NJDcXp4Rroti80Cwlt9wsycXZ2VR8S9MrBPHVp4QB",
+	"guykVEvhcBE7XMQXcSF0kedSGZbGs3WMiIumYsbmUjFCxdosuVjYmXARqQUMITYsfQY41AkVJM+oEFws",
+	"pkIxUyihCaAB8QqrWNIb5vDtfpYiW9u14LT42lRoJlLCzXhq6WILKSFpxEAbW6jodSGSTSrNqVlWA8/d",
+	"O6NoZLeZK5aOLi1t9Q/9JmWrXBomkvX/sHX/Mai9G/8PW28B+i1dMZ3ThJWDNum+fE4ydsMyHRFGkyX5",
+	"8er7mIlEpiyNyK+SC5aS2RrOxtmn89dEM3uSjVTk5N/PX5+OPaKb2BB+8B3R8Z4u2Af+T9ZExG8FU+tq",
+	"8Ny91EDAigu+Klajy/PIj8uFYQumyoE/ymtW7SHNMnn7apWb9U80K5iHrmtC+HgLyt8rNuefOvD9ccnI",
+	"LVVsKQvNiB05ItSeQkvyLCVcEHnDlOIp0+McRrKIn9ycTxIp5nzRgWp8dUc8AwfpI2dgFjsO+hNnt31j",
+	"3nB2u9OQX+zLOpdCM5Aar5SSwMETKQwTBrYxzzOegCyY/Kotpj/XRvw/is1Hl6N/m1TCaIJP9cQxAhj0",
+	"yk2DkzY37rlYkznlWaFwx6gg7lPC7LdkJtP1ePQlGn0vaep5xcHArA96xXSRmRCQ/o1SipQAwVYfFBoY",
+	"sRsUeFyTZv6vOJM4pRUJdKatnJ1LRSjRhi5Y6sQEsBRkfbjpH+miCd8GmbiVWvo76ELtgN3rtE+b6P7p",
+	"4sdKKH67fgGy6d7pNSDFx+T5SlpZbDRJaKGZ9nJ9KoYJ9kuQAKhCcE1OpEJ1CcT5VKAys6LXjHBzuqE4",
+	"RSDs7QdeBUp5SoQ0JKFKraciLJYvieUQY/JWoipxS7t0CbNkU7FiWtMF8lar8DhdDjQIVOhuLqxqYFHm",
+	"kAq6qNZ8IRjbZNnX3KoTmswKnhkuyAnFP2MuSK64SHhOsycaJjyNiORpQk6oIO/evHxBdDH7lSXm1EK6",
+	"ULLIq0fwX6DzXMmcKcORv9n5AgTuGWiI51bM9G/4uXv5l1IKSgDDjvK8SLl5deMIsTk1LZlWEwXT0Q+v",
+	"Pv753UsyUbIwbJJTY5gS01FEpiOudcFiYyXjdGTXOR3dMJHGiWIpE4bTTE9Ho2hzPRQgQCoZXY5Salhs",
+	"+IqF3k1ZwrWDjQkr4f+GspvZxaZMcPjDcmiW1tZdH8FQnm2u7cNSKvOMTEcUbhX/bWnEr6P2U3yruGHT",
+	"kWNWdoUhOHl460o6CeFWy0Il7NKRikUqGy/GQEiXNOMJ6PKO+i6ZyULzuhMVd8yvGE4Smt4SzGWpk0yE",
+	"Hgs9seRjIXEnHMmHyDmhZEUFXbAVXJAsNYTA0YaaQm/O9uePH98TfGgHq/OCE/d/i1lAcpuITkdBna5O",
+	"+9zuCTWjBj7q2I88iddQUiOuEvCSXEIn6AU1NJOLF6CPbR6ilM1pkeF9l6Ypt/PR7H3jnQ2EbUzCRJpL",
+	"7q7N3LBV73dUKbpG+qtuB9dsHWd8zuBMhT4uNc27gNragnL19eF7sPgOfngDmzznoat5+4pC5hIPvr+R",
+	"4JiOA4N+PBhdlWXgjZjLzb2cc5alMU+Du1BS4ea49noae84WgAOea/5PFnMRz9bGzeZZIRfmPy8C5B6N",
+	"vPa0XQ6UbzahiWprCsIR3KsamvIiIDhAs7ODdaz268GiRWIiVRonshBm0HjtE1DiItp7E1pQ9O+JfgEq",
+	"kFP3NjcHTSYAUnMH+vTM9pYHtscteuWNe33DXdHbv3x49xZkg6C5XkoTN6Hs+7rGkdrYbiwujCeLHHdb",
+	"6cAQb7CfPkhgnBq32h8NRW4VnuFftNbdmLUabSsG3I1hAwX+CrPDCjaudNuZ0uYn1TB9sCsqNHWX3449",
+	"hFtJnCypWOxE5hvUsUHprTU0J+oGGu+Nvx+K20JiOe7PCypSbl88Ah+ayxAb6pc9KcuYhSu+YYmRagA9",
+	"uIW8dB/+hN/dRdzMudImVvLWqecDPsF7+Y7K386Sy35i7P7utBz/jbInuHmFkwUaDN1HoljNtkjIBswd",
+	"srCBv6hJR+0ltMGrULmFbvtl6J5HTjG4Nu7Ej3LP6ODT0D4fVoKWMPYjqHUeNk83VSkXNONmfQgtTM7n",
+	"mg2l4t0PZbey7CZuDxo1FtiPqvcZFd2SNvEcch+qqNhrgC5W9FPcZrKbyLJv7X6Ea1Q3kIm1RX8buBAk",
+	"UR07/Uj252O4mNnKPx+/JLm3i0trp9r3mN1vK2CwrTwYHWx2Dy10mFUU3tqmawKMpbmhE8jKrbkFynIo",
+	"NAEegFdXUw9aQBcLeuQreO/tdb1bsGkpypgxTOmIpHzBjQZ3w5j8ncTk/z0j1JCV1Iacf/Mn4sl2AM10",
+	"Q3kle26UDcD2tuVvgaD/UtvLKzrmj0Y5VQbsgLHOWbLDOdyPOqKBbq+6/cDQBYvRA1RbwkzKjFFh3wDB",
+	"EEuVbr9ddV12HL9wwHVvQe8lb88duC9E3nB26z1+h8FTa8zGWrpx+LP3PTwKRIYXWEIQWsZLaqi9odZM",
+	"co/i9jtUvvetqcPg63zZsTZ0pwvRw5h0S6bW5+gYuIINTO1x69ZSGeRPTYdd/ZWcJR0Phxr6h1yt/TRB",
+	"ErB6K0vRQxMScfA43sWNyz7lXDG90zcdLk3vJvfeYB+rBPFFIQdwJ59oaEPDbwt5oRYsdo5GloZjvTBO",
+	"cSGJkbKKL1XMHh4uBWEirSkipQwL+TVrjn0fVOeYU20nGijehLFzm8vrSdd53/l233+Zqh/XJtbeF/M5",
+	"xwBPspRZysWCUNK6fMU352SWyVmIXu7XctDh7dnbivBqPmeJ4TdWCb7hGVsw3a3H5+U7uxoKq3CAPrb3",
+	"gSWFgnO1aTQqvec1IIILyviCz7hd8FsZvq+nYRq5ZutKcBKpSMnGCbjPrEoPzubx6FIUWRYFzp+bah0i",
+	"FBcptF1wAoTV+8FV/lbAniLP7BGczL341bhDH53svB/B2NinfjkJsXg/yJRlW4m7zh8hwKQn9ALjYpsk",
+	"vZleEGHkPhq5MT5PzudMAN8E6RMRnmp7fG5oVjA9HgWW0H0UvP18k1FvwnKJUZyzjBFdzGK7dh/lY0eN",
+	"IKynjNWXUzFTVCRLIgU5sS+V0aI3NOMp7N0T7ZamIXpwaKDiKQb/h+KSkuvdeCX+f7tjExHo3o9w44PU",
+	"0hl6hzbFO4QM2ZG7IsDsUOUhH+y9wCAqHLg8pCGPUG/0mdXstKGrPF7tJWPLhbXiukLwtWarLzy4G58s",
+	"6fQbUhK05IZtDSnThotBmA14cpvU3MbN02/QSI4pDU+jbekNzTisCq7Qwl8zkyw/JFR8pPpad649z6iI",
+	"DdXX249A9eqQ+SCeOqgyX7368JGEXn9GWIYeOEI14YK8z+zzWcbsi/jOZjgtKsc73rs3ZVZTCuvErfUg",
+	"Q5aY20mNC7GAIeFANE3jUmsdDn/TIBBYhR23lJp7Yb1LiQpqsCt5w/Zx8uwbtcRM3LqE7IC7wBXrKH7d",
+	"TYJwHhe7ex+dJGsltoBsJogwCPilJOPaRGRFc/tfbVSRGHwLB7aHTAr2bj66/NsmxvsB9gB9z7UBgIZ+",
+	"8APNd3r/A4CNn/wSjT7FCxk7UH/VUoyv6O0PTmjX8cTmXJTqbksOFEpZQeN1jy7TTVqO0SUQU5mENXgH",
+	"ReyVDm/cKNL5KBoVqZkHTRvNtNpBJNnIZrSfhs+KKZSI7eXK5w+5+F6vnm4KRPeNX8EQGEridOo9n/Mk",
+	"7jTXOPTvvtRqb39y8nZbqFdzJxt4bi60BlUUopP21v7Sd1TLSb+Xi1fCqHUwxtwDdjh0XLF5UAG+o/bW",
+	"0sdCoA9Dx0+VltTGhmHK6kba8KRBpHOa6SCVSqTqmPtbevnJKKFZZi+A7ujVzgCYb7IseAQVyxXTTBhQ",
+	"uXbfjQ9//f6qMcRBtqKky2E35gbFtlfUmn6nPbOk1UfEHXxyJ+Dbh7X2cR+spSDaNNWgtrkPF2vzbytQ",
+	"A2TTPinISvy8fVB7abgBtDOa3RXgFc2DZH6DWdK7ThBe6DWkr+OQvYutRYV0klAmF3dggSWrDbnYyrfu",
+	"wmSDI3fpARvXwvIWeN5/C6wJmqJoBWrBD1G/Lf5w3miWFIoNYcYt2mjCv4GL5nZEbQroI6NK1dmko46N",
+	"6FRC9lNvwsegM8qjWzZsLoDTjCVhu7D+Letdgz/z9r2hPMrPF7W+CgAPevhrzrK0O47nOPh17rGtGlft",
+	"qhDOANtDnNdW3WNULFEPrw/GvgMqtKbvmPmaA8C+UzRkHS19TFuzW/dzZ1Xj10YLwRdMv9/UHHyJil5r",
+	"R+U22DB4wveh+f8iZwGLjlrs6Ef4uGTkmov0iSbyVhCqFoXPJNqYkhrDVnnAWPccH2gyY4tCEC3JnKqg",
+	"EuqG2DFYwCX57xZgYDE3/Lj+Rc7cKrCqSNDeJ2jG/7kjHIMTPTqz/Vf0U+zw1uEftItIi2xHyLRxcXNl",
+	"Gv0N5ZkLniiHtJdddCLZE1FAZSa886q1e9eiE+IOMGo7YRl+l3KdUJV2pOGbypDQTEMXeoxJ56XLCCtV",
+	"LRn5Vc6wWogsDBRf4QaqQNj3U4yqYOK3ghUsqN9gwpZXhzYel6nv203c9TgMxGN1PFo7FuGpLCmyQc6t",
+	"ves46A3K3Dz0O+x57QhvklHJrPrXXq0Tw0w6WZS9UGE1DWAp3VySVi8NPrBlmY5tppv64J1QlqUweqAE",
+	"59IOAFblNQLMRLBPJs7pwtXLAFFcGtcaFrWOXXDQdK2oFoHYvaI7GP/rEY5bjWfVNF3gNiLM+iDG93az",
+	"t5eRa8fYBw9R18q8HtizqCoFdId40I6iCe0lRqNC8N8K9gYHtSvad9XB5YGa1rO2BTwfvCzU+rYRlBu0",
+	"C+V/kbMeiH6Vs53UgqNQDQDRBX+pausBevvwtTQ0+IOvqAZQ17rKbI6+de0MR62qy3BclKBspbXa4F3r",
+	"upK9XFbJnRzOMtsu03DILnjAE35gfhMIWTg4CdXh6lpbmSLQs75Sjxu+vHLYraivDR6EUdL0RVWqqBtI",
+	"baRy6Sv+5cHQfsBvq3m2Qh2arQv8VnXBvVPzNoy2d6sU0Qlvvf5gKD3B1WYabrE8UgUMjFUwLLb6KBeL",
+	"eBhsV/DRB/zGlZqC29t90s/WTajVRnzMe3DXKiQ/UC4M5aI/TixV61gVIhwnhmH5scxSpmKzpGL47U0x",
+	"O3ecUZx0SxDYNuC36NjVxaB5QXcqtUtoOEnVmqhCkLheoBnrP87YaUQUy6jhN1BpurrMe3zvVqRrAF7T",
+	"uJad3jwRA2wwGyYfqCLYjwm3ZHwVSk+uiTZ0TdAOAaGuduFWPFpMjYMzD2Ugulh1A/Qaa2HPCRWEUZVx",
+	"piJiJ1GqyO2e2Y1y24s107gmUrDxgMjLEHajFq20AWwhsNrA4NEqMsOh9nL6A837AmB3DdmtTfJ2vwyf",
+	"t0DCPytuWC2LIeQotg+zjmzUWimX5r69umFqjZVYsbLinGbZjCbX9tBwVwn1V3pDn2gCKa2qcW56bcut",
+	"pIvA4m6psqIlANfPlrApEXiAYWa0yXHtznFCBVkwQ26VFAuM3XZh34auNfH4OD0cvG269Biv0FtbUYjO",
+	"WrGiJQvvs5m3U6A0izUTmlu8dHAj0Tgrg+sDZWaHVGXwAMdK3upm9tmQ5AnmvYTDT8Hu69GGKhPv9Z3R",
+	"ccDjthXGwm6Nn2+jRnTd1byNMLbEJQfeJhOMVn7vGhi4QGTyiiZL7AtRCxf2Icxgz3ahzhxH+0j1NTkp",
+	"rWZQZBzemApvfnPJHvXkXfuaLFSt3wSUPYAq/vUg3KnwM7tpqyDbiLhS/76gpmbqhilMofg6g6m7yvDu",
+	"FWhdL2fbr1i694L8p14BuMVYIGWlC+bKbTA86KvTra6k2XkwzRLFTLxgopZBsmsQoHPFV0sNjdtebBve",
+	"Xry+aN6IdkIxPkWANg+/XspbQaRI2DPCPmHhP8JTbF0C3xBqyPt3Hz5CnwZJC7OcgDFEj6I7lf5oIqwJ",
+	"ZhgZrUD/PTOJ/lowtfaOka6sGDRFx/iVjmfrMmS3PFjDT9iKfnK26vOzs7PN54HZvEOve5Ktg0phuCgo",
+	"xuV669UmeRTayFWMUvqOmMW/IAi4iSHvja2nd29Nad+2wDL3KTDhzoOBjU/zf7L+NCX8uD9GTXOR4H13",
+	"18DiflLtLLk2bKN3dPV1ePk2koc35o763HhetG2GW4g1sU8wjzMiKQsIbVQQaE6TJZv4O8RCWkV8SwbE",
+	"Vb2t1NYCXfF+JVnkDVNl2bYtgYCtkl1xbwkWD31vPZ47AX836LwxrxO2mUzXQXBqTVD6iLF1j0bbwlKm",
+	"A4I69+dmuZI33FVZClgtFl0oLhTfjmH3Pb5dLqdCyDZEh62Se6NzEMwI6jAIK7vuZk8Kq6dDXAvajomz",
+	"HRMw3JATUOB1zhJC54Ypcj4+Pz+NCM2kWGieMuyEkrJcsQT6pKAtllyztbNb2S/KVGzFaDomL9z/7FzE",
+	"LJUsFsupKO/2T9wT6PnwjFRYJYlcMQJ2Cy7g4jEVGwQfukzsvRWHId8vHbtzw96pfEl9FMV2Y2/bPAjh",
+	"ztC0ZhRMPdnZBDwQ0sGW3UDKWp+JtW0ODRSQsLy39w0JgHZZMO31Gt/QhzQdtw5nA4YW0Js2zR1smFfM",
+	"SoMtzoE75YkPi2/d+LB9Pa0anvQnh1+xXCrzAzOKJ3ovY5mCEeJhxRPqLwfBkRk7aonFZnhsCIQqdLjL",
+	"XArRKcigx8T3jEKlLKpa/kWkVPCjslHnVFgN/1mtMSB86hqjZRmZFaYcqvyenGA/FGi0NRVVJIYbGOtf",
+	"2pE1foU+idajEGPetQPV3iW0dgi9BJiCO7Ph1TyIJ9I1VNxe9cA3XnSThEBsn8vhaRD7xOl3xtv3ZJr8",
+	"KFIl863lVg+z7196AOiSYQ9c7a27x9oA1Krmzepu4RX37Pn+EZo+VF1kS5h7KuWv5E07LGG7AX9Yb4pt",
+	"5Q56wO1sfMK1tkDtWETCal/pPmtM70B3foQKgKiEP7R7P9f5a3dJ1aY8sxrP5WQSEf30cjKZFck1M5Px",
+	"eAwtDHXjp1H00OVYt5SYtZ9z19lrU+X0DVzhOuUsjHi/0ejtdDYVvspd4ZkI3KGGCeff59pehKBtnzi5",
+	"5cq3ncQWZaC+PgdbTHOuXEkjE5mdRiTPCg3v1drqPX//ZipO/jGpfprcnP/jdEy+lSn3kQfQM7Mctuz5",
+	"fVPvRxoRh9JoKtwJA8lfr4FCqMLyXCmhmswVw0JpaGpaMmjinbaMTVPRa22KiJau8bi4FpBghMHQ2AB0",
+	"nTMN7mNKLs7OXKUubqxuVRUVC+1NldQ9uhydjc/HZ87IKWjOR5ejp+Oz8VMo02CWQGRNDE5okXLgWIuQ",
+	"mf97rg1uBbxHjKI8I4LdMm0ItCC5JAxc9qvCUGOv4753IXjc7KOpqAKzoIHhmFwhrrXb4BijmO01vuZq",
+	"I1fyVhNhx5gKWL+7HEdkBnseEehG7cq0WBUP/AtQnwX8AU6RKy2+b1K3pFqSQ7OCxeXfNgISPtHEVD1N",
+	"I7LZm5KctHpTVr2/2+2ya00Xe/pFt2G4ctl3xDW/xvmmKPAvb5cTTTOmfYPOUoG8vF1OR52w1KpV7gAK",
+	"ogNJt4Rjs7WpRdPLV9+/+vgK3D+fEfAvk0ohn3wu//7SA2XZmnIHGN+JbE3Qmkyogeo9YBEC1nT1+gV5",
+	"+vTpfxHDXWPEwKxgi29MOswk0QeJ6/4/HIhCGJ7tBURIjlREPml1fA9sMkKcM0VyumDkxKWrk/Ozs6hq",
+	"GnB2dtZN6cFO9MP9IV9+aXU4/+bs7HAdrDvynAIto98JhjiQc8cCcTvHrggCdYpraLoS/olLpIS8u4XG",
+	"WhKeCY9+sb+3uLLPzOhhyjOaXC+ULERK7NvkhBKobOyInRJ7eUBhBL9f+bCYiIzH49OpqHNxF0Rhlowr",
+	"6EXL7D67VNYydgLNP/7BEz0VkPE2Jn+xAFiZ6VMOCUdWbqomdT6F0fmKrSicCmy5bX9foRAuhPfd3Ep1",
+	"zZSL4VsTxWC3yck/vFICYmIq4ti/+fYfESmf4o9WQXjNBddL5tBkobxmuW+wntL1VJyUaZunEaHklrFr",
+	"clKmb0akzN487RJdU9GUXR1yx+JpU+CEzk9lBdiJ9T33Sg/iumZiyfgN6EKWKnK7KKoJJpiWOaYngrFU",
+	"Vx91Hm5Ty4zdhSfDBiBlaIZkBqVX2ac8g5qwaDULcmSXWVpNueElvuec3Y1wmDUoa5ZHj7rk5q9yhmYw",
+	"lJxYiRyw2Ylrn1nbh+q78ns4vr9rbt/Ig9vC5i2VHpm9N9O0+pi8b6pv+QoHDdB/afmkRf8zgse2T5UO",
+	"MqMqB22TJe1OUQO+sBTiPjj2fgfy67bseg2xJ3Dn8MIQbxKnB6WIaJRLHdh07P2iCe3Z+DGx13Qq9C1T",
+	"0AwA72fot7SXUAvvM8LB7o5hWi64PcFrq7SsmBtNllQv7UtWHIYkVqvxVFVc+Fvnlz/IdnW0t/rStHK4",
+	"bN0W0ZwfDIpgyFyAZLB+vnsXCi648Lx74xh4cfpSOTH7sjFqwD6DPfexeSL1t2VtrJoo1TUXi01GgUM1",
+	"aaCxBRdhM1ITR86PeOAz5PhmE+DvmOmB9uzwBLOdShw/qdB/cGYS0CdzapaVgHYmwuZ56tMqfhlAghOM",
+	"RAU76hEg6GKSVyzPaMLqbI94rgel/jPL45DXwR0E6ZxrbS8mhUhhL7bQ/RUsrdzkDxhfeh/0NIABCXbr",
+	"Vhy1Ofzx2VCtuUpQcXG0717DTaJZVgorexMUVjNxzuMIvcTMbprdF6ngMkWJRSvlgikrnrmJCF1JsSBm",
+	"KTXz5l5BZowsWeY+1qBdj8lzsZ4KWpilRaSL9kEYVnRNqL7Gujn2C5bNkWycRNV0rYmQZsnFYirwtdsl",
+	"M0vUCCq4CftkVbQx+RnsvdVkeNede+NniQsrai2oY/Lcky1kCSVSaJmxUwK5ELCTzlYk53OmEA5vLg7J",
+	"6e+YCXTI2WbYHOaGB9v5lrvJ8DMdHfSyW7q0CDr9ya+Siyr48+zT+WuimUWCkYqcaEj00OTfz193XmTq",
+	"3ssdIPlYhuR4b4MdqG+S0RbWdzQ+09dLqVuS+dNs6TciGjqLHJnVlLUiglwG8wTtO95s0XP/OQ1fgKBY",
+	"xejIN5FmRYwAhquVRP5Kd6S7Rki7hzCiYyr29Y6wg3T6w6Ef64eEaRoo5/7UdyDmyWf7T0tzD6nb5aYM",
+	"0bTLlfhsZrDkWlnojoLVg2qVv+5JCQ+v4f42995VbFWdpL1V7DqZTFql4IKIbtWVOzYzC5WwC+zBz0uM",
+	"UgXS5NpRH7NXzq9gW7oY5vM0rdZ/JJ5ZlfIbwir7OEIN7ffI2+pEO/ls9cMvQXtFiOu1kDtkpdVswAFd",
+	"ANDjp7EoOMze6vTh7/qNPa0K13XyIKx9d2z206qw18P9n3jp91Xxm+ZavnPiu9K/CdyLyxvoM1wjt5fi",
+	"W57AmRfSQMkT8MtuaL3P0xTLCh6He7mShXdlXZVRG9Z3n+wLiWai2I28HmjYOtyGX8GsuoybP7k4u6j1",
+	"R7aoSSXDPYZ4KG4CNxsc5XFvM64PWbaF9tgiqlkGr5OLVRX1js3JArX7Oq+GJfD3eC38uWaROd7dsJzl",
+	"gS6ItVKHYVFSJZ/c31WxotXBmlNzt4YcwObC/M3xhBs0pgpZ2QIP7vrsujH2rOIhtvyr9NFsEM/EF0fM",
+	"lfSN57s2wGUNvXdvHvPy7hM2ugyOAAEGpcnClOG8j39LolHZO62ZvGw0Wbrodx+ituKQWoxYJ7X42bJQ",
+	"XrmdU3GCHSmfXhLMAY8IE2kuuTARsUDHEIAU0yRhWkdEGx1XL1jdIaZKRFPBPhmmBM1inkZEaxZjF2r7",
+	"1zVbRzUw4ozPmeErFhEc1b5gP/NBBnH18ylGJTjvMmQJ0MzbomqVGK7ZGuxRXE8FekWxlRxLQ46ND0Ga",
+	"PLw0apDjPdon+0+BJQyW3s9h6Ock5d9fJrWq853ev/L1J5poOXc9Ylm6kWdJTio55FJW1lORuXSHcdla",
+	"1qHgv+1gpxFpBq5CZCrEShNu9FQoZneGS2EPiB6Tt+Ad8JnMGdfGOwcqVt8RrtksxX+IKKmvMniuoyPB",
+	"loAqv+muOtG98+7blgp7EJm6eRImn3n6ZVJAquawC+N+gIVtPTw9zNXzW8igITRwXkuXpqtmYSQ4F+St",
+	"qPmLp6L0Ovg8q6onTVQGXWgIzoC8a6kijES7XfLMFecoH0JRzWsmIgzoEIws+A0T5OQWnP9Vuveq0IbM",
+	"mIfodDwVzfOOG7Nx4jE4BHrgoFZPTuwa3X9OIQLBjlnO9MytgULwBQBJMy3dGDAHjmD/PCVSYJUQv6Ix",
+	"uTg7w5BzISGWoFqDbIxaosN+a+EAbMwVYxG5OPuvyh7QQtTF2QWG+IGtwPPAqWAiDQtXzC527UCOI1eb",
+	"GdRfnHg9EqdqZUsH3RJMOdTCqtFedvswgjScCTXxnR71kXnJFtFVZQuX8bphxmH1MzBZecDJyYe/fk9+",
+	"fPn6lMyVXMEp+vHl64otpDKBvmpTcYL5TJMincc6Z8l4lUak2dqSnJ9G9kgkEKjq80ypRn7h53yiURmo",
+	"JkGNqRCYbJJCsQh7+riAqkFznlAIlrVLHJPnJVClkkV9PmhKoPaqnV6xeaG9UntxdjYVP9GMp0Csrz4l",
+	"DHASESy+S7i4sU/jsnenB25cnWM6FQZjoIDDSlWhcYmLxGN+gqW0l1QhN4QfAfiK49X4l2d3JV11R/f6",
+	"zgRHtfNUbRR2NfP0n8V6i4ZHeYgnn/2fvfG6WLeofoqeNUUpVrXVhq6BWDGFp6IVuE1JU+U1odTzum8p",
+	"lwbRxUsl8wZVDLEnlaCAOQnh+0o0vt2Z4fYvGt11RzsolR0EhRenyWf498tk5boXPC4Zsf0LKPaxTaK8",
+	"gvL6mtSLrFk1ypey1i73vgpxr3VbsBolaF5ry62ZYiJhKRaQjtw3kSsVXQ2DbfcTY9mvHSqaihUVfM60",
+	"0RHxfxJ7ddSnEcgQLCfXKsOF+iwVqbdtzNbwERcLQknKFcyxHpMP5VISuVpZmZa6kM+p2OiJUeZjXdZR",
+	"MhVLrmE0/GC8op+qat90weKVjgjLNCP/QVK61qcEXySFyJjWIODmUwEGIkiThhxMtDutIUvSh9uCOumb",
+	"bfjLNxUJs/PrqYAy/TNFRbKswdoGj4sSPB0bGV8zljsAz60Q+1hupJ3bZZGWOdPMYaq296lLdOUGSivQ",
+	"qVCFIElhiF5KBcrd3Gd+uohQwT6ZMXFVy3A/YUDUEpCJLrlYeMaJyj3U5oyra015c8AHINIDfLTRYuRI",
+	"4jXYg+XIena4dUpQ3abo43MNMxp7V2uWUnZIeVSKeIvlYmhJ3C7Z97vjvlXBDzyMeOut8+KS27m0Fizr",
+	"YnlcxsW1ZZ74uywM8EluTlsc217hgZesZMrnvDrnFdObijIL9SmwL0IXspaMSpayUPa3U+T77uBWTF9f",
+	"EiGnwrOcio1H5OaCZIzOSzmAdwUvCQhKgqhUvrBdQfX/OJMLwoRR6whSmC2DTzSMYtmn41xA82u36PFU",
+	"WK0NCR5i/ks2qZlFjeNIc2rZoZHus9OKRU2FR1/Joi7OzipjAAqiavVu96o90FPhNy4i/3H21N0/KumW",
+	"UFAhZwwqn16WGOWlLQXkqjgIb9wo1Hksw35X6dIj88juQqQdtn7kK27X5lDU4YSKNKqktSMfr8Wkh+eW",
+	"N+eTqihgl4/QVec9YA2DY1qvXWtY3ypuE/fuBVcLuMC1lu63spPM4bzCviKix3hZGaeqs76jkwG+38bW",
+	"226ZSu90ug85QdOBjtwzHcE9DmrPglisV9l0H50SLrxiJlWKLbbQ3bekeVmFAspVuSo4uZK51DQjJ80K",
+	"Wf92/s1//OnidEze0wWr3IabheL9oLliN1wW2uVt+YRn/B+D0lMCmZyQOLl9nLG5iSyHhRywBeWCZNQw",
+	"he5LlyOmmbtYOJjl3Dsx7CQrugYWSU6Q09m/46q4GFy27W81fIHX6fQZoegcsSNYVopBXHN2y5SfChT+",
+	"sqnAmJQRYL6cEWaFdWWB3ZRB4IfnpYH+F/fsLw21NdjihDpMsR7fmWDj0DZbD3fGlVVdjO+/0kKn01Fh",
+	"oPXDMOaO3s6B3XwJ12aSLHmWqtrxB/jrhX8tz5Z5DKmAh4xeqndz/hIdiDuHTLFva7mHu83yJmWrXBom",
+	"kvX/sHW9xMaxLLolrA/ECjag6FevKjI5YBxfgzC6OUP9VtkbyqdkfgwSGGK+beLnQPbb1sEJc0dJ03LR",
+	"ZXfkIxLOd8zsQTUQsuS0F6yremDkLBlNN7FTQvoKUs1Hu2+ny1F/NCxwD8/jsJPVdJx2hiaVTUKeaLhc",
+	"e0O9JifQOmRlNUK0K/piq9BH5LLpcNSll1OfeolUS56HkCQIf6hFELgk9alAgwlaJf0bEWgsUG3WB0kp",
+	"1vDfgMqJ/ptaXXsMHigrJXQFMpXL/P1VeiqX1neaq23mbQ/YHY9GRXaP/2S0vJHDDknNxYoOiJrTveHX",
+	"hzubq3mRsjkX0BUDrzBv5YciWfpxSl95Zb9quDJd9e7IfVbjgo3vmqeL+1A/bBxRPy9kp+NS9yk/sFP6",
+	"AYlrPx/nAGpsVjy/3wPTpX9jhfxahfXHrIBv7T5wz6r49vYCfb4hV70/8rm7EehajgM8gIY+8Y0pHg91",
+	"NpoQHoY0t0P3AnwjYLv+M1RdH/LRc8gHeMkytqB11nAs436gOeMhQ4sQ4V+i0cWQL366+FHoIs+hNs63",
+	"a+wcd0cCRl1wd+KNoQXMo6PgnyxUj5m3hjpmHpKiAAF3IwlInBhOEY6C+qyTH/GV393NANfVe8nHq9ah",
+	"7wTlqY0eyflDa9m/5EfIhvgv6dER8rLNVnlYcgr6KBptC3b0VXSYxjBQ4oBWztph77Rw7oeqjtOw79kD",
+	"DGMHnQrFb+bxWylY/AM1yXK0R+nGMqav8XFZkj/DGrxzHaih3yUAdjhaT/u3metaCgD0dAFG/+ojXVim",
+	"31j8+HEc1S5TMCx5RzOwqZcp/Upl2t5hbaEb/kNLwGMJMojA2FOQHR6CfqeKCxfJqEhZ+syF5Vbd2caj",
+	"Rnd3e1SbYLSZyJevV8JOMACxiiYNWmTfM0VmVDNSS2ziRmNDl1oIIwRx0zJMvmrjkRRKMWE6iqDWyHRY",
+	"VFcZZM7TcHMqLsx/XoweIE+5tpQ+Kvy2gUyXOLCkLWz+4RhmK4imUIR9MkxoHxCH+0t8Yt6Fc1RdOhMe",
+	"0XLlMaiJnE/FrIVncBA0UOxqRkBliBtMpaundEzFycXZGQkk2TlnAxQ5w3S7U9fDEeJOy+aRmMMRzH4D",
+	"NtRL/I8p6KKCEwH/HfD5B+a8q9y1FrxvK9n9H1CFDRNaUkRDd9ay6VtTktRSo1xAvD4ls7U7YNDrFYcA",
+	"5nnNWO5q1N3qJ4Snmpz8Xcnbv/OUrKhhitOM/xPap1WprwDOEz0VjZmlak9MNhV4d8wxDNMs2arvhJcb",
+	"/bgPuAfzX+f7sOc7zjP6RzjkdgPaEhcjU6bCaYCVbngrlVmSucxSLha1wh5SMKdhuow5GH0qKqct5OCz",
+	"cV1zHTtkQwpiyT+mYsubihlL1DEcWR/qUqWNPJsKH5ruU14Ch/x9RkXjiB/zaLhZ7JxbTwcVKaozrrPm",
+	"7ZJiUQHkXFC3xLKvhz4ntWYznT4CSdN6U5pBtwR76t6kDxdf3IS5b7s+BOqv6UTmUK68llx1Yg9HzlRZ",
+	"sM2u5/QPck3Yj7rYJ3vb/gMw30TmyC/hUu6ZL5YA2mC+wGmx4k/ZrLU18nlEvrGq0NN6HuQpeKggbDBl",
+	"2nDhsvkQ6hk+eX6jZHXzcV12QT/DDr4ccji1VS+sNiWK1YwpVPighIpT28ad9U3IiatvUmfsseuxeurK",
+	"F9WVzI2bdZnU5qQBFDFSBfOFXrCUy9wXgV5NBWYZOfbr85N83KVrjW6wInajRFINTVPh7KABIfIKyPRe",
+	"jYP36+mqLfConq6Hk2NdCdm/N0ZD09QZOlbyhpHbpXSnDbOU9bN6sc2aLSRjdI4fSmlq/AGqH7jzRKt0",
+	"6e771OO3lfzLSnKwU7ViRvHkKzpX7bAjy/Z+cIs4VsRQbY6d6K2rAwIMCB5qmliZyx76jmAF6I3P6GcZ",
+	"X/AZz7hZd3osGvzsstE90ReRYL4LXS2lJqpKS8D90b5vD/Obd+SarXWjdPINE6lGu9MLuWLmiSYIJnlP",
+	"1W8FM8j81FQgwL5+LgaolyXajCs+MqdZBtdgDD+9pUpAPUw5h4vbVFA/PF7f5ByabLihnRqXUEEWMLMM",
+	"X1bfwhA/2xFe1dB4RE7UMWNX4xQgvX/daHrOwtdsTPoAWkEMBUG0JVa7GEvn5ESvRbJUUshCX0JRkwK1",
+	"c1dpAvw09u2pWNqXFNQXMUxFRLOMJSYiCdUs1vbIW4qLSM1LiEVcuUgUVJug2VRoQ5WZMJHGtfeIomKB",
+	"uXaFHcw/QWIek+cAAsmoWtiDDanylbbzRBND9TXJOJaJ0rf2XmO/iA02VpVkzkyyBD4wFfD3h4SKj/bp",
+	"mLzscVSVBSFwtSz1RmuXkC+ydVnH3M6D3V2dZ1Ezy8z+N3b5ZDH6cmJQUy7h4tNl2IJdtSDurG/dX+xB",
+	"A857qq7SmlNbRtWtXyERAyU8sCC1IEw+A0nytLcg5FtfzqiwJAbpiBSp3y9IP7PyJmFZ5or0eGUBfTey",
+	"Zjbd1OThw/fu9A8KJ8JPMpaSE18YCLr3FDDE6eGD6FoxEBl1Z63a0BrPwqp7xJfAhHpwBor9ck2wGhWd",
+	"CsCfkSSXWXZZS0t7D6bKysCB+LbHvdAFzUiyZMl10HDw2vIQj0dHiI+D7kvWruC1P4ZMD5dId+dt9yrw",
+	"ux9wzRdfr3bAF/aICfLhqa975OqVEyYWXLiW69ibTchg25KTMnOUWFQ4cRA1U6nH5B3KS3iIsrUsr9Mq",
+	"rVkvN2dPP/azRCUdpC7EeTCzlGm90/wT7TqWEJpl8hZc4DRFaweWVEPHd1W/BzxOzmASkVWRGZ5TZUiR",
+	"Z9J/6Suw1b6tVTkjz8UaGSPUtNwsF/002OGkQtMRS6AZVp/nvruc1ADoY1muRazDwTPygiZLFr+QwiiZ",
+	"YVv++k3SESVWYyosxk0rdrAxwPYgwofTC0A//Vr5hq/bilcKVLVPquOCCjQUSQD/WeZe8ldoqjLOlNPO",
+	"gvK11NEfsRbcBPSBDlobiG36AezDE13buAfWjwvxYMm3BzoMvpB75TWGHgh1y5VvMIBRTlZ3Nxr9ZVK1",
+	"Cr6jnPNXWSfq8DnYjLUhS4otE4jHHI6IMse3GvFTV+I5Iu3qe/95cXZ22qztCRXjq4qejTp34YYi6pFk",
+	"Kv9y1DYjqpl33HfMqmyjira9nT+0l+OvKl8MU1H7Ukt/gjf+gJmlsPCDJ5b63N/HlVf66LO6KzB/Hznd",
+	"8Prks/1na5bmgTdniAcLWtkcMMOyovrO8DS3ygffwK7sPTvFjsl7gMXD5O49ENvY/oVFywAnbkaTr4DJ",
+	"gCf/K2QyTgnHKs+Hqz/d3kU7+gH1wqMVACnhPIQzv9L/EL3Hc+UbRYWmrs4bRpUcay9deEs14e82o7Za",
+	"4l2JATv5uzgBCGt3MT+PVONHFeM+eMJXUBPooCyh1I4OxBFKtv4lGqEnHDFYqGx0OVoak19OJuff/N/x",
+	"2fhsfH75p/M/nQOq3PefvZvENSawx7DW/NxVT6v96kim9gtCUPuh1lniyy9f/n8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
