@@ -21,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for AuditEventDecision.
@@ -56,6 +57,102 @@ func (e DeletedObjectKind) Valid() bool {
 	case DeletedObjectKindTable:
 		return true
 	case DeletedObjectKindView:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionDefinitionFunctionType.
+const (
+	Udf  FunctionDefinitionFunctionType = "udf"
+	Udtf FunctionDefinitionFunctionType = "udtf"
+)
+
+// Valid indicates whether the value is a known member of the FunctionDefinitionFunctionType enum.
+func (e FunctionDefinitionFunctionType) Valid() bool {
+	switch e {
+	case Udf:
+		return true
+	case Udtf:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionDefinitionVersionOnNullInput.
+const (
+	Call       FunctionDefinitionVersionOnNullInput = "call"
+	ReturnNull FunctionDefinitionVersionOnNullInput = "return-null"
+)
+
+// Valid indicates whether the value is a known member of the FunctionDefinitionVersionOnNullInput enum.
+func (e FunctionDefinitionVersionOnNullInput) Valid() bool {
+	switch e {
+	case Call:
+		return true
+	case ReturnNull:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionListTypeType.
+const (
+	List FunctionListTypeType = "list"
+)
+
+// Valid indicates whether the value is a known member of the FunctionListTypeType enum.
+func (e FunctionListTypeType) Valid() bool {
+	switch e {
+	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionMapTypeType.
+const (
+	Map FunctionMapTypeType = "map"
+)
+
+// Valid indicates whether the value is a known member of the FunctionMapTypeType enum.
+func (e FunctionMapTypeType) Valid() bool {
+	switch e {
+	case Map:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionSQLRepresentationType.
+const (
+	Sql FunctionSQLRepresentationType = "sql"
+)
+
+// Valid indicates whether the value is a known member of the FunctionSQLRepresentationType enum.
+func (e FunctionSQLRepresentationType) Valid() bool {
+	switch e {
+	case Sql:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FunctionStructTypeType.
+const (
+	Struct FunctionStructTypeType = "struct"
+)
+
+// Valid indicates whether the value is a known member of the FunctionStructTypeType enum.
+func (e FunctionStructTypeType) Valid() bool {
+	switch e {
+	case Struct:
 		return true
 	default:
 		return false
@@ -230,6 +327,9 @@ type CatalogConfig struct {
 	Overrides              map[string]string `json:"overrides"`
 }
 
+// CatalogObjectIdentifier Namespace levels followed by the object's name.
+type CatalogObjectIdentifier = []string
+
 // ColumnFileInfo defines model for ColumnFileInfo.
 type ColumnFileInfo struct {
 	FieldIds        []int  `json:"field-ids"`
@@ -336,6 +436,13 @@ type CompactionRewrite struct {
 	FileSizeInBytes int64                     `json:"file-size-in-bytes"`
 	Location        string                    `json:"location"`
 	RecordCount     int64                     `json:"record-count"`
+}
+
+// CreateFunctionRequest defines model for CreateFunctionRequest.
+type CreateFunctionRequest struct {
+	// Metadata Any JSON value, decoded by the server with apache/iceberg-go.
+	Metadata RawJSON `json:"metadata"`
+	Name     string  `json:"name"`
 }
 
 // CreateNamespaceRequest defines model for CreateNamespaceRequest.
@@ -537,6 +644,122 @@ type FilesCommitRequest struct {
 	SnapshotProperties *Properties            `json:"snapshot-properties,omitempty"`
 }
 
+// FunctionDataType A type string, or a list, map or struct type object.
+type FunctionDataType = json.RawMessage
+
+// FunctionDefinition defines model for FunctionDefinition.
+type FunctionDefinition struct {
+	CurrentVersionId int                            `json:"current-version-id"`
+	DefinitionId     string                         `json:"definition-id"`
+	Doc              *string                        `json:"doc,omitempty"`
+	FunctionType     FunctionDefinitionFunctionType `json:"function-type"`
+	Parameters       []FunctionParameter            `json:"parameters"`
+	ReturnNullable   *bool                          `json:"return-nullable,omitempty"`
+
+	// ReturnType A type string, or a list, map or struct type object.
+	ReturnType   FunctionDataType            `json:"return-type"`
+	SpecificName *string                     `json:"specific-name,omitempty"`
+	Versions     []FunctionDefinitionVersion `json:"versions"`
+}
+
+// FunctionDefinitionFunctionType defines model for FunctionDefinition.FunctionType.
+type FunctionDefinitionFunctionType string
+
+// FunctionDefinitionLogEntry defines model for FunctionDefinitionLogEntry.
+type FunctionDefinitionLogEntry struct {
+	DefinitionVersions []FunctionDefinitionVersionRef `json:"definition-versions"`
+	TimestampMs        int64                          `json:"timestamp-ms"`
+}
+
+// FunctionDefinitionVersion defines model for FunctionDefinitionVersion.
+type FunctionDefinitionVersion struct {
+	Deterministic   *bool                                 `json:"deterministic,omitempty"`
+	OnNullInput     *FunctionDefinitionVersionOnNullInput `json:"on-null-input,omitempty"`
+	Representations []FunctionSQLRepresentation           `json:"representations"`
+	TimestampMs     int64                                 `json:"timestamp-ms"`
+	VersionId       int                                   `json:"version-id"`
+}
+
+// FunctionDefinitionVersionOnNullInput defines model for FunctionDefinitionVersion.OnNullInput.
+type FunctionDefinitionVersionOnNullInput string
+
+// FunctionDefinitionVersionRef defines model for FunctionDefinitionVersionRef.
+type FunctionDefinitionVersionRef struct {
+	DefinitionId string `json:"definition-id"`
+	VersionId    int    `json:"version-id"`
+}
+
+// FunctionListType defines model for FunctionListType.
+type FunctionListType struct {
+	// Element A type string, or a list, map or struct type object.
+	Element FunctionDataType     `json:"element"`
+	Type    FunctionListTypeType `json:"type"`
+}
+
+// FunctionListTypeType defines model for FunctionListType.Type.
+type FunctionListTypeType string
+
+// FunctionMapType defines model for FunctionMapType.
+type FunctionMapType struct {
+	// Key A type string, or a list, map or struct type object.
+	Key  FunctionDataType    `json:"key"`
+	Type FunctionMapTypeType `json:"type"`
+
+	// Value A type string, or a list, map or struct type object.
+	Value FunctionDataType `json:"value"`
+}
+
+// FunctionMapTypeType defines model for FunctionMapType.Type.
+type FunctionMapTypeType string
+
+// FunctionMetadata defines model for FunctionMetadata.
+type FunctionMetadata struct {
+	DefinitionLog []FunctionDefinitionLogEntry `json:"definition-log"`
+	Definitions   []FunctionDefinition         `json:"definitions"`
+	Doc           *string                      `json:"doc,omitempty"`
+	FormatVersion int                          `json:"format-version"`
+	FunctionUuid  openapi_types.UUID           `json:"function-uuid"`
+	Location      *string                      `json:"location,omitempty"`
+	Properties    *Properties                  `json:"properties,omitempty"`
+	Secure        *bool                        `json:"secure,omitempty"`
+}
+
+// FunctionParameter defines model for FunctionParameter.
+type FunctionParameter struct {
+	Doc  *string `json:"doc,omitempty"`
+	Name string  `json:"name"`
+
+	// Type A type string, or a list, map or struct type object.
+	Type FunctionDataType `json:"type"`
+}
+
+// FunctionSQLRepresentation defines model for FunctionSQLRepresentation.
+type FunctionSQLRepresentation struct {
+	Dialect string                        `json:"dialect"`
+	Sql     string                        `json:"sql"`
+	Type    FunctionSQLRepresentationType `json:"type"`
+}
+
+// FunctionSQLRepresentationType defines model for FunctionSQLRepresentation.Type.
+type FunctionSQLRepresentationType string
+
+// FunctionStructField defines model for FunctionStructField.
+type FunctionStructField struct {
+	Name string `json:"name"`
+
+	// Type A type string, or a list, map or struct type object.
+	Type FunctionDataType `json:"type"`
+}
+
+// FunctionStructType defines model for FunctionStructType.
+type FunctionStructType struct {
+	Fields []FunctionStructField  `json:"fields"`
+	Type   FunctionStructTypeType `json:"type"`
+}
+
+// FunctionStructTypeType defines model for FunctionStructType.Type.
+type FunctionStructTypeType string
+
 // GetNamespaceResponse defines model for GetNamespaceResponse.
 type GetNamespaceResponse struct {
 	Namespace  Namespace   `json:"namespace"`
@@ -613,6 +836,12 @@ type ListDeletedObjectsResponse struct {
 	NextPageToken *string         `json:"next-page-token,omitempty"`
 }
 
+// ListFunctionsResponse defines model for ListFunctionsResponse.
+type ListFunctionsResponse struct {
+	Identifiers   *[]CatalogObjectIdentifier `json:"identifiers,omitempty"`
+	NextPageToken *string                    `json:"next-page-token,omitempty"`
+}
+
 // ListGrantsResponse defines model for ListGrantsResponse.
 type ListGrantsResponse struct {
 	Grants []Grant `json:"grants"`
@@ -655,6 +884,12 @@ type ListWarehousesResponse struct {
 // LoadCredentialsResponse defines model for LoadCredentialsResponse.
 type LoadCredentialsResponse struct {
 	StorageCredentials []StorageCredential `json:"storage-credentials"`
+}
+
+// LoadFunctionResult defines model for LoadFunctionResult.
+type LoadFunctionResult struct {
+	Metadata         FunctionMetadata `json:"metadata"`
+	MetadataLocation *string          `json:"metadata-location,omitempty"`
 }
 
 // LoadTableResult defines model for LoadTableResult.
@@ -941,6 +1176,9 @@ type AccessDelegationParam = string
 // ColumnFilesHeader defines model for ColumnFilesHeader.
 type ColumnFilesHeader = string
 
+// FunctionParam defines model for FunctionParam.
+type FunctionParam = string
+
 // IdempotencyKeyParam defines model for IdempotencyKeyParam.
 type IdempotencyKeyParam = string
 
@@ -964,6 +1202,9 @@ type ViewParam = string
 
 // Error defines model for Error.
 type Error = IcebergErrorResponse
+
+// LoadFunction defines model for LoadFunction.
+type LoadFunction = LoadFunctionResult
 
 // LoadTable defines model for LoadTable.
 type LoadTable = LoadTableResult
@@ -1062,6 +1303,12 @@ type CreateNamespaceParams struct {
 // DropNamespaceParams defines parameters for DropNamespace.
 type DropNamespaceParams struct {
 	IdempotencyKey *IdempotencyKeyParam `json:"Idempotency-Key,omitempty"`
+}
+
+// ListFunctionsParams defines parameters for ListFunctions.
+type ListFunctionsParams struct {
+	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+	PageSize  *PageSizeParam  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 }
 
 // UpdatePropertiesParams defines parameters for UpdateProperties.
@@ -1294,6 +1541,9 @@ type SetStorageProfileJSONRequestBody = RawJSON
 
 // UndropObjectJSONRequestBody defines body for UndropObject for application/json ContentType.
 type UndropObjectJSONRequestBody = UndropRequest
+
+// CreateFunctionJSONRequestBody defines body for CreateFunction for application/json ContentType.
+type CreateFunctionJSONRequestBody = CreateFunctionRequest
 
 // MaintainTableJSONRequestBody defines body for MaintainTable for application/json ContentType.
 type MaintainTableJSONRequestBody = MaintainTableRequest
@@ -1696,6 +1946,12 @@ type ServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
 	UndropObject(w http.ResponseWriter, r *http.Request, warehouse string, id string)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
+	CreateFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam)
+
+	// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
+	DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
 
@@ -1722,6 +1978,12 @@ type ServerInterface interface {
 
 	// (HEAD /v1/{prefix}/namespaces/{namespace})
 	NamespaceExists(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions)
+	ListFunctions(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListFunctionsParams)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions/{function})
+	LoadFunction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, function FunctionParam)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/properties)
 	UpdateProperties(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params UpdatePropertiesParams)
@@ -1957,6 +2219,16 @@ func (_ Unimplemented) UndropObject(w http.ResponseWriter, r *http.Request, ware
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
+func (_ Unimplemented) CreateFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
+func (_ Unimplemented) DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 func (_ Unimplemented) MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
 	w.WriteHeader(http.StatusNotImplemented)
@@ -1999,6 +2271,16 @@ func (_ Unimplemented) LoadNamespaceMetadata(w http.ResponseWriter, r *http.Requ
 
 // (HEAD /v1/{prefix}/namespaces/{namespace})
 func (_ Unimplemented) NamespaceExists(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/functions)
+func (_ Unimplemented) ListFunctions(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListFunctionsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /v1/{prefix}/namespaces/{namespace}/functions/{function})
+func (_ Unimplemented) LoadFunction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, function FunctionParam) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3071,6 +3353,85 @@ func (siw *ServerInterfaceWrapper) UndropObject(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// CreateFunction operation middleware
+func (siw *ServerInterfaceWrapper) CreateFunction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateFunction(w, r, warehouse, namespace)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DropFunction operation middleware
+func (siw *ServerInterfaceWrapper) DropFunction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "function" -------------
+	var function FunctionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "function", chi.URLParam(r, "function"), &function, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "function", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DropFunction(w, r, warehouse, namespace, function)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // MaintainTable operation middleware
 func (siw *ServerInterfaceWrapper) MaintainTable(w http.ResponseWriter, r *http.Request) {
 
@@ -3456,6 +3817,114 @@ func (siw *ServerInterfaceWrapper) NamespaceExists(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.NamespaceExists(w, r, prefix, namespace)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListFunctions operation middleware
+func (siw *ServerInterfaceWrapper) ListFunctions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListFunctionsParams
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListFunctions(w, r, prefix, namespace, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// LoadFunction operation middleware
+func (siw *ServerInterfaceWrapper) LoadFunction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "prefix" -------------
+	var prefix PrefixParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "prefix", chi.URLParam(r, "prefix"), &prefix, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "function" -------------
+	var function FunctionParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "function", chi.URLParam(r, "function"), &function, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "function", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoadFunction(w, r, prefix, namespace, function)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5832,6 +6301,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/views/{view}", wrapper.ReplaceView)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/functions", wrapper.ListFunctions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/functions/{function}", wrapper.LoadFunction)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/{prefix}/namespaces/{namespace}/register-view", wrapper.RegisterView)
 	})
 	r.Group(func(r chi.Router) {
@@ -5901,6 +6376,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Delete(options.BaseURL+"/management/v1/roles/{role}/assignments/{kind}/{name}", wrapper.DeleteAssignment)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions", wrapper.CreateFunction)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function}", wrapper.DropFunction)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain", wrapper.MaintainTable)
 	})
 	r.Group(func(r chi.Router) {
@@ -5926,6 +6407,8 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 }
 
 type ErrorJSONResponse IcebergErrorResponse
+
+type LoadFunctionJSONResponse LoadFunctionResult
 
 type LoadTableResponseHeaders struct {
 	ETag *string
@@ -6919,6 +7402,82 @@ func (response UndropObjectdefaultJSONResponse) VisitUndropObjectResponse(w http
 	return err
 }
 
+type CreateFunctionRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Body      *CreateFunctionJSONRequestBody
+}
+
+type CreateFunctionResponseObject interface {
+	VisitCreateFunctionResponse(w http.ResponseWriter) error
+}
+
+type CreateFunction200JSONResponse struct{ LoadFunctionJSONResponse }
+
+func (response CreateFunction200JSONResponse) VisitCreateFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateFunctiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response CreateFunctiondefaultJSONResponse) VisitCreateFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DropFunctionRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Function  FunctionParam  `json:"function"`
+}
+
+type DropFunctionResponseObject interface {
+	VisitDropFunctionResponse(w http.ResponseWriter) error
+}
+
+type DropFunction204Response struct {
+}
+
+func (response DropFunction204Response) VisitDropFunctionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DropFunctiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response DropFunctiondefaultJSONResponse) VisitDropFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type MaintainTableRequestObject struct {
 	Warehouse string         `json:"warehouse"`
 	Namespace NamespaceParam `json:"namespace"`
@@ -7261,6 +7820,88 @@ type NamespaceExistsdefaultJSONResponse struct {
 }
 
 func (response NamespaceExistsdefaultJSONResponse) VisitNamespaceExistsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFunctionsRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Params    ListFunctionsParams
+}
+
+type ListFunctionsResponseObject interface {
+	VisitListFunctionsResponse(w http.ResponseWriter) error
+}
+
+type ListFunctions200JSONResponse ListFunctionsResponse
+
+func (response ListFunctions200JSONResponse) VisitListFunctionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFunctionsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListFunctionsdefaultJSONResponse) VisitListFunctionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoadFunctionRequestObject struct {
+	Prefix    PrefixParam    `json:"prefix"`
+	Namespace NamespaceParam `json:"namespace"`
+	Function  FunctionParam  `json:"function"`
+}
+
+type LoadFunctionResponseObject interface {
+	VisitLoadFunctionResponse(w http.ResponseWriter) error
+}
+
+type LoadFunction200JSONResponse struct{ LoadFunctionJSONResponse }
+
+func (response LoadFunction200JSONResponse) VisitLoadFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoadFunctiondefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response LoadFunctiondefaultJSONResponse) VisitLoadFunctionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8819,6 +9460,12 @@ type StrictServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
 	UndropObject(ctx context.Context, request UndropObjectRequestObject) (UndropObjectResponseObject, error)
 
+	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
+	CreateFunction(ctx context.Context, request CreateFunctionRequestObject) (CreateFunctionResponseObject, error)
+
+	// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
+	DropFunction(ctx context.Context, request DropFunctionRequestObject) (DropFunctionResponseObject, error)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(ctx context.Context, request MaintainTableRequestObject) (MaintainTableResponseObject, error)
 
@@ -8845,6 +9492,12 @@ type StrictServerInterface interface {
 
 	// (HEAD /v1/{prefix}/namespaces/{namespace})
 	NamespaceExists(ctx context.Context, request NamespaceExistsRequestObject) (NamespaceExistsResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions)
+	ListFunctions(ctx context.Context, request ListFunctionsRequestObject) (ListFunctionsResponseObject, error)
+
+	// (GET /v1/{prefix}/namespaces/{namespace}/functions/{function})
+	LoadFunction(ctx context.Context, request LoadFunctionRequestObject) (LoadFunctionResponseObject, error)
 
 	// (POST /v1/{prefix}/namespaces/{namespace}/properties)
 	UpdateProperties(ctx context.Context, request UpdatePropertiesRequestObject) (UpdatePropertiesResponseObject, error)
@@ -9714,6 +10367,68 @@ func (sh *strictHandler) UndropObject(w http.ResponseWriter, r *http.Request, wa
 	}
 }
 
+// CreateFunction operation middleware
+func (sh *strictHandler) CreateFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam) {
+	var request CreateFunctionRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+
+	var body CreateFunctionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateFunction(ctx, request.(CreateFunctionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateFunction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateFunctionResponseObject); ok {
+		if err := validResponse.VisitCreateFunctionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DropFunction operation middleware
+func (sh *strictHandler) DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam) {
+	var request DropFunctionRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+	request.Function = function
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DropFunction(ctx, request.(DropFunctionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DropFunction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DropFunctionResponseObject); ok {
+		if err := validResponse.VisitDropFunctionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // MaintainTable operation middleware
 func (sh *strictHandler) MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
 	var request MaintainTableRequestObject
@@ -9985,6 +10700,62 @@ func (sh *strictHandler) NamespaceExists(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(NamespaceExistsResponseObject); ok {
 		if err := validResponse.VisitNamespaceExistsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListFunctions operation middleware
+func (sh *strictHandler) ListFunctions(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, params ListFunctionsParams) {
+	var request ListFunctionsRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListFunctions(ctx, request.(ListFunctionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListFunctions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListFunctionsResponseObject); ok {
+		if err := validResponse.VisitListFunctionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// LoadFunction operation middleware
+func (sh *strictHandler) LoadFunction(w http.ResponseWriter, r *http.Request, prefix PrefixParam, namespace NamespaceParam, function FunctionParam) {
+	var request LoadFunctionRequestObject
+
+	request.Prefix = prefix
+	request.Namespace = namespace
+	request.Function = function
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoadFunction(ctx, request.(LoadFunctionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoadFunction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoadFunctionResponseObject); ok {
+		if err := validResponse.VisitLoadFunctionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11063,191 +11834,211 @@ func (sh *strictHandler) RenameView(w http.ResponseWriter, r *http.Request, pref
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L19kxu3kTD+VVC835XIqhly19rcL7eqq3pkWXaU2LIeSbGvKnQl4EyThHcIMABmKUa13/0pdGNeiRmS",
-	"K3K1svOXVpwZoNFoNPq9Pw4StVorCdKawfXHwZprvgILGv/3PEnAmG8ggwW3Qsk37ql7IOTgerAEnoIe",
-	"RAPJVzC4Hvxv/CqBGehFTN/F1YeDaGCSJay4+9hu1+51Y7WQi8HdXTR4obJ8Jb8VGZg/0aDXHwcpmESL",
-	"NX5+PbA6B7ZZgmR2CSzJBEjLNPDUsLnSK27ZLWgjlGRXbAWWp9xyxmXKEhx7KududDb8nt/AUmUpgw8W",
-	"pPtgNGY/C7tUuWXCRowzDf/MwVhml9yyjcqzlHFpNqCn8rY2+DBTPH3PZxlELNHALfj/aFgIY0H7/3KW",
-	"qNVKWGYV4ziEdQ+Y0kxJoFny9ULzFAzj/qFV7PZqxIRhGua5gZRthF2yq4uLqfyap28JxJcfEkAEuUm5",
-	"UdLjIva4iK/iXJp8vVbaQhrPtjEhLprKGcyVBsbl1i6FXLiZaBGpA4wgtpA+QxyahEu2zriUQi6mUoPN",
-	"tTQM0UB4xVUs+S14fPuflcy2bi00Lb02lQZkyoQdTx1d7CElIo0YaWMPFb1KYbVWFmSy/Qts+2m19m78",
-	"F9juGfk1X4FZ8wTKQZvEWT5nGdxCZiIGPFmyv779PgaZqBTSiP2qhISUzbZIwBcfLr9lBtxxs0qz4X9e",
-	"fjsaF9hYc7usQJXF4INo4EhTaEgH1+489AP9hi/gnfgXNBHxzxz0thp87V9qIGAlpFjlq8H1ZVSMK6SF",
-	"Behy4PfqBip2wLNMbV6u1nb7E89yKKDrmhA/3oPyNxrm4kMHvt8vgW24hqXKDTA3csS4OyqOLiFlQjJ1",
-	"C1qLFMx4jSM5xE9uLyeJknOx6EA1vXoknvGYN5HcHBVP9JGD/iRg0zfmrYDNUUPeuZfNWkkDyNpfaq2Q",
-	"zSZKWpAWt3G9zkSCDHvyq3GY/lgb8f/TMB9cD/5jUt0YE3pqJv604qBv/TQ0aXPjnsstm3OR5Zp2jEvm",
-	"P2XgvmUzlW7Hg7to8H3BXE8GYzniWzB5ZkPg4eMahy/+ijNFUzo2yWfG3T1zpRlnxvIFpJ514gkmTkM4",
-	"fs8XTfh2dsWv1G33SRfqBuxep3taLhPR/dPVX6uL4uvtC+TXD04egZttzJ6vlLufrGEJzw2Y4q6bysMu",
-	"u2tkuHStCsOGSpMIgVfcVNIFv+I3wIQd7QgTEV6A7oNCLEhFyqSyLOFab6cyfFVdM3cgx+y1out1w7vu",
-	"V7uEqVyBMXxBrMwJAV6+wVuVhJzbK3ddOpR5pKJ8ZoxYSIBdDnkj3BVr2CwXmRWSDTn9GQvJ1lrIRKx5",
-	"9sTghKOIKZEmbMgl+/HVNy+YyWe/QmJHDtKFVvm6eoT/RTpfa7UGbQWxEzdfgMALfhVicRXv+ht97l/+",
-	"pbx0FILhRnmep8K+vPWE2JyaJ7TmNgqmgx9evv/Tj9+wiVa5hcmaWwtaTgcRmw6EMTnE1l1E04Fb53Rw",
-	"CzKNEw0pSCt4ZqaDQbS7Ho4QEJUMrgcptxBbsYLQuykkwnjYQLoL9W90VYJbbApS4B+OIUJaW3d9BMtF",
-	"tru2d0ul7TM2HXCUtP/H0UixjtpP8UYLC9OBZ1ZuhSE4RXjrSjoJ4daoXCdw7UnFIRXGizES0jXPRILy",
-	"rae+a7BZaF5/ouKO+TXQJKHpHcFclyLARJqxNBNHPg4Sf8KJfJiaM85WXPIFrFBpcNQQAsdYbnOzO9uf",
-	"3r9/w+ihG6zOC4b+/w6ziOQ2EY0GQRGqTvvC7Qm3gwY+6tiPChKvoaRGXCXgJbmETtALbnmmFi9Q/Nk9",
-	"RCnMeZ6RDsjTVLj5ePam8c4OwnYmAZmulfCqpLCw6v2Oa823RH+VMH4D2zgTc8AzFfq4FOw+BdTWFpSr",
-	"rw8fxGKpqL6Sc7WLxrmALI1FGkRASQC7GHDaUlwwlQD4+NyIf0EsZDzbWj9bwYWEtP91FaC0aFAILvtZ",
-	"cPlmE5qotqYgHPvQtM4DPBuFKjdYx2q/HCw6JCZKp3GicmkPGq9NfCUuontvQguK/j0xL1D68JLW7uaQ",
-	"Bo8gNXegT8Rrb3lge/yiV4WtqW+4t3zz53c/vka2LPnaLJWNm1D2fV1jBm1sNxYXxpNDjlcUOjAkkL3P",
-	"BRmq+iDBcV5Vr98fDfnayRqHf9Fad2PWarS9GPDC+g4KCu3hiBXsaFP7mdLuJ9UwfbBrLg1dmp17iApB",
-	"nCy5XBxF5jvUsUPprTU0J+oGmlS23w7F7SGxNe3PCy5T4V48Ax+aqxAb6r97UsjAwRXfQmKVPoAe/EK+",
-	"8R/+RN99ynUzF9rYWKuNl4wP+IRU4iPlrqNvLveJdft71HKKb7Q7wU3tSeVkGvMfyXw123NDNmDuuAsb",
-	"+IuadNReQhu8CpV76Lb/Dr3nkdOAGttR/GhdMDr8NLTPp71BSxj7EdQ6D7unm+tUSJ4Juz2FFKbmcwOH",
-	"UvHxh7JbWPYTtweNGgvsR9WbjMvumzYpOOR9qKJirwG6WPEPcZvJ7iLLvXX8Ea5R3YFMrH31t4ELQRLV",
-	"sdOP5OJ8HH7N7OWfj/8meTDFpbVTbT3meG0FbaWlX62Tz1bOsT3oLYciy9YJ+GA19UEL6Drej3wFbwoz",
-	"VO8W7BrNMrAWtIlYKhbCGrSij9nfWcz+zzPGLVspY9nlV39kBUn0KwKdlmGC8q3q0dYagN3bRL0Hgn6F",
-	"sfccdswfDdZcWzRvxWYNyRFixP2oIzrQm1PXzS1fQEyOjdoSZkplwKV7A5lurHS6X3PpUiQQPyVw3VvQ",
-	"q0DdcwceCpG3AjaFI+s0eGqN2VhLNw5/LkzqjwKR4QWWEISW8Q233Gl/NXPXo9AsD707+9bUYUz1LtrY",
-	"WH6UsvF5zKUlU+uz3x+4gh1M3UOjNUpb4k9NP1T9lTUkHQ8PNaIforYW0wRJwMmEkP5IPwSuOHwcH+Od",
-	"hA9rocEc9U2Hp67w/hZOziLiBaNUQn7NTj7RkIYOl8TXuV5A7P1nkIYjhigkbaGYVaoKJdTgDo9QkoFM",
-	"a4JIeYeF3HU1f3URmuWZU20nGijehbFzm0vRv+u8H6059ysq9ePaxNqbfD4XFMvHlipLhVwwzlqKTXx7",
-	"yWaZmoXo5WG18g5Pyr019JfzOSRW3Doh+FZksADTLcevy3eONcJVXu4+tvcOklzjudo1yJRO4RoQwQVl",
-	"YiFmwi34tQrrwmmYRm5gW12cTGlWsnGGrikn0qMPdTy4lnmWRYHz56fahgjFB8DsvzgRwur94Cr/meOe",
-	"Es/suTjBv/jFuBof3d35MBdjY5/670kMMftBpZDtJe46f8S4iZ6IAoqubJL0biR5REHaZECmsDM1n4NE",
-	"vom3T8REatzxueVZDmY8CCyh+ygUtuldRr0LyzUFJ84yYCafxW7tRfCKGzXCaJUyLFtN5UxzmSyZkmzo",
-	"XiqDIG95JlLcuyfGL81gUNyh8XcjivMOhdskN8fxSvr/fqchIdC/H9HGB6mlM6KM7HWfEAnjRu4KbHJD",
-	"lYf8YM8AxQbRwOUhDXlbeoOqnGRnLF+t49W97thyYa1wpRB8rdnqCw/uxgdHOv2GlISspGFbQwrGCnkQ",
-	"ZgNe0rnK0rgr4gwPtp/cnZ0Mg8yT0mbrIzrLADEax0edDskIgsdJSQwz9ekXiVpvhVxETEhjgafucyGt",
-	"wjEkbFghSe8utnn42lv59Cuyl1Mc/9NoX0x/MxqqQmNon74FmyzfJVy+5+bGdG7VOuMyttzc7D+x1auH",
-	"zIdRzUEJ/+3Ld+9Z6PVnDDJyxjFu3M69ydzzWQbuRXpnN6iVZPkjzQS7V2xTaDCJX+tJhiwxd5TUGeJY",
-	"h0QG8TSNSyH7cPib9ovAKty45SV/L6x3yXxBgXulbuE+/p77BjCBjVs60xG4C2iEZ3Hx7hDEd2C/ZPfF",
-	"d5qH7vZSQ9obcnw/ZawavzZaCL5gTsSuilKk6fQSfyX07lzX+H1o/j+rWeCA68WRUrBjuzdCpk8MUxvJ",
-	"uF7kRYzZzpTcWlitA7z7OT0wbAaLXDKj2JzroMbhhzjS1OUzL44zjznMHX5O/6xmfhWUWRVk/5Jn4l9H",
-	"wnFwCFBnCsaKf4g93jq0W7eINM+OhMxY7/Upcxtuuci8wFIO6W5VUoHcicgxhZSibvTWv+vQiVYz8ucn",
-	"kNF3qTAJ12lHboQtssPauQHSjCkToFR4KKV2CexXNaMULpVbTEATFlNz3Psp2QRB/jOHHIKJEhTKl+cd",
-	"snWZj7Bf4qlbEQmP1fFo7VhEp7KkyAY5t/au46A3KHP30B+x57UjvEtGJbPqX3u1TjKSdrKo74WxlOKE",
-	"LKWbS/LqpYMPbJk7tS9+sz54J5RlflIPlKgaHQFglfMUYCYSPth4zRc+iQmv4jyj0+cZdf8ueGi6VlTz",
-	"n3Wv6BNkwbp/bt8O1KbpArfhH+mDmN47Tvwq/S7n2IcCoq6VoRzTs6IFPj94QSQW7cO4H7QLpj+rWQ9E",
-	"v6rZUffmWdCKQHTBX8qi5gDB9vC1NETck6+oBlDXuspgnb51HQ1HLRftcFyUoOyltdrgXet6q3rZkFZH",
-	"Kegq28/0acgueNBy0ANQFa1/OFgBi9TJSagOV9faygiQnvWVgs7hyyuH3Yv62uBBGBVPX1QJlt1AGqu0",
-	"j04qXj4Y2nf0bTXPXqhDs3WBX69CEIrm8Bmah4cbnSkZh2wlFmInAAm5iA+D7S1+9I6+8QmnqC485H70",
-	"Zgm1KiQ85j341ISoH7iQlgvZb1ZP9TbWuQyb1SmKIVZZCjq2Sy4PVxc0uLnjjNOke4zQ+4DfI9RVkmhT",
-	"I/QynI//GKZ6y3QuWVwvXURVIGYwipiGjFtxizWYKu2xwDdWjjk8Qnw/XtO4FijfPBEHKP07NgasJdCP",
-	"Cb9kehULUGyZsXzLSPFFzyD5Hz5Yh6lxcOZDGYjJV90AfUtVouaMSwZcZwJ0xNwkWudrt2duo/z2Uukk",
-	"YZiSMD7AURXCbtSilTaALQRWGxg8WnlmBRY8Sn/g6z5/4bEeztokr+8XEPUaSfhnLSzUgj4COik+zDqC",
-	"d2tZZc19e3kLekv1WKi+wpxn2YwnN+7QCF8P5Vd+y58Yhs4v3Tg3vcbMVoxKYHEbrt3VEoDrZ0fYnEk6",
-	"wDgzGYGE8ec44ZItwLKNVnJBrm7vJbd8a1iBj9Hp4G3TZYHxCr21FYXorOWrKll4n5G2HTFmIDYgjXB4",
-	"6eBGsnFWDk5VzOwRkd3oh4y12phmsN4hsSaQ+dDHw0/B8esxlmsb3+s7a2IMhTryxOdua4r5dipF1aMQ",
-	"9xHGHr9o4G02IW/pG1/azztC2UueLKliYs1dWbhQ0YDqXa2CRnvPzQ0blmYarOyFb0xlYe/xsTH1WGf3",
-	"msp1rRIjZolg6by6E3Aqi5n9tJWTL2K+vl5RV8+AvgVNESdfpjO3qxjPvRy99aI2/YKlfy/If+p1gFqM",
-	"BSN8umCu7NTxwQJNZ2SwVvbowQwkGmy8AFkLuDk24sUH9lZLDY3bXmwb3l68vmhqREehmJ4SQLuH3yzV",
-	"RjIlE3jG4APVIGAipaKe+A3jlr358d17LI6oeG6XEzQumEH0SZlSTYQ1wQwjoxVocM/Aq/+bg94Wlviu",
-	"ICKqhRTTVyaebeNiZeXBOvyErfiHV/Ty5cXFxe7zwGyFB6l7kr2DKmmFzJH4KmvQLnnkxqpVTLf0J2KW",
-	"/ord700MFe6/ejT83gyAfQssQ8UCEx49GNrMjPgX9IdJ0cd9Smo0MEImpO8eG0XXT6qd2d+HbfSRvqUO",
-	"t9JOrPXO3FGf36i42nb9+3LL3BMKe41YCoFLmwQEvubJEiaFDrFQThD/EC9U7Kf71Sg5fss3P/goTzdv",
-	"veBy56k/TGHtvH/ULegyg3xPjojngLszBrHmoe9NX/wk4D8NusKY1wnbTKXbIDi1Uqh9xNjSo8m2sFTp",
-	"AYmE9+dma61uhU9KDVgtFl0ozrXYj2H/Pb1dLqdCyD5Eh62S90bnQTATqIdBWNl1dytTOjkdAynIdsy8",
-	"7Zih4YYNUYA3a0gYn1vQ7HJ8eTmKGM+UXBiRAtVDTWGtIcFqqWSLZTew9XYr90UZua6Bp2P2wv/PzcXs",
-	"Uqt8sZzKUrd/4p9g5cdnrMIqS9QKGNothETFYyp3CD6kTNx7K05Dvncdu3MLP+r1khdu+/3G3rZ5EFN4",
-	"sHRtMOb4eBPwgZAebNkN5G70mVjb5tBAvo3jvb1vKAS0y4Lp1Gt6w5zSdNw6nA0YWkDv2jSPsGG+BXcb",
-	"7HEOfFJY/WEBlTsfttXTquxpf3D6W1grbX8Aq0Vi7mUs0zhCfFiuSf3lIDgqg7NWpGjGY4ZAqGJVu8yl",
-	"GO1BDHrMisrRJJRFVZ39iJUCflS2sJhKJ+E/q1Xjx099efQsY7PclkOV37Mh9UnActtTWUU2+IGpXIgb",
-	"2dBX5JNoPQox5mPrUN874/iIWD+EKbgzO17Nk3gifReD/VkXRbcDP0kIxPa57Kz+0o/XA6NmOgO8e0qD",
-	"/1WmWq33Vqc5zb7f9QDQdYd95uT47krrB6BWNzWrsFz6SD3ff8X6k1XrlhLmnqJ9K3XbDkvYb8A/rEzm",
-	"vnSLHnA7a7AKYxxQRyaxOOkrvc8a00+gu2KECoCohD+0ez/X+Wt3BZrmfeYknuvJJGLm6fVkMsuTG7CT",
-	"8XiMjQxM46dB9Lmr1+ypyOM+F77I+K7IWXRNQXXKWxhJvzHk7fQ2FbFa+8S3CN2hFqT37wvjFCEs3i+H",
-	"G6GL5hNzlWVqg+Lrc7TFNOdaa2VVorJRxNZZbvC9WnH9529eTeXwH5Pqp8nt5T9GY/a1SkUReYCdM8ph",
-	"y25Yt/WuJBHzKI2m0p8wvPnrOViMa8pmThk3bK6B8srJ1LQEbG+VtoxNU9lrbYqYUb4ll7yRmNGC+Z00",
-	"OZoi0X3M2dXFhU9sFtbJVlUOdmhvHL8vMjUHF+PL8YU3ckq+FoPrwdPxxfipIwlul0hkTQxOeJ4K5FiL",
-	"kJn/e2EsbQW+x6zmImMSNmAsw2qo1wzQZb/KLbdOHS86GKDHzT2ayiowC9sYjNlbwrXxGxxTVLBT42uu",
-	"NvZWbQyTboypxPV75ThiM9zziGELKEbHyYl46F9wO07+AC/IlRbfV6lfUi2qHlFTtab7205Awgee2Kqz",
-	"ScR2O1SwYatDRdVwq92jqtZ6oadJUxuGtz7di/mOUzTflC78681yYngGpmjTUQqQ15vldNAJS624xxGg",
-	"EDp8anIBx26DE4emb15+//L9S3T/fCTA7yaVQD75WP591wNl2aDiCBh/lNmWkTWZceuQQhYhZE1vv33B",
-	"nj59+t/MihV0zYq2+Makh5kk+iDxidmHA5FLK7J7ARG6Ryoin7TarAU2mSBeg2ZrvgA29G0s2OXFRVTV",
-	"WLy4uOim9GD7t8P9IXe/tNqKfXVxcbo+Vh2JNYHGUT9KIByouWeBtJ1jKguAaOmaroR/4jP3MNFrYagI",
-	"bcGEB7+431tcuch06GHKM57cLLTKZcrc22zIGRaC8sTOmVMe6DLC398WYTERG4/Ho6msc3EfRGGXIDR2",
-	"pAG3zz53soydIPNP8eCJmUpMsRqzPzsA3J1Z5LgxQazcVvXyi5w57yumho3UeMv9vqJLOJeF72aj9A1o",
-	"H8O3ZRpwt9nwH4VQgtfEVMZx8ebrf0SsfEo/OgHhWyGFWYJHk4PyBtZFm7WUb6dyWOYJjiLG2Qbghg3L",
-	"fMGIlemCo66rayqbd1fHvePwtHvhhM5PZQU4ivU9L4QewnXNxJKJW5SFHFWs3aK4YZTRWCY1DiVAaqqP",
-	"Og+3raViHsOTcQOIMgwQmWGlGviwzrCETnd3xyKVsZpyx0v8wEmiO+EwWxTWHI8edN2bv6oZmcHo5qTC",
-	"bYjNTlwXqZx9qP5Ufo/H9zfN7Rt5ZXvYvKPSM7P3ZtpTH5MvWus5viJQAiy+dHzSof8Zo2PbJ0oHmVGV",
-	"07XLko6nqAO+qHrGnn2/A/lqe3a9htgh6hzFZUiaxOikFBEN1soENp1K5RrGezZ+zJyaTn2jsXaiqTWu",
-	"dkqog/cZE2h3pzAtH9yekNqKrZOFNWzJzdK95K7D0I3VqtNd1WL62vvlT7JdHdXA75pWDncz3O0QzeXJ",
-	"oAiGzIUauS5rW1FvvvlgHIMUp7vKidmXjVED9hnueRGbJ9NCWzbWiYlK3wi52GUUNFSTBhpbcBU2IzVx",
-	"5P2IJz5Dnm82Af4ObA+0F6cnmP1U4vlJhf6TM5OAPLnb6vuors6/HECCE4pEbXf3PxUEXUzyLawznkCd",
-	"7bGC62FlxCzF/vdFe11P59iYNWW5THEv9tD9W1xaucnvKL70IejpAAYkYeNXHLU5/PnZUK0WbVBw8bTv",
-	"X6NN4llWXlZOE5ROMvHO44i8xJBSBTt0/SrJOHNo5UKCxtp1NmIc+zXbpTJQmHslmwFbQuY/Nihdj9lz",
-	"uZ1KntulQ6SP9iEYVnzLuLmhQi3uC8jmRDb+RjV8a5ik5spTSa9tlmCXJBFUcDP44ES0MfsZ7b3VZKTr",
-	"zgvjZ4kLd9U6UMfseUG2Q+oXLY3KYMQwFwJ30tuK1HwOmuAozMWhe/o7sIGCwvsMm4e54dF2vkc3OaL9",
-	"/EmV3dKlxcjpz35VQlbBnxcfLr9lBhwSrNJsiM3VuWH/efltpyJT914eAcn7MiSn8Da4gfomGexhfWfj",
-	"M32lp7tvsuI0O/qNmMFCrGdmNWXthSCXoTxB905htujRf0ZhBQiLPwzOrIk0K0wEMFytJCpUujPpGiHp",
-	"HsOIzinY1xvoHCTTnw79VI8jTNNIOQ8nviMxTz66f1qSe0jcLjflEEm7XEmRzYyWXHcX+qPg5KBaqakH",
-	"EsLDa3i4zX1wEVtXJ+neInadTCat2mNBRLcKmZ2bmYVqpgX24OclRakiaQrjqQ+cyvkFbEsXw3yeptX6",
-	"z8Qzq9pxh7DKPo5QQ/sD8rY60U4+OvnwLmivCHG9FnIPWWk1G3JAHwD0+GksCg5zb3H69Lp+Y0+rQnCd",
-	"PIhqyZ2b/bQq1vVw/yfF7fdF8ZvmWr7z13clfzPUi0sN9BmtUTileCMSPPNSWSx5gn7ZHan3eZpSmb7z",
-	"cC9fAvBTWVdl1Mb1PST7IqKZaLhVNwcatk634W9xVlPGzQ+vLq5q7aQcalIFtMcYDyVsQLOhUR73NtP6",
-	"iGU7aM99RTXLynVysapC3bk5WaAWXqdqWAL/gGrhzzWLzPl0w52ekA+sINZKB4avkir55OFUxYpWD5ac",
-	"mrt1yAFsLqzQHIfCkjFVqsoWeHLXZ5fG2LOKz7HlX6SPZod4JkVxxLVWRZ++rg3wWUNv/JvnVN7LRrMd",
-	"BkeEgILSVG7LcN7HvyXRwDeEaycvW8OWPvq9CFFbCUwtJqyzWvxsWSiv3M6pHLqpmHl6zSgHPGIg07US",
-	"0kbMAR1jAFLMkwSMiZixJq5ecLJDzLWMphI+WNCSZ7FII2YMxNS0y/11A9uoBkaciTlYsYKI0ajuBfdZ",
-	"EWQQVz+PKCrBe5cxS4BnhS2qVonhBrZojxJmKskrqsHm2impAcfGuyBNnv42apDjA9on+0+BIwxIH+Yw",
-	"9HOS8u+7Sa3Meaf3r3z9iWFGzX2PGkh38izZsLqHih6OU5n5dIdx2drGo+B/3GCjiDUDVzEyFWOlmbBm",
-	"KpttV8fsNXoHikzmTBhbOAcqVt8Rrtms/X6KKKkvMniuowT+noCqYtN9daIH592blgh7kjt19yRMPor0",
-	"bpJjquZhCuP9AAvbekR6GtXza8ygYTxwXkuXpq9mYRU6F9RG1vzFU1l6Hcr+jmUTlKgMujAYnIF510pH",
-	"FIm2WYrMF+coH2JRzRuQEQV0SGALcQuSDTfo/K/SvVe5sWwGBUSj8VQ2zzttzM6Jp+AQbLpCUj0bYlN7",
-	"+s8IIxDcmOVMz/waOAZfIJA8M8qPgXPQCO7PEVOSqoQUKxqzq4sLCjmXCmMJqjWoxqglOty3Dg7ExlwD",
-	"ROzq4r8re0ALUVcXVxTi12g9PZUg0/DlStnFvv/Eee7VZgb1nb9ez8SpWtnSQbcEaI9aXDXZyzaf5yIN",
-	"Z0JN6IqcfMR/7yYrX6f6zJxlz0VW5Q4fGu6Lad1VrG+Y6bykJuasXk7HHZiiaKnxWZZVMGOtrrbjHXjG",
-	"tkzDHDTIxGmwlOFJ30S+KGg1TNUnz3fNncoVl2IOxpqIFX8yJySYEfbO9IWDWgVXiHNhq1qSYmdb/Mi3",
-	"MRca59iO2btyKdTGE6tNY3CPk8Rb1c/LyPvrOkqmcikMjkYfjFf8Q1XX1al2KxMxyAywP7CUb82I0Yss",
-	"lxkYx9Q1zKcSVQFMiMNsG9IwtpgPUwRWIeMoyqoXYhaXCbj5zVRiQWbfzreCtQ2ekCV4JrYqvgFYewAv",
-	"HYOuOua7uX2+UJkdBx5Ttb1PfUqTsJhEy6dS55IlThReKo3HeF7k+PjYH6fmjJmvT0P7iQNS8pFTPijC",
-	"qxAPiY1TN9XqAivviKrNaoiTNorJn4mVBqvtn5mjhovkBxkrJ2uuL43e2LtaWfyyFv5jZrm+i2e7ONNv",
-	"jvtWqd10GEm+qfPiktv5AGZK4Hc8LhPyxjFP+l3lFvmksKMWx3bCGvKSlUrFXFTnvGJ6U1nmGz1F9sX4",
-	"QtXSjthS5dr9NiK+7w9uxfTNNZNqKguWU7HxiN1esQz4vLwHSI8ubgJGN0FUSqxUmLr6f5ypBQNp9TbC",
-	"ZDXH4BODozj26TkX0vzWL3o8lc9ZQfAY3VmySQMONZ4jzbljh1b5z0YVi5rKAn0li3KiYyn20UVUrd7v",
-	"XrUHZiqLjYvYHy6e0qe8ut0S7rifk5o18PS6xKgopWa8V+VJeONOSbZzmXC6itSdmUd2l5zrsOoQX/G7",
-	"Nsf03SGXaVTd1p58CikmPT23vL2cVOWfuqzBvg7jCbNVz2mneEE21aIp0C7u/Qu+6mNOay0NrWXPgNPZ",
-	"/4vaVwXGyxoIVUXdI81J+P0+tt42wFVyp5d92JCUXBMVreUjTArGKoN4LdbrqfmPRr4p/QoD9FNqpkKG",
-	"3SVfl/nGWJjE1ztYa7VWhmds2KyF8h+XX/3hj1ejMXvDF1AZiHdLAheDrjXcCpUbH6FfpLbR/wCLjEhi",
-	"clLR5O5xBnMbOQ6L0f4LLiTLuAVNhmqfDWDAKxYeZjUvzFVukhXfIotkQ+J07u+4KiOD6r77rYYvtC+O",
-	"njFOZjA3gmOl5K6fwwZ0MRUK/GX56DErff1F4QqK/++K978tw/1Oz0sDlc4f2DIeKmC9x9x4mrIMRQ3q",
-	"nUPbbNrYGUFQ9X98+JzaTvOyppC6z8OYO7piBnbzG1SbWbIUWaprxx/hr5d4dDxbrWNM+jiln7reB/Mu",
-	"OhF3DkVXvK5lmRw3y6sUVmtlQSbbv8C2nkx9rhiNWqf+z8IKdqDoF68qMjlhxEaDMLo5Q12r7A3a0Gp9",
-	"DhI4JPCjiR9fDOTEByfMHRVPy0X/UJRXPCPhfAf2HlSDzmkvvVAFvRMjZwk83cVOCelLTCocHL+dPhvx",
-	"0bDA4+0avxx2sibNmokPC2IXX6cam7UajY+Zse+tX/rALH5/gdI+m6Ov/xkV0f8RnmFfAfQzcP5JUdr2",
-	"8VBno43JaUhzP3S1Pvx/wrqNh3z0HCOKvoEMFgj+eQ9CsL3L4cTfT0xlP2ZHgleHfPHT1V+lyddrzK79",
-	"eku9Jz6RgMm4fTzxxlhE+tFR8E8OqsfMW0M9d05JUYiATyMJDL06nCI8BfVpvdS1/rdXRarVjT8kPFJE",
-	"m6hCMhBr41Od2uiRnD/Swv59f4R003/fHh2u1H068GnJKWj7ahQ+PdIG1qFykQPuhNpz7bB3as73Q1XH",
-	"abjv2UMMUw3uCsWv5vFrJSH+gdtkObhH8ZcyVqTxcVnUM6MqXnMTqMLZdQEccbSe9m+zMCyX5ANJGVaF",
-	"Rkb/8j1fOKbfWPz4cRzVLhMDLvlI84KtFzr6Qu+0e4dLhDT8z30DnusiQ8/ePS+y00PQb6zzbsiMyxTS",
-	"Zz7cq+rvMB40+kO6o9oEo81E7r7cG3ZS73remZPxBjSbcQMMIzcoxkVYQyWha6ExGBzIy/DLqhBwkmsN",
-	"0naUUaqR6WHRAvUm+MHy9p29bs8t8NeW0keFXzeQ6QNSl7yFzd8dw2w5Z+sN+DHQgvaX+XYl7MrnA117",
-	"Ex4zalVg0DA1n8pZC8+1Rv8exT7rDHPLbnkmqJ1LGdQ2lcOriwv2Ez0RSr78kAACSGNRmQQN3Cg58l1g",
-	"MJ6pbD9DscHB6rjIhnqJ/zE58yo4CfDfAJ//zJx3tfbNSR7aSvbwB1RTydXWLWKwv1PZNqJ5k9RC7n2g",
-	"pRmx2dYfMOwWRUMg87wBWPsqFxvzhInUsOHftdr8XaRsxS1owTPxL2zAUCbBcATniZnKxsxKtydmuwK8",
-	"P+YU3mOXsOo74eVGP+4DXoD57/N92vMdrzP+ezjkbgPaNy7F4EyllwAr2XCjtF2yucpSIRe11EAlwUuY",
-	"PhMDR5/KWmtsPHnjuuQ69sjG1JaSf0zlnjc1WEfUMR7ZIlq5Ckd+NpVFyGMRSh045G8yLhtH/JxHw8/i",
-	"5tx7OrhMSZzxvXk21FK34FyY+YhNyj/zOamVq+70ESie1staH6QluFP3Kv18cWtNmPu2612ggoNJ1BoL",
-	"HtaC9ofucKxBlyUf3HpGvxM14X7UBR+ctv07YL6JWhO/RKW8YL6URLzDfJHTUs5w2e6pNfJlxL5yotDT",
-	"en7NCD1UmCRX63YeMYJ6Rk+e32pVaT6+TxfKZ9QDTGBukHHihZOmZL6agSaBDysyeLEN01amMqR6DUnh",
-	"YnXGHvsuTSOfAF0XMnc06zJZwt8GmAatc7gmEPESq+mKlNdj2HAGmdoUmHpKCdz4BbXsbMuNIxx3CZJu",
-	"IiezKplAxIwVNllCGtFOFJIL7UXRdsC3bKSafNPSiDyUiur3+80c+QLy7iqN/TeUWa5zKFM0p9I9p75q",
-	"lWRSBPAXobL+c4LDl8cg+BO1FoCV5904ZfV8qVqitwNXwzw39TrCaiOn0u/ZsBAl47mALI1lnmUmIuhX",
-	"wqy4TZakSVdpRZjqikazZ80U9hoRFkbmwA39Ej9+UMvrw7oRaws8qxvx8wkJXVmUvzUuztPUW5FW6hbY",
-	"Zqk8K/Ms6Fm9FlLN0JQBn9OHStka88WUZX/GeZXj2K2sPn5D1L9NUCc7VSuwWiRf0Llqx3Q5tveDX8S5",
-	"wrFqcxxFb10FanFAdP/zxAk08LkVMHd/3hZpuJCJhZiJTNhtpzuowc+uG81tisxvKJqE1OLgoyofHJVz",
-	"9747zK9+ZDewNY3KdrcgU0OSxQu1AvvEMAKTveH6nzlYYn56KgngoryZ7yXuZQ1hfcWAOc8ytDFQbO+G",
-	"a4nlitQcteKp5MXwpBtjy1hWDO3loYRLbLC+0SpsCXiNQ/zsRnhZQ+MZOVHHjF11rZH0/q0u9pyFL9lS",
-	"9w6lghiz+I0jVrcYR+dsaLYyWWolVW6usRJBTqqPTw9HJ5h7eyqX7iWNRQEs6IgZyCCxEUu4gdi4I+8o",
-	"LmI1FyzV2BIy0ZgizrOpNJZrOwGZxrX3mMa+ze4A5m6w4gkRs1MtHAgs43rhDjbmt1bSzhPDLDc3LBNU",
-	"28VsnNLovogt9b1SbA7W62JTiX+/S7h8756O2Tc9XsAyi5tWC2nhEfBZtDLblmUm3TzUfMu7bQ04Zva/",
-	"8SvKTo7JURajmHKNSliX1RB31YF4tLz1cIEdDTgfqCRCa07jGFW3fEVEjJTwmS9SB8LkI5KkSHv7a74u",
-	"apDkjsR8u3Wk/mJB5hnzraR9ZY1CWCDHmKrZpHclefzwjT/9B8VqvSjaVrNhoXZjcXXqdz06fYRiK8Ak",
-	"4/6sVRta41lUKouRsWFNRZws1mIThlEJGT6ViD+r2Fpl2TWmw79W7/Jk+QbtwJX1iPDtjntucp6xZAnJ",
-	"TdBw8K3jIQUePSE+DrovWbvG134fd3q4gqU/b8cX6Tz+gBux+HKlA7FwR0yyd0+LYiW+nCQDuRDSd8Sk",
-	"1hlSBatKD7E8h1lDwhwq/HUQMX/1scvx5eVozH6k+xIf0t1a1sRo1cOr14hyp5/aDUVVl2kMogG7VGm9",
-	"EegT4wtKM55laoPxBTwlawfVQaKogqroBrrzvMEkYqs8s2LNtWX5OlPFl0XZpNq3tdJE7LncEmPEQnRt",
-	"M+fVxdNgAeoKTWesW2ShPs9DF6GuAdDHsnwHL4+DZ+wFT5YQv1DSapVR19S6JumJkkqo5A7jthWY2Rhg",
-	"f4Tm55MLUD79UvlGUWyRVAoStYfVcSEBeoSFbyTdSySnexWa60yA9tJZ8H4tZfRHLAU3Af1MB60NxD75",
-	"APfhialt3GeWj3P52TKbT3QYqFhbreAsm2u1aliuiiL75Ap0srs15IxUuipt7b2Q2FnTq7L+qqPnaDM2",
-	"li15GuENWmCORvT+Rl8Jupi6up4j1i6Z9V9XFxejZkE+rDldleFrFKcK13vWjyQN/JezVoHWzaTuvmNW",
-	"pXJVtF3Y+UN7Of6ikvEoz7cvb/cnfON3mLaLCz951m6RWP24knYffcp8BeZvI2EeX598dP/sTYE98eYc",
-	"4sHCXg4nTF+tqL4z9s+v8rNvYFdqpJviyMxIxOJpEiM/E9vY/4VDywFO3IwnXwCTQU/+F8hkvBBOpVlP",
-	"VzS2vYtu9BPKhWerrlLCeQpnfiX/EXrP58q3mktDQXtmQlEl59pLH95STfibTVeulvipxECNVn2cAAZq",
-	"+pifRyrxk4jxEDzhCyi4dFKWUEpHJ+IIJVu/iwbkCScM5jobXA+W1q6vJ5PLr/7/8cX4Ynx5/cfLP14i",
-	"qvz3Hws3ia8m7o5hrTelL01X+9WTTO0XgqD2Q60c/N0vd/8vAAD//w==",
+	"7H39cxs3kui/guK9K1NVM6S01t3bk+uqnuOPrPcSx2c7yVUtU7fgDEgiGgITACOa6/L//grdwHwRMxxK",
+	"pCQn+1MccQA0Go1Gf/fnUSLXuRRMGD26+jzKqaJrZpiC/3ueJEzrlyxjS2q4FO/sr/YHLkZXoxWjKVOj",
+	"aCTomo2uRv8Tv0nYnKlljOPiauAoGulkxdbUDjbb3H6ujeJiOfryJRq9kFmxFq95xvRfcNKrz6OU6UTx",
+	"HIZfjYwqGNmsmCBmxUiScSYMUYymmiykWlNDbpjSXApySdbM0JQaSqhISQJzz8TCzk7G39FrtpJZStgn",
+	"w4QdcDYhP3OzkoUh3ESEEsV+K5g2xKyoIRtZZCmhQm+Ymomb2uTjTNL0I51nLCKJYtQw9z+KLbk2TLn/",
+	"pSSR6zU3xEhCYQpjfyBSESkYrlLkS0VTpgl1PxpJbi7PCNdEsUWhWUo23KzI5fn5THxD0/cI4qtPCQME",
+	"2UWplsLhIna4iC/jQugiz6UyLI3n2xgRF83EnC2kYoSKrVlxsbQr4SZSCxhCbFj6DHCoEypInlEhuFjO",
+	"hGKmUEITQAPiFXaxojfM4dv9WYpsa/eCy+JnM6GZSAk3k5mliz2khKQRA23soaLXhUh2qTSnZlVNvHDf",
+	"jKKRPWauWDq6srTVP/WblK1zaZhItv/Ftv3XoPZt/F9suwfot3TNdE4TVk7apPvyd5KxG5bpiDCarMiP",
+	"77+LmUhkytKI/Cq5YCmZb+FunH+6eE00szfZSEXG/3rx+mziEd3EhvCTH4iOd3TJPvB/sCYifiuY2laT",
+	"5+6jBgLWXPB1sR5dXUR+Xi4MWzJVTvxRXrPqDGmWyc2rdW62P9GsYB66rgVh8B6Uv1NswT914PvjipEN",
+	"VWwlC82InTki1N5CS/IsJVwQecOU4inTkxxmsoif3lxMEykWfNmBavz0QDwDB+kjZ2AWB076E2ebvjlv",
+	"ONscNOUX+7HOpdAMXo1XSkng4IkUhgkDx5jnGU/gLZj+qi2mP9dm/D+KLUZXo3+ZVo/RFH/VU8cIYNL3",
+	"bhlctHlwz8WWLCjPCoUnRgVxQwmzY8lcptvJ6Es0+k7S1POKo4FZn/Q900VmQkD6L8pXpAQIjvqo0MCM",
+	"3aDAz7XXzP8rziQuaZ8EOtf2nV1IRSjRhi5Z6p4JYCnI+vDQP9JlE74dMnE7tfR31I3aCbv3aX9tovun",
+	"yx+rR/Gb7Qt4m+6dXgOv+IQ8X0v7FhtNElpopv27PhPDHvYreAFQhOCajKVCcQme85lAYWZNrxnh5mxH",
+	"cIrgsbcDvAiU8pQIaUhCldrORPhZviKWQ0zIW4mixIZ2yRJmxWZizbSmS+StVuBxshxIECjQ3Vxa0cCi",
+	"zCEVZFGt+VIwtsuyr7kVJzSZFzwzXJAxxX/GXJBccZHwnGZPNCx4FhHJ04SMqSA/vHn5guhi/itLzJmF",
+	"dKlkkVc/wf8CnedK5kwZjvzNrhcgcM9AQzy3YqZ/w+Hu41/KV1ACGHaW50XKzasbR4jNpWnJtJoomI2+",
+	"f/XxLz+8JFMlC8OmOTWGKTEbRWQ24loXLDb2ZZyN7D5noxsm0jhRLGXCcJrp2WgU7e6HAgRIJaOrUUoN",
+	"iw1fs9C3KUu4drAxYV/4v+HbzexmUyY4/MNyaJbW9l2fwVCe7e7tw0oq84zMRhS0iv+0NOL3UftTvFHc",
+	"sNnIMSu7wxCcPHx0JZ2EcKtloRJ25UjFIpVNlhMgpCua8QRkeUd9V8xkoXXdjYo71lcMFwktbwnmqpRJ",
+	"pkJPhJ5a8rGQuBuO5EPkglCypoIu2RoUJEsNIXC0oabQu6v95ePHdwR/tJPVecHY/b/FLCC5TURno6BM",
+	"V6d9bs+EmlEDH3XsR57EayipEVcJeEkuoRv0ghqayeULkMd2L1HKFrTIUN+lacrtejR71/hmB2E7izCR",
+	"5pI7tZkbtu4dR5WiW6S/Sju4Zts44wsGdyo0uJQ07wJq6wjK3den78HiD/CHN3DICx5SzdsqCllIvPhe",
+	"I8E5HQcG+XgwuirLwBuxkLtnueAsS2OeBk+hpMLdea16GnvOFoADftf8HyzmIp5vjVvNs0IuzL9fBsg9",
+	"Gnnpaf87UH7ZhCaq7SkIR/CsamjKi8DDAZKdnaxjt18PFi0SE6nSOJGFMIPma9+AEhfRrQ+hBUX/megX",
+	"IAI5cW/3cNBkAiA1T6BPzmwfeeB43KbX3rjXN917uvnrhx/ewtsgaK5X0sRNKPtG1zhSG9uNzYXxZJHj",
+	"tJUODPEG++mDBOapcavbo6HIrcAzfERr341Vq9n2YsBpDDso8CrMATvYUen2M6XdIdU0fbArKjR1ym/H",
+	"GYJWEicrKpYHkfkOdexQemsPzYW6gUa98fdDcXtILMfzeUFFyu2HJ+BDCxliQ/1vT8oyZuGKb1hipBpA",
+	"D24jL93An3DcXZ6bBVfaxEpunHg+YAjq5QcKfwe/XHaIsed70Hb8GGVvcFOFkwUaDN0gUazne17IBswd",
+	"b2EDf1GTjtpbaINXoXIP3fa/obe8coqB2ngQP8o9o4OhoXM+7gtawtiPoNZ92L3dVKVc0Iyb7TGkMLlY",
+	"aDaUig+/lN3Cslu4PWnU2GA/qt5lVHS/tInnkLehioq9BuhiTT/FbSa7iyz71eFXuEZ1A5lY++lvAxeC",
+	"JKpjpx/J/n4Mf2b28s/H/5Lcm+LSOqm2HnO4tgIG28qD0cFmbyGFDrOKwlf7ZE2AsTQ3dAJZuTX3QFlO",
+	"hSbAI/DqaulBG+hiQY98B++8va73CHYtRRkzhikdkZQvudHgbpiQ/yUx+X/PCDVkLbUhF3/6M/FkO4Bm",
+	"uqF8L3s0ygZgt7bl74GgX6nt5RUd60ejnCoDdsBY5yw54B7ejjqigW6vuv3A0CWL0QNU28JcyoxRYb+A",
+	"hyGWKt2vXXUpO45fOOC6j6BXybvlCdwXIm8423iP33Hw1JqzsZduHP7sfQ+PApHhDZYQhLbxkhpqNdSa",
+	"Se5RaL9D3/e+PXUYfJ0vO9aGHqQQPYxJt2RqfY6OgTvYwdQttG4tlUH+1HTY1T/JWdLx41BD/xDV2i8T",
+	"JAErt7IUPTShJw5+jg9x47JPOVdMHzSmw6Xp3eTeG+xjlSC+KOQA7uQTDWlouLaQF2rJYudoZGk41gvj",
+	"FJeSGCmr+FLF7OXhUhAm0pogUr5hIb9mzbHvg+occ6qdRAPFuzB2HnOpnnTd94O1+35lqn5dm1h7VywW",
+	"HAM8yUpmKRdLQklL+YpvLsg8k/MQvdyv5aDD23NrK8KrxYIlht9YIfiGZ2zJdLccn5ffHGoorMIB+tje",
+	"B5YUCu7VrtGo9J7XgAhuKONLPud2w29lWF9PwzRyzbbVw0mkIiUbJ+A+syI9OJsnoytRZFkUuH9uqW2I",
+	"UFyk0P6HEyCsvg/u8rcCzhR5Zs/DydyHX4079NG9nffzMDbOqf+dhFi872XKsr3EXeePEGDSE3qBcbFN",
+	"kt5NL4gwch+N3BifJxcLJoBvwusTEZ5qe31uaFYwPRkFttB9Fbz9fJdR78JyhVGc84wRXcxju3cf5WNn",
+	"jSCsp4zVlzMxV1QkKyIFGduPymjRG5rxFM7uiXZb0xA9ODRQ8QyD/0NxScn1YbwS/3+/YxMR6L6P8OCD",
+	"1NIZeoc2xTuEDNmZuyLA7FTlJR/svcAgKpy4vKQhj1Bv9JmV7LSh6zxe3+qNLTfWiusKwddarb7x4Gl8",
+	"sqTTb0hJ0JIbtjWkTBsuBmE24MldyCyNu0Lz4GK7xe3dySA9ICntyi70tYykw3lceO4YjSBwnaSAeFyX",
+	"k5PIfMvFMiJcaMNoaodzYSTMIdiGeEl6d7PNy9c+yqd/Qps+ZmA8jfZlYzTDxio0hs7pNTPJ6kNCxUeq",
+	"r3XnUeUZFbGh+nr/ja0+HbIehH8HJfz3rz58JKHPnxGWocOQUG1P7l1mf59nzH6I3+xG/6Isf6CZYPeJ",
+	"bQoNOnF7PcqUJeYOkjpDHGtI9BJN07gUsofD37RfBHZh5y0f+VthvUvmCwrca3nDbuOTum2QFTNxS2c6",
+	"AHcBjfAkbuhdgnAOInt6H93D28rDAVGCIMIgPpmSjGsTkTXN7f9qo4rE4Fc4sb1kUrAfFqOrv+1ivB9g",
+	"D9B3XBsAaOiA72l+0PcfAGwc8ks0+hQvZexA/VVLMXlPN987GaOOJ7bgopTOW89WoZR9F72o1GVpSss5",
+	"ut7vVCZhhcNBEXsZydtiinQxikZFahZBS0wzC3gQSTaSL+3Q8F0xhRKx1QV9upMLR/bS9O6T5sb4HQyB",
+	"oSROp43wBU/iTuuSQ//hW63O9if33u6LTGueZAPPzY3WoIpCdNI+2l/6rmq56Hdy+UoYtQ2GxHvAjoeO",
+	"92wRlNfvKGy2xMcQ6MPQ8VMlJbWxYZiyspE2PGkQ6YJmOkilEqk65t6oUA4ZJTTLrL7qrl7tDoC1KcuC",
+	"V1CxXDHNhAGR6/DT+PDf371vTHGUoyjpcpiC36DY9o5ayx90Zpa0+oi4g08eBHz7stYG98FaPkS7liWU",
+	"Nm/Dxdr82z6oAbJp3xRkJX7dPqj9a7gDtLPx3RXgNc2DZH6DSd2HLhDe6DVk2+OUvZutBbF0klAml3dg",
+	"gSWrDXkEy6/uwmSDM3fJATtqYakFXvRrgbWHpihacWXwh6jfdXA85zlLCsWGMOMWbTTh38FF8ziiNgX0",
+	"kVEl6uzSUcdBdAohtxNvwtegMyil+23Y3QCnGUvCZmz9W9a7B3/n7XdDeZRfL2qNCgAPcvhrzrK0O+zo",
+	"NPh13ry9EldNVQgnrN3iOa/tuscGWqIePh+MfQdUaE/fMvM1x6t9q2jImFu6xPYm497O+1bNX5stBF+w",
+	"WsCu5OAravRaOyovx459FsaH1v+rnAcsOmp5oNvj44qRay7SJ5rIjSBULQuf+LSzJDWGrfOAse45/qDJ",
+	"nC0LQbQkC6qCQqib4sDYBleT4LB4CIu54df1r3LudoFFUIL2PkEz/o8D4Ricl9JZnGBNP8UObx3uTLuJ",
+	"tMgOhEwbF+ZXZv3fUJ45C3U5pVV20edlb0QBhaRQ51Vb961FJ4RJYJB5wjIcl3KdUJV2VA0wlSGhmTUv",
+	"9ARz5EsPFxbWWjHyq5xjcRNZGKgVww0UrbDfpxgEwsRvBStYUL7B/DIvDu38XGbq7zdx18NGEI/V9Wid",
+	"WIS3sqTIBjm3zq7jojcoc/fSH3DmtSu8S0Yls+rfe7VPjIrpZFFWocLiH8BSurkkrT4afGHLqiL7TDf1",
+	"yTuhLCt39EAJvrADAKyqgQSYiWCfTJzTpSvvAU9xaVxrWNQ6TsFB07WjWsBk947uYPyvB2TuNZ5Vy3SB",
+	"2wiI64MYvzvM3l4G2p3iHDxEXTvzcmDPpqqM1QPCVztqPLS3GI0KwX8r2Buc1O7otrsObg/EtJ69LeH3",
+	"wdtCqW8fQblJu1D+VznvgehXOT9ILDgJ1QAQXfCXorYeILcP30tDgj/6jmoAde2rTD7p29fBcNSK0AzH",
+	"RQnKXlqrTd61r/eyl8sqeZDDWWb73zScsgse8IQfmd8EIiyOTkJ1uLr2VmY09OyvlOOGb6+cdi/qa5MH",
+	"YZQ0fVFVVuoGUhupXLaN/3gwtB9wbLXOXqhDq3WB3yqGeOtMwh2j7d0KW3TCWy+XGMqmcKWkhlssT1Sw",
+	"A2MVDIutPMrFMh4G23sY9AHHuMpYoL3dJ/3sPYRaKcfHfAZ3LZryPeXCUC76w9pStY1VIcJhbZhFEMss",
+	"ZSo2KyqGa2+K2bXjjOKie4LA9gG/R8auFIOmgu5Eapd/MU7VlqhCkLheTxrLVc7ZWUQUy6jhN1AYu1Lm",
+	"Pb4Pqyk2AK9pXEumb96IATaYHZMPFD3sx4TbMn4KlTK3RBu6JWiHgMhcjP/7ZCymJsGVhzIQXay7AXqN",
+	"pbsXhArCqMo4UxGxiyhV5PbM7EG548USb1wTKdhkQKBoCLtRi1baALYQWB1g8GoVmeFQKjr9nuZ98bqH",
+	"RhjXFnl7u4Skt0DCPytuWC3pIuQotj9mHcmztcozzXN7dcPUFgvHYiHIBc2yOU2u7aXhrnDrr/SGPtEE",
+	"gk9V49702pZbOSKBzW2osk9LAK6fLWFTIvACw8pok+Pa3eOECrJkhmyUFEsMNXdR6oZuNfH4ODsevG26",
+	"9Biv0FvbUYjOWrGiJQvvs5m3M7Y0izUTmlu8dHAj0bgrg8sZZeaAzGrwAMdKbnQzWW5IrgfzXsLht+Dw",
+	"/WhDlYlvNc7oOOBx2wtjYY/Gr7dT0rruat5HGHvikgNfkylGK79z/RZcIDJ5RZMVtrGohQv7EGawZ7tQ",
+	"Z46zfaT6moxLqxnURIcvZsKb31xuSj3X2H4mC1VrjwFVGqDpQD0Idyb8ym7ZKsg2Iq4zga//qZm6YQoz",
+	"Pr7OYOquqsG3CrSuV9/tFyzdd0H+Uy9Y3GIskGHTBXPlNhge9NXpVlfSHDyZZoliJl4yUUt4OTQI0Lni",
+	"q62G5m1vtg1vL15fNDWig1CMvyJAu5dfr+RGECkS9oywT1inkPAUO63AGEINeffDh4/QVkLSwqymYAzR",
+	"o+hOlUqaCGuCGUZGK9D/lolP/10wtfWOka4kHjRFxzhKx/NtGbJbXqzhN2xNPzlb9cX5+fnu74HVvEOv",
+	"e5G9k0phuCgoxuV669UueRTayHWMr/QdMYv/giDgJoa8N7aejb43A3/fBstUrcCCB08GNj7N/8H605Rw",
+	"cH+MmuYiQX330MDiflLtrBA37KAPdPV1ePl2cp131o763Hj+adsNtxBbYn/BtNOIpCzwaKOAQHOarNjU",
+	"6xBLaQXxPRkQ7+tdsPbWE4tvV0FG3jBVVpnbEwjYqjAW91aM8dD3lg+6E/B3g84b8zphm8t0GwSn1rOl",
+	"jxhbejTaFlYyHRDUeXtulit5w11RqIDVYtmF4kLx/Rh24/HrcjsVQvYhOmyVvDU6B8GMoA6DsLLr7rbQ",
+	"sHI6xLWg7Zg42zEBww0ZgwCvc5YQujBMkYvJxcVZRGgmxVLzlGHjlpTliiXQ1gVtseSabZ3dyo4oM8cV",
+	"o+mEvHD/Z9ciZqVksVzNRKnbP3G/QIuKZ6TCKknkmhGwW3ABisdM7BB8SJm49VEch3y/dJzODftB5Svq",
+	"oyj2G3vb5kEId4YeO8Gc38NNwAMhHWzZDaSs9ZlY2+bQQL0Ly3t7v5AAaJcF06rX+IU+pum4dTkbMLSA",
+	"3rVpHmDDfM/sa7DHOXCntPZh8a07A9vqadWfpT85/D3LpTLfM6N4om9lLFMwQzys1kP94yA4MmMnrQjZ",
+	"DI8NgVCFDneZSyE6BRn0hPgWVyiURVWHwoiUAn5U9hWdCSvhP6v1MYShro9blpF5YcqpyvFkjO1boC/Y",
+	"TFSRGG5iLNdpZ9Y4Cn0SrZ9CjPnQhlm3rvh1QOglwBQ8mR2v5lE8ka7/4/6qB75PpFskBGL7Xg5Pg7hN",
+	"nH5nvH1PpsmPIlUy31sd9jjn/qUHgK437IGL03W3hBuAWtXUrO4WXnHPnu8foUdF1fS2hLmnsP9a3rTD",
+	"EvYb8Ie10thX7qAH3M4+LVxrC9SBRSSs9JXeZo/pHejOz1ABEJXwh07v5zp/7a4A23zPrMRzNZ1GRD+9",
+	"mk7nRXLNzHQymUDHRd340yh66Oqxeyri2uHcNSLbFTl9v1lQp5yFEfUbjd5OZ1Ph69wVnonAHWqYcP59",
+	"rq0iBF0GxXjDle+SiR3VQHx9DraY5lq5kkYmMjuLSJ4VGr6rdQF8/u7NTIz/Pq3+NL25+PvZhHwjU+4j",
+	"D6DFZzlt2aL8pt4+NSIOpdFMuBsGL3+9BgqhCquJpYRqslAM67qhqWnFoOd42jI2zUSvtSkiWro+6eJa",
+	"QIIRBkNjv9JtzjS4jym5PD93hcW4sbJVVQMtdDZVUvfoanQ+uZicOyOnoDkfXY2eTs4nT6FMg1kBkTUx",
+	"OKVFyoFjLUNm/u+4NngU8B0xivKMCLZh2hDomHJFGLjs14WhxqrjvtUieNzsTzNRBWZBv8UJeY+41u6A",
+	"Y4xitmp8zdVG3suNJsLOMROwf6ccR2QOZx4RaJ7tyrRYEQ/8C1CfBfwBTpArLb5vUrelWpJDs4LF1d92",
+	"AhI+0cRULVgjsttKk4xbrTSrVuXt7t61HpE97a3bMLx32XfE9erG9Wb44F9tVlNNM6Z9P9FSgLzarGaj",
+	"TlhqxTUPAAXR4UqDeTh2O7FaNL189d2rj6/A/fMZAf8yrQTy6efy3196oCw7aR4A4w8i2xK0JhNqoHoP",
+	"WISANb1//YI8ffr0P4jhro9jYFWwxTcWHWaS6IPEFUYbDkQhDM9uBUToHamIfNpqUB84ZIQ4Z4rkdMnI",
+	"2KWrk4vz86jqcXB+ft5N6cHG+cP9IV9+aTVk/9P5+fEabnfkOQU6XP8gGOJALhwLxOOcuCII1AmuoeVK",
+	"+KcukRLy7pYaa0l4Jjz6xf69xZV9ZkYPU57T5HqpZCFSYr8mY0qgELMjdkqs8oCPEfz9vQ+LichkMjmb",
+	"iToXd0EUZsW4gta5zJ6zS2UtYyfQ/ON/eKJnAjLeJuSvFgD7ZvqUQ8KRlZuqp55PYXS+YvsUzgR2CLd/",
+	"X+MjXAjvu9lIdc2Ui+HbEsXgtMn4714ogWdiJuLYf/n27xEpf8U/WgHhNRdcr5hDk4XymuW+H3xKtzMx",
+	"LtM2zyJCyYaxazIu0zcjUmZvnnU9XTPRfLs63h2Lp90HJ3R/KivAQazvuRd6ENc1E0vGb0AWslSR201R",
+	"TTDBtMwxHQvGUl0N6rzcppYZewhPhgNAytAMyQwqxbJPeQYlbNFqFuTILrO0WnLHS3zPObs74TBbENYs",
+	"jx51vZu/yjmawfDlxMLpgM1OXPvM2j5U35Xfw/X9XXP7Rh7cHjZvqfTE7L2ZptXH5AuemZgL4CscJEA/",
+	"0vJJi/5nBK9tnygdZEZVDtouSzqcogaMsBTiBpz6vAP5dXtOvYbYMegc/jFETeLsqBQRjXKpA4eOrWo0",
+	"oT0HPyFWTadCb5iC3gWon6Hf0iqhFt5nhIPdHcO0XHB7gmqrtKyYG01WVK/sR/Y5DL1YrT5ZVS3kb5xf",
+	"/ijH1dGN60vTyuGydVtEc3E0KIIhcwGSwXL/7lsouODC8+6NY6Di9KVyYvZlY9SAfQZn7mPzROq1ZW2s",
+	"mCjVNRfLXUaBUzVpoHEEl2EzUhNHzo945Dvk+GYT4G+Z6YH2/PgEs59KHD+p0H90ZhKQJ3NqVtUD7UyE",
+	"zfvUJ1X8MoAEpxiJCnbUE0DQxSTfszyjCauzPeK5HnQmyCyPQ14HOgjSOdfaKiaFSOEs9tD9e9haecgf",
+	"ML70PuhpAAMSbON2HLU5/OnZUK0XTFBwcbTvPsNDollWPlZWExRWMnHO4wi9xCzFCvLg+pWCUGLRSrlg",
+	"CmrHm4jQtRRLYlZSM2/uFWTOyIplbrAG6XpCnovtTNDCrCwiXbQPwrCmW0L1NdbNsSNYtkCycS+qpltN",
+	"hDQrLpYzgZ9tVsysUCKo4CbskxXRJuRnsPdWi6Guu/DGzxIX9qm1oE7Ic0+2kCWUSKFlxs4I5ELASTpb",
+	"kVwsmEI4vLk49E5/y0ygoc8+w+YwNzzYzvfoJsPvdHRUZbd0aRF0+pNfJRdV8Of5p4vXRDOLBCMVGWtI",
+	"9NDkXy9edyoyde/lAZB8LENyvLfBTtS3yGgP6zsZn+lr/dT9kvnbbOk3IhoaoZyY1ZS1IoJcBvME7Tfe",
+	"bNGj/5yFFSAoVjE6sSbSrIgRwHC1k8irdCfSNULSPYQRnVKwrzewHSTTHw/9WD8kTNNAOfcnvgMxTz/b",
+	"/7Qk95C4XR7KEEm73InPZgZLrn0L3VWwclCt8tc9CeHhPdzf4d67iK2qm3RrEbtOJtNWKbggolt15U7N",
+	"zEIl7AJn8PMKo1SBNLl21MesyvkVHEsXw3yeptX+T8Qzq1J+Q1hlH0eoof0eeVudaKefrXz4JWivCHG9",
+	"FnKH7LRaDTigCwB6/DQWBae5tTh9fF2/caZV4bpOHoS1707NfloV9nq4/xP/+n1V/Ka5l2/d813J3wT0",
+	"4lIDfYZ75FYp3vAE7ryQBkqegF92R+p9nqZYVvA03MuVLLwr66qM2rC/+2RfSDRTxW7k9UDD1vEO/D2s",
+	"qsu4+fHl+WWtnbNFTSoZnjHEQ3ET0Gxwlsd9zLg/ZNkW2lM/Uc0yeJ1crKqod2pOFqjd16kalsDfo1r4",
+	"c80iczrdsFzlgRTEWqnD8FNSJZ/cn6pY0epgyal5WkMuYHNjXnMcc4PGVCErW+DRXZ9dGmPPLh7iyL9K",
+	"H80O8Ux9ccRcSd8nv+sAXNbQO/flKZV3n7DRZXAECDAoTRamDOd9/EcSjcreac3kZaPJykW/+xC1NYfU",
+	"YsQ6qcXPloXyyuOciTF2pHx6RTAHPCJMpLnkwkTEAh1DAFJMk4RpHRFtdFx9YGWHmCoRzQT7ZJgSNIt5",
+	"GhGtWYxNs+2/rtk2qoERZ3zBDF+ziOCs9gM7zAcZxNWfzzAqwXmXIUuAZt4WVavEcM22YI/ieibQK4qt",
+	"5Fgacmx8CNLk8V+jBjneo32y/xZYwmDp/VyGfk5S/vvLtFZ1vtP7V37+RBMtF65HLEt38izJuHqHXMrK",
+	"diYyl+4wKVvLOhT8p53sLCLNwFWITIVYacKNngnF7MlwKewF0RPyFrwDPpM549p450DF6jvCNZul+I8R",
+	"JfVVBs91dCTYE1DlD91VJ7p33r1pibBHeVN3b8L0M0+/TAtI1RymMN4OsLCth6fHUT2/gQwaQgP3tXRp",
+	"umoWRoJzQW5EzV88E6XXwedZVT1pojLoQkNwBuRdSxVhJNpmxTNXnKP8EYpqXjMRYUCHYGTJb5gg4w04",
+	"/6t073WhDZkzD9HZZCaa9x0PZufGY3AI9MBBqZ6M7R7d/5xBBIKds1zpmdsDheALAJJmWro5YA2cwf7z",
+	"jEiBVUL8jibk8vwcQ86FhFiCag+yMWuJDjvWwgHYWCjGInJ5/h+VPaCFqMvzSwzxA1uB54EzwUQaflwx",
+	"u9i1AznNu9rMoP7intcTcapWtnTQLcGUQy3sGu1lm4d5SMOZUFPf6VGfmJfsebqqbOEyXjfMOKx8BiYr",
+	"DzgZf/jv78iPL1+fkYWSa7hFP758XbGFVCbQV20mxpjPNC3SRaxzlkzWaUSarS3JxVlkr0QCgao+z5Rq",
+	"5Bd+zScahYFqEZSYCoHJJikUi7C3jwuoGrTgCYVgWbvFCXleAlUKWdTng6YEaq/a5RVbFNoLtZfn5zPx",
+	"E814CsT66lPCACcRweK7hIsb+2tc9u70wE2qe0xnwmAMFHBYqSo0rnCTeM3HWEp7RRVyQ/gjAF9xvBr/",
+	"8uyupKvu6F7fmeCkdp6qjcKhZp7+u1hv0fAoL/H0s/9nb7wu1i2q36JnzacUq9pqQ7dArJjCU9EKaFPS",
+	"VHlN+Op52bd8lwbRxUsl8wZVDLEnlaCAOQnh+0okvsOZ4f4Rje66owOEyg6CQsVp+hn++2W6dt0LHtcb",
+	"sX8EFPvY96K8gvL6mtSLrFkxypey1i73vgpxr3VbsBIlSF5by62ZYiJhKRaQjtyYyJWKrqbBtvuJsezX",
+	"ThXNxJoKvmDa6Ij4fxKrOuqzCN4QLCfXKsOF8iwVqbdtzLcwiIsloSTlCtbYTsiHciuJXK/tm5a6kM+Z",
+	"2OmJUeZjXdVRMhMrrmE2HDBZ009VtW+6ZPFaR4RlmpF/Iynd6jOCH5JCZExreOAWMwEGIkiThhxMtDtt",
+	"IUvSh9uCOOmbbXjlm4qE2fX1TECZ/rmiIlnVYG2Dx0UJno6NjK8Zyx2AF/YR+1gepF3bZZGWOdPMYap2",
+	"9qlLdOUGSivQmVCFIElhiF5JBcLdwmd+uohQwT6ZCXFVy/A8YUKUEpCJrrhYesaJwj3U5owrtabUHPAH",
+	"eNIDfLTRYuREz2uwB8uJ5exw65SguE3Rx+caZjTOrtYspeyQ8qgE8RbLxdCSuF2y73fHfauCH3gZUeut",
+	"8+KS27m0FizrYnlcxsW1ZZ74d1kY4JPcnLU4tlXhgZesZcoXvLrnFdObiTIL9SmwL0KXspaMSlayUPZv",
+	"Z8j33cWtmL6+IkLOhGc5FRuPyM0lyRhdlO8A6gr+JSD4EkSl8IXtCqr/jzO5JEwYtY0ghdky+ETDLJZ9",
+	"Os4FNL91m57MhJXakOAh5r9kk5pZ1DiOtKCWHRrphp1VLGomPPpKFnV5fl4ZA/AhqnbvTq86Az0T/uAi",
+	"8m/nT53+Ub1uCQURcs6g8ulViVFe2lLgXRVH4Y07hTpPZdjvKl16Yh7ZXYi0w9aPfMWd2gKKOoypSKPq",
+	"tXbk46WY9Pjc8uZiWhUF7PIRuuq8R6xhcErrtWsN61vF7eLefeBqARe419L9VnaSOZ5X2FdE9BgvK+NU",
+	"ddYPdDLA+H1sve2WqeROJ/uQMZoOdOR+0xHocVB7Fp7FepVNN+iMcOEFM6lSbLGF7r4VzcsqFFCuylXB",
+	"yZXMpaYZGTcrZP3LxZ/+7c+XZxPyji5Z5TbcLRTvJ80Vu+Gy0C5vyyc84/8xKD0lkMkJiYvbnzO2MJHl",
+	"sJADtqRckIwaptB96XLENHOKhYNZLrwTwy6ypltgkWSMnM7+O66Ki4Gybf9Wwxd4nc6eEYrOETuDZaUY",
+	"xLVgG6b8UiDwl00FJqSMAPPljDArrCsL7KYMAj8+Lw30v7hnf2morcEeJ9RxivX4zgQ7l7bZergzrqzq",
+	"Ynz/lRY6nY4KA60fhjF39HYOnOZLUJtJsuJZqmrXH+CvF/61PFvmMaQCHjN6qd7N+Ut0JO4cMsW+reUe",
+	"HrbKm5Stc2mYSLb/xbb1EhunsuiWsD4QK9iBol+8qsjkiHF8DcLo5gx1rbI3lE/J/BQkMMR828TPkey3",
+	"rYsT5o6SpuWmy+7IJyScb5m5BdVAyJKTXrCu6pGRs2I03cVOCekrSDUfHX6cLkf90bDAW3geh92spuO0",
+	"MzSpbBLyRINy7Q31moyhdcjaSoRoV/TFVqGPyFXT4ahLL6c+8y9SLXkeQpIg/KEWQeCS1GcCDSZolfRf",
+	"RCCxQLVZHySlWMN/AyIn+m9qde0xeKCslNAVyFRu8/dX6ancWt9tro6Ztz1gd7waFdk9/pvR8kYOuyQ1",
+	"Fys6IGpO94ZfH3Q2V/MiZQsuoCsGqjBv5YciWfl5Sl95Zb9quDJd9e7IDatxwca45u3iPtQPG0fU7ws5",
+	"6LrUfcoP7JR+QOK6nY9zADU2K57f74Xpkr+xQn6twvpjFsD3dh+4Z1F8f3uBPt+Qq94f+dzdCGQtxwEe",
+	"QEKf+sYUj4c6G00Ij0Oa+6F7Ab4RsF3/BaquDxn0HPIBXrKMLWmdNZzKuB9oznjM0CJE+JdodDlkxE+X",
+	"Pwpd5DnUxvlmi53j7kjAKAseTrwxtIB5dBT8k4XqMfPWUMfMY1IUIOBuJAGJE8MpwlFQn3XyI37yu9MM",
+	"cF+9Sj6qWsfWCcpbGz2S+4fWsn++HyEb4j9fj46Ql322yuOSU9BH0WhbcKCvosM0hoESR7Ry1i57p4Xz",
+	"dqjquA23vXuAYeygU6H4zSJ+KwWLv6cmWY1uUbqxjOlrDC5L8mdYg3ehAzX0ux6AA67W0/5j5rqWAgA9",
+	"XYDRv/pIl5bpNzY/eRxXtcsUDFs+0Axs6mVKv9I37dZhbSEN/6FfwFM9ZBCBccuH7PgQ9DtVXLhIRkXK",
+	"0mcuLLfqzjYZNbq726vaBKPNRL58vS/sFAMQq2jSoEX2HVNkTjUjtcQmbjQ2dKmFMEIQNy3D5Ks2Hkmh",
+	"FBOmowhqjUyHRXWVQeY8DTen4sL8++XoAfKUa1vpo8JvGsh0iQMr2sLmH45htoJoCkXYJ8OE9gFxeL7E",
+	"J+ZdOkfVlTPhES3XHoOayMVMzFt4BgdBA8WuZgRUhrjBVLp6SsdMjC/Pz0kgyc45G6DIGabbnbkejhB3",
+	"WjaPxByOYPYbsKFe4n9MQRcVnAj474DPPzDnXeeuteB9W8nu/4IqbJjQekU0dGctm741X5JaapQLiNdn",
+	"ZL51Fwx6veIUwDyvGctdjbqNfkJ4qsn4f5Xc/C9PyZoapjjN+D+gfVqV+grgPNEz0VhZqvbCZFeAd9cc",
+	"wzDNiq37bnh50I/7gnsw/3m/j3u/4zyjf4RLbg+g/eJiZMpMOAmwkg03UpkVWcgs5WJZK+whBXMSpsuY",
+	"g9lnonLaQg4+m9Ql14lDNqQglvxjJvZ8qZixRB3DlfWhLlXayLOZ8KHpPuUlcMnfZVQ0rvgpr4Zbxa65",
+	"93ZQkaI44zprblYUiwog54K6JZZ9PfQ9qTWb6fQRSJrWm9IM0hLsrXuTPlx8cRPmvuP6EKi/phOZQ7ny",
+	"WnLV2F6OnKmyYJvdz9kfRE24HXWxT1bb/gMw30TmyC9BKffMF0sA7TBf4LRY8ads1tqa+SIif7Ki0NN6",
+	"HuQZeKggbDBl2nDhsvkQ6jn+8vxGyUrzcV12QT7DDr4ccji1FS+sNCWK9ZwpFPighIoT2yad9U3I2NU3",
+	"qTP22PVYPXPli+pC5o5mXSa1udcAihipgl0hiPCI1XRFzL/UZDxnmdx4TD3F8kswAhvut+XGM5h3xQS+",
+	"RFZmlSJhEdGGm2TF0ghPwksueBa+aZhruI4VtWelEXksJHbfcod55to/2ac0dmOwLpQqWJlKDzGfKXZF",
+	"riQTn2jlA0jdcITDFbdD+BOZcwZ9o+w8Ze8rLPlRE713itS4slgz4c5s7EXJGIraxKLIMh0h9Guu19Qk",
+	"K9Skq/RPKEkARrNnzQJUNSL0RubAC/0KBt+r5fV+3Yi1DZ7UjfhwQkJXtvvvjYvTNHVWpLW8YWSzko6V",
+	"ORb0rF7JtGZoyhhd4EApTY35QmkJd8dplYveraw+fkPUP01QR7tVa2YUT76ie9WO6bJs73u3iVOFY9XW",
+	"OIjeutpLwITg/qeJFWjYQytg9v288eUSWMaXfM4zbrad7qAGP7tqtKb0FTqYb/FXy1eKqrodoJzb7+1l",
+	"fvMDuWZb3ahLfcNEqlGyeCHXzDzRBMEk76j6rWAGmZ+aCQTYFyfG6P+y/p1xlV0WNMvAxoCxvRuqBBQb",
+	"lQvQimeC+ulRN5YL6GDipnbyUEIFWcLKMmwJeAtT/GxneFVD4wk5UceKXV1pgPT+qS723IWv2VL3AaSC",
+	"GKqtaEusdjOWzslYb0WyUlLIQl9BxZgCVR9XxgOcYPbrmVjZjxQUbzFMRUSzjCUmIgnVLNb2yluKi0jN",
+	"BYsVcrlIFJTyoNlMaEOVmTKRxrXviLIKDFzAwk7mf0FitqqFBYFkVC3txYY6BJW080QTQ/U1yTjW4NIb",
+	"qzTaEbHBrrWSLJhxuthMwL8/JFR8tL9OyMseL2BZbQN3y1LvEXDVDkS2LYvE23Wwda5z22pmmdn/xC5Z",
+	"L0ZHWQxiyhUoYV1WQzhVC+LB8tb9BXY04Lyn0jWtNbVlVN3yFRIxUMIDP6QWhOlnIEme9lbbfOtrRRWW",
+	"xCDXkyL1+w3pZ/a9SViWuQpIXlhAx5is2aR3JXkY+M7d/kGxWjgkQ/MCwgatkQqY4uz4EYqtAJOMurtW",
+	"HWiNZ2FJQ+Lri0KxPQOVlLkmWOqLzgTgz0iSyyy7quX8vQM7cGU9Qnzb617ogmYkWbHkOmg4eG15iMej",
+	"I8THQfcla1fw2R/jTQ/Xn3f37fAS+4dfcM2XX690wJf2igny4akvKuWKwRMmlly4fvbY+E7IYE+YcZmW",
+	"Sywq3HMQNfPUJ+QHfC/hR3xby9pFrbql9Vp+9vZjs1AU0uHVhSAaZlYyrbfxf6JdOxhCs0xuIL6Apmjt",
+	"wHp1GFVQFUcCd54zmERkXWSG51QZUuSZ9CN9ebva2FoJOfJcbJExQsHQ3VrcT4PtYyo0nbC+nGH1de67",
+	"hUwNgD6W5frvOhw8Iy9osmLxCymMkhnRdKsbmqQjSix1VViMm1ZgZmOC/RGaDycXgHz6tfINXxQXVQoU",
+	"tcfVdUEBGipQgHMycx95FZqqjDPlpLPg+1rK6I9YCm4C+kAXrQ3EPvkAzuGJrh3cA8vHhXiwzOYjXQZf",
+	"Jb9yyUODibrlyndvQFegld2NRmekVK1q+vjOeVXWPXX4O9iMtSEriv0oiMcczuj8ja6Pi1+6ep4j0i5t",
+	"+O+X5+dnzcKpUI6/KpfaKCIY7taiHkka+C8n7eGimkndfdesSuWqaNvb+UNnOfmqkvEwz7cvb/cn+OIP",
+	"mLYLGz961q5PrH5cSbuPPmW+AvP3kTAPn08/2//sTYE98uEM8WBBn6Ajpq9WVN8Z++d2+eAH2JUaaZc4",
+	"MDMSsHicxMgHYhv7R1i0DHDiZjT5CpgMePK/QibjhHAsoX284t7tU7SzH1EuPFl1lRLOYzjzK/kP0Xs6",
+	"V75RVGjqiuhhVMmpztKFt1QL/m7Tlast3pUYXkHYgYsTgEBNF/PzSCV+FDHugyd8BQWXjsoSSunoSByh",
+	"ZOtfohF6whGDhcpGV6OVMfnVdHrxp/87OZ+cTy6u/nzx5wtAlRv/2btJXNcHew1rneVdabraXx3J1P6C",
+	"ENT+UGvb8eWXL/8/AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

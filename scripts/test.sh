@@ -108,6 +108,7 @@ fuzz ./internal/mumbling/ FuzzRoundTrip
 fuzz ./internal/changeevents/ FuzzSanitize
 fuzz ./credentials/ FuzzSignPolicy
 fuzz ./validation/ FuzzCheckFileSchema
+fuzz ./validation/ FuzzValidateFunctionMetadata
 fuzz ./credentials/ FuzzDeleteObjects
 
 # The Helm chart and the plain manifests (deploy/), validated offline.

@@ -189,6 +189,7 @@ func (f *matrixFixture) base() {
 	f.must(200, "POST", "/v1/wh/namespaces/hr/tables", map[string]any{"name": "secret", "schema": rawJSON(testSchema)})
 	r := f.must(200, "POST", "/v1/wh/namespaces/hr/views", viewBody("secretv"))
 	_ = r
+	f.must(200, "POST", "/management/v1/warehouses/wh/namespaces/hr/functions", functionBody("secretf"))
 }
 
 // prepare makes the fresh objects of cell n that rc refers to.
@@ -202,6 +203,8 @@ func (f *matrixFixture) prepare(rc routeCase, n int) {
 				"properties": map[string]string{"format-version": "4"}})
 		case "v":
 			f.must(200, "POST", "/v1/wh/namespaces/sales/views", viewBody(fmt.Sprintf("v%d", n)))
+		case "f":
+			f.must(200, "POST", "/management/v1/warehouses/wh/namespaces/sales/functions", functionBody(fmt.Sprintf("f%d", n)))
 		case "c":
 			f.must(200, "POST", "/v1/wh/namespaces", map[string]any{"namespace": []string{"sales", fmt.Sprintf("c%d", n)}})
 		case "w":
@@ -220,7 +223,7 @@ func (f *matrixFixture) prepare(rc routeCase, n int) {
 }
 
 // needsOf lists the fresh objects the request of cell n names: t<n>
-// table, x<n> v4 table, v<n> view, c<n> child namespace, w<n> warehouse,
+// table, x<n> v4 table, v<n> view, f<n> function, c<n> child namespace, w<n> warehouse,
 // r<n> role, p<n> principal.
 func needsOf(rc routeCase, n int) []string {
 	text := rc.path(n)
@@ -229,7 +232,7 @@ func needsOf(rc routeCase, n int) []string {
 		text += string(data)
 	}
 	var out []string
-	for _, k := range []string{"t", "x", "v", "c", "w", "r", "p"} {
+	for _, k := range []string{"t", "x", "v", "f", "c", "w", "r", "p"} {
 		for _, form := range []string{"/%s%d", `"%s%d"`, "%%1F%s%d"} {
 			if strings.Contains(text, fmt.Sprintf(form, k, n)) {
 				out = append(out, k)

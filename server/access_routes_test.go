@@ -174,6 +174,16 @@ func matrixRoutes() []routeCase {
 					"updates": []any{map[string]any{"action": "set-properties", "updates": map[string]string{"k": "v"}}}}
 				return map[string]any{"table-changes": []any{c}}
 			}},
+		// Functions: view privileges on the namespace (docs/access.md).
+		{op: "listFunctions", method: "GET", path: fixed("/v1/wh/namespaces/sales/functions"), want: allOK},
+		{op: "listFunctions", name: "hidden", method: "GET", path: fixed("/v1/wh/namespaces/hr/functions"), want: hidden},
+		{op: "loadFunction", method: "GET", path: func(n int) string { return fmt.Sprintf("/v1/wh/namespaces/sales/functions/f%d", n) }, want: allOK},
+		{op: "loadFunction", name: "hidden", method: "GET", path: fixed("/v1/wh/namespaces/hr/functions/secretf"), want: hidden},
+		{op: "createFunction", method: "POST", path: fixed("/management/v1/warehouses/wh/namespaces/sales/functions"), want: writeOK,
+			body: func(_ *testing.T, _ *matrixEnv, n int) any { return functionBody(fmt.Sprintf("newf%d", n)) }},
+		{op: "dropFunction", method: "DELETE", path: func(n int) string {
+			return fmt.Sprintf("/management/v1/warehouses/wh/namespaces/sales/functions/f%d", n)
+		}, want: adminNSNo},
 		{op: "listViews", method: "GET", path: fixed("/v1/wh/namespaces/sales/views"), want: allOK},
 		{op: "createView", method: "POST", path: fixed("/v1/wh/namespaces/sales/views"), want: writeOK,
 			body: func(_ *testing.T, _ *matrixEnv, n int) any { return viewBody(fmt.Sprintf("newv%d", n)) }},

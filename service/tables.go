@@ -62,6 +62,9 @@ type TableResult struct {
 func alreadyExists(err error, kind store.ObjectKind, id Ident) error {
 	var ae *store.AlreadyExistsError
 	if errors.As(err, &ae) && ae.Kind != kind {
+		if ae.Kind == store.KindFunction {
+			return fault.Wrap(fault.AlreadyExists, err, "Function with same name already exists: %s", id)
+		}
 		if ae.Kind == store.KindView {
 			return fault.Wrap(fault.AlreadyExists, err, "View with same name already exists: %s", id)
 		}
@@ -69,6 +72,9 @@ func alreadyExists(err error, kind store.ObjectKind, id Ident) error {
 	}
 	if kind == store.KindView {
 		return fault.Wrap(fault.AlreadyExists, err, "View already exists: %s", id)
+	}
+	if kind == store.KindFunction {
+		return fault.Wrap(fault.AlreadyExists, err, "Function already exists: %s", id)
 	}
 	return fault.Wrap(fault.AlreadyExists, err, "Table already exists: %s", id)
 }

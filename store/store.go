@@ -80,13 +80,17 @@ func (e *AlreadyExistsError) Error() string { return string(e.Kind) + " " + e.Na
 // Unwrap makes errors.Is(err, ErrAlreadyExists) hold.
 func (e *AlreadyExistsError) Unwrap() error { return ErrAlreadyExists }
 
-// ObjectKind tells tables from views; both live in one name space.
+// ObjectKind tells tables, views and functions apart; all live in one
+// name space per namespace.
 type ObjectKind string
 
-// The two kinds of catalog objects.
+// The kinds of catalog objects.
 const (
 	KindTable ObjectKind = "table"
 	KindView  ObjectKind = "view"
+	// KindFunction is a SQL UDF (the UDF spec's metadata document); it has
+	// no files of its own but its metadata file.
+	KindFunction ObjectKind = "function"
 )
 
 // Warehouse is a named storage root; its name is the REST prefix.

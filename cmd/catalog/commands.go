@@ -112,6 +112,25 @@ started with --workers 0. Takes serve's flags; --listen serves only /healthz,
 				},
 			},
 			{
+				name:    "function",
+				summary: "functions (SQL UDFs) served by listFunctions and loadFunction",
+				subs: []*command{
+					{
+						name: "create", args: "NAMESPACE.NAME", nargs: 1, setup: setupFunction("create"),
+						summary:  "store a function from its UDF metadata document (--metadata)",
+						examples: []string{"function create --warehouse sales eu.add_one --metadata add_one.json"},
+					},
+					{
+						name: "list", args: "NAMESPACE", nargs: 1, setup: setupFunction("list"),
+						summary: "list a namespace's functions", examples: []string{"function list --warehouse sales eu"},
+					},
+					{
+						name: "drop", args: "NAMESPACE.NAME", nargs: 1, setup: setupFunction("drop"),
+						summary: "drop a function (its metadata files stay)", examples: []string{"function drop --warehouse sales eu.add_one"},
+					},
+				},
+			},
+			{
 				name:    "role",
 				summary: "roles, their grants and who holds them (docs/access.md)",
 				subs: []*command{

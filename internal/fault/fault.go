@@ -25,6 +25,7 @@ const (
 	NoSuchNamespace                // 404 NoSuchNamespaceException
 	NoSuchTable                    // 404 NoSuchTableException
 	NoSuchView                     // 404 NoSuchViewException
+	NoSuchFunction                 // 404 NoSuchFunctionException
 	NotFound                       // 404 NotFoundException
 	AlreadyExists                  // 409 AlreadyExistsException
 	NamespaceNotEmpty              // 409 NamespaceNotEmptyException

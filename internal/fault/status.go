@@ -18,6 +18,7 @@ var status = [numKinds]struct {
 	NoSuchNamespace:    {http.StatusNotFound, "NoSuchNamespaceException"},
 	NoSuchTable:        {http.StatusNotFound, "NoSuchTableException"},
 	NoSuchView:         {http.StatusNotFound, "NoSuchViewException"},
+	NoSuchFunction:     {http.StatusNotFound, "NoSuchFunctionException"},
 	NotFound:           {http.StatusNotFound, "NotFoundException"},
 	Unsupported:        {http.StatusNotAcceptable, "UnsupportedOperationException"},
 	AlreadyExists:      {http.StatusConflict, "AlreadyExistsException"},
@@ -77,7 +78,7 @@ func Decision(status int) string {
 // the not-found kinds an authorizer answers for a hidden object).
 func Refused(err error) bool {
 	switch KindOf(err) {
-	case Forbidden, NoSuchWarehouse, NoSuchNamespace, NoSuchTable, NoSuchView, NotFound:
+	case Forbidden, NoSuchWarehouse, NoSuchNamespace, NoSuchTable, NoSuchView, NoSuchFunction, NotFound:
 		return err != nil
 	}
 	return false

@@ -13,6 +13,11 @@ func ViewNotFound(err error, id Ident) error {
 	return fault.Wrap(fault.NoSuchView, err, "View does not exist: %s", id)
 }
 
+// FunctionNotFound is the 404 NoSuchFunctionException for id.
+func FunctionNotFound(err error, id Ident) error {
+	return fault.Wrap(fault.NoSuchFunction, err, "Function does not exist: %s", id)
+}
+
 // NamespaceNotFound is the 404 NoSuchNamespaceException for levels.
 func NamespaceNotFound(err error, levels []string) error {
 	return fault.Wrap(fault.NoSuchNamespace, err, "Namespace does not exist: %s", NamespaceString(levels))

@@ -1,0 +1,27 @@
+-- Functions are removed with the kind (a down migration loses them).
+DELETE FROM catalog_objects WHERE kind = 'function';
+CREATE TABLE catalog_objects_old (
+    id                         TEXT PRIMARY KEY,
+    warehouse_id               TEXT NOT NULL REFERENCES warehouses (id) ON DELETE RESTRICT,
+    namespace_id               TEXT NOT NULL REFERENCES namespaces (id) ON DELETE RESTRICT,
+    name                       TEXT NOT NULL,
+    kind                       TEXT NOT NULL CHECK (kind IN ('table', 'view')),
+    location                   TEXT NOT NULL,
+    metadata_location          TEXT NOT NULL,
+    previous_metadata_location TEXT,
+    metadata                   BYTEA NOT NULL,
+    format_version             INTEGER NOT NULL,
+    updated_at                 BIGINT NOT NULL,
+    refs_metadata              BYTEA,
+    orphan_hold                INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (namespace_id, name)
+);
+INSERT INTO catalog_objects_old (id, warehouse_id, namespace_id, name, kind, location, metadata_location,
+    previous_metadata_location, metadata, format_version, updated_at, refs_metadata, orphan_hold)
+SELECT id, warehouse_id, namespace_id, name, kind, location, metadata_location,
+    previous_metadata_location, metadata, format_version, updated_at, refs_metadata, orphan_hold
+FROM catalog_objects;
+DROP TABLE catalog_objects;
+ALTER TABLE catalog_objects_old RENAME TO catalog_objects;
+CREATE INDEX catalog_objects_kind ON catalog_objects (namespace_id, kind, name);
+CREATE INDEX catalog_objects_location ON catalog_objects (warehouse_id, location);

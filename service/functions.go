@@ -1,0 +1,128 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tablecommit"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/validation"
+)
+
+// Functions (SQL UDFs) are catalog objects of kind function: the UDF
+// metadata document is written as a metadata file under the function's
+// location and cached in the store like a view's. The REST spec serves
+// them read-only (listFunctions, loadFunction); they are created and
+// dropped through the management API. Privileges are the view
+// privileges on the function's namespace (or a container): grants name
+// no single function.
+
+// FunctionResult is what the function routes return.
+type FunctionResult struct {
+	MetadataLocation string
+	Metadata         []byte
+}
+
+// functionResource is the securable a function is authorized on: its
+// namespace.
+func functionResource(warehouse string, id Ident) Resource {
+	return namespaceResource(warehouse, id.Namespace)
+}
+
+// CreateFunction stores a function from its UDF metadata document. 400
+// ValidationException (reason invalid-function-metadata) for a document
+// that lacks a required field of the UDF spec, 400 for a location outside
+// the warehouse, 403 without view-create on the namespace, 404 when the
+// namespace is missing, 409 when a table, view or function has the name,
+// 503 while the clock is off the database's.
+func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels []string, name string, doc []byte) (*FunctionResult, error) {
+	id := Ident{Namespace: nsLevels, Name: name}
+	w, ns, err := s.createTarget(ctx, warehouse, id, PrivViewCreate)
+	if err != nil {
+		return nil, err
+	}
+	meta, verr := validation.ValidateFunctionMetadata(doc)
+	if verr != nil {
+		e := fault.New(fault.Validation, "%s", verr.Message)
+		e.Reason = verr.Reason
+		return nil, e
+	}
+	loc, canon, err := locations.NewObjectLocation(w, ns, name, meta.Location, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.clockGuard(); err != nil {
+		return nil, err
+	}
+	data := compactJSON(doc)
+	metaLoc := tablecommit.NewMetadataLocation(loc, nil, "")
+	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+		return nil, err
+	}
+	obj := &store.Object{
+		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindFunction,
+		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion,
+	}
+	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+		s.dropUnlanded(ctx, w, err, metaLoc)
+		return nil, putErr(err, store.KindFunction, id, warehouse)
+	}
+	return &FunctionResult{MetadataLocation: metaLoc, Metadata: data}, nil
+}
+
+// LoadFunction returns a function's metadata: 404 NoSuchFunction when it
+// is missing, 404 NoSuchNamespace when its namespace is, 403 without
+// view-read on the namespace.
+func (s *Service) LoadFunction(ctx context.Context, warehouse string, id Ident) (*FunctionResult, error) {
+	if err := validateIdent(id); err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, PrivViewRead, functionResource(warehouse, id)); err != nil {
+		return nil, err
+	}
+	obj, err := s.store.ObjectGet(ctx, objRef(id, warehouse, store.KindFunction))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, s.functionMissing(ctx, err, warehouse, id)
+	}
+	if err != nil {
+		return nil, storeErr(err, warehouse)
+	}
+	return &FunctionResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, nil
+}
+
+// functionMissing tells a missing namespace (NoSuchNamespace) from a
+// missing function (NoSuchFunction), as the spec's 404 examples do.
+func (s *Service) functionMissing(ctx context.Context, err error, warehouse string, id Ident) error {
+	if _, nsErr := s.store.NamespaceGet(ctx, warehouse, id.Namespace); errors.Is(nsErr, store.ErrNotFound) {
+		return nsNotFound(nsErr, id.Namespace)
+	}
+	return ident.FunctionNotFound(err, id)
+}
+
+// ListFunctions lists the function names in a namespace, ordered and
+// paged as tables are: all of them with view-read on the namespace or a
+// container (404 when the namespace is missing or hidden).
+func (s *Service) ListFunctions(ctx context.Context, warehouse string, nsLevels []string, page Page) ([]string, string, error) {
+	return s.listObjects(ctx, warehouse, nsLevels, store.KindFunction, PrivViewRead, page)
+}
+
+// DropFunction removes a function; its metadata file stays, as a dropped
+// view's do, and soft deletion does not apply (a dropped function cannot
+// be undropped). 403 without view-drop on the namespace, 404
+// NoSuchFunction when it is missing.
+func (s *Service) DropFunction(ctx context.Context, warehouse string, id Ident) error {
+	if err := validateIdent(id); err != nil {
+		return err
+	}
+	if err := s.authorize(ctx, PrivViewDrop, functionResource(warehouse, id)); err != nil {
+		return err
+	}
+	_, err := s.store.ObjectDelete(ctx, objRef(id, warehouse, store.KindFunction))
+	if errors.Is(err, store.ErrNotFound) {
+		return s.functionMissing(ctx, err, warehouse, id)
+	}
+	return storeErr(err, warehouse)
+}
