@@ -155,3 +155,21 @@ func BenchmarkLeafRewrite(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWideRead reads a 100-column table's leaf of 10k rows in full.
+func BenchmarkWideRead(b *testing.B) {
+	data := scoreLeaf(b, 10_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		r, err := NewReader(bytes.NewReader(data), ReaderOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Each(context.Background(), func(*TrackedFile) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+	b.ReportMetric(float64(b.N*10_000)/b.Elapsed().Seconds(), "entries/s")
+}
