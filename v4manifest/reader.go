@@ -312,7 +312,13 @@ type decoder struct {
 type statsCols struct {
 	tableField int
 	arr        *array.Struct
-	metrics    map[int]arrow.Array // by metric offset
+	metrics    []statsMetric
+}
+
+// statsMetric is one member of a stats struct: its metric offset and array.
+type statsMetric struct {
+	off int
+	arr arrow.Array
 }
 
 // children maps the field ids of a struct array's children to the arrays.
@@ -355,9 +361,9 @@ func newDecoder(rec arrow.RecordBatch) (*decoder, error) {
 			if !ok || !isStruct {
 				continue // not a stats struct we know: ignored by id
 			}
-			sc := statsCols{tableField: tableField, arr: fa, metrics: map[int]arrow.Array{}}
-			for id, arr := range children(fa) {
-				sc.metrics[id-base] = arr
+			sc := statsCols{tableField: tableField, arr: fa}
+			for k, m := range fa.DataType().(*arrow.StructType).Fields() {
+				sc.metrics = append(sc.metrics, statsMetric{off: fieldID(m) - base, arr: fa.Field(k)})
 			}
 			d.stats = append(d.stats, sc)
 		}
@@ -617,30 +623,42 @@ func checkDVCardinality(mi *ManifestInfo, col arrow.Array, i int) error {
 
 func (d *decoder) decodeStats(i int) (map[int]*FieldStats, error) {
 	out := make(map[int]*FieldStats, len(d.stats))
-	for _, sc := range d.stats {
+	// One row's stats come from a few slabs, not an allocation per
+	// FieldStats and per count: on a wide leaf that was most of a read's
+	// time. Each pointer still has a value of its own.
+	slab := make([]FieldStats, len(d.stats))
+	counts := make([]int64, 3*len(d.stats))
+	small := make([]int32, len(d.stats))
+	flags := make([]bool, len(d.stats))
+	for k, sc := range d.stats {
 		if sc.arr.IsNull(i) {
 			continue
 		}
-		fs := &FieldStats{}
+		fs := &slab[k]
 		var err error
-		for off, col := range sc.metrics {
-			switch off {
+		for _, m := range sc.metrics {
+			col := m.arr
+			switch m.off {
 			case offLowerBound:
 				fs.LowerBound, err = valueAt(col, i)
 			case offUpperBound:
 				fs.UpperBound, err = valueAt(col, i)
 			case offTightBounds:
 				if b, ok := col.(*array.Boolean); ok && !b.IsNull(i) {
-					fs.TightBounds = ptr(b.Value(i))
+					flags[k] = b.Value(i)
+					fs.TightBounds = &flags[k]
 				}
 			case offValueCount:
-				fs.ValueCount = optInt64(col, i)
+				fs.ValueCount = countAt(col, i, &counts[3*k])
 			case offNullCount:
-				fs.NullValueCount = optInt64(col, i)
+				fs.NullValueCount = countAt(col, i, &counts[3*k+1])
 			case offNaNCount:
-				fs.NaNValueCount = optInt64(col, i)
+				fs.NaNValueCount = countAt(col, i, &counts[3*k+2])
 			case offAvgSize:
-				fs.AvgValueSizeInBytes = optInt32(col, i)
+				if a, ok := col.(*array.Int32); ok && !a.IsNull(i) {
+					small[k] = a.Value(i)
+					fs.AvgValueSizeInBytes = &small[k]
+				}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: stats of field %d: %v", ErrMalformed, sc.tableField, err)
@@ -649,4 +667,20 @@ func (d *decoder) decodeStats(i int) (map[int]*FieldStats, error) {
 		out[sc.tableField] = fs
 	}
 	return out, nil
+}
+
+// countAt is optInt64 into dst: dst when element i is set, else nil.
+func countAt(a arrow.Array, i int, dst *int64) *int64 {
+	if a == nil || a.IsNull(i) {
+		return nil
+	}
+	switch a := a.(type) {
+	case *array.Int64:
+		*dst = a.Value(i)
+	case *array.Int32:
+		*dst = int64(a.Value(i))
+	default:
+		return nil
+	}
+	return dst
 }
