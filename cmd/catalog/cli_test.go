@@ -214,7 +214,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"role", "list", "--on", "server"}, "flag provided but not defined: -on"},
 		{[]string{"help", "nope"}, `catalog help: unknown command "nope" (see 'catalog help')`},
 		{[]string{"completion", "zsh"}, `catalog completion: shell "zsh": only bash is supported`},
-		{[]string{"read", "ns.t"}, "catalog read: --uri is required"},
+		{[]string{"read", "--uri", "", "ns.t"}, "catalog read: --uri is empty"},
 	} {
 		var out, errb bytes.Buffer
 		err := run(tc.args, &out, &errb)
