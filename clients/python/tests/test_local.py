@@ -131,3 +131,16 @@ def test_catalog_env_is_not_passed_on(with_bin: str, tmp_path: Path, monkeypatch
     with lakehold.local(tmp_path / "lake") as cat:
         assert cat.list_namespaces() == []
     assert (tmp_path / "lake").is_dir() and os.listdir(tmp_path / "lake")
+
+
+def test_silent_process_times_out_and_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "catalog"
+    pidfile = tmp_path / "pid"
+    fake.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 60\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv(BIN_ENV, str(fake))
+    with pytest.raises(lakehold.LocalCatalogError, match="did not answer within 1s"):
+        lakehold.local(tmp_path / "lake", timeout=1)
+    pid = int(pidfile.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
