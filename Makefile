@@ -1,4 +1,4 @@
-.PHONY: run build check test interop generate check-generate bench bench-peers bench-column-updates fmt
+.PHONY: run build wheel check test interop generate check-generate bench bench-peers bench-column-updates fmt
 
 # Run the catalog on the embedded default (SQLite + local warehouse in ./data).
 run:
@@ -6,6 +6,12 @@ run:
 
 build:
 	go build -o bin/catalog ./cmd/catalog
+
+# A platform wheel of clients/python with the catalog binary inside, into
+# dist/: `pip install dist/lakehold-*.whl` then lakehold.local("./lake")
+# runs a catalog with nothing else installed (scripts/wheel.sh).
+wheel:
+	scripts/wheel.sh dist
 
 # Every test: the Go tier, then real clients against the binary, whose
 # installs download in the background during the Go tier

@@ -116,6 +116,15 @@ run_lakehold_python() {
   record "$(echo "$s" | tail -1)" $rc
 }
 run_lakehold_python
+# The platform wheel (`make wheel`, reusing $CATALOG_BIN) installed into a
+# fresh venv: lakehold.local() runs the catalog shipped inside it.
+run_wheel() {
+  local out rc; out=$(bash "$here/wheel/check.sh" "$LAKEHOLD_VENV" 2>&1); rc=$?
+  echo "$out" | grep -E '^  ' || true
+  [ $rc = 0 ] || echo "$out" | tail -30
+  record "$(echo "$out" | grep -E '^wheel: ' | tail -1 || echo 'wheel: 0 passed, 1 failed, 0 skipped (no summary)')" $rc
+}
+run_wheel
 # README.md and clients/python/README.md: every fenced block run or checked against live catalogs it
 # starts itself (integration/python/test_readme.py).
 run_readme() {

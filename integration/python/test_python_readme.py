@@ -79,10 +79,12 @@ def test_run_blocks_against_the_embedded_default(tmp_path):
     r = start([catalog_bin(), "serve"], tmp_path, free_port())
     try:
         # The library of this tree, whatever the venv has installed.
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "clients" / "python")}
+        # lakehold.local("./lake") (Without a server) runs the binary under test.
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "clients" / "python"), "LAKEHOLD_CATALOG_BIN": catalog_bin()}
         res = subprocess.run([py, "-c", program(r.uri)], capture_output=True, text=True, cwd=tmp_path, env=env,
                              timeout=300)
     finally:
         stop(r)
     assert res.returncode == 0, res.stderr[-3000:]
     assert (pathlib.Path(tmp_path) / "data").is_dir()
+    assert (pathlib.Path(tmp_path) / "lake").is_dir()
