@@ -113,7 +113,15 @@ func TestFunctionRoutes(t *testing.T) {
 			// One name space for tables, views and functions.
 			r = b.createTable(t, "fx", "add_one", nil)
 			require.Equal(t, 409, r.status, "%s", r.body)
+			_, msg := r.errorOf(t)
+			require.Contains(t, msg, "Function with same name", "the clash names what holds the name")
 			b.createTable(t, "fx", "tbl", nil)
+			r = b.do(t, "POST", "/v1/wh/tables/rename", map[string]any{
+				"source":      map[string]any{"namespace": []string{"fx"}, "name": "tbl"},
+				"destination": map[string]any{"namespace": []string{"fx"}, "name": "add_one"}})
+			require.Equal(t, 409, r.status, "%s", r.body)
+			_, msg = r.errorOf(t)
+			require.Contains(t, msg, "Function already exists")
 			r = b.do(t, "POST", create, functionBody("tbl"))
 			require.Equal(t, 409, r.status, "%s", r.body)
 			typ, msg := r.errorOf(t)

@@ -224,7 +224,8 @@ func fillV2Table(t *testing.T, b *bundle, n int) {
 
 // fillCatalog writes what the browser test looks at: ns.events (v2, 30
 // snapshots), ns.wide (v4, column files), ns.v1 (a view with two
-// dialects), ns.big (10,000 snapshots) and a nested namespace.
+// dialects), ns.add_one (a function), ns.big (10,000 snapshots) and a
+// nested namespace.
 func fillCatalog(t *testing.T, b *bundle) {
 	t.Helper()
 	b.createNamespace(t, "ns")
@@ -252,6 +253,8 @@ func fillCatalog(t *testing.T, b *bundle) {
 		 "representations":[{"type":"sql","sql":"SELECT id, data FROM ns.events","dialect":"spark"},{"type":"sql","sql":"SELECT \"id\", \"data\" FROM \"ns\".\"events\"","dialect":"trino"}]}`),
 	})
 	require.Equal(t, 200, r.status, "%s", r.body)
+	r = b.do(t, "POST", "/management/v1/warehouses/wh/namespaces/ns/functions", functionBody("add_one"))
+	require.Equal(t, 200, r.status, "%s", r.body)
 
 	metaLoc := manySnapshotsMetadata(t, strings.TrimPrefix(b.warehouse, "file://"), 10_000)
 	r = b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "big", "metadata-location": metaLoc})
@@ -276,6 +279,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			checkEligibilityWarnings(t, b, br)
 			checkV4History(t, b, br)
 			checkViewPage(t, b, br)
+			checkFunctionPage(t, b, br)
 			timeBigTable(t, br)
 			manageThroughUI(t, b, br)
 			checkJobsPages(t, b, br)
@@ -296,12 +300,17 @@ func checkBrowsePages(t *testing.T, b *bundle, br *browser) {
 
 	br.open(t, "#/w/wh/n/ns", "#tables-list li")
 	br.waitFor(t, "#views-list li")
+	br.waitFor(t, "#functions-list li")
 	br.waitFor(t, "#ns-list li")
-	var tables, views []string
+	var tables, views, functions []string
 	tables = eval[[]string](t, br, `[...document.querySelectorAll('#tables-list li')].map(e => e.textContent)`)
 	views = eval[[]string](t, br, `[...document.querySelectorAll('#views-list li')].map(e => e.textContent)`)
+	functions = eval[[]string](t, br, `[...document.querySelectorAll('#functions-list li')].map(e => e.textContent)`)
 	require.ElementsMatch(t, []string{"events", "wide", "big"}, tables)
 	require.Equal(t, []string{"v1"}, views)
+	require.Equal(t, []string{"add_one"}, functions)
+	link := eval[string](t, br, `document.querySelector('#functions-list a').getAttribute('href')`)
+	require.Equal(t, "#/w/wh/n/ns/f/add_one", link)
 	require.Contains(t, br.text(t, "#ns-list"), "inner")
 
 	// Search filters by name.
@@ -506,6 +515,51 @@ func checkViewPage(t *testing.T, b *bundle, br *browser) {
 	br.shot(t, "06-view")
 }
 
+// checkFunctionPage: the function page shows what loadFunction returns:
+// the uuid, and for each definition its signature, current version and
+// that version's SQL (not an older version's).
+func checkFunctionPage(t *testing.T, b *bundle, br *browser) {
+	loaded := b.do(t, "GET", "/v1/wh/namespaces/ns/functions/add_one", nil).json(t)
+	meta := loaded["metadata"].(map[string]any)
+	br.open(t, "#/w/wh/n/ns/f/add_one", "article.definition figure.sql pre")
+	require.Equal(t, "add_one", br.text(t, "#function-name"))
+	require.Equal(t, meta["function-uuid"], br.text(t, "#function-uuid"))
+	require.Contains(t, br.text(t, "dl.facts"), loaded["metadata-location"])
+	type shown struct {
+		Params, Returns, Current string
+		SQL                      map[string]string
+	}
+	want := map[string]shown{}
+	for _, d := range meta["definitions"].([]any) {
+		dm := d.(map[string]any)
+		var params []string
+		for _, p := range dm["parameters"].([]any) {
+			pm := p.(map[string]any)
+			params = append(params, pm["name"].(string)+" "+pm["type"].(string))
+		}
+		cur := fmt.Sprint(dm["current-version-id"])
+		sql := map[string]string{}
+		for _, v := range dm["versions"].([]any) {
+			vm := v.(map[string]any)
+			if fmt.Sprint(vm["version-id"]) != cur {
+				continue
+			}
+			for _, r := range vm["representations"].([]any) {
+				rm := r.(map[string]any)
+				sql[rm["dialect"].(string)] = rm["sql"].(string)
+			}
+		}
+		want[dm["definition-id"].(string)] = shown{strings.Join(params, ", "), dm["return-type"].(string), cur, sql}
+	}
+	got := eval[map[string]shown](t, br, `Object.fromEntries([...document.querySelectorAll('article.definition')].map(a => [a.dataset.definitionId, {
+		Params: a.querySelector('.params').textContent, Returns: a.querySelector('.returns').textContent,
+		Current: a.querySelector('.current-version').textContent,
+		SQL: Object.fromEntries([...a.querySelectorAll('figure.sql')].map(f => [f.dataset.dialect, f.querySelector('pre').textContent]))}]))`)
+	require.Equal(t, want, got)
+	require.Len(t, got["int"].SQL, 1, "only the current version's SQL")
+	br.shot(t, "06b-function")
+}
+
 // timeBigTable reports how long the 10,000-snapshot table page takes from
 // the hash change to the drawn timeline (reported, not asserted: a shared
 // machine's timing is no gate).
@@ -633,7 +687,7 @@ func narrowWindow(t *testing.T, br *browser) {
 	br.shot(t, "10-namespace-narrow")
 	names, _ := filepath.Glob(filepath.Join(br.shots, "*.png"))
 	sort.Strings(names)
-	require.Len(t, names, 14)
+	require.Len(t, names, 15)
 }
 
 // keyboardOnly opens a table from the namespace page with Tab and Enter

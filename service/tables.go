@@ -613,8 +613,11 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		return nsNotFound(err, to.Namespace)
 	case errors.As(err, &ae):
 		what := "Table"
-		if ae.Kind == store.KindView {
+		switch ae.Kind {
+		case store.KindView:
 			what = "View"
+		case store.KindFunction:
+			what = "Function"
 		}
 		return fault.Wrap(fault.AlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
 	}

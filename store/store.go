@@ -43,6 +43,8 @@ var (
 	ErrNoSuchTable = fmt.Errorf("%w: table", ErrNotFound)
 	// ErrNoSuchView is returned when the view is missing.
 	ErrNoSuchView = fmt.Errorf("%w: view", ErrNotFound)
+	// ErrNoSuchFunction is returned when the function is missing.
+	ErrNoSuchFunction = fmt.Errorf("%w: function", ErrNotFound)
 	// ErrInvalidPageToken is returned when a page token was not issued by us.
 	ErrInvalidPageToken = errors.New("invalid page token")
 	// ErrOutcomeUnknown is returned when the database connection failed while

@@ -432,10 +432,13 @@ func scanObject(r sqldb.Row, o *store.Object) error {
 	return nil
 }
 
-// notFound builds the error for a missing table or view.
+// notFound builds the error for a missing table, view or function.
 func notFound(ref store.ObjectRef) error {
-	if ref.Kind == store.KindView {
+	switch ref.Kind {
+	case store.KindView:
 		return fmt.Errorf("%w: %s", store.ErrNoSuchView, ref.String())
+	case store.KindFunction:
+		return fmt.Errorf("%w: %s", store.ErrNoSuchFunction, ref.String())
 	}
 	return fmt.Errorf("%w: %s", store.ErrNoSuchTable, ref.String())
 }
@@ -562,7 +565,7 @@ func lockWarehouse(ctx context.Context, q sqldb.Querier, whID string) error {
 // (namespace_id, kind, name) find it by equality alone: unlisted, Postgres
 // preferred the second, which covers kind, and read through the whole
 // namespace for the name.
-const existingKindSQL = `SELECT kind FROM catalog_objects WHERE namespace_id = $1 AND kind IN ('table', 'view') AND name = $2`
+const existingKindSQL = `SELECT kind FROM catalog_objects WHERE namespace_id = $1 AND kind IN ('table', 'view', 'function') AND name = $2`
 
 func (s *Store) existingKind(ctx context.Context, q sqldb.Querier, nsID, name string) (store.ObjectKind, error) {
 	var kind string

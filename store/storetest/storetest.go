@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"NamespaceProperties":          testNamespaceProperties,
 		"ObjectsShareNameSpace":        testObjectsShareNameSpace,
 		"ObjectListAndDelete":          testObjectListAndDelete,
+		"Functions":                    testFunctions,
 		"Rename":                       testRename,
 		"LocationOverlap":              testLocationOverlap,
 		"SwapCAS":                      testSwapCAS,

@@ -64,6 +64,7 @@ export const nsPath = (levels) => levels.map(encodeURIComponent).join('%1F');
 export const whPath = (wh) => '/v1/' + encodeURIComponent(wh);
 export const tablePath = (wh, ns, t) => `${whPath(wh)}/namespaces/${nsPath(ns)}/tables/${encodeURIComponent(t)}`;
 export const viewPath = (wh, ns, v) => `${whPath(wh)}/namespaces/${nsPath(ns)}/views/${encodeURIComponent(v)}`;
+export const functionPath = (wh, ns, f) => `${whPath(wh)}/namespaces/${nsPath(ns)}/functions/${encodeURIComponent(f)}`;
 
 // --- What the person may do -------------------------------------------
 //

@@ -7,6 +7,7 @@ import {href, parse} from './nav.js';
 import {warehousesPage, namespacePage} from './browse.js';
 import {tablePage} from './table.js';
 import {viewPage} from './view.js';
+import {functionPage} from './function.js';
 import {principalsPage, rolesPage, rolePage, auditPage} from './access.js';
 import {jobsPage} from './jobs.js';
 
@@ -27,6 +28,7 @@ function crumbs(r) {
   r.ns.forEach((_, i) => parts.push(h('a', {href: href({wh: r.wh, ns: r.ns.slice(0, i + 1)})}, r.ns[i])));
   if (r.t) parts.push(h('a', {href: href(r)}, r.t));
   if (r.v) parts.push(h('a', {href: href(r)}, r.v));
+  if (r.f) parts.push(h('a', {href: href(r)}, r.f));
   parts[parts.length - 1].setAttribute('aria-current', 'page');
   replace(document.getElementById('crumbs'), h('ol', {}, parts.map((p) => h('li', {}, p))));
 }
@@ -62,7 +64,7 @@ async function route() {
     }, ended);
     return;
   }
-  document.title = [r.t || r.v || r.role || ADMIN[r.admin], r.ns.join('.'), r.wh, 'Lakehold console'].filter(Boolean).join(' · ');
+  document.title = [r.t || r.v || r.f || r.role || ADMIN[r.admin], r.ns.join('.'), r.wh, 'Lakehold console'].filter(Boolean).join(' · ');
   accessLinks();
   // Each render gets its own box: a slow answer for a page the person
   // already left lands in a detached box and is never seen.
@@ -75,6 +77,7 @@ async function route() {
   else if (r.admin) page = r.role ? rolePage(box, r.role) : rolesPage(box);
   else if (r.wh && r.t) page = tablePage(box, r.wh, r.ns, r.t);
   else if (r.wh && r.v) page = viewPage(box, r.wh, r.ns, r.v);
+  else if (r.wh && r.f) page = functionPage(box, r.wh, r.ns, r.f);
   else if (r.wh) page = namespacePage(box, r.wh, r.ns);
   else page = warehousesPage(box);
   await page;

@@ -48,7 +48,7 @@ function createWarehouseForm() {
 }
 
 // namespacePage shows a warehouse (levels empty) or a namespace: its child
-// namespaces, tables and views, and what may be managed there.
+// namespaces, tables, views and functions, and what may be managed there.
 export async function namespacePage(main, wh, levels) {
   const title = levels.length ? levels.join('.') : wh;
   const kind = levels.length ? 'Namespace' : 'Warehouse';
@@ -65,12 +65,12 @@ export async function namespacePage(main, wh, levels) {
     },
   }), mayCreate && createNamespaceForm(wh, levels)));
   if (levels.length) {
-    for (const [noun, seg, key] of [['tables', 'tables', 't'], ['views', 'views', 'v']]) {
+    for (const [noun, seg, key] of [['tables', 'tables', 't'], ['views', 'views', 'v'], ['functions', 'functions', 'f']]) {
       parts.push(section(noun[0].toUpperCase() + noun.slice(1), noun, pagedList({
         id: noun + '-list', noun,
         fetch: async (tok) => {
           const r = await api('GET', `${whPath(wh)}/namespaces/${nsPath(levels)}/${seg}?pageSize=${PAGE}${tok ? '&pageToken=' + encodeURIComponent(tok) : ''}`);
-          return {items: (r.identifiers || []).map((i) => ({label: i.name, href: href({wh, ns: levels, [key]: i.name})})), next: r['next-page-token']};
+          return {items: (r.identifiers || []).map((i) => ({label: objName(i), href: href({wh, ns: levels, [key]: objName(i)})})), next: r['next-page-token']};
         },
       })));
     }
@@ -81,6 +81,13 @@ export async function namespacePage(main, wh, levels) {
     if (await can('manage-grants', {kind: 'server'})) parts.push(section('Background jobs', 'jobs', scopedJobs(wh)));
   }
   replace(main, parts);
+}
+
+// objName is an identifier's name: tables and views are listed as
+// {namespace, name}, functions as a CatalogObjectIdentifier (the levels
+// and the name in one array).
+function objName(i) {
+  return Array.isArray(i) ? i[i.length - 1] : i.name;
 }
 
 // pagedList loads pages on demand and filters what is loaded by name.

@@ -1,20 +1,21 @@
 // Hash routes: #/w/<warehouse>/n/<levels joined by %1F>/t/<table> (or
-// /v/<view>), and #/admin/principals, #/admin/roles[/<role>],
+// /v/<view>, /f/<function>), and #/admin/principals, #/admin/roles[/<role>],
 // #/admin/audit for access control, #/admin/jobs for background jobs. Hash routing needs no server fallback and keeps the back
 // button and links working.
 
-// href builds the link for {wh, ns, t, v} or {admin, role}.
-export function href({wh, ns, t, v, admin, role}) {
+// href builds the link for {wh, ns, t, v, f} or {admin, role}.
+export function href({wh, ns, t, v, f, admin, role}) {
   if (admin) return `#/admin/${admin}` + (role ? '/' + encodeURIComponent(role) : '');
   let s = '#/';
   if (wh) s += 'w/' + encodeURIComponent(wh);
   if (ns && ns.length) s += '/n/' + ns.map(encodeURIComponent).join('%1F');
   if (t) s += '/t/' + encodeURIComponent(t);
   if (v) s += '/v/' + encodeURIComponent(v);
+  if (f) s += '/f/' + encodeURIComponent(f);
   return s;
 }
 
-// parse reads the current hash back into {wh, ns, t, v} or {admin, role}.
+// parse reads the current hash back into {wh, ns, t, v, f} or {admin, role}.
 export function parse(hash) {
   const seg = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   const out = {ns: []};
@@ -29,6 +30,7 @@ export function parse(hash) {
     else if (seg[i] === 'n') out.ns = v.split('%1F').map(decodeURIComponent);
     else if (seg[i] === 't') out.t = decodeURIComponent(v);
     else if (seg[i] === 'v') out.v = decodeURIComponent(v);
+    else if (seg[i] === 'f') out.f = decodeURIComponent(v);
   }
   return out;
 }

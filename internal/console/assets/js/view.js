@@ -36,7 +36,9 @@ export async function viewPage(box, wh, ns, name) {
       : empty('No properties.')));
 }
 
-function sqlBlocks(version) {
+// sqlBlocks shows a version's SQL representations, one per dialect (view
+// and function versions have the same shape).
+export function sqlBlocks(version) {
   const reps = (version.representations || []).filter((r) => r.type === 'sql');
   if (!reps.length) return empty('No SQL representation.');
   return reps.map((r) => h('figure', {class: 'sql', 'data-dialect': r.dialect},
