@@ -175,14 +175,15 @@ class Scan:
                     f.cancel()
 
     def _read(self, task: dict[str, Any], columns: list[str], out: list[str],
-              end: dict[str, dict[str, Any]]) -> pa.Table:
+              end: dict[str, dict[str, Any]] | None = None) -> pa.Table:
         """One task's matching rows: read ``columns`` (and lineage when
         asked), filter, keep ``out``. A change task gives its changed rows,
-        the columns it lacks read from ``end``."""
+        the columns it lacks read from ``end`` (the end snapshot's tasks by
+        path; a plain scan, e.g. lakehold.spark.read's, passes none)."""
         mapping = name_mapping(self._table.metadata)
         df = task["data-file"]
         if self._since is not None and df.get("column-files-changed-since") is not None:
-            table = read_changed_rows(self._table._io, task, end.get(df["file-path"]), columns,
+            table = read_changed_rows(self._table._io, task, (end or {}).get(df["file-path"]), columns,
                                       self._start_sequence_number(), schema=self._schema, name_mapping=mapping)
         else:
             table = read_task(self._table._io, task, columns, self._lineage, schema=self._schema,
