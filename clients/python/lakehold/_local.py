@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from .catalog import Catalog
-from .errors import LakeholdError
+from .errors import CatalogBinaryNotFoundError, LocalCatalogError
 
 # The variable naming a catalog binary, checked after the wheel's own.
 BIN_ENV = "LAKEHOLD_CATALOG_BIN"
@@ -35,15 +35,6 @@ _EXE = "catalog.exe" if sys.platform == "win32" else "catalog"
 _PORT_TRIES = 5
 _STOP_GRACE_S = 10.0
 _STDERR_TAIL_LINES = 20
-
-
-class LocalCatalogError(LakeholdError):
-    """The embedded catalog could not start or stopped unexpectedly. The
-    message ends with the tail of the process's stderr when it wrote any."""
-
-
-class CatalogBinaryNotFoundError(LocalCatalogError):
-    """No catalog binary was found in any of the places :func:`local` looks."""
 
 
 def find_catalog_binary() -> str:

@@ -143,6 +143,17 @@ _BY_STATUS: dict[int, type[LakeholdError]] = {
 }
 
 
+class LocalCatalogError(LakeholdError):
+    """The embedded catalog (:func:`lakehold.local`) could not start or
+    stopped unexpectedly. The message ends with the tail of the process's
+    stderr when it wrote any."""
+
+
+class CatalogBinaryNotFoundError(LocalCatalogError):
+    """No catalog binary was found in any of the places
+    :func:`lakehold.local` looks."""
+
+
 def from_response(status: int, body: Any, *, commit: bool = False) -> LakeholdError:
     """Build the error for an HTTP answer ``status`` with decoded JSON ``body``
     (anything when the body was not JSON). ``commit`` marks a commit route,
