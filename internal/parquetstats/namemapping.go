@@ -96,9 +96,13 @@ func lookup(scope []iceberg.MappedField, name string) *iceberg.MappedField {
 	return nil
 }
 
-// listElement is the element node of a LIST-annotated group: the one
-// child of its repeated group (three-level lists), or the repeated child
-// itself (two-level); nil when g is not a list.
+// listElement is the element node of a LIST-annotated group; nil when g
+// is not a list. It follows the Parquet format's backward-compatibility
+// rules, since old writers (parquet-avro, Hive, Thrift) wrote two-level
+// lists: the repeated child itself is the element when it is a primitive,
+// a group of several fields, or a one-field group named "array" or
+// "<list>_tuple" (then the element is a one-field struct); otherwise the
+// element is the repeated group's one child (the three-level form).
 func listElement(g *pqschema.GroupNode) pqschema.Node {
 	_, isList := g.LogicalType().(pqschema.ListLogicalType)
 	if (!isList && g.ConvertedType() != pqschema.ConvertedTypes.List) || g.NumFields() != 1 {
@@ -108,10 +112,11 @@ func listElement(g *pqschema.GroupNode) pqschema.Node {
 	if rep.RepetitionType() != parquet.Repetitions.Repeated {
 		return nil
 	}
-	if rg, ok := rep.(*pqschema.GroupNode); ok && rg.NumFields() == 1 {
-		return rg.Field(0)
+	rg, ok := rep.(*pqschema.GroupNode)
+	if !ok || rg.NumFields() != 1 || rg.Name() == "array" || rg.Name() == g.Name()+"_tuple" {
+		return rep
 	}
-	return rep
+	return rg.Field(0)
 }
 
 // mapEntries are the key and value nodes of a MAP-annotated group (its
