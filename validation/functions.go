@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 )
 
@@ -89,7 +90,9 @@ func ValidateFunctionMetadata(doc []byte) (*FunctionMetadata, *Error) {
 	if err := dec.Decode(&d); err != nil {
 		return nil, badUDF("function metadata is not a JSON object of the UDF spec: %s", jsonProblem(err))
 	}
-	if dec.More() {
+	// More() is false before a stray '}' or ']': only io.EOF proves the
+	// document ends with the object.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, badUDF("function metadata has trailing data after the JSON object")
 	}
 	switch {

@@ -83,7 +83,7 @@ func TestValidateFunctionMetadata(t *testing.T) {
 			require.Contains(t, err.Message, c.want)
 		})
 	}
-	for _, bad := range []string{``, `[]`, `{"function-uuid":1}`, goodUDF + `{}`} {
+	for _, bad := range []string{``, `[]`, `{"function-uuid":1}`, goodUDF + `{}`, goodUDF + `}`, goodUDF + `]`, goodUDF + ` x`} {
 		_, err := ValidateFunctionMetadata([]byte(bad))
 		require.NotNil(t, err, "%s", bad)
 	}
@@ -95,8 +95,13 @@ func FuzzValidateFunctionMetadata(f *testing.F) {
 	f.Add([]byte(goodUDF))
 	f.Add([]byte(`{"definitions":[{"return-type":{"type":"list","element":{"type":"list"}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, err := ValidateFunctionMetadata(b); err != nil && err.Reason != ReasonFunctionMetadata {
+		_, err := ValidateFunctionMetadata(b)
+		if err != nil && err.Reason != ReasonFunctionMetadata {
 			t.Fatalf("reason %q", err.Reason)
+		}
+		// What is accepted is stored as it is: it must be one JSON document.
+		if err == nil && !json.Valid(b) {
+			t.Fatalf("accepted a document that is not valid JSON: %q", b)
 		}
 	})
 }
