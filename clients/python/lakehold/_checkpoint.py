@@ -72,7 +72,10 @@ class Checkpoint:
             raise _refuse("checkpoint-version", f"checkpoint {p} is of version {doc.get('version')!r}; "
                           f"this library reads version {VERSION}", version=doc.get("version"))
         theirs = doc.get("identity") or {}
-        differs = sorted(k for k in {*theirs, *identity} if theirs.get(k) != identity.get(k))
+        # Compared as JSON text: the stored identity went through JSON (a
+        # tuple came back a list, NaN is not equal to itself), the given one
+        # did not.
+        differs = sorted(k for k in {*theirs, *identity} if _canon(theirs.get(k)) != _canon(identity.get(k)))
         if differs:
             raise _refuse("checkpoint-mismatch", f"checkpoint {p} belongs to another update (it differs in "
                           f"{', '.join(differs)}): remove it or pass another path", differs=differs)
@@ -144,3 +147,8 @@ def _sync_dir(path: str) -> None:
         pass  # some file systems do not sync directories
     finally:
         os.close(fd)
+
+
+def _canon(v: Any) -> str:
+    """v as canonical JSON text, for comparing identities."""
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)

@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 
 from . import _checkpoint, _commit, _schema, _validate, _write
 from ._keyindex import KeyIndex
-from .errors import (CommitFailedError, CommitStateUnknownError, FilterError, LakeholdError, MergeKeyError,
-                     ServiceUnavailableError, TransportError)
+from .errors import (CommitFailedError, CommitStateUnknownError, FilterError, ForbiddenError, LakeholdError,
+                     MergeKeyError, ServiceUnavailableError, TransportError)
 
 if TYPE_CHECKING:
     from .table import Table
@@ -285,8 +285,13 @@ def _count_built(job: Job, todo: list[dict[str, Any]]) -> int:
 def _probe(table: Table) -> None:
     """Ask the catalog whether the table is there: a TransportError or
     ServiceUnavailableError when it does not answer, before a base's
-    (possibly long) build rather than at the commit after the last."""
-    table._rest.request("HEAD", table._path)
+    (possibly long) build rather than at the commit after the last. HEAD
+    needs table-list, which the update itself does not: a 403 still
+    shows the catalog answering, so it lets the build go on."""
+    try:
+        table._rest.request("HEAD", table._path)
+    except ForbiddenError:
+        pass
 
 
 def _stopped(e: BaseException, done: int, planned: int,

@@ -274,3 +274,42 @@ def test_a_commit_whose_answer_was_lost_is_not_made_twice(catalog: lakehold.Cata
         for c in task["data-file"]["column-files"]:
             assert _exists(t, c["location"]), "no committed file was deleted"
 
+
+
+def test_an_identity_with_tuples_and_nan_reopens(tmp_path: Path) -> None:
+    """The stored identity went through JSON; the given one did not. A
+    tuple (a list once stored) or a NaN in the row filter still matches."""
+    from lakehold import _checkpoint
+    ident = {"table-uuid": "u", "row-filter": {"type": "in", "term": "id", "values": (1, 2)},
+             "nan": float("nan")}
+    ck = _checkpoint.Checkpoint.open(tmp_path / "c.ckpt", ident)
+    ck.planned(1, 2)
+    again = _checkpoint.Checkpoint.open(tmp_path / "c.ckpt", dict(ident))
+    assert again.snapshot_id == 1
+    with pytest.raises(ValidationError) as err:
+        _checkpoint.Checkpoint.open(tmp_path / "c.ckpt", {**ident, "row-filter": {"type": "in", "term": "id",
+                                                                                 "values": (1, 3)}})
+    assert err.value.reason == "checkpoint-mismatch"
+
+
+def test_the_probe_lets_a_caller_without_table_list_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HEAD needs table-list, which an update does not: a 403 shows the
+    catalog answering; a transport failure still stops the build."""
+    from lakehold.errors import ForbiddenError
+
+    class Rest:
+        def __init__(self, exc: BaseException) -> None:
+            self.exc = exc
+
+        def request(self, method: str, path: str) -> None:
+            raise self.exc
+
+    class T:
+        _path = "/v1/wh/namespaces/n/tables/t"
+
+        def __init__(self, exc: BaseException) -> None:
+            self._rest = Rest(exc)
+
+    _colupdate._probe(T(ForbiddenError("no table-list")))  # type: ignore[arg-type]
+    with pytest.raises(TransportError):
+        _colupdate._probe(T(TransportError("down")))  # type: ignore[arg-type]
