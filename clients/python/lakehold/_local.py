@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from .catalog import Catalog
+from ._rest import RestSession
 from .errors import CatalogBinaryNotFoundError, LocalCatalogError
 
 # The variable naming a catalog binary, checked after the wheel's own.
@@ -101,7 +102,11 @@ class LocalCatalog(Catalog):
     :meth:`close` stops the process; usable as a context manager."""
 
     def __init__(self, name: str, proc: _Process, binary: str) -> None:
-        super().__init__(name, {"uri": proc.uri, "warehouse": "default"})
+        # Not Catalog.__init__: the process listens on loopback, so an
+        # http_proxy from the environment must not carry its requests
+        # (the first is /v1/config, at construction) off the machine.
+        self.name = name
+        self._rest = RestSession({"uri": proc.uri, "warehouse": "default"}, direct=True)
         self.uri = proc.uri
         self.binary = binary
         self.data_dir = proc.data_dir
@@ -165,7 +170,9 @@ class _Process:
                     raise _PortTaken(f"the catalog could not bind {self.uri}: {tail}")
                 self.stop()
                 raise LocalCatalogError(f"the catalog exited with status {code} before answering{_tail(tail)}")
-            if _answers(self.uri):
+            # Our process must still run once something answers: another
+            # server that took the port in between answers too.
+            if _answers(self.uri) and self.popen.poll() is None:
                 return
             if time.monotonic() > deadline:
                 tail = self.stderr_tail()
@@ -207,9 +214,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# Loopback probes go direct, whatever proxy the environment names.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def _answers(uri: str) -> bool:
     try:
-        with urllib.request.urlopen(f"{uri}/v1/config?warehouse=default", timeout=2) as r:
+        with _DIRECT.open(f"{uri}/v1/config?warehouse=default", timeout=2) as r:
             return bool(r.status == 200)
     except (urllib.error.URLError, OSError):
         return False

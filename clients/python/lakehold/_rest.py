@@ -36,7 +36,9 @@ class RestSession:
     caller's, then the catalog's overrides, as PyIceberg merges them.
     """
 
-    def __init__(self, properties: dict[str, str]) -> None:
+    def __init__(self, properties: dict[str, str], *, direct: bool = False) -> None:
+        """``direct``: ignore proxies (and other settings) from the
+        environment, for a catalog on loopback that this process started."""
         uri = properties.get("uri")
         if not uri:
             raise errors.LakeholdError("catalog property 'uri' is required")
@@ -47,6 +49,7 @@ class RestSession:
         self._token_expires: float | None = None
         self.timeout = float(properties.get("timeout", "120"))
         self.http = requests.Session()
+        self.http.trust_env = not direct
         self._configure_tls(properties)
         for key, value in properties.items():
             if key.startswith("header."):

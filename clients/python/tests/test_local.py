@@ -144,3 +144,17 @@ def test_silent_process_times_out_and_is_stopped(tmp_path: Path, monkeypatch: py
     pid = int(pidfile.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_proxy_in_the_environment_is_not_used(with_bin: str, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process listens on loopback: readiness probes and the catalog's
+    requests go direct even when http_proxy names a proxy that answers
+    nothing (port 9 on loopback)."""
+    for k in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(k, "http://127.0.0.1:9")
+    for k in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(k, raising=False)
+    with lakehold.local(tmp_path / "lake") as cat:
+        cat.create_namespace("db")
+        assert cat.list_namespaces() == [("db",)]
