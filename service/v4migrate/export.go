@@ -251,6 +251,9 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 	if err := d.Store.ObjectCreate(ectx, obj); err != nil {
 		return nil, d.PutErr(err, store.KindTable, in.Target, warehouse)
 	}
+	// The files are the new table's now: an error after this point (the
+	// grant's 503) must not send them to the clean-up.
+	x.written = nil
 	cfg, creds, err := d.Grant(ctx, x.w, in.Target, metaLoc, md, canon, in.Delegation)
 	if err != nil {
 		return nil, err
