@@ -115,6 +115,11 @@ func TestFunctionRoutes(t *testing.T) {
 			require.Equal(t, 409, r.status, "%s", r.body)
 			_, msg := r.errorOf(t)
 			require.Contains(t, msg, "Function with same name", "the clash names what holds the name")
+			r = b.do(t, "POST", "/v1/wh/namespaces/fx/tables", map[string]any{"name": "add_one", "schema": rawJSON(testSchema),
+				"stage-create": true})
+			require.Equal(t, 409, r.status, "a staged create checks functions too: %s", r.body)
+			_, msg = r.errorOf(t)
+			require.Contains(t, msg, "Function with same name")
 			b.createTable(t, "fx", "tbl", nil)
 			r = b.do(t, "POST", "/v1/wh/tables/rename", map[string]any{
 				"source":      map[string]any{"namespace": []string{"fx"}, "name": "tbl"},

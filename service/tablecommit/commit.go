@@ -344,6 +344,9 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 			if ae.Kind == store.KindView {
 				return nil, fault.Wrap(fault.CommitFailed, err, "View with same name already exists: %s", c.Ident)
 			}
+			if ae.Kind == store.KindFunction {
+				return nil, fault.Wrap(fault.CommitFailed, err, "Function with same name already exists: %s", c.Ident)
+			}
 			return nil, fault.Wrap(fault.CommitFailed, err, "Requirement failed: table already exists")
 		}
 		return nil, tc.d.PutErr(err, store.KindTable, c.Ident, w.Name)

@@ -117,15 +117,14 @@ func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput)
 	return res, nil
 }
 
-// nameFree is the 409 of a create for a name already taken by a table or
-// view, asked before copying a table's worth of files (the create itself
-// checks again).
+// nameFree is the 409 of a create for a name already taken by a table,
+// view or function, asked before copying a table's worth of files (the
+// create itself checks again).
 func (m *Migrator) nameFree(ctx context.Context, warehouse string, id ident.Ident) error {
-	if _, err := m.d.Store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable)); err == nil {
-		return m.d.AlreadyExists(nil, store.KindTable, id)
-	}
-	if _, err := m.d.Store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView)); err == nil {
-		return m.d.AlreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
+	for _, k := range []store.ObjectKind{store.KindTable, store.KindView, store.KindFunction} {
+		if _, err := m.d.Store.ObjectMetadataLocation(ctx, objRef(id, warehouse, k)); err == nil {
+			return m.d.AlreadyExists(&store.AlreadyExistsError{Kind: k}, store.KindTable, id)
+		}
 	}
 	return nil
 }
