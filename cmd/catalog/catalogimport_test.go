@@ -164,7 +164,9 @@ func restCall(t *testing.T, uri, warehouse, method, path string, body any) json.
 type importSource struct {
 	uri, warehouse string
 	credential     string // sent as --source-credential when set
-	overlap        bool   // the source holds two tables at one location
+	// java: the Java fixture, which lets two tables share a location and
+	// writes gzipped view metadata by default; the source gets both.
+	java bool
 }
 
 // seedSource creates, through the REST API (iceberg-go for tables, plain
@@ -174,9 +176,10 @@ type importSource struct {
 //	sales.orders      3 rows appended (a real snapshot)
 //	sales.eu.daily    no snapshot
 //	ops.elsewhere     at outside/elsewhere, outside the target's rules
-//	ops.a1, ops.a2    one location (only when src.overlap)
+//	ops.a1, ops.a2    one location (only when src.java)
 //	sales.v_orders    a spark view
 //	sales.v_odd       a view in dialect "cobol"
+//	sales.v_gz        a view with gzipped metadata (only when src.java)
 func seedSource(t *testing.T, src importSource, outside string) {
 	t.Helper()
 	ctx := context.Background()
@@ -204,18 +207,24 @@ func seedSource(t *testing.T, src importSource, outside string) {
 	restCall(t, src.uri, src.warehouse, http.MethodPost, "/namespaces/sales\x1feu/tables", map[string]any{"name": "daily", "schema": schemaJSON})
 	_, err = cat.CreateTable(ctx, table.Identifier{"ops", "elsewhere"}, sc, catalog.WithLocation("file://"+filepath.Join(outside, "elsewhere")))
 	require.NoError(t, err)
-	if src.overlap {
+	if src.java {
 		for _, n := range []string{"a1", "a2"} {
 			_, err = cat.CreateTable(ctx, table.Identifier{"ops", n}, sc, catalog.WithLocation("file://"+filepath.Join(outside, "..", "shared")))
 			require.NoError(t, err)
 		}
 	}
-	for name, dialect := range map[string]string{"v_orders": "spark", "v_odd": "cobol"} {
+	views := map[string]string{"v_orders": "spark", "v_odd": "cobol"}
+	if src.java {
+		views["v_gz"] = "spark"
+	}
+	for name, dialect := range views {
+		// The Java catalog writes gzipped view metadata unless told.
+		props := map[string]string{"write.metadata.compression-codec": "none"}
+		if name == "v_gz" {
+			props = map[string]string{}
+		}
 		restCall(t, src.uri, src.warehouse, http.MethodPost, "/namespaces/sales/views", map[string]any{
-			"name": name, "schema": schemaJSON,
-			// The Java catalog writes gzipped view metadata by default,
-			// which the target does not read (see docs/import.md).
-			"properties": map[string]string{"write.metadata.compression-codec": "none"},
+			"name": name, "schema": schemaJSON, "properties": props,
 			"view-version": map[string]any{"version-id": 1, "timestamp-ms": time.Now().UnixMilli(), "schema-id": 0, "summary": map[string]string{},
 				"default-namespace": []string{"sales"},
 				"representations":   []map[string]string{{"type": "sql", "sql": "SELECT id, item FROM sales.orders", "dialect": dialect}}},
@@ -319,8 +328,11 @@ func checkImport(t *testing.T, src importSource, dst *importLakehold) {
 	require.Contains(t, reasonOf(rep, catalogimport.KindTable, "ops.elsewhere"), "inside the warehouse")
 	require.Equal(t, catalogimport.Refused, st["view sales.v_odd"])
 	wantRefused := 2
-	if src.overlap {
-		wantRefused = 4
+	if src.java {
+		wantRefused = 5
+		require.Equal(t, catalogimport.Refused, st["view sales.v_gz"])
+		require.Contains(t, reasonOf(rep, catalogimport.KindView, "sales.v_gz"), "gzip-compressed")
+		require.False(t, targetHas(t, dst, []string{"sales"}, "v_gz", true))
 		for _, n := range []string{"ops.a1", "ops.a2"} {
 			require.Equal(t, catalogimport.Refused, st["table "+n])
 			require.Contains(t, reasonOf(rep, catalogimport.KindTable, n), "overlaps")
@@ -404,7 +416,7 @@ func TestImportFromRESTFixture(t *testing.T) {
 			}
 			uri, whDir := startRESTFixture(t)
 			outside := filepath.Join(t.TempDir(), "outside")
-			src := importSource{uri: uri, credential: "importer:secret", overlap: true}
+			src := importSource{uri: uri, credential: "importer:secret", java: true}
 			seedSource(t, src, outside)
 			dst := newImportLakehold(t, pg, "lake", "file://"+whDir)
 			checkImport(t, src, dst)
