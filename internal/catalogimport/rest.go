@@ -242,12 +242,17 @@ func (c *client) supports(endpoint string) bool {
 	return c.endpoints == nil || c.endpoints[endpoint]
 }
 
-// base is /v1/ plus the escaped prefix and a slash, when there is one.
+// base is /v1, then the prefix when there is one: each of its segments
+// escaped, the slashes kept (Glue's prefix is catalogs/ACCOUNT).
 func (c *client) base() string {
 	if c.prefix == "" {
 		return "/v1"
 	}
-	return "/v1/" + url.PathEscape(c.prefix)
+	segs := strings.Split(c.prefix, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return "/v1/" + strings.Join(segs, "/")
 }
 
 // nsPath is the namespace path segment: each level escaped, joined by the
