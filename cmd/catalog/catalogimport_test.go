@@ -441,3 +441,23 @@ func TestImportFromLakehold(t *testing.T) {
 		})
 	}
 }
+
+// TestImportUsage: a missing source or two ways to sign in to one side
+// are usage errors (exit status 2) that name the flag; an unreachable
+// source is a failure (1) naming it.
+func TestImportUsage(t *testing.T) {
+	for args, want := range map[string]string{
+		"import": "--source-uri is required",
+		"import --source-uri http://x --source-credential a:b --source-token t": "--source-credential or --source-token",
+		"import --source-uri http://x --credential a:b --token t":               "--credential or --token",
+	} {
+		err := run(strings.Fields(args), io.Discard, io.Discard)
+		require.Error(t, err, args)
+		require.Equal(t, 2, exitCode(err), args)
+		require.Contains(t, err.Error(), want, args)
+	}
+	err := run([]string{"import", "--source-uri", "http://127.0.0.1:1", "--uri", "http://127.0.0.1:1"}, io.Discard, io.Discard)
+	require.Error(t, err)
+	require.Equal(t, 1, exitCode(err))
+	require.Contains(t, err.Error(), "source http://127.0.0.1:1")
+}

@@ -166,3 +166,33 @@ func TestPropertyDiff(t *testing.T) {
 	require.Empty(t, propertyDiff(map[string]string{"a": "1"}, map[string]string{"a": "1", "b": "2"}))
 	require.Equal(t, "a, c", propertyDiff(map[string]string{"a": "1", "c": "3"}, map[string]string{"a": "2"}))
 }
+
+// TestViewsWithoutRoutes: a catalog that lists no endpoints and answers
+// 404 to a view listing has no views; one that lists the route and then
+// answers 404 is an error.
+func TestViewsWithoutRoutes(t *testing.T) {
+	for _, listsRoute := range []bool{false, true} {
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/config" {
+				cfg := map[string]any{"defaults": map[string]string{}, "overrides": map[string]string{}}
+				if listsRoute {
+					cfg["endpoints"] = []string{"GET /v1/{prefix}/namespaces/{namespace}/views"}
+				}
+				_ = json.NewEncoder(w).Encode(cfg)
+				return
+			}
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"message":"no route","type":"NotFound","code":404}}`))
+		}))
+		src, err := OpenSource(context.Background(), Endpoint{URI: hs.URL})
+		require.NoError(t, err)
+		names, err := src.Views(context.Background(), []string{"ns"})
+		if listsRoute {
+			require.Error(t, err)
+		} else {
+			require.NoError(t, err)
+			require.Empty(t, names)
+		}
+		hs.Close()
+	}
+}

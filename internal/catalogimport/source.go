@@ -78,12 +78,20 @@ func (s *Source) Tables(ctx context.Context, ns []string) ([]string, error) {
 }
 
 // Views lists a namespace's view names; none when the catalog does not
-// list views among its endpoints.
+// list views among its endpoints or, listing no endpoints at all, answers
+// the listing of a namespace it just listed with 404, 405 or 501 (it has
+// no view routes).
 func (s *Source) Views(ctx context.Context, ns []string) ([]string, error) {
-	if !s.c.supports("GET /v1/{prefix}/namespaces/{namespace}/views") {
+	const route = "GET /v1/{prefix}/namespaces/{namespace}/views"
+	if !s.c.supports(route) {
 		return nil, nil
 	}
-	return s.c.identifiers(ctx, s.c.namespaceURL(ns)+"/views")
+	names, err := s.c.identifiers(ctx, s.c.namespaceURL(ns)+"/views")
+	if err != nil && !s.c.endpoints[route] &&
+		(isStatus(err, http.StatusNotFound) || isStatus(err, http.StatusMethodNotAllowed) || isStatus(err, http.StatusNotImplemented)) {
+		return nil, nil
+	}
+	return names, err
 }
 
 // LoadTable loads a table's metadata location and metadata.
