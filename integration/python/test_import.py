@@ -1,8 +1,8 @@
-"""`catalog import` read back by PyIceberg: a second catalog (the source,
-started here with CATALOG_BIN) holds a partitioned table with two
-snapshots, a deletion and a schema change; after the import into the
-catalog under test (the target), PyIceberg reads the same rows, at the
-current snapshot and at the first one, from both."""
+"""`catalog import` read back by PyIceberg and Spark: a second catalog (the
+source, started here with CATALOG_BIN) holds tables written by PyIceberg
+(two snapshots, a deletion, a schema change) and by Spark (merge-on-read
+deletes, a view); after the import into the catalog under test (the
+target), each engine reads the same rows from both."""
 import json
 import os
 import socket
@@ -71,11 +71,7 @@ def test_import_reads_back_equal(source, catalog_uri):
     src_uri, src_dir = source
     # The target warehouse lists the source's directory as an allowed
     # location, so the source's metadata files may be registered in it.
-    name = "imp_" + uuid.uuid4().hex[:8]
-    status, _, body = request("POST", catalog_uri + "/management/v1/warehouses", {
-        "name": name, "location": "file://" + tempfile.mkdtemp(prefix="import-target-"),
-        "properties": {"allowed-locations": "file://" + src_dir}})
-    assert status in (200, 201), body
+    name = new_target_warehouse(catalog_uri, src_dir)
 
     src = load_catalog("src", **{"type": "rest", "uri": src_uri, "warehouse": "old"})
     src.create_namespace("shop", {"owner": "sales"})
@@ -114,3 +110,61 @@ def test_import_reads_back_equal(source, catalog_uri):
     assert again.returncode == 0, again.stderr
     assert {i["status"] for i in json.loads(again.stdout)["items"]} == {"skipped"}
     assert dst.load_table("shop.orders").metadata_location == got.metadata_location
+
+
+def new_target_warehouse(catalog_uri, src_dir):
+    """A warehouse of the catalog under test whose allowed-locations cover
+    the source's directory; returns its name."""
+    name = "imp_" + uuid.uuid4().hex[:8]
+    status, _, body = request("POST", catalog_uri + "/management/v1/warehouses", {
+        "name": name, "location": "file://" + tempfile.mkdtemp(prefix="import-target-"),
+        "properties": {"allowed-locations": "file://" + src_dir}})
+    assert status in (200, 201), body
+    return name
+
+
+def test_import_spark_reads_back_equal(source, catalog_uri):
+    """Spark writes a merge-on-read table (position deletes) and a view in
+    the source; after the import Spark reads the same rows through the
+    target, from the table and from the view."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+    jars = os.environ.get("SPARK_JARS")
+    if not jars:
+        pytest.skip("SPARK_JARS is not set (integration/run.sh sets it)")
+    src_uri, src_dir = source
+    name = new_target_warehouse(catalog_uri, src_dir)
+    b = SparkSession.builder.master("local[2]").appName("lakehold-import")
+    b = b.config("spark.jars", jars).config("spark.sql.extensions",
+                                            "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+    for cat, uri, wh in (("src", src_uri, "old"), ("dst", catalog_uri, name)):
+        b = (b.config(f"spark.sql.catalog.{cat}", "org.apache.iceberg.spark.SparkCatalog")
+             .config(f"spark.sql.catalog.{cat}.type", "rest").config(f"spark.sql.catalog.{cat}.uri", uri)
+             .config(f"spark.sql.catalog.{cat}.warehouse", wh))
+    spark = (b.config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+             .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1").getOrCreate())
+    try:
+        spark.sql("CREATE NAMESPACE src.sp")
+        spark.sql("""CREATE TABLE src.sp.t (id BIGINT, v STRING) USING iceberg PARTITIONED BY (bucket(2, id))
+                     TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')""")
+        spark.sql("INSERT INTO src.sp.t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+        spark.sql("DELETE FROM src.sp.t WHERE id = 2")
+        spark.sql("CREATE VIEW src.sp.big AS SELECT id, v FROM src.sp.t WHERE id > 2")
+
+        out = subprocess.run([os.environ["CATALOG_BIN"], "import", "--json", "--source-uri", src_uri,
+                              "--source-warehouse", "old", "--uri", catalog_uri, "--warehouse", name],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        statuses = {(i["kind"], ".".join(i["namespace"] + [i.get("name", "")]).rstrip(".")): i["status"]
+                    for i in json.loads(out.stdout)["items"]}
+        assert statuses == {("namespace", "sp"): "imported", ("table", "sp.t"): "imported", ("view", "sp.big"): "imported"}
+
+        def rows(sql):
+            return sorted(tuple(r) for r in spark.sql(sql).collect())
+        assert rows("SELECT * FROM dst.sp.t") == rows("SELECT * FROM src.sp.t") == [(1, "a"), (3, "c"), (4, "d")]
+        assert rows("SELECT * FROM dst.sp.t.snapshots")[-1] == rows("SELECT * FROM src.sp.t.snapshots")[-1]
+        # The view's SQL names src.sp.t as written in the source: it reads
+        # the same rows through either catalog.
+        assert rows("SELECT * FROM dst.sp.big") == rows("SELECT * FROM src.sp.big") == [(3, "c"), (4, "d")]
+    finally:
+        spark.stop()
