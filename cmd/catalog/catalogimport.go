@@ -30,7 +30,10 @@ to with OAuth2 client credentials (--source-credential ID:SECRET, traded at
 --uri, --warehouse, --credential and --token name the target as for
 "catalog read". --namespace a,b.c imports only those namespaces and the ones
 below them (their parents are created, without their tables). --dry-run reads
-both catalogs and writes nothing.
+both catalogs and writes nothing; it checks metadata locations against the
+target warehouse's location and allowed-locations when the target shows them
+(GET /management/v1/warehouses/NAME), and leaves the target's other checks to
+a real run.
 
 Each namespace, table and view is one request the target applies whole or
 refuses, so nothing is half imported. What the target already has is skipped

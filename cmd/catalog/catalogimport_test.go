@@ -299,7 +299,8 @@ func targetHas(t *testing.T, dst *importLakehold, ns []string, name string, view
 // what the target then serves, and a rerun.
 func checkImport(t *testing.T, src importSource, dst *importLakehold) {
 	// Dry run: everything would be imported but the refusals found in the
-	// source itself; nothing is written.
+	// source itself and the locations outside the target warehouse;
+	// nothing is written.
 	rep, _, err := runImport(t, src, dst, "--dry-run")
 	require.Error(t, err, "a refused item makes the exit status 1")
 	require.True(t, rep.DryRun)
@@ -309,6 +310,9 @@ func checkImport(t *testing.T, src importSource, dst *importLakehold) {
 	require.Equal(t, catalogimport.WouldImport, st["table sales.orders"])
 	require.Equal(t, catalogimport.Refused, st["view sales.v_odd"])
 	require.Contains(t, reasonOf(rep, catalogimport.KindView, "sales.v_odd"), `unknown SQL dialect "cobol"`)
+	require.Equal(t, catalogimport.Refused, st["table ops.elsewhere"], "a dry run foresees a location outside the warehouse")
+	require.Contains(t, reasonOf(rep, catalogimport.KindTable, "ops.elsewhere"), "outside the target warehouse's location and allowed-locations")
+	require.Contains(t, rep.Note, "metadata locations checked")
 	src0, err := catalogimport.OpenSource(context.Background(), catalogimport.Endpoint{URI: dst.url, Warehouse: dst.warehouse})
 	require.NoError(t, err)
 	nss, err := src0.Namespaces(context.Background(), nil)

@@ -54,8 +54,10 @@ func (it Item) FullName() string {
 
 // Report is the outcome of an import, item by item in the order handled.
 type Report struct {
-	DryRun bool   `json:"dry-run"`
-	Items  []Item `json:"items"`
+	DryRun bool `json:"dry-run"`
+	// Note says what a dry run checked ("" for a real run).
+	Note  string `json:"note,omitempty"`
+	Items []Item `json:"items"`
 }
 
 // Count returns how many items of kind k have status s.
@@ -87,6 +89,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 	if r.DryRun {
 		done = WouldImport
 		fmt.Fprintln(w, "dry run: nothing was written to the target")
+		if r.Note != "" {
+			fmt.Fprintln(w, r.Note)
+		}
 	}
 	for _, k := range []Kind{KindNamespace, KindTable, KindView} {
 		fmt.Fprintf(w, "%-10s %d %s, %d skipped, %d refused\n", string(k)+"s:",

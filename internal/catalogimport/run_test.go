@@ -196,3 +196,34 @@ func TestViewsWithoutRoutes(t *testing.T) {
 		hs.Close()
 	}
 }
+
+// prefixTarget is a fakeTarget whose warehouse keeps objects under s3://b/keep.
+type prefixTarget struct{ fakeTarget }
+
+func (prefixTarget) Prefixes(context.Context) ([]string, error) { return []string{"s3://b/keep"}, nil }
+
+// TestDryRunLocations: a dry run refuses the objects outside the
+// warehouse's prefixes when the target shows them, and says when it could
+// not check; it writes nothing either way.
+func TestDryRunLocations(t *testing.T) {
+	dst := &prefixTarget{}
+	rep, err := Run(context.Background(), fakeSource(t), dst, Options{DryRun: true, Namespaces: [][]string{{"keep"}}})
+	require.NoError(t, err)
+	require.Contains(t, rep.Note, "checked")
+	require.Equal(t, WouldImport, rep.Items[2].Status, rep.Items[2].FullName())
+	var refused []string
+	for _, it := range rep.Refused() {
+		refused = append(refused, it.FullName())
+		require.Contains(t, it.Reason, "outside the target warehouse")
+	}
+	require.Equal(t, []string{"keep.sub.u", "keep.sub.w"}, refused)
+	require.Empty(t, dst.created)
+	require.Empty(t, dst.registered)
+
+	plain := &fakeTarget{}
+	rep, err = Run(context.Background(), fakeSource(t), plain, Options{DryRun: true, Namespaces: [][]string{{"keep"}}})
+	require.NoError(t, err)
+	require.Contains(t, rep.Note, "not checked")
+	require.Empty(t, rep.Refused())
+	require.Empty(t, plain.created)
+}

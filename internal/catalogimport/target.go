@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // Target is the catalog objects are imported into. Each call is one
@@ -29,7 +30,10 @@ type Target interface {
 // namespaces are created, tables and views registered (POST .../register
 // and .../register-view), so the target checks every location as it
 // does for any client.
-type RESTTarget struct{ c *client }
+type RESTTarget struct {
+	c         *client
+	warehouse string // as given; "" for the target's default
+}
 
 // OpenTarget signs in to the Lakehold catalog e names and reads its
 // config. It fails when it cannot be reached or refuses the sign-in.
@@ -38,7 +42,33 @@ func OpenTarget(ctx context.Context, e Endpoint) (*RESTTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RESTTarget{c: c}, nil
+	return &RESTTarget{c: c, warehouse: e.Warehouse}, nil
+}
+
+// Prefixes returns where the target warehouse lets tables and views be:
+// its location and its allowed-locations, canonical, from the management
+// API (GET /management/v1/warehouses/{name}; the default warehouse is
+// named by the config's prefix). It fails when that is refused, for
+// example to a caller without the right to see the warehouse.
+func (t *RESTTarget) Prefixes(ctx context.Context) ([]string, error) {
+	name := t.warehouse
+	if name == "" {
+		name = t.c.prefix
+	}
+	var w struct {
+		Location   string            `json:"location"`
+		Properties map[string]string `json:"properties"`
+	}
+	if err := t.c.do(ctx, http.MethodGet, "/management/v1/warehouses/"+url.PathEscape(name), nil, nil, &w); err != nil {
+		return nil, err
+	}
+	out := []string{canonical(w.Location)}
+	for _, p := range strings.Split(w.Properties["allowed-locations"], ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, canonical(p))
+		}
+	}
+	return out, nil
 }
 
 // NamespaceProperties implements Target.
