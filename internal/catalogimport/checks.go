@@ -1,6 +1,7 @@
 package catalogimport
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -104,4 +105,43 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// prefixer is a target that can say where its warehouse keeps objects
+// (RESTTarget does); a dry run uses it to foresee the target's location
+// refusals, which a real run leaves to the target.
+type prefixer interface {
+	Prefixes(ctx context.Context) ([]string, error)
+}
+
+// precheckLocations refuses, for a dry run, the objects whose metadata
+// location lies outside the target warehouse's prefixes. It returns a
+// note saying whether locations were checked.
+func precheckLocations(ctx context.Context, dst Target, objs []*pending) string {
+	p, ok := dst.(prefixer)
+	if !ok {
+		return "locations not checked: the target cannot list its warehouse's prefixes"
+	}
+	prefixes, err := p.Prefixes(ctx)
+	if err != nil {
+		return "locations not checked: the target did not show its warehouse (" + err.Error() + ")"
+	}
+	for _, o := range objs {
+		if o.item.Status != "" || insideAny(prefixes, canonical(o.item.MetadataLocation)) {
+			continue
+		}
+		o.refuse("its metadata location is outside the target warehouse's location and allowed-locations (" +
+			strings.Join(prefixes, ", ") + "): the target would refuse it")
+	}
+	return "metadata locations checked against the target warehouse's location and allowed-locations; " +
+		"the target's other checks (overlaps with its objects, the files the metadata names) run only in a real import"
+}
+
+func insideAny(prefixes []string, loc string) bool {
+	for _, p := range prefixes {
+		if location.Within(p, loc) {
+			return true
+		}
+	}
+	return false
 }

@@ -13,8 +13,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-
-	"github.com/lakehold/catalog/internal/location"
 )
 
 // Options say what to import and how.
@@ -35,7 +33,6 @@ type Options struct {
 // pending is a table or view read from the source, not yet settled.
 type pending struct {
 	item     Item
-	metadata []byte
 	location string // the object's location, canonical when it can be
 }
 
@@ -152,7 +149,7 @@ func readObjects(ctx context.Context, src *Source, nss [][]string, dialects map[
 func newPending(k Kind, o *Object) *pending {
 	return &pending{
 		item:     Item{Kind: k, Namespace: o.Namespace, Name: o.Name, MetadataLocation: o.MetadataLocation},
-		metadata: o.Metadata, location: objectLocation(o.Metadata),
+		location: objectLocation(o.Metadata),
 	}
 }
 
@@ -280,43 +277,4 @@ func gzipHint(metadataLocation string) string {
 	}
 	return " (the metadata file is gzip-compressed, which the target does not read: set " +
 		"write.metadata.compression-codec=none on it in the source and import again; docs/import.md)"
-}
-
-// prefixer is a target that can say where its warehouse keeps objects
-// (RESTTarget does); a dry run uses it to foresee the target's location
-// refusals, which a real run leaves to the target.
-type prefixer interface {
-	Prefixes(ctx context.Context) ([]string, error)
-}
-
-// precheckLocations refuses, for a dry run, the objects whose metadata
-// location lies outside the target warehouse's prefixes. It returns a
-// note saying whether locations were checked.
-func precheckLocations(ctx context.Context, dst Target, objs []*pending) string {
-	p, ok := dst.(prefixer)
-	if !ok {
-		return "locations not checked: the target cannot list its warehouse's prefixes"
-	}
-	prefixes, err := p.Prefixes(ctx)
-	if err != nil {
-		return "locations not checked: the target did not show its warehouse (" + err.Error() + ")"
-	}
-	for _, o := range objs {
-		if o.item.Status != "" || insideAny(prefixes, canonical(o.item.MetadataLocation)) {
-			continue
-		}
-		o.refuse("its metadata location is outside the target warehouse's location and allowed-locations (" +
-			strings.Join(prefixes, ", ") + "): the target would refuse it")
-	}
-	return "metadata locations checked against the target warehouse's location and allowed-locations; " +
-		"the target's other checks (overlaps with its objects, the files the metadata names) run only in a real import"
-}
-
-func insideAny(prefixes []string, loc string) bool {
-	for _, p := range prefixes {
-		if location.Within(p, loc) {
-			return true
-		}
-	}
-	return false
 }

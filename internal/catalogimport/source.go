@@ -63,7 +63,8 @@ func (s *Source) Namespaces(ctx context.Context, parent []string) ([][]string, e
 	return out, err
 }
 
-// NamespaceProperties loads a namespace's properties.
+// NamespaceProperties loads a namespace's properties. It fails when the
+// source refuses or cannot be reached, as do the listings and loads below.
 func (s *Source) NamespaceProperties(ctx context.Context, ns []string) (map[string]string, error) {
 	var res struct {
 		Properties map[string]string `json:"properties"`
@@ -72,7 +73,7 @@ func (s *Source) NamespaceProperties(ctx context.Context, ns []string) (map[stri
 	return res.Properties, err
 }
 
-// Tables lists a namespace's table names.
+// Tables lists a namespace's table names, following every page.
 func (s *Source) Tables(ctx context.Context, ns []string) ([]string, error) {
 	return s.c.identifiers(ctx, s.c.namespaceURL(ns)+"/tables")
 }
