@@ -73,18 +73,26 @@ func newImportLakehold(t *testing.T, pg bool, wh, allowed string) *importLakehol
 
 // startRESTFixture starts the Iceberg Java REST fixture (RESTCatalogServer,
 // JDBC catalog on SQLite) with its warehouse under a temporary directory.
-// It skips when java or the fixture's jars (scripts/bench-peers.sh
-// resolves them) are missing.
+// It skips when java or the fixture's jars (scripts/rest-fixture.sh
+// fetches them) are missing, and fails instead under
+// CATALOG_TEST_REQUIRE_FIXTURE=1, as scripts/test.sh sets after fetching.
 func startRESTFixture(t *testing.T) (uri, warehouseDir string) {
 	t.Helper()
 	home, _ := os.UserHomeDir()
 	lib := filepath.Join(home, ".cache", "lakehold", "rest-fixture-1.11.0")
+	if c := os.Getenv("LAKEHOLD_CACHE"); c != "" {
+		lib = filepath.Join(c, "rest-fixture-1.11.0")
+	}
+	missing := t.Skipf
+	if os.Getenv("CATALOG_TEST_REQUIRE_FIXTURE") == "1" {
+		missing = t.Fatalf
+	}
 	if _, err := os.Stat(filepath.Join(lib, ".complete")); err != nil {
-		t.Skip("the Iceberg REST fixture's jars are not under ~/.cache/lakehold/rest-fixture-1.11.0 (scripts/bench-peers.sh fetches them)")
+		missing("the Iceberg REST fixture's jars are not under %s (scripts/rest-fixture.sh fetches them)", lib)
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		t.Skip("no java for the Iceberg REST fixture")
+		missing("no java for the Iceberg REST fixture")
 	}
 	dir := t.TempDir()
 	warehouseDir = filepath.Join(dir, "warehouse")
