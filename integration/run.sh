@@ -80,6 +80,8 @@ run_pytest Spark-planning test_spark_planning.py
 run_pytest column-files test_column_files.py
 run_pytest v4-upgrade test_v4_upgrade.py
 run_pytest v4-export test_v4_export.py
+# catalog import from a second catalog, read back by PyIceberg and Spark.
+run_pytest Import test_import.py
 # lakehold.spark on Spark 4.1 local[2]: the library itself goes into the
 # clients' venv (its dependencies are pinned there), reinstalled each run.
 if "$venv/bin/pip" install -q --no-deps --force-reinstall "$root/clients/python" >/dev/null 2>&1; then

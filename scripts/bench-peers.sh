@@ -36,13 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The fixture's jars: 1.11.0 is the newest release whose test-fixtures jar
-# the registry serves (as for the compatibility kit in integration/rck).
-LIB="$CACHE/rest-fixture-1.11.0"
-if [ ! -f "$LIB/.complete" ]; then
-  mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIB" >&2
-  touch "$LIB/.complete"
-fi
+# The fixture's jars (fetched once into the cache).
+LIB=$("$root/scripts/rest-fixture.sh")
 
 export CATALOG_BIN="$work/catalog"
 (cd "$root" && go build -o "$CATALOG_BIN" ./cmd/catalog && go build -o "$work/loadgen" ./cmd/loadgen)

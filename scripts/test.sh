@@ -46,6 +46,10 @@ if [ -z "${KEYCLOAK_ISSUER:-}" ]; then
   eval "$(echo "$env_" | sed 's/^/export /')"
   cleanup+=("scripts/keycloak-stop.sh $KEYCLOAK_PID $KEYCLOAK_DIR")
 fi
+# The Iceberg Java REST fixture, a source of the import tests (fetched
+# once into the cache).
+scripts/rest-fixture.sh >/dev/null
+export CATALOG_TEST_REQUIRE_FIXTURE=1
 # Tests that need Postgres, SeaweedFS, Azurite or Keycloak fail (not skip) when they are missing;
 # the replica fault test (integration/fault) runs too. The console's
 # browser tests fail, not skip, without chromium (.ci/run installs it).

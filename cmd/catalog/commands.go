@@ -212,6 +212,15 @@ not be folded.`,
 				examples: []string{"read --uri http://127.0.0.1:8181 sales.orders --select id,total --format csv", "read --uri https://catalog.example --credential \"$ID:$SECRET\" --warehouse lake sales.orders"},
 			},
 			{
+				name: "import", nargs: 0, setup: setupImport,
+				summary: "register another REST catalog's namespaces, tables and views here",
+				about:   importAbout,
+				examples: []string{
+					"import --source-uri http://polaris:8181/api/catalog --source-warehouse prod --source-credential \"$ID:$SECRET\" --source-scope PRINCIPAL_ROLE:ALL --warehouse lake --dry-run",
+					"import --source-uri http://old-catalog:8181 --source-token \"$TOKEN\" --uri https://lakehold.example --credential \"$ID:$SECRET\" --warehouse lake --namespace sales,finance.eu",
+				},
+			},
+			{
 				name: "completion", args: "SHELL", nargs: 1, setup: setupCompletion,
 				summary: "print a shell completion script (bash)",
 				about: `The script completes commands, subcommands and each command's flags. Load it

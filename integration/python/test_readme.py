@@ -19,7 +19,8 @@ new snippet cannot land untested.
 - ``spark-conf FILE`` / ``trino-properties``: the settings must be the ones
   the interop test of that engine runs with (those tests run the engines).
 - ``flags`` / ``image``: every flag and environment variable the snippet
-  uses exists in the command's ``--help``. Containers cannot run on this
+  uses exists in the command's ``--help`` (``flags``: the command the
+  snippet names, ``catalog serve`` when it names none). Containers cannot run on this
   machine (no user namespaces for crun), so the ``docker run`` lines are
   checked, not run; ``scripts/image.sh --check`` runs them where they can.
 - ``skip: REASON``: reported as skipped with its reason.
@@ -326,9 +327,12 @@ def serve_help() -> str:
 
 
 def run_flags(s: Snippet) -> None:
-    usage = serve_help()
+    # The command the snippet runs (catalog serve unless it names another).
+    m = re.search(r"\bcatalog ([a-z]+)\b", s.body)
+    cmd = m.group(1) if m else "serve"
+    usage = subprocess.run([catalog_bin(), cmd, "--help"], capture_output=True, text=True, check=True).stdout
     for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", s.body):
-        assert re.search(rf"(?m)^\s*{re.escape(flag)}\b", usage), f"{flag} is not a serve flag"
+        assert re.search(rf"(?m)^\s*{re.escape(flag)}\b", usage), f"{flag} is not a {cmd} flag"
 
 
 def run_image(s: Snippet) -> None:
