@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -451,6 +452,24 @@ func TestRegisterOutsideWarehouse(t *testing.T) {
 		r = b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "src", "metadata-location": "file://" + inside, "overwrite": true})
 		require.Equal(t, 200, r.status, "%s", r.body)
 		b.healthy(t, "ns", "src")
+
+		// Gzip-compressed metadata (write.metadata.compression-codec=gzip)
+		// registers as its JSON; a corrupt stream is a 400 naming the file.
+		var zbuf bytes.Buffer
+		zw := gzip.NewWriter(&zbuf)
+		_, err = zw.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, zw.Close())
+		gzLoc := filepath.Join(loc, "metadata", "99998-zip.gz.metadata.json")
+		require.NoError(t, os.WriteFile(gzLoc, zbuf.Bytes(), 0o644))
+		r = b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "src", "metadata-location": "file://" + gzLoc, "overwrite": true})
+		require.Equal(t, 200, r.status, "%s", r.body)
+		require.Equal(t, meta["table-uuid"], r.json(t)["metadata"].(map[string]any)["table-uuid"])
+		b.healthy(t, "ns", "src")
+		require.NoError(t, os.WriteFile(gzLoc, zbuf.Bytes()[:20], 0o644))
+		msg = refused(t, b.do(t, "POST", "/v1/wh/namespaces/ns/register", map[string]any{"name": "src", "metadata-location": "file://" + gzLoc, "overwrite": true}),
+			400, "BadRequestException", wh)
+		require.Contains(t, msg, "99998-zip.gz.metadata.json")
 	})
 }
 

@@ -340,6 +340,9 @@ func (s *Service) readForRegister(ctx context.Context, warehouse string, id Iden
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.NotFound, err, "Failed to open input stream for file: %s", fileName(w, w.Location, loc))
 	}
+	if data, err = tablemeta.Inflate(data); err != nil {
+		return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid metadata file %s: %s", fileName(w, w.Location, loc), err)
+	}
 	return w, data, nil
 }
 

@@ -222,7 +222,7 @@ func importObject(ctx context.Context, dst Target, p *pending, refusedNS map[str
 		it.Status = WouldImport
 	default:
 		if err := register(ctx, it.Namespace, it.Name, it.MetadataLocation); err != nil {
-			p.refuse("the target refused it: " + err.Error() + gzipHint(it.MetadataLocation))
+			p.refuse("the target refused it: " + err.Error())
 		} else {
 			it.Status = Imported
 		}
@@ -266,15 +266,4 @@ func toSet(ss []string) map[string]bool {
 		m[s] = true
 	}
 	return m
-}
-
-// gzipHint explains a refusal of a gzip-compressed metadata file (the
-// Java catalogs write view metadata so by default), which the target
-// does not read.
-func gzipHint(metadataLocation string) string {
-	if !strings.HasSuffix(metadataLocation, ".gz.metadata.json") {
-		return ""
-	}
-	return " (the metadata file is gzip-compressed, which the target does not read: set " +
-		"write.metadata.compression-codec=none on it in the source and import again; docs/import.md)"
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/storefault"
@@ -74,6 +75,9 @@ func (u *Upkeep) runPurge(ctx context.Context, j *store.JobInfo) error {
 	if errors.Is(err, storage.ErrNotExist) {
 		u.d.Logger.InfoContext(ctx, "purge: metadata file already gone", "job", j.ID)
 		return nil
+	}
+	if err == nil {
+		data, err = tablemeta.Inflate(data) // a registered table's file may be gzip-compressed
 	}
 	if err != nil {
 		u.d.Logger.WarnContext(ctx, "purge: cannot read metadata file", "job", j.ID, "error", storage.PathFree(err))
