@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakehold._deletes import DeletesError, anti_join, keep_mask, positions_from_file, read_dv
+from lakehold._scantasks import PlanDataFile, ScanTask
 from lakehold.errors import (  # re-exported: the classes live in lakehold.errors
     MisalignedError as MisalignedError,
     NotChangedError as NotChangedError,
@@ -147,7 +148,7 @@ def _target(schema: pa.Schema, column: str | int) -> pa.Field:
     raise StitchError(f"no top-level field has id {column}")
 
 
-def read_task(io: Any, task: dict[str, Any], columns: Sequence[str | int], with_row_lineage: bool = False,
+def read_task(io: Any, task: ScanTask, columns: Sequence[str | int], with_row_lineage: bool = False,
               keep_deleted_rows: bool = False, *, schema: pa.Schema,
               name_mapping: list[dict[str, Any]] | None = None) -> pa.Table:
     """Read the live rows of one file-scan task as ``output_schema(...)``.
@@ -217,7 +218,7 @@ class _TaskReader:
     """Reads one task's files: which file supplies each field, and the
     lineage values inherited from the entry."""
 
-    def __init__(self, io: Any, df: dict[str, Any], mapping: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, io: Any, df: PlanDataFile, mapping: list[dict[str, Any]] | None = None) -> None:
         self.io = io
         self.mapping = mapping
         self.base: str = df["file-path"]
@@ -420,7 +421,7 @@ def _conform_struct(arr: pa.StructArray, typ: pa.StructType) -> pa.StructArray:
     return pa.StructArray.from_arrays(children, fields=list(typ), mask=mask)
 
 
-def _drop_deleted(io: Any, task: dict[str, Any], df: dict[str, Any], table: pa.Table) -> pa.Table:
+def _drop_deleted(io: Any, task: ScanTask, df: PlanDataFile, table: pa.Table) -> pa.Table:
     """Drop the rows at the positions the task's position deletes name."""
     rows = int(df["record-count"])
     keep: pa.BooleanArray | None = None
