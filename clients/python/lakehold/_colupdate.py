@@ -238,7 +238,7 @@ def _commit_files(table: Table, job: Job, snap: int, entries: list[dict[str, Any
 _CATALOG_DOWN = (TransportError, ServiceUnavailableError)
 
 
-def _build_all(table: Table, job: Job, todo: list[dict[str, Any]], planned: int,
+def _build_all(table: Table, job: Job, todo: list[ScanTask], planned: int,
                ck: _checkpoint.Checkpoint | None) -> None:
     """Build ``todo`` on _WORKERS threads into ``job._cache`` (and ``ck``).
     A worker asks the catalog whether it answers before each base; the
@@ -279,7 +279,7 @@ def _build_all(table: Table, job: Job, todo: list[dict[str, Any]], planned: int,
         raise err from first
 
 
-def _count_built(job: Job, todo: list[dict[str, Any]]) -> int:
+def _count_built(job: Job, todo: list[ScanTask]) -> int:
     return sum(state_key(t) in job._cache for t in todo)
 
 

@@ -5,10 +5,11 @@ and DeleteFile fields with the v4 extensions of docs/column-files.md
 ``first-row-id``, ``data-sequence-number``,
 ``latest-column-file-snapshot-id``, ``column-files-changed-since``).
 
-The wire types below mirror the spec's schemas key for key, required-ness
-included; ``tests/test_plan_schema.py`` compares them with the JSON file, so
-a change to the spec without this module fails a test. They are TypedDicts:
-at run time a task is the decoded JSON dict the rest of the library reads.
+The wire types below mirror the spec's schemas key for key, with their
+required-ness and types; ``tests/test_plan_schema.py`` compares them with the
+JSON file, so a change to the spec without this module fails a test. They
+are TypedDicts: at run time a task is the decoded JSON dict the rest of the
+library reads, and ``resolve`` checks the keys the schemas require.
 """
 
 from __future__ import annotations

@@ -122,7 +122,8 @@ class Scan:
         return body
 
     def plan_files(self) -> list[ScanTask]:
-        """The file-scan tasks of this scan (delete files resolved).
+        """The file-scan tasks of this scan (delete files resolved), typed
+        as ``lakehold._scantasks.ScanTask``.
 
         Raises the catalog's errors (NoSuchTableError, ValidationError, ...).
         """

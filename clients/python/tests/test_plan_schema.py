@@ -31,7 +31,7 @@ def expected_type(prop: dict[str, Any]) -> Any:
         name = prop["$ref"].removeprefix(REF)
         return Any if name == "RawJSON" else _scantasks.WIRE_TYPES[name]
     if prop.get("type") == "array":
-        return list[expected_type(prop["items"])]  # type: ignore[misc]
+        return list[expected_type(prop["items"])]  # type: ignore[misc]  # a type built at run time
     return {"integer": int, "string": str, "boolean": bool, "number": float}[prop["type"]]
 
 
