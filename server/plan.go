@@ -47,10 +47,7 @@ func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanReq
 	if err != nil {
 		return nil, err
 	}
-	tasks, deletes, err := encodePlan(res)
-	if err != nil {
-		return nil, err
-	}
+	tasks, deletes := encodePlan(res)
 	planID := uuid.NewString()
 	out := openapi.PlanTableScan200JSONResponse{Status: "completed", PlanId: &planID, FileScanTasks: &tasks, DeleteFiles: &deletes}
 	if len(res.PlanTasks) > 0 {
@@ -73,10 +70,7 @@ func (s *Server) FetchScanTasks(ctx context.Context, req openapi.FetchScanTasksR
 	if err != nil {
 		return nil, err
 	}
-	tasks, deletes, err := encodePlan(res)
-	if err != nil {
-		return nil, err
-	}
+	tasks, deletes := encodePlan(res)
 	return openapi.FetchScanTasks200JSONResponse{FileScanTasks: &tasks, DeleteFiles: &deletes}, nil
 }
 

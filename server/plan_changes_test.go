@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakehold/catalog/openapi"
 )
 
 // TestPlanColumnChangesJSON: over HTTP, a column-file commit keeps
@@ -73,6 +76,7 @@ func TestPlanColumnChangesJSON(t *testing.T) {
 			require.NoError(t, json.Unmarshal(df["column-files"], &cfs))
 			require.Len(t, cfs, 1)
 			require.JSONEq(t, "2", string(cfs[0]["sequence-number"]))
+			strictPlan(t, plan.body)
 
 			// Without the header the incremental plan is the append scan.
 			plan = b.do(t, "POST", path+"/plan", map[string]any{"start-snapshot-id": start, "end-snapshot-id": end.SnapshotID},
@@ -82,6 +86,20 @@ func TestPlanColumnChangesJSON(t *testing.T) {
 			require.Empty(t, res.Tasks)
 		})
 	}
+}
+
+// strictPlan asserts that a plan answer is the typed schema's: it
+// validates against PlanTableScanResult of openapi/catalog.yaml (required
+// fields, types) and decodes into the generated types with no field left
+// over, so a key the server sends but the schema does not declare fails.
+func strictPlan(t *testing.T, body []byte) openapi.PlanTableScanResult {
+	t.Helper()
+	conforms(t, "PlanTableScanResult", body)
+	var res openapi.PlanTableScanResult
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&res), "%s", body)
+	return res
 }
 
 func jsonInt(v int64) string {

@@ -148,6 +148,7 @@ func TestColumnFilesEndToEnd(t *testing.T) {
 			require.NoError(t, json.Unmarshal(plan.body, &res))
 			require.Equal(t, "completed", res.Status)
 			require.Len(t, res.Tasks, 3)
+			require.Len(t, *strictPlan(t, plan.body).DeleteFiles, 1, "the deletion vector, typed")
 
 			open := func(_ context.Context, loc string) (stitch.File, error) {
 				return os.Open(strings.TrimPrefix(loc, "file://"))

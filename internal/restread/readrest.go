@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/openapi/scantasks"
 )
 
 // restClient is the part of the Iceberg REST protocol `catalog read`
@@ -219,11 +220,13 @@ func (t *loadedTable) fileProps(location string) map[string]string {
 }
 
 // planAnswer is a PlanTableScanResult or FetchScanTasksResult.
+// Its tasks and delete files are the generated types the server encodes
+// (openapi/scantasks); unknown keys are ignored, as from any server.
 type planAnswer struct {
-	Status        string            `json:"status"`
-	PlanTasks     []string          `json:"plan-tasks"`
-	FileScanTasks []json.RawMessage `json:"file-scan-tasks"`
-	DeleteFiles   []json.RawMessage `json:"delete-files"`
+	Status        string                     `json:"status"`
+	PlanTasks     []string                   `json:"plan-tasks"`
+	FileScanTasks []scantasks.FileScanTask   `json:"file-scan-tasks"`
+	DeleteFiles   []scantasks.PlanDeleteFile `json:"delete-files"`
 }
 
 // planRequest is the body of POST .../plan.

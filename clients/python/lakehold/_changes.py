@@ -18,11 +18,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakehold._scantasks import ScanTask
 from lakehold._stitch import LAST_UPDATED, ROW_ID, _LINEAGE, field_id, read_task
 from lakehold.errors import StitchError
 
 
-def changed_field_ids(task: dict[str, Any]) -> set[int]:
+def changed_field_ids(task: ScanTask) -> set[int]:
     """The table fields the change task's column files carry."""
     out: set[int] = set()
     for cf in task["data-file"].get("column-files") or []:
@@ -30,7 +31,7 @@ def changed_field_ids(task: dict[str, Any]) -> set[int]:
     return out
 
 
-def unchanged_columns(task: dict[str, Any], columns: Sequence[str], schema: pa.Schema) -> list[str]:
+def unchanged_columns(task: ScanTask, columns: Sequence[str], schema: pa.Schema) -> list[str]:
     """The ``columns`` a change task cannot give (none for other tasks)."""
     if task["data-file"].get("column-files-changed-since") is None:
         return []
@@ -38,7 +39,7 @@ def unchanged_columns(task: dict[str, Any], columns: Sequence[str], schema: pa.S
     return [c for c in columns if field_id(schema.field(c)) not in changed]
 
 
-def read_changed_rows(io: Any, task: dict[str, Any], end_task: dict[str, Any] | None, columns: Sequence[str],
+def read_changed_rows(io: Any, task: ScanTask, end_task: ScanTask | None, columns: Sequence[str],
                       start_seq: int, *, schema: pa.Schema, name_mapping: list[dict[str, Any]] | None) -> pa.Table:
     """The changed rows of a change task: ``columns`` then the two lineage
     columns. ``end_task`` is the base's task in a plan of the end snapshot,

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from . import _checkpoint, _commit, _schema, _validate, _write
 from ._keyindex import KeyIndex
+from ._scantasks import ScanTask
 from .errors import (CommitFailedError, CommitStateUnknownError, FilterError, ForbiddenError, LakeholdError,
                      MergeKeyError, ServiceUnavailableError, TransportError)
 
@@ -50,7 +51,7 @@ def _lineage() -> pa.Field:
     return _schema.lineage_field(_schema.LAST_UPDATED)
 
 
-def base_state(task: dict[str, Any]) -> tuple[Any, ...]:
+def base_state(task: ScanTask) -> tuple[Any, ...]:
     """What a base's column file depends on: its location, data sequence
     number, column files and deletes. Equal states need no rewrite."""
     df = task["data-file"]
@@ -59,7 +60,7 @@ def base_state(task: dict[str, Any]) -> tuple[Any, ...]:
     return df["file-path"], df.get("data-sequence-number"), cfs, dels
 
 
-def live_mask(table: Table, task: dict[str, Any]) -> np.ndarray:
+def live_mask(table: Table, task: ScanTask) -> np.ndarray:
     """Per base position, whether the row is live (not in a deletion vector).
     LakeholdError for equality deletes (convert them to deletion vectors)."""
     from . import _deletes
@@ -80,7 +81,7 @@ def live_mask(table: Table, task: dict[str, Any]) -> np.ndarray:
     return keep
 
 
-BaseReader = Callable[[dict[str, Any], list[str], bool], pa.Table]
+BaseReader = Callable[[ScanTask, list[str], bool], pa.Table]
 
 
 def base_reader(table: Table) -> BaseReader:
@@ -92,7 +93,7 @@ def base_reader(table: Table) -> BaseReader:
 
     schema, mapping = table.schema(), name_mapping(table.metadata)
 
-    def read(task: dict[str, Any], columns: list[str], lineage: bool) -> pa.Table:
+    def read(task: ScanTask, columns: list[str], lineage: bool) -> pa.Table:
         return read_task(table._io, task, columns, with_row_lineage=lineage, keep_deleted_rows=True,
                          schema=schema, name_mapping=mapping)
 
@@ -128,7 +129,7 @@ class Job:
     the update is, for its checkpoint; ``info_json``/``info_load`` carry
     ``build``'s info through the checkpoint's JSON."""
 
-    build: Callable[[dict[str, Any]], tuple[pa.Table | None, Any]]
+    build: Callable[[ScanTask], tuple[pa.Table | None, Any]]
     check: Callable[[list[Any]], None] = lambda infos: None
     plan_filter: Any = None  # expression JSON (a dict, or true/false)
     snapshot_properties: dict[str, str] | None = None
@@ -139,13 +140,13 @@ class Job:
     _written: list[str] = field(default_factory=list)
 
 
-def state_key(task: dict[str, Any]) -> str:
+def state_key(task: ScanTask) -> str:
     """``base_state(task)`` as a string: the key of the build cache and of
     the checkpoint's bases."""
     return json.dumps(base_state(task), separators=(",", ":"))
 
 
-def _build(table: Table, job: Job, task: dict[str, Any]) -> _Built:
+def _build(table: Table, job: Job, task: ScanTask) -> _Built:
     data, info = job.build(task)
     df = task["data-file"]
     if data is None:
@@ -237,7 +238,7 @@ def _commit_files(table: Table, job: Job, snap: int, entries: list[dict[str, Any
 _CATALOG_DOWN = (TransportError, ServiceUnavailableError)
 
 
-def _build_all(table: Table, job: Job, todo: list[dict[str, Any]], planned: int,
+def _build_all(table: Table, job: Job, todo: list[ScanTask], planned: int,
                ck: _checkpoint.Checkpoint | None) -> None:
     """Build ``todo`` on _WORKERS threads into ``job._cache`` (and ``ck``).
     A worker asks the catalog whether it answers before each base; the
@@ -278,7 +279,7 @@ def _build_all(table: Table, job: Job, todo: list[dict[str, Any]], planned: int,
         raise err from first
 
 
-def _count_built(job: Job, todo: list[dict[str, Any]]) -> int:
+def _count_built(job: Job, todo: list[ScanTask]) -> int:
     return sum(state_key(t) in job._cache for t in todo)
 
 
@@ -333,7 +334,7 @@ def _landed(table: Table, ck: _checkpoint.Checkpoint) -> int | None:
     return None
 
 
-def _resume(table: Table, job: Job, ck: _checkpoint.Checkpoint, tasks: list[dict[str, Any]], snap: int) -> None:
+def _resume(table: Table, job: Job, ck: _checkpoint.Checkpoint, tasks: list[ScanTask], snap: int) -> None:
     """Take the checkpoint's bases into ``job._cache``: those whose state
     is still a planned base's and whose file is there at its recorded
     size. The others are forgotten and their files deleted (best effort):
@@ -393,7 +394,7 @@ def map_job(table: Table, fn: Callable[[pa.Table], Any], inputs: list[str], out_
     pred = _expr.to_pyarrow(filt, schema) if filt is not None else None
     filter_cols = _expr.referenced_names(filt, schema) if filt is not None else []
 
-    def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
+    def build(task: ScanTask) -> tuple[pa.Table | None, Any]:
         rows = read_base(task, inputs, False)
         out = _validate.to_arrow(fn(rows), "update_columns: fn's result")
         _validate.check_rows(out.num_rows, rows.num_rows, "update_columns: fn's result")
@@ -451,7 +452,7 @@ def merge_job(table: Table, source: pa.Table, key: str, columns: list[str],
     src = _validate.conform(source.select(columns), fields, cast, what="merge_columns source",
                             schema=pa.schema(cf_fields))
 
-    def build(task: dict[str, Any]) -> tuple[pa.Table | None, Any]:
+    def build(task: ScanTask) -> tuple[pa.Table | None, Any]:
         idx = index.lookup(read_base(task, [key], False).column(key))
         live = pa.array(live_mask(table, task))
         idx = pc.if_else(live, idx, pa.scalar(None, idx.type))

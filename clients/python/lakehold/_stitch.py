@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakehold._deletes import DeletesError, anti_join, keep_mask, positions_from_file, read_dv
+from lakehold._scantasks import PlanColumnFile, PlanDataFile, PlanDeleteFile, ScanTask
 from lakehold.errors import (  # re-exported: the classes live in lakehold.errors
     MisalignedError as MisalignedError,
     NotChangedError as NotChangedError,
@@ -147,7 +148,7 @@ def _target(schema: pa.Schema, column: str | int) -> pa.Field:
     raise StitchError(f"no top-level field has id {column}")
 
 
-def read_task(io: Any, task: dict[str, Any], columns: Sequence[str | int], with_row_lineage: bool = False,
+def read_task(io: Any, task: ScanTask, columns: Sequence[str | int], with_row_lineage: bool = False,
               keep_deleted_rows: bool = False, *, schema: pa.Schema,
               name_mapping: list[dict[str, Any]] | None = None) -> pa.Table:
     """Read the live rows of one file-scan task as ``output_schema(...)``.
@@ -197,7 +198,7 @@ def _table(arrays: list[Any], fields: list[pa.Field], rows: int) -> pa.Table:
     return pa.table({"_": pa.nulls(rows)}).drop_columns(["_"])
 
 
-def _equality_targets(schema: pa.Schema, eq_files: list[dict[str, Any]], targets: list[pa.Field]) -> list[pa.Field]:
+def _equality_targets(schema: pa.Schema, eq_files: list[PlanDeleteFile], targets: list[pa.Field]) -> list[pa.Field]:
     """Fields equality deletes compare that the caller did not select."""
     have = {field_id(t) for t in targets}
     extra: list[pa.Field] = []
@@ -217,12 +218,12 @@ class _TaskReader:
     """Reads one task's files: which file supplies each field, and the
     lineage values inherited from the entry."""
 
-    def __init__(self, io: Any, df: dict[str, Any], mapping: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, io: Any, df: PlanDataFile, mapping: list[dict[str, Any]] | None = None) -> None:
         self.io = io
         self.mapping = mapping
         self.base: str = df["file-path"]
         self.rows: int = int(df["record-count"])
-        self.column_files: list[dict[str, Any]] = df.get("column-files") or []
+        self.column_files: list[PlanColumnFile] = df.get("column-files") or []
         self.seq: int | None = df.get("data-sequence-number")
         self.first_row_id: int | None = df.get("first-row-id")
         self.updated = bool(self.column_files) or df.get("latest-column-file-snapshot-id") is not None
@@ -252,7 +253,7 @@ class _TaskReader:
                 optional.discard(fid)
         return src, optional
 
-    def _stale(self, cf: dict[str, Any]) -> bool:
+    def _stale(self, cf: PlanColumnFile) -> bool:
         # A lineage column written before the entry's last update predates it.
         cf_seq = cf.get("sequence-number")
         if not cf_seq or self.seq is None:
@@ -420,7 +421,7 @@ def _conform_struct(arr: pa.StructArray, typ: pa.StructType) -> pa.StructArray:
     return pa.StructArray.from_arrays(children, fields=list(typ), mask=mask)
 
 
-def _drop_deleted(io: Any, task: dict[str, Any], df: dict[str, Any], table: pa.Table) -> pa.Table:
+def _drop_deleted(io: Any, task: ScanTask, df: PlanDataFile, table: pa.Table) -> pa.Table:
     """Drop the rows at the positions the task's position deletes name."""
     rows = int(df["record-count"])
     keep: pa.BooleanArray | None = None
@@ -432,7 +433,7 @@ def _drop_deleted(io: Any, task: dict[str, Any], df: dict[str, Any], table: pa.T
     return table if keep is None else table.filter(keep)
 
 
-def _position_mask(io: Any, d: dict[str, Any], data_file: str, rows: int) -> pa.BooleanArray:
+def _position_mask(io: Any, d: PlanDeleteFile, data_file: str, rows: int) -> pa.BooleanArray:
     if d.get("file-format", "").lower() == "puffin" or d.get("content-offset") is not None:
         if d.get("content-offset") is None or d.get("content-size-in-bytes") is None:
             raise DeletesError(f"deletion vector {d.get('file-path')} has no blob range")
@@ -445,7 +446,7 @@ def _position_mask(io: Any, d: dict[str, Any], data_file: str, rows: int) -> pa.
     return pa.array(keep)
 
 
-def _apply_equality(io: Any, eq: dict[str, Any], table: pa.Table, schema: pa.Schema,
+def _apply_equality(io: Any, eq: PlanDeleteFile, table: pa.Table, schema: pa.Schema,
                     mapping: list[dict[str, Any]] | None = None) -> pa.Table:
     """Anti-join the rows with one equality-delete file (the planner has
     already kept only the files whose sequence number makes them apply)."""

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from lakehold import _expr, _schema
 from lakehold._changes import read_changed_rows, unchanged_columns
+from lakehold._scantasks import ScanTask
 from lakehold._stitch import LAST_UPDATED, ROW_ID, NotChangedError, name_mapping, output_schema, read_task
 
 if TYPE_CHECKING:
@@ -120,8 +121,9 @@ class Scan:
             body["use-snapshot-schema"] = True
         return body
 
-    def plan_files(self) -> list[dict[str, Any]]:
-        """The file-scan tasks of this scan (delete files resolved).
+    def plan_files(self) -> list[ScanTask]:
+        """The file-scan tasks of this scan (delete files resolved), typed
+        as ``lakehold._scantasks.ScanTask``.
 
         Raises the catalog's errors (NoSuchTableError, ValidationError, ...).
         """
@@ -146,7 +148,7 @@ class Scan:
             if remaining is not None and remaining <= 0:
                 return
 
-    def _end_tasks(self, tasks: list[dict[str, Any]], columns: list[str]) -> dict[str, dict[str, Any]]:
+    def _end_tasks(self, tasks: list[ScanTask], columns: list[str]) -> dict[str, ScanTask]:
         """For a change scan whose changed bases lack some of ``columns``:
         the end snapshot's task of each base file, by path (one more plan)."""
         if self._since is None or not any(unchanged_columns(t, columns, self._schema) for t in tasks):
@@ -155,8 +157,8 @@ class Scan:
         plan = self._table._plan({"case-sensitive": True, "snapshot-id": end, "select": columns})
         return {t["data-file"]["file-path"]: t for t in plan}
 
-    def _tables(self, tasks: list[dict[str, Any]], columns: list[str], out: list[str],
-                end: dict[str, dict[str, Any]]) -> Iterator[pa.Table]:
+    def _tables(self, tasks: list[ScanTask], columns: list[str], out: list[str],
+                end: dict[str, ScanTask]) -> Iterator[pa.Table]:
         """Each task's rows of ``out`` (read: ``columns``), in plan order,
         read ahead on the pool by at most twice its size."""
         workers = _workers()
@@ -174,8 +176,8 @@ class Scan:
                 for f in pending:
                     f.cancel()
 
-    def _read(self, task: dict[str, Any], columns: list[str], out: list[str],
-              end: dict[str, dict[str, Any]] | None = None) -> pa.Table:
+    def _read(self, task: ScanTask, columns: list[str], out: list[str],
+              end: dict[str, ScanTask] | None = None) -> pa.Table:
         """One task's matching rows: read ``columns`` (and lineage when
         asked), filter, keep ``out``. A change task gives its changed rows,
         the columns it lacks read from ``end`` (the end snapshot's tasks by
@@ -247,11 +249,11 @@ class Scan:
         return rows if self._limit is None else min(rows, self._limit)
 
 
-def _countable(task: dict[str, Any]) -> bool:
+def _countable(task: ScanTask) -> bool:
     return all(d.get("content") == "position-deletes" and d.get("content-offset") is not None
                for d in task.get("delete-files", []))
 
 
-def _live_rows(task: dict[str, Any]) -> int:
+def _live_rows(task: ScanTask) -> int:
     dv = sum(int(d.get("record-count", 0)) for d in task.get("delete-files", []))
     return int(task["data-file"]["record-count"]) - dv

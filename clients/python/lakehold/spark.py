@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _checkpoint, _colupdate, _commit, _validate
+from ._scantasks import ScanTask
 from .errors import CommitStateUnknownError, LakeholdError, MergeKeyError, ValidationError
 from .table import Table
 
@@ -125,7 +126,7 @@ def update_columns(spark: SparkSession, table: Table, fn: Callable[[pa.Table], A
 
 
 def _commit_checkpointed(table: Table, job: _colupdate.Job, ck: _checkpoint.Checkpoint, snap: int,
-                         tasks: list[dict[str, Any]], rows: list[Any],
+                         tasks: list[ScanTask], rows: list[Any],
                          snapshot_properties: dict[str, str] | None) -> int:
     """Record the executors' reports in ``ck``, raise the first failure
     they reported (the finished bases stay recorded), else commit every
@@ -236,7 +237,7 @@ def merge_columns(spark: SparkSession, table: Table, source: DataFrame, key: str
     return _commit_entries(table, snap, rows, snapshot_properties)
 
 
-def _merged_columns(t: Table, task: dict[str, Any], group: pa.Table, fields: list[pa.Field],
+def _merged_columns(t: Table, task: ScanTask, group: pa.Table, fields: list[pa.Field],
                     cf_fields: list[pa.Field], cast: _validate.CastMode) -> pa.Table:
     """One base's column-file rows from its matched rows (``__pos`` and the
     new values of ``fields``), checked against the table's fields: the
@@ -295,7 +296,7 @@ def _partitions(spark: SparkSession, n: int, partitions: int | None) -> int:
     return max(1, min(n, partitions or spark.sparkContext.defaultParallelism * 2))
 
 
-def _task_frame(spark: SparkSession, tasks: list[dict[str, Any]], partitions: int | None) -> DataFrame:
+def _task_frame(spark: SparkSession, tasks: list[ScanTask], partitions: int | None) -> DataFrame:
     """One row per planned task (its JSON), spread over the partitions."""
     rows = [(json.dumps(t),) for t in tasks]
     return spark.createDataFrame(rows, "task string").repartition(_partitions(spark, len(rows), partitions))
@@ -306,17 +307,17 @@ def _index_frame(spark: SparkSession, n: int, partitions: int | None) -> DataFra
     return spark.createDataFrame([(i,) for i in range(n)], "i int").repartition(_partitions(spark, n, partitions))
 
 
-def _entry_row(task: dict[str, Any], entry: dict[str, Any] | None) -> dict[str, Any]:
+def _entry_row(task: ScanTask, entry: dict[str, Any] | None) -> dict[str, Any]:
     return {"data_file": task["data-file"]["file-path"], "entry": json.dumps(entry) if entry is not None else None,
             "error": None}
 
 
-def _error_row(task: dict[str, Any], e: ValidationError) -> dict[str, Any]:
+def _error_row(task: ScanTask, e: ValidationError) -> dict[str, Any]:
     err = {"message": e.message, "reason": e.reason, "details": e.details}
     return {"data_file": task["data-file"]["file-path"], "entry": None, "error": json.dumps(err, default=str)}
 
 
-def _failure_row(task: dict[str, Any], e: Exception) -> dict[str, Any]:
+def _failure_row(task: ScanTask, e: Exception) -> dict[str, Any]:
     err = {"message": str(e), "failure": type(e).__name__}
     return {"data_file": task["data-file"]["file-path"], "entry": None, "error": json.dumps(err, default=str)}
 

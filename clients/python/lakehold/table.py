@@ -9,7 +9,8 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from . import _schema
+from . import _scantasks, _schema
+from ._scantasks import ScanTask
 from ._io import FileIO
 from ._rest import RestSession
 from .errors import LakeholdError
@@ -158,10 +159,11 @@ class Table:
 
     # --- planning (used by scan.py) -------------------------------------------
 
-    def _plan(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+    def _plan(self, body: dict[str, Any]) -> list[ScanTask]:
         """Plan on the server and return every file-scan task, following
         ``plan-tasks`` through ``/tasks``; each task's ``delete-files`` holds
-        the delete-file objects it references. LakeholdError for a failed plan.
+        the delete-file objects it references (``_scantasks.resolve``).
+        LakeholdError for a failed plan or an answer of another shape.
         Unless ``body`` names ``stats-fields``, it asks for none: this reader
         never uses column counts, and the catalog then reads less of each
         manifest."""
@@ -169,11 +171,11 @@ class Table:
         res = self._rest.request("POST", f"{self._path}/plan", json=body)
         if res.get("status") not in (None, "completed"):
             raise LakeholdError(f"scan planning answered status {res.get('status')!r}")
-        tasks = _resolve(res)
+        tasks = _scantasks.resolve(res)
         pending = list(res.get("plan-tasks") or [])
         while pending:
             sub = self._rest.request("POST", f"{self._path}/tasks", json={"plan-task": pending.pop(0)})
-            tasks.extend(_resolve(sub))
+            tasks.extend(_scantasks.resolve(sub))
             pending.extend(sub.get("plan-tasks") or [])
         return tasks
 
@@ -354,16 +356,6 @@ class Table:
         from .scan import Scan
         return Scan(self, selected_fields=selected_fields, since_snapshot_id=since_snapshot_id,
                     to_snapshot_id=to_snapshot_id)
-
-
-def _resolve(res: dict[str, Any]) -> list[dict[str, Any]]:
-    deletes = res.get("delete-files") or []
-    out = []
-    for task in res.get("file-scan-tasks") or []:
-        task = dict(task)
-        task["delete-files"] = [deletes[i] for i in task.pop("delete-file-references", None) or []]
-        out.append(task)
-    return out
 
 
 __all__ = ["Table"]
