@@ -159,11 +159,10 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	}
 	if in.StageCreate {
 		// Nothing is persisted; the name is only checked to fail early.
-		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable)); err == nil {
-			return nil, alreadyExists(nil, store.KindTable, id)
-		}
-		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView)); err == nil {
-			return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
+		for _, k := range []store.ObjectKind{store.KindTable, store.KindView, store.KindFunction} {
+			if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, k)); err == nil {
+				return nil, alreadyExists(&store.AlreadyExistsError{Kind: k}, store.KindTable, id)
+			}
 		}
 		if err := prepareStagedMetadataDir(w, canon, props); err != nil {
 			return nil, err
