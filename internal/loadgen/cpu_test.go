@@ -121,8 +121,8 @@ func TestCPUReport(t *testing.T) {
 		NA: map[string]string{},
 	}, {
 		Scenario: Scenario{Name: ScenarioList}, Ops: 10,
-		Runs:     map[string][]CPURun{"fixture": {run(10, 10*time.Millisecond)}},
-		NA:       map[string]string{"ours": "no process to read CPU time from"},
+		Runs: map[string][]CPURun{"fixture": {run(10, 10*time.Millisecond)}},
+		NA:   map[string]string{"ours": "no process to read CPU time from"},
 	}}
 	var b strings.Builder
 	CPUReport(&b, rs, ReportOptions{Targets: []string{"ours", "fixture"}, Ref: "fixture"})
