@@ -125,9 +125,13 @@ type metaCheck struct {
 }
 
 func (c *metaCheck) index() {
-	c.prevSnaps, c.prevSchemas, c.prevSpecs, c.prevOrders = map[int64]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
+	c.prevSnaps, c.prevSchemas, c.prevSpecs, c.prevOrders = nil, map[int]bool{}, map[int]bool{}, map[int]bool{}
 	if c.prev != nil {
-		for _, s := range c.prev.Snapshots() {
+		// Sized up front: a long history would otherwise rehash its way up
+		// on every commit.
+		snaps := c.prev.Snapshots()
+		c.prevSnaps = make(map[int64]bool, len(snaps))
+		for _, s := range snaps {
 			c.prevSnaps[s.SnapshotID] = true
 		}
 		for _, s := range c.prev.Schemas() {
@@ -206,7 +210,7 @@ func (c *metaCheck) pointers() error {
 
 // snapshots checks each snapshot this commit adds, in the order added.
 func (c *metaCheck) snapshots() error {
-	seen := map[int64]*table.Snapshot{}
+	seen := make(map[int64]*table.Snapshot, len(c.snaps))
 	lastSeq := int64(0)
 	if c.prev != nil && c.prev.Version() >= 2 {
 		lastSeq = c.prev.LastSequenceNumber()

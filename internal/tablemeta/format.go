@@ -18,8 +18,21 @@ const FormatV4 = 4
 // the v4 JSON (next-row-id, schemas, specs, refs) has the v3 shape.
 
 // Parse parses stored metadata JSON of format 1–4 and returns
-// it with its real format version.
+// it with its real format version. It returns an error when data is not
+// JSON, has no usable format-version, or does not parse as that format.
 func Parse(data []byte) (table.Metadata, int, error) {
+	// Formats 1 to 3 (every commit's read-back check) need one decoding:
+	// iceberg-go reads the version itself. Anything it refuses, v4
+	// included, takes the full path, which also words the errors.
+	if m, err := table.ParseMetadataBytes(data); err == nil {
+		return m, m.Version(), nil
+	}
+	return parseAny(data)
+}
+
+// parseAny is Parse through a decoding of the top-level object, which
+// v4 needs to be rewritten as its v3 view.
+func parseAny(data []byte) (table.Metadata, int, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, 0, err
