@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,6 +71,47 @@ func BenchmarkCommitFloor(b *testing.B) {
 			w.report()
 			b.SetBytes(int64(size))
 			b.ReportMetric(float64(size), "doc-bytes")
+		})
+		// The same over HTTP on loopback, the whole document sent back as a
+		// commit's response carries it: the floor of a commit over the
+		// REST API, with nothing else (no store, no check, no pipeline).
+		b.Run(fmt.Sprintf("snapshots=%d/encode+write+respond", n), func(b *testing.B) {
+			w := newFileWriter(b, out)
+			var i atomic.Int64
+			hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				ups := table.Updates{table.NewSetPropertiesUpdate(map[string]string{"k": strconv.FormatInt(i.Add(1), 10)})}
+				meta, _, err := tablemeta.Build(prev, loc, false, ups, info)
+				if err != nil {
+					http.Error(rw, err.Error(), 500)
+					return
+				}
+				enc, _, err := tablemeta.Encode(meta, prev.Version, prev)
+				if err != nil {
+					http.Error(rw, err.Error(), 500)
+					return
+				}
+				w.write(enc.Data)
+				rw.Header().Set("Content-Type", "application/json")
+				rw.Write(enc.Data)
+			}))
+			defer hs.Close()
+			body := []byte(`{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`)
+			client := hs.Client()
+			w.start = processCPU()
+			for range b.N {
+				resp, err := client.Post(hs.URL, "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+			b.StopTimer()
+			w.report()
 		})
 	}
 }
