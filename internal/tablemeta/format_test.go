@@ -83,20 +83,50 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkParse is the read-back check's parse of a small v2 document:
-// Parse against the full path every document took before.
+// withMetadataLog is data with n metadata-log entries, as a table has
+// after n commits (100 is the default cap, write.metadata.previous-versions-max).
+func withMetadataLog(t testing.TB, data []byte, n int) []byte {
+	t.Helper()
+	var doc map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &doc))
+	type entry struct {
+		File string `json:"metadata-file"`
+		Ts   int64  `json:"timestamp-ms"`
+	}
+	log := make([]entry, n)
+	for i := range log {
+		log[i] = entry{fmt.Sprintf("file:///warehouse/ns/t/metadata/%05d-6f1c2a9e-3b7d-4e8a-9c1f-2d3e4f5a6b7c.metadata.json", i), 1_700_000_000_000 + int64(i)}
+	}
+	doc["metadata-log"], _ = json.Marshal(log)
+	out, err := json.Marshal(doc)
+	require.NoError(t, err)
+	return out
+}
+
+// BenchmarkParse is the read-back check's parse of a small v2 document,
+// fresh and with the 100 metadata-log entries a much-committed table
+// carries: Parse against the full path every document took before.
 func BenchmarkParse(b *testing.B) {
-	data := sampleMetadata(b, 2)
-	for name, parse := range map[string]func([]byte) (table.Metadata, int, error){"Parse": Parse, "full-path": parseAny} {
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			start := processCPU()
-			for b.Loop() {
-				if _, _, err := parse(data); err != nil {
-					b.Fatal(err)
+	small := sampleMetadata(b, 2)
+	for _, doc := range []struct {
+		name string
+		data []byte
+	}{{"fresh", small}, {"log=100", withMetadataLog(b, small, 100)}} {
+		for _, p := range []struct {
+			name  string
+			parse func([]byte) (table.Metadata, int, error)
+		}{{"Parse", Parse}, {"full-path", parseAny}} {
+			b.Run(doc.name+"/"+p.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(doc.data)))
+				start := processCPU()
+				for b.Loop() {
+					if _, _, err := p.parse(doc.data); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(processCPU()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
-		})
+				b.ReportMetric(float64(processCPU()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+			})
+		}
 	}
 }
