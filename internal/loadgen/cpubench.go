@@ -53,8 +53,9 @@ func RunCount(ctx context.Context, clients, n int, op func(ctx context.Context, 
 // CPUConfig is the CPU-per-operation phase: every scenario runs Ops[name]
 // operations from Clients workers on each target, Rounds times, the
 // targets one after another in each round with the starting one rotating;
-// before the rounds each target gets one unmeasured run of a quarter of
-// the operations (JIT and caches warm). CPU is read from ProcRoot
+// before the rounds each target gets one unmeasured run of as many
+// operations (a JVM's JIT needs thousands of calls to settle; a quarter
+// left the fixture's first round visibly slower). CPU is read from ProcRoot
 // (normally "/proc") before and after each run, over the target's CPUPids
 // trees. Targets must have been set up; a target without pids is skipped.
 type CPUConfig struct {
@@ -113,7 +114,7 @@ func BenchCPU(ctx context.Context, cfg CPUConfig) []CPUResult {
 			}
 		}
 		for _, t := range ts {
-			cpuOne(ctx, cfg, t, sc, max(1, n/4))
+			cpuOne(ctx, cfg, t, sc, n)
 		}
 		for r := range cfg.Rounds {
 			for i := range ts {
