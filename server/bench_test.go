@@ -69,6 +69,7 @@ func benchGet(b *testing.B, bd *bundle, path string, headers ...string) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := 0; i < b.N; i++ {
 		resp, err := bd.client.Do(req)
 		if err != nil {
@@ -110,6 +111,7 @@ func BenchmarkCreateTable(b *testing.B) {
 	var next atomic.Int64 // names stay unique across the framework's reruns
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for i := 0; i < b.N; i++ {
 			r := bd.doTB(b, "POST", "/v1/wh/namespaces/ns/tables", map[string]any{"name": fmt.Sprintf("t%d", next.Add(1)), "schema": rawJSON(testSchema)})
 			if r.status != 200 {
@@ -167,6 +169,7 @@ func BenchmarkCommit(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		defer reportCPU(b)()
 		b.RunParallel(func(pb *testing.PB) {
 			w := worker.Add(1)
 			for pb.Next() {
@@ -201,6 +204,7 @@ func BenchmarkCommit(b *testing.B) {
 		b.Run(fmt.Sprintf("snapshots=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				benchCommit(b, bd, name, setProps("k", fmt.Sprint(i)))
 			}
@@ -211,6 +215,7 @@ func BenchmarkCommit(b *testing.B) {
 		b.Run(fmt.Sprintf("append/snapshots=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				id := last + 1
 				benchCommit(b, bd, name, map[string]any{"requirements": []any{}, "updates": []any{

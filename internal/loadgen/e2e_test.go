@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -98,5 +100,46 @@ func TestRevalidationProbe(t *testing.T) {
 	}
 	if tg.fx.na[ScenarioLoad304] == "" {
 		t.Error("304 scenario still applies to a server that never answers 304")
+	}
+}
+
+// TestBenchCPUAgainstCatalog runs the CPU phase against the in-process
+// catalog (its process is this test's): every scenario sends exactly its
+// count each round without errors, and the CPU read is more than nothing.
+func TestBenchCPUAgainstCatalog(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	ctx := context.Background()
+	tg, err := ParseTarget("ours=" + catalog(t) + ",warehouse=wh,cpu=" + strconv.Itoa(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Connect(ctx, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Setup(ctx, SetupOptions{Namespace: "ns", Snapshots: 12, Batch: 5, ListTables: 3, Writers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]int{ScenarioLoadSmall: 40, ScenarioCommitDistinct: 30, ScenarioCreate: 20}
+	rs := BenchCPU(ctx, CPUConfig{Targets: []*Target{tg}, Scenarios: Scenarios(), Ops: ops, Clients: 2, Rounds: 2, ProcRoot: "/proc"})
+	if len(rs) != len(ops) {
+		t.Fatalf("%d results, want one per scenario given a count", len(rs))
+	}
+	var cpu time.Duration
+	for _, r := range rs {
+		runs := r.Runs["ours"]
+		if len(runs) != 2 {
+			t.Errorf("%s: %d runs, want 2", r.Scenario.Name, len(runs))
+		}
+		for _, run := range runs {
+			if run.Ops != ops[r.Scenario.Name] || run.Errors != 0 {
+				t.Errorf("%s: %d ops, %d errors (first: %s); want %d, 0", r.Scenario.Name, run.Ops, run.Errors, run.First, ops[r.Scenario.Name])
+			}
+			cpu += run.CPU
+		}
+	}
+	if cpu <= 0 {
+		t.Error("no CPU time read for 180 operations")
 	}
 }

@@ -13,12 +13,15 @@ import (
 	"time"
 )
 
-// Target is one catalog under load: a name for the report, its REST URI
-// and the warehouse sent to /v1/config (which may answer with a prefix).
+// Target is one catalog under load: a name for the report, its REST URI,
+// the warehouse sent to /v1/config (which may answer with a prefix), and
+// the processes whose CPU time is the catalog's (roots of process trees,
+// for the CPU-per-operation phase; none: that phase skips the target).
 type Target struct {
 	Name      string
 	URI       string
 	Warehouse string
+	CPUPids   []int
 
 	http    *http.Client
 	base    string // ".../v1/" or ".../v1/{prefix}/"
@@ -26,21 +29,30 @@ type Target struct {
 	created atomic.Int64 // names for the create scenario
 }
 
-// ParseTarget reads NAME=URI[,warehouse=W]; it returns an error when the
-// name or URI is missing or an option is unknown.
+// ParseTarget reads NAME=URI[,warehouse=W][,cpu=PID[+PID...]]; it returns
+// an error when the name or URI is missing, an option is unknown or a pid
+// is not a number.
 func ParseTarget(s string) (*Target, error) {
 	name, rest, ok := strings.Cut(s, "=")
 	if !ok || name == "" || rest == "" {
-		return nil, fmt.Errorf("target %q: want NAME=URI[,warehouse=W]", s)
+		return nil, fmt.Errorf("target %q: want NAME=URI[,warehouse=W][,cpu=PID[+PID...]]", s)
 	}
 	parts := strings.Split(rest, ",")
 	t := &Target{Name: name, URI: strings.TrimRight(parts[0], "/")}
 	for _, p := range parts[1:] {
 		k, v, _ := strings.Cut(p, "=")
-		if k != "warehouse" {
+		switch k {
+		case "warehouse":
+			t.Warehouse = v
+		case "cpu":
+			pids, err := ParsePIDs(v)
+			if err != nil {
+				return nil, fmt.Errorf("target %q: %w", s, err)
+			}
+			t.CPUPids = pids
+		default:
 			return nil, fmt.Errorf("target %q: unknown option %q", s, k)
 		}
-		t.Warehouse = v
 	}
 	return t, nil
 }

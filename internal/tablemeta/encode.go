@@ -26,12 +26,16 @@ import (
 // where each snapshot lies in it, the refs-only document (snapshots that
 // head no branch or tag left out; data itself when none is), and the
 // document to read back as the serialisation check (the refs-only one,
-// plus the snapshots this commit encoded).
+// plus the snapshots this commit encoded, with only the metadata-log
+// entries the previous document did not hold).
 type Encoded struct {
 	Data, Refs, Check []byte
 	Spans             [][2]int
 	Shell             []byte // the encoding of everything else, as written
 	Version           int
+
+	checkShell []byte                   // Shell without its metadata-log
+	newLog     []table.MetadataLogEntry // the metadata-log entries Check holds
 }
 
 // Encode writes meta as format version `version`, copying the bytes of
@@ -94,8 +98,55 @@ func Encode(meta table.Metadata, version int, prev *Entry) (out *Encoded, ok boo
 	if nKept < len(snaps) {
 		out.Refs = withSnapshots(data[:prefix], kept, true, tail)
 	}
-	out.Check = withSnapshots(data[:prefix], checked, len(snaps) > 0, tail)
+	if out.checkShell, err = withoutKeys(shell, "metadata-log"); err != nil {
+		return nil, false, err
+	}
+	out.newLog = newLogEntries(prev, meta)
+	checkPrefix, err := withLog(out.checkShell, out.newLog)
+	if err != nil {
+		return nil, false, err
+	}
+	out.Check = withSnapshots(checkPrefix, checked, len(snaps) > 0, tail)
 	return out, true, nil
+}
+
+// newLogEntries are the entries of meta's metadata log that prev's does
+// not hold (all of them without prev). A much-committed table carries a
+// hundred entries (write.metadata.previous-versions-max), most of the
+// document's shell; a commit adds one. The others were read from the
+// previous document, so, as for copied snapshots, the check reads back
+// only the new ones.
+func newLogEntries(prev *Entry, meta table.Metadata) []table.MetadataLogEntry {
+	old := map[table.MetadataLogEntry]bool{}
+	if prev != nil {
+		for e := range prev.Meta.PreviousFiles() {
+			old[e] = true
+		}
+	}
+	var out []table.MetadataLogEntry
+	for e := range meta.PreviousFiles() {
+		if !old[e] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// withLog is shell (an object ending in '}') without its closing brace,
+// with a metadata-log of entries when there are any.
+func withLog(shell []byte, entries []table.MetadataLogEntry) ([]byte, error) {
+	out := slices.Clone(shell[:len(shell)-1])
+	if len(entries) == 0 {
+		return out, nil
+	}
+	b, err := json.Marshal(entries)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	return append(append(out, `"metadata-log":`...), b...), nil
 }
 
 // snapshotsSizeHint guesses the size of the snapshot list from the previous

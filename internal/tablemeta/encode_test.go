@@ -259,3 +259,46 @@ func TestEncodeFastReusesSnapshotBytes(t *testing.T) {
 	require.Error(t, readBack(tampered(`"operation":"append"`, `"operation":"overwrite"`)))
 	require.Error(t, readBack(tampered(`"format-version"`, `"snapshot-log":[{"snapshot-id":7,"timestamp-ms":1700000000000}],"format-version"`)))
 }
+
+// TestEncodeCheckHoldsNewLogEntries: the check document carries only the
+// metadata-log entry the commit adds (the document itself all of them),
+// and the read-back check notices that entry reading back wrong or not at
+// all, or an old one reappearing.
+func TestEncodeCheckHoldsNewLogEntries(t *testing.T) {
+	doc := `{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"file:///wh/t",` +
+		`"last-sequence-number":0,"last-updated-ms":1700000000000,"last-column-id":1,"current-schema-id":0,` +
+		`"schemas":[{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}],` +
+		`"default-spec-id":0,"partition-specs":[{"spec-id":0,"fields":[]}],"last-partition-id":999,` +
+		`"default-sort-order-id":0,"sort-orders":[{"order-id":0,"fields":[]}],` +
+		`"metadata-log":[{"metadata-file":"file:///wh/t/metadata/old-1.json","timestamp-ms":1690000000000},` +
+		`{"metadata-file":"file:///wh/t/metadata/old-2.json","timestamp-ms":1690000000001}]}`
+	entry, err := NewEntry([]byte(doc))
+	require.NoError(t, err)
+	next, err := buildJSON(t, entry, "file:///wh/t/metadata/cur.json", []string{`{"action":"set-properties","updates":{"a":"b"}}`})
+	require.NoError(t, err)
+	enc, ok, err := Encode(next, 2, entry)
+	require.NoError(t, err)
+	require.True(t, ok)
+	for _, f := range []string{"old-1.json", "old-2.json", "cur.json"} {
+		require.Contains(t, string(enc.Data), f, "the document keeps the whole log")
+	}
+	require.NotContains(t, string(enc.Check), "old-1.json")
+	require.NotContains(t, string(enc.Check), "old-2.json")
+	require.Contains(t, string(enc.Check), "cur.json")
+
+	readBack := func(doc string) error {
+		back, _, err := Parse([]byte(doc))
+		require.NoError(t, err)
+		return SameEncoded(next, back, enc)
+	}
+	require.NoError(t, readBack(string(enc.Check)))
+	tampered := func(from, to string) string {
+		out := strings.Replace(string(enc.Check), from, to, 1)
+		require.NotEqual(t, string(enc.Check), out, "%s is in the check document", from)
+		return out
+	}
+	require.Error(t, readBack(tampered(`cur.json"`, `other.json"`)))
+	require.Error(t, readBack(tampered(`"metadata-log":[`,
+		`"metadata-log":[{"metadata-file":"file:///wh/t/metadata/old-2.json","timestamp-ms":1690000000001},`)))
+	require.Error(t, readBack(tampered(`"metadata-log":`, `"x-metadata-log":`)))
+}
