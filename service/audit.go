@@ -66,7 +66,7 @@ const (
 // otherwise); 400 for a page size over MaxAuditPageSize, Since after Until
 // or a bad page token; 503 when the database is unavailable.
 func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page Page) ([]AuditEvent, string, error) {
-	if err := s.authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer}); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer}); err != nil {
 		return nil, "", err
 	}
 	if page.Size <= 0 {

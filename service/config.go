@@ -19,7 +19,7 @@ func (s *Service) ConfigWarehouse(ctx context.Context, ref string) (*Warehouse, 
 	if err != nil {
 		return nil, err
 	}
-	err = s.authorize(ctx, PrivNamespaceList, warehouseResource(w.Name))
+	err = s.ta.Authorize(ctx, PrivNamespaceList, warehouseResource(w.Name))
 	switch fault.KindOf(err) {
 	case fault.NoSuchWarehouse:
 		return nil, fault.New(fault.NoSuchWarehouse, "Warehouse does not exist: %s", ref)

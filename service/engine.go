@@ -13,7 +13,7 @@ import (
 // newEngine is the service's commit engine: its retries, clock guard,
 // metrics, spans, and the removal of files no commit references.
 func (s *Service) newEngine() *commitengine.Engine {
-	return commitengine.New(s.store, commitengine.Options{MaxAttempts: s.opts.MaxCommitAttempts, ClockGuard: s.clockGuard,
+	return commitengine.New(s.store, commitengine.Options{MaxAttempts: s.opts.MaxCommitAttempts, ClockGuard: s.ta.ClockGuard,
 		OnOutcome: s.opts.OnCommit, Remove: s.deleteOrphan, Tracer: s.tracer, Logger: s.log})
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
@@ -40,7 +41,7 @@ func functionResource(warehouse string, id Ident) Resource {
 // 503 while the clock is off the database's.
 func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels []string, name string, doc []byte) (*FunctionResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
-	w, ns, err := s.createTarget(ctx, warehouse, id, PrivViewCreate)
+	w, ns, err := s.ta.CreateTarget(ctx, warehouse, id, PrivViewCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels
 	if err != nil {
 		return nil, err
 	}
-	if err := s.clockGuard(); err != nil {
+	if err := s.ta.ClockGuard(); err != nil {
 		return nil, err
 	}
 	data := compactJSON(doc)
@@ -68,7 +69,7 @@ func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
 		s.dropUnlanded(ctx, w, err, metaLoc)
-		return nil, putErr(err, store.KindFunction, id, warehouse)
+		return nil, tableaccess.PutErr(err, store.KindFunction, id, warehouse)
 	}
 	return &FunctionResult{MetadataLocation: metaLoc, Metadata: data}, nil
 }
@@ -80,7 +81,7 @@ func (s *Service) LoadFunction(ctx context.Context, warehouse string, id Ident) 
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivViewRead, functionResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivViewRead, functionResource(warehouse, id)); err != nil {
 		return nil, err
 	}
 	obj, err := s.store.ObjectGet(ctx, objRef(id, warehouse, store.KindFunction))
@@ -117,7 +118,7 @@ func (s *Service) DropFunction(ctx context.Context, warehouse string, id Ident) 
 	if err := validateIdent(id); err != nil {
 		return err
 	}
-	if err := s.authorize(ctx, PrivViewDrop, functionResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivViewDrop, functionResource(warehouse, id)); err != nil {
 		return err
 	}
 	_, err := s.store.ObjectDelete(ctx, objRef(id, warehouse, store.KindFunction))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -16,13 +17,15 @@ func (s *Service) CreateNamespace(ctx context.Context, warehouse string, levels 
 	if err := validateNamespace(levels); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivNamespaceCreate, namespaceResource(warehouse, levels[:len(levels)-1])); err != nil {
+	if err := s.ta.Authorize(ctx, PrivNamespaceCreate, namespaceResource(warehouse, levels[:len(levels)-1])); err != nil {
 		return nil, err
 	}
 	if props == nil {
 		props = map[string]string{}
 	}
-	ectx := s.withEvent(ctx, func() store.Event { return changeevents.NamespaceCreated(warehouse, levels, who(ctx), props) })
+	ectx := s.ta.WithEvent(ctx, func() store.Event {
+		return changeevents.NamespaceCreated(warehouse, levels, tableaccess.Who(ctx), props)
+	})
 	ns, err := s.store.NamespaceCreate(ectx, warehouse, levels, props)
 	switch {
 	case errors.Is(err, store.ErrAlreadyExists):
@@ -39,7 +42,7 @@ func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []
 	if err := validateNamespace(levels); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivNamespaceList, namespaceResource(warehouse, levels)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivNamespaceList, namespaceResource(warehouse, levels)); err != nil {
 		return nil, err
 	}
 	ns, err := s.store.NamespaceGet(ctx, warehouse, levels)
@@ -78,7 +81,7 @@ func (s *Service) UpdateNamespaceProperties(ctx context.Context, warehouse strin
 			return nil, nil, nil, fault.New(fault.Unprocessable, "Duplicate key to update and remove: %s", k)
 		}
 	}
-	if err := s.authorize(ctx, PrivNamespaceProperties, namespaceResource(warehouse, levels)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivNamespaceProperties, namespaceResource(warehouse, levels)); err != nil {
 		return nil, nil, nil, err
 	}
 	updated = make([]string, 0, len(updates))
@@ -116,7 +119,7 @@ func (s *Service) namespaceUpdateEvent(ctx context.Context, warehouse string, le
 			removed = append(removed, k)
 		}
 	}
-	return store.WithEvents(ctx, changeevents.NamespaceUpdated(warehouse, levels, who(ctx), updated, removed, missing))
+	return store.WithEvents(ctx, changeevents.NamespaceUpdated(warehouse, levels, tableaccess.Who(ctx), updated, removed, missing))
 }
 
 // DropNamespace drops an empty namespace: 404 when missing, 409 when it
@@ -125,10 +128,10 @@ func (s *Service) DropNamespace(ctx context.Context, warehouse string, levels []
 	if err := validateNamespace(levels); err != nil {
 		return err
 	}
-	if err := s.authorize(ctx, PrivNamespaceDrop, namespaceResource(warehouse, levels)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivNamespaceDrop, namespaceResource(warehouse, levels)); err != nil {
 		return err
 	}
-	ectx := s.withEvent(ctx, func() store.Event { return changeevents.NamespaceDropped(warehouse, levels, who(ctx)) })
+	ectx := s.ta.WithEvent(ctx, func() store.Event { return changeevents.NamespaceDropped(warehouse, levels, tableaccess.Who(ctx)) })
 	err := s.store.NamespaceDelete(ectx, warehouse, levels)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):

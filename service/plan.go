@@ -51,9 +51,9 @@ func (s *Service) newPlanner() *planning.Planner {
 	return planning.New(planning.Deps{
 		Readers: s.readers,
 		Authorize: func(ctx context.Context, warehouse string, id Ident) error {
-			return s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
+			return s.ta.Authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
 		},
-		Warehouse: s.warehouse, LoadTable: s.loadPlanTable, IOProps: s.ioProps, TablePrefixes: tablePrefixes,
+		Warehouse: s.ta.Warehouse, LoadTable: s.loadPlanTable, IOProps: s.ta.IOProps, TablePrefixes: tablePrefixes,
 		Files: s.files, MaxPlanTasks: s.opts.MaxPlanTasks,
 	})
 }
@@ -61,7 +61,7 @@ func (s *Service) newPlanner() *planning.Planner {
 // loadPlanTable loads a table's metadata and format version: 404 when the
 // table does not exist.
 func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Ident) (table.Metadata, int, error) {
-	_, e, err := s.readTable(ctx, w.Name, id)
+	_, e, err := s.ta.ReadTable(ctx, w.Name, id)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -16,7 +16,7 @@ import (
 // listing then shows only what they hold something on), or the
 // authorization error.
 func (s *Service) listVisibility(ctx context.Context, priv Privilege, container Resource) (*store.Visibility, error) {
-	err := s.authorize(ctx, priv, container)
+	err := s.ta.Authorize(ctx, priv, container)
 	if err == nil || fault.KindOf(err) != fault.Forbidden {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ type BaseColumnFiles = v4commits.BaseColumnFiles
 // CreateWarehouse registers a warehouse: 400 for a bad name or location
 // (or one overlapping another warehouse), 409 when the name is taken.
 func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props map[string]string) (*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
 		return nil, err
 	}
 	w, err := s.createWarehouse(ctx, name, loc, props)
@@ -69,7 +69,7 @@ func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props m
 
 // GetWarehouse returns a warehouse or 404 NoSuchWarehouseException.
 func (s *Service) GetWarehouse(ctx context.Context, name string) (*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
 		return nil, err
 	}
 	w, err := s.getWarehouse(ctx, name)
@@ -78,7 +78,7 @@ func (s *Service) GetWarehouse(ctx context.Context, name string) (*Warehouse, er
 
 // ListWarehouses returns every warehouse.
 func (s *Service) ListWarehouses(ctx context.Context) ([]*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
 		return nil, err
 	}
 	ws, err := s.listWarehouses(ctx)

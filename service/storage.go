@@ -65,8 +65,8 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 // metadata cache, and records its audit events with RecordAudit.
 func (s *Service) newBroker() *storageaccess.Broker {
 	return storageaccess.New(storageaccess.Deps{
-		Store: s.store, Authorizer: s.opts.Authorizer, Warehouse: s.warehouse, LoadTable: s.readTable,
-		CachedMetadata: s.metaCache.Get, WarehousePrefixes: warehousePrefixes,
+		Store: s.store, Authorizer: s.opts.Authorizer, Warehouse: s.ta.Warehouse, LoadTable: s.ta.ReadTable,
+		CachedMetadata: s.ta.CachedMeta, WarehousePrefixes: warehousePrefixes,
 		Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit,
 	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/store"
 )
@@ -84,8 +85,8 @@ func (s *Service) deleteTableFile(ctx context.Context, w *store.Warehouse, table
 // closure) and hands upgrades to format version 4 to commitV4Upgrade.
 func (s *Service) newTableCommit() *tablecommit.Committer {
 	return tablecommit.New(tablecommit.Deps{
-		Store: s.store, Engine: s.engine, Authorize: s.authorize, Warehouse: s.warehouse, ReadTable: s.readTable,
-		FileIO: s.fileIO, CacheMeta: s.metaCache.Add, ClockGuard: s.clockGuard,
+		Store: s.store, Engine: s.engine, Authorize: s.ta.Authorize, Warehouse: s.ta.Warehouse, ReadTable: s.ta.ReadTable,
+		FileIO: s.ta.FileIO, CacheMeta: s.ta.CacheMeta, ClockGuard: s.ta.ClockGuard,
 		PolicyJobs: func(w *store.Warehouse, id Ident, meta table.Metadata) []store.Job {
 			return s.upkeep.PolicyJobs(w, id, meta)
 		},
@@ -99,7 +100,7 @@ func (s *Service) newTableCommit() *tablecommit.Committer {
 		},
 		CheckTableMetadataLocations: s.checkTableMetadataLocations, CheckObjectLocation: checkObjectLocation,
 		CheckWritePaths: checkWritePaths, DefaultLocation: defaultLocation, TablePrefixes: tablePrefixes, FileName: fileName,
-		AddEvent: s.addEvent, WithEvent: s.withEvent, TableObject: tableObject, Who: who, PutErr: putErr,
+		AddEvent: s.ta.AddEvent, WithEvent: s.ta.WithEvent, TableObject: tableaccess.TableObject, Who: tableaccess.Who, PutErr: tableaccess.PutErr,
 		MaxClockSkew: s.opts.MaxClockSkew, Now: s.now, Logger: s.log,
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/tableaccess"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -58,43 +59,6 @@ type TableResult struct {
 	Warning string
 }
 
-// alreadyExists builds the 409 for a create or register whose name is taken.
-func alreadyExists(err error, kind store.ObjectKind, id Ident) error {
-	var ae *store.AlreadyExistsError
-	if errors.As(err, &ae) && ae.Kind != kind {
-		if ae.Kind == store.KindFunction {
-			return fault.Wrap(fault.AlreadyExists, err, "Function with same name already exists: %s", id)
-		}
-		if ae.Kind == store.KindView {
-			return fault.Wrap(fault.AlreadyExists, err, "View with same name already exists: %s", id)
-		}
-		return fault.Wrap(fault.AlreadyExists, err, "Table with same name already exists: %s", id)
-	}
-	if kind == store.KindView {
-		return fault.Wrap(fault.AlreadyExists, err, "View already exists: %s", id)
-	}
-	if kind == store.KindFunction {
-		return fault.Wrap(fault.AlreadyExists, err, "Function already exists: %s", id)
-	}
-	return fault.Wrap(fault.AlreadyExists, err, "Table already exists: %s", id)
-}
-
-// putErr maps the errors of ObjectCreate/ObjectReplace.
-func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrAlreadyExists):
-		return alreadyExists(err, kind, id)
-	case errors.Is(err, store.ErrNoSuchNamespace):
-		return nsNotFound(err, id.Namespace)
-	case errors.Is(err, store.ErrLocationOverlap):
-		// The store's text names both locations: not for clients.
-		return fault.Wrap(fault.BadRequest, err, "Location overlaps another table or view")
-	}
-	return storeErr(err, warehouse)
-}
-
 // CreateTable creates (or, with StageCreate, only prepares) a table with
 // fresh field, partition and sort ids. 404 when the namespace is missing,
 // 409 when the name is taken by a table or view, 400 for an invalid schema,
@@ -102,7 +66,7 @@ func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error 
 // property outside the warehouse (location policy).
 func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []string, in CreateTableInput) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: in.Name}
-	w, ns, err := s.createTarget(ctx, warehouse, id, PrivTableCreate)
+	w, ns, err := s.ta.CreateTarget(ctx, warehouse, id, PrivTableCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +107,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if version == FormatV4 {
 		formatProps["format-version"] = "3" // built through the v3 view
 	}
-	if err := s.clockGuard(); err != nil {
+	if err := s.ta.ClockGuard(); err != nil {
 		return nil, err
 	}
 	meta, err := table.NewMetadata(schema, spec, order, loc, formatProps)
@@ -160,10 +124,10 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if in.StageCreate {
 		// Nothing is persisted; the name is only checked to fail early.
 		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable)); err == nil {
-			return nil, alreadyExists(nil, store.KindTable, id)
+			return nil, tableaccess.AlreadyExists(nil, store.KindTable, id)
 		}
 		if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindView)); err == nil {
-			return nil, alreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
+			return nil, tableaccess.AlreadyExists(&store.AlreadyExistsError{Kind: store.KindView}, store.KindTable, id)
 		}
 		if err := prepareStagedMetadataDir(w, canon, props); err != nil {
 			return nil, err
@@ -178,14 +142,14 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, RefsMetadata: data, FormatVersion: version,
 	}
-	ectx := s.withEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), changeevents.CreateTableUpdates(meta, version))
+	ectx := s.ta.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, tableaccess.TableObject(warehouse, id, meta), tableaccess.Who(ctx), changeevents.CreateTableUpdates(meta, version))
 	})
 	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		if !commitengine.MayHaveLanded(err) {
 			s.deleteTableFile(ctx, w, canon, metaLoc)
 		}
-		return nil, putErr(err, store.KindTable, id, warehouse)
+		return nil, tableaccess.PutErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, data, canon, in.Delegation)
 }
@@ -211,7 +175,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	id := Ident{Namespace: nsLevels, Name: name}
 	if overwrite {
 		// Replacing a table re-points it: a write to that table too.
-		if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, id)); err != nil {
+		if err := s.ta.Authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, id)); err != nil {
 			return nil, err
 		}
 	}
@@ -245,8 +209,8 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if refs, err := tablemeta.RefsOnly(obj.Metadata); err == nil {
 		obj.RefsMetadata = refs
 	}
-	ectx := s.withEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.RegisterTable, tableObject(warehouse, id, meta), who(ctx), nil)
+	ectx := s.ta.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.RegisterTable, tableaccess.TableObject(warehouse, id, meta), tableaccess.Who(ctx), nil)
 	})
 	if overwrite {
 		err = s.store.ObjectReplace(ectx, obj)
@@ -257,7 +221,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		return nil, registerOverlap(err, id)
 	}
 	if err != nil {
-		return nil, putErr(err, store.KindTable, id, warehouse)
+		return nil, tableaccess.PutErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, obj.Metadata, loc, deleg)
 }
@@ -275,43 +239,6 @@ func registerOverlap(err error, id Ident) error {
 		"in a soft-delete warehouse a dropped table keeps its location until its retention ends: undrop it instead", id)
 }
 
-// writeTarget checks an identifier, authorizes priv on the table and
-// returns its warehouse: 400 for a bad identifier, 403 when denied, 404 for
-// an unknown warehouse or a table hidden from the caller.
-func (s *Service) writeTarget(ctx context.Context, warehouse string, id Ident, priv Privilege) (*store.Warehouse, error) {
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	if err := s.authorize(ctx, priv, tableResource(warehouse, id)); err != nil {
-		return nil, err
-	}
-	return s.warehouse(ctx, warehouse)
-}
-
-// createTarget checks an identifier for a new object and authorizes priv
-// (table-create or view-create) on its namespace, which must exist (404
-// NoSuchNamespace otherwise, also when hidden from the caller; 403 when
-// denied) and is returned with the warehouse.
-func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident, priv Privilege) (*store.Warehouse, *store.Namespace, error) {
-	if err := validateIdent(id); err != nil {
-		return nil, nil, err
-	}
-	if err := s.authorize(ctx, priv, namespaceResource(warehouse, id.Namespace)); err != nil {
-		return nil, nil, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return nil, nil, err
-	}
-	ns, err := s.store.NamespaceGet(ctx, warehouse, id.Namespace)
-	if errors.Is(err, store.ErrNoSuchNamespace) {
-		return nil, nil, nsNotFound(err, id.Namespace)
-	} else if err != nil {
-		return nil, nil, storeErr(err, warehouse)
-	}
-	return w, ns, nil
-}
-
 // readForRegister checks a register request (identifier, access, namespace)
 // and reads the metadata file it names: 400 when the location does not
 // normalise or lies outside the warehouse (refused before anything is
@@ -321,7 +248,7 @@ func (s *Service) readForRegister(ctx context.Context, warehouse string, id Iden
 	if metadataLocation == "" {
 		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: empty")
 	}
-	w, _, err := s.createTarget(ctx, warehouse, id, priv)
+	w, _, err := s.ta.CreateTarget(ctx, warehouse, id, priv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,7 +259,7 @@ func (s *Service) readForRegister(ctx context.Context, warehouse string, id Iden
 	if !warehousePrefixes(w).Contains(loc) {
 		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: it must be inside the warehouse")
 	}
-	io, err := s.fileIO(ctx, w, loc)
+	io, err := s.ta.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -356,7 +283,7 @@ func compactJSON(b []byte) []byte {
 // If-None-Match path. 404 when the table is missing or hidden, 403
 // without table-read-metadata.
 func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
-	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
 		return "", err
 	}
 	return s.tableETag(ctx, warehouse, id, snapshots)
@@ -398,7 +325,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if err := validateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorizeLoad(ctx, PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
+	if err := s.ta.AuthorizeLoad(ctx, PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
 		return nil, err
 	}
 	get := s.store.ObjectGet
@@ -417,12 +344,12 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	}
 	var w *store.Warehouse
 	if s.opts.VerifyMetadataOnLoad || deleg != NoDelegation {
-		if w, err = s.warehouse(ctx, warehouse); err != nil {
+		if w, err = s.ta.Warehouse(ctx, warehouse); err != nil {
 			return nil, err
 		}
 	}
 	if s.opts.VerifyMetadataOnLoad {
-		io, err := s.fileIO(ctx, w, obj.MetadataLocation)
+		io, err := s.ta.FileIO(ctx, w, obj.MetadataLocation)
 		if err != nil {
 			return nil, err
 		}
@@ -466,7 +393,7 @@ func (s *Service) refsOnlyCached(metadataLocation string, data []byte) ([]byte, 
 // TableExists reports whether a table exists (404 NoSuchTable otherwise,
 // also when hidden from the caller; 403 without table-list).
 func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorizeLoad(ctx, PrivTableList, store.KindTable, warehouse, id); err != nil {
+	if err := s.ta.AuthorizeLoad(ctx, PrivTableList, store.KindTable, warehouse, id); err != nil {
 		return err
 	}
 	_, err := s.tableETag(ctx, warehouse, id, "")
@@ -477,7 +404,7 @@ func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) e
 // (table-read-metadata: reports describe its scans and commits) and that
 // it exists: 404 NoSuchTable when missing or hidden, 403 when denied.
 func (s *Service) CheckMetricsReport(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
 		return err
 	}
 	_, err := s.tableETag(ctx, warehouse, id, "")
@@ -515,16 +442,16 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 // for undrop instead, and purged (with purge) when its retention ends
 // (deleted.go). 404 when the table or the warehouse is missing.
 func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
-	if err := s.authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
 		return err
 	}
 	if purge {
 		// Purging deletes the table's files: a data write as well.
-		if err := s.authorize(ctx, PrivTableWriteData, tableResource(warehouse, id)); err != nil {
+		if err := s.ta.Authorize(ctx, PrivTableWriteData, tableResource(warehouse, id)); err != nil {
 			return err
 		}
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := s.ta.Warehouse(ctx, warehouse)
 	if err != nil {
 		return err
 	}
@@ -546,10 +473,10 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 // nothing is removed), the store's 503.
 func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Ident) (*TableResult, error) {
 	r := tableResource(warehouse, id)
-	if err := s.authorize(ctx, PrivTableDrop, r); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableDrop, r); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivTableReadMetadata, r); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, r); err != nil {
 		return nil, err
 	}
 	obj, err := s.dropIf(ctx, objRef(id, warehouse, store.KindTable), changeevents.UnregisterTable, false, func(o *store.Object) error {
@@ -586,10 +513,10 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 	if kind == store.KindView {
 		drop, create, res = PrivViewDrop, PrivViewCreate, viewResource(warehouse, from)
 	}
-	if err := s.authorize(ctx, drop, res); err != nil {
+	if err := s.ta.Authorize(ctx, drop, res); err != nil {
 		return err
 	}
-	if err := s.authorize(ctx, create, namespaceResource(warehouse, to.Namespace)); err != nil {
+	if err := s.ta.Authorize(ctx, create, namespaceResource(warehouse, to.Namespace)); err != nil {
 		return err
 	}
 	ectx := ctx
@@ -597,7 +524,7 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		// The event names the object's UUID, read first; a rename of an
 		// object that is gone by then fails in the store below.
 		if obj, gerr := s.store.ObjectGetRefs(ctx, objRef(from, warehouse, kind)); gerr == nil {
-			ectx = store.WithEvents(ctx, changeevents.Rename(objectOf(obj), who(ctx), to.Namespace, to.Name))
+			ectx = store.WithEvents(ctx, changeevents.Rename(tableaccess.ObjectOf(obj), tableaccess.Who(ctx), to.Namespace, to.Name))
 		}
 	}
 	err := s.store.ObjectRename(ectx, objRef(from, warehouse, kind), to.Namespace, to.Name)

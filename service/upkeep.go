@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
@@ -85,13 +86,13 @@ func (s *Service) Undrop(ctx context.Context, warehouse, id string, to *Ident) (
 // s.maint, and it adds the delete-metadata-files and change-feed handlers.
 func (s *Service) newUpkeep() *upkeep.Upkeep {
 	return upkeep.New(upkeep.Deps{
-		Store: s.store, Authorize: s.authorize, Warehouse: s.warehouse, ReadTable: s.readTable, FileIO: s.fileIO,
+		Store: s.store, Authorize: s.ta.Authorize, Warehouse: s.ta.Warehouse, ReadTable: s.ta.ReadTable, FileIO: s.ta.FileIO,
 		Maintain: s.Maintain, RemoveOrphanFiles: s.RemoveOrphanFiles, Compact: s.Compact,
 		PurgeTableFiles: s.maint.PurgeTableFiles,
 		MoreHandlers: func(h map[string]store.JobHandler) {
 			h[JobDeleteMetadataFiles] = s.tc.RunDeleteMetadataFiles
 			s.feed.Handlers(h)
 		},
-		WithEvent: s.withEvent, Who: who, PutErr: putErr, Now: s.now, Logger: s.log,
+		WithEvent: s.ta.WithEvent, Who: tableaccess.Who, PutErr: tableaccess.PutErr, Now: s.now, Logger: s.log,
 	})
 }

@@ -3,7 +3,8 @@ package service
 import (
 	"context"
 
-	"github.com/lakehold/catalog/service/upkeep"
+	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 )
@@ -72,7 +73,7 @@ func v4Result(r *v4commits.Result, err error) (*TableResult, error) {
 }
 
 // tableFileName names a file for a message (v4commits.TableFileName).
-func tableFileName(tableLoc, loc string) string { return v4commits.TableFileName(tableLoc, loc) }
+func tableFileName(tableLoc, loc string) string { return locations.TableFileName(tableLoc, loc) }
 
 // newV4Commits is the service's v4 committer: it runs through s.engine,
 // reads through s.readers and authorizes table-write-data (commits) and
@@ -81,16 +82,16 @@ func (s *Service) newV4Commits() *v4commits.Committer {
 	return v4commits.New(v4commits.Deps{
 		Store: s.store, Engine: s.engine, Readers: s.readers, Logger: s.log, Now: s.now, MaxLeafEntries: s.opts.MaxLeafEntries,
 		WriteTarget: func(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, error) {
-			return s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
+			return s.ta.WriteTarget(ctx, warehouse, id, PrivTableWriteData)
 		},
 		AuthorizeRead: func(ctx context.Context, warehouse string, id Ident) error {
-			return s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
+			return s.ta.Authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
 		},
-		Warehouse: s.warehouse, ReadTable: s.readTable, CacheMeta: s.metaCache.Add,
+		Warehouse: s.ta.Warehouse, ReadTable: s.ta.ReadTable, CacheMeta: s.ta.CacheMeta,
 		Encode: s.tc.Encode,
-		FileIO: s.fileIO, WriteFile: s.tc.WriteMetadataFile, WriteNextMetadata: s.tc.WriteNextMetadata, CommitJobs: s.tc.CommitJobs,
-		AddEvent: s.addEvent, TableObject: tableObject, Who: who,
+		FileIO: s.ta.FileIO, WriteFile: s.tc.WriteMetadataFile, WriteNextMetadata: s.tc.WriteNextMetadata, CommitJobs: s.tc.CommitJobs,
+		AddEvent: s.ta.AddEvent, TableObject: tableaccess.TableObject, Who: tableaccess.Who,
 		FileName: fileName, CheckFileInTable: checkFileInTable, TablePrefixes: tablePrefixes,
-		WithWarehouseDefaults: upkeep.WithWarehouseDefaults, DataLocation: dataLocation,
+		WithWarehouseDefaults: tableaccess.WithWarehouseDefaults, DataLocation: dataLocation,
 	})
 }

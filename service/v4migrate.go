@@ -5,6 +5,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/store"
 )
@@ -64,11 +65,11 @@ func migrated(r *v4migrate.Result, err error) (*TableResult, error) {
 func (s *Service) newMigrator() *v4migrate.Migrator {
 	return v4migrate.New(v4migrate.Deps{
 		Store: s.store, V4: s.v4, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
-		ReadTable: s.readTable, ManifestIO: s.planner.IO, RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded,
-		CreateTarget: s.createTarget, CheckVend: s.broker.CheckVend, Grant: s.broker.Grant, Compact: s.Compact,
+		ReadTable: s.ta.ReadTable, ManifestIO: s.planner.IO, RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded,
+		CreateTarget: s.ta.CreateTarget, CheckVend: s.broker.CheckVend, Grant: s.broker.Grant, Compact: s.Compact,
 		CheckNewMetadata: s.checkNewMetadata, NewMetadataLocation: newMetadataLocation,
-		FileIO: s.fileIO, WriteFile: s.writeMetadataFile,
-		AlreadyExists: alreadyExists, PutErr: putErr,
-		AddEvent: s.addEvent, WithEvent: s.withEvent, Who: who, TableObject: tableObject, DocObject: docObject, Now: s.now,
+		FileIO: s.ta.FileIO, WriteFile: s.writeMetadataFile,
+		AlreadyExists: tableaccess.AlreadyExists, PutErr: tableaccess.PutErr,
+		AddEvent: s.ta.AddEvent, WithEvent: s.ta.WithEvent, Who: tableaccess.Who, TableObject: tableaccess.TableObject, DocObject: tableaccess.DocObject, Now: s.now,
 	})
 }

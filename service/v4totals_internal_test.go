@@ -102,7 +102,7 @@ func TestV4SummaryTotals(t *testing.T) {
 	require.Equal(t, fmt.Sprint(b), sum["total-files-size"])
 
 	// What a parent without totals gets: its tree counted.
-	w, err := s.warehouse(ctx, "wh")
+	w, err := s.ta.Warehouse(ctx, "wh")
 	require.NoError(t, err)
 	vs, err := s.v4.Load(ctx, w, id)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/views"
 	"github.com/lakehold/catalog/store"
 )
@@ -67,10 +68,10 @@ func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels [
 // metadata files through s.tc.
 func (s *Service) newViews() *views.Views {
 	return views.New(views.Deps{
-		Store: s.store, Authorize: s.authorize, AuthorizeLoad: s.authorizeLoad, Warehouse: s.warehouse,
-		CreateTarget: s.createTarget, ReadForRegister: s.readForRegister, DropObject: s.dropObject, ClockGuard: s.clockGuard,
+		Store: s.store, Authorize: s.ta.Authorize, AuthorizeLoad: s.ta.AuthorizeLoad, Warehouse: s.ta.Warehouse,
+		CreateTarget: s.ta.CreateTarget, ReadForRegister: s.readForRegister, DropObject: s.dropObject, ClockGuard: s.ta.ClockGuard,
 		RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded, WriteFile: s.writeMetadataFile, WriteNextMetadata: s.writeNextMetadata,
-		PutErr: putErr, CompactJSON: compactJSON,
-		AddEvent: s.addEvent, WithEvent: s.withEvent, Who: who, ObjectOf: objectOf, DocObject: docObject,
+		PutErr: tableaccess.PutErr, CompactJSON: compactJSON,
+		AddEvent: s.ta.AddEvent, WithEvent: s.ta.WithEvent, Who: tableaccess.Who, ObjectOf: tableaccess.ObjectOf, DocObject: tableaccess.DocObject,
 	})
 }

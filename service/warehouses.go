@@ -9,7 +9,7 @@ import (
 
 // Warehouses are created, read and deleted by warehouses.Registry; these
 // names and methods keep the service's API whole. The cache of warehouse
-// rows (s.warehouse) stays here: every request reads through it.
+// rows (s.ta.Warehouse) stays here: every request reads through it.
 
 // NormalizeLocation validates a storage location and returns it in
 // canonical form (warehouses.NormalizeLocation, which says what is
@@ -60,10 +60,5 @@ func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) 
 // newWarehouses is the service's warehouse registry: a changed profile
 // drops the warehouse from s.whCache, so the next request reads it anew.
 func (s *Service) newWarehouses() *warehouses.Registry {
-	return warehouses.New(warehouses.Deps{Store: s.store, Authorize: s.authorize, Sealer: s.opts.Sealer,
-		Forget: func(name string) {
-			s.whCache.mu.Lock()
-			delete(s.whCache.entries, name)
-			s.whCache.mu.Unlock()
-		}})
+	return warehouses.New(warehouses.Deps{Store: s.store, Tables: s.ta, Sealer: s.opts.Sealer})
 }

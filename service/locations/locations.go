@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
 )
 
 // The location policy (docs/design.md, "Locations"): every location the
@@ -271,4 +272,14 @@ func DefaultLocation(w *store.Warehouse, ns *store.Namespace, name string) strin
 		base = w.Location + "/" + strings.Join(levels, "/")
 	}
 	return strings.TrimRight(base, "/") + "/" + safeSegment(name) + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+}
+
+// TableFileName names a file for a message: relative to the table when
+// inside it, else by its last segment only (no server path).
+func TableFileName(tableLoc, loc string) string {
+	rel := v4manifest.Relativize(tableLoc, loc)
+	if v4manifest.IsAbsolute(rel) || strings.HasPrefix(rel, "/") {
+		return "<outside>/" + path.Base(rel)
+	}
+	return rel
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
+	"github.com/stretchr/testify/require"
 )
 
 // metaJSON is a v2 table metadata document at loc with the given extra
@@ -132,4 +133,11 @@ func TestSafeSegment(t *testing.T) {
 	if _, err := CheckObjectLocation(w, DefaultLocation(w, ns, "..")); err != nil {
 		t.Fatalf("default location of hostile names leaves the warehouse: %v", err)
 	}
+}
+
+// TestTableFileName: inside the table a file is named relative to it,
+// outside by its last segment only.
+func TestTableFileName(t *testing.T) {
+	require.Equal(t, "data/a.parquet", TableFileName("s3://b/wh/t", "s3://b/wh/t/data/a.parquet"))
+	require.Equal(t, "<outside>/a.parquet", TableFileName("s3://b/wh/t", "s3://b/other/a.parquet"))
 }

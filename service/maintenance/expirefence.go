@@ -74,7 +74,7 @@ func (m *Maintainer) fencedDelete(ctx context.Context, w *store.Warehouse, wareh
 		}
 	}()
 	stepExpire(opt, ExpireClaimed)
-	now, e, err := m.d.LoadTable(ctx, warehouse, id)
+	now, e, err := m.d.Tables.ReadTable(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (m *Maintainer) fencedDelete(ctx context.Context, w *store.Warehouse, wareh
 // at its next renewal. Only queued files are adopted, and orphan removal
 // never claims those. It returns the locations run holds.
 func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys []string) ([]string, error) {
-	held, err := m.d.Store.ClaimOrphanCandidates(ctx, objectID, run, keys, OrphanLease)
+	held, err := m.d.Tables.Store().ClaimOrphanCandidates(ctx, objectID, run, keys, OrphanLease)
 	if err != nil || len(held) == len(keys) {
 		return held, err
 	}
@@ -126,7 +126,7 @@ func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys
 			rest = append(rest, k)
 		}
 	}
-	return m.d.Store.AdoptOrphanRows(ctx, objectID, run, rest, 0)
+	return m.d.Tables.Store().AdoptOrphanRows(ctx, objectID, run, rest, 0)
 }
 
 // normalizedKeys is the set of files normalized; a location that does not

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -25,7 +26,7 @@ var errNoBlob = errors.New("no blob at the offset")
 func uniqueColumnFiles(st *State, files []validation.ColumnFile) error {
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = TableFileName(st.location, f.Location)
+		names[i] = locations.TableFileName(st.location, f.Location)
 	}
 	return validation.CheckUniqueFiles("Column file", names)
 }
@@ -38,7 +39,7 @@ func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit
 	names := make([]string, len(files))
 	want := maps.Clone(byBase)
 	for i, f := range files {
-		names[i] = TableFileName(t.st.location, f.Location)
+		names[i] = locations.TableFileName(t.st.location, f.Location)
 		if _, ok := want[f.Location]; !ok {
 			want[f.Location] = nil
 		}
@@ -119,10 +120,10 @@ func addOwners(owners map[string]string, tableLoc string, rows []v4manifest.Trac
 // are checked position by position.
 func (cm *Committer) checkColumnSchemas(ctx context.Context, w *store.Warehouse, st *State, files []validation.ColumnFile, bases map[string]v4manifest.TrackedFile, owners map[string]string, footers map[string]*columnFooter) error {
 	for _, f := range files {
-		name := TableFileName(st.location, f.Location)
+		name := locations.TableFileName(st.location, f.Location)
 		b := bases[f.DataFile]
 		if owner, ok := owners[f.Location]; ok {
-			return validation.LiveDuplicate("Column file", name, "column file of "+TableFileName(st.location, owner))
+			return validation.LiveDuplicate("Column file", name, "column file of "+locations.TableFileName(st.location, owner))
 		}
 		c := st.fileCheck(validation.UseColumn, "Column file", name, f.FieldIDs)
 		if b.DeletionVector != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -176,14 +177,14 @@ func (cm *Committer) columnBytes(ctx context.Context, w *store.Warehouse, st *St
 	}
 	f, err := io.Open(ctx, loc)
 	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "cannot open %s to plan compaction", TableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot open %s to plan compaction", locations.TableFileName(st.location, loc))
 	}
 	defer f.Close()
 	// Planning only: an invalid mapping counts as none (the fold reports it).
 	nm, _ := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
 	out, err := compact.ColumnBytes(f, nm)
 	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "cannot read the footer of %s to plan compaction", TableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot read the footer of %s to plan compaction", locations.TableFileName(st.location, loc))
 	}
 	return out, nil
 }
@@ -313,7 +314,7 @@ func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, 
 	if err := cm.fileInTable(w, st, loc, "rewritten data file"); err != nil {
 		return f, err
 	}
-	name := TableFileName(st.location, loc)
+	name := locations.TableFileName(st.location, loc)
 	sc := st.meta.CurrentSchema()
 	if footers[loc] == nil {
 		footers[loc] = cm.readColumnFooter(ctx, w, loc, sc)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -55,7 +56,7 @@ func (cm *Committer) checkDeletionVectors(ctx context.Context, w *store.Warehous
 // checkDeletionVector checks one deletion vector and returns its largest
 // deleted position (-1 when it deletes nothing).
 func (cm *Committer) checkDeletionVector(ctx context.Context, w *store.Warehouse, st *State, base string, d v4manifest.DeletionVector) (int64, error) {
-	req := validation.DeletionVector{DataFile: base, Name: TableFileName(st.location, base),
+	req := validation.DeletionVector{DataFile: base, Name: locations.TableFileName(st.location, base),
 		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 	if d.SizeInBytes > MaxDVBlob {
 		_, err := validation.MatchDVBlob(req, nil, "the blob is larger than the server reads ("+strconv.Itoa(MaxDVBlob>>20)+" MiB)")

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"path"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -21,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -160,7 +159,7 @@ func (cm *Committer) dataFileRow(ctx context.Context, w *store.Warehouse, st *St
 		return nil, badEntry("Data file: location is required")
 	}
 	loc := v4manifest.Resolve(st.location, in.Location)
-	name := TableFileName(st.location, loc) // messages never show server paths
+	name := locations.TableFileName(st.location, loc) // messages never show server paths
 	if err := cm.fileInTable(w, st, loc, "data file"); err != nil {
 		return nil, err
 	}
@@ -340,10 +339,10 @@ func (cm *Committer) resolveFilesChange(w *store.Warehouse, st *State, c FilesCo
 	for _, d := range c.SetDeletionVectors {
 		base := v4manifest.Resolve(st.location, d.DataFile)
 		if _, dup := dvs[base]; dup {
-			return nil, nil, badEntry("set-deletion-vectors: %s appears twice", TableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: %s appears twice", locations.TableFileName(st.location, base))
 		}
 		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
-			return nil, nil, badEntry("set-deletion-vectors: invalid deletion vector for %s", TableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: invalid deletion vector for %s", locations.TableFileName(st.location, base))
 		}
 		loc := v4manifest.Resolve(st.location, d.Location)
 		if err := cm.fileInTable(w, st, loc, "deletion vector file"); err != nil {
@@ -418,7 +417,7 @@ func (cm *Committer) addedDataRows(ctx context.Context, w *store.Warehouse, st *
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		names = append(names, TableFileName(st.location, row.Location))
+		names = append(names, locations.TableFileName(st.location, row.Location))
 		added = append(added, *row)
 	}
 	if err := validation.CheckUniqueFiles("Data file", names); err != nil {
@@ -436,7 +435,7 @@ func (cm *Committer) equalityDeleteRows(ctx context.Context, w *store.Warehouse,
 		if err != nil {
 			return nil, err
 		}
-		name := "Delete file " + TableFileName(st.location, row.Location)
+		name := "Delete file " + locations.TableFileName(st.location, row.Location)
 		if err := cm.requireFile(ctx, w, row.Location, name); err != nil {
 			return nil, err
 		}
@@ -457,7 +456,7 @@ func (cm *Committer) equalityDeleteRow(w *store.Warehouse, st *State, in Equalit
 	if err := cm.fileInTable(w, st, loc, "delete file"); err != nil {
 		return nil, err
 	}
-	name := TableFileName(st.location, loc) // messages never show server paths
+	name := locations.TableFileName(st.location, loc) // messages never show server paths
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
 		return nil, Reject(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
@@ -497,16 +496,6 @@ func (cm *Committer) fileInTable(w *store.Warehouse, st *State, loc, what string
 		return e
 	}
 	return nil
-}
-
-// TableFileName names a file for a message: relative to the table when
-// inside it, else by its last segment only (no server path).
-func TableFileName(tableLoc, loc string) string {
-	rel := v4manifest.Relativize(tableLoc, loc)
-	if v4manifest.IsAbsolute(rel) || strings.HasPrefix(rel, "/") {
-		return "<outside>/" + path.Base(rel)
-	}
-	return rel
 }
 
 // requireFile refuses (400 ValidationException, file-missing) a file a

@@ -19,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
@@ -26,15 +27,11 @@ import (
 // Deps are what the registry needs from the catalog, as values.
 type Deps struct {
 	Store store.Store
-	// Authorize checks that the caller in ctx holds priv on r: nil when it
-	// does, a refusal when it does not, any other error when it cannot
-	// tell.
-	Authorize func(ctx context.Context, priv access.Privilege, r access.Resource) error
+	// Tables authorizes, and forgets a warehouse's cached row after its
+	// profile changed.
+	Tables *tableaccess.Access
 	// Sealer encrypts storage-profile secrets at rest.
 	Sealer *credentials.Sealer
-	// Forget drops a warehouse from the service's cache of rows, after its
-	// profile changed.
-	Forget func(name string)
 }
 
 // Registry creates, reads and deletes warehouses.
@@ -162,7 +159,7 @@ func (r *Registry) List(ctx context.Context) ([]*store.Warehouse, error) {
 // Delete removes a warehouse with no namespaces: 404 when missing,
 // 409 when not empty.
 func (r *Registry) Delete(ctx context.Context, name string) error {
-	if err := r.d.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
+	if err := r.d.Tables.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
 		return err
 	}
 	err := r.d.Store.WarehouseDelete(ctx, name)
@@ -206,7 +203,7 @@ func (r *Registry) Ensure(ctx context.Context, name, where string) (*store.Wareh
 // an Azure profile whose filesystem does not hold the warehouse, or when
 // the server has no secret key; 404 for a missing warehouse.
 func (r *Registry) SetStorageProfile(ctx context.Context, name string, raw []byte) (any, error) {
-	if err := r.d.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
+	if err := r.d.Tables.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
 		return nil, err
 	}
 	p, redacted, err := credentials.ParseProfile(raw, r.d.Sealer)
@@ -229,14 +226,14 @@ func (r *Registry) SetStorageProfile(ctx context.Context, name string, raw []byt
 	if err != nil {
 		return nil, storeErr(err, name)
 	}
-	r.d.Forget(name)
+	r.d.Tables.ForgetWarehouse(name)
 	return redacted, nil
 }
 
 // StorageProfile returns a warehouse's profile without secrets (nil when
 // none is set).
 func (r *Registry) StorageProfile(ctx context.Context, name string) (any, error) {
-	if err := r.d.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
+	if err := r.d.Tables.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
 		return nil, err
 	}
 	w, err := r.Get(ctx, name)
