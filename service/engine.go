@@ -14,7 +14,7 @@ import (
 // metrics, spans, and the removal of files no commit references.
 func (s *Service) newEngine() *commitengine.Engine {
 	return commitengine.New(s.store, commitengine.Options{MaxAttempts: s.opts.MaxCommitAttempts, ClockGuard: s.ta.ClockGuard,
-		OnOutcome: s.opts.OnCommit, Remove: s.deleteOrphan, Tracer: s.tracer, Logger: s.log})
+		OnOutcome: s.opts.OnCommit, Remove: s.ta.DeleteOrphan, Tracer: s.tracer, Logger: s.log})
 }
 
 // runCommit runs stage through the commit loop (commitengine.Engine.Run).

@@ -8,7 +8,6 @@ import (
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/tableaccess"
-	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
 )
@@ -58,9 +57,9 @@ func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels
 	if err := s.ta.ClockGuard(); err != nil {
 		return nil, err
 	}
-	data := compactJSON(doc)
-	metaLoc := tablecommit.NewMetadataLocation(loc, nil, "")
-	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+	data := tableaccess.CompactJSON(doc)
+	metaLoc := tableaccess.NewMetadataLocation(loc, nil, "")
+	if err := s.ta.WriteFile(ctx, w, metaLoc, data); err != nil {
 		return nil, err
 	}
 	obj := &store.Object{

@@ -11,6 +11,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -72,7 +73,7 @@ func fileName(w *store.Warehouse, base, loc string) string { return locations.Fi
 // no implicit directories. An uncommitted stage leaves the empty directory
 // behind, as a failed engine write would. 500 when it cannot be created.
 func prepareStagedMetadataDir(w *store.Warehouse, tableLoc string, props map[string]string) error {
-	dir, err := location.Normalize(path.Dir(newMetadataLocation(tableLoc, props, "")))
+	dir, err := location.Normalize(path.Dir(tableaccess.NewMetadataLocation(tableLoc, props, "")))
 	if err != nil || !strings.HasPrefix(dir, "file:///") || !tablePrefixes(w, tableLoc).Contains(dir) {
 		return nil // object stores need no directory; checkWritePaths vetted the rest
 	}

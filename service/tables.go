@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,7 +89,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 			return nil, fault.New(fault.BadRequest, "Unsupported format version: %s (supported: 1 to 4)", v)
 		}
 	}
-	if err := guardV4(ctx, version, "Cannot create "+id.String()); err != nil {
+	if err := tableaccess.GuardV4(ctx, version, "Cannot create "+id.String()); err != nil {
 		return nil, err
 	}
 	loc, canon, err := newObjectLocation(w, ns, in.Name, in.Location, props)
@@ -118,7 +117,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
-	if err := s.checkNewMetadata(nil, meta, data); err != nil {
+	if err := s.tc.CheckNewMetadata(nil, meta, data); err != nil {
 		return nil, err
 	}
 	if in.StageCreate {
@@ -134,8 +133,8 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		}
 		return s.tableResult(ctx, w, id, "", data, canon, in.Delegation)
 	}
-	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
-	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+	metaLoc := tableaccess.NewMetadataLocation(loc, meta.Properties(), "")
+	if err := s.ta.WriteFile(ctx, w, metaLoc, data); err != nil {
 		return nil, err
 	}
 	obj := &store.Object{
@@ -147,7 +146,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	})
 	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		if !commitengine.MayHaveLanded(err) {
-			s.deleteTableFile(ctx, w, canon, metaLoc)
+			s.ta.DeleteTableFile(ctx, w, canon, metaLoc)
 		}
 		return nil, tableaccess.PutErr(err, store.KindTable, id, warehouse)
 	}
@@ -179,7 +178,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 			return nil, err
 		}
 	}
-	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation, PrivTableCreate)
+	w, data, err := s.ta.ReadForRegister(ctx, warehouse, id, metadataLocation, PrivTableCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +191,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		// The parser's text may quote the file: not for clients.
 		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
 	}
-	if err := guardV4(ctx, version, "Cannot register "+id.String()); err != nil {
+	if err := tableaccess.GuardV4(ctx, version, "Cannot register "+id.String()); err != nil {
 		return nil, err
 	}
 	if err := s.checkTableMetadataLocations(w, meta); err != nil {
@@ -204,7 +203,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
-		Location: loc, MetadataLocation: metaLoc, Metadata: compactJSON(data), FormatVersion: version,
+		Location: loc, MetadataLocation: metaLoc, Metadata: tableaccess.CompactJSON(data), FormatVersion: version,
 	}
 	if refs, err := tablemeta.RefsOnly(obj.Metadata); err == nil {
 		obj.RefsMetadata = refs
@@ -237,45 +236,6 @@ func registerOverlap(err error, id Ident) error {
 		"(two names over the same files would let a purge of one delete the other's data); "+
 		"drop that table without purge first, or re-register it under its own name with overwrite; "+
 		"in a soft-delete warehouse a dropped table keeps its location until its retention ends: undrop it instead", id)
-}
-
-// readForRegister checks a register request (identifier, access, namespace)
-// and reads the metadata file it names: 400 when the location does not
-// normalise or lies outside the warehouse (refused before anything is
-// opened, so nothing leaks about files elsewhere), 404 NotFound when it
-// cannot be read. Messages name the file relative to the warehouse.
-func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string, priv Privilege) (*store.Warehouse, []byte, error) {
-	if metadataLocation == "" {
-		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: empty")
-	}
-	w, _, err := s.ta.CreateTarget(ctx, warehouse, id, priv)
-	if err != nil {
-		return nil, nil, err
-	}
-	loc, err := location.Normalize(metadataLocation)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid metadata-location: %s", fault.ClientText(err))
-	}
-	if !warehousePrefixes(w).Contains(loc) {
-		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: it must be inside the warehouse")
-	}
-	io, err := s.ta.FileIO(ctx, w, loc)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := io.Read(ctx, loc)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.NotFound, err, "Failed to open input stream for file: %s", fileName(w, w.Location, loc))
-	}
-	return w, data, nil
-}
-
-func compactJSON(b []byte) []byte {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return b
-	}
-	return buf.Bytes()
 }
 
 // TableETag returns the entity tag of a table's current representation
@@ -339,7 +299,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if err != nil {
 		return nil, storeErr(err, warehouse)
 	}
-	if err := guardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
+	if err := tableaccess.GuardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
 		return nil, err
 	}
 	var w *store.Warehouse
@@ -480,7 +440,7 @@ func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Iden
 		return nil, err
 	}
 	obj, err := s.dropIf(ctx, objRef(id, warehouse, store.KindTable), changeevents.UnregisterTable, false, func(o *store.Object) error {
-		return guardV4(ctx, o.FormatVersion, "Cannot unregister "+id.String())
+		return tableaccess.GuardV4(ctx, o.FormatVersion, "Cannot unregister "+id.String())
 	})
 	var fe *fault.Error
 	switch {

@@ -4,9 +4,7 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/locations"
-	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
-	"github.com/lakehold/catalog/store"
 )
 
 // The snapshots of v4 tables are committed by v4commits.Committer (files,
@@ -79,19 +77,7 @@ func tableFileName(tableLoc, loc string) string { return locations.TableFileName
 // reads through s.readers and authorizes table-write-data (commits) and
 // table-read-data (LiveColumnFiles).
 func (s *Service) newV4Commits() *v4commits.Committer {
-	return v4commits.New(v4commits.Deps{
-		Store: s.store, Engine: s.engine, Readers: s.readers, Logger: s.log, Now: s.now, MaxLeafEntries: s.opts.MaxLeafEntries,
-		WriteTarget: func(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, error) {
-			return s.ta.WriteTarget(ctx, warehouse, id, PrivTableWriteData)
-		},
-		AuthorizeRead: func(ctx context.Context, warehouse string, id Ident) error {
-			return s.ta.Authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
-		},
-		Warehouse: s.ta.Warehouse, ReadTable: s.ta.ReadTable, CacheMeta: s.ta.CacheMeta,
-		Encode: s.tc.Encode,
-		FileIO: s.ta.FileIO, WriteFile: s.tc.WriteMetadataFile, WriteNextMetadata: s.tc.WriteNextMetadata, CommitJobs: s.tc.CommitJobs,
-		AddEvent: s.ta.AddEvent, TableObject: tableaccess.TableObject, Who: tableaccess.Who,
-		FileName: fileName, CheckFileInTable: checkFileInTable, TablePrefixes: tablePrefixes,
-		WithWarehouseDefaults: tableaccess.WithWarehouseDefaults, DataLocation: dataLocation,
-	})
+	return v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
+		Encode: s.tc.Encode, CommitJobs: s.tc.CommitJobs})
+
 }

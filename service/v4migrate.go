@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4migrate"
@@ -22,9 +21,6 @@ type ExportInput = v4migrate.ExportInput
 func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportInput) (*TableResult, error) {
 	return migrated(s.migrate.Export(ctx, warehouse, in))
 }
-
-// wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
-func wantsV4Upgrade(info []tablemeta.UpdateInfo) bool { return v4migrate.WantsUpgrade(info) }
 
 // commitV4Upgrade commits a single-table change that upgrades to format
 // version 4 (v4migrate.Migrator.Upgrade, which says what is returned
@@ -67,8 +63,8 @@ func (s *Service) newMigrator() *v4migrate.Migrator {
 		Store: s.store, V4: s.v4, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
 		ReadTable: s.ta.ReadTable, ManifestIO: s.planner.IO, RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded,
 		CreateTarget: s.ta.CreateTarget, CheckVend: s.broker.CheckVend, Grant: s.broker.Grant, Compact: s.Compact,
-		CheckNewMetadata: s.checkNewMetadata, NewMetadataLocation: newMetadataLocation,
-		FileIO: s.ta.FileIO, WriteFile: s.writeMetadataFile,
+		CheckNewMetadata: s.tc.CheckNewMetadata, NewMetadataLocation: tableaccess.NewMetadataLocation,
+		FileIO: s.ta.FileIO, WriteFile: s.ta.WriteFile,
 		AlreadyExists: tableaccess.AlreadyExists, PutErr: tableaccess.PutErr,
 		AddEvent: s.ta.AddEvent, WithEvent: s.ta.WithEvent, Who: tableaccess.Who, TableObject: tableaccess.TableObject, DocObject: tableaccess.DocObject, Now: s.now,
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/views"
 	"github.com/lakehold/catalog/store"
 )
@@ -67,11 +66,6 @@ func (s *Service) RegisterView(ctx context.Context, warehouse string, nsLevels [
 // newViews is the service's views: they commit through s.engine and write
 // metadata files through s.tc.
 func (s *Service) newViews() *views.Views {
-	return views.New(views.Deps{
-		Store: s.store, Authorize: s.ta.Authorize, AuthorizeLoad: s.ta.AuthorizeLoad, Warehouse: s.ta.Warehouse,
-		CreateTarget: s.ta.CreateTarget, ReadForRegister: s.readForRegister, DropObject: s.dropObject, ClockGuard: s.ta.ClockGuard,
-		RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded, WriteFile: s.writeMetadataFile, WriteNextMetadata: s.writeNextMetadata,
-		PutErr: tableaccess.PutErr, CompactJSON: compactJSON,
-		AddEvent: s.ta.AddEvent, WithEvent: s.ta.WithEvent, Who: tableaccess.Who, ObjectOf: tableaccess.ObjectOf, DocObject: tableaccess.DocObject,
-	})
+	return views.New(views.Deps{Tables: s.ta, Engine: s.engine, DropObject: s.dropObject})
+
 }

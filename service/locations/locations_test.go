@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
-	"github.com/stretchr/testify/require"
 )
 
 // metaJSON is a v2 table metadata document at loc with the given extra

@@ -63,7 +63,7 @@ func (tc *Committer) addedFiles(ctx context.Context, w *store.Warehouse, st *sta
 // in the manifests it wrote (or of unknown origin).
 func (tc *Committer) snapshotAdds(ctx context.Context, w *store.Warehouse, snap table.Snapshot, known map[int64]bool) ([]string, error) {
 	out := []string{snap.ManifestList}
-	fio := &ctxIO{ctx: ctx, open: func(ctx context.Context, loc string) (storage.FileIO, error) { return tc.d.FileIO(ctx, w, loc) }}
+	fio := &ctxIO{ctx: ctx, open: func(ctx context.Context, loc string) (storage.FileIO, error) { return tc.d.Tables.FileIO(ctx, w, loc) }}
 	list, err := snap.Manifests(fio)
 	if err != nil {
 		return nil, unreadable(err, snap.ManifestList)

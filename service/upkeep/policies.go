@@ -102,7 +102,7 @@ type policyArgs struct {
 
 // PolicyJobs are the jobs a commit that lands on table id, whose new
 // metadata is meta, enqueues: one per policy that is on.
-func (u *Upkeep) PolicyJobs(w *store.Warehouse, id ident.Ident, meta table.Metadata) []store.Job {
+func PolicyJobs(now time.Time, w *store.Warehouse, id ident.Ident, meta table.Metadata) []store.Job {
 	var jobs []store.Job
 	props := meta.Properties()
 	for _, p := range tablePolicies() {
@@ -112,7 +112,7 @@ func (u *Upkeep) PolicyJobs(w *store.Warehouse, id ident.Ident, meta table.Metad
 		uuid := meta.TableUUID().String()
 		raw, _ := json.Marshal(policyArgs{Warehouse: w.Name, Namespace: id.Namespace, Name: id.Name, TableUUID: uuid}) // cannot fail
 		jobs = append(jobs, store.Job{Kind: p.kind, Args: raw, Warehouse: w.Name, Table: id.String(), TableUUID: uuid,
-			Unique: true, RunAt: u.d.Now().Add(policyMillis(w, props, p.delay, p.defaultDelay))})
+			Unique: true, RunAt: now.Add(policyMillis(w, props, p.delay, p.defaultDelay))})
 	}
 	return jobs
 }

@@ -170,7 +170,7 @@ func (cm *Committer) nullOutsideDeleted(ctx context.Context, w *store.Warehouse,
 	if err != nil {
 		return -1, "the deletion vector cannot be decoded"
 	}
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return -1, "the column file cannot be opened"
 	}

@@ -286,7 +286,7 @@ func (cm *Committer) readFooters(ctx context.Context, w *store.Warehouse, files 
 // readColumnFooter reads one column file's footer; a failure is recorded in
 // the result for validation to report.
 func (cm *Committer) readColumnFooter(ctx context.Context, w *store.Warehouse, loc string, sc *iceberg.Schema) *columnFooter {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err == nil {
 		var fi *parquetstats.Footer
 		if fi, err = readFooter(ctx, io, loc, sc); err == nil {
@@ -301,10 +301,10 @@ func (cm *Committer) readColumnFooter(ctx context.Context, w *store.Warehouse, l
 // when denied, 404 for an unknown warehouse, table or snapshot, 400
 // (table-not-v4) for another format version.
 func (cm *Committer) LoadAt(ctx context.Context, warehouse string, id ident.Ident, snapshotID *int64) (*store.Warehouse, *State, error) {
-	if err := cm.d.AuthorizeRead(ctx, warehouse, id); err != nil {
+	if err := cm.authorizeRead(ctx, warehouse, id); err != nil {
 		return nil, nil, err
 	}
-	w, err := cm.d.Warehouse(ctx, warehouse)
+	w, err := cm.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, err
 	}

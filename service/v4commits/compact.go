@@ -21,6 +21,7 @@ import (
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -67,7 +68,7 @@ func (cm *Committer) PlanCompaction(ctx context.Context, warehouse string, id id
 // planCompaction is PlanCompaction with the thresholds given (nil: the
 // table's).
 func (cm *Committer) planCompaction(ctx context.Context, warehouse string, id ident.Ident, given *compact.Thresholds) (*CompactionPlan, error) {
-	w, err := cm.d.WriteTarget(ctx, warehouse, id)
+	w, err := cm.writeTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (cm *Committer) planCompaction(ctx context.Context, warehouse string, id id
 	if err != nil {
 		return nil, validationErr(err)
 	}
-	th, err := compact.ThresholdsFrom(cm.d.WithWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
+	th, err := compact.ThresholdsFrom(tableaccess.WithWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
 	if err != nil {
 		return nil, fault.New(fault.BadRequest, "%s", err.Error())
 	}
@@ -171,7 +172,7 @@ func (cm *Committer) measureBase(ctx context.Context, w *store.Warehouse, st *St
 // columnBytes reads the per-field compressed bytes of the Parquet file at
 // loc: a 500 naming the file (relative to the table) when it cannot.
 func (cm *Committer) columnBytes(ctx context.Context, w *store.Warehouse, st *State, loc string) (map[int]int64, error) {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +389,7 @@ func (cm *Committer) Compact(ctx context.Context, warehouse string, id ident.Ide
 	if opt.DryRun || len(plan.Candidates) == 0 {
 		return rep, nil
 	}
-	w, err := cm.d.Warehouse(ctx, warehouse)
+	w, err := cm.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
@@ -435,15 +436,15 @@ func (cm *Committer) foldOne(ctx context.Context, w *store.Warehouse, st *State,
 		fr.Error = fault.ClientText(fr.err)
 		return fr
 	}
-	newLoc := cm.d.DataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
-	if !cm.d.TablePrefixes(w, st.location).Contains(newLoc) {
+	newLoc := locations.DataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
+	if !locations.TablePrefixes(w, st.location).Contains(newLoc) {
 		// Commits vet write.data.path; metadata from before that rule may
 		// still name a place outside the table.
 		fr.Error = "the table's data location (write.data.path) lies outside the table"
 		fr.err = fault.New(fault.BadRequest, "%s", fr.Error)
 		return fr
 	}
-	if err := cm.d.WriteFile(ctx, w, newLoc, buf.Bytes()); err != nil {
+	if err := cm.d.Tables.WriteFile(ctx, w, newLoc, buf.Bytes()); err != nil {
 		fr.Error, fr.err = "cannot write the rewritten file", err
 		return fr
 	}
@@ -460,7 +461,7 @@ func (cm *Committer) foldOne(ctx context.Context, w *store.Warehouse, st *State,
 // stitchOpener opens the files of w for package stitch.
 func (cm *Committer) stitchOpener(w *store.Warehouse) stitch.Opener {
 	return func(ctx context.Context, loc string) (stitch.File, error) {
-		io, err := cm.d.FileIO(ctx, w, loc)
+		io, err := cm.d.Tables.FileIO(ctx, w, loc)
 		if err != nil {
 			return nil, err
 		}

@@ -92,7 +92,7 @@ func (cm *Committer) checkDeletionVector(ctx context.Context, w *store.Warehouse
 // returns a client-safe reason instead of an error (no paths or driver
 // text), for validation to report.
 func (cm *Committer) openPuffin(ctx context.Context, w *store.Warehouse, st *State, loc string) (*puffin.Reader, func(), []validation.PuffinBlob, string) {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, nil, nil, "the Puffin file cannot be opened"
 	}

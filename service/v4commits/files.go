@@ -104,7 +104,7 @@ type State struct {
 // when the table does not exist, 400 ValidationException (table-not-v4)
 // for another format version; the root read's errors as they are.
 func (cm *Committer) Load(ctx context.Context, w *store.Warehouse, id ident.Ident) (*State, error) {
-	obj, e, err := cm.d.ReadTable(ctx, w.Name, id)
+	obj, e, err := cm.d.Tables.ReadTable(ctx, w.Name, id)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (cm *Committer) writeManifest(ctx context.Context, w *store.Warehouse, st *
 	if err := mw.Close(); err != nil {
 		return 0, fault.Wrap(fault.Internal, err, "close manifest")
 	}
-	if err := cm.d.WriteFile(ctx, w, loc, buf.Bytes()); err != nil {
+	if err := cm.d.Tables.WriteFile(ctx, w, loc, buf.Bytes()); err != nil {
 		if fault.KindOf(err) == fault.Unavailable {
 			return 0, fault.Wrap(fault.Unavailable, err, "Storage unavailable: cannot write manifest %s, nothing was committed; retry later", v4manifest.Relativize(st.location, loc))
 		}
@@ -203,7 +203,7 @@ func (cm *Committer) dataFileRow(ctx context.Context, w *store.Warehouse, st *St
 			return nil, fileRejection("Data file "+name, err)
 		}
 	}
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func (cm *Committer) CommitFiles(ctx context.Context, warehouse string, c FilesC
 func (cm *Committer) v4Target(ctx context.Context, warehouse string, id ident.Ident, rawReqs json.RawMessage) (*store.Warehouse, []requirements.Requirement, error) {
 	// Authorize before looking at the request's content: a caller without
 	// write-data learns nothing from validation messages.
-	w, err := cm.d.WriteTarget(ctx, warehouse, id)
+	w, err := cm.writeTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -490,9 +490,9 @@ func (cm *Committer) equalityDeleteRow(w *store.Warehouse, st *State, in Equalit
 // file of a v4 commit that is not inside the table's prefixes; what names
 // its role, the message never the path.
 func (cm *Committer) fileInTable(w *store.Warehouse, st *State, loc, what string) error {
-	if err := cm.d.CheckFileInTable(w, st.location, loc, what); err != nil {
+	if err := locations.CheckFileInTable(w, st.location, loc, what); err != nil {
 		e := Reject(validation.ReasonLocationOutsideTable, "%s", err.Error())
-		e.Details = map[string]any{"file": cm.d.FileName(w, st.location, loc)}
+		e.Details = map[string]any{"file": locations.FileName(w, st.location, loc)}
 		return e
 	}
 	return nil
@@ -501,7 +501,7 @@ func (cm *Committer) fileInTable(w *store.Warehouse, st *State, loc, what string
 // requireFile refuses (400 ValidationException, file-missing) a file a
 // commit references without the server reading it, when it does not exist.
 func (cm *Committer) requireFile(ctx context.Context, w *store.Warehouse, loc, what string) error {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func (cm *Committer) FoldTo(ctx context.Context, w *store.Warehouse, st *State, 
 	if err != nil {
 		return r, fault.Wrap(fault.Internal, err, "Cannot read back the folded file of %s", name)
 	}
-	if err := cm.d.WriteFile(ctx, w, dst, buf.Bytes()); err != nil {
+	if err := cm.d.Tables.WriteFile(ctx, w, dst, buf.Bytes()); err != nil {
 		return r, err
 	}
 	row := r

@@ -56,7 +56,7 @@ func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4commit
 // does not fit.
 func (cm *Committer) checkDeleteSchema(ctx context.Context, w *store.Warehouse, st *State, row *v4manifest.TrackedFile, eqIDs []int) error {
 	name := locations.TableFileName(st.location, row.Location)
-	io, err := cm.d.FileIO(ctx, w, row.Location)
+	io, err := cm.d.Tables.FileIO(ctx, w, row.Location)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -52,7 +54,7 @@ func (t *Tx) nextLeaf() string {
 // Snapshot is what the tree rewrite needs to know of this attempt.
 func (t *Tx) Snapshot() v4commit.Snapshot {
 	return v4commit.Snapshot{ID: t.snapID, SequenceNumber: t.seq, TableLocation: t.st.location, LeafLocation: t.nextLeaf,
-		Name: func(loc string) string { return t.cm.d.FileName(t.w, t.st.location, loc) }}
+		Name: func(loc string) string { return locations.FileName(t.w, t.st.location, loc) }}
 }
 
 // leafReader reads the leaves of t's table for the tree rewrite.
@@ -125,7 +127,7 @@ func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4commit.Res
 	if err != nil {
 		return nil, err
 	}
-	metaLoc, newLoc, err := cm.d.WriteNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), enc.Data)
+	metaLoc, newLoc, err := cm.d.Tables.WriteNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), enc.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +140,11 @@ func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4commit.Res
 	id := ident.Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
 	t.a.Jobs = cm.d.CommitJobs(t.w, id, st.meta, meta, metaLoc)
 	t.a.Events = nil
-	cm.d.AddEvent(t.a, func() store.Event {
-		return changeevents.Update(cm.d.TableObject(t.w.Name, id, meta), cm.d.Who(ctx), changeevents.SnapshotUpdates(meta), nil)
+	cm.d.Tables.AddEvent(t.a, func() store.Event {
+		return changeevents.Update(tableaccess.TableObject(t.w.Name, id, meta), tableaccess.Who(ctx), changeevents.SnapshotUpdates(meta), nil)
 	})
 	if enc.Entry != nil {
-		t.a.Landed = func(context.Context) { cm.d.CacheMeta(metaLoc, enc.Entry) }
+		t.a.Landed = func(context.Context) { cm.d.Tables.CacheMeta(metaLoc, enc.Entry) }
 	}
 	return &Result{MetadataLocation: metaLoc, Metadata: enc.Data}, nil
 }
@@ -176,7 +178,7 @@ func (cm *Committer) snapshotMetadata(t *Tx, res *v4commit.Result, rootLoc strin
 	st := t.st
 	firstRowID := st.meta.NextRowID()
 	snap := &table.Snapshot{
-		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: commitMillis(cm.d.Now(), st.meta), ManifestList: rootLoc,
+		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: commitMillis(cm.d.Tables.Now(), st.meta), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
 		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
 	}

@@ -47,16 +47,6 @@ type Change struct {
 	Plain func(ctx context.Context, a *commitengine.Attempt) (*Result, error)
 }
 
-// WantsUpgrade reports whether a commit's updates upgrade to format 4.
-func WantsUpgrade(info []tablemeta.UpdateInfo) bool {
-	for _, u := range info {
-		if u.Action == "upgrade-format-version" && u.FormatVersion == v4commits.FormatV4 {
-			return true
-		}
-	}
-	return false
-}
-
 // Upgrade commits a single-table change that upgrades to format version 4.
 // When the table's current snapshot is a v1–v3 one it is converted
 // (stageUpgrade); otherwise the change is staged as any other (c.Plain).

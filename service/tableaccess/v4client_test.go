@@ -1,4 +1,4 @@
-package service
+package tableaccess
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func TestGuardV4(t *testing.T) {
 	}{
 		{no, 4, true}, {no, 3, false}, {no, 1, false}, {yes, 4, false}, {context.Background(), 4, false},
 	} {
-		err := guardV4(c.ctx, c.version, "Cannot load ns.t")
+		err := GuardV4(c.ctx, c.version, "Cannot load ns.t")
 		if (err != nil) != c.refused {
 			t.Fatalf("version %d: err %v, refused want %v", c.version, err, c.refused)
 		}
