@@ -65,8 +65,7 @@ func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, 
 // metadata cache, and records its audit events with RecordAudit.
 func (s *Service) newBroker() *storageaccess.Broker {
 	return storageaccess.New(storageaccess.Deps{
-		Store: s.store, Authorizer: s.opts.Authorizer, Warehouse: s.ta.Warehouse, LoadTable: s.ta.ReadTable,
-		CachedMetadata: s.ta.CachedMeta, WarehousePrefixes: warehousePrefixes,
-		Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit,
+		Tables: s.ta, Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit,
 	})
+
 }

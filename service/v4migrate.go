@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/commitengine"
-	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/store"
 )
@@ -59,13 +58,7 @@ func migrated(r *v4migrate.Result, err error) (*TableResult, error) {
 // s.engine and s.v4, read manifests through s.planner and s.readers and
 // create the exported table as CreateTable does.
 func (s *Service) newMigrator() *v4migrate.Migrator {
-	return v4migrate.New(v4migrate.Deps{
-		Store: s.store, V4: s.v4, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
-		ReadTable: s.ta.ReadTable, ManifestIO: s.planner.IO, RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded,
-		CreateTarget: s.ta.CreateTarget, CheckVend: s.broker.CheckVend, Grant: s.broker.Grant, Compact: s.Compact,
-		CheckNewMetadata: s.tc.CheckNewMetadata, NewMetadataLocation: tableaccess.NewMetadataLocation,
-		FileIO: s.ta.FileIO, WriteFile: s.ta.WriteFile,
-		AlreadyExists: tableaccess.AlreadyExists, PutErr: tableaccess.PutErr,
-		AddEvent: s.ta.AddEvent, WithEvent: s.ta.WithEvent, Who: tableaccess.Who, TableObject: tableaccess.TableObject, DocObject: tableaccess.DocObject, Now: s.now,
-	})
+	return v4migrate.New(v4migrate.Deps{Tables: s.ta, Engine: s.engine, V4: s.v4, Commits: s.tc, Readers: s.readers,
+		Planner: s.planner, Broker: s.broker, MaxLeafEntries: s.opts.MaxLeafEntries})
+
 }
