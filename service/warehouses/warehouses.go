@@ -143,11 +143,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 
 // Get returns a warehouse (unauthorized) or 404 NoSuchWarehouseException.
 func (r *Registry) Get(ctx context.Context, name string) (*store.Warehouse, error) {
-	w, err := r.d.Store.WarehouseGet(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
-	}
-	return w, storeErr(err, name)
+	return r.d.Tables.GetWarehouse(ctx, name)
 }
 
 // List returns every warehouse (unauthorized), or the store's error.
