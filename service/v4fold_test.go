@@ -18,7 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquettest"

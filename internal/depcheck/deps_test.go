@@ -80,6 +80,14 @@ func TestImportDirection(t *testing.T) {
 		// The public Go reader: reading only, on the caller's storage.
 		{mod + "clients/go/stitch", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage"}},
 		{"direct:" + mod + "clients/go/stitch", []string{"net/http", "os"}},
+		// Its core, which the catalog's own packages import: the server side
+		// depends on no client package.
+		{mod + "internal/stitch", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage", mod + "clients"}},
+		{"direct:" + mod + "internal/stitch", []string{"net/http", "os"}},
+		{mod + "server", []string{mod + "clients"}},
+		{mod + "service", []string{mod + "clients"}},
+		{mod + "internal/restread", []string{mod + "clients"}},
+		{mod + "internal/compact", []string{mod + "clients"}},
 		// catalog read's engine is a REST client: nothing of the server side.
 		{mod + "internal/restread", []string{mod + "service", mod + "server", mod + "store"}},
 		{"direct:" + mod + "internal/changeevents", []string{"net/http", "os", mod + "service", mod + "server", mod + "internal/storage"}},

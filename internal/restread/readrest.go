@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // restClient is the part of the Iceberg REST protocol `catalog read`

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // errEqualityDeletes refuses a plan whose tasks an equality delete

@@ -11,11 +11,11 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/v4commit"
 	"github.com/lakehold/catalog/service/commitengine"

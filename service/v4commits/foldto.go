@@ -7,10 +7,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
