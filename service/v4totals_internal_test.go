@@ -16,7 +16,7 @@ import (
 	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
@@ -108,7 +108,7 @@ func TestV4SummaryTotals(t *testing.T) {
 	require.NoError(t, err)
 	counted, err := s.v4.TreeTotals(ctx, w, vs)
 	require.NoError(t, err)
-	chained, ok := v4commit.ParentTotals(sum)
+	chained, ok := v4tree.ParentTotals(sum)
 	require.True(t, ok)
 	require.Equal(t, chained, counted)
 }

@@ -71,7 +71,7 @@ func TestImportDirection(t *testing.T) {
 		// Pure packages: values in, values out.
 		{"direct:" + mod + "validation", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "v4manifest", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
-		{"direct:" + mod + "internal/v4commit", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		{"direct:" + mod + "internal/v4tree", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/parquetstats", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/tablemeta", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/v4export", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},

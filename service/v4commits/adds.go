@@ -2,7 +2,7 @@ package v4commits
 
 import (
 	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -13,7 +13,7 @@ import (
 // the table's files are never orphan-file candidates that a removal
 // deletes. The leaves and root the commit writes have fresh names and are
 // left out.
-func addedFiles(tableLocation string, res *v4commit.Result) []string {
+func addedFiles(tableLocation string, res *v4tree.Result) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(loc string) {

@@ -12,7 +12,7 @@ import (
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -35,7 +35,7 @@ func uniqueColumnFiles(st *State, files []validation.ColumnFile) error {
 // index lookup, any live data file at a column file's location: it
 // returns the bases' hits and refuses (duplicate-file) a column file that
 // is a live data file.
-func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit.LeafReader, files []validation.ColumnFile, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
+func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4tree.LeafReader, files []validation.ColumnFile, byBase map[string][]validation.ColumnFile) (map[string]*v4tree.BaseHit, []validation.DeleteFile, error) {
 	names := make([]string, len(files))
 	want := maps.Clone(byBase)
 	for i, f := range files {
@@ -53,7 +53,7 @@ func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit
 			return nil, nil, validation.LiveDuplicate("Column file", names[i], "data file")
 		}
 	}
-	found := map[string]*v4commit.BaseHit{}
+	found := map[string]*v4tree.BaseHit{}
 	for base := range byBase {
 		if h, ok := all[base]; ok {
 			found[base] = h
@@ -68,7 +68,7 @@ func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit
 // It also returns the owner (base location) of every live column file of
 // the rows it has at hand: the root's data rows and every row of the
 // leaves it read.
-func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4commit.LeafReader, found map[string]*v4commit.BaseHit) (map[string]v4manifest.TrackedFile, map[string]string, error) {
+func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4tree.LeafReader, found map[string]*v4tree.BaseHit) (map[string]v4manifest.TrackedFile, map[string]string, error) {
 	out := map[string]v4manifest.TrackedFile{}
 	owners := map[string]string{}
 	leaves := map[int]bool{}

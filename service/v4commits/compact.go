@@ -17,7 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
@@ -253,7 +253,7 @@ func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c 
 	if err := requirements.Check(reqs, st.meta); err != nil {
 		return nil, err
 	}
-	folds := make([]v4commit.Fold, 0, len(c.Rewrites))
+	folds := make([]v4tree.Fold, 0, len(c.Rewrites))
 	for _, rw := range c.Rewrites {
 		f, err := cm.foldOf(ctx, w, st, rw, footers)
 		if err != nil {
@@ -267,9 +267,9 @@ func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c 
 	if err != nil {
 		return nil, err
 	}
-	res, err := v4commit.CommitCompaction(st.rootRows, read, t.Snapshot(),
-		v4commit.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
-	var ce *v4commit.ConflictError
+	res, err := v4tree.CommitCompaction(st.rootRows, read, t.Snapshot(),
+		v4tree.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
+	var ce *v4tree.ConflictError
 	if errors.As(err, &ce) {
 		return nil, fault.New(fault.CommitFailed, "%s", ce.Message)
 	}
@@ -282,7 +282,7 @@ func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c 
 // compactionLeaves finds, through the base-file index, the data leaves
 // that may hold a folded base or name a new file, so that the tree
 // rewrite reads only those.
-func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4commit.LeafReader, folds []v4commit.Fold) (map[int]bool, error) {
+func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4tree.LeafReader, folds []v4tree.Fold) (map[int]bool, error) {
 	want := map[string][]validation.ColumnFile{}
 	for _, f := range folds {
 		want[f.Base], want[f.New.Location] = nil, nil
@@ -300,11 +300,11 @@ func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4commit.
 
 // foldOf validates one rewrite's new file (its footer read once per
 // commit, kept in footers) and resolves its locations.
-func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, rw CompactionRewrite, footers map[string]*columnFooter) (v4commit.Fold, error) {
+func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, rw CompactionRewrite, footers map[string]*columnFooter) (v4tree.Fold, error) {
 	if rw.DataFile == "" || rw.Location == "" {
-		return v4commit.Fold{}, fault.New(fault.BadRequest, "Compaction: data-file and location are required")
+		return v4tree.Fold{}, fault.New(fault.BadRequest, "Compaction: data-file and location are required")
 	}
-	f := v4commit.Fold{Base: v4manifest.Resolve(st.location, rw.DataFile)}
+	f := v4tree.Fold{Base: v4manifest.Resolve(st.location, rw.DataFile)}
 	for _, cf := range rw.ColumnFiles {
 		f.ColumnFiles = append(f.ColumnFiles, v4manifest.Resolve(st.location, cf))
 	}

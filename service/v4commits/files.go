@@ -16,7 +16,7 @@ import (
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
@@ -384,7 +384,7 @@ func (cm *Committer) stageFiles(ctx context.Context, w *store.Warehouse, c Files
 	if err := cm.checkAddedNotLive(ctx, t, cm.leafReader(ctx, t), added, remove); err != nil {
 		return nil, err
 	}
-	res, err := v4commit.CommitFiles(st.rootRows, cm.leafReader(ctx, t), t.Snapshot(), v4commit.Files{
+	res, err := v4tree.CommitFiles(st.rootRows, cm.leafReader(ctx, t), t.Snapshot(), v4tree.Files{
 		FirstRowID: st.meta.NextRowID(), Added: added, EqualityDeletes: dels, Remove: remove, DeletionVectors: dvs,
 		DVMaxPositions: dvMax, MaxLeafEntries: cm.d.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
 	})

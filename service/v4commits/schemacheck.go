@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -28,7 +28,7 @@ func checkFileSchema(c validation.FileCheck, tree []validation.FileNode) error {
 // checkAddedNotLive refuses (duplicate-file) an added data file that is
 // already live in the table and not removed by the same commit. The
 // base-file index narrows the leaves read to those that may hold one.
-func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4commit.LeafReader, added []v4manifest.TrackedFile, remove []string) error {
+func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4tree.LeafReader, added []v4manifest.TrackedFile, remove []string) error {
 	want := map[string][]validation.ColumnFile{}
 	for _, r := range added {
 		if !slices.Contains(remove, r.Location) {

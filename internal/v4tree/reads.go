@@ -1,4 +1,4 @@
-package v4commit
+package v4tree
 
 import "golang.org/x/sync/errgroup"
 

@@ -1,4 +1,4 @@
-// Package v4commit is the pure part of a v4 snapshot commit: the rewrite of
+// Package v4tree is the pure part of a v4 snapshot commit: the rewrite of
 // the manifest tree. Given the root rows of the current snapshot, a function
 // that reads a leaf and the requested change, it decides which leaves are
 // carried unchanged, which are rewritten and which are new, and returns the
@@ -9,7 +9,7 @@
 // caller's job. Errors a client caused are *RequestError (a bad request) or
 // *validation.Error (a rejection with a reason); an error of the LeafReader
 // is returned unchanged; anything else is an internal fault.
-package v4commit
+package v4tree
 
 import (
 	"fmt"

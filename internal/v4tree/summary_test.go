@@ -1,4 +1,4 @@
-package v4commit
+package v4tree
 
 import (
 	"fmt"
