@@ -88,7 +88,7 @@ fuzz() {
   fi
   return 1
 }
-fuzz ./internal/location/ FuzzNormalize
+fuzz ./internal/storagepath/ FuzzNormalize
 fuzz ./server/ FuzzCommitUpdates
 fuzz ./server/ FuzzTokenEndpoint
 fuzz ./server/ FuzzIdempotencyKey

@@ -19,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/idempotent"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
@@ -182,7 +183,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		Credentials: opts.Credentials, EventsOn: opts.Events.Retention > 0, Clock: opts.Clock,
 		MaxClockOffset: opts.MaxClockOffset, Logger: opts.Logger})
 	s.whs = s.newWarehouses()
-	s.readers = v4read.New(s.ta.FileIO, fileName)
+	s.readers = v4read.New(s.ta.FileIO, locations.FileName)
 	s.engine = s.newEngine()
 	s.tc = s.newTableCommit()
 	s.views = s.newViews()

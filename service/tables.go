@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/tableaccess"
 
 	"github.com/apache/iceberg-go"
@@ -17,7 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/createdef"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
@@ -92,7 +93,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err := tableaccess.GuardV4(ctx, version, "Cannot create "+id.String()); err != nil {
 		return nil, err
 	}
-	loc, canon, err := newObjectLocation(w, ns, in.Name, in.Location, props)
+	loc, canon, err := locations.NewObjectLocation(w, ns, in.Name, in.Location, props)
 	if err != nil {
 		return nil, err
 	}
@@ -185,20 +186,20 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	if err := s.broker.CheckVend(ctx, w, id, deleg); err != nil {
 		return nil, err
 	}
-	metaLoc, _ := location.Normalize(metadataLocation) // readForRegister checked it
+	metaLoc, _ := storagepath.Normalize(metadataLocation) // readForRegister checked it
 	meta, version, err := tablemeta.Parse(data)
 	if err != nil {
 		// The parser's text may quote the file: not for clients.
-		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table metadata in %s: not a table metadata file", locations.FileName(w, w.Location, metaLoc))
 	}
 	if err := tableaccess.GuardV4(ctx, version, "Cannot register "+id.String()); err != nil {
 		return nil, err
 	}
-	if err := s.checkTableMetadataLocations(w, meta); err != nil {
+	if err := locations.CheckTableMetadataLocations(w, meta); err != nil {
 		return nil, err
 	}
-	loc, _ := location.Normalize(meta.Location()) // checked above
-	if !tablePrefixes(w, loc).Contains(metaLoc) {
+	loc, _ := storagepath.Normalize(meta.Location()) // checked above
+	if !locations.TablePrefixes(w, loc).Contains(metaLoc) {
 		return nil, fault.New(fault.BadRequest, "Invalid metadata-location: it must be inside the table location")
 	}
 	obj := &store.Object{
@@ -315,7 +316,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 		}
 		ok, err := io.Exists(ctx, obj.MetadataLocation)
 		if err != nil {
-			return nil, fault.Wrap(fault.Unavailable, err, "Cannot check metadata file %s", fileName(w, obj.Location, obj.MetadataLocation))
+			return nil, fault.Wrap(fault.Unavailable, err, "Cannot check metadata file %s", locations.FileName(w, obj.Location, obj.MetadataLocation))
 		}
 		if !ok {
 			// The table's own metadata-location, which every load answer

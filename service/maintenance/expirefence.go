@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
@@ -50,7 +50,7 @@ func (m *Maintainer) fencedDelete(ctx context.Context, w *store.Warehouse, wareh
 	queued := make(map[string]string, len(doomed)) // normalized -> queued
 	var keys []string
 	for _, f := range doomed {
-		key, err := location.Normalize(f)
+		key, err := storagepath.Normalize(f)
 		if err != nil {
 			out.failed++ // cannot be fenced: stays queued, never deleted
 			continue
@@ -134,7 +134,7 @@ func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys
 func normalizedKeys(files map[string]bool) map[string]bool {
 	out := make(map[string]bool, len(files))
 	for f := range files {
-		if key, err := location.Normalize(f); err == nil {
+		if key, err := storagepath.Normalize(f); err == nil {
 			out[key] = true
 		}
 	}

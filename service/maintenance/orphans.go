@@ -8,8 +8,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
@@ -115,7 +115,7 @@ func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id
 	}
 	err = m.d.Tables.Files().Walk(ctx, obj.Location, props, func(f storage.Listed) error {
 		rep.Listed++
-		key, err := location.Normalize(f.Location)
+		key, err := storagepath.Normalize(f.Location)
 		if err != nil || !allowed.Contains(key) || live[key] || !f.ModTime.Before(opt.OlderThan) {
 			return nil // a name we cannot judge is left alone
 		}
@@ -163,7 +163,7 @@ func (m *Maintainer) liveFiles(ctx context.Context, w *store.Warehouse, obj *sto
 	}
 	live := make(map[string]bool, len(p.files))
 	for f := range p.files {
-		if key, err := location.Normalize(f); err == nil {
+		if key, err := storagepath.Normalize(f); err == nil {
 			live[key] = true
 		}
 	}
@@ -172,7 +172,7 @@ func (m *Maintainer) liveFiles(ctx context.Context, w *store.Warehouse, obj *sto
 		return nil, storefault.Of(err, w.Name)
 	}
 	for _, r := range rows {
-		if key, err := location.Normalize(r.Location); err == nil {
+		if key, err := storagepath.Normalize(r.Location); err == nil {
 			live[key] = true
 		}
 	}

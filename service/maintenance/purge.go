@@ -12,8 +12,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/tablefiles"
@@ -28,7 +28,7 @@ type purger struct {
 	m        *Maintainer
 	w        *store.Warehouse
 	tableLoc string
-	allowed  location.Set
+	allowed  storagepath.Set
 	log      *slog.Logger
 	files    map[string]int // location → purge tier
 	outside  int

@@ -7,7 +7,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/tablefiles"
 	"github.com/lakehold/catalog/store"
@@ -20,7 +20,7 @@ type refWalker struct {
 	m       *Maintainer
 	w       *store.Warehouse
 	meta    table.Metadata
-	allowed location.Set
+	allowed storagepath.Set
 	// strict refuses a manifest outside the table instead of skipping it:
 	// a reference the walk cannot see must stop an expiry.
 	strict bool

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -272,7 +272,7 @@ type tableIO struct {
 	pl       *Planner
 	ctx      context.Context
 	w        *store.Warehouse
-	prefixes location.Set
+	prefixes storagepath.Set
 }
 
 // Open refuses a file outside the table before anything is read.

@@ -18,7 +18,7 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
@@ -117,7 +117,7 @@ func (b *Broker) vend(ctx context.Context, w *store.Warehouse, id ident.Ident, t
 		switch {
 		case strings.HasPrefix(c.Prefix, "gs://"):
 			filtered["gcs.oauth2.refresh-credentials-endpoint"] = refresh
-		case location.IsAzure(c.Prefix):
+		case storagepath.IsAzure(c.Prefix):
 			filtered["adls.refresh-credentials-endpoint"] = refresh
 		default:
 			filtered["client.refresh-credentials-endpoint"] = refresh

@@ -9,8 +9,8 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 )
@@ -48,7 +48,7 @@ func (a *Access) IOProps(ctx context.Context, w *store.Warehouse, loc string) (m
 	case w.StorageProfile == "":
 	case strings.HasPrefix(loc, "s3://"):
 		return a.s3Props(w)
-	case location.IsAzure(loc):
+	case storagepath.IsAzure(loc):
 		return a.adlsProps(ctx, w)
 	}
 	return w.Properties, nil

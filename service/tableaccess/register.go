@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
@@ -26,7 +26,7 @@ func (a *Access) ReadForRegister(ctx context.Context, warehouse string, id ident
 	if err != nil {
 		return nil, nil, err
 	}
-	loc, err := location.Normalize(metadataLocation)
+	loc, err := storagepath.Normalize(metadataLocation)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid metadata-location: %s", fault.ClientText(err))
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -100,7 +100,7 @@ func normalizedSet(locs []string) []string {
 	seen := make(map[string]bool, len(locs))
 	out := make([]string, 0, len(locs))
 	for _, l := range locs {
-		key, err := location.Normalize(l)
+		key, err := storagepath.Normalize(l)
 		if err != nil || seen[key] {
 			continue
 		}

@@ -1,7 +1,7 @@
 package v4commits
 
 import (
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/v4manifest"
 )
@@ -17,7 +17,7 @@ func addedFiles(tableLocation string, res *v4tree.Result) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(loc string) {
-		key, err := location.Normalize(v4manifest.Resolve(tableLocation, loc))
+		key, err := storagepath.Normalize(v4manifest.Resolve(tableLocation, loc))
 		if err == nil && !seen[key] {
 			seen[key] = true
 			out = append(out, key)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
@@ -56,7 +56,7 @@ var reservedPrefixes = map[string]bool{
 }
 
 // NormalizeLocation validates a storage location and returns it in
-// canonical form (internal/location): file:///abs/path (file:/abs/path and
+// canonical form (internal/storagepath): file:///abs/path (file:/abs/path and
 // file://localhost/abs/path are accepted), s3://bucket/... or
 // gs://bucket/..., abfss://container@account.dfs.<suffix>/... or
 // wasbs://container@account.blob.<suffix>/..., lowercase scheme, no ".",
@@ -64,7 +64,7 @@ var reservedPrefixes = map[string]bool{
 // trailing slash. 400 when it does not normalise; the message gives the
 // reason, not the location.
 func NormalizeLocation(loc string) (string, error) {
-	n, err := location.Normalize(loc)
+	n, err := storagepath.Normalize(loc)
 	if err != nil {
 		return "", fault.Wrap(fault.BadRequest, err, "Invalid location: %s", fault.ClientText(err))
 	}
@@ -113,7 +113,7 @@ func (r *Registry) Create(ctx context.Context, name, loc string, props map[strin
 // warehouseProps copies props with allowed-locations made canonical and
 // returns the warehouse's prefixes (location first): 400 for an entry that
 // does not normalise.
-func warehouseProps(canon string, props map[string]string) (map[string]string, location.Set, error) {
+func warehouseProps(canon string, props map[string]string) (map[string]string, storagepath.Set, error) {
 	out := map[string]string{}
 	for k, v := range props {
 		out[k] = v
@@ -121,7 +121,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 	if err := upkeep.CheckDeletionProps(out); err != nil {
 		return nil, nil, err
 	}
-	mine := location.Set{canon}
+	mine := storagepath.Set{canon}
 	raw, ok := out[locations.AllowedLocationsKey]
 	if !ok {
 		return out, mine, nil
@@ -131,7 +131,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		n, err := location.Normalize(p)
+		n, err := storagepath.Normalize(p)
 		if err != nil {
 			return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", locations.AllowedLocationsKey, err)
 		}

@@ -1,8 +1,9 @@
-// Package location is the catalog's location policy as pure functions:
-// it puts storage locations (file://, s3://, gs://, abfss://, wasbs://) in
+// Package storagepath is the syntax of storage locations, as pure
+// functions: it puts them (file://, s3://, gs://, abfss://, wasbs://) in
 // one canonical form, decides whether one location lies inside another,
-// and names a file relative to a prefix for messages. The service applies it to every
-// location it reads, writes, vends credentials for or deletes.
+// and names a file relative to a prefix for messages. Which prefixes a
+// warehouse or table owns (the location policy) is service/locations,
+// built on this.
 //
 // Canonical form: lowercase scheme; file locations as file:///abs/path
 // (file:/abs and file://localhost/abs are accepted on input), object-store
@@ -10,7 +11,7 @@
 // where the abfss and wasbs names of one object are the same location); no
 // "." or empty segment, no trailing slash. A ".." segment is refused, never resolved: resolving it would make
 // the check and the storage layer disagree about where a path points.
-package location
+package storagepath
 
 import (
 	"net/url"
