@@ -118,7 +118,7 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	var svc *service.Service
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: []byte(strings.Repeat("k", 32)),
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
+			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	require.NoError(t, err)
 	// The catalog's own leeway is 30 s; 1 s here lets a one-second
@@ -154,14 +154,14 @@ func grantMatrixRoles(t *testing.T, svc *service.Service) {
 		role, group string
 		privs       []service.Privilege
 	}{{"reader", "analysts", read}, {"writer", "engineers", write}, {"steward", "stewards", all}} {
-		_, err := svc.CreateRole(ctx, r.role, "")
+		_, err := svc.Admin().CreateRole(ctx, r.role, "")
 		require.NoError(t, err)
 		for _, p := range r.privs {
-			require.NoError(t, svc.GrantPrivilege(ctx, r.role, service.Grant{Privilege: p, On: sales}))
+			require.NoError(t, svc.Admin().GrantPrivilege(ctx, r.role, service.Grant{Privilege: p, On: sales}))
 		}
-		require.NoError(t, svc.AssignRole(ctx, r.role, service.Assignee{Kind: "group", Name: r.group}))
+		require.NoError(t, svc.Admin().AssignRole(ctx, r.role, service.Assignee{Kind: "group", Name: r.group}))
 	}
-	require.NoError(t, svc.EnsureBootstrapAdmin(ctx, service.Assignee{Kind: "group", Name: "platform"}))
+	require.NoError(t, svc.Admin().EnsureBootstrapAdmin(ctx, service.Assignee{Kind: "group", Name: "platform"}))
 }
 
 // matrixFixture makes, as the server admin, the objects a cell needs.

@@ -7,6 +7,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/storageaccess"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -80,7 +81,7 @@ func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page Page) ([]Au
 	}
 	evs, next, err := s.store.ListAudit(ctx, f, page.store())
 	if err != nil {
-		return nil, "", storeErr(err, "")
+		return nil, "", storefault.Of(err, "")
 	}
 	return evs, next, nil
 }

@@ -32,9 +32,6 @@ func (s *Service) QueryEvents(ctx context.Context, warehouse string, q EventsQue
 // (changefeed.Feed.Jobs).
 func (s *Service) EventJobs() []store.Job { return s.feed.Jobs() }
 
-// eventsOn reports whether changes record events.
-func (s *Service) eventsOn() bool { return s.feed.On() }
-
 // dropOp is the drop operation of a kind of object.
 func dropOp(kind store.ObjectKind) string {
 	if kind == store.KindView {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
-	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -30,6 +29,3 @@ func (s *Service) listVisibility(ctx context.Context, priv Privilege, container 
 	}
 	return v, nil
 }
-
-// warehouseResource names a warehouse securable.
-func warehouseResource(name string) Resource { return access.WarehouseResource(name) }

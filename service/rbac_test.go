@@ -64,13 +64,13 @@ func (fx *rbacFixture) principal(t *testing.T, grants ...string) context.Context
 	fx.n++
 	role := fmt.Sprintf("role%d", fx.n)
 	sub := fmt.Sprintf("user%d", fx.n)
-	_, err := fx.svc.CreateRole(fx.admin, role, "")
+	_, err := fx.svc.Admin().CreateRole(fx.admin, role, "")
 	require.NoError(t, err)
 	for _, g := range grants {
 		priv, on, _ := strings.Cut(g, "@")
-		require.NoError(t, fx.svc.GrantPrivilege(fx.admin, role, service.Grant{Privilege: service.Privilege(priv), On: parseRes(on)}), g)
+		require.NoError(t, fx.svc.Admin().GrantPrivilege(fx.admin, role, service.Grant{Privilege: service.Privilege(priv), On: parseRes(on)}), g)
 	}
-	require.NoError(t, fx.svc.AssignRole(fx.admin, role, service.Assignee{Kind: service.AssigneeOIDC, Name: sub}))
+	require.NoError(t, fx.svc.Admin().AssignRole(fx.admin, role, service.Assignee{Kind: service.AssigneeOIDC, Name: sub}))
 	return identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: sub})
 }
 
@@ -143,10 +143,10 @@ func TestRBACInheritance(t *testing.T) {
 // without assignments see nothing.
 func TestRBACGroupsAndAnonymous(t *testing.T) {
 	fx := newRBACFixture(t, "sqlite")
-	_, err := fx.svc.CreateRole(local, "readers", "")
+	_, err := fx.svc.Admin().CreateRole(local, "readers", "")
 	require.NoError(t, err)
-	require.NoError(t, fx.svc.GrantPrivilege(local, "readers", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
-	require.NoError(t, fx.svc.AssignRole(local, "readers", service.Assignee{Kind: service.AssigneeGroup, Name: "analysts"}))
+	require.NoError(t, fx.svc.Admin().GrantPrivilege(local, "readers", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+	require.NoError(t, fx.svc.Admin().AssignRole(local, "readers", service.Assignee{Kind: service.AssigneeGroup, Name: "analysts"}))
 	in := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "x", Groups: []string{"other", "analysts"}})
 	_, err = fx.svc.LoadTable(in, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
@@ -332,16 +332,16 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			admin := identity.With(context.Background(), identity.Principal{Source: identity.SourceBuiltin, Subject: "admin"})
-			_, err := fx.svc.ListRoles(admin)
+			_, err := fx.svc.Admin().ListRoles(admin)
 			require.Equal(t, fault.Forbidden, fault.KindOf(err), "not yet an admin")
 			a, err := service.ParseAssignee("builtin:admin")
 			require.NoError(t, err)
-			require.NoError(t, fx.svc.EnsureBootstrapAdmin(context.Background(), a))
-			require.NoError(t, fx.svc.EnsureBootstrapAdmin(context.Background(), a), "idempotent")
-			roles, err := fx.svc.ListRoles(admin)
+			require.NoError(t, fx.svc.Admin().EnsureBootstrapAdmin(context.Background(), a))
+			require.NoError(t, fx.svc.Admin().EnsureBootstrapAdmin(context.Background(), a), "idempotent")
+			roles, err := fx.svc.Admin().ListRoles(admin)
 			require.NoError(t, err)
 			require.Len(t, roles, 1)
-			grants, err := fx.svc.ListGrants(admin, service.BootstrapRole)
+			grants, err := fx.svc.Admin().ListGrants(admin, service.BootstrapRole)
 			require.NoError(t, err)
 			require.Len(t, grants, len(service.AllPrivileges()))
 			_, err = fx.svc.LoadTable(admin, "wh", ident("a.b.c.t"), "", service.NoDelegation)
@@ -371,10 +371,10 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			}
 			_, err = open.CreateTable(local, "wh", []string{"a", "b"}, service.CreateTableInput{Name: "t", Schema: []byte(testSchema)})
 			require.NoError(b, err)
-			_, err = rbac.CreateRole(local, "r", "")
+			_, err = rbac.Admin().CreateRole(local, "r", "")
 			require.NoError(b, err)
-			require.NoError(b, rbac.GrantPrivilege(local, "r", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
-			require.NoError(b, rbac.AssignRole(local, "r", service.Assignee{Kind: service.AssigneeGroup, Name: "g2"}))
+			require.NoError(b, rbac.Admin().GrantPrivilege(local, "r", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+			require.NoError(b, rbac.Admin().AssignRole(local, "r", service.Assignee{Kind: service.AssigneeGroup, Name: "g2"}))
 			user := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "u", Groups: []string{"g1", "g2"}})
 			id := ident("a.b.t")
 			run := func(b *testing.B, svc *service.Service, ctx context.Context) {
@@ -417,7 +417,7 @@ func TestRBACDecisionCache(t *testing.T) {
 	_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
 	role := fmt.Sprintf("role%d", fx.n)
-	require.NoError(t, fx.svc.RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+	require.NoError(t, fx.svc.Admin().RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
 	_, err = fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "uncached: revoked at once")
 	require.Eventually(t, func() bool {

@@ -23,7 +23,6 @@ import (
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
-	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/upkeep"
@@ -199,8 +198,3 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 
 // now is the time by Options.Clock.
 func (s *Service) now() time.Time { return s.opts.Clock() }
-
-// storeErr translates store sentinels into client-facing errors for the
-// common cases (storefault.Of); callers handle the operation-specific ones
-// first.
-func storeErr(err error, what string) error { return storefault.Of(err, what) }

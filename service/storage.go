@@ -27,11 +27,6 @@ const (
 // (storageaccess.RemoteSigningConfig).
 type RemoteSigningConfig = storageaccess.RemoteSigningConfig
 
-// remoteSigningOf is storageaccess.RemoteSigningOf.
-func remoteSigningOf(cfg map[string]string) *RemoteSigningConfig {
-	return storageaccess.RemoteSigningOf(cfg)
-}
-
 // TablePropertyRemoteSigning opts one table into remote signing
 // (storageaccess.TablePropertyRemoteSigning).
 const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning

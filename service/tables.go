@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"hash/fnv"
 
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/storageaccess"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/tableaccess"
 
 	"github.com/apache/iceberg-go"
@@ -162,7 +166,7 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident,
 		return nil, err
 	}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: cfg, StorageCredentials: creds,
-		RemoteSigning: remoteSigningOf(cfg)}, nil
+		RemoteSigning: storageaccess.RemoteSigningOf(cfg)}, nil
 }
 
 // RegisterTable adopts an existing metadata file as a table (with
@@ -175,7 +179,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	id := Ident{Namespace: nsLevels, Name: name}
 	if overwrite {
 		// Replacing a table re-points it: a write to that table too.
-		if err := s.ta.Authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, id)); err != nil {
+		if err := s.ta.Authorize(ctx, PrivTableWriteMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 			return nil, err
 		}
 	}
@@ -244,7 +248,7 @@ func registerOverlap(err error, id Ident) error {
 // If-None-Match path. 404 when the table is missing or hidden, 403
 // without table-read-metadata.
 func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
-	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		return "", err
 	}
 	return s.tableETag(ctx, warehouse, id, snapshots)
@@ -253,10 +257,10 @@ func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, sna
 func (s *Service) tableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
 	loc, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
-		return "", tableNotFound(err, id)
+		return "", ident.TableNotFound(err, id)
 	}
 	if err != nil {
-		return "", storeErr(err, warehouse)
+		return "", storefault.Of(err, warehouse)
 	}
 	return ETag(loc, snapshots), nil
 }
@@ -283,7 +287,7 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if snapshots != "" && snapshots != "all" && snapshots != "refs" {
 		return nil, fault.New(fault.BadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
 	}
-	if err := validateIdent(id); err != nil {
+	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
 	if err := s.ta.AuthorizeLoad(ctx, PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
@@ -295,10 +299,10 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	}
 	obj, err := get(ctx, objRef(id, warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, tableNotFound(err, id)
+		return nil, ident.TableNotFound(err, id)
 	}
 	if err != nil {
-		return nil, storeErr(err, warehouse)
+		return nil, storefault.Of(err, warehouse)
 	}
 	if err := tableaccess.GuardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
 		return nil, err
@@ -365,7 +369,7 @@ func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) e
 // (table-read-metadata: reports describe its scans and commits) and that
 // it exists: 404 NoSuchTable when missing or hidden, 403 when denied.
 func (s *Service) CheckMetricsReport(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		return err
 	}
 	_, err := s.tableETag(ctx, warehouse, id, "")
@@ -380,10 +384,10 @@ func (s *Service) ListTables(ctx context.Context, warehouse string, nsLevels []s
 }
 
 func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []string, kind store.ObjectKind, priv Privilege, page Page) ([]string, string, error) {
-	if err := validateNamespace(nsLevels); err != nil {
+	if err := ident.ValidateNamespace(nsLevels); err != nil {
 		return nil, "", err
 	}
-	vis, err := s.listVisibility(ctx, priv, namespaceResource(warehouse, nsLevels))
+	vis, err := s.listVisibility(ctx, priv, access.NamespaceResource(warehouse, nsLevels))
 	if err != nil {
 		return nil, "", err
 	}
@@ -391,9 +395,9 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 	sp.Visible = vis
 	names, next, err := s.store.ObjectList(ctx, warehouse, nsLevels, kind, sp)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
-		return nil, "", nsNotFound(err, nsLevels)
+		return nil, "", ident.NamespaceNotFound(err, nsLevels)
 	}
-	return names, next, storeErr(err, warehouse)
+	return names, next, storefault.Of(err, warehouse)
 }
 
 // DropTable removes a table from the catalog; with purge it also enqueues,
@@ -403,12 +407,12 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 // for undrop instead, and purged (with purge) when its retention ends
 // (deleted.go). 404 when the table or the warehouse is missing.
 func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
-	if err := s.ta.Authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableDrop, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		return err
 	}
 	if purge {
 		// Purging deletes the table's files: a data write as well.
-		if err := s.ta.Authorize(ctx, PrivTableWriteData, tableResource(warehouse, id)); err != nil {
+		if err := s.ta.Authorize(ctx, PrivTableWriteData, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 			return err
 		}
 	}
@@ -418,9 +422,9 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 	}
 	err = s.dropObject(ctx, w, objRef(id, warehouse, store.KindTable), purge)
 	if errors.Is(err, store.ErrNotFound) {
-		return tableNotFound(err, id)
+		return ident.TableNotFound(err, id)
 	}
-	return storeErr(err, warehouse)
+	return storefault.Of(err, warehouse)
 }
 
 // UnregisterTable removes a table from the catalog and deletes none of its
@@ -433,7 +437,7 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 // client that does not read v4 (checked in the store's transaction, so
 // nothing is removed), the store's 503.
 func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Ident) (*TableResult, error) {
-	r := tableResource(warehouse, id)
+	r := access.TableResource(warehouse, id.Namespace, id.Name)
 	if err := s.ta.Authorize(ctx, PrivTableDrop, r); err != nil {
 		return nil, err
 	}
@@ -446,11 +450,11 @@ func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Iden
 	var fe *fault.Error
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, tableNotFound(err, id)
+		return nil, ident.TableNotFound(err, id)
 	case errors.As(err, &fe):
 		return nil, err
 	case err != nil:
-		return nil, storeErr(err, warehouse)
+		return nil, storefault.Of(err, warehouse)
 	}
 	return &TableResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata, Config: map[string]string{}}, nil
 }
@@ -463,25 +467,25 @@ func (s *Service) RenameTable(ctx context.Context, warehouse string, from, to Id
 }
 
 func (s *Service) renameObject(ctx context.Context, warehouse string, kind store.ObjectKind, from, to Ident) error {
-	if err := validateIdent(from); err != nil {
+	if err := ident.ValidateIdent(from); err != nil {
 		return err
 	}
-	if err := validateIdent(to); err != nil {
+	if err := ident.ValidateIdent(to); err != nil {
 		return err
 	}
 	// A rename drops the object where it is and creates it where it goes.
-	drop, create, res := PrivTableDrop, PrivTableCreate, tableResource(warehouse, from)
+	drop, create, res := PrivTableDrop, PrivTableCreate, access.TableResource(warehouse, from.Namespace, from.Name)
 	if kind == store.KindView {
-		drop, create, res = PrivViewDrop, PrivViewCreate, viewResource(warehouse, from)
+		drop, create, res = PrivViewDrop, PrivViewCreate, access.ViewResource(warehouse, from.Namespace, from.Name)
 	}
 	if err := s.ta.Authorize(ctx, drop, res); err != nil {
 		return err
 	}
-	if err := s.ta.Authorize(ctx, create, namespaceResource(warehouse, to.Namespace)); err != nil {
+	if err := s.ta.Authorize(ctx, create, access.NamespaceResource(warehouse, to.Namespace)); err != nil {
 		return err
 	}
 	ectx := ctx
-	if s.eventsOn() {
+	if s.ta.EventsOn() {
 		// The event names the object's UUID, read first; a rename of an
 		// object that is gone by then fails in the store below.
 		if obj, gerr := s.store.ObjectGetRefs(ctx, objRef(from, warehouse, kind)); gerr == nil {
@@ -494,11 +498,11 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrNoSuchTable):
-		return tableNotFound(err, from)
+		return ident.TableNotFound(err, from)
 	case errors.Is(err, store.ErrNoSuchView):
-		return viewNotFound(err, from)
+		return ident.ViewNotFound(err, from)
 	case errors.Is(err, store.ErrNoSuchNamespace):
-		return nsNotFound(err, to.Namespace)
+		return ident.NamespaceNotFound(err, to.Namespace)
 	case errors.As(err, &ae):
 		what := "Table"
 		switch ae.Kind {
@@ -509,5 +513,5 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		}
 		return fault.Wrap(fault.AlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
 	}
-	return storeErr(err, warehouse)
+	return storefault.Of(err, warehouse)
 }

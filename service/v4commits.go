@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/v4commits"
 )
 
@@ -69,9 +68,6 @@ func v4Result(r *v4commits.Result, err error) (*TableResult, error) {
 	}
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: map[string]string{}}, nil
 }
-
-// tableFileName names a file for a message (v4commits.TableFileName).
-func tableFileName(tableLoc, loc string) string { return locations.TableFileName(tableLoc, loc) }
 
 // newV4Commits is the service's v4 committer: it runs through s.engine,
 // reads through s.readers and authorizes table-write-data (commits) and

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/store"
 )
@@ -51,7 +52,7 @@ func migrated(r *v4migrate.Result, err error) (*TableResult, error) {
 		return nil, err
 	}
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: r.Config, StorageCredentials: r.StorageCredentials,
-		RemoteSigning: remoteSigningOf(r.Config)}, nil
+		RemoteSigning: storageaccess.RemoteSigningOf(r.Config)}, nil
 }
 
 // newMigrator is the service's upgrade and export: they commit through

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/warehouses"
-	"github.com/lakehold/catalog/store"
 )
 
 // Warehouses are created, read and deleted by warehouses.Registry; these
@@ -15,28 +14,6 @@ import (
 // canonical form (warehouses.NormalizeLocation, which says what is
 // returned when).
 func NormalizeLocation(loc string) (string, error) { return warehouses.NormalizeLocation(loc) }
-
-// createWarehouse registers a warehouse, unauthorized (warehouses.Registry.Create).
-func (s *Service) createWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
-	return s.whs.Create(ctx, name, loc, props)
-}
-
-// getWarehouse returns a warehouse or its 404, unauthorized and uncached
-// (warehouses.Registry.Get).
-func (s *Service) getWarehouse(ctx context.Context, name string) (*store.Warehouse, error) {
-	return s.whs.Get(ctx, name)
-}
-
-// listWarehouses returns every warehouse, unauthorized (warehouses.Registry.List).
-func (s *Service) listWarehouses(ctx context.Context) ([]*store.Warehouse, error) {
-	return s.whs.List(ctx)
-}
-
-// ensureWarehouse creates the warehouse when missing and returns it
-// (warehouses.Registry.Ensure, which says what is returned when).
-func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*store.Warehouse, error) {
-	return s.whs.Ensure(ctx, name, where)
-}
 
 // DeleteWarehouse removes a warehouse with no namespaces
 // (warehouses.Registry.Delete, which says what is returned when).

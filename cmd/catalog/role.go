@@ -46,12 +46,12 @@ func setupRole(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
 func runRole(ctx context.Context, svc *service.Service, sub string, pos []string, desc, on string, stdout io.Writer) error {
 	switch sub {
 	case "create":
-		if _, err := svc.CreateRole(ctx, pos[0], desc); err != nil {
+		if _, err := svc.Admin().CreateRole(ctx, pos[0], desc); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "created role %s\n", pos[0])
 	case "list":
-		rs, err := svc.ListRoles(ctx)
+		rs, err := svc.Admin().ListRoles(ctx)
 		if err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 	case "show":
 		return showRole(ctx, svc, pos[0], stdout)
 	case "delete":
-		if err := svc.DeleteRole(ctx, pos[0]); err != nil {
+		if err := svc.Admin().DeleteRole(ctx, pos[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "deleted role %s\n", pos[0])
@@ -72,9 +72,9 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 		}
 		g := service.Grant{Privilege: service.Privilege(pos[1]), On: res}
 		if sub == "grant" {
-			err = svc.GrantPrivilege(ctx, pos[0], g)
+			err = svc.Admin().GrantPrivilege(ctx, pos[0], g)
 		} else {
-			err = svc.RevokePrivilege(ctx, pos[0], g)
+			err = svc.Admin().RevokePrivilege(ctx, pos[0], g)
 		}
 		if err != nil {
 			return err
@@ -90,9 +90,9 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 			return err
 		}
 		if sub == "assign" {
-			err = svc.AssignRole(ctx, pos[0], a)
+			err = svc.Admin().AssignRole(ctx, pos[0], a)
 		} else {
-			err = svc.UnassignRole(ctx, pos[0], a)
+			err = svc.Admin().UnassignRole(ctx, pos[0], a)
 		}
 		if err != nil {
 			return err
@@ -103,11 +103,11 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 }
 
 func showRole(ctx context.Context, svc *service.Service, role string, stdout io.Writer) error {
-	gs, err := svc.ListGrants(ctx, role)
+	gs, err := svc.Admin().ListGrants(ctx, role)
 	if err != nil {
 		return err
 	}
-	as, err := svc.ListAssignments(ctx, role)
+	as, err := svc.Admin().ListAssignments(ctx, role)
 	if err != nil {
 		return err
 	}

@@ -213,7 +213,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 			if err != nil {
 				return fmt.Errorf("--bootstrap-admin: %w", err)
 			}
-			if err := svc.EnsureBootstrapAdmin(ctx, a); err != nil {
+			if err := svc.Admin().EnsureBootstrapAdmin(ctx, a); err != nil {
 				return fmt.Errorf("--bootstrap-admin: %w", err)
 			}
 		}
@@ -579,7 +579,7 @@ func (af *authFlags) build(ctx context.Context, key []byte, tp trace.TracerProvi
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: key, Lifetime: af.tokenLifetime,
 		Now: func() time.Time { return svc().Now() },
 		Generations: authn.GenerationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc().PrincipalGeneration(ctx, name)
+			return svc().Admin().PrincipalGeneration(ctx, name)
 		})})
 	if err != nil {
 		return nil, nil, err
