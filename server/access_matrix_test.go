@@ -27,6 +27,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -113,7 +114,7 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	st := openStore(t, backend)
 	logs := &syncBuffer{}
 	quiet := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
+	audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
 	t.Cleanup(audit.Close)
 	var svc *service.Service
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: []byte(strings.Repeat("k", 32)),
@@ -128,7 +129,7 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	sealer, err := credentials.NewSealer([]byte(strings.Repeat("s", 32)))
 	require.NoError(t, err)
 	signer := vending.New(sealer)
-	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit,
+	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit,
 		Signer: signer,
 		Events: service.EventOptions{Retention: time.Hour}})
 	ctx := localCtx()

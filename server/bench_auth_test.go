@@ -18,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // BenchmarkAuthCost measures loadTable and a set-properties commit with
@@ -63,7 +64,7 @@ func authBenchServer(b *testing.B, mode string) (*bundle, string) {
 				return svc.Admin().PrincipalGeneration(ctx, name)
 			})})
 		require.NoError(b, err)
-		rbac := service.NewRBAC(st)
+		rbac := access.NewRBAC(st)
 		if mode == "on" {
 			rbac = rbac.WithDecisionCache(time.Second)
 		}

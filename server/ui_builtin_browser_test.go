@@ -24,6 +24,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // tokenRequest is one POST /v1/oauth/tokens the console sent.
@@ -72,7 +73,7 @@ func builtinConsoleServer(t *testing.T, backend string, lifetime time.Duration) 
 			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	require.NoError(t, err)
-	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Logger: quiet})
+	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Tokens: builtin, Logger: quiet})
 	_, err = svc.CreateWarehouse(localCtx(), "wh", "file://"+filepath.Join(t.TempDir(), "wh"), nil)
 	require.NoError(t, err)
 	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet, Auth: authn.New(builtin, nil),

@@ -34,7 +34,7 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 		e.Principal = p.String()
 	}
 	if e.RequestID == "" {
-		e.RequestID = RequestIDFrom(ctx)
+		e.RequestID = access.RequestIDFrom(ctx)
 	}
 	if e.At.IsZero() {
 		e.At = s.now()

@@ -1,8 +1,6 @@
 package service
 
 import (
-	"context"
-
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/store"
@@ -22,16 +20,6 @@ type (
 // JobPruneEvents is the job kind that removes events past their retention.
 const JobPruneEvents = changefeed.JobPruneEvents
 
-// QueryEvents lists a warehouse's events (changefeed.Feed.Query, which
-// says what is returned when).
-func (s *Service) QueryEvents(ctx context.Context, warehouse string, q EventsQuery) (*EventsPage, error) {
-	return s.feed.Query(ctx, warehouse, q)
-}
-
-// EventJobs are the jobs events need on a replica that runs workers
-// (changefeed.Feed.Jobs).
-func (s *Service) EventJobs() []store.Job { return s.feed.Jobs() }
-
 // dropOp is the drop operation of a kind of object.
 func dropOp(kind store.ObjectKind) string {
 	if kind == store.KindView {
@@ -39,3 +27,8 @@ func dropOp(kind store.ObjectKind) string {
 	}
 	return changeevents.DropTable
 }
+
+// Events is the change feed: the pull feed (Query), the jobs events need
+// on a replica that runs workers (Jobs), prune and delivery
+// (changefeed.Feed, whose methods say what they return when).
+func (s *Service) Events() *changefeed.Feed { return s.feed }

@@ -18,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
@@ -38,7 +39,7 @@ const testSchema = `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id"
 
 func newRBACFixture(t *testing.T, backend string) *rbacFixture {
 	st := openStore(t, backend)
-	rbac, vendor := service.NewRBAC(st), &fixedVendor{}
+	rbac, vendor := access.NewRBAC(st), &fixedVendor{}
 	svc := service.New(st, storage.NewProvider(), service.Options{
 		Authorizer: rbac, Credentials: vendor, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -263,7 +264,7 @@ func TestRBACTableAccess(t *testing.T) {
 			}
 			for _, c := range cases {
 				ctx := fx.principal(t, c.grants...)
-				creds, err := fx.svc.LoadCredentials(ctx, "wh", ident("a.b.c.t"))
+				creds, err := fx.svc.Storage().LoadCredentials(ctx, "wh", ident("a.b.c.t"))
 				if c.level == "" {
 					require.Equal(t, c.kind, fault.KindOf(err), "%v: %v", c.grants, err)
 					continue
@@ -334,7 +335,7 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 			admin := identity.With(context.Background(), identity.Principal{Source: identity.SourceBuiltin, Subject: "admin"})
 			_, err := fx.svc.Admin().ListRoles(admin)
 			require.Equal(t, fault.Forbidden, fault.KindOf(err), "not yet an admin")
-			a, err := service.ParseAssignee("builtin:admin")
+			a, err := access.ParseAssignee("builtin:admin")
 			require.NoError(t, err)
 			require.NoError(t, fx.svc.Admin().EnsureBootstrapAdmin(context.Background(), a))
 			require.NoError(t, fx.svc.Admin().EnsureBootstrapAdmin(context.Background(), a), "idempotent")
@@ -343,11 +344,11 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 			require.Len(t, roles, 1)
 			grants, err := fx.svc.Admin().ListGrants(admin, service.BootstrapRole)
 			require.NoError(t, err)
-			require.Len(t, grants, len(service.AllPrivileges()))
+			require.Len(t, grants, len(access.AllPrivileges()))
 			_, err = fx.svc.LoadTable(admin, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 			require.NoError(t, err)
 			require.NoError(t, fx.svc.DropTable(admin, "wh", ident("a.b.c.t"), true))
-			_, err = service.ParseAssignee("user:x")
+			_, err = access.ParseAssignee("user:x")
 			require.Equal(t, fault.BadRequest, fault.KindOf(err))
 		})
 	}
@@ -362,7 +363,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			st := openStoreTB(b, backend)
 			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 			open := service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
-			rbac := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Logger: quiet})
+			rbac := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Logger: quiet})
 			_, err := open.CreateWarehouse(local, "wh", "file://"+b.TempDir(), nil)
 			require.NoError(b, err)
 			for _, ns := range [][]string{{"a"}, {"a", "b"}} {
@@ -386,7 +387,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			}
 			b.Run("allow-all", func(b *testing.B) { run(b, open, context.Background()) })
 			b.Run("rbac", func(b *testing.B) { run(b, rbac, user) })
-			cached := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st).WithDecisionCache(time.Second), Logger: quiet})
+			cached := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st).WithDecisionCache(time.Second), Logger: quiet})
 			b.Run("rbac-cached-1s", func(b *testing.B) { run(b, cached, user) })
 		})
 	}
@@ -411,7 +412,7 @@ func openStoreTB(tb testing.TB, backend string) *sqlstore.Store {
 func TestRBACDecisionCache(t *testing.T) {
 	fx := newRBACFixture(t, "sqlite")
 	cached := service.New(fx.st, storage.NewProvider(), service.Options{
-		Authorizer: service.NewRBAC(fx.st).WithDecisionCache(200 * time.Millisecond), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Authorizer: access.NewRBAC(fx.st).WithDecisionCache(200 * time.Millisecond), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	ctx := fx.principal(t, "table-read-metadata@namespace:wh/a")
 	_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)

@@ -1,8 +1,6 @@
 package service
 
 import (
-	"context"
-
 	"github.com/lakehold/catalog/service/tableaccess"
 )
 
@@ -20,12 +18,6 @@ const ColumnFilesHeader = tableaccess.ColumnFilesHeader
 // V4ClientHint is what the refusal of a v4 answer says to use instead
 // (tableaccess.V4ClientHint).
 const V4ClientHint = tableaccess.V4ClientHint
-
-// WithV4Reader records on ctx whether the client of this request reads
-// format version 4 (tableaccess.WithV4Reader).
-func WithV4Reader(ctx context.Context, reads bool) context.Context {
-	return tableaccess.WithV4Reader(ctx, reads)
-}
 
 // V4UpgradeWarning is the Warning (RFC 9111 warn-text) of a commit that
 // upgrades a table to format version 4: what the upgrade costs. It holds

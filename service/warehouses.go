@@ -10,11 +10,6 @@ import (
 // names and methods keep the service's API whole. The cache of warehouse
 // rows (s.ta.Warehouse) stays here: every request reads through it.
 
-// NormalizeLocation validates a storage location and returns it in
-// canonical form (warehouses.NormalizeLocation, which says what is
-// returned when).
-func NormalizeLocation(loc string) (string, error) { return warehouses.NormalizeLocation(loc) }
-
 // DeleteWarehouse removes a warehouse with no namespaces
 // (warehouses.Registry.Delete, which says what is returned when).
 func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {

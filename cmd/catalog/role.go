@@ -10,6 +10,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // setupRole returns the setup of `catalog role sub`: roles managed
@@ -37,7 +38,7 @@ func setupRole(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
 				return err
 			}
 			defer st.Close()
-			svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st)})
+			svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st)})
 			return runRole(ctx, svc, sub, pos, desc, on, e.stdout)
 		}
 	}
@@ -85,7 +86,7 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 			fmt.Fprintf(stdout, "revoked %s on %s from role %s\n", pos[1], securableSpec(res), pos[0])
 		}
 	case "assign", "unassign":
-		a, err := service.ParseAssignee(pos[1])
+		a, err := access.ParseAssignee(pos[1])
 		if err != nil {
 			return err
 		}
