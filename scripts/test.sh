@@ -94,7 +94,7 @@ fuzz() {
   fi
   return 1
 }
-fuzz ./internal/location/ FuzzNormalize
+fuzz ./internal/storagepath/ FuzzNormalize
 fuzz ./server/ FuzzCommitUpdates
 fuzz ./server/ FuzzTokenEndpoint
 fuzz ./server/ FuzzIdempotencyKey
@@ -104,12 +104,12 @@ fuzz ./service/ FuzzRefsOnly
 fuzz ./internal/tablemeta/ FuzzWithoutKeys
 fuzz ./internal/authn/ FuzzVerifyToken
 fuzz ./internal/authn/ FuzzParseBearer
-fuzz ./internal/v4commit/ FuzzCommitFiles
+fuzz ./internal/v4tree/ FuzzCommitFiles
 fuzz ./internal/scanplan/ FuzzFilter
-fuzz ./internal/v4commit/ FuzzCommitCompaction
+fuzz ./internal/v4tree/ FuzzCommitCompaction
 fuzz ./internal/v4convert/ FuzzDecodeBound
 fuzz ./internal/v4export/ FuzzEncodeBound
-fuzz ./internal/v4commit/ FuzzColumnsThenFiles
+fuzz ./internal/v4tree/ FuzzColumnsThenFiles
 fuzz ./internal/mumbling/ FuzzRoundTrip
 fuzz ./internal/changeevents/ FuzzSanitize
 fuzz ./credentials/ FuzzSignPolicy

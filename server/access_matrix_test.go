@@ -27,6 +27,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -113,12 +114,12 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	st := openStore(t, backend)
 	logs := &syncBuffer{}
 	quiet := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
+	audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
 	t.Cleanup(audit.Close)
 	var svc *service.Service
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: []byte(strings.Repeat("k", 32)),
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
+			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	require.NoError(t, err)
 	// The catalog's own leeway is 30 s; 1 s here lets a one-second
@@ -128,7 +129,7 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	sealer, err := credentials.NewSealer([]byte(strings.Repeat("s", 32)))
 	require.NoError(t, err)
 	signer := vending.New(sealer)
-	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit,
+	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit,
 		Signer: signer,
 		Events: service.EventOptions{Retention: time.Hour}})
 	ctx := localCtx()
@@ -154,14 +155,14 @@ func grantMatrixRoles(t *testing.T, svc *service.Service) {
 		role, group string
 		privs       []service.Privilege
 	}{{"reader", "analysts", read}, {"writer", "engineers", write}, {"steward", "stewards", all}} {
-		_, err := svc.CreateRole(ctx, r.role, "")
+		_, err := svc.Admin().CreateRole(ctx, r.role, "")
 		require.NoError(t, err)
 		for _, p := range r.privs {
-			require.NoError(t, svc.GrantPrivilege(ctx, r.role, service.Grant{Privilege: p, On: sales}))
+			require.NoError(t, svc.Admin().GrantPrivilege(ctx, r.role, service.Grant{Privilege: p, On: sales}))
 		}
-		require.NoError(t, svc.AssignRole(ctx, r.role, service.Assignee{Kind: "group", Name: r.group}))
+		require.NoError(t, svc.Admin().AssignRole(ctx, r.role, service.Assignee{Kind: "group", Name: r.group}))
 	}
-	require.NoError(t, svc.EnsureBootstrapAdmin(ctx, service.Assignee{Kind: "group", Name: "platform"}))
+	require.NoError(t, svc.Admin().EnsureBootstrapAdmin(ctx, service.Assignee{Kind: "group", Name: "platform"}))
 }
 
 // matrixFixture makes, as the server admin, the objects a cell needs.

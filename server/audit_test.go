@@ -19,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -60,7 +61,7 @@ func auditSetup(t *testing.T, backend string, authz service.Authorizer) *auditBu
 	st := openStore(t, backend)
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log})
+	audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: log})
 	t.Cleanup(audit.Close)
 	svc := service.New(st, storage.NewProvider(), service.Options{Logger: log, Audit: audit,
 		Credentials: fakeVendor{}, Authorizer: authz})
@@ -204,7 +205,7 @@ func TestAuditVendDenied(t *testing.T) {
 	require.Equal(t, 200, b.createTable(t, "ns", "t", nil).status)
 	// Same store, a second server whose authorizer grants no storage access.
 	log := slog.New(slog.NewJSONHandler(b.logs, nil))
-	audit := service.NewAuditLog(b.store, service.AuditLogOptions{Logger: log})
+	audit := access.NewAuditLog(b.store, service.AuditLogOptions{Logger: log})
 	svc := service.New(b.store, storage.NewProvider(), service.Options{Logger: log, Audit: audit, Credentials: fakeVendor{}, Authorizer: denyAll{}})
 	hs := httptest.NewServer(server.New(svc, server.Config{Logger: log}))
 	defer hs.Close()

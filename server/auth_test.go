@@ -63,7 +63,7 @@ func authOver(t *testing.T, st store.Store) *authBundle {
 	var svc *service.Service
 	b, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: bytes.Repeat([]byte{7}, 32),
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
+			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	require.NoError(t, err)
 	svc = service.New(st, storage.NewProvider(), service.Options{Logger: log, Tokens: b})
@@ -131,7 +131,7 @@ func TestTokenEndpoint(t *testing.T) {
 
 func testTokenEndpoint(t *testing.T, backend string) {
 	a := setupAuth(t, backend)
-	c, err := a.svc.CreatePrincipal(localCtx(), "etl")
+	c, err := a.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 
 	r := a.token(t, c.ClientID, c.ClientSecret)
@@ -184,7 +184,7 @@ func testTokenEndpoint(t *testing.T, backend string) {
 	oauthErr(a.do(t, "POST", "/v1/oauth/tokens", "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange", "Content-Type", formType), 400, "invalid_request")
 
 	// Rotation: the old secret and the tokens issued under it stop working.
-	rot, err := a.svc.RotatePrincipalSecret(localCtx(), "etl")
+	rot, err := a.svc.Admin().RotatePrincipalSecret(localCtx(), "etl")
 	require.NoError(t, err)
 	require.Equal(t, c.ClientID, rot.ClientID)
 	require.NotEqual(t, c.ClientSecret, rot.ClientSecret)
@@ -196,10 +196,10 @@ func testTokenEndpoint(t *testing.T, backend string) {
 	require.Equal(t, 200, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+tok2).status)
 
 	// Deletion revokes, and a namesake created later does not inherit tokens.
-	require.NoError(t, a.svc.DeletePrincipal(localCtx(), "etl"))
+	require.NoError(t, a.svc.Admin().DeletePrincipal(localCtx(), "etl"))
 	require.Equal(t, 401, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+tok2).status)
 	oauthErr(a.token(t, rot.ClientID, rot.ClientSecret), 401, "invalid_client")
-	_, err = a.svc.CreatePrincipal(localCtx(), "etl")
+	_, err = a.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 	require.Equal(t, 401, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+tok2).status)
 
@@ -215,7 +215,7 @@ func TestPrincipalsManagementAPI(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			a := setupAuth(t, backend)
-			admin, err := a.svc.CreatePrincipal(localCtx(), "admin")
+			admin, err := a.svc.Admin().CreatePrincipal(localCtx(), "admin")
 			require.NoError(t, err)
 			auth := []string{"Authorization", "Bearer " + a.accessToken(t, admin.ClientID, admin.ClientSecret)}
 
@@ -273,13 +273,13 @@ func TestTokenEndpointAuthOff(t *testing.T) {
 // replica's service reaches this replica within the cache TTL.
 func TestGenerationCacheBoundsRevocation(t *testing.T) {
 	a := setupAuth(t, "sqlite")
-	c, err := a.svc.CreatePrincipal(localCtx(), "etl")
+	c, err := a.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 	tok := a.accessToken(t, c.ClientID, c.ClientSecret)
 	require.Equal(t, 200, a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+tok).status)
 	// A second service over the same store stands in for another replica.
 	other := service.New(a.store, storage.NewProvider(), service.Options{})
-	_, err = other.RotatePrincipalSecret(localCtx(), "etl")
+	_, err = other.Admin().RotatePrincipalSecret(localCtx(), "etl")
 	require.NoError(t, err)
 	deadline := time.Now().Add(authn.DefaultGenerationTTL + 2*time.Second)
 	for a.do(t, "GET", "/v1/config", nil, "Authorization", "Bearer "+tok).status != 401 {
@@ -290,7 +290,7 @@ func TestGenerationCacheBoundsRevocation(t *testing.T) {
 
 func TestPrincipalNamesInLogsOnly(t *testing.T) {
 	a := setupAuth(t, "sqlite")
-	c, err := a.svc.CreatePrincipal(localCtx(), "etl")
+	c, err := a.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 	tok := a.accessToken(t, c.ClientID, c.ClientSecret)
 	require.Equal(t, 404, a.do(t, "GET", "/v1/wh/namespaces/nope", nil, "Authorization", "Bearer "+tok).status)

@@ -18,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // BenchmarkAuthCost measures loadTable and a set-properties commit with
@@ -60,10 +61,10 @@ func authBenchServer(b *testing.B, mode string) (*bundle, string) {
 	if mode != "off" {
 		builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: []byte(strings.Repeat("b", 32)),
 			Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-				return svc.PrincipalGeneration(ctx, name)
+				return svc.Admin().PrincipalGeneration(ctx, name)
 			})})
 		require.NoError(b, err)
-		rbac := service.NewRBAC(st)
+		rbac := access.NewRBAC(st)
 		if mode == "on" {
 			rbac = rbac.WithDecisionCache(time.Second)
 		}
@@ -81,17 +82,17 @@ func authBenchServer(b *testing.B, mode string) (*bundle, string) {
 	bd.client.Transport.(*http.Transport).MaxIdleConnsPerHost = 16
 	var token string
 	if mode != "off" {
-		creds, err := svc.CreatePrincipal(ctx, "bench")
+		creds, err := svc.Admin().CreatePrincipal(ctx, "bench")
 		require.NoError(b, err)
-		_, err = svc.CreateRole(ctx, "rw", "")
+		_, err = svc.Admin().CreateRole(ctx, "rw", "")
 		require.NoError(b, err)
 		ns := service.Resource{Kind: service.ResourceNamespace, Warehouse: "wh", Namespace: []string{"ns"}}
 		for _, p := range []service.Privilege{service.PrivNamespaceList, service.PrivTableList, service.PrivTableReadMetadata,
 			service.PrivTableWriteMetadata, service.PrivTableCreate} {
-			require.NoError(b, svc.GrantPrivilege(ctx, "rw", service.Grant{Privilege: p, On: ns}))
+			require.NoError(b, svc.Admin().GrantPrivilege(ctx, "rw", service.Grant{Privilege: p, On: ns}))
 		}
-		require.NoError(b, svc.AssignRole(ctx, "rw", service.Assignee{Kind: "builtin", Name: "bench"}))
-		tok, err := svc.IssueToken(ctx, creds.ClientID, creds.ClientSecret)
+		require.NoError(b, svc.Admin().AssignRole(ctx, "rw", service.Assignee{Kind: "builtin", Name: "bench"}))
+		tok, err := svc.Admin().IssueToken(ctx, creds.ClientID, creds.ClientSecret)
 		require.NoError(b, err)
 		token = tok.AccessToken
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/compact"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // TestCompactionRoutes drives a compaction as another engine would: plan

@@ -83,7 +83,7 @@ func siteServer(t *testing.T, cfg server.Config, auth bool) (*bundle, *service.S
 	if auth {
 		bi, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: bytes.Repeat([]byte{7}, 32),
 			Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-				return svc.PrincipalGeneration(ctx, name)
+				return svc.Admin().PrincipalGeneration(ctx, name)
 			})})
 		require.NoError(t, err)
 		opts.Tokens = bi
@@ -169,7 +169,7 @@ func TestCrossSiteContentType(t *testing.T) {
 // endpoint's own answer, not a 415).
 func TestCrossSiteTokenEndpointKeepsForm(t *testing.T) {
 	a, svc := siteServer(t, server.Config{}, true)
-	c, err := svc.CreatePrincipal(localCtx(), "etl")
+	c, err := svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.ClientID}, "client_secret": {c.ClientSecret}}.Encode()
 	runSiteCases(t, a, []siteCase{

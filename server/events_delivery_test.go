@@ -163,7 +163,7 @@ func TestEventsDelivered(t *testing.T) {
 
 			b := setupEvents(t, backend, false, service.EventOptions{Sinks: []eventsink.Sink{natsSink, whSink}, Source: "https://catalog.test"})
 			b.startJobs(t)
-			require.NoError(t, b.store.EnqueueJobs(context.Background(), b.svc.EventJobs()...))
+			require.NoError(t, b.store.EnqueueJobs(context.Background(), b.svc.Events().Jobs()...))
 			b.createNamespace(t, "ns")
 			for _, n := range []string{"a", "b"} {
 				require.Equal(t, 200, b.createTable(t, "ns", n, nil).status)

@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -41,7 +42,7 @@ func setupEventsWith(t testing.TB, backend string, rbac bool, events service.Eve
 	}
 	opts := service.Options{VerifyMetadataOnLoad: true, Logger: quiet, Events: events}
 	if rbac {
-		opts.Authorizer = service.NewRBAC(st)
+		opts.Authorizer = access.NewRBAC(st)
 	}
 	svc := service.New(st, storage.NewProvider(), opts)
 	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")

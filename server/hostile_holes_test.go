@@ -25,6 +25,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // holesEnv is the catalog the cases aim at: namespaces nsa and nsb;
@@ -44,7 +45,7 @@ func newHolesEnv(t *testing.T, backend string) *holesEnv {
 	t.Helper()
 	st := openStore(t, backend)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Authorizer: service.NewRBAC(st),
+	svc := service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Authorizer: access.NewRBAC(st),
 		Events: service.EventOptions{Retention: time.Hour}})
 	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")
 	local := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal})

@@ -121,7 +121,7 @@ func TestTokenNeverReplayedThroughIdempotencyKey(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			st, dump := atRest(t, backend)
 			a := authOver(t, st)
-			c, err := a.svc.CreatePrincipal(localCtx(), "victim")
+			c, err := a.svc.Admin().CreatePrincipal(localCtx(), "victim")
 			require.NoError(t, err)
 			form := url.Values{"grant_type": {"client_credentials"}, "scope": {"catalog"}}.Encode()
 			const key = "0190f1f4-6b1e-7c39-9a55-3c1f0b6e2a11"
@@ -156,7 +156,7 @@ func TestPrincipalSecretNeverStored(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			st, dump := atRest(t, backend)
 			a := authOver(t, st)
-			admin, err := a.svc.CreatePrincipal(localCtx(), "admin")
+			admin, err := a.svc.Admin().CreatePrincipal(localCtx(), "admin")
 			require.NoError(t, err)
 			// No authorizer: every signed-in principal may manage (allow-all).
 			bearer := "Bearer " + a.accessToken(t, admin.ClientID, admin.ClientSecret)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -29,7 +29,7 @@ func TestOrphanTombstoneRefusesV4Adds(t *testing.T) {
 		require.NoError(t, err)
 		var tombs []string
 		for _, f := range []string{"x.parquet", "cf.parquet"} {
-			key, err := location.Normalize(vt.loc + "/data/" + f)
+			key, err := storagepath.Normalize(vt.loc + "/data/" + f)
 			require.NoError(t, err)
 			tombs = append(tombs, key)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	names "github.com/lakehold/catalog/service/ident"
+
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/service"
 )
@@ -35,7 +37,7 @@ func decodeNamespace(p string) ([]string, error) {
 		return nil, &fault.Error{Kind: fault.BadRequest, Message: "Invalid namespace: not valid UTF-8"}
 	}
 	levels := strings.Split(p, namespaceSep)
-	if err := service.ValidateNamespace(levels); err != nil {
+	if err := names.ValidateNamespace(levels); err != nil {
 		return nil, err
 	}
 	return levels, nil
@@ -55,7 +57,7 @@ func decodeParent(p string) ([]string, error) {
 			}
 		}
 	}
-	if err := service.ValidateNamespace(levels); err != nil {
+	if err := names.ValidateNamespace(levels); err != nil {
 		return nil, err // unescaping may have produced a control character
 	}
 	return levels, nil
@@ -66,7 +68,7 @@ func ident(ns string, name string) (service.Ident, error) {
 	if err != nil {
 		return service.Ident{}, err
 	}
-	if err := service.ValidateName(name); err != nil {
+	if err := names.ValidateName(name); err != nil {
 		return service.Ident{}, err
 	}
 	return service.Ident{Namespace: levels, Name: name}, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // withTestPrincipal stands in for authentication: X-Test-Principal
@@ -38,7 +39,7 @@ func withTestPrincipal(next http.Handler) http.Handler {
 func setupRBAC(t *testing.T, backend string) *bundle {
 	st := openStore(t, backend)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Logger: quiet})
+	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Logger: quiet})
 	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")
 	local := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal})
 	_, err := svc.CreateWarehouse(local, "wh", loc, nil)

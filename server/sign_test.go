@@ -25,6 +25,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // signingSetup starts a catalog under RBAC whose warehouse lives on
@@ -38,11 +39,11 @@ func signingSetup(t *testing.T) (*bundle, string, *service.AuditLog) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sealer, err := credentials.NewSealer(bytes.Repeat([]byte{9}, 32))
 	require.NoError(t, err)
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
+	audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
 	t.Cleanup(audit.Close)
 	v := vending.New(sealer)
 	svc := service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Sealer: sealer, Credentials: v, Signer: v,
-		Authorizer: service.NewRBAC(st), Audit: audit})
+		Authorizer: access.NewRBAC(st), Audit: audit})
 	local := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal})
 	wh := fmt.Sprintf("sign%d", time.Now().UnixNano())
 	_, err = svc.CreateWarehouse(local, "wh", "s3://warehouse/"+wh, nil)

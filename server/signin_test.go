@@ -82,7 +82,7 @@ func setupSignIn(t *testing.T, cfg signin.Config, v *verifyCounter, maxSession t
 	var svc *service.Service
 	b, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: bytes.Repeat([]byte{7}, 32), Now: clock.Now,
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
+			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	require.NoError(t, err)
 	svc = service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Tokens: b, VerifySecret: v.verify,
@@ -141,7 +141,7 @@ func (b *signInBundle) refused(reason string) float64 {
 func TestSixthWrongSecretIsLockedOut(t *testing.T) {
 	v := &verifyCounter{}
 	a := setupSignIn(t, signin.Config{}, v, 0)
-	c, err := a.svc.CreatePrincipal(localCtx(), "etl")
+	c, err := a.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 
 	for i := range 5 {
@@ -203,7 +203,7 @@ func TestSixthWrongSecretIsLockedOut(t *testing.T) {
 func TestSourceAddressLockout(t *testing.T) {
 	v := &verifyCounter{}
 	a := setupSignIn(t, signin.Config{SourceMaxFailures: 4}, v, 0)
-	c, err := a.svc.CreatePrincipal(localCtx(), "etl")
+	c, err := a.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 	for i := range 4 {
 		status, _, _, _ := a.post(clientCreds(fmt.Sprintf("lh-guess%011d", i), "wrong"))
@@ -285,7 +285,7 @@ func tokenClaims(t *testing.T, tok string) map[string]any {
 func TestExchangeSessionCap(t *testing.T) {
 	v := &verifyCounter{}
 	a := setupSignIn(t, signin.Config{}, v, 12*time.Hour)
-	c, err := a.svc.CreatePrincipal(localCtx(), "etl")
+	c, err := a.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 	t0 := a.clock.Now()
 

@@ -269,7 +269,7 @@ func (s *Server) NativeWriteEligibility(ctx context.Context, req openapi.NativeW
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.svc.NativeWriteEligibility(ctx, req.Prefix, id)
+	e, err := s.svc.Storage().NativeWriteEligibility(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (s *Server) LoadCredentials(ctx context.Context, req openapi.LoadCredential
 	if err != nil {
 		return nil, err
 	}
-	creds, err := s.svc.LoadCredentials(ctx, req.Prefix, id)
+	creds, err := s.svc.Storage().LoadCredentials(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}

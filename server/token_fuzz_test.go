@@ -33,7 +33,7 @@ func FuzzTokenEndpoint(f *testing.F) {
 	var svc *service.Service
 	b, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: bytes.Repeat([]byte{7}, 32),
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
+			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	if err != nil {
 		f.Fatal(err)
@@ -41,7 +41,7 @@ func FuzzTokenEndpoint(f *testing.F) {
 	var known, knownHash string
 	svc = service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Tokens: b,
 		VerifySecret: func(plain, encoded string) (bool, error) { return encoded == knownHash && plain == known, nil }})
-	c, err := svc.CreatePrincipal(localCtx(), "etl")
+	c, err := svc.Admin().CreatePrincipal(localCtx(), "etl")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func tracedSetup(t *testing.T) *tracedBundle {
 	var svc *service.Service
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: bytes.Repeat([]byte{6}, 32),
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
+			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	require.NoError(t, err)
 	svc = service.New(st, storage.NewProvider(storage.WithTracerProvider(tp)), service.Options{
@@ -108,7 +108,7 @@ func tracedSetup(t *testing.T) *tracedBundle {
 // spans; no secret, token or local path is in any span.
 func TestCommitSpanTree(t *testing.T) {
 	b := tracedSetup(t)
-	creds, err := b.svc.CreatePrincipal(localCtx(), "etl")
+	creds, err := b.svc.Admin().CreatePrincipal(localCtx(), "etl")
 	require.NoError(t, err)
 	tok := (&authBundle{bundle: b.bundle}).accessToken(t, creds.ClientID, creds.ClientSecret)
 	auth := []string{"Authorization", "Bearer " + tok}

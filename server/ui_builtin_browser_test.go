@@ -24,6 +24,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // tokenRequest is one POST /v1/oauth/tokens the console sent.
@@ -69,10 +70,10 @@ func builtinConsoleServer(t *testing.T, backend string, lifetime time.Duration) 
 	var svc *service.Service
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: bytes.Repeat([]byte{9}, 32), Lifetime: lifetime, Leeway: time.Millisecond,
 		Generations: generationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc.PrincipalGeneration(ctx, name)
+			return svc.Admin().PrincipalGeneration(ctx, name)
 		})})
 	require.NoError(t, err)
-	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Tokens: builtin, Logger: quiet})
+	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Tokens: builtin, Logger: quiet})
 	_, err = svc.CreateWarehouse(localCtx(), "wh", "file://"+filepath.Join(t.TempDir(), "wh"), nil)
 	require.NoError(t, err)
 	srv := server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet, Auth: authn.New(builtin, nil),
@@ -123,15 +124,15 @@ func TestConsoleSignInWithBuiltinPrincipal(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			b, svc, tokens := builtinConsoleServer(t, backend, lifetime)
 			ctx := localCtx()
-			creds, err := svc.CreatePrincipal(ctx, "viewer")
+			creds, err := svc.Admin().CreatePrincipal(ctx, "viewer")
 			require.NoError(t, err)
-			_, err = svc.CreateRole(ctx, "browse", "lists the warehouse")
+			_, err = svc.Admin().CreateRole(ctx, "browse", "lists the warehouse")
 			require.NoError(t, err)
 			for _, p := range []service.Privilege{service.PrivNamespaceList, service.PrivTableList, service.PrivViewRead} {
-				require.NoError(t, svc.GrantPrivilege(ctx, "browse", service.Grant{Privilege: p,
+				require.NoError(t, svc.Admin().GrantPrivilege(ctx, "browse", service.Grant{Privilege: p,
 					On: service.Resource{Kind: service.ResourceWarehouse, Warehouse: "wh"}}))
 			}
-			require.NoError(t, svc.AssignRole(ctx, "browse", service.Assignee{Kind: "builtin", Name: "viewer"}))
+			require.NoError(t, svc.Admin().AssignRole(ctx, "browse", service.Assignee{Kind: "builtin", Name: "viewer"}))
 			_, err = svc.CreateNamespace(ctx, "wh", []string{"lake_ns"}, nil)
 			require.NoError(t, err)
 
@@ -239,7 +240,7 @@ func TestConsoleSignInWithBuiltinPrincipal(t *testing.T) {
 			br.fill(t, "#signin-secret", creds.ClientSecret)
 			br.click(t, "#signin-form button[type=submit]")
 			br.waitFor(t, "#tables-list + p")
-			_, err = svc.RotatePrincipalSecret(ctx, "viewer")
+			_, err = svc.Admin().RotatePrincipalSecret(ctx, "viewer")
 			require.NoError(t, err)
 			ctxEnd, cancel := context.WithTimeout(br.ctx, 2*lifetime)
 			defer cancel()
@@ -258,13 +259,13 @@ func TestConsoleOffersBothSignIns(t *testing.T) {
 	chromiumPath(t)
 	b, svc, _ := builtinConsoleServer(t, "sqlite", time.Hour)
 	ctx := localCtx()
-	creds, err := svc.CreatePrincipal(ctx, "viewer")
+	creds, err := svc.Admin().CreatePrincipal(ctx, "viewer")
 	require.NoError(t, err)
-	_, err = svc.CreateRole(ctx, "browse", "")
+	_, err = svc.Admin().CreateRole(ctx, "browse", "")
 	require.NoError(t, err)
-	require.NoError(t, svc.GrantPrivilege(ctx, "browse", service.Grant{Privilege: service.PrivNamespaceList,
+	require.NoError(t, svc.Admin().GrantPrivilege(ctx, "browse", service.Grant{Privilege: service.PrivNamespaceList,
 		On: service.Resource{Kind: service.ResourceWarehouse, Warehouse: "wh"}}))
-	require.NoError(t, svc.AssignRole(ctx, "browse", service.Assignee{Kind: "builtin", Name: "viewer"}))
+	require.NoError(t, svc.Admin().AssignRole(ctx, "browse", service.Assignee{Kind: "builtin", Name: "viewer"}))
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"lake_ns"}, nil)
 	require.NoError(t, err)
 

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 const wideCols = 100

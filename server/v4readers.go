@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tableaccess"
 )
 
 // v4Readers decodes, for every request, whether the client reads format
@@ -14,7 +15,7 @@ import (
 func v4Readers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v := r.Header.Get(service.ColumnFilesHeader)
-		next.ServeHTTP(w, r.WithContext(service.WithV4Reader(r.Context(), columnFilesOK(&v))))
+		next.ServeHTTP(w, r.WithContext(tableaccess.WithV4Reader(r.Context(), columnFilesOK(&v))))
 	})
 }
 

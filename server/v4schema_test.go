@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 const nestedSchemaJSON = `{"type":"struct","schema-id":0,"fields":[

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/v4manifest"
 )
 

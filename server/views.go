@@ -35,7 +35,7 @@ func (s *Server) CreateView(ctx context.Context, req openapi.CreateViewRequestOb
 	if req.Body.Location != nil {
 		in.Location = *req.Body.Location
 	}
-	res, err := s.svc.CreateView(ctx, req.Prefix, levels, in)
+	res, err := s.svc.Views().Create(ctx, req.Prefix, levels, in)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (s *Server) LoadView(ctx context.Context, req openapi.LoadViewRequestObject
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.LoadView(ctx, req.Prefix, id)
+	res, err := s.svc.Views().Load(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (s *Server) ViewExists(ctx context.Context, req openapi.ViewExistsRequestOb
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.ViewExists(ctx, req.Prefix, id); err != nil {
+	if err := s.svc.Views().Exists(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	return openapi.ViewExists204Response{}, nil
@@ -73,7 +73,7 @@ func (s *Server) ReplaceView(ctx context.Context, req openapi.ReplaceViewRequest
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.ReplaceView(ctx, req.Prefix, id, raw(req.Body.Requirements), req.Body.Updates)
+	res, err := s.svc.Views().Replace(ctx, req.Prefix, id, raw(req.Body.Requirements), req.Body.Updates)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Server) DropView(ctx context.Context, req openapi.DropViewRequestObject
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.DropView(ctx, req.Prefix, id); err != nil {
+	if err := s.svc.Views().Drop(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	return openapi.DropView204Response{}, nil
@@ -108,7 +108,7 @@ func (s *Server) RegisterView(ctx context.Context, req openapi.RegisterViewReque
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.RegisterView(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation)
+	res, err := s.svc.Views().Register(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/storageaccess"
+	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -33,7 +34,7 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 		e.Principal = p.String()
 	}
 	if e.RequestID == "" {
-		e.RequestID = RequestIDFrom(ctx)
+		e.RequestID = access.RequestIDFrom(ctx)
 	}
 	if e.At.IsZero() {
 		e.At = s.now()
@@ -66,7 +67,7 @@ const (
 // otherwise); 400 for a page size over MaxAuditPageSize, Since after Until
 // or a bad page token; 503 when the database is unavailable.
 func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page Page) ([]AuditEvent, string, error) {
-	if err := s.authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer}); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageGrants, Resource{Kind: ResourceServer}); err != nil {
 		return nil, "", err
 	}
 	if page.Size <= 0 {
@@ -80,7 +81,7 @@ func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page Page) ([]Au
 	}
 	evs, next, err := s.store.ListAudit(ctx, f, page.store())
 	if err != nil {
-		return nil, "", storeErr(err, "")
+		return nil, "", storefault.Of(err, "")
 	}
 	return evs, next, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -89,7 +90,7 @@ func (m *memAudit) snapshot() ([]store.AuditEvent, []int) {
 // more than Batch rows, and Close returns only after the last write.
 func TestAuditLogNeverDrops(t *testing.T) {
 	m := &memAudit{delay: time.Millisecond}
-	a := service.NewAuditLog(m, service.AuditLogOptions{Queue: 1, Batch: 7})
+	a := access.NewAuditLog(m, service.AuditLogOptions{Queue: 1, Batch: 7})
 	const writers, each = 8, 40
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
@@ -124,7 +125,7 @@ func TestAuditLogNeverDrops(t *testing.T) {
 // together, in INSERTs of up to Batch rows.
 func TestAuditLogBatches(t *testing.T) {
 	m := &memAudit{delay: 20 * time.Millisecond}
-	a := service.NewAuditLog(m, service.AuditLogOptions{Batch: 100})
+	a := access.NewAuditLog(m, service.AuditLogOptions{Batch: 100})
 	for i := 0; i < 250; i++ {
 		a.Record(store.AuditEvent{RequestID: fmt.Sprint(i)})
 	}
@@ -146,7 +147,7 @@ func TestAuditLogWriteFailure(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	lost := 0
-	a := service.NewAuditLog(m, service.AuditLogOptions{
+	a := access.NewAuditLog(m, service.AuditLogOptions{
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)), RetryMax: 10 * time.Millisecond, ShutdownWait: 300 * time.Millisecond,
 		OnWriteFailure: func(n int) { mu.Lock(); lost += n; mu.Unlock() },
 	})
@@ -178,7 +179,7 @@ func TestAuditLogRetriesUntilWritten(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			lost, retried := 0, 0
-			a := service.NewAuditLog(tc.m, service.AuditLogOptions{Batch: 10, RetryMax: 20 * time.Millisecond,
+			a := access.NewAuditLog(tc.m, service.AuditLogOptions{Batch: 10, RetryMax: 20 * time.Millisecond,
 				OnWriteFailure: func(n int) { mu.Lock(); lost += n; mu.Unlock() },
 				OnWriteRetry:   func(n int) { mu.Lock(); retried += n; mu.Unlock() }})
 			for i := 0; i < 25; i++ {
@@ -205,7 +206,7 @@ func TestAuditLogRetriesUntilWritten(t *testing.T) {
 func TestAuditLogIsolatesARefusedRow(t *testing.T) {
 	m := &memAudit{poison: "bad"}
 	lost := 0
-	a := service.NewAuditLog(m, service.AuditLogOptions{Batch: 50, OnWriteFailure: func(n int) { lost += n }})
+	a := access.NewAuditLog(m, service.AuditLogOptions{Batch: 50, OnWriteFailure: func(n int) { lost += n }})
 	for i := 0; i < 10; i++ {
 		e := store.AuditEvent{RequestID: fmt.Sprint(i)}
 		if i == 4 {
@@ -227,9 +228,9 @@ func TestRecordAuditLogsAndPersists(t *testing.T) {
 			st := openStore(t, backend)
 			var logs bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log})
+			audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: log})
 			svc := service.New(st, storage.NewProvider(), service.Options{Logger: log, Audit: audit})
-			ctx := service.WithRequestID(identity.With(context.Background(),
+			ctx := access.WithRequestID(identity.With(context.Background(),
 				identity.Principal{Source: identity.SourceOIDC, Subject: "alice"}), "req-1")
 			svc.RecordAudit(ctx, service.AuditEvent{Action: "DELETE /v1/{prefix}/namespaces/{namespace}",
 				Resource: "namespace:wh/a\x00b", Status: 403})
@@ -295,7 +296,7 @@ func FuzzAuditText(f *testing.F) {
 	f.Add("a\x00b\xff" + strings.Repeat("é", 600))
 	f.Fuzz(func(t *testing.T, s string) {
 		m := &memAudit{}
-		a := service.NewAuditLog(m, service.AuditLogOptions{})
+		a := access.NewAuditLog(m, service.AuditLogOptions{})
 		svc := service.New(nil, nil, service.Options{Audit: a, Logger: slog.New(slog.NewTextHandler(discard{}, nil))})
 		svc.RecordAudit(context.Background(), service.AuditEvent{Action: s, Resource: s, Detail: s, Principal: s, RequestID: s})
 		a.Close()

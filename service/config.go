@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -19,7 +20,7 @@ func (s *Service) ConfigWarehouse(ctx context.Context, ref string) (*Warehouse, 
 	if err != nil {
 		return nil, err
 	}
-	err = s.authorize(ctx, PrivNamespaceList, warehouseResource(w.Name))
+	err = s.ta.Authorize(ctx, PrivNamespaceList, access.WarehouseResource(w.Name))
 	switch fault.KindOf(err) {
 	case fault.NoSuchWarehouse:
 		return nil, fault.New(fault.NoSuchWarehouse, "Warehouse does not exist: %s", ref)
@@ -33,11 +34,11 @@ func (s *Service) ConfigWarehouse(ctx context.Context, ref string) (*Warehouse, 
 }
 
 func (s *Service) resolveConfigWarehouse(ctx context.Context, ref string) (*store.Warehouse, error) {
-	w, err := s.getWarehouse(ctx, ref)
+	w, err := s.whs.Get(ctx, ref)
 	if fault.KindOf(err) != fault.NoSuchWarehouse || !strings.Contains(ref, "://") {
 		return w, err
 	}
-	ws, err := s.listWarehouses(ctx)
+	ws, err := s.whs.List(ctx)
 	if err != nil {
 		return nil, err
 	}

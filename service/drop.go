@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
@@ -41,7 +42,9 @@ func (s *Service) dropIf(ctx context.Context, ref store.ObjectRef, op string, pu
 		if err != nil {
 			return nil, err
 		}
-		dctx := s.withEvent(ctx, func() store.Event { return changeevents.Drop(op, objectOf(obj), who(ctx), purge) })
+		dctx := s.ta.WithEvent(ctx, func() store.Event {
+			return changeevents.Drop(op, tableaccess.ObjectOf(obj), tableaccess.Who(ctx), purge)
+		})
 		if purge {
 			job, err := upkeep.PurgeJob(obj)
 			if err != nil {
@@ -78,7 +81,9 @@ func (s *Service) softDrop(ctx context.Context, w *store.Warehouse, ref store.Ob
 		}
 		expires := time.UnixMilli(s.now().Add(retention).UnixMilli()) // as the store keeps it
 		job := upkeep.ExpireDeletedJob(w.Name, ref, obj.ID, expires)
-		ectx := s.withEvent(ctx, func() store.Event { return changeevents.Drop(dropOp(ref.Kind), objectOf(obj), who(ctx), purge) })
+		ectx := s.ta.WithEvent(ctx, func() store.Event {
+			return changeevents.Drop(dropOp(ref.Kind), tableaccess.ObjectOf(obj), tableaccess.Who(ctx), purge)
+		})
 		_, err = s.store.ObjectSoftDelete(store.WithJobs(ectx, job), ref, obj.ID, expires, purge)
 		if !errors.Is(err, store.ErrNotFound) {
 			return err

@@ -188,7 +188,7 @@ func TestCommitOutcomeContract(t *testing.T) {
 func TestViewAndTransactionCommitsShareTheOutcomeContract(t *testing.T) {
 	ctx := context.Background()
 	fx := newEngineFixture(t, "sqlite")
-	_, err := fx.svc.CreateView(ctx, "wh", []string{"ns"}, service.CreateViewInput{
+	_, err := fx.svc.Views().Create(ctx, "wh", []string{"ns"}, service.CreateViewInput{
 		Name:        "v",
 		Schema:      []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`),
 		ViewVersion: []byte(`{"version-id":1,"schema-id":0,"timestamp-ms":1,"summary":{},"default-namespace":["ns"],"representations":[{"type":"sql","sql":"select 1","dialect":"spark"}]}`),
@@ -198,20 +198,20 @@ func TestViewAndTransactionCommitsShareTheOutcomeContract(t *testing.T) {
 	up := []byte(`[{"action":"set-properties","updates":{"k":"v"}}]`)
 
 	fx.faults.fault = faultBeforeCommit
-	_, err = fx.svc.ReplaceView(ctx, "wh", vid, nil, up)
+	_, err = fx.svc.Views().Replace(ctx, "wh", vid, nil, up)
 	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 	require.NotContains(t, err.Error(), "SQLSTATE")
 	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
 	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultCommitNotLanded
-	_, err = fx.svc.ReplaceView(ctx, "wh", vid, nil, up)
+	_, err = fx.svc.Views().Replace(ctx, "wh", vid, nil, up)
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultNone
-	res, err := fx.svc.ReplaceView(ctx, "wh", vid, nil, up)
+	res, err := fx.svc.Views().Replace(ctx, "wh", vid, nil, up)
 	require.NoError(t, err)
 	require.Contains(t, string(res.Metadata), `"k":"v"`)
 }

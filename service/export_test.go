@@ -10,7 +10,7 @@ import (
 // root cache holds them (ok false when it holds none) and as read from the
 // root manifest itself, bypassing the cache.
 func (s *Service) CurrentRoot(ctx context.Context, warehouse string, id Ident) (cached, read []v4manifest.TrackedFile, ok bool, err error) {
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := s.ta.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, false, err
 	}

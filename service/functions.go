@@ -5,9 +5,11 @@ import (
 	"errors"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
-	"github.com/lakehold/catalog/service/tablecommit"
+	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/validation"
 )
@@ -29,7 +31,7 @@ type FunctionResult struct {
 // functionResource is the securable a function is authorized on: its
 // namespace.
 func functionResource(warehouse string, id Ident) Resource {
-	return namespaceResource(warehouse, id.Namespace)
+	return access.NamespaceResource(warehouse, id.Namespace)
 }
 
 // CreateFunction stores a function from its UDF metadata document. 400
@@ -40,7 +42,7 @@ func functionResource(warehouse string, id Ident) Resource {
 // 503 while the clock is off the database's.
 func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels []string, name string, doc []byte) (*FunctionResult, error) {
 	id := Ident{Namespace: nsLevels, Name: name}
-	w, ns, err := s.createTarget(ctx, warehouse, id, PrivViewCreate)
+	w, ns, err := s.ta.CreateTarget(ctx, warehouse, id, PrivViewCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -54,12 +56,12 @@ func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels
 	if err != nil {
 		return nil, err
 	}
-	if err := s.clockGuard(); err != nil {
+	if err := s.ta.ClockGuard(); err != nil {
 		return nil, err
 	}
-	data := compactJSON(doc)
-	metaLoc := tablecommit.NewMetadataLocation(loc, nil, "")
-	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+	data := tableaccess.CompactJSON(doc)
+	metaLoc := tableaccess.NewMetadataLocation(loc, nil, "")
+	if err := s.ta.WriteFile(ctx, w, metaLoc, data); err != nil {
 		return nil, err
 	}
 	obj := &store.Object{
@@ -67,8 +69,8 @@ func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion,
 	}
 	if err := s.store.ObjectCreate(ctx, obj); err != nil {
-		s.dropUnlanded(ctx, w, err, metaLoc)
-		return nil, putErr(err, store.KindFunction, id, warehouse)
+		s.engine.DropUnlanded(ctx, w, err, metaLoc)
+		return nil, tableaccess.PutErr(err, store.KindFunction, id, warehouse)
 	}
 	return &FunctionResult{MetadataLocation: metaLoc, Metadata: data}, nil
 }
@@ -77,10 +79,10 @@ func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels
 // is missing, 404 NoSuchNamespace when its namespace is, 403 without
 // view-read on the namespace.
 func (s *Service) LoadFunction(ctx context.Context, warehouse string, id Ident) (*FunctionResult, error) {
-	if err := validateIdent(id); err != nil {
+	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivViewRead, functionResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivViewRead, functionResource(warehouse, id)); err != nil {
 		return nil, err
 	}
 	obj, err := s.store.ObjectGet(ctx, objRef(id, warehouse, store.KindFunction))
@@ -88,7 +90,7 @@ func (s *Service) LoadFunction(ctx context.Context, warehouse string, id Ident) 
 		return nil, s.functionMissing(ctx, err, warehouse, id)
 	}
 	if err != nil {
-		return nil, storeErr(err, warehouse)
+		return nil, storefault.Of(err, warehouse)
 	}
 	return &FunctionResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata}, nil
 }
@@ -97,7 +99,7 @@ func (s *Service) LoadFunction(ctx context.Context, warehouse string, id Ident) 
 // missing function (NoSuchFunction), as the spec's 404 examples do.
 func (s *Service) functionMissing(ctx context.Context, err error, warehouse string, id Ident) error {
 	if _, nsErr := s.store.NamespaceGet(ctx, warehouse, id.Namespace); errors.Is(nsErr, store.ErrNotFound) {
-		return nsNotFound(nsErr, id.Namespace)
+		return ident.NamespaceNotFound(nsErr, id.Namespace)
 	}
 	return ident.FunctionNotFound(err, id)
 }
@@ -114,15 +116,15 @@ func (s *Service) ListFunctions(ctx context.Context, warehouse string, nsLevels 
 // be undropped). 403 without view-drop on the namespace, 404
 // NoSuchFunction when it is missing.
 func (s *Service) DropFunction(ctx context.Context, warehouse string, id Ident) error {
-	if err := validateIdent(id); err != nil {
+	if err := ident.ValidateIdent(id); err != nil {
 		return err
 	}
-	if err := s.authorize(ctx, PrivViewDrop, functionResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivViewDrop, functionResource(warehouse, id)); err != nil {
 		return err
 	}
 	_, err := s.store.ObjectDelete(ctx, objRef(id, warehouse, store.KindFunction))
 	if errors.Is(err, store.ErrNotFound) {
 		return s.functionMissing(ctx, err, warehouse, id)
 	}
-	return storeErr(err, warehouse)
+	return storefault.Of(err, warehouse)
 }

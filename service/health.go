@@ -14,7 +14,7 @@ func (s *Service) Ping(ctx context.Context) error {
 	if err := s.store.Ping(ctx); err != nil {
 		return fault.Wrap(fault.Unavailable, err, "Catalog database unavailable")
 	}
-	return s.clockGuard()
+	return s.ta.ClockGuard()
 }
 
 // poolStatser is implemented by stores with a connection pool.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/maintenance"
-	"github.com/lakehold/catalog/service/upkeep"
 )
 
 // Snapshot expiry, orphan-file removal and the purge of dropped tables'
@@ -50,19 +49,6 @@ func (s *Service) RemoveOrphanFiles(ctx context.Context, warehouse string, id Id
 // table-write-metadata and table-write-data, reads through s.readers and
 // commits expiries through s.tc.
 func (s *Service) newMaintainer() *maintenance.Maintainer {
-	return maintenance.New(maintenance.Deps{
-		Store: s.store,
-		Authorize: func(ctx context.Context, warehouse string, id Ident) error {
-			for _, p := range []Privilege{PrivTableWriteMetadata, PrivTableWriteData} {
-				if err := s.authorize(ctx, p, tableResource(warehouse, id)); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		Warehouse: s.warehouse, LoadTable: s.readTable, CommitExpiry: s.tc.CommitExpiry,
-		WarehouseDefaults: upkeep.WithWarehouseDefaults, Now: s.now, Logger: s.log,
-		Files: s.files, Readers: s.readers, FileIO: s.fileIO, IOProps: s.ioProps,
-		TablePrefixes: tablePrefixes, FileName: fileName, TableFileName: tableFileName,
-	})
+	return maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, CommitExpiry: s.tc.CommitExpiry})
+
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/service/planning"
-	"github.com/lakehold/catalog/store"
 )
 
 // Scan planning is done by planning.Planner; these names and methods keep
@@ -48,22 +46,6 @@ func PartitionValueJSON(v any, typ iceberg.Type) any { return planning.Partition
 // newPlanner is the service's planner: it reads through s.readers and
 // authorizes table-read-data.
 func (s *Service) newPlanner() *planning.Planner {
-	return planning.New(planning.Deps{
-		Readers: s.readers,
-		Authorize: func(ctx context.Context, warehouse string, id Ident) error {
-			return s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
-		},
-		Warehouse: s.warehouse, LoadTable: s.loadPlanTable, IOProps: s.ioProps, TablePrefixes: tablePrefixes,
-		Files: s.files, MaxPlanTasks: s.opts.MaxPlanTasks,
-	})
-}
+	return planning.New(planning.Deps{Tables: s.ta, Readers: s.readers, MaxPlanTasks: s.opts.MaxPlanTasks})
 
-// loadPlanTable loads a table's metadata and format version: 404 when the
-// table does not exist.
-func (s *Service) loadPlanTable(ctx context.Context, w *store.Warehouse, id Ident) (table.Metadata, int, error) {
-	_, e, err := s.readTable(ctx, w.Name, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	return e.Meta, e.Version, nil
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/parquettest"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 )

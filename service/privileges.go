@@ -12,7 +12,7 @@ import (
 // reader rather than letting the 403 teach it).
 
 // EffectivePrivileges returns the privileges the caller holds on r,
-// directly or through a container, among PrivilegesOn(r.Kind), sorted.
+// directly or through a container, among access.PrivilegesOn(r.Kind), sorted.
 // The answer comes from one authorizer decision and says nothing about
 // whether r exists; with authentication off it is every privilege. 400
 // for an ill-formed resource (see CheckGrant), 503 when the grants cannot
@@ -21,5 +21,5 @@ func (s *Service) EffectivePrivileges(ctx context.Context, r Resource) ([]Privil
 	if err := access.CheckResource(r); err != nil {
 		return nil, err
 	}
-	return s.opts.Authorizer.Held(ctx, identity.From(ctx), r, PrivilegesOn(r.Kind))
+	return s.opts.Authorizer.Held(ctx, identity.From(ctx), r, access.PrivilegesOn(r.Kind))
 }

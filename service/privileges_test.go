@@ -13,6 +13,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -61,7 +62,7 @@ func TestEffectivePrivileges(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			counter := &countingRBACStore{RBACStore: fx.st}
-			svc := service.New(fx.st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(counter)})
+			svc := service.New(fx.st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(counter)})
 			for _, c := range cases {
 				ctx := fx.principal(t, c.grants...)
 				r := parseRes(c.on)
@@ -70,7 +71,7 @@ func TestEffectivePrivileges(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, int64(1), counter.n.Load()-before, "one decision per resource")
 				require.Equal(t, privs(c.want), got, "%v on %s", c.grants, c.on)
-				for _, p := range service.PrivilegesOn(r.Kind) {
+				for _, p := range access.PrivilegesOn(r.Kind) {
 					err := fx.rbac.Authorize(ctx, identity.From(ctx), p, r)
 					require.Equal(t, err == nil, slices.Contains(got, p), "%s: Authorize says %v", p, err)
 				}
@@ -80,7 +81,7 @@ func TestEffectivePrivileges(t *testing.T) {
 			require.Empty(t, anon)
 			all, err := svc.EffectivePrivileges(local, parseRes("server:"))
 			require.NoError(t, err)
-			require.Equal(t, service.AllPrivileges(), all)
+			require.Equal(t, access.AllPrivileges(), all)
 		})
 	}
 }
@@ -94,7 +95,7 @@ func TestEffectivePrivilegesAllowAllAndBadResources(t *testing.T) {
 	require.Equal(t, privs("table-drop table-list table-read-data table-read-metadata table-write-data table-write-metadata"), got)
 	got, err = svc.EffectivePrivileges(context.Background(), parseRes("namespace:wh/a"))
 	require.NoError(t, err)
-	require.Len(t, got, len(service.AllPrivileges())-4, "everything but manage-warehouses, manage-grants, deleted-list and deleted-undrop")
+	require.Len(t, got, len(access.AllPrivileges())-4, "everything but manage-warehouses, manage-grants, deleted-list and deleted-undrop")
 	for _, bad := range []string{"table:wh/a", "namespace:wh", "warehouse:", "server:wh", "column:wh/a/t", "table:/a/t"} {
 		_, err := svc.EffectivePrivileges(context.Background(), parseRes(bad))
 		require.Equal(t, fault.BadRequest, fault.KindOf(err), bad)

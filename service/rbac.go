@@ -6,7 +6,6 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
-	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -16,7 +15,7 @@ import (
 // listing then shows only what they hold something on), or the
 // authorization error.
 func (s *Service) listVisibility(ctx context.Context, priv Privilege, container Resource) (*store.Visibility, error) {
-	err := s.authorize(ctx, priv, container)
+	err := s.ta.Authorize(ctx, priv, container)
 	if err == nil || fault.KindOf(err) != fault.Forbidden {
 		return nil, err
 	}
@@ -30,6 +29,3 @@ func (s *Service) listVisibility(ctx context.Context, priv Privilege, container 
 	}
 	return v, nil
 }
-
-// warehouseResource names a warehouse securable.
-func warehouseResource(name string) Resource { return access.WarehouseResource(name) }

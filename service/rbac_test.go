@@ -18,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
@@ -38,7 +39,7 @@ const testSchema = `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id"
 
 func newRBACFixture(t *testing.T, backend string) *rbacFixture {
 	st := openStore(t, backend)
-	rbac, vendor := service.NewRBAC(st), &fixedVendor{}
+	rbac, vendor := access.NewRBAC(st), &fixedVendor{}
 	svc := service.New(st, storage.NewProvider(), service.Options{
 		Authorizer: rbac, Credentials: vendor, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -64,13 +65,13 @@ func (fx *rbacFixture) principal(t *testing.T, grants ...string) context.Context
 	fx.n++
 	role := fmt.Sprintf("role%d", fx.n)
 	sub := fmt.Sprintf("user%d", fx.n)
-	_, err := fx.svc.CreateRole(fx.admin, role, "")
+	_, err := fx.svc.Admin().CreateRole(fx.admin, role, "")
 	require.NoError(t, err)
 	for _, g := range grants {
 		priv, on, _ := strings.Cut(g, "@")
-		require.NoError(t, fx.svc.GrantPrivilege(fx.admin, role, service.Grant{Privilege: service.Privilege(priv), On: parseRes(on)}), g)
+		require.NoError(t, fx.svc.Admin().GrantPrivilege(fx.admin, role, service.Grant{Privilege: service.Privilege(priv), On: parseRes(on)}), g)
 	}
-	require.NoError(t, fx.svc.AssignRole(fx.admin, role, service.Assignee{Kind: service.AssigneeOIDC, Name: sub}))
+	require.NoError(t, fx.svc.Admin().AssignRole(fx.admin, role, service.Assignee{Kind: service.AssigneeOIDC, Name: sub}))
 	return identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: sub})
 }
 
@@ -143,10 +144,10 @@ func TestRBACInheritance(t *testing.T) {
 // without assignments see nothing.
 func TestRBACGroupsAndAnonymous(t *testing.T) {
 	fx := newRBACFixture(t, "sqlite")
-	_, err := fx.svc.CreateRole(local, "readers", "")
+	_, err := fx.svc.Admin().CreateRole(local, "readers", "")
 	require.NoError(t, err)
-	require.NoError(t, fx.svc.GrantPrivilege(local, "readers", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
-	require.NoError(t, fx.svc.AssignRole(local, "readers", service.Assignee{Kind: service.AssigneeGroup, Name: "analysts"}))
+	require.NoError(t, fx.svc.Admin().GrantPrivilege(local, "readers", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+	require.NoError(t, fx.svc.Admin().AssignRole(local, "readers", service.Assignee{Kind: service.AssigneeGroup, Name: "analysts"}))
 	in := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "x", Groups: []string{"other", "analysts"}})
 	_, err = fx.svc.LoadTable(in, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
@@ -263,7 +264,7 @@ func TestRBACTableAccess(t *testing.T) {
 			}
 			for _, c := range cases {
 				ctx := fx.principal(t, c.grants...)
-				creds, err := fx.svc.LoadCredentials(ctx, "wh", ident("a.b.c.t"))
+				creds, err := fx.svc.Storage().LoadCredentials(ctx, "wh", ident("a.b.c.t"))
 				if c.level == "" {
 					require.Equal(t, c.kind, fault.KindOf(err), "%v: %v", c.grants, err)
 					continue
@@ -332,22 +333,22 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			admin := identity.With(context.Background(), identity.Principal{Source: identity.SourceBuiltin, Subject: "admin"})
-			_, err := fx.svc.ListRoles(admin)
+			_, err := fx.svc.Admin().ListRoles(admin)
 			require.Equal(t, fault.Forbidden, fault.KindOf(err), "not yet an admin")
-			a, err := service.ParseAssignee("builtin:admin")
+			a, err := access.ParseAssignee("builtin:admin")
 			require.NoError(t, err)
-			require.NoError(t, fx.svc.EnsureBootstrapAdmin(context.Background(), a))
-			require.NoError(t, fx.svc.EnsureBootstrapAdmin(context.Background(), a), "idempotent")
-			roles, err := fx.svc.ListRoles(admin)
+			require.NoError(t, fx.svc.Admin().EnsureBootstrapAdmin(context.Background(), a))
+			require.NoError(t, fx.svc.Admin().EnsureBootstrapAdmin(context.Background(), a), "idempotent")
+			roles, err := fx.svc.Admin().ListRoles(admin)
 			require.NoError(t, err)
 			require.Len(t, roles, 1)
-			grants, err := fx.svc.ListGrants(admin, service.BootstrapRole)
+			grants, err := fx.svc.Admin().ListGrants(admin, service.BootstrapRole)
 			require.NoError(t, err)
-			require.Len(t, grants, len(service.AllPrivileges()))
+			require.Len(t, grants, len(access.AllPrivileges()))
 			_, err = fx.svc.LoadTable(admin, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 			require.NoError(t, err)
 			require.NoError(t, fx.svc.DropTable(admin, "wh", ident("a.b.c.t"), true))
-			_, err = service.ParseAssignee("user:x")
+			_, err = access.ParseAssignee("user:x")
 			require.Equal(t, fault.BadRequest, fault.KindOf(err))
 		})
 	}
@@ -362,7 +363,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			st := openStoreTB(b, backend)
 			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 			open := service.New(st, storage.NewProvider(), service.Options{Logger: quiet})
-			rbac := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st), Logger: quiet})
+			rbac := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Logger: quiet})
 			_, err := open.CreateWarehouse(local, "wh", "file://"+b.TempDir(), nil)
 			require.NoError(b, err)
 			for _, ns := range [][]string{{"a"}, {"a", "b"}} {
@@ -371,10 +372,10 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			}
 			_, err = open.CreateTable(local, "wh", []string{"a", "b"}, service.CreateTableInput{Name: "t", Schema: []byte(testSchema)})
 			require.NoError(b, err)
-			_, err = rbac.CreateRole(local, "r", "")
+			_, err = rbac.Admin().CreateRole(local, "r", "")
 			require.NoError(b, err)
-			require.NoError(b, rbac.GrantPrivilege(local, "r", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
-			require.NoError(b, rbac.AssignRole(local, "r", service.Assignee{Kind: service.AssigneeGroup, Name: "g2"}))
+			require.NoError(b, rbac.Admin().GrantPrivilege(local, "r", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+			require.NoError(b, rbac.Admin().AssignRole(local, "r", service.Assignee{Kind: service.AssigneeGroup, Name: "g2"}))
 			user := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "u", Groups: []string{"g1", "g2"}})
 			id := ident("a.b.t")
 			run := func(b *testing.B, svc *service.Service, ctx context.Context) {
@@ -386,7 +387,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			}
 			b.Run("allow-all", func(b *testing.B) { run(b, open, context.Background()) })
 			b.Run("rbac", func(b *testing.B) { run(b, rbac, user) })
-			cached := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st).WithDecisionCache(time.Second), Logger: quiet})
+			cached := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st).WithDecisionCache(time.Second), Logger: quiet})
 			b.Run("rbac-cached-1s", func(b *testing.B) { run(b, cached, user) })
 		})
 	}
@@ -411,13 +412,13 @@ func openStoreTB(tb testing.TB, backend string) *sqlstore.Store {
 func TestRBACDecisionCache(t *testing.T) {
 	fx := newRBACFixture(t, "sqlite")
 	cached := service.New(fx.st, storage.NewProvider(), service.Options{
-		Authorizer: service.NewRBAC(fx.st).WithDecisionCache(200 * time.Millisecond), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Authorizer: access.NewRBAC(fx.st).WithDecisionCache(200 * time.Millisecond), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	ctx := fx.principal(t, "table-read-metadata@namespace:wh/a")
 	_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
 	role := fmt.Sprintf("role%d", fx.n)
-	require.NoError(t, fx.svc.RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
+	require.NoError(t, fx.svc.Admin().RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
 	_, err = fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "uncached: revoked at once")
 	require.Eventually(t, func() bool {

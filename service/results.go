@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -60,28 +61,28 @@ type BaseColumnFiles = v4commits.BaseColumnFiles
 // CreateWarehouse registers a warehouse: 400 for a bad name or location
 // (or one overlapping another warehouse), 409 when the name is taken.
 func (s *Service) CreateWarehouse(ctx context.Context, name, loc string, props map[string]string) (*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
 		return nil, err
 	}
-	w, err := s.createWarehouse(ctx, name, loc, props)
+	w, err := s.whs.Create(ctx, name, loc, props)
 	return warehouseOf(w), err
 }
 
 // GetWarehouse returns a warehouse or 404 NoSuchWarehouseException.
 func (s *Service) GetWarehouse(ctx context.Context, name string) (*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, warehouseResource(name)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
 		return nil, err
 	}
-	w, err := s.getWarehouse(ctx, name)
+	w, err := s.whs.Get(ctx, name)
 	return warehouseOf(w), err
 }
 
 // ListWarehouses returns every warehouse.
 func (s *Service) ListWarehouses(ctx context.Context) ([]*Warehouse, error) {
-	if err := s.authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
+	if err := s.ta.Authorize(ctx, PrivManageWarehouses, Resource{Kind: ResourceServer}); err != nil {
 		return nil, err
 	}
-	ws, err := s.listWarehouses(ctx)
+	ws, err := s.whs.List(ctx)
 	out := make([]*Warehouse, len(ws))
 	for i, w := range ws {
 		out[i] = warehouseOf(w)
@@ -93,6 +94,6 @@ func (s *Service) ListWarehouses(ctx context.Context) ([]*Warehouse, error) {
 // when it exists with another location. It is the operator's startup path
 // (serve --warehouse) and is not authorized.
 func (s *Service) EnsureWarehouse(ctx context.Context, name, where string) (*Warehouse, error) {
-	w, err := s.ensureWarehouse(ctx, name, where)
+	w, err := s.whs.Ensure(ctx, name, where)
 	return warehouseOf(w), err
 }

@@ -6,7 +6,6 @@
 package service
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -15,16 +14,16 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/tracing"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/idempotent"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
-	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
@@ -125,7 +124,7 @@ type Service struct {
 	tc     *tablecommit.Committer // table commits and the metadata files of every commit
 	feed   *changefeed.Feed       // change events: the pull feed, prune and delivery
 
-	whCache   warehouseCache
+	ta        *tableaccess.Access  // warehouses, file IO, the table loader, authorize, events
 	whs       *warehouses.Registry // warehouse CRUD and storage profiles
 	refsCache *lru.Cache[string, []byte]
 	readers   *v4read.Readers // v4 manifests and their caches
@@ -136,8 +135,7 @@ type Service struct {
 	upkeep    *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
 	migrate   *v4migrate.Migrator   // the upgrade to v4 and the export of v4 tables
 	views     *views.Views          // view creates, loads, replaces and drops
-	metaCache tablemeta.Cache
-	tracer    trace.Tracer // nil when tracing is off
+	tracer    trace.Tracer          // nil when tracing is off
 }
 
 // New returns a Service over st, writing files through files.
@@ -180,13 +178,15 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
 	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
+	s.ta = tableaccess.New(tableaccess.Options{Store: st, Files: files, Authorizer: opts.Authorizer, Sealer: opts.Sealer,
+		Credentials: opts.Credentials, EventsOn: opts.Events.Retention > 0, Clock: opts.Clock,
+		MaxClockOffset: opts.MaxClockOffset, Logger: opts.Logger})
 	s.whs = s.newWarehouses()
-	s.readers = v4read.New(s.fileIO, fileName)
+	s.readers = v4read.New(s.ta.FileIO, locations.FileName)
 	s.engine = s.newEngine()
 	s.tc = s.newTableCommit()
 	s.views = s.newViews()
-	s.feed = changefeed.New(st, opts.Events, changefeed.Deps{Now: opts.Clock, Authorize: s.authorize, Logger: opts.Logger,
-		Warehouse: func(ctx context.Context, name string) error { _, err := s.warehouse(ctx, name); return err }})
+	s.feed = changefeed.New(st, opts.Events, s.ta)
 	s.planner = s.newPlanner()
 	s.maint = s.newMaintainer()
 	s.v4 = s.newV4Commits()
@@ -198,8 +198,3 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 
 // now is the time by Options.Clock.
 func (s *Service) now() time.Time { return s.opts.Clock() }
-
-// storeErr translates store sentinels into client-facing errors for the
-// common cases (storefault.Of); callers handle the operation-specific ones
-// first.
-func storeErr(err error, what string) error { return storefault.Of(err, what) }

@@ -1,9 +1,6 @@
 package service
 
 import (
-	"context"
-
-	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/service/storageaccess"
 )
 
@@ -27,11 +24,6 @@ const (
 // (storageaccess.RemoteSigningConfig).
 type RemoteSigningConfig = storageaccess.RemoteSigningConfig
 
-// remoteSigningOf is storageaccess.RemoteSigningOf.
-func remoteSigningOf(cfg map[string]string) *RemoteSigningConfig {
-	return storageaccess.RemoteSigningOf(cfg)
-}
-
 // TablePropertyRemoteSigning opts one table into remote signing
 // (storageaccess.TablePropertyRemoteSigning).
 const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning
@@ -40,33 +32,17 @@ const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning
 // signing request (storageaccess.ActionSignRequest).
 const ActionSignRequest = storageaccess.ActionSignRequest
 
-// SignS3Request signs an S3 request for an engine without storage
-// credentials (storageaccess.Broker.SignS3Request, which says what is
-// returned when).
-func (s *Service) SignS3Request(ctx context.Context, warehouse string, id Ident, r credentials.S3SignRequest) (credentials.SignedRequest, error) {
-	return s.broker.SignS3Request(ctx, warehouse, id, r)
-}
-
-// LoadCredentials returns the storage credentials of a table
-// (storageaccess.Broker.LoadCredentials, which says what is returned when).
-func (s *Service) LoadCredentials(ctx context.Context, warehouse string, id Ident) ([]credentials.StorageCredential, error) {
-	return s.broker.LoadCredentials(ctx, warehouse, id)
-}
-
-// NativeWriteEligibility reports whether a table keeps Comet's native
-// Parquet writer eligible (storageaccess.Broker.NativeWriteEligibility,
-// which says what is returned when).
-func (s *Service) NativeWriteEligibility(ctx context.Context, warehouse string, id Ident) (credentials.Eligibility, error) {
-	return s.broker.NativeWriteEligibility(ctx, warehouse, id)
-}
-
 // newBroker is the service's storage-access broker: it judges access with
 // the service's authorizer, reads tables through readTable and the
 // metadata cache, and records its audit events with RecordAudit.
 func (s *Service) newBroker() *storageaccess.Broker {
 	return storageaccess.New(storageaccess.Deps{
-		Store: s.store, Authorizer: s.opts.Authorizer, Warehouse: s.warehouse, LoadTable: s.readTable,
-		CachedMetadata: s.metaCache.Get, WarehousePrefixes: warehousePrefixes,
-		Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit,
+		Tables: s.ta, Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit,
 	})
+
 }
+
+// Storage decides the storage access a caller gets for a table: signing,
+// vended credentials, native-write eligibility (storageaccess.Broker,
+// whose methods say what they return when).
+func (s *Service) Storage() *storageaccess.Broker { return s.broker }

@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/store"
 )
@@ -52,44 +50,11 @@ func tableResult(r *tablecommit.Result, err error) (*TableResult, error) {
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: map[string]string{}, Warning: r.Warning}, err
 }
 
-// The names the rest of the package calls for the metadata files
-// (package tablecommit).
-
-func newMetadataLocation(loc string, props map[string]string, previous string) string {
-	return tablecommit.NewMetadataLocation(loc, props, previous)
-}
-
-func (s *Service) checkNewMetadata(prev, next table.Metadata, data []byte) error {
-	return s.tc.CheckNewMetadata(prev, next, data)
-}
-
-func (s *Service) writeMetadataFile(ctx context.Context, w *store.Warehouse, loc string, data []byte) error {
-	return s.tc.WriteMetadataFile(ctx, w, loc, data)
-}
-
-func (s *Service) writeNextMetadata(ctx context.Context, w *store.Warehouse, obj *store.Object, loc string, props map[string]string, data []byte) (string, string, error) {
-	return s.tc.WriteNextMetadata(ctx, w, obj, loc, props, data)
-}
-
-func (s *Service) deleteOrphan(ctx context.Context, w *store.Warehouse, loc string) {
-	s.tc.DeleteOrphan(ctx, w, loc)
-}
-
-func (s *Service) deleteTableFile(ctx context.Context, w *store.Warehouse, tableLoc, loc string) {
-	s.tc.DeleteTableFile(ctx, w, tableLoc, loc)
-}
-
 // newTableCommit is the service's table committer: it runs through
-// s.engine, enqueues the policies of s.upkeep (built after it, hence the
-// closure) and hands upgrades to format version 4 to commitV4Upgrade.
+// s.engine and hands upgrades to format version 4 to commitV4Upgrade.
 func (s *Service) newTableCommit() *tablecommit.Committer {
 	return tablecommit.New(tablecommit.Deps{
-		Store: s.store, Engine: s.engine, Authorize: s.authorize, Warehouse: s.warehouse, ReadTable: s.readTable,
-		FileIO: s.fileIO, CacheMeta: s.metaCache.Add, ClockGuard: s.clockGuard,
-		PolicyJobs: func(w *store.Warehouse, id Ident, meta table.Metadata) []store.Job {
-			return s.upkeep.PolicyJobs(w, id, meta)
-		},
-		GuardV4: guardV4, WantsV4Upgrade: wantsV4Upgrade,
+		Tables: s.ta, Engine: s.engine, MaxClockSkew: s.opts.MaxClockSkew,
 		CommitV4Upgrade: func(ctx context.Context, w *store.Warehouse, c *parsedChange) (*tablecommit.Result, error) {
 			res, err := s.commitV4Upgrade(ctx, w, c)
 			if res == nil {
@@ -97,9 +62,6 @@ func (s *Service) newTableCommit() *tablecommit.Committer {
 			}
 			return &tablecommit.Result{MetadataLocation: res.MetadataLocation, Metadata: res.Metadata, Warning: V4UpgradeWarning}, err
 		},
-		CheckTableMetadataLocations: s.checkTableMetadataLocations, CheckObjectLocation: checkObjectLocation,
-		CheckWritePaths: checkWritePaths, DefaultLocation: defaultLocation, TablePrefixes: tablePrefixes, FileName: fileName,
-		AddEvent: s.addEvent, WithEvent: s.withEvent, TableObject: tableObject, Who: who, PutErr: putErr,
-		MaxClockSkew: s.opts.MaxClockSkew, Now: s.now, Logger: s.log,
 	})
+
 }

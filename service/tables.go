@@ -1,14 +1,19 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/storageaccess"
+	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -17,7 +22,7 @@ import (
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/createdef"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
 )
@@ -58,43 +63,6 @@ type TableResult struct {
 	Warning string
 }
 
-// alreadyExists builds the 409 for a create or register whose name is taken.
-func alreadyExists(err error, kind store.ObjectKind, id Ident) error {
-	var ae *store.AlreadyExistsError
-	if errors.As(err, &ae) && ae.Kind != kind {
-		if ae.Kind == store.KindFunction {
-			return fault.Wrap(fault.AlreadyExists, err, "Function with same name already exists: %s", id)
-		}
-		if ae.Kind == store.KindView {
-			return fault.Wrap(fault.AlreadyExists, err, "View with same name already exists: %s", id)
-		}
-		return fault.Wrap(fault.AlreadyExists, err, "Table with same name already exists: %s", id)
-	}
-	if kind == store.KindView {
-		return fault.Wrap(fault.AlreadyExists, err, "View already exists: %s", id)
-	}
-	if kind == store.KindFunction {
-		return fault.Wrap(fault.AlreadyExists, err, "Function already exists: %s", id)
-	}
-	return fault.Wrap(fault.AlreadyExists, err, "Table already exists: %s", id)
-}
-
-// putErr maps the errors of ObjectCreate/ObjectReplace.
-func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrAlreadyExists):
-		return alreadyExists(err, kind, id)
-	case errors.Is(err, store.ErrNoSuchNamespace):
-		return nsNotFound(err, id.Namespace)
-	case errors.Is(err, store.ErrLocationOverlap):
-		// The store's text names both locations: not for clients.
-		return fault.Wrap(fault.BadRequest, err, "Location overlaps another table or view")
-	}
-	return storeErr(err, warehouse)
-}
-
 // CreateTable creates (or, with StageCreate, only prepares) a table with
 // fresh field, partition and sort ids. 404 when the namespace is missing,
 // 409 when the name is taken by a table or view, 400 for an invalid schema,
@@ -102,7 +70,7 @@ func putErr(err error, kind store.ObjectKind, id Ident, warehouse string) error 
 // property outside the warehouse (location policy).
 func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []string, in CreateTableInput) (*TableResult, error) {
 	id := Ident{Namespace: nsLevels, Name: in.Name}
-	w, ns, err := s.createTarget(ctx, warehouse, id, PrivTableCreate)
+	w, ns, err := s.ta.CreateTarget(ctx, warehouse, id, PrivTableCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +94,10 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 			return nil, fault.New(fault.BadRequest, "Unsupported format version: %s (supported: 1 to 4)", v)
 		}
 	}
-	if err := guardV4(ctx, version, "Cannot create "+id.String()); err != nil {
+	if err := tableaccess.GuardV4(ctx, version, "Cannot create "+id.String()); err != nil {
 		return nil, err
 	}
-	loc, canon, err := newObjectLocation(w, ns, in.Name, in.Location, props)
+	loc, canon, err := locations.NewObjectLocation(w, ns, in.Name, in.Location, props)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +111,7 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if version == FormatV4 {
 		formatProps["format-version"] = "3" // built through the v3 view
 	}
-	if err := s.clockGuard(); err != nil {
+	if err := s.ta.ClockGuard(); err != nil {
 		return nil, err
 	}
 	meta, err := table.NewMetadata(schema, spec, order, loc, formatProps)
@@ -154,14 +122,14 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
-	if err := s.checkNewMetadata(nil, meta, data); err != nil {
+	if err := s.tc.CheckNewMetadata(nil, meta, data); err != nil {
 		return nil, err
 	}
 	if in.StageCreate {
 		// Nothing is persisted; the name is only checked to fail early.
 		for _, k := range []store.ObjectKind{store.KindTable, store.KindView, store.KindFunction} {
 			if _, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, k)); err == nil {
-				return nil, alreadyExists(&store.AlreadyExistsError{Kind: k}, store.KindTable, id)
+				return nil, tableaccess.AlreadyExists(&store.AlreadyExistsError{Kind: k}, store.KindTable, id)
 			}
 		}
 		if err := prepareStagedMetadataDir(w, canon, props); err != nil {
@@ -169,22 +137,22 @@ func (s *Service) CreateTable(ctx context.Context, warehouse string, nsLevels []
 		}
 		return s.tableResult(ctx, w, id, "", data, canon, in.Delegation)
 	}
-	metaLoc := newMetadataLocation(loc, meta.Properties(), "")
-	if err := s.writeMetadataFile(ctx, w, metaLoc, data); err != nil {
+	metaLoc := tableaccess.NewMetadataLocation(loc, meta.Properties(), "")
+	if err := s.ta.WriteFile(ctx, w, metaLoc, data); err != nil {
 		return nil, err
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindTable,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, RefsMetadata: data, FormatVersion: version,
 	}
-	ectx := s.withEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateTable, tableObject(warehouse, id, meta), who(ctx), changeevents.CreateTableUpdates(meta, version))
+	ectx := s.ta.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, tableaccess.TableObject(warehouse, id, meta), tableaccess.Who(ctx), changeevents.CreateTableUpdates(meta, version))
 	})
 	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		if !commitengine.MayHaveLanded(err) {
-			s.deleteTableFile(ctx, w, canon, metaLoc)
+			s.ta.DeleteTableFile(ctx, w, canon, metaLoc)
 		}
-		return nil, putErr(err, store.KindTable, id, warehouse)
+		return nil, tableaccess.PutErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, data, canon, in.Delegation)
 }
@@ -197,7 +165,7 @@ func (s *Service) tableResult(ctx context.Context, w *store.Warehouse, id Ident,
 		return nil, err
 	}
 	return &TableResult{MetadataLocation: metaLoc, Metadata: data, Config: cfg, StorageCredentials: creds,
-		RemoteSigning: remoteSigningOf(cfg)}, nil
+		RemoteSigning: storageaccess.RemoteSigningOf(cfg)}, nil
 }
 
 // RegisterTable adopts an existing metadata file as a table (with
@@ -210,42 +178,42 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 	id := Ident{Namespace: nsLevels, Name: name}
 	if overwrite {
 		// Replacing a table re-points it: a write to that table too.
-		if err := s.authorize(ctx, PrivTableWriteMetadata, tableResource(warehouse, id)); err != nil {
+		if err := s.ta.Authorize(ctx, PrivTableWriteMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 			return nil, err
 		}
 	}
-	w, data, err := s.readForRegister(ctx, warehouse, id, metadataLocation, PrivTableCreate)
+	w, data, err := s.ta.ReadForRegister(ctx, warehouse, id, metadataLocation, PrivTableCreate)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.broker.CheckVend(ctx, w, id, deleg); err != nil {
 		return nil, err
 	}
-	metaLoc, _ := location.Normalize(metadataLocation) // readForRegister checked it
+	metaLoc, _ := storagepath.Normalize(metadataLocation) // readForRegister checked it
 	meta, version, err := tablemeta.Parse(data)
 	if err != nil {
 		// The parser's text may quote the file: not for clients.
-		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table metadata in %s: not a table metadata file", fileName(w, w.Location, metaLoc))
+		return nil, fault.Wrap(fault.BadRequest, err, "Invalid table metadata in %s: not a table metadata file", locations.FileName(w, w.Location, metaLoc))
 	}
-	if err := guardV4(ctx, version, "Cannot register "+id.String()); err != nil {
+	if err := tableaccess.GuardV4(ctx, version, "Cannot register "+id.String()); err != nil {
 		return nil, err
 	}
-	if err := s.checkTableMetadataLocations(w, meta); err != nil {
+	if err := locations.CheckTableMetadataLocations(w, meta); err != nil {
 		return nil, err
 	}
-	loc, _ := location.Normalize(meta.Location()) // checked above
-	if !tablePrefixes(w, loc).Contains(metaLoc) {
+	loc, _ := storagepath.Normalize(meta.Location()) // checked above
+	if !locations.TablePrefixes(w, loc).Contains(metaLoc) {
 		return nil, fault.New(fault.BadRequest, "Invalid metadata-location: it must be inside the table location")
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindTable,
-		Location: loc, MetadataLocation: metaLoc, Metadata: compactJSON(data), FormatVersion: version,
+		Location: loc, MetadataLocation: metaLoc, Metadata: tableaccess.CompactJSON(data), FormatVersion: version,
 	}
 	if refs, err := tablemeta.RefsOnly(obj.Metadata); err == nil {
 		obj.RefsMetadata = refs
 	}
-	ectx := s.withEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.RegisterTable, tableObject(warehouse, id, meta), who(ctx), nil)
+	ectx := s.ta.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.RegisterTable, tableaccess.TableObject(warehouse, id, meta), tableaccess.Who(ctx), nil)
 	})
 	if overwrite {
 		err = s.store.ObjectReplace(ectx, obj)
@@ -256,7 +224,7 @@ func (s *Service) RegisterTable(ctx context.Context, warehouse string, nsLevels 
 		return nil, registerOverlap(err, id)
 	}
 	if err != nil {
-		return nil, putErr(err, store.KindTable, id, warehouse)
+		return nil, tableaccess.PutErr(err, store.KindTable, id, warehouse)
 	}
 	return s.tableResult(ctx, w, id, metaLoc, obj.Metadata, loc, deleg)
 }
@@ -274,91 +242,12 @@ func registerOverlap(err error, id Ident) error {
 		"in a soft-delete warehouse a dropped table keeps its location until its retention ends: undrop it instead", id)
 }
 
-// writeTarget checks an identifier, authorizes priv on the table and
-// returns its warehouse: 400 for a bad identifier, 403 when denied, 404 for
-// an unknown warehouse or a table hidden from the caller.
-func (s *Service) writeTarget(ctx context.Context, warehouse string, id Ident, priv Privilege) (*store.Warehouse, error) {
-	if err := validateIdent(id); err != nil {
-		return nil, err
-	}
-	if err := s.authorize(ctx, priv, tableResource(warehouse, id)); err != nil {
-		return nil, err
-	}
-	return s.warehouse(ctx, warehouse)
-}
-
-// createTarget checks an identifier for a new object and authorizes priv
-// (table-create or view-create) on its namespace, which must exist (404
-// NoSuchNamespace otherwise, also when hidden from the caller; 403 when
-// denied) and is returned with the warehouse.
-func (s *Service) createTarget(ctx context.Context, warehouse string, id Ident, priv Privilege) (*store.Warehouse, *store.Namespace, error) {
-	if err := validateIdent(id); err != nil {
-		return nil, nil, err
-	}
-	if err := s.authorize(ctx, priv, namespaceResource(warehouse, id.Namespace)); err != nil {
-		return nil, nil, err
-	}
-	w, err := s.warehouse(ctx, warehouse)
-	if err != nil {
-		return nil, nil, err
-	}
-	ns, err := s.store.NamespaceGet(ctx, warehouse, id.Namespace)
-	if errors.Is(err, store.ErrNoSuchNamespace) {
-		return nil, nil, nsNotFound(err, id.Namespace)
-	} else if err != nil {
-		return nil, nil, storeErr(err, warehouse)
-	}
-	return w, ns, nil
-}
-
-// readForRegister checks a register request (identifier, access, namespace)
-// and reads the metadata file it names: 400 when the location does not
-// normalise or lies outside the warehouse (refused before anything is
-// opened, so nothing leaks about files elsewhere), 404 NotFound when it
-// cannot be read. Messages name the file relative to the warehouse.
-func (s *Service) readForRegister(ctx context.Context, warehouse string, id Ident, metadataLocation string, priv Privilege) (*store.Warehouse, []byte, error) {
-	if metadataLocation == "" {
-		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: empty")
-	}
-	w, _, err := s.createTarget(ctx, warehouse, id, priv)
-	if err != nil {
-		return nil, nil, err
-	}
-	loc, err := location.Normalize(metadataLocation)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid metadata-location: %s", fault.ClientText(err))
-	}
-	if !warehousePrefixes(w).Contains(loc) {
-		return nil, nil, fault.New(fault.BadRequest, "Invalid metadata-location: it must be inside the warehouse")
-	}
-	io, err := s.fileIO(ctx, w, loc)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := io.Read(ctx, loc)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.NotFound, err, "Failed to open input stream for file: %s", fileName(w, w.Location, loc))
-	}
-	if data, err = tablemeta.Inflate(data); err != nil {
-		return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid metadata file %s: %s", fileName(w, w.Location, loc), err)
-	}
-	return w, data, nil
-}
-
-func compactJSON(b []byte) []byte {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return b
-	}
-	return buf.Bytes()
-}
-
 // TableETag returns the entity tag of a table's current representation
 // (metadata location + snapshot mode) with one indexed lookup: the
 // If-None-Match path. 404 when the table is missing or hidden, 403
 // without table-read-metadata.
 func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
-	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		return "", err
 	}
 	return s.tableETag(ctx, warehouse, id, snapshots)
@@ -367,10 +256,10 @@ func (s *Service) TableETag(ctx context.Context, warehouse string, id Ident, sna
 func (s *Service) tableETag(ctx context.Context, warehouse string, id Ident, snapshots string) (string, error) {
 	loc, err := s.store.ObjectMetadataLocation(ctx, objRef(id, warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
-		return "", tableNotFound(err, id)
+		return "", ident.TableNotFound(err, id)
 	}
 	if err != nil {
-		return "", storeErr(err, warehouse)
+		return "", storefault.Of(err, warehouse)
 	}
 	return ETag(loc, snapshots), nil
 }
@@ -397,10 +286,10 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	if snapshots != "" && snapshots != "all" && snapshots != "refs" {
 		return nil, fault.New(fault.BadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
 	}
-	if err := validateIdent(id); err != nil {
+	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := s.authorizeLoad(ctx, PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
+	if err := s.ta.AuthorizeLoad(ctx, PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
 		return nil, err
 	}
 	get := s.store.ObjectGet
@@ -409,28 +298,28 @@ func (s *Service) LoadTable(ctx context.Context, warehouse string, id Ident, sna
 	}
 	obj, err := get(ctx, objRef(id, warehouse, store.KindTable))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, tableNotFound(err, id)
+		return nil, ident.TableNotFound(err, id)
 	}
 	if err != nil {
-		return nil, storeErr(err, warehouse)
+		return nil, storefault.Of(err, warehouse)
 	}
-	if err := guardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
+	if err := tableaccess.GuardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
 		return nil, err
 	}
 	var w *store.Warehouse
 	if s.opts.VerifyMetadataOnLoad || deleg != NoDelegation {
-		if w, err = s.warehouse(ctx, warehouse); err != nil {
+		if w, err = s.ta.Warehouse(ctx, warehouse); err != nil {
 			return nil, err
 		}
 	}
 	if s.opts.VerifyMetadataOnLoad {
-		io, err := s.fileIO(ctx, w, obj.MetadataLocation)
+		io, err := s.ta.FileIO(ctx, w, obj.MetadataLocation)
 		if err != nil {
 			return nil, err
 		}
 		ok, err := io.Exists(ctx, obj.MetadataLocation)
 		if err != nil {
-			return nil, fault.Wrap(fault.Unavailable, err, "Cannot check metadata file %s", fileName(w, obj.Location, obj.MetadataLocation))
+			return nil, fault.Wrap(fault.Unavailable, err, "Cannot check metadata file %s", locations.FileName(w, obj.Location, obj.MetadataLocation))
 		}
 		if !ok {
 			// The table's own metadata-location, which every load answer
@@ -468,7 +357,7 @@ func (s *Service) refsOnlyCached(metadataLocation string, data []byte) ([]byte, 
 // TableExists reports whether a table exists (404 NoSuchTable otherwise,
 // also when hidden from the caller; 403 without table-list).
 func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorizeLoad(ctx, PrivTableList, store.KindTable, warehouse, id); err != nil {
+	if err := s.ta.AuthorizeLoad(ctx, PrivTableList, store.KindTable, warehouse, id); err != nil {
 		return err
 	}
 	_, err := s.tableETag(ctx, warehouse, id, "")
@@ -479,7 +368,7 @@ func (s *Service) TableExists(ctx context.Context, warehouse string, id Ident) e
 // (table-read-metadata: reports describe its scans and commits) and that
 // it exists: 404 NoSuchTable when missing or hidden, 403 when denied.
 func (s *Service) CheckMetricsReport(ctx context.Context, warehouse string, id Ident) error {
-	if err := s.authorize(ctx, PrivTableReadMetadata, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		return err
 	}
 	_, err := s.tableETag(ctx, warehouse, id, "")
@@ -494,10 +383,10 @@ func (s *Service) ListTables(ctx context.Context, warehouse string, nsLevels []s
 }
 
 func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []string, kind store.ObjectKind, priv Privilege, page Page) ([]string, string, error) {
-	if err := validateNamespace(nsLevels); err != nil {
+	if err := ident.ValidateNamespace(nsLevels); err != nil {
 		return nil, "", err
 	}
-	vis, err := s.listVisibility(ctx, priv, namespaceResource(warehouse, nsLevels))
+	vis, err := s.listVisibility(ctx, priv, access.NamespaceResource(warehouse, nsLevels))
 	if err != nil {
 		return nil, "", err
 	}
@@ -505,9 +394,9 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 	sp.Visible = vis
 	names, next, err := s.store.ObjectList(ctx, warehouse, nsLevels, kind, sp)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
-		return nil, "", nsNotFound(err, nsLevels)
+		return nil, "", ident.NamespaceNotFound(err, nsLevels)
 	}
-	return names, next, storeErr(err, warehouse)
+	return names, next, storefault.Of(err, warehouse)
 }
 
 // DropTable removes a table from the catalog; with purge it also enqueues,
@@ -517,24 +406,24 @@ func (s *Service) listObjects(ctx context.Context, warehouse string, nsLevels []
 // for undrop instead, and purged (with purge) when its retention ends
 // (deleted.go). 404 when the table or the warehouse is missing.
 func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, purge bool) error {
-	if err := s.authorize(ctx, PrivTableDrop, tableResource(warehouse, id)); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableDrop, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		return err
 	}
 	if purge {
 		// Purging deletes the table's files: a data write as well.
-		if err := s.authorize(ctx, PrivTableWriteData, tableResource(warehouse, id)); err != nil {
+		if err := s.ta.Authorize(ctx, PrivTableWriteData, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 			return err
 		}
 	}
-	w, err := s.warehouse(ctx, warehouse)
+	w, err := s.ta.Warehouse(ctx, warehouse)
 	if err != nil {
 		return err
 	}
 	err = s.dropObject(ctx, w, objRef(id, warehouse, store.KindTable), purge)
 	if errors.Is(err, store.ErrNotFound) {
-		return tableNotFound(err, id)
+		return ident.TableNotFound(err, id)
 	}
-	return storeErr(err, warehouse)
+	return storefault.Of(err, warehouse)
 }
 
 // UnregisterTable removes a table from the catalog and deletes none of its
@@ -547,24 +436,24 @@ func (s *Service) DropTable(ctx context.Context, warehouse string, id Ident, pur
 // client that does not read v4 (checked in the store's transaction, so
 // nothing is removed), the store's 503.
 func (s *Service) UnregisterTable(ctx context.Context, warehouse string, id Ident) (*TableResult, error) {
-	r := tableResource(warehouse, id)
-	if err := s.authorize(ctx, PrivTableDrop, r); err != nil {
+	r := access.TableResource(warehouse, id.Namespace, id.Name)
+	if err := s.ta.Authorize(ctx, PrivTableDrop, r); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, PrivTableReadMetadata, r); err != nil {
+	if err := s.ta.Authorize(ctx, PrivTableReadMetadata, r); err != nil {
 		return nil, err
 	}
 	obj, err := s.dropIf(ctx, objRef(id, warehouse, store.KindTable), changeevents.UnregisterTable, false, func(o *store.Object) error {
-		return guardV4(ctx, o.FormatVersion, "Cannot unregister "+id.String())
+		return tableaccess.GuardV4(ctx, o.FormatVersion, "Cannot unregister "+id.String())
 	})
 	var fe *fault.Error
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, tableNotFound(err, id)
+		return nil, ident.TableNotFound(err, id)
 	case errors.As(err, &fe):
 		return nil, err
 	case err != nil:
-		return nil, storeErr(err, warehouse)
+		return nil, storefault.Of(err, warehouse)
 	}
 	return &TableResult{MetadataLocation: obj.MetadataLocation, Metadata: obj.Metadata, Config: map[string]string{}}, nil
 }
@@ -577,29 +466,29 @@ func (s *Service) RenameTable(ctx context.Context, warehouse string, from, to Id
 }
 
 func (s *Service) renameObject(ctx context.Context, warehouse string, kind store.ObjectKind, from, to Ident) error {
-	if err := validateIdent(from); err != nil {
+	if err := ident.ValidateIdent(from); err != nil {
 		return err
 	}
-	if err := validateIdent(to); err != nil {
+	if err := ident.ValidateIdent(to); err != nil {
 		return err
 	}
 	// A rename drops the object where it is and creates it where it goes.
-	drop, create, res := PrivTableDrop, PrivTableCreate, tableResource(warehouse, from)
+	drop, create, res := PrivTableDrop, PrivTableCreate, access.TableResource(warehouse, from.Namespace, from.Name)
 	if kind == store.KindView {
-		drop, create, res = PrivViewDrop, PrivViewCreate, viewResource(warehouse, from)
+		drop, create, res = PrivViewDrop, PrivViewCreate, access.ViewResource(warehouse, from.Namespace, from.Name)
 	}
-	if err := s.authorize(ctx, drop, res); err != nil {
+	if err := s.ta.Authorize(ctx, drop, res); err != nil {
 		return err
 	}
-	if err := s.authorize(ctx, create, namespaceResource(warehouse, to.Namespace)); err != nil {
+	if err := s.ta.Authorize(ctx, create, access.NamespaceResource(warehouse, to.Namespace)); err != nil {
 		return err
 	}
 	ectx := ctx
-	if s.eventsOn() {
+	if s.ta.EventsOn() {
 		// The event names the object's UUID, read first; a rename of an
 		// object that is gone by then fails in the store below.
 		if obj, gerr := s.store.ObjectGetRefs(ctx, objRef(from, warehouse, kind)); gerr == nil {
-			ectx = store.WithEvents(ctx, changeevents.Rename(objectOf(obj), who(ctx), to.Namespace, to.Name))
+			ectx = store.WithEvents(ctx, changeevents.Rename(tableaccess.ObjectOf(obj), tableaccess.Who(ctx), to.Namespace, to.Name))
 		}
 	}
 	err := s.store.ObjectRename(ectx, objRef(from, warehouse, kind), to.Namespace, to.Name)
@@ -608,11 +497,11 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrNoSuchTable):
-		return tableNotFound(err, from)
+		return ident.TableNotFound(err, from)
 	case errors.Is(err, store.ErrNoSuchView):
-		return viewNotFound(err, from)
+		return ident.ViewNotFound(err, from)
 	case errors.Is(err, store.ErrNoSuchNamespace):
-		return nsNotFound(err, to.Namespace)
+		return ident.NamespaceNotFound(err, to.Namespace)
 	case errors.As(err, &ae):
 		what := "Table"
 		switch ae.Kind {
@@ -623,5 +512,5 @@ func (s *Service) renameObject(ctx context.Context, warehouse string, kind store
 		}
 		return fault.Wrap(fault.AlreadyExists, err, "Cannot rename %s to %s. %s already exists", from, to, what)
 	}
-	return storeErr(err, warehouse)
+	return storefault.Of(err, warehouse)
 }

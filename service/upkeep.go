@@ -51,7 +51,12 @@ type (
 
 // JobHandlers returns the handler of every job kind, for
 // store.WorkerConfig (upkeep.Upkeep.JobHandlers).
-func (s *Service) JobHandlers() map[string]store.JobHandler { return s.upkeep.JobHandlers() }
+func (s *Service) JobHandlers() map[string]store.JobHandler {
+	h := s.upkeep.JobHandlers()
+	h[JobDeleteMetadataFiles] = s.tc.RunDeleteMetadataFiles
+	s.feed.Handlers(h)
+	return h
+}
 
 // UpkeepJobs are the recurring jobs of the background work
 // (upkeep.Upkeep.Jobs), to enqueue when workers start.
@@ -84,14 +89,6 @@ func (s *Service) Undrop(ctx context.Context, warehouse, id string, to *Ident) (
 // RemoveOrphanFiles and Compact as requests do, its purges go through
 // s.maint, and it adds the delete-metadata-files and change-feed handlers.
 func (s *Service) newUpkeep() *upkeep.Upkeep {
-	return upkeep.New(upkeep.Deps{
-		Store: s.store, Authorize: s.authorize, Warehouse: s.warehouse, ReadTable: s.readTable, FileIO: s.fileIO,
-		Maintain: s.Maintain, RemoveOrphanFiles: s.RemoveOrphanFiles, Compact: s.Compact,
-		PurgeTableFiles: s.maint.PurgeTableFiles,
-		MoreHandlers: func(h map[string]store.JobHandler) {
-			h[JobDeleteMetadataFiles] = s.tc.RunDeleteMetadataFiles
-			s.feed.Handlers(h)
-		},
-		WithEvent: s.withEvent, Who: who, PutErr: putErr, Now: s.now, Logger: s.log,
-	})
+	return upkeep.New(upkeep.Deps{Tables: s.ta, Maint: s.maint, V4: s.v4})
+
 }

@@ -3,9 +3,7 @@ package service
 import (
 	"context"
 
-	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
-	"github.com/lakehold/catalog/store"
 )
 
 // The snapshots of v4 tables are committed by v4commits.Committer (files,
@@ -71,26 +69,11 @@ func v4Result(r *v4commits.Result, err error) (*TableResult, error) {
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: map[string]string{}}, nil
 }
 
-// tableFileName names a file for a message (v4commits.TableFileName).
-func tableFileName(tableLoc, loc string) string { return v4commits.TableFileName(tableLoc, loc) }
-
 // newV4Commits is the service's v4 committer: it runs through s.engine,
 // reads through s.readers and authorizes table-write-data (commits) and
 // table-read-data (LiveColumnFiles).
 func (s *Service) newV4Commits() *v4commits.Committer {
-	return v4commits.New(v4commits.Deps{
-		Store: s.store, Engine: s.engine, Readers: s.readers, Logger: s.log, Now: s.now, MaxLeafEntries: s.opts.MaxLeafEntries,
-		WriteTarget: func(ctx context.Context, warehouse string, id Ident) (*store.Warehouse, error) {
-			return s.writeTarget(ctx, warehouse, id, PrivTableWriteData)
-		},
-		AuthorizeRead: func(ctx context.Context, warehouse string, id Ident) error {
-			return s.authorize(ctx, PrivTableReadData, tableResource(warehouse, id))
-		},
-		Warehouse: s.warehouse, ReadTable: s.readTable, CacheMeta: s.metaCache.Add,
-		Encode: s.tc.Encode,
-		FileIO: s.fileIO, WriteFile: s.tc.WriteMetadataFile, WriteNextMetadata: s.tc.WriteNextMetadata, CommitJobs: s.tc.CommitJobs,
-		AddEvent: s.addEvent, TableObject: tableObject, Who: who,
-		FileName: fileName, CheckFileInTable: checkFileInTable, TablePrefixes: tablePrefixes,
-		WithWarehouseDefaults: upkeep.WithWarehouseDefaults, DataLocation: dataLocation,
-	})
+	return v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
+		Encode: s.tc.Encode, CommitJobs: s.tc.CommitJobs})
+
 }

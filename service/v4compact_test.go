@@ -20,10 +20,10 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquettest"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"

@@ -25,7 +25,7 @@ func TestV4CommitsTakeTheFastPath(t *testing.T) {
 			{Location: fmt.Sprintf("data/f%d.parquet", i), FileFormat: "parquet", RecordCount: 10, FileSizeInBytes: 100,
 				Stats: map[int]*v4manifest.FieldStats{1: {LowerBound: int64(10 * i), UpperBound: int64(10*i + 9)}}}}})
 		require.NoError(t, err)
-		e := svc.metaCache.Get(res.MetadataLocation)
+		e := svc.ta.CachedMeta(res.MetadataLocation)
 		require.NotNil(t, e, "commit %d: the new metadata is cached", i)
 		require.Equal(t, FormatV4, e.Version)
 		require.Len(t, e.Meta.Snapshots(), i+1)

@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 
-	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/v4migrate"
 	"github.com/lakehold/catalog/store"
 )
@@ -21,9 +21,6 @@ type ExportInput = v4migrate.ExportInput
 func (s *Service) ExportTable(ctx context.Context, warehouse string, in ExportInput) (*TableResult, error) {
 	return migrated(s.migrate.Export(ctx, warehouse, in))
 }
-
-// wantsV4Upgrade reports whether a commit's updates upgrade to format 4.
-func wantsV4Upgrade(info []tablemeta.UpdateInfo) bool { return v4migrate.WantsUpgrade(info) }
 
 // commitV4Upgrade commits a single-table change that upgrades to format
 // version 4 (v4migrate.Migrator.Upgrade, which says what is returned
@@ -55,20 +52,14 @@ func migrated(r *v4migrate.Result, err error) (*TableResult, error) {
 		return nil, err
 	}
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: r.Config, StorageCredentials: r.StorageCredentials,
-		RemoteSigning: remoteSigningOf(r.Config)}, nil
+		RemoteSigning: storageaccess.RemoteSigningOf(r.Config)}, nil
 }
 
 // newMigrator is the service's upgrade and export: they commit through
 // s.engine and s.v4, read manifests through s.planner and s.readers and
 // create the exported table as CreateTable does.
 func (s *Service) newMigrator() *v4migrate.Migrator {
-	return v4migrate.New(v4migrate.Deps{
-		Store: s.store, V4: s.v4, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
-		ReadTable: s.readTable, ManifestIO: s.planner.IO, RunCommit: s.runCommit, DropUnlanded: s.dropUnlanded,
-		CreateTarget: s.createTarget, CheckVend: s.broker.CheckVend, Grant: s.broker.Grant, Compact: s.Compact,
-		CheckNewMetadata: s.checkNewMetadata, NewMetadataLocation: newMetadataLocation,
-		FileIO: s.fileIO, WriteFile: s.writeMetadataFile,
-		AlreadyExists: alreadyExists, PutErr: putErr,
-		AddEvent: s.addEvent, WithEvent: s.withEvent, Who: who, TableObject: tableObject, DocObject: docObject, Now: s.now,
-	})
+	return v4migrate.New(v4migrate.Deps{Tables: s.ta, Engine: s.engine, V4: s.v4, Commits: s.tc, Readers: s.readers,
+		Planner: s.planner, Broker: s.broker, MaxLeafEntries: s.opts.MaxLeafEntries})
+
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/lakehold/catalog/internal/parquettest"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
@@ -102,13 +102,13 @@ func TestV4SummaryTotals(t *testing.T) {
 	require.Equal(t, fmt.Sprint(b), sum["total-files-size"])
 
 	// What a parent without totals gets: its tree counted.
-	w, err := s.warehouse(ctx, "wh")
+	w, err := s.ta.Warehouse(ctx, "wh")
 	require.NoError(t, err)
 	vs, err := s.v4.Load(ctx, w, id)
 	require.NoError(t, err)
 	counted, err := s.v4.TreeTotals(ctx, w, vs)
 	require.NoError(t, err)
-	chained, ok := v4commit.ParentTotals(sum)
+	chained, ok := v4tree.ParentTotals(sum)
 	require.True(t, ok)
 	require.Equal(t, chained, counted)
 }

@@ -139,7 +139,7 @@ func testUpgradeManyManifests(t *testing.T, backend string) {
 	require.Equal(t, fmt.Sprint(snapID), cur.Summary.Properties["v4-conversion-of-snapshot-id"])
 	require.Equal(t, "2000", cur.Summary.Properties["total-data-files"])
 	require.Equal(t, "2000000", cur.Summary.Properties["total-records"])
-	w, err := svc.warehouse(ctx, "wh")
+	w, err := svc.ta.Warehouse(ctx, "wh")
 	require.NoError(t, err)
 	st, err := svc.v4.Load(ctx, w, id)
 	require.NoError(t, err)

@@ -4,39 +4,11 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/warehouses"
-	"github.com/lakehold/catalog/store"
 )
 
 // Warehouses are created, read and deleted by warehouses.Registry; these
 // names and methods keep the service's API whole. The cache of warehouse
-// rows (s.warehouse) stays here: every request reads through it.
-
-// NormalizeLocation validates a storage location and returns it in
-// canonical form (warehouses.NormalizeLocation, which says what is
-// returned when).
-func NormalizeLocation(loc string) (string, error) { return warehouses.NormalizeLocation(loc) }
-
-// createWarehouse registers a warehouse, unauthorized (warehouses.Registry.Create).
-func (s *Service) createWarehouse(ctx context.Context, name, loc string, props map[string]string) (*store.Warehouse, error) {
-	return s.whs.Create(ctx, name, loc, props)
-}
-
-// getWarehouse returns a warehouse or its 404, unauthorized and uncached
-// (warehouses.Registry.Get).
-func (s *Service) getWarehouse(ctx context.Context, name string) (*store.Warehouse, error) {
-	return s.whs.Get(ctx, name)
-}
-
-// listWarehouses returns every warehouse, unauthorized (warehouses.Registry.List).
-func (s *Service) listWarehouses(ctx context.Context) ([]*store.Warehouse, error) {
-	return s.whs.List(ctx)
-}
-
-// ensureWarehouse creates the warehouse when missing and returns it
-// (warehouses.Registry.Ensure, which says what is returned when).
-func (s *Service) ensureWarehouse(ctx context.Context, name, where string) (*store.Warehouse, error) {
-	return s.whs.Ensure(ctx, name, where)
-}
+// rows (s.ta.Warehouse) stays here: every request reads through it.
 
 // DeleteWarehouse removes a warehouse with no namespaces
 // (warehouses.Registry.Delete, which says what is returned when).
@@ -60,10 +32,5 @@ func (s *Service) StorageProfile(ctx context.Context, name string) (any, error) 
 // newWarehouses is the service's warehouse registry: a changed profile
 // drops the warehouse from s.whCache, so the next request reads it anew.
 func (s *Service) newWarehouses() *warehouses.Registry {
-	return warehouses.New(warehouses.Deps{Store: s.store, Authorize: s.authorize, Sealer: s.opts.Sealer,
-		Forget: func(name string) {
-			s.whCache.mu.Lock()
-			delete(s.whCache.entries, name)
-			s.whCache.mu.Unlock()
-		}})
+	return warehouses.New(warehouses.Deps{Store: s.store, Tables: s.ta, Sealer: s.opts.Sealer})
 }

@@ -28,9 +28,9 @@ import (
 
 	"github.com/lakehold/catalog/internal/catalogimport"
 	"github.com/lakehold/catalog/internal/identity"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/pgtest"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/store/sqlstore"
@@ -388,7 +388,7 @@ func checkImported(t *testing.T, src importSource, dst *importLakehold) {
 	id := table.Identifier{"sales", "orders"}
 	want := loadTableMeta(t, src.uri, src.warehouse, id)
 	got := loadTableMeta(t, dst.url, dst.warehouse, id)
-	canon := func(s string) string { n, err := location.Normalize(s); require.NoError(t, err); return n }
+	canon := func(s string) string { n, err := storagepath.Normalize(s); require.NoError(t, err); return n }
 	require.Equal(t, canon(want.MetadataLocation()), canon(got.MetadataLocation()), "the source's metadata file is kept")
 	require.NotNil(t, want.CurrentSnapshot())
 	require.Equal(t, want.CurrentSnapshot().SnapshotID, got.CurrentSnapshot().SnapshotID)

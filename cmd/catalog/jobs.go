@@ -71,7 +71,7 @@ func (jf *jobFlags) start(ctx context.Context, st store.Store, svc *service.Serv
 	log.Info("job workers started", "workers", jf.workers)
 	// The events' recurring jobs (prune, one delivery job per sink) are
 	// unique: every replica with workers enqueues them, one of each runs.
-	if err := st.EnqueueJobs(ctx, svc.EventJobs()...); err != nil {
+	if err := st.EnqueueJobs(ctx, svc.Events().Jobs()...); err != nil {
 		log.Warn("events: cannot enqueue the event jobs; a restart or another replica enqueues them", "error", err.Error())
 	}
 	// The tombstone prune is unique too.

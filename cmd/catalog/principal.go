@@ -29,9 +29,9 @@ func setupPrincipal(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) erro
 			svc := service.New(st, storage.NewProvider(), service.Options{})
 			switch sub {
 			case "create", "rotate":
-				op := svc.CreatePrincipal
+				op := svc.Admin().CreatePrincipal
 				if sub == "rotate" {
-					op = svc.RotatePrincipalSecret
+					op = svc.Admin().RotatePrincipalSecret
 				}
 				c, err := op(ctx, args[0])
 				if err != nil {
@@ -42,7 +42,7 @@ func setupPrincipal(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) erro
 			case "list":
 				return listPrincipals(ctx, svc, e.stdout)
 			case "delete":
-				if err := svc.DeletePrincipal(ctx, args[0]); err != nil {
+				if err := svc.Admin().DeletePrincipal(ctx, args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "deleted principal %s\n", args[0])

@@ -10,6 +10,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // setupRole returns the setup of `catalog role sub`: roles managed
@@ -37,7 +38,7 @@ func setupRole(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
 				return err
 			}
 			defer st.Close()
-			svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: service.NewRBAC(st)})
+			svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st)})
 			return runRole(ctx, svc, sub, pos, desc, on, e.stdout)
 		}
 	}
@@ -46,12 +47,12 @@ func setupRole(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error {
 func runRole(ctx context.Context, svc *service.Service, sub string, pos []string, desc, on string, stdout io.Writer) error {
 	switch sub {
 	case "create":
-		if _, err := svc.CreateRole(ctx, pos[0], desc); err != nil {
+		if _, err := svc.Admin().CreateRole(ctx, pos[0], desc); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "created role %s\n", pos[0])
 	case "list":
-		rs, err := svc.ListRoles(ctx)
+		rs, err := svc.Admin().ListRoles(ctx)
 		if err != nil {
 			return err
 		}
@@ -61,7 +62,7 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 	case "show":
 		return showRole(ctx, svc, pos[0], stdout)
 	case "delete":
-		if err := svc.DeleteRole(ctx, pos[0]); err != nil {
+		if err := svc.Admin().DeleteRole(ctx, pos[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "deleted role %s\n", pos[0])
@@ -72,9 +73,9 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 		}
 		g := service.Grant{Privilege: service.Privilege(pos[1]), On: res}
 		if sub == "grant" {
-			err = svc.GrantPrivilege(ctx, pos[0], g)
+			err = svc.Admin().GrantPrivilege(ctx, pos[0], g)
 		} else {
-			err = svc.RevokePrivilege(ctx, pos[0], g)
+			err = svc.Admin().RevokePrivilege(ctx, pos[0], g)
 		}
 		if err != nil {
 			return err
@@ -85,14 +86,14 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 			fmt.Fprintf(stdout, "revoked %s on %s from role %s\n", pos[1], securableSpec(res), pos[0])
 		}
 	case "assign", "unassign":
-		a, err := service.ParseAssignee(pos[1])
+		a, err := access.ParseAssignee(pos[1])
 		if err != nil {
 			return err
 		}
 		if sub == "assign" {
-			err = svc.AssignRole(ctx, pos[0], a)
+			err = svc.Admin().AssignRole(ctx, pos[0], a)
 		} else {
-			err = svc.UnassignRole(ctx, pos[0], a)
+			err = svc.Admin().UnassignRole(ctx, pos[0], a)
 		}
 		if err != nil {
 			return err
@@ -103,11 +104,11 @@ func runRole(ctx context.Context, svc *service.Service, sub string, pos []string
 }
 
 func showRole(ctx context.Context, svc *service.Service, role string, stdout io.Writer) error {
-	gs, err := svc.ListGrants(ctx, role)
+	gs, err := svc.Admin().ListGrants(ctx, role)
 	if err != nil {
 		return err
 	}
-	as, err := svc.ListAssignments(ctx, role)
+	as, err := svc.Admin().ListAssignments(ctx, role)
 	if err != nil {
 		return err
 	}

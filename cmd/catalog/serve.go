@@ -26,6 +26,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/validation"
@@ -174,7 +175,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 		reg := prometheus.NewRegistry()
 		// Closed (flushing queued audit rows) after the HTTP server stopped and
 		// before the store closes.
-		audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
+		audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: log, OnWriteFailure: server.AuditWriteFailures(reg),
 			OnWriteRetry: server.AuditWriteRetries(reg)})
 		defer audit.Close()
 		events, closeSinks, err := ef.build(ctx, reg, log)
@@ -209,11 +210,11 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 		}
 
 		if *bootstrapAdmin != "" {
-			a, err := service.ParseAssignee(*bootstrapAdmin)
+			a, err := access.ParseAssignee(*bootstrapAdmin)
 			if err != nil {
 				return fmt.Errorf("--bootstrap-admin: %w", err)
 			}
-			if err := svc.EnsureBootstrapAdmin(ctx, a); err != nil {
+			if err := svc.Admin().EnsureBootstrapAdmin(ctx, a); err != nil {
 				return fmt.Errorf("--bootstrap-admin: %w", err)
 			}
 		}
@@ -270,7 +271,7 @@ func pickAuthorizer(authz *string, authMode string, ttl time.Duration, st store.
 		if ttl > 2*time.Second {
 			return nil, errors.New("--authorization-cache-ttl: at most 2s (revokes must apply quickly on every replica)")
 		}
-		return service.NewRBAC(st).WithDecisionCache(ttl), nil
+		return access.NewRBAC(st).WithDecisionCache(ttl), nil
 	}
 	return nil, fmt.Errorf("--authorization %q: want allow-all or rbac", *authz)
 }
@@ -579,7 +580,7 @@ func (af *authFlags) build(ctx context.Context, key []byte, tp trace.TracerProvi
 	builtin, err := authn.NewBuiltin(authn.BuiltinConfig{SecretKey: key, Lifetime: af.tokenLifetime,
 		Now: func() time.Time { return svc().Now() },
 		Generations: authn.GenerationsFunc(func(ctx context.Context, name string) (string, int64, error) {
-			return svc().PrincipalGeneration(ctx, name)
+			return svc().Admin().PrincipalGeneration(ctx, name)
 		})})
 	if err != nil {
 		return nil, nil, err

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 )
 
 // DefaultDialects are the SQL dialects a view may carry to be imported
@@ -66,7 +66,7 @@ func objectLocation(metadata json.RawMessage) string {
 // canonical is loc in the catalog's canonical form (file:/a and file:///a
 // are one location), or loc itself when it does not normalize.
 func canonical(loc string) string {
-	if n, err := location.Normalize(loc); err == nil {
+	if n, err := storagepath.Normalize(loc); err == nil {
 		return n
 	}
 	return loc
@@ -81,7 +81,7 @@ func overlaps(objs []*pending) map[int]string {
 	for i := range objs {
 		for j := i + 1; j < len(objs); j++ {
 			a, b := objs[i].location, objs[j].location
-			if a == "" || b == "" || !location.Overlap(a, b) {
+			if a == "" || b == "" || !storagepath.Overlap(a, b) {
 				continue
 			}
 			out[i] = addOverlap(out[i], objs[j].item.FullName())
@@ -139,7 +139,7 @@ func precheckLocations(ctx context.Context, dst Target, objs []*pending) string 
 
 func insideAny(prefixes []string, loc string) bool {
 	for _, p := range prefixes {
-		if location.Within(p, loc) {
+		if storagepath.Within(p, loc) {
 			return true
 		}
 	}

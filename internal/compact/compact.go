@@ -25,9 +25,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/foldcheck"
 	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // Input is one base file to fold.

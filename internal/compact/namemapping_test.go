@@ -13,8 +13,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // nameMappedFixture writes a 10-row base without any field id (id, score,

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/foldcheck"
 	"github.com/lakehold/catalog/internal/parquettest"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // nullIDs adds to the fixture a column file for the required field id

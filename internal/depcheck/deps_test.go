@@ -71,7 +71,7 @@ func TestImportDirection(t *testing.T) {
 		// Pure packages: values in, values out.
 		{"direct:" + mod + "validation", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "v4manifest", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
-		{"direct:" + mod + "internal/v4commit", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		{"direct:" + mod + "internal/v4tree", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/parquetstats", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/tablemeta", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/v4export", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
@@ -80,6 +80,14 @@ func TestImportDirection(t *testing.T) {
 		// The public Go reader: reading only, on the caller's storage.
 		{mod + "clients/go/stitch", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage"}},
 		{"direct:" + mod + "clients/go/stitch", []string{"net/http", "os"}},
+		// Its core, which the catalog's own packages import: the server side
+		// depends on no client package.
+		{mod + "internal/stitch", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage", mod + "clients"}},
+		{"direct:" + mod + "internal/stitch", []string{"net/http", "os"}},
+		{mod + "server", []string{mod + "clients"}},
+		{mod + "service", []string{mod + "clients"}},
+		{mod + "internal/restread", []string{mod + "clients"}},
+		{mod + "internal/compact", []string{mod + "clients"}},
 		// catalog read's engine is a REST client: nothing of the server side.
 		{mod + "internal/restread", []string{mod + "service", mod + "server", mod + "store"}},
 		{"direct:" + mod + "internal/changeevents", []string{"net/http", "os", mod + "service", mod + "server", mod + "internal/storage"}},
@@ -111,63 +119,63 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/idempotent", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/idempotent", []string{"net/http", "os"}},
+		// Change events read no storage of their own (tableaccess, below
+		// them, opens storage for other rooms).
 		{mod + "service/changefeed", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
-			"github.com/jackc/pgx", mod + "internal/storage"}},
-		{"direct:" + mod + "service/changefeed", []string{"os"}},
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/changefeed", []string{"os", mod + "internal/storage"}},
 		{mod + "service/commitengine", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/commitengine", []string{"net/http", "os"}},
 		{"direct:" + mod + "service/tablefiles", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		// What every room reaches tables through: the store, storage and
+		// the access decisions, never a room or the facade above it.
+		{mod + "service/tableaccess", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/tableaccess", []string{"net/http", "os"}},
 		// The v4 manifest readers and their caches: storage through the
 		// file IO function they are given, no database.
 		{mod + "service/v4read", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/v4read", []string{"net/http", "os"}},
-		// Scan planning: the readers, a table loader, an authorizer and
-		// storage, all given as values.
+		// Scan planning: the readers and tableaccess.
 		{mod + "service/planning", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/planning", []string{"net/http", "os"}},
-		// Table maintenance (expiry, orphan removal, purge): the store's
-		// clean-up queue, storage and a commit function, all given as values.
+		// Table maintenance (expiry, orphan removal, purge): tableaccess,
+		// the readers and the expiry commit it is given.
 		{mod + "service/maintenance", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/maintenance", []string{"net/http", "os"}},
-		// The v4 commits: the commit engine, the readers, a table loader,
-		// authorize and file IO functions and a clock, all given as values.
+		// The v4 commits: the commit engine, the readers and tableaccess.
 		{mod + "service/v4commits", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/v4commits", []string{"net/http", "os"}},
 		// Storage access (credential vending, remote signing, native-write
-		// eligibility): the vendor, the signer, an authorizer and a table
-		// loader, all given as values.
+		// eligibility): the vendor, the signer and tableaccess.
 		{mod + "service/storageaccess", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
-			"github.com/jackc/pgx", mod + "internal/storage", mod + "credentials/vending"}},
-		{"direct:" + mod + "service/storageaccess", []string{"net/http", "os"}},
+			"github.com/jackc/pgx", mod + "credentials/vending"}},
+		{"direct:" + mod + "service/storageaccess", []string{"net/http", "os", mod + "internal/storage"}},
 		// The background work (job handlers, purge, scheduled policies,
-		// soft-deleted objects): the store, an authorize function, a
-		// table loader and the operations it schedules, all given as values.
+		// soft-deleted objects): tableaccess, maintenance and v4commits.
 		{mod + "service/upkeep", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/upkeep", []string{"net/http", "os"}},
-		// Table commits through the REST route and the metadata files of
-		// every commit: the commit engine, a table loader, file IO, the
-		// location policy and the v4 upgrade, all given as values.
+		// Table commits through the REST route: the commit engine,
+		// tableaccess, and the v4 upgrade as the one hook given.
 		{mod + "service/tablecommit", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/tablecommit", []string{"net/http", "os"}},
-		// The upgrade to v4 and the export of v4 tables: the v4 committer
-		// and readers, the commit loop and storage, all given as values.
+		// The upgrade to v4 and the export of v4 tables: tablecommit,
+		// v4commits, planning and storageaccess, imported (rooms_test.go).
 		{mod + "service/v4migrate", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/v4migrate", []string{"net/http", "os"}},
-		// The warehouse registry: the store, an authorize function and the
-		// sealer, all given as values.
+		// The warehouse registry: the store, tableaccess and the sealer.
 		{mod + "service/warehouses", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/warehouses", []string{"net/http", "os"}},
-		// Views: the store, an authorize function, the commit loop, the
-		// metadata-file writes and the event builders, all given as values.
+		// Views: tableaccess, the commit loop and the drop path given.
 		{mod + "service/views", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/views", []string{"net/http", "os"}},

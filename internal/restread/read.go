@@ -19,9 +19,9 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergtable "github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/scanplan"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table/substrait"
 	"github.com/substrait-io/substrait-go/v8/expr"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 )
 
 // readColumns says what `catalog read` reads from each task and what it

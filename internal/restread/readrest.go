@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/openapi/scantasks"
 )
 

@@ -1,7 +1,7 @@
 // Package storage reads, writes and deletes catalog-owned files (metadata
 // JSON) in a warehouse's object store: local files, S3 and GCS, through
 // apache/iceberg-go's FileIO implementations. Every location must pass
-// location.Normalize (an absolute file, s3, gs, abfss or wasbs URI without ".."), so the
+// storagepath.Normalize (an absolute file, s3, gs, abfss or wasbs URI without ".."), so the
 // catalog never opens a relative path, and Delete never removes a directory.
 package storage
 
@@ -28,7 +28,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 )
 
 // ErrNotExist is returned by Read when the file is missing.
@@ -53,7 +53,7 @@ func PathFree(err error) error {
 // check refuses a location that does not normalise. The error names the
 // reason, not the location.
 func check(loc string) error {
-	if _, err := location.Normalize(loc); err != nil {
+	if _, err := storagepath.Normalize(loc); err != nil {
 		return fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	return nil

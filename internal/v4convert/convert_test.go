@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -220,7 +220,7 @@ func TestTree(t *testing.T) {
 	}
 	out.EqualityDeletes = []v4manifest.TrackedFile{{Tracking: v4manifest.Tracking{Status: v4manifest.StatusExisting}, ContentType: v4manifest.ContentEqualityDeletes}}
 	n := 0
-	snap := v4commit.Snapshot{ID: 42, SequenceNumber: 9, LeafLocation: func() string { n++; return "leaf" + string(rune('0'+n)) }}
+	snap := v4tree.Snapshot{ID: 42, SequenceNumber: 9, LeafLocation: func() string { n++; return "leaf" + string(rune('0'+n)) }}
 	res, err := Tree(snap, out, 2, 7)
 	require.NoError(t, err)
 	require.Equal(t, table.OpReplace, res.Operation)

@@ -7,7 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -25,11 +25,11 @@ const (
 // own (explicit) one, so nothing is inherited. The operation is "replace"
 // (same rows, new metadata); from is the snapshot converted. It fails only
 // when the leaf stats cannot be aggregated (an internal fault).
-func Tree(snap v4commit.Snapshot, out *Output, maxLeaf int, from int64) (*v4commit.Result, error) {
+func Tree(snap v4tree.Snapshot, out *Output, maxLeaf int, from int64) (*v4tree.Result, error) {
 	if maxLeaf <= 0 {
 		maxLeaf = 10_000
 	}
-	res := &v4commit.Result{Operation: table.OpReplace}
+	res := &v4tree.Result{Operation: table.OpReplace}
 	add := func(content v4manifest.Content, rows []v4manifest.TrackedFile) error {
 		for start := 0; start < len(rows); start += maxLeaf {
 			chunk := rows[start:min(start+maxLeaf, len(rows))]
@@ -40,7 +40,7 @@ func Tree(snap v4commit.Snapshot, out *Output, maxLeaf int, from int64) (*v4comm
 			if content == v4manifest.ContentDeleteLeaf {
 				row.ContentType = v4manifest.ContentDeleteManifest
 			}
-			res.Leaves = append(res.Leaves, v4commit.Leaf{Location: row.Location, Content: content, Rows: chunk, RootIndex: len(res.Root)})
+			res.Leaves = append(res.Leaves, v4tree.Leaf{Location: row.Location, Content: content, Rows: chunk, RootIndex: len(res.Root)})
 			res.Root = append(res.Root, row)
 		}
 		return nil
@@ -56,7 +56,7 @@ func Tree(snap v4commit.Snapshot, out *Output, maxLeaf int, from int64) (*v4comm
 }
 
 // leafRow is the root row of a new leaf (its size is set once written).
-func leafRow(snap v4commit.Snapshot, rows []v4manifest.TrackedFile) (v4manifest.TrackedFile, error) {
+func leafRow(snap v4tree.Snapshot, rows []v4manifest.TrackedFile) (v4manifest.TrackedFile, error) {
 	mi := v4manifest.ComputeManifestInfo(rows)
 	stats, err := v4manifest.AggregateStats(rows)
 	if err != nil {
@@ -72,13 +72,13 @@ func leafRow(snap v4commit.Snapshot, rows []v4manifest.TrackedFile) (v4manifest.
 
 // summary is the conversion snapshot's summary: no file is added or
 // removed, the totals are those of the converted snapshot's live files,
-// counted as v4commit counts them (a deletion vector is a delete file of
+// counted as v4tree counts them (a deletion vector is a delete file of
 // its blob's size).
 func summary(out *Output, from int64) iceberg.Properties {
 	rows := make([]v4manifest.TrackedFile, 0, len(out.Data)+len(out.EqualityDeletes))
 	rows = append(append(rows, out.Data...), out.EqualityDeletes...)
 	props := iceberg.Properties{SummaryConversion: strconv.FormatInt(from, 10), "changed-partition-count": "0"}
-	for k, v := range v4commit.Totals(rows) {
+	for k, v := range v4tree.Totals(rows) {
 		props[k] = strconv.FormatInt(v, 10)
 	}
 	return props

@@ -150,7 +150,7 @@ func (g *Guard) exchange(w http.ResponseWriter, r *http.Request, form url.Values
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the subject token is not a valid token of this catalog")
 		return
 	}
-	tok, err := g.svc.RefreshToken(r.Context(), p.Subject, p.AuthTime)
+	tok, err := g.svc.Admin().RefreshToken(r.Context(), p.Subject, p.AuthTime)
 	if errors.Is(err, service.ErrSessionExpired) {
 		g.signin.refused.WithLabelValues(refusedSessionExpired).Inc()
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "the session is older than the maximum session age; sign in again with the client credentials")

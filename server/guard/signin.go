@@ -77,7 +77,7 @@ func (g *Guard) signIn(w http.ResponseWriter, r *http.Request, id, secret string
 		oauthFail(w, http.StatusTooManyRequests, "slow_down", "too many failed sign-ins for this client or from this address; retry later")
 		return nil, false
 	}
-	tok, err := g.svc.IssueToken(ctx, id, secret)
+	tok, err := g.svc.Admin().IssueToken(ctx, id, secret)
 	switch {
 	case err == nil:
 		done(signin.Succeeded)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 )
 
 // tokenRoute is the OAuth token endpoint; its requests are audited as
@@ -32,7 +33,7 @@ const namespaceSep = "\x1f"
 func (p *Pipeline) Audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every request carries its id: reads record credential vends.
-		ctx := service.WithRequestID(r.Context(), w.Header().Get("X-Request-ID"))
+		ctx := access.WithRequestID(r.Context(), w.Header().Get("X-Request-ID"))
 		if !mutating(r.Method) {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return

@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
@@ -56,7 +57,7 @@ func TestAuditTokenRoute(t *testing.T) {
 	defer st.Close()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: log})
+	audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: log})
 	r := chi.NewRouter()
 	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: log, Audit: audit}), Config{Logger: log, Registry: prometheus.NewRegistry()}, r)
 	r.Use(srv.RequestContext, srv.Audit)
@@ -100,7 +101,7 @@ func TestAuditPanickingHandler(t *testing.T) {
 	}
 	defer st.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
+	audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
 	r := chi.NewRouter()
 	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Audit: audit}), Config{Logger: quiet, Registry: prometheus.NewRegistry()}, r)
 	r.Use(srv.RequestContext, srv.Audit)
@@ -129,7 +130,7 @@ func TestAuditAroundAuthentication(t *testing.T) {
 	}
 	defer st.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	audit := service.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
+	audit := access.NewAuditLog(st, service.AuditLogOptions{Logger: quiet})
 	r := chi.NewRouter()
 	srv := New(service.New(st, storage.NewProvider(), service.Options{Logger: quiet, Audit: audit}), Config{Logger: quiet, Registry: prometheus.NewRegistry()}, r)
 	authn := func(next http.Handler) http.Handler {

@@ -20,6 +20,7 @@ import (
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -51,31 +52,16 @@ const (
 
 // Feed serves and ships one catalog's change events.
 type Feed struct {
-	store     store.Store
-	opts      Options
-	log       *slog.Logger
-	now       func() time.Time
-	authorize func(ctx context.Context, priv access.Privilege, r access.Resource) error
-	warehouse func(ctx context.Context, name string) error
+	store  store.Store
+	opts   Options
+	log    *slog.Logger
+	tables *tableaccess.Access // the clock, authorize and the warehouse lookup
 }
 
-// Deps are what a Feed asks of the orchestration.
-type Deps struct {
-	// Now is the catalog's clock (the prune's cut-off).
-	Now func() time.Time
-	// Authorize checks that the caller in ctx holds priv on r: nil when it
-	// does, a refusal (fault.Refused) when it does not, any other error
-	// when it cannot tell.
-	Authorize func(ctx context.Context, priv access.Privilege, r access.Resource) error
-	// Warehouse returns nil when the warehouse exists and the caller may
-	// see it, else its 404 (or the store's error).
-	Warehouse func(ctx context.Context, name string) error
-	Logger    *slog.Logger
-}
-
-// New returns the feed of st's outbox under opts.
-func New(st store.Store, opts Options, d Deps) *Feed {
-	return &Feed{store: st, opts: opts, log: d.Logger, now: d.Now, authorize: d.Authorize, warehouse: d.Warehouse}
+// New returns the feed of st's outbox under opts; ta gives the clock
+// (the prune's cut-off), authorize and the warehouse lookup.
+func New(st store.Store, opts Options, ta *tableaccess.Access) *Feed {
+	return &Feed{store: st, opts: opts, log: ta.Logger(), tables: ta}
 }
 
 // On reports whether changes record events (a retention is set).
@@ -121,7 +107,7 @@ func (f *Feed) Query(ctx context.Context, warehouse string, q Query) (*Page, err
 	if !f.On() {
 		return nil, fault.New(fault.NotFound, "Change events are not enabled on this catalog (--events-retention 0)")
 	}
-	if err := f.warehouse(ctx, warehouse); err != nil {
+	if _, err := f.tables.Warehouse(ctx, warehouse); err != nil {
 		return nil, err
 	}
 	filter, err := eventFilter(warehouse, q)
@@ -255,7 +241,7 @@ func (f *Feed) mayRead(ctx context.Context, seen map[string]bool, r access.Resou
 	if ok, known := seen[key]; known {
 		return ok, nil
 	}
-	err := f.authorize(ctx, priv, r)
+	err := f.tables.Authorize(ctx, priv, r)
 	if err != nil && !fault.Refused(err) {
 		return false, err
 	}
@@ -330,7 +316,7 @@ func (f *Feed) Handlers(h map[string]store.JobHandler) {
 // runPruneEvents removes events past the retention, then runs again in an
 // hour.
 func (f *Feed) runPruneEvents(ctx context.Context, _ *store.JobInfo) error {
-	if _, err := f.store.PruneEvents(ctx, f.now().Add(-f.opts.Retention)); err != nil {
+	if _, err := f.store.PruneEvents(ctx, f.tables.Now().Add(-f.opts.Retention)); err != nil {
 		return errors.New("prune-events: " + fault.ClientText(storefault.Of(err, "events")))
 	}
 	return &store.JobSnooze{After: time.Hour}

@@ -15,8 +15,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/v4manifest"
 )
 
 // The location policy (docs/design.md, "Locations"): every location the
@@ -38,10 +39,10 @@ const MetadataPathKey = "write.metadata.path"
 // entry that does not normalise is ignored: creating a warehouse refuses
 // it, so only a row written before the policy can have one, and ignoring
 // it only narrows what is allowed.
-func ExtraPrefixes(w *store.Warehouse) location.Set {
-	var out location.Set
+func ExtraPrefixes(w *store.Warehouse) storagepath.Set {
+	var out storagepath.Set
 	for _, p := range strings.Split(w.Properties[AllowedLocationsKey], ",") {
-		if n, err := location.Normalize(strings.TrimSpace(p)); err == nil {
+		if n, err := storagepath.Normalize(strings.TrimSpace(p)); err == nil {
 			out = append(out, n)
 		}
 	}
@@ -49,10 +50,10 @@ func ExtraPrefixes(w *store.Warehouse) location.Set {
 }
 
 // WarehousePrefixes returns the warehouse location and its extra prefixes.
-func WarehousePrefixes(w *store.Warehouse) location.Set {
+func WarehousePrefixes(w *store.Warehouse) storagepath.Set {
 	out := ExtraPrefixes(w)
-	if n, err := location.Normalize(w.Location); err == nil {
-		out = append(location.Set{n}, out...)
+	if n, err := storagepath.Normalize(w.Location); err == nil {
+		out = append(storagepath.Set{n}, out...)
 	}
 	return out
 }
@@ -84,10 +85,10 @@ func DataLocation(tableLoc string, props map[string]string) string {
 // files: its location, when that lies inside the warehouse, plus the
 // warehouse's extra prefixes. A location outside the warehouse (a row from
 // before the policy) contributes nothing.
-func TablePrefixes(w *store.Warehouse, tableLoc string) location.Set {
+func TablePrefixes(w *store.Warehouse, tableLoc string) storagepath.Set {
 	out := ExtraPrefixes(w)
-	if n, err := location.Normalize(tableLoc); err == nil && WarehousePrefixes(w).ContainsBelow(n) {
-		out = append(location.Set{n}, out...)
+	if n, err := storagepath.Normalize(tableLoc); err == nil && WarehousePrefixes(w).ContainsBelow(n) {
+		out = append(storagepath.Set{n}, out...)
 	}
 	return out
 }
@@ -97,7 +98,7 @@ func TablePrefixes(w *store.Warehouse, tableLoc string) location.Set {
 // strictly inside one of the warehouse's prefixes. The message does not
 // echo the location.
 func CheckObjectLocation(w *store.Warehouse, loc string) (string, error) {
-	n, err := location.Normalize(loc)
+	n, err := storagepath.Normalize(loc)
 	if err != nil {
 		return "", fault.Wrap(fault.BadRequest, err, "Invalid location: %s", fault.ClientText(err))
 	}
@@ -146,7 +147,7 @@ func CheckWritePaths(w *store.Warehouse, tableLoc string, props map[string]strin
 		if !ok || v == "" {
 			continue
 		}
-		if _, err := location.Normalize(v); err != nil {
+		if _, err := storagepath.Normalize(v); err != nil {
 			return fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", k, err)
 		}
 		if !allowed.Contains(v) {
@@ -204,14 +205,14 @@ func CheckFileInTable(w *store.Warehouse, tableLoc, loc, what string) error {
 // prefixes, else only by its last segment (a path outside the warehouse
 // never appears whole).
 func FileName(w *store.Warehouse, base, loc string) string {
-	if rel, ok := location.Rel(base, loc); ok && rel != "" {
+	if rel, ok := storagepath.Rel(base, loc); ok && rel != "" {
 		return rel
 	}
-	if rel, ok := location.Rel(w.Location, loc); ok {
+	if rel, ok := storagepath.Rel(w.Location, loc); ok {
 		return "<warehouse>/" + rel
 	}
 	for _, p := range ExtraPrefixes(w) {
-		if rel, ok := location.Rel(p, loc); ok {
+		if rel, ok := storagepath.Rel(p, loc); ok {
 			return "<" + AllowedLocationsKey + ">/" + rel
 		}
 	}
@@ -271,4 +272,14 @@ func DefaultLocation(w *store.Warehouse, ns *store.Namespace, name string) strin
 		base = w.Location + "/" + strings.Join(levels, "/")
 	}
 	return strings.TrimRight(base, "/") + "/" + safeSegment(name) + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+}
+
+// TableFileName names a file for a message: relative to the table when
+// inside it, else by its last segment only (no server path).
+func TableFileName(tableLoc, loc string) string {
+	rel := v4manifest.Relativize(tableLoc, loc)
+	if v4manifest.IsAbsolute(rel) || strings.HasPrefix(rel, "/") {
+		return "<outside>/" + path.Base(rel)
+	}
+	return rel
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/store"
@@ -132,4 +134,11 @@ func TestSafeSegment(t *testing.T) {
 	if _, err := CheckObjectLocation(w, DefaultLocation(w, ns, "..")); err != nil {
 		t.Fatalf("default location of hostile names leaves the warehouse: %v", err)
 	}
+}
+
+// TestTableFileName: inside the table a file is named relative to it,
+// outside by its last segment only.
+func TestTableFileName(t *testing.T) {
+	require.Equal(t, "data/a.parquet", TableFileName("s3://b/wh/t", "s3://b/wh/t/data/a.parquet"))
+	require.Equal(t, "<outside>/a.parquet", TableFileName("s3://b/wh/t", "s3://b/other/a.parquet"))
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -71,10 +73,10 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := m.d.Authorize(ctx, warehouse, id); err != nil {
+	if err := m.authorizeWrite(ctx, warehouse, id); err != nil {
 		return nil, err
 	}
-	w, err := m.d.Warehouse(ctx, warehouse)
+	w, err := m.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +95,7 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 			return nil, err
 		}
 	}
-	expire := snapshotsToExpire(meta, m.d.WarehouseDefaults(w, meta.Properties(), PropMaxSnapshotAge, PropMinSnapshotsToKeep), opt, m.d.Now())
+	expire := snapshotsToExpire(meta, tableaccess.WithWarehouseDefaults(w, meta.Properties(), PropMaxSnapshotAge, PropMinSnapshotsToKeep), opt, m.d.Tables.Now())
 	rep.MetadataLocation = obj.MetadataLocation
 	if len(expire) == 0 {
 		return rep, nil
@@ -105,7 +107,7 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 	}
 	if opt.DryRun {
 		for _, f := range doomed {
-			rep.DeletedFiles = append(rep.DeletedFiles, m.d.TableFileName(meta.Location(), f))
+			rep.DeletedFiles = append(rep.DeletedFiles, locations.TableFileName(meta.Location(), f))
 		}
 		return rep, nil
 	}
@@ -136,7 +138,7 @@ func GCDisabled(props map[string]string) bool {
 
 // loadForMaintain reads the table's row and its parsed metadata (readTable).
 func (m *Maintainer) loadForMaintain(ctx context.Context, w *store.Warehouse, id ident.Ident) (*store.Object, table.Metadata, int, error) {
-	obj, e, err := m.d.LoadTable(ctx, w.Name, id)
+	obj, e, err := m.d.Tables.ReadTable(ctx, w.Name, id)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -189,12 +191,12 @@ func snapshotsToExpire(meta table.Metadata, props map[string]string, opt Maintai
 
 // queueDeletes records the files an expiry will delete, before its commit.
 func (m *Maintainer) queueDeletes(ctx context.Context, meta table.Metadata, files []string, expire []int64) error {
-	now := m.d.Now()
+	now := m.d.Tables.Now()
 	rows := make([]store.PendingDelete, len(files))
 	for i, f := range files {
 		rows[i] = store.PendingDelete{TableUUID: meta.TableUUID().String(), Location: f, SnapshotIDs: expire, CreatedAt: now}
 	}
-	if err := m.d.Store.AddPendingDeletes(ctx, rows); err != nil {
+	if err := m.d.Tables.Store().AddPendingDeletes(ctx, rows); err != nil {
 		return storefault.Of(err, "")
 	}
 	return nil
@@ -211,11 +213,11 @@ func (m *Maintainer) queueDeletes(ctx context.Context, meta table.Metadata, file
 func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse, warehouse string, id ident.Ident, obj *store.Object,
 	meta table.Metadata, rep *MaintainReport, resumed bool, opt MaintainOptions) error {
 	tableUUID := meta.TableUUID().String()
-	rows, err := m.d.Store.ListPendingDeletes(ctx, tableUUID)
+	rows, err := m.d.Tables.Store().ListPendingDeletes(ctx, tableUUID)
 	if err != nil {
 		return storefault.Of(err, "")
 	}
-	allowed := m.d.TablePrefixes(w, obj.Location)
+	allowed := locations.TablePrefixes(w, obj.Location)
 	var drop, doomed []string
 	for _, r := range rows {
 		landed := !slices.ContainsFunc(r.SnapshotIDs, func(id int64) bool { return meta.SnapshotByID(id) != nil })
@@ -225,7 +227,7 @@ func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse
 		}
 		doomed = append(doomed, r.Location)
 	}
-	if err := m.d.Store.RemovePendingDeletes(ctx, tableUUID, drop); err != nil {
+	if err := m.d.Tables.Store().RemovePendingDeletes(ctx, tableUUID, drop); err != nil {
 		return storefault.Of(err, "")
 	}
 	if len(doomed) == 0 {
@@ -235,18 +237,18 @@ func (m *Maintainer) drainPendingDeletes(ctx context.Context, w *store.Warehouse
 	if err != nil {
 		return err
 	}
-	if err := m.d.Store.RemovePendingDeletes(ctx, tableUUID, out.kept); err != nil {
+	if err := m.d.Tables.Store().RemovePendingDeletes(ctx, tableUUID, out.kept); err != nil {
 		return storefault.Of(err, "")
 	}
 	// Deleted leaves leave the base-file index (other names match nothing).
-	if err := m.d.Store.FileIndexForgetLeaves(ctx, obj.ID, out.deleted); err != nil {
+	if err := m.d.Tables.Store().FileIndexForgetLeaves(ctx, obj.ID, out.deleted); err != nil {
 		return storefault.Of(err, "")
 	}
-	if err := m.d.Store.RemovePendingDeletes(ctx, tableUUID, out.deleted); err != nil {
+	if err := m.d.Tables.Store().RemovePendingDeletes(ctx, tableUUID, out.deleted); err != nil {
 		return storefault.Of(err, "")
 	}
 	for _, f := range out.deleted {
-		rep.DeletedFiles = append(rep.DeletedFiles, m.d.TableFileName(meta.Location(), f))
+		rep.DeletedFiles = append(rep.DeletedFiles, locations.TableFileName(meta.Location(), f))
 	}
 	if resumed {
 		rep.ResumedFiles += len(out.deleted)
@@ -263,7 +265,7 @@ func (m *Maintainer) deleteFiles(ctx context.Context, w *store.Warehouse, files 
 	g.SetLimit(deleteWorkers)
 	for i, f := range files {
 		g.Go(func() error {
-			io, err := m.d.FileIO(ctx, w, f)
+			io, err := m.d.Tables.FileIO(ctx, w, f)
 			if err == nil {
 				if err = io.Delete(ctx, f); err != nil {
 					if gone, xerr := io.Exists(ctx, f); xerr == nil && !gone {
@@ -272,7 +274,7 @@ func (m *Maintainer) deleteFiles(ctx context.Context, w *store.Warehouse, files 
 				}
 			}
 			if err != nil {
-				m.d.Logger.DebugContext(ctx, "maintain: delete failed", "file", m.d.FileName(w, "", f), "error", storage.PathFree(err))
+				m.d.Tables.Logger().DebugContext(ctx, "maintain: delete failed", "file", locations.FileName(w, "", f), "error", storage.PathFree(err))
 			}
 			ok[i] = err == nil
 			return nil

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
@@ -50,7 +50,7 @@ func (m *Maintainer) fencedDelete(ctx context.Context, w *store.Warehouse, wareh
 	queued := make(map[string]string, len(doomed)) // normalized -> queued
 	var keys []string
 	for _, f := range doomed {
-		key, err := location.Normalize(f)
+		key, err := storagepath.Normalize(f)
 		if err != nil {
 			out.failed++ // cannot be fenced: stays queued, never deleted
 			continue
@@ -74,7 +74,7 @@ func (m *Maintainer) fencedDelete(ctx context.Context, w *store.Warehouse, wareh
 		}
 	}()
 	stepExpire(opt, ExpireClaimed)
-	now, e, err := m.d.LoadTable(ctx, warehouse, id)
+	now, e, err := m.d.Tables.ReadTable(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (m *Maintainer) fencedDelete(ctx context.Context, w *store.Warehouse, wareh
 // at its next renewal. Only queued files are adopted, and orphan removal
 // never claims those. It returns the locations run holds.
 func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys []string) ([]string, error) {
-	held, err := m.d.Store.ClaimOrphanCandidates(ctx, objectID, run, keys, OrphanLease)
+	held, err := m.d.Tables.Store().ClaimOrphanCandidates(ctx, objectID, run, keys, OrphanLease)
 	if err != nil || len(held) == len(keys) {
 		return held, err
 	}
@@ -126,7 +126,7 @@ func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys
 			rest = append(rest, k)
 		}
 	}
-	return m.d.Store.AdoptOrphanRows(ctx, objectID, run, rest, 0)
+	return m.d.Tables.Store().AdoptOrphanRows(ctx, objectID, run, rest, 0)
 }
 
 // normalizedKeys is the set of files normalized; a location that does not
@@ -134,7 +134,7 @@ func (m *Maintainer) claimQueued(ctx context.Context, objectID, run string, keys
 func normalizedKeys(files map[string]bool) map[string]bool {
 	out := make(map[string]bool, len(files))
 	for f := range files {
-		if key, err := location.Normalize(f); err == nil {
+		if key, err := storagepath.Normalize(f); err == nil {
 			out[key] = true
 		}
 	}

@@ -9,16 +9,13 @@ package maintenance
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/tablefiles"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -27,46 +24,29 @@ import (
 
 // Deps are what a Maintainer works with.
 type Deps struct {
-	// Store holds the clean-up queue of expiries and the base-file index.
-	Store store.Store
-	// Authorize checks that the caller may write the metadata and the data
-	// of table id in warehouse: its error (403, or 404 for a table the
-	// caller may not see) is returned as is.
-	Authorize func(ctx context.Context, warehouse string, id ident.Ident) error
-	// Warehouse looks a warehouse up by name (404 when there is none).
-	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
-	// LoadTable returns a table's row and its parsed metadata (404 when
-	// the table does not exist).
-	LoadTable func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	// CommitExpiry commits remove-snapshots of expire on the table as meta
-	// has it, requiring every ref to be where meta says (409 otherwise,
-	// nothing expired), and returns the table as committed.
-	CommitExpiry func(ctx context.Context, w *store.Warehouse, id ident.Ident, meta table.Metadata, expire []int64) (*Committed, error)
-	// WarehouseDefaults returns props with, for each of keys props does
-	// not set, w's value.
-	WarehouseDefaults func(w *store.Warehouse, props map[string]string, keys ...string) map[string]string
-	// Now is the catalog's clock (the database's).
-	Now func() time.Time
-	// Logger receives what a run did and what it left.
-	Logger *slog.Logger
-	// Files lists a table's location and opens Iceberg IO.
-	Files *storage.Provider
+	// Tables gives the store (the clean-up queue of expiries and the
+	// base-file index), the warehouse lookup, the table loader, authorize,
+	// file IO, the clock and the logger.
+	Tables *tableaccess.Access
 	// Readers read v4 root and leaf manifests.
 	Readers *v4read.Readers
-	// FileIO returns the IO for loc of w (400 for a location outside the
-	// warehouse).
-	FileIO func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error)
-	// IOProps returns the storage properties to open loc of w with (400
-	// for a location outside the warehouse).
-	IOProps func(ctx context.Context, w *store.Warehouse, loc string) (map[string]string, error)
-	// TablePrefixes returns where a table at tableLoc may have files.
-	TablePrefixes func(w *store.Warehouse, tableLoc string) location.Set
-	// FileName names loc of w for logs and messages, relative to base when
-	// inside it (never a whole path outside the warehouse).
-	FileName func(w *store.Warehouse, base, loc string) string
-	// TableFileName names loc for a report or message: relative to the
-	// table at tableLoc when inside it.
-	TableFileName func(tableLoc, loc string) string
+	// CommitExpiry commits remove-snapshots of expire on the table as meta
+	// has it, requiring every ref to be where meta says (409 otherwise,
+	// nothing expired), and returns the table as committed. It is given,
+	// not imported: package tablecommit sits above this one.
+	CommitExpiry func(ctx context.Context, w *store.Warehouse, id ident.Ident, meta table.Metadata, expire []int64) (*Committed, error)
+}
+
+// authorizeWrite checks that the caller may write the metadata and the
+// data of table id in warehouse: its error (403, or 404 for a table the
+// caller may not see) is returned as is.
+func (m *Maintainer) authorizeWrite(ctx context.Context, warehouse string, id ident.Ident) error {
+	for _, p := range []access.Privilege{access.PrivTableWriteMetadata, access.PrivTableWriteData} {
+		if err := m.d.Tables.AuthorizeTable(ctx, p, warehouse, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Committed is a table as an expiry's commit left it.
@@ -93,11 +73,11 @@ func New(d Deps) *Maintainer {
 // tableLoc.
 func (m *Maintainer) fileWalker(w *store.Warehouse, tableLoc string, wk tablefiles.Walker) tablefiles.Walker {
 	wk.IcebergIO = func(ctx context.Context, loc string) (icebergio.IO, error) {
-		props, err := m.d.IOProps(ctx, w, loc)
+		props, err := m.d.Tables.IOProps(ctx, w, loc)
 		if err != nil {
 			return nil, err
 		}
-		return m.d.Files.IcebergIO(ctx, loc, props)
+		return m.d.Tables.Files().IcebergIO(ctx, loc, props)
 	}
 	wk.ReadV4 = func(ctx context.Context, loc string, inherit *v4manifest.TrackedFile) ([]v4manifest.TrackedFile, error) {
 		return m.d.Readers.Manifest(ctx, w, loc, tableLoc, inherit, nil)

@@ -49,7 +49,7 @@ const (
 func (m *Maintainer) deleteOrphans(ctx context.Context, w *store.Warehouse, warehouse string, id ident.Ident, obj *store.Object,
 	orphans []string, opt OrphanOptions, rep *OrphanReport) error {
 	run := uuid.NewString()
-	held, err := m.d.Store.ClaimOrphanCandidates(ctx, obj.ID, run, orphans, OrphanLease)
+	held, err := m.d.Tables.Store().ClaimOrphanCandidates(ctx, obj.ID, run, orphans, OrphanLease)
 	if errors.Is(err, store.ErrNotFound) {
 		return fault.Wrap(fault.CommitFailed, err, "%s was dropped or replaced while its orphan files were listed; nothing was deleted", id)
 	}
@@ -63,7 +63,7 @@ func (m *Maintainer) deleteOrphans(ctx context.Context, w *store.Warehouse, ware
 		}
 	}()
 	step(opt, OrphanClaimed)
-	now, e, err := m.d.LoadTable(ctx, warehouse, id)
+	now, e, err := m.d.Tables.ReadTable(ctx, warehouse, id)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (m *Maintainer) deleteOrphans(ctx context.Context, w *store.Warehouse, ware
 	// rewrite lists every file of the leaf) land now rather than after
 	// the last batch. On failure the rows stay until the run's release.
 	stillHeld := len(held)
-	if len(spared) > 0 && m.d.Store.ReleaseOrphanCandidates(ctx, obj.ID, run, spared) == nil {
+	if len(spared) > 0 && m.d.Tables.Store().ReleaseOrphanCandidates(ctx, obj.ID, run, spared) == nil {
 		stillHeld = len(doomed)
 	}
 	release = m.deleteDoomed(ctx, w, obj.ID, run, id, doomed, stillHeld, rep, nil)
@@ -105,12 +105,12 @@ func (m *Maintainer) deleteDoomed(ctx context.Context, w *store.Warehouse, objec
 	doomed []string, held int, rep *OrphanReport, done func(gone []string)) bool {
 	for start := 0; start < len(doomed); start += orphanBatch {
 		batch := doomed[start:min(start+orphanBatch, len(doomed))]
-		n, err := m.d.Store.RenewOrphanCandidates(ctx, objectID, run)
+		n, err := m.d.Tables.Store().RenewOrphanCandidates(ctx, objectID, run)
 		if err != nil || n < held-rep.Deleted {
 			// Rows lost (or unknown): another run may have taken them
 			// over. Stop.
 			rep.Failed += len(doomed) - start
-			m.d.Logger.WarnContext(ctx, "orphan files: claim lost, stopped", "table", id.String(), "left", len(doomed)-start)
+			m.d.Tables.Logger().WarnContext(ctx, "orphan files: claim lost, stopped", "table", id.String(), "left", len(doomed)-start)
 			return true
 		}
 		bctx, cancel := context.WithTimeout(ctx, orphanBatchTime)
@@ -120,7 +120,7 @@ func (m *Maintainer) deleteDoomed(ctx context.Context, w *store.Warehouse, objec
 		rep.Failed += failed
 		if err := m.tombstone(ctx, objectID, run, gone); err != nil {
 			rep.Failed += len(doomed) - start - len(batch)
-			m.d.Logger.WarnContext(ctx, "orphan files: tombstones not written, stopped; the rows hold until a later run takes them over",
+			m.d.Tables.Logger().WarnContext(ctx, "orphan files: tombstones not written, stopped; the rows hold until a later run takes them over",
 				"table", id.String(), "error", err)
 			return false
 		}
@@ -139,15 +139,15 @@ func (m *Maintainer) tombstone(ctx context.Context, objectID, run string, gone [
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	return m.d.Store.TombstoneOrphanCandidates(ctx, objectID, run, gone)
+	return m.d.Tables.Store().TombstoneOrphanCandidates(ctx, objectID, run, gone)
 }
 
 // pruneTombstones drops the table's tombstones older than
 // OrphanTombstoneRetention. A failure is logged: old tombstones only keep
 // the table held a while longer.
 func (m *Maintainer) pruneTombstones(ctx context.Context, objectID string, id ident.Ident) {
-	if _, err := m.d.Store.PruneOrphanTombstones(ctx, objectID, m.d.Now().Add(-OrphanTombstoneRetention), 0); err != nil {
-		m.d.Logger.WarnContext(ctx, "orphan files: old tombstones not pruned", "table", id.String(), "error", err)
+	if _, err := m.d.Tables.Store().PruneOrphanTombstones(ctx, objectID, m.d.Tables.Now().Add(-OrphanTombstoneRetention), 0); err != nil {
+		m.d.Tables.Logger().WarnContext(ctx, "orphan files: old tombstones not pruned", "table", id.String(), "error", err)
 	}
 }
 
@@ -158,8 +158,8 @@ func (m *Maintainer) pruneTombstones(ctx context.Context, objectID string, id id
 func (m *Maintainer) release(ctx context.Context, objectID, run string, id ident.Ident) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := m.d.Store.ReleaseOrphanCandidates(ctx, objectID, run, nil); err != nil {
-		m.d.Logger.WarnContext(ctx, "orphan files: candidates not released; the next run takes them over once their lease runs out",
+	if err := m.d.Tables.Store().ReleaseOrphanCandidates(ctx, objectID, run, nil); err != nil {
+		m.d.Tables.Logger().WarnContext(ctx, "orphan files: candidates not released; the next run takes them over once their lease runs out",
 			"table", id.String(), "error", err)
 	}
 }

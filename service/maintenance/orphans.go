@@ -8,9 +8,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
@@ -79,21 +80,21 @@ func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id
 	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := m.d.Authorize(ctx, warehouse, id); err != nil {
+	if err := m.authorizeWrite(ctx, warehouse, id); err != nil {
 		return nil, err
 	}
-	now := m.d.Now()
+	now := m.d.Tables.Now()
 	if opt.OlderThan.IsZero() {
 		opt.OlderThan = now.Add(-DefaultOrphanAge)
 	}
 	if opt.OlderThan.After(now.Add(-MinOrphanAge)) {
 		return nil, fault.New(fault.BadRequest, "older-than must be at least %s ago: a younger file may belong to a commit still being written", MinOrphanAge)
 	}
-	w, err := m.d.Warehouse(ctx, warehouse)
+	w, err := m.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
-	obj, e, err := m.d.LoadTable(ctx, warehouse, id)
+	obj, e, err := m.d.Tables.ReadTable(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
@@ -106,15 +107,15 @@ func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id
 		return nil, err
 	}
 	rep := &OrphanReport{DryRun: opt.DryRun, OrphanFiles: []string{}}
-	allowed := m.d.TablePrefixes(w, obj.Location)
+	allowed := locations.TablePrefixes(w, obj.Location)
 	var orphans []string
-	props, err := m.d.IOProps(ctx, w, obj.Location)
+	props, err := m.d.Tables.IOProps(ctx, w, obj.Location)
 	if err != nil {
 		return nil, err
 	}
-	err = m.d.Files.Walk(ctx, obj.Location, props, func(f storage.Listed) error {
+	err = m.d.Tables.Files().Walk(ctx, obj.Location, props, func(f storage.Listed) error {
 		rep.Listed++
-		key, err := location.Normalize(f.Location)
+		key, err := storagepath.Normalize(f.Location)
 		if err != nil || !allowed.Contains(key) || live[key] || !f.ModTime.Before(opt.OlderThan) {
 			return nil // a name we cannot judge is left alone
 		}
@@ -122,12 +123,12 @@ func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id
 		return nil
 	})
 	if err != nil {
-		m.d.Logger.WarnContext(ctx, "orphan files: listing failed", "table", id.String(), "error", storage.PathFree(err))
+		m.d.Tables.Logger().WarnContext(ctx, "orphan files: listing failed", "table", id.String(), "error", storage.PathFree(err))
 		return nil, fault.Wrap(fault.Unavailable, err, "Cannot list the files of %s; nothing was deleted, retry later", id)
 	}
 	sort.Strings(orphans)
 	for _, f := range orphans {
-		rep.OrphanFiles = append(rep.OrphanFiles, m.d.TableFileName(obj.Location, f))
+		rep.OrphanFiles = append(rep.OrphanFiles, locations.TableFileName(obj.Location, f))
 	}
 	step(opt, OrphanListed)
 	if !opt.DryRun {
@@ -138,7 +139,7 @@ func (m *Maintainer) RemoveOrphanFiles(ctx context.Context, warehouse string, id
 			return nil, err
 		}
 	}
-	m.d.Logger.InfoContext(ctx, "orphan files", "table", id.String(), "listed", rep.Listed, "orphans", len(orphans),
+	m.d.Tables.Logger().InfoContext(ctx, "orphan files", "table", id.String(), "listed", rep.Listed, "orphans", len(orphans),
 		"spared", rep.Spared, "deleted", rep.Deleted, "failed", rep.Failed, "dry_run", opt.DryRun)
 	return rep, nil
 }
@@ -152,7 +153,7 @@ func step(opt OrphanOptions, s string) {
 // liveFiles is the set of normalized locations the table references, and
 // the files queued for deletion by an expiry (theirs to delete).
 func (m *Maintainer) liveFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, id ident.Ident) (map[string]bool, error) {
-	p := m.collectTableFiles(ctx, w, obj, meta, version, m.d.Logger.With("table", id.String()), true)
+	p := m.collectTableFiles(ctx, w, obj, meta, version, m.d.Tables.Logger().With("table", id.String()), true)
 	if p.outside > 0 {
 		return nil, fault.New(fault.BadRequest, "Cannot remove orphan files of %s: it references %d files outside its location, "+
 			"which a listing cannot tell from its own; nothing was deleted", id, p.outside)
@@ -162,16 +163,16 @@ func (m *Maintainer) liveFiles(ctx context.Context, w *store.Warehouse, obj *sto
 	}
 	live := make(map[string]bool, len(p.files))
 	for f := range p.files {
-		if key, err := location.Normalize(f); err == nil {
+		if key, err := storagepath.Normalize(f); err == nil {
 			live[key] = true
 		}
 	}
-	rows, err := m.d.Store.ListPendingDeletes(ctx, meta.TableUUID().String())
+	rows, err := m.d.Tables.Store().ListPendingDeletes(ctx, meta.TableUUID().String())
 	if err != nil {
 		return nil, storefault.Of(err, w.Name)
 	}
 	for _, r := range rows {
-		if key, err := location.Normalize(r.Location); err == nil {
+		if key, err := storagepath.Normalize(r.Location); err == nil {
 			live[key] = true
 		}
 	}

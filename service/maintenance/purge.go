@@ -12,9 +12,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/tablefiles"
 	"github.com/lakehold/catalog/store"
 )
@@ -27,7 +28,7 @@ type purger struct {
 	m        *Maintainer
 	w        *store.Warehouse
 	tableLoc string
-	allowed  location.Set
+	allowed  storagepath.Set
 	log      *slog.Logger
 	files    map[string]int // location → purge tier
 	outside  int
@@ -71,7 +72,7 @@ func (p *purger) add(ctx context.Context, loc, what string, tier int) bool {
 	}
 	if !p.allowed.Contains(loc) {
 		p.outside++
-		p.log.WarnContext(ctx, "purge: left a referenced file outside the table", "ref", what, "file", p.m.d.FileName(p.w, p.tableLoc, loc))
+		p.log.WarnContext(ctx, "purge: left a referenced file outside the table", "ref", what, "file", locations.FileName(p.w, p.tableLoc, loc))
 		return false
 	}
 	if p.keepData && tier == tierContent && !strings.Contains(what, "statistics") {
@@ -90,7 +91,7 @@ func (p *purger) unreadable(ctx context.Context, what, loc string, err error) {
 		return
 	}
 	p.unread++
-	p.log.WarnContext(ctx, "purge: cannot read "+what, "file", p.m.d.FileName(p.w, p.tableLoc, loc), "error", storage.PathFree(err))
+	p.log.WarnContext(ctx, "purge: cannot read "+what, "file", locations.FileName(p.w, p.tableLoc, loc), "error", storage.PathFree(err))
 }
 
 // errPurgeIncomplete is what a purge attempt that left files returns, so
@@ -107,7 +108,7 @@ var errPurgeIncomplete = errors.New("purge incomplete")
 // outage: the next attempt finds the files it lists); otherwise such a
 // manifest is skipped, as a corrupt one never becomes readable.
 func (m *Maintainer) PurgeTableFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, strict bool) error {
-	log := m.d.Logger.With("table", obj.Ref().String())
+	log := m.d.Tables.Logger().With("table", obj.Ref().String())
 	meta, version, err := tablemeta.Parse(obj.Metadata)
 	if err != nil {
 		// Retrying cannot help: the job ends with this error.
@@ -146,7 +147,7 @@ func (m *Maintainer) collectTableFiles(ctx context.Context, w *store.Warehouse, 
 // collectFiles is collectTableFiles for a purge that may keep the data
 // files (keepData: gc.enabled=false).
 func (m *Maintainer) collectFiles(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, version int, log *slog.Logger, live, keepData bool) *purger {
-	p := &purger{m: m, w: w, tableLoc: obj.Location, allowed: m.d.TablePrefixes(w, obj.Location), log: log,
+	p := &purger{m: m, w: w, tableLoc: obj.Location, allowed: locations.TablePrefixes(w, obj.Location), log: log,
 		files: map[string]int{}, live: live, keepData: keepData}
 	p.add(ctx, obj.MetadataLocation, "current metadata file", tierCurrentMeta)
 	for e := range meta.PreviousFiles() {
@@ -185,7 +186,7 @@ func (p *purger) deleteTier(ctx context.Context, obj *store.Object, tier int) (d
 			continue
 		}
 		g.Go(func() error {
-			io, err := p.m.d.FileIO(gctx, p.w, f)
+			io, err := p.m.d.Tables.FileIO(gctx, p.w, f)
 			if err == nil {
 				err = io.Delete(gctx, f)
 			}
@@ -194,12 +195,12 @@ func (p *purger) deleteTier(ctx context.Context, obj *store.Object, tier int) (d
 			if errors.Is(err, storage.ErrIsDirectory) {
 				// A reference to a directory: never deleted, and no retry
 				// will change that.
-				p.log.WarnContext(gctx, "purge: left a directory a reference names", "file", p.m.d.FileName(p.w, obj.Location, f))
+				p.log.WarnContext(gctx, "purge: left a directory a reference names", "file", locations.FileName(p.w, obj.Location, f))
 				err = nil
 			}
 			if err != nil {
 				failed++
-				p.log.DebugContext(gctx, "purge: delete failed", "file", p.m.d.FileName(p.w, obj.Location, f), "error", storage.PathFree(err))
+				p.log.DebugContext(gctx, "purge: delete failed", "file", locations.FileName(p.w, obj.Location, f), "error", storage.PathFree(err))
 			} else {
 				deleted++
 			}

@@ -7,7 +7,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/tablefiles"
 	"github.com/lakehold/catalog/store"
 )
@@ -19,7 +20,7 @@ type refWalker struct {
 	m       *Maintainer
 	w       *store.Warehouse
 	meta    table.Metadata
-	allowed location.Set
+	allowed storagepath.Set
 	// strict refuses a manifest outside the table instead of skipping it:
 	// a reference the walk cannot see must stop an expiry.
 	strict bool
@@ -31,7 +32,7 @@ type refWalker struct {
 // newRefWalker returns a walk of meta's snapshots; each manifest is read
 // once, whatever the number of snapshots that share it.
 func (m *Maintainer) newRefWalker(w *store.Warehouse, meta table.Metadata, strict bool) *refWalker {
-	rw := &refWalker{m: m, w: w, meta: meta, allowed: m.d.TablePrefixes(w, meta.Location()), strict: strict, files: map[string]bool{}}
+	rw := &refWalker{m: m, w: w, meta: meta, allowed: locations.TablePrefixes(w, meta.Location()), strict: strict, files: map[string]bool{}}
 	rw.walk = m.fileWalker(w, meta.Location(), tablefiles.Walker{
 		Visit: func(r tablefiles.Ref) (bool, error) { return rw.add(r.Location, r.What) },
 		Unreadable: func(what, _ string, err error) error {
@@ -94,7 +95,7 @@ func (rw *refWalker) inside(loc, what string) (bool, error) {
 	}
 	if rw.strict {
 		return false, fault.New(fault.BadRequest, "Cannot expire snapshots: a remaining snapshot references a %s outside the table (%s)",
-			what, rw.m.d.FileName(rw.w, rw.meta.Location(), loc))
+			what, locations.FileName(rw.w, rw.meta.Location(), loc))
 	}
 	return false, nil
 }

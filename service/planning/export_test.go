@@ -2,11 +2,7 @@ package planning
 
 import (
 	"context"
-	"testing"
 
-	"github.com/stretchr/testify/require"
-
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -23,7 +19,7 @@ type V4Plan = scanPlanV4
 
 // NewV4Plan loads table id of w and binds req to it (newV4Plan).
 func (pl *Planner) NewV4Plan(ctx context.Context, w *store.Warehouse, id ident.Ident, req Request) (*V4Plan, error) {
-	md, _, err := pl.d.LoadTable(ctx, w, id)
+	md, _, err := pl.loadTable(ctx, w, id)
 	if err != nil {
 		return nil, err
 	}
@@ -62,13 +58,3 @@ func (p *scanPlanV4) ReadLeavesInOrder(ctx context.Context, leaves []*v4manifest
 
 // Location is the planned table's location.
 func (p *scanPlanV4) Location() string { return p.st.location }
-
-// TableOnly is the TablePrefixes of the tests: a table's files lie under
-// its location.
-func TableOnly(tb testing.TB) func(*store.Warehouse, string) location.Set {
-	return func(_ *store.Warehouse, tableLoc string) location.Set {
-		n, err := location.Normalize(tableLoc)
-		require.NoError(tb, err)
-		return location.Set{n}
-	}
-}

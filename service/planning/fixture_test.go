@@ -6,15 +6,16 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
@@ -56,27 +57,10 @@ func newV4Fixture(tb testing.TB, opts service.Options, name string, schema, spec
 	if maxTasks <= 0 {
 		maxTasks = 1000 // service.New's default
 	}
-	ioProps := func(_ context.Context, w *store.Warehouse, _ string) (map[string]string, error) {
-		return w.Properties, nil
-	}
 	readers := v4read.New(func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error) {
 		return files.For(ctx, loc, w.Properties)
 	}, func(_ *store.Warehouse, _, loc string) string { return loc })
-	pl := planning.New(planning.Deps{
-		Readers:   readers,
-		Authorize: func(context.Context, string, ident.Ident) error { return nil },
-		Warehouse: st.WarehouseGet,
-		LoadTable: func(ctx context.Context, w *store.Warehouse, id ident.Ident) (table.Metadata, int, error) {
-			obj, err := st.ObjectGet(ctx, store.ObjectRef{Warehouse: w.Name, Namespace: id.Namespace, Name: id.Name, Kind: store.KindTable})
-			if err != nil {
-				return nil, 0, err
-			}
-			return tablemeta.Parse(obj.Metadata)
-		},
-		IOProps:       ioProps,
-		TablePrefixes: planning.TableOnly(tb),
-		Files:         files,
-		MaxPlanTasks:  maxTasks,
-	})
+	ta := tableaccess.New(tableaccess.Options{Store: st, Files: files, Authorizer: access.AllowAll{}, Clock: time.Now, Logger: opts.Logger})
+	pl := planning.New(planning.Deps{Tables: ta, Readers: readers, MaxPlanTasks: maxTasks})
 	return &v4Fixture{svc: svc, pl: pl, w: w, id: ident.Ident{Namespace: []string{"ns"}, Name: name}}
 }

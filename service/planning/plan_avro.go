@@ -12,7 +12,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 )
@@ -262,7 +263,7 @@ func planPartitionValues(md table.Metadata, f iceberg.DataFile) []any {
 // as is.
 func (pl *Planner) IO(w *store.Warehouse, tableLoc string) table.FSysF {
 	return func(ctx context.Context) (icebergio.IO, error) {
-		return tableIO{pl: pl, ctx: context.WithoutCancel(ctx), w: w, prefixes: pl.d.TablePrefixes(w, tableLoc)}, nil
+		return tableIO{pl: pl, ctx: context.WithoutCancel(ctx), w: w, prefixes: locations.TablePrefixes(w, tableLoc)}, nil
 	}
 }
 
@@ -271,7 +272,7 @@ type tableIO struct {
 	pl       *Planner
 	ctx      context.Context
 	w        *store.Warehouse
-	prefixes location.Set
+	prefixes storagepath.Set
 }
 
 // Open refuses a file outside the table before anything is read.
@@ -279,11 +280,11 @@ func (t tableIO) Open(name string) (icebergio.File, error) {
 	if !t.prefixes.Contains(name) {
 		return nil, ErrOutsideTable
 	}
-	props, err := t.pl.d.IOProps(t.ctx, t.w, name)
+	props, err := t.pl.d.Tables.IOProps(t.ctx, t.w, name)
 	if err != nil {
 		return nil, err
 	}
-	fio, err := t.pl.d.Files.IcebergIO(t.ctx, name, props)
+	fio, err := t.pl.d.Tables.Files().IcebergIO(t.ctx, name, props)
 	if err != nil {
 		return nil, err
 	}

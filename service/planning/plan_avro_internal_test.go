@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -39,11 +40,7 @@ type planFix struct {
 func newPlanFix(t *testing.T, version int) *planFix {
 	whLoc := "file://" + filepath.Join(t.TempDir(), "warehouse")
 	w := &store.Warehouse{Name: "wh", Location: whLoc}
-	pl := New(Deps{Files: storage.NewProvider(),
-		IOProps: func(_ context.Context, w *store.Warehouse, _ string) (map[string]string, error) {
-			return w.Properties, nil
-		},
-		TablePrefixes: TableOnly(t)})
+	pl := New(Deps{Tables: tableaccess.New(tableaccess.Options{Files: storage.NewProvider()})})
 	schema := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "category", Type: iceberg.PrimitiveTypes.String, Required: true},
@@ -90,7 +87,7 @@ func (f *planFix) deletes(content iceberg.ManifestEntryContent, name, cat string
 func (f *planFix) commit(op table.Operation, added, deletes []iceberg.DataFile, mlDir ...string) int64 {
 	t := f.t
 	ctx := context.Background()
-	fio, err := f.pl.d.Files.IcebergIO(ctx, f.loc, nil)
+	fio, err := f.pl.d.Tables.Files().IcebergIO(ctx, f.loc, nil)
 	require.NoError(t, err)
 	wio := fio.(icebergio.WriteFileIO)
 	seq := f.md.LastSequenceNumber() + 1

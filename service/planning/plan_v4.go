@@ -103,14 +103,14 @@ func residual(filter json.RawMessage) json.RawMessage {
 // planTarget authorizes table-read-data and loads the table to plan: 403
 // (404 when hidden) when refused, 404 for an unknown warehouse or table.
 func (pl *Planner) planTarget(ctx context.Context, warehouse string, id ident.Ident) (*store.Warehouse, table.Metadata, int, error) {
-	if err := pl.d.Authorize(ctx, warehouse, id); err != nil {
+	if err := pl.authorizeRead(ctx, warehouse, id); err != nil {
 		return nil, nil, 0, err
 	}
-	w, err := pl.d.Warehouse(ctx, warehouse)
+	w, err := pl.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	md, version, err := pl.d.LoadTable(ctx, w, id)
+	md, version, err := pl.loadTable(ctx, w, id)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -337,13 +337,13 @@ func (pl *Planner) CancelPlan(ctx context.Context, warehouse string, id ident.Id
 }
 
 func (pl *Planner) checkPlanTable(ctx context.Context, warehouse string, id ident.Ident) error {
-	if err := pl.d.Authorize(ctx, warehouse, id); err != nil {
+	if err := pl.authorizeRead(ctx, warehouse, id); err != nil {
 		return err
 	}
-	w, err := pl.d.Warehouse(ctx, warehouse)
+	w, err := pl.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return err
 	}
-	_, _, err = pl.d.LoadTable(ctx, w, id)
+	_, _, err = pl.loadTable(ctx, w, id)
 	return err
 }

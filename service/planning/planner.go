@@ -13,36 +13,40 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 )
 
 // Deps are what a Planner works with.
 type Deps struct {
+	// Tables gives authorize, the warehouse lookup, the table loader and
+	// the storage of the Avro manifests of v1–v3 tables.
+	Tables *tableaccess.Access
 	// Readers read v4 manifests.
 	Readers *v4read.Readers
-	// Authorize checks that the caller may read the data of table id in
-	// warehouse: its error (403, or 404 for a table the caller may not
-	// see) is returned as is.
-	Authorize func(ctx context.Context, warehouse string, id ident.Ident) error
-	// Warehouse looks a warehouse up by name (404 when there is none).
-	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
-	// LoadTable returns a table's current metadata and format version
-	// (404 when the table does not exist).
-	LoadTable func(ctx context.Context, w *store.Warehouse, id ident.Ident) (table.Metadata, int, error)
-	// IOProps returns the storage properties to open loc of w with (400
-	// for a location outside the warehouse).
-	IOProps func(ctx context.Context, w *store.Warehouse, loc string) (map[string]string, error)
-	// TablePrefixes returns where a table at tableLoc may have files.
-	TablePrefixes func(w *store.Warehouse, tableLoc string) location.Set
-	// Files opens files (the Avro manifests of v1–v3 tables).
-	Files *storage.Provider
 	// MaxPlanTasks is how many file scan tasks a plan returns inline; a
 	// larger plan is split into plan tasks.
 	MaxPlanTasks int
+}
+
+// authorizeRead checks that the caller may read the data of table id in
+// warehouse: its error (403, or 404 for a table the caller may not see)
+// is returned as is.
+func (pl *Planner) authorizeRead(ctx context.Context, warehouse string, id ident.Ident) error {
+	return pl.d.Tables.AuthorizeTable(ctx, access.PrivTableReadData, warehouse, id)
+}
+
+// loadTable returns a table's current metadata and format version (404
+// when the table does not exist).
+func (pl *Planner) loadTable(ctx context.Context, w *store.Warehouse, id ident.Ident) (table.Metadata, int, error) {
+	_, e, err := pl.d.Tables.ReadTable(ctx, w.Name, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return e.Meta, e.Version, nil
 }
 
 // Planner plans scans. It holds no state of its own between calls and is

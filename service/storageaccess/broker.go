@@ -18,38 +18,27 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
 // Deps are what a Broker works with.
 type Deps struct {
-	// Store reads a table's pointer (LoadCredentials) and dates signatures
-	// by the database's clock (Now).
-	Store store.Store
-	// Authorizer judges the storage access level of a caller on a table
-	// and authorizes reading its metadata.
-	Authorizer access.Authorizer
-	// Warehouse looks a warehouse up by name (404 when there is none).
-	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
-	// LoadTable reads a table's pointer and its parsed metadata (404 when
-	// the table does not exist); the entry is shared and not modified.
-	LoadTable func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	// CachedMetadata returns the parsed metadata at a metadata location
-	// when it is cached, else nil.
-	CachedMetadata func(metadataLocation string) *tablemeta.Entry
-	// WarehousePrefixes returns the warehouse location and its extra
-	// prefixes: credentials and signatures never reach beyond them.
-	WarehousePrefixes func(w *store.Warehouse) location.Set
+	// Tables gives the store (a table's pointer, the database's clock),
+	// the authorizer that judges a caller's storage access, the warehouse
+	// lookup and the table loader with its cache.
+	Tables *tableaccess.Access
 	// Credentials vends storage credentials; nil vends none.
 	Credentials credentials.Vendor
 	// Signer signs S3 requests; nil signs none and never offers signing.
 	Signer credentials.Signer
-	// Audit records one audit event (the service's RecordAudit).
+	// Audit records one audit event (the service's RecordAudit): a sink
+	// the broker writes to, not a call back into the rooms.
 	Audit func(ctx context.Context, e store.AuditEvent)
 }
 
@@ -108,10 +97,10 @@ func (b *Broker) vend(ctx context.Context, w *store.Warehouse, id ident.Ident, t
 	}
 	var level credentials.AccessLevel
 	defer func() { b.auditVend(ctx, access.TableResource(w.Name, id.Namespace, id.Name), level, err) }()
-	if !b.d.WarehousePrefixes(w).ContainsBelow(tableLoc) {
+	if !locations.WarehousePrefixes(w).ContainsBelow(tableLoc) {
 		return nil, nil, fault.New(fault.Forbidden, "Storage credentials are only vended for table locations inside the warehouse")
 	}
-	level, err = b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
+	level, err = b.d.Tables.Authorizer().TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,7 +117,7 @@ func (b *Broker) vend(ctx context.Context, w *store.Warehouse, id ident.Ident, t
 		switch {
 		case strings.HasPrefix(c.Prefix, "gs://"):
 			filtered["gcs.oauth2.refresh-credentials-endpoint"] = refresh
-		case location.IsAzure(c.Prefix):
+		case storagepath.IsAzure(c.Prefix):
 			filtered["adls.refresh-credentials-endpoint"] = refresh
 		default:
 			filtered["client.refresh-credentials-endpoint"] = refresh
@@ -146,7 +135,7 @@ func (b *Broker) CheckVend(ctx context.Context, w *store.Warehouse, id ident.Ide
 	if deleg == NoDelegation || b.d.Credentials == nil {
 		return nil
 	}
-	_, err := b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
+	_, err := b.d.Tables.Authorizer().TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name))
 	return err
 }
 
@@ -175,19 +164,19 @@ func (b *Broker) LoadCredentials(ctx context.Context, warehouse string, id ident
 	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if _, err := b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
+	if _, err := b.d.Tables.Authorizer().TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		// A refused vend is part of the audit trail too.
 		b.auditVend(ctx, access.TableResource(warehouse, id.Namespace, id.Name), "", err)
 		return nil, err
 	}
-	obj, err := b.d.Store.ObjectGet(ctx, store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: store.KindTable})
+	obj, err := b.d.Tables.Store().ObjectGet(ctx, store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: store.KindTable})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ident.TableNotFound(err, id)
 	}
 	if err != nil {
 		return nil, storefault.Of(err, warehouse)
 	}
-	w, err := b.d.Warehouse(ctx, warehouse)
+	w, err := b.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package storageaccess
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,11 +13,11 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore"
 )
 
 // TestTableRoute: the credentials and sign routes load answers name escape
@@ -75,18 +76,22 @@ func (*fakeSigner) Sign(context.Context, credentials.WarehouseInfo, string, bool
 
 // fixture is a Broker over AllowAll with warehouse wh at s3://b/wh, the
 // audit events it records, and the given vendor and signer.
-func fixture(vendor credentials.Vendor, signer credentials.Signer) (*Broker, *store.Warehouse, *[]store.AuditEvent) {
+func fixture(t testing.TB, vendor credentials.Vendor, signer credentials.Signer) (*Broker, *store.Warehouse, *[]store.AuditEvent) {
+	t.Helper()
 	var events []store.AuditEvent
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
 	w := &store.Warehouse{Name: "wh", Location: "s3://b/wh"}
+	if err := st.WarehouseCreate(ctx, w); err != nil {
+		t.Fatal(err)
+	}
 	b := New(Deps{
-		Authorizer: access.AllowAll{},
-		Warehouse:  func(context.Context, string) (*store.Warehouse, error) { return w, nil },
-		WarehousePrefixes: func(w *store.Warehouse) location.Set {
-			n, _ := location.Normalize(w.Location)
-			return location.Set{n}
-		},
-		CachedMetadata: func(string) *tablemeta.Entry { return nil },
-		Credentials:    vendor, Signer: signer,
+		Tables:      tableaccess.New(tableaccess.Options{Store: st, Authorizer: access.AllowAll{}, Clock: time.Now}),
+		Credentials: vendor, Signer: signer,
 		Audit: func(_ context.Context, e store.AuditEvent) { events = append(events, e) },
 	})
 	return b, w, &events
@@ -98,7 +103,7 @@ func fixture(vendor credentials.Vendor, signer credentials.Signer) (*Broker, *st
 func TestGrantVends(t *testing.T) {
 	v := &fakeVendor{cfg: map[string]string{"s3.region": "r", "internal.endpoint": "http://10.0.0.1"},
 		prefixes: []string{"s3://b/wh/ns/t", "gs://g/wh/ns/t", "abfss://c@a.dfs.core.windows.net/wh/ns/t"}}
-	b, w, events := fixture(v, nil)
+	b, w, events := fixture(t, v, nil)
 	id := ident.Ident{Namespace: []string{"ns"}, Name: "t"}
 	cfg, creds, err := b.Grant(context.Background(), w, id, "s3://b/wh/ns/t/metadata/1.json", nil, "s3://b/wh/ns/t", VendedCredentials)
 	require.NoError(t, err)
@@ -125,7 +130,7 @@ func TestGrantVends(t *testing.T) {
 // failing vendor is a 503 whose text does not carry the vendor's.
 func TestGrantRefusals(t *testing.T) {
 	v := &fakeVendor{prefixes: []string{"s3://b/wh/ns/t"}}
-	b, w, events := fixture(v, nil)
+	b, w, events := fixture(t, v, nil)
 	ctx, id := context.Background(), ident.Ident{Namespace: []string{"ns"}, Name: "t"}
 
 	cfg, creds, err := b.Grant(ctx, w, id, "", nil, "s3://b/wh/ns/t", NoDelegation)
@@ -147,7 +152,7 @@ func TestGrantRefusals(t *testing.T) {
 	require.NotContains(t, fault.ClientText(err), "arn:")
 
 	// No vendor: an empty config, nothing audited.
-	b, w, events = fixture(nil, nil)
+	b, w, events = fixture(t, nil, nil)
 	cfg, creds, err = b.Grant(ctx, w, id, "", nil, "s3://b/wh/ns/t", VendedCredentials)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{}, cfg)
@@ -195,7 +200,7 @@ func TestSigningChoice(t *testing.T) {
 			if c.noVendor {
 				vendor = nil
 			}
-			b, w, _ := fixture(vendor, signer)
+			b, w, _ := fixture(t, vendor, signer)
 			read := false
 			cfg, err := b.signingChoice(w, ident.Ident{Namespace: []string{"ns"}, Name: "t"}, c.deleg, func() (map[string]string, error) {
 				read = true
@@ -239,7 +244,7 @@ func TestTableShape(t *testing.T) {
 // TestSignRefusals: a malformed request is a 400 and a catalog without a
 // signer a 403, each audited with its status (and the level judged).
 func TestSignRefusals(t *testing.T) {
-	b, _, events := fixture(nil, nil)
+	b, _, events := fixture(t, nil, nil)
 	ctx, id := context.Background(), ident.Ident{Namespace: []string{"ns"}, Name: "t"}
 	_, err := b.SignS3Request(ctx, "wh", id, credentials.S3SignRequest{Method: "GET", Region: "r"})
 	require.Equal(t, fault.BadRequest, fault.KindOf(err))

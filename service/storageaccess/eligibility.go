@@ -19,15 +19,15 @@ import (
 // table-read-metadata, 404 when the table or the warehouse is missing,
 // the errors of LoadTable (503 when the database fails).
 func (b *Broker) NativeWriteEligibility(ctx context.Context, warehouse string, id ident.Ident) (credentials.Eligibility, error) {
-	if err := b.d.Authorizer.Authorize(ctx, identity.From(ctx), access.PrivTableReadMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
+	if err := b.d.Tables.Authorizer().Authorize(ctx, identity.From(ctx), access.PrivTableReadMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
 		return credentials.Eligibility{}, err
 	}
-	_, e, err := b.d.LoadTable(ctx, warehouse, id)
+	_, e, err := b.d.Tables.ReadTable(ctx, warehouse, id)
 	if err != nil {
 		return credentials.Eligibility{}, err
 	}
 	meta, version := e.Meta, e.Version
-	w, err := b.d.Warehouse(ctx, warehouse)
+	w, err := b.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return credentials.Eligibility{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -41,25 +42,25 @@ func (b *Broker) SignS3Request(ctx context.Context, warehouse string, id ident.I
 	if r.Method == "" || r.URI == "" || r.Region == "" {
 		return credentials.SignedRequest{}, fault.New(fault.BadRequest, "A request to sign needs its method, uri and region")
 	}
-	level, err = b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name))
+	level, err = b.d.Tables.Authorizer().TableAccess(ctx, identity.From(ctx), access.TableResource(warehouse, id.Namespace, id.Name))
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
 	if b.d.Signer == nil {
 		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Remote signing is not enabled on this catalog")
 	}
-	obj, entry, err := b.d.LoadTable(ctx, warehouse, id)
+	obj, entry, err := b.d.Tables.ReadTable(ctx, warehouse, id)
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	w, err := b.d.Warehouse(ctx, warehouse)
+	w, err := b.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return credentials.SignedRequest{}, err
 	}
-	if !b.d.WarehousePrefixes(w).ContainsBelow(obj.Location) {
+	if !locations.WarehousePrefixes(w).ContainsBelow(obj.Location) {
 		return credentials.SignedRequest{}, fault.New(fault.Forbidden, "Requests are only signed for table locations inside the warehouse")
 	}
-	signed, err := b.d.Signer.Sign(ctx, warehouseInfo(w), obj.Location, prefersSigning(entry.Meta.Properties()), level, r, b.d.Store.Now())
+	signed, err := b.d.Signer.Sign(ctx, warehouseInfo(w), obj.Location, prefersSigning(entry.Meta.Properties()), level, r, b.d.Tables.Store().Now())
 	op = signed.Op.Name
 	var refusal *credentials.SignRefusal
 	switch {
@@ -79,7 +80,7 @@ func (b *Broker) SignS3Request(ctx context.Context, warehouse string, id ident.I
 // read nor write the table's data, as for vending.
 func (b *Broker) signingConfig(ctx context.Context, w *store.Warehouse, id ident.Ident, metaLoc string, data []byte, deleg Delegation) (map[string]string, error) {
 	cfg, err := b.signingChoice(w, id, deleg, func() (map[string]string, error) {
-		if e := b.d.CachedMetadata(metaLoc); e != nil && metaLoc != "" {
+		if e := b.d.Tables.CachedMeta(metaLoc); e != nil && metaLoc != "" {
 			return e.Meta.Properties(), nil
 		}
 		// Not parsed yet. Most tables never name the property: a byte
@@ -100,7 +101,7 @@ func (b *Broker) signingConfig(ctx context.Context, w *store.Warehouse, id ident
 	if err != nil || cfg == nil {
 		return nil, err
 	}
-	if _, err := b.d.Authorizer.TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name)); err != nil {
+	if _, err := b.d.Tables.Authorizer().TableAccess(ctx, identity.From(ctx), access.TableResource(w.Name, id.Namespace, id.Name)); err != nil {
 		return nil, err
 	}
 	return cfg, nil

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
 	"github.com/lakehold/catalog/internal/storage"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -63,7 +63,7 @@ func (tc *Committer) addedFiles(ctx context.Context, w *store.Warehouse, st *sta
 // in the manifests it wrote (or of unknown origin).
 func (tc *Committer) snapshotAdds(ctx context.Context, w *store.Warehouse, snap table.Snapshot, known map[int64]bool) ([]string, error) {
 	out := []string{snap.ManifestList}
-	fio := &ctxIO{ctx: ctx, open: func(ctx context.Context, loc string) (storage.FileIO, error) { return tc.d.FileIO(ctx, w, loc) }}
+	fio := &ctxIO{ctx: ctx, open: func(ctx context.Context, loc string) (storage.FileIO, error) { return tc.d.Tables.FileIO(ctx, w, loc) }}
 	list, err := snap.Manifests(fio)
 	if err != nil {
 		return nil, unreadable(err, snap.ManifestList)
@@ -100,7 +100,7 @@ func normalizedSet(locs []string) []string {
 	seen := make(map[string]bool, len(locs))
 	out := make([]string, 0, len(locs))
 	for _, l := range locs {
-		key, err := location.Normalize(l)
+		key, err := storagepath.Normalize(l)
 		if err != nil || seen[key] {
 			continue
 		}

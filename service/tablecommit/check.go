@@ -19,7 +19,7 @@ import (
 // not parse back the way the loader parses stored metadata, or when what
 // parses back breaks a rule (so what is checked is what will be loaded).
 func (tc *Committer) CheckNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
-	now := tc.d.Now()
+	now := tc.d.Tables.Now()
 	rules := validation.MetadataRules{MaxClockSkew: tc.d.MaxClockSkew}
 	if err := validation.TableMetadata(prev, next, now, rules); err != nil {
 		return metadataRejected(err)
@@ -43,7 +43,7 @@ func (tc *Committer) CheckNewMetadata(prev table.Metadata, next table.Metadata, 
 // CheckNewMetadata.
 func (tc *Committer) checkEncoded(prev, next table.Metadata, enc *tablemeta.Encoded) error {
 	rules := validation.MetadataRules{MaxClockSkew: tc.d.MaxClockSkew}
-	if err := validation.TableMetadata(prev, next, tc.d.Now(), rules); err != nil {
+	if err := validation.TableMetadata(prev, next, tc.d.Tables.Now(), rules); err != nil {
 		return metadataRejected(err)
 	}
 	back, _, err := tablemeta.Parse(enc.Check)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/validation"
 )
@@ -62,7 +63,7 @@ func testCommitter(skew time.Duration, now func() time.Time) *Committer {
 	if now == nil {
 		now = time.Now
 	}
-	return New(Deps{MaxClockSkew: skew, Now: now})
+	return New(Deps{MaxClockSkew: skew, Tables: tableaccess.New(tableaccess.Options{Clock: now})})
 }
 
 func rejection(t *testing.T, err error) *fault.Error {

@@ -15,8 +15,10 @@ import (
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 )
@@ -76,7 +78,7 @@ type staged struct {
 // writes the new metadata file. Requirement failures are 409s that must not
 // be retried; a table that vanished is a 404.
 func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (*staged, error) {
-	obj, prev, err := tc.d.ReadTable(ctx, w.Name, c.Ident)
+	obj, prev, err := tc.d.Tables.ReadTable(ctx, w.Name, c.Ident)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (
 	if err != nil {
 		return nil, err
 	}
-	if err := tc.d.GuardV4(ctx, target, "Cannot commit to "+c.Ident.String()); err != nil {
+	if err := tableaccess.GuardV4(ctx, target, "Cannot commit to "+c.Ident.String()); err != nil {
 		return nil, err
 	}
 	st := &staged{obj: obj, base: base, meta: base, data: prev.Data, metaLoc: obj.MetadataLocation}
@@ -99,7 +101,7 @@ func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (
 	if !changed {
 		return st, nil
 	}
-	if err := tc.d.CheckTableMetadataLocations(w, tablemeta.AddedView(base, meta)); err != nil {
+	if err := locations.CheckTableMetadataLocations(w, tablemeta.AddedView(base, meta)); err != nil {
 		return nil, err
 	}
 	enc, err := tc.Encode(prev, meta, target)
@@ -133,9 +135,9 @@ func (tc *Committer) CommitTable(ctx context.Context, warehouse string, change T
 	}
 	// assert-create finishes a staged create: creating, not writing.
 	if requirements.HasAssertCreate(c.Reqs) {
-		err = tc.d.Authorize(ctx, access.PrivTableCreate, access.NamespaceResource(warehouse, c.Ident.Namespace))
+		err = tc.d.Tables.Authorize(ctx, access.PrivTableCreate, access.NamespaceResource(warehouse, c.Ident.Namespace))
 	} else {
-		err = tc.d.Authorize(ctx, access.PrivTableWriteMetadata, access.TableResource(warehouse, c.Ident.Namespace, c.Ident.Name))
+		err = tc.d.Tables.Authorize(ctx, access.PrivTableWriteMetadata, access.TableResource(warehouse, c.Ident.Namespace, c.Ident.Name))
 	}
 	if err != nil {
 		return nil, err
@@ -143,17 +145,17 @@ func (tc *Committer) CommitTable(ctx context.Context, warehouse string, change T
 	if err := tc.guardV4Change(ctx, c); err != nil {
 		return nil, err
 	}
-	w, err := tc.d.Warehouse(ctx, warehouse)
+	w, err := tc.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
 	if requirements.HasAssertCreate(c.Reqs) {
 		ref := store.ObjectRef{Warehouse: warehouse, Namespace: c.Ident.Namespace, Name: c.Ident.Name, Kind: store.KindTable}
-		if _, err := tc.d.Store.ObjectMetadataLocation(ctx, ref); errors.Is(err, store.ErrNotFound) {
+		if _, err := tc.d.Tables.Store().ObjectMetadataLocation(ctx, ref); errors.Is(err, store.ErrNotFound) {
 			return tc.createByCommit(ctx, w, c)
 		}
 	}
-	if tc.d.WantsV4Upgrade(c.Info) {
+	if WantsV4Upgrade(c.Info) {
 		return tc.d.CommitV4Upgrade(ctx, w, c)
 	}
 	results, err := tc.commit(ctx, w, []*Change{c})
@@ -190,7 +192,7 @@ func (tc *Committer) CommitTransaction(ctx context.Context, warehouse string, ch
 		if requirements.HasAssertCreate(c.Reqs) {
 			return fault.New(fault.BadRequest, "Invalid transaction: assert-create is not supported in multi-table transactions (%s)", key)
 		}
-		if err := tc.d.Authorize(ctx, access.PrivTableWriteMetadata, access.TableResource(warehouse, c.Ident.Namespace, c.Ident.Name)); err != nil {
+		if err := tc.d.Tables.Authorize(ctx, access.PrivTableWriteMetadata, access.TableResource(warehouse, c.Ident.Namespace, c.Ident.Name)); err != nil {
 			return err
 		}
 		if err := tc.guardV4Change(ctx, c); err != nil {
@@ -198,7 +200,7 @@ func (tc *Committer) CommitTransaction(ctx context.Context, warehouse string, ch
 		}
 		parsed = append(parsed, c)
 	}
-	w, err := tc.d.Warehouse(ctx, warehouse)
+	w, err := tc.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return err
 	}
@@ -229,14 +231,14 @@ func (tc *Committer) commit(ctx context.Context, w *store.Warehouse, changes []*
 				a.AddFile(st.metaLoc)
 				a.Swaps, swapped = append(a.Swaps, st.swap), append(swapped, st)
 				a.Jobs = append(a.Jobs, tc.stagedJobs(w, c.Ident, st)...)
-				tc.d.AddEvent(a, func() store.Event { return tc.updateEvent(ctx, c, w.Name, st.meta) })
+				tc.d.Tables.AddEvent(a, func() store.Event { return tc.updateEvent(ctx, c, w.Name, st.meta) })
 			}
 		}
 		a.ListAdds = tc.listAdds(w, swapped)
 		a.Landed = func(ctx context.Context) {
 			for _, st := range results {
 				if st.changed {
-					tc.d.CacheMeta(st.metaLoc, st.entry)
+					tc.d.Tables.CacheMeta(st.metaLoc, st.entry)
 				}
 			}
 		}
@@ -267,10 +269,10 @@ func (tc *Committer) createByCommit(ctx context.Context, w *store.Warehouse, c *
 // createFromUpdates is createByCommit's work: build, check, write and
 // create the table's row.
 func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, c *Change) (*Result, error) {
-	if err := tc.d.ClockGuard(); err != nil {
+	if err := tc.d.Tables.ClockGuard(); err != nil {
 		return nil, err
 	}
-	ns, err := tc.d.Store.NamespaceGet(ctx, w.Name, c.Ident.Namespace)
+	ns, err := tc.d.Tables.Store().NamespaceGet(ctx, w.Name, c.Ident.Namespace)
 	if errors.Is(err, store.ErrNoSuchNamespace) {
 		return nil, ident.NamespaceNotFound(err, c.Ident.Namespace)
 	} else if err != nil {
@@ -303,7 +305,7 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 		}
 	}
 	if !hasLocation {
-		if err := b.SetLoc(tc.d.DefaultLocation(w, ns, c.Ident.Name)); err != nil {
+		if err := b.SetLoc(locations.DefaultLocation(w, ns, c.Ident.Name)); err != nil {
 			return nil, fault.Wrap(fault.Internal, err, "set default location")
 		}
 	}
@@ -311,10 +313,10 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 	if err != nil {
 		return nil, fault.Wrap(fault.IllegalArgument, err, "%s", fault.ClientText(err))
 	}
-	if err := tc.d.CheckTableMetadataLocations(w, meta); err != nil {
+	if err := locations.CheckTableMetadataLocations(w, meta); err != nil {
 		return nil, err
 	}
-	loc, err := tc.d.CheckObjectLocation(w, meta.Location())
+	loc, err := locations.CheckObjectLocation(w, meta.Location())
 	if err != nil {
 		return nil, err
 	}
@@ -325,8 +327,8 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 	if err := tc.CheckNewMetadata(nil, meta, data); err != nil {
 		return nil, err
 	}
-	metaLoc := NewMetadataLocation(meta.Location(), meta.Properties(), "")
-	if err := tc.WriteMetadataFile(ctx, w, metaLoc, data); err != nil {
+	metaLoc := tableaccess.NewMetadataLocation(meta.Location(), meta.Properties(), "")
+	if err := tc.d.Tables.WriteFile(ctx, w, metaLoc, data); err != nil {
 		return nil, err
 	}
 	obj := &store.Object{
@@ -334,10 +336,10 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 		Location: loc, MetadataLocation: metaLoc, Metadata: data, FormatVersion: target,
 		RefsMetadata: tablemeta.RefsDocument(meta, data),
 	}
-	ectx := tc.d.WithEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateTable, tc.d.TableObject(w.Name, c.Ident, meta), tc.d.Who(ctx), c.Updates)
+	ectx := tc.d.Tables.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, tableaccess.TableObject(w.Name, c.Ident, meta), tableaccess.Who(ctx), c.Updates)
 	})
-	if err := tc.d.Store.ObjectCreate(ectx, obj); err != nil {
+	if err := tc.d.Tables.Store().ObjectCreate(ectx, obj); err != nil {
 		tc.d.Engine.DropUnlanded(ctx, w, err, metaLoc)
 		var ae *store.AlreadyExistsError
 		if errors.As(err, &ae) {
@@ -349,7 +351,7 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 			}
 			return nil, fault.Wrap(fault.CommitFailed, err, "Requirement failed: table already exists")
 		}
-		return nil, tc.d.PutErr(err, store.KindTable, c.Ident, w.Name)
+		return nil, tableaccess.PutErr(err, store.KindTable, c.Ident, w.Name)
 	}
 	return &Result{MetadataLocation: metaLoc, Metadata: data}, nil
 }
@@ -390,19 +392,19 @@ func formatVersionOf(info []tablemeta.UpdateInfo) int {
 // A change to a table that already is v4 is refused once its version is
 // known (stage).
 func (tc *Committer) guardV4Change(ctx context.Context, c *Change) error {
-	if !tc.d.WantsV4Upgrade(c.Info) {
+	if !WantsV4Upgrade(c.Info) {
 		return nil
 	}
-	return tc.d.GuardV4(ctx, v4commits.FormatV4, "Cannot commit to "+c.Ident.String())
+	return tableaccess.GuardV4(ctx, v4commits.FormatV4, "Cannot commit to "+c.Ident.String())
 }
 
 // updateEvent is c's update-table event for the table as staged (meta).
 // Building it sanitizes the client's updates; each attempt of the commit
 // reuses it while the table's UUID and location stay what they were.
 func (tc *Committer) updateEvent(ctx context.Context, c *Change, warehouse string, meta table.Metadata) store.Event {
-	o := tc.d.TableObject(warehouse, c.Ident, meta)
+	o := tableaccess.TableObject(warehouse, c.Ident, meta)
 	if key := o.UUID + " " + o.Location; c.event == nil || c.eventKey != key {
-		ev := changeevents.Update(o, tc.d.Who(ctx), c.Updates, c.Requirements)
+		ev := changeevents.Update(o, tableaccess.Who(ctx), c.Updates, c.Requirements)
 		c.event, c.eventKey = &ev, key
 	}
 	return *c.event
@@ -422,7 +424,7 @@ func (tc *Committer) StagePlain(ctx context.Context, w *store.Warehouse, c *Chan
 		a.Swaps = []store.Swap{st.swap}
 		a.ListAdds = tc.listAdds(w, []*staged{st})
 		a.Jobs = tc.stagedJobs(w, c.Ident, st)
-		a.Landed = func(context.Context) { tc.d.CacheMeta(st.metaLoc, st.entry) }
+		a.Landed = func(context.Context) { tc.d.Tables.CacheMeta(st.metaLoc, st.entry) }
 	}
 	return &Result{MetadataLocation: st.metaLoc, Metadata: st.data}, nil
 }
@@ -466,6 +468,16 @@ func addsFiles(ups table.Updates) bool {
 	for _, u := range ups {
 		switch u.Action() {
 		case table.UpdateAddSnapshot, table.UpdateSetStatistics, table.UpdateSetPartitionStatistics:
+			return true
+		}
+	}
+	return false
+}
+
+// WantsV4Upgrade reports whether a commit's updates upgrade to format 4.
+func WantsV4Upgrade(info []tablemeta.UpdateInfo) bool {
+	for _, u := range info {
+		if u.Action == "upgrade-format-version" && u.FormatVersion == v4commits.FormatV4 {
 			return true
 		}
 	}

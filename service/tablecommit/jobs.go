@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
@@ -67,7 +68,7 @@ func metadataCleanupJob(w *store.Warehouse, id ident.Ident, base, meta table.Met
 // metaLoc) enqueues with its swap: the table's policies and the clean-up
 // of dropped metadata files, each when the table asks for it.
 func (tc *Committer) CommitJobs(w *store.Warehouse, id ident.Ident, base, meta table.Metadata, metaLoc string) []store.Job {
-	jobs := tc.d.PolicyJobs(w, id, meta)
+	jobs := upkeep.PolicyJobs(tc.d.Tables.Now(), w, id, meta)
 	if job, ok := metadataCleanupJob(w, id, base, meta, metaLoc); ok {
 		jobs = append(jobs, job)
 	}
@@ -90,24 +91,24 @@ func (tc *Committer) RunDeleteMetadataFiles(ctx context.Context, j *store.JobInf
 	if err := json.Unmarshal(j.Args, &a); err != nil || a.TableLocation == "" {
 		return errors.New("delete-metadata-files: malformed job arguments")
 	}
-	w, err := tc.d.Warehouse(ctx, a.Warehouse)
+	w, err := tc.d.Tables.Warehouse(ctx, a.Warehouse)
 	if err != nil {
 		return upkeep.SkipGone(JobDeleteMetadataFiles, err)
 	}
-	allowed := tc.d.TablePrefixes(w, a.TableLocation)
+	allowed := locations.TablePrefixes(w, a.TableLocation)
 	failed := 0
 	for _, f := range a.Files {
 		if !allowed.Contains(f) {
-			tc.d.Logger.WarnContext(ctx, "left a file outside the table", "file", tc.d.FileName(w, a.TableLocation, f))
+			tc.d.Tables.Logger().WarnContext(ctx, "left a file outside the table", "file", locations.FileName(w, a.TableLocation, f))
 			continue
 		}
-		io, err := tc.d.FileIO(ctx, w, f)
+		io, err := tc.d.Tables.FileIO(ctx, w, f)
 		if err == nil {
 			err = io.Delete(ctx, f)
 		}
 		if err != nil && !errors.Is(err, storage.ErrNotExist) {
 			failed++
-			tc.d.Logger.WarnContext(ctx, "could not delete a dropped metadata file", "file", tc.d.FileName(w, a.TableLocation, f), "error", storage.PathFree(err))
+			tc.d.Tables.Logger().WarnContext(ctx, "could not delete a dropped metadata file", "file", locations.FileName(w, a.TableLocation, f), "error", storage.PathFree(err))
 		}
 	}
 	if failed > 0 {

@@ -18,86 +18,30 @@ package tablecommit
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/lakehold/catalog/internal/changeevents"
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
 // Deps are what table commits need from the catalog, as values.
 type Deps struct {
-	// Store holds the tables: the existence check and row of a create by
-	// commit, and the swap a commit prepares.
-	Store store.Store
+	// Tables gives the store, the warehouse lookup, the table loader and
+	// its cache, authorize, file IO and metadata files, the event
+	// builders, the clock guard, the clock and the logger.
+	Tables *tableaccess.Access
 	// Engine runs every commit's attempts (retries, clock guard, outcome).
 	Engine *commitengine.Engine
-	// Authorize checks that the caller in ctx holds priv on r: nil when it
-	// does, a refusal when it does not, any other error when it cannot
-	// tell.
-	Authorize func(ctx context.Context, priv access.Privilege, r access.Resource) error
-	// Warehouse returns the named warehouse, or its 404 (or the store's
-	// error).
-	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
-	// ReadTable loads a table's row and parsed metadata, or its 404.
-	ReadTable func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	// FileIO opens the storage of loc in w: 400 for a location outside the
-	// warehouse.
-	FileIO func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error)
-	// CacheMeta keeps a landed commit's parsed metadata for the next load.
-	CacheMeta func(loc string, e *tablemeta.Entry)
-	// PolicyJobs are the scheduled-policy jobs a commit enqueues
-	// (upkeep.Upkeep.PolicyJobs).
-	PolicyJobs func(w *store.Warehouse, id ident.Ident, meta table.Metadata) []store.Job
-	// ClockGuard refuses commits (503) while this process's clock is off
-	// the database's.
-	ClockGuard func() error
-
-	// GuardV4 refuses (400) to answer a caller that does not read format
-	// version 4 with v4 metadata; what names the operation.
-	GuardV4 func(ctx context.Context, version int, what string) error
-	// WantsV4Upgrade reports whether a change's updates upgrade to format
-	// version 4; such a single-table change goes to CommitV4Upgrade, which
-	// returns what CommitTable does.
-	WantsV4Upgrade  func(info []tablemeta.UpdateInfo) bool
+	// CommitV4Upgrade commits a single-table change that upgrades to
+	// format version 4 (WantsV4Upgrade) and returns what CommitTable does.
+	// It is the one call up: package v4migrate, which does the upgrade,
+	// sits above this one and stages through it.
 	CommitV4Upgrade func(ctx context.Context, w *store.Warehouse, c *Change) (*Result, error)
-
-	// The location policy: CheckTableMetadataLocations,
-	// CheckObjectLocation and CheckWritePaths return 400s for locations
-	// outside the allowed prefixes; DefaultLocation places a new table;
-	// TablePrefixes are where a table may have files; FileName names a
-	// file for messages without leaking paths outside the warehouse.
-	CheckTableMetadataLocations func(w *store.Warehouse, meta table.Metadata) error
-	CheckObjectLocation         func(w *store.Warehouse, loc string) (string, error)
-	CheckWritePaths             func(w *store.Warehouse, tableLoc string, props map[string]string) error
-	DefaultLocation             func(w *store.Warehouse, ns *store.Namespace, name string) string
-	TablePrefixes               func(w *store.Warehouse, tableLoc string) location.Set
-	FileName                    func(w *store.Warehouse, base, loc string) string
-
-	// AddEvent adds to an attempt, and WithEvent to ctx, the event build
-	// makes, when events are on; TableObject and Who name what changed and
-	// who changed it.
-	AddEvent    func(a *commitengine.Attempt, build func() store.Event)
-	WithEvent   func(ctx context.Context, build func() store.Event) context.Context
-	TableObject func(warehouse string, id ident.Ident, meta table.Metadata) changeevents.Object
-	Who         func(ctx context.Context) changeevents.Who
-	// PutErr maps the errors of creating an object under a name (taken,
-	// missing namespace, overlapping location).
-	PutErr func(err error, kind store.ObjectKind, id ident.Ident, warehouse string) error
-
 	// MaxClockSkew is how far ahead of Now a committed snapshot may be
 	// dated.
 	MaxClockSkew time.Duration
-	Now          func() time.Time
-	Logger       *slog.Logger
 }
 
 // Committer commits table changes.

@@ -3,20 +3,11 @@ package tablecommit
 import (
 	"context"
 	"fmt"
-	"path"
-	"regexp"
-	"strconv"
-	"strings"
-
-	"github.com/google/uuid"
-
-	"github.com/lakehold/catalog/internal/storage"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 )
@@ -66,13 +57,13 @@ const overlapWriteAbove = 256 << 10
 // rejections and WriteNextMetadata's errors as they are.
 func (tc *Committer) writeChecked(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, enc *v4commits.Encoded, sw *store.Swap) (metaLoc, newLoc string, err error) {
 	write := func() (string, string, error) {
-		return tc.WriteNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), enc.Data)
+		return tc.d.Tables.WriteNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), enc.Data)
 	}
 	if len(enc.Data) < overlapWriteAbove {
 		if err := enc.Check(); err != nil {
 			return "", "", err
 		}
-		tc.d.Store.PrepareSwap(sw)
+		tc.d.Tables.Store().PrepareSwap(sw)
 		return write()
 	}
 	var werr error
@@ -88,12 +79,12 @@ func (tc *Committer) writeChecked(ctx context.Context, w *store.Warehouse, obj *
 	}()
 	cerr := enc.Check()
 	if cerr == nil {
-		tc.d.Store.PrepareSwap(sw)
+		tc.d.Tables.Store().PrepareSwap(sw)
 	}
 	<-done
 	if cerr != nil {
 		if werr == nil {
-			tc.DeleteOrphan(ctx, w, metaLoc)
+			tc.d.Tables.DeleteOrphan(ctx, w, metaLoc)
 		}
 		return "", "", cerr
 	}
@@ -101,109 +92,4 @@ func (tc *Committer) writeChecked(ctx context.Context, w *store.Warehouse, obj *
 		return "", "", werr
 	}
 	return metaLoc, newLoc, nil
-}
-
-// MetadataPathKey overrides where metadata files go (table and view
-// property); the location policy owns the name.
-const MetadataPathKey = locations.MetadataPathKey
-
-var metadataVersion = regexp.MustCompile(`^(\d+)-[^/]*\.metadata\.json$`)
-
-// NewMetadataLocation names the next metadata file:
-// <location>/metadata/<NNNNN>-<uuid>.metadata.json (or under
-// write.metadata.path), numbered one past the previous file (0 for a new
-// table). It does not judge the location: FileIO refuses a write outside
-// the warehouse, and WriteNextMetadata checks write.metadata.path first.
-func NewMetadataLocation(loc string, props map[string]string, previous string) string {
-	version := 0
-	if previous != "" {
-		if m := metadataVersion.FindStringSubmatch(path.Base(previous)); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil {
-				version = n + 1
-			}
-		}
-	}
-	dir := strings.TrimRight(loc, "/") + "/metadata"
-	if p := props[MetadataPathKey]; p != "" {
-		dir = strings.TrimRight(p, "/")
-	}
-	return fmt.Sprintf("%s/%05d-%s.metadata.json", dir, version, uuid.New())
-}
-
-// MsgStorageUnavailable answers a write the object store or disk could
-// not do now; the argument names the file relative to its table.
-const MsgStorageUnavailable = "Storage unavailable: cannot write metadata file %s, nothing was committed; retry later"
-
-// WriteMetadataFile writes data at loc. A failure means nothing was
-// committed: 503 when the store could not do it now (storage.Unavailable:
-// a timeout, a cut connection, S3 answering 5xx or SlowDown, a full
-// disk), else a retryable 409 on commit paths.
-func (tc *Committer) WriteMetadataFile(ctx context.Context, w *store.Warehouse, loc string, data []byte) error {
-	io, err := tc.d.FileIO(ctx, w, loc)
-	if err != nil {
-		return err
-	}
-	if err := io.Write(ctx, loc, data); err != nil {
-		if storage.Unavailable(err) {
-			return fault.Wrap(fault.Unavailable, err, MsgStorageUnavailable, tc.d.FileName(w, w.Location, loc))
-		}
-		return fault.Wrap(fault.Internal, err, "Failed to write metadata file %s", tc.d.FileName(w, w.Location, loc))
-	}
-	return nil
-}
-
-// WriteNextMetadata names and writes the metadata file that follows obj's
-// current one, for a table or view whose new location and properties are
-// given. It returns the new file's location and, when the object moved, its
-// normalized new location ("" otherwise). 400 when the location is outside
-// the warehouse or a write.*.path property outside the object's prefixes
-// (location policy); a write failure is fault.Unavailable when the store
-// could not do it now, else fault.CommitFailed: nothing points at the new
-// file yet, so nothing was committed.
-func (tc *Committer) WriteNextMetadata(ctx context.Context, w *store.Warehouse, obj *store.Object, loc string, props map[string]string, data []byte) (metaLoc, newLoc string, err error) {
-	canon, err := tc.d.CheckObjectLocation(w, loc)
-	if err != nil {
-		return "", "", err
-	}
-	if canon != obj.Location {
-		newLoc = canon
-	}
-	if err := tc.d.CheckWritePaths(w, canon, props); err != nil {
-		return "", "", err
-	}
-	metaLoc = NewMetadataLocation(loc, props, obj.MetadataLocation)
-	if err := tc.WriteMetadataFile(ctx, w, metaLoc, data); err != nil {
-		switch fault.KindOf(err) {
-		case fault.BadRequest:
-			return "", "", err
-		case fault.Unavailable:
-			return "", "", fault.Wrap(fault.Unavailable, err, MsgStorageUnavailable, tc.d.FileName(w, canon, metaLoc))
-		}
-		return "", "", fault.Wrap(fault.CommitFailed, err, "Commit failed: cannot write metadata file %s, nothing was committed", tc.d.FileName(w, canon, metaLoc))
-	}
-	return metaLoc, newLoc, nil
-}
-
-// DeleteOrphan removes a metadata file that lost its commit; failures are
-// only logged (an unreferenced file is harmless). FileIO keeps it inside
-// the warehouse.
-func (tc *Committer) DeleteOrphan(ctx context.Context, w *store.Warehouse, loc string) {
-	io, err := tc.d.FileIO(ctx, w, loc)
-	if err == nil {
-		err = io.Delete(context.WithoutCancel(ctx), loc)
-	}
-	if err != nil {
-		tc.d.Logger.WarnContext(ctx, "could not delete orphan metadata file", "file", tc.d.FileName(w, w.Location, loc), "error", storage.PathFree(err))
-	}
-}
-
-// DeleteTableFile deletes a file of the table or view at tableLoc, only
-// when it lies inside the object's prefixes (location policy); a file
-// outside is logged by name and left alone. Failures are only logged.
-func (tc *Committer) DeleteTableFile(ctx context.Context, w *store.Warehouse, tableLoc, loc string) {
-	if !tc.d.TablePrefixes(w, tableLoc).Contains(loc) {
-		tc.d.Logger.WarnContext(ctx, "left a file outside the table", "file", tc.d.FileName(w, tableLoc, loc))
-		return
-	}
-	tc.DeleteOrphan(ctx, w, loc)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -83,11 +84,11 @@ func (u *Upkeep) runExpireDeleted(ctx context.Context, j *store.JobInfo) error {
 	if err := json.Unmarshal(j.Args, &a); err != nil || a.ID == "" {
 		return errors.New("expire-deleted: malformed job arguments")
 	}
-	w, err := u.d.Warehouse(ctx, a.Warehouse)
+	w, err := u.d.Tables.Warehouse(ctx, a.Warehouse)
 	if err != nil {
 		return SkipGone(JobExpireDeleted, err)
 	}
-	d, err := u.d.Store.DeletedGet(ctx, a.Warehouse, a.ID)
+	d, err := u.d.Tables.Store().DeletedGet(ctx, a.Warehouse, a.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // undropped, or forgotten by an earlier attempt
 	}
@@ -100,11 +101,11 @@ func (u *Upkeep) runExpireDeleted(ctx context.Context, j *store.JobInfo) error {
 	if d.Purge && d.Kind == store.KindTable {
 		obj := &store.Object{Warehouse: a.Warehouse, Namespace: d.Namespace, Name: d.Name, Kind: d.Kind, Location: d.Location,
 			MetadataLocation: d.MetadataLocation, Metadata: d.Metadata}
-		if err := u.d.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
+		if err := u.d.Maint.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt); err != nil {
 			return err
 		}
 	}
-	if _, err := u.d.Store.DeletedRemove(ctx, a.Warehouse, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if _, err := u.d.Tables.Store().DeletedRemove(ctx, a.Warehouse, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return errors.New("expire-deleted: " + clientText(storefault.Of(err, a.Warehouse)))
 	}
 	return nil
@@ -124,13 +125,13 @@ type DeletedObject struct {
 // first. It needs deleted-list on the warehouse; 404 for a missing
 // warehouse, 400 for a bad page token.
 func (u *Upkeep) ListDeleted(ctx context.Context, warehouse string, page store.Page) ([]DeletedObject, string, error) {
-	if err := u.d.Authorize(ctx, access.PrivDeletedList, access.WarehouseResource(warehouse)); err != nil {
+	if err := u.d.Tables.Authorize(ctx, access.PrivDeletedList, access.WarehouseResource(warehouse)); err != nil {
 		return nil, "", err
 	}
-	if _, err := u.d.Warehouse(ctx, warehouse); err != nil {
+	if _, err := u.d.Tables.Warehouse(ctx, warehouse); err != nil {
 		return nil, "", err
 	}
-	list, next, err := u.d.Store.DeletedList(ctx, warehouse, page)
+	list, next, err := u.d.Tables.Store().DeletedList(ctx, warehouse, page)
 	if err != nil {
 		return nil, "", storefault.Of(err, warehouse)
 	}
@@ -154,10 +155,10 @@ func (u *Upkeep) ListDeleted(ctx context.Context, warehouse string, page store.P
 // another namespace or a new name while the old one is free, 409 when
 // the name is taken, 400 when another object now uses its location.
 func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ident) (ident.Ident, store.ObjectKind, error) {
-	if err := u.d.Authorize(ctx, access.PrivDeletedUndrop, access.WarehouseResource(warehouse)); err != nil {
+	if err := u.d.Tables.Authorize(ctx, access.PrivDeletedUndrop, access.WarehouseResource(warehouse)); err != nil {
 		return ident.Ident{}, "", err
 	}
-	d, err := u.d.Store.DeletedGet(ctx, warehouse, id)
+	d, err := u.d.Tables.Store().DeletedGet(ctx, warehouse, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return ident.Ident{}, "", fault.Wrap(fault.NotFound, err, "No deleted table or view %s in warehouse %s", id, warehouse)
 	}
@@ -169,13 +170,13 @@ func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ide
 	if err != nil {
 		return ident.Ident{}, "", err
 	}
-	if !d.ExpiresAt.After(u.d.Now()) {
+	if !d.ExpiresAt.After(u.d.Tables.Now()) {
 		return ident.Ident{}, "", fault.New(fault.NotFound, "The retention of %s ended: it is being purged", own)
 	}
 	back := changeevents.Object{Warehouse: warehouse, Namespace: dest.Namespace, Name: dest.Name, Kind: d.Kind,
 		UUID: changeevents.MetadataUUID(d.Metadata), Location: d.Location}
-	ectx := u.d.WithEvent(ctx, func() store.Event { return changeevents.Undrop(back, u.d.Who(ctx), id) })
-	_, err = u.d.Store.Undrop(ectx, warehouse, id, dest.Name)
+	ectx := u.d.Tables.WithEvent(ctx, func() store.Event { return changeevents.Undrop(back, tableaccess.Who(ctx), id) })
+	_, err = u.d.Tables.Store().Undrop(ectx, warehouse, id, dest.Name)
 	switch {
 	case errors.Is(err, store.ErrNoSuchNamespace):
 		return ident.Ident{}, "", ident.NamespaceNotFound(err, dest.Namespace)
@@ -184,7 +185,7 @@ func (u *Upkeep) Undrop(ctx context.Context, warehouse, id string, to *ident.Ide
 	case errors.Is(err, store.ErrOwnNameFree):
 		return ident.Ident{}, "", ownNameFree(err, own)
 	case err != nil:
-		return ident.Ident{}, "", u.d.PutErr(err, d.Kind, dest, warehouse)
+		return ident.Ident{}, "", tableaccess.PutErr(err, d.Kind, dest, warehouse)
 	}
 	return dest, d.Kind, nil
 }
@@ -198,7 +199,7 @@ func (u *Upkeep) undropRights(ctx context.Context, warehouse string, kind store.
 	if kind == store.KindView {
 		create, drop, res = access.PrivViewCreate, access.PrivViewDrop, access.ViewResource(warehouse, own.Namespace, own.Name)
 	}
-	if err := u.d.Authorize(ctx, create, access.NamespaceResource(warehouse, own.Namespace)); err != nil {
+	if err := u.d.Tables.Authorize(ctx, create, access.NamespaceResource(warehouse, own.Namespace)); err != nil {
 		return ident.Ident{}, err
 	}
 	if to == nil {
@@ -215,7 +216,7 @@ func (u *Upkeep) undropRights(ctx context.Context, warehouse string, kind store.
 	if to.Name != own.Name {
 		// A new name is a rename of the old one: the grants held on the
 		// old name no longer reach it, those on the new one do.
-		if err := u.d.Authorize(ctx, drop, res); err != nil {
+		if err := u.d.Tables.Authorize(ctx, drop, res); err != nil {
 			return ident.Ident{}, err
 		}
 	}

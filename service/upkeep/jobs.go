@@ -63,29 +63,29 @@ func (u *Upkeep) runPurge(ctx context.Context, j *store.JobInfo) error {
 	if err := json.Unmarshal(j.Args, &a); err != nil || a.MetadataLocation == "" {
 		return errors.New("purge-table: malformed job arguments")
 	}
-	w, err := u.d.Warehouse(ctx, a.Warehouse)
+	w, err := u.d.Tables.Warehouse(ctx, a.Warehouse)
 	if err != nil {
 		return fmt.Errorf("purge-table: warehouse %q: %s", a.Warehouse, clientText(err))
 	}
-	io, err := u.d.FileIO(ctx, w, a.MetadataLocation)
+	io, err := u.d.Tables.FileIO(ctx, w, a.MetadataLocation)
 	if err != nil {
 		return fmt.Errorf("purge-table: %s", clientText(err))
 	}
 	data, err := io.Read(ctx, a.MetadataLocation)
 	if errors.Is(err, storage.ErrNotExist) {
-		u.d.Logger.InfoContext(ctx, "purge: metadata file already gone", "job", j.ID)
+		u.d.Tables.Logger().InfoContext(ctx, "purge: metadata file already gone", "job", j.ID)
 		return nil
 	}
 	if err == nil {
 		data, err = tablemeta.Inflate(data) // a registered table's file may be gzip-compressed
 	}
 	if err != nil {
-		u.d.Logger.WarnContext(ctx, "purge: cannot read metadata file", "job", j.ID, "error", storage.PathFree(err))
+		u.d.Tables.Logger().WarnContext(ctx, "purge: cannot read metadata file", "job", j.ID, "error", storage.PathFree(err))
 		return errors.New("purge-table: cannot read the table's metadata file (see the catalog log)")
 	}
 	obj := &store.Object{Warehouse: a.Warehouse, Namespace: a.Namespace, Name: a.Name, Kind: store.KindTable,
 		Location: a.Location, MetadataLocation: a.MetadataLocation, Metadata: data}
-	return u.d.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt)
+	return u.d.Maint.PurgeTableFiles(ctx, w, obj, j.Attempt < purgeLenientAttempt)
 }
 
 // purgeLenientAttempt is the attempt from which a purge skips manifests it
@@ -113,7 +113,7 @@ const (
 // otherwise); 400 for an unknown state, a table without a warehouse, a
 // page size over MaxJobPageSize or a bad page token; 503 when the database is unavailable.
 func (u *Upkeep) ListJobs(ctx context.Context, f JobFilter, page store.Page) ([]*store.JobInfo, string, error) {
-	if err := u.d.Authorize(ctx, access.PrivManageGrants, access.Resource{Kind: access.ResourceServer}); err != nil {
+	if err := u.d.Tables.Authorize(ctx, access.PrivManageGrants, access.Resource{Kind: access.ResourceServer}); err != nil {
 		return nil, "", err
 	}
 	if page.Size <= 0 {
@@ -134,7 +134,7 @@ func (u *Upkeep) ListJobs(ctx context.Context, f JobFilter, page store.Page) ([]
 		}
 		sf.Table = f.Table.String()
 	}
-	jobs, next, err := u.d.Store.ListJobs(ctx, sf, page)
+	jobs, next, err := u.d.Tables.Store().ListJobs(ctx, sf, page)
 	if err != nil {
 		return nil, "", storefault.Of(err, f.Warehouse)
 	}
@@ -154,6 +154,6 @@ func validJobState(st string) bool {
 // metrics endpoint is the operator's); an error (503 when the database is
 // unavailable) when the store cannot count.
 func (u *Upkeep) JobStats(ctx context.Context) (store.JobStats, error) {
-	st, err := u.d.Store.JobStats(ctx)
+	st, err := u.d.Tables.Store().JobStats(ctx)
 	return st, storefault.Of(err, "")
 }

@@ -81,25 +81,6 @@ func policy(w *store.Warehouse, props map[string]string, key string) string {
 	return w.Properties[key]
 }
 
-// WithWarehouseDefaults is props with, for each of keys the table does not
-// set, the warehouse's value: Iceberg's own table properties
-// (history.expire.*, write.column-files.compact.*) may be given a
-// warehouse-wide default like the lakehold.* policies.
-func WithWarehouseDefaults(w *store.Warehouse, props map[string]string, keys ...string) map[string]string {
-	out := make(map[string]string, len(props)+len(keys))
-	for k, v := range props {
-		out[k] = v
-	}
-	for _, k := range keys {
-		if _, ok := out[k]; !ok {
-			if v, ok := w.Properties[k]; ok {
-				out[k] = v
-			}
-		}
-	}
-	return out
-}
-
 func policyOn(w *store.Warehouse, props map[string]string, key string) bool {
 	on, _ := strconv.ParseBool(policy(w, props, key))
 	return on
@@ -121,7 +102,7 @@ type policyArgs struct {
 
 // PolicyJobs are the jobs a commit that lands on table id, whose new
 // metadata is meta, enqueues: one per policy that is on.
-func (u *Upkeep) PolicyJobs(w *store.Warehouse, id ident.Ident, meta table.Metadata) []store.Job {
+func PolicyJobs(now time.Time, w *store.Warehouse, id ident.Ident, meta table.Metadata) []store.Job {
 	var jobs []store.Job
 	props := meta.Properties()
 	for _, p := range tablePolicies() {
@@ -131,7 +112,7 @@ func (u *Upkeep) PolicyJobs(w *store.Warehouse, id ident.Ident, meta table.Metad
 		uuid := meta.TableUUID().String()
 		raw, _ := json.Marshal(policyArgs{Warehouse: w.Name, Namespace: id.Namespace, Name: id.Name, TableUUID: uuid}) // cannot fail
 		jobs = append(jobs, store.Job{Kind: p.kind, Args: raw, Warehouse: w.Name, Table: id.String(), TableUUID: uuid,
-			Unique: true, RunAt: u.d.Now().Add(policyMillis(w, props, p.delay, p.defaultDelay))})
+			Unique: true, RunAt: now.Add(policyMillis(w, props, p.delay, p.defaultDelay))})
 	}
 	return jobs
 }
@@ -149,11 +130,11 @@ func (u *Upkeep) policyHandler(p tablePolicy) store.JobHandler {
 		}
 		ctx = identity.With(ctx, jobPrincipal)
 		id := ident.Ident{Namespace: a.Namespace, Name: a.Name}
-		w, err := u.d.Warehouse(ctx, a.Warehouse)
+		w, err := u.d.Tables.Warehouse(ctx, a.Warehouse)
 		if err != nil {
 			return SkipGone(p.kind, err)
 		}
-		_, e, err := u.d.ReadTable(ctx, w.Name, id)
+		_, e, err := u.d.Tables.ReadTable(ctx, w.Name, id)
 		if err != nil {
 			return SkipGone(p.kind, err)
 		}
@@ -176,16 +157,16 @@ func (u *Upkeep) policyHandler(p tablePolicy) store.JobHandler {
 // snapshot remains (a younger one may expire later).
 func (u *Upkeep) policyExpire(ctx context.Context, w *store.Warehouse, id ident.Ident, props map[string]string) (bool, error) {
 	if maintenance.GCDisabled(props) {
-		u.d.Logger.InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
+		u.d.Tables.Logger().InfoContext(ctx, "scheduled snapshot expiry skipped: the table has gc.enabled=false", "table", id.String())
 		return false, nil
 	}
-	rep, err := u.d.Maintain(ctx, w.Name, id, maintenance.MaintainOptions{})
+	rep, err := u.d.Maint.Maintain(ctx, w.Name, id, maintenance.MaintainOptions{})
 	if err != nil {
 		return false, err
 	}
-	u.d.Logger.InfoContext(ctx, "scheduled snapshot expiry", "table", id.String(), "expired", len(rep.ExpiredSnapshots),
+	u.d.Tables.Logger().InfoContext(ctx, "scheduled snapshot expiry", "table", id.String(), "expired", len(rep.ExpiredSnapshots),
 		"deleted_files", len(rep.DeletedFiles), "failed_files", rep.FailedFiles)
-	_, e, err := u.d.ReadTable(ctx, w.Name, id)
+	_, e, err := u.d.Tables.ReadTable(ctx, w.Name, id)
 	return err == nil && len(e.Meta.Snapshots()) > 1, nil
 }
 
@@ -195,11 +176,11 @@ func (u *Upkeep) policyOrphans(ctx context.Context, w *store.Warehouse, id ident
 	if maintenance.GCDisabled(props) {
 		// The policy asks for a removal the table's properties forbid:
 		// nothing to do, and no failure of the job.
-		u.d.Logger.InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
+		u.d.Tables.Logger().InfoContext(ctx, "scheduled orphan removal skipped: the table has gc.enabled=false", "table", id.String())
 		return false, nil
 	}
 	age := max(policyMillis(w, props, PropOrphanAge, maintenance.DefaultOrphanAge), maintenance.MinOrphanAge)
-	_, err := u.d.RemoveOrphanFiles(ctx, w.Name, id, maintenance.OrphanOptions{OlderThan: u.d.Now().Add(-age)})
+	_, err := u.d.Maint.RemoveOrphanFiles(ctx, w.Name, id, maintenance.OrphanOptions{OlderThan: u.d.Tables.Now().Add(-age)})
 	return err == nil, err
 }
 
@@ -207,10 +188,10 @@ func (u *Upkeep) policyOrphans(ctx context.Context, w *store.Warehouse, id ident
 // is not (or no longer) format version 4 has nothing to fold. It does not
 // run again by itself: only commits add column files.
 func (u *Upkeep) policyCompact(ctx context.Context, w *store.Warehouse, id ident.Ident, _ map[string]string) (bool, error) {
-	if _, e, err := u.d.ReadTable(ctx, w.Name, id); err != nil || e.Version != v4commits.FormatV4 {
+	if _, e, err := u.d.Tables.ReadTable(ctx, w.Name, id); err != nil || e.Version != v4commits.FormatV4 {
 		return false, err
 	}
-	rep, err := u.d.Compact(ctx, w.Name, id, v4commits.CompactOptions{})
+	rep, err := u.d.V4.Compact(ctx, w.Name, id, v4commits.CompactOptions{})
 	if err != nil {
 		return false, err
 	}
@@ -220,7 +201,7 @@ func (u *Upkeep) policyCompact(ctx context.Context, w *store.Warehouse, id ident
 			failed++
 		}
 	}
-	u.d.Logger.InfoContext(ctx, "scheduled compaction", "table", id.String(), "candidates", len(rep.Plan.Candidates), "folds", len(rep.Folds), "failed", failed)
+	u.d.Tables.Logger().InfoContext(ctx, "scheduled compaction", "table", id.String(), "candidates", len(rep.Plan.Candidates), "folds", len(rep.Folds), "failed", failed)
 	if failed > 0 {
 		return false, fault.New(fault.Internal, "%d of %d folds failed (see the catalog log)", failed, len(rep.Folds))
 	}

@@ -44,12 +44,12 @@ func (u *Upkeep) runPruneTombstones(ctx context.Context, _ *store.JobInfo) error
 // pruneTombstones is one round of the prune; it returns how long until
 // the next, or an error in the catalog's words.
 func (u *Upkeep) pruneTombstones(ctx context.Context) (time.Duration, error) {
-	n, err := u.d.Store.PruneOrphanTombstones(ctx, "", u.d.Now().Add(-maintenance.OrphanTombstoneRetention), tombstonePruneBatch)
+	n, err := u.d.Tables.Store().PruneOrphanTombstones(ctx, "", u.d.Tables.Now().Add(-maintenance.OrphanTombstoneRetention), tombstonePruneBatch)
 	if err != nil {
 		return 0, errors.New(JobPruneTombstones + ": " + clientText(storefault.Of(err, "")))
 	}
 	if n > 0 {
-		u.d.Logger.InfoContext(ctx, "orphan tombstones pruned", "count", n)
+		u.d.Tables.Logger().InfoContext(ctx, "orphan tombstones pruned", "count", n)
 	}
 	if n >= tombstonePruneBatch {
 		return tombstonePruneSoon, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/service/maintenance"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -41,7 +42,8 @@ func (p *pruneStore) PruneOrphanTombstones(_ context.Context, objectID string, b
 func TestPruneTombstonesJob(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	st := &pruneStore{left: tombstonePruneBatch + 10}
-	u := New(Deps{Store: st, Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	u := New(Deps{Tables: tableaccess.New(tableaccess.Options{Store: st, Clock: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})})
 	jobs := u.Jobs()
 	if len(jobs) != 1 || jobs[0].Kind != JobPruneTombstones || !jobs[0].Unique {
 		t.Fatalf("Jobs() = %+v", jobs)

@@ -11,55 +11,25 @@
 package upkeep
 
 import (
-	"context"
 	"errors"
-	"log/slog"
-	"time"
 
-	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/service/access"
-	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/maintenance"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 )
 
 // Deps are what the background work needs from the catalog, as values.
 type Deps struct {
-	Store store.Store
-	// Authorize checks that the caller in ctx holds priv on r: nil when it
-	// does, a refusal when it does not, any other error when it cannot
-	// tell.
-	Authorize func(ctx context.Context, priv access.Privilege, r access.Resource) error
-	// Warehouse returns the named warehouse, or its 404 (or the store's
-	// error).
-	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
-	// ReadTable loads a table's row and parsed metadata, or its 404.
-	ReadTable func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	// FileIO opens the storage of loc in w.
-	FileIO func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error)
-	// Maintain, RemoveOrphanFiles and Compact are the operations the
-	// scheduled policies run, authorized as any request.
-	Maintain          func(ctx context.Context, warehouse string, id ident.Ident, opt maintenance.MaintainOptions) (*maintenance.MaintainReport, error)
-	RemoveOrphanFiles func(ctx context.Context, warehouse string, id ident.Ident, opt maintenance.OrphanOptions) (*maintenance.OrphanReport, error)
-	Compact           func(ctx context.Context, warehouse string, id ident.Ident, opt v4commits.CompactOptions) (*v4commits.CompactionReport, error)
-	// PurgeTableFiles deletes a dropped table's files
-	// (maintenance.Maintainer.PurgeTableFiles).
-	PurgeTableFiles func(ctx context.Context, w *store.Warehouse, obj *store.Object, strict bool) error
-	// MoreHandlers adds the handlers of the job kinds other rooms run.
-	MoreHandlers func(h map[string]store.JobHandler)
-	// WithEvent returns ctx carrying the event build makes for the next
-	// store change, when events are on; Who names the request making it.
-	WithEvent func(ctx context.Context, build func() store.Event) context.Context
-	Who       func(ctx context.Context) changeevents.Who
-	// PutErr maps the errors of putting an object under a name (taken,
-	// missing namespace, overlapping location).
-	PutErr func(err error, kind store.ObjectKind, id ident.Ident, warehouse string) error
-	Now    func() time.Time
-	Logger *slog.Logger
+	// Tables gives the store, authorize, the warehouse lookup, the table
+	// loader, file IO, the event builders, the clock and the logger.
+	Tables *tableaccess.Access
+	// Maint runs the snapshot expiry and orphan removal the scheduled
+	// policies ask for, and purges dropped tables' files.
+	Maint *maintenance.Maintainer
+	// V4 runs the compaction a scheduled policy asks for.
+	V4 *v4commits.Committer
 }
 
 // Upkeep runs the catalog's background work.
@@ -72,17 +42,15 @@ func New(d Deps) *Upkeep {
 	return &Upkeep{d: d}
 }
 
-// JobHandlers returns the handler of every job kind, for
-// store.WorkerConfig. Handlers return errors in the catalog's own words
+// JobHandlers returns the handler of every job kind this package runs (the
+// service adds those of tablecommit and changefeed), for store.WorkerConfig.
+// Handlers return errors in the catalog's own words
 // (they are stored and listed): details that may name paths go to the log.
 func (u *Upkeep) JobHandlers() map[string]store.JobHandler {
 	h := map[string]store.JobHandler{JobPurgeTable: u.runPurge, JobExpireDeleted: u.runExpireDeleted,
 		JobPruneTombstones: u.runPruneTombstones}
 	for _, p := range tablePolicies() {
 		h[p.kind] = u.policyHandler(p)
-	}
-	if u.d.MoreHandlers != nil {
-		u.d.MoreHandlers(h)
 	}
 	return h
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -50,7 +51,7 @@ func TestSoftDeletion(t *testing.T) {
 
 func TestWithWarehouseDefaults(t *testing.T) {
 	w := &store.Warehouse{Properties: map[string]string{"a": "w", "b": "w", "c": "w"}}
-	got := WithWarehouseDefaults(w, map[string]string{"a": "t", "d": "t"}, "a", "b", "e")
+	got := tableaccess.WithWarehouseDefaults(w, map[string]string{"a": "t", "d": "t"}, "a", "b", "e")
 	want := map[string]string{"a": "t", "b": "w", "d": "t"}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

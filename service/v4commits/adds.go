@@ -1,8 +1,8 @@
 package v4commits
 
 import (
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/storagepath"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -13,11 +13,11 @@ import (
 // the table's files are never orphan-file candidates that a removal
 // deletes. The leaves and root the commit writes have fresh names and are
 // left out.
-func addedFiles(tableLocation string, res *v4commit.Result) []string {
+func addedFiles(tableLocation string, res *v4tree.Result) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(loc string) {
-		key, err := location.Normalize(v4manifest.Resolve(tableLocation, loc))
+		key, err := storagepath.Normalize(v4manifest.Resolve(tableLocation, loc))
 		if err == nil && !seen[key] {
 			seen[key] = true
 			out = append(out, key)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -14,13 +14,13 @@ import (
 // and column files, once each; leaf manifests are left out.
 func TestAddedFiles(t *testing.T) {
 	const loc = "s3://b/wh/t"
-	res := &v4commit.Result{
+	res := &v4tree.Result{
 		Root: []v4manifest.TrackedFile{
 			{ContentType: v4manifest.ContentDataManifest, Location: loc + "/metadata/leaf-1.parquet"},
 			{ContentType: v4manifest.ContentData, Location: "data/root-row.parquet",
 				DeletionVector: &v4manifest.DeletionVector{Location: loc + "/data/dv-1.puffin"}},
 		},
-		Leaves: []v4commit.Leaf{{Location: loc + "/metadata/leaf-1.parquet", Rows: []v4manifest.TrackedFile{
+		Leaves: []v4tree.Leaf{{Location: loc + "/metadata/leaf-1.parquet", Rows: []v4manifest.TrackedFile{
 			{ContentType: v4manifest.ContentData, Location: loc + "/data/a.parquet",
 				ColumnFiles: []v4manifest.ColumnFile{{Location: "data/a-col-3.parquet"}}},
 			{ContentType: v4manifest.ContentEqualityDeletes, Location: loc + "/data/eq.parquet"},

@@ -12,7 +12,8 @@ import (
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -25,7 +26,7 @@ var errNoBlob = errors.New("no blob at the offset")
 func uniqueColumnFiles(st *State, files []validation.ColumnFile) error {
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = TableFileName(st.location, f.Location)
+		names[i] = locations.TableFileName(st.location, f.Location)
 	}
 	return validation.CheckUniqueFiles("Column file", names)
 }
@@ -34,11 +35,11 @@ func uniqueColumnFiles(st *State, files []validation.ColumnFile) error {
 // index lookup, any live data file at a column file's location: it
 // returns the bases' hits and refuses (duplicate-file) a column file that
 // is a live data file.
-func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit.LeafReader, files []validation.ColumnFile, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
+func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4tree.LeafReader, files []validation.ColumnFile, byBase map[string][]validation.ColumnFile) (map[string]*v4tree.BaseHit, []validation.DeleteFile, error) {
 	names := make([]string, len(files))
 	want := maps.Clone(byBase)
 	for i, f := range files {
-		names[i] = TableFileName(t.st.location, f.Location)
+		names[i] = locations.TableFileName(t.st.location, f.Location)
 		if _, ok := want[f.Location]; !ok {
 			want[f.Location] = nil
 		}
@@ -52,7 +53,7 @@ func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit
 			return nil, nil, validation.LiveDuplicate("Column file", names[i], "data file")
 		}
 	}
-	found := map[string]*v4commit.BaseHit{}
+	found := map[string]*v4tree.BaseHit{}
 	for base := range byBase {
 		if h, ok := all[base]; ok {
 			found[base] = h
@@ -67,7 +68,7 @@ func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4commit
 // It also returns the owner (base location) of every live column file of
 // the rows it has at hand: the root's data rows and every row of the
 // leaves it read.
-func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4commit.LeafReader, found map[string]*v4commit.BaseHit) (map[string]v4manifest.TrackedFile, map[string]string, error) {
+func (cm *Committer) baseDetails(ctx context.Context, t *Tx, read v4tree.LeafReader, found map[string]*v4tree.BaseHit) (map[string]v4manifest.TrackedFile, map[string]string, error) {
 	out := map[string]v4manifest.TrackedFile{}
 	owners := map[string]string{}
 	leaves := map[int]bool{}
@@ -119,10 +120,10 @@ func addOwners(owners map[string]string, tableLoc string, rows []v4manifest.Trac
 // are checked position by position.
 func (cm *Committer) checkColumnSchemas(ctx context.Context, w *store.Warehouse, st *State, files []validation.ColumnFile, bases map[string]v4manifest.TrackedFile, owners map[string]string, footers map[string]*columnFooter) error {
 	for _, f := range files {
-		name := TableFileName(st.location, f.Location)
+		name := locations.TableFileName(st.location, f.Location)
 		b := bases[f.DataFile]
 		if owner, ok := owners[f.Location]; ok {
-			return validation.LiveDuplicate("Column file", name, "column file of "+TableFileName(st.location, owner))
+			return validation.LiveDuplicate("Column file", name, "column file of "+locations.TableFileName(st.location, owner))
 		}
 		c := st.fileCheck(validation.UseColumn, "Column file", name, f.FieldIDs)
 		if b.DeletionVector != nil {
@@ -169,7 +170,7 @@ func (cm *Committer) nullOutsideDeleted(ctx context.Context, w *store.Warehouse,
 	if err != nil {
 		return -1, "the deletion vector cannot be decoded"
 	}
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return -1, "the column file cannot be opened"
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/v4read"
@@ -83,7 +83,7 @@ func validationErr(err error) error {
 // reason, nothing changed), marks each base's old row REPLACED through its
 // leaf's manifest deletion vector (or rewrites a leaf whose live rows are
 // all bases), puts the MODIFIED rows with the merged column files and
-// stats in the root manifest (v4commit.CommitColumns) and commits an
+// stats in the root manifest (v4tree.CommitColumns) and commits an
 // overwrite snapshot. Concurrent commits on other base files are
 // re-based; a concurrent change to one of ours is a 409.
 func (cm *Committer) CommitColumnFiles(ctx context.Context, warehouse string, c ColumnFilesCommit) (*Result, error) {
@@ -116,7 +116,7 @@ func (cm *Committer) CommitColumnFiles(ctx context.Context, warehouse string, c 
 type columnsCommit struct {
 	ColumnFilesCommit
 	reqs    []requirements.Requirement
-	first   map[string]v4commit.BaseState
+	first   map[string]v4tree.BaseState
 	footers map[string]*columnFooter // by column file location; owned by the commit's goroutine
 }
 
@@ -150,7 +150,7 @@ func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *c
 	if err := validation.CheckRequest(vt, files); err != nil {
 		return nil, err
 	}
-	byBase := v4commit.GroupByBase(files)
+	byBase := v4tree.GroupByBase(files)
 	t := cm.NewTx(w, st, a)
 	read := cm.leafReader(ctx, t)
 	found, deletes, err := cm.findColumnTargets(ctx, t, read, files, byBase)
@@ -170,7 +170,7 @@ func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *c
 	if err := cm.checkColumnSchemas(ctx, w, st, files, bases, owners, cc.footers); err != nil {
 		return nil, err
 	}
-	res, err := v4commit.CommitColumns(st.rootRows, read, t.Snapshot(), v4commit.Columns{
+	res, err := v4tree.CommitColumns(st.rootRows, read, t.Snapshot(), v4tree.Columns{
 		ByBase: byBase, Found: found, Deletes: deletes, Stats: cc.columnStats(files),
 		SortOrders: st.meta.SortOrders(), SnapshotProperties: cc.SnapshotProperties,
 		ReadRows: func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error) {
@@ -220,8 +220,8 @@ func resolveColumnFiles(tableLoc string, in []ColumnFileInput) []validation.Colu
 // checkBases validates every base file and compares its state with the
 // first attempt's: 400 for an invalid base, 409 for a base changed by a
 // concurrent commit.
-func (cc *columnsCommit) checkBases(byBase map[string][]validation.ColumnFile, found map[string]*v4commit.BaseHit) error {
-	states, err := v4commit.CheckBases(byBase, found)
+func (cc *columnsCommit) checkBases(byBase map[string][]validation.ColumnFile, found map[string]*v4tree.BaseHit) error {
+	states, err := v4tree.CheckBases(byBase, found)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (cm *Committer) readFooters(ctx context.Context, w *store.Warehouse, files 
 // readColumnFooter reads one column file's footer; a failure is recorded in
 // the result for validation to report.
 func (cm *Committer) readColumnFooter(ctx context.Context, w *store.Warehouse, loc string, sc *iceberg.Schema) *columnFooter {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err == nil {
 		var fi *parquetstats.Footer
 		if fi, err = readFooter(ctx, io, loc, sc); err == nil {
@@ -301,10 +301,10 @@ func (cm *Committer) readColumnFooter(ctx context.Context, w *store.Warehouse, l
 // when denied, 404 for an unknown warehouse, table or snapshot, 400
 // (table-not-v4) for another format version.
 func (cm *Committer) LoadAt(ctx context.Context, warehouse string, id ident.Ident, snapshotID *int64) (*store.Warehouse, *State, error) {
-	if err := cm.d.AuthorizeRead(ctx, warehouse, id); err != nil {
+	if err := cm.authorizeRead(ctx, warehouse, id); err != nil {
 		return nil, nil, err
 	}
-	w, err := cm.d.Warehouse(ctx, warehouse)
+	w, err := cm.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,16 +9,14 @@ package v4commits
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/internal/changeevents"
-	"github.com/lakehold/catalog/internal/location"
-	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -26,62 +24,34 @@ import (
 
 // Deps are what a Committer needs of the catalog, as values.
 type Deps struct {
-	Store   store.Store
+	// Tables gives the store, the warehouse lookup, the table loader and
+	// its cache, authorize, file IO and metadata files, the event
+	// builders, the clock and the logger.
+	Tables  *tableaccess.Access
 	Engine  *commitengine.Engine // the commit loop every commit runs through
 	Readers *v4read.Readers      // v4 manifests and their caches
-	Logger  *slog.Logger
-	// Now is the catalog's clock: snapshot timestamps.
-	Now func() time.Time
 	// MaxLeafEntries bounds the rows of a leaf manifest written for added
 	// files.
 	MaxLeafEntries int
 
-	// WriteTarget authorizes table-write-data on id and returns its
-	// warehouse: 403 when denied, 404 for an unknown warehouse.
-	WriteTarget func(ctx context.Context, warehouse string, id ident.Ident) (*store.Warehouse, error)
-	// AuthorizeRead authorizes table-read-data on id (403, or 404 hiding
-	// what the caller may not see).
-	AuthorizeRead func(ctx context.Context, warehouse string, id ident.Ident) error
-	// Warehouse looks a warehouse up: 404 when unknown.
-	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
-	// ReadTable loads a table's row and its parsed (cached) metadata: 404
-	// when the table does not exist.
-	ReadTable func(ctx context.Context, warehouse string, id ident.Ident) (*store.Object, *tablemeta.Entry, error)
-	// CacheMeta adds a committed metadata file's parsed entry to the cache.
-	CacheMeta func(metaLoc string, e *tablemeta.Entry)
 	// Encode serialises meta, built from prev, as format target (the
-	// fast path when it can): 500 when it cannot be encoded.
-	Encode func(prev *tablemeta.Entry, meta table.Metadata, target int) (*Encoded, error)
-
-	// FileIO opens the storage of loc in w.
-	FileIO func(ctx context.Context, w *store.Warehouse, loc string) (storage.FileIO, error)
-	// WriteFile writes a file the catalog creates (manifests, compacted
-	// files): its errors are faults (503 when storage is unavailable).
-	WriteFile func(ctx context.Context, w *store.Warehouse, loc string, data []byte) error
-	// WriteNextMetadata writes obj's next metadata file and returns its
-	// location and the object's new base location ("" when unchanged).
-	WriteNextMetadata func(ctx context.Context, w *store.Warehouse, obj *store.Object, loc string, props map[string]string, data []byte) (metaLoc, newLoc string, err error)
-	// CommitJobs are the follow-up jobs of a commit that moves a table
-	// from base to meta.
+	// fast path when it can): 500 when it cannot be encoded. CommitJobs
+	// are the follow-up jobs of a commit that moves a table from base to
+	// meta. Both are package tablecommit's, which sits above this one.
+	Encode     func(prev *tablemeta.Entry, meta table.Metadata, target int) (*Encoded, error)
 	CommitJobs func(w *store.Warehouse, id ident.Ident, base, meta table.Metadata, metaLoc string) []store.Job
+}
 
-	// AddEvent adds the event build makes to an attempt when events are
-	// on; TableObject and Who name the table and the caller in it.
-	AddEvent    func(a *commitengine.Attempt, build func() store.Event)
-	TableObject func(warehouse string, id ident.Ident, meta table.Metadata) changeevents.Object
-	Who         func(ctx context.Context) changeevents.Who
+// writeTarget authorizes table-write-data on id and returns its
+// warehouse: 403 when denied, 404 for an unknown warehouse.
+func (cm *Committer) writeTarget(ctx context.Context, warehouse string, id ident.Ident) (*store.Warehouse, error) {
+	return cm.d.Tables.WriteTarget(ctx, warehouse, id, access.PrivTableWriteData)
+}
 
-	// FileName names loc for messages (never a server path);
-	// CheckFileInTable is the 400 for a file outside the table's prefixes;
-	// TablePrefixes are where a table may have files.
-	FileName         func(w *store.Warehouse, base, loc string) string
-	CheckFileInTable func(w *store.Warehouse, tableLoc, loc, what string) error
-	TablePrefixes    func(w *store.Warehouse, tableLoc string) location.Set
-	// WithWarehouseDefaults is props with the warehouse's values for the
-	// keys the table does not set; DataLocation is where the catalog
-	// writes a table's new data files.
-	WithWarehouseDefaults func(w *store.Warehouse, props map[string]string, keys ...string) map[string]string
-	DataLocation          func(tableLoc string, props map[string]string) string
+// authorizeRead authorizes table-read-data on id (403, or 404 hiding
+// what the caller may not see).
+func (cm *Committer) authorizeRead(ctx context.Context, warehouse string, id ident.Ident) error {
+	return cm.d.Tables.AuthorizeTable(ctx, access.PrivTableReadData, warehouse, id)
 }
 
 // Encoded is a commit's new metadata document, its refs-only form, its
@@ -110,7 +80,7 @@ type Committer struct {
 
 // New returns a Committer over d.
 func New(d Deps) *Committer {
-	return &Committer{d: d, store: d.Store, engine: d.Engine, readers: d.Readers, log: d.Logger}
+	return &Committer{d: d, store: d.Tables.Store(), engine: d.Engine, readers: d.Readers, log: d.Tables.Logger()}
 }
 
 // NewState is a loaded v4 table from its row and parsed metadata (the

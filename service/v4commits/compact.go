@@ -11,15 +11,17 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
 	"github.com/lakehold/catalog/internal/requirements"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -66,7 +68,7 @@ func (cm *Committer) PlanCompaction(ctx context.Context, warehouse string, id id
 // planCompaction is PlanCompaction with the thresholds given (nil: the
 // table's).
 func (cm *Committer) planCompaction(ctx context.Context, warehouse string, id ident.Ident, given *compact.Thresholds) (*CompactionPlan, error) {
-	w, err := cm.d.WriteTarget(ctx, warehouse, id)
+	w, err := cm.writeTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func (cm *Committer) planCompaction(ctx context.Context, warehouse string, id id
 	if err != nil {
 		return nil, validationErr(err)
 	}
-	th, err := compact.ThresholdsFrom(cm.d.WithWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
+	th, err := compact.ThresholdsFrom(tableaccess.WithWarehouseDefaults(w, st.meta.Properties(), compact.PropMaxFiles, compact.PropMaxRetiredRatio))
 	if err != nil {
 		return nil, fault.New(fault.BadRequest, "%s", err.Error())
 	}
@@ -170,20 +172,20 @@ func (cm *Committer) measureBase(ctx context.Context, w *store.Warehouse, st *St
 // columnBytes reads the per-field compressed bytes of the Parquet file at
 // loc: a 500 naming the file (relative to the table) when it cannot.
 func (cm *Committer) columnBytes(ctx context.Context, w *store.Warehouse, st *State, loc string) (map[int]int64, error) {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
 	}
 	f, err := io.Open(ctx, loc)
 	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "cannot open %s to plan compaction", TableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot open %s to plan compaction", locations.TableFileName(st.location, loc))
 	}
 	defer f.Close()
 	// Planning only: an invalid mapping counts as none (the fold reports it).
 	nm, _ := parquetstats.ParseNameMapping(st.meta.Properties()[table.DefaultNameMappingKey])
 	out, err := compact.ColumnBytes(f, nm)
 	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "cannot read the footer of %s to plan compaction", TableFileName(st.location, loc))
+		return nil, fault.Wrap(fault.Internal, err, "cannot read the footer of %s to plan compaction", locations.TableFileName(st.location, loc))
 	}
 	return out, nil
 }
@@ -251,7 +253,7 @@ func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c 
 	if err := requirements.Check(reqs, st.meta); err != nil {
 		return nil, err
 	}
-	folds := make([]v4commit.Fold, 0, len(c.Rewrites))
+	folds := make([]v4tree.Fold, 0, len(c.Rewrites))
 	for _, rw := range c.Rewrites {
 		f, err := cm.foldOf(ctx, w, st, rw, footers)
 		if err != nil {
@@ -265,9 +267,9 @@ func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c 
 	if err != nil {
 		return nil, err
 	}
-	res, err := v4commit.CommitCompaction(st.rootRows, read, t.Snapshot(),
-		v4commit.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
-	var ce *v4commit.ConflictError
+	res, err := v4tree.CommitCompaction(st.rootRows, read, t.Snapshot(),
+		v4tree.Compaction{Folds: folds, Leaves: leaves, SnapshotProperties: c.SnapshotProperties})
+	var ce *v4tree.ConflictError
 	if errors.As(err, &ce) {
 		return nil, fault.New(fault.CommitFailed, "%s", ce.Message)
 	}
@@ -280,7 +282,7 @@ func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c 
 // compactionLeaves finds, through the base-file index, the data leaves
 // that may hold a folded base or name a new file, so that the tree
 // rewrite reads only those.
-func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4commit.LeafReader, folds []v4commit.Fold) (map[int]bool, error) {
+func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4tree.LeafReader, folds []v4tree.Fold) (map[int]bool, error) {
 	want := map[string][]validation.ColumnFile{}
 	for _, f := range folds {
 		want[f.Base], want[f.New.Location] = nil, nil
@@ -298,11 +300,11 @@ func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4commit.
 
 // foldOf validates one rewrite's new file (its footer read once per
 // commit, kept in footers) and resolves its locations.
-func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, rw CompactionRewrite, footers map[string]*columnFooter) (v4commit.Fold, error) {
+func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, rw CompactionRewrite, footers map[string]*columnFooter) (v4tree.Fold, error) {
 	if rw.DataFile == "" || rw.Location == "" {
-		return v4commit.Fold{}, fault.New(fault.BadRequest, "Compaction: data-file and location are required")
+		return v4tree.Fold{}, fault.New(fault.BadRequest, "Compaction: data-file and location are required")
 	}
-	f := v4commit.Fold{Base: v4manifest.Resolve(st.location, rw.DataFile)}
+	f := v4tree.Fold{Base: v4manifest.Resolve(st.location, rw.DataFile)}
 	for _, cf := range rw.ColumnFiles {
 		f.ColumnFiles = append(f.ColumnFiles, v4manifest.Resolve(st.location, cf))
 	}
@@ -313,7 +315,7 @@ func (cm *Committer) foldOf(ctx context.Context, w *store.Warehouse, st *State, 
 	if err := cm.fileInTable(w, st, loc, "rewritten data file"); err != nil {
 		return f, err
 	}
-	name := TableFileName(st.location, loc)
+	name := locations.TableFileName(st.location, loc)
 	sc := st.meta.CurrentSchema()
 	if footers[loc] == nil {
 		footers[loc] = cm.readColumnFooter(ctx, w, loc, sc)
@@ -387,7 +389,7 @@ func (cm *Committer) Compact(ctx context.Context, warehouse string, id ident.Ide
 	if opt.DryRun || len(plan.Candidates) == 0 {
 		return rep, nil
 	}
-	w, err := cm.d.Warehouse(ctx, warehouse)
+	w, err := cm.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
@@ -434,15 +436,15 @@ func (cm *Committer) foldOne(ctx context.Context, w *store.Warehouse, st *State,
 		fr.Error = fault.ClientText(fr.err)
 		return fr
 	}
-	newLoc := cm.d.DataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
-	if !cm.d.TablePrefixes(w, st.location).Contains(newLoc) {
+	newLoc := locations.DataLocation(st.location, st.meta.Properties()) + "/compacted-" + uuid.NewString() + ".parquet"
+	if !locations.TablePrefixes(w, st.location).Contains(newLoc) {
 		// Commits vet write.data.path; metadata from before that rule may
 		// still name a place outside the table.
 		fr.Error = "the table's data location (write.data.path) lies outside the table"
 		fr.err = fault.New(fault.BadRequest, "%s", fr.Error)
 		return fr
 	}
-	if err := cm.d.WriteFile(ctx, w, newLoc, buf.Bytes()); err != nil {
+	if err := cm.d.Tables.WriteFile(ctx, w, newLoc, buf.Bytes()); err != nil {
 		fr.Error, fr.err = "cannot write the rewritten file", err
 		return fr
 	}
@@ -459,7 +461,7 @@ func (cm *Committer) foldOne(ctx context.Context, w *store.Warehouse, st *State,
 // stitchOpener opens the files of w for package stitch.
 func (cm *Committer) stitchOpener(w *store.Warehouse) stitch.Opener {
 	return func(ctx context.Context, loc string) (stitch.File, error) {
-		io, err := cm.d.FileIO(ctx, w, loc)
+		io, err := cm.d.Tables.FileIO(ctx, w, loc)
 		if err != nil {
 			return nil, err
 		}

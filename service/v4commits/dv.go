@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -55,7 +56,7 @@ func (cm *Committer) checkDeletionVectors(ctx context.Context, w *store.Warehous
 // checkDeletionVector checks one deletion vector and returns its largest
 // deleted position (-1 when it deletes nothing).
 func (cm *Committer) checkDeletionVector(ctx context.Context, w *store.Warehouse, st *State, base string, d v4manifest.DeletionVector) (int64, error) {
-	req := validation.DeletionVector{DataFile: base, Name: TableFileName(st.location, base),
+	req := validation.DeletionVector{DataFile: base, Name: locations.TableFileName(st.location, base),
 		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 	if d.SizeInBytes > MaxDVBlob {
 		_, err := validation.MatchDVBlob(req, nil, "the blob is larger than the server reads ("+strconv.Itoa(MaxDVBlob>>20)+" MiB)")
@@ -91,7 +92,7 @@ func (cm *Committer) checkDeletionVector(ctx context.Context, w *store.Warehouse
 // returns a client-safe reason instead of an error (no paths or driver
 // text), for validation to report.
 func (cm *Committer) openPuffin(ctx context.Context, w *store.Warehouse, st *State, loc string) (*puffin.Reader, func(), []validation.PuffinBlob, string) {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, nil, nil, "the Puffin file cannot be opened"
 	}

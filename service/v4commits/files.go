@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"path"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -18,9 +16,10 @@ import (
 	"github.com/lakehold/catalog/internal/requirements"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -105,7 +104,7 @@ type State struct {
 // when the table does not exist, 400 ValidationException (table-not-v4)
 // for another format version; the root read's errors as they are.
 func (cm *Committer) Load(ctx context.Context, w *store.Warehouse, id ident.Ident) (*State, error) {
-	obj, e, err := cm.d.ReadTable(ctx, w.Name, id)
+	obj, e, err := cm.d.Tables.ReadTable(ctx, w.Name, id)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +143,7 @@ func (cm *Committer) writeManifest(ctx context.Context, w *store.Warehouse, st *
 	if err := mw.Close(); err != nil {
 		return 0, fault.Wrap(fault.Internal, err, "close manifest")
 	}
-	if err := cm.d.WriteFile(ctx, w, loc, buf.Bytes()); err != nil {
+	if err := cm.d.Tables.WriteFile(ctx, w, loc, buf.Bytes()); err != nil {
 		if fault.KindOf(err) == fault.Unavailable {
 			return 0, fault.Wrap(fault.Unavailable, err, "Storage unavailable: cannot write manifest %s, nothing was committed; retry later", v4manifest.Relativize(st.location, loc))
 		}
@@ -160,7 +159,7 @@ func (cm *Committer) dataFileRow(ctx context.Context, w *store.Warehouse, st *St
 		return nil, badEntry("Data file: location is required")
 	}
 	loc := v4manifest.Resolve(st.location, in.Location)
-	name := TableFileName(st.location, loc) // messages never show server paths
+	name := locations.TableFileName(st.location, loc) // messages never show server paths
 	if err := cm.fileInTable(w, st, loc, "data file"); err != nil {
 		return nil, err
 	}
@@ -204,7 +203,7 @@ func (cm *Committer) dataFileRow(ctx context.Context, w *store.Warehouse, st *St
 			return nil, fileRejection("Data file "+name, err)
 		}
 	}
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +316,7 @@ func (cm *Committer) CommitFiles(ctx context.Context, warehouse string, c FilesC
 func (cm *Committer) v4Target(ctx context.Context, warehouse string, id ident.Ident, rawReqs json.RawMessage) (*store.Warehouse, []requirements.Requirement, error) {
 	// Authorize before looking at the request's content: a caller without
 	// write-data learns nothing from validation messages.
-	w, err := cm.d.WriteTarget(ctx, warehouse, id)
+	w, err := cm.writeTarget(ctx, warehouse, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -340,10 +339,10 @@ func (cm *Committer) resolveFilesChange(w *store.Warehouse, st *State, c FilesCo
 	for _, d := range c.SetDeletionVectors {
 		base := v4manifest.Resolve(st.location, d.DataFile)
 		if _, dup := dvs[base]; dup {
-			return nil, nil, badEntry("set-deletion-vectors: %s appears twice", TableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: %s appears twice", locations.TableFileName(st.location, base))
 		}
 		if d.Cardinality < 0 || d.SizeInBytes <= 0 || d.Offset < 0 || d.Location == "" {
-			return nil, nil, badEntry("set-deletion-vectors: invalid deletion vector for %s", TableFileName(st.location, base))
+			return nil, nil, badEntry("set-deletion-vectors: invalid deletion vector for %s", locations.TableFileName(st.location, base))
 		}
 		loc := v4manifest.Resolve(st.location, d.Location)
 		if err := cm.fileInTable(w, st, loc, "deletion vector file"); err != nil {
@@ -385,7 +384,7 @@ func (cm *Committer) stageFiles(ctx context.Context, w *store.Warehouse, c Files
 	if err := cm.checkAddedNotLive(ctx, t, cm.leafReader(ctx, t), added, remove); err != nil {
 		return nil, err
 	}
-	res, err := v4commit.CommitFiles(st.rootRows, cm.leafReader(ctx, t), t.Snapshot(), v4commit.Files{
+	res, err := v4tree.CommitFiles(st.rootRows, cm.leafReader(ctx, t), t.Snapshot(), v4tree.Files{
 		FirstRowID: st.meta.NextRowID(), Added: added, EqualityDeletes: dels, Remove: remove, DeletionVectors: dvs,
 		DVMaxPositions: dvMax, MaxLeafEntries: cm.d.MaxLeafEntries, SnapshotProperties: c.SnapshotProperties,
 	})
@@ -418,7 +417,7 @@ func (cm *Committer) addedDataRows(ctx context.Context, w *store.Warehouse, st *
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		names = append(names, TableFileName(st.location, row.Location))
+		names = append(names, locations.TableFileName(st.location, row.Location))
 		added = append(added, *row)
 	}
 	if err := validation.CheckUniqueFiles("Data file", names); err != nil {
@@ -436,7 +435,7 @@ func (cm *Committer) equalityDeleteRows(ctx context.Context, w *store.Warehouse,
 		if err != nil {
 			return nil, err
 		}
-		name := "Delete file " + TableFileName(st.location, row.Location)
+		name := "Delete file " + locations.TableFileName(st.location, row.Location)
 		if err := cm.requireFile(ctx, w, row.Location, name); err != nil {
 			return nil, err
 		}
@@ -457,7 +456,7 @@ func (cm *Committer) equalityDeleteRow(w *store.Warehouse, st *State, in Equalit
 	if err := cm.fileInTable(w, st, loc, "delete file"); err != nil {
 		return nil, err
 	}
-	name := TableFileName(st.location, loc) // messages never show server paths
+	name := locations.TableFileName(st.location, loc) // messages never show server paths
 	if in.FileFormat != "parquet" && in.FileFormat != "PARQUET" {
 		return nil, Reject(validation.ReasonUnsupportedFileFormat, "Delete file %s: file format %q is not supported (parquet only)", name, in.FileFormat)
 	}
@@ -491,28 +490,18 @@ func (cm *Committer) equalityDeleteRow(w *store.Warehouse, st *State, in Equalit
 // file of a v4 commit that is not inside the table's prefixes; what names
 // its role, the message never the path.
 func (cm *Committer) fileInTable(w *store.Warehouse, st *State, loc, what string) error {
-	if err := cm.d.CheckFileInTable(w, st.location, loc, what); err != nil {
+	if err := locations.CheckFileInTable(w, st.location, loc, what); err != nil {
 		e := Reject(validation.ReasonLocationOutsideTable, "%s", err.Error())
-		e.Details = map[string]any{"file": cm.d.FileName(w, st.location, loc)}
+		e.Details = map[string]any{"file": locations.FileName(w, st.location, loc)}
 		return e
 	}
 	return nil
 }
 
-// TableFileName names a file for a message: relative to the table when
-// inside it, else by its last segment only (no server path).
-func TableFileName(tableLoc, loc string) string {
-	rel := v4manifest.Relativize(tableLoc, loc)
-	if v4manifest.IsAbsolute(rel) || strings.HasPrefix(rel, "/") {
-		return "<outside>/" + path.Base(rel)
-	}
-	return rel
-}
-
 // requireFile refuses (400 ValidationException, file-missing) a file a
 // commit references without the server reading it, when it does not exist.
 func (cm *Committer) requireFile(ctx context.Context, w *store.Warehouse, loc, what string) error {
-	io, err := cm.d.FileIO(ctx, w, loc)
+	io, err := cm.d.Tables.FileIO(ctx, w, loc)
 	if err != nil {
 		return err
 	}

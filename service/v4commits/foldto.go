@@ -7,10 +7,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakehold/catalog/clients/go/stitch"
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/parquetstats"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -57,7 +57,7 @@ func (cm *Committer) FoldTo(ctx context.Context, w *store.Warehouse, st *State, 
 	if err != nil {
 		return r, fault.Wrap(fault.Internal, err, "Cannot read back the folded file of %s", name)
 	}
-	if err := cm.d.WriteFile(ctx, w, dst, buf.Bytes()); err != nil {
+	if err := cm.d.Tables.WriteFile(ctx, w, dst, buf.Bytes()); err != nil {
 		return r, err
 	}
 	row := r

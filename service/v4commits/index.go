@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -28,7 +28,7 @@ const rebuildBatch = 16
 // findBases finds the leaves holding the base files of byBase through the
 // index, and the table's live equality deletes. A 503 or 500 for a store
 // failure; the leaf reader's errors as they are.
-func (cm *Committer) findBases(ctx context.Context, t *Tx, read v4commit.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4commit.BaseHit, []validation.DeleteFile, error) {
+func (cm *Committer) findBases(ctx context.Context, t *Tx, read v4tree.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4tree.BaseHit, []validation.DeleteFile, error) {
 	st := t.st
 	lineages, err := cm.indexRoot(ctx, t, read)
 	if err != nil {
@@ -39,19 +39,19 @@ func (cm *Committer) findBases(ctx context.Context, t *Tx, read v4commit.LeafRea
 	if err != nil {
 		return nil, nil, storefault.Of(err, t.w.Name)
 	}
-	entries := make([]v4commit.IndexEntry, len(got))
+	entries := make([]v4tree.IndexEntry, len(got))
 	for i, e := range got {
-		entries[i] = v4commit.IndexEntry{Location: e.Location, Lineage: e.Lineage}
+		entries[i] = v4tree.IndexEntry{Location: e.Location, Lineage: e.Lineage}
 	}
-	return v4commit.FindBasesIndexed(st.rootRows, read, byBase, lineages, entries, t.resolve)
+	return v4tree.FindBasesIndexed(st.rootRows, read, byBase, lineages, entries, t.resolve)
 }
 
 // indexRoot returns the lineage of every live data leaf of t's root,
 // indexing those not indexed yet first. Entries of an immutable leaf are
 // true whatever becomes of this commit, so they are written at once, in
 // their own transactions.
-func (cm *Committer) indexRoot(ctx context.Context, t *Tx, read v4commit.LeafReader) (map[string]string, error) {
-	live := v4commit.LiveDataLeaves(t.st.rootRows, t.resolve)
+func (cm *Committer) indexRoot(ctx context.Context, t *Tx, read v4tree.LeafReader) (map[string]string, error) {
+	live := v4tree.LiveDataLeaves(t.st.rootRows, t.resolve)
 	if len(live) == 0 {
 		return map[string]string{}, nil
 	}
@@ -69,7 +69,7 @@ func (cm *Committer) indexRoot(ctx context.Context, t *Tx, read v4commit.LeafRea
 	for start := 0; start < len(todo); start += rebuildBatch {
 		batch := make([]store.IndexedLeaf, 0, rebuildBatch)
 		for _, leaf := range todo[start:min(start+rebuildBatch, len(todo))] {
-			li, err := v4commit.ReadLeafIndex(&t.st.rootRows[live[leaf]], leaf, read)
+			li, err := v4tree.ReadLeafIndex(&t.st.rootRows[live[leaf]], leaf, read)
 			if err != nil {
 				return nil, err
 			}
@@ -92,7 +92,7 @@ func (cm *Committer) indexRoot(ctx context.Context, t *Tx, read v4commit.LeafRea
 // newLeafIndex lists the data leaves res writes for the swap to index: a
 // rewrite of an indexed leaf continues its lineage and adds no file
 // entries; any other leaf starts a lineage with all its files.
-func (cm *Committer) newLeafIndex(ctx context.Context, t *Tx, res *v4commit.Result) ([]store.IndexedLeaf, error) {
+func (cm *Committer) newLeafIndex(ctx context.Context, t *Tx, res *v4tree.Result) ([]store.IndexedLeaf, error) {
 	written := res.DataLeafIndex(t.resolve)
 	var unknown []string
 	for _, li := range written {

@@ -51,10 +51,3 @@ func TestPlanUpdates(t *testing.T) {
 		require.Equal(t, fault.BadRequest, fault.KindOf(err), name)
 	}
 }
-
-// TestTableFileName: inside the table a file is named relative to it,
-// outside by its last segment only.
-func TestTableFileName(t *testing.T) {
-	require.Equal(t, "data/a.parquet", v4commits.TableFileName("s3://b/wh/t", "s3://b/wh/t/data/a.parquet"))
-	require.Equal(t, "<outside>/a.parquet", v4commits.TableFileName("s3://b/wh/t", "s3://b/other/a.parquet"))
-}

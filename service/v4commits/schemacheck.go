@@ -4,7 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
+	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -27,7 +28,7 @@ func checkFileSchema(c validation.FileCheck, tree []validation.FileNode) error {
 // checkAddedNotLive refuses (duplicate-file) an added data file that is
 // already live in the table and not removed by the same commit. The
 // base-file index narrows the leaves read to those that may hold one.
-func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4commit.LeafReader, added []v4manifest.TrackedFile, remove []string) error {
+func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4tree.LeafReader, added []v4manifest.TrackedFile, remove []string) error {
 	want := map[string][]validation.ColumnFile{}
 	for _, r := range added {
 		if !slices.Contains(remove, r.Location) {
@@ -43,7 +44,7 @@ func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4commit
 	}
 	for _, r := range added {
 		if h := found[r.Location]; h != nil && h.Row.Tracking.Status.Live() {
-			return validationErr(validation.LiveDuplicate("Data file", TableFileName(t.st.location, r.Location), "data file"))
+			return validationErr(validation.LiveDuplicate("Data file", locations.TableFileName(t.st.location, r.Location), "data file"))
 		}
 	}
 	return nil
@@ -54,8 +55,8 @@ func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4commit
 // of the table's type. 400 when the footer cannot be read or the file
 // does not fit.
 func (cm *Committer) checkDeleteSchema(ctx context.Context, w *store.Warehouse, st *State, row *v4manifest.TrackedFile, eqIDs []int) error {
-	name := TableFileName(st.location, row.Location)
-	io, err := cm.d.FileIO(ctx, w, row.Location)
+	name := locations.TableFileName(st.location, row.Location)
+	io, err := cm.d.Tables.FileIO(ctx, w, row.Location)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,12 @@ package v4commits
 import (
 	"context"
 
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
 // totalsCols is the projection a count of a tree's totals reads from each
-// leaf: what v4commit.Totals needs of a row.
+// leaf: what v4tree.Totals needs of a row.
 var totalsCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount, v4manifest.IDFileSize,
 	v4manifest.IDDeletionVector, v4manifest.IDColumnFiles}
 
@@ -20,15 +20,15 @@ var totalsCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.
 // from this one's totals. When that count cannot be done the totals are
 // left out (the commit goes on: totals are informative, never read back
 // by the catalog except as the next parent's).
-func (cm *Committer) addTotals(ctx context.Context, t *Tx, res *v4commit.Result) {
-	if _, known := v4commit.ParentTotals(res.Summary); known {
+func (cm *Committer) addTotals(ctx context.Context, t *Tx, res *v4tree.Result) {
+	if _, known := v4tree.ParentTotals(res.Summary); known {
 		return
 	}
 	var base map[string]int64
 	if cur := t.st.meta.CurrentSnapshot(); cur != nil {
 		var ok bool
 		if cur.Summary != nil {
-			base, ok = v4commit.ParentTotals(cur.Summary.Properties)
+			base, ok = v4tree.ParentTotals(cur.Summary.Properties)
 		}
 		if !ok {
 			var err error
@@ -61,5 +61,5 @@ func (cm *Committer) treeTotals(ctx context.Context, t *Tx) (map[string]int64, e
 			rows = append(rows, *rr)
 		}
 	}
-	return v4commit.Totals(rows), nil
+	return v4tree.Totals(rows), nil
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/internal/v4commit"
+	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
+	"github.com/lakehold/catalog/service/locations"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
 	"github.com/lakehold/catalog/validation"
@@ -50,13 +52,13 @@ func (t *Tx) nextLeaf() string {
 }
 
 // Snapshot is what the tree rewrite needs to know of this attempt.
-func (t *Tx) Snapshot() v4commit.Snapshot {
-	return v4commit.Snapshot{ID: t.snapID, SequenceNumber: t.seq, TableLocation: t.st.location, LeafLocation: t.nextLeaf,
-		Name: func(loc string) string { return t.cm.d.FileName(t.w, t.st.location, loc) }}
+func (t *Tx) Snapshot() v4tree.Snapshot {
+	return v4tree.Snapshot{ID: t.snapID, SequenceNumber: t.seq, TableLocation: t.st.location, LeafLocation: t.nextLeaf,
+		Name: func(loc string) string { return locations.FileName(t.w, t.st.location, loc) }}
 }
 
 // leafReader reads the leaves of t's table for the tree rewrite.
-func (cm *Committer) leafReader(ctx context.Context, t *Tx) v4commit.LeafReader {
+func (cm *Committer) leafReader(ctx context.Context, t *Tx) v4tree.LeafReader {
 	return func(rr *v4manifest.TrackedFile, cols []int) ([]v4manifest.TrackedFile, error) {
 		return cm.readers.Leaf(ctx, t.w, t.st.location, rr, cols)
 	}
@@ -67,7 +69,7 @@ func (cm *Committer) leafReader(ctx context.Context, t *Tx) v4commit.LeafReader 
 // once its paths are made relative) and a service error (from the leaf
 // reader) stay as they are; anything else is internal.
 func engineErr(err error) error {
-	var re *v4commit.RequestError
+	var re *v4tree.RequestError
 	var ve *validation.Error
 	var se *fault.Error
 	switch {
@@ -83,7 +85,7 @@ func engineErr(err error) error {
 
 // writeLeaves writes the new leaves of res and records their sizes in its
 // root. A write failure is a 409: nothing is committed yet.
-func (cm *Committer) writeLeaves(ctx context.Context, t *Tx, res *v4commit.Result) error {
+func (cm *Committer) writeLeaves(ctx context.Context, t *Tx, res *v4tree.Result) error {
 	for i, l := range res.Leaves {
 		size, err := cm.writeManifest(ctx, t.w, t.st, l.Location, l.Content, l.Rows)
 		if err != nil {
@@ -103,7 +105,7 @@ func (cm *Committer) writeLeaves(ctx context.Context, t *Tx, res *v4commit.Resul
 // 409 (503 when storage is unavailable) when a manifest cannot be written,
 // the metadata check's 400 ValidationException, 500 when it cannot be
 // built, the base-file index's store errors.
-func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4commit.Result) (*Result, error) {
+func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4tree.Result) (*Result, error) {
 	st := t.st
 	cm.addTotals(ctx, t, res)
 	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, t.snapID, t.uuid)
@@ -125,7 +127,7 @@ func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4commit.Res
 	if err != nil {
 		return nil, err
 	}
-	metaLoc, newLoc, err := cm.d.WriteNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), enc.Data)
+	metaLoc, newLoc, err := cm.d.Tables.WriteNextMetadata(ctx, t.w, st.obj, st.location, meta.Properties(), enc.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -138,18 +140,18 @@ func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4commit.Res
 	id := ident.Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
 	t.a.Jobs = cm.d.CommitJobs(t.w, id, st.meta, meta, metaLoc)
 	t.a.Events = nil
-	cm.d.AddEvent(t.a, func() store.Event {
-		return changeevents.Update(cm.d.TableObject(t.w.Name, id, meta), cm.d.Who(ctx), changeevents.SnapshotUpdates(meta), nil)
+	cm.d.Tables.AddEvent(t.a, func() store.Event {
+		return changeevents.Update(tableaccess.TableObject(t.w.Name, id, meta), tableaccess.Who(ctx), changeevents.SnapshotUpdates(meta), nil)
 	})
 	if enc.Entry != nil {
-		t.a.Landed = func(context.Context) { cm.d.CacheMeta(metaLoc, enc.Entry) }
+		t.a.Landed = func(context.Context) { cm.d.Tables.CacheMeta(metaLoc, enc.Entry) }
 	}
 	return &Result{MetadataLocation: metaLoc, Metadata: enc.Data}, nil
 }
 
 // writeTree writes the new leaves of res, then its root at rootLoc (the
 // root records the leaves' sizes), and caches the root's rows.
-func (cm *Committer) writeTree(ctx context.Context, t *Tx, res *v4commit.Result, rootLoc string) error {
+func (cm *Committer) writeTree(ctx context.Context, t *Tx, res *v4tree.Result, rootLoc string) error {
 	if err := cm.writeLeaves(ctx, t, res); err != nil {
 		return err
 	}
@@ -172,11 +174,11 @@ func commitMillis(now time.Time, prev table.Metadata) int64 {
 // snapshot (root manifest rootLoc) as the head of main, and encodes it,
 // through the same light build and spliced encoding as every commit.
 // Errors: the check's 400 ValidationException, else 500.
-func (cm *Committer) snapshotMetadata(t *Tx, res *v4commit.Result, rootLoc string) (table.Metadata, *Encoded, error) {
+func (cm *Committer) snapshotMetadata(t *Tx, res *v4tree.Result, rootLoc string) (table.Metadata, *Encoded, error) {
 	st := t.st
 	firstRowID := st.meta.NextRowID()
 	snap := &table.Snapshot{
-		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: commitMillis(cm.d.Now(), st.meta), ManifestList: rootLoc,
+		SnapshotID: t.snapID, SequenceNumber: t.seq, TimestampMs: commitMillis(cm.d.Tables.Now(), st.meta), ManifestList: rootLoc,
 		Summary: &table.Summary{Operation: res.Operation, Properties: res.Summary}, SchemaID: ptrTo(st.meta.CurrentSchema().ID),
 		FirstRowID: &firstRowID, AddedRows: ptrTo(res.AddedRows),
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storageaccess"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/v4manifest"
@@ -76,11 +77,11 @@ func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput)
 	if version < 1 || version > 3 {
 		return nil, fault.New(fault.BadRequest, "Cannot export to format version %d: a v4 table exports to format version 1, 2 or 3", in.FormatVersion)
 	}
-	w, ns, err := m.d.CreateTarget(ctx, warehouse, in.Target, access.PrivTableCreate)
+	w, ns, err := m.d.Tables.CreateTarget(ctx, warehouse, in.Target, access.PrivTableCreate)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.d.CheckVend(ctx, w, in.Target, in.Delegation); err != nil {
+	if err := m.d.Broker.CheckVend(ctx, w, in.Target, in.Delegation); err != nil {
 		return nil, err
 	}
 	if err := m.nameFree(ctx, warehouse, in.Target); err != nil {
@@ -111,7 +112,7 @@ func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput)
 	x := &export{m: m, w: w, st: st, version: version, loc: loc, fold: fold}
 	res, err := x.run(ctx, warehouse, in, canon, data, eqDeletes)
 	if err != nil {
-		m.d.DropUnlanded(ctx, w, err, x.written...)
+		m.d.Engine.DropUnlanded(ctx, w, err, x.written...)
 		return nil, err
 	}
 	return res, nil
@@ -122,8 +123,8 @@ func (m *Migrator) Export(ctx context.Context, warehouse string, in ExportInput)
 // create itself checks again).
 func (m *Migrator) nameFree(ctx context.Context, warehouse string, id ident.Ident) error {
 	for _, k := range []store.ObjectKind{store.KindTable, store.KindView, store.KindFunction} {
-		if _, err := m.d.Store.ObjectMetadataLocation(ctx, objRef(id, warehouse, k)); err == nil {
-			return m.d.AlreadyExists(&store.AlreadyExistsError{Kind: k}, store.KindTable, id)
+		if _, err := m.d.Tables.Store().ObjectMetadataLocation(ctx, objRef(id, warehouse, k)); err == nil {
+			return tableaccess.AlreadyExists(&store.AlreadyExistsError{Kind: k}, store.KindTable, id)
 		}
 	}
 	return nil
@@ -135,7 +136,7 @@ func (m *Migrator) nameFree(ctx context.Context, warehouse string, id ident.Iden
 // details: the folds that landed changed no row, and nothing is exported.
 func (m *Migrator) compactForExport(ctx context.Context, warehouse string, id ident.Ident, version int) error {
 	th := compact.FoldAll(version < 3) // below 3, deletion vectors go too
-	rep, err := m.d.Compact(ctx, warehouse, id, v4commits.CompactOptions{Thresholds: &th})
+	rep, err := m.d.V4.Compact(ctx, warehouse, id, v4commits.CompactOptions{Thresholds: &th})
 	if err != nil {
 		return err
 	}
@@ -230,10 +231,10 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 		// The schema may use types or defaults the format has not.
 		return nil, fault.Wrap(fault.BadRequest, err, "Cannot export %s to format version %d: %s", in.Source, x.version, fault.ClientText(err))
 	}
-	if err := d.CheckNewMetadata(nil, meta, md); err != nil {
+	if err := d.Commits.CheckNewMetadata(nil, meta, md); err != nil {
 		return nil, err
 	}
-	metaLoc := d.NewMetadataLocation(x.loc, meta.Properties(), "")
+	metaLoc := tableaccess.NewMetadataLocation(x.loc, meta.Properties(), "")
 	if err := x.write(ctx, metaLoc, md); err != nil {
 		return nil, err
 	}
@@ -244,16 +245,16 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 	if refs, err := tablemeta.RefsOnly(md); err == nil {
 		obj.RefsMetadata = refs
 	}
-	ectx := d.WithEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateTable, d.TableObject(warehouse, in.Target, meta), d.Who(ctx), nil)
+	ectx := d.Tables.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateTable, tableaccess.TableObject(warehouse, in.Target, meta), tableaccess.Who(ctx), nil)
 	})
-	if err := d.Store.ObjectCreate(ectx, obj); err != nil {
-		return nil, d.PutErr(err, store.KindTable, in.Target, warehouse)
+	if err := d.Tables.Store().ObjectCreate(ectx, obj); err != nil {
+		return nil, tableaccess.PutErr(err, store.KindTable, in.Target, warehouse)
 	}
 	// The files are the new table's now: an error after this point (the
 	// grant's 503) must not send them to the clean-up.
 	x.written = nil
-	cfg, creds, err := d.Grant(ctx, x.w, in.Target, metaLoc, md, canon, in.Delegation)
+	cfg, creds, err := d.Broker.Grant(ctx, x.w, in.Target, metaLoc, md, canon, in.Delegation)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 // source without a snapshot exports as a table without one.
 func (x *export) metadata(ctx context.Context, data, eqDeletes []v4manifest.TrackedFile) ([]byte, error) {
 	st := x.st
-	t := v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc, TimestampMS: x.m.d.Now().UnixMilli(),
+	t := v4export.Table{FormatVersion: x.version, UUID: uuid.NewString(), Location: x.loc, TimestampMS: x.m.d.Tables.Now().UnixMilli(),
 		SequenceNumber: st.Metadata().LastSequenceNumber(), NextRowID: st.Metadata().NextRowID()}
 	if st.Metadata().CurrentSnapshot() != nil {
 		if err := x.copyFiles(ctx, data, eqDeletes); err != nil {
@@ -298,7 +299,7 @@ func (x *export) metadata(ctx context.Context, data, eqDeletes []v4manifest.Trac
 // write writes one file of the new table and records it for the clean-up.
 func (x *export) write(ctx context.Context, loc string, data []byte) error {
 	x.written = append(x.written, loc)
-	return x.m.d.WriteFile(ctx, x.w, loc, data)
+	return x.m.d.Tables.WriteFile(ctx, x.w, loc, data)
 }
 
 // copyFiles copies every data and equality-delete file into the new
@@ -367,7 +368,7 @@ func (x *export) rewriteDVs(ctx context.Context, data []v4manifest.TrackedFile) 
 // rewritePuffin writes the deletion vectors of rows (indexes into data)
 // that live in Puffin file src into a new Puffin file dst.
 func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4manifest.TrackedFile, rows []int) error {
-	io, err := x.m.d.FileIO(ctx, x.w, src)
+	io, err := x.m.d.Tables.FileIO(ctx, x.w, src)
 	if err != nil {
 		return err
 	}
@@ -392,7 +393,7 @@ func (x *export) rewritePuffin(ctx context.Context, src, dst string, data []v4ma
 	if err != nil {
 		return fault.Wrap(fault.Internal, err, "write the exported deletion vectors of %s", x.name(src))
 	}
-	if err := x.m.d.WriteFile(ctx, x.w, dst, out); err != nil {
+	if err := x.m.d.Tables.WriteFile(ctx, x.w, dst, out); err != nil {
 		return err
 	}
 	for i, r := range rows {
@@ -420,7 +421,7 @@ func (x *export) copy(ctx context.Context, src, dst string) error {
 	if !locations.TablePrefixes(x.w, x.loc).Contains(dst) {
 		return fault.New(fault.Internal, "exported file %s would land outside the new table", path.Base(dst))
 	}
-	io, err := x.m.d.FileIO(ctx, x.w, src)
+	io, err := x.m.d.Tables.FileIO(ctx, x.w, src)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -47,16 +48,6 @@ type Change struct {
 	Plain func(ctx context.Context, a *commitengine.Attempt) (*Result, error)
 }
 
-// WantsUpgrade reports whether a commit's updates upgrade to format 4.
-func WantsUpgrade(info []tablemeta.UpdateInfo) bool {
-	for _, u := range info {
-		if u.Action == "upgrade-format-version" && u.FormatVersion == v4commits.FormatV4 {
-			return true
-		}
-	}
-	return false
-}
-
 // Upgrade commits a single-table change that upgrades to format version 4.
 // When the table's current snapshot is a v1–v3 one it is converted
 // (stageUpgrade); otherwise the change is staged as any other (c.Plain).
@@ -64,15 +55,15 @@ func WantsUpgrade(info []tablemeta.UpdateInfo) bool {
 // not-convertible-to-v4) naming what cannot be converted.
 func (m *Migrator) Upgrade(ctx context.Context, w *store.Warehouse, c *Change) (*Result, error) {
 	var res *Result
-	err := m.d.RunCommit(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
+	err := m.d.Engine.Run(ctx, w, "table", func(ctx context.Context) (*commitengine.Attempt, error) {
 		a := &commitengine.Attempt{}
 		var err error
 		res, err = m.stageUpgrade(ctx, w, c, a)
 		if err == nil && len(a.Swaps) > 0 {
 			// The client's updates, not the converted snapshot's.
 			a.Events = nil
-			m.d.AddEvent(a, func() store.Event {
-				return changeevents.Update(m.d.DocObject(w.Name, c.Ident, store.KindTable, res.Metadata), m.d.Who(ctx), c.RawUpdates, c.RawRequirements)
+			m.d.Tables.AddEvent(a, func() store.Event {
+				return changeevents.Update(tableaccess.DocObject(w.Name, c.Ident, store.KindTable, res.Metadata), tableaccess.Who(ctx), c.RawUpdates, c.RawRequirements)
 			})
 		}
 		return a, err
@@ -85,7 +76,7 @@ func (m *Migrator) Upgrade(ctx context.Context, w *store.Warehouse, c *Change) (
 
 // stageUpgrade stages one attempt of an upgrade commit into a.
 func (m *Migrator) stageUpgrade(ctx context.Context, w *store.Warehouse, c *Change, a *commitengine.Attempt) (*Result, error) {
-	obj, prev, err := m.d.ReadTable(ctx, w.Name, c.Ident)
+	obj, prev, err := m.d.Tables.ReadTable(ctx, w.Name, c.Ident)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +180,7 @@ func (m *Migrator) convertSnapshot(ctx context.Context, w *store.Warehouse, meta
 // liveEntries reads the ADDED and EXISTING entries of every manifest of
 // snap (through the planning IO: files outside the table are refused).
 func (m *Migrator) liveEntries(ctx context.Context, w *store.Warehouse, meta table.Metadata, snap *table.Snapshot) ([]iceberg.ManifestEntry, error) {
-	fs, err := m.d.ManifestIO(w, meta.Location())(ctx)
+	fs, err := m.d.Planner.IO(w, meta.Location())(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -25,60 +25,22 @@ import (
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
-	"github.com/lakehold/catalog/service/tablecommit"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
 
 // Deps are what views need from the catalog, as values.
 type Deps struct {
-	Store store.Store
-	// Authorize checks that the caller in ctx holds priv on r: nil when it
-	// does, a refusal when it does not, any other error when it cannot
-	// tell.
-	Authorize func(ctx context.Context, priv access.Privilege, r access.Resource) error
-	// AuthorizeLoad authorizes reading one object of kind; a refused
-	// caller gets the 404 an allowed one would when it does not exist.
-	AuthorizeLoad func(ctx context.Context, priv access.Privilege, kind store.ObjectKind, warehouse string, id ident.Ident) error
-	// Warehouse returns the named warehouse, or its 404 (or the store's
-	// error).
-	Warehouse func(ctx context.Context, name string) (*store.Warehouse, error)
-	// CreateTarget checks a new object's identifier, authorizes priv on
-	// its namespace and returns the warehouse and namespace: 404 when the
-	// namespace is missing (or hidden), 403 when denied.
-	CreateTarget func(ctx context.Context, warehouse string, id ident.Ident, priv access.Privilege) (*store.Warehouse, *store.Namespace, error)
-	// ReadForRegister does CreateTarget's checks and reads the metadata
-	// file a register request names: 400 for a location outside the
-	// warehouse, 404 when it cannot be read.
-	ReadForRegister func(ctx context.Context, warehouse string, id ident.Ident, metadataLocation string, priv access.Privilege) (*store.Warehouse, []byte, error)
+	// Tables gives the store, authorize, the warehouse lookup, the checks
+	// of a create or register, metadata files, the event builders and the
+	// clock guard.
+	Tables *tableaccess.Access
+	// Engine runs the commit loop of a replace.
+	Engine *commitengine.Engine
 	// DropObject removes (or soft-deletes) an object: store.ErrNotFound
-	// when it is missing, the store's errors otherwise.
+	// when it is missing, the store's errors otherwise. It is the
+	// service's one drop path, shared with tables.
 	DropObject func(ctx context.Context, w *store.Warehouse, ref store.ObjectRef, purge bool) error
-	// ClockGuard refuses creates (503) while this process's clock is off
-	// the database's.
-	ClockGuard func() error
-
-	// RunCommit runs stage through the commit loop; DropUnlanded deletes
-	// the files of a write that failed with err unless it may have landed.
-	RunCommit    func(ctx context.Context, w *store.Warehouse, subject string, stage commitengine.Stage) error
-	DropUnlanded func(ctx context.Context, w *store.Warehouse, err error, files ...string)
-	// WriteFile writes a new metadata file; WriteNextMetadata writes the
-	// one after obj's and returns its location and the object's location
-	// (tablecommit.Committer).
-	WriteFile         func(ctx context.Context, w *store.Warehouse, loc string, data []byte) error
-	WriteNextMetadata func(ctx context.Context, w *store.Warehouse, obj *store.Object, loc string, props map[string]string, data []byte) (string, string, error)
-
-	// PutErr maps the errors of creating an object.
-	PutErr func(err error, kind store.ObjectKind, id ident.Ident, warehouse string) error
-	// CompactJSON is a registered file's JSON without insignificant space.
-	CompactJSON func(b []byte) []byte
-
-	// AddEvent adds an event to a commit attempt and WithEvent to a
-	// store change's context, when events are on; the rest build them.
-	AddEvent  func(a *commitengine.Attempt, build func() store.Event)
-	WithEvent func(ctx context.Context, build func() store.Event) context.Context
-	Who       func(ctx context.Context) changeevents.Who
-	ObjectOf  func(obj *store.Object) changeevents.Object
-	DocObject func(warehouse string, id ident.Ident, kind store.ObjectKind, doc []byte) changeevents.Object
 }
 
 // Views creates, reads, replaces and drops views.
@@ -127,7 +89,7 @@ func object(warehouse string, id ident.Ident, meta view.Metadata) changeevents.O
 // 400 for an invalid schema or version.
 func (v *Views) Create(ctx context.Context, warehouse string, nsLevels []string, in CreateInput) (*Result, error) {
 	id := ident.Ident{Namespace: nsLevels, Name: in.Name}
-	w, ns, err := v.d.CreateTarget(ctx, warehouse, id, access.PrivViewCreate)
+	w, ns, err := v.d.Tables.CreateTarget(ctx, warehouse, id, access.PrivViewCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +109,7 @@ func (v *Views) Create(ctx context.Context, warehouse string, nsLevels []string,
 	if err != nil {
 		return nil, err
 	}
-	if err := v.d.ClockGuard(); err != nil {
+	if err := v.d.Tables.ClockGuard(); err != nil {
 		return nil, err
 	}
 	meta, err := view.NewMetadata(&version, &schema, loc, props)
@@ -158,20 +120,20 @@ func (v *Views) Create(ctx context.Context, warehouse string, nsLevels []string,
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode view metadata")
 	}
-	metaLoc := tablecommit.NewMetadataLocation(loc, meta.Properties(), "")
-	if err := v.d.WriteFile(ctx, w, metaLoc, data); err != nil {
+	metaLoc := tableaccess.NewMetadataLocation(loc, meta.Properties(), "")
+	if err := v.d.Tables.WriteFile(ctx, w, metaLoc, data); err != nil {
 		return nil, err
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: in.Name, Kind: store.KindView,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion(),
 	}
-	ectx := v.d.WithEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateView, object(warehouse, id, meta), v.d.Who(ctx), changeevents.CreateViewUpdates(data))
+	ectx := v.d.Tables.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateView, object(warehouse, id, meta), tableaccess.Who(ctx), changeevents.CreateViewUpdates(data))
 	})
-	if err := v.d.Store.ObjectCreate(ectx, obj); err != nil {
-		v.d.DropUnlanded(ctx, w, err, metaLoc)
-		return nil, v.d.PutErr(err, store.KindView, id, warehouse)
+	if err := v.d.Tables.Store().ObjectCreate(ectx, obj); err != nil {
+		v.d.Engine.DropUnlanded(ctx, w, err, metaLoc)
+		return nil, tableaccess.PutErr(err, store.KindView, id, warehouse)
 	}
 	return &Result{MetadataLocation: metaLoc, Metadata: data}, nil
 }
@@ -181,10 +143,10 @@ func (v *Views) Load(ctx context.Context, warehouse string, id ident.Ident) (*Re
 	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
 	}
-	if err := v.d.AuthorizeLoad(ctx, access.PrivViewRead, store.KindView, warehouse, id); err != nil {
+	if err := v.d.Tables.AuthorizeLoad(ctx, access.PrivViewRead, store.KindView, warehouse, id); err != nil {
 		return nil, err
 	}
-	obj, err := v.d.Store.ObjectGet(ctx, objRef(id, warehouse))
+	obj, err := v.d.Tables.Store().ObjectGet(ctx, objRef(id, warehouse))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ident.ViewNotFound(err, id)
 	}
@@ -197,10 +159,10 @@ func (v *Views) Load(ctx context.Context, warehouse string, id ident.Ident) (*Re
 // Exists reports whether a view exists: nil when it does, 404 NoSuchView
 // when not.
 func (v *Views) Exists(ctx context.Context, warehouse string, id ident.Ident) error {
-	if err := v.d.AuthorizeLoad(ctx, access.PrivViewRead, store.KindView, warehouse, id); err != nil {
+	if err := v.d.Tables.AuthorizeLoad(ctx, access.PrivViewRead, store.KindView, warehouse, id); err != nil {
 		return err
 	}
-	_, err := v.d.Store.ObjectMetadataLocation(ctx, objRef(id, warehouse))
+	_, err := v.d.Tables.Store().ObjectMetadataLocation(ctx, objRef(id, warehouse))
 	if errors.Is(err, store.ErrNotFound) {
 		return ident.ViewNotFound(err, id)
 	}
@@ -210,10 +172,10 @@ func (v *Views) Exists(ctx context.Context, warehouse string, id ident.Ident) er
 // Drop removes a view (its files stay), or soft-deletes it in a warehouse
 // with the soft deletion profile. 404 when missing.
 func (v *Views) Drop(ctx context.Context, warehouse string, id ident.Ident) error {
-	if err := v.d.Authorize(ctx, access.PrivViewDrop, resource(warehouse, id)); err != nil {
+	if err := v.d.Tables.Authorize(ctx, access.PrivViewDrop, resource(warehouse, id)); err != nil {
 		return err
 	}
-	w, err := v.d.Warehouse(ctx, warehouse)
+	w, err := v.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return err
 	}
@@ -240,20 +202,20 @@ func (v *Views) Replace(ctx context.Context, warehouse string, id ident.Ident, r
 	if err := json.Unmarshal(updates, &ups); err != nil {
 		return nil, fault.Wrap(fault.BadRequest, err, "Invalid updates: %s", fault.ClientText(err))
 	}
-	if err := v.d.Authorize(ctx, access.PrivViewReplace, resource(warehouse, id)); err != nil {
+	if err := v.d.Tables.Authorize(ctx, access.PrivViewReplace, resource(warehouse, id)); err != nil {
 		return nil, err
 	}
-	w, err := v.d.Warehouse(ctx, warehouse)
+	w, err := v.d.Tables.Warehouse(ctx, warehouse)
 	if err != nil {
 		return nil, err
 	}
 	var res *Result
-	err = v.d.RunCommit(ctx, w, "view", func(ctx context.Context) (*commitengine.Attempt, error) {
+	err = v.d.Engine.Run(ctx, w, "view", func(ctx context.Context) (*commitengine.Attempt, error) {
 		var a *commitengine.Attempt
 		res, a, err = v.stage(ctx, w, id, reqs, ups)
 		if err == nil && len(a.Swaps) > 0 {
-			v.d.AddEvent(a, func() store.Event {
-				return changeevents.Update(v.d.DocObject(w.Name, id, store.KindView, res.Metadata), v.d.Who(ctx), updates, requirements)
+			v.d.Tables.AddEvent(a, func() store.Event {
+				return changeevents.Update(tableaccess.DocObject(w.Name, id, store.KindView, res.Metadata), tableaccess.Who(ctx), updates, requirements)
 			})
 		}
 		return a, err
@@ -267,7 +229,7 @@ func (v *Views) Replace(ctx context.Context, warehouse string, id ident.Ident, r
 // stage stages one attempt of a view commit: 404 when the view is gone,
 // 409 on a failed requirement, 400 for an invalid update.
 func (v *Views) stage(ctx context.Context, w *store.Warehouse, id ident.Ident, reqs view.Requirements, ups view.Updates) (*Result, *commitengine.Attempt, error) {
-	obj, err := v.d.Store.ObjectGet(ctx, objRef(id, w.Name))
+	obj, err := v.d.Tables.Store().ObjectGet(ctx, objRef(id, w.Name))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, ident.ViewNotFound(err, id)
 	}
@@ -307,7 +269,7 @@ func (v *Views) stage(ctx context.Context, w *store.Warehouse, id ident.Ident, r
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Internal, err, "encode view metadata")
 	}
-	metaLoc, newLoc, err := v.d.WriteNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
+	metaLoc, newLoc, err := v.d.Tables.WriteNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -324,7 +286,7 @@ func (v *Views) stage(ctx context.Context, w *store.Warehouse, id ident.Ident, r
 // view or table, 400 when the file is not view metadata.
 func (v *Views) Register(ctx context.Context, warehouse string, nsLevels []string, name, metadataLocation string) (*Result, error) {
 	id := ident.Ident{Namespace: nsLevels, Name: name}
-	w, data, err := v.d.ReadForRegister(ctx, warehouse, id, metadataLocation, access.PrivViewCreate)
+	w, data, err := v.d.Tables.ReadForRegister(ctx, warehouse, id, metadataLocation, access.PrivViewCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -342,13 +304,13 @@ func (v *Views) Register(ctx context.Context, warehouse string, nsLevels []strin
 	}
 	obj := &store.Object{
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindView,
-		Location: loc, MetadataLocation: metadataLocation, Metadata: v.d.CompactJSON(data), FormatVersion: meta.FormatVersion(),
+		Location: loc, MetadataLocation: metadataLocation, Metadata: tableaccess.CompactJSON(data), FormatVersion: meta.FormatVersion(),
 	}
-	ectx := v.d.WithEvent(ctx, func() store.Event {
-		return changeevents.Create(changeevents.CreateView, v.d.ObjectOf(obj), v.d.Who(ctx), nil)
+	ectx := v.d.Tables.WithEvent(ctx, func() store.Event {
+		return changeevents.Create(changeevents.CreateView, tableaccess.ObjectOf(obj), tableaccess.Who(ctx), nil)
 	})
-	if err := v.d.Store.ObjectCreate(ectx, obj); err != nil {
-		return nil, v.d.PutErr(err, store.KindView, id, warehouse)
+	if err := v.d.Tables.Store().ObjectCreate(ectx, obj); err != nil {
+		return nil, tableaccess.PutErr(err, store.KindView, id, warehouse)
 	}
 	return &Result{MetadataLocation: metadataLocation, Metadata: obj.Metadata}, nil
 }

@@ -15,10 +15,11 @@ import (
 
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/location"
+	"github.com/lakehold/catalog/internal/storagepath"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/storefault"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
@@ -26,15 +27,11 @@ import (
 // Deps are what the registry needs from the catalog, as values.
 type Deps struct {
 	Store store.Store
-	// Authorize checks that the caller in ctx holds priv on r: nil when it
-	// does, a refusal when it does not, any other error when it cannot
-	// tell.
-	Authorize func(ctx context.Context, priv access.Privilege, r access.Resource) error
+	// Tables authorizes, and forgets a warehouse's cached row after its
+	// profile changed.
+	Tables *tableaccess.Access
 	// Sealer encrypts storage-profile secrets at rest.
 	Sealer *credentials.Sealer
-	// Forget drops a warehouse from the service's cache of rows, after its
-	// profile changed.
-	Forget func(name string)
 }
 
 // Registry creates, reads and deletes warehouses.
@@ -59,7 +56,7 @@ var reservedPrefixes = map[string]bool{
 }
 
 // NormalizeLocation validates a storage location and returns it in
-// canonical form (internal/location): file:///abs/path (file:/abs/path and
+// canonical form (internal/storagepath): file:///abs/path (file:/abs/path and
 // file://localhost/abs/path are accepted), s3://bucket/... or
 // gs://bucket/..., abfss://container@account.dfs.<suffix>/... or
 // wasbs://container@account.blob.<suffix>/..., lowercase scheme, no ".",
@@ -67,7 +64,7 @@ var reservedPrefixes = map[string]bool{
 // trailing slash. 400 when it does not normalise; the message gives the
 // reason, not the location.
 func NormalizeLocation(loc string) (string, error) {
-	n, err := location.Normalize(loc)
+	n, err := storagepath.Normalize(loc)
 	if err != nil {
 		return "", fault.Wrap(fault.BadRequest, err, "Invalid location: %s", fault.ClientText(err))
 	}
@@ -116,7 +113,7 @@ func (r *Registry) Create(ctx context.Context, name, loc string, props map[strin
 // warehouseProps copies props with allowed-locations made canonical and
 // returns the warehouse's prefixes (location first): 400 for an entry that
 // does not normalise.
-func warehouseProps(canon string, props map[string]string) (map[string]string, location.Set, error) {
+func warehouseProps(canon string, props map[string]string) (map[string]string, storagepath.Set, error) {
 	out := map[string]string{}
 	for k, v := range props {
 		out[k] = v
@@ -124,7 +121,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 	if err := upkeep.CheckDeletionProps(out); err != nil {
 		return nil, nil, err
 	}
-	mine := location.Set{canon}
+	mine := storagepath.Set{canon}
 	raw, ok := out[locations.AllowedLocationsKey]
 	if !ok {
 		return out, mine, nil
@@ -134,7 +131,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		n, err := location.Normalize(p)
+		n, err := storagepath.Normalize(p)
 		if err != nil {
 			return nil, nil, fault.Wrap(fault.BadRequest, err, "Invalid %s: %v", locations.AllowedLocationsKey, err)
 		}
@@ -146,11 +143,7 @@ func warehouseProps(canon string, props map[string]string) (map[string]string, l
 
 // Get returns a warehouse (unauthorized) or 404 NoSuchWarehouseException.
 func (r *Registry) Get(ctx context.Context, name string) (*store.Warehouse, error) {
-	w, err := r.d.Store.WarehouseGet(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(fault.NoSuchWarehouse, err, "Warehouse does not exist: %s", name)
-	}
-	return w, storeErr(err, name)
+	return r.d.Tables.GetWarehouse(ctx, name)
 }
 
 // List returns every warehouse (unauthorized), or the store's error.
@@ -162,7 +155,7 @@ func (r *Registry) List(ctx context.Context) ([]*store.Warehouse, error) {
 // Delete removes a warehouse with no namespaces: 404 when missing,
 // 409 when not empty.
 func (r *Registry) Delete(ctx context.Context, name string) error {
-	if err := r.d.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
+	if err := r.d.Tables.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
 		return err
 	}
 	err := r.d.Store.WarehouseDelete(ctx, name)
@@ -206,7 +199,7 @@ func (r *Registry) Ensure(ctx context.Context, name, where string) (*store.Wareh
 // an Azure profile whose filesystem does not hold the warehouse, or when
 // the server has no secret key; 404 for a missing warehouse.
 func (r *Registry) SetStorageProfile(ctx context.Context, name string, raw []byte) (any, error) {
-	if err := r.d.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
+	if err := r.d.Tables.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
 		return nil, err
 	}
 	p, redacted, err := credentials.ParseProfile(raw, r.d.Sealer)
@@ -229,14 +222,14 @@ func (r *Registry) SetStorageProfile(ctx context.Context, name string, raw []byt
 	if err != nil {
 		return nil, storeErr(err, name)
 	}
-	r.d.Forget(name)
+	r.d.Tables.ForgetWarehouse(name)
 	return redacted, nil
 }
 
 // StorageProfile returns a warehouse's profile without secrets (nil when
 // none is set).
 func (r *Registry) StorageProfile(ctx context.Context, name string) (any, error) {
-	if err := r.d.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
+	if err := r.d.Tables.Authorize(ctx, access.PrivManageWarehouses, access.WarehouseResource(name)); err != nil {
 		return nil, err
 	}
 	w, err := r.Get(ctx, name)

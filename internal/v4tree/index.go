@@ -1,0 +1,154 @@
+package v4tree
+
+import (
+	"slices"
+
+	"github.com/lakehold/catalog/v4manifest"
+	"github.com/lakehold/catalog/validation"
+)
+
+// The base-file index (docs/design.md, "Base-file index") records, per
+// table, the lineage of each data leaf and the lineages each data file is
+// in. A leaf written for added files starts a lineage; a leaf that
+// rewrites another (Leaf.Parent: same files, some rows changed) continues
+// the parent's. Which leaves count is decided here, from the root being
+// committed against, so the index is right for any snapshot.
+
+// IndexEntry says that data file Location is in (some leaves of) lineage
+// Lineage.
+type IndexEntry struct {
+	Location string
+	Lineage  string
+}
+
+// LeafIndex is one data leaf to index: its absolute location, the absolute
+// location of the leaf it rewrites ("" when none) and its data files
+// (absolute, each once, in row order).
+type LeafIndex struct {
+	Leaf      string
+	Parent    string
+	Locations []string
+}
+
+// baseCols is the projection a base lookup reads from a leaf.
+var baseCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount}
+
+// LiveDataLeaves maps the absolute location (resolve turns a root row's
+// location into one) of every live data leaf of root to its root index.
+func LiveDataLeaves(root []v4manifest.TrackedFile, resolve func(string) string) map[string]int {
+	out := map[string]int{}
+	for i := range root {
+		if root[i].Tracking.Status.Live() && root[i].ContentType == v4manifest.ContentDataManifest {
+			out[resolve(root[i].Location)] = i
+		}
+	}
+	return out
+}
+
+// uniqueLocations lists the locations of rows, each once, in row order.
+func uniqueLocations(rows []v4manifest.TrackedFile, resolve func(string) string) []string {
+	seen := make(map[string]bool, len(rows))
+	out := make([]string, 0, len(rows))
+	for i := range rows {
+		loc := resolve(rows[i].Location)
+		if !seen[loc] {
+			seen[loc] = true
+			out = append(out, loc)
+		}
+	}
+	return out
+}
+
+// ReadLeafIndex reads the data files of the leaf root row rr references
+// (with the projection a base lookup reads, so that the reads share a
+// cache). It returns the LeafReader's errors unchanged.
+func ReadLeafIndex(rr *v4manifest.TrackedFile, leaf string, read LeafReader) (LeafIndex, error) {
+	rows, err := read(rr, baseCols)
+	if err != nil {
+		return LeafIndex{}, err
+	}
+	return LeafIndex{Leaf: leaf, Locations: uniqueLocations(rows, func(s string) string { return s })}, nil
+}
+
+// DataLeafIndex lists the data leaves r writes; resolve makes a location
+// absolute. The files of a leaf with a parent are all files of the parent.
+func (r *Result) DataLeafIndex(resolve func(string) string) []LeafIndex {
+	var out []LeafIndex
+	for _, l := range r.Leaves {
+		if l.Content != v4manifest.ContentDataLeaf {
+			continue
+		}
+		li := LeafIndex{Leaf: l.Location, Locations: uniqueLocations(l.Rows, resolve)}
+		if l.Parent != "" {
+			li.Parent = resolve(l.Parent)
+		}
+		out = append(out, li)
+	}
+	return out
+}
+
+// FindBasesIndexed is FindBases reading only the leaves that may hold a
+// base: lineages gives the lineage of the indexed live data leaves of root
+// (by absolute location), entries the lineages of the base files. A live
+// leaf without a lineage is read as FindBases would read it; a base in no
+// leaf read is not in the table (CheckBases rejects it as before). It
+// returns the LeafReader's errors unchanged.
+func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map[string][]validation.ColumnFile,
+	lineages map[string]string, entries []IndexEntry, resolve func(string) string) (map[string]*BaseHit, []validation.DeleteFile, error) {
+	// Files in the root itself are found without reading a leaf; the
+	// leaves of their lineages no longer hold them live.
+	found := rootHits(root, byBase)
+	want := map[string]bool{}
+	for _, e := range entries {
+		if _, ok := byBase[e.Location]; ok && found[e.Location] == nil {
+			want[e.Lineage] = true
+		}
+	}
+	var leaves []int
+	for leaf, i := range LiveDataLeaves(root, resolve) {
+		if lin, indexed := lineages[leaf]; !indexed || want[lin] {
+			leaves = append(leaves, i)
+		}
+	}
+	slices.Sort(leaves)
+	narrow := make([][]v4manifest.TrackedFile, len(leaves))
+	if err := readEach(len(leaves), func(k int) (err error) {
+		narrow[k], err = read(&root[leaves[k]], baseCols)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
+	for k, i := range leaves {
+		for _, r := range narrow[k] {
+			if _, want := byBase[r.Location]; !want {
+				continue
+			}
+			if h := found[r.Location]; h == nil || r.Tracking.Status.Live() {
+				found[r.Location] = &BaseHit{RootIndex: i, Row: r}
+			}
+		}
+	}
+	deletes, err := liveDeletes(root, read)
+	if err != nil {
+		return nil, nil, err
+	}
+	return found, deletes, nil
+}
+
+// liveDeletes collects the live equality deletes of every live delete
+// leaf of root.
+func liveDeletes(root []v4manifest.TrackedFile, read LeafReader) ([]validation.DeleteFile, error) {
+	var deletes []validation.DeleteFile
+	for i := range root {
+		rr := &root[i]
+		if !rr.Tracking.Status.Live() || rr.ContentType != v4manifest.ContentDeleteManifest {
+			continue
+		}
+		rows, err := read(rr, nil)
+		if err != nil {
+			return nil, err
+		}
+		deletes = append(deletes, liveEqualityDeletes(rows)...)
+	}
+	return deletes, nil
+}
