@@ -49,15 +49,7 @@ func (s *Server) ListTables(ctx context.Context, req openapi.ListTablesRequestOb
 	if err != nil {
 		return nil, err
 	}
-	return openapi.ListTables200JSONResponse{Identifiers: identifiers(levels, names), NextPageToken: nextToken(next)}, nil
-}
-
-func identifiers(levels, names []string) []openapi.TableIdentifier {
-	ids := make([]openapi.TableIdentifier, 0, len(names))
-	for _, n := range names {
-		ids = append(ids, openapi.TableIdentifier{Namespace: levels, Name: n})
-	}
-	return ids
+	return identifierList{levels: levels, names: names, next: next}, nil
 }
 
 // CreateTable implements openapi.StrictServerInterface.

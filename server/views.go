@@ -20,7 +20,7 @@ func (s *Server) ListViews(ctx context.Context, req openapi.ListViewsRequestObje
 	if err != nil {
 		return nil, err
 	}
-	return openapi.ListViews200JSONResponse{Identifiers: identifiers(levels, names), NextPageToken: nextToken(next)}, nil
+	return identifierList{levels: levels, names: names, next: next}, nil
 }
 
 // CreateView implements openapi.StrictServerInterface.
