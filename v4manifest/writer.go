@@ -46,10 +46,12 @@ type WriterOptions struct {
 // encoding goroutine).
 type Writer struct {
 	opts   WriterOptions
+	out    io.Writer
+	lay    *layout
 	alloc  *writerAlloc
 	schema *arrow.Schema
 	bld    *array.RecordBuilder
-	fw     *pqarrow.FileWriter
+	fw     *pqarrow.FileWriter // nil until start
 	// byID[id] is the builder of top-level field id (nil when absent): a
 	// slice, as appendRow looks up some fifteen fields per row.
 	byID     []array.Builder
@@ -105,7 +107,9 @@ type statsChild struct {
 }
 
 // NewWriter starts a manifest on w. It fails when the schema or specs
-// cannot be typed.
+// cannot be typed. Nothing is written to w before the first batch is
+// encoded or Close is called: the Parquet settings wait until the
+// manifest's size is known (see start).
 func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if opts.BatchRows <= 0 {
 		opts.BatchRows = 16384
@@ -113,65 +117,74 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = 128 * 1024
 	}
-	sc, err := ArrowSchema(opts.Schema, opts.Specs, opts.RowLineage)
+	lay, err := layoutFor(opts.Schema, opts.Specs, opts.RowLineage)
 	if err != nil {
 		return nil, err
 	}
+	sc := lay.schema
 	pool := &writerAlloc{}
-	props := writerProps(sc, opts.RowGroupRows, pool, opts.Content)
-	fw, err := pqarrow.NewFileWriter(sc, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(pool)))
-	if err != nil {
-		return nil, err
-	}
-	md := map[string]string{"format-version": "4", "schema-id": strconv.Itoa(opts.SchemaID)}
-	switch opts.Content {
-	case ContentDataLeaf:
-		md["content"] = "data"
-	case ContentDeleteLeaf:
-		md["content"] = "equality-deletes"
-	}
-	if opts.Schema != nil {
-		if js, err := opts.Schema.MarshalJSON(); err == nil {
-			md["iceberg.schema"] = string(js)
-		}
-	}
-	for _, k := range []string{"format-version", "schema-id", "content", "iceberg.schema"} {
-		if v, ok := md[k]; ok {
-			if err := fw.AppendKeyValueMetadata(k, v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	wr := &Writer{opts: opts, alloc: pool, schema: sc, fw: fw, bld: array.NewRecordBuilder(pool, sc),
-		statsIdx: map[int]int{}}
+	wr := &Writer{opts: opts, out: w, lay: lay, alloc: pool, schema: sc, bld: array.NewRecordBuilder(pool, sc),
+		statsIdx: lay.statsIdx, partIDs: lay.partIDs}
 	wr.batches = make(chan arrow.RecordBatch, 1)
 	wr.encoded = make(chan error, 1)
 	go wr.encode()
-	for i, f := range sc.Fields() {
-		if id := fieldID(f); id >= 0 {
+	for i, id := range lay.topIDs {
+		if id >= 0 {
 			if id >= len(wr.byID) {
 				wr.byID = slices.Grow(wr.byID, id+1-len(wr.byID))[:id+1]
 			}
 			wr.byID[id] = wr.bld.Field(i)
 		}
-		switch fieldID(f) {
-		case IDContentStats:
-			wr.statsB = wr.bld.Field(i).(*array.StructBuilder)
-			wr.planStats(f, wr.statsB)
-		case IDPartition:
-			for _, pf := range f.Type.(*arrow.StructType).Fields() {
-				wr.partIDs = append(wr.partIDs, fieldID(pf))
-			}
-		}
+	}
+	if lay.statsCol >= 0 {
+		wr.statsB = wr.bld.Field(lay.statsCol).(*array.StructBuilder)
+		wr.planStats()
 	}
 	return wr, nil
 }
 
+// smallManifestRows is the most rows a manifest may have to be written
+// with snappy rather than zstd: below it the column chunks hold a few
+// values each, zstd's frames cost more than they save and its encoder is
+// a large share of the write (as for roots, below). Measured on the
+// 100-column score leaf: snappy is smaller up to about 30 rows (20 rows:
+// 109.7 KB against 112.6 KB) and zstd beyond (100 rows: 133 KB against 173).
+const smallManifestRows = 24
+
+// start opens the Parquet file once the manifest's size is known: small
+// says that all of its rows are in the first batch and there are at most
+// smallManifestRows of them. It writes the magic and keeps the key-value
+// metadata for the footer.
+func (w *Writer) start(small bool) error {
+	props := writerProps(w.lay, w.opts.RowGroupRows, w.alloc, w.opts.Content, small)
+	fw, err := pqarrow.NewFileWriter(w.schema, w.out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.alloc)))
+	if err != nil {
+		return err
+	}
+	kv := [][2]string{{"format-version", "4"}, {"schema-id", strconv.Itoa(w.opts.SchemaID)}}
+	switch w.opts.Content {
+	case ContentDataLeaf:
+		kv = append(kv, [2]string{"content", "data"})
+	case ContentDeleteLeaf:
+		kv = append(kv, [2]string{"content", "equality-deletes"})
+	}
+	if w.lay.schemaJSON != "" {
+		kv = append(kv, [2]string{"iceberg.schema", w.lay.schemaJSON})
+	}
+	for _, p := range kv {
+		if err := fw.AppendKeyValueMetadata(p[0], p[1]); err != nil {
+			return err
+		}
+	}
+	w.fw = fw
+	return nil
+}
+
 // writerProps are the Parquet settings of a manifest of the given kind
-// with schema sc.
-func writerProps(sc *arrow.Schema, rowGroupRows int, mem memory.Allocator, content Content) *parquet.WriterProperties {
+// and layout; small is start's.
+func writerProps(lay *layout, rowGroupRows int, mem memory.Allocator, content Content, small bool) *parquet.WriterProperties {
 	codec := compress.Codecs.Zstd
-	if content == ContentRoot {
+	if content == ContentRoot || small {
 		// A root holds few rows (its leaves and at most 64 data rows) and
 		// every commit rewrites it: its column chunks are a few values
 		// each, where zstd's frames cost more than they save and its
@@ -201,7 +214,7 @@ func writerProps(sc *arrow.Schema, rowGroupRows int, mem memory.Allocator, conte
 		// default) for the same reason.
 		parquet.WithStats(false),
 	}
-	return parquet.NewWriterProperties(append(props, deltaStatsColumns(sc)...)...)
+	return parquet.NewWriterProperties(append(props, lay.delta...)...)
 }
 
 // deltaStatsColumns makes the long members of content_stats (counts and
@@ -236,25 +249,15 @@ func deltaStatsColumns(sc *arrow.Schema) []parquet.WriterProperty {
 	return out
 }
 
-// planStats records, for each child of content_stats field f (built by
-// stats), its table field, metric offsets and builders.
-func (w *Writer) planStats(f arrow.Field, stats *array.StructBuilder) {
-	for j, sf := range f.Type.(*arrow.StructType).Fields() {
-		fid, _ := FieldForStatsBase(fieldID(sf))
-		w.statsIdx[fid] = j
-		sc := statsChild{tableField: fid, sb: stats.FieldBuilder(j).(*array.StructBuilder)}
-		for k, m := range sf.Type.(*arrow.StructType).Fields() {
-			off := fieldID(m) - fieldID(sf)
-			sc.metrics = append(sc.metrics, off)
+// planStats fetches the builders of each child of content_stats.
+func (w *Writer) planStats() {
+	for j, shape := range w.lay.stats {
+		sc := statsChild{tableField: shape.tableField, metrics: shape.metrics, long: shape.long,
+			sb: w.statsB.FieldBuilder(j).(*array.StructBuilder)}
+		for k := range shape.metrics {
 			sc.members = append(sc.members, sc.sb.FieldBuilder(k))
-			switch off {
-			case offLowerBound:
-				sc.lower = sc.sb.FieldBuilder(k)
-			case offUpperBound:
-				sc.upper = sc.sb.FieldBuilder(k)
-			}
 		}
-		_, sc.long = sc.lower.(*array.Int64Builder)
+		sc.lower, sc.upper = sc.members[shape.lower], sc.members[shape.upper]
 		w.statsPlan = append(w.statsPlan, sc)
 	}
 	w.rowStats = make([]*FieldStats, len(w.statsPlan))
@@ -464,6 +467,12 @@ func (w *Writer) flush(more bool) error {
 	if w.rows == 0 {
 		return nil
 	}
+	if w.fw == nil {
+		if err := w.start(!more && w.total <= smallManifestRows); err != nil {
+			w.broken = err
+			return err
+		}
+	}
 	w.flushStats()
 	w.batches <- w.bld.NewRecordBatch()
 	w.rows = 0
@@ -486,7 +495,12 @@ func (w *Writer) Close() error {
 	defer w.alloc.release() // deferred first: runs after the builders are released
 	defer w.bld.Release()
 	if w.broken == nil {
-		_ = w.flush(false)
+		_ = w.flush(false) // sets w.broken when it fails
+	}
+	if w.broken == nil && w.fw == nil { // a manifest without rows
+		if err := w.start(true); err != nil {
+			w.broken = err
+		}
 	}
 	close(w.batches)
 	if err := <-w.encoded; err != nil {
