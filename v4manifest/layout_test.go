@@ -91,3 +91,26 @@ func TestSmallManifestCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestRowGroupsOneBatchOrMany: a manifest written as one batch (unbuffered
+// row groups) and one written over several batches (buffered) are cut
+// into the same row groups and read back the same.
+func TestRowGroupsOneBatchOrMany(t *testing.T) {
+	sc := scoreSchema()
+	rows := make([]TrackedFile, 50)
+	for i := range rows {
+		rows[i] = scoreRow(i)
+	}
+	for _, batch := range []int{0, 10} {
+		data := writeAll(t, WriterOptions{Content: ContentDataLeaf, Schema: sc, BatchRows: batch, RowGroupRows: 20}, rows)
+		rdr, err := file.NewParquetReader(bytes.NewReader(data))
+		require.NoError(t, err)
+		var sizes []int64
+		for g := 0; g < rdr.NumRowGroups(); g++ {
+			sizes = append(sizes, rdr.MetaData().RowGroup(g).NumRows())
+		}
+		require.NoError(t, rdr.Close())
+		require.Equal(t, []int64{20, 20, 10}, sizes, "batch rows %d", batch)
+		require.Equal(t, rows, readAll(t, data, ReaderOptions{}), "batch rows %d", batch)
+	}
+}

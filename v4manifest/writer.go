@@ -90,7 +90,7 @@ type Writer struct {
 
 	// Batches are encoded on a second goroutine while the next one is
 	// built: building and Parquet encoding take about equal time.
-	batches chan arrow.RecordBatch
+	batches chan batch
 	encoded chan error
 	// broken is set when a row was half appended (a bug: validate should
 	// have refused it); the builders are then out of step, so Close
@@ -133,7 +133,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	pool := &writerAlloc{}
 	wr := &Writer{opts: opts, out: w, lay: lay, alloc: pool, schema: sc, bld: array.NewRecordBuilder(pool, sc),
 		statsIdx: lay.statsIdx, partIDs: lay.partIDs}
-	wr.batches = make(chan arrow.RecordBatch, 1)
+	wr.batches = make(chan batch, 1)
 	wr.encoded = make(chan error, 1)
 	go wr.encode()
 	for i, id := range lay.topIDs {
@@ -450,23 +450,38 @@ func (w *Writer) Write(tf *TrackedFile) error {
 	return nil
 }
 
+// batch is one batch of rows for the encoder; whole says it is the whole
+// manifest.
+type batch struct {
+	rec   arrow.RecordBatch
+	whole bool
+}
+
 // encode writes batches into the Parquet file, starting a new row group
 // when the current one is full. It stops at the first error and drains.
+// A manifest that is one batch is written as unbuffered row groups: each
+// column chunk goes straight to the file, where a buffered row group
+// gives every column its own in-memory sink and copies it over at the
+// end (for a small manifest of hundreds of columns, a tenth of the write).
 func (w *Writer) encode() {
 	var err error
 	inGroup := 0
-	for rec := range w.batches {
-		if err == nil {
+	for b := range w.batches {
+		switch {
+		case err != nil:
+		case b.whole:
+			err = w.fw.Write(b.rec)
+		default:
 			if inGroup >= w.opts.RowGroupRows {
 				err = w.fw.NewBufferedRowGroupChecked()
 				inGroup = 0
 			}
 			if err == nil {
-				err = w.fw.WriteBuffered(rec)
-				inGroup += int(rec.NumRows())
+				err = w.fw.WriteBuffered(b.rec)
+				inGroup += int(b.rec.NumRows())
 			}
 		}
-		rec.Release()
+		b.rec.Release()
 	}
 	w.encoded <- err
 }
@@ -475,14 +490,16 @@ func (w *Writer) flush(more bool) error {
 	if w.rows == 0 {
 		return nil
 	}
+	whole := false
 	if w.fw == nil {
-		if err := w.start(!more && w.total <= smallManifestRows); err != nil {
+		whole = !more
+		if err := w.start(whole && w.total <= smallManifestRows); err != nil {
 			w.broken = err
 			return err
 		}
 	}
 	w.flushStats()
-	w.batches <- w.newRecord()
+	w.batches <- batch{rec: w.newRecord(), whole: whole}
 	w.rows = 0
 	if !more {
 		return nil
