@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tables"
 )
 
 // PlanCompaction implements openapi.StrictServerInterface.
@@ -58,7 +59,7 @@ func (s *Server) CommitCompaction(ctx context.Context, req openapi.CommitCompact
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }
 
 // VisitCommitCompactionResponse writes a compaction commit's new metadata.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tables"
 )
 
 // CommitColumnFiles implements openapi.StrictServerInterface.
@@ -27,7 +28,7 @@ func (s *Server) CommitColumnFiles(ctx context.Context, req openapi.CommitColumn
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }
 
 // ListColumnFiles implements openapi.StrictServerInterface.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // ListViews implements openapi.StrictServerInterface.
@@ -16,7 +17,7 @@ func (s *Server) ListViews(ctx context.Context, req openapi.ListViewsRequestObje
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	names, next, err := s.svc.ListViews(ctx, req.Prefix, levels, page(req.Params.PageToken, req.Params.PageSize))
+	names, next, err := s.svc.Tables().List(ctx, req.Prefix, levels, store.KindView, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (s *Server) DropView(ctx context.Context, req openapi.DropViewRequestObject
 func (s *Server) RenameView(ctx context.Context, req openapi.RenameViewRequestObject) (openapi.RenameViewResponseObject, error) {
 	from := service.Ident{Namespace: req.Body.Source.Namespace, Name: req.Body.Source.Name}
 	to := service.Ident{Namespace: req.Body.Destination.Namespace, Name: req.Body.Destination.Name}
-	if err := s.svc.RenameView(ctx, req.Prefix, from, to); err != nil {
+	if err := s.svc.Tables().Rename(ctx, req.Prefix, store.KindView, from, to); err != nil {
 		return nil, err
 	}
 	return openapi.RenameView204Response{}, nil

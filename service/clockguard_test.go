@@ -44,7 +44,7 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 		require.Regexp(t, `clock is (9m59\.\d|10m0(\.\d)?)s off`, err.Error())
 		_, err = svc.CommitFiles(e.ctx, "wh", service.FilesCommit{Ident: e.id, RemoveFiles: []string{"data/a.parquet"}})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: commit: %v", skew, err)
-		_, err = svc.CreateTable(e.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t2",
+		_, err = svc.Tables().CreateTable(e.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t2",
 			Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"c1","type":"double","required":false}]}`)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: create: %v", skew, err)
 		outcomes = nil
@@ -56,7 +56,7 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 				`{"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":-1}]`)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: create by commit: %v", skew, err)
 		require.Equal(t, []string{"unavailable"}, outcomes, "the refused create-by-commit is counted")
-		_, err = svc.LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
+		_, err = svc.Tables().LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
 		require.NoError(t, err, "reads go on")
 		st.Close()
 	}

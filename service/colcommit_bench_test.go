@@ -250,7 +250,7 @@ func addWideTable(b *testing.B, svc *service.Service, name, template string) (se
 	ctx := context.Background()
 	schema, _ := wideSchema()
 	id := service.Ident{Namespace: []string{"ns"}, Name: name}
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: name, Properties: map[string]string{"format-version": "4"}, Schema: []byte(schema)})
 	require.NoError(b, err)
 	var meta struct {

@@ -77,7 +77,7 @@ func newFixture(t *testing.T, backend string) *fixture {
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "t", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"score","type":"double","required":false},{"id":3,"name":"rank","type":"double","required":false}]}`),
 	})

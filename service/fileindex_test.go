@@ -222,7 +222,7 @@ func TestFileIndexAfterRollback(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ix := newIndexFixture(t, backend)
 			ctx := context.Background()
-			res, err := ix.svc.LoadTable(ctx, "wh", ix.id, "all", service.NoDelegation)
+			res, err := ix.svc.Tables().LoadTable(ctx, "wh", ix.id, "all", service.NoDelegation)
 			require.NoError(t, err)
 			var meta struct {
 				Current int64 `json:"current-snapshot-id"`

@@ -54,7 +54,7 @@ func newMaintEnvWith(t *testing.T, props map[string]string, so service.Options, 
 	for k, v := range props {
 		tprops[k] = v
 	}
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "t", Properties: tprops,
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"c1","type":"double","required":false},{"id":2,"name":"c2","type":"double","required":false}]}`),
 	})
@@ -103,7 +103,7 @@ func (e *maintEnv) files(t *testing.T) []string {
 
 // snapshots returns the table's snapshot ids, oldest first.
 func (e *maintEnv) snapshots(t *testing.T) []int64 {
-	res, err := e.svc.LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
+	res, err := e.svc.Tables().LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var meta struct {
 		Snapshots []struct {

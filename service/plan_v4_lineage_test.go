@@ -48,7 +48,7 @@ func newLineageFixture(t *testing.T, backend string, opts service.Options) *line
 	require.NoError(t, err)
 	schema, err := json.Marshal(f.sc)
 	require.NoError(t, err)
-	_, err = f.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "l", Properties: map[string]string{"format-version": "4"}, Schema: schema})
+	_, err = f.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "l", Properties: map[string]string{"format-version": "4"}, Schema: schema})
 	require.NoError(t, err)
 	f.loc = f.meta(t).Location
 	return f
@@ -66,7 +66,7 @@ type tableMeta struct {
 }
 
 func (f *lineageFixture) meta(t *testing.T) tableMeta {
-	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
+	res, err := f.svc.Tables().LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var m tableMeta
 	require.NoError(t, json.Unmarshal(res.Metadata, &m))

@@ -48,7 +48,7 @@ func newPlanFixture(t *testing.T, backend string, opts service.Options) *planFix
 	require.NoError(t, err)
 	_, err = f.svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	_, err = f.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	_, err = f.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "p", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},` +
 			`{"id":2,"name":"region","type":"string","required":false},{"id":3,"name":"score","type":"double","required":false}]}`),
@@ -91,7 +91,7 @@ func (f *planFixture) add(t *testing.T, from, to int) {
 
 // tableDir is the table's directory on disk.
 func (f *planFixture) tableDir(t *testing.T) string {
-	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
+	res, err := f.svc.Tables().LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var m struct {
 		Location string `json:"location"`
@@ -359,7 +359,7 @@ func TestPlanScanPaging(t *testing.T) {
 			_, err = f.svc.FetchScanTasks(ctx, "wh", f.id, base64.RawURLEncoding.EncodeToString(b), false)
 			require.Equal(t, fault.NoSuchPlanTask, fault.KindOf(err), "%v", err)
 			// Another table's token is refused.
-			_, err = f.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "other", Properties: map[string]string{"format-version": "4"},
+			_, err = f.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "other", Properties: map[string]string{"format-version": "4"},
 				Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
 			require.NoError(t, err)
 			_, err = f.svc.FetchScanTasks(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "other"}, res.PlanTasks[0], false)

@@ -120,7 +120,7 @@ func foldFixture(t *testing.T, backend string) *fixture {
 	require.NoError(t, err)
 	sc, err := json.Marshal(foldSchema(false))
 	require.NoError(t, err)
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Schema: sc,
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Schema: sc,
 		Properties: map[string]string{"format-version": "4"}})
 	require.NoError(t, err)
 	var meta struct {

@@ -98,7 +98,7 @@ func newUpgradeBench(tb testing.TB, backend string, files, manifests, maxLeaf in
 	require.NoError(tb, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(tb, err)
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{
 		Name: "big", Properties: map[string]string{"format-version": "3"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},` +
 			`{"id":2,"name":"region","type":"string","required":false}]}`),
