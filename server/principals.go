@@ -18,7 +18,7 @@ func (s *Server) ListPrincipals(ctx context.Context, req openapi.ListPrincipalsR
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	ps, next, err := s.svc.ListPrincipals(ctx, page(req.Params.PageToken, req.Params.PageSize))
+	ps, next, err := s.svc.Admin().ListPrincipals(ctx, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}

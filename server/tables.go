@@ -259,7 +259,7 @@ func (s *Server) CommitTransaction(ctx context.Context, req openapi.CommitTransa
 			Requirements: c.Requirements, Updates: c.Updates,
 		})
 	}
-	if err := s.svc.CommitTransaction(ctx, req.Prefix, changes); err != nil {
+	if err := s.svc.TableCommits().CommitTransaction(ctx, req.Prefix, changes); err != nil {
 		return nil, err
 	}
 	return openapi.CommitTransaction204Response{}, nil

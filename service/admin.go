@@ -1,8 +1,6 @@
 package service
 
 import (
-	"context"
-
 	"github.com/lakehold/catalog/service/access"
 )
 
@@ -33,8 +31,3 @@ var ErrSessionExpired = access.ErrSessionExpired
 // Admin manages roles, grants, built-in principals and their tokens
 // (access.Admin, whose methods say what they return when).
 func (s *Service) Admin() *access.Admin { return s.admin }
-
-// ListPrincipals returns one page of principals (access.Admin.ListPrincipals).
-func (s *Service) ListPrincipals(ctx context.Context, page Page) ([]PrincipalInfo, string, error) {
-	return s.admin.ListPrincipals(ctx, page.store())
-}

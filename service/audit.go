@@ -37,7 +37,7 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 		e.RequestID = access.RequestIDFrom(ctx)
 	}
 	if e.At.IsZero() {
-		e.At = s.now()
+		e.At = s.opts.Clock()
 	}
 	if e.Decision == "" {
 		e.Decision = fault.Decision(e.Status)

@@ -201,13 +201,13 @@ func TestViewAndTransactionCommitsShareTheOutcomeContract(t *testing.T) {
 	_, err = fx.svc.Views().Replace(ctx, "wh", vid, nil, up)
 	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 	require.NotContains(t, err.Error(), "SQLSTATE")
-	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
+	err = fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
 	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultCommitNotLanded
 	_, err = fx.svc.Views().Replace(ctx, "wh", vid, nil, up)
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
-	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
+	err = fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultNone

@@ -70,7 +70,7 @@ func (ix *indexFixture) commit(t *testing.T, base, name string) {
 }
 
 func (ix *indexFixture) liveColumnFiles(t *testing.T) map[string][]string {
-	rows, err := ix.svc.LiveColumnFiles(context.Background(), "wh", ix.id, nil)
+	rows, err := ix.svc.V4Commits().LiveColumnFiles(context.Background(), "wh", ix.id, nil)
 	require.NoError(t, err)
 	out := map[string][]string{}
 	for _, r := range rows {

@@ -227,14 +227,14 @@ func TestRBACTransactionDeniedCommitsNothing(t *testing.T) {
 			change := func(id string) service.TableChange {
 				return service.TableChange{Ident: ident(id), Updates: []byte(`[{"action":"set-properties","updates":{"k":"v"}}]`)}
 			}
-			err := fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t"), change("a.b.c.u")})
+			err := fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t"), change("a.b.c.u")})
 			require.Equal(t, fault.Forbidden, fault.KindOf(err), "%v", err)
 			for _, id := range []string{"a.b.c.t", "a.b.c.u"} {
 				res, err := fx.svc.Tables().LoadTable(local, "wh", ident(id), "", service.NoDelegation)
 				require.NoError(t, err)
 				require.NotContains(t, string(res.Metadata), `"k":"v"`, id)
 			}
-			require.NoError(t, fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t")}))
+			require.NoError(t, fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t")}))
 		})
 	}
 }

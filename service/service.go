@@ -18,7 +18,6 @@ import (
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/idempotent"
-	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
@@ -180,26 +179,6 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	s.ta = tableaccess.New(tableaccess.Options{Store: st, Files: files, Authorizer: opts.Authorizer, Sealer: opts.Sealer,
 		Credentials: opts.Credentials, EventsOn: opts.Events.Retention > 0, Clock: opts.Clock,
 		MaxClockOffset: opts.MaxClockOffset, Logger: opts.Logger})
-	s.whs = s.newWarehouses()
-	s.readers = v4read.New(s.ta.FileIO, locations.FileName)
-	s.engine = s.newEngine()
-	s.tc = s.newTableCommit()
-	s.broker = s.newBroker()
-	s.tables = tables.New(tables.Deps{Tables: s.ta, Commits: s.tc, Broker: s.broker, VerifyMetadataOnLoad: opts.VerifyMetadataOnLoad})
-	s.views = s.newViews()
-	s.feed = changefeed.New(st, opts.Events, s.ta)
-	s.planner = s.newPlanner()
-	s.maint = s.newMaintainer()
-	s.v4 = s.newV4Commits()
-	s.upkeep = s.newUpkeep()
-	s.migrate = s.newMigrator()
+	s.buildRooms()
 	return s
 }
-
-// now is the time by Options.Clock.
-func (s *Service) now() time.Time { return s.opts.Clock() }
-
-// Tables is the table room: creates, registers, loads, lists, renames and
-// drops of tables, and the listing, renaming and dropping of views and
-// functions (tables.Tables, whose methods say what they return when).
-func (s *Service) Tables() *tables.Tables { return s.tables }

@@ -32,16 +32,6 @@ const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning
 // signing request (storageaccess.ActionSignRequest).
 const ActionSignRequest = storageaccess.ActionSignRequest
 
-// newBroker is the service's storage-access broker: it judges access with
-// the service's authorizer, reads tables through readTable and the
-// metadata cache, and records its audit events with RecordAudit.
-func (s *Service) newBroker() *storageaccess.Broker {
-	return storageaccess.New(storageaccess.Deps{
-		Tables: s.ta, Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit,
-	})
-
-}
-
 // Storage decides the storage access a caller gets for a table: signing,
 // vended credentials, native-write eligibility (storageaccess.Broker,
 // whose methods say what they return when).

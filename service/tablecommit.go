@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/tablecommit"
-	"github.com/lakehold/catalog/store"
 )
 
 // Table commits through the REST commit route, and the metadata files
@@ -35,33 +34,10 @@ func (s *Service) CommitTable(ctx context.Context, warehouse string, change Tabl
 	return tableResult(s.tc.CommitTable(ctx, warehouse, change))
 }
 
-// CommitTransaction applies several table changes atomically
-// (tablecommit.Committer.CommitTransaction, which says what is returned
-// when).
-func (s *Service) CommitTransaction(ctx context.Context, warehouse string, changes []TableChange) error {
-	return s.tc.CommitTransaction(ctx, warehouse, changes)
-}
-
 // tableResult is the TableResult of a table commit's result.
 func tableResult(r *tablecommit.Result, err error) (*TableResult, error) {
 	if r == nil {
 		return nil, err
 	}
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: map[string]string{}, Warning: r.Warning}, err
-}
-
-// newTableCommit is the service's table committer: it runs through
-// s.engine and hands upgrades to format version 4 to commitV4Upgrade.
-func (s *Service) newTableCommit() *tablecommit.Committer {
-	return tablecommit.New(tablecommit.Deps{
-		Tables: s.ta, Engine: s.engine, MaxClockSkew: s.opts.MaxClockSkew,
-		CommitV4Upgrade: func(ctx context.Context, w *store.Warehouse, c *parsedChange) (*tablecommit.Result, error) {
-			res, err := s.commitV4Upgrade(ctx, w, c)
-			if res == nil {
-				return nil, err
-			}
-			return &tablecommit.Result{MetadataLocation: res.MetadataLocation, Metadata: res.Metadata, Warning: V4UpgradeWarning}, err
-		},
-	})
-
 }

@@ -1,8 +1,6 @@
 package service
 
 import (
-	"context"
-
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/store"
 )
@@ -56,39 +54,4 @@ func (s *Service) JobHandlers() map[string]store.JobHandler {
 	h[JobDeleteMetadataFiles] = s.tc.RunDeleteMetadataFiles
 	s.feed.Handlers(h)
 	return h
-}
-
-// UpkeepJobs are the recurring jobs of the background work
-// (upkeep.Upkeep.Jobs), to enqueue when workers start.
-func (s *Service) UpkeepJobs() []store.Job { return s.upkeep.Jobs() }
-
-// ListJobs returns background jobs matching f, newest first
-// (upkeep.Upkeep.ListJobs, which says what is returned when).
-func (s *Service) ListJobs(ctx context.Context, f JobFilter, page Page) ([]*store.JobInfo, string, error) {
-	return s.upkeep.ListJobs(ctx, f, page.store())
-}
-
-// JobStats summarises the queue for /metrics (upkeep.Upkeep.JobStats).
-func (s *Service) JobStats(ctx context.Context) (store.JobStats, error) {
-	return s.upkeep.JobStats(ctx)
-}
-
-// ListDeleted lists a warehouse's soft-deleted tables and views
-// (upkeep.Upkeep.ListDeleted, which says what is returned when).
-func (s *Service) ListDeleted(ctx context.Context, warehouse string, page Page) ([]DeletedObject, string, error) {
-	return s.upkeep.ListDeleted(ctx, warehouse, page.store())
-}
-
-// Undrop brings a soft-deleted table or view back (upkeep.Upkeep.Undrop,
-// which says what is returned when).
-func (s *Service) Undrop(ctx context.Context, warehouse, id string, to *Ident) (Ident, store.ObjectKind, error) {
-	return s.upkeep.Undrop(ctx, warehouse, id, to)
-}
-
-// newUpkeep is the service's background work: its policies run Maintain,
-// RemoveOrphanFiles and Compact as requests do, its purges go through
-// s.maint, and it adds the delete-metadata-files and change-feed handlers.
-func (s *Service) newUpkeep() *upkeep.Upkeep {
-	return upkeep.New(upkeep.Deps{Tables: s.ta, Maint: s.maint, V4: s.v4})
-
 }

@@ -150,7 +150,7 @@ func testUpgradeManyManifests(t *testing.T, backend string) {
 		require.Equal(t, int32(rr.RecordCount), rr.ManifestInfo.ExistingFiles)
 	}
 	require.Equal(t, int64(2000), rows)
-	plan, err := svc.PlanScan(ctx, "wh", id, PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"region","value":"r42"}`), CaseSensitive: true})
+	plan, err := svc.Planner().PlanScan(ctx, "wh", id, PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"region","value":"r42"}`), CaseSensitive: true})
 	require.NoError(t, err)
 	require.Len(t, plan.Tasks, 20, "partition values carried: 1% of the files")
 }

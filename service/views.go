@@ -17,10 +17,3 @@ type CreateViewInput = views.CreateInput
 
 // ViewResult is what view routes return (views.Result).
 type ViewResult = views.Result
-
-// newViews is the service's views: they commit through s.engine and write
-// metadata files through s.tc.
-func (s *Service) newViews() *views.Views {
-	return views.New(views.Deps{Tables: s.ta, Engine: s.engine, DropObject: s.tables.DropObject})
-
-}
