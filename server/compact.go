@@ -15,7 +15,7 @@ func (s *Server) PlanCompaction(ctx context.Context, req openapi.PlanCompactionR
 	if err != nil {
 		return nil, err
 	}
-	plan, err := s.svc.V4Commits().PlanCompaction(ctx, req.Prefix, id)
+	plan, err := s.rooms.v4.PlanCompaction(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}

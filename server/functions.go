@@ -20,7 +20,7 @@ func (s *Server) ListFunctions(ctx context.Context, req openapi.ListFunctionsReq
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	names, next, err := s.svc.Tables().List(ctx, req.Prefix, levels, store.KindFunction, listPage(req.Params.PageToken, req.Params.PageSize))
+	names, next, err := s.rooms.tables.List(ctx, req.Prefix, levels, store.KindFunction, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (s *Server) ListTables(ctx context.Context, req openapi.ListTablesRequestOb
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	names, next, err := s.svc.Tables().List(ctx, req.Prefix, levels, store.KindTable, listPage(req.Params.PageToken, req.Params.PageSize))
+	names, next, err := s.rooms.tables.List(ctx, req.Prefix, levels, store.KindTable, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (s *Server) CreateTable(ctx context.Context, req openapi.CreateTableRequest
 	if req.Body.Properties != nil {
 		in.Properties = *req.Body.Properties
 	}
-	res, err := s.svc.Tables().CreateTable(ctx, req.Prefix, levels, in)
+	res, err := s.rooms.tables.CreateTable(ctx, req.Prefix, levels, in)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Server) RegisterTable(ctx context.Context, req openapi.RegisterTableReq
 		return nil, err
 	}
 	overwrite := req.Body.Overwrite != nil && *req.Body.Overwrite
-	res, err := s.svc.Tables().RegisterTable(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation, overwrite,
+	res, err := s.rooms.tables.RegisterTable(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation, overwrite,
 		delegation(req.Params.XIcebergAccessDelegation))
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (s *Server) LoadTable(ctx context.Context, req openapi.LoadTableRequestObje
 	if inm := req.Params.IfNoneMatch; inm != nil && *inm != "" && !vend {
 		// With vended credentials the body changes without the metadata
 		// changing, so revalidation is only offered without them.
-		etag, err := s.svc.Tables().TableETag(ctx, req.Prefix, id, mode)
+		etag, err := s.rooms.tables.TableETag(ctx, req.Prefix, id, mode)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func (s *Server) LoadTable(ctx context.Context, req openapi.LoadTableRequestObje
 			return openapi.LoadTable304Response{}, nil
 		}
 	}
-	res, err := s.svc.Tables().LoadTable(ctx, req.Prefix, id, mode, deleg)
+	res, err := s.rooms.tables.LoadTable(ctx, req.Prefix, id, mode, deleg)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (s *Server) TableExists(ctx context.Context, req openapi.TableExistsRequest
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.Tables().TableExists(ctx, req.Prefix, id); err != nil {
+	if err := s.rooms.tables.TableExists(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	return openapi.TableExists204Response{}, nil
@@ -200,7 +200,7 @@ func (s *Server) DropTable(ctx context.Context, req openapi.DropTableRequestObje
 			return nil, badRequestf("purgeRequested must be true or false")
 		}
 	}
-	if err := s.svc.Tables().DropTable(ctx, req.Prefix, id, purge); err != nil {
+	if err := s.rooms.tables.DropTable(ctx, req.Prefix, id, purge); err != nil {
 		return nil, err
 	}
 	return openapi.DropTable204Response{}, nil
@@ -212,7 +212,7 @@ func (s *Server) UnregisterTable(ctx context.Context, req openapi.UnregisterTabl
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.Tables().UnregisterTable(ctx, req.Prefix, id)
+	res, err := s.rooms.tables.UnregisterTable(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (s *Server) UnregisterTable(ctx context.Context, req openapi.UnregisterTabl
 func (s *Server) RenameTable(ctx context.Context, req openapi.RenameTableRequestObject) (openapi.RenameTableResponseObject, error) {
 	from := service.Ident{Namespace: req.Body.Source.Namespace, Name: req.Body.Source.Name}
 	to := service.Ident{Namespace: req.Body.Destination.Namespace, Name: req.Body.Destination.Name}
-	if err := s.svc.Tables().Rename(ctx, req.Prefix, store.KindTable, from, to); err != nil {
+	if err := s.rooms.tables.Rename(ctx, req.Prefix, store.KindTable, from, to); err != nil {
 		return nil, err
 	}
 	return openapi.RenameTable204Response{}, nil
@@ -240,7 +240,7 @@ func (s *Server) ReportMetrics(ctx context.Context, req openapi.ReportMetricsReq
 	if rt := req.Body.ReportType; rt != "scan-report" && rt != "commit-report" {
 		return nil, badRequestf("Invalid report-type: expected scan-report or commit-report")
 	}
-	if err := s.svc.Tables().CheckMetricsReport(ctx, req.Prefix, id); err != nil {
+	if err := s.rooms.tables.CheckMetricsReport(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	s.pipe.CountReport(req.Body.ReportType)
@@ -259,7 +259,7 @@ func (s *Server) CommitTransaction(ctx context.Context, req openapi.CommitTransa
 			Requirements: c.Requirements, Updates: c.Updates,
 		})
 	}
-	if err := s.svc.TableCommits().CommitTransaction(ctx, req.Prefix, changes); err != nil {
+	if err := s.rooms.commits.CommitTransaction(ctx, req.Prefix, changes); err != nil {
 		return nil, err
 	}
 	return openapi.CommitTransaction204Response{}, nil
@@ -271,7 +271,7 @@ func (s *Server) NativeWriteEligibility(ctx context.Context, req openapi.NativeW
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.svc.Storage().NativeWriteEligibility(ctx, req.Prefix, id)
+	e, err := s.rooms.storage.NativeWriteEligibility(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ func (s *Server) LoadCredentials(ctx context.Context, req openapi.LoadCredential
 	if err != nil {
 		return nil, err
 	}
-	creds, err := s.svc.Storage().LoadCredentials(ctx, req.Prefix, id)
+	creds, err := s.rooms.storage.LoadCredentials(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}

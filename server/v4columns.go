@@ -37,7 +37,7 @@ func (s *Server) ListColumnFiles(ctx context.Context, req openapi.ListColumnFile
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.svc.V4Commits().LiveColumnFiles(ctx, req.Prefix, id, req.Params.SnapshotId)
+	rows, err := s.rooms.v4.LiveColumnFiles(ctx, req.Prefix, id, req.Params.SnapshotId)
 	if err != nil {
 		return nil, err
 	}

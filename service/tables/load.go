@@ -61,24 +61,8 @@ func (t *Tables) LoadTable(ctx context.Context, warehouse string, id ident.Ident
 	if snapshots != "" && snapshots != "all" && snapshots != "refs" {
 		return nil, fault.New(fault.BadRequest, "Invalid snapshots mode: %s (expected all or refs)", snapshots)
 	}
-	if err := ident.ValidateIdent(id); err != nil {
-		return nil, err
-	}
-	if err := t.ta.AuthorizeLoad(ctx, access.PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
-		return nil, err
-	}
-	get := t.store.ObjectGet
-	if snapshots == "refs" {
-		get = t.store.ObjectGetRefs // the stored refs-only document, when there is one
-	}
-	obj, err := get(ctx, tableaccess.ObjectRef(id, warehouse, store.KindTable))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ident.TableNotFound(err, id)
-	}
+	obj, err := t.ta.LoadRow(ctx, warehouse, id, snapshots == "refs")
 	if err != nil {
-		return nil, storefault.Of(err, warehouse)
-	}
-	if err := tableaccess.GuardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
 		return nil, err
 	}
 	var w *store.Warehouse
