@@ -9,19 +9,17 @@ import (
 
 // Access management types (package access).
 type (
-	Role                 = access.Role
-	Grant                = access.Grant
-	TokenIssuer          = access.TokenIssuer
-	PrincipalInfo        = access.PrincipalInfo
-	PrincipalCredentials = access.PrincipalCredentials
-	IssuedToken          = access.IssuedToken
+	Role          = access.Role
+	Grant         = access.Grant
+	TokenIssuer   = access.TokenIssuer
+	PrincipalInfo = access.PrincipalInfo
+	IssuedToken   = access.IssuedToken
 )
 
 // Limits and names of access management (package access).
 const (
-	MaxPrincipalNameBytes = access.MaxPrincipalNameBytes
-	DefaultMaxSessionAge  = access.DefaultMaxSessionAge
-	BootstrapRole         = access.BootstrapRole
+	DefaultMaxSessionAge = access.DefaultMaxSessionAge
+	BootstrapRole        = access.BootstrapRole
 )
 
 // ErrSessionExpired is wrapped by the RefreshToken error of a session older

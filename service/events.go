@@ -11,8 +11,6 @@ type (
 	EventOptions = changefeed.Options
 	// EventsQuery is a POST /v1/{prefix}/events request (changefeed.Query).
 	EventsQuery = changefeed.Query
-	// EventsPage is one page of events (changefeed.Page).
-	EventsPage = changefeed.Page
 )
 
 // JobPruneEvents is the job kind that removes events past their retention.

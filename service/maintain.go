@@ -13,18 +13,14 @@ type (
 	MaintainOptions = maintenance.MaintainOptions
 	MaintainReport  = maintenance.MaintainReport
 	OrphanOptions   = maintenance.OrphanOptions
-	OrphanReport    = maintenance.OrphanReport
 )
 
 // Expiry's table properties and orphan removal's windows (package
 // maintenance).
 const (
-	PropMaxSnapshotAge     = maintenance.PropMaxSnapshotAge
-	PropMinSnapshotsToKeep = maintenance.PropMinSnapshotsToKeep
-	DefaultOrphanAge       = maintenance.DefaultOrphanAge
-	MinOrphanAge           = maintenance.MinOrphanAge
-	OrphanListed           = maintenance.OrphanListed
-	OrphanClaimed          = maintenance.OrphanClaimed
-	ExpireCommitted        = maintenance.ExpireCommitted
-	ExpireClaimed          = maintenance.ExpireClaimed
+	PropMaxSnapshotAge = maintenance.PropMaxSnapshotAge
+	OrphanListed       = maintenance.OrphanListed
+	OrphanClaimed      = maintenance.OrphanClaimed
+	ExpireCommitted    = maintenance.ExpireCommitted
+	ExpireClaimed      = maintenance.ExpireClaimed
 )

@@ -20,10 +20,6 @@ const (
 	NoDelegation      = storageaccess.NoDelegation
 )
 
-// RemoteSigningConfig is a table result's remote-signing-config
-// (storageaccess.RemoteSigningConfig).
-type RemoteSigningConfig = storageaccess.RemoteSigningConfig
-
 // TablePropertyRemoteSigning opts one table into remote signing
 // (storageaccess.TablePropertyRemoteSigning).
 const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning

@@ -17,13 +17,6 @@ type TableChange = tablecommit.TableChange
 // parsedChange is a decoded TableChange (tablecommit.Change).
 type parsedChange = tablecommit.Change
 
-// Bounds on one commit (package tablecommit).
-const (
-	MaxCommitUpdates      = tablecommit.MaxCommitUpdates
-	MaxCommitRequirements = tablecommit.MaxCommitRequirements
-	MaxTransactionTables  = tablecommit.MaxTransactionTables
-)
-
 // JobDeleteMetadataFiles is the job kind that deletes the metadata files
 // a commit dropped from the log (tablecommit.JobDeleteMetadataFiles).
 const JobDeleteMetadataFiles = tablecommit.JobDeleteMetadataFiles

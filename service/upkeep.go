@@ -11,40 +11,15 @@ import (
 
 // Job kinds, states and page sizes (package upkeep).
 const (
-	JobPurgeTable      = upkeep.JobPurgeTable
-	DefaultJobPageSize = upkeep.DefaultJobPageSize
-	MaxJobPageSize     = upkeep.MaxJobPageSize
+	JobPurgeTable = upkeep.JobPurgeTable
 )
 
 // JobStates are the states a job can be listed in (upkeep.JobStates).
 var JobStates = upkeep.JobStates
 
-// The scheduled policies' job kinds and properties (package upkeep).
-const (
-	JobExpireSnapshots    = upkeep.JobExpireSnapshots
-	PropExpireEnabled     = upkeep.PropExpireEnabled
-	PropExpireDelay       = upkeep.PropExpireDelay
-	JobRemoveOrphanFiles  = upkeep.JobRemoveOrphanFiles
-	PropOrphanEnabled     = upkeep.PropOrphanEnabled
-	PropOrphanDelay       = upkeep.PropOrphanDelay
-	PropOrphanAge         = upkeep.PropOrphanAge
-	JobCompactColumnFiles = upkeep.JobCompactColumnFiles
-	PropCompactEnabled    = upkeep.PropCompactEnabled
-	PropCompactDelay      = upkeep.PropCompactDelay
-)
-
-// Soft delete's properties and job (package upkeep).
-const (
-	PropDeletionProfile      = upkeep.PropDeletionProfile
-	PropDeletionRetention    = upkeep.PropDeletionRetention
-	JobExpireDeleted         = upkeep.JobExpireDeleted
-	DefaultDeletionRetention = upkeep.DefaultDeletionRetention
-)
-
 // Background work types (package upkeep).
 type (
-	JobFilter     = upkeep.JobFilter
-	DeletedObject = upkeep.DeletedObject
+	JobFilter = upkeep.JobFilter
 )
 
 // JobHandlers returns the handler of every job kind, for

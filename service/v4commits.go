@@ -22,12 +22,9 @@ type (
 	DeletionVectorInput = v4commits.DeletionVectorInput
 	ColumnFileInput     = v4commits.ColumnFileInput
 	ColumnFilesCommit   = v4commits.ColumnFilesCommit
-	CompactionCandidate = v4commits.CompactionCandidate
-	CompactionPlan      = v4commits.CompactionPlan
 	CompactionRewrite   = v4commits.CompactionRewrite
 	CompactionCommit    = v4commits.CompactionCommit
 	CompactOptions      = v4commits.CompactOptions
-	FoldReport          = v4commits.FoldReport
 	CompactionReport    = v4commits.CompactionReport
 )
 
