@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tables"
 )
 
 // PlanCompaction implements openapi.StrictServerInterface.
@@ -14,7 +15,7 @@ func (s *Server) PlanCompaction(ctx context.Context, req openapi.PlanCompactionR
 	if err != nil {
 		return nil, err
 	}
-	plan, err := s.svc.PlanCompaction(ctx, req.Prefix, id)
+	plan, err := s.rooms.v4.PlanCompaction(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (s *Server) CommitCompaction(ctx context.Context, req openapi.CommitCompact
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }
 
 // VisitCommitCompactionResponse writes a compaction commit's new metadata.

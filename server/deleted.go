@@ -13,7 +13,7 @@ func (s *Server) ListDeletedObjects(ctx context.Context, req openapi.ListDeleted
 	if p.PageSize != nil && (*p.PageSize < 1 || *p.PageSize > 1000) {
 		return nil, badRequestf("pageSize must be between 1 and 1000")
 	}
-	list, next, err := s.svc.ListDeleted(ctx, req.Warehouse, page(p.PageToken, p.PageSize))
+	list, next, err := s.rooms.upkeep.ListDeleted(ctx, req.Warehouse, listPage(p.PageToken, p.PageSize))
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (s *Server) UndropObject(ctx context.Context, req openapi.UndropObjectReque
 		}
 		to = &service.Ident{Namespace: *b.Namespace, Name: *b.Name}
 	}
-	id, kind, err := s.svc.Undrop(ctx, req.Warehouse, req.Id, to)
+	id, kind, err := s.rooms.upkeep.Undrop(ctx, req.Warehouse, req.Id, to)
 	if err != nil {
 		return nil, err
 	}

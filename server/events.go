@@ -27,7 +27,7 @@ func (s *Server) GetEvents(ctx context.Context, req openapi.GetEventsRequestObje
 	for _, t := range deref(b.ObjectTypes) {
 		q.ObjectTypes = append(q.ObjectTypes, string(t))
 	}
-	page, err := s.svc.Events().Query(ctx, req.Prefix, q)
+	page, err := s.rooms.events.Query(ctx, req.Prefix, q)
 	if err != nil {
 		return nil, err
 	}

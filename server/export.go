@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tables"
 )
 
 // ExportTable implements openapi.StrictServerInterface: a v4 table's
@@ -32,7 +33,7 @@ func (s *Server) ExportTable(ctx context.Context, req openapi.ExportTableRequest
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }
 
 // VisitExportTableResponse writes the exported table's metadata.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // ListFunctions implements openapi.StrictServerInterface.
@@ -19,7 +20,7 @@ func (s *Server) ListFunctions(ctx context.Context, req openapi.ListFunctionsReq
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	names, next, err := s.svc.ListFunctions(ctx, req.Prefix, levels, page(req.Params.PageToken, req.Params.PageSize))
+	names, next, err := s.rooms.tables.List(ctx, req.Prefix, levels, store.KindFunction, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func (s *Server) ListJobs(ctx context.Context, req openapi.ListJobsRequestObject
 			f.States = append(f.States, string(st))
 		}
 	}
-	jobs, next, err := s.svc.ListJobs(ctx, f, page(p.PageToken, p.PageSize))
+	jobs, next, err := s.rooms.upkeep.ListJobs(ctx, f, listPage(p.PageToken, p.PageSize))
 	if err != nil {
 		return nil, err
 	}

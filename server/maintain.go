@@ -27,7 +27,7 @@ func (s *Server) MaintainTable(ctx context.Context, req openapi.MaintainTableReq
 		}
 		opt.DryRun = b.DryRun != nil && *b.DryRun
 	}
-	rep, err := s.svc.Maintain(ctx, req.Warehouse, id, opt)
+	rep, err := s.rooms.maint.Maintain(ctx, req.Warehouse, id, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Server) RemoveOrphanFiles(ctx context.Context, req openapi.RemoveOrphan
 			opt.DryRun = *b.DryRun
 		}
 	}
-	rep, err := s.svc.RemoveOrphanFiles(ctx, req.Warehouse, id, opt)
+	rep, err := s.rooms.maint.RemoveOrphanFiles(ctx, req.Warehouse, id, opt)
 	if err != nil {
 		return nil, err
 	}

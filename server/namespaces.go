@@ -5,6 +5,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 func page(token *string, size *int) service.Page {
@@ -117,4 +118,11 @@ func (s *Server) UpdateProperties(ctx context.Context, req openapi.UpdatePropert
 		return nil, err
 	}
 	return openapi.UpdateProperties200JSONResponse{Updated: updated, Removed: removed, Missing: missing}, nil
+}
+
+// listPage is the store page of a list request's page token and size
+// (the tables room's List takes it).
+func listPage(token *string, size *int) store.Page {
+	p := page(token, size)
+	return store.Page{Token: p.Token, Size: p.Size}
 }

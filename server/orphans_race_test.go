@@ -65,7 +65,7 @@ func orphanRace(t *testing.T, b *bundle, at string) {
 		}
 	}
 	id := service.Ident{Namespace: []string{"db"}, Name: name}
-	rep, err := b.svc.RemoveOrphanFiles(ctx, "wh", id, service.OrphanOptions{Step: step})
+	rep, err := b.svc.Maintainer().RemoveOrphanFiles(ctx, "wh", id, service.OrphanOptions{Step: step})
 	require.NoError(t, err)
 	require.Contains(t, rep.OrphanFiles, "data/long-job.parquet", "the listing took the job's file for an orphan")
 	if at == orphanAfter {

@@ -43,7 +43,7 @@ func (s *Server) PlanTableScan(ctx context.Context, req openapi.PlanTableScanReq
 			pr.StatsFields = append([]string{}, *b.StatsFields...) // never nil: an empty list asks for none
 		}
 	}
-	res, err := s.svc.PlanScan(ctx, req.Prefix, id, pr)
+	res, err := s.rooms.planner.PlanScan(ctx, req.Prefix, id, pr)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Server) FetchScanTasks(ctx context.Context, req openapi.FetchScanTasksR
 	if req.Body == nil || req.Body.PlanTask == "" {
 		return nil, &fault.Error{Kind: fault.BadRequest, Message: "plan-task is required"}
 	}
-	res, err := s.svc.FetchScanTasks(ctx, req.Prefix, id, req.Body.PlanTask, columnFilesOK(req.Params.XIcebergColumnFiles))
+	res, err := s.rooms.planner.FetchScanTasks(ctx, req.Prefix, id, req.Body.PlanTask, columnFilesOK(req.Params.XIcebergColumnFiles))
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (s *Server) FetchPlanningResult(ctx context.Context, req openapi.FetchPlann
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.svc.PlanStatus(ctx, req.Prefix, id, req.PlanId)
+	return nil, s.rooms.planner.PlanStatus(ctx, req.Prefix, id, req.PlanId)
 }
 
 // CancelPlanning implements openapi.StrictServerInterface: nothing runs
@@ -94,7 +94,7 @@ func (s *Server) CancelPlanning(ctx context.Context, req openapi.CancelPlanningR
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.CancelPlan(ctx, req.Prefix, id, req.PlanId); err != nil {
+	if err := s.rooms.planner.CancelPlan(ctx, req.Prefix, id, req.PlanId); err != nil {
 		return nil, err
 	}
 	return openapi.CancelPlanning204Response{}, nil

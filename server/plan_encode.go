@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi/scantasks"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/planning"
 )
 
 // A plan answer's tasks and delete files are the generated types of
@@ -102,9 +103,9 @@ func partitionJSON(vals []any, types []iceberg.Type) []scantasks.RawJSON {
 }
 
 // singleValue is the JSON of one partition value (see
-// service.PartitionValueJSON).
+// planning.PartitionValueJSON).
 func singleValue(v any, typ iceberg.Type) json.RawMessage {
-	b, err := json.Marshal(service.PartitionValueJSON(v, typ))
+	b, err := json.Marshal(planning.PartitionValueJSON(v, typ))
 	if err != nil {
 		return json.RawMessage(fmt.Sprintf("%q", fmt.Sprint(v)))
 	}

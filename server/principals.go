@@ -18,7 +18,7 @@ func (s *Server) ListPrincipals(ctx context.Context, req openapi.ListPrincipalsR
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	ps, next, err := s.svc.ListPrincipals(ctx, page(req.Params.PageToken, req.Params.PageSize))
+	ps, next, err := s.rooms.admin.ListPrincipals(ctx, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (s *Server) ListPrincipals(ctx context.Context, req openapi.ListPrincipalsR
 // CreatePrincipal implements openapi.StrictServerInterface. The answer
 // carries the secret, shown this once.
 func (s *Server) CreatePrincipal(ctx context.Context, req openapi.CreatePrincipalRequestObject) (openapi.CreatePrincipalResponseObject, error) {
-	c, err := s.svc.Admin().CreatePrincipal(ctx, req.Body.Name)
+	c, err := s.rooms.admin.CreatePrincipal(ctx, req.Body.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (r secretRotated) VisitRotatePrincipalSecretResponse(w http.ResponseWriter)
 
 // GetPrincipal implements openapi.StrictServerInterface.
 func (s *Server) GetPrincipal(ctx context.Context, req openapi.GetPrincipalRequestObject) (openapi.GetPrincipalResponseObject, error) {
-	p, err := s.svc.Admin().GetPrincipal(ctx, req.Name)
+	p, err := s.rooms.admin.GetPrincipal(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (s *Server) GetPrincipal(ctx context.Context, req openapi.GetPrincipalReque
 
 // RotatePrincipalSecret implements openapi.StrictServerInterface.
 func (s *Server) RotatePrincipalSecret(ctx context.Context, req openapi.RotatePrincipalSecretRequestObject) (openapi.RotatePrincipalSecretResponseObject, error) {
-	c, err := s.svc.Admin().RotatePrincipalSecret(ctx, req.Name)
+	c, err := s.rooms.admin.RotatePrincipalSecret(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (s *Server) RotatePrincipalSecret(ctx context.Context, req openapi.RotatePr
 
 // DeletePrincipal implements openapi.StrictServerInterface.
 func (s *Server) DeletePrincipal(ctx context.Context, req openapi.DeletePrincipalRequestObject) (openapi.DeletePrincipalResponseObject, error) {
-	if err := s.svc.Admin().DeletePrincipal(ctx, req.Name); err != nil {
+	if err := s.rooms.admin.DeletePrincipal(ctx, req.Name); err != nil {
 		return nil, err
 	}
 	return openapi.DeletePrincipal204Response{}, nil

@@ -57,7 +57,7 @@ func assigneeOf(a *openapi.Assignee) service.Assignee {
 
 // ListRoles implements openapi.StrictServerInterface.
 func (s *Server) ListRoles(ctx context.Context, _ openapi.ListRolesRequestObject) (openapi.ListRolesResponseObject, error) {
-	rs, err := s.svc.Admin().ListRoles(ctx)
+	rs, err := s.rooms.admin.ListRoles(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Server) CreateRole(ctx context.Context, req openapi.CreateRoleRequestOb
 	if req.Body.Description != nil {
 		desc = *req.Body.Description
 	}
-	r, err := s.svc.Admin().CreateRole(ctx, req.Body.Name, desc)
+	r, err := s.rooms.admin.CreateRole(ctx, req.Body.Name, desc)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (s *Server) CreateRole(ctx context.Context, req openapi.CreateRoleRequestOb
 
 // GetRole implements openapi.StrictServerInterface.
 func (s *Server) GetRole(ctx context.Context, req openapi.GetRoleRequestObject) (openapi.GetRoleResponseObject, error) {
-	r, err := s.svc.Admin().GetRole(ctx, req.Role)
+	r, err := s.rooms.admin.GetRole(ctx, req.Role)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Server) GetRole(ctx context.Context, req openapi.GetRoleRequestObject) 
 
 // DeleteRole implements openapi.StrictServerInterface.
 func (s *Server) DeleteRole(ctx context.Context, req openapi.DeleteRoleRequestObject) (openapi.DeleteRoleResponseObject, error) {
-	if err := s.svc.Admin().DeleteRole(ctx, req.Role); err != nil {
+	if err := s.rooms.admin.DeleteRole(ctx, req.Role); err != nil {
 		return nil, err
 	}
 	return openapi.DeleteRole204Response{}, nil
@@ -100,7 +100,7 @@ func (s *Server) DeleteRole(ctx context.Context, req openapi.DeleteRoleRequestOb
 
 // ListGrants implements openapi.StrictServerInterface.
 func (s *Server) ListGrants(ctx context.Context, req openapi.ListGrantsRequestObject) (openapi.ListGrantsResponseObject, error) {
-	gs, err := s.svc.Admin().ListGrants(ctx, req.Role)
+	gs, err := s.rooms.admin.ListGrants(ctx, req.Role)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Server) ListGrants(ctx context.Context, req openapi.ListGrantsRequestOb
 
 // AddGrant implements openapi.StrictServerInterface.
 func (s *Server) AddGrant(ctx context.Context, req openapi.AddGrantRequestObject) (openapi.AddGrantResponseObject, error) {
-	if err := s.svc.Admin().GrantPrivilege(ctx, req.Role, grantOf(req.Body)); err != nil {
+	if err := s.rooms.admin.GrantPrivilege(ctx, req.Role, grantOf(req.Body)); err != nil {
 		return nil, err
 	}
 	return openapi.AddGrant204Response{}, nil
@@ -121,7 +121,7 @@ func (s *Server) AddGrant(ctx context.Context, req openapi.AddGrantRequestObject
 
 // RevokeGrant implements openapi.StrictServerInterface.
 func (s *Server) RevokeGrant(ctx context.Context, req openapi.RevokeGrantRequestObject) (openapi.RevokeGrantResponseObject, error) {
-	if err := s.svc.Admin().RevokePrivilege(ctx, req.Role, grantOf(req.Body)); err != nil {
+	if err := s.rooms.admin.RevokePrivilege(ctx, req.Role, grantOf(req.Body)); err != nil {
 		return nil, err
 	}
 	return openapi.RevokeGrant204Response{}, nil
@@ -129,7 +129,7 @@ func (s *Server) RevokeGrant(ctx context.Context, req openapi.RevokeGrantRequest
 
 // ListAssignments implements openapi.StrictServerInterface.
 func (s *Server) ListAssignments(ctx context.Context, req openapi.ListAssignmentsRequestObject) (openapi.ListAssignmentsResponseObject, error) {
-	as, err := s.svc.Admin().ListAssignments(ctx, req.Role)
+	as, err := s.rooms.admin.ListAssignments(ctx, req.Role)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (s *Server) ListAssignments(ctx context.Context, req openapi.ListAssignment
 
 // AddAssignment implements openapi.StrictServerInterface.
 func (s *Server) AddAssignment(ctx context.Context, req openapi.AddAssignmentRequestObject) (openapi.AddAssignmentResponseObject, error) {
-	if err := s.svc.Admin().AssignRole(ctx, req.Role, assigneeOf(req.Body)); err != nil {
+	if err := s.rooms.admin.AssignRole(ctx, req.Role, assigneeOf(req.Body)); err != nil {
 		return nil, err
 	}
 	return openapi.AddAssignment204Response{}, nil
@@ -150,7 +150,7 @@ func (s *Server) AddAssignment(ctx context.Context, req openapi.AddAssignmentReq
 
 // DeleteAssignment implements openapi.StrictServerInterface.
 func (s *Server) DeleteAssignment(ctx context.Context, req openapi.DeleteAssignmentRequestObject) (openapi.DeleteAssignmentResponseObject, error) {
-	if err := s.svc.Admin().UnassignRole(ctx, req.Role, service.Assignee{Kind: req.Kind, Name: req.Name}); err != nil {
+	if err := s.rooms.admin.UnassignRole(ctx, req.Role, service.Assignee{Kind: req.Kind, Name: req.Name}); err != nil {
 		return nil, err
 	}
 	return openapi.DeleteAssignment204Response{}, nil

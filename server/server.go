@@ -82,6 +82,7 @@ type Config struct {
 // Server implements openapi.StrictServerInterface over a service.Service.
 type Server struct {
 	svc       *service.Service
+	rooms     rooms
 	cfg       Config
 	pipe      *pipeline.Pipeline
 	endpoints []string
@@ -106,7 +107,7 @@ func New(svc *service.Service, cfg Config) *Server {
 		cfg.MaxRequestBody = DefaultMaxRequestBody
 	}
 	r := chi.NewRouter()
-	s := &Server{svc: svc, cfg: cfg}
+	s := &Server{svc: svc, rooms: roomsOf(svc), cfg: cfg}
 	s.pipe = pipeline.New(svc, pipeline.Config{Logger: cfg.Logger, Registry: cfg.Registry, MaxRequestBody: cfg.MaxRequestBody,
 		IdempotencyLifetime: cfg.IdempotencyLifetime, IdempotencyLease: cfg.IdempotencyLease, IdempotencyWait: cfg.IdempotencyWait,
 		Tracer: tracing.Tracer(cfg.TracerProvider)}, r)

@@ -21,7 +21,7 @@ func (s *Server) SignRequest(ctx context.Context, req openapi.SignRequestRequest
 	if b.Provider != nil && *b.Provider != "" && !strings.EqualFold(*b.Provider, "s3") {
 		return nil, badRequestf("Remote signing supports the s3 provider only, not %q", *b.Provider)
 	}
-	signed, err := s.svc.Storage().SignS3Request(ctx, req.Prefix, id, credentials.S3SignRequest{
+	signed, err := s.rooms.storage.SignS3Request(ctx, req.Prefix, id, credentials.S3SignRequest{
 		Region: b.Region, URI: b.Uri, Method: b.Method, Headers: b.Headers, Body: b.Body,
 	})
 	if err != nil {

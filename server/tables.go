@@ -9,6 +9,8 @@ import (
 	"github.com/lakehold/catalog/credentials"
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tables"
+	"github.com/lakehold/catalog/store"
 )
 
 func raw(p *openapi.RawJSON) json.RawMessage {
@@ -45,7 +47,7 @@ func (s *Server) ListTables(ctx context.Context, req openapi.ListTablesRequestOb
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	names, next, err := s.svc.ListTables(ctx, req.Prefix, levels, page(req.Params.PageToken, req.Params.PageSize))
+	names, next, err := s.rooms.tables.List(ctx, req.Prefix, levels, store.KindTable, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}
@@ -74,13 +76,13 @@ func (s *Server) CreateTable(ctx context.Context, req openapi.CreateTableRequest
 	if req.Body.Properties != nil {
 		in.Properties = *req.Body.Properties
 	}
-	res, err := s.svc.CreateTable(ctx, req.Prefix, levels, in)
+	res, err := s.rooms.tables.CreateTable(ctx, req.Prefix, levels, in)
 	if err != nil {
 		return nil, err
 	}
 	etag := ""
 	if res.MetadataLocation != "" {
-		etag = service.ETag(res.MetadataLocation, "all")
+		etag = tables.ETag(res.MetadataLocation, "all")
 	}
 	return tableResponse{res: res, etag: etag}, nil
 }
@@ -92,12 +94,12 @@ func (s *Server) RegisterTable(ctx context.Context, req openapi.RegisterTableReq
 		return nil, err
 	}
 	overwrite := req.Body.Overwrite != nil && *req.Body.Overwrite
-	res, err := s.svc.RegisterTable(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation, overwrite,
+	res, err := s.rooms.tables.RegisterTable(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation, overwrite,
 		delegation(req.Params.XIcebergAccessDelegation))
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }
 
 // LoadTable implements openapi.StrictServerInterface. With If-None-Match
@@ -116,7 +118,7 @@ func (s *Server) LoadTable(ctx context.Context, req openapi.LoadTableRequestObje
 	if inm := req.Params.IfNoneMatch; inm != nil && *inm != "" && !vend {
 		// With vended credentials the body changes without the metadata
 		// changing, so revalidation is only offered without them.
-		etag, err := s.svc.TableETag(ctx, req.Prefix, id, mode)
+		etag, err := s.rooms.tables.TableETag(ctx, req.Prefix, id, mode)
 		if err != nil {
 			return nil, err
 		}
@@ -124,13 +126,13 @@ func (s *Server) LoadTable(ctx context.Context, req openapi.LoadTableRequestObje
 			return openapi.LoadTable304Response{}, nil
 		}
 	}
-	res, err := s.svc.LoadTable(ctx, req.Prefix, id, mode, deleg)
+	res, err := s.rooms.tables.LoadTable(ctx, req.Prefix, id, mode, deleg)
 	if err != nil {
 		return nil, err
 	}
 	etag := ""
 	if !vend {
-		etag = service.ETag(res.MetadataLocation, mode)
+		etag = tables.ETag(res.MetadataLocation, mode)
 	}
 	return tableResponse{res: res, etag: etag}, nil
 }
@@ -156,7 +158,7 @@ func (s *Server) TableExists(ctx context.Context, req openapi.TableExistsRequest
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.TableExists(ctx, req.Prefix, id); err != nil {
+	if err := s.rooms.tables.TableExists(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	return openapi.TableExists204Response{}, nil
@@ -174,7 +176,7 @@ func (s *Server) UpdateTable(ctx context.Context, req openapi.UpdateTableRequest
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }
 
 // DropTable implements openapi.StrictServerInterface.
@@ -190,7 +192,7 @@ func (s *Server) DropTable(ctx context.Context, req openapi.DropTableRequestObje
 			return nil, badRequestf("purgeRequested must be true or false")
 		}
 	}
-	if err := s.svc.DropTable(ctx, req.Prefix, id, purge); err != nil {
+	if err := s.rooms.tables.DropTable(ctx, req.Prefix, id, purge); err != nil {
 		return nil, err
 	}
 	return openapi.DropTable204Response{}, nil
@@ -202,7 +204,7 @@ func (s *Server) UnregisterTable(ctx context.Context, req openapi.UnregisterTabl
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.UnregisterTable(ctx, req.Prefix, id)
+	res, err := s.rooms.tables.UnregisterTable(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +215,7 @@ func (s *Server) UnregisterTable(ctx context.Context, req openapi.UnregisterTabl
 func (s *Server) RenameTable(ctx context.Context, req openapi.RenameTableRequestObject) (openapi.RenameTableResponseObject, error) {
 	from := service.Ident{Namespace: req.Body.Source.Namespace, Name: req.Body.Source.Name}
 	to := service.Ident{Namespace: req.Body.Destination.Namespace, Name: req.Body.Destination.Name}
-	if err := s.svc.RenameTable(ctx, req.Prefix, from, to); err != nil {
+	if err := s.rooms.tables.Rename(ctx, req.Prefix, store.KindTable, from, to); err != nil {
 		return nil, err
 	}
 	return openapi.RenameTable204Response{}, nil
@@ -230,7 +232,7 @@ func (s *Server) ReportMetrics(ctx context.Context, req openapi.ReportMetricsReq
 	if rt := req.Body.ReportType; rt != "scan-report" && rt != "commit-report" {
 		return nil, badRequestf("Invalid report-type: expected scan-report or commit-report")
 	}
-	if err := s.svc.CheckMetricsReport(ctx, req.Prefix, id); err != nil {
+	if err := s.rooms.tables.CheckMetricsReport(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	s.pipe.CountReport(req.Body.ReportType)
@@ -249,7 +251,7 @@ func (s *Server) CommitTransaction(ctx context.Context, req openapi.CommitTransa
 			Requirements: c.Requirements, Updates: c.Updates,
 		})
 	}
-	if err := s.svc.CommitTransaction(ctx, req.Prefix, changes); err != nil {
+	if err := s.rooms.commits.CommitTransaction(ctx, req.Prefix, changes); err != nil {
 		return nil, err
 	}
 	return openapi.CommitTransaction204Response{}, nil
@@ -261,7 +263,7 @@ func (s *Server) NativeWriteEligibility(ctx context.Context, req openapi.NativeW
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.svc.Storage().NativeWriteEligibility(ctx, req.Prefix, id)
+	e, err := s.rooms.storage.NativeWriteEligibility(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +290,7 @@ func (s *Server) LoadCredentials(ctx context.Context, req openapi.LoadCredential
 	if err != nil {
 		return nil, err
 	}
-	creds, err := s.svc.Storage().LoadCredentials(ctx, req.Prefix, id)
+	creds, err := s.rooms.storage.LoadCredentials(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}

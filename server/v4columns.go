@@ -5,6 +5,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tables"
 )
 
 // CommitColumnFiles implements openapi.StrictServerInterface.
@@ -27,7 +28,7 @@ func (s *Server) CommitColumnFiles(ctx context.Context, req openapi.CommitColumn
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }
 
 // ListColumnFiles implements openapi.StrictServerInterface.
@@ -36,7 +37,7 @@ func (s *Server) ListColumnFiles(ctx context.Context, req openapi.ListColumnFile
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.svc.LiveColumnFiles(ctx, req.Prefix, id, req.Params.SnapshotId)
+	rows, err := s.rooms.v4.LiveColumnFiles(ctx, req.Prefix, id, req.Params.SnapshotId)
 	if err != nil {
 		return nil, err
 	}

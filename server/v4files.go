@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/tables"
 )
 
 // CommitFiles implements openapi.StrictServerInterface (v4 files route).
@@ -58,5 +59,5 @@ func (s *Server) CommitFiles(ctx context.Context, req openapi.CommitFilesRequest
 	if err != nil {
 		return nil, err
 	}
-	return tableResponse{res: res, etag: service.ETag(res.MetadataLocation, "all")}, nil
+	return tableResponse{res: res, etag: tables.ETag(res.MetadataLocation, "all")}, nil
 }

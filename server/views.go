@@ -5,6 +5,7 @@ import (
 
 	"github.com/lakehold/catalog/openapi"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // ListViews implements openapi.StrictServerInterface.
@@ -16,7 +17,7 @@ func (s *Server) ListViews(ctx context.Context, req openapi.ListViewsRequestObje
 	if req.Params.PageSize != nil && *req.Params.PageSize < 1 {
 		return nil, badRequestf("pageSize must be at least 1")
 	}
-	names, next, err := s.svc.ListViews(ctx, req.Prefix, levels, page(req.Params.PageToken, req.Params.PageSize))
+	names, next, err := s.rooms.tables.List(ctx, req.Prefix, levels, store.KindView, listPage(req.Params.PageToken, req.Params.PageSize))
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +36,7 @@ func (s *Server) CreateView(ctx context.Context, req openapi.CreateViewRequestOb
 	if req.Body.Location != nil {
 		in.Location = *req.Body.Location
 	}
-	res, err := s.svc.Views().Create(ctx, req.Prefix, levels, in)
+	res, err := s.rooms.views.Create(ctx, req.Prefix, levels, in)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func (s *Server) LoadView(ctx context.Context, req openapi.LoadViewRequestObject
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.Views().Load(ctx, req.Prefix, id)
+	res, err := s.rooms.views.Load(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (s *Server) ViewExists(ctx context.Context, req openapi.ViewExistsRequestOb
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.Views().Exists(ctx, req.Prefix, id); err != nil {
+	if err := s.rooms.views.Exists(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	return openapi.ViewExists204Response{}, nil
@@ -73,7 +74,7 @@ func (s *Server) ReplaceView(ctx context.Context, req openapi.ReplaceViewRequest
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.Views().Replace(ctx, req.Prefix, id, raw(req.Body.Requirements), req.Body.Updates)
+	res, err := s.rooms.views.Replace(ctx, req.Prefix, id, raw(req.Body.Requirements), req.Body.Updates)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func (s *Server) DropView(ctx context.Context, req openapi.DropViewRequestObject
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.Views().Drop(ctx, req.Prefix, id); err != nil {
+	if err := s.rooms.views.Drop(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	return openapi.DropView204Response{}, nil
@@ -96,7 +97,7 @@ func (s *Server) DropView(ctx context.Context, req openapi.DropViewRequestObject
 func (s *Server) RenameView(ctx context.Context, req openapi.RenameViewRequestObject) (openapi.RenameViewResponseObject, error) {
 	from := service.Ident{Namespace: req.Body.Source.Namespace, Name: req.Body.Source.Name}
 	to := service.Ident{Namespace: req.Body.Destination.Namespace, Name: req.Body.Destination.Name}
-	if err := s.svc.RenameView(ctx, req.Prefix, from, to); err != nil {
+	if err := s.rooms.tables.Rename(ctx, req.Prefix, store.KindView, from, to); err != nil {
 		return nil, err
 	}
 	return openapi.RenameView204Response{}, nil
@@ -108,7 +109,7 @@ func (s *Server) RegisterView(ctx context.Context, req openapi.RegisterViewReque
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.Views().Register(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation)
+	res, err := s.rooms.views.Register(ctx, req.Prefix, levels, req.Body.Name, req.Body.MetadataLocation)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func (s *Server) GetWarehouse(ctx context.Context, req openapi.GetWarehouseReque
 
 // DeleteWarehouse implements openapi.StrictServerInterface.
 func (s *Server) DeleteWarehouse(ctx context.Context, req openapi.DeleteWarehouseRequestObject) (openapi.DeleteWarehouseResponseObject, error) {
-	if err := s.svc.DeleteWarehouse(ctx, req.Name); err != nil {
+	if err := s.rooms.warehouses.Delete(ctx, req.Name); err != nil {
 		return nil, err
 	}
 	return openapi.DeleteWarehouse204Response{}, nil
@@ -92,7 +92,7 @@ func redactedProfile(p any) (profileJSON, error) {
 
 // SetStorageProfile implements openapi.StrictServerInterface.
 func (s *Server) SetStorageProfile(ctx context.Context, req openapi.SetStorageProfileRequestObject) (openapi.SetStorageProfileResponseObject, error) {
-	p, err := s.svc.SetStorageProfile(ctx, req.Name, *req.Body)
+	p, err := s.rooms.warehouses.SetStorageProfile(ctx, req.Name, *req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Server) SetStorageProfile(ctx context.Context, req openapi.SetStoragePr
 
 // GetStorageProfile implements openapi.StrictServerInterface.
 func (s *Server) GetStorageProfile(ctx context.Context, req openapi.GetStorageProfileRequestObject) (openapi.GetStorageProfileResponseObject, error) {
-	p, err := s.svc.StorageProfile(ctx, req.Name)
+	p, err := s.rooms.warehouses.StorageProfile(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}

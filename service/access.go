@@ -15,7 +15,6 @@ type (
 	Authorizer      = access.Authorizer
 	AllowAll        = access.AllowAll
 	RBAC            = access.RBAC
-	ListFilter      = access.ListFilter
 	Assignee        = access.Assignee
 	AuditLog        = access.AuditLog
 	AuditLogOptions = access.AuditLogOptions
@@ -40,14 +39,11 @@ const (
 	PrivViewRead            = access.PrivViewRead
 	PrivViewReplace         = access.PrivViewReplace
 	PrivViewDrop            = access.PrivViewDrop
-	PrivDeletedList         = access.PrivDeletedList
-	PrivDeletedUndrop       = access.PrivDeletedUndrop
 	ResourceServer          = access.ResourceServer
 	ResourceWarehouse       = access.ResourceWarehouse
 	ResourceNamespace       = access.ResourceNamespace
 	ResourceTable           = access.ResourceTable
 	ResourceView            = access.ResourceView
-	AssigneeBuiltin         = access.AssigneeBuiltin
 	AssigneeOIDC            = access.AssigneeOIDC
 	AssigneeGroup           = access.AssigneeGroup
 )

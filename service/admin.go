@@ -1,8 +1,6 @@
 package service
 
 import (
-	"context"
-
 	"github.com/lakehold/catalog/service/access"
 )
 
@@ -11,19 +9,17 @@ import (
 
 // Access management types (package access).
 type (
-	Role                 = access.Role
-	Grant                = access.Grant
-	TokenIssuer          = access.TokenIssuer
-	PrincipalInfo        = access.PrincipalInfo
-	PrincipalCredentials = access.PrincipalCredentials
-	IssuedToken          = access.IssuedToken
+	Role          = access.Role
+	Grant         = access.Grant
+	TokenIssuer   = access.TokenIssuer
+	PrincipalInfo = access.PrincipalInfo
+	IssuedToken   = access.IssuedToken
 )
 
 // Limits and names of access management (package access).
 const (
-	MaxPrincipalNameBytes = access.MaxPrincipalNameBytes
-	DefaultMaxSessionAge  = access.DefaultMaxSessionAge
-	BootstrapRole         = access.BootstrapRole
+	DefaultMaxSessionAge = access.DefaultMaxSessionAge
+	BootstrapRole        = access.BootstrapRole
 )
 
 // ErrSessionExpired is wrapped by the RefreshToken error of a session older
@@ -33,8 +29,3 @@ var ErrSessionExpired = access.ErrSessionExpired
 // Admin manages roles, grants, built-in principals and their tokens
 // (access.Admin, whose methods say what they return when).
 func (s *Service) Admin() *access.Admin { return s.admin }
-
-// ListPrincipals returns one page of principals (access.Admin.ListPrincipals).
-func (s *Service) ListPrincipals(ctx context.Context, page Page) ([]PrincipalInfo, string, error) {
-	return s.admin.ListPrincipals(ctx, page.store())
-}

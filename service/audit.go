@@ -6,7 +6,6 @@ import (
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/service/access"
-	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
 )
@@ -16,10 +15,6 @@ type AuditEvent = store.AuditEvent
 
 // AuditFilter selects audit events for ListAudit.
 type AuditFilter = store.AuditFilter
-
-// ActionVendCredentials is the action of an audit event recording a
-// credential vend (storageaccess.ActionVendCredentials).
-const ActionVendCredentials = storageaccess.ActionVendCredentials
 
 // RecordAudit records e: one structured log line (msg "audit") and, when
 // Options.Audit is set, one row of the audit trail. Empty Principal and
@@ -37,7 +32,7 @@ func (s *Service) RecordAudit(ctx context.Context, e AuditEvent) {
 		e.RequestID = access.RequestIDFrom(ctx)
 	}
 	if e.At.IsZero() {
-		e.At = s.now()
+		e.At = s.opts.Clock()
 	}
 	if e.Decision == "" {
 		e.Decision = fault.Decision(e.Status)

@@ -16,4 +16,4 @@ func (s *Service) ClockOffset() (offset time.Duration, ok bool) { return s.ta.Cl
 
 // Now is the catalog's clock: the database's, as this replica estimates
 // it (Options.Clock). Command-line tools date cut-offs with it.
-func (s *Service) Now() time.Time { return s.now() }
+func (s *Service) Now() time.Time { return s.opts.Clock() }

@@ -39,12 +39,12 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 		require.InDelta(t, 0, time.Since(svc.Now()).Seconds(), 1, "the service's clock is the database's")
 
 		require.Equal(t, fault.Unavailable, fault.KindOf(svc.Ping(e.ctx)), "skew %v: ready", skew)
-		_, err = svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Hour)})
+		_, err = svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Hour)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: expiry ran: %v", skew, err)
 		require.Regexp(t, `clock is (9m59\.\d|10m0(\.\d)?)s off`, err.Error())
 		_, err = svc.CommitFiles(e.ctx, "wh", service.FilesCommit{Ident: e.id, RemoveFiles: []string{"data/a.parquet"}})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: commit: %v", skew, err)
-		_, err = svc.CreateTable(e.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t2",
+		_, err = svc.Tables().CreateTable(e.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t2",
 			Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"c1","type":"double","required":false}]}`)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: create: %v", skew, err)
 		outcomes = nil
@@ -56,7 +56,7 @@ func TestSkewedReplicaRefusesCommits(t *testing.T) {
 				`{"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":-1}]`)})
 		require.Equal(t, fault.Unavailable, fault.KindOf(err), "skew %v: create by commit: %v", skew, err)
 		require.Equal(t, []string{"unavailable"}, outcomes, "the refused create-by-commit is counted")
-		_, err = svc.LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
+		_, err = svc.Tables().LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
 		require.NoError(t, err, "reads go on")
 		st.Close()
 	}
@@ -74,14 +74,14 @@ func TestExpiryUsesTheDatabaseClock(t *testing.T) {
 		service.Options{MaxClockOffset: time.Hour}, skewedBy(10*time.Minute))
 	snaps := e.snapshots(t)
 	require.Greater(t, len(snaps), 1)
-	rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{})
+	rep, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{})
 	require.NoError(t, err)
 	require.Empty(t, rep.ExpiredSnapshots, "snapshots seconds old expired by a clock 10 minutes ahead")
 	require.Equal(t, snaps, e.snapshots(t))
 
 	// The same replica, had it dated the cut-off by its own clock, would
 	// have expired them: the test can fail.
-	rep, err = e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(10*time.Minute - 5*time.Minute), DryRun: true})
+	rep, err = e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(10*time.Minute - 5*time.Minute), DryRun: true})
 	require.NoError(t, err)
 	require.Equal(t, snaps[:len(snaps)-1], rep.ExpiredSnapshots)
 }

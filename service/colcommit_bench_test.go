@@ -207,7 +207,7 @@ func scoreCommit(b *testing.B, id service.Ident, dir string, fields []arrow.Fiel
 // plan of id and score without counts (as the Python library asks), then
 // the commit c.
 func planAndCommit(ctx context.Context, b *testing.B, svc *service.Service, c service.ColumnFilesCommit) {
-	plan, err := svc.PlanScan(ctx, "wh", c.Ident, service.PlanRequest{Select: []string{"id", "score"}, CaseSensitive: true,
+	plan, err := svc.Planner().PlanScan(ctx, "wh", c.Ident, service.PlanRequest{Select: []string{"id", "score"}, CaseSensitive: true,
 		ColumnFilesOK: true, StatsFields: []string{}})
 	if err != nil || len(plan.Tasks) != wideFiles {
 		b.Fatalf("plan: %d tasks, %v", len(plan.Tasks), err)
@@ -250,7 +250,7 @@ func addWideTable(b *testing.B, svc *service.Service, name, template string) (se
 	ctx := context.Background()
 	schema, _ := wideSchema()
 	id := service.Ident{Namespace: []string{"ns"}, Name: name}
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: name, Properties: map[string]string{"format-version": "4"}, Schema: []byte(schema)})
 	require.NoError(b, err)
 	var meta struct {

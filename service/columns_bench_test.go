@@ -158,7 +158,7 @@ func newBenchTable(b *testing.B, bases int) *benchTable {
 		fields = append(fields, fmt.Sprintf(`{"id":%d,"name":"c%d","type":"double","required":false}`, id, id))
 		all[id-1] = id
 	}
-	res, err := bt.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := bt.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "wide", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[` + strings.Join(fields, ",") + `]}`),
 	})

@@ -77,7 +77,7 @@ func newFixture(t *testing.T, backend string) *fixture {
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "t", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"score","type":"double","required":false},{"id":3,"name":"rank","type":"double","required":false}]}`),
 	})
@@ -136,7 +136,7 @@ func TestConcurrentColumnCommitsOnDisjointBasesBothLand(t *testing.T) {
 			fx := newFixture(t, backend)
 			err := fx.race(t, fx.columnCommit(t, "a.parquet", "cfa.parquet"), fx.columnCommit(t, "b.parquet", "cfb.parquet"))
 			require.NoError(t, err, "the loser is re-based onto the winner")
-			rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+			rows, err := fx.svc.V4Commits().LiveColumnFiles(context.Background(), "wh", fx.id, nil)
 			require.NoError(t, err)
 			require.Len(t, rows, 2, "both updates are visible")
 		})
@@ -154,7 +154,7 @@ func testSameBaseConflict(t *testing.T, backend string) {
 	err := fx.race(t, fx.columnCommit(t, "a.parquet", "cf1.parquet"), fx.columnCommit(t, "a.parquet", "cf2.parquet"))
 	require.Error(t, err)
 	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "409: %v", err)
-	rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+	rows, err := fx.svc.V4Commits().LiveColumnFiles(context.Background(), "wh", fx.id, nil)
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	require.True(t, strings.HasSuffix(rows[0].ColumnFiles[0].Location, "cf2.parquet"), "the winner's file stays")
@@ -181,7 +181,7 @@ func TestColumnCommitWithSeveralFilesOnSeveralBases(t *testing.T) {
 			res, err := fx.svc.CommitColumnFiles(context.Background(), "wh", service.ColumnFilesCommit{Ident: fx.id, ColumnFiles: []service.ColumnFileInput{a1, a2, b1}})
 			require.NoError(t, err)
 			require.Contains(t, string(res.Metadata), `"added-column-files":"3"`)
-			rows, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+			rows, err := fx.svc.V4Commits().LiveColumnFiles(context.Background(), "wh", fx.id, nil)
 			require.NoError(t, err)
 			require.Len(t, rows, 2)
 			got := map[string][]string{}

@@ -102,7 +102,7 @@ func newEngineFixture(t *testing.T, backend string) *engineFixture {
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	_, err = svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name:   "t",
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`),
 	})
@@ -142,7 +142,7 @@ func TestCommitOutcomeContract(t *testing.T) {
 			fx := newEngineFixture(t, backend)
 			id := service.Ident{Namespace: []string{"ns"}, Name: "t"}
 			prop := func() string {
-				res, err := fx.svc.LoadTable(ctx, "wh", id, "", service.NoDelegation)
+				res, err := fx.svc.Tables().LoadTable(ctx, "wh", id, "", service.NoDelegation)
 				require.NoError(t, err, "the table still loads")
 				if strings.Contains(string(res.Metadata), `"k":"`) {
 					return strings.SplitN(strings.SplitN(string(res.Metadata), `"k":"`, 2)[1], `"`, 2)[0]
@@ -170,7 +170,7 @@ func TestCommitOutcomeContract(t *testing.T) {
 			_, err = fx.svc.CommitTable(ctx, "wh", setProp("unknown-landed"))
 			require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 			require.Equal(t, "unknown-landed", prop(), "the commit landed although the client was told unknown")
-			res, err := fx.svc.LoadTable(ctx, "wh", id, "", service.NoDelegation)
+			res, err := fx.svc.Tables().LoadTable(ctx, "wh", id, "", service.NoDelegation)
 			require.NoError(t, err)
 			_, statErr := os.Stat(strings.TrimPrefix(res.MetadataLocation, "file://"))
 			require.NoError(t, statErr, "the landed commit's metadata file was kept")
@@ -201,13 +201,13 @@ func TestViewAndTransactionCommitsShareTheOutcomeContract(t *testing.T) {
 	_, err = fx.svc.Views().Replace(ctx, "wh", vid, nil, up)
 	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 	require.NotContains(t, err.Error(), "SQLSTATE")
-	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
+	err = fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
 	require.Equal(t, fault.CommitFailed, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultCommitNotLanded
 	_, err = fx.svc.Views().Replace(ctx, "wh", vid, nil, up)
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
-	err = fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
+	err = fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{setProp("tx")})
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 
 	fx.faults.fault = faultNone
@@ -225,14 +225,14 @@ func TestCreateWhoseCommitWasLostKeepsItsMetadata(t *testing.T) {
 	ctx := context.Background()
 	fx := newEngineFixture(t, "sqlite")
 	fx.faults.createLost = true
-	_, err := fx.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	_, err := fx.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name:   "lost",
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`),
 	})
 	require.Equal(t, fault.CommitStateUnknown, fault.KindOf(err), "%v", err)
 	require.NotContains(t, err.(*fault.Error).Message, "SQLSTATE")
 	fx.faults.createLost = false
-	res, err := fx.svc.LoadTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "lost"}, "", service.NoDelegation)
+	res, err := fx.svc.Tables().LoadTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "lost"}, "", service.NoDelegation)
 	require.NoError(t, err, "the created table loads")
 	_, statErr := os.Stat(strings.TrimPrefix(res.MetadataLocation, "file://"))
 	require.NoError(t, statErr, "its metadata file was kept")

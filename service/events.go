@@ -1,9 +1,7 @@
 package service
 
 import (
-	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/service/changefeed"
-	"github.com/lakehold/catalog/store"
 )
 
 // Change events are read back, pruned and delivered by package changefeed;
@@ -13,20 +11,10 @@ type (
 	EventOptions = changefeed.Options
 	// EventsQuery is a POST /v1/{prefix}/events request (changefeed.Query).
 	EventsQuery = changefeed.Query
-	// EventsPage is one page of events (changefeed.Page).
-	EventsPage = changefeed.Page
 )
 
 // JobPruneEvents is the job kind that removes events past their retention.
 const JobPruneEvents = changefeed.JobPruneEvents
-
-// dropOp is the drop operation of a kind of object.
-func dropOp(kind store.ObjectKind) string {
-	if kind == store.KindView {
-		return changeevents.DropView
-	}
-	return changeevents.DropTable
-}
 
 // Events is the change feed: the pull feed (Query), the jobs events need
 // on a replica that runs workers (Jobs), prune and delivery

@@ -37,10 +37,10 @@ func TestExpiryKeepsReaddedFiles(t *testing.T) {
 					committed = commitErr == nil
 				}
 			}
-			rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, Step: step})
+			rep, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, Step: step})
 			require.NoError(t, err)
 			require.Len(t, rep.ExpiredSnapshots, 3)
-			plan, err := e.svc.PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
+			plan, err := e.svc.Planner().PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
 			require.NoError(t, err, "every file the table references exists")
 			rows, err := e.st.ListPendingDeletes(e.ctx, e.uuid)
 			require.NoError(t, err)

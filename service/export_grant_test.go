@@ -39,7 +39,7 @@ func TestExportKeepsACreatedTablesFiles(t *testing.T) {
 			_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 			require.NoError(t, err)
 			sc := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":true,"type":"long"}]}`
-			_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Schema: []byte(sc),
+			_, err = svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Schema: []byte(sc),
 				Properties: map[string]string{"format-version": "4"}})
 			require.NoError(t, err)
 
@@ -48,7 +48,7 @@ func TestExportKeepsACreatedTablesFiles(t *testing.T) {
 				Target: target, Delegation: service.VendedCredentials})
 			require.Equal(t, fault.Unavailable, fault.KindOf(err), "%v", err)
 
-			res, err := svc.LoadTable(ctx, "wh", target, "", service.NoDelegation)
+			res, err := svc.Tables().LoadTable(ctx, "wh", target, "", service.NoDelegation)
 			require.NoError(t, err, "the created table is recorded")
 			_, err = os.Stat(strings.TrimPrefix(res.MetadataLocation, "file://"))
 			require.NoError(t, err, "its metadata file is still there")

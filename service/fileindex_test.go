@@ -70,7 +70,7 @@ func (ix *indexFixture) commit(t *testing.T, base, name string) {
 }
 
 func (ix *indexFixture) liveColumnFiles(t *testing.T) map[string][]string {
-	rows, err := ix.svc.LiveColumnFiles(context.Background(), "wh", ix.id, nil)
+	rows, err := ix.svc.V4Commits().LiveColumnFiles(context.Background(), "wh", ix.id, nil)
 	require.NoError(t, err)
 	out := map[string][]string{}
 	for _, r := range rows {
@@ -222,7 +222,7 @@ func TestFileIndexAfterRollback(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ix := newIndexFixture(t, backend)
 			ctx := context.Background()
-			res, err := ix.svc.LoadTable(ctx, "wh", ix.id, "all", service.NoDelegation)
+			res, err := ix.svc.Tables().LoadTable(ctx, "wh", ix.id, "all", service.NoDelegation)
 			require.NoError(t, err)
 			var meta struct {
 				Current int64 `json:"current-snapshot-id"`

@@ -104,13 +104,6 @@ func (s *Service) functionMissing(ctx context.Context, err error, warehouse stri
 	return ident.FunctionNotFound(err, id)
 }
 
-// ListFunctions lists the function names in a namespace, ordered and
-// paged as tables are: all of them with view-read on the namespace or a
-// container (404 when the namespace is missing or hidden).
-func (s *Service) ListFunctions(ctx context.Context, warehouse string, nsLevels []string, page Page) ([]string, string, error) {
-	return s.listObjects(ctx, warehouse, nsLevels, store.KindFunction, PrivViewRead, page)
-}
-
 // DropFunction removes a function; its metadata file stays, as a dropped
 // view's do, and soft deletion does not apply (a dropped function cannot
 // be undropped). 403 without view-drop on the namespace, 404

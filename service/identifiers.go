@@ -7,7 +7,6 @@ import (
 
 // Name limits (package ident; docs/design.md, "Names").
 const (
-	MaxNameBytes      = ident.MaxNameBytes
 	MaxNamespaceDepth = ident.MaxNamespaceDepth
 	MaxNamespaceBytes = ident.MaxNamespaceBytes
 )

@@ -54,7 +54,7 @@ func newMaintEnvWith(t *testing.T, props map[string]string, so service.Options, 
 	for k, v := range props {
 		tprops[k] = v
 	}
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "t", Properties: tprops,
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"c1","type":"double","required":false},{"id":2,"name":"c2","type":"double","required":false}]}`),
 	})
@@ -103,7 +103,7 @@ func (e *maintEnv) files(t *testing.T) []string {
 
 // snapshots returns the table's snapshot ids, oldest first.
 func (e *maintEnv) snapshots(t *testing.T) []int64 {
-	res, err := e.svc.LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
+	res, err := e.svc.Tables().LoadTable(e.ctx, "wh", e.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var meta struct {
 		Snapshots []struct {
@@ -139,7 +139,7 @@ func TestMaintainExpiresV4(t *testing.T) {
 	require.Len(t, snaps, 4)
 	later := time.Now().Add(time.Minute)
 
-	dry, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1, DryRun: true})
+	dry, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1, DryRun: true})
 	require.NoError(t, err)
 	require.Equal(t, snaps[:3], dry.ExpiredSnapshots)
 	require.Contains(t, dry.DeletedFiles, "data/b.parquet")
@@ -149,7 +149,7 @@ func TestMaintainExpiresV4(t *testing.T) {
 	require.Equal(t, before, e.files(t), "a dry run deletes nothing")
 	require.Equal(t, snaps, e.snapshots(t), "a dry run expires nothing")
 
-	rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1})
+	rep, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1})
 	require.NoError(t, err)
 	require.Equal(t, dry.ExpiredSnapshots, rep.ExpiredSnapshots)
 	require.ElementsMatch(t, dry.DeletedFiles, rep.DeletedFiles)
@@ -164,7 +164,7 @@ func TestMaintainExpiresV4(t *testing.T) {
 		require.Contains(t, after, f)
 	}
 	// The current snapshot still plans: every file it names exists.
-	plan, err := e.svc.PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
+	plan, err := e.svc.Planner().PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
 	require.NoError(t, err)
 	tasks := plan.Tasks
 	require.Len(t, tasks, 1)
@@ -196,7 +196,7 @@ func TestMaintainExpiresV4(t *testing.T) {
 	require.Less(t, countWith(after, "metadata/snap-"), countWith(before, "metadata/snap-"))
 
 	// Nothing left to expire: a second run does nothing.
-	again, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1})
+	again, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: later, RetainLast: 1})
 	require.NoError(t, err)
 	require.Empty(t, again.ExpiredSnapshots)
 	require.Empty(t, again.DeletedFiles)
@@ -207,10 +207,10 @@ func TestMaintainExpiresV4(t *testing.T) {
 func TestMaintainRetainsHistory(t *testing.T) {
 	e := newMaintEnv(t)
 	snaps := e.snapshots(t)
-	rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(-time.Hour)})
+	rep, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(-time.Hour)})
 	require.NoError(t, err)
 	require.Empty(t, rep.ExpiredSnapshots, "nothing is older than an hour")
-	rep, err = e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 3})
+	rep, err = e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 3})
 	require.NoError(t, err)
 	require.Equal(t, snaps[:1], rep.ExpiredSnapshots)
 	require.Equal(t, snaps[1:], e.snapshots(t))
@@ -224,12 +224,12 @@ func TestMaintainCrashWindows(t *testing.T) {
 		e := newMaintEnv(t)
 		before := e.files(t)
 		snaps := e.snapshots(t)
-		dry, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, DryRun: true})
+		dry, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, DryRun: true})
 		require.NoError(t, err)
 		e.queue(t, dry)
 		// The next run keeps every snapshot (nothing old enough): the queued
 		// rows belong to an expiry that never landed, so no file goes.
-		rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(-time.Hour)})
+		rep, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(-time.Hour)})
 		require.NoError(t, err)
 		require.Empty(t, rep.DeletedFiles)
 		require.Equal(t, before, e.files(t))
@@ -240,7 +240,7 @@ func TestMaintainCrashWindows(t *testing.T) {
 	})
 	t.Run("killed after the commit, half the files deleted", func(t *testing.T) {
 		e := newMaintEnv(t)
-		dry, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, DryRun: true})
+		dry, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1, DryRun: true})
 		require.NoError(t, err)
 		e.queue(t, dry)
 		ids := make([]string, len(dry.ExpiredSnapshots))
@@ -254,7 +254,7 @@ func TestMaintainCrashWindows(t *testing.T) {
 		for _, f := range half {
 			require.NoError(t, os.Remove(filepath.Join(e.dir, f)))
 		}
-		rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1})
+		rep, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1})
 		require.NoError(t, err)
 		require.Empty(t, rep.ExpiredSnapshots)
 		require.Equal(t, len(dry.DeletedFiles), rep.ResumedFiles, "the next run finishes the queue, already-deleted files included")
@@ -264,7 +264,7 @@ func TestMaintainCrashWindows(t *testing.T) {
 		}
 		require.Contains(t, after, "data/a.parquet")
 		require.Contains(t, after, "data/cf2.parquet")
-		_, err = e.svc.PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
+		_, err = e.svc.Planner().PlanScan(e.ctx, "wh", e.id, service.PlanRequest{CaseSensitive: true, ColumnFilesOK: true})
 		require.NoError(t, err)
 	})
 }
@@ -300,7 +300,7 @@ func TestMaintainDeletesExpiredStatistics(t *testing.T) {
 	}
 	_, err := e.svc.CommitTable(e.ctx, "wh", service.TableChange{Ident: e.id, Requirements: json.RawMessage(`[]`), Updates: json.RawMessage("[" + strings.Join(ups, ",") + "]")})
 	require.NoError(t, err)
-	rep, err := e.svc.Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1})
+	rep, err := e.svc.Maintainer().Maintain(e.ctx, "wh", e.id, service.MaintainOptions{ExpireOlderThan: time.Now().Add(time.Minute), RetainLast: 1})
 	require.NoError(t, err)
 	require.Equal(t, snaps[:3], rep.ExpiredSnapshots)
 	require.Contains(t, rep.DeletedFiles, "metadata/stats-0.puffin")

@@ -60,7 +60,7 @@ func (s *Service) LoadNamespace(ctx context.Context, warehouse string, levels []
 // a container, else those it holds a privilege on, on a container of or
 // below. 404 when parent is missing or hidden from the caller.
 func (s *Service) ListNamespaces(ctx context.Context, warehouse string, parent []string, page Page) ([][]string, string, error) {
-	vis, err := s.listVisibility(ctx, PrivNamespaceList, access.NamespaceResource(warehouse, parent))
+	vis, err := s.ta.ListVisibility(ctx, PrivNamespaceList, access.NamespaceResource(warehouse, parent))
 	if err != nil {
 		return nil, "", err
 	}

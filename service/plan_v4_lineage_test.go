@@ -48,7 +48,7 @@ func newLineageFixture(t *testing.T, backend string, opts service.Options) *line
 	require.NoError(t, err)
 	schema, err := json.Marshal(f.sc)
 	require.NoError(t, err)
-	_, err = f.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "l", Properties: map[string]string{"format-version": "4"}, Schema: schema})
+	_, err = f.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "l", Properties: map[string]string{"format-version": "4"}, Schema: schema})
 	require.NoError(t, err)
 	f.loc = f.meta(t).Location
 	return f
@@ -66,7 +66,7 @@ type tableMeta struct {
 }
 
 func (f *lineageFixture) meta(t *testing.T) tableMeta {
-	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
+	res, err := f.svc.Tables().LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var m tableMeta
 	require.NoError(t, json.Unmarshal(res.Metadata, &m))
@@ -153,11 +153,11 @@ func (f *lineageFixture) update(t *testing.T, base, cf string, field int, lineag
 func (f *lineageFixture) plan(t *testing.T, req service.PlanRequest) map[string]service.ScanTask {
 	ctx := context.Background()
 	req.CaseSensitive = true
-	res, err := f.svc.PlanScan(ctx, "wh", f.id, req)
+	res, err := f.svc.Planner().PlanScan(ctx, "wh", f.id, req)
 	require.NoError(t, err)
 	tasks := res.Tasks
 	for _, tok := range res.PlanTasks {
-		page, err := f.svc.FetchScanTasks(ctx, "wh", f.id, tok, req.ColumnFilesOK)
+		page, err := f.svc.Planner().FetchScanTasks(ctx, "wh", f.id, tok, req.ColumnFilesOK)
 		require.NoError(t, err)
 		tasks = append(tasks, page.Tasks...)
 	}
@@ -384,7 +384,7 @@ func TestIncrementalColumnChangesOfAddedFiles(t *testing.T) {
 				seq3 := f.meta(t).seq(t, s3)
 				req := service.PlanRequest{StartSnapshotID: &s1, EndSnapshotID: &s3, ColumnFilesOK: true}
 				if max == 1 {
-					res, err := f.svc.PlanScan(context.Background(), "wh", f.id, req)
+					res, err := f.svc.Planner().PlanScan(context.Background(), "wh", f.id, req)
 					require.NoError(t, err)
 					require.NotEmpty(t, res.PlanTasks, "the append part is split into plan tasks")
 				}

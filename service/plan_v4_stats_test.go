@@ -23,11 +23,11 @@ func TestPlanScanStatsFields(t *testing.T) {
 			// tasks plans req and returns every task, paging through plan
 			// tasks as a client would.
 			tasks := func(req service.PlanRequest) []service.ScanTask {
-				res, err := f.svc.PlanScan(ctx, "wh", f.id, req)
+				res, err := f.svc.Planner().PlanScan(ctx, "wh", f.id, req)
 				require.NoError(t, err)
 				out := res.Tasks
 				for _, tok := range res.PlanTasks {
-					page, err := f.svc.FetchScanTasks(ctx, "wh", f.id, tok, false)
+					page, err := f.svc.Planner().FetchScanTasks(ctx, "wh", f.id, tok, false)
 					require.NoError(t, err)
 					out = append(out, page.Tasks...)
 				}
@@ -71,7 +71,7 @@ func TestPlanScanStatsFields(t *testing.T) {
 			require.Equal(t, files(2, 3), got)
 			require.Empty(t, countKeys(tasks(req)))
 
-			_, err = f.svc.PlanScan(ctx, "wh", f.id, service.PlanRequest{CaseSensitive: true, StatsFields: []string{"nope"}})
+			_, err = f.svc.Planner().PlanScan(ctx, "wh", f.id, service.PlanRequest{CaseSensitive: true, StatsFields: []string{"nope"}})
 			require.Equal(t, fault.BadRequest, fault.KindOf(err), "%v", err)
 			require.Contains(t, err.Error(), `"nope"`)
 		})

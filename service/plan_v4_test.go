@@ -48,7 +48,7 @@ func newPlanFixture(t *testing.T, backend string, opts service.Options) *planFix
 	require.NoError(t, err)
 	_, err = f.svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	_, err = f.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
+	_, err = f.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{
 		Name: "p", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},` +
 			`{"id":2,"name":"region","type":"string","required":false},{"id":3,"name":"score","type":"double","required":false}]}`),
@@ -91,7 +91,7 @@ func (f *planFixture) add(t *testing.T, from, to int) {
 
 // tableDir is the table's directory on disk.
 func (f *planFixture) tableDir(t *testing.T) string {
-	res, err := f.svc.LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
+	res, err := f.svc.Tables().LoadTable(context.Background(), "wh", f.id, "", service.NoDelegation)
 	require.NoError(t, err)
 	var m struct {
 		Location string `json:"location"`
@@ -112,7 +112,7 @@ func currentSnapshot(t *testing.T, metadata []byte) int64 {
 // through plan tasks when there are any.
 func (f *planFixture) plan(t *testing.T, req service.PlanRequest) ([]string, service.PlanResult, error) {
 	ctx := context.Background()
-	res, err := f.svc.PlanScan(ctx, "wh", f.id, req)
+	res, err := f.svc.Planner().PlanScan(ctx, "wh", f.id, req)
 	if err != nil {
 		return nil, res, err
 	}
@@ -124,7 +124,7 @@ func (f *planFixture) plan(t *testing.T, req service.PlanRequest) ([]string, ser
 	}
 	collect(res)
 	for _, tok := range res.PlanTasks {
-		page, err := f.svc.FetchScanTasks(ctx, "wh", f.id, tok, req.ColumnFilesOK)
+		page, err := f.svc.Planner().FetchScanTasks(ctx, "wh", f.id, tok, req.ColumnFilesOK)
 		if err != nil {
 			return nil, res, err
 		}
@@ -329,7 +329,7 @@ func TestPlanScanPaging(t *testing.T) {
 				req := service.PlanRequest{Filter: json.RawMessage(filter), CaseSensitive: true}
 				paged, res, err := f.plan(t, req)
 				require.NoError(t, err)
-				unpaged, err := replica.PlanScan(context.Background(), "wh", f.id, req)
+				unpaged, err := replica.Planner().PlanScan(context.Background(), "wh", f.id, req)
 				require.NoError(t, err)
 				require.Empty(t, unpaged.PlanTasks)
 				var want []string
@@ -343,10 +343,10 @@ func TestPlanScanPaging(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			_, err := f.svc.FetchScanTasks(ctx, "wh", f.id, "forged", false)
+			_, err := f.svc.Planner().FetchScanTasks(ctx, "wh", f.id, "forged", false)
 			require.Equal(t, fault.NoSuchPlanTask, fault.KindOf(err), "%v", err)
 
-			res, err := f.svc.PlanScan(ctx, "wh", f.id, service.PlanRequest{CaseSensitive: true})
+			res, err := f.svc.Planner().PlanScan(ctx, "wh", f.id, service.PlanRequest{CaseSensitive: true})
 			require.NoError(t, err)
 			require.NotEmpty(t, res.PlanTasks)
 			// A token naming a file of the table that no root references as
@@ -356,13 +356,13 @@ func TestPlanScanPaging(t *testing.T) {
 			require.NoError(t, json.Unmarshal(raw, &tok))
 			tok["l"] = []any{map[string]any{"s": tok["s"], "p": planFile(0)}}
 			b, _ := json.Marshal(tok)
-			_, err = f.svc.FetchScanTasks(ctx, "wh", f.id, base64.RawURLEncoding.EncodeToString(b), false)
+			_, err = f.svc.Planner().FetchScanTasks(ctx, "wh", f.id, base64.RawURLEncoding.EncodeToString(b), false)
 			require.Equal(t, fault.NoSuchPlanTask, fault.KindOf(err), "%v", err)
 			// Another table's token is refused.
-			_, err = f.svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "other", Properties: map[string]string{"format-version": "4"},
+			_, err = f.svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "other", Properties: map[string]string{"format-version": "4"},
 				Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
 			require.NoError(t, err)
-			_, err = f.svc.FetchScanTasks(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "other"}, res.PlanTasks[0], false)
+			_, err = f.svc.Planner().FetchScanTasks(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "other"}, res.PlanTasks[0], false)
 			require.Equal(t, fault.NoSuchPlanTask, fault.KindOf(err), "%v", err)
 		})
 	}
@@ -385,7 +385,7 @@ func TestPlanScanEqualityDeletes(t *testing.T) {
 				Partition: map[string]json.RawMessage{"region": json.RawMessage(`"eu"`)}}}})
 			require.NoError(t, err)
 			f.add(t, 8, 9) // newer than the delete: not affected
-			res, err := f.svc.PlanScan(ctx, "wh", f.id, service.PlanRequest{CaseSensitive: true})
+			res, err := f.svc.Planner().PlanScan(ctx, "wh", f.id, service.PlanRequest{CaseSensitive: true})
 			require.NoError(t, err)
 			require.Len(t, res.DeleteFiles, 1)
 			d := res.DeleteFiles[0]

@@ -19,6 +19,7 @@ import (
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/service/access"
+	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
 
@@ -53,7 +54,7 @@ func newRBACFixture(t *testing.T, backend string) *rbacFixture {
 	}
 	for _, id := range []string{"a.b.c.t", "a.b.c.u", "a.x.t"} {
 		levels := strings.Split(id, ".")
-		_, err := svc.CreateTable(local, "wh", levels[:len(levels)-1], service.CreateTableInput{Name: levels[len(levels)-1], Schema: []byte(testSchema)})
+		_, err := svc.Tables().CreateTable(local, "wh", levels[:len(levels)-1], service.CreateTableInput{Name: levels[len(levels)-1], Schema: []byte(testSchema)})
 		require.NoError(t, err)
 	}
 	return &rbacFixture{st: st, svc: svc, rbac: rbac, vendor: vendor, admin: local}
@@ -128,7 +129,7 @@ func TestRBACInheritance(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			for _, c := range cases {
 				ctx := fx.principal(t, c.grant)
-				_, err := fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+				_, err := fx.svc.Tables().LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 				if c.want == fault.Internal {
 					require.NoError(t, err, c.grant)
 					continue
@@ -149,13 +150,13 @@ func TestRBACGroupsAndAnonymous(t *testing.T) {
 	require.NoError(t, fx.svc.Admin().GrantPrivilege(local, "readers", service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
 	require.NoError(t, fx.svc.Admin().AssignRole(local, "readers", service.Assignee{Kind: service.AssigneeGroup, Name: "analysts"}))
 	in := identity.With(context.Background(), identity.Principal{Source: identity.SourceOIDC, Subject: "x", Groups: []string{"other", "analysts"}})
-	_, err = fx.svc.LoadTable(in, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+	_, err = fx.svc.Tables().LoadTable(in, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
 	// The same subject name as a builtin principal is someone else.
 	out := identity.With(context.Background(), identity.Principal{Source: identity.SourceBuiltin, Subject: "analysts"})
-	_, err = fx.svc.LoadTable(out, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+	_, err = fx.svc.Tables().LoadTable(out, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err))
-	_, err = fx.svc.LoadTable(context.Background(), "wh", ident("a.b.c.t"), "", service.NoDelegation)
+	_, err = fx.svc.Tables().LoadTable(context.Background(), "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "anonymous sees nothing")
 }
 
@@ -166,8 +167,8 @@ func TestRBACHiddenIsIndistinguishableFromMissing(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			nobody := fx.principal(t)
-			_, hidden := fx.svc.LoadTable(nobody, "wh", ident("a.b.c.t"), "", service.NoDelegation)
-			_, missing := fx.svc.LoadTable(local, "wh", ident("a.b.c.zz"), "", service.NoDelegation)
+			_, hidden := fx.svc.Tables().LoadTable(nobody, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+			_, missing := fx.svc.Tables().LoadTable(local, "wh", ident("a.b.c.zz"), "", service.NoDelegation)
 			require.Equal(t, fault.NoSuchTable, fault.KindOf(hidden))
 			require.Equal(t, strings.Replace(missing.Error(), "zz", "t", 1), hidden.Error())
 
@@ -200,17 +201,17 @@ func TestRBACRename(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			dropOnly := fx.principal(t, "table-drop@table:wh/a.b.c/t", "table-read-metadata@namespace:wh/a.x")
-			err := fx.svc.RenameTable(dropOnly, "wh", ident("a.b.c.t"), ident("a.x.moved"))
+			err := fx.svc.Tables().Rename(dropOnly, "wh", store.KindTable, ident("a.b.c.t"), ident("a.x.moved"))
 			require.Equal(t, fault.Forbidden, fault.KindOf(err), "%v", err)
 			createOnly := fx.principal(t, "table-create@namespace:wh/a.x")
-			err = fx.svc.RenameTable(createOnly, "wh", ident("a.b.c.t"), ident("a.x.moved"))
+			err = fx.svc.Tables().Rename(createOnly, "wh", store.KindTable, ident("a.b.c.t"), ident("a.x.moved"))
 			require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "%v", err)
-			_, err = fx.svc.LoadTable(local, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+			_, err = fx.svc.Tables().LoadTable(local, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 			require.NoError(t, err, "nothing moved")
 
 			both := fx.principal(t, "table-drop@table:wh/a.b.c/t", "table-create@namespace:wh/a.x")
-			require.NoError(t, fx.svc.RenameTable(both, "wh", ident("a.b.c.t"), ident("a.x.moved")))
-			_, err = fx.svc.LoadTable(local, "wh", ident("a.x.moved"), "", service.NoDelegation)
+			require.NoError(t, fx.svc.Tables().Rename(both, "wh", store.KindTable, ident("a.b.c.t"), ident("a.x.moved")))
+			_, err = fx.svc.Tables().LoadTable(local, "wh", ident("a.x.moved"), "", service.NoDelegation)
 			require.NoError(t, err)
 		})
 	}
@@ -226,14 +227,14 @@ func TestRBACTransactionDeniedCommitsNothing(t *testing.T) {
 			change := func(id string) service.TableChange {
 				return service.TableChange{Ident: ident(id), Updates: []byte(`[{"action":"set-properties","updates":{"k":"v"}}]`)}
 			}
-			err := fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t"), change("a.b.c.u")})
+			err := fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t"), change("a.b.c.u")})
 			require.Equal(t, fault.Forbidden, fault.KindOf(err), "%v", err)
 			for _, id := range []string{"a.b.c.t", "a.b.c.u"} {
-				res, err := fx.svc.LoadTable(local, "wh", ident(id), "", service.NoDelegation)
+				res, err := fx.svc.Tables().LoadTable(local, "wh", ident(id), "", service.NoDelegation)
 				require.NoError(t, err)
 				require.NotContains(t, string(res.Metadata), `"k":"v"`, id)
 			}
-			require.NoError(t, fx.svc.CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t")}))
+			require.NoError(t, fx.svc.TableCommits().CommitTransaction(ctx, "wh", []service.TableChange{change("a.b.c.t")}))
 		})
 	}
 }
@@ -287,7 +288,7 @@ func TestRBACListFiltering(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			fx := newRBACFixture(t, backend)
 			tables := func(ctx context.Context, ns string) ([]string, error) {
-				names, _, err := fx.svc.ListTables(ctx, "wh", strings.Split(ns, "."), service.Page{})
+				names, _, err := fx.svc.Tables().List(ctx, "wh", strings.Split(ns, "."), store.KindTable, store.Page{})
 				return names, err
 			}
 			namespaces := func(ctx context.Context, parent ...string) []string {
@@ -345,9 +346,9 @@ func TestEnsureBootstrapAdmin(t *testing.T) {
 			grants, err := fx.svc.Admin().ListGrants(admin, service.BootstrapRole)
 			require.NoError(t, err)
 			require.Len(t, grants, len(access.AllPrivileges()))
-			_, err = fx.svc.LoadTable(admin, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+			_, err = fx.svc.Tables().LoadTable(admin, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 			require.NoError(t, err)
-			require.NoError(t, fx.svc.DropTable(admin, "wh", ident("a.b.c.t"), true))
+			require.NoError(t, fx.svc.Tables().DropTable(admin, "wh", ident("a.b.c.t"), true))
 			_, err = access.ParseAssignee("user:x")
 			require.Equal(t, fault.BadRequest, fault.KindOf(err))
 		})
@@ -370,7 +371,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 				_, err = open.CreateNamespace(local, "wh", ns, nil)
 				require.NoError(b, err)
 			}
-			_, err = open.CreateTable(local, "wh", []string{"a", "b"}, service.CreateTableInput{Name: "t", Schema: []byte(testSchema)})
+			_, err = open.Tables().CreateTable(local, "wh", []string{"a", "b"}, service.CreateTableInput{Name: "t", Schema: []byte(testSchema)})
 			require.NoError(b, err)
 			_, err = rbac.Admin().CreateRole(local, "r", "")
 			require.NoError(b, err)
@@ -380,7 +381,7 @@ func BenchmarkLoadTableAuth(b *testing.B) {
 			id := ident("a.b.t")
 			run := func(b *testing.B, svc *service.Service, ctx context.Context) {
 				for i := 0; i < b.N; i++ {
-					if _, err := svc.LoadTable(ctx, "wh", id, "", service.NoDelegation); err != nil {
+					if _, err := svc.Tables().LoadTable(ctx, "wh", id, "", service.NoDelegation); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -415,14 +416,14 @@ func TestRBACDecisionCache(t *testing.T) {
 		Authorizer: access.NewRBAC(fx.st).WithDecisionCache(200 * time.Millisecond), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	ctx := fx.principal(t, "table-read-metadata@namespace:wh/a")
-	_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+	_, err := cached.Tables().LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.NoError(t, err)
 	role := fmt.Sprintf("role%d", fx.n)
 	require.NoError(t, fx.svc.Admin().RevokePrivilege(local, role, service.Grant{Privilege: service.PrivTableReadMetadata, On: parseRes("namespace:wh/a")}))
-	_, err = fx.svc.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+	_, err = fx.svc.Tables().LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 	require.Equal(t, fault.NoSuchTable, fault.KindOf(err), "uncached: revoked at once")
 	require.Eventually(t, func() bool {
-		_, err := cached.LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
+		_, err := cached.Tables().LoadTable(ctx, "wh", ident("a.b.c.t"), "", service.NoDelegation)
 		return fault.KindOf(err) == fault.NoSuchTable
 	}, 2*time.Second, 20*time.Millisecond, "the cached decision expires")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/lakehold/catalog/service/access"
-	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
 )
@@ -49,14 +48,8 @@ type Page struct {
 
 func (p Page) store() store.Page { return store.Page{Token: p.Token, Size: p.Size} }
 
-// ColumnFileRef is a live column file of a base data file (v4read.ColumnFileRef).
-type ColumnFileRef = v4read.ColumnFileRef
-
 // DeletionVectorRef is the deletion vector of a data file (v4read.DeletionVectorRef).
 type DeletionVectorRef = v4read.DeletionVectorRef
-
-// BaseColumnFiles is a base data file with its live column files (v4commits.BaseColumnFiles).
-type BaseColumnFiles = v4commits.BaseColumnFiles
 
 // CreateWarehouse registers a warehouse: 400 for a bad name or location
 // (or one overlapping another warehouse), 409 when the name is taken.

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lakehold/catalog/credentials"
@@ -19,12 +18,12 @@ import (
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/idempotent"
-	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
+	"github.com/lakehold/catalog/service/tables"
 	"github.com/lakehold/catalog/service/upkeep"
 	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/service/v4migrate"
@@ -124,18 +123,18 @@ type Service struct {
 	tc     *tablecommit.Committer // table commits and the metadata files of every commit
 	feed   *changefeed.Feed       // change events: the pull feed, prune and delivery
 
-	ta        *tableaccess.Access  // warehouses, file IO, the table loader, authorize, events
-	whs       *warehouses.Registry // warehouse CRUD and storage profiles
-	refsCache *lru.Cache[string, []byte]
-	readers   *v4read.Readers // v4 manifests and their caches
-	planner   *planning.Planner
-	maint     *maintenance.Maintainer
-	v4        *v4commits.Committer  // v4 snapshot commits and compaction
-	broker    *storageaccess.Broker // storage access: credentials, signing, eligibility
-	upkeep    *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
-	migrate   *v4migrate.Migrator   // the upgrade to v4 and the export of v4 tables
-	views     *views.Views          // view creates, loads, replaces and drops
-	tracer    trace.Tracer          // nil when tracing is off
+	ta      *tableaccess.Access  // warehouses, file IO, the table loader, authorize, events
+	whs     *warehouses.Registry // warehouse CRUD and storage profiles
+	tables  *tables.Tables       // table creates, loads, registers, lists, renames and drops
+	readers *v4read.Readers      // v4 manifests and their caches
+	planner *planning.Planner
+	maint   *maintenance.Maintainer
+	v4      *v4commits.Committer  // v4 snapshot commits and compaction
+	broker  *storageaccess.Broker // storage access: credentials, signing, eligibility
+	upkeep  *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
+	migrate *v4migrate.Migrator   // the upgrade to v4 and the export of v4 tables
+	views   *views.Views          // view creates, loads, replaces and drops
+	tracer  trace.Tracer          // nil when tracing is off
 }
 
 // New returns a Service over st, writing files through files.
@@ -173,28 +172,13 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = opts.Clock // sessions are dated by the database's clock
 	}
-	refs, _ := lru.New[string, []byte](512)
 	admin := access.NewAdmin(st, opts.Authorizer, access.AdminOptions{Tokens: opts.Tokens, MaxSessionAge: opts.MaxSessionAge,
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
-	s := &Service{store: st, files: files, opts: opts, log: opts.Logger, refsCache: refs,
+	s := &Service{store: st, files: files, opts: opts, log: opts.Logger,
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
 	s.ta = tableaccess.New(tableaccess.Options{Store: st, Files: files, Authorizer: opts.Authorizer, Sealer: opts.Sealer,
 		Credentials: opts.Credentials, EventsOn: opts.Events.Retention > 0, Clock: opts.Clock,
 		MaxClockOffset: opts.MaxClockOffset, Logger: opts.Logger})
-	s.whs = s.newWarehouses()
-	s.readers = v4read.New(s.ta.FileIO, locations.FileName)
-	s.engine = s.newEngine()
-	s.tc = s.newTableCommit()
-	s.views = s.newViews()
-	s.feed = changefeed.New(st, opts.Events, s.ta)
-	s.planner = s.newPlanner()
-	s.maint = s.newMaintainer()
-	s.v4 = s.newV4Commits()
-	s.broker = s.newBroker()
-	s.upkeep = s.newUpkeep()
-	s.migrate = s.newMigrator()
+	s.buildRooms()
 	return s
 }
-
-// now is the time by Options.Clock.
-func (s *Service) now() time.Time { return s.opts.Clock() }

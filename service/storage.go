@@ -20,10 +20,6 @@ const (
 	NoDelegation      = storageaccess.NoDelegation
 )
 
-// RemoteSigningConfig is a table result's remote-signing-config
-// (storageaccess.RemoteSigningConfig).
-type RemoteSigningConfig = storageaccess.RemoteSigningConfig
-
 // TablePropertyRemoteSigning opts one table into remote signing
 // (storageaccess.TablePropertyRemoteSigning).
 const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning
@@ -31,16 +27,6 @@ const TablePropertyRemoteSigning = storageaccess.TablePropertyRemoteSigning
 // ActionSignRequest is the action of an audit event recording a remote
 // signing request (storageaccess.ActionSignRequest).
 const ActionSignRequest = storageaccess.ActionSignRequest
-
-// newBroker is the service's storage-access broker: it judges access with
-// the service's authorizer, reads tables through readTable and the
-// metadata cache, and records its audit events with RecordAudit.
-func (s *Service) newBroker() *storageaccess.Broker {
-	return storageaccess.New(storageaccess.Deps{
-		Tables: s.ta, Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit,
-	})
-
-}
 
 // Storage decides the storage access a caller gets for a table: signing,
 // vended credentials, native-write eligibility (storageaccess.Broker,

@@ -102,12 +102,12 @@ func TestCommitWhenStorageIsUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t",
+	_, err = svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t",
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
 	require.NoError(t, err)
 	id := service.Ident{Namespace: []string{"ns"}, Name: "t"}
 	prop := func() string {
-		res, err := svc.LoadTable(ctx, "wh", id, "", service.NoDelegation)
+		res, err := svc.Tables().LoadTable(ctx, "wh", id, "", service.NoDelegation)
 		require.NoError(t, err)
 		if _, v, ok := strings.Cut(string(res.Metadata), `"k":"`); ok {
 			return strings.SplitN(v, `"`, 2)[0]

@@ -22,12 +22,9 @@ type (
 	DeletionVectorInput = v4commits.DeletionVectorInput
 	ColumnFileInput     = v4commits.ColumnFileInput
 	ColumnFilesCommit   = v4commits.ColumnFilesCommit
-	CompactionCandidate = v4commits.CompactionCandidate
-	CompactionPlan      = v4commits.CompactionPlan
 	CompactionRewrite   = v4commits.CompactionRewrite
 	CompactionCommit    = v4commits.CompactionCommit
 	CompactOptions      = v4commits.CompactOptions
-	FoldReport          = v4commits.FoldReport
 	CompactionReport    = v4commits.CompactionReport
 )
 
@@ -41,24 +38,9 @@ func (s *Service) CommitColumnFiles(ctx context.Context, warehouse string, c Col
 	return v4Result(s.v4.CommitColumnFiles(ctx, warehouse, c))
 }
 
-// LiveColumnFiles lists the live column files of a v4 table's snapshot (v4commits.Committer.LiveColumnFiles).
-func (s *Service) LiveColumnFiles(ctx context.Context, warehouse string, id Ident, snapshotID *int64) ([]BaseColumnFiles, error) {
-	return s.v4.LiveColumnFiles(ctx, warehouse, id, snapshotID)
-}
-
-// PlanCompaction picks the bases of a v4 table worth folding (v4commits.Committer.PlanCompaction).
-func (s *Service) PlanCompaction(ctx context.Context, warehouse string, id Ident) (*CompactionPlan, error) {
-	return s.v4.PlanCompaction(ctx, warehouse, id)
-}
-
 // CommitCompaction commits rewritten bases (v4commits.Committer.CommitCompaction).
 func (s *Service) CommitCompaction(ctx context.Context, warehouse string, c CompactionCommit) (*TableResult, error) {
 	return v4Result(s.v4.CommitCompaction(ctx, warehouse, c))
-}
-
-// Compact plans and runs a v4 table's compaction (v4commits.Committer.Compact).
-func (s *Service) Compact(ctx context.Context, warehouse string, id Ident, opt CompactOptions) (*CompactionReport, error) {
-	return s.v4.Compact(ctx, warehouse, id, opt)
 }
 
 // v4Result is the TableResult of a v4 commit's result.
@@ -67,13 +49,4 @@ func v4Result(r *v4commits.Result, err error) (*TableResult, error) {
 		return nil, err
 	}
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: map[string]string{}}, nil
-}
-
-// newV4Commits is the service's v4 committer: it runs through s.engine,
-// reads through s.readers and authorizes table-write-data (commits) and
-// table-read-data (LiveColumnFiles).
-func (s *Service) newV4Commits() *v4commits.Committer {
-	return v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
-		Encode: s.tc.Encode, CommitJobs: s.tc.CommitJobs})
-
 }

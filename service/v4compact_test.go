@@ -109,7 +109,7 @@ type liveRow struct {
 // when the file has one, else from first_row_id + position.
 func tableRows(t *testing.T, fx *fixture) map[int64]liveRow {
 	ctx := context.Background()
-	res, err := fx.svc.PlanScan(ctx, "wh", fx.id, service.PlanRequest{ColumnFilesOK: true, CaseSensitive: true})
+	res, err := fx.svc.Planner().PlanScan(ctx, "wh", fx.id, service.PlanRequest{ColumnFilesOK: true, CaseSensitive: true})
 	require.NoError(t, err)
 	out := map[int64]liveRow{}
 	for _, task := range res.Tasks {
@@ -195,14 +195,14 @@ func testCompactionRoundTrip(t *testing.T, backend string) {
 	ctx := context.Background()
 	before := tableRows(t, fx)
 	require.Len(t, before, 2*4+compactRows-4)
-	plan, err := fx.svc.PlanCompaction(ctx, "wh", fx.id)
+	plan, err := fx.svc.V4Commits().PlanCompaction(ctx, "wh", fx.id)
 	require.NoError(t, err)
 	require.Len(t, plan.Candidates, 1)
 	c := plan.Candidates[0]
 	require.Equal(t, fx.loc+"/data/c.parquet", c.DataFile)
 	require.Contains(t, c.Reasons, compact.ReasonRetiredBytes)
 	require.Len(t, c.ColumnFiles, 2, "score1 was superseded by score2")
-	rep, err := fx.svc.Compact(ctx, "wh", fx.id, service.CompactOptions{})
+	rep, err := fx.svc.V4Commits().Compact(ctx, "wh", fx.id, service.CompactOptions{})
 	require.NoError(t, err)
 	require.Len(t, rep.Folds, 1)
 	fold := rep.Folds[0]
@@ -211,10 +211,10 @@ func testCompactionRoundTrip(t *testing.T, backend string) {
 	require.Less(t, fold.BytesAfter, fold.BytesBefore, "folding shrinks the bytes read")
 	after := tableRows(t, fx)
 	require.Equal(t, before, after, "same rows under the same row ids")
-	live, err := fx.svc.LiveColumnFiles(ctx, "wh", fx.id, nil)
+	live, err := fx.svc.V4Commits().LiveColumnFiles(ctx, "wh", fx.id, nil)
 	require.NoError(t, err)
 	require.Empty(t, live)
-	again, err := fx.svc.PlanCompaction(ctx, "wh", fx.id)
+	again, err := fx.svc.V4Commits().PlanCompaction(ctx, "wh", fx.id)
 	require.NoError(t, err)
 	require.Empty(t, again.Candidates, "nothing left to fold")
 	// The folded file is indexed: a column commit finds it as a base.
@@ -276,7 +276,7 @@ func testCompactionConflicts(t *testing.T, backend string) {
 		require.NoError(t, err)
 		_, err = fx.svc.CommitCompaction(ctx, "wh", cc)
 		requireConflict(t, err)
-		live, err := fx.svc.LiveColumnFiles(ctx, "wh", fx.id, nil)
+		live, err := fx.svc.V4Commits().LiveColumnFiles(ctx, "wh", fx.id, nil)
 		require.NoError(t, err)
 		require.Len(t, live, 1, "the base and its newest column file are still live")
 	})
@@ -319,7 +319,7 @@ func TestCompactionThresholds(t *testing.T) {
 			_, err := fx.svc.CommitColumnFiles(ctx, "wh", fx.columnCommit(t, "a.parquet", "a-s1.parquet"))
 			require.NoError(t, err)
 			pick := func() map[string][]string {
-				plan, err := fx.svc.PlanCompaction(ctx, "wh", fx.id)
+				plan, err := fx.svc.V4Commits().PlanCompaction(ctx, "wh", fx.id)
 				require.NoError(t, err)
 				out := map[string][]string{}
 				for _, c := range plan.Candidates {
@@ -334,7 +334,7 @@ func TestCompactionThresholds(t *testing.T) {
 			setProps(t, fx, `"write.column-files.compact.max-files":"100","write.column-files.compact.max-retired-ratio":"0"`)
 			require.Equal(t, map[string][]string{"data/a.parquet": {compact.ReasonRetiredBytes}, "data/c.parquet": {compact.ReasonRetiredBytes}}, pick())
 			setProps(t, fx, `"write.column-files.compact.max-files":"lots"`)
-			_, err = fx.svc.PlanCompaction(ctx, "wh", fx.id)
+			_, err = fx.svc.V4Commits().PlanCompaction(ctx, "wh", fx.id)
 			require.Error(t, err)
 		})
 	}
@@ -373,7 +373,7 @@ func TestCompactionCommitValidation(t *testing.T) {
 			require.NotContains(t, err.Error(), fx.dir, "no server path in the message")
 		})
 	}
-	live, err := fx.svc.LiveColumnFiles(ctx, "wh", fx.id, nil)
+	live, err := fx.svc.V4Commits().LiveColumnFiles(ctx, "wh", fx.id, nil)
 	require.NoError(t, err)
 	require.Len(t, live, 1, "nothing was committed")
 }
@@ -386,7 +386,7 @@ func TestCompactionWritesToDataPath(t *testing.T) {
 	_, err := fx.svc.CommitTable(ctx, "wh", service.TableChange{Ident: fx.id, Requirements: json.RawMessage(`[]`),
 		Updates: json.RawMessage(`[{"action":"set-properties","updates":{"write.data.path":"` + fx.loc + `/custom-data"}}]`)})
 	require.NoError(t, err)
-	rep, err := fx.svc.Compact(ctx, "wh", fx.id, service.CompactOptions{})
+	rep, err := fx.svc.V4Commits().Compact(ctx, "wh", fx.id, service.CompactOptions{})
 	require.NoError(t, err)
 	require.Len(t, rep.Folds, 1)
 	require.Empty(t, rep.Folds[0].Error)

@@ -120,7 +120,7 @@ func foldFixture(t *testing.T, backend string) *fixture {
 	require.NoError(t, err)
 	sc, err := json.Marshal(foldSchema(false))
 	require.NoError(t, err)
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Schema: sc,
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Schema: sc,
 		Properties: map[string]string{"format-version": "4"}})
 	require.NoError(t, err)
 	var meta struct {
@@ -159,7 +159,7 @@ func cell(a arrow.Array, i int) string {
 // cell, sorted by id.
 func readTable(t *testing.T, fx *fixture, sc *iceberg.Schema) [][]string {
 	ctx := context.Background()
-	res, err := fx.svc.PlanScan(ctx, "wh", fx.id, service.PlanRequest{ColumnFilesOK: true, CaseSensitive: true})
+	res, err := fx.svc.Planner().PlanScan(ctx, "wh", fx.id, service.PlanRequest{ColumnFilesOK: true, CaseSensitive: true})
 	require.NoError(t, err)
 	var out [][]string
 	for _, task := range res.Tasks {
@@ -225,11 +225,11 @@ func TestFoldKeepsValues(t *testing.T) {
 			want := expected(t, map[int]int{2: 2, 3: 1, 4: 1, 6: 1})
 			require.Equal(t, want, readTable(t, fx, sc), "the stitched table before folding")
 			all := compact.FoldAll(false)
-			rep, err := fx.svc.Compact(context.Background(), "wh", fx.id, service.CompactOptions{Thresholds: &all})
+			rep, err := fx.svc.V4Commits().Compact(context.Background(), "wh", fx.id, service.CompactOptions{Thresholds: &all})
 			require.NoError(t, err)
 			require.Len(t, rep.Folds, 1)
 			require.Empty(t, rep.Folds[0].Error)
-			live, err := fx.svc.LiveColumnFiles(context.Background(), "wh", fx.id, nil)
+			live, err := fx.svc.V4Commits().LiveColumnFiles(context.Background(), "wh", fx.id, nil)
 			require.NoError(t, err)
 			require.Empty(t, live, "folded")
 			require.Equal(t, want, readTable(t, fx, sc), "the folded table")
@@ -255,7 +255,7 @@ func TestFoldRefusesRequiredNulls(t *testing.T) {
 			require.NoError(t, err)
 			before := readTable(t, fx, foldSchema(false))
 			all := compact.FoldAll(false)
-			rep, err := fx.svc.Compact(ctx, "wh", fx.id, service.CompactOptions{Thresholds: &all})
+			rep, err := fx.svc.V4Commits().Compact(ctx, "wh", fx.id, service.CompactOptions{Thresholds: &all})
 			require.NoError(t, err)
 			require.Len(t, rep.Folds, 1)
 			ferr := rep.Folds[0].Err()
@@ -264,7 +264,7 @@ func TestFoldRefusesRequiredNulls(t *testing.T) {
 			require.Contains(t, ferr.Error(), "req (id 5)")
 			require.Contains(t, rep.Folds[0].Error, "req (id 5)")
 			require.NotContains(t, ferr.Error(), fx.dir, "no server path")
-			live, err := fx.svc.LiveColumnFiles(ctx, "wh", fx.id, nil)
+			live, err := fx.svc.V4Commits().LiveColumnFiles(ctx, "wh", fx.id, nil)
 			require.NoError(t, err)
 			require.Len(t, live, 1, "nothing committed")
 			require.Equal(t, before, readTable(t, fx, foldSchema(false)), "the table reads as before")

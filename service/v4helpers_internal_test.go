@@ -31,7 +31,7 @@ func newV4TestTable(t *testing.T, opts Options) (*Service, Ident) {
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
+	_, err = svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}`)})
 	require.NoError(t, err)
 	return svc, Ident{Namespace: []string{"ns"}, Name: "t"}

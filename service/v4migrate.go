@@ -54,12 +54,3 @@ func migrated(r *v4migrate.Result, err error) (*TableResult, error) {
 	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: r.Config, StorageCredentials: r.StorageCredentials,
 		RemoteSigning: storageaccess.RemoteSigningOf(r.Config)}, nil
 }
-
-// newMigrator is the service's upgrade and export: they commit through
-// s.engine and s.v4, read manifests through s.planner and s.readers and
-// create the exported table as CreateTable does.
-func (s *Service) newMigrator() *v4migrate.Migrator {
-	return v4migrate.New(v4migrate.Deps{Tables: s.ta, Engine: s.engine, V4: s.v4, Commits: s.tc, Readers: s.readers,
-		Planner: s.planner, Broker: s.broker, MaxLeafEntries: s.opts.MaxLeafEntries})
-
-}

@@ -15,10 +15,6 @@ import (
 // format version 4 metadata and column files (tableaccess.ColumnFilesHeader).
 const ColumnFilesHeader = tableaccess.ColumnFilesHeader
 
-// V4ClientHint is what the refusal of a v4 answer says to use instead
-// (tableaccess.V4ClientHint).
-const V4ClientHint = tableaccess.V4ClientHint
-
 // V4UpgradeWarning is the Warning (RFC 9111 warn-text) of a commit that
 // upgrades a table to format version 4: what the upgrade costs. It holds
 // no double quote, so it goes in a quoted-string as is.

@@ -35,7 +35,7 @@ func TestV4SummaryTotals(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	res, err := s.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
+	res, err := s.Tables().CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false},{"id":2,"name":"score","type":"double","required":false}]}`)})
 	require.NoError(t, err)
 	md, _, err := tablemeta.Parse(res.Metadata)

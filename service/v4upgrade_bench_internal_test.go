@@ -98,7 +98,7 @@ func newUpgradeBench(tb testing.TB, backend string, files, manifests, maxLeaf in
 	require.NoError(tb, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(tb, err)
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, CreateTableInput{
 		Name: "big", Properties: map[string]string{"format-version": "3"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},` +
 			`{"id":2,"name":"region","type":"string","required":false}]}`),
@@ -150,7 +150,7 @@ func testUpgradeManyManifests(t *testing.T, backend string) {
 		require.Equal(t, int32(rr.RecordCount), rr.ManifestInfo.ExistingFiles)
 	}
 	require.Equal(t, int64(2000), rows)
-	plan, err := svc.PlanScan(ctx, "wh", id, PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"region","value":"r42"}`), CaseSensitive: true})
+	plan, err := svc.Planner().PlanScan(ctx, "wh", id, PlanRequest{Filter: json.RawMessage(`{"type":"eq","term":"region","value":"r42"}`), CaseSensitive: true})
 	require.NoError(t, err)
 	require.Len(t, plan.Tasks, 20, "partition values carried: 1% of the files")
 }

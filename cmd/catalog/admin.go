@@ -83,7 +83,7 @@ func setupWarehouse(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) erro
 				if err != nil {
 					return err
 				}
-				if _, err := svc.SetStorageProfile(ctx, args[0], raw); err != nil {
+				if _, err := svc.Warehouses().SetStorageProfile(ctx, args[0], raw); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "storage profile of %s set\n", args[0])

@@ -40,7 +40,7 @@ func runCompact(c *tableCmd, id service.Ident, opt service.CompactOptions, stdou
 		return err
 	}
 	defer closeStore()
-	rep, err := svc.Compact(ctx, *c.warehouse, id, opt)
+	rep, err := svc.V4Commits().Compact(ctx, *c.warehouse, id, opt)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func compactTable(t *testing.T, dir string) {
 	require.NoError(t, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(t, err)
-	res, err := svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4", "write.column-files.compact.max-retired-ratio": "0.1"},
+	res, err := svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: "t", Properties: map[string]string{"format-version": "4", "write.column-files.compact.max-retired-ratio": "0.1"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"k","type":"long","required":true},{"id":2,"name":"v","type":"long","required":false}]}`)})
 	require.NoError(t, err)
 	var meta struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // setupFunction returns the setup of `catalog function sub`: functions
@@ -77,9 +78,9 @@ func readMetadataArg(path string) ([]byte, error) {
 // listFunctions prints every function of a namespace, one per line, as
 // NAMESPACE.NAME, following the pages.
 func listFunctions(ctx context.Context, svc *service.Service, warehouse string, levels []string, out io.Writer) error {
-	page := service.Page{Size: 1000}
+	page := store.Page{Size: 1000}
 	for {
-		names, next, err := svc.ListFunctions(ctx, warehouse, levels, page)
+		names, next, err := svc.Tables().List(ctx, warehouse, levels, store.KindFunction, page)
 		if err != nil {
 			return err
 		}

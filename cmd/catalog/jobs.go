@@ -75,7 +75,7 @@ func (jf *jobFlags) start(ctx context.Context, st store.Store, svc *service.Serv
 		log.Warn("events: cannot enqueue the event jobs; a restart or another replica enqueues them", "error", err.Error())
 	}
 	// The tombstone prune is unique too.
-	if err := st.EnqueueJobs(ctx, svc.UpkeepJobs()...); err != nil {
+	if err := st.EnqueueJobs(ctx, svc.Upkeep().Jobs()...); err != nil {
 		log.Warn("upkeep: cannot enqueue the tombstone prune; a restart or another replica enqueues it", "error", err.Error())
 	}
 	return func() {

@@ -45,7 +45,7 @@ func maintain(c *tableCmd, id service.Ident, olderThan string, retain int, dry b
 	if olderThan != "" {
 		opt.ExpireOlderThan, _ = parseCutoff(olderThan, svc.Now())
 	}
-	rep, err := svc.Maintain(ctx, *c.warehouse, id, opt)
+	rep, err := svc.Maintainer().Maintain(ctx, *c.warehouse, id, opt)
 	if err != nil {
 		return err
 	}

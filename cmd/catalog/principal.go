@@ -9,6 +9,7 @@ import (
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/store"
 )
 
 // setupPrincipal returns the setup of `catalog principal sub`: built-in
@@ -53,9 +54,9 @@ func setupPrincipal(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) erro
 }
 
 func listPrincipals(ctx context.Context, svc *service.Service, stdout io.Writer) error {
-	page := service.Page{Size: 500}
+	page := store.Page{Size: 500}
 	for {
-		ps, next, err := svc.ListPrincipals(ctx, page)
+		ps, next, err := svc.Admin().ListPrincipals(ctx, page)
 		if err != nil {
 			return err
 		}

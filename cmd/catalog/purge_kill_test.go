@@ -61,7 +61,7 @@ func testPurgeKill9(t *testing.T, st store.Store, dir string, db ...string) {
 	require.NotEmpty(t, meta)
 	roots, err := filepath.Glob(filepath.Join(tdir, "metadata", "snap-*"))
 	require.NoError(t, err)
-	require.NoError(t, svc.DropTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "t"}, true))
+	require.NoError(t, svc.Tables().DropTable(ctx, "wh", service.Ident{Namespace: []string{"ns"}, Name: "t"}, true))
 	require.Equal(t, n, countOld(t, tdir), "the drop deleted nothing itself")
 
 	cmd := exec.Command(os.Args[0], append([]string{"worker", "--listen", "127.0.0.1:0", "--workers", "1"}, db...)...)

@@ -83,7 +83,7 @@ func newReadFixtureWith(t *testing.T, opts service.Options) *readFixture {
 }
 
 func (fx *readFixture) createTable(t *testing.T, name string) string {
-	res, err := fx.svc.CreateTable(fx.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: name, Properties: map[string]string{"format-version": "4"},
+	res, err := fx.svc.Tables().CreateTable(fx.ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: name, Properties: map[string]string{"format-version": "4"},
 		Schema: []byte(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"k","type":"long","required":true},{"id":2,"name":"v","type":"long","required":false},{"id":3,"name":"s","type":"string","required":false}]}`)})
 	require.NoError(t, err)
 	var meta struct {

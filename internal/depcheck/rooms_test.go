@@ -27,8 +27,10 @@ var roomLayers = [][]string{
 	// (enqueue the policies' jobs, expire snapshots, encode v4 metadata).
 	{"warehouses", "tablecommit"},
 	// The upgrade to v4 and the export: stage through tablecommit and
-	// v4commits, plan v1–v3 manifests, grant the export's access.
-	{"v4migrate"},
+	// v4commits, plan v1–v3 manifests, grant the export's access. Table
+	// creates, loads and drops: check new metadata through tablecommit,
+	// grant storage access, enqueue upkeep's purge and expiry jobs.
+	{"v4migrate", "tables"},
 }
 
 func TestRoomOrder(t *testing.T) {

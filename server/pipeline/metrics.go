@@ -78,7 +78,7 @@ func (jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc; ch <
 func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	st, err := c.svc.JobStats(ctx)
+	st, err := c.svc.Upkeep().JobStats(ctx)
 	if err != nil {
 		// A scrape while the database is away reports no job series
 		// rather than failing the whole scrape.

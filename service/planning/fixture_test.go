@@ -48,7 +48,7 @@ func newV4Fixture(tb testing.TB, opts service.Options, name string, schema, spec
 	require.NoError(tb, err)
 	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
 	require.NoError(tb, err)
-	_, err = svc.CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: name,
+	_, err = svc.Tables().CreateTable(ctx, "wh", []string{"ns"}, service.CreateTableInput{Name: name,
 		Properties: map[string]string{"format-version": "4"}, Schema: schema, Spec: spec})
 	require.NoError(tb, err)
 	w, err := st.WarehouseGet(ctx, "wh")

@@ -3,6 +3,7 @@ package tableaccess
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/identity"
@@ -84,4 +85,25 @@ func (a *Access) CreateTarget(ctx context.Context, warehouse string, id ident.Id
 		return nil, nil, storefault.Of(err, warehouse)
 	}
 	return w, ns, nil
+}
+
+// ListVisibility decides a listing under container: nil when the caller
+// holds priv on it (it sees everything), else the names the authorizer
+// lets it see (when the authorizer filters listings: access.ListFilter).
+// The refusal of Authorize when the authorizer does not filter; an error
+// when it refuses but filters nothing.
+func (a *Access) ListVisibility(ctx context.Context, priv access.Privilege, container access.Resource) (*store.Visibility, error) {
+	err := a.Authorize(ctx, priv, container)
+	if err == nil || fault.KindOf(err) != fault.Forbidden {
+		return nil, err
+	}
+	f, ok := a.opts.Authorizer.(access.ListFilter)
+	if !ok {
+		return nil, err
+	}
+	v := f.Visibility(identity.From(ctx))
+	if v == nil {
+		return nil, fmt.Errorf("authorizer denied %s but filters nothing: %w", priv, err)
+	}
+	return v, nil
 }

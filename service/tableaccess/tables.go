@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
+	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/store"
@@ -55,4 +56,35 @@ func (a *Access) CachedMeta(metaLoc string) *tablemeta.Entry { return a.meta.Get
 // ObjectRef is the store's reference to id of kind in warehouse.
 func ObjectRef(id ident.Ident, warehouse string, kind store.ObjectKind) store.ObjectRef {
 	return store.ObjectRef{Warehouse: warehouse, Namespace: id.Namespace, Name: id.Name, Kind: kind}
+}
+
+// LoadRow is a table load's one visit here: it checks id, authorizes
+// table-read-metadata as AuthorizeLoad does, reads the table's row (with
+// refs, the stored refs-only document when there is one) and refuses a
+// format version 4 table to a client that does not read v4. Errors: 400
+// for a bad identifier or the v4 guard, 403 when denied (404 when the
+// name does not exist), 404 NoSuchTableException when the table is
+// missing, the store's error (503 and the like) when it fails.
+func (a *Access) LoadRow(ctx context.Context, warehouse string, id ident.Ident, refs bool) (*store.Object, error) {
+	if err := ident.ValidateIdent(id); err != nil {
+		return nil, err
+	}
+	if err := a.AuthorizeLoad(ctx, access.PrivTableReadMetadata, store.KindTable, warehouse, id); err != nil {
+		return nil, err
+	}
+	get := a.opts.Store.ObjectGet
+	if refs {
+		get = a.opts.Store.ObjectGetRefs // the stored refs-only document, when there is one
+	}
+	obj, err := get(ctx, ObjectRef(id, warehouse, store.KindTable))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ident.TableNotFound(err, id)
+	}
+	if err != nil {
+		return nil, storefault.Of(err, warehouse)
+	}
+	if err := GuardV4(ctx, obj.FormatVersion, "Cannot load "+id.String()); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }

@@ -43,7 +43,7 @@ func newCatalog(t *testing.T) *service.Service {
 
 func createTable(t *testing.T, svc *service.Service, name, version string) ident.Ident {
 	t.Helper()
-	_, err := svc.CreateTable(context.Background(), "wh", []string{"ns"}, service.CreateTableInput{Name: name,
+	_, err := svc.Tables().CreateTable(context.Background(), "wh", []string{"ns"}, service.CreateTableInput{Name: name,
 		Schema: json.RawMessage(schemaJSON), Properties: map[string]string{"format-version": version}})
 	require.NoError(t, err)
 	return ident.Ident{Namespace: []string{"ns"}, Name: name}
@@ -71,7 +71,7 @@ func TestUpgradeToV4(t *testing.T) {
 	require.Equal(t, 4, formatVersion(t, res.Metadata))
 	require.Equal(t, service.V4UpgradeWarning, res.Warning)
 
-	got, err := svc.LoadTable(ctx, "wh", id, "", service.NoDelegation)
+	got, err := svc.Tables().LoadTable(ctx, "wh", id, "", service.NoDelegation)
 	require.NoError(t, err)
 	require.Equal(t, 4, formatVersion(t, got.Metadata))
 }
@@ -89,7 +89,7 @@ func TestExport(t *testing.T) {
 	res, err := svc.ExportTable(ctx, "wh", service.ExportInput{Source: src, Target: out, FormatVersion: 2})
 	require.NoError(t, err)
 	require.Equal(t, 2, formatVersion(t, res.Metadata))
-	got, err := svc.LoadTable(ctx, "wh", out, "", service.NoDelegation)
+	got, err := svc.Tables().LoadTable(ctx, "wh", out, "", service.NoDelegation)
 	require.NoError(t, err)
 	require.Equal(t, res.MetadataLocation, got.MetadataLocation)
 
@@ -97,7 +97,7 @@ func TestExport(t *testing.T) {
 	var fe *fault.Error
 	require.True(t, errors.As(err, &fe), "%v", err)
 	require.Equal(t, validation.ReasonTableNotV4, fe.Reason)
-	require.Error(t, svc.TableExists(ctx, "wh", ident.Ident{Namespace: []string{"ns"}, Name: "o2"}))
+	require.Error(t, svc.Tables().TableExists(ctx, "wh", ident.Ident{Namespace: []string{"ns"}, Name: "o2"}))
 
 	_, err = svc.ExportTable(ctx, "wh", service.ExportInput{Source: src, Target: plain})
 	require.Equal(t, fault.AlreadyExists, fault.KindOf(err))

@@ -1,4 +1,4 @@
-package service
+package tables
 
 import (
 	"net/url"
