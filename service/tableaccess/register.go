@@ -7,9 +7,9 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/storagepath"
+	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
-	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/store"
 )
