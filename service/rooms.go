@@ -32,7 +32,7 @@ func (s *Service) buildRooms() {
 	s.engine = commitengine.New(s.store, commitengine.Options{MaxAttempts: s.opts.MaxCommitAttempts, ClockGuard: s.ta.ClockGuard,
 		OnOutcome: s.opts.OnCommit, Remove: s.ta.DeleteOrphan, Tracer: s.tracer, Logger: s.log})
 	// Upgrades to format version 4 go to v4migrate, a layer above.
-	s.tc = tablecommit.New(tablecommit.Deps{Tables: s.ta, Engine: s.engine, MaxClockSkew: s.opts.MaxClockSkew,
+	s.tc = tablecommit.New(tablecommit.Deps{Tables: s.ta, Engine: s.engine,
 		CommitV4Upgrade: func(ctx context.Context, w *store.Warehouse, c *parsedChange) (*tablecommit.Result, error) {
 			res, err := s.commitV4Upgrade(ctx, w, c)
 			if res == nil {
@@ -47,7 +47,7 @@ func (s *Service) buildRooms() {
 	s.planner = planning.New(planning.Deps{Tables: s.ta, Readers: s.readers, MaxPlanTasks: s.opts.MaxPlanTasks})
 	s.maint = maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, CommitExpiry: s.tc.CommitExpiry})
 	s.v4 = v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
-		Encode: s.tc.Encode, CommitJobs: s.tc.CommitJobs})
+		CommitJobs: s.tc.CommitJobs})
 	s.upkeep = upkeep.New(upkeep.Deps{Tables: s.ta, Maint: s.maint, V4: s.v4})
 	s.migrate = v4migrate.New(v4migrate.Deps{Tables: s.ta, Engine: s.engine, V4: s.v4, Commits: s.tc, Readers: s.readers,
 		Planner: s.planner, Broker: s.broker, MaxLeafEntries: s.opts.MaxLeafEntries})

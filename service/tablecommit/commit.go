@@ -104,7 +104,7 @@ func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (
 	if err := locations.CheckTableMetadataLocations(w, tablemeta.AddedView(base, meta)); err != nil {
 		return nil, err
 	}
-	enc, err := tc.Encode(prev, meta, target)
+	enc, err := tc.d.Tables.Encode(prev, meta, target)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
-	if err := tc.CheckNewMetadata(nil, meta, data); err != nil {
+	if err := tc.d.Tables.CheckNewMetadata(nil, meta, data); err != nil {
 		return nil, err
 	}
 	metaLoc := tableaccess.NewMetadataLocation(meta.Location(), meta.Properties(), "")

@@ -18,7 +18,6 @@ package tablecommit
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
@@ -39,9 +38,6 @@ type Deps struct {
 	// It is the one call up: package v4migrate, which does the upgrade,
 	// sits above this one and stages through it.
 	CommitV4Upgrade func(ctx context.Context, w *store.Warehouse, c *Change) (*Result, error)
-	// MaxClockSkew is how far ahead of Now a committed snapshot may be
-	// dated.
-	MaxClockSkew time.Duration
 }
 
 // Committer commits table changes.
