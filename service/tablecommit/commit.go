@@ -457,7 +457,7 @@ func (tc *Committer) StagePlain(ctx context.Context, w *store.Warehouse, c *Chan
 // CommitExpiry commits remove-snapshots for expire through the commit
 // engine, requiring every ref to be where it was when the files were
 // chosen: a ref moved meanwhile (a rollback to an expiring snapshot) is a
-// 409 and nothing is expired. Other errors are Prepare's and Commit's.
+// 409 and nothing is expired. Other errors are Commit's.
 func (tc *Committer) CommitExpiry(ctx context.Context, w *store.Warehouse, id ident.Ident, meta table.Metadata, expire []int64) (*maintenance.Committed, error) {
 	var reqs []map[string]any
 	reqs = append(reqs, map[string]any{"type": "assert-table-uuid", "uuid": meta.TableUUID().String()})
