@@ -87,7 +87,7 @@ func (s *Server) DropView(ctx context.Context, req openapi.DropViewRequestObject
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rooms.views.Drop(ctx, req.Prefix, id); err != nil {
+	if err := s.rooms.tables.DropView(ctx, req.Prefix, id); err != nil {
 		return nil, err
 	}
 	return openapi.DropView204Response{}, nil

@@ -1,8 +1,6 @@
 package service
 
 import (
-	"context"
-
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/locations"
@@ -17,7 +15,6 @@ import (
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/service/views"
 	"github.com/lakehold/catalog/service/warehouses"
-	"github.com/lakehold/catalog/store"
 )
 
 // buildRooms builds the rooms over s.ta, each after the rooms it takes
@@ -31,23 +28,15 @@ func (s *Service) buildRooms() {
 	s.readers = v4read.New(s.ta.FileIO, locations.FileName)
 	s.engine = commitengine.New(s.store, commitengine.Options{MaxAttempts: s.opts.MaxCommitAttempts, ClockGuard: s.ta.ClockGuard,
 		OnOutcome: s.opts.OnCommit, Remove: s.ta.DeleteOrphan, Tracer: s.tracer, Logger: s.log})
-	// Upgrades to format version 4 go to v4migrate, a layer above.
-	s.tc = tablecommit.New(tablecommit.Deps{Tables: s.ta, Engine: s.engine, MaxClockSkew: s.opts.MaxClockSkew,
-		CommitV4Upgrade: func(ctx context.Context, w *store.Warehouse, c *parsedChange) (*tablecommit.Result, error) {
-			res, err := s.commitV4Upgrade(ctx, w, c)
-			if res == nil {
-				return nil, err
-			}
-			return &tablecommit.Result{MetadataLocation: res.MetadataLocation, Metadata: res.Metadata, Warning: V4UpgradeWarning}, err
-		}})
+	s.tc = tablecommit.New(tablecommit.Deps{Tables: s.ta, Engine: s.engine})
 	s.broker = storageaccess.New(storageaccess.Deps{Tables: s.ta, Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit})
 	s.tables = tables.New(tables.Deps{Tables: s.ta, Commits: s.tc, Broker: s.broker, VerifyMetadataOnLoad: s.opts.VerifyMetadataOnLoad})
-	s.views = views.New(views.Deps{Tables: s.ta, Engine: s.engine, DropObject: s.tables.DropObject})
+	s.views = views.New(views.Deps{Tables: s.ta, Engine: s.engine})
 	s.feed = changefeed.New(s.store, s.opts.Events, s.ta)
 	s.planner = planning.New(planning.Deps{Tables: s.ta, Readers: s.readers, MaxPlanTasks: s.opts.MaxPlanTasks})
 	s.maint = maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, CommitExpiry: s.tc.CommitExpiry})
 	s.v4 = v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
-		Encode: s.tc.Encode, CommitJobs: s.tc.CommitJobs})
+		CommitJobs: s.tc.CommitJobs})
 	s.upkeep = upkeep.New(upkeep.Deps{Tables: s.ta, Maint: s.maint, V4: s.v4})
 	s.migrate = v4migrate.New(v4migrate.Deps{Tables: s.ta, Engine: s.engine, V4: s.v4, Commits: s.tc, Readers: s.readers,
 		Planner: s.planner, Broker: s.broker, MaxLeafEntries: s.opts.MaxLeafEntries})

@@ -178,7 +178,7 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
 	s.ta = tableaccess.New(tableaccess.Options{Store: st, Files: files, Authorizer: opts.Authorizer, Sealer: opts.Sealer,
 		Credentials: opts.Credentials, EventsOn: opts.Events.Retention > 0, Clock: opts.Clock,
-		MaxClockOffset: opts.MaxClockOffset, Logger: opts.Logger})
+		MaxClockOffset: opts.MaxClockOffset, MaxClockSkew: opts.MaxClockSkew, Logger: opts.Logger})
 	s.buildRooms()
 	return s
 }

@@ -21,10 +21,22 @@ type parsedChange = tablecommit.Change
 // a commit dropped from the log (tablecommit.JobDeleteMetadataFiles).
 const JobDeleteMetadataFiles = tablecommit.JobDeleteMetadataFiles
 
-// CommitTable applies one table change (tablecommit.Committer.CommitTable,
-// which says what is returned when).
+// CommitTable applies one table change (tablecommit.Committer.Prepare
+// and Commit say what is returned when); an upgrade to format version 4
+// is v4migrate's (commitV4Upgrade), answered with V4UpgradeWarning.
 func (s *Service) CommitTable(ctx context.Context, warehouse string, change TableChange) (*TableResult, error) {
-	return tableResult(s.tc.CommitTable(ctx, warehouse, change))
+	k, err := s.tc.Prepare(ctx, warehouse, change)
+	if err != nil {
+		return nil, err
+	}
+	if !k.Upgrades() {
+		return tableResult(s.tc.Commit(ctx, k))
+	}
+	res, err := s.commitV4Upgrade(ctx, k.Warehouse, k.Change)
+	if res == nil {
+		return nil, err
+	}
+	return &TableResult{MetadataLocation: res.MetadataLocation, Metadata: res.Metadata, Config: map[string]string{}, Warning: V4UpgradeWarning}, err
 }
 
 // tableResult is the TableResult of a table commit's result.
@@ -32,5 +44,5 @@ func tableResult(r *tablecommit.Result, err error) (*TableResult, error) {
 	if r == nil {
 		return nil, err
 	}
-	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: map[string]string{}, Warning: r.Warning}, err
+	return &TableResult{MetadataLocation: r.MetadataLocation, Metadata: r.Metadata, Config: map[string]string{}}, err
 }

@@ -24,7 +24,7 @@ var roomLayers = [][]string{
 	// Background work: schedules maintenance and compaction.
 	{"upkeep"},
 	// The warehouse registry (checks policy properties) and table commits
-	// (enqueue the policies' jobs, expire snapshots, encode v4 metadata).
+	// (enqueue the policies' jobs, expire snapshots).
 	{"warehouses", "tablecommit"},
 	// The upgrade to v4 and the export: stage through tablecommit and
 	// v4commits, plan v1–v3 manifests, grant the export's access. Table

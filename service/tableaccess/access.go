@@ -30,7 +30,10 @@ type Options struct {
 	// MaxClockOffset is how far this process's clock may be off the
 	// database's before ClockGuard refuses commits.
 	MaxClockOffset time.Duration
-	Logger         *slog.Logger
+	// MaxClockSkew is how far ahead of Clock a committed snapshot may be
+	// dated (CheckNewMetadata).
+	MaxClockSkew time.Duration
+	Logger       *slog.Logger
 }
 
 // Access is the shared way to tables; safe for concurrent use.

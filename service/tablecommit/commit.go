@@ -104,7 +104,7 @@ func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (
 	if err := locations.CheckTableMetadataLocations(w, tablemeta.AddedView(base, meta)); err != nil {
 		return nil, err
 	}
-	enc, err := tc.Encode(prev, meta, target)
+	enc, err := tc.d.Tables.Encode(prev, meta, target)
 	if err != nil {
 		return nil, err
 	}
@@ -122,13 +122,25 @@ func (tc *Committer) stage(ctx context.Context, w *store.Warehouse, c *Change) (
 	return st, nil
 }
 
-// CommitTable applies one table change with server-side retries on lost
-// races. assert-create on a missing table creates it (the second half of a
-// staged create). Returns 404 NoSuchTable, 409 CommitFailed (nothing
-// committed), 400 for invalid updates, 500 CommitStateUnknown only when the
-// database commit itself failed mid-flight; an upgrade to format version
-// 4 returns CommitV4Upgrade's.
-func (tc *Committer) CommitTable(ctx context.Context, warehouse string, change TableChange) (*Result, error) {
+// Checked is a table change parsed, authorized and guarded, with its
+// warehouse: what Prepare answers and Commit takes.
+type Checked struct {
+	Warehouse *store.Warehouse
+	Change    *Change
+	// Creates says the change finishes a staged create of a missing table.
+	Creates bool
+}
+
+// Upgrades reports whether the change upgrades an existing table to format
+// version 4. Commit refuses such a change: the upgrade is package
+// v4migrate's, a layer above, whose caller commits it instead.
+func (k *Checked) Upgrades() bool { return !k.Creates && WantsV4Upgrade(k.Change.Info) }
+
+// Prepare is the first half of a single-table commit: it parses change,
+// authorizes it (table-create for an assert-create, table-write-metadata
+// otherwise), guards a v4 change and reads the warehouse. Returns 400 for
+// an invalid change, 403 when denied, 404 for a missing warehouse.
+func (tc *Committer) Prepare(ctx context.Context, warehouse string, change TableChange) (*Checked, error) {
 	c, err := Parse(change)
 	if err != nil {
 		return nil, err
@@ -149,16 +161,29 @@ func (tc *Committer) CommitTable(ctx context.Context, warehouse string, change T
 	if err != nil {
 		return nil, err
 	}
+	k := &Checked{Warehouse: w, Change: c}
 	if requirements.HasAssertCreate(c.Reqs) {
 		ref := store.ObjectRef{Warehouse: warehouse, Namespace: c.Ident.Namespace, Name: c.Ident.Name, Kind: store.KindTable}
-		if _, err := tc.d.Tables.Store().ObjectMetadataLocation(ctx, ref); errors.Is(err, store.ErrNotFound) {
-			return tc.createByCommit(ctx, w, c)
-		}
+		_, err := tc.d.Tables.Store().ObjectMetadataLocation(ctx, ref)
+		k.Creates = errors.Is(err, store.ErrNotFound)
 	}
-	if WantsV4Upgrade(c.Info) {
-		return tc.d.CommitV4Upgrade(ctx, w, c)
+	return k, nil
+}
+
+// Commit applies a prepared table change with server-side retries on lost
+// races. assert-create on a missing table creates it (the second half of a
+// staged create). Returns 404 NoSuchTable, 409 CommitFailed (nothing
+// committed), 400 for invalid updates, 500 CommitStateUnknown only when the
+// database commit itself failed mid-flight, and 500 for a change that
+// Upgrades (its caller commits those through v4migrate).
+func (tc *Committer) Commit(ctx context.Context, k *Checked) (*Result, error) {
+	if k.Creates {
+		return tc.createByCommit(ctx, k.Warehouse, k.Change)
 	}
-	results, err := tc.commit(ctx, w, []*Change{c})
+	if k.Upgrades() {
+		return nil, fault.New(fault.Internal, "An upgrade to format version 4 is committed through the v4 migration")
+	}
+	results, err := tc.commit(ctx, k.Warehouse, []*Change{k.Change})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +194,7 @@ func (tc *Committer) CommitTable(ctx context.Context, warehouse string, change T
 // CommitTransaction applies several table changes atomically: all land in
 // one database transaction, or none. Each change needs an identifier; one
 // table may appear once (400 otherwise, and for assert-create); other
-// errors are CommitTable's.
+// errors are Prepare's and Commit's.
 func (tc *Committer) CommitTransaction(ctx context.Context, warehouse string, changes []TableChange) error {
 	if len(changes) == 0 {
 		return fault.New(fault.BadRequest, "Invalid transaction: no table changes")
@@ -324,7 +349,7 @@ func (tc *Committer) createFromUpdates(ctx context.Context, w *store.Warehouse, 
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
-	if err := tc.CheckNewMetadata(nil, meta, data); err != nil {
+	if err := tc.d.Tables.CheckNewMetadata(nil, meta, data); err != nil {
 		return nil, err
 	}
 	metaLoc := tableaccess.NewMetadataLocation(meta.Location(), meta.Properties(), "")
@@ -410,7 +435,7 @@ func (tc *Committer) updateEvent(ctx context.Context, c *Change, warehouse strin
 	return *c.event
 }
 
-// StagePlain stages c into a as CommitTable does for any single table, for
+// StagePlain stages c into a as Commit does for any single table, for
 // the v4 upgrade of a table it need not convert. Errors are stage's: 404
 // for a missing table, 409 for a failed requirement, 400 for invalid
 // updates or metadata, and the metadata write's.
@@ -432,7 +457,7 @@ func (tc *Committer) StagePlain(ctx context.Context, w *store.Warehouse, c *Chan
 // CommitExpiry commits remove-snapshots for expire through the commit
 // engine, requiring every ref to be where it was when the files were
 // chosen: a ref moved meanwhile (a rollback to an expiring snapshot) is a
-// 409 and nothing is expired. Other errors are CommitTable's.
+// 409 and nothing is expired. Other errors are Commit's.
 func (tc *Committer) CommitExpiry(ctx context.Context, w *store.Warehouse, id ident.Ident, meta table.Metadata, expire []int64) (*maintenance.Committed, error) {
 	var reqs []map[string]any
 	reqs = append(reqs, map[string]any{"type": "assert-table-uuid", "uuid": meta.TableUUID().String()})

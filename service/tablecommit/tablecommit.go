@@ -16,14 +16,11 @@
 package tablecommit
 
 import (
-	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/tableaccess"
-	"github.com/lakehold/catalog/store"
 )
 
 // Deps are what table commits need from the catalog, as values.
@@ -34,14 +31,6 @@ type Deps struct {
 	Tables *tableaccess.Access
 	// Engine runs every commit's attempts (retries, clock guard, outcome).
 	Engine *commitengine.Engine
-	// CommitV4Upgrade commits a single-table change that upgrades to
-	// format version 4 (WantsV4Upgrade) and returns what CommitTable does.
-	// It is the one call up: package v4migrate, which does the upgrade,
-	// sits above this one and stages through it.
-	CommitV4Upgrade func(ctx context.Context, w *store.Warehouse, c *Change) (*Result, error)
-	// MaxClockSkew is how far ahead of Now a committed snapshot may be
-	// dated.
-	MaxClockSkew time.Duration
 }
 
 // Committer commits table changes.
@@ -54,12 +43,10 @@ func New(d Deps) *Committer {
 	return &Committer{d: d}
 }
 
-// Result is a committed table's metadata document and its location, and
-// the caution the HTTP layer sends with it (the v4 upgrade's), if any.
+// Result is a committed table's metadata document and its location.
 type Result struct {
 	MetadataLocation string
 	Metadata         []byte
-	Warning          string
 }
 
 // TableChange is one table's requirements and updates, as sent in

@@ -7,40 +7,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/internal/fault"
-	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/service/v4commits"
+	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
-
-// Encode serialises meta, built from prev's metadata, as format
-// target: through the fast path when the format stays the same, else by
-// encoding everything (and then checking by reading everything back). It
-// fails only when the metadata cannot be encoded (500); the check's
-// rejections are 400 ValidationExceptions. The result's Check is
-// CheckNewMetadata, or its cheaper form for the fast path.
-func (tc *Committer) Encode(prev *tablemeta.Entry, meta table.Metadata, target int) (*v4commits.Encoded, error) {
-	if target == prev.Version && meta.Version() == prev.Meta.Version() {
-		enc, ok, err := tablemeta.Encode(meta, target, prev)
-		if err != nil {
-			return nil, fault.Wrap(fault.Internal, err, "encode metadata")
-		}
-		if ok {
-			return &v4commits.Encoded{
-				Data: enc.Data, Refs: enc.Refs,
-				Entry: &tablemeta.Entry{Meta: meta, Version: target, Data: enc.Data, Spans: enc.Spans, NSnaps: len(enc.Spans)},
-				Check: func() error { return tc.checkEncoded(prev.Meta, meta, enc) },
-			}, nil
-		}
-	}
-	data, err := tablemeta.Marshal(meta, target)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
-	}
-	return &v4commits.Encoded{
-		Data: data, Refs: tablemeta.RefsDocument(meta, data),
-		Check: func() error { return tc.CheckNewMetadata(prev.Meta, meta, data) },
-	}, nil
-}
 
 // overlapWriteAbove is the document size from which the metadata file is
 // written while the document is checked. Below it the check comes first,
@@ -55,7 +24,7 @@ const overlapWriteAbove = 256 << 10
 // on a second goroutine meanwhile. It returns the new metadata location and
 // the object's new base location ("" when unchanged); the check's
 // rejections and WriteNextMetadata's errors as they are.
-func (tc *Committer) writeChecked(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, enc *v4commits.Encoded, sw *store.Swap) (metaLoc, newLoc string, err error) {
+func (tc *Committer) writeChecked(ctx context.Context, w *store.Warehouse, obj *store.Object, meta table.Metadata, enc *tableaccess.Encoded, sw *store.Swap) (metaLoc, newLoc string, err error) {
 	write := func() (string, string, error) {
 		return tc.d.Tables.WriteNextMetadata(ctx, w, obj, meta.Location(), meta.Properties(), enc.Data)
 	}

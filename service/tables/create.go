@@ -77,7 +77,7 @@ func (t *Tables) CreateTable(ctx context.Context, warehouse string, nsLevels []s
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode metadata")
 	}
-	if err := t.tc.CheckNewMetadata(nil, meta, data); err != nil {
+	if err := t.ta.CheckNewMetadata(nil, meta, data); err != nil {
 		return nil, err
 	}
 	if in.StageCreate {

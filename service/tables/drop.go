@@ -95,9 +95,9 @@ func (t *Tables) softDrop(ctx context.Context, w *store.Warehouse, ref store.Obj
 	return fault.New(fault.Unavailable, "The %s kept changing while it was being dropped; retry", ref.Kind)
 }
 
-// DropObject drops a table or view by w's deletion profile: soft-deleted,
+// dropObject drops a table or view by w's deletion profile: soft-deleted,
 // or removed (a table with purge: with its purge-table job).
-func (t *Tables) DropObject(ctx context.Context, w *store.Warehouse, ref store.ObjectRef, purge bool) error {
+func (t *Tables) dropObject(ctx context.Context, w *store.Warehouse, ref store.ObjectRef, purge bool) error {
 	if soft, retention := upkeep.SoftDeletion(w); soft {
 		return t.softDrop(ctx, w, ref, retention, purge)
 	}
@@ -128,9 +128,28 @@ func (t *Tables) DropTable(ctx context.Context, warehouse string, id ident.Ident
 	if err != nil {
 		return err
 	}
-	err = t.DropObject(ctx, w, tableaccess.ObjectRef(id, warehouse, store.KindTable), purge)
+	err = t.dropObject(ctx, w, tableaccess.ObjectRef(id, warehouse, store.KindTable), purge)
 	if errors.Is(err, store.ErrNotFound) {
 		return ident.TableNotFound(err, id)
+	}
+	return storefault.Of(err, warehouse)
+}
+
+// DropView removes a view (its files stay), or soft-deletes it in a
+// warehouse with the soft deletion profile. It is here, not in package
+// views, because drops share this room's deletion profile path. 403 when
+// denied, 404 when the view or the warehouse is missing.
+func (t *Tables) DropView(ctx context.Context, warehouse string, id ident.Ident) error {
+	if err := t.ta.Authorize(ctx, access.PrivViewDrop, access.ViewResource(warehouse, id.Namespace, id.Name)); err != nil {
+		return err
+	}
+	w, err := t.ta.Warehouse(ctx, warehouse)
+	if err != nil {
+		return err
+	}
+	err = t.dropObject(ctx, w, tableaccess.ObjectRef(id, warehouse, store.KindView), false)
+	if errors.Is(err, store.ErrNotFound) {
+		return ident.ViewNotFound(err, id)
 	}
 	return storefault.Of(err, warehouse)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/tables"
+	"github.com/lakehold/catalog/service/views"
 	"github.com/lakehold/catalog/store"
 	"github.com/lakehold/catalog/store/sqlstore"
 )
@@ -144,4 +145,31 @@ func TestUnregisterThenRegister(t *testing.T) {
 	// the other's data.
 	_, err = tb.RegisterTable(ctx, "wh", []string{"ns"}, "twice", gone.MetadataLocation, false, storageaccess.NoDelegation)
 	require.Equal(t, fault.AlreadyExists, fault.KindOf(err))
+}
+
+// TestDropView: a dropped view is gone from the listing and from its
+// room's loads; a second drop is 404 NoSuchView.
+func TestDropView(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	svc := service.New(st, storage.NewProvider(), service.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+t.TempDir(), nil)
+	require.NoError(t, err)
+	_, err = svc.CreateNamespace(ctx, "wh", []string{"ns"}, nil)
+	require.NoError(t, err)
+	_, err = svc.Views().Create(ctx, "wh", []string{"ns"}, views.CreateInput{Name: "v", Schema: []byte(schema),
+		ViewVersion: []byte(`{"version-id":1,"schema-id":0,"timestamp-ms":1,"summary":{},"default-namespace":["ns"],` +
+			`"representations":[{"type":"sql","sql":"select 1","dialect":"spark"}]}`)})
+	require.NoError(t, err)
+	v := ident.Ident{Namespace: []string{"ns"}, Name: "v"}
+	tb := svc.Tables()
+	require.NoError(t, tb.DropView(ctx, "wh", v))
+	names, _, err := tb.List(ctx, "wh", []string{"ns"}, store.KindView, store.Page{})
+	require.NoError(t, err)
+	require.Empty(t, names)
+	_, err = svc.Views().Load(ctx, "wh", v)
+	require.Equal(t, fault.NoSuchView, fault.KindOf(err))
+	require.Equal(t, fault.NoSuchView, fault.KindOf(tb.DropView(ctx, "wh", v)))
 }

@@ -34,11 +34,8 @@ type Deps struct {
 	// files.
 	MaxLeafEntries int
 
-	// Encode serialises meta, built from prev, as format target (the
-	// fast path when it can): 500 when it cannot be encoded. CommitJobs
-	// are the follow-up jobs of a commit that moves a table from base to
-	// meta. Both are package tablecommit's, which sits above this one.
-	Encode     func(prev *tablemeta.Entry, meta table.Metadata, target int) (*Encoded, error)
+	// CommitJobs are the follow-up jobs of a commit that moves a table
+	// from base to meta: package tablecommit's, which sits above this one.
 	CommitJobs func(w *store.Warehouse, id ident.Ident, base, meta table.Metadata, metaLoc string) []store.Job
 }
 
@@ -52,15 +49,6 @@ func (cm *Committer) writeTarget(ctx context.Context, warehouse string, id ident
 // what the caller may not see).
 func (cm *Committer) authorizeRead(ctx context.Context, warehouse string, id ident.Ident) error {
 	return cm.d.Tables.AuthorizeTable(ctx, access.PrivTableReadData, warehouse, id)
-}
-
-// Encoded is a commit's new metadata document, its refs-only form, its
-// cache entry (nil when it was encoded the slow way) and the check it must
-// pass before it may be committed.
-type Encoded struct {
-	Data, Refs []byte
-	Entry      *tablemeta.Entry
-	Check      func() error
 }
 
 // Result is a committed table's new metadata location and document.

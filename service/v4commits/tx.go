@@ -110,7 +110,7 @@ func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4tree.Resul
 	cm.addTotals(ctx, t, res)
 	rootLoc := fmt.Sprintf("%s/metadata/snap-%d-%s.parquet", st.location, t.snapID, t.uuid)
 	var meta table.Metadata
-	var enc *Encoded
+	var enc *tableaccess.Encoded
 	var g errgroup.Group
 	g.Go(func() (err error) {
 		meta, enc, err = cm.snapshotMetadata(t, res, rootLoc)
@@ -174,7 +174,7 @@ func commitMillis(now time.Time, prev table.Metadata) int64 {
 // snapshot (root manifest rootLoc) as the head of main, and encodes it,
 // through the same light build and spliced encoding as every commit.
 // Errors: the check's 400 ValidationException, else 500.
-func (cm *Committer) snapshotMetadata(t *Tx, res *v4tree.Result, rootLoc string) (table.Metadata, *Encoded, error) {
+func (cm *Committer) snapshotMetadata(t *Tx, res *v4tree.Result, rootLoc string) (table.Metadata, *tableaccess.Encoded, error) {
 	st := t.st
 	firstRowID := st.meta.NextRowID()
 	snap := &table.Snapshot{
@@ -197,7 +197,7 @@ func (cm *Committer) snapshotMetadata(t *Tx, res *v4tree.Result, rootLoc string)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.Internal, err, "build metadata")
 	}
-	enc, err := cm.d.Encode(st.entry, meta, FormatV4)
+	enc, err := cm.d.Tables.Encode(st.entry, meta, FormatV4)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -231,7 +231,7 @@ func (x *export) run(ctx context.Context, warehouse string, in ExportInput, cano
 		// The schema may use types or defaults the format has not.
 		return nil, fault.Wrap(fault.BadRequest, err, "Cannot export %s to format version %d: %s", in.Source, x.version, fault.ClientText(err))
 	}
-	if err := d.Commits.CheckNewMetadata(nil, meta, md); err != nil {
+	if err := d.Tables.CheckNewMetadata(nil, meta, md); err != nil {
 		return nil, err
 	}
 	metaLoc := tableaccess.NewMetadataLocation(x.loc, meta.Properties(), "")

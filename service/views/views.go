@@ -1,9 +1,9 @@
 // Package views is the catalog's views: their creation and registration,
-// loads and existence checks, drops, and the commits that replace them
+// loads and existence checks, and the commits that replace them
 // (requirements checked and updates applied to the stored metadata, a new
 // metadata file written, the pointer swapped by the commit engine).
-// Listing and renaming stay with the service, which shares them with
-// tables. It takes the store, an authorizer, the commit loop, the writes
+// Listing, renaming and dropping are package tables', which shares them
+// with tables. It takes the store, an authorizer, the commit loop, the writes
 // of metadata files and the event builders as values (Deps); it never
 // sees the service.
 package views
@@ -37,13 +37,10 @@ type Deps struct {
 	Tables *tableaccess.Access
 	// Engine runs the commit loop of a replace.
 	Engine *commitengine.Engine
-	// DropObject removes (or soft-deletes) an object: store.ErrNotFound
-	// when it is missing, the store's errors otherwise. It is the
-	// service's one drop path, shared with tables.
-	DropObject func(ctx context.Context, w *store.Warehouse, ref store.ObjectRef, purge bool) error
 }
 
-// Views creates, reads, replaces and drops views.
+// Views creates, reads and replaces views; their drop is package
+// tables' (the one drop path, by the warehouse's deletion profile).
 type Views struct {
 	d Deps
 }
@@ -163,23 +160,6 @@ func (v *Views) Exists(ctx context.Context, warehouse string, id ident.Ident) er
 		return err
 	}
 	_, err := v.d.Tables.Store().ObjectMetadataLocation(ctx, objRef(id, warehouse))
-	if errors.Is(err, store.ErrNotFound) {
-		return ident.ViewNotFound(err, id)
-	}
-	return storefault.Of(err, warehouse)
-}
-
-// Drop removes a view (its files stay), or soft-deletes it in a warehouse
-// with the soft deletion profile. 404 when missing.
-func (v *Views) Drop(ctx context.Context, warehouse string, id ident.Ident) error {
-	if err := v.d.Tables.Authorize(ctx, access.PrivViewDrop, resource(warehouse, id)); err != nil {
-		return err
-	}
-	w, err := v.d.Tables.Warehouse(ctx, warehouse)
-	if err != nil {
-		return err
-	}
-	err = v.d.DropObject(ctx, w, objRef(id, warehouse), false)
 	if errors.Is(err, store.ErrNotFound) {
 		return ident.ViewNotFound(err, id)
 	}

@@ -29,7 +29,8 @@ const (
 )
 
 // newViews is Views over a fresh SQLite catalog with warehouse wh (local
-// files) and namespace ns; drops delete the row.
+// files) and namespace ns, and its store (drops are package tables';
+// these tests delete the row).
 func newViews(t *testing.T) (*views.Views, store.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -43,11 +44,14 @@ func newViews(t *testing.T) (*views.Views, store.Store) {
 	ta := tableaccess.New(tableaccess.Options{Store: st, Files: storage.NewProvider(), Authorizer: access.AllowAll{},
 		Clock: time.Now, MaxClockOffset: 5 * time.Second, Logger: log})
 	eng := commitengine.New(st, commitengine.Options{MaxAttempts: 3, Remove: ta.DeleteOrphan, Logger: log})
-	drop := func(ctx context.Context, _ *store.Warehouse, ref store.ObjectRef, _ bool) error {
-		_, err := st.ObjectDelete(ctx, ref)
-		return err
-	}
-	return views.New(views.Deps{Tables: ta, Engine: eng, DropObject: drop}), st
+	return views.New(views.Deps{Tables: ta, Engine: eng}), st
+}
+
+// drop deletes view id's row, as a drop without soft deletion does.
+func drop(t *testing.T, st store.Store) {
+	t.Helper()
+	_, err := st.ObjectDelete(context.Background(), store.ObjectRef{Warehouse: "wh", Namespace: vid.Namespace, Name: vid.Name, Kind: store.KindView})
+	require.NoError(t, err)
 }
 
 var vid = ident.Ident{Namespace: []string{"ns"}, Name: "v"}
@@ -61,11 +65,11 @@ func create(t *testing.T, v *views.Views) *views.Result {
 }
 
 // TestCreateLoadDrop: a created view is written under the warehouse and
-// loads back as stored; a second create of the name is 409; once dropped
-// it is 404 to Load and Exists.
+// loads back as stored; a second create of the name is 409; once its row
+// is gone it is 404 to Load and Exists.
 func TestCreateLoadDrop(t *testing.T) {
 	ctx := context.Background()
-	v, _ := newViews(t)
+	v, st := newViews(t)
 	res := create(t, v)
 	require.Contains(t, res.MetadataLocation, "/ns/v-")
 	require.Contains(t, res.MetadataLocation, "/metadata/00000-")
@@ -79,11 +83,10 @@ func TestCreateLoadDrop(t *testing.T) {
 		Schema: json.RawMessage(schemaJSON), ViewVersion: json.RawMessage(versionJSON)})
 	require.Equal(t, fault.AlreadyExists, fault.KindOf(err))
 
-	require.NoError(t, v.Drop(ctx, "wh", vid))
+	drop(t, st)
 	_, err = v.Load(ctx, "wh", vid)
 	require.Equal(t, fault.NoSuchView, fault.KindOf(err))
 	require.Equal(t, fault.NoSuchView, fault.KindOf(v.Exists(ctx, "wh", vid)))
-	require.Equal(t, fault.NoSuchView, fault.KindOf(v.Drop(ctx, "wh", vid)))
 }
 
 // TestReplace: an update lands as the next metadata file with the new
@@ -124,11 +127,11 @@ func TestReplace(t *testing.T) {
 // 400.
 func TestRegister(t *testing.T) {
 	ctx := context.Background()
-	v, _ := newViews(t)
+	v, st := newViews(t)
 	first := create(t, v)
 	_, err := v.Register(ctx, "wh", []string{"ns"}, "twin", first.MetadataLocation)
 	require.Equal(t, fault.BadRequest, fault.KindOf(err))
-	require.NoError(t, v.Drop(ctx, "wh", vid))
+	drop(t, st)
 	res, err := v.Register(ctx, "wh", []string{"ns"}, "copy", first.MetadataLocation)
 	require.NoError(t, err)
 	require.Equal(t, first.MetadataLocation, res.MetadataLocation)

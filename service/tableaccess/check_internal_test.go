@@ -1,4 +1,4 @@
-package tablecommit
+package tableaccess
 
 import (
 	"encoding/json"
@@ -13,8 +13,6 @@ import (
 
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/internal/tablemeta"
-	"github.com/lakehold/catalog/service/tableaccess"
-	"github.com/lakehold/catalog/service/v4commits"
 	"github.com/lakehold/catalog/validation"
 )
 
@@ -54,16 +52,16 @@ func appendSnapshot(t *testing.T, prev table.Metadata, seq int64, ts time.Time, 
 	return next, data
 }
 
-// testCommitter checks metadata with the service's defaults: skew 0 is
+// testAccess checks metadata with the service's defaults: skew 0 is
 // validation.DefaultMaxClockSkew, a nil clock is time.Now.
-func testCommitter(skew time.Duration, now func() time.Time) *Committer {
+func testAccess(skew time.Duration, now func() time.Time) *Access {
 	if skew == 0 {
 		skew = validation.DefaultMaxClockSkew
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return New(Deps{MaxClockSkew: skew, Tables: tableaccess.New(tableaccess.Options{Clock: now})})
+	return New(Options{MaxClockSkew: skew, Clock: now})
 }
 
 func rejection(t *testing.T, err error) *fault.Error {
@@ -78,15 +76,15 @@ func rejection(t *testing.T, err error) *fault.Error {
 }
 
 func TestCheckNewMetadata(t *testing.T) {
-	tc := testCommitter(0, nil)
+	a := testAccess(0, nil)
 	prev, _ := metacheckTable(t)
 
 	next, data := appendSnapshot(t, prev, 2, time.Now(), 2)
-	require.NoError(t, tc.CheckNewMetadata(prev, next, data))
+	require.NoError(t, a.CheckNewMetadata(prev, next, data))
 
 	// A rule broken in the built metadata.
 	next, data = appendSnapshot(t, prev, 2, time.Now().Add(time.Hour), 2)
-	e := rejection(t, tc.CheckNewMetadata(prev, next, data))
+	e := rejection(t, a.CheckNewMetadata(prev, next, data))
 	require.Equal(t, validation.ReasonTimestampInFuture, e.Reason)
 	require.Equal(t, int64(11), e.Details["snapshot-id"])
 
@@ -94,7 +92,7 @@ func TestCheckNewMetadata(t *testing.T) {
 	next, data = appendSnapshot(t, prev, 2, time.Now(), 2)
 	bad := []byte(strings.Replace(string(data), `"last-sequence-number":2`, `"last-sequence-number":1`, 1))
 	require.NotEqual(t, data, bad)
-	e = rejection(t, tc.CheckNewMetadata(prev, next, bad))
+	e = rejection(t, a.CheckNewMetadata(prev, next, bad))
 	require.Equal(t, validation.ReasonMetadataDoesNotLoad, e.Reason)
 	require.Contains(t, e.Message, "would not load back")
 
@@ -105,48 +103,48 @@ func TestCheckNewMetadata(t *testing.T) {
 	doc["snapshots"].([]any)[1].(map[string]any)["parent-snapshot-id"] = 4242
 	bad, err := json.Marshal(doc)
 	require.NoError(t, err)
-	e = rejection(t, tc.CheckNewMetadata(prev, next, bad))
+	e = rejection(t, a.CheckNewMetadata(prev, next, bad))
 	require.Equal(t, validation.ReasonUnknownParentSnapshot, e.Reason)
 
 	// Creation: no previous metadata.
 	_, created := metacheckTable(t)
 	createdMeta, _, err := tablemeta.Parse(created)
 	require.NoError(t, err)
-	require.NoError(t, tc.CheckNewMetadata(nil, createdMeta, created))
+	require.NoError(t, a.CheckNewMetadata(nil, createdMeta, created))
 }
 
 // TestCheckNewMetadataV4: the v4 bytes are parsed back through the v3 view,
 // as the loader does.
 func TestCheckNewMetadataV4(t *testing.T) {
-	tc := testCommitter(0, nil)
+	a := testAccess(0, nil)
 	prev, _ := metacheckTable(t)
-	next, data := appendSnapshot(t, prev, 2, time.Now(), v4commits.FormatV4)
+	next, data := appendSnapshot(t, prev, 2, time.Now(), 4)
 	require.Contains(t, string(data), `"root-manifest"`)
-	require.NoError(t, tc.CheckNewMetadata(prev, next, data))
-	e := rejection(t, tc.CheckNewMetadata(prev, next, []byte(strings.Replace(string(data), `"format-version":4`, `"format-version":5`, 1))))
+	require.NoError(t, a.CheckNewMetadata(prev, next, data))
+	e := rejection(t, a.CheckNewMetadata(prev, next, []byte(strings.Replace(string(data), `"format-version":4`, `"format-version":5`, 1))))
 	require.Equal(t, validation.ReasonMetadataDoesNotLoad, e.Reason)
 }
 
-// TestCheckNewMetadataClockSkew: Deps.MaxClockSkew widens the default.
+// TestCheckNewMetadataClockSkew: Options.MaxClockSkew widens the default.
 func TestCheckNewMetadataClockSkew(t *testing.T) {
 	prev, _ := metacheckTable(t)
 	next, data := appendSnapshot(t, prev, 2, time.Now().Add(10*time.Minute), 2)
-	e := rejection(t, testCommitter(0, nil).CheckNewMetadata(prev, next, data))
+	e := rejection(t, testAccess(0, nil).CheckNewMetadata(prev, next, data))
 	require.Equal(t, validation.ReasonTimestampInFuture, e.Reason)
-	require.NoError(t, testCommitter(time.Hour, nil).CheckNewMetadata(prev, next, data))
+	require.NoError(t, testAccess(time.Hour, nil).CheckNewMetadata(prev, next, data))
 }
 
-// TestCheckNewMetadataClock: the skew check reads Deps.Now, so a
+// TestCheckNewMetadataClock: the skew check reads Options.Clock, so a
 // replica whose clock runs behind refuses what a correct one accepts, and
 // one whose clock runs ahead accepts a snapshot dated in the real future.
 func TestCheckNewMetadataClock(t *testing.T) {
 	prev, _ := metacheckTable(t)
 	next, data := appendSnapshot(t, prev, 2, time.Now().Add(10*time.Minute), 2)
 	ahead := func() time.Time { return time.Now().Add(20 * time.Minute) }
-	require.NoError(t, testCommitter(0, ahead).CheckNewMetadata(prev, next, data))
+	require.NoError(t, testAccess(0, ahead).CheckNewMetadata(prev, next, data))
 	next, data = appendSnapshot(t, prev, 2, time.Now(), 2)
-	require.NoError(t, testCommitter(0, nil).CheckNewMetadata(prev, next, data))
+	require.NoError(t, testAccess(0, nil).CheckNewMetadata(prev, next, data))
 	behind := func() time.Time { return time.Now().Add(-10 * time.Minute) }
-	e := rejection(t, testCommitter(0, behind).CheckNewMetadata(prev, next, data))
+	e := rejection(t, testAccess(0, behind).CheckNewMetadata(prev, next, data))
 	require.Equal(t, validation.ReasonTimestampInFuture, e.Reason)
 }

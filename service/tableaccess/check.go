@@ -1,4 +1,4 @@
-package tablecommit
+package tableaccess
 
 import (
 	"errors"
@@ -18,9 +18,9 @@ import (
 // code when next breaks a rule of validation.TableMetadata, when data does
 // not parse back the way the loader parses stored metadata, or when what
 // parses back breaks a rule (so what is checked is what will be loaded).
-func (tc *Committer) CheckNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
-	now := tc.d.Tables.Now()
-	rules := validation.MetadataRules{MaxClockSkew: tc.d.MaxClockSkew}
+func (a *Access) CheckNewMetadata(prev table.Metadata, next table.Metadata, data []byte) error {
+	now := a.Now()
+	rules := validation.MetadataRules{MaxClockSkew: a.opts.MaxClockSkew}
 	if err := validation.TableMetadata(prev, next, now, rules); err != nil {
 		return metadataRejected(err)
 	}
@@ -41,9 +41,9 @@ func (tc *Committer) CheckNewMetadata(prev table.Metadata, next table.Metadata, 
 // holds. Copied snapshots are the previous document's bytes, which the
 // loader already read into the very snapshots next carries. Same errors as
 // CheckNewMetadata.
-func (tc *Committer) checkEncoded(prev, next table.Metadata, enc *tablemeta.Encoded) error {
-	rules := validation.MetadataRules{MaxClockSkew: tc.d.MaxClockSkew}
-	if err := validation.TableMetadata(prev, next, tc.d.Tables.Now(), rules); err != nil {
+func (a *Access) checkEncoded(prev, next table.Metadata, enc *tablemeta.Encoded) error {
+	rules := validation.MetadataRules{MaxClockSkew: a.opts.MaxClockSkew}
+	if err := validation.TableMetadata(prev, next, a.Now(), rules); err != nil {
 		return metadataRejected(err)
 	}
 	back, _, err := tablemeta.Parse(enc.Check)
