@@ -15,8 +15,9 @@ var roomLayers = [][]string{
 	// Leaves: identifiers, store errors, the location policy, the v4
 	// manifest readers, the file walk.
 	{"ident", "storefault", "locations", "v4read", "tablefiles"},
-	// Access control, idempotency keys and the commit loop.
-	{"access", "idempotent", "commitengine"},
+	// Access control, idempotency keys, the commit loop and the jobs a
+	// commit enqueues.
+	{"access", "idempotent", "commitengine", "commitjobs"},
 	// What every room reaches tables through.
 	{"tableaccess"},
 	// Rooms on tableaccess alone.
