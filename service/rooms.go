@@ -34,9 +34,8 @@ func (s *Service) buildRooms() {
 	s.views = views.New(views.Deps{Tables: s.ta, Engine: s.engine})
 	s.feed = changefeed.New(s.store, s.opts.Events, s.ta)
 	s.planner = planning.New(planning.Deps{Tables: s.ta, Readers: s.readers, MaxPlanTasks: s.opts.MaxPlanTasks})
-	s.maint = maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, CommitExpiry: s.tc.CommitExpiry})
-	s.v4 = v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries,
-		CommitJobs: s.tc.CommitJobs})
+	s.maint = maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, Commits: s.tc})
+	s.v4 = v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries})
 	s.upkeep = upkeep.New(upkeep.Deps{Tables: s.ta, Maint: s.maint, V4: s.v4})
 	s.migrate = v4migrate.New(v4migrate.Deps{Tables: s.ta, Engine: s.engine, V4: s.v4, Commits: s.tc, Readers: s.readers,
 		Planner: s.planner, Broker: s.broker, MaxLeafEntries: s.opts.MaxLeafEntries})

@@ -17,10 +17,6 @@ type TableChange = tablecommit.TableChange
 // parsedChange is a decoded TableChange (tablecommit.Change).
 type parsedChange = tablecommit.Change
 
-// JobDeleteMetadataFiles is the job kind that deletes the metadata files
-// a commit dropped from the log (tablecommit.JobDeleteMetadataFiles).
-const JobDeleteMetadataFiles = tablecommit.JobDeleteMetadataFiles
-
 // CommitTable applies one table change (tablecommit.Committer.Prepare
 // and Commit say what is returned when); an upgrade to format version 4
 // is v4migrate's (commitV4Upgrade), answered with V4UpgradeWarning.

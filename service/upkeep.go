@@ -26,7 +26,6 @@ type (
 // store.WorkerConfig (upkeep.Upkeep.JobHandlers).
 func (s *Service) JobHandlers() map[string]store.JobHandler {
 	h := s.upkeep.JobHandlers()
-	h[JobDeleteMetadataFiles] = s.tc.RunDeleteMetadataFiles
 	s.feed.Handlers(h)
 	return h
 }

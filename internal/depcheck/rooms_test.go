@@ -15,22 +15,26 @@ var roomLayers = [][]string{
 	// Leaves: identifiers, store errors, the location policy, the v4
 	// manifest readers, the file walk.
 	{"ident", "storefault", "locations", "v4read", "tablefiles"},
-	// Access control, idempotency keys and the commit loop.
-	{"access", "idempotent", "commitengine"},
+	// Access control, idempotency keys, the commit loop and the jobs a
+	// commit enqueues.
+	{"access", "idempotent", "commitengine", "commitjobs"},
 	// What every room reaches tables through.
 	{"tableaccess"},
 	// Rooms on tableaccess alone.
-	{"changefeed", "planning", "storageaccess", "maintenance", "v4commits", "views"},
+	{"changefeed", "planning", "storageaccess", "v4commits", "views"},
+	// Table commits: plan updates through v4commits, enqueue the jobs of
+	// commitjobs.
+	{"tablecommit"},
+	// Maintenance commits an expiry through tablecommit; the upgrade to
+	// v4 and the export stage through tablecommit and v4commits, plan
+	// v1–v3 manifests and grant the export's access.
+	{"maintenance", "v4migrate"},
 	// Background work: schedules maintenance and compaction.
 	{"upkeep"},
-	// The warehouse registry (checks policy properties) and table commits
-	// (enqueue the policies' jobs, expire snapshots).
-	{"warehouses", "tablecommit"},
-	// The upgrade to v4 and the export: stage through tablecommit and
-	// v4commits, plan v1–v3 manifests, grant the export's access. Table
+	// The warehouse registry (checks upkeep's deletion properties). Table
 	// creates, loads and drops: check new metadata through tablecommit,
 	// grant storage access, enqueue upkeep's purge and expiry jobs.
-	{"v4migrate", "tables"},
+	{"warehouses", "tables"},
 }
 
 func TestRoomOrder(t *testing.T) {

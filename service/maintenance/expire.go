@@ -65,10 +65,11 @@ type MaintainReport struct {
 // table's location, never by listing a directory. The files to delete are
 // queued in the database before the remove-snapshots commit and deleted
 // after it lands, so a run cut short is finished by the next one and a
-// commit that does not land deletes nothing. Needs what Deps.Authorize
-// checks (table-write-metadata and table-write-data; its error is
-// returned); 400 for an invalid identifier, 404 for an unknown table, 409
-// when a concurrent commit wins (nothing expired, retry).
+// commit that does not land deletes nothing. Needs table-write-metadata
+// and table-write-data (authorizeWrite's error is returned); 400 for an
+// invalid identifier, 404 for an unknown table, 409 when a concurrent
+// commit wins (nothing expired, retry); other errors are the commit's
+// (tablecommit.Committer.CommitExpiry).
 func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Ident, opt MaintainOptions) (*MaintainReport, error) {
 	if err := ident.ValidateIdent(id); err != nil {
 		return nil, err
@@ -114,7 +115,7 @@ func (m *Maintainer) Maintain(ctx context.Context, warehouse string, id ident.Id
 	if err := m.queueDeletes(ctx, meta, doomed, expire); err != nil {
 		return nil, err
 	}
-	res, err := m.d.CommitExpiry(ctx, w, id, meta, expire)
+	res, err := m.d.Commits.CommitExpiry(ctx, w, id, meta, expire)
 	if err != nil {
 		return nil, err
 	}

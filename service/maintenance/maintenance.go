@@ -2,20 +2,20 @@
 // expiry and the clean-up queue behind it, orphan-file removal, and the
 // purge of a dropped table's files, each deciding from the one walk of
 // package tablefiles what it may delete. It takes its dependencies as
-// values (see Deps), commits through the function it is given and knows
-// nothing of the catalog's orchestration (package service), which calls
-// it.
+// values (see Deps), commits an expiry through package tablecommit, a
+// layer below, and knows nothing of the catalog's orchestration (package
+// service), which calls it.
 package maintenance
 
 import (
 	"context"
 
 	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/tableaccess"
+	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/tablefiles"
 	"github.com/lakehold/catalog/service/v4read"
 	"github.com/lakehold/catalog/store"
@@ -30,11 +30,8 @@ type Deps struct {
 	Tables *tableaccess.Access
 	// Readers read v4 root and leaf manifests.
 	Readers *v4read.Readers
-	// CommitExpiry commits remove-snapshots of expire on the table as meta
-	// has it, requiring every ref to be where meta says (409 otherwise,
-	// nothing expired), and returns the table as committed. It is given,
-	// not imported: package tablecommit sits above this one.
-	CommitExpiry func(ctx context.Context, w *store.Warehouse, id ident.Ident, meta table.Metadata, expire []int64) (*Committed, error)
+	// Commits commits an expiry's remove-snapshots (CommitExpiry).
+	Commits *tablecommit.Committer
 }
 
 // authorizeWrite checks that the caller may write the metadata and the
@@ -47,13 +44,6 @@ func (m *Maintainer) authorizeWrite(ctx context.Context, warehouse string, id id
 		}
 	}
 	return nil
-}
-
-// Committed is a table as an expiry's commit left it.
-type Committed struct {
-	Object           *store.Object
-	Meta             table.Metadata
-	MetadataLocation string
 }
 
 // Maintainer expires snapshots, removes orphan files and purges dropped

@@ -16,7 +16,6 @@ import (
 	"github.com/lakehold/catalog/service/commitengine"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
-	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/storefault"
 	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
@@ -452,35 +451,6 @@ func (tc *Committer) StagePlain(ctx context.Context, w *store.Warehouse, c *Chan
 		a.Landed = func(context.Context) { tc.d.Tables.CacheMeta(st.metaLoc, st.entry) }
 	}
 	return &Result{MetadataLocation: st.metaLoc, Metadata: st.data}, nil
-}
-
-// CommitExpiry commits remove-snapshots for expire through the commit
-// engine, requiring every ref to be where it was when the files were
-// chosen: a ref moved meanwhile (a rollback to an expiring snapshot) is a
-// 409 and nothing is expired. Other errors are Commit's.
-func (tc *Committer) CommitExpiry(ctx context.Context, w *store.Warehouse, id ident.Ident, meta table.Metadata, expire []int64) (*maintenance.Committed, error) {
-	var reqs []map[string]any
-	reqs = append(reqs, map[string]any{"type": "assert-table-uuid", "uuid": meta.TableUUID().String()})
-	for name, ref := range meta.Refs() {
-		reqs = append(reqs, map[string]any{"type": "assert-ref-snapshot-id", "ref": name, "snapshot-id": ref.SnapshotID})
-	}
-	rawReqs, err := json.Marshal(reqs)
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "encode requirements")
-	}
-	rawUps, err := json.Marshal([]map[string]any{{"action": "remove-snapshots", "snapshot-ids": expire}})
-	if err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "encode updates")
-	}
-	c, err := Parse(TableChange{Ident: id, Requirements: rawReqs, Updates: rawUps})
-	if err != nil {
-		return nil, err
-	}
-	res, err := tc.commit(ctx, w, []*Change{c})
-	if err != nil {
-		return nil, err
-	}
-	return &maintenance.Committed{Object: res[0].obj, Meta: res[0].meta, MetadataLocation: res[0].metaLoc}, nil
 }
 
 // addsFiles reports whether ups may make the table reference a file it did

@@ -5,14 +5,12 @@
 // format stays), checks that it will load back, writes the metadata file
 // and hands the swap and the jobs it enqueues to the commit engine.
 //
-// The metadata files themselves (their names, their writes, the clean-up
-// of those no commit references and of those a commit drops from the log)
-// live here too: views and v4 snapshot commits write theirs through the
-// same functions, so that every commit names and writes files one way.
+// The metadata files' names and writes are package tableaccess's, which
+// views and v4 snapshot commits share; the jobs a commit enqueues are
+// built by package commitjobs and run by package upkeep.
 //
-// It takes the store, the commit engine, an authorizer, a table loader,
-// file IO, the location policy and the v4 upgrade as values (Deps); it
-// never sees the service.
+// It takes tableaccess and the commit engine as values (Deps) and imports
+// the v4 commits for their update planning; it never sees the service.
 package tablecommit
 
 import (

@@ -1,19 +1,23 @@
 // Package upkeep is the catalog's background work: the handler of every
-// job kind, the purge of a dropped table's files, the scheduled per-table
-// policies (snapshot expiry, orphan removal, column-file compaction), the
-// soft-deleted tables and views (their listing, undrop and the end of their
-// retention) and the listing of the job queue.
+// job kind (but the change feed's), the purge of a dropped table's files,
+// the scheduled per-table policies (snapshot expiry, orphan removal,
+// column-file compaction), the deletion of the metadata files a commit
+// drops from the log, the soft-deleted tables and views (their listing,
+// undrop and the end of their retention) and the listing of the job
+// queue.
 //
 // It runs the operations it schedules (expiry, orphan removal, compaction,
-// purge) through functions it is given, and takes its store, authorizer,
-// warehouse lookup, table loader, clock and logger as values (Deps): the
-// requests that enqueue its jobs (drops, commits) stay with the service.
+// purge) through the rooms that own them (maintenance, v4commits), and
+// reaches tables through tableaccess (Deps). The changes that enqueue its
+// jobs stay where they are made: a drop's in package tables, a commit's
+// as package commitjobs builds them.
 package upkeep
 
 import (
 	"errors"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/commitjobs"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/v4commits"
@@ -42,15 +46,16 @@ func New(d Deps) *Upkeep {
 	return &Upkeep{d: d}
 }
 
-// JobHandlers returns the handler of every job kind this package runs (the
-// service adds those of tablecommit and changefeed), for store.WorkerConfig.
+// JobHandlers returns the handler of every job kind this package runs
+// (every kind but the change feed's, which the service adds), for
+// store.WorkerConfig.
 // Handlers return errors in the catalog's own words
 // (they are stored and listed): details that may name paths go to the log.
 func (u *Upkeep) JobHandlers() map[string]store.JobHandler {
 	h := map[string]store.JobHandler{JobPurgeTable: u.runPurge, JobExpireDeleted: u.runExpireDeleted,
-		JobPruneTombstones: u.runPruneTombstones}
-	for _, p := range tablePolicies() {
-		h[p.kind] = u.policyHandler(p)
+		JobPruneTombstones: u.runPruneTombstones, commitjobs.JobDeleteMetadataFiles: u.runDeleteMetadataFiles}
+	for _, p := range commitjobs.Policies() {
+		h[p.Kind] = u.policyHandler(p, policyRuns[p.Kind])
 	}
 	return h
 }

@@ -1,12 +1,15 @@
 package upkeep
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lakehold/catalog/internal/fault"
+	"github.com/lakehold/catalog/service/commitjobs"
 	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/store"
 )
@@ -63,16 +66,32 @@ func TestWithWarehouseDefaults(t *testing.T) {
 	}
 }
 
-func TestPolicyProps(t *testing.T) {
-	w := &store.Warehouse{Properties: map[string]string{PropExpireEnabled: "true", PropExpireDelay: "2000"}}
-	if !policyOn(w, nil, PropExpireEnabled) || policyOn(w, map[string]string{PropExpireEnabled: "false"}, PropExpireEnabled) {
-		t.Error("policyOn: the table's value wins over the warehouse's")
+// TestEveryPolicyRuns: a policy whose jobs commits enqueue has a pass
+// here, so that no job kind is enqueued without a handler.
+func TestEveryPolicyRuns(t *testing.T) {
+	h := (&Upkeep{}).JobHandlers()
+	for _, p := range commitjobs.Policies() {
+		if policyRuns[p.Kind] == nil || h[p.Kind] == nil {
+			t.Errorf("policy %s has no pass or no handler", p.Kind)
+		}
 	}
-	if got := policyMillis(w, nil, PropExpireDelay, time.Hour); got != 2*time.Second {
-		t.Errorf("policyMillis = %v, want 2s", got)
+	if len(policyRuns) != len(commitjobs.Policies()) {
+		t.Errorf("%d passes for %d policies", len(policyRuns), len(commitjobs.Policies()))
 	}
-	if got := policyMillis(w, map[string]string{PropExpireDelay: "-3"}, PropExpireDelay, time.Hour); got != time.Hour {
-		t.Errorf("policyMillis of a negative delay = %v, want the default", got)
+	if h[commitjobs.JobDeleteMetadataFiles] == nil {
+		t.Errorf("no handler for %s", commitjobs.JobDeleteMetadataFiles)
+	}
+}
+
+// TestDeleteMetadataFilesMalformed: arguments without a table location
+// fail the attempt before anything is read or deleted.
+func TestDeleteMetadataFilesMalformed(t *testing.T) {
+	u := &Upkeep{}
+	for _, args := range []string{`{`, `{"warehouse":"wh","files":["s3://b/t/metadata/v1.json"]}`} {
+		err := u.runDeleteMetadataFiles(context.Background(), &store.JobInfo{Kind: commitjobs.JobDeleteMetadataFiles, Args: []byte(args)})
+		if err == nil || !strings.Contains(err.Error(), "malformed") {
+			t.Errorf("args %s: err = %v, want malformed", args, err)
+		}
 	}
 }
 

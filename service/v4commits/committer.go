@@ -33,10 +33,6 @@ type Deps struct {
 	// MaxLeafEntries bounds the rows of a leaf manifest written for added
 	// files.
 	MaxLeafEntries int
-
-	// CommitJobs are the follow-up jobs of a commit that moves a table
-	// from base to meta: package tablecommit's, which sits above this one.
-	CommitJobs func(w *store.Warehouse, id ident.Ident, base, meta table.Metadata, metaLoc string) []store.Job
 }
 
 // writeTarget authorizes table-write-data on id and returns its

@@ -15,6 +15,7 @@ import (
 	"github.com/lakehold/catalog/internal/tablemeta"
 	"github.com/lakehold/catalog/internal/v4tree"
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/commitjobs"
 	"github.com/lakehold/catalog/service/ident"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/tableaccess"
@@ -138,7 +139,7 @@ func (cm *Committer) StageSnapshot(ctx context.Context, t *Tx, res *v4tree.Resul
 	// Listed only when an orphan-file removal holds the table.
 	t.a.ListAdds = func(context.Context, int) ([]string, error) { return addedFiles(st.location, res), nil }
 	id := ident.Ident{Namespace: st.obj.Namespace, Name: st.obj.Name}
-	t.a.Jobs = cm.d.CommitJobs(t.w, id, st.meta, meta, metaLoc)
+	t.a.Jobs = commitjobs.For(cm.d.Tables.Now(), t.w, id, st.meta, meta, metaLoc)
 	t.a.Events = nil
 	cm.d.Tables.AddEvent(t.a, func() store.Event {
 		return changeevents.Update(tableaccess.TableObject(t.w.Name, id, meta), tableaccess.Who(ctx), changeevents.SnapshotUpdates(meta), nil)
