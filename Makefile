@@ -1,4 +1,4 @@
-.PHONY: run build wheel check test interop generate check-generate bench bench-peers bench-column-updates fmt
+.PHONY: run build wheel check test interop generate check-generate bench bench-peers bench-ab bench-column-updates fmt
 
 # Run the catalog on the embedded default (SQLite + local warehouse in ./data).
 run:
@@ -44,6 +44,11 @@ bench:
 # ceiling from pgbench; not part of check (README, "Benchmarks").
 bench-peers:
 	scripts/bench-peers.sh
+
+# CPU per operation of revision OLD against the work tree (README,
+# "Benchmarks"): make bench-ab OLD=main
+bench-ab:
+	scripts/bench-ab.sh $(OLD)
 
 # Write amplification of a column refresh: copy-on-write vs column files vs
 # Lance; not part of check (README, "Benchmarks"). ARGS go to bench.py.
