@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/fault"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/ident"
@@ -68,7 +69,11 @@ func (s *Service) CreateFunction(ctx context.Context, warehouse string, nsLevels
 		Warehouse: warehouse, Namespace: nsLevels, Name: name, Kind: store.KindFunction,
 		Location: canon, MetadataLocation: metaLoc, Metadata: data, FormatVersion: meta.FormatVersion,
 	}
-	if err := s.store.ObjectCreate(ctx, obj); err != nil {
+	ectx := s.ta.WithEvent(ctx, func() store.Event {
+		o := tableaccess.DocObject(warehouse, id, store.KindFunction, data)
+		return changeevents.Create(changeevents.CreateFunction, o, tableaccess.Who(ctx), nil)
+	})
+	if err := s.store.ObjectCreate(ectx, obj); err != nil {
 		s.engine.DropUnlanded(ctx, w, err, metaLoc)
 		return nil, tableaccess.PutErr(err, store.KindFunction, id, warehouse)
 	}
@@ -115,9 +120,36 @@ func (s *Service) DropFunction(ctx context.Context, warehouse string, id Ident) 
 	if err := s.ta.Authorize(ctx, PrivViewDrop, functionResource(warehouse, id)); err != nil {
 		return err
 	}
-	_, err := s.store.ObjectDelete(ctx, objRef(id, warehouse, store.KindFunction))
+	err := s.dropFunction(ctx, objRef(id, warehouse, store.KindFunction))
 	if errors.Is(err, store.ErrNotFound) {
 		return s.functionMissing(ctx, err, warehouse, id)
 	}
 	return storefault.Of(err, warehouse)
 }
+
+// dropFunction deletes the function ref names with its drop event, which
+// carries the function's UUID: read first, deleted only while it is the
+// function read (one dropped and created again in between is read again).
+func (s *Service) dropFunction(ctx context.Context, ref store.ObjectRef) error {
+	for range 5 {
+		obj, err := s.store.ObjectGet(ctx, ref)
+		if err != nil {
+			return err
+		}
+		dctx := s.ta.WithEvent(ctx, func() store.Event {
+			return changeevents.Drop(changeevents.DropFunction, tableaccess.ObjectOf(obj), tableaccess.Who(ctx), false)
+		})
+		_, err = s.store.ObjectDeleteIf(dctx, ref, func(o *store.Object) error {
+			if o.MetadataLocation != obj.MetadataLocation {
+				return errReplacedUnderDrop
+			}
+			return nil
+		})
+		if !errors.Is(err, errReplacedUnderDrop) {
+			return err
+		}
+	}
+	return fault.New(fault.Unavailable, "The function kept changing while it was being dropped; retry")
+}
+
+var errReplacedUnderDrop = errors.New("function replaced during drop")
