@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/changeevents"
 	"github.com/lakehold/catalog/internal/identity"
 	"github.com/lakehold/catalog/internal/storage"
 	"github.com/lakehold/catalog/server"
@@ -295,6 +296,40 @@ func TestEventsViews(t *testing.T) {
 	}
 	require.Contains(t, actions, "add-view-version")
 	require.NotContains(t, string(mustJSON(p.Events[1].Operation)), "s3cr3t")
+}
+
+// TestEventsFunctions: a function's create and drop are events with its
+// function-uuid, read by a caller holding view-read on its namespace (what
+// loadFunction needs) and by no one else.
+func TestEventsFunctions(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setupEvents(t, backend, true, service.EventOptions{})
+			as := func(who, method, path string, body any) response {
+				return b.do(t, method, path, body, "X-Test-Principal", who)
+			}
+			require.Equal(t, 200, as("local", "POST", "/v1/wh/namespaces", map[string]any{"namespace": []string{"fx"}}).status)
+			fns := "/management/v1/warehouses/wh/namespaces/fx/functions"
+			r := as("local", "POST", fns, functionBody("add_one"))
+			require.Equal(t, 200, r.status, "%s", r.body)
+			require.Equal(t, 204, as("local", "DELETE", fns+"/add_one", nil).status)
+
+			ops := map[string]any{"operation-types": []string{changeevents.CreateFunction, changeevents.DropFunction}}
+			p := b.eventsN(t, ops, 2, "X-Test-Principal", "local")
+			require.Equal(t, []string{changeevents.CreateFunction, changeevents.DropFunction}, opTypes(p))
+			for _, e := range p.Events {
+				require.Equal(t, "42fd3f91-bc10-41c1-8a52-92b57dd0a9b2", e.Operation["function-uuid"], "%v", e.Operation)
+				require.Equal(t, map[string]any{"namespace": []any{"fx"}, "name": "add_one"}, e.Operation["identifier"])
+			}
+
+			require.Empty(t, b.events(t, ops, "X-Test-Principal", "builtin:bob").Events, "no grant, no function events")
+			require.Equal(t, 200, as("local", "POST", "/management/v1/roles", map[string]any{"name": "fnreaders"}).status)
+			require.Equal(t, 204, as("local", "POST", "/management/v1/roles/fnreaders/grants", map[string]any{
+				"privilege": "view-read", "resource": map[string]any{"kind": "namespace", "warehouse": "wh", "namespace": []string{"fx"}}}).status)
+			require.Equal(t, 204, as("local", "POST", "/management/v1/roles/fnreaders/assignments", map[string]any{"kind": "builtin", "name": "alice"}).status)
+			require.Len(t, b.events(t, ops, "X-Test-Principal", "builtin:alice").Events, 2)
+		})
+	}
 }
 
 // TestEventsTransaction: a multi-table transaction writes one event per

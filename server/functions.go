@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/lakehold/catalog/openapi"
-	"github.com/lakehold/catalog/service"
+	"github.com/lakehold/catalog/service/functions"
 	"github.com/lakehold/catalog/store"
 )
 
@@ -37,7 +37,7 @@ func (s *Server) LoadFunction(ctx context.Context, req openapi.LoadFunctionReque
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.LoadFunction(ctx, req.Prefix, id)
+	res, err := s.rooms.functions.Load(ctx, req.Prefix, id)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (s *Server) CreateFunction(ctx context.Context, req openapi.CreateFunctionR
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.CreateFunction(ctx, req.Warehouse, levels, req.Body.Name, req.Body.Metadata)
+	res, err := s.rooms.functions.Create(ctx, req.Warehouse, levels, req.Body.Name, req.Body.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *Server) DropFunction(ctx context.Context, req openapi.DropFunctionReque
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.DropFunction(ctx, req.Warehouse, id); err != nil {
+	if err := s.rooms.functions.Drop(ctx, req.Warehouse, id); err != nil {
 		return nil, err
 	}
 	return openapi.DropFunction204Response{}, nil
@@ -71,7 +71,7 @@ func (s *Server) DropFunction(ctx context.Context, req openapi.DropFunctionReque
 
 // functionResponse writes a LoadFunctionResult from the stored document,
 // as it was created (not re-encoded through the generated types).
-type functionResponse struct{ res *service.FunctionResult }
+type functionResponse struct{ res *functions.Result }
 
 func (f functionResponse) write(w http.ResponseWriter) error {
 	var buf bytes.Buffer

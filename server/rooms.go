@@ -4,6 +4,7 @@ import (
 	"github.com/lakehold/catalog/service"
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/changefeed"
+	"github.com/lakehold/catalog/service/functions"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
 	"github.com/lakehold/catalog/service/storageaccess"
@@ -21,6 +22,7 @@ type rooms struct {
 	tables     *tables.Tables
 	commits    *tablecommit.Committer
 	views      *views.Views
+	functions  *functions.Functions
 	planner    *planning.Planner
 	maint      *maintenance.Maintainer
 	v4         *v4commits.Committer
@@ -33,7 +35,7 @@ type rooms struct {
 
 // roomsOf takes the rooms of svc.
 func roomsOf(svc *service.Service) rooms {
-	return rooms{tables: svc.Tables(), commits: svc.TableCommits(), views: svc.Views(), planner: svc.Planner(),
+	return rooms{tables: svc.Tables(), commits: svc.TableCommits(), views: svc.Views(), functions: svc.Functions(), planner: svc.Planner(),
 		maint: svc.Maintainer(), v4: svc.V4Commits(), upkeep: svc.Upkeep(), warehouses: svc.Warehouses(),
 		storage: svc.Storage(), events: svc.Events(), admin: svc.Admin()}
 }

@@ -3,6 +3,7 @@ package service
 import (
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/functions"
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
@@ -32,6 +33,7 @@ func (s *Service) buildRooms() {
 	s.broker = storageaccess.New(storageaccess.Deps{Tables: s.ta, Credentials: s.opts.Credentials, Signer: s.opts.Signer, Audit: s.RecordAudit})
 	s.tables = tables.New(tables.Deps{Tables: s.ta, Commits: s.tc, Broker: s.broker, VerifyMetadataOnLoad: s.opts.VerifyMetadataOnLoad})
 	s.views = views.New(views.Deps{Tables: s.ta, Engine: s.engine})
+	s.fns = functions.New(functions.Deps{Tables: s.ta, Engine: s.engine})
 	s.feed = changefeed.New(s.store, s.opts.Events, s.ta)
 	s.planner = planning.New(planning.Deps{Tables: s.ta, Readers: s.readers, MaxPlanTasks: s.opts.MaxPlanTasks})
 	s.maint = maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, Commits: s.tc})

@@ -17,6 +17,7 @@ import (
 	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/commitengine"
+	"github.com/lakehold/catalog/service/functions"
 	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
@@ -134,6 +135,7 @@ type Service struct {
 	upkeep  *upkeep.Upkeep        // job handlers, scheduled policies, soft-deleted objects
 	migrate *v4migrate.Migrator   // the upgrade to v4 and the export of v4 tables
 	views   *views.Views          // view creates, loads, replaces and drops
+	fns     *functions.Functions  // function creates, loads and drops
 	tracer  trace.Tracer          // nil when tracing is off
 }
 

@@ -26,7 +26,7 @@ type Event struct {
 	Warehouse string
 	Namespace []string
 	Name      string
-	// ObjectType is "table", "view" or "namespace".
+	// ObjectType is "table", "view", "function" or "namespace".
 	ObjectType string
 	// ObjectUUID is the table's or view's UUID from its metadata ("" for
 	// namespaces).

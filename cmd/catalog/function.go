@@ -45,7 +45,7 @@ func setupFunction(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error
 				if err != nil {
 					return err
 				}
-				res, err := svc.CreateFunction(ctx, *c.warehouse, id.Namespace, id.Name, doc)
+				res, err := svc.Functions().Create(ctx, *c.warehouse, id.Namespace, id.Name, doc)
 				if err != nil {
 					return err
 				}
@@ -55,7 +55,7 @@ func setupFunction(sub string) func(*flag.FlagSet, *cmdEnv) func([]string) error
 				if err != nil {
 					return err
 				}
-				if err := svc.DropFunction(ctx, *c.warehouse, id); err != nil {
+				if err := svc.Functions().Drop(ctx, *c.warehouse, id); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "dropped function %s\n", pos[0])

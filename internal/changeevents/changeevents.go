@@ -33,12 +33,16 @@ const (
 	UndropView  = "x-lakehold.undrop-view"
 	// UnregisterTable removes a table without deleting its files.
 	UnregisterTable = "x-lakehold.unregister-table"
+	// CreateFunction and DropFunction are a SQL UDF's creation and drop
+	// (the proposal names no function operations).
+	CreateFunction = "x-lakehold.create-function"
+	DropFunction   = "x-lakehold.drop-function"
 )
 
 // Operations lists every operation type this catalog emits.
 var Operations = []string{CreateTable, RegisterTable, DropTable, UpdateTable, RenameTable,
 	CreateView, DropView, UpdateView, RenameView, CreateNamespace, UpdateNamespaceProperties,
-	DropNamespace, UndropTable, UndropView, UnregisterTable}
+	DropNamespace, UndropTable, UndropView, UnregisterTable, CreateFunction, DropFunction}
 
 // Object names the object an event is about.
 type Object struct {
@@ -46,9 +50,10 @@ type Object struct {
 	Namespace []string
 	// Name is the table or view; empty for a namespace.
 	Name string
-	// Kind is store.KindTable or store.KindView; ignored for a namespace.
+	// Kind is store.KindTable, store.KindView or store.KindFunction;
+	// ignored for a namespace.
 	Kind store.ObjectKind
-	// UUID is the table's or view's UUID.
+	// UUID is the table's, view's or function's UUID.
 	UUID string
 	// Location is the object's base location: paths under it may appear
 	// in an event, any other is removed.
@@ -71,8 +76,11 @@ func (o Object) ident() identifier {
 }
 
 func (o Object) uuidKey() string {
-	if o.Kind == store.KindView {
+	switch o.Kind {
+	case store.KindView:
 		return "view-uuid"
+	case store.KindFunction:
+		return "function-uuid"
 	}
 	return "table-uuid"
 }
@@ -125,8 +133,9 @@ func Update(o Object, who Who, updates, requirements json.RawMessage) store.Even
 	return event(op, o, who, body)
 }
 
-// Drop is a table's or view's drop (op DropTable, DropView or
-// UnregisterTable); purge is whether the table's files go with it.
+// Drop is a table's, view's or function's drop (op DropTable, DropView,
+// UnregisterTable or DropFunction); purge is whether the table's files go
+// with it.
 func Drop(op string, o Object, who Who, purge bool) store.Event {
 	body := map[string]any{"identifier": o.ident(), o.uuidKey(): o.UUID}
 	if op == DropTable {

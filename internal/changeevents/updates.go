@@ -83,16 +83,20 @@ func SnapshotUpdates(meta table.Metadata) json.RawMessage {
 	return raw
 }
 
-// MetadataUUID reads table-uuid or view-uuid from a metadata document (""
-// when it has neither).
+// MetadataUUID reads table-uuid, view-uuid or function-uuid from a
+// metadata document ("" when it has none).
 func MetadataUUID(doc []byte) string {
 	var head struct {
-		Table string `json:"table-uuid"`
-		View  string `json:"view-uuid"`
+		Table    string `json:"table-uuid"`
+		View     string `json:"view-uuid"`
+		Function string `json:"function-uuid"`
 	}
 	_ = json.Unmarshal(doc, &head) // an object without one still has events
-	if head.Table != "" {
+	switch {
+	case head.Table != "":
 		return head.Table
+	case head.View != "":
+		return head.View
 	}
-	return head.View
+	return head.Function
 }

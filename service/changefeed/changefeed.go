@@ -284,6 +284,8 @@ func eventResource(e *store.Event) (access.Resource, access.Privilege) {
 		return access.TableResource(e.Warehouse, e.Namespace, e.Name), access.PrivTableReadMetadata
 	case string(store.KindView):
 		return access.ViewResource(e.Warehouse, e.Namespace, e.Name), access.PrivViewRead
+	case string(store.KindFunction): // as loadFunction: view-read on its namespace
+		return access.NamespaceResource(e.Warehouse, e.Namespace), access.PrivViewRead
 	}
 	return access.NamespaceResource(e.Warehouse, e.Namespace), access.PrivNamespaceList
 }

@@ -152,3 +152,71 @@ func TestPostgresKeepsSmallMetadataInline(t *testing.T) {
 		NewMetadataLocation: "m6", NewMetadata: noise(20000), NewFormatVersion: 2}}))
 	require.Positive(t, chunks(), "large metadata is still TOASTed")
 }
+
+// TestFunctionEventsMigration: migration 21 lets the event outbox hold
+// function events, keeps every event, and on SQLite carries the
+// AUTOINCREMENT counter over its table rebuild: after every event was
+// pruned, the next one still gets a seq past the last one issued (a
+// continuation-token may point there). Rolling back removes the function
+// events only.
+func TestFunctionEventsMigration(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			var db *sql.DB
+			var m *migrate.Migrate
+			switch backend {
+			case "sqlite":
+				var err error
+				db, err = sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "c.db")+"?_pragma=foreign_keys(1)")
+				require.NoError(t, err)
+				drv, err := migratesqlite.WithInstance(db, &migratesqlite.Config{})
+				require.NoError(t, err)
+				m = newMigrate(t, "sqlite", drv)
+			case "postgres":
+				cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
+				require.NoError(t, err)
+				db = stdlib.OpenDB(*cfg.ConnConfig)
+				drv, err := migratepgx.WithInstance(db, &migratepgx.Config{})
+				require.NoError(t, err)
+				m = newMigrate(t, "pgx5", drv)
+			}
+			defer db.Close()
+			insert := func(id, objectType string) (seq int64) {
+				t.Helper()
+				require.NoError(t, db.QueryRowContext(ctx, `INSERT INTO catalog_events (id, at, warehouse, namespace_key, object_type, operation, body)
+					VALUES ($1, 0, 'wh', 'ns', $2, 'op', '{}') RETURNING seq`, id, objectType).Scan(&seq))
+				return seq
+			}
+			count := func(where string) (n int) {
+				t.Helper()
+				require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM catalog_events WHERE `+where).Scan(&n))
+				return n
+			}
+			require.NoError(t, m.Migrate(19))
+			_, err := db.ExecContext(ctx, `INSERT INTO catalog_events (id, at, warehouse, namespace_key, object_type, operation, body)
+				VALUES ('f0', 0, 'wh', 'ns', 'function', 'op', '{}')`)
+			require.Error(t, err, "before 21 the outbox refuses a function event")
+			insert("e1", "table")
+			last := insert("e2", "view")
+			_, err = db.ExecContext(ctx, `DELETE FROM catalog_events WHERE id = 'e2'`)
+			require.NoError(t, err)
+
+			require.NoError(t, m.Migrate(21))
+			require.Equal(t, 1, count("id = 'e1'"), "events survive the migration")
+			_, err = db.ExecContext(ctx, `DELETE FROM catalog_events`)
+			require.NoError(t, err)
+			f := insert("f1", "function")
+			require.Greater(t, f, last, "no seq is issued twice")
+			_, err = db.ExecContext(ctx, `INSERT INTO catalog_events (id, at, warehouse, namespace_key, object_type, operation, body)
+				VALUES ('x', 0, 'wh', 'ns', 'column', 'op', '{}')`)
+			require.Error(t, err, "the constraint still holds")
+
+			insert("t1", "table")
+			require.NoError(t, m.Migrate(19))
+			require.Equal(t, 0, count("object_type = 'function'"))
+			require.Equal(t, 1, count("id = 't1'"))
+			require.Greater(t, insert("t2", "table"), f, "rolling back keeps the counter too")
+		})
+	}
+}
