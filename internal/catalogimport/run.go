@@ -43,20 +43,28 @@ type pending struct {
 // Run imports from src into dst as o says. It fails, with the report so
 // far, only when the source cannot be read or the target cannot be asked
 // whether an object exists; every refusal of a single object is in the
-// report instead.
+// report instead; the report's Stopped then says why.
 func Run(ctx context.Context, src *Source, dst Target, o Options) (*Report, error) {
 	r := &Report{DryRun: o.DryRun}
+	err := run(ctx, src, dst, o, r)
+	if err != nil {
+		r.Stopped = err.Error()
+	}
+	return r, err
+}
+
+func run(ctx context.Context, src *Source, dst Target, o Options, r *Report) error {
 	nss, inside, err := namespacesToImport(ctx, src, o.Namespaces)
 	if err != nil {
-		return r, fmt.Errorf("source: list namespaces: %w", err)
+		return fmt.Errorf("source: list namespaces: %w", err)
 	}
 	lim := limit{max: o.MaxObjects, namespaces: len(nss)}
 	if err := lim.check(0); err != nil {
-		return r, err
+		return err
 	}
 	objs, err := readObjects(ctx, src, inside, dialectSet(o.Dialects), lim)
 	if err != nil {
-		return r, err
+		return err
 	}
 	if o.DryRun {
 		r.Note = precheckLocations(ctx, dst, objs)
@@ -72,7 +80,7 @@ func Run(ctx context.Context, src *Source, dst Target, o Options) (*Report, erro
 	for _, ns := range nss {
 		it, err := importNamespace(ctx, src, dst, ns, refusedNS, o.DryRun)
 		if err != nil {
-			return r, err
+			return err
 		}
 		if it.Status == Refused {
 			refusedNS[key(ns)] = it.FullName()
@@ -81,11 +89,11 @@ func Run(ctx context.Context, src *Source, dst Target, o Options) (*Report, erro
 	}
 	for _, p := range objs {
 		if err := importObject(ctx, dst, p, refusedNS, o.DryRun); err != nil {
-			return r, err
+			return err
 		}
 		settle(p.item)
 	}
-	return r, nil
+	return nil
 }
 
 // namespacesToImport lists the source's namespaces to create, each
