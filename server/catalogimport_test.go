@@ -38,7 +38,7 @@ type importEnv struct {
 	logs    *lockedBuffer
 	srcURI  string // the gate
 	src     *bundle
-	outside string // the source's allowed location outside the target's rules
+	outside string       // the source's allowed location outside the target's rules
 	denied  atomic.Int32 // requests the gate refused
 	hits    atomic.Int32 // requests the gate saw
 }
