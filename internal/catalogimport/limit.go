@@ -6,6 +6,7 @@ import "fmt"
 // allows; nothing was written.
 type LimitError struct{ Max int }
 
+// Error says the limit and that nothing was written.
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("the import would handle more than %d namespaces, tables and views; nothing was written (import fewer namespaces at a time)", e.Max)
 }

@@ -87,6 +87,8 @@ type Error struct {
 	terse   bool
 }
 
+// Error is the status, type and the catalog's message and reason, or,
+// from a Terse client, the status and type only.
 func (e *Error) Error() string {
 	if e.terse {
 		return fmt.Sprintf("the catalog answered %d %s", e.Status, e.Type)
