@@ -41,6 +41,7 @@ type importEnv struct {
 	outside string       // the source's allowed location outside the target's rules
 	denied  atomic.Int32 // requests the gate refused
 	hits    atomic.Int32 // requests the gate saw
+	fail    atomic.Value // a path suffix (string) the gate answers 500 with its own text
 }
 
 func newImportEnv(t *testing.T, backend string) *importEnv {
@@ -90,6 +91,11 @@ func (e *importEnv) gate(t *testing.T) string {
 				return
 			}
 			_ = json.NewEncoder(w).Encode(map[string]string{"access_token": importToken, "token_type": "bearer"})
+			return
+		}
+		if f, _ := e.fail.Load().(string); f != "" && strings.HasSuffix(r.URL.Path, f) {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error":{"code":500,"type":"java.sql.SQLException at /srv/source/db","message":"stack at /srv/source/app.jar"}}`))
 			return
 		}
 		if r.Header.Get("Authorization") != "Bearer "+importToken {
@@ -294,4 +300,20 @@ func TestImportRouteKeepsSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImportRouteSourceFailsMidway: a source failing on one table's load
+// (after the listings) stops the import before anything is written: 422
+// naming the step, with the source's status but neither its message nor
+// an error type that is not a plain name.
+func TestImportRouteSourceFailsMidway(t *testing.T) {
+	e := newImportEnv(t, "sqlite")
+	e.fail.Store("/tables/elsewhere")
+	r := e.importAs(t, "local", nil)
+	require.Equal(t, 422, r.status, "%s", r.body)
+	_, msg := r.errorOf(t)
+	require.Equal(t, "The import stopped: source: load table ops.elsewhere: the catalog answered 500 Internal Server Error", msg)
+	require.NotContains(t, string(r.body), "/srv/source")
+	require.Equal(t, 404, e.dst.do(t, "GET", "/v1/wh/namespaces/sales", nil, "X-Test-Principal", "local").status, "nothing was written")
+	require.NotContains(t, e.logs.String(), "/srv/source")
 }
