@@ -154,6 +154,51 @@ func (e FunctionStructTypeType) Valid() bool {
 	}
 }
 
+// Defines values for ImportItemKind.
+const (
+	ImportItemKindNamespace ImportItemKind = "namespace"
+	ImportItemKindTable     ImportItemKind = "table"
+	ImportItemKindView      ImportItemKind = "view"
+)
+
+// Valid indicates whether the value is a known member of the ImportItemKind enum.
+func (e ImportItemKind) Valid() bool {
+	switch e {
+	case ImportItemKindNamespace:
+		return true
+	case ImportItemKindTable:
+		return true
+	case ImportItemKindView:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportItemStatus.
+const (
+	Imported    ImportItemStatus = "imported"
+	Refused     ImportItemStatus = "refused"
+	Skipped     ImportItemStatus = "skipped"
+	WouldImport ImportItemStatus = "would-import"
+)
+
+// Valid indicates whether the value is a known member of the ImportItemStatus enum.
+func (e ImportItemStatus) Valid() bool {
+	switch e {
+	case Imported:
+		return true
+	case Refused:
+		return true
+	case Skipped:
+		return true
+	case WouldImport:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobState.
 const (
 	JobStateAvailable JobState = "available"
@@ -774,6 +819,61 @@ type Grant struct {
 // IcebergErrorResponse defines model for IcebergErrorResponse.
 type IcebergErrorResponse struct {
 	Error ErrorModel `json:"error"`
+}
+
+// ImportCatalogRequest defines model for ImportCatalogRequest.
+type ImportCatalogRequest struct {
+	// DryRun Read both sides and write nothing
+	DryRun *bool `json:"dry-run,omitempty"`
+
+	// Namespaces Import only these namespaces and those below them (their parents are created without their objects); all when absent
+	Namespaces *[][]string `json:"namespaces,omitempty"`
+
+	// SourceCredential CLIENT_ID:SECRET for the source's OAuth2 client credentials grant
+	SourceCredential *string `json:"source-credential,omitempty"`
+
+	// SourceOauth2ServerUri The source's token endpoint (default SOURCE/v1/oauth/tokens)
+	SourceOauth2ServerUri *string `json:"source-oauth2-server-uri,omitempty"`
+
+	// SourceScope OAuth2 scope asked for (default catalog)
+	SourceScope *string `json:"source-scope,omitempty"`
+
+	// SourceToken A bearer token for the source
+	SourceToken *string `json:"source-token,omitempty"`
+
+	// SourceUri The source's base URI (http or https; /v1 is appended)
+	SourceUri string `json:"source-uri"`
+
+	// SourceWarehouse Warehouse sent to the source's /v1/config
+	SourceWarehouse *string `json:"source-warehouse,omitempty"`
+}
+
+// ImportItem defines model for ImportItem.
+type ImportItem struct {
+	Kind             ImportItemKind   `json:"kind"`
+	MetadataLocation *string          `json:"metadata-location,omitempty"`
+	Name             *string          `json:"name,omitempty"`
+	Namespace        []string         `json:"namespace"`
+	Reason           *string          `json:"reason,omitempty"`
+	Status           ImportItemStatus `json:"status"`
+}
+
+// ImportItemKind defines model for ImportItem.Kind.
+type ImportItemKind string
+
+// ImportItemStatus defines model for ImportItem.Status.
+type ImportItemStatus string
+
+// ImportReport defines model for ImportReport.
+type ImportReport struct {
+	DryRun bool         `json:"dry-run"`
+	Items  []ImportItem `json:"items"`
+
+	// Note What a dry run checked
+	Note *string `json:"note,omitempty"`
+
+	// Stopped Why the run stopped before settling every item
+	Stopped *string `json:"stopped,omitempty"`
 }
 
 // Job defines model for Job.
@@ -1536,6 +1636,9 @@ type SetStorageProfileJSONRequestBody = RawJSON
 // UndropObjectJSONRequestBody defines body for UndropObject for application/json ContentType.
 type UndropObjectJSONRequestBody = UndropRequest
 
+// ImportCatalogJSONRequestBody defines body for ImportCatalog for application/json ContentType.
+type ImportCatalogJSONRequestBody = ImportCatalogRequest
+
 // CreateFunctionJSONRequestBody defines body for CreateFunction for application/json ContentType.
 type CreateFunctionJSONRequestBody = CreateFunctionRequest
 
@@ -1940,6 +2043,9 @@ type ServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
 	UndropObject(w http.ResponseWriter, r *http.Request, warehouse string, id string)
 
+	// (POST /management/v1/warehouses/{warehouse}/import)
+	ImportCatalog(w http.ResponseWriter, r *http.Request, warehouse string)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
 	CreateFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam)
 
@@ -2210,6 +2316,11 @@ func (_ Unimplemented) ListDeletedObjects(w http.ResponseWriter, r *http.Request
 
 // (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
 func (_ Unimplemented) UndropObject(w http.ResponseWriter, r *http.Request, warehouse string, id string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (POST /management/v1/warehouses/{warehouse}/import)
+func (_ Unimplemented) ImportCatalog(w http.ResponseWriter, r *http.Request, warehouse string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3338,6 +3449,32 @@ func (siw *ServerInterfaceWrapper) UndropObject(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UndropObject(w, r, warehouse, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ImportCatalog operation middleware
+func (siw *ServerInterfaceWrapper) ImportCatalog(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ImportCatalog(w, r, warehouse)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6382,6 +6519,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files", wrapper.RemoveOrphanFiles)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/import", wrapper.ImportCatalog)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/warehouses/{warehouse}/deleted", wrapper.ListDeletedObjects)
 	})
 	r.Group(func(r chi.Router) {
@@ -7385,6 +7525,46 @@ type UndropObjectdefaultJSONResponse struct {
 }
 
 func (response UndropObjectdefaultJSONResponse) VisitUndropObjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportCatalogRequestObject struct {
+	Warehouse string `json:"warehouse"`
+	Body      *ImportCatalogJSONRequestBody
+}
+
+type ImportCatalogResponseObject interface {
+	VisitImportCatalogResponse(w http.ResponseWriter) error
+}
+
+type ImportCatalog200JSONResponse ImportReport
+
+func (response ImportCatalog200JSONResponse) VisitImportCatalogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportCatalogdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ImportCatalogdefaultJSONResponse) VisitImportCatalogResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9454,6 +9634,9 @@ type StrictServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/deleted/{id}/undrop)
 	UndropObject(ctx context.Context, request UndropObjectRequestObject) (UndropObjectResponseObject, error)
 
+	// (POST /management/v1/warehouses/{warehouse}/import)
+	ImportCatalog(ctx context.Context, request ImportCatalogRequestObject) (ImportCatalogResponseObject, error)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions)
 	CreateFunction(ctx context.Context, request CreateFunctionRequestObject) (CreateFunctionResponseObject, error)
 
@@ -10354,6 +10537,39 @@ func (sh *strictHandler) UndropObject(w http.ResponseWriter, r *http.Request, wa
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UndropObjectResponseObject); ok {
 		if err := validResponse.VisitUndropObjectResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ImportCatalog operation middleware
+func (sh *strictHandler) ImportCatalog(w http.ResponseWriter, r *http.Request, warehouse string) {
+	var request ImportCatalogRequestObject
+
+	request.Warehouse = warehouse
+
+	var body ImportCatalogJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ImportCatalog(ctx, request.(ImportCatalogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ImportCatalog")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ImportCatalogResponseObject); ok {
+		if err := validResponse.VisitImportCatalogResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

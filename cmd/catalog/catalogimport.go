@@ -43,8 +43,12 @@ in the source, a name the target has at another metadata location, and
 whatever the target refuses (a location outside the warehouse or its
 allowed-locations, one overlapping an object already there). A line per item
 goes to stderr as it is settled; the summary (--json: the whole report) goes
-to stdout. The exit status is 1 when anything was refused. docs/import.md
-shows the source flags for Polaris, Lakekeeper, Nessie and Glue.`
+to stdout. The exit status is 1 when anything was refused. A warehouse admin
+can run the same import inside the catalog (POST
+/management/v1/warehouses/NAME/import, or the console's warehouse page), up
+to 2000 objects at a time. A redirect to another server is not followed (the
+credential would go with it). docs/import.md shows the source flags for
+Polaris, Lakekeeper, Nessie and Glue.`
 
 // importFlags are the options of `catalog import`.
 type importFlags struct {

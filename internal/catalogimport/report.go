@@ -56,8 +56,11 @@ func (it Item) FullName() string {
 type Report struct {
 	DryRun bool `json:"dry-run"`
 	// Note says what a dry run checked ("" for a real run).
-	Note  string `json:"note,omitempty"`
-	Items []Item `json:"items"`
+	Note string `json:"note,omitempty"`
+	// Stopped is why the run stopped before settling every item ("" when
+	// it did not): the items listed were settled, the rest not tried.
+	Stopped string `json:"stopped,omitempty"`
+	Items   []Item `json:"items"`
 }
 
 // Count returns how many items of kind k have status s.

@@ -25,6 +25,10 @@ type Options struct {
 	// Dialects are the SQL dialects (lowercase) a view's current version
 	// may use (nil: DefaultDialects).
 	Dialects []string
+	// MaxObjects, when above 0, bounds the namespaces, tables and views
+	// one run handles: past it the run stops before writing anything, with
+	// a *LimitError.
+	MaxObjects int
 	// Progress, when set, is called once per item as it is settled, with
 	// how many items have been settled and how many there are.
 	Progress func(done, total int, it Item)
@@ -39,16 +43,28 @@ type pending struct {
 // Run imports from src into dst as o says. It fails, with the report so
 // far, only when the source cannot be read or the target cannot be asked
 // whether an object exists; every refusal of a single object is in the
-// report instead.
+// report instead; the report's Stopped then says why.
 func Run(ctx context.Context, src *Source, dst Target, o Options) (*Report, error) {
 	r := &Report{DryRun: o.DryRun}
+	err := run(ctx, src, dst, o, r)
+	if err != nil {
+		r.Stopped = err.Error()
+	}
+	return r, err
+}
+
+func run(ctx context.Context, src *Source, dst Target, o Options, r *Report) error {
 	nss, inside, err := namespacesToImport(ctx, src, o.Namespaces)
 	if err != nil {
-		return r, fmt.Errorf("source: list namespaces: %w", err)
+		return fmt.Errorf("source: list namespaces: %w", err)
 	}
-	objs, err := readObjects(ctx, src, inside, dialectSet(o.Dialects))
+	lim := limit{max: o.MaxObjects, namespaces: len(nss)}
+	if err := lim.check(0); err != nil {
+		return err
+	}
+	objs, err := readObjects(ctx, src, inside, dialectSet(o.Dialects), lim)
 	if err != nil {
-		return r, err
+		return err
 	}
 	if o.DryRun {
 		r.Note = precheckLocations(ctx, dst, objs)
@@ -64,7 +80,7 @@ func Run(ctx context.Context, src *Source, dst Target, o Options) (*Report, erro
 	for _, ns := range nss {
 		it, err := importNamespace(ctx, src, dst, ns, refusedNS, o.DryRun)
 		if err != nil {
-			return r, err
+			return err
 		}
 		if it.Status == Refused {
 			refusedNS[key(ns)] = it.FullName()
@@ -73,11 +89,11 @@ func Run(ctx context.Context, src *Source, dst Target, o Options) (*Report, erro
 	}
 	for _, p := range objs {
 		if err := importObject(ctx, dst, p, refusedNS, o.DryRun); err != nil {
-			return r, err
+			return err
 		}
 		settle(p.item)
 	}
-	return r, nil
+	return nil
 }
 
 // namespacesToImport lists the source's namespaces to create, each
@@ -108,12 +124,15 @@ func namespacesToImport(ctx context.Context, src *Source, filter [][]string) (cr
 // readObjects loads every table and view of the namespaces nss and
 // refuses, before anything is written, the views whose dialect is not in
 // dialects and the objects whose locations overlap.
-func readObjects(ctx context.Context, src *Source, nss [][]string, dialects map[string]bool) ([]*pending, error) {
+func readObjects(ctx context.Context, src *Source, nss [][]string, dialects map[string]bool, lim limit) ([]*pending, error) {
 	var objs []*pending
 	for _, ns := range nss {
 		tables, err := src.Tables(ctx, ns)
 		if err != nil {
 			return nil, fmt.Errorf("source: list tables of %s: %w", strings.Join(ns, "."), err)
+		}
+		if err := lim.check(len(objs) + len(tables)); err != nil {
+			return nil, err
 		}
 		for _, name := range tables {
 			o, err := src.LoadTable(ctx, ns, name)
@@ -125,6 +144,9 @@ func readObjects(ctx context.Context, src *Source, nss [][]string, dialects map[
 		views, err := src.Views(ctx, ns)
 		if err != nil {
 			return nil, fmt.Errorf("source: list views of %s: %w", strings.Join(ns, "."), err)
+		}
+		if err := lim.check(len(objs) + len(views)); err != nil {
+			return nil, err
 		}
 		for _, name := range views {
 			o, err := src.LoadView(ctx, ns, name)

@@ -227,3 +227,22 @@ func TestDryRunLocations(t *testing.T) {
 	require.Empty(t, rep.Refused())
 	require.Empty(t, plain.created)
 }
+
+// TestRunLimit: a run that would handle more objects than MaxObjects (4
+// namespaces and 4 tables here) stops before writing anything; at the
+// limit it runs.
+func TestRunLimit(t *testing.T) {
+	for _, max := range []int{3, 7} {
+		dst := &fakeTarget{}
+		_, err := Run(context.Background(), fakeSource(t), dst, Options{MaxObjects: max})
+		var le *LimitError
+		require.ErrorAs(t, err, &le, "max %d", max)
+		require.Equal(t, max, le.Max)
+		require.Empty(t, dst.created)
+		require.Empty(t, dst.registered)
+	}
+	dst := &fakeTarget{}
+	_, err := Run(context.Background(), fakeSource(t), dst, Options{MaxObjects: 8})
+	require.NoError(t, err)
+	require.Len(t, dst.registered, 3)
+}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+
+	"github.com/lakehold/catalog/internal/restclient"
 )
 
 // Source reads another Iceberg REST catalog: its namespaces (all levels),
 // their properties, and the metadata location and metadata of each table
 // and view. It only reads.
-type Source struct{ c *client }
+type Source struct{ c *restclient.Client }
 
 // Object is a table or view as the source serves it.
 type Object struct {
@@ -35,10 +37,10 @@ func OpenSource(ctx context.Context, e Endpoint) (*Source, error) {
 func (s *Source) Namespaces(ctx context.Context, parent []string) ([][]string, error) {
 	q := url.Values{}
 	if len(parent) > 0 {
-		q.Set("parent", s.c.nsParam(parent))
+		q.Set("parent", s.c.NamespaceParam(parent))
 	}
 	var out [][]string
-	err := s.c.pages(ctx, s.c.base()+"/namespaces", q, func(raw json.RawMessage) error {
+	err := pages(ctx, s.c, s.c.Base()+"/namespaces", q, func(raw json.RawMessage) error {
 		var page struct {
 			Namespaces [][]string `json:"namespaces"`
 		}
@@ -69,13 +71,13 @@ func (s *Source) NamespaceProperties(ctx context.Context, ns []string) (map[stri
 	var res struct {
 		Properties map[string]string `json:"properties"`
 	}
-	err := s.c.do(ctx, http.MethodGet, s.c.namespaceURL(ns), nil, nil, &res)
+	err := s.c.Do(ctx, http.MethodGet, s.c.NamespaceURL(ns), nil, nil, &res)
 	return res.Properties, err
 }
 
 // Tables lists a namespace's table names, following every page.
 func (s *Source) Tables(ctx context.Context, ns []string) ([]string, error) {
-	return s.c.identifiers(ctx, s.c.namespaceURL(ns)+"/tables")
+	return identifiers(ctx, s.c, s.c.NamespaceURL(ns)+"/tables")
 }
 
 // Views lists a namespace's view names; none when the catalog does not
@@ -84,11 +86,11 @@ func (s *Source) Tables(ctx context.Context, ns []string) ([]string, error) {
 // no view routes).
 func (s *Source) Views(ctx context.Context, ns []string) ([]string, error) {
 	const route = "GET /v1/{prefix}/namespaces/{namespace}/views"
-	if !s.c.supports(route) {
+	if !s.c.Supports(route) {
 		return nil, nil
 	}
-	names, err := s.c.identifiers(ctx, s.c.namespaceURL(ns)+"/views")
-	if err != nil && !s.c.endpoints[route] &&
+	names, err := identifiers(ctx, s.c, s.c.NamespaceURL(ns)+"/views")
+	if err != nil && !s.c.Endpoints[route] &&
 		(isStatus(err, http.StatusNotFound) || isStatus(err, http.StatusMethodNotAllowed) || isStatus(err, http.StatusNotImplemented)) {
 		return nil, nil
 	}
@@ -97,29 +99,29 @@ func (s *Source) Views(ctx context.Context, ns []string) ([]string, error) {
 
 // LoadTable loads a table's metadata location and metadata.
 func (s *Source) LoadTable(ctx context.Context, ns []string, name string) (*Object, error) {
-	return s.c.load(ctx, s.c.namespaceURL(ns)+"/tables/"+url.PathEscape(name), ns, name)
+	return load(ctx, s.c, s.c.NamespaceURL(ns)+"/tables/"+url.PathEscape(name), ns, name)
 }
 
 // LoadView loads a view's metadata location and metadata.
 func (s *Source) LoadView(ctx context.Context, ns []string, name string) (*Object, error) {
-	return s.c.load(ctx, s.c.namespaceURL(ns)+"/views/"+url.PathEscape(name), ns, name)
+	return load(ctx, s.c, s.c.NamespaceURL(ns)+"/views/"+url.PathEscape(name), ns, name)
 }
 
-func (c *client) load(ctx context.Context, path string, ns []string, name string) (*Object, error) {
+func load(ctx context.Context, c *restclient.Client, path string, ns []string, name string) (*Object, error) {
 	var res struct {
 		MetadataLocation string          `json:"metadata-location"`
 		Metadata         json.RawMessage `json:"metadata"`
 	}
-	if err := c.do(ctx, http.MethodGet, path, nil, nil, &res); err != nil {
+	if err := c.Do(ctx, http.MethodGet, path, nil, nil, &res); err != nil {
 		return nil, err
 	}
 	return &Object{Namespace: ns, Name: name, MetadataLocation: res.MetadataLocation, Metadata: res.Metadata}, nil
 }
 
 // identifiers lists the names of a ListTablesResponse-shaped listing.
-func (c *client) identifiers(ctx context.Context, path string) ([]string, error) {
+func identifiers(ctx context.Context, c *restclient.Client, path string) ([]string, error) {
 	var out []string
-	err := c.pages(ctx, path, url.Values{}, func(raw json.RawMessage) error {
+	err := pages(ctx, c, path, url.Values{}, func(raw json.RawMessage) error {
 		var page struct {
 			Identifiers []struct {
 				Name string `json:"name"`
@@ -138,10 +140,10 @@ func (c *client) identifiers(ctx context.Context, path string) ([]string, error)
 
 // pages follows next-page-token until the catalog gives none, handing
 // each page's body to each.
-func (c *client) pages(ctx context.Context, path string, q url.Values, each func(json.RawMessage) error) error {
+func pages(ctx context.Context, c *restclient.Client, path string, q url.Values, each func(json.RawMessage) error) error {
 	for {
 		var raw json.RawMessage
-		if err := c.do(ctx, http.MethodGet, path, q, nil, &raw); err != nil {
+		if err := c.Do(ctx, http.MethodGet, path, q, nil, &raw); err != nil {
 			return err
 		}
 		if err := each(raw); err != nil {

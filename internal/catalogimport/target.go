@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+
+	"github.com/lakehold/catalog/internal/restclient"
 	"strings"
 )
 
@@ -31,7 +33,7 @@ type Target interface {
 // and .../register-view), so the target checks every location as it
 // does for any client.
 type RESTTarget struct {
-	c         *client
+	c         *restclient.Client
 	warehouse string // as given; "" for the target's default
 }
 
@@ -53,13 +55,13 @@ func OpenTarget(ctx context.Context, e Endpoint) (*RESTTarget, error) {
 func (t *RESTTarget) Prefixes(ctx context.Context) ([]string, error) {
 	name := t.warehouse
 	if name == "" {
-		name = t.c.prefix
+		name = t.c.Prefix
 	}
 	var w struct {
 		Location   string            `json:"location"`
 		Properties map[string]string `json:"properties"`
 	}
-	if err := t.c.do(ctx, http.MethodGet, "/management/v1/warehouses/"+url.PathEscape(name), nil, nil, &w); err != nil {
+	if err := t.c.Do(ctx, http.MethodGet, "/management/v1/warehouses/"+url.PathEscape(name), nil, nil, &w); err != nil {
 		return nil, err
 	}
 	out := []string{canonical(w.Location)}
@@ -76,7 +78,7 @@ func (t *RESTTarget) NamespaceProperties(ctx context.Context, ns []string) (map[
 	var res struct {
 		Properties map[string]string `json:"properties"`
 	}
-	err := t.c.do(ctx, http.MethodGet, t.c.namespaceURL(ns), nil, nil, &res)
+	err := t.c.Do(ctx, http.MethodGet, t.c.NamespaceURL(ns), nil, nil, &res)
 	if isStatus(err, http.StatusNotFound) {
 		return nil, false, nil
 	}
@@ -89,17 +91,17 @@ func (t *RESTTarget) CreateNamespace(ctx context.Context, ns []string, props map
 		props = map[string]string{}
 	}
 	body := map[string]any{"namespace": ns, "properties": props}
-	return t.c.do(ctx, http.MethodPost, t.c.base()+"/namespaces", nil, body, nil)
+	return t.c.Do(ctx, http.MethodPost, t.c.Base()+"/namespaces", nil, body, nil)
 }
 
 // TableLocation implements Target.
 func (t *RESTTarget) TableLocation(ctx context.Context, ns []string, name string) (string, bool, error) {
-	return t.location(ctx, t.c.namespaceURL(ns)+"/tables/"+url.PathEscape(name)+"?snapshots=refs")
+	return t.location(ctx, t.c.NamespaceURL(ns)+"/tables/"+url.PathEscape(name)+"?snapshots=refs")
 }
 
 // ViewLocation implements Target.
 func (t *RESTTarget) ViewLocation(ctx context.Context, ns []string, name string) (string, bool, error) {
-	return t.location(ctx, t.c.namespaceURL(ns)+"/views/"+url.PathEscape(name))
+	return t.location(ctx, t.c.NamespaceURL(ns)+"/views/"+url.PathEscape(name))
 }
 
 // location loads an object for its metadata location: a 404 is "not
@@ -108,7 +110,7 @@ func (t *RESTTarget) location(ctx context.Context, path string) (string, bool, e
 	var res struct {
 		MetadataLocation string `json:"metadata-location"`
 	}
-	err := t.c.do(ctx, http.MethodGet, path, nil, nil, &res)
+	err := t.c.Do(ctx, http.MethodGet, path, nil, nil, &res)
 	if isStatus(err, http.StatusNotFound) {
 		return "", false, nil
 	}
@@ -118,11 +120,11 @@ func (t *RESTTarget) location(ctx context.Context, path string) (string, bool, e
 // RegisterTable implements Target.
 func (t *RESTTarget) RegisterTable(ctx context.Context, ns []string, name, metadataLocation string) error {
 	body := map[string]string{"name": name, "metadata-location": metadataLocation}
-	return t.c.do(ctx, http.MethodPost, t.c.namespaceURL(ns)+"/register", nil, body, nil)
+	return t.c.Do(ctx, http.MethodPost, t.c.NamespaceURL(ns)+"/register", nil, body, nil)
 }
 
 // RegisterView implements Target.
 func (t *RESTTarget) RegisterView(ctx context.Context, ns []string, name, metadataLocation string) error {
 	body := map[string]string{"name": name, "metadata-location": metadataLocation}
-	return t.c.do(ctx, http.MethodPost, t.c.namespaceURL(ns)+"/register-view", nil, body, nil)
+	return t.c.Do(ctx, http.MethodPost, t.c.NamespaceURL(ns)+"/register-view", nil, body, nil)
 }

@@ -90,6 +90,10 @@ func TestImportDirection(t *testing.T) {
 		{mod + "internal/compact", []string{mod + "clients"}},
 		// catalog read's engine is a REST client: nothing of the server side.
 		{mod + "internal/restread", []string{mod + "service", mod + "server", mod + "store"}},
+		// The REST client both tools speak through, and the import's
+		// engine: client side only.
+		{mod + "internal/restclient", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage"}},
+		{mod + "internal/catalogimport", []string{mod + "service", mod + "server", mod + "store", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/changeevents", []string{"net/http", "os", mod + "service", mod + "server", mod + "internal/storage"}},
 		{mod + "internal/eventsink", []string{mod + "service", mod + "server", mod + "store/sqlstore"}},
 		{"direct:" + mod + "internal/requirements", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},

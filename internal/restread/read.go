@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -50,18 +49,18 @@ type Options struct {
 // naming the file when one cannot be read, and errEqualityDeletes when the
 // plan has equality deletes.
 func Read(ctx context.Context, o Options, ns []string, table string, w io.Writer) error {
-	c := &restClient{uri: strings.TrimRight(o.URI, "/"), token: o.Token, hc: &http.Client{}}
+	c := newRESTClient(o.URI, o.Token)
 	if o.Credential != "" {
-		if err := c.signIn(ctx, o.Credential); err != nil {
+		if err := c.SignIn(ctx, "", o.Credential, ""); err != nil {
 			return err
 		}
 	}
-	if err := c.configure(ctx, o.Warehouse); err != nil {
+	if err := c.Configure(ctx, o.Warehouse); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	base := c.tablePath(ns, table)
 	var lt loadedTable
-	if err := c.do(ctx, http.MethodGet, base, nil, nil, &lt); err != nil {
+	if err := c.Do(ctx, http.MethodGet, base, nil, nil, &lt); err != nil {
 		return fmt.Errorf("load table: %w", err)
 	}
 	var snap *int64

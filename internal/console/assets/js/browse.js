@@ -1,6 +1,7 @@
 // Browsing and managing warehouses and namespaces.
 import {scopedJobs} from './jobs.js';
 import {deletedSection} from './deleted.js';
+import {importSection} from './import.js';
 import {h, replace, loading, errorBox, empty, section, table} from './dom.js';
 import {api, can, guarded, nsPath, whPath} from './api.js';
 import {propsEditor} from './props.js';
@@ -77,6 +78,7 @@ export async function namespacePage(main, wh, levels) {
     parts.push(section('Properties', 'properties', namespaceProps(wh, levels, res)));
   } else {
     parts.push(section('Warehouse', 'warehouse-info', warehouseInfo(wh)));
+    if (await can('manage-warehouses', res)) parts.push(section('Import', 'import', importSection(wh)));
     if (await can('deleted-list', res)) parts.push(section('Deleted tables and views', 'deleted-objects', deletedSection(wh)));
     if (await can('manage-grants', {kind: 'server'})) parts.push(section('Background jobs', 'jobs', scopedJobs(wh)));
   }
