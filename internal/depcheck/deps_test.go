@@ -95,6 +95,8 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "internal/requirements", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// A create request's table definition, decoded: pure as well.
 		{"direct:" + mod + "internal/createdef", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		// An engine's metrics report, checked: pure as well.
+		{"direct:" + mod + "internal/metricsreport", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/scanplan", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "credentials", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// Authentication and credential vending sit below the orchestration
