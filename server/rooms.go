@@ -6,6 +6,7 @@ import (
 	"github.com/lakehold/catalog/service/changefeed"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/reports"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/tables"
@@ -28,6 +29,7 @@ type rooms struct {
 	warehouses *warehouses.Registry
 	storage    *storageaccess.Broker
 	events     *changefeed.Feed
+	reports    *reports.Reports
 	admin      *access.Admin
 }
 
@@ -35,5 +37,5 @@ type rooms struct {
 func roomsOf(svc *service.Service) rooms {
 	return rooms{tables: svc.Tables(), commits: svc.TableCommits(), views: svc.Views(), planner: svc.Planner(),
 		maint: svc.Maintainer(), v4: svc.V4Commits(), upkeep: svc.Upkeep(), warehouses: svc.Warehouses(),
-		storage: svc.Storage(), events: svc.Events(), admin: svc.Admin()}
+		storage: svc.Storage(), events: svc.Events(), reports: svc.Reports(), admin: svc.Admin()}
 }

@@ -28,5 +28,6 @@ func (s *Service) JobHandlers() map[string]store.JobHandler {
 	h := s.upkeep.JobHandlers()
 	h[JobDeleteMetadataFiles] = s.tc.RunDeleteMetadataFiles
 	s.feed.Handlers(h)
+	s.reps.Handlers(h)
 	return h
 }

@@ -126,6 +126,10 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/changefeed", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/changefeed", []string{"os", mod + "internal/storage"}},
+		// Metrics reports: the checker, the store and tableaccess.
+		{mod + "service/reports", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/reports", []string{"net/http", "os", mod + "internal/storage"}},
 		{mod + "service/commitengine", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/commitengine", []string{"net/http", "os"}},

@@ -20,7 +20,7 @@ var roomLayers = [][]string{
 	// What every room reaches tables through.
 	{"tableaccess"},
 	// Rooms on tableaccess alone.
-	{"changefeed", "planning", "storageaccess", "maintenance", "v4commits", "views"},
+	{"changefeed", "reports", "planning", "storageaccess", "maintenance", "v4commits", "views"},
 	// Background work: schedules maintenance and compaction.
 	{"upkeep"},
 	// The warehouse registry (checks policy properties) and table commits
