@@ -341,4 +341,11 @@ func TestReportsOff(t *testing.T) {
 	_, msg := r.errorOf(t)
 	require.Contains(t, msg, "--reports-retention 0")
 	noReportRows(t, b)
+	// The prune handler is there (a replica with reports on may have
+	// enqueued the job) and only waits.
+	jobs := b.svc.JobHandlers()
+	require.Contains(t, jobs, reports.JobPruneReports)
+	var snooze *store.JobSnooze
+	require.ErrorAs(t, jobs[reports.JobPruneReports](context.Background(), &store.JobInfo{Kind: reports.JobPruneReports}), &snooze)
+	require.Empty(t, b.svc.Reports().Jobs(), "nothing enqueued with reports off")
 }

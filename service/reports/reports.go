@@ -163,20 +163,30 @@ func tableErr(err error, warehouse string, id ident.Ident) error {
 }
 
 // Jobs are the jobs reports need on any replica that runs workers: the
-// hourly prune (unique, so enqueueing it again is a no-op). It runs with
-// reports off too: it then removes those stored while they were on.
+// hourly prune (unique, so enqueueing it again is a no-op); none when
+// reports are off.
 func (r *Reports) Jobs() []store.Job {
+	if !r.On() {
+		return nil
+	}
 	return []store.Job{{Kind: JobPruneReports, Unique: true}}
 }
 
-// Handlers adds the handlers of Jobs to h.
+// Handlers adds the handlers of Jobs to h. The handler is there with
+// reports off too, so that a prune another replica enqueued still runs
+// here (it then removes nothing: a replica started with no retention
+// must not erase what the others keep).
 func (r *Reports) Handlers(h map[string]store.JobHandler) {
 	h[JobPruneReports] = r.runPrune
 }
 
 // runPrune removes reports past the retention (and any that outlived
-// their table), then runs again in an hour.
+// their table), then runs again in an hour; with reports off it only
+// waits for the next hour.
 func (r *Reports) runPrune(ctx context.Context, _ *store.JobInfo) error {
+	if !r.On() {
+		return &store.JobSnooze{After: time.Hour}
+	}
 	if _, err := r.Prune(ctx); err != nil {
 		return errors.New("prune-reports: " + fault.ClientText(err))
 	}
@@ -184,9 +194,12 @@ func (r *Reports) runPrune(ctx context.Context, _ *store.JobInfo) error {
 }
 
 // Prune removes the reports received before the retention's cut-off
-// (every one when reports are off) and returns how many went: 503 when
-// the database is away.
+// (and those of tables that are gone) and returns how many went; with
+// reports off it removes nothing. 503 when the database is away.
 func (r *Reports) Prune(ctx context.Context) (int64, error) {
+	if !r.On() {
+		return 0, nil // no retention here: never everything
+	}
 	n, err := r.store.PruneReports(ctx, r.tables.Now().Add(-r.retention))
 	if err != nil {
 		return 0, storefault.Of(err, "reports")
