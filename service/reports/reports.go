@@ -181,12 +181,9 @@ func (r *Reports) Handlers(h map[string]store.JobHandler) {
 }
 
 // runPrune removes reports past the retention (and any that outlived
-// their table), then runs again in an hour; with reports off it only
-// waits for the next hour.
+// their table), then runs again in an hour; with reports off it removes
+// nothing (Prune).
 func (r *Reports) runPrune(ctx context.Context, _ *store.JobInfo) error {
-	if !r.On() {
-		return &store.JobSnooze{After: time.Hour}
-	}
 	if _, err := r.Prune(ctx); err != nil {
 		return errors.New("prune-reports: " + fault.ClientText(err))
 	}
