@@ -256,6 +256,24 @@ func (e QueryEventsRequestObjectTypes) Valid() bool {
 	}
 }
 
+// Defines values for TableReportReportType.
+const (
+	TableReportReportTypeCommitReport TableReportReportType = "commit-report"
+	TableReportReportTypeScanReport   TableReportReportType = "scan-report"
+)
+
+// Valid indicates whether the value is a known member of the TableReportReportType enum.
+func (e TableReportReportType) Valid() bool {
+	switch e {
+	case TableReportReportTypeCommitReport:
+		return true
+	case TableReportReportTypeScanReport:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UndropResponseKind.
 const (
 	UndropResponseKindTable UndropResponseKind = "table"
@@ -304,6 +322,24 @@ func (e ListJobsParamsState) Valid() bool {
 	case ListJobsParamsStateRunning:
 		return true
 	case ListJobsParamsStateScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTableReportsParamsType.
+const (
+	ListTableReportsParamsTypeCommitReport ListTableReportsParamsType = "commit-report"
+	ListTableReportsParamsTypeScanReport   ListTableReportsParamsType = "scan-report"
+)
+
+// Valid indicates whether the value is a known member of the ListTableReportsParamsType enum.
+func (e ListTableReportsParamsType) Valid() bool {
+	switch e {
+	case ListTableReportsParamsTypeCommitReport:
+		return true
+	case ListTableReportsParamsTypeScanReport:
 		return true
 	default:
 		return false
@@ -965,6 +1001,13 @@ type ListRolesResponse struct {
 	Roles []Role `json:"roles"`
 }
 
+// ListTableReportsResponse defines model for ListTableReportsResponse.
+type ListTableReportsResponse struct {
+	// NextPageToken Absent or null after the last page
+	NextPageToken *string       `json:"next-page-token,omitempty"`
+	Reports       []TableReport `json:"reports"`
+}
+
 // ListTablesResponse defines model for ListTablesResponse.
 type ListTablesResponse struct {
 	Identifiers   []TableIdentifier `json:"identifiers"`
@@ -1186,11 +1229,14 @@ type RenameTableRequest struct {
 	Source      TableIdentifier `json:"source"`
 }
 
-// ReportMetricsRequest defines model for ReportMetricsRequest.
-type ReportMetricsRequest struct {
-	ReportType           string                 `json:"report-type"`
-	AdditionalProperties map[string]interface{} `json:"-"`
-}
+// ReportMetricsRequest report-type (scan-report or commit-report) with the ScanReport
+// fields (table-name, snapshot-id, filter, schema-id,
+// projected-field-ids, projected-field-names, metrics, metadata) or
+// the CommitReport fields (table-name, snapshot-id, sequence-number,
+// operation, metrics, metadata). Kept as bytes and checked by
+// internal/metricsreport: a generic decode would round 64-bit
+// snapshot ids through float64.
+type ReportMetricsRequest = json.RawMessage
 
 // Role defines model for Role.
 type Role struct {
@@ -1219,6 +1265,23 @@ type TableIdentifier struct {
 	Name      string    `json:"name"`
 	Namespace Namespace `json:"namespace"`
 }
+
+// TableReport defines model for TableReport.
+type TableReport struct {
+	// Id Grows with each report the catalog stores
+	Id int64 `json:"id"`
+
+	// ReceivedAtMs When the catalog stored it (Unix milliseconds)
+	ReceivedAtMs int64 `json:"received-at-ms"`
+
+	// Report The ScanReport or CommitReport as stored, without its report-type.
+	Report     RawJSON               `json:"report"`
+	ReportType TableReportReportType `json:"report-type"`
+	SnapshotId int64                 `json:"snapshot-id"`
+}
+
+// TableReportReportType defines model for TableReport.ReportType.
+type TableReportReportType string
 
 // UndropRequest defines model for UndropRequest.
 type UndropRequest struct {
@@ -1376,6 +1439,19 @@ type ListDeletedObjectsParams struct {
 	PageToken *PageTokenParam `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	PageSize  *int            `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 }
+
+// ListTableReportsParams defines parameters for ListTableReports.
+type ListTableReportsParams struct {
+	Type *ListTableReportsParamsType `form:"type,omitempty" json:"type,omitempty"`
+
+	// SinceMs Only reports received at or after this Unix time in milliseconds.
+	SinceMs   *int64  `form:"since-ms,omitempty" json:"since-ms,omitempty"`
+	PageSize  *int    `form:"page-size,omitempty" json:"page-size,omitempty"`
+	PageToken *string `form:"page-token,omitempty" json:"page-token,omitempty"`
+}
+
+// ListTableReportsParamsType defines parameters for ListTableReports.
+type ListTableReportsParamsType string
 
 // GetConfigParams defines parameters for GetConfig.
 type GetConfigParams struct {
@@ -1896,72 +1972,6 @@ func (a PlanTableScanRequest) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
-// Getter for additional properties for ReportMetricsRequest. Returns the specified
-// element and whether it was found
-func (a ReportMetricsRequest) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for ReportMetricsRequest
-func (a *ReportMetricsRequest) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for ReportMetricsRequest to handle AdditionalProperties
-func (a *ReportMetricsRequest) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["report-type"]; found {
-		err = json.Unmarshal(raw, &a.ReportType)
-		if err != nil {
-			return fmt.Errorf("error reading 'report-type': %w", err)
-		}
-		delete(object, "report-type")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for ReportMetricsRequest to handle AdditionalProperties
-func (a ReportMetricsRequest) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	object["report-type"], err = json.Marshal(a.ReportType)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'report-type': %w", err)
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 
@@ -2057,6 +2067,9 @@ type ServerInterface interface {
 
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files)
 	RemoveOrphanFiles(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
+
+	// (GET /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/reports)
+	ListTableReports(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam, params ListTableReportsParams)
 
 	// (GET /v1/config)
 	GetConfig(w http.ResponseWriter, r *http.Request, params GetConfigParams)
@@ -2341,6 +2354,11 @@ func (_ Unimplemented) MaintainTable(w http.ResponseWriter, r *http.Request, war
 
 // (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files)
 func (_ Unimplemented) RemoveOrphanFiles(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/reports)
+func (_ Unimplemented) ListTableReports(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam, params ListTableReportsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3642,6 +3660,105 @@ func (siw *ServerInterfaceWrapper) RemoveOrphanFiles(w http.ResponseWriter, r *h
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RemoveOrphanFiles(w, r, warehouse, namespace, table)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListTableReports operation middleware
+func (siw *ServerInterfaceWrapper) ListTableReports(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListTableReportsParams
+
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", r.URL.Query(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "since-ms" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since-ms", r.URL.Query(), &params.SinceMs, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "since-ms"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "since-ms", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "page-size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page-size", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "page-size"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "page-size", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "page-token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page-token", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "page-token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "page-token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTableReports(w, r, warehouse, namespace, table, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6522,6 +6639,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/management/v1/warehouses/{warehouse}/import", wrapper.ImportCatalog)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/reports", wrapper.ListTableReports)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/warehouses/{warehouse}/deleted", wrapper.ListDeletedObjects)
 	})
 	r.Group(func(r chi.Router) {
@@ -7725,6 +7845,48 @@ type RemoveOrphanFilesdefaultJSONResponse struct {
 }
 
 func (response RemoveOrphanFilesdefaultJSONResponse) VisitRemoveOrphanFilesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTableReportsRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    ListTableReportsParams
+}
+
+type ListTableReportsResponseObject interface {
+	VisitListTableReportsResponse(w http.ResponseWriter) error
+}
+
+type ListTableReports200JSONResponse ListTableReportsResponse
+
+func (response ListTableReports200JSONResponse) VisitListTableReportsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTableReportsdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response ListTableReportsdefaultJSONResponse) VisitListTableReportsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9649,6 +9811,9 @@ type StrictServerInterface interface {
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/remove-orphan-files)
 	RemoveOrphanFiles(ctx context.Context, request RemoveOrphanFilesRequestObject) (RemoveOrphanFilesResponseObject, error)
 
+	// (GET /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/reports)
+	ListTableReports(ctx context.Context, request ListTableReportsRequestObject) (ListTableReportsResponseObject, error)
+
 	// (GET /v1/config)
 	GetConfig(ctx context.Context, request GetConfigRequestObject) (GetConfigResponseObject, error)
 
@@ -10708,6 +10873,35 @@ func (sh *strictHandler) RemoveOrphanFiles(w http.ResponseWriter, r *http.Reques
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RemoveOrphanFilesResponseObject); ok {
 		if err := validResponse.VisitRemoveOrphanFilesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListTableReports operation middleware
+func (sh *strictHandler) ListTableReports(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam, params ListTableReportsParams) {
+	var request ListTableReportsRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTableReports(ctx, request.(ListTableReportsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTableReports")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTableReportsResponseObject); ok {
+		if err := validResponse.VisitListTableReportsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -131,7 +131,7 @@ func matrixServer(t *testing.T, backend, iss string) (*bundle, *service.AuditLog
 	signer := vending.New(sealer)
 	svc = service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Tokens: builtin, Sealer: sealer, Logger: quiet, Audit: audit,
 		Signer: signer,
-		Events: service.EventOptions{Retention: time.Hour}})
+		Events: service.EventOptions{Retention: time.Hour}, ReportsRetention: time.Hour})
 	ctx := localCtx()
 	_, err = svc.CreateWarehouse(ctx, "wh", "file://"+filepath.Join(t.TempDir(), "wh"), nil)
 	require.NoError(t, err)

@@ -137,6 +137,12 @@ func matrixRoutes() []routeCase {
 		}, want: writeOK, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
 		{op: "removeOrphanFiles", name: "hidden", method: "POST", path: fixed("/management/v1/warehouses/wh/namespaces/hr/tables/secret/remove-orphan-files"),
 			want: hidden, body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
+		// Reports are read as the table is loaded: table-read-metadata.
+		{op: "listTableReports", method: "GET", path: func(n int) string {
+			return fmt.Sprintf("/management/v1/warehouses/wh/namespaces/sales/tables/t%d/reports", n)
+		}, want: allOK},
+		{op: "listTableReports", name: "hidden", method: "GET", path: fixed("/management/v1/warehouses/wh/namespaces/hr/tables/secret/reports"),
+			want: hidden},
 		// Plans complete synchronously and are not kept: polling any plan id
 		// is 404 NoSuchPlanId, cancelling succeeds, a forged plan task is
 		// 404 NoSuchPlanTask; all after the read-data check.

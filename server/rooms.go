@@ -7,6 +7,7 @@ import (
 	"github.com/lakehold/catalog/service/functions"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/reports"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/tables"
@@ -30,6 +31,7 @@ type rooms struct {
 	warehouses *warehouses.Registry
 	storage    *storageaccess.Broker
 	events     *changefeed.Feed
+	reports    *reports.Reports
 	admin      *access.Admin
 }
 
@@ -37,5 +39,5 @@ type rooms struct {
 func roomsOf(svc *service.Service) rooms {
 	return rooms{tables: svc.Tables(), commits: svc.TableCommits(), views: svc.Views(), functions: svc.Functions(), planner: svc.Planner(),
 		maint: svc.Maintainer(), v4: svc.V4Commits(), upkeep: svc.Upkeep(), warehouses: svc.Warehouses(),
-		storage: svc.Storage(), events: svc.Events(), admin: svc.Admin()}
+		storage: svc.Storage(), events: svc.Events(), reports: svc.Reports(), admin: svc.Admin()}
 }

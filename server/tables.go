@@ -221,24 +221,6 @@ func (s *Server) RenameTable(ctx context.Context, req openapi.RenameTableRequest
 	return openapi.RenameTable204Response{}, nil
 }
 
-// ReportMetrics implements openapi.StrictServerInterface: reports are
-// advisory and only counted, after checking the table exists.
-func (s *Server) ReportMetrics(ctx context.Context, req openapi.ReportMetricsRequestObject) (openapi.ReportMetricsResponseObject, error) {
-	id, err := ident(req.Namespace, req.Table)
-	if err != nil {
-		return nil, err
-	}
-	// The type becomes a metric label: only the spec's two are taken.
-	if rt := req.Body.ReportType; rt != "scan-report" && rt != "commit-report" {
-		return nil, badRequestf("Invalid report-type: expected scan-report or commit-report")
-	}
-	if err := s.rooms.tables.CheckMetricsReport(ctx, req.Prefix, id); err != nil {
-		return nil, err
-	}
-	s.pipe.CountReport(req.Body.ReportType)
-	return openapi.ReportMetrics204Response{}, nil
-}
-
 // CommitTransaction implements openapi.StrictServerInterface.
 func (s *Server) CommitTransaction(ctx context.Context, req openapi.CommitTransactionRequestObject) (openapi.CommitTransactionResponseObject, error) {
 	changes := make([]service.TableChange, 0, len(req.Body.TableChanges))

@@ -7,6 +7,7 @@ import (
 	"github.com/lakehold/catalog/service/locations"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/reports"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
 	"github.com/lakehold/catalog/service/tables"
@@ -35,6 +36,7 @@ func (s *Service) buildRooms() {
 	s.views = views.New(views.Deps{Tables: s.ta, Engine: s.engine})
 	s.fns = functions.New(functions.Deps{Tables: s.ta, Engine: s.engine})
 	s.feed = changefeed.New(s.store, s.opts.Events, s.ta)
+	s.reps = reports.New(s.ta, s.opts.ReportsRetention)
 	s.planner = planning.New(planning.Deps{Tables: s.ta, Readers: s.readers, MaxPlanTasks: s.opts.MaxPlanTasks})
 	s.maint = maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, Commits: s.tc})
 	s.v4 = v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries})
@@ -69,6 +71,10 @@ func (s *Service) V4Commits() *v4commits.Committer { return s.v4 }
 // Upkeep is the background work: the job kinds, the job listing and
 // stats, soft-deleted objects and undrop.
 func (s *Service) Upkeep() *upkeep.Upkeep { return s.upkeep }
+
+// Reports is engines' metrics reports: recorded from the metrics route,
+// listed through the management route, pruned by their job.
+func (s *Service) Reports() *reports.Reports { return s.reps }
 
 // Warehouses is the warehouse registry: delete and storage profiles (the
 // service's CreateWarehouse, GetWarehouse and ListWarehouses answer its

@@ -21,6 +21,7 @@ import (
 	"github.com/lakehold/catalog/service/idempotent"
 	"github.com/lakehold/catalog/service/maintenance"
 	"github.com/lakehold/catalog/service/planning"
+	"github.com/lakehold/catalog/service/reports"
 	"github.com/lakehold/catalog/service/storageaccess"
 	"github.com/lakehold/catalog/service/tableaccess"
 	"github.com/lakehold/catalog/service/tablecommit"
@@ -100,6 +101,10 @@ type Options struct {
 	// none.
 	Events EventOptions
 
+	// ReportsRetention is how long engines' metrics reports are kept
+	// (package reports); 0 stores none (they are checked and counted).
+	ReportsRetention time.Duration
+
 	// TracerProvider receives a span per commit attempt (tracing.go); nil:
 	// no spans.
 	TracerProvider trace.TracerProvider
@@ -123,6 +128,7 @@ type Service struct {
 	engine *commitengine.Engine   // the one commit loop
 	tc     *tablecommit.Committer // table commits and the metadata files of every commit
 	feed   *changefeed.Feed       // change events: the pull feed, prune and delivery
+	reps   *reports.Reports       // engines' metrics reports: stored, listed, pruned
 
 	ta      *tableaccess.Access  // warehouses, file IO, the table loader, authorize, events
 	whs     *warehouses.Registry // warehouse CRUD and storage profiles

@@ -27,5 +27,6 @@ type (
 func (s *Service) JobHandlers() map[string]store.JobHandler {
 	h := s.upkeep.JobHandlers()
 	s.feed.Handlers(h)
+	s.reps.Handlers(h)
 	return h
 }

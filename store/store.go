@@ -279,6 +279,7 @@ type Store interface {
 	FileIndex
 	Jobs
 	Events
+	Reports
 	DeletedObjects
 	OrphanCandidates
 	// WarehouseCreate inserts w (ID and CreatedAt are filled in).

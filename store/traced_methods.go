@@ -366,6 +366,23 @@ func (t *traced) PruneEvents(ctx context.Context, before time.Time) (int64, erro
 	return v, t.end(span, err)
 }
 
+func (t *traced) ReportAdd(ctx context.Context, ref ObjectRef, r *Report) error {
+	ctx, span := t.start(ctx, "ReportAdd")
+	return t.end(span, t.Store.ReportAdd(ctx, ref, r))
+}
+
+func (t *traced) ReportList(ctx context.Context, ref ObjectRef, f ReportFilter, page Page) ([]*Report, string, error) {
+	ctx, span := t.start(ctx, "ReportList")
+	v, next, err := t.Store.ReportList(ctx, ref, f, page)
+	return v, next, t.end(span, err)
+}
+
+func (t *traced) PruneReports(ctx context.Context, before time.Time) (int64, error) {
+	ctx, span := t.start(ctx, "PruneReports")
+	v, err := t.Store.PruneReports(ctx, before)
+	return v, t.end(span, err)
+}
+
 func (t *traced) EnqueueJobs(ctx context.Context, jobs ...Job) error {
 	ctx, span := t.start(ctx, "EnqueueJobs")
 	return t.end(span, t.Store.EnqueueJobs(ctx, jobs...))

@@ -74,7 +74,10 @@ func (jf *jobFlags) start(ctx context.Context, st store.Store, svc *service.Serv
 	if err := st.EnqueueJobs(ctx, svc.Events().Jobs()...); err != nil {
 		log.Warn("events: cannot enqueue the event jobs; a restart or another replica enqueues them", "error", err.Error())
 	}
-	// The tombstone prune is unique too.
+	// So are the reports' prune and the tombstone prune.
+	if err := st.EnqueueJobs(ctx, svc.Reports().Jobs()...); err != nil {
+		log.Warn("reports: cannot enqueue the report prune; a restart or another replica enqueues it", "error", err.Error())
+	}
 	if err := st.EnqueueJobs(ctx, svc.Upkeep().Jobs()...); err != nil {
 		log.Warn("upkeep: cannot enqueue the tombstone prune; a restart or another replica enqueues it", "error", err.Error())
 	}

@@ -84,6 +84,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 	tf := registerTraceFlags(fs)
 	jf, jobsEnvErr := registerJobFlags(fs, defaultWorkers)
 	ef := registerEventFlags(fs)
+	reportsRetention := fs.Duration("reports-retention", envDuration("CATALOG_REPORTS_RETENTION", 30*24*time.Hour), "how long engines' scan and commit reports (POST .../metrics) stay in the catalog database for GET /management/v1/.../tables/{table}/reports; 0: check and count them, store none [CATALOG_REPORTS_RETENTION]")
 	return func([]string) error {
 		if envErr != nil {
 			return envErr
@@ -96,6 +97,9 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 		}
 		if err := ef.check(); err != nil {
 			return err
+		}
+		if *reportsRetention < 0 {
+			return errors.New("--reports-retention must not be negative")
 		}
 		if planErr != nil {
 			return planErr
@@ -201,6 +205,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 			Audit:                audit,
 			TracerProvider:       tp,
 			Events:               events,
+			ReportsRetention:     *reportsRetention,
 		})
 		if err := checkDataDirMoved(ctx, st, sf); err != nil {
 			return err

@@ -1,14 +1,16 @@
 """Spark 4.1 with iceberg-spark-runtime 1.12.0 against the catalog: DDL,
 DML (copy-on-write and merge-on-read), evolution, time travel, views,
-procedures and concurrent writers."""
+procedures, concurrent writers and the metrics reports it sends."""
 import os
 import threading
+import time
 import uuid
 
 import pytest
 
 pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import SparkSession  # noqa: E402
+from restcall import request  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +144,35 @@ def test_register_table_rule(spark, sns):
     spark.sql(f"DROP TABLE {t}")  # no PURGE: the files stay
     spark.sql(f"CALL lake.system.register_table(table => '{sns}.second', metadata_file => '{meta}')")
     assert ids(spark, f"lake.{sns}.second") == [1, 2]
+
+
+def test_engine_reports_stored(spark, sns, catalog_uri, warehouse):
+    """Iceberg's REST client in Spark posts a commit report after the insert
+    and a scan report after the read; both are stored and come back from
+    the management route (the catalog runs with the default
+    --reports-retention), ids exact and newest first."""
+    t = f"lake.{sns}.reported"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING) USING iceberg")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    snap = spark.sql(f"SELECT snapshot_id FROM {t}.snapshots").collect()[0][0]
+    assert ids(spark, t) == [1, 2]
+    url = f"{catalog_uri}/management/v1/warehouses/{warehouse}/namespaces/{sns}/tables/reported/reports"
+    deadline = time.time() + 15
+    while True:
+        status, _, body = request("GET", url)
+        assert status == 200, body
+        types = {r["report-type"] for r in body["reports"]}
+        if {"commit-report", "scan-report"} <= types or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    assert {"commit-report", "scan-report"} <= types, body
+    received = [r["received-at-ms"] for r in body["reports"]]
+    assert received == sorted(received, reverse=True)
+    commit = next(r for r in body["reports"] if r["report-type"] == "commit-report")
+    assert commit["snapshot-id"] == snap
+    assert commit["report"]["operation"] == "append"
+    assert commit["report"]["metrics"]["added-records"] == {"unit": "count", "value": 2}
+    scan = next(r for r in body["reports"] if r["report-type"] == "scan-report")
+    assert scan["snapshot-id"] == snap
+    assert "id" in scan["report"]["projected-field-names"]
+    assert scan["report"]["metrics"]["result-data-files"]["value"] >= 1

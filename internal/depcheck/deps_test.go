@@ -99,6 +99,8 @@ func TestImportDirection(t *testing.T) {
 		{"direct:" + mod + "internal/requirements", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// A create request's table definition, decoded: pure as well.
 		{"direct:" + mod + "internal/createdef", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
+		// An engine's metrics report, checked: pure as well.
+		{"direct:" + mod + "internal/metricsreport", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "internal/scanplan", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		{"direct:" + mod + "credentials", []string{"net/http", "os", mod + "store", mod + "service", mod + "server", mod + "internal/storage"}},
 		// Authentication and credential vending sit below the orchestration
@@ -128,6 +130,10 @@ func TestImportDirection(t *testing.T) {
 		{mod + "service/changefeed", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx"}},
 		{"direct:" + mod + "service/changefeed", []string{"os", mod + "internal/storage"}},
+		// Metrics reports: the checker, the store and tableaccess.
+		{mod + "service/reports", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
+			"github.com/jackc/pgx"}},
+		{"direct:" + mod + "service/reports", []string{"net/http", "os", mod + "internal/storage"}},
 		{mod + "service/commitengine", []string{"=" + mod + "service", mod + "server", mod + "store/sqlstore",
 			"github.com/jackc/pgx", mod + "internal/storage"}},
 		{"direct:" + mod + "service/commitengine", []string{"net/http", "os"}},

@@ -21,7 +21,7 @@ var roomLayers = [][]string{
 	// What every room reaches tables through.
 	{"tableaccess"},
 	// Rooms on tableaccess alone.
-	{"changefeed", "planning", "storageaccess", "v4commits", "views", "functions"},
+	{"changefeed", "reports", "planning", "storageaccess", "v4commits", "views", "functions"},
 	// Table commits: plan updates through v4commits, enqueue the jobs of
 	// commitjobs.
 	{"tablecommit"},

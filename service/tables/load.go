@@ -122,14 +122,3 @@ func (t *Tables) TableExists(ctx context.Context, warehouse string, id ident.Ide
 	_, err := t.tableETag(ctx, warehouse, id, "")
 	return err
 }
-
-// CheckMetricsReport checks that the caller may report metrics for a table
-// (table-read-metadata: reports describe its scans and commits) and that
-// it exists: 404 NoSuchTable when missing or hidden, 403 when denied.
-func (t *Tables) CheckMetricsReport(ctx context.Context, warehouse string, id ident.Ident) error {
-	if err := t.ta.Authorize(ctx, access.PrivTableReadMetadata, access.TableResource(warehouse, id.Namespace, id.Name)); err != nil {
-		return err
-	}
-	_, err := t.tableETag(ctx, warehouse, id, "")
-	return err
-}

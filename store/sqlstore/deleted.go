@@ -223,8 +223,10 @@ func (s *Store) DeletedRemove(ctx context.Context, warehouse, id string) (*store
 		if err != nil {
 			return err
 		}
-		_, err = q.Exec(ctx, `DELETE FROM deleted_objects WHERE id = $1`, id)
-		return err
+		if _, err = q.Exec(ctx, `DELETE FROM deleted_objects WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return deleteReports(ctx, q, id)
 	})
 	if err != nil {
 		return nil, s.wrap(err, "forget deleted object")

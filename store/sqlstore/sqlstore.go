@@ -616,7 +616,13 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 			return err
 		}
 		if replace && kind != "" {
-			if err := s.replaceNotHeld(ctx, q, nsID, o.Name); err != nil {
+			replaced, err := s.replaceNotHeld(ctx, q, nsID, o.Name)
+			if err != nil {
+				return err
+			}
+			// The replaced table's reports go with it: the new one is
+			// another table (a new id).
+			if err := deleteReports(ctx, q, replaced); err != nil {
 				return err
 			}
 			// The replaced table's index goes with it; the new object
@@ -650,31 +656,32 @@ func (s *Store) putObject(ctx context.Context, o *store.Object, replace bool) er
 	return s.wrap(err, "put "+string(o.Kind))
 }
 
-// replaceNotHeld locks the row a replace removes and refuses when an
-// orphan-file removal holds it: the new metadata may name any file under
-// the table, the removal's candidates among them.
-func (s *Store) replaceNotHeld(ctx context.Context, q sqldb.Querier, nsID, name string) error {
+// replaceNotHeld locks the row a replace removes, returns its id ("" when
+// there is none any more) and refuses when an orphan-file removal holds
+// it: the new metadata may name any file under the table, the removal's
+// candidates among them.
+func (s *Store) replaceNotHeld(ctx context.Context, q sqldb.Querier, nsID, name string) (string, error) {
 	var id string
 	var hold int
 	err := q.QueryRow(ctx, `UPDATE catalog_objects SET orphan_hold = orphan_hold WHERE namespace_id = $1 AND name = $2
 		RETURNING id, orphan_hold`, nsID, name).Scan(&id, &hold)
 	if err != nil && s.db.Classify(err) == sqldb.ClassNoRows {
-		return nil // dropped meanwhile: nothing is replaced
+		return "", nil // dropped meanwhile: nothing is replaced
 	}
 	if err != nil || hold == 0 {
-		return err
+		return id, err
 	}
 	// Tombstones alone do not refuse a replace: the replacing table has a
 	// new id, and no removal is deleting under the location any more.
 	var one int
 	err = q.QueryRow(ctx, `SELECT 1 FROM orphan_candidates WHERE table_id = $1 AND state = 'candidate' LIMIT 1`, id).Scan(&one)
 	if s.db.Classify(err) == sqldb.ClassNoRows {
-		return nil
+		return id, nil
 	}
 	if err == nil {
-		return &store.OrphanHoldError{ObjectID: id}
+		return "", &store.OrphanHoldError{ObjectID: id}
 	}
-	return err
+	return "", err
 }
 
 // ObjectDelete implements store.Store.
@@ -714,7 +721,7 @@ func (s *Store) ObjectDeleteIf(ctx context.Context, ref store.ObjectRef, check f
 		if n == 0 {
 			return sqldb.ErrRetryTx
 		}
-		return nil
+		return deleteReports(ctx, q, o.ID)
 	})
 	if refused != nil && errors.Is(err, refused) {
 		return nil, refused
