@@ -34,7 +34,9 @@ export async function columnDebt(box, wh, ns, name, snaps) {
   // changed no column files.
   const cur = snaps.find((s) => String(s['snapshot-id']) === String(now['snapshot-id']));
   if (changed.length && cur && cur !== changed[changed.length - 1]) past.push({...now, at: cur['timestamp-ms']});
-  const chart = h('div', {class: 'chart', id: 'debt-chart'});
+  // data-points lists what is drawn (snapshot:column files:retired bytes).
+  const chart = h('div', {class: 'chart', id: 'debt-chart',
+    'data-points': past.map((d) => `${d['snapshot-id']}:${d['column-files']}:${d['retired-bytes']}`).join(' ')});
   replace(box, facts(now), changed.length ? chart : empty('No snapshot has changed column files yet.'),
     changed.length ? h('p', {class: 'muted'}, `At the ${changed.length} snapshot(s) that changed column files` +
       (changed.length === LIMIT ? ` (the newest ${LIMIT})` : '') + `, the oldest on ${fmtTime(changed[0]['timestamp-ms'])}.`) : null);

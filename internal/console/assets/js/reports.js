@@ -42,9 +42,11 @@ async function readAll(path, type) {
 }
 
 // refusal says why there is nothing to show: the route missing (reports
-// off, or a catalog without them), no grant, or another error as it came.
+// off, or a catalog that predates them), no grant, or another error as it
+// came.
 function refusal(e) {
-  if (e.status === 404) {
+  // A catalog without the route answers 400 "No route for …".
+  if (e.status === 404 || (e.status === 400 && /^No route for /.test(e.message))) {
     return h('p', {class: 'empty', id: 'reports-off'}, 'This catalog serves no stored reports (the reports route answered 404): ' +
       'storing them is off, or the catalog predates them. Engines\' reports are then counted and dropped.');
   }
@@ -61,33 +63,36 @@ function show(box, scans, commits) {
       'Engines send one after each scan plan and each commit (POST …/metrics), when their metrics reporter is the REST one.'));
   }
   const capped = scans.more || commits.more;
+  const parts = [scanPart(scans.list), commitPart(commits.list)];
   replace(box,
     h('p', {id: 'reports-summary', 'data-scans': scans.list.length, 'data-commits': commits.list.length, 'data-capped': String(capped)},
       `${scans.list.length} scan report(s) and ${commits.list.length} commit report(s)` +
       (capped ? `: only the newest ${MAX} of each kind are read.` : '.')),
-    h('h3', {}, 'Scans'), scanPart(scans.list),
-    h('h3', {}, 'Commits'), commitPart(commits.list));
+    h('h3', {}, 'Scans'), parts[0].nodes,
+    h('h3', {}, 'Commits'), parts[1].nodes);
+  // Drawn once in the page: a chart takes its width from its box.
+  for (const p of parts) p.draw();
 }
 
 // --- Scans --------------------------------------------------------------
 
 function scanPart(list) {
-  if (!list.length) return empty('No scan reports.');
+  if (!list.length) return {nodes: empty('No scan reports.'), draw: () => {}};
   const rows = list.map(scanValues);
   const old = rows.slice().reverse();
   const charts = h('div', {class: 'chart', id: 'scan-charts'});
-  plots(charts, old.map((r) => r.at / 1000), [
+  const draw = () => plots(charts, old.map((r) => r.at / 1000), [
     {title: 'Planning duration', fmt: fmtMs, points: true, series: [{label: 'Planning', ys: old.map((r) => r.planning), color: '#8250df'}]},
     {title: 'Data files', fmt: count, points: true, series: [
       {label: 'Scanned', ys: old.map((r) => r.scanned), color: '#1f6feb'},
       {label: 'Skipped', ys: old.map((r) => r.skipped), color: '#9a6700'}]},
     {title: 'Bytes planned', fmt: fmtBytes, points: true, series: [{label: 'Bytes', ys: old.map((r) => r.bytes), color: '#bf5700'}]},
   ]);
-  return [charts, table(['Received', 'Snapshot', 'Planning', 'Data files scanned', 'Skipped', 'Delete files', 'Bytes'],
+  return {draw, nodes: [charts, table(['Received', 'Snapshot', 'Planning', 'Data files scanned', 'Skipped', 'Delete files', 'Bytes'],
     rows.slice(0, SHOWN).map((r) => h('tr', {class: 'scan-row', 'data-id': r.id},
       h('td', {}, fmtTime(r.at)), h('td', {class: 'mono'}, r.snapshot ?? ''), h('td', {class: 'num', 'data-ms': r.planning ?? ''}, fmtMs(r.planning)),
       h('td', {class: 'num'}, r.scanned ?? ''), h('td', {class: 'num'}, r.skipped ?? ''), h('td', {class: 'num'}, r.deletes ?? ''),
-      h('td', {class: 'num', 'data-bytes': r.bytes ?? ''}, r.bytes === null ? '' : fmtBytes(r.bytes)))), {id: 'scan-table'})];
+      h('td', {class: 'num', 'data-bytes': r.bytes ?? ''}, r.bytes === null ? '' : fmtBytes(r.bytes)))), {id: 'scan-table'})]};
 }
 
 function scanValues(x) {
@@ -100,22 +105,22 @@ function scanValues(x) {
 // --- Commits ------------------------------------------------------------
 
 function commitPart(list) {
-  if (!list.length) return empty('No commit reports.');
+  if (!list.length) return {nodes: empty('No commit reports.'), draw: () => {}};
   const rows = list.map(commitValues);
   const old = rows.slice().reverse();
   const charts = h('div', {class: 'chart', id: 'commit-charts'});
-  plots(charts, old.map((r) => r.at / 1000), [
+  const draw = () => plots(charts, old.map((r) => r.at / 1000), [
     {title: 'Commit duration', fmt: fmtMs, points: true, series: [{label: 'Duration', ys: old.map((r) => r.duration), color: '#8250df'}]},
     {title: 'Attempts', fmt: count, points: true, series: [{label: 'Attempts', ys: old.map((r) => r.attempts), color: '#cf222e'}]},
     {title: 'Data files', fmt: count, points: true, series: [
       {label: 'Added', ys: old.map((r) => r.added), color: '#2da44e'},
       {label: 'Removed', ys: old.map((r) => r.removed), color: '#9a6700'}]},
   ]);
-  return [charts, table(['Received', 'Snapshot', 'Operation', 'Duration', 'Attempts', 'Files added', 'Removed', 'Records added'],
+  return {draw, nodes: [charts, table(['Received', 'Snapshot', 'Operation', 'Duration', 'Attempts', 'Files added', 'Removed', 'Records added'],
     rows.slice(0, SHOWN).map((r) => h('tr', {class: 'commit-row', 'data-id': r.id},
       h('td', {}, fmtTime(r.at)), h('td', {class: 'mono'}, r.snapshot ?? ''), h('td', {}, r.operation),
       h('td', {class: 'num', 'data-ms': r.duration ?? ''}, fmtMs(r.duration)), h('td', {class: 'num'}, r.attempts ?? ''),
-      h('td', {class: 'num'}, r.added ?? ''), h('td', {class: 'num'}, r.removed ?? ''), h('td', {class: 'num'}, r.records ?? ''))), {id: 'commit-table'})];
+      h('td', {class: 'num'}, r.added ?? ''), h('td', {class: 'num'}, r.removed ?? ''), h('td', {class: 'num'}, r.records ?? ''))), {id: 'commit-table'})]};
 }
 
 function commitValues(x) {
