@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -227,8 +228,15 @@ func TestConsoleReportsWithDouble(t *testing.T) {
 	br.waitFor(t, "#eligible")
 	br.shot(t, "04-reports-off")
 
+	// At a phone's width the charts take their box's width.
+	require.NoError(t, chromedp.Do(br.ctx, chromedp.EmulateViewport(390, 844)))
+	br.open(t, "#/w/wh/n/ns/t/busy", "#commit-charts canvas")
+	overflow := eval[bool](t, br, `document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`)
+	require.False(t, overflow, "the reports section scrolls sideways at 390px")
+	br.shot(t, "05-reports-narrow")
+
 	names, _ := filepath.Glob(filepath.Join(shots, "*.png"))
-	require.Len(t, names, 4)
+	require.Len(t, names, 5)
 	for _, n := range names {
 		st, err := os.Stat(n)
 		require.NoError(t, err)
