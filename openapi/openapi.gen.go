@@ -406,6 +406,37 @@ type CatalogConfig struct {
 // CatalogObjectIdentifier Namespace levels followed by the object's name.
 type CatalogObjectIdentifier = []string
 
+// ColumnFileDebtResponse defines model for ColumnFileDebtResponse.
+type ColumnFileDebtResponse struct {
+	// Bases live base data files with column files
+	Bases int `json:"bases"`
+
+	// Candidates measured bases the table's thresholds would pick for compaction
+	Candidates int `json:"candidates"`
+
+	// ColumnFiles their live column files
+	ColumnFiles int `json:"column-files"`
+
+	// MaxColumnFiles the table's write.column-files.compact.max-files (the default when absent or not a valid value)
+	MaxColumnFiles        int `json:"max-column-files"`
+	MaxColumnFilesPerBase int `json:"max-column-files-per-base"`
+
+	// MaxRetiredRatio the table's write.column-files.compact.max-retired-ratio (the default when absent or not a valid value)
+	MaxRetiredRatio float64 `json:"max-retired-ratio"`
+
+	// MeasuredBases bases whose footers were read for retired-bytes (at most 32)
+	MeasuredBases int `json:"measured-bases"`
+
+	// MeasuredBytes the measured bases' own file sizes (retired-bytes / measured-bytes is their retired ratio)
+	MeasuredBytes int64 `json:"measured-bytes"`
+
+	// RetiredBytes bytes of the measured bases and their column files that no read uses
+	RetiredBytes int64 `json:"retired-bytes"`
+
+	// SnapshotId the snapshot measured; absent for a table without one
+	SnapshotId *int64 `json:"snapshot-id,omitempty"`
+}
+
 // ColumnFileInfo defines model for ColumnFileInfo.
 type ColumnFileInfo struct {
 	FieldIds        []int  `json:"field-ids"`
@@ -1440,6 +1471,11 @@ type ListDeletedObjectsParams struct {
 	PageSize  *int            `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 }
 
+// GetColumnFileDebtParams defines parameters for GetColumnFileDebt.
+type GetColumnFileDebtParams struct {
+	SnapshotId *int64 `form:"snapshot-id,omitempty" json:"snapshot-id,omitempty"`
+}
+
 // ListTableReportsParams defines parameters for ListTableReports.
 type ListTableReportsParams struct {
 	Type *ListTableReportsParamsType `form:"type,omitempty" json:"type,omitempty"`
@@ -2062,6 +2098,9 @@ type ServerInterface interface {
 	// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
 	DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam)
 
+	// (GET /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/column-file-debt)
+	GetColumnFileDebt(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam, params GetColumnFileDebtParams)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam)
 
@@ -2344,6 +2383,11 @@ func (_ Unimplemented) CreateFunction(w http.ResponseWriter, r *http.Request, wa
 
 // (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
 func (_ Unimplemented) DropFunction(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, function FunctionParam) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// (GET /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/column-file-debt)
+func (_ Unimplemented) GetColumnFileDebt(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam, params GetColumnFileDebtParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3572,6 +3616,66 @@ func (siw *ServerInterfaceWrapper) DropFunction(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DropFunction(w, r, warehouse, namespace, function)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetColumnFileDebt operation middleware
+func (siw *ServerInterfaceWrapper) GetColumnFileDebt(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "warehouse" -------------
+	var warehouse string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse", chi.URLParam(r, "warehouse"), &warehouse, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "warehouse", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "namespace" -------------
+	var namespace NamespaceParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespace", chi.URLParam(r, "namespace"), &namespace, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespace", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "table" -------------
+	var table TableParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "table", chi.URLParam(r, "table"), &table, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "table", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetColumnFileDebtParams
+
+	// ------------- Optional query parameter "snapshot-id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "snapshot-id", r.URL.Query(), &params.SnapshotId, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "snapshot-id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "snapshot-id", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetColumnFileDebt(w, r, warehouse, namespace, table, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6642,6 +6746,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/reports", wrapper.ListTableReports)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/column-file-debt", wrapper.GetColumnFileDebt)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/management/v1/warehouses/{warehouse}/deleted", wrapper.ListDeletedObjects)
 	})
 	r.Group(func(r chi.Router) {
@@ -7761,6 +7868,48 @@ type DropFunctiondefaultJSONResponse struct {
 }
 
 func (response DropFunctiondefaultJSONResponse) VisitDropFunctionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetColumnFileDebtRequestObject struct {
+	Warehouse string         `json:"warehouse"`
+	Namespace NamespaceParam `json:"namespace"`
+	Table     TableParam     `json:"table"`
+	Params    GetColumnFileDebtParams
+}
+
+type GetColumnFileDebtResponseObject interface {
+	VisitGetColumnFileDebtResponse(w http.ResponseWriter) error
+}
+
+type GetColumnFileDebt200JSONResponse ColumnFileDebtResponse
+
+func (response GetColumnFileDebt200JSONResponse) VisitGetColumnFileDebtResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetColumnFileDebtdefaultJSONResponse struct {
+	Body       IcebergErrorResponse
+	StatusCode int
+}
+
+func (response GetColumnFileDebtdefaultJSONResponse) VisitGetColumnFileDebtResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9805,6 +9954,9 @@ type StrictServerInterface interface {
 	// (DELETE /management/v1/warehouses/{warehouse}/namespaces/{namespace}/functions/{function})
 	DropFunction(ctx context.Context, request DropFunctionRequestObject) (DropFunctionResponseObject, error)
 
+	// (GET /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/column-file-debt)
+	GetColumnFileDebt(ctx context.Context, request GetColumnFileDebtRequestObject) (GetColumnFileDebtResponseObject, error)
+
 	// (POST /management/v1/warehouses/{warehouse}/namespaces/{namespace}/tables/{table}/maintain)
 	MaintainTable(ctx context.Context, request MaintainTableRequestObject) (MaintainTableResponseObject, error)
 
@@ -10797,6 +10949,35 @@ func (sh *strictHandler) DropFunction(w http.ResponseWriter, r *http.Request, wa
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(DropFunctionResponseObject); ok {
 		if err := validResponse.VisitDropFunctionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetColumnFileDebt operation middleware
+func (sh *strictHandler) GetColumnFileDebt(w http.ResponseWriter, r *http.Request, warehouse string, namespace NamespaceParam, table TableParam, params GetColumnFileDebtParams) {
+	var request GetColumnFileDebtRequestObject
+
+	request.Warehouse = warehouse
+	request.Namespace = namespace
+	request.Table = table
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetColumnFileDebt(ctx, request.(GetColumnFileDebtRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetColumnFileDebt")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetColumnFileDebtResponseObject); ok {
+		if err := validResponse.VisitGetColumnFileDebtResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

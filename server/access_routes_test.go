@@ -124,6 +124,11 @@ func matrixRoutes() []routeCase {
 				return map[string]any{"destination": map[string]any{"namespace": []string{"sales"}, "name": fmt.Sprintf("exported%d", n)}}
 			}},
 		{op: "listColumnFiles", method: "GET", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/column-files", n) }, want: allOK},
+		{op: "getColumnFileDebt", method: "GET", path: func(n int) string {
+			return fmt.Sprintf("/management/v1/warehouses/wh/namespaces/sales/tables/x%d/column-file-debt", n)
+		}, want: allOK},
+		{op: "getColumnFileDebt", name: "hidden", method: "GET", path: fixed("/management/v1/warehouses/wh/namespaces/hr/tables/secret/column-file-debt"),
+			want: want{404, 404, 404, 400}},
 		{op: "planTableScan", method: "POST", path: func(n int) string { return fmt.Sprintf(salesT+"x%d/plan", n) }, want: allOK,
 			body: func(*testing.T, *matrixEnv, int) any { return map[string]any{} }},
 		{op: "maintainTable", method: "POST", path: func(n int) string {

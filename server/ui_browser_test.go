@@ -278,6 +278,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			checkV4Page(t, b, br)
 			checkEligibilityWarnings(t, b, br)
 			checkV4History(t, b, br)
+			checkColumnDebt(t, b, br)
 			checkViewPage(t, b, br)
 			checkFunctionPage(t, b, br)
 			timeBigTable(t, br)
@@ -403,6 +404,11 @@ func checkTablePage(t *testing.T, b *bundle, br *browser) {
 	require.Equal(t, 3, plots, "records, files and size charts")
 	require.Equal(t, len(meta["refs"].(map[string]any)), refs)
 	require.Equal(t, "2", br.text(t, "#format-version"))
+	// The reports section settles without an error: on a catalog without
+	// stored reports it says so, on one with them it shows them or says
+	// there are none (this table has none).
+	br.waitFor(t, "#reports-off, #reports-empty")
+	require.Zero(t, eval[int](t, br, `document.querySelectorAll('#reports .error').length`))
 	br.shot(t, "04-table-v2")
 }
 
@@ -687,7 +693,7 @@ func narrowWindow(t *testing.T, br *browser) {
 	br.shot(t, "10-namespace-narrow")
 	names, _ := filepath.Glob(filepath.Join(br.shots, "*.png"))
 	sort.Strings(names)
-	require.Len(t, names, 15)
+	require.Len(t, names, 16)
 }
 
 // keyboardOnly opens a table from the namespace page with Tab and Enter
@@ -957,4 +963,47 @@ func minus(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// checkColumnDebt: the v4 page shows the column-file debt the API
+// measures now, and draws it at each snapshot that changed column files
+// (the three column updates of fillCatalog and checkV4History).
+func checkColumnDebt(t *testing.T, b *bundle, br *browser) {
+	path := "/v1/wh/namespaces/ns/tables/wide"
+	var meta struct {
+		Metadata struct {
+			Snapshots []struct {
+				ID      json.Number       `json:"snapshot-id"`
+				Summary map[string]string `json:"summary"`
+			} `json:"snapshots"`
+		} `json:"metadata"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b.do(t, "GET", path, nil).body)))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&meta))
+	var want []string
+	for _, s := range meta.Metadata.Snapshots {
+		if _, ok := s.Summary["added-column-files"]; !ok {
+			continue
+		}
+		id, err := s.ID.Int64()
+		require.NoError(t, err)
+		d := readDebt(t, b, "wide", id)
+		want = append(want, fmt.Sprintf("%s:%d:%d", s.ID, d.ColumnFiles, d.RetiredBytes))
+	}
+	require.Len(t, want, 3, "three column updates")
+	now := readDebt(t, b, "wide", 0)
+	require.Equal(t, 2, now.Bases)
+	require.Positive(t, now.RetiredBytes, "the column files supersede base columns")
+
+	br.open(t, "#/w/wh/n/ns/t/wide", "#debt-chart canvas")
+	shown := eval[map[string]string](t, br, `({...document.getElementById('debt-now').dataset})`)
+	require.Equal(t, map[string]string{"bases": fmt.Sprint(now.Bases), "columnFiles": fmt.Sprint(now.ColumnFiles), "max": fmt.Sprint(now.MaxPerBase),
+		"retired": fmt.Sprint(now.RetiredBytes), "candidates": fmt.Sprint(now.Candidates)}, shown)
+	points := eval[string](t, br, `document.getElementById('debt-chart').dataset.points`)
+	require.Equal(t, strings.Join(want, " "), points, "oldest first, as the API measures each snapshot")
+	require.Equal(t, 2, eval[int](t, br, `document.querySelectorAll('#debt-chart canvas').length`), "column files per base, retired bytes")
+	require.Greater(t, drawnPixels(t, br, "#debt-chart", "#bf5700"), 50, "the retired bytes are drawn")
+	require.Contains(t, br.text(t, "#column-debt"), "compaction folds a base with more than 8")
+	br.shot(t, "05c-table-v4-debt")
 }

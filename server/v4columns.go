@@ -51,3 +51,18 @@ func (s *Server) ListColumnFiles(ctx context.Context, req openapi.ListColumnFile
 	}
 	return out, nil
 }
+
+// GetColumnFileDebt implements openapi.StrictServerInterface.
+func (s *Server) GetColumnFileDebt(ctx context.Context, req openapi.GetColumnFileDebtRequestObject) (openapi.GetColumnFileDebtResponseObject, error) {
+	id, err := ident(req.Namespace, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.rooms.v4.ColumnFileDebt(ctx, req.Warehouse, id, req.Params.SnapshotId)
+	if err != nil {
+		return nil, err
+	}
+	return openapi.GetColumnFileDebt200JSONResponse{SnapshotId: d.SnapshotID, Bases: d.Bases, ColumnFiles: d.ColumnFiles,
+		MaxColumnFilesPerBase: d.MaxPerBase, MeasuredBases: d.Measured, RetiredBytes: d.RetiredBytes, MeasuredBytes: d.MeasuredBytes,
+		Candidates: d.Candidates, MaxColumnFiles: d.Thresholds.MaxFiles, MaxRetiredRatio: d.Thresholds.MaxRetiredRatio}, nil
+}

@@ -9,6 +9,8 @@ import {propsEditor} from './props.js';
 import {go} from './nav.js';
 import {snapshotChart} from './chart.js';
 import {columnHistory} from './cfhistory.js';
+import {columnDebt} from './debt.js';
+import {reportsSection} from './reports.js';
 import {scopedJobs} from './jobs.js';
 
 export async function tablePage(box, wh, ns, name) {
@@ -34,9 +36,10 @@ export async function tablePage(box, wh, ns, name) {
   const fv = m['format-version'];
   const snaps = h('div', {id: 'snapshots-box'}, loading('snapshots'));
   const history = fv >= 4 ? h('div', {id: 'column-history-box'}, loading('column-file history')) : null;
+  const debt = fv >= 4 ? h('div', {id: 'column-debt-box'}, loading('column-file debt')) : null;
   replace(box, head,
-    h('nav', {class: 'toc', 'aria-label': 'Sections'}, ['schema', 'partitioning', 'properties', 'refs', 'snapshots',
-      fv >= 4 && 'column-files', fv >= 4 && 'column-history', 'eligibility', mayJobs && 'jobs', mayDrop && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
+    h('nav', {class: 'toc', 'aria-label': 'Sections'}, ['schema', 'partitioning', 'properties', 'refs', 'snapshots', 'reports',
+      fv >= 4 && 'column-files', fv >= 4 && 'column-history', fv >= 4 && 'column-debt', 'eligibility', mayJobs && 'jobs', mayDrop && 'drop'].filter(Boolean).map((s) => h('a', {href: '#', 'data-target': s, onclick: jump}, s.replace('-', ' ')))),
     h('dl', {class: 'facts', id: 'facts'},
       h('dt', {}, 'Format version'), h('dd', {id: 'format-version'}, fv),
       fv >= 4 && h('dt', {}, 'Readers'), fv >= 4 && h('dd', {id: 'v4-badge'}, h('span', {class: 'kind'}, 'v4 · column files'), ' lakehold library and server-side planning only'),
@@ -55,16 +58,20 @@ export async function tablePage(box, wh, ns, name) {
     })),
     section('Branches and tags', 'refs', refsTable(m)),
     section('Snapshots', 'snapshots', snaps),
+    section('Scan and commit reports', 'reports', reportsSection(wh, ns, name)),
     fv >= 4 && section('Column files', 'column-files', columnFiles(path, schema)),
     history && section('Column-file history (REPLACED/MODIFIED)', 'column-history', history),
+    debt && section('Column-file debt', 'column-debt', debt),
     section('Native-write eligibility', 'eligibility', eligibility(path)),
     mayJobs && section('Background jobs', 'jobs', scopedJobs(wh, [...ns, name].join('.'))),
     mayDrop && section('Drop table', 'drop', dropForm(wh, ns, name, path, res)));
   const all = await loadSnapshots(path, snaps, t0);
-  if (history) {
-    if (all) await columnHistory(history, path, all, schema);
-    else replace(history, empty('Needs the snapshot list, which did not load.'));
+  if (!history) return;
+  if (!all) {
+    for (const b of [history, debt]) replace(b, empty('Needs the snapshot list, which did not load.'));
+    return;
   }
+  await Promise.all([columnHistory(history, path, all, schema), columnDebt(debt, wh, ns, name, all)]);
 }
 
 // v4Notice says who can no longer read a format version 4 table, and that
