@@ -2,10 +2,10 @@
 // the catalog's own tools speak to a catalog, this one or another: the
 // OAuth2 client credentials sign-in, /v1/config (prefix, namespace
 // separator, endpoints), JSON requests with a bearer token or signed with
-// AWS SigV4 (AWS Glue's endpoint), and refusals
-// decoded from ErrorModel or OAuth error bodies. `catalog read`
-// (internal/restread) and `catalog import` (internal/catalogimport) both
-// speak through it. It knows nothing of the server side.
+// AWS SigV4 (AWS Glue's endpoint), and refusals decoded from ErrorModel or
+// OAuth error bodies. `catalog read` (internal/restread) and `catalog
+// import` (internal/catalogimport) both speak through it. It knows nothing
+// of the server side.
 package restclient
 
 import (
