@@ -35,11 +35,14 @@ type ImportInput struct {
 // the same checks and privileges as a client's create or register. Only
 // a caller with manage-warehouses on the warehouse may run it (403
 // otherwise, 404 when the warehouse is missing or hidden). It fails with
-// 400 for a source URI that is not plain http(s) or carries user info,
-// or a run over MaxImportObjects (nothing written), and with 422 when the
-// source cannot be reached, refuses the sign-in or a read: the error says
-// which step and the source's status, never the source's own text. A run
-// stopped part way answers the report so far with Stopped set.
+// 400 for a source URI that is not plain http(s) or carries user info, a
+// source to be signed with SigV4 (AWS Glue: the signature would be made
+// with the server's own AWS identity on behalf of a caller who need not
+// hold it; `catalog import` signs with the caller's), or a run over
+// MaxImportObjects (nothing written), and with 422 when the source cannot
+// be reached, refuses the sign-in or a read: the error says which step
+// and the source's status, never the source's own text. A run stopped
+// part way answers the report so far with Stopped set.
 func (s *Service) ImportCatalog(ctx context.Context, warehouse string, in ImportInput) (*catalogimport.Report, error) {
 	if err := s.ta.Authorize(ctx, PrivManageWarehouses, access.WarehouseResource(warehouse)); err != nil {
 		return nil, err
@@ -52,6 +55,9 @@ func (s *Service) ImportCatalog(ctx context.Context, warehouse string, in Import
 	}
 	if err := checkSourceURI("oauth2-server-uri", in.Source.OAuth2ServerURI, false); err != nil {
 		return nil, err
+	}
+	if in.Source.SigV4 != nil {
+		return nil, fault.New(fault.BadRequest, "The import route does not sign with SigV4; import from AWS Glue with catalog import")
 	}
 	if in.Source.Credential != "" && in.Source.Token != "" {
 		return nil, fault.New(fault.BadRequest, "Give the source a credential or a token, not both")

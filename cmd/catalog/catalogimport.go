@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lakehold/catalog/internal/catalogimport"
+	"github.com/lakehold/catalog/internal/restclient"
 )
 
 // importAbout is the help text of `catalog import`.
@@ -25,7 +26,12 @@ REST API; the target checks each location as it does for any client.
 The source is named by --source-uri and --source-warehouse; it is signed in
 to with OAuth2 client credentials (--source-credential ID:SECRET, traded at
 --source-oauth2-server-uri, default SOURCE/v1/oauth/tokens, for
---source-scope) or a bearer token sent as is (--source-token).
+--source-scope) or a bearer token sent as is (--source-token), or, for AWS
+Glue's Iceberg REST endpoint, its requests are signed with AWS SigV4
+(--source-sigv4, --source-region, --source-signing-name, default glue) with
+credentials from the AWS default chain (AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY, AWS_PROFILE and the shared files, SSO, a container
+or instance role).
 
 --uri, --warehouse, --credential and --token name the target as for
 "catalog read". --namespace a,b.c imports only those namespaces and the ones
@@ -46,13 +52,16 @@ goes to stderr as it is settled; the summary (--json: the whole report) goes
 to stdout. The exit status is 1 when anything was refused. A warehouse admin
 can run the same import inside the catalog (POST
 /management/v1/warehouses/NAME/import, or the console's warehouse page), up
-to 2000 objects at a time. A redirect to another server is not followed (the
-credential would go with it). docs/import.md shows the source flags for
+to 2000 objects at a time, though not from Glue (the route does not sign with
+SigV4). A redirect to another server is not followed (the credential or
+signature would go with it). docs/import.md shows the source flags for
 Polaris, Lakekeeper, Nessie and Glue.`
 
 // importFlags are the options of `catalog import`.
 type importFlags struct {
 	src                               catalogimport.Endpoint
+	sigv4                             bool
+	region, signingName               string
 	uri, warehouse, credential, token string
 	namespaces, dialects              string
 	dryRun, asJSON, quiet             bool
@@ -67,6 +76,9 @@ func setupImport(fs *flag.FlagSet, e *cmdEnv) func([]string) error {
 	fs.StringVar(&f.src.Token, "source-token", "", "bearer token for the source, sent as is")
 	fs.StringVar(&f.src.OAuth2ServerURI, "source-oauth2-server-uri", "", "the source's token endpoint (default: SOURCE/v1/oauth/tokens)")
 	fs.StringVar(&f.src.Scope, "source-scope", "catalog", "OAuth2 scope asked of the source's token endpoint")
+	fs.BoolVar(&f.sigv4, "source-sigv4", false, "sign the source's requests with AWS SigV4 (AWS Glue), credentials from the AWS default chain")
+	fs.StringVar(&f.region, "source-region", "", "AWS region to sign for with --source-sigv4 (default: AWS_REGION or the profile's)")
+	fs.StringVar(&f.signingName, "source-signing-name", restclient.DefaultSigningName, "SigV4 signing name with --source-sigv4")
 	fs.StringVar(&f.uri, "uri", localCatalogURI(), "the target catalog's base URI (default: the local catalog serve's address) [CATALOG_URI]")
 	fs.StringVar(&f.warehouse, "warehouse", "", "the target warehouse (default: the target's default warehouse)")
 	fs.StringVar(&f.credential, "credential", "", "CLIENT_ID:SECRET of a target principal")
@@ -97,6 +109,10 @@ func (f *importFlags) check() error {
 		return errors.New("import: --uri is empty")
 	case f.src.Credential != "" && f.src.Token != "":
 		return errors.New("import: give --source-credential or --source-token, not both")
+	case f.sigv4 && (f.src.Credential != "" || f.src.Token != ""):
+		return errors.New("import: --source-sigv4 takes no --source-credential or --source-token")
+	case !f.sigv4 && (f.region != "" || f.signingName != restclient.DefaultSigningName):
+		return errors.New("import: --source-region and --source-signing-name go with --source-sigv4")
 	case f.credential != "" && f.token != "":
 		return errors.New("import: give --credential or --token, not both")
 	case strings.TrimSpace(f.dialects) == "":
@@ -122,9 +138,17 @@ func (f *importFlags) options(stderr io.Writer) catalogimport.Options {
 }
 
 // run signs in to both catalogs, imports and prints the report. It
-// fails when a catalog cannot be reached or read, and when an item was
+// fails when the AWS credentials or region for --source-sigv4 cannot be
+// found, when a catalog cannot be reached or read, and when an item was
 // refused (after printing the report).
 func (f *importFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
+	if f.sigv4 {
+		sig, err := restclient.LoadSigV4(ctx, f.region, f.signingName)
+		if err != nil {
+			return fmt.Errorf("import: source %s: %w", f.src.URI, err)
+		}
+		f.src.SigV4 = sig
+	}
 	src, err := catalogimport.OpenSource(ctx, f.src)
 	if err != nil {
 		return fmt.Errorf("import: source %s: %w", f.src.URI, err)

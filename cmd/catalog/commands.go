@@ -217,7 +217,7 @@ not be folded.`,
 				about:   importAbout,
 				examples: []string{
 					"import --source-uri http://polaris:8181/api/catalog --source-warehouse prod --source-credential \"$ID:$SECRET\" --source-scope PRINCIPAL_ROLE:ALL --warehouse lake --dry-run",
-					"import --source-uri http://old-catalog:8181 --source-token \"$TOKEN\" --uri https://lakehold.example --credential \"$ID:$SECRET\" --warehouse lake --namespace sales,finance.eu",
+					"import --source-uri https://glue.eu-west-1.amazonaws.com/iceberg --source-warehouse 123456789012 --source-sigv4 --source-region eu-west-1 --warehouse lake --dry-run",
 				},
 			},
 			{

@@ -20,6 +20,10 @@ type Endpoint struct {
 	// OAuth2ServerURI is the token endpoint (default URI/v1/oauth/tokens);
 	// Scope is the scope asked for (default "catalog").
 	OAuth2ServerURI, Scope string
+	// SigV4, when set, signs every request with AWS Signature Version 4
+	// (AWS Glue's Iceberg REST endpoint) instead of any OAuth2 sign-in or
+	// token, which must then not be given.
+	SigV4 *restclient.SigV4
 	// HTTP is the client to use (nil: restclient.NewHTTP(), which follows
 	// no redirect to another server).
 	HTTP *http.Client
@@ -29,8 +33,9 @@ type Endpoint struct {
 }
 
 // connect signs in (when given a credential) and reads /v1/config for the
-// prefix, the namespace separator and the endpoints. It fails when the
-// sign-in or the config request is refused or unreachable.
+// prefix, the namespace separator and the endpoints. It fails when given
+// two ways to authenticate, and when the sign-in or the config request is
+// refused or unreachable.
 func connect(ctx context.Context, e Endpoint) (*restclient.Client, error) {
 	if e.URI == "" {
 		return nil, errors.New("no catalog URI")
@@ -38,8 +43,11 @@ func connect(ctx context.Context, e Endpoint) (*restclient.Client, error) {
 	if e.Credential != "" && e.Token != "" {
 		return nil, errors.New("give a credential or a token, not both")
 	}
+	if e.SigV4 != nil && (e.Credential != "" || e.Token != "") {
+		return nil, errors.New("SigV4 signing takes no OAuth2 credential or token")
+	}
 	c := restclient.New(e.URI, e.HTTP)
-	c.Token, c.Terse = e.Token, e.Terse
+	c.Token, c.Terse, c.SigV4 = e.Token, e.Terse, e.SigV4
 	// The import reads v4 tables as they are and needs no storage
 	// credentials, so it asks for none.
 	c.Header = http.Header{"X-Iceberg-Column-Files": {"true"}}

@@ -14,8 +14,12 @@ import (
 // client credentials grant at tokenURI ("": URI/v1/oauth/tokens), asking
 // for scope ("": catalog), and keeps the token. It fails when the
 // credential is malformed, the endpoint refuses it (an *Error) or its
-// answer carries no access_token.
+// answer carries no access_token, and when the client signs with SigV4
+// (which takes no token).
 func (c *Client) SignIn(ctx context.Context, tokenURI, credential, scope string) error {
+	if c.SigV4 != nil {
+		return errors.New("a client that signs with SigV4 does not sign in with OAuth2")
+	}
 	id, secret, ok := strings.Cut(credential, ":")
 	if !ok || id == "" {
 		return errors.New("the credential must be CLIENT_ID:SECRET")

@@ -1,10 +1,11 @@
 // Package restclient is the client half of the Iceberg REST protocol that
 // the catalog's own tools speak to a catalog, this one or another: the
 // OAuth2 client credentials sign-in, /v1/config (prefix, namespace
-// separator, endpoints), JSON requests with a bearer token, and refusals
-// decoded from ErrorModel or OAuth error bodies. `catalog read`
-// (internal/restread) and `catalog import` (internal/catalogimport) both
-// speak through it. It knows nothing of the server side.
+// separator, endpoints), JSON requests with a bearer token or signed with
+// AWS SigV4 (AWS Glue's endpoint), and refusals decoded from ErrorModel or
+// OAuth error bodies. `catalog read` (internal/restread) and `catalog
+// import` (internal/catalogimport) both speak through it. It knows nothing
+// of the server side.
 package restclient
 
 import (
@@ -27,6 +28,9 @@ type Client struct {
 	URI string
 	// Token is the bearer token sent with every request ("" for none).
 	Token string
+	// SigV4, when set, signs every request with AWS Signature Version 4;
+	// no bearer token is sent then, and SignIn is refused.
+	SigV4 *SigV4
 	// Prefix is the path prefix /v1/config gave ("" when none).
 	Prefix string
 	// Separator is the namespace separator as it goes in a path, escaped
@@ -58,8 +62,9 @@ func New(uri string, hc *http.Client) *Client {
 }
 
 // NewHTTP is an HTTP client that follows a redirect only within the same
-// scheme and host: a token or a client secret in the request must not be
-// carried to another server (Go resends a POST body on 307 and 308).
+// scheme and host: a token, a client secret or a SigV4 signature in the
+// request must not be carried to another server (Go resends a POST body
+// on 307 and 308).
 func NewHTTP() *http.Client {
 	return &http.Client{CheckRedirect: sameOrigin}
 }
@@ -153,8 +158,17 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
-// send sends req and reads its body up to MaxBody.
+// send signs req when the client signs with SigV4, sends it and reads
+// its body up to MaxBody.
 func (c *Client) send(req *http.Request) ([]byte, int, error) {
+	if c.SigV4 != nil {
+		if err := c.SigV4.sign(req.Context(), req); err != nil {
+			if c.Terse {
+				return nil, 0, errors.New("the request could not be signed")
+			}
+			return nil, 0, fmt.Errorf("signing the request: %w", err)
+		}
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, 0, c.transport(err)
@@ -188,7 +202,7 @@ func (c *Client) headers(req *http.Request) {
 		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "application/json")
-	if c.Token != "" {
+	if c.Token != "" && c.SigV4 == nil {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 }
