@@ -1,13 +1,18 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakehold/catalog/internal/compact"
+	"github.com/lakehold/catalog/internal/stitch"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -96,6 +101,40 @@ func TestFilesAddingALiveColumnFile(t *testing.T) {
 			r := b.do(t, "POST", vt.path+"/files", map[string]any{"add-data-files": []any{addFile(cf, 3, size)}})
 			requireReason(t, r, "duplicate-file")
 			require.Contains(t, string(r.body), "Data file data/"+cf+" is already a live column file of data/f00.parquet", "the message names the file and its base")
+			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+		})
+	}
+}
+
+// TestCompactionOntoALiveColumnFile: a compaction whose rewritten file is
+// at the path of a live column file (in a leaf the compaction would not
+// otherwise read) is refused, and nothing is committed.
+func TestCompactionOntoALiveColumnFile(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			vt, cf := spilledColumnFiles(t, b, "spilled")
+			_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+
+			// z.parquet rewritten, row ids materialized, over the column
+			// file's path.
+			z, _ := vt.liveRow(t, "z.parquet")
+			var sc iceberg.Schema
+			require.NoError(t, json.Unmarshal([]byte(wideSchemaJSON), &sc))
+			f, err := os.Create(filepath.Join(vt.dir, "data", cf))
+			require.NoError(t, err)
+			out, err := compact.Rewrite(context.Background(), func(_ context.Context, loc string) (stitch.File, error) {
+				return os.Open(vt.dir + loc[len(vt.loc):])
+			}, f, compact.Input{Task: stitch.Task{DataFile: z.Location, RecordCount: z.RecordCount}, FirstRowID: *z.Tracking.FirstRowID, Schema: &sc})
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			r := b.do(t, "POST", vt.path+"/compaction", map[string]any{"rewrites": []any{map[string]any{"data-file": "data/z.parquet",
+				"location": "data/" + cf, "file-size-in-bytes": out.Bytes, "record-count": out.Rows}}})
+			require.Equal(t, 400, r.status, "%s", r.body)
+			require.Contains(t, string(r.body), "data/"+cf+" is already a live column file of data/f00.parquet")
+			require.NotContains(t, string(r.body), "/tmp", "no server path in the answer")
 			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
 			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
 		})
