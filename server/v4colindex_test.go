@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
@@ -84,9 +86,10 @@ func TestColumnFileLiveInAnotherLeaf(t *testing.T) {
 	}
 }
 
-// TestFilesAddingALiveColumnFile: a data file added through /files whose
-// path is a live column file (in a leaf the files commit would not
-// otherwise read) is refused, and nothing is committed.
+// TestFilesAddingALiveColumnFile: a data file or equality-delete file
+// added through /files whose path is a live column file (in a leaf the
+// files commit would not otherwise read) is refused, and nothing is
+// committed.
 func TestFilesAddingALiveColumnFile(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
@@ -101,6 +104,15 @@ func TestFilesAddingALiveColumnFile(t *testing.T) {
 			r := b.do(t, "POST", vt.path+"/files", map[string]any{"add-data-files": []any{addFile(cf, 3, size)}})
 			requireReason(t, r, "duplicate-file")
 			require.Contains(t, string(r.body), "Data file data/"+cf+" is already a live column file of data/f00.parquet", "the message names the file and its base")
+
+			// An equality-delete file over another live column file.
+			delSize := writeParquet(t, filepath.Join(vt.dir, "data/score-f01.parquet"),
+				[]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldMD(1)}},
+				func(b *array.RecordBuilder) { b.Field(0).(*array.Int64Builder).Append(1) })
+			r = b.do(t, "POST", vt.path+"/files", map[string]any{"add-equality-delete-files": []any{map[string]any{
+				"location": "data/score-f01.parquet", "file-format": "parquet", "record-count": 1, "file-size-in-bytes": delSize, "equality-ids": []int{1}, "spec-id": 0}}})
+			requireReason(t, r, "duplicate-file")
+			require.Contains(t, string(r.body), "Delete file data/score-f01.parquet is already a live column file of data/f01.parquet")
 			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
 			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
 		})
