@@ -191,15 +191,16 @@ func newBenchTable(b *testing.B, bases int) *benchTable {
 	return bt
 }
 
-// columnCommit writes a real 2-column file and returns the commit that
-// applies it to two bases half the table apart (two leaves rewritten once
-// the table has more than one). One file serves both: same rows, same
-// columns.
+// columnCommit writes a real 2-column file for each of two bases half
+// the table apart (two leaves rewritten once the table has more than
+// one) and returns the commit of both, and one file's size. Each base
+// gets its own file: the catalog refuses one file named twice.
 func (bt *benchTable) columnCommit(b *testing.B, i int) (service.ColumnFilesCommit, int64) {
-	name := fmt.Sprintf("data/cf-%d.parquet", i)
-	size := writeDoubles(b, filepath.Join(bt.dir, name), benchColIDs, benchRows)
 	c := service.ColumnFilesCommit{Ident: bt.id}
-	for _, base := range []int{(i * 7919) % bt.bases, (i*7919 + bt.bases/2) % bt.bases} {
+	var size int64
+	for k, base := range []int{(i * 7919) % bt.bases, (i*7919 + bt.bases/2) % bt.bases} {
+		name := fmt.Sprintf("data/cf-%d-%d.parquet", i, k)
+		size = writeDoubles(b, filepath.Join(bt.dir, name), benchColIDs, benchRows)
 		c.ColumnFiles = append(c.ColumnFiles, service.ColumnFileInput{
 			DataFile: fmt.Sprintf("data/base-%06d.parquet", base), Location: name, FileFormat: "parquet",
 			FieldIDs: benchColIDs, FileSizeInBytes: size, RecordCount: benchRows})

@@ -3,25 +3,25 @@ package store
 import "context"
 
 // IndexedLeaf is one v4 data leaf manifest to index: its absolute location,
-// its lineage, and the data files first indexed under that lineage by
-// this leaf: all of its files (absolute, each once) when it starts the
-// lineage, none when it continues its parent's.
+// its lineage, and the files first indexed under that lineage by this
+// leaf: all of its data files and their column files (absolute, each
+// once) when it starts the lineage, none when it continues its parent's.
 type IndexedLeaf struct {
 	Leaf      string
 	Lineage   string
 	Locations []string
 }
 
-// IndexEntry says that data file Location is in the leaves of lineage
-// Lineage (some of them; a later version may have dropped it).
+// IndexEntry says that data or column file Location is in the leaves of
+// lineage Lineage (some of them; a later version may have dropped it).
 type IndexEntry struct {
 	Location string
 	Lineage  string
 }
 
 // FileIndex is the base-file index of v4 tables: for each table, the
-// lineage of each indexed data leaf and the lineages each data file is
-// in. Leaves are immutable, so a leaf's entry never changes and is right
+// lineage of each indexed data leaf and the lineages each data file and
+// column file is in. Leaves are immutable, so a leaf's entry never changes and is right
 // for every snapshot whose root lists the leaf; entries of leaves no root
 // lists are merely unused. A leaf is indexed with the pointer swap of the
 // commit that wrote it (Swap.Index) or later by FileIndexAdd, its file

@@ -8,30 +8,31 @@ import (
 )
 
 // The base-file index (docs/design.md, "Base-file index") records, per
-// table, the lineage of each data leaf and the lineages each data file is
-// in. A leaf written for added files starts a lineage; a leaf that
+// table, the lineage of each data leaf and the lineages each data file and
+// each column file is in. A leaf written for added files starts a lineage; a leaf that
 // rewrites another (Leaf.Parent: same files, some rows changed) continues
 // the parent's. Which leaves count is decided here, from the root being
 // committed against, so the index is right for any snapshot.
 
-// IndexEntry says that data file Location is in (some leaves of) lineage
-// Lineage.
+// IndexEntry says that data or column file Location is in (some leaves
+// of) lineage Lineage.
 type IndexEntry struct {
 	Location string
 	Lineage  string
 }
 
 // LeafIndex is one data leaf to index: its absolute location, the absolute
-// location of the leaf it rewrites ("" when none) and its data files
-// (absolute, each once, in row order).
+// location of the leaf it rewrites ("" when none) and its files (absolute,
+// each once, in row order): each row's data file, then its column files.
 type LeafIndex struct {
 	Leaf      string
 	Parent    string
 	Locations []string
 }
 
-// baseCols is the projection a base lookup reads from a leaf.
-var baseCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount}
+// baseCols is the projection a base lookup reads from a leaf: the column
+// files too, to index them and to tell whether one is live.
+var baseCols = []int{v4manifest.IDLocation, v4manifest.IDTracking, v4manifest.IDRecordCount, v4manifest.IDColumnFiles}
 
 // LiveDataLeaves maps the absolute location (resolve turns a root row's
 // location into one) of every live data leaf of root to its root index.
@@ -45,15 +46,23 @@ func LiveDataLeaves(root []v4manifest.TrackedFile, resolve func(string) string) 
 	return out
 }
 
-// uniqueLocations lists the locations of rows, each once, in row order.
+// uniqueLocations lists the locations of rows and of their column files,
+// each once, in row order. A rewrite carries its parent's column files
+// and adds none (column commits put changed rows in the root or in a new
+// leaf), so a continued lineage needs no new entries for them either.
 func uniqueLocations(rows []v4manifest.TrackedFile, resolve func(string) string) []string {
 	seen := make(map[string]bool, len(rows))
 	out := make([]string, 0, len(rows))
-	for i := range rows {
-		loc := resolve(rows[i].Location)
+	add := func(loc string) {
 		if !seen[loc] {
 			seen[loc] = true
 			out = append(out, loc)
+		}
+	}
+	for i := range rows {
+		add(resolve(rows[i].Location))
+		for _, cf := range rows[i].ColumnFiles {
+			add(resolve(cf.Location))
 		}
 	}
 	return out
@@ -133,6 +142,55 @@ func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map
 		return nil, nil, err
 	}
 	return found, deletes, nil
+}
+
+// LiveColumnOwners returns the owner (base location) of each of locs
+// (absolute) that is a live column file of a live data row of root:
+// in the root itself, or in a live data leaf of a lineage entries give
+// one of locs (or an unindexed leaf, read as FindBasesIndexed reads it).
+// lineages and entries are as for FindBasesIndexed; leaves are read with
+// the same projection, so the reads of one commit share a cache. It
+// returns the LeafReader's errors unchanged.
+func LiveColumnOwners(root []v4manifest.TrackedFile, read LeafReader, locs map[string]bool,
+	lineages map[string]string, entries []IndexEntry, resolve func(string) string) (map[string]string, error) {
+	owners := map[string]string{}
+	addOwners := func(rows []v4manifest.TrackedFile) {
+		for _, r := range rows {
+			if r.ContentType != v4manifest.ContentData || !r.Tracking.Status.Live() {
+				continue
+			}
+			for _, cf := range r.ColumnFiles {
+				if loc := resolve(cf.Location); locs[loc] {
+					owners[loc] = resolve(r.Location)
+				}
+			}
+		}
+	}
+	addOwners(root)
+	want := map[string]bool{}
+	for _, e := range entries {
+		if locs[e.Location] {
+			want[e.Lineage] = true
+		}
+	}
+	var leaves []int
+	for leaf, i := range LiveDataLeaves(root, resolve) {
+		if lin, indexed := lineages[leaf]; !indexed || want[lin] {
+			leaves = append(leaves, i)
+		}
+	}
+	slices.Sort(leaves)
+	rows := make([][]v4manifest.TrackedFile, len(leaves))
+	if err := readEach(len(leaves), func(k int) (err error) {
+		rows[k], err = read(&root[leaves[k]], baseCols)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		addOwners(r)
+	}
+	return owners, nil
 }
 
 // liveDeletes collects the live equality deletes of every live delete

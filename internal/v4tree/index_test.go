@@ -106,7 +106,8 @@ func TestFindBasesIndexedAgreesWithScan(t *testing.T) {
 }
 
 // TestRewrittenLeavesKeepTheirParentsFiles: every leaf a commit writes in
-// place of another names only files of that other leaf (what lets it
+// place of another names only files (data and column files) of that other
+// leaf (what lets it
 // continue the parent's lineage); leaves of added files, and the leaf of
 // a column commit's MODIFIED rows, have no parent.
 func TestRewrittenLeavesKeepTheirParentsFiles(t *testing.T) {
@@ -131,6 +132,9 @@ func TestRewrittenLeavesKeepTheirParentsFiles(t *testing.T) {
 		}
 	}
 	tr, root := threeLeaves()
+	// Column files are indexed as files too: a rewrite carries them.
+	tr.leaves[root[2].Location][1] = withColumnFile(tr.leaves[root[2].Location][1], "cf-b2")
+	tr.leaves[root[0].Location][1] = withColumnFile(tr.leaves[root[0].Location][1], "cf-a2")
 	res, err := CommitFiles(root, tr.read, newSnap(), Files{Added: []v4manifest.TrackedFile{data("n1", 1)},
 		Remove: []string{loc("a1")}, DeletionVectors: map[string]v4manifest.DeletionVector{loc("b2"): dv}})
 	if err != nil {
@@ -184,5 +188,78 @@ func TestLeafIndexes(t *testing.T) {
 	live := LiveDataLeaves(root, func(s string) string { return v4manifest.Resolve(tableLoc, s) })
 	if len(live) != 3 || live[root[0].Location] != 0 || live[meta("b.parquet")] != 2 {
 		t.Errorf("live data leaves %v", live)
+	}
+}
+
+// withColumnFile gives r a column file at loc(name).
+func withColumnFile(r v4manifest.TrackedFile, name string) v4manifest.TrackedFile {
+	r.ColumnFiles = []v4manifest.ColumnFile{{FormatVersion: 4, FieldIDs: []int32{3}, Location: loc(name), FileFormat: "parquet", FileSizeInBytes: 9}}
+	return r
+}
+
+// TestLiveColumnOwners: the owner of a live column file is found in the
+// root and in the leaves of the lineages the index gives it, reading only
+// those leaves (and unindexed ones); a column file of a dead row, or one
+// the index does not name, is not live; a leaf index lists column files.
+func TestLiveColumnOwners(t *testing.T) {
+	tr, root := threeLeaves()
+	b := tr.leaves[root[2].Location]
+	b[0] = withColumnFile(b[0], "cf-b1")
+	c := tr.leaves[root[3].Location]
+	c[1] = withColumnFile(c[1], "cf-c2")
+	c[1].Tracking.Status = v4manifest.StatusReplaced
+	root = append(root, withColumnFile(data("r1", 5), "cf-r1"))
+	lineages, entries := indexOf(tr, nil)
+	li, err := ReadLeafIndex(&root[2], root[2].Location, tr.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{loc("b1"), loc("cf-b1"), loc("b2")}; !slices.Equal(li.Locations, want) {
+		t.Errorf("leaf index %v, want %v", li.Locations, want)
+	}
+	for _, tc := range []struct {
+		locs      []string
+		owners    map[string]string
+		reads     []string
+		unindexed bool // leaf a is not indexed
+	}{
+		{[]string{"cf-b1"}, map[string]string{"cf-b1": "b1"}, []string{"b.parquet"}, false},
+		{[]string{"cf-r1", "nope"}, map[string]string{"cf-r1": "r1"}, nil, false},
+		{[]string{"cf-c2"}, map[string]string{}, []string{"c.parquet"}, false},
+		{[]string{"b1"}, map[string]string{}, []string{"b.parquet"}, false}, // a data file is no column file
+		{[]string{"cf-b1"}, map[string]string{"cf-b1": "b1"}, []string{"a.parquet", "b.parquet"}, true},
+	} {
+		lin := maps.Clone(lineages)
+		if tc.unindexed {
+			delete(lin, meta("a.parquet"))
+		}
+		locs := map[string]bool{}
+		for _, l := range tc.locs {
+			locs[loc(l)] = true
+		}
+		tr.reads = nil
+		owners, err := LiveColumnOwners(root, tr.read, locs, lin, entries, identity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		for cf, base := range tc.owners {
+			want[loc(cf)] = loc(base)
+		}
+		if !maps.Equal(owners, want) {
+			t.Errorf("%v: owners %v, want %v", tc.locs, owners, want)
+		}
+		var wantReads []string
+		for _, l := range tc.reads {
+			wantReads = append(wantReads, meta(l))
+		}
+		slices.Sort(tr.reads)
+		if !slices.Equal(tr.reads, wantReads) {
+			t.Errorf("%v: read %v, want %v", tc.locs, tr.reads, wantReads)
+		}
+	}
+	tr.fail = errRead
+	if _, err := LiveColumnOwners(root, tr.read, map[string]bool{loc("cf-b1"): true}, lineages, entries, identity); err != errRead {
+		t.Errorf("got %v, want the reader's error", err)
 	}
 }

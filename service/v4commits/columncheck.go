@@ -32,34 +32,52 @@ func uniqueColumnFiles(st *State, files []validation.ColumnFile) error {
 }
 
 // findColumnTargets finds the base files of byBase and, in the same
-// index lookup, any live data file at a column file's location: it
-// returns the bases' hits and refuses (duplicate-file) a column file that
-// is a live data file.
+// index lookup, whether a column file is already live anywhere in the
+// table: it returns the bases' hits and refuses (duplicate-file) a column
+// file that is a live data file, a live column file of any base (whatever
+// leaf holds it) or a live equality-delete file.
 func (cm *Committer) findColumnTargets(ctx context.Context, t *Tx, read v4tree.LeafReader, files []validation.ColumnFile, byBase map[string][]validation.ColumnFile) (map[string]*v4tree.BaseHit, []validation.DeleteFile, error) {
-	names := make([]string, len(files))
 	want := maps.Clone(byBase)
-	for i, f := range files {
-		names[i] = locations.TableFileName(t.st.location, f.Location)
+	for _, f := range files {
 		if _, ok := want[f.Location]; !ok {
 			want[f.Location] = nil
 		}
 	}
-	all, deletes, err := cm.findBases(ctx, t, read, want)
+	live, err := cm.findLive(ctx, t, read, want)
 	if err != nil {
 		return nil, nil, err
 	}
-	for i, f := range files {
-		if h := all[f.Location]; h != nil && h.Row.Tracking.Status.Live() {
-			return nil, nil, validation.LiveDuplicate("Column file", names[i], "data file")
+	for _, f := range files {
+		if err := live.refuse(t.st.location, "Column file", f.Location); err != nil {
+			return nil, nil, err
 		}
 	}
 	found := map[string]*v4tree.BaseHit{}
 	for base := range byBase {
-		if h, ok := all[base]; ok {
+		if h, ok := live.data[base]; ok {
 			found[base] = h
 		}
 	}
-	return found, deletes, nil
+	return found, live.deletes, nil
+}
+
+// refuse refuses (duplicate-file) new file loc (absolute; kind names it
+// in the message) when it is already a live data, column or
+// equality-delete file of the table at tableLoc; nil otherwise.
+func (l liveFiles) refuse(tableLoc, kind, loc string) error {
+	name := locations.TableFileName(tableLoc, loc)
+	if h := l.data[loc]; h != nil && h.Row.Tracking.Status.Live() {
+		return validation.LiveDuplicate(kind, name, "data file")
+	}
+	if owner, ok := l.columnOwner[loc]; ok {
+		return validation.LiveDuplicate(kind, name, "column file of "+locations.TableFileName(tableLoc, owner))
+	}
+	for _, d := range l.deletes {
+		if v4manifest.Resolve(tableLoc, d.Location) == loc {
+			return validation.LiveDuplicate(kind, name, "equality-delete file")
+		}
+	}
+	return nil
 }
 
 // baseDetails reads the deletion vector and column files of every found
@@ -111,11 +129,8 @@ func addOwners(owners map[string]string, tableLoc string, rows []v4manifest.Trac
 // checkColumnSchemas checks each column file against the table schema
 // (nested types, required fields' nulls) and refuses one that is already
 // a live column file (owners, from baseDetails) of its base or of another
-// base. That second check is only as wide as the rows the commit already
-// read: the root's rows and the leaves holding its bases. A column file
-// of a base in another leaf is not found: the base-file index holds data
-// file locations only, so finding it would mean reading every leaf's
-// column files on every commit.
+// base whose row the commit read (findColumnTargets has refused one live
+// anywhere else, through the base-file index).
 // A required field's nulls that the base's deletion vector could cover
 // are checked position by position.
 func (cm *Committer) checkColumnSchemas(ctx context.Context, w *store.Warehouse, st *State, files []validation.ColumnFile, bases map[string]v4manifest.TrackedFile, owners map[string]string, footers map[string]*columnFooter) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -281,18 +282,30 @@ func (cm *Committer) stageCompaction(ctx context.Context, w *store.Warehouse, c 
 
 // compactionLeaves finds, through the base-file index, the data leaves
 // that may hold a folded base or name a new file, so that the tree
-// rewrite reads only those.
+// rewrite reads only those. A 400 for a new file that is already a live
+// column file or equality-delete file (the rewrite refuses one that is a
+// live data file): once the folded base's files are expired, it would be
+// deleted under its other reference.
 func (cm *Committer) compactionLeaves(ctx context.Context, t *Tx, read v4tree.LeafReader, folds []v4tree.Fold) (map[int]bool, error) {
 	want := map[string][]validation.ColumnFile{}
 	for _, f := range folds {
 		want[f.Base], want[f.New.Location] = nil, nil
 	}
-	found, _, err := cm.findBases(ctx, t, read, want)
+	live, err := cm.findLive(ctx, t, read, want)
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range folds {
+		name := locations.TableFileName(t.st.location, f.New.Location)
+		if owner, ok := live.columnOwner[f.New.Location]; ok {
+			return nil, fault.New(fault.BadRequest, "compaction: %s is already a live column file of %s", name, locations.TableFileName(t.st.location, owner))
+		}
+		if slices.ContainsFunc(live.deletes, func(d validation.DeleteFile) bool { return t.resolve(d.Location) == f.New.Location }) {
+			return nil, fault.New(fault.BadRequest, "compaction: %s is already a live equality-delete file", name)
+		}
+	}
 	leaves := map[int]bool{}
-	for _, h := range found {
+	for _, h := range live.data {
 		leaves[h.RootIndex] = true
 	}
 	return leaves, nil

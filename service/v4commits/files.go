@@ -381,7 +381,7 @@ func (cm *Committer) stageFiles(ctx context.Context, w *store.Warehouse, c Files
 		return nil, err
 	}
 	t := cm.NewTx(w, st, a)
-	if err := cm.checkAddedNotLive(ctx, t, cm.leafReader(ctx, t), added, remove); err != nil {
+	if err := cm.checkAddedNotLive(ctx, t, cm.leafReader(ctx, t), added, dels, remove); err != nil {
 		return nil, err
 	}
 	res, err := v4tree.CommitFiles(st.rootRows, cm.leafReader(ctx, t), t.Snapshot(), v4tree.Files{

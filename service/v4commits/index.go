@@ -16,7 +16,8 @@ import (
 
 // The base-file index (docs/design.md, "Base-file index") lets a
 // column-file commit read only the leaves that may hold its base files
-// instead of every leaf of the table. Every data leaf this server writes
+// instead of every leaf of the table, and any commit tell whether a file
+// it adds is already live (as a data or column file) the same way. Every data leaf this server writes
 // is indexed with the swap that commits it (StageSnapshot); leaves of a
 // root that are not indexed (tables from before the index, leaves other
 // writers wrote) are read once and indexed here, before the lookup.
@@ -25,25 +26,76 @@ import (
 // the memory it holds and the length of its transaction.
 const rebuildBatch = 16
 
-// findBases finds the leaves holding the base files of byBase through the
-// index, and the table's live equality deletes. A 503 or 500 for a store
+// indexHits is what one index lookup found for a commit's paths: the
+// lineage of every live data leaf of the root and the lineages of the
+// paths (data files and column files alike).
+type indexHits struct {
+	lineages map[string]string
+	entries  []v4tree.IndexEntry
+}
+
+// lookup indexes t's root where needed and looks paths up in the index,
+// in one query however many paths there are. A 503 or 500 for a store
 // failure; the leaf reader's errors as they are.
-func (cm *Committer) findBases(ctx context.Context, t *Tx, read v4tree.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4tree.BaseHit, []validation.DeleteFile, error) {
-	st := t.st
+func (cm *Committer) lookup(ctx context.Context, t *Tx, read v4tree.LeafReader, paths []string) (indexHits, error) {
 	lineages, err := cm.indexRoot(ctx, t, read)
 	if err != nil {
-		return nil, nil, err
+		return indexHits{}, err
 	}
 	t.lineages = lineages
-	got, err := cm.store.FileIndexLookup(ctx, st.obj.ID, slices.Sorted(maps.Keys(byBase)))
+	got, err := cm.store.FileIndexLookup(ctx, t.st.obj.ID, paths)
 	if err != nil {
-		return nil, nil, storefault.Of(err, t.w.Name)
+		return indexHits{}, storefault.Of(err, t.w.Name)
 	}
 	entries := make([]v4tree.IndexEntry, len(got))
 	for i, e := range got {
 		entries[i] = v4tree.IndexEntry{Location: e.Location, Lineage: e.Lineage}
 	}
-	return v4tree.FindBasesIndexed(st.rootRows, read, byBase, lineages, entries, t.resolve)
+	return indexHits{lineages: lineages, entries: entries}, nil
+}
+
+// findBases finds the leaves holding the base files of byBase through the
+// index, and the table's live equality deletes. Errors are lookup's.
+func (cm *Committer) findBases(ctx context.Context, t *Tx, read v4tree.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4tree.BaseHit, []validation.DeleteFile, error) {
+	hits, err := cm.lookup(ctx, t, read, slices.Sorted(maps.Keys(byBase)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return v4tree.FindBasesIndexed(t.st.rootRows, read, byBase, hits.lineages, hits.entries, t.resolve)
+}
+
+// liveFiles is what a commit's new paths already are in the table.
+type liveFiles struct {
+	// data holds the rows found for paths (live or not: check the status).
+	data map[string]*v4tree.BaseHit
+	// columnOwner maps each path that is a live column file to its base.
+	columnOwner map[string]string
+	// deletes are the table's live equality deletes.
+	deletes []validation.DeleteFile
+}
+
+// findLive looks every path of want (bases and new files, absolute) up
+// in the index once and reads only the leaves that may hold one, to find
+// the rows of want's data files and which of want are live column files.
+// Errors are lookup's and the leaf reader's.
+func (cm *Committer) findLive(ctx context.Context, t *Tx, read v4tree.LeafReader, want map[string][]validation.ColumnFile) (liveFiles, error) {
+	hits, err := cm.lookup(ctx, t, read, slices.Sorted(maps.Keys(want)))
+	if err != nil {
+		return liveFiles{}, err
+	}
+	data, deletes, err := v4tree.FindBasesIndexed(t.st.rootRows, read, want, hits.lineages, hits.entries, t.resolve)
+	if err != nil {
+		return liveFiles{}, err
+	}
+	locs := make(map[string]bool, len(want))
+	for loc := range want {
+		locs[loc] = true
+	}
+	owners, err := v4tree.LiveColumnOwners(t.st.rootRows, read, locs, hits.lineages, hits.entries, t.resolve)
+	if err != nil {
+		return liveFiles{}, err
+	}
+	return liveFiles{data: data, columnOwner: owners, deletes: deletes}, nil
 }
 
 // indexRoot returns the lineage of every live data leaf of t's root,

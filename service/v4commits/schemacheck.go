@@ -25,12 +25,14 @@ func checkFileSchema(c validation.FileCheck, tree []validation.FileNode) error {
 	return validationErr(err)
 }
 
-// checkAddedNotLive refuses (duplicate-file) an added data file that is
-// already live in the table and not removed by the same commit. The
-// base-file index narrows the leaves read to those that may hold one.
-func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4tree.LeafReader, added []v4manifest.TrackedFile, remove []string) error {
+// checkAddedNotLive refuses (duplicate-file) an added data file or
+// equality-delete file that is already live in the table (as a data file,
+// a column file or an equality-delete file) and not removed by the same
+// commit. One index lookup for all of them narrows the leaves read to
+// those that may hold one.
+func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4tree.LeafReader, added, dels []v4manifest.TrackedFile, remove []string) error {
 	want := map[string][]validation.ColumnFile{}
-	for _, r := range added {
+	for _, r := range slices.Concat(added, dels) {
 		if !slices.Contains(remove, r.Location) {
 			want[r.Location] = nil
 		}
@@ -38,13 +40,20 @@ func (cm *Committer) checkAddedNotLive(ctx context.Context, t *Tx, read v4tree.L
 	if len(want) == 0 {
 		return nil
 	}
-	found, _, err := cm.findBases(ctx, t, read, want)
+	live, err := cm.findLive(ctx, t, read, want)
 	if err != nil {
 		return err
 	}
-	for _, r := range added {
-		if h := found[r.Location]; h != nil && h.Row.Tracking.Status.Live() {
-			return validationErr(validation.LiveDuplicate("Data file", locations.TableFileName(t.st.location, r.Location), "data file"))
+	for _, r := range slices.Concat(added, dels) {
+		kind := "Data file"
+		if r.ContentType != v4manifest.ContentData {
+			kind = "Delete file"
+		}
+		if _, ok := want[r.Location]; !ok {
+			continue
+		}
+		if err := live.refuse(t.st.location, kind, r.Location); err != nil {
+			return validationErr(err)
 		}
 	}
 	return nil

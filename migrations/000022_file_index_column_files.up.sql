@@ -1,0 +1,15 @@
+-- The base-file index now lists column files as well as data files
+-- (docs/design.md, "Base-file index"), so that a commit can refuse a file
+-- that is already a live column file in a leaf it does not otherwise
+-- read. A lineage lists its files once, when it starts; lineages started
+-- before this version list data files only. Forgetting every leaf row
+-- makes the next commit on each v4 table read its live leaves once and
+-- index them as new lineages, column files included (the rebuild).
+--
+-- Only leaf rows go. The file rows of the old lineages stay, unused (no
+-- leaf names their lineage), until the table is dropped: deleting them
+-- here could race a commit of a replica still running the previous
+-- version, whose swap may index a leaf continuing an old lineage after
+-- this migration; with its lineage's file rows kept, that leaf is still
+-- found (only its column files stay unlisted until it is rewritten).
+DELETE FROM file_index_leaves;
