@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,5 +67,5 @@ func TestConsoleImport(t *testing.T) {
 	require.Contains(t, br.text(t, "h1"), "orders")
 	br.shot(t, "04-table")
 	r := dst.do(t, "GET", "/v1/wh/namespaces/sales/tables/orders", nil)
-	require.Equal(t, 200, r.status, fmt.Sprintf("%s", r.body))
+	require.Equal(t, 200, r.status, string(r.body))
 }

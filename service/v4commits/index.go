@@ -54,16 +54,6 @@ func (cm *Committer) lookup(ctx context.Context, t *Tx, read v4tree.LeafReader, 
 	return indexHits{lineages: lineages, entries: entries}, nil
 }
 
-// findBases finds the leaves holding the base files of byBase through the
-// index, and the table's live equality deletes. Errors are lookup's.
-func (cm *Committer) findBases(ctx context.Context, t *Tx, read v4tree.LeafReader, byBase map[string][]validation.ColumnFile) (map[string]*v4tree.BaseHit, []validation.DeleteFile, error) {
-	hits, err := cm.lookup(ctx, t, read, slices.Sorted(maps.Keys(byBase)))
-	if err != nil {
-		return nil, nil, err
-	}
-	return v4tree.FindBasesIndexed(t.st.rootRows, read, byBase, hits.lineages, hits.entries, t.resolve)
-}
-
 // liveFiles is what a commit's new paths already are in the table.
 type liveFiles struct {
 	// data holds the rows found for paths (live or not: check the status).
