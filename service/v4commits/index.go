@@ -143,7 +143,10 @@ func (cm *Committer) indexRoot(ctx context.Context, t *Tx, read v4tree.LeafReade
 
 // newLeafIndex lists the data leaves res writes for the swap to index: a
 // rewrite of an indexed leaf continues its lineage and adds no file
-// entries; any other leaf starts a lineage with all its files.
+// entries; any other leaf starts a lineage with all its files. "Indexed"
+// means trusted: FileIndexLeaves leaves out a leaf a previous version
+// indexed (its lineage may lack column files), so a rewrite of one starts
+// a complete lineage of its own rather than continue an incomplete one.
 func (cm *Committer) newLeafIndex(ctx context.Context, t *Tx, res *v4tree.Result) ([]store.IndexedLeaf, error) {
 	written := res.DataLeafIndex(t.resolve)
 	var unknown []string
