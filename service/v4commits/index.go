@@ -20,7 +20,9 @@ import (
 // it adds is already live (as a data or column file) the same way. Every data leaf this server writes
 // is indexed with the swap that commits it (StageSnapshot); leaves of a
 // root that are not indexed (tables from before the index, leaves other
-// writers wrote) are read once and indexed here, before the lookup.
+// writers wrote, leaves a replica on a version before migration 22
+// indexed without their column files) are read once and indexed here,
+// before the lookup.
 
 // rebuildBatch bounds the leaves indexed by one store call of the rebuild:
 // the memory it holds and the length of its transaction.
