@@ -6,10 +6,19 @@
 -- makes the next commit on each v4 table read its live leaves once and
 -- index them as new lineages, column files included (the rebuild).
 --
+-- During a rolling upgrade a replica still on the previous version may
+-- index a leaf after this migration: it rebuilds a forgotten leaf with its
+-- data files only, or writes a leaf continuing a lineage and adds no file
+-- rows for the column files it wrote. Its rows must not be trusted, so
+-- leaf rows carry colfiles: 1 when this version (or a later one) wrote
+-- them, complete with column files; 0, the default the previous version's
+-- inserts get, when they may be incomplete. This version reads only rows
+-- with colfiles = 1 and indexes a leaf with 0 again, as a new lineage.
+--
 -- Only leaf rows go. The file rows of the old lineages stay, unused (no
--- leaf names their lineage), until the table is dropped: deleting them
--- here could race a commit of a replica still running the previous
+-- trusted leaf names their lineage), until the table is dropped: deleting
+-- them here could race a commit of a replica still on the previous
 -- version, whose swap may index a leaf continuing an old lineage after
--- this migration; with its lineage's file rows kept, that leaf is still
--- found (only its column files stay unlisted until it is rewritten).
+-- this migration, and that replica must still find that leaf's data files.
 DELETE FROM file_index_leaves;
+ALTER TABLE file_index_leaves ADD COLUMN colfiles INTEGER NOT NULL DEFAULT 0;

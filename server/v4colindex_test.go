@@ -15,6 +15,8 @@ import (
 
 	"github.com/lakehold/catalog/internal/compact"
 	"github.com/lakehold/catalog/internal/stitch"
+	"github.com/lakehold/catalog/store"
+	"github.com/lakehold/catalog/store/sqlstore"
 	"github.com/lakehold/catalog/v4manifest"
 )
 
@@ -149,6 +151,99 @@ func TestCompactionOntoALiveColumnFile(t *testing.T) {
 			require.NotContains(t, string(r.body), "/tmp", "no server path in the answer")
 			_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
 			require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+		})
+	}
+}
+
+// indexAsPrevious replaces the base-file index of vt (the table "spilled")
+// by what the rebuild of the version before migration 22 left: every live
+// leaf in a lineage of its own that lists the leaf's data files only. It
+// returns the store and the table's id and leaf rows.
+func indexAsPrevious(t *testing.T, b *bundle, vt *v4Table) (*sqlstore.Store, string, []store.IndexedLeaf) {
+	t.Helper()
+	ctx := context.Background()
+	st, ok := b.store.(*sqlstore.Store)
+	require.True(t, ok, "the test needs the SQL store")
+	obj, err := b.store.ObjectGet(ctx, store.ObjectRef{Warehouse: "wh", Namespace: []string{"ns"}, Name: "spilled", Kind: store.KindTable})
+	require.NoError(t, err)
+	require.NoError(t, st.FileIndexForget(ctx, obj.ID))
+	_, snaps, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+	root := readManifestFile(t, snaps[len(snaps)-1].RootManifest, vt.loc, nil)
+	var previous []store.IndexedLeaf
+	for i := range root {
+		if !root[i].Tracking.Status.Live() || root[i].ContentType != v4manifest.ContentDataManifest {
+			continue
+		}
+		li := store.IndexedLeaf{Leaf: v4manifest.Resolve(vt.loc, root[i].Location), Lineage: fmt.Sprintf("previous-%d", i)}
+		for _, r := range readManifestFile(t, root[i].Location, vt.loc, &root[i]) {
+			li.Locations = append(li.Locations, v4manifest.Resolve(vt.loc, r.Location))
+		}
+		previous = append(previous, li)
+	}
+	require.Len(t, previous, 2)
+	require.NoError(t, st.FileIndexAddAsPrevious(ctx, obj.ID, previous))
+	return st, obj.ID, previous
+}
+
+// requireColumnFileRefused commits column file cf of vt for z.parquet and
+// checks that it is refused as live on f00.parquet, committing nothing.
+func requireColumnFileRefused(t *testing.T, b *bundle, vt *v4Table, cf string) {
+	t.Helper()
+	_, before, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+	fi, err := os.Stat(filepath.Join(vt.dir, "data", cf))
+	require.NoError(t, err)
+	r := vt.commit(t, vt.columnFile("z.parquet", cf, 3, []int{3}, fi.Size()))
+	requireReason(t, r, "duplicate-file")
+	require.Contains(t, string(r.body), "Column file data/"+cf+" is already a live column file of data/f00.parquet")
+	_, after, _ := v4Meta(t, b.do(t, "GET", vt.path, nil))
+	require.Equal(t, before[len(before)-1].SnapshotID, after[len(after)-1].SnapshotID, "nothing committed")
+}
+
+// TestColumnFileLiveInALeafIndexedByPreviousVersion: during a rolling
+// upgrade a replica still on the version before migration 22 may index
+// leaves with their data files only. This version does not trust those
+// rows: its next commit indexes the leaves again, column files included,
+// so a column file live in one of them is still refused for another base.
+func TestColumnFileLiveInALeafIndexedByPreviousVersion(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			vt, cf := spilledColumnFiles(t, b, "spilled")
+			st, id, previous := indexAsPrevious(t, b, vt)
+
+			requireColumnFileRefused(t, b, vt, cf)
+			var leaves []string
+			for _, li := range previous {
+				leaves = append(leaves, li.Leaf)
+			}
+			got, err := st.FileIndexLeaves(context.Background(), id, leaves)
+			require.NoError(t, err)
+			for _, li := range previous {
+				require.NotEmpty(t, got[li.Leaf], "leaf %s is indexed again", li.Leaf)
+				require.NotEqual(t, li.Lineage, got[li.Leaf], "in a new lineage")
+			}
+		})
+	}
+}
+
+// TestColumnFileLiveInARewriteOfALeafIndexedByPreviousVersion: a commit
+// that rewrites a leaf the previous version indexed without looking
+// anything up first (a files commit that only removes) must not continue
+// that leaf's lineage, which lacks its column files: the rewritten leaf
+// starts a lineage of its own, so its column files are still found.
+func TestColumnFileLiveInARewriteOfALeafIndexedByPreviousVersion(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setup(t, backend)
+			b.createNamespace(t, "ns")
+			vt, cf := spilledColumnFiles(t, b, "spilled")
+			indexAsPrevious(t, b, vt)
+
+			// f01.parquet shares the leaf of f00.parquet and its column file.
+			r := b.do(t, "POST", vt.path+"/files", map[string]any{"remove-files": []string{"data/f01.parquet"}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			requireColumnFileRefused(t, b, vt, cf)
 		})
 	}
 }

@@ -29,15 +29,17 @@ type IndexEntry struct {
 // or replaced.
 type FileIndex interface {
 	// FileIndexLeaves returns the lineage of each of leaves that is indexed
-	// for table tableID (absent: not indexed). It returns only database
-	// errors.
+	// for table tableID with its column files (absent: not indexed, or
+	// indexed by a version before migration 22, whose lineage may lack
+	// column files). It returns only database errors.
 	FileIndexLeaves(ctx context.Context, tableID string, leaves []string) (map[string]string, error)
 	// FileIndexLookup returns every entry of table tableID naming one of
 	// locations, in no particular order. It returns only database errors.
 	FileIndexLookup(ctx context.Context, tableID string, locations []string) ([]IndexEntry, error)
 	// FileIndexAdd indexes leaves of table tableID in one transaction;
 	// leaves already indexed are left as they are (with their lineage), so
-	// concurrent calls for the same leaf are harmless. It returns only
+	// concurrent calls for the same leaf are harmless, except that a leaf
+	// indexed by a version before migration 22 takes the new lineage. It returns only
 	// database errors (ErrInvalidValue for a location the database cannot
 	// store).
 	FileIndexAdd(ctx context.Context, tableID string, leaves []IndexedLeaf) error

@@ -20,7 +20,9 @@ import (
 // it adds is already live (as a data or column file) the same way. Every data leaf this server writes
 // is indexed with the swap that commits it (StageSnapshot); leaves of a
 // root that are not indexed (tables from before the index, leaves other
-// writers wrote) are read once and indexed here, before the lookup.
+// writers wrote, leaves a replica on a version before migration 22
+// indexed without their column files) are read once and indexed here,
+// before the lookup.
 
 // rebuildBatch bounds the leaves indexed by one store call of the rebuild:
 // the memory it holds and the length of its transaction.
@@ -133,7 +135,10 @@ func (cm *Committer) indexRoot(ctx context.Context, t *Tx, read v4tree.LeafReade
 
 // newLeafIndex lists the data leaves res writes for the swap to index: a
 // rewrite of an indexed leaf continues its lineage and adds no file
-// entries; any other leaf starts a lineage with all its files.
+// entries; any other leaf starts a lineage with all its files. "Indexed"
+// means trusted: FileIndexLeaves leaves out a leaf a previous version
+// indexed (its lineage may lack column files), so a rewrite of one starts
+// a complete lineage of its own rather than continue an incomplete one.
 func (cm *Committer) newLeafIndex(ctx context.Context, t *Tx, res *v4tree.Result) ([]store.IndexedLeaf, error) {
 	written := res.DataLeafIndex(t.resolve)
 	var unknown []string

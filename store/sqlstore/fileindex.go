@@ -16,6 +16,12 @@ const indexChunk = 256
 
 var fileIndexCols = []string{"table_id", "location", "lineage"}
 
+// leafIndexCols are the columns of a leaf row this version writes:
+// colfiles = 1 says its lineage lists column files too (migration 22).
+// Rows of the previous version get the column's default, 0, and are not
+// trusted: FileIndexLeaves skips them and FileIndexAdd replaces them.
+var leafIndexCols = []string{"table_id", "leaf", "lineage", "colfiles"}
+
 // placeholders returns "$first, ..., $first+n-1".
 func placeholders(first, n int) string {
 	var b strings.Builder
@@ -47,7 +53,7 @@ func padded(head any, vals []string) []any {
 // FileIndexLeaves implements store.FileIndex.
 func (s *Store) FileIndexLeaves(ctx context.Context, tableID string, leaves []string) (map[string]string, error) {
 	out := map[string]string{}
-	err := queryIn(ctx, s.db, `SELECT leaf, lineage FROM file_index_leaves WHERE table_id = $1 AND leaf IN `, tableID, leaves,
+	err := queryIn(ctx, s.db, `SELECT leaf, lineage FROM file_index_leaves WHERE colfiles = 1 AND table_id = $1 AND leaf IN `, tableID, leaves,
 		func(r sqldb.Row) error {
 			var leaf, lineage string
 			err := r.Scan(&leaf, &lineage)
@@ -100,11 +106,15 @@ func queryIn(ctx context.Context, q sqldb.Querier, sql, head string, vals []stri
 }
 
 // FileIndexAdd implements store.FileIndex. It changes no catalog state, so
-// it is not fenced by the request's Idempotency-Key.
+// it is not fenced by the request's Idempotency-Key. A row of the previous
+// version (colfiles = 0) is replaced: its lineage may lack column files.
+// The file rows of that old lineage stay, unused, until the table goes.
 func (s *Store) FileIndexAdd(ctx context.Context, tableID string, leaves []store.IndexedLeaf) error {
 	err := s.inTxUnfenced(ctx, func(q sqldb.Querier) error {
 		for _, l := range leaves {
-			n, err := q.Exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf, lineage) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+			n, err := q.Exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf, lineage, colfiles) VALUES ($1, $2, $3, 1)
+				ON CONFLICT (table_id, leaf) DO UPDATE SET lineage = excluded.lineage, colfiles = 1
+				WHERE file_index_leaves.colfiles = 0`,
 				tableID, l.Leaf, l.Lineage)
 			if err != nil {
 				return err
@@ -132,10 +142,10 @@ func insertNewIndex(ctx context.Context, q sqldb.Querier, tableID string, leaves
 	marks := make([][]any, 0, len(leaves))
 	var rows [][]any
 	for _, l := range leaves {
-		marks = append(marks, []any{tableID, l.Leaf, l.Lineage})
+		marks = append(marks, []any{tableID, l.Leaf, l.Lineage, 1})
 		rows = append(rows, fileRows(tableID, l)...)
 	}
-	if err := insertValues(ctx, q, "file_index_leaves", []string{"table_id", "leaf", "lineage"}, marks, ""); err != nil {
+	if err := insertValues(ctx, q, "file_index_leaves", leafIndexCols, marks, ""); err != nil {
 		return err
 	}
 	if len(rows) == 0 {
@@ -230,6 +240,27 @@ func (s *Store) FileIndexForget(ctx context.Context, tableID string) error {
 		return deleteIndex(ctx, q, `id = $1`, tableID)
 	})
 	return s.wrap(err, "forget the file index")
+}
+
+// FileIndexAddAsPrevious indexes leaves of table tableID as a version
+// before migration 22 did (leaf rows with colfiles = 0, which this version
+// does not trust): how tests simulate a replica still on that version
+// during a rolling upgrade. Leaves already indexed are left as they are.
+// It returns only database errors.
+func (s *Store) FileIndexAddAsPrevious(ctx context.Context, tableID string, leaves []store.IndexedLeaf) error {
+	err := s.inTxUnfenced(ctx, func(q sqldb.Querier) error {
+		for _, l := range leaves {
+			if _, err := q.Exec(ctx, `INSERT INTO file_index_leaves (table_id, leaf, lineage) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+				tableID, l.Leaf, l.Lineage); err != nil {
+				return err
+			}
+			if err := insertValues(ctx, q, "file_index", fileIndexCols, fileRows(tableID, l), " ON CONFLICT DO NOTHING"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.wrap(err, "write the file index")
 }
 
 // FileIndexForgetLeaves implements store.FileIndex: the leaf rows go in
