@@ -26,6 +26,10 @@ import (
 // JobPruneReports removes reports past their retention, hourly.
 const JobPruneReports = "prune-reports"
 
+// DefaultPerTable is how many reports of each type a table keeps when
+// no cap is given: the newest, by receipt.
+const DefaultPerTable = 10000
+
 // One page of reports: 100 unless asked, 1 to 1000.
 const (
 	DefaultPageSize = 100
@@ -37,12 +41,19 @@ type Reports struct {
 	store     store.Store
 	tables    *tableaccess.Access // authorize, the clock and the warehouse lookup
 	retention time.Duration
+	perTable  int // the newest kept of each table and type, by the prune
 }
 
 // New returns the reports room over ta's store; retention is how long a
-// report is kept (0: reports are not stored).
-func New(ta *tableaccess.Access, retention time.Duration) *Reports {
-	return &Reports{store: ta.Store(), tables: ta, retention: retention}
+// report is kept (0: reports are not stored), perTable how many of each
+// type a table keeps (0: DefaultPerTable). The cap is applied by the
+// prune, not on each insert (which stays one cheap statement), so a table
+// may hold more until the next prune.
+func New(ta *tableaccess.Access, retention time.Duration, perTable int) *Reports {
+	if perTable <= 0 {
+		perTable = DefaultPerTable
+	}
+	return &Reports{store: ta.Store(), tables: ta, retention: retention, perTable: perTable}
 }
 
 // On reports whether reports are stored (a retention is set).
@@ -180,8 +191,8 @@ func (r *Reports) Handlers(h map[string]store.JobHandler) {
 	h[JobPruneReports] = r.runPrune
 }
 
-// runPrune removes reports past the retention (and any that outlived
-// their table), then runs again in an hour; with reports off it removes
+// runPrune removes reports past the retention or the per-table cap (and
+// any that outlived their table), then runs again in an hour; with reports off it removes
 // nothing (Prune).
 func (r *Reports) runPrune(ctx context.Context, _ *store.JobInfo) error {
 	if _, err := r.Prune(ctx); err != nil {
@@ -190,14 +201,16 @@ func (r *Reports) runPrune(ctx context.Context, _ *store.JobInfo) error {
 	return &store.JobSnooze{After: time.Hour}
 }
 
-// Prune removes the reports received before the retention's cut-off
-// (and those of tables that are gone) and returns how many went; with
-// reports off it removes nothing. 503 when the database is away.
+// Prune removes the reports received before the retention's cut-off,
+// those of tables that are gone and all but the newest perTable of each
+// table and type, and returns how many went; with reports off it removes
+// nothing. 503 when the database is away (what went before the failure
+// stays gone).
 func (r *Reports) Prune(ctx context.Context) (int64, error) {
 	if !r.On() {
 		return 0, nil // no retention here: never everything
 	}
-	n, err := r.store.PruneReports(ctx, r.tables.Now().Add(-r.retention))
+	n, err := r.store.PruneReports(ctx, r.tables.Now().Add(-r.retention), r.perTable)
 	if err != nil {
 		return 0, storefault.Of(err, "reports")
 	}
