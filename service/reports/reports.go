@@ -61,7 +61,9 @@ func (r *Reports) On() bool { return r.retention > 0 }
 
 // Record checks a report posted for table id and stores it when reports
 // are on, and returns its type (for the caller's count). Errors: 400 for
-// a bad identifier or a malformed report (naming the field), 413 for a
+// a bad identifier, a malformed report (naming the field) or one whose
+// table-name or snapshot-id is not the table's (metricsreport.MatchTable:
+// a snapshot expired since is refused too), 413 for a
 // report over metricsreport.MaxStored, 403 without table-read-metadata
 // (what reading the table needs: reports describe its scans and
 // commits), 404 NoSuchTable when it is missing, 503 when the database is
@@ -77,11 +79,21 @@ func (r *Reports) Record(ctx context.Context, warehouse string, id ident.Ident, 
 	if err != nil {
 		return "", err
 	}
-	ref := tableaccess.ObjectRef(id, warehouse, store.KindTable)
-	if !r.On() {
-		_, err := r.store.ObjectMetadataLocation(ctx, ref)
-		return rep.Type, tableErr(err, warehouse, id)
+	// The parsed metadata, cached per metadata location (a commit that
+	// just landed left its own there); it also answers 404 for a missing
+	// table.
+	_, meta, err := r.tables.ReadTable(ctx, warehouse, id)
+	if err != nil {
+		return "", err
 	}
+	hasSnapshot := func(sid int64) bool { return meta.Meta.SnapshotByID(sid) != nil }
+	if err := metricsreport.MatchTable(rep, id.Name, hasSnapshot); err != nil {
+		return "", err
+	}
+	if !r.On() {
+		return rep.Type, nil
+	}
+	ref := tableaccess.ObjectRef(id, warehouse, store.KindTable)
 	row := &store.Report{Type: rep.Type, SnapshotID: rep.SnapshotID, Body: rep.Doc}
 	if err := r.store.ReportAdd(ctx, ref, row); err != nil {
 		return "", tableErr(err, warehouse, id)
