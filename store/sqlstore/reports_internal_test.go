@@ -81,3 +81,42 @@ func testPruneReportsBatches(t *testing.T, st *Store) {
 	rows.Close()
 	require.Equal(t, append(scans[4:], commits...), left)
 }
+
+// TestPruneReportsCountsOnlyCompletedBatches: when a batch fails (a
+// trigger refuses one row's delete), the rows of the batches before it
+// are gone and counted, the failed batch's rows all stay (its statement
+// rolled back) and are not counted.
+func TestPruneReportsCountsOnlyCompletedBatches(t *testing.T) {
+	refuse := map[string]string{
+		"sqlite": `CREATE TRIGGER keep_four BEFORE DELETE ON table_reports WHEN old.received_at = 4
+			BEGIN SELECT RAISE(ABORT, 'kept'); END`,
+		"postgres": `CREATE FUNCTION keep_four() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF old.received_at = 4 THEN RAISE EXCEPTION 'kept'; END IF; RETURN old; END $$;
+			CREATE TRIGGER keep_four BEFORE DELETE ON table_reports FOR EACH ROW EXECUTE FUNCTION keep_four()`,
+	}
+	for name, open := range map[string]func(testing.TB) *Store{"sqlite": openSQLiteStore, "postgres": openPostgresStore} {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			ctx := context.Background()
+			st.reportBatch = 2
+			for at := 1; at <= 5; at++ {
+				_, err := st.db.Exec(ctx, `INSERT INTO table_reports (table_id, report_type, received_at, snapshot_id, body)
+					VALUES ('t', 'scan-report', $1, 1, '{}')`, at)
+				require.NoError(t, err)
+			}
+			_, err := st.db.Exec(ctx, refuse[name])
+			require.NoError(t, err)
+			n, err := st.PruneReports(ctx, time.UnixMilli(100), 0)
+			require.Error(t, err)
+			// Which batch holds the refused row is the database's choice
+			// (in practice the second): whole batches before it went.
+			require.Zero(t, n%2, "whole batches only: %d", n)
+			var left, four int
+			require.NoError(t, st.db.QueryRow(ctx, `SELECT count(*) FROM table_reports`).Scan(&left))
+			require.NoError(t, st.db.QueryRow(ctx, `SELECT count(*) FROM table_reports WHERE received_at = 4`).Scan(&four))
+			require.Equal(t, 1, four, "the refused row stays")
+			require.Equal(t, int64(5-left), n, "the count is exactly what went")
+			require.Greater(t, left, 1, "the failed batch deleted nothing")
+		})
+	}
+}
