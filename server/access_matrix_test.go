@@ -244,6 +244,20 @@ func needsOf(rc routeCase, n int) []string {
 	return out
 }
 
+// snapshotOf returns a matrixEnv.snapshotOf: it commits snapshot n to
+// table t<n> (once per cell: the refused callers share theirs) and
+// returns its id, for a report that must name one of its table's.
+func (f *matrixFixture) snapshotOf() func(t *testing.T, n int) int64 {
+	done := map[int]bool{}
+	return func(_ *testing.T, n int) int64 {
+		if !done[n] {
+			commitSnapshots(f.t, f.b, "wh", "sales", fmt.Sprintf("t%d", n), []int64{int64(n)}, "Authorization", "Bearer "+f.admin)
+			done[n] = true
+		}
+		return int64(n)
+	}
+}
+
 // metadataOfDropped creates table d<n>, drops it from the catalog (files
 // kept) and returns its metadata location, ready to be registered.
 func (f *matrixFixture) metadataOfDropped(kind string, n int) string {
@@ -276,6 +290,7 @@ func TestAccessMatrix(t *testing.T) {
 			env := &matrixEnv{
 				metadataOfDropped: func(_ *testing.T, n int) string { return f.metadataOfDropped("tables", n) },
 				viewMetaOfDropped: func(_ *testing.T, n int) string { return f.metadataOfDropped("views", n) },
+				snapshotOf:        f.snapshotOf(),
 			}
 			f.base()
 			n := 1000 // keeps names like v<n> apart from path parts like /v1/

@@ -44,6 +44,8 @@ type matrixEnv struct {
 	// fresh objects made as the operator for cell n (see prepareCell)
 	metadataOfDropped func(t *testing.T, n int) string
 	viewMetaOfDropped func(t *testing.T, n int) string
+	// snapshotOf commits a snapshot to table t<n> and returns its id
+	snapshotOf func(t *testing.T, n int) int64
 }
 
 type routeCase struct {
@@ -107,8 +109,12 @@ func matrixRoutes() []routeCase {
 		// table-read-metadata.
 		{op: "unregisterTable", method: "POST", path: func(n int) string { return tbl(n) + "/unregister" }, want: adminNS},
 		{op: "reportMetrics", method: "POST", path: func(n int) string { return tbl(n) + "/metrics" }, want: allNoBody,
-			body: func(*testing.T, *matrixEnv, int) any {
-				return map[string]any{"report-type": "commit-report", "table-name": "sales.t", "snapshot-id": 1, "sequence-number": 1, "operation": "append", "metrics": map[string]any{}}
+			body: func(t *testing.T, e *matrixEnv, n int) any {
+				snap := int64(1) // needsOf reads the body without an env
+				if e != nil {
+					snap = e.snapshotOf(t, n)
+				}
+				return map[string]any{"report-type": "commit-report", "table-name": fmt.Sprintf("sales.t%d", n), "snapshot-id": snap, "sequence-number": 1, "operation": "append", "metrics": map[string]any{}}
 			}},
 		// v4 routes on a fresh v4 table x%d: an allowed caller reaches
 		// validation (an empty commit is a 400), a denied one does not.

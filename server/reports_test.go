@@ -31,9 +31,15 @@ import (
 // is set (callers named by X-Test-Principal), else allow-all.
 func setupReports(t *testing.T, backend string, rbac bool, retention time.Duration) *bundle {
 	t.Helper()
+	return setupReportsWith(t, backend, rbac, service.Options{ReportsRetention: retention})
+}
+
+// setupReportsWith is setupReports with the reports options of opts.
+func setupReportsWith(t *testing.T, backend string, rbac bool, opts service.Options) *bundle {
+	t.Helper()
 	st := openStore(t, backend)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	opts := service.Options{Logger: quiet, ReportsRetention: retention}
+	opts.Logger = quiet
 	if rbac {
 		opts.Authorizer = access.NewRBAC(st)
 	}
@@ -54,6 +60,39 @@ func reportFixture(t *testing.T, name string) string {
 	b, err := os.ReadFile(filepath.Join("..", "internal", "metricsreport", "testdata", name))
 	require.NoError(t, err)
 	return string(b)
+}
+
+// fixtureSnapshot is the snapshot the report fixtures name.
+const fixtureSnapshot = 7523141588432391877
+
+// commitSnapshots adds snapshots ids, in order, to table name of
+// namespace ns in the warehouse of prefix, each made main's head by its
+// own commit: a report must name a snapshot of its table. headers go
+// with each request.
+func commitSnapshots(t *testing.T, b *bundle, prefix, ns, name string, ids []int64, headers ...string) {
+	t.Helper()
+	path := "/v1/" + prefix + "/namespaces/" + ns + "/tables/" + name
+	r := b.do(t, "GET", path, nil, headers...)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	loc := r.json(t)["metadata"].(map[string]any)["location"].(string)
+	for i, id := range ids {
+		snap := map[string]any{"snapshot-id": id, "sequence-number": i + 1, "schema-id": 0,
+			"timestamp-ms": time.Now().UnixMilli(), "manifest-list": loc + "/metadata/snap-" + strconv.FormatInt(id, 10) + ".avro",
+			"summary": map[string]any{"operation": "append"}}
+		if i > 0 {
+			snap["parent-snapshot-id"] = ids[i-1]
+		}
+		updates := []any{map[string]any{"action": "add-snapshot", "snapshot": snap}, mainRef(id)}
+		r := b.do(t, "POST", path, map[string]any{"requirements": []any{}, "updates": updates}, headers...)
+		require.Equal(t, 200, r.status, "snapshot %d: %s", id, r.body)
+	}
+}
+
+// fixtureFor is the report fixture name rewritten for table ns.table
+// (the fixtures name lakehold.sales.orders).
+func fixtureFor(t *testing.T, name, ns, table string) string {
+	t.Helper()
+	return strings.Replace(reportFixture(t, name), `"lakehold.sales.orders"`, `"lakehold.`+ns+`.`+table+`"`, 1)
 }
 
 // reportsAnswer is the management route's answer, numbers kept exact.
@@ -89,6 +128,7 @@ func TestReportsStoredAndListed(t *testing.T) {
 			b := setupReports(t, backend, false, time.Hour)
 			b.createNamespace(t, "sales")
 			require.Equal(t, 200, b.createTable(t, "sales", "orders", nil).status)
+			commitSnapshots(t, b, "wh", "sales", "orders", []int64{fixtureSnapshot})
 			metrics := "/v1/wh/namespaces/sales/tables/orders/metrics"
 			r := b.do(t, "POST", metrics, reportFixture(t, "scan-report.json"))
 			require.Equal(t, 204, r.status, "%s", r.body)
@@ -166,6 +206,7 @@ func TestReportMetricsRefusesMalformed(t *testing.T) {
 	b := setupReports(t, "sqlite", false, time.Hour)
 	b.createNamespace(t, "sales")
 	require.Equal(t, 200, b.createTable(t, "sales", "orders", nil).status)
+	commitSnapshots(t, b, "wh", "sales", "orders", []int64{fixtureSnapshot})
 	metrics := "/v1/wh/namespaces/sales/tables/orders/metrics"
 	scan := reportFixture(t, "scan-report.json")
 	for _, tc := range []struct {
@@ -205,7 +246,8 @@ func TestReportsFollowGrants(t *testing.T) {
 			for _, ns := range []string{"sales", "hr"} {
 				require.Equal(t, 200, as("local", "POST", "/v1/wh/namespaces", map[string]any{"namespace": []string{ns}}).status)
 				require.Equal(t, 200, as("local", "POST", "/v1/wh/namespaces/"+ns+"/tables", map[string]any{"name": "t", "schema": jsonRaw(testSchema)}).status)
-				r := as("local", "POST", "/v1/wh/namespaces/"+ns+"/tables/t/metrics", reportFixture(t, "commit-report.json"))
+				commitSnapshots(t, b, "wh", ns, "t", []int64{fixtureSnapshot}, "X-Test-Principal", "local")
+				r := as("local", "POST", "/v1/wh/namespaces/"+ns+"/tables/t/metrics", fixtureFor(t, "commit-report.json", ns, "t"))
 				require.Equal(t, 204, r.status, "%s", r.body)
 			}
 			require.Equal(t, 200, as("local", "POST", "/management/v1/roles", map[string]any{"name": "readers"}).status)
@@ -241,7 +283,7 @@ func TestReportsFollowGrants(t *testing.T) {
 			require.Contains(t, []int{403, 404}, statuses["builtin:bob sales.t"])
 			require.Contains(t, []int{403, 404}, statuses["builtin:carol sales.t"])
 			// Reporting needs table-read-metadata too.
-			require.Contains(t, []int{403, 404}, as("builtin:bob", "POST", "/v1/wh/namespaces/sales/tables/t/metrics", reportFixture(t, "scan-report.json")).status)
+			require.Contains(t, []int{403, 404}, as("builtin:bob", "POST", "/v1/wh/namespaces/sales/tables/t/metrics", fixtureFor(t, "scan-report.json", "sales", "t")).status)
 			require.Len(t, b.reports(t, "t", ""+"", "X-Test-Principal", "local").Reports, 1, "a refused report is not stored")
 		})
 	}
@@ -255,10 +297,11 @@ func TestReportsPruned(t *testing.T) {
 			b := setupReports(t, backend, false, 300*time.Millisecond)
 			b.createNamespace(t, "sales")
 			require.Equal(t, 200, b.createTable(t, "sales", "t", nil).status)
+			commitSnapshots(t, b, "wh", "sales", "t", []int64{fixtureSnapshot})
 			metrics := "/v1/wh/namespaces/sales/tables/t/metrics"
-			require.Equal(t, 204, b.do(t, "POST", metrics, reportFixture(t, "scan-report.json")).status)
+			require.Equal(t, 204, b.do(t, "POST", metrics, fixtureFor(t, "scan-report.json", "sales", "t")).status)
 			time.Sleep(400 * time.Millisecond)
-			require.Equal(t, 204, b.do(t, "POST", metrics, reportFixture(t, "commit-report.json")).status)
+			require.Equal(t, 204, b.do(t, "POST", metrics, fixtureFor(t, "commit-report.json", "sales", "t")).status)
 			jobs := b.svc.JobHandlers()
 			require.Contains(t, jobs, reports.JobPruneReports)
 			err := jobs[reports.JobPruneReports](context.Background(), &store.JobInfo{Kind: reports.JobPruneReports})
@@ -276,7 +319,7 @@ func TestReportsPruned(t *testing.T) {
 // with a cut-off before every report would sweep such rows and count them.
 func noReportRows(t *testing.T, b *bundle) {
 	t.Helper()
-	n, err := b.store.PruneReports(context.Background(), time.UnixMilli(1))
+	n, err := b.store.PruneReports(context.Background(), time.UnixMilli(1), 0)
 	require.NoError(t, err)
 	require.Zero(t, n, "reports outlived their table")
 }
@@ -291,7 +334,8 @@ func TestReportsGoWithTable(t *testing.T) {
 			b := setupReports(t, backend, false, time.Hour)
 			b.createNamespace(t, "sales")
 			require.Equal(t, 200, b.createTable(t, "sales", "t", nil).status)
-			require.Equal(t, 204, b.do(t, "POST", "/v1/wh/namespaces/sales/tables/t/metrics", reportFixture(t, "scan-report.json")).status)
+			commitSnapshots(t, b, "wh", "sales", "t", []int64{fixtureSnapshot})
+			require.Equal(t, 204, b.do(t, "POST", "/v1/wh/namespaces/sales/tables/t/metrics", fixtureFor(t, "scan-report.json", "sales", "t")).status)
 			require.Equal(t, 204, b.do(t, "DELETE", "/v1/wh/namespaces/sales/tables/t?purgeRequested=true", nil).status)
 			noReportRows(t, b)
 			require.Equal(t, 200, b.createTable(t, "sales", "t", nil).status)
@@ -307,7 +351,8 @@ func TestReportsGoWithTable(t *testing.T) {
 				require.Equal(t, 200, r.status, "%s", r.body)
 				require.Equal(t, 200, b.do(t, "POST", "/v1/"+name+"/namespaces", map[string]any{"namespace": []string{"ns"}}).status)
 				require.Equal(t, 200, b.do(t, "POST", "/v1/"+name+"/namespaces/ns/tables", map[string]any{"name": "t", "schema": rawJSON(testSchema)}).status)
-				require.Equal(t, 204, b.do(t, "POST", "/v1/"+name+"/namespaces/ns/tables/t/metrics", reportFixture(t, "commit-report.json")).status)
+				commitSnapshots(t, b, name, "ns", "t", []int64{fixtureSnapshot})
+				require.Equal(t, 204, b.do(t, "POST", "/v1/"+name+"/namespaces/ns/tables/t/metrics", fixtureFor(t, "commit-report.json", "ns", "t")).status)
 				require.Equal(t, 204, b.do(t, "DELETE", "/v1/"+name+"/namespaces/ns/tables/t?purgeRequested=true", nil).status)
 			}
 			softDrop("brief", "0")
@@ -333,7 +378,8 @@ func TestReportsOff(t *testing.T) {
 	b := setupReports(t, "sqlite", false, 0)
 	b.createNamespace(t, "sales")
 	require.Equal(t, 200, b.createTable(t, "sales", "t", nil).status)
-	require.Equal(t, 204, b.do(t, "POST", "/v1/wh/namespaces/sales/tables/t/metrics", reportFixture(t, "scan-report.json")).status)
+	commitSnapshots(t, b, "wh", "sales", "t", []int64{fixtureSnapshot})
+	require.Equal(t, 204, b.do(t, "POST", "/v1/wh/namespaces/sales/tables/t/metrics", fixtureFor(t, "scan-report.json", "sales", "t")).status)
 	require.Equal(t, 400, b.do(t, "POST", "/v1/wh/namespaces/sales/tables/t/metrics", `{"report-type":"scan-report"}`).status)
 	require.Equal(t, 404, b.do(t, "POST", "/v1/wh/namespaces/sales/tables/nope/metrics", reportFixture(t, "scan-report.json")).status)
 	r := b.do(t, "GET", "/management/v1/warehouses/wh/namespaces/sales/tables/t/reports", nil)
@@ -348,4 +394,87 @@ func TestReportsOff(t *testing.T) {
 	var snooze *store.JobSnooze
 	require.ErrorAs(t, jobs[reports.JobPruneReports](context.Background(), &store.JobInfo{Kind: reports.JobPruneReports}), &snooze)
 	require.Empty(t, b.svc.Reports().Jobs(), "nothing enqueued with reports off")
+}
+
+// TestReportMetricsMatchesTable: a report must name the path's table
+// (any catalog and namespace prefix, the name itself exact) and a
+// snapshot in its current metadata, one just committed included; a
+// mismatch is a 400 naming the field and nothing is stored, with
+// reports kept or not. A snapshot expired before its report came is
+// refused.
+func TestReportMetricsMatchesTable(t *testing.T) {
+	for _, retention := range []time.Duration{time.Hour, 0} {
+		t.Run(retention.String(), func(t *testing.T) {
+			b := setupReports(t, "sqlite", false, retention)
+			b.createNamespace(t, "sales")
+			require.Equal(t, 200, b.createTable(t, "sales", "orders", nil).status)
+			metrics := "/v1/wh/namespaces/sales/tables/orders/metrics"
+			scan := reportFixture(t, "scan-report.json") // lakehold.sales.orders, fixtureSnapshot
+			refused := func(body, field string) {
+				t.Helper()
+				r := b.do(t, "POST", metrics, body)
+				require.Equal(t, 400, r.status, "%s", r.body)
+				typ, msg := r.errorOf(t)
+				require.Equal(t, "BadRequestException", typ)
+				require.Contains(t, msg, "field "+field)
+			}
+			refused(scan, "snapshot-id 7523141588432391877") // no snapshot yet
+			refused(strings.Replace(scan, `"snapshot-id": 7523141588432391877`, `"snapshot-id": -1`, 1), "snapshot-id -1")
+
+			// A commit, then its report: the snapshot just committed is there.
+			commitSnapshots(t, b, "wh", "sales", "orders", []int64{fixtureSnapshot, 42})
+			for _, body := range []string{
+				reportFixture(t, "commit-report.json"),
+				scan,
+				strings.Replace(scan, `"lakehold.sales.orders"`, `"sales.orders"`, 1),
+				strings.Replace(scan, `"lakehold.sales.orders"`, `"orders"`, 1),
+				strings.Replace(scan, `"snapshot-id": 7523141588432391877`, `"snapshot-id": 42`, 1),
+			} {
+				r := b.do(t, "POST", metrics, body)
+				require.Equal(t, 204, r.status, "%s", r.body)
+			}
+			refused(strings.Replace(scan, `"snapshot-id": 7523141588432391877`, `"snapshot-id": 43`, 1), "snapshot-id 43")
+			refused(strings.Replace(scan, `"lakehold.sales.orders"`, `"lakehold.sales.other"`, 1), "table-name")
+			refused(strings.Replace(scan, `"lakehold.sales.orders"`, `"lakehold.sales.Orders"`, 1), "table-name")
+			refused(strings.Replace(scan, `"lakehold.sales.orders"`, `"lakehold.salesorders"`, 1), "table-name")
+
+			// Snapshot 42 expires; a late report of it is refused.
+			r := b.do(t, "POST", "/v1/wh/namespaces/sales/tables/orders", map[string]any{"requirements": []any{},
+				"updates": []any{mainRef(fixtureSnapshot), map[string]any{"action": "remove-snapshots", "snapshot-ids": []int64{42}}}})
+			require.Equal(t, 200, r.status, "%s", r.body)
+			refused(strings.Replace(scan, `"snapshot-id": 7523141588432391877`, `"snapshot-id": 42`, 1), "snapshot-id 42")
+			if retention > 0 {
+				require.Len(t, b.reports(t, "orders", "").Reports, 5, "only the matching reports are stored")
+			}
+		})
+	}
+}
+
+// TestReportsCappedPerTable: the prune job keeps the newest reports of
+// each type up to ReportsPerTable and removes the older ones; until it
+// runs a table may hold more.
+func TestReportsCappedPerTable(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			b := setupReportsWith(t, backend, false, service.Options{ReportsRetention: time.Hour, ReportsPerTable: 2})
+			b.createNamespace(t, "sales")
+			require.Equal(t, 200, b.createTable(t, "sales", "t", nil).status)
+			commitSnapshots(t, b, "wh", "sales", "t", []int64{fixtureSnapshot})
+			metrics := "/v1/wh/namespaces/sales/tables/t/metrics"
+			for range 4 {
+				require.Equal(t, 204, b.do(t, "POST", metrics, fixtureFor(t, "scan-report.json", "sales", "t")).status)
+			}
+			require.Equal(t, 204, b.do(t, "POST", metrics, fixtureFor(t, "commit-report.json", "sales", "t")).status)
+			before := b.reports(t, "t", "?type=scan-report")
+			require.Len(t, before.Reports, 4, "over the cap until the prune")
+			jobs := b.svc.JobHandlers()
+			var snooze *store.JobSnooze
+			require.ErrorAs(t, jobs[reports.JobPruneReports](context.Background(), &store.JobInfo{Kind: reports.JobPruneReports}), &snooze)
+			after := b.reports(t, "t", "?type=scan-report")
+			require.Len(t, after.Reports, 2)
+			require.Equal(t, before.Reports[0].ID, after.Reports[0].ID, "the newest are kept")
+			require.Equal(t, before.Reports[1].ID, after.Reports[1].ID)
+			require.Len(t, b.reports(t, "t", "?type=commit-report").Reports, 1, "the cap is per type")
+		})
+	}
 }

@@ -30,6 +30,9 @@ type reportsRecorder struct {
 const (
 	busyScans   = 1300
 	busyCommits = 40
+	// busySnapshots are ns.busy's snapshots, 5000 on: a report must name
+	// one of its table's.
+	busySnapshots = 4
 )
 
 // scanMs, commitMs and friends are the values report i carries; the test
@@ -52,7 +55,7 @@ func reportBody(kind string, i int) map[string]any {
 		return map[string]any{"count": 1, "time-unit": "nanoseconds", "total-duration": ms * 1_000_000}
 	}
 	ctr := func(v int) map[string]any { return map[string]any{"unit": "count", "value": v} }
-	snap := 5000 + i
+	snap := 5000 + i%busySnapshots
 	if kind == "scan-report" {
 		return map[string]any{"report-type": kind, "table-name": "ns.busy", "snapshot-id": snap, "schema-id": 0,
 			"projected-field-ids": []int{1}, "projected-field-names": []string{"id"}, "filter": true,
@@ -129,6 +132,11 @@ func TestConsoleReports(t *testing.T) {
 	for _, name := range []string{"busy", "quiet"} {
 		require.Equal(t, 200, b.createTable(t, "ns", name, nil).status)
 	}
+	var snaps []int64
+	for i := range busySnapshots {
+		snaps = append(snaps, 5000+int64(i))
+	}
+	commitSnapshots(t, b, "wh", "ns", "busy", snaps)
 	postReports(t, b, "scan-report", busyScans)
 	postReports(t, b, "commit-report", busyCommits)
 	rec := &reportsRecorder{calls: map[string][]string{}}

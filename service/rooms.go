@@ -36,7 +36,7 @@ func (s *Service) buildRooms() {
 	s.views = views.New(views.Deps{Tables: s.ta, Engine: s.engine})
 	s.fns = functions.New(functions.Deps{Tables: s.ta, Engine: s.engine})
 	s.feed = changefeed.New(s.store, s.opts.Events, s.ta)
-	s.reps = reports.New(s.ta, s.opts.ReportsRetention)
+	s.reps = reports.New(s.ta, s.opts.ReportsRetention, s.opts.ReportsPerTable)
 	s.planner = planning.New(planning.Deps{Tables: s.ta, Readers: s.readers, MaxPlanTasks: s.opts.MaxPlanTasks})
 	s.maint = maintenance.New(maintenance.Deps{Tables: s.ta, Readers: s.readers, Commits: s.tc})
 	s.v4 = v4commits.New(v4commits.Deps{Tables: s.ta, Engine: s.engine, Readers: s.readers, MaxLeafEntries: s.opts.MaxLeafEntries})

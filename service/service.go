@@ -104,6 +104,10 @@ type Options struct {
 	// ReportsRetention is how long engines' metrics reports are kept
 	// (package reports); 0 stores none (they are checked and counted).
 	ReportsRetention time.Duration
+	// ReportsPerTable is how many reports of each type (scan, commit) a
+	// table keeps, the newest; the hourly prune removes the rest, so a
+	// table may exceed it until then. 0 is reports.DefaultPerTable.
+	ReportsPerTable int
 
 	// TracerProvider receives a span per commit attempt (tracing.go); nil:
 	// no spans.

@@ -46,8 +46,12 @@ type Reports interface {
 	// token of the next page ("" after the last): ErrNotFound when there
 	// is no such table, ErrInvalidPageToken for a token not issued here.
 	ReportList(ctx context.Context, ref ObjectRef, f ReportFilter, page Page) ([]*Report, string, error)
-	// PruneReports removes the reports received before before, and those
-	// of tables that exist neither live nor soft-deleted (a report that
-	// raced its table's removal), and returns how many.
-	PruneReports(ctx context.Context, before time.Time) (int64, error)
+	// PruneReports removes the reports received before before, those of
+	// tables that exist neither live nor soft-deleted (a report that
+	// raced its table's removal) and, when keep > 0, all but the newest
+	// keep of each table and type (by receipt, then id), and returns how
+	// many. It deletes in bounded batches, each its own statement, so
+	// that writers wait for one batch at most; on an error the count is
+	// that of the batches that completed (and are gone for good).
+	PruneReports(ctx context.Context, before time.Time, keep int) (int64, error)
 }

@@ -377,9 +377,9 @@ func (t *traced) ReportList(ctx context.Context, ref ObjectRef, f ReportFilter, 
 	return v, next, t.end(span, err)
 }
 
-func (t *traced) PruneReports(ctx context.Context, before time.Time) (int64, error) {
+func (t *traced) PruneReports(ctx context.Context, before time.Time, keep int) (int64, error) {
 	ctx, span := t.start(ctx, "PruneReports")
-	v, err := t.Store.PruneReports(ctx, before)
+	v, err := t.Store.PruneReports(ctx, before, keep)
 	return v, t.end(span, err)
 }
 

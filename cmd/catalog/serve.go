@@ -85,6 +85,8 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 	jf, jobsEnvErr := registerJobFlags(fs, defaultWorkers)
 	ef := registerEventFlags(fs)
 	reportsRetention := fs.Duration("reports-retention", envDuration("CATALOG_REPORTS_RETENTION", 30*24*time.Hour), "how long engines' scan and commit reports (POST .../metrics) stay in the catalog database for GET /management/v1/.../tables/{table}/reports; 0: check and count them, store none [CATALOG_REPORTS_RETENTION]")
+	perTableEnv, perTableErr := envIntOr("CATALOG_REPORTS_PER_TABLE", 10000)
+	reportsPerTable := fs.Int("reports-per-table", perTableEnv, "how many scan reports and how many commit reports each table keeps, the newest; the hourly prune removes the rest, so a table may hold more until it runs [CATALOG_REPORTS_PER_TABLE]")
 	return func([]string) error {
 		if envErr != nil {
 			return envErr
@@ -100,6 +102,12 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 		}
 		if *reportsRetention < 0 {
 			return errors.New("--reports-retention must not be negative")
+		}
+		if perTableErr != nil {
+			return perTableErr
+		}
+		if *reportsPerTable < 1 {
+			return fmt.Errorf("--reports-per-table %d: want at least 1", *reportsPerTable)
 		}
 		if planErr != nil {
 			return planErr
@@ -206,6 +214,7 @@ func setupServeMode(fs *flag.FlagSet, e *cmdEnv, workerOnly bool) func([]string)
 			TracerProvider:       tp,
 			Events:               events,
 			ReportsRetention:     *reportsRetention,
+			ReportsPerTable:      *reportsPerTable,
 		})
 		if err := checkDataDirMoved(ctx, st, sf); err != nil {
 			return err

@@ -26,6 +26,10 @@ import (
 // JobPruneReports removes reports past their retention, hourly.
 const JobPruneReports = "prune-reports"
 
+// DefaultPerTable is how many reports of each type a table keeps when
+// no cap is given: the newest, by receipt.
+const DefaultPerTable = 10000
+
 // One page of reports: 100 unless asked, 1 to 1000.
 const (
 	DefaultPageSize = 100
@@ -37,12 +41,19 @@ type Reports struct {
 	store     store.Store
 	tables    *tableaccess.Access // authorize, the clock and the warehouse lookup
 	retention time.Duration
+	perTable  int // the newest kept of each table and type, by the prune
 }
 
 // New returns the reports room over ta's store; retention is how long a
-// report is kept (0: reports are not stored).
-func New(ta *tableaccess.Access, retention time.Duration) *Reports {
-	return &Reports{store: ta.Store(), tables: ta, retention: retention}
+// report is kept (0: reports are not stored), perTable how many of each
+// type a table keeps (0: DefaultPerTable). The cap is applied by the
+// prune, not on each insert (which stays one cheap statement), so a table
+// may hold more until the next prune.
+func New(ta *tableaccess.Access, retention time.Duration, perTable int) *Reports {
+	if perTable <= 0 {
+		perTable = DefaultPerTable
+	}
+	return &Reports{store: ta.Store(), tables: ta, retention: retention, perTable: perTable}
 }
 
 // On reports whether reports are stored (a retention is set).
@@ -50,7 +61,9 @@ func (r *Reports) On() bool { return r.retention > 0 }
 
 // Record checks a report posted for table id and stores it when reports
 // are on, and returns its type (for the caller's count). Errors: 400 for
-// a bad identifier or a malformed report (naming the field), 413 for a
+// a bad identifier, a malformed report (naming the field) or one whose
+// table-name or snapshot-id is not the table's (metricsreport.MatchTable:
+// a snapshot expired since is refused too), 413 for a
 // report over metricsreport.MaxStored, 403 without table-read-metadata
 // (what reading the table needs: reports describe its scans and
 // commits), 404 NoSuchTable when it is missing, 503 when the database is
@@ -66,11 +79,21 @@ func (r *Reports) Record(ctx context.Context, warehouse string, id ident.Ident, 
 	if err != nil {
 		return "", err
 	}
-	ref := tableaccess.ObjectRef(id, warehouse, store.KindTable)
-	if !r.On() {
-		_, err := r.store.ObjectMetadataLocation(ctx, ref)
-		return rep.Type, tableErr(err, warehouse, id)
+	// The parsed metadata, cached per metadata location (a commit that
+	// just landed left its own there); it also answers 404 for a missing
+	// table.
+	_, meta, err := r.tables.ReadTable(ctx, warehouse, id)
+	if err != nil {
+		return "", err
 	}
+	hasSnapshot := func(sid int64) bool { return meta.Meta.SnapshotByID(sid) != nil }
+	if err := metricsreport.MatchTable(rep, id.Name, hasSnapshot); err != nil {
+		return "", err
+	}
+	if !r.On() {
+		return rep.Type, nil
+	}
+	ref := tableaccess.ObjectRef(id, warehouse, store.KindTable)
 	row := &store.Report{Type: rep.Type, SnapshotID: rep.SnapshotID, Body: rep.Doc}
 	if err := r.store.ReportAdd(ctx, ref, row); err != nil {
 		return "", tableErr(err, warehouse, id)
@@ -180,8 +203,8 @@ func (r *Reports) Handlers(h map[string]store.JobHandler) {
 	h[JobPruneReports] = r.runPrune
 }
 
-// runPrune removes reports past the retention (and any that outlived
-// their table), then runs again in an hour; with reports off it removes
+// runPrune removes reports past the retention or the per-table cap (and
+// any that outlived their table), then runs again in an hour; with reports off it removes
 // nothing (Prune).
 func (r *Reports) runPrune(ctx context.Context, _ *store.JobInfo) error {
 	if _, err := r.Prune(ctx); err != nil {
@@ -190,14 +213,16 @@ func (r *Reports) runPrune(ctx context.Context, _ *store.JobInfo) error {
 	return &store.JobSnooze{After: time.Hour}
 }
 
-// Prune removes the reports received before the retention's cut-off
-// (and those of tables that are gone) and returns how many went; with
-// reports off it removes nothing. 503 when the database is away.
+// Prune removes the reports received before the retention's cut-off,
+// those of tables that are gone and all but the newest perTable of each
+// table and type, and returns how many went; with reports off it removes
+// nothing. 503 when the database is away (what went before the failure
+// stays gone).
 func (r *Reports) Prune(ctx context.Context) (int64, error) {
 	if !r.On() {
 		return 0, nil // no retention here: never everything
 	}
-	n, err := r.store.PruneReports(ctx, r.tables.Now().Add(-r.retention))
+	n, err := r.store.PruneReports(ctx, r.tables.Now().Add(-r.retention), r.perTable)
 	if err != nil {
 		return 0, storefault.Of(err, "reports")
 	}

@@ -25,6 +25,9 @@ type Store struct {
 	// jobs is the River queue over the same database (nil only in tests
 	// that build a Store around a bare driver).
 	jobs jobqueue.Queue
+	// reportBatch is how many reports one prune statement deletes at
+	// most (0: reportPruneBatch); tests make it small.
+	reportBatch int
 }
 
 // newStore wraps a driver, with the clock measured against its database

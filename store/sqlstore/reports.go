@@ -114,21 +114,6 @@ func reportCursor(tok string) (int64, int64, error) {
 	return 0, 0, fmt.Errorf("%w: invalid page token", store.ErrInvalidPageToken)
 }
 
-// PruneReports implements store.Reports: the retention's delete runs on
-// the receipt-time index; the sweep of reports whose table is gone (an
-// anti-join, not NOT IN, which Postgres plans poorly) is its own
-// statement so that it does not turn the first into a full scan.
-func (s *Store) PruneReports(ctx context.Context, before time.Time) (int64, error) {
-	old, err := s.db.Exec(ctx, `DELETE FROM table_reports WHERE received_at < $1`, before.UnixMilli())
-	if err != nil {
-		return 0, s.wrap(err, "prune reports")
-	}
-	gone, err := s.db.Exec(ctx, `DELETE FROM table_reports WHERE
-		NOT EXISTS (SELECT 1 FROM catalog_objects o WHERE o.id = table_reports.table_id)
-		AND NOT EXISTS (SELECT 1 FROM deleted_objects d WHERE d.id = table_reports.table_id)`)
-	return old + gone, s.wrap(err, "prune reports")
-}
-
 // deleteReports removes the reports of the table whose row is id, in the
 // transaction of q that removes the table for good.
 func deleteReports(ctx context.Context, q sqldb.Querier, id string) error {

@@ -120,7 +120,7 @@ func testReportsGoWithTable(t *testing.T, s store.Store) {
 	setup(t, s, []string{"ns"})
 	prunedNone := func() {
 		t.Helper()
-		n, err := s.PruneReports(ctx, time.UnixMilli(1))
+		n, err := s.PruneReports(ctx, time.UnixMilli(1), 0)
 		require.NoError(t, err)
 		require.Zero(t, n, "no report outlived its table")
 	}
@@ -165,12 +165,48 @@ func testReportsPrune(t *testing.T, s store.Store) {
 	for i := range 3 {
 		addReport(t, s, "a", "scan-report", i)
 	}
-	n, err := s.PruneReports(ctx, s.Now().Add(-time.Hour))
+	n, err := s.PruneReports(ctx, s.Now().Add(-time.Hour), 0)
 	require.NoError(t, err)
 	require.Zero(t, n)
-	n, err = s.PruneReports(ctx, s.Now().Add(time.Second))
+	n, err = s.PruneReports(ctx, s.Now().Add(time.Second), 0)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), n)
 	rs, _ := listReports(t, s, "a", store.ReportFilter{}, store.Page{})
 	require.Empty(t, rs)
+}
+
+// testReportsCap: with keep set, the prune leaves the newest keep reports
+// of each table and type and removes the older ones; a type or a table
+// at or under the cap keeps all of its own.
+func testReportsCap(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	setup(t, s, []string{"ns"})
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, s.ObjectCreate(ctx, table([]string{"ns"}, name, "file:///tmp/wh/ns/"+name)))
+	}
+	var scans []*store.Report
+	for i := range 5 {
+		scans = append(scans, addReport(t, s, "a", "scan-report", i))
+	}
+	for i := range 2 {
+		addReport(t, s, "a", "commit-report", i)
+	}
+	for i := range 3 {
+		addReport(t, s, "b", "scan-report", i)
+	}
+	n, err := s.PruneReports(ctx, s.Now().Add(-time.Hour), 3)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n, "a's two oldest scan reports")
+	left, _ := listReports(t, s, "a", store.ReportFilter{Type: "scan-report"}, store.Page{})
+	require.Len(t, left, 3)
+	for i, r := range left {
+		require.Equal(t, scans[4-i].ID, r.ID, "the newest three are kept")
+	}
+	commits, _ := listReports(t, s, "a", store.ReportFilter{Type: "commit-report"}, store.Page{})
+	require.Len(t, commits, 2)
+	others, _ := listReports(t, s, "b", store.ReportFilter{}, store.Page{})
+	require.Len(t, others, 3)
+	n, err = s.PruneReports(ctx, s.Now().Add(-time.Hour), 3)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing over the cap is left")
 }

@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore NewStore) {
 		"Reports":                      testReports,
 		"ReportsGoWithTable":           testReportsGoWithTable,
 		"ReportsPrune":                 testReportsPrune,
+		"ReportsCap":                   testReportsCap,
 		"OrphanCandidates":             testOrphanCandidates,
 		"OrphanHoldSwap":               testOrphanHoldSwap,
 		"OrphanClaimOrdersSwaps":       testOrphanClaimOrdersSwaps,
