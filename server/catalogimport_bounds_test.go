@@ -90,3 +90,35 @@ func TestImportRouteTargetUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// TestImportRouteSourceAnswers: an answer that is not JSON is reported
+// in fixed words (neither the body nor the request path, which holds the
+// source's prefix, is quoted), and one longer than MaxImportBody fails
+// the step instead of being read whole.
+func TestImportRouteSourceAnswers(t *testing.T) {
+	e := newImportEnv(t, "sqlite")
+	odd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/config":
+			_ = json.NewEncoder(w).Encode(map[string]any{"overrides": map[string]string{"prefix": "acct-7f3e"}})
+		case "/v1/acct-7f3e/namespaces":
+			_, _ = w.Write([]byte(`<html>/srv/source/secret-page</html>`))
+		}
+	}))
+	t.Cleanup(odd.Close)
+	r := e.importAs(t, "local", map[string]any{"source-uri": odd.URL, "source-credential": nil})
+	msg := wantError(t, r, 422, "UnprocessableEntityException")
+	require.Equal(t, "The import stopped: source: list namespaces: the answer was not valid JSON", msg)
+	require.NotContains(t, string(r.body), "acct-7f3e")
+	require.NotContains(t, string(r.body), "/srv/source")
+
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"defaults":{"pad":"`))
+		_, _ = w.Write(make([]byte, service.MaxImportBody)) // zero bytes: past the bound either way
+		_, _ = w.Write([]byte(`"}}`))
+	}))
+	t.Cleanup(huge.Close)
+	r = e.importAs(t, "local", map[string]any{"source-uri": huge.URL, "source-credential": nil})
+	msg = wantError(t, r, 422, "UnprocessableEntityException")
+	require.Equal(t, "The source catalog could not be opened: config: the answer was longer than 16777216 bytes", msg)
+}
