@@ -46,6 +46,13 @@ type importEnv struct {
 
 func newImportEnv(t *testing.T, backend string) *importEnv {
 	t.Helper()
+	return newImportEnvOver(t, backend, nil)
+}
+
+// newImportEnvOver is newImportEnv with the target's service over
+// wrap(store) (nil: the store itself).
+func newImportEnvOver(t *testing.T, backend string, wrap func(store.Store) store.Store) *importEnv {
+	t.Helper()
 	e := &importEnv{logs: &lockedBuffer{}}
 	e.outside = "file://" + filepath.Join(t.TempDir(), "outside")
 	e.src = setupTB(t, "sqlite", map[string]string{"allowed-locations": e.outside})
@@ -56,7 +63,11 @@ func newImportEnv(t *testing.T, backend string) *importEnv {
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.audit = access.NewAuditLog(st, service.AuditLogOptions{Logger: log})
 	t.Cleanup(e.audit.Close)
-	svc := service.New(st, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Logger: log, Audit: e.audit})
+	svcStore := st
+	if wrap != nil {
+		svcStore = wrap(st)
+	}
+	svc := service.New(svcStore, storage.NewProvider(), service.Options{Authorizer: access.NewRBAC(st), Logger: log, Audit: e.audit})
 	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")
 	// The target lets tables be where the source's warehouse keeps them.
 	_, err := svc.CreateWarehouse(localCtx(), "wh", loc, map[string]string{"allowed-locations": e.src.warehouse})

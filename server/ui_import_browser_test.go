@@ -9,7 +9,7 @@ import (
 // TestConsoleImport imports from a second Lakehold (behind a client
 // credentials sign-in) through the warehouse page's Import form: a dry run
 // that writes nothing, then the real run, then the imported namespace and
-// table in the tree.
+// table in the tree. A run the source refuses clears the credential too.
 func TestConsoleImport(t *testing.T) {
 	chromiumPath(t)
 	e := &importEnv{}
@@ -28,6 +28,12 @@ func TestConsoleImport(t *testing.T) {
 	br.waitFor(t, "#imp-source-uri")
 	br.fill(t, "#imp-source-uri", e.srcURI)
 	br.fill(t, "#imp-source-warehouse", "wh")
+	// A refused run clears the secret too.
+	br.fill(t, "#imp-credential", "importer:wrong-secret")
+	br.click(t, "#imp-run")
+	br.waitFor(t, "#imp-status .error")
+	require.Contains(t, br.text(t, "#imp-status"), "422")
+	require.Empty(t, eval[string](t, br, `document.querySelector('#imp-credential').value`), "the secret is cleared after a refused run")
 	br.fill(t, "#imp-credential", "importer:"+importSecret)
 	require.True(t, eval[bool](t, br, `document.querySelector('#imp-dry-run').checked`), "a dry run is the default")
 	br.shot(t, "01-import-form")

@@ -22,13 +22,10 @@ type importTarget struct {
 	warehouse string
 }
 
-// refusal is a target's error as the report shows it: the message a
-// client would be answered, without an internal error's cause (logged).
-type refusal struct{ msg string }
-
-func (r refusal) Error() string { return r.msg }
-
-// refused turns err into what the report may show; nil stays nil.
+// refused turns err into what the report may show: a fault of the same
+// kind (so a run stopped by it can answer its status) with the message a
+// client would be answered, without the cause (an internal error's is
+// logged); nil stays nil.
 func (t *importTarget) refused(ctx context.Context, what string, err error) error {
 	if err == nil {
 		return nil
@@ -36,9 +33,9 @@ func (t *importTarget) refused(ctx context.Context, what string, err error) erro
 	var fe *fault.Error
 	if !errors.As(err, &fe) || fe.Kind == fault.Internal {
 		t.s.log.ErrorContext(ctx, "import: target failed", slog.String("warehouse", t.warehouse), slog.String("object", what), slog.Any("error", err))
-		return refusal{"internal error (logged by the server)"}
+		return fault.New(fault.Internal, "internal error (logged by the server)")
 	}
-	return refusal{fe.Message}
+	return fault.New(fe.Kind, "%s", fe.Message)
 }
 
 // notFound reports whether err says the object (or its namespace) is not

@@ -147,6 +147,7 @@ type Service struct {
 	views   *views.Views          // view creates, loads, replaces and drops
 	fns     *functions.Functions  // function creates, loads and drops
 	tracer  trace.Tracer          // nil when tracing is off
+	imports chan struct{}         // a slot per import running (MaxConcurrentImports)
 }
 
 // New returns a Service over st, writing files through files.
@@ -187,7 +188,8 @@ func New(st store.Store, files *storage.Provider, opts Options) *Service {
 	admin := access.NewAdmin(st, opts.Authorizer, access.AdminOptions{Tokens: opts.Tokens, MaxSessionAge: opts.MaxSessionAge,
 		VerifySecret: opts.VerifySecret, Now: opts.Now, Logger: opts.Logger})
 	s := &Service{store: st, files: files, opts: opts, log: opts.Logger,
-		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger)}
+		tracer: tracing.Tracer(opts.TracerProvider), admin: admin, keys: idempotent.New(st, opts.Clock, opts.Logger),
+		imports: make(chan struct{}, MaxConcurrentImports)}
 	s.ta = tableaccess.New(tableaccess.Options{Store: st, Files: files, Authorizer: opts.Authorizer, Sealer: opts.Sealer,
 		Credentials: opts.Credentials, EventsOn: opts.Events.Retention > 0, Clock: opts.Clock,
 		MaxClockOffset: opts.MaxClockOffset, MaxClockSkew: opts.MaxClockSkew, Logger: opts.Logger})

@@ -54,7 +54,9 @@ can run the same import inside the catalog (POST
 /management/v1/warehouses/NAME/import, or the console's warehouse page), up
 to 2000 objects at a time, though not from Glue (the route does not sign with
 SigV4). A redirect to another server is not followed (the credential or
-signature would go with it). docs/import.md shows the source flags for
+signature would go with it). A source namespace deeper than 16 levels, or a
+listing still paging after 1000 pages, stops the run before anything is
+written. docs/import.md shows the source flags for
 Polaris, Lakekeeper, Nessie and Glue.`
 
 // importFlags are the options of `catalog import`.

@@ -323,7 +323,7 @@ func checkImport(t *testing.T, src importSource, dst *importLakehold) {
 	require.Contains(t, rep.Note, "metadata locations checked")
 	src0, err := catalogimport.OpenSource(context.Background(), catalogimport.Endpoint{URI: dst.url, Warehouse: dst.warehouse})
 	require.NoError(t, err)
-	nss, err := src0.Namespaces(context.Background(), nil)
+	nss, err := src0.Namespaces(context.Background(), nil, -1)
 	require.NoError(t, err)
 	require.Empty(t, nss, "a dry run creates nothing")
 

@@ -1,6 +1,9 @@
 package catalogimport
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // LimitError says a run would handle more objects than Options.MaxObjects
 // allows; nothing was written.
@@ -17,11 +20,20 @@ type limit struct {
 	namespaces int
 }
 
-// check fails with a *LimitError when the namespaces plus objects (tables and views)
-// exceed the limit.
-func (l limit) check(objects int) error {
-	if l.max > 0 && l.namespaces+objects > l.max {
+// left is how many more objects a listing may return once objects are
+// listed (-1: no bound), so that it stops as soon as the run is over the
+// limit rather than after reading the whole source.
+func (l limit) left(objects int) int {
+	if l.max <= 0 {
+		return -1
+	}
+	return max(l.max-l.namespaces-objects, 0)
+}
+
+// over is err, or a *LimitError when a listing stopped at the limit.
+func (l limit) over(err error) error {
+	if errors.Is(err, errTooMany) {
 		return &LimitError{Max: l.max}
 	}
-	return nil
+	return err
 }

@@ -85,6 +85,16 @@ func (r *Report) Refused() []Item {
 	return out
 }
 
+// Wrote reports whether the run wrote anything: an item Imported.
+func (r *Report) Wrote() bool {
+	for _, it := range r.Items {
+		if it.Status == Imported {
+			return true
+		}
+	}
+	return false
+}
+
 // WriteSummary writes the counts per kind and status, then every skipped
 // and refused item by name with its reason.
 func (r *Report) WriteSummary(w io.Writer) {

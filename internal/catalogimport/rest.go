@@ -27,6 +27,10 @@ type Endpoint struct {
 	// HTTP is the client to use (nil: restclient.NewHTTP(), which follows
 	// no redirect to another server).
 	HTTP *http.Client
+	// MaxBody bounds each answer and MaxSignInBody the sign-in's (0: the
+	// restclient defaults, 256 MiB): a server importing on a client's
+	// behalf sets small ones.
+	MaxBody, MaxSignInBody int64
 	// Terse keeps the catalog's error text out of the errors (see
 	// restclient.Client.Terse).
 	Terse bool
@@ -48,6 +52,10 @@ func connect(ctx context.Context, e Endpoint) (*restclient.Client, error) {
 	}
 	c := restclient.New(e.URI, e.HTTP)
 	c.Token, c.Terse, c.SigV4 = e.Token, e.Terse, e.SigV4
+	if e.MaxBody > 0 {
+		c.MaxBody = e.MaxBody
+	}
+	c.MaxSignInBody = e.MaxSignInBody
 	// The import reads v4 tables as they are and needs no storage
 	// credentials, so it asks for none.
 	c.Header = http.Header{"X-Iceberg-Column-Files": {"true"}}

@@ -54,14 +54,11 @@ func Run(ctx context.Context, src *Source, dst Target, o Options) (*Report, erro
 }
 
 func run(ctx context.Context, src *Source, dst Target, o Options, r *Report) error {
-	nss, inside, err := namespacesToImport(ctx, src, o.Namespaces)
+	nss, inside, err := namespacesToImport(ctx, src, o.Namespaces, limit{max: o.MaxObjects}.left(0))
 	if err != nil {
-		return fmt.Errorf("source: list namespaces: %w", err)
+		return limit{max: o.MaxObjects}.over(fmt.Errorf("source: list namespaces: %w", err))
 	}
 	lim := limit{max: o.MaxObjects, namespaces: len(nss)}
-	if err := lim.check(0); err != nil {
-		return err
-	}
 	objs, err := readObjects(ctx, src, inside, dialectSet(o.Dialects), lim)
 	if err != nil {
 		return err
@@ -100,25 +97,35 @@ func run(ctx context.Context, src *Source, dst Target, o Options, r *Report) err
 // before its children, and among them those whose tables and views are
 // imported: a namespace a filter names or lies under. A parent of a
 // filtered namespace is created (the child needs it) without its objects.
-func namespacesToImport(ctx context.Context, src *Source, filter [][]string) (create, inside [][]string, err error) {
-	all, err := src.Namespaces(ctx, nil)
-	if err != nil || len(filter) == 0 {
+// The walk descends only into those, and stops past max (max < 0: none).
+func namespacesToImport(ctx context.Context, src *Source, filter [][]string, max int) (create, inside [][]string, err error) {
+	if len(filter) == 0 {
+		all, err := src.Namespaces(ctx, nil, max)
 		return all, all, err
 	}
-	for _, ns := range all {
-		in, parent := false, false
-		for _, f := range filter {
-			in = in || (len(ns) >= len(f) && hasPrefix(ns, f))
-			parent = parent || (len(ns) < len(f) && hasPrefix(f, ns))
-		}
-		if in || parent {
-			create = append(create, ns)
-		}
-		if in {
+	// No namespace below one that is neither inside a filter nor a
+	// parent of one can be either, so the walk skips it whole.
+	keep := func(ns []string) bool { in, parent := placed(ns, filter); return in || parent }
+	create, err = src.Namespaces(ctx, keep, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ns := range create {
+		if in, _ := placed(ns, filter); in {
 			inside = append(inside, ns)
 		}
 	}
 	return create, inside, nil
+}
+
+// placed says whether ns is a filtered namespace or below one (in), or
+// above one (parent).
+func placed(ns []string, filter [][]string) (in, parent bool) {
+	for _, f := range filter {
+		in = in || (len(ns) >= len(f) && hasPrefix(ns, f))
+		parent = parent || (len(ns) < len(f) && hasPrefix(f, ns))
+	}
+	return in, parent
 }
 
 // readObjects loads every table and view of the namespaces nss and
@@ -127,12 +134,9 @@ func namespacesToImport(ctx context.Context, src *Source, filter [][]string) (cr
 func readObjects(ctx context.Context, src *Source, nss [][]string, dialects map[string]bool, lim limit) ([]*pending, error) {
 	var objs []*pending
 	for _, ns := range nss {
-		tables, err := src.Tables(ctx, ns)
+		tables, err := src.Tables(ctx, ns, lim.left(len(objs)))
 		if err != nil {
-			return nil, fmt.Errorf("source: list tables of %s: %w", strings.Join(ns, "."), err)
-		}
-		if err := lim.check(len(objs) + len(tables)); err != nil {
-			return nil, err
+			return nil, lim.over(fmt.Errorf("source: list tables of %s: %w", strings.Join(ns, "."), err))
 		}
 		for _, name := range tables {
 			o, err := src.LoadTable(ctx, ns, name)
@@ -141,12 +145,9 @@ func readObjects(ctx context.Context, src *Source, nss [][]string, dialects map[
 			}
 			objs = append(objs, newPending(KindTable, o))
 		}
-		views, err := src.Views(ctx, ns)
+		views, err := src.Views(ctx, ns, lim.left(len(objs)))
 		if err != nil {
-			return nil, fmt.Errorf("source: list views of %s: %w", strings.Join(ns, "."), err)
-		}
-		if err := lim.check(len(objs) + len(views)); err != nil {
-			return nil, err
+			return nil, lim.over(fmt.Errorf("source: list views of %s: %w", strings.Join(ns, "."), err))
 		}
 		for _, name := range views {
 			o, err := src.LoadView(ctx, ns, name)

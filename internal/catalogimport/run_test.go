@@ -186,7 +186,7 @@ func TestViewsWithoutRoutes(t *testing.T) {
 		}))
 		src, err := OpenSource(context.Background(), Endpoint{URI: hs.URL})
 		require.NoError(t, err)
-		names, err := src.Views(context.Background(), []string{"ns"})
+		names, err := src.Views(context.Background(), []string{"ns"}, -1)
 		if listsRoute {
 			require.Error(t, err)
 		} else {

@@ -3,6 +3,8 @@ package catalogimport
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -32,15 +34,38 @@ func OpenSource(ctx context.Context, e Endpoint) (*Source, error) {
 	return &Source{c: c}, nil
 }
 
-// Namespaces lists every namespace under parent (nil: from the top), each
-// before its children. It fails on the first listing refused.
-func (s *Source) Namespaces(ctx context.Context, parent []string) ([][]string, error) {
+// Bounds on reading a source, so that a catalog that nests namespaces or
+// pages a listing without end stops the run instead of holding it (and
+// its memory) for good.
+const (
+	// MaxNamespaceDepth is the deepest namespace read: a source with a
+	// deeper one stops the run.
+	MaxNamespaceDepth = 16
+	// MaxPages is the most pages one listing is followed for: a listing
+	// still handing out a next-page-token after them stops the run.
+	MaxPages = 1000
+)
+
+// errTooMany says a listing went past the items it was allowed; the run
+// turns it into a *LimitError.
+var errTooMany = errors.New("more items than the run may handle")
+
+// Namespaces lists the namespaces keep accepts (nil: all), each before its
+// children; it does not descend into one keep refuses. It fails on the
+// first listing refused, on a namespace deeper than MaxNamespaceDepth, and
+// with errTooMany as soon as more than max are listed (max < 0: no bound).
+func (s *Source) Namespaces(ctx context.Context, keep func([]string) bool, max int) ([][]string, error) {
+	var out [][]string
+	err := s.namespacesUnder(ctx, nil, keep, max, &out)
+	return out, err
+}
+
+func (s *Source) namespacesUnder(ctx context.Context, parent []string, keep func([]string) bool, max int, out *[][]string) error {
 	q := url.Values{}
 	if len(parent) > 0 {
 		q.Set("parent", s.c.NamespaceParam(parent))
 	}
-	var out [][]string
-	err := pages(ctx, s.c, s.c.Base()+"/namespaces", q, func(raw json.RawMessage) error {
+	return pages(ctx, s.c, s.c.Base()+"/namespaces", q, func(raw json.RawMessage) error {
 		var page struct {
 			Namespaces [][]string `json:"namespaces"`
 		}
@@ -50,19 +75,22 @@ func (s *Source) Namespaces(ctx context.Context, parent []string) ([][]string, e
 		for _, ns := range page.Namespaces {
 			// Some catalogs list the parent itself or deeper levels; keep
 			// only direct children so the walk ends.
-			if len(ns) != len(parent)+1 || !hasPrefix(ns, parent) {
+			if len(ns) != len(parent)+1 || !hasPrefix(ns, parent) || (keep != nil && !keep(ns)) {
 				continue
 			}
-			out = append(out, ns)
-			sub, err := s.Namespaces(ctx, ns)
-			if err != nil {
+			if len(ns) > MaxNamespaceDepth {
+				return fmt.Errorf("the source's namespaces nest deeper than %d levels", MaxNamespaceDepth)
+			}
+			*out = append(*out, ns)
+			if max >= 0 && len(*out) > max {
+				return errTooMany
+			}
+			if err := s.namespacesUnder(ctx, ns, keep, max, out); err != nil {
 				return err
 			}
-			out = append(out, sub...)
 		}
 		return nil
 	})
-	return out, err
 }
 
 // NamespaceProperties loads a namespace's properties. It fails when the
@@ -75,21 +103,22 @@ func (s *Source) NamespaceProperties(ctx context.Context, ns []string) (map[stri
 	return res.Properties, err
 }
 
-// Tables lists a namespace's table names, following every page.
-func (s *Source) Tables(ctx context.Context, ns []string) ([]string, error) {
-	return identifiers(ctx, s.c, s.c.NamespaceURL(ns)+"/tables")
+// Tables lists a namespace's table names, following every page; past max
+// names (max < 0: no bound) it stops with errTooMany.
+func (s *Source) Tables(ctx context.Context, ns []string, max int) ([]string, error) {
+	return identifiers(ctx, s.c, s.c.NamespaceURL(ns)+"/tables", max)
 }
 
 // Views lists a namespace's view names; none when the catalog does not
 // list views among its endpoints or, listing no endpoints at all, answers
 // the listing of a namespace it just listed with 404, 405 or 501 (it has
-// no view routes).
-func (s *Source) Views(ctx context.Context, ns []string) ([]string, error) {
+// no view routes). Past max names it stops as Tables does.
+func (s *Source) Views(ctx context.Context, ns []string, max int) ([]string, error) {
 	const route = "GET /v1/{prefix}/namespaces/{namespace}/views"
 	if !s.c.Supports(route) {
 		return nil, nil
 	}
-	names, err := identifiers(ctx, s.c, s.c.NamespaceURL(ns)+"/views")
+	names, err := identifiers(ctx, s.c, s.c.NamespaceURL(ns)+"/views", max)
 	if err != nil && !s.c.Endpoints[route] &&
 		(isStatus(err, http.StatusNotFound) || isStatus(err, http.StatusMethodNotAllowed) || isStatus(err, http.StatusNotImplemented)) {
 		return nil, nil
@@ -118,8 +147,9 @@ func load(ctx context.Context, c *restclient.Client, path string, ns []string, n
 	return &Object{Namespace: ns, Name: name, MetadataLocation: res.MetadataLocation, Metadata: res.Metadata}, nil
 }
 
-// identifiers lists the names of a ListTablesResponse-shaped listing.
-func identifiers(ctx context.Context, c *restclient.Client, path string) ([]string, error) {
+// identifiers lists the names of a ListTablesResponse-shaped listing, at
+// most max of them (max < 0: no bound; past it, errTooMany).
+func identifiers(ctx context.Context, c *restclient.Client, path string, max int) ([]string, error) {
 	var out []string
 	err := pages(ctx, c, path, url.Values{}, func(raw json.RawMessage) error {
 		var page struct {
@@ -132,6 +162,9 @@ func identifiers(ctx context.Context, c *restclient.Client, path string) ([]stri
 		}
 		for _, id := range page.Identifiers {
 			out = append(out, id.Name)
+			if max >= 0 && len(out) > max {
+				return errTooMany
+			}
 		}
 		return nil
 	})
@@ -139,9 +172,10 @@ func identifiers(ctx context.Context, c *restclient.Client, path string) ([]stri
 }
 
 // pages follows next-page-token until the catalog gives none, handing
-// each page's body to each.
+// each page's body to each; it fails when each does, and when the
+// catalog still gives a token after MaxPages pages.
 func pages(ctx context.Context, c *restclient.Client, path string, q url.Values, each func(json.RawMessage) error) error {
-	for {
+	for n := 1; ; n++ {
 		var raw json.RawMessage
 		if err := c.Do(ctx, http.MethodGet, path, q, nil, &raw); err != nil {
 			return err
@@ -154,6 +188,9 @@ func pages(ctx context.Context, c *restclient.Client, path string, q url.Values,
 		}
 		if err := json.Unmarshal(raw, &tok); err != nil || tok.Next == nil || *tok.Next == "" {
 			return nil
+		}
+		if n >= MaxPages {
+			return fmt.Errorf("the listing went on past %d pages", MaxPages)
 		}
 		q.Set("pageToken", *tok.Next)
 	}

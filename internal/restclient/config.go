@@ -37,7 +37,11 @@ func (c *Client) SignIn(ctx context.Context, tokenURI, credential, scope string)
 	}
 	c.headers(req)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	data, status, err := c.send(req)
+	limit := c.MaxSignInBody
+	if limit <= 0 {
+		limit = c.MaxBody
+	}
+	data, status, err := c.send(req, limit)
 	if err != nil {
 		return fmt.Errorf("sign-in: %w", err)
 	}

@@ -42,9 +42,13 @@ type Client struct {
 	Header http.Header
 	// HTTP sends the requests.
 	HTTP *http.Client
-	// MaxBody bounds an answer's body; a longer one is cut and fails to
-	// decode.
+	// MaxBody bounds an answer's body (0: 256 MiB); a longer one fails
+	// the request.
 	MaxBody int64
+	// MaxSignInBody bounds the sign-in answer's body (0: MaxBody); a
+	// token answer is small, so a server signing in on a client's behalf
+	// reads little from a catalog it does not trust.
+	MaxSignInBody int64
 	// Terse keeps the text of the catalog's refusals and of transport
 	// failures out of the errors (only the status and type, or "could not
 	// be reached"): for callers that relay errors to someone who must not
@@ -58,8 +62,11 @@ func New(uri string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = NewHTTP()
 	}
-	return &Client{URI: strings.TrimRight(uri, "/"), Separator: "%1F", HTTP: hc, MaxBody: 256 << 20}
+	return &Client{URI: strings.TrimRight(uri, "/"), Separator: "%1F", HTTP: hc, MaxBody: defaultMaxBody}
 }
+
+// defaultMaxBody bounds an answer when the client sets no bound.
+const defaultMaxBody = 256 << 20
 
 // NewHTTP is an HTTP client that follows a redirect only within the same
 // scheme and host: a token, a client secret or a SigV4 signature in the
@@ -142,8 +149,13 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	c.headers(req)
-	data, status, err := c.send(req)
+	data, status, err := c.send(req, c.MaxBody)
 	if err != nil {
+		if c.Terse {
+			// The path holds the catalog's prefix and names; the
+			// caller says which step this was.
+			return err
+		}
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if status/100 != 2 {
@@ -153,14 +165,18 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
+		if c.Terse {
+			// A syntax error quotes the catalog's answer.
+			return errors.New("the answer was not valid JSON")
+		}
 		return fmt.Errorf("%s %s: the answer is not the expected JSON: %w", method, path, err)
 	}
 	return nil
 }
 
 // send signs req when the client signs with SigV4, sends it and reads
-// its body up to MaxBody.
-func (c *Client) send(req *http.Request) ([]byte, int, error) {
+// its body. It fails when the body is longer than limit (<= 0: 256 MiB).
+func (c *Client) send(req *http.Request, limit int64) ([]byte, int, error) {
 	if c.SigV4 != nil {
 		if err := c.SigV4.sign(req.Context(), req); err != nil {
 			if c.Terse {
@@ -174,13 +190,15 @@ func (c *Client) send(req *http.Request) ([]byte, int, error) {
 		return nil, 0, c.transport(err)
 	}
 	defer resp.Body.Close()
-	limit := c.MaxBody
 	if limit <= 0 {
-		limit = 256 << 20
+		limit = defaultMaxBody
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, 0, c.transport(err)
+	}
+	if int64(len(data)) > limit {
+		return nil, 0, fmt.Errorf("the answer was longer than %d bytes", limit)
 	}
 	return data, resp.StatusCode, nil
 }

@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -76,4 +77,46 @@ func TestTerseErrors(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, strings.Contains(err.Error(), "127.0.0.1:1/v1"), err.Error())
 	require.Contains(t, err.Error(), "could not be reached")
+}
+
+// TestTerseWording: a terse client names neither the request's path (it
+// holds the catalog's prefix and namespace names) nor quotes an answer
+// that is not JSON; a plain one does both.
+func TestTerseWording(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`<html>secret-page</html>`))
+	}))
+	defer hs.Close()
+	var out map[string]any
+	c := New(hs.URL, nil)
+	err := c.Do(context.Background(), http.MethodGet, "/v1/acct-42/namespaces/hr", nil, nil, &out)
+	require.ErrorContains(t, err, "/v1/acct-42/namespaces/hr")
+
+	c.Terse = true
+	err = c.Do(context.Background(), http.MethodGet, "/v1/acct-42/namespaces/hr", nil, nil, &out)
+	require.EqualError(t, err, "the answer was not valid JSON")
+}
+
+// TestBodyBounds: an answer longer than MaxBody fails the request rather
+// than being cut, and the sign-in answer has its own, smaller bound.
+func TestBodyBounds(t *testing.T) {
+	long := `{"access_token":"t","pad":"` + strings.Repeat("x", 2000) + `"}`
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(long))
+	}))
+	defer hs.Close()
+	c := New(hs.URL, nil)
+	c.Terse = true
+	var out map[string]any
+	require.NoError(t, c.Do(context.Background(), http.MethodGet, "/x", nil, nil, &out))
+	require.NoError(t, c.SignIn(context.Background(), "", "id:s", ""))
+
+	c.MaxSignInBody = 1000
+	require.EqualError(t, c.SignIn(context.Background(), "", "id:s", ""), "sign-in: the answer was longer than 1000 bytes")
+	require.NoError(t, c.Do(context.Background(), http.MethodGet, "/x", nil, nil, &out), "MaxSignInBody bounds only the sign-in")
+
+	c.MaxBody = int64(len(long)) - 1
+	require.EqualError(t, c.Do(context.Background(), http.MethodGet, "/x", nil, nil, &out), fmt.Sprintf("the answer was longer than %d bytes", len(long)-1))
+	c.MaxBody = int64(len(long))
+	require.NoError(t, c.Do(context.Background(), http.MethodGet, "/x", nil, nil, &out), "exactly MaxBody is read whole")
 }

@@ -38,13 +38,15 @@ export function importSection(wh) {
     try {
       const r = await guarded('manage-warehouses', {kind: 'warehouse', warehouse: wh}, () =>
         api('POST', `/management/v1/warehouses/${encodeURIComponent(wh)}/import`, body));
-      credential.value = '';
-      token.value = '';
       replace(status, r['dry-run'] ? 'Dry run: nothing was written.' : 'Import finished.');
       replace(result, report(wh, r));
     } catch (e) {
       replace(status, errorBox(e, 'Import'));
     } finally {
+      // Cleared after every run, refused or not: a secret is not left in
+      // the page.
+      credential.value = '';
+      token.value = '';
       btn.disabled = false;
     }
   }},
