@@ -36,12 +36,20 @@ func setupEventsTB(t testing.TB, backend string) *bundle {
 
 func setupEventsWith(t testing.TB, backend string, rbac bool, events service.EventOptions) *bundle {
 	t.Helper()
-	st := openStore(t, backend)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if events.Retention == 0 {
 		events.Retention = time.Hour
 	}
-	opts := service.Options{VerifyMetadataOnLoad: true, Logger: quiet, Events: events}
+	return setupOptions(t, backend, rbac, service.Options{VerifyMetadataOnLoad: true, Events: events})
+}
+
+// setupOptions starts a catalog of opts (logging discarded) on a new store
+// of backend with warehouse wh, under the RBAC authorizer when rbac is set
+// (callers named by X-Test-Principal), else opts' authorizer.
+func setupOptions(t testing.TB, backend string, rbac bool, opts service.Options) *bundle {
+	t.Helper()
+	st := openStore(t, backend)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Logger = quiet
 	if rbac {
 		opts.Authorizer = access.NewRBAC(st)
 	}

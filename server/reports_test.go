@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,11 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakehold/catalog/internal/identity"
-	"github.com/lakehold/catalog/internal/storage"
-	"github.com/lakehold/catalog/server"
 	"github.com/lakehold/catalog/service"
-	"github.com/lakehold/catalog/service/access"
 	"github.com/lakehold/catalog/service/reports"
 	"github.com/lakehold/catalog/store"
 )
@@ -37,20 +30,7 @@ func setupReports(t *testing.T, backend string, rbac bool, retention time.Durati
 // setupReportsWith is setupReports with the reports options of opts.
 func setupReportsWith(t *testing.T, backend string, rbac bool, opts service.Options) *bundle {
 	t.Helper()
-	st := openStore(t, backend)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	opts.Logger = quiet
-	if rbac {
-		opts.Authorizer = access.NewRBAC(st)
-	}
-	svc := service.New(st, storage.NewProvider(), opts)
-	loc := "file://" + filepath.Join(t.TempDir(), "warehouse")
-	local := identity.With(context.Background(), identity.Principal{Source: identity.SourceLocal})
-	_, err := svc.CreateWarehouse(local, "wh", loc, nil)
-	require.NoError(t, err)
-	hs := httptest.NewServer(withTestPrincipal(server.New(svc, server.Config{DefaultWarehouse: "wh", Logger: quiet})))
-	t.Cleanup(hs.Close)
-	return &bundle{url: hs.URL, warehouse: loc, store: st, client: hs.Client(), svc: svc}
+	return setupOptions(t, backend, rbac, opts)
 }
 
 // reportFixture is a report shaped as Iceberg Java's parsers write it

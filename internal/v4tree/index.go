@@ -113,18 +113,8 @@ func FindBasesIndexed(root []v4manifest.TrackedFile, read LeafReader, byBase map
 			want[e.Lineage] = true
 		}
 	}
-	var leaves []int
-	for leaf, i := range LiveDataLeaves(root, resolve) {
-		if lin, indexed := lineages[leaf]; !indexed || want[lin] {
-			leaves = append(leaves, i)
-		}
-	}
-	slices.Sort(leaves)
-	narrow := make([][]v4manifest.TrackedFile, len(leaves))
-	if err := readEach(len(leaves), func(k int) (err error) {
-		narrow[k], err = read(&root[leaves[k]], baseCols)
-		return err
-	}); err != nil {
+	leaves, narrow, err := readIndexedLeaves(root, read, lineages, want, resolve)
+	if err != nil {
 		return nil, nil, err
 	}
 	for k, i := range leaves {
@@ -173,6 +163,23 @@ func LiveColumnOwners(root []v4manifest.TrackedFile, read LeafReader, locs map[s
 			want[e.Lineage] = true
 		}
 	}
+	_, rows, err := readIndexedLeaves(root, read, lineages, want, resolve)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		addOwners(r)
+	}
+	return owners, nil
+}
+
+// readIndexedLeaves reads, narrow (baseCols), the live data leaves of
+// root that may hold a wanted file: those of a lineage in want, and every
+// leaf the index does not know (lineages has no entry for it). It returns
+// their root indexes in order with their rows, and the LeafReader's
+// errors unchanged.
+func readIndexedLeaves(root []v4manifest.TrackedFile, read LeafReader, lineages map[string]string, want map[string]bool,
+	resolve func(string) string) ([]int, [][]v4manifest.TrackedFile, error) {
 	var leaves []int
 	for leaf, i := range LiveDataLeaves(root, resolve) {
 		if lin, indexed := lineages[leaf]; !indexed || want[lin] {
@@ -181,16 +188,14 @@ func LiveColumnOwners(root []v4manifest.TrackedFile, read LeafReader, locs map[s
 	}
 	slices.Sort(leaves)
 	rows := make([][]v4manifest.TrackedFile, len(leaves))
-	if err := readEach(len(leaves), func(k int) (err error) {
+	err := readEach(len(leaves), func(k int) (err error) {
 		rows[k], err = read(&root[leaves[k]], baseCols)
 		return err
-	}); err != nil {
-		return nil, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, r := range rows {
-		addOwners(r)
-	}
-	return owners, nil
+	return leaves, rows, nil
 }
 
 // liveDeletes collects the live equality deletes of every live delete
