@@ -148,6 +148,13 @@ func OpenSQLite(ctx context.Context, path string, o Options) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
+	// database/sql keeps two idle connections by default: with more
+	// requests at once than that, every statement beyond them opened a
+	// connection (file, pragmas, schema) and prepared its statement anew,
+	// then closed it, which under four clients was a tenth of the CPU of
+	// listTables. Idle connections are kept up to the size Postgres's pool
+	// has.
+	db.SetMaxIdleConns(DefaultMaxConns())
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", abs, err)
