@@ -8,11 +8,10 @@ import "context"
 // their rows take to read. On SQLite each statement first returns ctx's
 // error when ctx is already done, and then runs detached from ctx's
 // cancellation: with a cancellable context database/sql and the SQLite
-// driver each start a goroutine per statement to watch it, which was a
-// fifth of the CPU of a small loadTable or a 100-table listTables (their
-// statements take tens of microseconds, so there is nothing to cut
-// short). Other drivers are returned as they are (pgx watches a context
-// without a goroutine).
+// driver each start a goroutine per statement to watch it, which made a
+// 100-name page take some 58 µs instead of 45 (serial), for statements
+// with nothing worth cutting short. Other drivers are returned as they are
+// (pgx watches a context without a goroutine).
 func Brief(d Driver) Querier {
 	if s, ok := d.(*SQLite); ok {
 		return briefSQLite{s}
