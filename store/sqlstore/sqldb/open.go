@@ -51,7 +51,8 @@ func DefaultOptions() Options {
 }
 
 // DefaultMaxConns is the Postgres pool size when neither Options.MaxConns nor
-// pool_max_conns in the URL sets one: max(16, 4×GOMAXPROCS). A request
+// pool_max_conns in the URL sets one, and the idle connections SQLite
+// keeps: max(16, 4×GOMAXPROCS). A request
 // holds a connection only for its statements and spends the rest of its
 // time in JSON, compression and object-store I/O, so a few connections per
 // core keep the database busy; the floor of 16 keeps a small container from
