@@ -208,7 +208,7 @@ const namespaceByName = ` FROM warehouses w JOIN namespaces n ON n.warehouse_id 
 func (s *Store) NamespaceGet(ctx context.Context, warehouse string, levels []string) (*store.Namespace, error) {
 	var ns store.Namespace
 	var props string
-	err := s.db.QueryRow(ctx,
+	err := s.reads().QueryRow(ctx,
 		`SELECT n.id, n.warehouse_id, n.properties`+namespaceByName, warehouse, nsKey(levels)).Scan(&ns.ID, &ns.WarehouseID, &props)
 	if err != nil {
 		if s.db.Classify(err) == sqldb.ClassNoRows {
@@ -295,10 +295,14 @@ func probeLimit(n int) int64 {
 // when the probe row is absent.
 func pageOf(rows sqldb.Rows, size int) ([]string, string, error) {
 	defer rows.Close()
-	out := []string{}
+	out := make([]string, 0, pageCap(size))
+	// One destination for every row: Scan's arguments escape to the heap
+	// (the variable and the slice of them), which per row was two hundred
+	// allocations for a 100-name page.
+	var k string
+	dest := []any{&k}
 	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, "", err
 		}
 		out = append(out, k)
@@ -311,6 +315,17 @@ func pageOf(rows sqldb.Rows, size int) ([]string, string, error) {
 	}
 	out = out[:size]
 	return out, encodeToken(out[size-1]), nil
+}
+
+// pageCap is the room pageOf makes for a page of size n (0: no limit) up
+// front: the whole page with its probe row, up to a bound, so that a
+// client's pageSize cannot make every request allocate a huge slice.
+func pageCap(n int) int {
+	const most = 1024
+	if n <= 0 || n >= most {
+		return 64
+	}
+	return n + 1
 }
 
 // NamespaceUpdateProperties implements store.Store.
@@ -467,7 +482,7 @@ const objectByName = ` FROM warehouses w
 
 func (s *Store) objectGet(ctx context.Context, ref store.ObjectRef, cols string) (*store.Object, error) {
 	o := &store.Object{}
-	err := scanObject(s.db.QueryRow(ctx, `SELECT `+cols+objectByName,
+	err := scanObject(s.reads().QueryRow(ctx, `SELECT `+cols+objectByName,
 		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)), o)
 	if err != nil {
 		if s.db.Classify(err) == sqldb.ClassNoRows {
@@ -483,7 +498,7 @@ func (s *Store) objectGet(ctx context.Context, ref store.ObjectRef, cols string)
 // ObjectMetadataLocation implements store.Store.
 func (s *Store) ObjectMetadataLocation(ctx context.Context, ref store.ObjectRef) (string, error) {
 	var loc string
-	err := s.db.QueryRow(ctx,
+	err := s.reads().QueryRow(ctx,
 		`SELECT o.metadata_location`+objectByName,
 		ref.Warehouse, nsKey(ref.Namespace), ref.Name, string(ref.Kind)).Scan(&loc)
 	if err != nil {
@@ -526,7 +541,7 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 		// One round trip in the common case: the namespace is looked up
 		// inside the listing. Only an empty page needs a second query, to
 		// tell an empty namespace from a missing one.
-		rows, err := s.db.Query(ctx, objectListSQL,
+		rows, err := s.reads().Query(ctx, objectListSQL,
 			warehouse, nsKey(namespace), string(kind), after, probeLimit(page.Size))
 		if err != nil {
 			return nil, "", err
@@ -545,7 +560,7 @@ func (s *Store) objectList(ctx context.Context, warehouse string, namespace []st
 		return nil, "", err
 	}
 	sql, args := filteredObjectList(page.Visible, warehouse, namespace, ns.ID, string(kind), after, probeLimit(page.Size))
-	rows, err := s.db.Query(ctx, sql, args...)
+	rows, err := s.reads().Query(ctx, sql, args...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -26,6 +26,11 @@ func (s *Store) inTxUnfenced(ctx context.Context, fn func(q sqldb.Querier) error
 // sentinel (sqldb.Wrap); what names the operation for logs.
 func (s *Store) wrap(err error, what string) error { return sqldb.Wrap(s.db, err, what) }
 
+// reads runs the hot short reads (a table's row, a namespace's, one page
+// of a listing) outside a transaction; see sqldb.Brief for what it saves
+// and why it is safe for these.
+func (s *Store) reads() sqldb.Querier { return sqldb.Brief(s.db) }
+
 // fenced makes fn first check, in its own transaction, that the request's
 // Idempotency-Key (store.WithIdempotencyFence) is still held, and mark it
 // Mutated: the mark commits if and only if the change does. Every catalog

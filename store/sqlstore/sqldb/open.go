@@ -51,7 +51,8 @@ func DefaultOptions() Options {
 }
 
 // DefaultMaxConns is the Postgres pool size when neither Options.MaxConns nor
-// pool_max_conns in the URL sets one: max(16, 4×GOMAXPROCS). A request
+// pool_max_conns in the URL sets one, and the idle connections SQLite
+// keeps: max(16, 4×GOMAXPROCS). A request
 // holds a connection only for its statements and spends the rest of its
 // time in JSON, compression and object-store I/O, so a few connections per
 // core keep the database busy; the floor of 16 keeps a small container from
@@ -148,6 +149,13 @@ func OpenSQLite(ctx context.Context, path string, o Options) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
+	// database/sql keeps two idle connections by default: with more
+	// requests at once than that, every statement beyond them opened a
+	// connection (file, pragmas, schema) and prepared its statement anew,
+	// then closed it, which under four clients was a tenth of the CPU of
+	// listTables. Idle connections are kept up to the size Postgres's pool
+	// has.
+	db.SetMaxIdleConns(DefaultMaxConns())
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", abs, err)

@@ -2,6 +2,7 @@ package sqldb
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -58,4 +59,30 @@ func TestPoolWarmsIdleConnections(t *testing.T) {
 	require.EqualValues(t, 8, d.pool.Config().MaxConns)
 	require.Eventually(t, func() bool { _, idle, _ := d.PoolStats(); return idle >= 2 }, 10*time.Second, 20*time.Millisecond,
 		"the pool keeps a quarter of its connections idle and ready")
+}
+
+// TestSQLiteKeepsIdleConnections: connections opened for concurrent
+// statements stay open when they are given back, so that the next burst
+// neither opens connections nor prepares its statements again.
+func TestSQLiteKeepsIdleConnections(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "idle.db"), DefaultOptions())
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	const burst = 8 // more than database/sql's default of two idle connections
+	require.Less(t, burst, DefaultMaxConns())
+	for range 2 {
+		var open []Rows
+		for range burst {
+			rows, err := d.Query(ctx, `SELECT 1`) // each holds its connection until closed
+			require.NoError(t, err)
+			open = append(open, rows)
+		}
+		for _, r := range open {
+			r.Close()
+		}
+	}
+	st := d.db.Stats()
+	require.Equal(t, burst, st.OpenConnections)
+	require.Zero(t, st.MaxIdleClosed, "connections closed for want of idle room")
 }
