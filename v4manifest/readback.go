@@ -6,9 +6,8 @@ import (
 	"slices"
 )
 
-// ErrProjected is ReadBack's refusal of a read of some columns (Columns
-// set): it only stands in for reads of every column, narrowed stats
-// (StatsFields) included.
+// ErrProjected is ReadBack's refusal of a projecting read (Columns or
+// StatsFields set): it only stands in for reads of every column.
 var ErrProjected = errors.New("v4manifest: ReadBack reads every column only")
 
 // ReadBack returns what a Reader with opts returns for a manifest that a
@@ -18,15 +17,14 @@ var ErrProjected = errors.New("v4manifest: ReadBack reads every column only")
 // that has just written a manifest can keep its rows and skip decoding
 // it, which on a wide table is milliseconds of per-column work whatever
 // the row count. Locations are stored as the writer stores them and
-// resolved as the reader resolves them; StatsFields, inheritance,
-// positions, the manifest deletion vector and Positions apply as in
-// Reader.Each. rows
+// resolved as the reader resolves them; inheritance, positions, the
+// manifest deletion vector and Positions apply as in Reader.Each. rows
 // are not modified; the result shares their stats and partition maps,
 // which callers must not modify. It returns ErrProjected for a
 // projecting opts and an ErrMalformed error when opts.InheritFrom's
 // manifest deletion vector does not decode.
 func ReadBack(rows []TrackedFile, writeLoc string, opts ReaderOptions) ([]TrackedFile, error) {
-	if opts.Columns != nil {
+	if opts.Columns != nil || opts.StatsFields != nil {
 		return nil, ErrProjected
 	}
 	var inh *inheritState
@@ -48,9 +46,6 @@ func ReadBack(rows []TrackedFile, writeLoc string, opts ReaderOptions) ([]Tracke
 		}
 		if opts.TableLocation != "" {
 			resolveLocations(opts.TableLocation, &tf)
-		}
-		if opts.StatsFields != nil {
-			tf.ContentStats = narrowStats(tf.ContentStats, opts.StatsFields)
 		}
 		if inh != nil {
 			inh.apply(&tf)
@@ -91,20 +86,4 @@ func stored(row TrackedFile, writeLoc string) TrackedFile {
 		}
 	}
 	return row
-}
-
-// narrowStats is stats as a read of only fields' stats decodes them: none
-// for no fields, else a map of those present (empty, not nil, when the
-// row had stats but none of fields').
-func narrowStats(stats map[int]*FieldStats, fields []int) map[int]*FieldStats {
-	if len(fields) == 0 || stats == nil {
-		return nil
-	}
-	out := make(map[int]*FieldStats, len(fields))
-	for _, id := range fields {
-		if s, ok := stats[id]; ok {
-			out[id] = s
-		}
-	}
-	return out
 }

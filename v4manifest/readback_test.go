@@ -31,9 +31,6 @@ func TestReadBackIsARead(t *testing.T) {
 		"masked kept":       {TableLocation: table, InheritFrom: &root, IncludeMasked: true},
 		"positions":         {TableLocation: table, InheritFrom: &root, Positions: map[int64]bool{0: true, 4: true, 5: true}},
 		"positions, kept":   {TableLocation: table, InheritFrom: &root, Positions: map[int64]bool{3: true, 5: true}, IncludeMasked: true},
-		"no stats":          {TableLocation: table, InheritFrom: &root, StatsFields: []int{}},
-		"some stats":        {TableLocation: table, InheritFrom: &root, StatsFields: []int{2, 3, 99}},
-		"some stats, raw":   {StatsFields: []int{3}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want := readAll(t, data, opts)
@@ -46,6 +43,8 @@ func TestReadBackIsARead(t *testing.T) {
 	require.Equal(t, int64(9), rows[len(rows)-1].Pos)
 
 	_, err = ReadBack(rows, table, ReaderOptions{Columns: []int{IDLocation}})
+	require.ErrorIs(t, err, ErrProjected)
+	_, err = ReadBack(rows, table, ReaderOptions{StatsFields: []int{}})
 	require.ErrorIs(t, err, ErrProjected)
 	bad := root
 	bad.ManifestInfo = &ManifestInfo{DV: []byte{1, 2, 3}}

@@ -135,8 +135,7 @@ func (v View) withoutStats() bool {
 	return (v.Stats != nil && len(v.Stats) == 0) || (v.Cols != nil && !slices.Contains(v.Cols, v4manifest.IDContentStats))
 }
 
-// LeafView is Leaf for any view. A leaf RememberLeaf kept is answered
-// from memory for every view of all columns. Narrow reads are cached:
+// LeafView is Leaf for any view. Narrow reads are cached:
 // manifests are immutable once written, so a cached read never goes stale
 // and replicas need not agree on it; the key includes what the rows
 // inherit from rr. A view without stats is also served from a cached
@@ -148,9 +147,6 @@ func (v View) withoutStats() bool {
 // decoded.
 func (r *Readers) LeafView(ctx context.Context, w *store.Warehouse, tableLoc string, rr *v4manifest.TrackedFile, v View) ([]v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(tableLoc, rr.Location)
-	if rows, ok, err := r.writtenView(w, tableLoc, loc, rr, v); ok {
-		return rows, err
-	}
 	if !v.narrow() {
 		return r.Manifest(ctx, w, loc, tableLoc, rr, nil)
 	}

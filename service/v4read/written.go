@@ -30,7 +30,7 @@ type writtenLeaf struct {
 
 // RememberLeaf keeps the rows of the leaf manifest this replica just wrote
 // at loc (written with table location tableLoc) when it has at most
-// maxRememberedLeafRows rows, for LeafRows and LeafView. As with RememberRoot, a leaf
+// maxRememberedLeafRows rows, for LeafRows. As with RememberRoot, a leaf
 // whose commit does not land is never asked for. rows must not change
 // afterwards.
 func (r *Readers) RememberLeaf(loc, tableLoc string, rows []v4manifest.TrackedFile) {
@@ -49,31 +49,12 @@ func (r *Readers) RememberLeaf(loc, tableLoc string, rows []v4manifest.TrackedFi
 func (r *Readers) LeafRows(ctx context.Context, w *store.Warehouse, tableLoc string, rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error) {
 	loc := v4manifest.Resolve(tableLoc, rr.Location)
 	opts := v4manifest.ReaderOptions{TableLocation: tableLoc, InheritFrom: rr, Positions: positions}
-	if rows, ok, err := r.readBack(w, loc, opts); ok {
-		return rows, err
+	if wl, ok := r.written.Get(loc); ok {
+		rows, err := v4manifest.ReadBack(wl.rows, wl.tableLoc, opts)
+		if err != nil {
+			return nil, fault.Wrap(fault.Internal, err, "read manifest %s", r.fileName(w, tableLoc, loc))
+		}
+		return rows, nil
 	}
 	return r.ManifestWith(ctx, w, loc, opts)
-}
-
-// writtenView answers LeafView from a remembered leaf: ok is false when
-// the leaf at loc is not remembered or v reads only some columns.
-func (r *Readers) writtenView(w *store.Warehouse, tableLoc, loc string, rr *v4manifest.TrackedFile, v View) ([]v4manifest.TrackedFile, bool, error) {
-	if v.Cols != nil {
-		return nil, false, nil
-	}
-	return r.readBack(w, loc, v4manifest.ReaderOptions{TableLocation: tableLoc, InheritFrom: rr, StatsFields: v.Stats})
-}
-
-// readBack is v4manifest.ReadBack of the remembered leaf at loc (ok false
-// when it is not remembered), its errors a 500 naming the leaf.
-func (r *Readers) readBack(w *store.Warehouse, loc string, opts v4manifest.ReaderOptions) ([]v4manifest.TrackedFile, bool, error) {
-	wl, ok := r.written.Get(loc)
-	if !ok {
-		return nil, false, nil
-	}
-	rows, err := v4manifest.ReadBack(wl.rows, wl.tableLoc, opts)
-	if err != nil {
-		return nil, true, fault.Wrap(fault.Internal, err, "read manifest %s", r.fileName(w, opts.TableLocation, loc))
-	}
-	return rows, true, nil
 }
