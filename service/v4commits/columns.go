@@ -174,7 +174,8 @@ func (cm *Committer) stageColumns(ctx context.Context, w *store.Warehouse, cc *c
 		ByBase: byBase, Found: found, Deletes: deletes, Stats: cc.columnStats(files),
 		SortOrders: st.meta.SortOrders(), SnapshotProperties: cc.SnapshotProperties,
 		ReadRows: func(rr *v4manifest.TrackedFile, positions map[int64]bool) ([]v4manifest.TrackedFile, error) {
-			return cm.readers.LeafRows(ctx, w, st.location, rr, positions)
+			return cm.readers.ManifestWith(ctx, w, v4manifest.Resolve(st.location, rr.Location),
+				v4manifest.ReaderOptions{TableLocation: st.location, InheritFrom: rr, Positions: positions})
 		},
 	})
 	if err != nil {

@@ -93,7 +93,6 @@ func (cm *Committer) writeLeaves(ctx context.Context, t *Tx, res *v4tree.Result)
 			return err
 		}
 		t.a.AddFile(l.Location)
-		cm.readers.RememberLeaf(l.Location, t.st.location, l.Rows)
 		res.SetLeafSize(i, size)
 	}
 	return nil

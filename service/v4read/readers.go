@@ -35,7 +35,6 @@ type Readers struct {
 	leafCache *lru.Cache[string, []v4manifest.TrackedFile]
 	rootCache *lru.Cache[string, []v4manifest.TrackedFile]
 	footers   *lru.Cache[string, *v4manifest.Footer] // parsed manifest footers by location
-	written   *lru.Cache[string, writtenLeaf]        // small leaves this replica wrote, by location
 }
 
 // New returns Readers that open files with fileIO and name them in error
@@ -44,8 +43,7 @@ func New(fileIO FileIOFunc, fileName FileNameFunc) *Readers {
 	leaves, _ := lru.New[string, []v4manifest.TrackedFile](256)
 	roots, _ := lru.New[string, []v4manifest.TrackedFile](64)
 	footers, _ := lru.New[string, *v4manifest.Footer](maxCachedFooters)
-	written, _ := lru.New[string, writtenLeaf](rememberedLeaves)
-	return &Readers{fileIO: fileIO, fileName: fileName, leafCache: leaves, rootCache: roots, footers: footers, written: written}
+	return &Readers{fileIO: fileIO, fileName: fileName, leafCache: leaves, rootCache: roots, footers: footers}
 }
 
 // wholeManifestBytes is the size up to which a manifest read for some of
